@@ -1,0 +1,106 @@
+"""Every threshold, limit, SLA and weight of Theoria, once, with the seed value as default.
+
+Plain Python (no Django): the pipeline, the services, the admin and the tests all import from
+here. A workspace may override the verification thresholds in the database
+(``Workspace.threshold_overrides``); :func:`thresholds_for` merges such overrides over these
+defaults. Sources: seed 004 §13 (appendix), seed 000 §§5–9, seed 003, spec §11 (SLAs).
+"""
+
+from __future__ import annotations
+
+# --- Operating modes (spec §3) -------------------------------------------------------------
+MODE_NORMAL = "normal"
+MODE_AUDIT_LOCAL = "audit-local"
+MODE_AUDIT_WEB = "audit-web"
+MODES = (MODE_NORMAL, MODE_AUDIT_LOCAL, MODE_AUDIT_WEB)
+
+# --- Data retention and freshness (seed 000 §9.2, seed 004 §4.3/§13) ---------------------------
+DEFAULT_RETENTION_DAYS = 90
+DEFAULT_FRESHNESS_MONTHS = {"neuroscience": 18, "general": 36}
+FALLBACK_FRESHNESS_MONTHS = 36
+
+# --- Knowledge-base ingestion (seed 003 stage 1: 8000 chars, 1000 overlap) ---------------------
+# The seed's 8000-character chunks suit long web pages; a knowledge base of notes is searched
+# better with paragraph-sized chunks, so the default is smaller and both are configurable
+# (THEORIA_CHUNK_SIZE / THEORIA_CHUNK_OVERLAP or `ingest_kb --chunk-size/--overlap`).
+CHUNK_SIZE_CHARS = 1200
+CHUNK_OVERLAP_CHARS = 200
+SEED_CHUNK_SIZE_CHARS = 8000
+SEED_CHUNK_OVERLAP_CHARS = 1000
+EMBEDDING_DIM = 384
+EMBEDDING_BATCH_SIZE = 64
+INGEST_MAX_FILE_BYTES = 20 * 1024 * 1024
+
+# --- Verification pipeline (seed 004 §4.2/§13, seed 000 §§4–8, seed 003 stages 1, 3, 6, 7a) ---
+# Owned by the pipeline (audit/pipeline/). Everything below is a default; a workspace may
+# override any field of `Thresholds` by name through `Workspace.threshold_overrides`.
+AUDIT_SCORE_THRESHOLD = 0.80  # SUPPORTED needs confidence >= this (seed 004 §13)
+SELFCHECK_DISAGREEMENT_THRESHOLD = 0.40  # seed 004 §4.3
+LOW_CONFIDENCE_THRESHOLD = 0.60  # nightly re-check / escalation intake (seed 004 §4.5, §11)
+COVERAGE_THRESHOLD = 0.85  # quality gate: evidence coverage (seed 000 §7.3)
+UNSUPPORTED_RATE_THRESHOLD = 0.05  # quality gate: unsupported rate (seed 000 §7.3)
+MAX_REVISIONS = 2  # seed 000 §6.1
+SIMILARITY_THRESHOLD = 0.70  # semantic match of a claim to a passage (seed 000 §4.2)
+WEAK_THRESHOLD = 0.50  # finer verdict "weak" from here up to AUDIT_SCORE_THRESHOLD (seed 000 §5.3)
+REFUTED_THRESHOLD = 0.50  # P(contradicted | not supported) at or above which the label is REFUTED
+CONFLICT_THRESHOLD = 0.60  # two relevant sources whose support scores differ by this much conflict
+NUMERIC_BOOST = 0.20  # seed 003 stage 1: relevance boost for passages with numbers a claim shares
+NUMERIC_REL_TOLERANCE = 0.02  # seed 003 stage 6: rounding tolerance (3.2B vs 3.19B)
+NUMERIC_APPROX_TOLERANCE = 0.10  # with "about", "approximately", "~", "nearly"
+LINGUISTIC_BASE = 0.50  # seed 003 stage 3: base score
+LINGUISTIC_STEP = 0.15  # seed 003 stage 3: per high/low confidence indicator
+ATOMIC_MIN_WORDS = 8  # seed 003 stage 7a: skip decomposition below this many words
+RETRIEVAL_TOP_K = 5  # passages kept per claim
+RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
+CITED_PASSAGE_BONUS = 1.0  # a valid citation anchor puts its passage first
+INDEX_DENSE_WEIGHT = 0.7  # hybrid index: fused = w * cosine + (1 - w) * BM25 / max BM25
+INDEX_CANDIDATES_FACTOR = 4  # each side proposes k * this many candidates before fusion
+# answer-level audit_score = weighted mean of these metrics (weights sum to 1)
+AUDIT_SCORE_WEIGHTS = {"faithfulness": 0.5, "mean_confidence": 0.3, "answer_relevance": 0.1,
+                       "context_precision": 0.1}
+IMPORTANCE_CRITICAL = "critical"
+IMPORTANCE_MATERIAL = "material"
+IMPORTANCE_MINOR = "minor"
+
+
+from dataclasses import dataclass, field, fields, replace  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The verification thresholds in force for one audit (defaults = seed values)."""
+
+    audit_score_threshold: float = AUDIT_SCORE_THRESHOLD
+    selfcheck_disagreement_threshold: float = SELFCHECK_DISAGREEMENT_THRESHOLD
+    low_confidence_threshold: float = LOW_CONFIDENCE_THRESHOLD
+    coverage_threshold: float = COVERAGE_THRESHOLD
+    unsupported_rate_threshold: float = UNSUPPORTED_RATE_THRESHOLD
+    max_revisions: int = MAX_REVISIONS
+    similarity_threshold: float = SIMILARITY_THRESHOLD
+    weak_threshold: float = WEAK_THRESHOLD
+    refuted_threshold: float = REFUTED_THRESHOLD
+    conflict_threshold: float = CONFLICT_THRESHOLD
+    numeric_boost: float = NUMERIC_BOOST
+    numeric_rel_tolerance: float = NUMERIC_REL_TOLERANCE
+    numeric_approx_tolerance: float = NUMERIC_APPROX_TOLERANCE
+    retrieval_top_k: int = RETRIEVAL_TOP_K
+    freshness_months: dict = field(default_factory=lambda: dict(DEFAULT_FRESHNESS_MONTHS))
+    fallback_freshness_months: int = FALLBACK_FRESHNESS_MONTHS
+    audit_score_weights: dict = field(default_factory=lambda: dict(AUDIT_SCORE_WEIGHTS))
+
+    def updated(self, overrides: dict | None) -> "Thresholds":
+        """A copy with the known keys of ``overrides`` applied; unknown keys raise ValueError."""
+        if not overrides:
+            return self
+        names = {f.name for f in fields(self)}
+        unknown = set(overrides) - names
+        if unknown:
+            raise ValueError(f"unknown threshold(s): {', '.join(sorted(unknown))}")
+        values = dict(overrides)
+        for key in ("freshness_months", "audit_score_weights"):
+            if key in values:
+                values[key] = {**getattr(self, key), **values[key]}
+        return replace(self, **values)
+
+    def freshness_for(self, domain: str | None) -> int:
+        return int(self.freshness_months.get((domain or "").lower(), self.fallback_freshness_months))

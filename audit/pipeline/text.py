@@ -1,0 +1,51 @@
+"""Small text helpers shared by extraction, retrieval, index and methods (tokens, stop words)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had
+has have having he her here hers herself him himself his how i if in into is it its itself just
+me more most my myself no nor not of off on once only or other our ours ourselves out over own
+same she should so some such than that the their theirs them themselves then there these they
+this those through to too under until up very was we were what when where which while who whom
+why will with would you your yours yourself yourselves s t don shall may might must upon via
+within without per etc e.g i.e one
+""".split())
+
+WORD_RE = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
+NUMBER_TOKEN_RE = re.compile(r"\d")
+
+
+def normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", text or "")
+
+
+def words(text: str) -> list[str]:
+    return WORD_RE.findall(normalize(text).lower())
+
+
+def stem(word: str) -> str:
+    """A crude suffix stripper: enough to match 'increases'/'increased', 'cells'/'cell'."""
+    if len(word) <= 4 or NUMBER_TOKEN_RE.search(word):
+        return word
+    for suffix in ("ations", "ation", "ingly", "ings", "ing", "edly", "ies", "ied", "ness",
+                   "ments", "ment", "ers", "er", "ed", "es", "ly", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+
+
+def content_stems(text: str) -> list[str]:
+    return [stem(w) for w in content_words(text)]
+
+
+def tokenize_for_bm25(text: str) -> list[str]:
+    return content_stems(text)
