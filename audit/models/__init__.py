@@ -1,0 +1,19 @@
+"""Audit domain models, one module per topic, re-exported here."""
+
+from .answers import Answer, Claim, Evidence, VerificationRun
+from .events import AuditEvent
+from .kb import Chunk, Document
+from .workspace import Conversation, UserProfile, Workspace
+
+__all__ = [
+    "Answer",
+    "AuditEvent",
+    "Chunk",
+    "Claim",
+    "Conversation",
+    "Document",
+    "Evidence",
+    "UserProfile",
+    "VerificationRun",
+    "Workspace",
+]

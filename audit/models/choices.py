@@ -1,0 +1,55 @@
+"""Choice sets shared by several audit models, with the badge styling that goes with each."""
+
+from django.db import models
+
+from audit import constants
+
+
+class Mode(models.TextChoices):
+    NORMAL = constants.MODE_NORMAL, "Normal"
+    AUDIT_LOCAL = constants.MODE_AUDIT_LOCAL, "Audit-Local"
+    AUDIT_WEB = constants.MODE_AUDIT_WEB, "Audit-Web"
+
+
+class Label(models.TextChoices):
+    """FEVER label of a claim."""
+
+    SUPPORTED = "SUPPORTED", "Supported"
+    REFUTED = "REFUTED", "Refuted"
+    NEI = "NEI", "Needs evidence"
+
+
+# Badge text and CSS modifier per label (text, not colour alone, carries the state).
+LABEL_BADGES = {
+    Label.SUPPORTED: ("Supported", "supported"),
+    Label.REFUTED: ("Refuted", "refuted"),
+    Label.NEI: ("Needs Evidence", "nei"),
+}
+
+
+class Verdict(models.TextChoices):
+    """Finer verdict of seed 000 §5.3."""
+
+    SUPPORTED = "supported", "Supported"
+    WEAK = "weak", "Weak"
+    CONTRADICTED = "contradicted", "Contradicted"
+    NOT_FOUND = "not_found", "Not found"
+
+
+class ClaimType(models.TextChoices):
+    FACT = "fact", "Fact"
+    POLICY = "policy", "Policy"
+    NUMERIC = "numeric", "Numeric"
+    DEFINITION = "definition", "Definition"
+
+
+class Importance(models.TextChoices):
+    CRITICAL = "critical", "Critical"
+    MATERIAL = "material", "Material"
+    MINOR = "minor", "Minor"
+
+
+class SourceType(models.TextChoices):
+    KB = "kb", "Knowledge base"
+    CONTEXT = "context", "Passage sent with the request"
+    WEB = "web", "Web"

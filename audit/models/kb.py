@@ -1,0 +1,79 @@
+"""The knowledge base: documents and their embedded chunks."""
+
+from __future__ import annotations
+
+import numpy as np
+from django.db import models
+from django.db.models import Q
+
+from audit import constants
+
+from .workspace import Workspace
+
+
+class Document(models.Model):
+    """A trusted source in a workspace's knowledge base.
+
+    ``uri`` identifies the document within the workspace (``kb://<slug>`` for ingested files);
+    ``content_hash`` (sha256 of the normalised text) makes re-ingestion idempotent.
+    ``published_at`` is the publication date, or one inferred from the text or file when
+    ``date_inferred`` is set; freshness checks read it. Snippets of ``sensitive`` documents are
+    stored redacted on evidence rows (spec §9).
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="documents")
+    title = models.CharField(max_length=500)
+    uri = models.CharField(max_length=1000)
+    domain = models.CharField(max_length=64, default="general", db_index=True)
+    published_at = models.DateField(null=True, blank=True)
+    date_inferred = models.BooleanField(default=False)
+    content_hash = models.CharField(max_length=71)  # "sha256:" + 64 hex
+    sensitive = models.BooleanField(default=False)
+    source_path = models.CharField(max_length=1000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["title"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "uri"], name="%(app_label)s_%(class)s_unique_uri"),
+            models.CheckConstraint(condition=Q(content_hash__startswith="sha256:"), name="%(app_label)s_%(class)s_hash_prefixed"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Chunk(models.Model):
+    """A passage of a document, with its character offsets and its embedding.
+
+    The embedding is stored as little-endian float32 bytes (384 dimensions for
+    all-MiniLM-L6-v2), which works the same on SQLite and PostgreSQL; the in-process search
+    index loads it from here (``audit.selectors.kb_index``).
+    """
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    start_offset = models.PositiveIntegerField()
+    end_offset = models.PositiveIntegerField()
+    content_hash = models.CharField(max_length=71)
+    embedding = models.BinaryField()
+
+    class Meta:
+        ordering = ["document_id", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "ordinal"], name="%(app_label)s_%(class)s_unique_ordinal"),
+            models.CheckConstraint(condition=Q(end_offset__gte=models.F("start_offset")), name="%(app_label)s_%(class)s_offsets_ordered"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"
+
+    @property
+    def source_id(self) -> str:
+        """Return the id under which this chunk appears in claim cards and the search index."""
+        return f"kb_chunk_{self.pk}"
+
+    def vector(self) -> np.ndarray:
+        return np.frombuffer(bytes(self.embedding), dtype="<f4").reshape(constants.EMBEDDING_DIM)

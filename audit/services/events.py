@@ -1,0 +1,41 @@
+"""Write audit events: the one way every component records what it did."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from audit.models import AuditEvent, Workspace
+
+
+def event_record(
+    *,
+    action: str,
+    obj: Any = None,
+    object_type: str = "",
+    object_id: str | int = "",
+    actor=None,
+    actor_label: str = "",
+    workspace: Workspace | None = None,
+    details: dict | None = None,
+) -> AuditEvent:
+    """Append one event. Pass ``obj`` (a model instance) or ``object_type``/``object_id``.
+
+    ``actor`` is a user or None; ``actor_label`` names a system component when no user acted
+    (e.g. ``"nightly_audit"``). Call it inside the service's transaction so the event and the
+    change it describes are committed together.
+    """
+    if obj is not None:
+        object_type = object_type or obj._meta.label_lower
+        object_id = object_id or obj.pk
+    if actor is not None and not getattr(actor, "is_authenticated", False):
+        actor = None
+    label = actor_label or (actor.get_username() if actor is not None else "system")
+    return AuditEvent.objects.create(
+        workspace=workspace,
+        actor=actor,
+        actor_label=label,
+        action=action,
+        object_type=object_type,
+        object_id=str(object_id),
+        details=details or {},
+    )

@@ -1,0 +1,1 @@
+"""Human review: cases, their events and business calendars (see issue 8)."""

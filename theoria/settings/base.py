@@ -1,0 +1,172 @@
+"""Settings for Theoria Audit.
+
+Layering: this module holds every Django setting and reads deployment values from the
+environment through the strict helpers in ``env.py``; ``test.py`` imports it and overrides what
+the test suite needs. Domain thresholds (audit score, SLAs, freshness, ...) are *not* Django
+settings: their defaults live in ``audit/constants.py`` and a workspace may override them in the
+database through the admin console.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from .env import envbool, envfloat, envint, envlist, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = Path(envstr("THEORIA_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+SECRET_KEY = envstr("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me-in-production")
+DEBUG = envbool("DJANGO_DEBUG", True)
+ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_q",
+    "audit",
+    "escalation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "theoria.urls"
+WSGI_APPLICATION = "theoria.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# DATABASE_URL selects the database: a SQLite file under var/ by default, postgres://... for
+# PostgreSQL (psycopg 3).
+DATABASE_URL = envstr("DATABASE_URL", f"sqlite:///{VAR_DIR / 'theoria.sqlite3'}")
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("DB_CONN_MAX_AGE", 0))}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets the web server and the task worker read while the other writes.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].update({"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"})
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": envint("THEORIA_API_PAGE_SIZE", 50, minimum=1),
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Theoria Audit API",
+    "DESCRIPTION": "Claim-level verification of RAG answers, claim cards and the escalation queue.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# django-q2: the ORM broker by default (no extra service); set THEORIA_REDIS_URL to use Redis.
+REDIS_URL = envstr("THEORIA_REDIS_URL", "")
+Q_CLUSTER = {
+    "name": "theoria",
+    "workers": envint("THEORIA_Q_WORKERS", 1, minimum=1),
+    "timeout": envint("THEORIA_Q_TIMEOUT", 1800, minimum=1),
+    "retry": envint("THEORIA_Q_RETRY", 2000, minimum=2),
+    "catch_up": False,
+    "max_attempts": 1,
+    "label": "Task queue",
+}
+if REDIS_URL:
+    Q_CLUSTER["redis"] = REDIS_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+
+EMAIL_BACKEND = envstr("THEORIA_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = envstr("THEORIA_FROM_EMAIL", "theoria-audit@localhost")
+
+# --- Theoria deployment settings (not domain thresholds: those are in audit/constants.py) ---
+THEORIA = {
+    "EMBEDDING_MODEL_PATH": envstr("THEORIA_EMBEDDING_MODEL_PATH", ""),
+    "CHUNK_SIZE": envint("THEORIA_CHUNK_SIZE", 0),  # 0: audit.constants default
+    "CHUNK_OVERLAP": envint("THEORIA_CHUNK_OVERLAP", -1),  # -1: audit.constants default
+    # LLM (issue 4): any OpenAI-compatible endpoint; empty base URL = offline methods only.
+    "LLM_BASE_URL": envstr("THEORIA_LLM_BASE_URL", ""),
+    "LLM_API_KEY": envstr("THEORIA_LLM_API_KEY", ""),
+    "LLM_MODEL": envstr("THEORIA_LLM_MODEL", ""),
+    "LLM_TIMEOUT_S": envfloat("THEORIA_LLM_TIMEOUT_S", 20.0),
+    "LLM_MAX_RETRIES": envint("THEORIA_LLM_MAX_RETRIES", 2, minimum=0),
+    "LLM_CONCURRENCY": envint("THEORIA_LLM_CONCURRENCY", 4, minimum=1),
+    # Web verification (issue 7): private addresses are refused unless a test allows them.
+    "WEB_ALLOW_PRIVATE_ADDRESSES": envbool("THEORIA_WEB_ALLOW_PRIVATE_ADDRESSES", False),
+    "PUBMED_BASE_URL": envstr("THEORIA_PUBMED_BASE_URL", "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"),
+    "ARXIV_BASE_URL": envstr("THEORIA_ARXIV_BASE_URL", "https://export.arxiv.org/api/query"),
+    # Notifications (issue 8).
+    "ONCALL_EMAIL": envstr("THEORIA_ONCALL_EMAIL", "compliance-oncall@theoria.ai"),
+    "SLACK_WEBHOOK_URL": envstr("THEORIA_SLACK_WEBHOOK_URL", ""),
+    "SLACK_CHANNEL": envstr("THEORIA_SLACK_CHANNEL", "#compliance-alerts"),
+    # API request limits (issue 5).
+    "API_MAX_BODY_BYTES": envint("THEORIA_API_MAX_BODY_BYTES", 1_000_000, minimum=1),
+    "API_MAX_CONTEXTS": envint("THEORIA_API_MAX_CONTEXTS", 200, minimum=1),
+}
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(THEORIA["API_MAX_BODY_BYTES"] * 2, 2_621_440)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        "theoria": {"handlers": ["console"], "level": envstr("THEORIA_LOG_LEVEL", "INFO")},
+        "audit": {"handlers": ["console"], "level": envstr("THEORIA_LOG_LEVEL", "INFO")},
+        "escalation": {"handlers": ["console"], "level": envstr("THEORIA_LOG_LEVEL", "INFO")},
+    },
+}

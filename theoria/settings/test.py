@@ -1,0 +1,14 @@
+"""Test settings: base plus what the suite needs (synchronous tasks, fast hashing, mail outbox).
+
+The database still comes from DATABASE_URL, so the same suite runs on SQLite (default) and on
+PostgreSQL (DATABASE_URL=postgres://postgres@127.0.0.1:5432/theoria).
+"""
+
+from .base import *  # noqa: F403 — the one place a star import is the point
+from .base import Q_CLUSTER, THEORIA
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+Q_CLUSTER = {**Q_CLUSTER, "sync": True}
+THEORIA = {**THEORIA, "WEB_ALLOW_PRIVATE_ADDRESSES": False}
+DEBUG = False

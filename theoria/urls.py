@@ -1,0 +1,15 @@
+"""URL map: pages, the admin console and the API (each app contributes its own urls module)."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from audit import views as audit_views
+
+urlpatterns = [
+    path("", audit_views.home, name="home"),
+    path("healthz", audit_views.healthz, name="healthz"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+]
