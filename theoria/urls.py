@@ -1,4 +1,4 @@
-"""URL map: pages, the admin console and the API (each app contributes its own urls module)."""
+"""URL map: pages, the admin console and the API (each app contributes its own urls modules)."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
@@ -12,4 +12,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("api/v1/", include("audit.api.urls")),
+    path("api/v1/", include("escalation.api.urls")),
+    path("", include("audit.urls")),
+    path("", include("escalation.urls")),
 ]

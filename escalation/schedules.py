@@ -1,0 +1,3 @@
+"""Recurring jobs of the escalation domain (see audit/schedules.py for the format)."""
+
+SCHEDULES: list[dict] = []
