@@ -1,0 +1,84 @@
+"""Fixtures shared by the whole suite: a workspace and one user per role.
+
+Area-specific fixtures live in ``tests/<area>/conftest.py``. Users are created through the ORM
+with the role groups of ``audit.roles`` (created by migration 0002).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+@pytest.fixture
+def workspace(db):
+    from audit.services.workspaces import workspace_get_default
+
+    return workspace_get_default()
+
+
+def _make_user(django_user_model, username: str, role: str | None, workspace, **extra):
+    from django.contrib.auth.models import Group
+
+    from audit.models import UserProfile
+
+    user = django_user_model.objects.create_user(username=username, password="pw-" + username, **extra)
+    if role:
+        user.groups.add(Group.objects.get(name=role))
+    UserProfile.objects.create(user=user, workspace=workspace)
+    return user
+
+
+@pytest.fixture
+def make_user(db, django_user_model, workspace):
+    """Return a factory: make_user("ann", roles.L1_ANALYST) -> User in the default workspace."""
+
+    def factory(username: str, role: str | None = None, **extra):
+        return _make_user(django_user_model, username, role, workspace, **extra)
+
+    return factory
+
+
+@pytest.fixture
+def admin_user_obj(make_user):
+    from audit import roles
+
+    return make_user("admin1", roles.ADMIN, is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def analyst(make_user):
+    from audit import roles
+
+    return make_user("analyst1", roles.L1_ANALYST)
+
+
+@pytest.fixture
+def expert(make_user):
+    from audit import roles
+
+    return make_user("expert1", roles.L2_EXPERT)
+
+
+@pytest.fixture
+def lead(make_user):
+    from audit import roles
+
+    return make_user("lead1", roles.L3_LEAD)
+
+
+@pytest.fixture
+def auditor(make_user):
+    from audit import roles
+
+    return make_user("auditor1", roles.AUDITOR)
+
+
+@pytest.fixture
+def submitter(make_user):
+    from audit import roles
+
+    return make_user("frontend", roles.SUBMITTER)
