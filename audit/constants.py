@@ -19,6 +19,16 @@ DEFAULT_RETENTION_DAYS = 90
 DEFAULT_FRESHNESS_MONTHS = {"neuroscience": 18, "general": 36}
 FALLBACK_FRESHNESS_MONTHS = 36
 
+# --- Nightly batch auditor and retention (seed 004 §4.5, seed 000 §9.2) ------------------------
+# The nightly job re-checks the day's REFUTED/NEI claims below LOW_CONFIDENCE_THRESHOLD.
+NIGHTLY_LABELS = ("REFUTED", "NEI")
+NIGHTLY_BATCH_SIZE = 256  # claims embedded, searched and committed together (one transaction)
+NIGHTLY_TOP_FAILING_DOCUMENTS = 10  # rows of "top failing KB documents" in the report
+NIGHTLY_REVIEW_LIMIT = 200  # at most this many "recommended for human review" rows in the report
+NIGHTLY_SCHEDULE_CRON = "30 2 * * *"  # 02:30 UTC: re-check yesterday's claims
+RETENTION_SCHEDULE_CRON = "15 3 * * *"  # 03:15 UTC: purge audit data past retention
+RETENTION_DELETE_BATCH = 500  # answers deleted per statement
+
 # --- Knowledge-base ingestion (seed 003 stage 1: 8000 chars, 1000 overlap) ---------------------
 # The seed's 8000-character chunks suit long web pages; a knowledge base of notes is searched
 # better with paragraph-sized chunks, so the default is smaller and both are configurable

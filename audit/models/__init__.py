@@ -3,6 +3,7 @@
 from .answers import Answer, Claim, Evidence, VerificationRun
 from .events import AuditEvent
 from .kb import Chunk, Document
+from .nightly import NightlyItem, NightlyReport
 from .workspace import Conversation, UserProfile, Workspace
 
 __all__ = [
@@ -13,6 +14,8 @@ __all__ = [
     "Conversation",
     "Document",
     "Evidence",
+    "NightlyItem",
+    "NightlyReport",
     "UserProfile",
     "VerificationRun",
     "Workspace",
