@@ -16,3 +16,10 @@ def home_summary() -> dict:
         "claims": sum(labels.values()),
         "labels": labels,
     }
+
+
+def kb_index(workspace):
+    """Return the workspace's synced knowledge-base search index (see audit.kb_search)."""
+    from audit.kb_search import kb_index as _kb_index
+
+    return _kb_index(workspace)

@@ -82,3 +82,12 @@ def submitter(make_user):
     from audit import roles
 
     return make_user("frontend", roles.SUBMITTER)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_kb_indexes():
+    """Drop in-process KB indexes between tests: rolled-back rows reuse primary keys."""
+    yield
+    from audit.kb_search import kb_index_reset
+
+    kb_index_reset()

@@ -1,0 +1,415 @@
+"""Knowledge-base ingestion: files and records in, chunked and embedded documents out.
+
+One service per change: :func:`document_ingest` (create or update one document, idempotent by
+content hash), :func:`document_delete`, and :func:`ingest_paths` which reads files (.txt, .md,
+.html, .jsonl) and reports per file, so one bad file never stops the others. Every change bumps
+``Workspace.kb_version`` so search indexes in every process reload what changed
+(``audit.selectors.kb_index``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from audit import constants
+from audit.models import Chunk, Document, Workspace
+from audit.pipeline.chunking import chunk_text, normalise_text, sha256_text
+from audit.services.events import event_record
+
+SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl")
+
+
+class IngestError(Exception):
+    """A source that cannot be ingested; the message is one sentence naming the reason."""
+
+
+@dataclass
+class DocumentInput:
+    """A document ready to ingest (already parsed from a file, a JSONL record or an API body)."""
+
+    uri: str
+    title: str
+    text: str
+    domain: str = "general"
+    published_at: dt.date | None = None
+    date_inferred: bool = False
+    sensitive: bool = False
+    source_path: str = ""
+
+
+@dataclass
+class IngestReport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    chunks: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (source, reason)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def chunk_settings() -> tuple[int, int]:
+    size = settings.THEORIA.get("CHUNK_SIZE") or constants.CHUNK_SIZE_CHARS
+    overlap = settings.THEORIA.get("CHUNK_OVERLAP", -1)
+    return size, (constants.CHUNK_OVERLAP_CHARS if overlap is None or overlap < 0 else overlap)
+
+
+def _embed(texts: list[str]) -> np.ndarray:
+    from audit.pipeline.embedding import get_embedder
+
+    return get_embedder().encode(texts)
+
+
+@transaction.atomic
+def document_ingest(
+    *,
+    workspace: Workspace,
+    doc: DocumentInput,
+    actor=None,
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    embed: Callable[[list[str]], np.ndarray] = _embed,
+) -> tuple[Document, str]:
+    """Create or update one document and its chunks; return (document, "created"|"updated"|"unchanged").
+
+    Idempotent: an unchanged text and metadata change nothing; a changed text is re-chunked and
+    re-embedded. Raises IngestError for an empty text.
+    """
+    text = normalise_text(doc.text)
+    if not text:
+        raise IngestError("it holds no text")
+    size, overlap = chunk_settings()
+    size, overlap = chunk_size or size, overlap if chunk_overlap is None else chunk_overlap
+    content_hash = sha256_text(text)
+    metadata = {
+        "title": doc.title[:500] or doc.uri,
+        "domain": (doc.domain or "general").lower()[:64],
+        "published_at": doc.published_at,
+        "date_inferred": doc.date_inferred,
+        "sensitive": doc.sensitive,
+        "source_path": doc.source_path[:1000],
+    }
+    existing = Document.objects.select_for_update().filter(workspace=workspace, uri=doc.uri).first()
+    pieces = chunk_text(text, size=size, overlap=overlap)
+    if existing is not None and existing.content_hash == content_hash and _same_chunks(existing, pieces):
+        changed = [k for k, v in metadata.items() if getattr(existing, k) != v]
+        if not changed:
+            return existing, "unchanged"
+        for key in changed:
+            setattr(existing, key, metadata[key])
+        existing.full_clean()
+        existing.save(update_fields=changed + ["updated_at"])
+        _bump_kb_version(workspace)
+        event_record(action="kb.document_updated", obj=existing, actor=actor, workspace=workspace,
+                     details={"fields": changed})
+        return existing, "updated"
+
+    vectors = embed([p.text for p in pieces]).astype("<f4", copy=False)
+    if existing is None:
+        document = Document(workspace=workspace, uri=doc.uri, content_hash=content_hash, **metadata)
+        outcome = "created"
+    else:
+        document = existing
+        for key, value in metadata.items():
+            setattr(document, key, value)
+        document.content_hash = content_hash
+        outcome = "updated"
+    document.full_clean()
+    document.save()
+    if outcome == "updated":
+        document.chunks.all().delete()
+    Chunk.objects.bulk_create(
+        [
+            Chunk(document=document, ordinal=p.ordinal, text=p.text, start_offset=p.start, end_offset=p.end,
+                  content_hash=p.content_hash, embedding=vectors[i].tobytes())
+            for i, p in enumerate(pieces)
+        ],
+        batch_size=500,
+    )
+    _bump_kb_version(workspace)
+    event_record(action=f"kb.document_{outcome}", obj=document, actor=actor, workspace=workspace,
+                 details={"uri": document.uri, "chunks": len(pieces), "hash": content_hash})
+    return document, outcome
+
+
+def _same_chunks(document: Document, pieces) -> bool:
+    """Whether the stored chunks are exactly these (same text, same chunking parameters)."""
+    stored = list(document.chunks.order_by("ordinal").values_list("content_hash", "start_offset", "end_offset"))
+    return stored == [(p.content_hash, p.start, p.end) for p in pieces]
+
+
+def _bump_kb_version(workspace: Workspace) -> None:
+    Workspace.objects.filter(pk=workspace.pk).update(kb_version=F("kb_version") + 1)
+
+
+@transaction.atomic
+def document_delete(*, document: Document, actor=None) -> None:
+    """Delete a document and its chunks, and make every search index drop them."""
+    workspace = document.workspace
+    details = {"uri": document.uri, "title": document.title, "hash": document.content_hash}
+    pk = document.pk
+    document.delete()
+    _bump_kb_version(workspace)
+    event_record(action="kb.document_deleted", object_type="audit.document", object_id=pk, actor=actor,
+                 workspace=workspace, details=details)
+
+
+# --- Reading files ----------------------------------------------------------------------------
+
+_DATE_LINE = re.compile(r"^(?:published|publication date|date|updated|last updated)\s*[:=]\s*(\d{4}-\d{2}-\d{2})", re.I | re.M)
+_ISO_DATE = re.compile(r"\b((?:19|20)\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")
+
+
+def infer_date(text: str) -> dt.date | None:
+    """Return a publication date stated in the text ("Published: 2024-03-01"), else None."""
+    match = _DATE_LINE.search(text[:2000])
+    if match:
+        try:
+            return dt.date.fromisoformat(match.group(1))
+        except ValueError:
+            return None
+    return None
+
+
+def _parse_date(value, where: str) -> dt.date | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value)[:10])
+    except ValueError:
+        raise IngestError(f"{where}: published date {value!r} is not YYYY-MM-DD") from None
+
+
+def _front_matter(text: str) -> tuple[dict, str]:
+    """Split simple ``---`` front matter (key: value lines) from a Markdown or text file."""
+    if not text.startswith("---\n"):
+        return {}, text
+    end = text.find("\n---", 4)
+    if end == -1:
+        return {}, text
+    meta = {}
+    for line in text[4:end].splitlines():
+        if ":" in line:
+            key, value = line.split(":", 1)
+            meta[key.strip().lower()] = value.strip().strip("\"'")
+    return meta, text[end + 4 :].lstrip("\n")
+
+
+class _HTMLText(HTMLParser):
+    BLOCKS = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section", "article"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title = ""
+        self._skip = 0
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style", "noscript"):
+            self._skip += 1
+        elif tag == "title":
+            self._in_title = True
+        elif tag in self.BLOCKS:
+            self.parts.append("\n\n")
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style", "noscript") and self._skip:
+            self._skip -= 1
+        elif tag == "title":
+            self._in_title = False
+        elif tag in self.BLOCKS:
+            self.parts.append("\n\n")
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+        elif not self._skip:
+            self.parts.append(data)
+
+
+def html_to_text(markup: str) -> tuple[str, str]:
+    """Return (title, text) of an HTML page, without scripts and styles."""
+    parser = _HTMLText()
+    parser.feed(markup)
+    parser.close()
+    text = re.sub(r"[ \t]+", " ", html.unescape("".join(parser.parts)))
+    text = re.sub(r"\s*\n\s*\n\s*", "\n\n", text)
+    return parser.title.strip(), text.strip()
+
+
+def _bool(value) -> bool:
+    return str(value).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _slug(path: Path) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", path.stem.lower()).strip("-") or "document"
+
+
+def _read_text(path: Path) -> str:
+    if not path.exists():
+        raise IngestError("the file does not exist")
+    if not path.is_file():
+        raise IngestError("it is not a regular file")
+    if path.stat().st_size > constants.INGEST_MAX_FILE_BYTES:
+        raise IngestError(f"it is larger than {constants.INGEST_MAX_FILE_BYTES // (1024 * 1024)} MB")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise IngestError(f"it cannot be read ({exc.strerror or exc})") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise IngestError("it is not UTF-8 text") from None
+
+
+def documents_from_file(path: Path, *, domain: str | None = None) -> Iterator[DocumentInput]:
+    """Yield the documents a file holds; raise IngestError for an unusable file."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise IngestError(f"the type {suffix or '(none)'} is not supported (use {', '.join(SUPPORTED_SUFFIXES)})")
+    raw = _read_text(path)
+    if not raw.strip():
+        raise IngestError("it is empty")
+    if suffix == ".jsonl":
+        yield from _documents_from_jsonl(path, raw, domain)
+        return
+    if suffix in (".html", ".htm"):
+        title, text = html_to_text(raw)
+        meta = {}
+    else:
+        meta, text = _front_matter(raw)
+        heading = re.search(r"^#\s+(.+)$", text, re.M)
+        title = heading.group(1).strip() if heading else ""
+    if not text.strip():
+        raise IngestError("it holds no text")
+    published = _parse_date(meta.get("published") or meta.get("date"), str(path))
+    inferred = None if published else infer_date(text)
+    yield DocumentInput(
+        uri=meta.get("uri") or f"kb://{_slug(path)}",
+        title=meta.get("title") or title or path.stem.replace("_", " ").replace("-", " "),
+        text=text,
+        domain=(domain or meta.get("domain") or "general"),
+        published_at=published or inferred,
+        date_inferred=bool(inferred),
+        sensitive=_bool(meta.get("sensitive", "false")),
+        source_path=str(path),
+    )
+
+
+def _documents_from_jsonl(path: Path, raw: str, domain: str | None) -> Iterator[DocumentInput]:
+    """Records: {id, title?, text, uri?, domain?, published_at?, sensitive?}; or benchmark rows.
+
+    A benchmark claim row contributes its ``evidence`` passages and an answer row its
+    ``contexts``; passages shared by several rows are ingested once (same uri).
+    """
+    stem = _slug(path)
+    seen: set[str] = set()
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise IngestError(f"line {number} is not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise IngestError(f"line {number} is not a JSON object")
+        for doc in _records_to_documents(record, stem, number, domain, str(path)):
+            if doc.uri not in seen:
+                seen.add(doc.uri)
+                yield doc
+
+
+def _records_to_documents(record: dict, stem: str, number: int, domain: str | None, source: str) -> Iterable[DocumentInput]:
+    row_domain = domain or record.get("domain") or "general"
+    if isinstance(record.get("evidence"), list):  # benchmark claim format
+        for passage in record["evidence"]:
+            text = (passage or {}).get("text", "")
+            if text.strip():
+                yield DocumentInput(uri=f"kb://{stem}/{sha256_text(normalise_text(text))[7:23]}",
+                                    title=passage.get("title") or f"{record.get('dataset', stem)} passage",
+                                    text=text, domain=row_domain, source_path=source)
+        return
+    if isinstance(record.get("contexts"), list):  # benchmark answer format
+        for context in record["contexts"]:
+            if isinstance(context, str) and context.strip():
+                header, _, body = context.partition("\n\n")
+                yield DocumentInput(uri=f"kb://{stem}/{sha256_text(normalise_text(context))[7:23]}",
+                                    title=header.strip()[:500] or "context", text=body or context,
+                                    domain=row_domain, source_path=source)
+        return
+    text = record.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise IngestError(f"line {number} has no text")
+    rid = str(record.get("id") or number)
+    yield DocumentInput(
+        uri=record.get("uri") or f"kb://{stem}/{rid}",
+        title=record.get("title") or rid,
+        text=text,
+        domain=row_domain,
+        published_at=_parse_date(record.get("published_at"), f"line {number}"),
+        sensitive=bool(record.get("sensitive", False)),
+        source_path=source,
+    )
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files named, and the supported files inside named folders (sorted, recursive)."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES))
+        else:
+            files.append(path)
+    return files
+
+
+def ingest_paths(
+    *,
+    workspace: Workspace,
+    paths: Iterable[str | Path],
+    actor=None,
+    domain: str | None = None,
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> IngestReport:
+    """Ingest files and folders; failures are collected per file and never stop the others."""
+    report = IngestReport()
+    for path in expand_paths(paths):
+        try:
+            docs = list(documents_from_file(path, domain=domain))
+        except IngestError as exc:
+            report.failures.append((str(path), str(exc)))
+            continue
+        for doc in docs:
+            try:
+                document, outcome = document_ingest(workspace=workspace, doc=doc, actor=actor,
+                                                    chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+            except IngestError as exc:
+                report.failures.append((f"{path} ({doc.uri})", str(exc)))
+                continue
+            setattr(report, outcome, getattr(report, outcome) + 1)
+            if outcome != "unchanged":
+                report.chunks += document.chunks.count()
+            if progress:
+                progress(1)
+    return report

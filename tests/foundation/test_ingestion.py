@@ -1,0 +1,137 @@
+"""Knowledge-base ingestion: idempotent, re-indexes changes, reports bad files one line each."""
+
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from audit.models import AuditEvent, Chunk, Document
+from audit.pipeline.embedding import get_embedder
+from audit.selectors import kb_index
+from audit.services.ingestion import document_delete, html_to_text, ingest_paths
+
+pytestmark = pytest.mark.django_db
+
+LTP = """---
+title: Synaptic Plasticity
+domain: neuroscience
+published: 2025-06-02
+---
+# Synaptic Plasticity
+
+Long-term potentiation at CA1 synapses depends on NMDA receptor activation. Blocking NMDA receptors
+with AP5 prevents LTP induction.
+"""
+
+
+@pytest.fixture
+def kb_dir(tmp_path: Path) -> Path:
+    (tmp_path / "ltp.md").write_text(LTP)
+    (tmp_path / "retention.txt").write_text("Published: 2026-01-12\nAudit records are retained for 90 days by default.")
+    (tmp_path / "page.html").write_text(
+        "<html><head><title>Sleep</title><script>var x=1;</script></head>"
+        "<body><p>Slow-wave sleep supports memory consolidation.</p></body></html>"
+    )
+    (tmp_path / "records.jsonl").write_text(
+        '{"id": "r1", "title": "Dopamine", "text": "Dopamine neurons signal reward prediction errors.", '
+        '"published_at": "2021-03-10", "domain": "neuroscience"}\n'
+    )
+    return tmp_path
+
+
+def snapshot():
+    return sorted(
+        Chunk.objects.values_list("document__uri", "document__content_hash", "ordinal", "content_hash", "pk")
+    )
+
+
+def search_titles(workspace, query):
+    kb = kb_index(workspace)
+    return [p.title for p, _ in kb.search(query, get_embedder().encode([query])[0], 3)]
+
+
+def test_it_ingests_every_supported_format_with_its_metadata(workspace, kb_dir):
+    report = ingest_paths(workspace=workspace, paths=[kb_dir])
+    assert report.ok and report.created == 4
+    ltp = Document.objects.get(uri="kb://ltp")
+    assert (ltp.title, ltp.domain, str(ltp.published_at), ltp.date_inferred) == (
+        "Synaptic Plasticity", "neuroscience", "2025-06-02", False)
+    retention = Document.objects.get(uri="kb://retention")
+    assert str(retention.published_at) == "2026-01-12" and retention.date_inferred
+    page = Document.objects.get(uri="kb://page")
+    assert page.title == "Sleep" and "var x" not in page.chunks.get().text
+    assert Document.objects.get(uri="kb://records/r1").title == "Dopamine"
+    assert AuditEvent.objects.filter(action="kb.document_created").count() == 4
+
+
+def test_it_leaves_the_same_rows_when_a_folder_is_ingested_twice(workspace, kb_dir):
+    ingest_paths(workspace=workspace, paths=[kb_dir])
+    before = snapshot()
+    version = type(workspace).objects.get(pk=workspace.pk).kb_version
+    report = ingest_paths(workspace=workspace, paths=[kb_dir])
+    assert (report.created, report.updated, report.unchanged) == (0, 0, 4)
+    assert snapshot() == before
+    assert type(workspace).objects.get(pk=workspace.pk).kb_version == version
+
+
+def test_it_reindexes_a_changed_file_and_search_follows(workspace, kb_dir):
+    ingest_paths(workspace=workspace, paths=[kb_dir])
+    assert search_titles(workspace, "NMDA receptors and LTP")[0] == "Synaptic Plasticity"
+    (kb_dir / "ltp.md").write_text(LTP.replace("Synaptic Plasticity", "Cerebellar Learning").replace(
+        "Long-term potentiation at CA1 synapses depends on NMDA receptor activation.",
+        "Cerebellar Purkinje cells learn through climbing fibre error signals."))
+    report = ingest_paths(workspace=workspace, paths=[kb_dir / "ltp.md"])
+    assert report.updated == 1
+    doc = Document.objects.get(uri="kb://ltp")
+    assert doc.title == "Cerebellar Learning"
+    assert "Purkinje" in doc.chunks.get().text
+    assert search_titles(workspace, "Purkinje cells climbing fibre")[0] == "Cerebellar Learning"
+
+
+def test_it_rechunks_when_the_chunking_parameters_change(workspace, kb_dir):
+    ingest_paths(workspace=workspace, paths=[kb_dir / "ltp.md"])
+    assert Document.objects.get(uri="kb://ltp").chunks.count() == 1
+    report = ingest_paths(workspace=workspace, paths=[kb_dir / "ltp.md"], chunk_size=100, chunk_overlap=20)
+    assert report.updated == 1 and Document.objects.get(uri="kb://ltp").chunks.count() > 1
+
+
+def test_it_drops_a_deleted_document_from_search(workspace, kb_dir):
+    ingest_paths(workspace=workspace, paths=[kb_dir])
+    assert "Dopamine" in search_titles(workspace, "dopamine reward prediction error")
+    document_delete(document=Document.objects.get(uri="kb://records/r1"))
+    assert "Dopamine" not in search_titles(workspace, "dopamine reward prediction error")
+    assert AuditEvent.objects.filter(action="kb.document_deleted").exists()
+
+
+def test_it_reports_each_bad_file_in_one_line_and_ingests_the_others(workspace, kb_dir, capsys):
+    (kb_dir / "empty.txt").write_text("   \n")
+    (kb_dir / "latin1.txt").write_bytes("caf\xe9 na\xefve".encode("latin-1"))
+    (kb_dir / "notes.pdf").write_bytes(b"%PDF-1.4")
+    (kb_dir / "broken.jsonl").write_text('{"id": 1, "text": "ok"}\n{not json\n')
+    with pytest.raises(CommandError, match="4 file"):
+        call_command(
+            "ingest_kb", str(kb_dir / "empty.txt"), str(kb_dir / "latin1.txt"), str(kb_dir / "notes.pdf"),
+            str(kb_dir / "broken.jsonl"), str(kb_dir / "ltp.md"), verbosity=0,
+        )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 4
+    assert any("empty.txt" in line and "empty" in line for line in err)
+    assert any("latin1.txt" in line and "UTF-8" in line for line in err)
+    assert any("notes.pdf" in line and ".pdf is not supported" in line for line in err)
+    assert any("broken.jsonl" in line and "line 2" in line for line in err)
+    assert Document.objects.filter(uri="kb://ltp").exists()
+
+
+def test_it_ingests_benchmark_evidence_once_per_passage(workspace, tmp_path):
+    row = ('{"id": "x%d", "dataset": "scifact", "claim": "c", "label": "SUPPORTED", "domain": "biomedical", '
+           '"evidence": [{"id": "e1", "title": "Shared abstract", "text": "Aspirin lowers fever."}]}\n')
+    (tmp_path / "claims.jsonl").write_text(row % 1 + row % 2)
+    report = ingest_paths(workspace=workspace, paths=[tmp_path / "claims.jsonl"])
+    assert report.created == 1
+    assert Document.objects.get().domain == "biomedical"
+
+
+def test_it_strips_scripts_and_keeps_paragraphs_of_html():
+    title, text = html_to_text("<title>T</title><style>p{}</style><p>One.</p><p>Two &amp; three.</p>")
+    assert title == "T" and text == "One.\n\nTwo & three."
