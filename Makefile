@@ -1,0 +1,67 @@
+# Theoria Audit — the two commands a newcomer needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PG_URL ?= postgres://postgres@127.0.0.1:5432/theoria
+export OPENBLAS_NUM_THREADS ?= 1
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: run install browser setup demo test test-sqlite test-postgres bench evaluate screenshots clean
+
+# Virtual environment. torch first, pinned to the CPU build on this disk: any other torch pulls
+# gigabytes of CUDA wheels. The stamp re-installs when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# Chromium from Debian for the browser tests (never a test tool's own download).
+browser:
+	@test -x /usr/bin/chromium || { echo "Installing Chromium from Debian…"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  || { echo "Could not install chromium: run 'apt-get install chromium' as root."; exit 1; }; }
+
+# Database, admin user, demo knowledge base, sample audits and schedules (all idempotent).
+setup: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py ensure_admin
+	$(PY) manage.py ingest_kb demo/kb
+	$(PY) manage.py seed_demo demo/answers.jsonl
+	$(PY) manage.py setup_schedules
+
+# Web server on http://$(HOST):$(PORT)/ and the django-q2 task worker; Ctrl-C stops both.
+run: setup
+	@echo "Starting the task worker and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
+	@trap 'kill 0' INT TERM EXIT; \
+	  $(PY) manage.py qcluster & \
+	  $(PY) manage.py runserver $(HOST):$(PORT)
+
+# The suite, on SQLite (the default DATABASE_URL) — or on whatever DATABASE_URL says.
+test: install browser
+	$(PY) -m pytest -q
+
+test-sqlite: install browser
+	DATABASE_URL= $(PY) -m pytest -q
+
+test-postgres: install browser
+	DATABASE_URL=$(PG_URL) $(PY) -m pytest -q
+
+bench: install
+	$(PY) manage.py bench
+
+evaluate: install
+	$(PY) manage.py evaluate
+
+screenshots: install browser
+	$(PY) manage.py screenshots
+
+clean:
+	rm -rf var/theoria.sqlite3* var/staticfiles
