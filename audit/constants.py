@@ -68,6 +68,27 @@ INDEX_CANDIDATES_FACTOR = 4  # each side proposes k * this many candidates befor
 # answer-level audit_score = weighted mean of these metrics (weights sum to 1)
 AUDIT_SCORE_WEIGHTS = {"faithfulness": 0.5, "mean_confidence": 0.3, "answer_relevance": 0.1,
                        "context_precision": 0.1}
+# --- LLM-backed methods (issue 4; seed 004 §4.1/§4.2, seed 003 stage 4) ----------------------
+# Deployment values (base URL, key, model, timeout, retries, concurrency) are Django settings
+# (THEORIA["LLM_*"]); these are the method parameters.
+LLM_TEMPERATURE = 0.0  # deterministic prompts (extraction, judge, CoVe)
+LLM_SEED = 7  # sent with every deterministic call; servers that support it repeat themselves
+LLM_MAX_TOKENS = 800  # completion cap per call
+LLM_RETRY_BACKOFF_S = 0.5  # first back-off on 429/5xx without Retry-After; doubles each retry
+LLM_RETRY_MAX_WAIT_S = 10.0  # a Retry-After longer than this is not waited for: the call fails
+LLM_EVIDENCE_PASSAGES = 3  # passages the isolated judge sees per claim
+LLM_EVIDENCE_CHARS = 1200  # characters per passage sent to the LLM
+# isolated verification verdict (seed 003 stage 4) -> (P(supported), FEVER label, finer verdict)
+LLM_JUDGE_VERDICTS = {
+    "SUPPORTED": (0.95, "SUPPORTED", "supported"),
+    "PARTIAL": (0.60, "NEI", "weak"),
+    "UNSUPPORTED": (0.20, "NEI", "not_found"),
+    "CONTRADICTED": (0.05, "REFUTED", "contradicted"),
+}
+COVE_MAX_QUESTIONS = 2  # verification questions per claim (spec §4.2.1)
+SELFCHECK_SAMPLES = 3  # k alternate answers (spec §4.2.2)
+SELFCHECK_TEMPERATURE = 0.7  # controlled temperature of the samples
+DRAFT_MAX_SENTENCES = 4  # offline extractive draft: sentences kept
 IMPORTANCE_CRITICAL = "critical"
 IMPORTANCE_MATERIAL = "material"
 IMPORTANCE_MINOR = "minor"

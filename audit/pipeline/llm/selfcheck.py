@@ -1,0 +1,98 @@
+"""SelfCheck sampling (spec §4.2.2): k alternate answers at a controlled temperature.
+
+Each sample is drawn independently at SELFCHECK_TEMPERATURE (a distinct seed per sample, so a
+server honouring seeds still varies); then one judge call per sample says, for every claim,
+whether that sample SUPPORTS, CONTRADICTS or does NOT_MENTION it. A claim's disagreement ratio
+is the share of judged samples that contradict it or leave it out.
+
+The ratio exists only when samples were really drawn and judged: with no sample there is no
+``selfcheck_disagreement`` (not a 0.0 that would read as "all samples agree").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from audit.constants import LLM_SEED, SELFCHECK_SAMPLES, SELFCHECK_TEMPERATURE
+from audit.pipeline.llm.client import LLMClient, LLMError
+from audit.pipeline.llm.judge import not_run, unavailable_reason
+from audit.pipeline.llm.prompts import (SELFCHECK_JUDGE_SCHEMA, SELFCHECK_JUDGE_SYSTEM, SELFCHECK_SAMPLE_SYSTEM,
+                                        messages, numbered_passages)
+from audit.pipeline.types import ClaimDraft, MethodResult
+
+METHOD = "selfcheck"
+
+
+@dataclass
+class SelfCheckOutcome:
+    """Per-claim results, and the samples drawn (empty when SelfCheck could not run)."""
+
+    results: dict[str, MethodResult]
+    samples: list[str] = field(default_factory=list)
+    reason: str = ""  # why it did not run, when it did not
+
+    @property
+    def ran(self) -> bool:
+        return bool(self.samples) and any(r.ran for r in self.results.values())
+
+
+def draw_samples(client: LLMClient, query: str, passages: list[str], k: int = SELFCHECK_SAMPLES) -> list[str]:
+    """Up to ``k`` sampled answers; a failed sample is skipped (and recorded by the client)."""
+    samples = []
+    user = f"Passages:\n{numbered_passages(passages)}\n\nQuestion: {query}"
+    for i in range(k):
+        if not client.available:
+            break
+        try:
+            samples.append(client.complete(purpose="selfcheck_sample", messages=messages(SELFCHECK_SAMPLE_SYSTEM, user),
+                                           temperature=SELFCHECK_TEMPERATURE, seed=LLM_SEED + 1 + i))
+        except LLMError:
+            continue
+    return samples
+
+
+def selfcheck(client: LLMClient | None, query: str, claims: list[ClaimDraft], passages: list[str], *,
+              k: int = SELFCHECK_SAMPLES, threshold: float) -> SelfCheckOutcome:
+    """Draw samples, judge every claim against each, and return per-claim disagreement.
+
+    ``threshold`` is ``Thresholds.selfcheck_disagreement_threshold``: a claim above it gets the
+    ``selfcheck_disagreement`` risk flag, which feeds escalation (spec §4.3).
+    """
+    reason = unavailable_reason(client)
+    if reason is None and not (query or "").strip():
+        reason = "no question to sample answers for"
+    if reason is None and not claims:
+        reason = "no claims"
+    if reason:
+        return SelfCheckOutcome({c.claim_id: not_run(METHOD, reason) for c in claims}, reason=reason)
+    samples = draw_samples(client, query, passages, k)
+    if not samples:
+        reason = "no sample could be drawn from the LLM"
+        return SelfCheckOutcome({c.claim_id: not_run(METHOD, reason) for c in claims}, reason=reason)
+    claim_list = "\n".join(f"{c.claim_id}: {c.text}" for c in claims)
+    votes: dict[str, list[str]] = {c.claim_id: [] for c in claims}
+    for sample in samples:
+        try:
+            reply = client.complete_json(purpose="selfcheck_judge", schema=SELFCHECK_JUDGE_SCHEMA, messages=messages(
+                SELFCHECK_JUDGE_SYSTEM, f"Passage:\n{sample}\n\nClaims:\n{claim_list}"))
+        except LLMError:
+            continue
+        for row in reply["results"]:
+            if row["claim_id"] in votes and len(votes[row["claim_id"]]) < len(samples):
+                votes[row["claim_id"]].append(row["verdict"])
+    results = {}
+    for claim in claims:
+        judged = votes[claim.claim_id]
+        if not judged:
+            results[claim.claim_id] = not_run(METHOD, "no sample was judged for this claim")
+            continue
+        ratio = sum(v != "SUPPORTS" for v in judged) / len(judged)
+        contradicted = judged.count("CONTRADICTS")
+        results[claim.claim_id] = MethodResult(
+            method=METHOD, score=round(1.0 - ratio, 4),
+            verdict="contradicted" if contradicted > len(judged) / 2 else None,
+            details={"selfcheck_disagreement": round(ratio, 4), "samples_drawn": len(samples),
+                     "samples_judged": len(judged), "votes": judged},
+            flags=["selfcheck_disagreement"] if ratio > threshold else [],
+        )
+    return SelfCheckOutcome(results, samples)
