@@ -93,6 +93,32 @@ IMPORTANCE_CRITICAL = "critical"
 IMPORTANCE_MATERIAL = "material"
 IMPORTANCE_MINOR = "minor"
 
+# --- Human escalation (spec §11, issue 8; used by escalation/policy.py) -----------------------
+# Tier -> (clock, amount): "wall" seconds, "business" seconds inside the workspace's business
+# hours, or "business_days" (a day = the length of the calendar's working day).
+SLA_CLOCK_WALL = "wall"
+SLA_CLOCK_BUSINESS = "business"
+SLA_CLOCK_BUSINESS_DAYS = "business_days"
+SLA_BY_TIER = {
+    1: (SLA_CLOCK_WALL, 30 * 60),  # L1 on-call analyst: 30 minutes to acknowledge and triage
+    2: (SLA_CLOCK_BUSINESS, 4 * 3600),  # L2 domain expert: 4 business hours
+    3: (SLA_CLOCK_BUSINESS_DAYS, 1),  # L3 compliance lead: 1 business day
+}
+SLA_AT_RISK_SHARE = 0.80  # a case is "at risk" once this share of its tier's SLA is used
+ESCALATION_TICKET_PREFIX = "COMP-ESC"
+# Default business calendar of a workspace without its own (Mon-Fri 09:00-17:00 UTC).
+DEFAULT_CALENDAR_TIMEZONE = "UTC"
+DEFAULT_WORKING_DAYS = (0, 1, 2, 3, 4)  # Monday = 0
+DEFAULT_WORKDAY_START = "09:00"
+DEFAULT_WORKDAY_END = "17:00"
+# Risk score of a case in [0, 1]: weighted sum of the claim's importance, label, lack of
+# confidence and whether its domain is regulated (weights sum to 1).
+RISK_WEIGHTS = {"importance": 0.35, "label": 0.25, "doubt": 0.25, "regulated": 0.15}
+RISK_IMPORTANCE = {IMPORTANCE_CRITICAL: 1.0, IMPORTANCE_MATERIAL: 0.6, IMPORTANCE_MINOR: 0.2}
+RISK_LABEL = {"REFUTED": 1.0, "NEI": 0.6, "SUPPORTED": 0.2}
+NOTIFICATION_MAX_ATTEMPTS = 3
+WEBHOOK_TIMEOUT_S = 5.0
+
 
 from dataclasses import dataclass, field, fields, replace  # noqa: E402
 
@@ -118,6 +144,7 @@ class Thresholds:
     freshness_months: dict = field(default_factory=lambda: dict(DEFAULT_FRESHNESS_MONTHS))
     fallback_freshness_months: int = FALLBACK_FRESHNESS_MONTHS
     audit_score_weights: dict = field(default_factory=lambda: dict(AUDIT_SCORE_WEIGHTS))
+    sla_at_risk_share: float = SLA_AT_RISK_SHARE
 
     def updated(self, overrides: dict | None) -> "Thresholds":
         """A copy with the known keys of ``overrides`` applied; unknown keys raise ValueError."""

@@ -46,3 +46,11 @@ def can_review(user) -> bool:
 
 def can_change_settings(user) -> bool:
     return is_admin(user)
+
+
+def review_tier(user) -> int:
+    """Return the highest escalation tier the user may act at (0: none; admins: every tier)."""
+    if is_admin(user):
+        return max(TIER_ROLES)
+    roles = roles_of(user)
+    return max((tier for tier, role in TIER_ROLES.items() if role in roles), default=0)

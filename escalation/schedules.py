@@ -1,3 +1,12 @@
 """Recurring jobs of the escalation domain (see audit/schedules.py for the format)."""
 
-SCHEDULES: list[dict] = []
+SCHEDULES: list[dict] = [
+    {
+        # Marks at-risk / breached cases and sends their alerts; idempotent, so catch-up is off
+        # (settings.Q_CLUSTER["catch_up"] = False) and an overlapping run is harmless.
+        "name": "escalation.sweep_overdue_cases",
+        "func": "escalation.tasks.sweep_overdue_cases",
+        "schedule_type": "I",
+        "minutes": 1,
+    },
+]

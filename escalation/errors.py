@@ -1,0 +1,29 @@
+"""Domain errors of the escalation workflow (turned into HTTP responses in escalation/api/views.py)."""
+
+from __future__ import annotations
+
+
+class EscalationError(Exception):
+    """A transition that cannot happen; ``status_code`` is the HTTP status the API answers with."""
+
+    status_code = 409
+    code = "escalation_error"
+
+
+class CaseConflict(EscalationError):
+    """The case changed under the caller (a concurrent action got there first): reload and retry."""
+
+    code = "case_conflict"
+
+
+class TransitionNotAllowed(EscalationError):
+    """The case's current state does not allow this transition (e.g. acknowledging a resolved case)."""
+
+    code = "transition_not_allowed"
+
+
+class NotPermitted(EscalationError):
+    """The actor's role does not allow this action at the case's tier."""
+
+    status_code = 403
+    code = "not_permitted"

@@ -1,0 +1,140 @@
+"""Reads of the escalation queue (pages, API, services and tasks call these; they never write)."""
+
+from __future__ import annotations
+
+import django_filters
+from django.conf import settings
+from django.db.models import F, Prefetch, QuerySet
+
+from audit import constants, roles
+from audit.models import Evidence, Workspace
+from audit.services.workspaces import workspace_for_user
+
+from . import policy
+from .models import BusinessCalendar, CaseStatus, CurationItem, NotificationTarget, ReviewCase, ReviewEvent, SlaState
+
+
+def calendar_for_workspace(workspace: Workspace) -> policy.Calendar:
+    """Return the workspace's business calendar as a policy value (the default one when none is set)."""
+    row = BusinessCalendar.objects.filter(workspace=workspace).prefetch_related("holidays").first()
+    if row is None:
+        return policy.Calendar()
+    return policy.Calendar(
+        tz=row.timezone,
+        working_days=frozenset(row.working_days),
+        start=row.day_start,
+        end=row.day_end,
+        holidays=frozenset(h.date for h in row.holidays.all()),
+    )
+
+
+def thresholds_for_workspace(workspace: Workspace) -> constants.Thresholds:
+    """The thresholds in force for the workspace (seed defaults with its overrides)."""
+    return constants.Thresholds().updated(workspace.threshold_overrides or {})
+
+
+def notification_targets(workspace: Workspace) -> list[tuple[str, str]]:
+    """Return the (channel, address) pairs alerts go to: the workspace's targets and the deployment's."""
+    pairs = list(
+        NotificationTarget.objects.filter(workspace=workspace, active=True)
+        .order_by("channel", "address")
+        .values_list("channel", "address")
+    )
+    defaults = [
+        (NotificationTarget.Channel.EMAIL, settings.THEORIA.get("ONCALL_EMAIL", "")),
+        (NotificationTarget.Channel.WEBHOOK, settings.THEORIA.get("SLACK_WEBHOOK_URL", "")),
+    ]
+    for channel, address in defaults:
+        if address and (channel, address) not in pairs:
+            pairs.append((str(channel), address))
+    return [(str(c), a) for c, a in pairs]
+
+
+class CaseFilter(django_filters.FilterSet):
+    """The queue's filters, shared by the API list and the queue page (bad values are form errors)."""
+
+    tier = django_filters.TypedChoiceFilter(choices=[(t, str(t)) for t in policy.TIERS], coerce=int)
+    status = django_filters.MultipleChoiceFilter(choices=CaseStatus.choices)
+    sla_state = django_filters.MultipleChoiceFilter(choices=SlaState.choices)
+    domain = django_filters.CharFilter(field_name="domain", lookup_expr="iexact")
+    owner = django_filters.CharFilter(method="filter_owner", help_text="A username, 'me', or 'none' (unassigned).")
+    open = django_filters.BooleanFilter(method="filter_open", help_text="true: open cases only; false: resolved only.")
+
+    class Meta:
+        model = ReviewCase
+        fields = ["tier", "status", "sla_state", "domain", "owner", "open"]
+
+    def filter_owner(self, queryset, name, value):
+        if value == "none":
+            return queryset.filter(owner__isnull=True)
+        if value == "me":
+            user = getattr(self.request, "user", None)
+            return queryset.filter(owner=user) if getattr(user, "is_authenticated", False) else queryset.none()
+        return queryset.filter(owner__username=value)
+
+    def filter_open(self, queryset, name, value):
+        if value is None:
+            return queryset
+        return queryset.filter(status__in=ReviewCase.OPEN_STATUSES) if value else queryset.exclude(
+            status__in=ReviewCase.OPEN_STATUSES
+        )
+
+
+def case_queryset(*, user) -> QuerySet[ReviewCase]:
+    """Cases the user may read, in risk order, with what a queue row shows (no N+1)."""
+    if not roles.can_read(user):
+        return ReviewCase.objects.none()
+    qs = ReviewCase.objects.select_related("claim", "claim__answer", "owner", "workspace")
+    if not roles.is_admin(user):
+        qs = qs.filter(workspace=workspace_for_user(user))
+    return qs.order_by(F("risk_score").desc(), F("due_at").asc(nulls_last=True), "opened_at", "id")
+
+
+def case_list(*, user, filters: dict | None = None, request=None) -> QuerySet[ReviewCase]:
+    """The queue: readable cases in risk order, filtered (tier, status, sla_state, domain, owner, open).
+
+    Raises ``django.core.exceptions.ValidationError`` naming the field of a bad filter value.
+    """
+    from django.core.exceptions import ValidationError
+
+    qs = case_queryset(user=user)
+    if not filters:
+        return qs
+    filterset = CaseFilter(filters, queryset=qs, request=request)
+    if not filterset.is_valid():
+        raise ValidationError({field: [str(e) for e in errs] for field, errs in filterset.errors.items()})
+    return filterset.qs
+
+
+def case_get(*, user, ticket: str) -> ReviewCase | None:
+    """One case with its events and the claim's evidence, or None when missing or not readable."""
+    return (
+        case_queryset(user=user)
+        .prefetch_related(
+            Prefetch("events", queryset=ReviewEvent.objects.select_related("actor").order_by("at", "id")),
+            Prefetch("claim__evidence", queryset=Evidence.objects.order_by("rank", "id")),
+            "curation_items",
+        )
+        .filter(ticket=ticket)
+        .first()
+    )
+
+
+def cases_for_claims(claim_ids) -> dict[int, list[ReviewCase]]:
+    """Return the cases (any status) of the given claims, by claim id, newest first."""
+    result: dict[int, list[ReviewCase]] = {}
+    for case in ReviewCase.objects.filter(claim_id__in=list(claim_ids)).select_related("owner").order_by("-opened_at"):
+        result.setdefault(case.claim_id, []).append(case)
+    return result
+
+
+def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:
+    """Knowledge-base correction items the user may read, newest first."""
+    if not roles.can_read(user):
+        return CurationItem.objects.none()
+    qs = CurationItem.objects.select_related("case", "claim", "document", "created_by")
+    if not roles.is_admin(user):
+        qs = qs.filter(workspace=workspace_for_user(user))
+    if status:
+        qs = qs.filter(status=status)
+    return qs

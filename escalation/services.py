@@ -1,0 +1,553 @@
+"""Writes of the escalation workflow: intake, every case transition, the SLA sweep, notifications.
+
+Each state change has exactly one function here; the API, the pages, the admin and the tasks
+call them. A transition changes a case with a conditional update on ``(id, version, status)``
+and checks the row count, so of two concurrent actions on one case exactly one succeeds and
+the other raises :class:`~escalation.errors.CaseConflict`. Every transition writes a
+``ReviewEvent`` row and an audit event in the same transaction; the kinds in
+``ReviewEvent.NOTIFYING_KINDS`` also queue one ``Notification`` per target, delivered after
+commit (and retried by the sweep).
+
+Audit data (claim labels, answer suppression) changes only through ``audit.services.claims``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.request
+from datetime import datetime
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from audit import constants, roles
+from audit.models import Answer, Claim, Document
+from audit.services.claims import answer_suppress, claim_relabel
+from audit.services.events import event_record
+
+from . import policy, selectors
+from .errors import CaseConflict, NotPermitted, TransitionNotAllowed
+from .models import (
+    CLOCK_STATUSES,
+    OPEN_CASE_STATUSES,
+    CaseStatus,
+    Channel,
+    CurationItem,
+    Notification,
+    NotificationStatus,
+    ReviewCase,
+    ReviewEvent,
+    SlaState,
+    TicketCounter,
+)
+
+logger = logging.getLogger(__name__)
+
+Decision = ReviewCase.Decision
+RELABEL_DECISIONS = {
+    Decision.RELABEL_SUPPORTED: Claim.Label.SUPPORTED,
+    Decision.RELABEL_REFUTED: Claim.Label.REFUTED,
+    Decision.RELABEL_NEI: Claim.Label.NEI,
+}
+SWEEP_ACTOR = "sla_sweep"
+_SWEEP_MAX_STEPS = 10_000
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _required(value: str, field: str) -> str:
+    text = (value or "").strip()
+    if not text:
+        raise ValidationError({field: f"{field} is required"})
+    return text
+
+
+def _require_tier(actor, tier: int, action: str) -> None:
+    """Acting on a case needs a reviewer role of its tier or above (admins may do everything)."""
+    if actor is None:
+        return  # the system (intake, sweep) acts without a user
+    if roles.review_tier(actor) < tier:
+        raise NotPermitted(f"{action} a tier {tier} case needs the role {roles.TIER_ROLES[tier]} or above")
+
+
+def _clock_runs(tier: int, acknowledged: bool) -> bool:
+    """The L1 SLA is to acknowledge: once acknowledged, its clock stops. L2/L3 run until resolved."""
+    return not (tier == policy.FIRST_TIER and acknowledged)
+
+
+def _clock_start(case: ReviewCase, *, tier: int, start: datetime, used_s: float = 0.0) -> dict:
+    calendar = selectors.calendar_for_workspace(case.workspace)
+    share = selectors.thresholds_for_workspace(case.workspace).sla_at_risk_share
+    when = policy.deadlines(tier, calendar, start=start, used_seconds=used_s, at_risk_share=share)
+    return {"clock_started_at": start, "clock_used_s": used_s, "due_at": when.due_at, "at_risk_at": when.at_risk_at}
+
+
+def _clock_stopped(used_s: float = 0.0) -> dict:
+    return {"clock_started_at": None, "clock_used_s": used_s, "due_at": None, "at_risk_at": None}
+
+
+def _actor_or_none(actor):
+    return actor if getattr(actor, "is_authenticated", False) else None
+
+
+def _record(case: ReviewCase, kind: str, *, actor=None, actor_label: str = "", reason: str = "", details=None, at=None) -> ReviewEvent:
+    """Write the event row and the audit event of a transition; queue its notifications."""
+    actor = _actor_or_none(actor)
+    label = actor_label or (actor.get_username() if actor else "system")
+    event = ReviewEvent.objects.create(
+        case=case, kind=kind, tier=case.tier, actor=actor, actor_label=label, reason=reason,
+        details=details or {}, at=at or timezone.now(),
+    )
+    event_record(
+        action=f"case.{kind}", obj=case, actor=actor, actor_label=actor_label, workspace=case.workspace,
+        details={"ticket": case.ticket, "tier": case.tier, "status": case.status, "reason": reason, **(details or {})},
+    )
+    if kind in ReviewEvent.NOTIFYING_KINDS:
+        _notifications_queue(event)
+    return event
+
+
+def _transition(case: ReviewCase, *, allowed: tuple, changes: dict, action: str) -> ReviewCase:
+    """Apply ``changes`` if the case is still what the caller saw; raise on a concurrent change.
+
+    The new state is validated with ``full_clean`` first; then one conditional UPDATE on
+    (id, version, status) does the change, and its row count tells whether we won.
+    """
+    if case.status not in allowed:
+        raise TransitionNotAllowed(f"cannot {action} {case.ticket}: it is {case.get_status_display().lower()}")
+    candidate = ReviewCase.objects.get(pk=case.pk)
+    for key, value in changes.items():
+        setattr(candidate, key, value)
+    candidate.full_clean(exclude=["number", "ticket"], validate_unique=False)
+    try:
+        with transaction.atomic():
+            moved = ReviewCase.objects.filter(id=case.id, version=case.version, status=case.status).update(
+                **changes, version=F("version") + 1
+            )
+    except IntegrityError:
+        raise TransitionNotAllowed(f"cannot {action} {case.ticket}: another case is open for the same claim") from None
+    if moved != 1:
+        current = ReviewCase.objects.select_related("owner").filter(id=case.id).first()
+        who = f" by {current.owner.get_username()}" if current and current.owner_id else ""
+        state = current.get_status_display().lower() if current else "deleted"
+        raise CaseConflict(f"{case.ticket} was changed by someone else (now {state}{who}, tier {current.tier if current else '?'}); reload it and try again")
+    case.refresh_from_db()
+    return case
+
+
+def _next_ticket_number() -> int:
+    """Take the next ticket number; the counter row stays locked until the transaction commits."""
+    prefix = constants.ESCALATION_TICKET_PREFIX
+    TicketCounter.objects.get_or_create(prefix=prefix)
+    TicketCounter.objects.filter(prefix=prefix).update(last=F("last") + 1)
+    return TicketCounter.objects.get(prefix=prefix).last
+
+
+# --- intake -------------------------------------------------------------------------------------
+
+
+def _case_create(*, claim: Claim, trigger: str, actor=None, reason: str = "", now=None) -> ReviewCase | None:
+    """Open a tier-1 case for ``claim``; return None when one is already open (a concurrent intake)."""
+    answer = claim.answer
+    workspace = answer.workspace
+    now = now or timezone.now()
+    regulated = (answer.domain or "").lower() in {d.lower() for d in workspace.regulated_domains or []}
+    try:
+        with transaction.atomic():
+            number = _next_ticket_number()
+            case = ReviewCase(
+                workspace=workspace, number=number, ticket=policy.ticket_key(number), claim=claim,
+                domain=answer.domain or "", trigger=trigger, tier=policy.FIRST_TIER, opened_at=now,
+                risk_score=policy.risk_score(
+                    importance=claim.importance, label=claim.label, confidence=claim.confidence, regulated=regulated
+                ),
+                summary=claim.text[:500],
+            )
+            for key, value in _clock_start(case, tier=policy.FIRST_TIER, start=now).items():
+                setattr(case, key, value)
+            case.full_clean(validate_constraints=False)
+            case.save()
+    except IntegrityError:
+        return None
+    _record(
+        case, ReviewEvent.Kind.OPENED, actor=actor, actor_label="" if _actor_or_none(actor) else "intake",
+        reason=reason or ReviewCase.Trigger(trigger).label, at=now,
+        details={"trigger": trigger, "label": claim.label, "confidence": claim.confidence, "risk_score": case.risk_score},
+    )
+    return case
+
+
+@transaction.atomic
+def cases_open_for_answer(*, answer: Answer, actor=None) -> list[ReviewCase]:
+    """Open a case for each claim of ``answer`` that needs a human; return the answer's open cases for them.
+
+    A claim needs review when it is REFUTED or NEI with confidence below the workspace's
+    ``low_confidence_threshold`` (0.60), or when the answer's domain is regulated in its
+    workspace. A claim with an open case keeps it (the case is returned, not duplicated).
+    """
+    workspace = answer.workspace
+    threshold = selectors.thresholds_for_workspace(workspace).low_confidence_threshold
+    claims = list(answer.claims.select_related("answer__workspace").order_by("span_start", "id"))
+    already = {c.claim_id: c for c in ReviewCase.objects.filter(claim__in=claims, status__in=OPEN_CASE_STATUSES)}
+    result = []
+    for claim in claims:
+        trigger = policy.needs_review(
+            label=claim.label, confidence=claim.confidence, domain=answer.domain,
+            regulated_domains=workspace.regulated_domains, low_confidence_threshold=threshold,
+        )
+        if not trigger:
+            continue
+        case = already.get(claim.id) or _case_create(claim=claim, trigger=trigger, actor=actor)
+        if case is None:  # opened by a concurrent intake between our read and our insert
+            case = ReviewCase.objects.get(claim=claim, status__in=OPEN_CASE_STATUSES)
+        result.append(case)
+    return result
+
+
+@transaction.atomic
+def case_open(*, claim: Claim, actor, reason: str) -> ReviewCase:
+    """Escalate a claim by hand (a moderator); refuse when a case is already open for it."""
+    reason = _required(reason, "reason")
+    if actor is not None and not roles.can_review(actor):
+        raise NotPermitted("opening a case needs a reviewer role")
+    existing = ReviewCase.objects.filter(claim=claim, status__in=OPEN_CASE_STATUSES).first()
+    if existing is not None:
+        raise TransitionNotAllowed(f"{existing.ticket} is already open for this claim")
+    case = _case_create(claim=claim, trigger=ReviewCase.Trigger.MANUAL, actor=actor, reason=reason)
+    if case is None:
+        raise CaseConflict("another case was opened for this claim at the same moment")
+    return case
+
+
+# --- transitions ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def case_acknowledge(*, case: ReviewCase, actor) -> ReviewCase:
+    """Take an open case: the actor becomes its owner unless it has one; stops the L1 clock."""
+    _require_tier(actor, case.tier, "acknowledging")
+    now = timezone.now()
+    changes = {"status": CaseStatus.ACKNOWLEDGED, "acknowledged_at": now}
+    if not case.owner_id and _actor_or_none(actor):
+        changes["owner"] = actor
+    if not _clock_runs(case.tier, acknowledged=True):
+        changes.update(_clock_stopped())
+    case = _transition(case, allowed=(CaseStatus.OPEN,), changes=changes, action="acknowledge")
+    _record(case, ReviewEvent.Kind.ACKNOWLEDGED, actor=actor, at=now,
+            details={"within_sla": case.sla_state != SlaState.BREACHED})
+    return case
+
+
+@transaction.atomic
+def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCase:
+    """Assign or reassign an open case to a reviewer of its tier (or above)."""
+    _require_tier(actor, case.tier, "assigning")
+    if owner is None or roles.review_tier(owner) < case.tier:
+        raise ValidationError({"owner": f"the owner must hold the role {roles.TIER_ROLES[case.tier]} or above"})
+    previous = case.owner.get_username() if case.owner_id else None
+    case = _transition(case, allowed=OPEN_CASE_STATUSES, changes={"owner": owner}, action="assign")
+    _record(case, ReviewEvent.Kind.ASSIGNED, actor=actor, reason=reason,
+            details={"from": previous, "to": owner.get_username()})
+    return case
+
+
+@transaction.atomic
+def case_note(*, case: ReviewCase, actor, note: str) -> ReviewEvent:
+    """Add a note to a case (any status); a note changes no state, so it never conflicts."""
+    note = _required(note, "note")
+    _require_tier(actor, 1, "annotating")
+    return _record(case, ReviewEvent.Kind.NOTE, actor=actor, reason=note)
+
+
+@transaction.atomic
+def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
+    """Move a case up one tier with a required note; the new tier's clock starts now, unowned."""
+    reason = _required(reason, "reason")
+    _require_tier(actor, case.tier, "escalating")
+    try:
+        tier = policy.next_tier(case.tier)
+    except policy.PolicyError as exc:
+        raise TransitionNotAllowed(f"cannot escalate {case.ticket}: {exc}") from None
+    now = timezone.now()
+    changes = {
+        "tier": tier, "status": CaseStatus.OPEN, "owner": None, "acknowledged_at": None,
+        "sla_state": SlaState.ON_TRACK, **_clock_start(case, tier=tier, start=now),
+    }
+    from_tier = case.tier
+    case = _transition(case, allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED), changes=changes, action="escalate")
+    _record(case, ReviewEvent.Kind.ESCALATED, actor=actor, reason=reason, at=now,
+            details={"from_tier": from_tier, "to_tier": tier, "due_at": case.due_at.isoformat()})
+    return case
+
+
+@transaction.atomic
+def case_pause(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
+    """Stop the clock while waiting on information; the time used so far is kept."""
+    reason = _required(reason, "reason")
+    _require_tier(actor, case.tier, "pausing")
+    now = timezone.now()
+    used = case.clock_used_s
+    if case.clock_started_at is not None:
+        calendar = selectors.calendar_for_workspace(case.workspace)
+        used += policy.clock_elapsed(case.tier, calendar, case.clock_started_at, now)
+    changes = {"status": CaseStatus.PAUSED, "paused_at": now, **_clock_stopped(used)}
+    case = _transition(case, allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED), changes=changes, action="pause")
+    _record(case, ReviewEvent.Kind.PAUSED, actor=actor, reason=reason, at=now, details={"clock_used_s": round(used, 1)})
+    return case
+
+
+@transaction.atomic
+def case_resume(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
+    """Restart the clock of a paused case from where it stopped."""
+    _require_tier(actor, case.tier, "resuming")
+    now = timezone.now()
+    acknowledged = case.acknowledged_at is not None
+    changes = {"status": CaseStatus.ACKNOWLEDGED if acknowledged else CaseStatus.OPEN, "paused_at": None}
+    if _clock_runs(case.tier, acknowledged):
+        changes.update(_clock_start(case, tier=case.tier, start=now, used_s=case.clock_used_s))
+    case = _transition(case, allowed=(CaseStatus.PAUSED,), changes=changes, action="resume")
+    _record(case, ReviewEvent.Kind.RESUMED, actor=actor, reason=reason, at=now,
+            details={"due_at": case.due_at.isoformat() if case.due_at else None})
+    return case
+
+
+@transaction.atomic
+def case_resolve(*, case: ReviewCase, actor, decision: str, rationale: str) -> ReviewCase:
+    """Close a case with a decision and a rationale, and feed the decision back to the audit store.
+
+    confirm / relabel_*: the claim's label is set (its machine label stays in the history);
+    suppress: the answer is suppressed (needs the L3 role: the compliance lead authorises
+    suppression); kb_correction: a curation item is opened.
+    """
+    rationale = _required(rationale, "rationale")
+    if decision not in Decision.values:
+        raise ValidationError({"decision": f"decision must be one of {', '.join(Decision.values)}"})
+    _require_tier(actor, case.tier, "resolving")
+    if decision == Decision.SUPPRESS:
+        _require_tier(actor, policy.LAST_TIER, "suppressing the answer of")
+    now = timezone.now()
+    changes = {
+        "status": CaseStatus.RESOLVED, "resolved_at": now, "paused_at": None, "decision": decision,
+        "rationale": rationale, **_clock_stopped(case.clock_used_s),
+    }
+    case = _transition(case, allowed=OPEN_CASE_STATUSES, changes=changes, action="resolve")
+    claim = case.claim
+    details = {"decision": decision}
+    if decision == Decision.CONFIRM:
+        claim_relabel(claim=claim, label=claim.label, actor=actor, reason=f"{case.ticket}: {rationale}")
+    elif decision in RELABEL_DECISIONS:
+        claim_relabel(claim=claim, label=RELABEL_DECISIONS[decision], actor=actor, reason=f"{case.ticket}: {rationale}")
+    elif decision == Decision.SUPPRESS:
+        answer_suppress(answer=claim.answer, actor=actor, reason=f"{case.ticket}: {rationale}")
+    elif decision == Decision.KB_CORRECTION:
+        item = curation_item_open(
+            workspace=case.workspace, source=CurationItem.Source.REVIEW, reason=rationale, case=case,
+            claim=claim, actor=actor,
+        )
+        details["curation_item"] = item.pk
+    claim.refresh_from_db(fields=["label"])
+    details["label"] = claim.label
+    _record(case, ReviewEvent.Kind.RESOLVED, actor=actor, reason=rationale, at=now, details=details)
+    return case
+
+
+@transaction.atomic
+def case_reopen(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
+    """Reopen a resolved case at its tier with a fresh clock (refused if another case is open for the claim)."""
+    reason = _required(reason, "reason")
+    _require_tier(actor, case.tier, "reopening")
+    now = timezone.now()
+    changes = {
+        "status": CaseStatus.OPEN, "resolved_at": None, "decision": "", "acknowledged_at": None,
+        "sla_state": SlaState.ON_TRACK, **_clock_start(case, tier=case.tier, start=now),
+    }
+    other = ReviewCase.objects.filter(claim_id=case.claim_id, status__in=OPEN_CASE_STATUSES).exclude(id=case.id).first()
+    if other is not None:
+        raise TransitionNotAllowed(f"cannot reopen {case.ticket}: {other.ticket} is open for the same claim")
+    previous = {"decision": case.decision, "rationale": case.rationale}
+    case = _transition(case, allowed=(CaseStatus.RESOLVED,), changes=changes, action="reopen")
+    _record(case, ReviewEvent.Kind.REOPENED, actor=actor, reason=reason, at=now, details={"previous": previous})
+    return case
+
+
+# --- curation -----------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def curation_item_open(
+    *, workspace, source: str, reason: str, case: ReviewCase | None = None, claim: Claim | None = None,
+    document: Document | None = None, actor=None,
+) -> CurationItem:
+    """Open a knowledge-base correction item (from a review decision, the nightly auditor or by hand)."""
+    item = CurationItem(
+        workspace=workspace, source=source, reason=_required(reason, "reason"), case=case, claim=claim,
+        document=document, created_by=_actor_or_none(actor),
+    )
+    item.full_clean()
+    item.save()
+    event_record(
+        action="curation.opened", obj=item, actor=actor, actor_label="" if _actor_or_none(actor) else source,
+        workspace=workspace, details={"source": source, "case": case.ticket if case else None, "reason": item.reason},
+    )
+    return item
+
+
+@transaction.atomic
+def curation_item_close(*, item: CurationItem, actor, status: str, note: str = "") -> CurationItem:
+    """Mark a curation item done or dismissed (once)."""
+    if status not in (CurationItem.Status.DONE, CurationItem.Status.DISMISSED):
+        raise ValidationError({"status": "status must be done or dismissed"})
+    now = timezone.now()
+    if CurationItem.objects.filter(pk=item.pk, status=CurationItem.Status.OPEN).update(status=status, closed_at=now) != 1:
+        raise CaseConflict(f"curation item {item.pk} is already closed")
+    item.refresh_from_db()
+    event_record(action=f"curation.{status}", obj=item, actor=actor, workspace=item.workspace, details={"note": note})
+    return item
+
+
+# --- SLA sweep ----------------------------------------------------------------------------------
+
+
+def _sla_mark(case: ReviewCase, state: str, now: datetime) -> bool:
+    """Move one case's SLA state forward if its clock is still the one we read; record it once."""
+    with transaction.atomic():
+        moved = ReviewCase.objects.filter(
+            id=case.id, sla_state=case.sla_state, status__in=CLOCK_STATUSES, due_at=case.due_at, tier=case.tier
+        ).update(sla_state=state)
+        if moved != 1:
+            return False
+        case.sla_state = state
+        kind = ReviewEvent.Kind.BREACHED if state == SlaState.BREACHED else ReviewEvent.Kind.AT_RISK
+        _record(case, kind, actor_label=SWEEP_ACTOR, at=now,
+                details={"due_at": case.due_at.isoformat(), "at_risk_at": case.at_risk_at.isoformat()})
+        return True
+
+
+def cases_sweep(*, now: datetime | None = None) -> dict:
+    """Mark at-risk and breached cases, one conditional update each, until none is left.
+
+    Breached: the clock runs and ``due_at`` < now. At risk: ``at_risk_at`` <= now <= ``due_at``.
+    Running it twice changes (and notifies) nothing the second time.
+    """
+    now = now or timezone.now()
+    counts = {SlaState.AT_RISK.value: 0, SlaState.BREACHED.value: 0}
+    running = ReviewCase.objects.filter(status__in=CLOCK_STATUSES, due_at__isnull=False).select_related("workspace")
+    steps = [
+        (SlaState.BREACHED, running.filter(due_at__lt=now).exclude(sla_state=SlaState.BREACHED)),
+        (SlaState.AT_RISK, running.filter(at_risk_at__lte=now, due_at__gte=now, sla_state=SlaState.ON_TRACK)),
+    ]
+    for state, queryset in steps:
+        skipped: set[int] = set()
+        for _ in range(_SWEEP_MAX_STEPS):
+            case = queryset.exclude(id__in=skipped).order_by("due_at", "id").first()
+            if case is None:
+                break
+            if _sla_mark(case, state, now):
+                counts[state.value] += 1
+            else:
+                skipped.add(case.id)  # changed meanwhile: the next sweep sees it fresh
+    return counts
+
+
+# --- notifications ------------------------------------------------------------------------------
+
+
+def _notifications_queue(event: ReviewEvent) -> None:
+    """Create one pending notification per target for ``event`` and deliver them after commit."""
+    targets = selectors.notification_targets(event.case.workspace)
+    Notification.objects.bulk_create(
+        [Notification(event=event, channel=channel, address=address) for channel, address in targets],
+        ignore_conflicts=True,
+    )
+    if targets:
+        transaction.on_commit(_enqueue_delivery)
+
+
+def _enqueue_delivery() -> None:
+    from django_q.tasks import async_task
+
+    async_task("escalation.tasks.deliver_notifications")
+
+
+def _message(event: ReviewEvent) -> tuple[str, str]:
+    case = event.case
+    what = {
+        ReviewEvent.Kind.OPENED: "new case",
+        ReviewEvent.Kind.ESCALATED: f"escalated to {policy.TIER_NAMES[case.tier]}",
+        ReviewEvent.Kind.AT_RISK: "SLA at risk",
+        ReviewEvent.Kind.BREACHED: "SLA breached",
+        ReviewEvent.Kind.REOPENED: "reopened",
+    }.get(event.kind, event.get_kind_display())
+    subject = f"[{case.ticket}] {what} (L{event.tier}, risk {case.risk_score:.2f})"
+    due = event.details.get("due_at") or (case.due_at.isoformat() if case.due_at else "-")
+    body = "\n".join(
+        [
+            f"{case.ticket}: {what}",
+            f"Tier: L{event.tier} ({policy.TIER_NAMES[event.tier]})",
+            f"Due: {due}",
+            f"Claim: {case.summary}",
+            f"Reason: {event.reason}" if event.reason else "",
+            f"Queue: /cases/{case.ticket}/",
+        ]
+    ).strip()
+    return subject, body
+
+
+def _send(notification: Notification) -> None:
+    subject, body = _message(notification.event)
+    if notification.channel == Channel.EMAIL:
+        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [notification.address], fail_silently=False)
+        return
+    payload = {
+        "channel": settings.THEORIA.get("SLACK_CHANNEL", ""),
+        "text": f"*{subject}*\n{body}",
+        "ticket": notification.event.case.ticket,
+        "event": notification.event.kind,
+    }
+    request = urllib.request.Request(
+        notification.address, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=constants.WEBHOOK_TIMEOUT_S) as response:  # noqa: S310 (admin-set URL)
+        if not 200 <= response.status < 300:
+            raise OSError(f"webhook answered HTTP {response.status}")
+
+
+def notifications_deliver(*, limit: int = 200) -> dict:
+    """Send pending (and failed, up to the attempt limit) notifications, each at most once.
+
+    A notification is claimed by a conditional update (pending/failed -> sending) before it is
+    sent, so two workers never send the same one. Runs outside a transaction on purpose: the
+    claim must be visible to other workers at once.
+    """
+    counts = {"sent": 0, "failed": 0}
+    due = (
+        Notification.objects.filter(
+            status__in=[NotificationStatus.PENDING, NotificationStatus.FAILED],
+            attempts__lt=constants.NOTIFICATION_MAX_ATTEMPTS,
+        )
+        .select_related("event__case")
+        .order_by("id")[:limit]
+    )
+    for notification in list(due):
+        claimed = Notification.objects.filter(
+            id=notification.id, status=notification.status, attempts=notification.attempts
+        ).update(status=NotificationStatus.SENDING, attempts=F("attempts") + 1)
+        if claimed != 1:
+            continue
+        try:
+            _send(notification)
+        except Exception as exc:  # noqa: BLE001 — any delivery failure is recorded and retried
+            logger.warning("notification %s to %s failed: %s", notification.id, notification.address, exc)
+            Notification.objects.filter(id=notification.id).update(status=NotificationStatus.FAILED, last_error=str(exc)[:2000])
+            counts["failed"] += 1
+        else:
+            Notification.objects.filter(id=notification.id).update(status=NotificationStatus.SENT, sent_at=timezone.now())
+            counts["sent"] += 1
+    return counts

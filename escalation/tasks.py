@@ -1,0 +1,25 @@
+"""django-q2 entry points of the escalation domain: they take ids (or nothing) and call one service."""
+
+from __future__ import annotations
+
+from . import services
+
+
+def sweep_overdue_cases() -> dict:
+    """Every minute: mark at-risk and breached cases, then deliver what is still unsent."""
+    counts = services.cases_sweep()
+    counts.update(services.notifications_deliver())
+    return counts
+
+
+def deliver_notifications() -> dict:
+    """After a transition commits: send its notifications."""
+    return services.notifications_deliver()
+
+
+def open_cases_for_answer(answer_id: int) -> list[str]:
+    """Run escalation intake for one audited answer; return the tickets of its open cases."""
+    from audit.models import Answer
+
+    answer = Answer.objects.select_related("workspace").get(pk=answer_id)
+    return [case.ticket for case in services.cases_open_for_answer(answer=answer)]
