@@ -1,0 +1,312 @@
+"""Fetch one URL from the outside world, safely (plain Python, no Django).
+
+Every request and every redirect hop is checked before a byte is sent:
+- the scheme is http or https, the URL carries no credentials, its host is on the allow-list
+  (the host itself or a subdomain of an allowed domain);
+- the host is resolved once and every address it resolves to must be public (not private,
+  loopback, link-local, multicast, reserved, unspecified, nor an IPv4 address mapped into IPv6)
+  unless ``FetchPolicy.allow_private`` is set (tests only). The connection then goes to the
+  address that was checked, never to a second resolution, so a DNS answer that changes between
+  the check and the connect (DNS rebinding) cannot redirect it; TLS still verifies the host name;
+- redirects are followed by hand, at most ``max_redirects`` hops, each checked again;
+- the response must have an accepted content type and no content encoding (no decompression
+  bombs); the body is read in pieces, refused as soon as it passes ``max_bytes``, and the whole
+  call must finish within ``timeout_s`` (a server that trickles bytes is cut off too).
+
+Failures raise :class:`WebError` with a :class:`FailureReason` code, so callers can record why.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import socket
+import ssl
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from urllib.parse import urljoin, urlsplit
+
+from audit import constants
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+READ_PIECE_BYTES = 64 * 1024
+USER_AGENT = "TheoriaAudit/1.0 (claim verification; +https://theoria.ai)"
+
+
+class FailureReason(str, Enum):
+    """Why an external call did not produce a usable response."""
+
+    RESIDENCY = "residency", "Data residency forbids external calls"
+    INVALID_URL = "invalid_url", "Invalid URL"
+    SCHEME = "scheme", "Scheme not allowed"
+    DOMAIN = "domain", "Domain not on the allow-list"
+    PRIVATE_ADDRESS = "private_address", "Host resolves to a non-public address"
+    DNS = "dns", "Host name did not resolve"
+    CONNECTION = "connection", "Connection failed"
+    TIMEOUT = "timeout", "Time limit exceeded"
+    TOO_LARGE = "too_large", "Response larger than the size limit"
+    CONTENT_TYPE = "content_type", "Content type not accepted"
+    REDIRECTS = "redirects", "Too many redirects"
+    HTTP_STATUS = "http_status", "Unexpected HTTP status"
+    MALFORMED = "malformed", "Malformed response"
+
+    def __new__(cls, value: str, label: str):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label
+        return member
+
+
+class WebError(Exception):
+    """An external call failed or was refused; ``reason`` says why, ``url`` where."""
+
+    def __init__(self, reason: FailureReason, message: str, *, url: str = "", status: int | None = None):
+        super().__init__(message)
+        self.reason = reason
+        self.url = url
+        self.status = status
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class FetchPolicy:
+    """What one call may do: where it may go, how long it may take and how much it may read."""
+
+    allowed_domains: tuple[str, ...]
+    allow_private: bool = False
+    timeout_s: float = constants.WEB_TIMEOUT_S
+    max_bytes: int = constants.WEB_MAX_RESPONSE_BYTES
+    max_redirects: int = constants.WEB_MAX_REDIRECTS
+    content_types: tuple[str, ...] = ()  # accepted media types; empty accepts any
+    verify_tls: bool = True
+
+
+@dataclass
+class FetchResponse:
+    """A successful response: final URL, status, media type and the (capped) body."""
+
+    url: str
+    status: int
+    content_type: str
+    body: bytes
+    redirects: list[str] = field(default_factory=list)
+    address: str = ""
+    duration_ms: float = 0.0
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+def normalize_domain(entry: str) -> str:
+    """Lower-case an allow-list entry and strip a leading ``*.``/``.`` and a trailing dot."""
+    entry = (entry or "").strip().lower()
+    if entry.startswith("*."):
+        entry = entry[2:]
+    return entry.strip(".")
+
+
+def host_allowed(host: str, allowed_domains) -> bool:
+    """Return whether ``host`` is an allowed domain or a subdomain of one."""
+    host = normalize_domain(host)
+    for entry in allowed_domains:
+        domain = normalize_domain(entry)
+        if domain and (host == domain or host.endswith("." + domain)):
+            return True
+    return False
+
+
+def address_is_public(address: str) -> bool:
+    """Return whether an IP address may be contacted from a server (globally routable unicast)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_reserved
+            or ip.is_unspecified):
+        return False
+    return ip.is_global
+
+
+@dataclass(frozen=True)
+class _Target:
+    scheme: str
+    host: str
+    port: int
+    path: str  # path and query, as sent on the request line
+
+
+def check_url(url: str, policy: FetchPolicy) -> _Target:
+    """Validate a URL against the scheme rule and the allow-list; raise WebError if refused."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise WebError(FailureReason.INVALID_URL, f"invalid URL: {exc}", url=url) from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise WebError(FailureReason.SCHEME, f"scheme {scheme or '(none)'!r} is not allowed; only http and https",
+                       url=url)
+    if parts.username is not None or parts.password is not None:
+        raise WebError(FailureReason.INVALID_URL, "URLs with credentials are refused", url=url)
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        raise WebError(FailureReason.INVALID_URL, "URL has no host", url=url)
+    try:
+        host = host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        raise WebError(FailureReason.INVALID_URL, f"invalid host name {host!r}", url=url) from None
+    if not host_allowed(host, policy.allowed_domains):
+        raise WebError(FailureReason.DOMAIN, f"host {host} is not on the workspace allow-list", url=url)
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    return _Target(scheme, host, port or (443 if scheme == "https" else 80), path)
+
+
+def resolve(target: _Target, policy: FetchPolicy, *, resolver=socket.getaddrinfo, url: str = "") -> str:
+    """Resolve the host, check every address, and return the one to connect to."""
+    try:
+        infos = resolver(target.host, target.port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, OSError) as exc:
+        raise WebError(FailureReason.DNS, f"host {target.host} did not resolve: {exc}", url=url) from None
+    addresses = [info[4][0] for info in infos]
+    if not addresses:
+        raise WebError(FailureReason.DNS, f"host {target.host} did not resolve", url=url)
+    if not policy.allow_private:
+        for address in addresses:
+            try:
+                public = address_is_public(address)
+            except ValueError:
+                public = False
+            if not public:
+                raise WebError(FailureReason.PRIVATE_ADDRESS,
+                               f"host {target.host} resolves to non-public address {address}", url=url)
+    return addresses[0]
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    """An HTTP connection to an address checked beforehand (the Host header keeps the name)."""
+
+    def __init__(self, host: str, port: int, address: str, timeout: float):
+        super().__init__(host, port, timeout=timeout)
+        self._address = address
+
+    def connect(self):
+        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    """An HTTPS connection to a checked address; the certificate is verified for the host name."""
+
+    def __init__(self, host: str, port: int, address: str, timeout: float, context: ssl.SSLContext):
+        super().__init__(host, port, timeout=timeout, context=context)
+        self._address = address
+
+    def connect(self):
+        sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+def _media_type(header: str | None) -> str:
+    return (header or "").split(";", 1)[0].strip().lower()
+
+
+def _remaining(deadline: float, url: str) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise WebError(FailureReason.TIMEOUT, "time limit exceeded", url=url)
+    return left
+
+
+def safe_fetch(url: str, policy: FetchPolicy, *, headers: dict | None = None,
+               resolver=socket.getaddrinfo) -> FetchResponse:
+    """GET ``url`` under ``policy`` (see the module docstring) and return the response.
+
+    Raise :class:`WebError` on any refusal or failure; nothing is read past the limits.
+    """
+    started = time.monotonic()
+    deadline = started + policy.timeout_s
+    redirects: list[str] = []
+    current = url
+    while True:
+        target = check_url(current, policy)
+        address = resolve(target, policy, resolver=resolver, url=current)
+        timeout = _remaining(deadline, current)
+        if target.scheme == "https":
+            context = ssl.create_default_context()
+            if not policy.verify_tls:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+            conn = _PinnedHTTPSConnection(target.host, target.port, address, timeout, context)
+        else:
+            conn = _PinnedHTTPConnection(target.host, target.port, address, timeout)
+        try:
+            status, location, content_type, body = _exchange(conn, target, current, policy, deadline, headers)
+        finally:
+            conn.close()
+        if status in REDIRECT_STATUSES and location:
+            if len(redirects) >= policy.max_redirects:
+                raise WebError(FailureReason.REDIRECTS, f"more than {policy.max_redirects} redirects", url=current)
+            redirects.append(current)
+            current = urljoin(current, location)
+            continue
+        return FetchResponse(url=current, status=status, content_type=content_type, body=body,
+                             redirects=redirects, address=address,
+                             duration_ms=(time.monotonic() - started) * 1000.0)
+
+
+def _exchange(conn, target: _Target, url: str, policy: FetchPolicy, deadline: float,
+              headers: dict | None) -> tuple[int, str, str, bytes]:
+    """Send one GET and read its answer within the limits; return status, location, type, body."""
+    request_headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity",
+                       "Accept": ", ".join(policy.content_types) or "*/*"}
+    request_headers.update(headers or {})
+    try:
+        conn.request("GET", target.path, headers=request_headers)
+        sock = conn.sock  # getresponse() drops conn.sock when the server closes after the body
+        sock.settimeout(_remaining(deadline, url))
+        response = conn.getresponse()
+        status = response.status
+        if status in REDIRECT_STATUSES:
+            return status, response.getheader("Location", ""), "", b""
+        if not 200 <= status < 300:
+            raise WebError(FailureReason.HTTP_STATUS, f"HTTP {status} from {target.host}", url=url, status=status)
+        encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
+        if encoding != "identity":
+            raise WebError(FailureReason.CONTENT_TYPE, f"content encoding {encoding!r} is not accepted",
+                           url=url, status=status)
+        content_type = _media_type(response.getheader("Content-Type"))
+        if policy.content_types and content_type not in policy.content_types:
+            raise WebError(FailureReason.CONTENT_TYPE,
+                           f"content type {content_type or '(none)'!r} is not one of {', '.join(policy.content_types)}",
+                           url=url, status=status)
+        declared = response.getheader("Content-Length")
+        if declared and declared.isdigit() and int(declared) > policy.max_bytes:
+            raise WebError(FailureReason.TOO_LARGE,
+                           f"declared length {declared} bytes exceeds the {policy.max_bytes}-byte limit",
+                           url=url, status=status)
+        pieces: list[bytes] = []
+        size = 0
+        while True:
+            sock.settimeout(_remaining(deadline, url))
+            piece = response.read1(READ_PIECE_BYTES)
+            if not piece:
+                break
+            size += len(piece)
+            if size > policy.max_bytes:
+                raise WebError(FailureReason.TOO_LARGE, f"body exceeds the {policy.max_bytes}-byte limit",
+                               url=url, status=status)
+            pieces.append(piece)
+        return status, "", content_type, b"".join(pieces)
+    except WebError:
+        raise
+    except (socket.timeout, TimeoutError):
+        raise WebError(FailureReason.TIMEOUT, f"no answer from {target.host} within the time limit", url=url) from None
+    except ssl.SSLError as exc:
+        raise WebError(FailureReason.CONNECTION, f"TLS failure with {target.host}: {exc}", url=url) from None
+    except (http.client.HTTPException, OSError) as exc:
+        raise WebError(FailureReason.CONNECTION, f"connection to {target.host} failed: {exc}", url=url) from None
