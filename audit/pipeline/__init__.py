@@ -1,0 +1,17 @@
+"""Theoria's offline verification pipeline (plain Python, no Django).
+
+Public interface::
+
+    from audit.pipeline import audit_answer, verify_claim, verify_claims, extract_claims
+    from audit.pipeline.embedding import get_embedder      # get_embedder().encode(texts)
+    from audit.pipeline.index import HybridIndex, VectorIndex
+    from audit.pipeline.retrieval import KnowledgeBase
+    from audit.pipeline.types import Passage, ClaimDraft, EvidenceHit, MethodResult, ClaimVerdict, AuditResult
+    from audit.pipeline.methods import REGISTRY, VerificationMethod, register
+"""
+
+from audit.pipeline.audit import audit_answer, verify_claim, verify_claims  # noqa: F401
+from audit.pipeline.extraction import claims_json, extract_claims  # noqa: F401
+from audit.pipeline.retrieval import KnowledgeBase  # noqa: F401
+from audit.pipeline.types import (AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit,  # noqa: F401
+                                  MethodResult, Passage)

@@ -1,0 +1,165 @@
+"""The pipeline's entry points: ``audit_answer`` (a whole answer) and ``verify_claim`` / ``verify_claims``.
+
+Plain Python: the Django service (``audit.services.audit``), the commands, the nightly batch and
+the LLM/revision issues all call these. Offline (Audit-Local) by default; SelfCheck needs an LLM
+and is reported as not run.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+import numpy as np
+
+from audit.constants import Thresholds
+from audit.pipeline import scoring
+from audit.pipeline.extraction import extract_claims, split_sentences, is_assertion, clean_sentence
+from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
+from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, VerifyContext
+from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
+from audit.pipeline.retrieval import KnowledgeBase, as_passages, retrieve
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
+
+NOT_RUN_OFFLINE = {"selfcheck": "SelfCheck sampling needs an LLM; not run in offline Audit-Local mode"}
+
+
+def _thresholds(thresholds) -> Thresholds:
+    if thresholds is None:
+        return Thresholds()
+    if isinstance(thresholds, Thresholds):
+        return thresholds
+    return Thresholds().updated(dict(thresholds))
+
+
+def _embed(embed):
+    if embed is not None:
+        return embed
+    from audit.pipeline.embedding import get_embedder
+
+    return get_embedder().encode
+
+
+def run_methods(items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext,
+                methods: tuple[str, ...] = OFFLINE_METHODS) -> list[ClaimVerdict]:
+    """Run the named methods (registry order given) on every claim and label each claim."""
+    per_claim: list[dict] = [{} for _ in items]
+    for name in methods:
+        method = REGISTRY[name]
+        results = method.verify_many(items, ctx)
+        ctx.results[name] = {claim.claim_id: r for (claim, _), r in zip(items, results)}
+        for i, r in enumerate(results):
+            per_claim[i][name] = r
+    return [scoring.label_claim(claim, hits, per_claim[i], ctx.thresholds)
+            for i, (claim, hits) in enumerate(items)]
+
+
+def verify_claims(claims: list[tuple[str, list]], *, thresholds=None, domain: str = "", now=None,
+                  embed=None, methods: tuple[str, ...] = OFFLINE_METHODS) -> list[ClaimVerdict]:
+    """Verify many (claim text, evidence passages) pairs against their own evidence only."""
+    t = _thresholds(thresholds)
+    ctx = VerifyContext(thresholds=t, now=now or datetime.now(timezone.utc), domain=domain,
+                        embed=_embed(embed))
+    items = []
+    for i, (text, evidence) in enumerate(claims):
+        passages = as_passages(evidence)
+        claim = ClaimDraft(claim_id=f"c{i + 1}", text=text, span=(0, len(text)))
+        hits = [EvidenceHit(passage=p, relevance=1.0, cited=True) for p in passages if p.text.strip()]
+        items.append((claim, hits))
+    return run_methods(items, ctx, methods)
+
+
+def verify_claim(claim_text: str, evidence_passages: list, *, thresholds=None, domain: str = "",
+                 now=None, embed=None) -> ClaimVerdict:
+    """Verify one claim against the given passages (str, dict or Passage)."""
+    return verify_claims([(claim_text, evidence_passages)], thresholds=thresholds, domain=domain,
+                         now=now, embed=embed)[0]
+
+
+def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: KnowledgeBase | tuple | None = None,
+                 reference: str | None = None, domain: str | None = None, thresholds=None,
+                 now: datetime | None = None, embed=None,
+                 methods: tuple[str, ...] = OFFLINE_METHODS, llm=None) -> AuditResult:
+    """Audit ``answer`` to ``query`` against the request ``contexts`` and the workspace ``kb``.
+
+    ``llm`` (an ``audit.pipeline.llm.LLMClient``, issue 4) adds LLM claim extraction and the
+    ``LLM_METHODS``; each falls back to its offline counterpart on any failure.
+
+    ``kb`` is a ``KnowledgeBase(index, lookup)`` or an ``(index, lookup)`` tuple where ``lookup(ids)``
+    returns {id: Passage}. ``thresholds`` is a ``Thresholds`` or a workspace override dict.
+    """
+    started = time.perf_counter()
+    t = _thresholds(thresholds)
+    now = now or datetime.now(timezone.utc)
+    embed = _embed(embed)
+    if isinstance(kb, tuple):
+        kb = KnowledgeBase(*kb)
+    passages = as_passages(contexts)
+    extraction = llm_extract_claims(llm, answer or "", query or "")  # offline extractor without a usable LLM
+    claims = extraction.claims
+    texts = [c.text for c in claims]
+    vecs = embed(texts + [query or "", answer or ""]) if (claims or query) else None
+    claim_vecs = vecs[: len(claims)] if vecs is not None else None
+    hits = retrieve(claims, passages, kb=kb, embed=embed, thresholds=t, claim_vecs=claim_vecs)
+    ctx = VerifyContext(thresholds=t, now=now, domain=domain or "", query=query or "", embed=embed, llm=llm)
+    if llm is not None:
+        methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
+    verdicts = run_methods(list(zip(claims, hits)), ctx, methods)
+
+    any_evidence = bool(passages) or bool(kb is not None and len(kb.index))
+    metrics: dict = {
+        "claims": len(verdicts),
+        "faithfulness": scoring.faithfulness(verdicts),
+        "answer_relevance": 0.0,
+        "context_precision": 0.0,
+        "context_recall": None,
+        "evidence_coverage": scoring.coverage(verdicts, any_evidence),
+        "unsupported_rate": scoring.unsupported_rate(verdicts),
+        "mean_confidence": float(np.mean([v.confidence for v in verdicts])) if verdicts else 0.0,
+        "selfcheck_disagreement": answer_selfcheck_disagreement(verdicts),
+        "label_counts": {lab: sum(v.label == lab for v in verdicts) for lab in ("SUPPORTED", "REFUTED", "NEI")},
+    }
+    if vecs is not None and query and answer:
+        metrics["answer_relevance"] = max(0.0, scoring.cosine(vecs[-2], vecs[-1]))
+    if passages:
+        supporting = {h.passage.id for v in verdicts for h in v.evidence
+                      if h.entailment >= t.audit_score_threshold or (v.label == "SUPPORTED" and h is v.evidence[0])}
+        metrics["context_precision"] = scoring.context_precision([p.id in supporting for p in passages])
+    if reference is not None and (passages or kb is not None):
+        ref_sents = [clean_sentence(s) for s in split_sentences(reference)]
+        ref_sents = [s for s in ref_sents if is_assertion(s)]
+        if ref_sents:
+            ref_verdicts = verify_claims([(s, passages) for s in ref_sents], thresholds=t, now=now,
+                                         embed=embed, methods=("entailment",))
+            metrics["context_recall"] = sum(v.label == "SUPPORTED" for v in ref_verdicts) / len(ref_sents)
+        else:
+            metrics["context_recall"] = 0.0
+
+    risk_flags: list[dict] = []
+    if not any_evidence:
+        risk_flags.append({"type": "no_evidence", "severity": "high",
+                           "description": "No documents matched the query"})
+    severity = {"no_evidence": "high", "conflict": "high", "outdated_source": "medium"}
+    for v in verdicts:
+        for flag in v.risk_flags:
+            if flag == "no_evidence" and not any_evidence:
+                continue
+            risk_flags.append({"type": flag, "severity": severity.get(flag, "medium"), "claim_id": v.claim.claim_id,
+                               "description": _flag_text(flag, v)})
+    gates = scoring.quality_gates(metrics, verdicts, t)
+    score = scoring.audit_score(metrics, t)
+    flagged = (not all(gates.values()) or score < t.audit_score_threshold
+               or any(v.label != "SUPPORTED" and v.claim.importance != "minor" for v in verdicts)
+               or any(f["severity"] == "high" for f in risk_flags))
+    return AuditResult(query=query or "", answer=answer or "", claims=verdicts, metrics=metrics,
+                       audit_score=score, risk_flags=risk_flags, warnings=scoring.warnings_for(verdicts),
+                       quality_gates=gates, flagged=flagged,
+                       methods_not_run={**llm_methods_not_run(verdicts, llm, extraction),
+                                        **(NOT_RUN_OFFLINE if llm is None else {})},
+                       duration_ms=round(1000 * (time.perf_counter() - started), 2), passages=passages)
+
+
+def _flag_text(flag: str, v: ClaimVerdict) -> str:
+    return {"no_evidence": "No passage matched this claim",
+            "conflict": "Sources disagree on this claim",
+            "outdated_source": "Its evidence is older than the freshness policy allows"}.get(flag, flag)

@@ -1,0 +1,159 @@
+"""Fit the offline entailment model on the DEV claims, and measure it by grouped cross-validation.
+
+``python manage.py fit_entailment`` (or ``python -m audit.pipeline.entailment_fit``) featurises
+``claims_dev.jsonl`` (embeddings cached under ``var/``), reports 5-fold grouped CV figures
+(groups = the benchmark README's group keys, so no question/claim/document straddles a fold)
+and writes ``artifacts/entailment_model.json`` fitted on all rows. Every figure reported for
+the fitted model comes from the out-of-fold predictions, never from rows it was fitted on.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from audit.pipeline.bench_data import claim_evidence_texts, group_key, read_jsonl
+from audit.pipeline.entailment_model import EntailmentModel, LinearHead
+from audit.pipeline.features import FEATURE_NAMES, featurize
+from audit.pipeline.text import content_stems
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_CLAIMS = REPO.parent / "shared" / "benchmarks" / "claims_dev.jsonl"
+CACHE_DIR = REPO / "var" / "entailment_cache"
+N_FOLDS = 5
+C_SUPPORT = 0.5
+C_REFUTE = 0.3
+
+
+class CachedEmbed:
+    """Embeds through the process embedder, remembering vectors on disk between runs."""
+
+    def __init__(self, cache_dir: Path = CACHE_DIR):
+        self.dir = cache_dir
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.table: dict[str, np.ndarray] = {}
+        texts_f, vecs_f = self.dir / "texts.json", self.dir / "vecs.npy"
+        if texts_f.exists() and vecs_f.exists():
+            texts = json.loads(texts_f.read_text())
+            vecs = np.load(vecs_f)
+            if len(texts) == len(vecs):
+                self.table = dict(zip(texts, vecs))
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.table]
+        if missing:
+            from audit.pipeline.embedding import get_embedder
+
+            vecs = get_embedder().encode(missing, show_progress=True)
+            self.table.update(zip(missing, vecs))
+            self.save()
+        return np.stack([self.table[t] for t in texts])
+
+    def save(self) -> None:
+        texts = list(self.table)
+        (self.dir / "texts.json").write_text(json.dumps(texts))
+        np.save(self.dir / "vecs.npy", np.stack([self.table[t] for t in texts]).astype(np.float32))
+
+
+def compute_idf(records: list[dict]) -> dict[str, float]:
+    """IDF of word stems over the DEV evidence passages (unsupervised; labels are not read)."""
+    df: Counter = Counter()
+    n = 0
+    seen = set()
+    for rec in records:
+        for text in claim_evidence_texts(rec):
+            if text in seen:
+                continue
+            seen.add(text)
+            n += 1
+            df.update(set(content_stems(text)))
+    idf = {w: round(math.log((n + 1) / (c + 1)) + 1.0, 3) for w, c in df.items() if c >= 2}
+    return dict(sorted(idf.items(), key=lambda kv: kv[1])[:40000])
+
+
+def load_dev(path: Path = DEFAULT_CLAIMS):
+    good, bad = read_jsonl(path, ("id", "claim", "evidence", "label"))
+    if bad:
+        raise ValueError(f"{path}: line {bad[0].line_no}: {bad[0].reason}")
+    return [rec for _, rec in good]
+
+
+def dev_features(records: list[dict], idf: dict[str, float], embed=None) -> np.ndarray:
+    embed = embed or CachedEmbed()
+    X, _ = featurize([(r["claim"], claim_evidence_texts(r)) for r in records], embed, idf)
+    return X
+
+
+def _fit_head(X: np.ndarray, y: np.ndarray, C: float) -> LinearHead:
+    from sklearn.linear_model import LogisticRegression
+
+    mean = X.mean(axis=0)
+    scale = X.std(axis=0)
+    scale[scale < 1e-6] = 1.0
+    clf = LogisticRegression(C=C, class_weight="balanced", max_iter=2000)
+    clf.fit((X - mean) / scale, y)
+    return LinearHead(mean, scale, clf.coef_[0], clf.intercept_[0])
+
+
+def refute_rows(records: list[dict]) -> np.ndarray:
+    return np.array([r["dataset"] == "scifact" and r["label"] != "SUPPORTED" for r in records])
+
+
+def fit(records: list[dict], X: np.ndarray, idf: dict[str, float], meta: dict | None = None) -> EntailmentModel:
+    y_sup = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
+    rmask = refute_rows(records)
+    y_ref = np.array([r["label"] == "REFUTED" for r in records], dtype=int)
+    support = _fit_head(X, y_sup, C_SUPPORT)
+    refute = _fit_head(X[rmask], y_ref[rmask], C_REFUTE)
+    return EntailmentModel(support, refute, idf, meta)
+
+
+def cross_validate(records: list[dict], X: np.ndarray, idf: dict[str, float],
+                   n_folds: int = N_FOLDS) -> tuple[np.ndarray, np.ndarray]:
+    """Out-of-fold support logits and refute probabilities (GroupKFold on the README keys)."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = np.array([group_key(r) for r in records])
+    z = np.zeros(len(records))
+    pref = np.zeros(len(records))
+    for train, test in GroupKFold(n_splits=n_folds).split(X, groups=groups):
+        model = fit([records[i] for i in train], X[train], idf)
+        z[test] = model.support_logit(X[test])
+        pref[test] = model.refute_prob(X[test])
+    return z, pref
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from audit.pipeline import bench_eval
+
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--input", default=str(DEFAULT_CLAIMS))
+    ap.add_argument("--no-write", action="store_true", help="report CV figures only")
+    args = ap.parse_args(argv)
+    records = load_dev(Path(args.input))
+    idf = compute_idf(records)
+    X = dev_features(records, idf)
+    z, pref = cross_validate(records, X, idf)
+    print(bench_eval.format_claim_table(records, z, pref, title="grouped 5-fold CV (out-of-fold)"))
+    if not args.no_write:
+        model = fit(records, X, idf, meta={"fitted_on": Path(args.input).name, "rows": len(records),
+                                          "cv": "GroupKFold(5) on README group keys"})
+        model.save()
+        print(f"wrote {Path(model_path()).relative_to(REPO)}")
+    return 0
+
+
+def model_path():
+    from audit.pipeline.entailment_model import ARTIFACT_PATH
+
+    return ARTIFACT_PATH
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

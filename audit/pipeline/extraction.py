@@ -1,0 +1,332 @@
+"""Claim extraction (seed 000 §3, seed 004 §4.1, seed 003 stage 7a): answer text -> ClaimDraft list.
+
+Deterministic: the same text always gives the same claims, ids c1, c2, … in reading order.
+1. ``split_sentences`` — segmentation that survives abbreviations (e.g., Dr., U.S.), decimals
+   (3.5), list items, markdown (headings, bullets, emphasis) and citation markers.
+2. ``is_assertion`` — leaves out questions, marked hypotheticals, "I think" opinions, bare
+   connectors, greetings/acknowledgements and meta statements about the response.
+3. ``decompose`` — splits coordinated facts ("X, and Y" / "X; Y") into stand-alone claims when
+   each part has its own verb and the sentence has at least ATOMIC_MIN_WORDS words.
+4. ``claim_type`` and ``importance`` (seed 000 §3.4–3.5) and the citation anchors it names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from audit.constants import (ATOMIC_MIN_WORDS, IMPORTANCE_CRITICAL, IMPORTANCE_MATERIAL,
+                             IMPORTANCE_MINOR)
+from audit.pipeline.text import content_stems, normalize
+from audit.pipeline.types import ClaimDraft
+
+# --- citation anchors -------------------------------------------------------------------------
+# [cite:X]  [1]  [1, 2]  [1][2]  [Source: 1]  (Source: 1)  [Arxiv]  [Arxiv-2]
+CITATION_RE = re.compile(
+    r"\[\s*cite\s*:\s*(?P<cite>[^\]\s]+)\s*\]"
+    r"|\[\s*(?:source|src|ref)\s*:?\s*(?P<src>[\w.\-]+(?:\s*,\s*[\w.\-]+)*)\s*\]"
+    r"|\(\s*(?:source|src|ref)\s*:?\s*(?P<psrc>[\w.\-]+(?:\s*,\s*[\w.\-]+)*)\s*\)"
+    r"|\[\s*(?P<num>\d{1,3}(?:\s*[,\u2013-]\s*\d{1,3})*)\s*\]"
+    r"|\[(?P<key>[A-Z][A-Za-z0-9]{1,30}(?:-\d+)?)\](?!\()",
+    re.IGNORECASE,
+)
+
+
+def citation_anchors(text: str) -> tuple[str, ...]:
+    """The anchors a text cites, in order, without duplicates: ("1", "2", "cite:ab12", "Arxiv")."""
+    found: list[str] = []
+    for m in CITATION_RE.finditer(text):
+        if m.group("cite"):
+            values = ["cite:" + m.group("cite")]
+        elif m.group("key"):
+            values = [m.group("key")]
+        else:
+            raw = m.group("src") or m.group("psrc") or m.group("num")
+            values = []
+            for part in re.split(r"\s*,\s*", raw.strip()):
+                rng = re.match(r"^(\d+)\s*[\u2013-]\s*(\d+)$", part)
+                if rng and int(rng.group(2)) - int(rng.group(1)) < 50:
+                    values += [str(i) for i in range(int(rng.group(1)), int(rng.group(2)) + 1)]
+                elif part:
+                    values.append(part)
+        for v in values:
+            if v not in found:
+                found.append(v)
+    return tuple(found)
+
+
+def strip_citations(text: str) -> str:
+    text = CITATION_RE.sub("", text)
+    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+    return re.sub(r"\s{2,}", " ", text).strip()
+
+
+# --- sentence segmentation ------------------------------------------------------------------
+ABBREVIATIONS = frozenset("""
+mr mrs ms dr prof sr jr st vs etc al fig figs eq eqs no nos vol vols pp ed eds approx dept est
+inc ltd co corp jan feb mar apr jun jul aug sep sept oct nov dec e.g i.e cf ca resp mt gen gov
+sen rep u.s u.k u.n ph.d m.d b.a m.a a.m p.m op art sec ch chap ref refs incl max min avg
+""".split())
+
+_BOUNDARY_RE = re.compile(r"([.!?]+|\u3002|\uff01|\uff1f)([\"'\u201d\u2019)\]]*)(\s+|$)")
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+", re.MULTILINE)
+_MD_EMPHASIS_RE = re.compile(r"(\*\*|__|\*|`)(.+?)\1")
+_MD_LINK_RE = re.compile(r"\[([^\]]+)\]\((?:[^)]+)\)")
+
+
+NEVER_SPLIT_AFTER = frozenset("mr mrs ms dr prof sr jr st vs e.g i.e cf al fig figs eq no nos approx ca "
+                              "gen gov sen rep mt op pp vol".split())
+
+
+def _abbreviation_token(before: str) -> str:
+    m = re.search(r"([A-Za-z][A-Za-z.]*)$", before)
+    return m.group(1).lower().rstrip(".") if m else ""
+
+
+def _is_abbreviation(before: str) -> bool:
+    m = re.search(r"([A-Za-z][A-Za-z.]*)$", before)
+    if not m:
+        return False
+    token = m.group(1).lower().rstrip(".")
+    if token in ABBREVIATIONS:
+        return True
+    # single capital initials ("J. Smith") and dotted acronyms ("U.S.")
+    return len(token) == 1 or bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]?", token))
+
+
+def split_sentences_with_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences of ``text`` (lines and list items always end one)."""
+    spans: list[tuple[int, int]] = []
+    if not text:
+        return spans
+    # blocks: blank lines, list items and headings start new units
+    block_starts = [0]
+    for m in re.finditer(r"\n\s*\n|\n(?=\s*(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|#{1,6})\s)", text):
+        block_starts.append(m.end())
+    for m in re.finditer(r"\n", text):
+        # a line that ends without punctuation and is followed by a capital starts a new unit
+        before = text[max(0, m.start() - 1): m.start()]
+        if before and before not in ".!?:;,":
+            nxt = text[m.end(): m.end() + 1]
+            if nxt.isupper() or nxt.isdigit():
+                block_starts.append(m.end())
+    block_starts = sorted(set(block_starts))
+    bounds = list(zip(block_starts, block_starts[1:] + [len(text)]))
+    for b_start, b_end in bounds:
+        start = b_start
+        for m in _BOUNDARY_RE.finditer(text, b_start, b_end):
+            end = m.end(2)
+            punct = m.group(1)
+            before = text[start: m.start()]
+            after = text[m.end(): m.end() + 2]
+            if punct == "." and _abbreviation_token(before) in NEVER_SPLIT_AFTER:
+                continue
+            if punct == "." and _is_abbreviation(before) and not after[:1].isupper():
+                continue
+            if punct == "." and re.search(r"\b[A-Z]$", before) and len(before) > 0 and \
+                    re.search(r"(?:^|\s)[A-Z]$", before):
+                continue  # initial: "J. Smith"
+            if m.group(3) == "" and m.end() < b_end:
+                continue
+            if after[:1].islower() and punct == "." and _is_abbreviation(before):
+                continue
+            # citation markers right after the full stop belong to this sentence
+            tail = re.match(r"(?:\s*(?:\[[^\]]{1,40}\]|\((?:source|src|ref)[^)]{0,40}\)))+", text[end:b_end], re.I)
+            if tail:
+                end += tail.end()
+            if text[start:end].strip():
+                spans.append(_trim(text, start, end))
+            start = end
+        if text[start:b_end].strip():
+            spans.append(_trim(text, start, b_end))
+    return [s for s in spans if s[1] > s[0]]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def split_sentences(text: str) -> list[str]:
+    return [text[a:b] for a, b in split_sentences_with_spans(text)]
+
+
+def clean_sentence(sentence: str) -> str:
+    s = _LIST_ITEM_RE.sub("", sentence.strip())
+    s = _MD_LINK_RE.sub(r"\1", s)
+    s = _MD_EMPHASIS_RE.sub(r"\2", s)
+    s = strip_citations(s)
+    return re.sub(r"\s+", " ", s).strip(" \t-*>#")
+
+
+# --- assertion filter ---------------------------------------------------------------------
+def _starts_with(phrases: str, tail: str = r"\b") -> re.Pattern:
+    """A case-insensitive regex matching text that starts with one of the '|'-separated phrases."""
+    return re.compile(r"^(?:" + "|".join(p.strip() for p in phrases.split("|")) + ")" + tail, re.I)
+
+
+_OPINION_RE = _starts_with(r"i think|i believe|i feel|i guess|in my (?:view|opinion)|personally|"
+                           r"it seems to me|i would (?:say|argue)|imho")
+_HYPOTHETICAL_RE = _starts_with(r"hypothetically|suppose|supposing|imagine|let'?s say|assuming|what if|"
+                                r"if (?:we|you|one) (?:were|imagine)")
+_GREETING_RE = _starts_with(r"thank(?:s| you)|you'?re welcome|hello|hi|hey|dear|sure|of course|certainly|"
+                            r"great question|good question|i understand|i hope this helps|hope this helps|"
+                            r"i'?m sorry|sorry|glad to help|happy to help|ok(?:ay)?")
+_META_RE = _starts_with(r"in (?:this|my) (?:answer|response|summary)|(?:this|my) (?:answer|response)|"
+                        r"here (?:is|are)|below (?:is|are)|as (?:mentioned|noted|discussed) (?:above|earlier)|"
+                        r"let me|i will|i'?ll|i can|i cannot|i can'?t|i don'?t know|to summari[sz]e|"
+                        r"in summary|in conclusion|to conclude|overall,? (?:this|the answer)|"
+                        r"feel free|please (?:note|let me know|consult)")
+CONNECTORS = ("therefore|however|thus|hence|moreover|furthermore|in addition|additionally|also|"
+              "consequently|meanwhile|nevertheless|nonetheless")
+_CONNECTOR_ONLY_RE = _starts_with(CONNECTORS + "|so|but|and|for example|for instance|in other words|that said",
+                                  r"[\s,.:;!]*$")
+_LEADING_CONNECTOR_RE = _starts_with(CONNECTORS + "|in fact|indeed|notably|importantly|similarly|likewise",
+                                     r"\s*,\s*")
+_VERB_HINT_RE = re.compile(
+    r"\b(?:is|are|was|were|be|been|being|has|have|had|do|does|did|can|could|will|would|shall|should|"
+    r"may|might|must|[a-z]{2,}(?:s|ed|es))\b", re.I)
+
+
+def is_assertion(sentence: str) -> bool:
+    s = sentence.strip()
+    if not s:
+        return False
+    if s.endswith("?") or s.endswith("\uff1f"):
+        return False
+    if _CONNECTOR_ONLY_RE.match(s) or _GREETING_RE.match(s) or _META_RE.match(s):
+        return False
+    if _OPINION_RE.match(s) or _HYPOTHETICAL_RE.match(s):
+        return False
+    words = re.findall(r"[^\W_]+", s)
+    if len(words) < 3:
+        return False
+    if s.endswith(":") and len(words) < 12:
+        return False  # a heading or a lead-in to a list
+    has_latin = re.search(r"[A-Za-z]", s) is not None
+    if has_latin and not _VERB_HINT_RE.search(s) and not re.search(r"\d", s) and len(words) < 6:
+        return False  # a fragment or a heading
+    return True
+
+
+# --- atomic decomposition (seed 003 stage 7a) ----------------------------------------------
+_SPLIT_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas)\s+|\s+(?:but|whereas)\s+", re.I)
+_SUBJECT_PRONOUN_RE = re.compile(r"^(?:it|they|this|these|he|she)\b", re.I)
+
+
+def _has_verb(part: str) -> bool:
+    return bool(_VERB_HINT_RE.search(part))
+
+
+def _subject_of(sentence: str) -> str:
+    """The words before the first verb: a crude subject to stand in for a pronoun."""
+    m = re.search(r"\b(?:is|are|was|were|has|have|had|can|could|will|would|should|may|might|must)\b",
+                  sentence)
+    head = sentence[: m.start()].strip() if m else ""
+    return head if 0 < len(head.split()) <= 8 else ""
+
+
+def decompose(sentence: str) -> list[str]:
+    """Split a compound sentence into stand-alone atomic claims (unchanged when already atomic)."""
+    if len(sentence.split()) < ATOMIC_MIN_WORDS:
+        return [sentence]
+    parts = [p.strip(" ,;") for p in _SPLIT_RE.split(sentence) if p and p.strip(" ,;")]
+    if len(parts) < 2 or any(len(p.split()) < 4 or not _has_verb(p) for p in parts):
+        return [sentence]
+    subject = _subject_of(parts[0])
+    out = []
+    for i, part in enumerate(parts):
+        if i and subject and _SUBJECT_PRONOUN_RE.match(part):
+            part = _SUBJECT_PRONOUN_RE.sub(subject, part, count=1)
+        part = part[0].upper() + part[1:]
+        if not part.endswith((".", "!", "%")):
+            part += "."
+        out.append(part)
+    return out
+
+
+# --- type and importance (seed 000 §3.4–3.5) ---------------------------------------------
+NUMBER_RE = re.compile(r"(?<![\w.])[-+]?[$€£¥]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent|[kmbt]n?\b|million|billion|"
+                       r"thousand|trillion)?", re.I)
+_YEAR_OR_DATE_RE = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+                              r"[a-z]*\.? \d{1,2}\b", re.I)
+_POLICY_RE = re.compile(r"\b(?:must|shall|should|required?|requirements?|mandatory|prohibited|"
+                        r"not (?:allowed|permitted)|allowed|permitted|policy|policies|rules?|regulations?|"
+                        r"compliance|obliged|obligat\w+|need to|has to|have to)\b", re.I)
+_DEFINITION_RE = re.compile(r"^(?:an? |the )?[\w' -]{1,60}?\b(?:is defined as|refers to|is called|"
+                            r"means|is known as|denotes|is a term for|stands for)\b|^[\w' -]{1,40}\b(?:is|are) "
+                            r"(?:an?|the) (?:type|kind|form|class|measure|process|term|method) of\b", re.I)
+_IMPORTANCE_MARKERS_RE = re.compile(r"\b(?:always|never|only|all|none|every|critical|essential|"
+                                    r"important|significant(?:ly)?|key|primary|main|major|most|least|"
+                                    r"first|best|worst|required|guarantee\w*|proven|cause[sd]?|leads? to|"
+                                    r"increases?|decreases?|reduces?|prevents?)\b", re.I)
+
+
+def has_number(text: str) -> bool:
+    return bool(re.search(r"\d", text))
+
+
+def claim_type(text: str) -> str:
+    if has_number(text) and (NUMBER_RE.search(text) or _YEAR_OR_DATE_RE.search(text)):
+        return "numeric"
+    if _DEFINITION_RE.search(text):
+        return "definition"
+    if _POLICY_RE.search(text):
+        return "policy"
+    return "fact"
+
+
+def is_direct_answer(text: str, query: str, threshold: float = 0.5) -> bool:
+    q = set(content_stems(query))
+    if not q:
+        return False
+    c = set(content_stems(text))
+    return len(q & c) / len(q) >= threshold
+
+
+def importance(text: str, query: str = "", *, ctype: str | None = None, first: bool = False) -> str:
+    ctype = ctype or claim_type(text)
+    if ctype == "numeric":
+        return IMPORTANCE_CRITICAL
+    if query and is_direct_answer(text, query):
+        return IMPORTANCE_CRITICAL
+    if first and query:
+        return IMPORTANCE_CRITICAL  # the opening statement usually answers the question
+    if ctype == "policy" or _IMPORTANCE_MARKERS_RE.search(text):
+        return IMPORTANCE_MATERIAL
+    if ctype == "definition":
+        return IMPORTANCE_MINOR
+    return IMPORTANCE_MATERIAL if len(text.split()) >= 12 else IMPORTANCE_MINOR
+
+
+# --- entry point ----------------------------------------------------------------------------
+def extract_claims(answer: str, query: str = "", *, decompose_compound: bool = True) -> list[ClaimDraft]:
+    """Claims of ``answer`` in reading order with ids c1, c2, … (deterministic)."""
+    text = normalize(answer or "")
+    claims: list[ClaimDraft] = []
+    first = True
+    for start, end in split_sentences_with_spans(text):
+        raw = text[start:end]
+        anchors = citation_anchors(raw)
+        sentence = clean_sentence(raw)
+        if not is_assertion(sentence):
+            continue
+        parts = decompose(sentence) if decompose_compound else [sentence]
+        for part in parts:
+            part = _LEADING_CONNECTOR_RE.sub("", part)
+            part = part[:1].upper() + part[1:]
+            ctype = claim_type(part)
+            claims.append(ClaimDraft(
+                claim_id=f"c{len(claims) + 1}", text=part, span=(start, end), type=ctype,
+                importance=importance(part, query, ctype=ctype, first=first), citations=anchors,
+                sentence=sentence,
+            ))
+        first = False
+    return claims
+
+
+def claims_json(answer: str, query: str = "") -> list[dict]:
+    """The deterministic JSON form of seed 004 §4.1: [{"claim_id": "c1", "text": …}, …]."""
+    return [c.as_json() for c in extract_claims(answer, query)]

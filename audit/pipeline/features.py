@@ -1,0 +1,269 @@
+"""Claim-vs-evidence features for the offline entailment judge (plain Python + numpy).
+
+For each (claim, passages) pair: evidence sentences are split and ranked lexically; only the
+best few (and their neighbours) are embedded, every distinct text once per batch
+(``shared/PERFORMANCE.md``: dedupe before embedding). Features combine
+- semantic similarity: best claim–sentence cosine, best cosine to 2-sentence windows (pooled
+  sentence vectors), mean of the top 2, cosine to the evidence centroid;
+- alignment of the claim's content words/phrases: unigram and bigram coverage in the best
+  sentence, the best window and the whole evidence, the longest matched run, unmatched words;
+- entities, numbers and dates: coverage of capitalised words, claim numbers found in evidence,
+  numbers contradicted;
+- negation and antonym mismatch between the claim and its best-aligned sentence;
+- hedging and length.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from audit.pipeline.extraction import split_sentences
+from audit.pipeline.numbers import extract_quantities, values_match
+from audit.pipeline.text import STOPWORDS, content_stems, normalize, stem, words
+
+MAX_SELECTED_SENTENCES = 8  # embedded per claim, plus their right neighbours
+MAX_SENTENCE_CHARS = 600
+
+NEGATIONS = frozenset("not no never none neither nor without cannot can't won't don't doesn't didn't "
+                      "isn't aren't wasn't weren't hasn't haven't hadn't shouldn't wouldn't couldn't "
+                      "nothing nobody lack lacks lacking absence absent fail fails failed unable "
+                      "unlikely neither".split())
+_ANTONYM_PAIRS = """increase decrease|increase reduce|increase lower|higher lower|more less|more fewer|
+positive negative|rise fall|gain loss|larger smaller|greater lesser|bigger smaller|activate inhibit|
+promote suppress|enhance reduce|enhance impair|before after|early late|major minor|maximum minimum|
+first last|strong weak|high low|benign malignant|agonist antagonist|upregulate downregulate|
+induce prevent|induce inhibit|allow prohibit|accept reject|win lose|include exclude|same different|
+male female|north south|east west|internal external|long short|young old|new old|fast slow|dead alive|
+true false|success failure|increase decline|improve worsen|safe unsafe|effective ineffective|
+present absent|above below|over under|majority minority|sufficient insufficient|necessary unnecessary|
+associated unassociated|up down|open closed|start end|begin end|common rare|cheap expensive|
+hot cold|wet dry|rich poor|light dark|heavy light|stable unstable|resistant susceptible|
+dominant recessive|acute chronic|shorter longer|older younger|earlier later|lowest highest|
+smallest largest|least most|decreased increased|reduced increased|lower higher|worse better|
+above-average below-average|overestimate underestimate|over-expression under-expression|
+protective harmful|beneficial harmful|agree disagree|legal illegal|possible impossible|
+direct indirect|inside outside|western eastern|northern southern|upper lower|loss gain"""
+ANTONYMS: dict[str, set[str]] = {}
+for _pair in re.split(r"[|\n]+", _ANTONYM_PAIRS):
+    _parts = _pair.split()
+    if len(_parts) == 2:
+        a, b = stem(_parts[0]), stem(_parts[1])
+        ANTONYMS.setdefault(a, set()).add(b)
+        ANTONYMS.setdefault(b, set()).add(a)
+HEDGES = frozenset("may might could possibly perhaps likely probably suggest suggests suggested "
+                   "appear appears seem seems reportedly potentially".split())
+
+FEATURE_NAMES = [
+    "cos_best_sent", "cos_best_window", "cos_top2", "cos_centroid", "cos_best_lex_sent",
+    "cov_best_sent", "cov_best_window", "cov_all", "cov_all_idf", "bigram_cov_best", "bigram_cov_all",
+    "longest_run", "unmatched_words", "n_claim_words_log",
+    "ent_cov", "n_entities", "num_cov", "num_contradicted", "n_numbers", "year_mismatch",
+    "neg_claim", "neg_sent", "neg_mismatch", "antonym_best", "antonym_any",
+    "hedge_claim", "ev_chars_log", "n_passages", "n_sentences_log",
+    "cos_x_cov", "cov_gap", "best_sent_len_ratio",
+]
+
+
+@dataclass
+class PreparedPair:
+    claim: str
+    claim_stems: list[str]
+    sentences: list[str]  # all evidence sentences
+    sent_stems: list[list[str]]
+    selected: list[int]  # indices of sentences to embed
+    windows: list[tuple[int, int]]  # (i, i+1) pairs among selected
+    passage_count: int
+    evidence_text: str
+
+
+def _split_passage(text: str) -> list[str]:
+    out = []
+    for s in split_sentences(normalize(text)):
+        s = s.strip()
+        if not s:
+            continue
+        while len(s) > MAX_SENTENCE_CHARS:
+            cut = s.rfind(" ", 0, MAX_SENTENCE_CHARS)
+            cut = cut if cut > 100 else MAX_SENTENCE_CHARS
+            out.append(s[:cut])
+            s = s[cut:].strip()
+        if s:
+            out.append(s)
+    return out
+
+
+def prepare(claim: str, passages: list[str]) -> PreparedPair:
+    claim_stems = content_stems(claim)
+    cset = set(claim_stems)
+    sentences: list[str] = []
+    boundaries: list[int] = []
+    for p in passages:
+        sents = _split_passage(p)
+        sentences.extend(sents)
+        boundaries.append(len(sentences))
+    sent_stems = [content_stems(s) for s in sentences]
+    scores = []
+    for i, st in enumerate(sent_stems):
+        overlap = len(cset & set(st)) / (len(cset) or 1)
+        scores.append((overlap, -i))
+    order = sorted(range(len(sentences)), key=lambda i: scores[i], reverse=True)
+    top = sorted(order[:MAX_SELECTED_SENTENCES])
+    ends = set(boundaries)
+    selected = set(top)
+    windows = []
+    for i in top:
+        if i + 1 < len(sentences) and (i + 1) not in ends:
+            selected.add(i + 1)
+            windows.append((i, i + 1))
+    return PreparedPair(claim, claim_stems, sentences, sent_stems, sorted(selected), windows,
+                        len(passages), "\n".join(passages))
+
+
+def texts_to_embed(pairs: list[PreparedPair]) -> list[str]:
+    seen: dict[str, None] = {}
+    for p in pairs:
+        seen.setdefault(p.claim, None)
+        for i in p.selected:
+            seen.setdefault(p.sentences[i], None)
+    return list(seen)
+
+
+def _coverage(cstems: list[str], target: set[str]) -> float:
+    return sum(1 for w in cstems if w in target) / len(cstems) if cstems else 0.0
+
+
+def _bigrams(stems: list[str]) -> set[tuple[str, str]]:
+    return set(zip(stems, stems[1:]))
+
+
+def _longest_run(cstems: list[str], target_bigrams: set[tuple[str, str]]) -> int:
+    best = run = 1 if cstems else 0
+    for bg in zip(cstems, cstems[1:]):
+        run = run + 1 if bg in target_bigrams else 1
+        best = max(best, run)
+    return best
+
+
+def _negations(text: str) -> int:
+    toks = words(text)
+    return sum(1 for t in toks if t in NEGATIONS or t.endswith("n't"))
+
+
+def _entities(text: str) -> set[str]:
+    toks = re.findall(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z0-9\-]+|[A-Z]{2,}[a-z0-9]*)\b", text)
+    return {stem(t.lower()) for t in toks if t.lower() not in STOPWORDS}
+
+
+def _antonym_hit(cstems: set[str], tstems: set[str]) -> float:
+    hits = 0
+    for w in cstems - tstems:
+        if ANTONYMS.get(w, set()) & (tstems - cstems):
+            hits += 1
+    return float(hits)
+
+
+def compute_features(pair: PreparedPair, vec: dict[str, np.ndarray], idf: dict[str, float] | None = None) -> np.ndarray:
+    f = dict.fromkeys(FEATURE_NAMES, 0.0)
+    cst = pair.claim_stems
+    cset = set(cst)
+    f["n_claim_words_log"] = math.log1p(len(cst))
+    f["n_passages"] = float(pair.passage_count)
+    f["ev_chars_log"] = math.log1p(len(pair.evidence_text))
+    f["n_sentences_log"] = math.log1p(len(pair.sentences))
+    toks = words(pair.claim)
+    f["hedge_claim"] = float(sum(1 for t in toks if t in HEDGES))
+    if not pair.sentences:
+        return np.array([f[n] for n in FEATURE_NAMES], dtype=np.float32)
+
+    all_stems = set().union(*map(set, pair.sent_stems))
+    f["cov_all"] = _coverage(cst, all_stems)
+    if idf:
+        weights = [idf.get(w, 1.0) for w in cst]
+        total = sum(weights) or 1.0
+        f["cov_all_idf"] = sum(wt for w, wt in zip(cst, weights) if w in all_stems) / total
+    else:
+        f["cov_all_idf"] = f["cov_all"]
+    all_bigrams = set().union(*(_bigrams(s) for s in pair.sent_stems))
+    cbg = _bigrams(cst)
+    f["bigram_cov_all"] = len(cbg & all_bigrams) / len(cbg) if cbg else f["cov_all"]
+    f["longest_run"] = _longest_run(cst, all_bigrams) / (len(cst) or 1)
+    f["unmatched_words"] = float(sum(1 for w in cset if w not in all_stems))
+
+    cv = vec[pair.claim]
+    sel = pair.selected
+    sv = np.stack([vec[pair.sentences[i]] for i in sel])
+    sims = sv @ cv
+    pos = {i: k for k, i in enumerate(sel)}
+    best_k = int(np.argmax(sims))
+    best_i = sel[best_k]
+    f["cos_best_sent"] = float(sims[best_k])
+    f["cos_top2"] = float(np.mean(np.sort(sims)[-2:]))
+    cen = sv.mean(axis=0)
+    f["cos_centroid"] = float(cen @ cv / (np.linalg.norm(cen) + 1e-9))
+    best_window_cos, best_window = f["cos_best_sent"], (best_i,)
+    for a, b in pair.windows:
+        w = sv[pos[a]] + sv[pos[b]]
+        c = float(w @ cv / (np.linalg.norm(w) + 1e-9))
+        if c > best_window_cos:
+            best_window_cos, best_window = c, (a, b)
+    f["cos_best_window"] = best_window_cos
+    lex_scores = [_coverage(cst, set(pair.sent_stems[i])) for i in sel]
+    best_lex_k = int(np.argmax(lex_scores))
+    f["cos_best_lex_sent"] = float(sims[best_lex_k])
+
+    best_stems = set(pair.sent_stems[best_i])
+    win_stems = set().union(*(set(pair.sent_stems[i]) for i in best_window))
+    f["cov_best_sent"] = max(_coverage(cst, best_stems), lex_scores[best_lex_k])
+    f["cov_best_window"] = _coverage(cst, win_stems)
+    win_bigrams = set().union(*(_bigrams(pair.sent_stems[i]) for i in best_window))
+    f["bigram_cov_best"] = len(cbg & win_bigrams) / len(cbg) if cbg else f["cov_best_window"]
+    best_sentence = pair.sentences[best_i]
+    f["best_sent_len_ratio"] = math.log1p(len(pair.sent_stems[best_i])) - math.log1p(len(cst))
+
+    ents = _entities(pair.claim)
+    f["n_entities"] = float(len(ents))
+    ev_lower_stems = all_stems | {stem(w) for w in words(pair.evidence_text)}
+    f["ent_cov"] = _coverage(list(ents), ev_lower_stems) if ents else 1.0
+
+    cq = extract_quantities(pair.claim)
+    f["n_numbers"] = float(len(cq))
+    if cq:
+        eq = extract_quantities(pair.evidence_text)
+        matched = sum(1 for a in cq if any(values_match(a, b, 0.02, 0.1) for b in eq))
+        f["num_cov"] = matched / len(cq)
+        wq = extract_quantities(" ".join(pair.sentences[i] for i in best_window))
+        f["num_contradicted"] = float(sum(
+            1 for a in cq if not any(values_match(a, b, 0.02, 0.1) for b in eq)
+            and any(b.kind == a.kind for b in wq)))
+        years_c = {a.value for a in cq if a.kind == "year"}
+        years_e = {b.value for b in eq if b.kind == "year"}
+        f["year_mismatch"] = float(bool(years_c - years_e) and bool(years_e))
+    else:
+        f["num_cov"] = 1.0
+
+    nc = _negations(pair.claim)
+    ns = min(_negations(pair.sentences[i]) for i in best_window) if best_window else 0
+    ns_best = _negations(best_sentence)
+    f["neg_claim"] = float(nc)
+    f["neg_sent"] = float(ns_best)
+    f["neg_mismatch"] = float((nc > 0) != (ns > 0))
+    f["antonym_best"] = _antonym_hit(cset, win_stems)
+    f["antonym_any"] = _antonym_hit(cset, all_stems)
+    f["cos_x_cov"] = f["cos_best_window"] * f["cov_best_window"]
+    f["cov_gap"] = f["cov_all"] - f["cov_best_window"]
+    return np.array([f[n] for n in FEATURE_NAMES], dtype=np.float32)
+
+
+def featurize(items: list[tuple[str, list[str]]], embed, idf: dict[str, float] | None = None) -> tuple[np.ndarray, list[PreparedPair]]:
+    """Features for many (claim, passage texts) pairs; ``embed(texts) -> (n, d)`` unit vectors."""
+    pairs = [prepare(c, ps) for c, ps in items]
+    texts = texts_to_embed(pairs)
+    vecs = embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
+    table = dict(zip(texts, vecs))
+    X = np.stack([compute_features(p, table, idf) for p in pairs]) if pairs else \
+        np.zeros((0, len(FEATURE_NAMES)), dtype=np.float32)
+    return X, pairs

@@ -1,0 +1,59 @@
+"""Verification methods are plug-ins: subclass ``VerificationMethod``, decorate with ``@register``.
+
+A method looks at claims and the evidence retrieved for them and returns one ``MethodResult``
+per claim; its ``name`` is recorded on the claim card. ``verify_many`` gets every claim of an
+answer at once so that a method can batch (the entailment judge embeds once per answer).
+The LLM issue plugs its variants in the same way (``REGISTRY["llm_entailment"] = …``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from audit.constants import Thresholds
+from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
+
+
+@dataclass
+class VerifyContext:
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    domain: str = ""
+    query: str = ""
+    embed: object = None  # callable texts -> (n, d) unit vectors; defaults to get_embedder().encode
+    llm: object = None  # an audit.pipeline.llm.LLMClient when one is configured (LLM methods)
+    results: dict = field(default_factory=dict)  # method name -> {claim_id: MethodResult}, for later methods
+    llm: object = None  # audit.pipeline.llm.LLMClient or None: the LLM methods (methods/llm.py) run only with one
+
+
+class VerificationMethod:
+    """Base class: override ``verify`` (one claim) or ``verify_many`` (a batch)."""
+
+    name: str = ""
+    display_name: str = ""
+    offline: bool = True  # runs without an LLM or the network
+
+    def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
+        raise NotImplementedError
+
+    def verify_many(self, items: list[tuple[ClaimDraft, list[EvidenceHit]]],
+                    ctx: VerifyContext) -> list[MethodResult]:
+        return [self.verify(claim, hits, ctx) for claim, hits in items]
+
+
+REGISTRY: dict[str, VerificationMethod] = {}
+
+
+def register(cls: type[VerificationMethod]) -> type[VerificationMethod]:
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name")
+    REGISTRY[cls.name] = cls()
+    return cls
+
+
+def get_method(name: str) -> VerificationMethod:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown verification method {name!r}; known: {', '.join(sorted(REGISTRY))}") from None

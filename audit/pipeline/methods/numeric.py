@@ -1,0 +1,74 @@
+"""Numeric verification (seed 003 stage 6): the claim's quantities against the evidence's.
+
+Currency, percentages, counts, T/B/M/K and written multipliers, scale conversions ($1,000M =
+$1B), rounding tolerance and "about/approximately" tolerance, years. A quantity of the claim
+that a relevant evidence sentence states differently (same kind, other value) is a mismatch.
+"""
+
+from __future__ import annotations
+
+from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
+from audit.pipeline.numbers import extract_quantities, values_match
+from audit.pipeline.text import content_stems
+from audit.pipeline.extraction import split_sentences
+from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
+
+RELEVANT_OVERLAP = 0.4  # share of the claim's (non-number) content words a sentence must share
+
+
+def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float = 0.02,
+                    approx_tol: float = 0.10) -> dict:
+    """{"quantities": [...], "matched": n, "mismatched": n, "absent": n, "items": [...]}"""
+    cq = extract_quantities(claim_text)
+    cstems = {w for w in content_stems(claim_text) if not any(ch.isdigit() for ch in w)}
+    sentences = [s for t in evidence_texts for s in split_sentences(t)]
+    relevant = []
+    for s in sentences:
+        st = set(content_stems(s))
+        overlap = len(cstems & st) / len(cstems) if cstems else 1.0
+        if overlap >= RELEVANT_OVERLAP:
+            relevant.append((overlap, s))
+    relevant.sort(key=lambda t: -t[0])
+    all_q = [q for t in evidence_texts for q in extract_quantities(t)]
+    items = []
+    for q in cq:
+        if any(values_match(q, e, rel_tol, approx_tol) for e in all_q):
+            items.append({"claim_value": q.raw, "match_type": "exact" if any(e.value == q.value for e in all_q)
+                          else "approximate", "match": True})
+            continue
+        rival = None
+        for _, s in relevant[:3]:
+            same_kind = [e for e in extract_quantities(s) if e.kind == q.kind]
+            if same_kind:
+                rival = (same_kind[0], s)
+                break
+        if rival:
+            items.append({"claim_value": q.raw, "evidence_value": rival[0].raw, "match_type": "mismatch",
+                          "match": False, "normalized_claim": q.value, "normalized_evidence": rival[0].value,
+                          "sentence": rival[1][:300]})
+        else:
+            items.append({"claim_value": q.raw, "match_type": "absent", "match": False})
+    return {"matched": sum(1 for i in items if i["match"]),
+            "mismatched": sum(1 for i in items if i["match_type"] == "mismatch"),
+            "absent": sum(1 for i in items if i["match_type"] == "absent"), "items": items}
+
+
+@register
+class NumericMethod(VerificationMethod):
+    name = "numeric"
+    display_name = "Numeric QA verification"
+
+    def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
+        if not extract_quantities(claim.text):
+            return MethodResult(self.name, ran=False, details={"reason": "no quantity in the claim"})
+        if not hits:
+            return MethodResult(self.name, ran=True, score=0.0, verdict="not_found",
+                                details={"reason": "no evidence"})
+        t = ctx.thresholds
+        res = compare_numbers(claim.text, [h.passage.text for h in hits], t.numeric_rel_tolerance,
+                              t.numeric_approx_tolerance)
+        n = len(res["items"])
+        score = res["matched"] / n if n else None
+        verdict = ("contradicted" if res["mismatched"] else "supported" if res["matched"] == n
+                   else "not_found")
+        return MethodResult(self.name, ran=True, score=score, verdict=verdict, details=res)

@@ -1,0 +1,85 @@
+"""Numbers in text, normalised (seed 003 stage 6): currency, percentages, counts, T/B/M/K multipliers,
+written scales (million, billion), unit conversions of scale ($1,000M == $1B) and years."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
+          "billion": 1e9, "t": 1e12, "tn": 1e12, "trillion": 1e12, "lakh": 1e5, "crore": 1e7}
+_WORD_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+                 "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+                 "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+                 "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12,
+                 "half": 0.5, "twice": 2, "double": 2, "triple": 3}
+NUM_RE = re.compile(
+    r"(?P<cur>[$€£¥])?\s?(?P<num>(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.,])\d+(?:\.\d+)?)"
+    r"(?:\s?(?P<scale>thousand|million|billion|trillion|lakh|crore|bn|mn|tn|[kmbt])\b)?"
+    r"(?:\s?(?P<pct>%|percent|per cent|percentage points?))?",
+    re.I,
+)
+WORD_NUM_RE = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
+APPROX_RE = re.compile(r"\b(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|"
+                       r"close to|estimated|an estimated|over|more than|less than|under|up to|~)\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    raw: str
+    value: float
+    kind: str  # "percent" | "currency" | "year" | "count"
+    approx: bool = False
+
+
+def extract_quantities(text: str, *, words: bool = False) -> list[Quantity]:
+    out: list[Quantity] = []
+    for m in NUM_RE.finditer(text or ""):
+        try:
+            value = float(m.group("num").replace(",", ""))
+        except ValueError:
+            continue
+        scale = (m.group("scale") or "").lower()
+        if scale:
+            # "5 m" after a number could be metres: only treat single letters as scale when glued
+            if len(scale) == 1 and m.group(0).rstrip()[-2:-1].isspace():
+                scale = ""
+            value *= _SCALE.get(scale, 1.0)
+        if m.group("pct"):
+            kind = "percent"
+        elif m.group("cur"):
+            kind = "currency"
+        elif not scale and "." not in m.group("num") and "," not in m.group("num") \
+                and 1500 <= value <= 2100 and len(m.group("num")) == 4:
+            kind = "year"
+        else:
+            kind = "count"
+        approx = bool(APPROX_RE.search(text[max(0, m.start() - 20): m.start()]))
+        out.append(Quantity(m.group(0).strip(), value, kind, approx))
+    if words:
+        for m in WORD_NUM_RE.finditer(text or ""):
+            out.append(Quantity(m.group(0), float(_WORD_NUMBERS[m.group(1).lower()]), "count"))
+    return out
+
+
+def values_match(a: Quantity, b: Quantity, rel_tol: float, approx_tol: float) -> bool:
+    if a.kind == "year" or b.kind == "year":
+        return a.value == b.value
+    tol = approx_tol if (a.approx or b.approx) else rel_tol
+    if a.value == b.value:
+        return True
+    denom = max(abs(a.value), abs(b.value), 1e-9)
+    if abs(a.value - b.value) / denom <= tol:
+        return True
+    # rounding: 3.2 vs 3.19, 25% vs 25.4%
+    for digits in (0, 1, 2):
+        if round(a.value, digits) == round(b.value, digits) and (
+                _decimals(a.raw) == digits or _decimals(b.raw) == digits):
+            return True
+    return False
+
+
+def _decimals(raw: str) -> int:
+    m = re.search(r"\.(\d+)", raw)
+    return len(m.group(1)) if m else 0

@@ -1,0 +1,163 @@
+"""Evidence retrieval for claims (seed 000 §4.1, seed 003 stage 1).
+
+For each claim: the passages its citation anchors name come first when the anchor is valid
+(relevance 1.0, ``cited=True``); otherwise, and in addition, hybrid search (dense cosine + BM25,
+see ``index.HybridIndex``) over the passages sent with the request and over the workspace
+knowledge base; passages that share a number with a numeric claim get the numeric boost
+(+0.2). Claims are embedded once, in one batch, and searched with ``search_many``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+
+from audit.constants import Thresholds
+from audit.pipeline.extraction import split_sentences
+from audit.pipeline.index import HybridIndex, VectorIndex
+from audit.pipeline.numbers import extract_quantities, values_match
+from audit.pipeline.types import ClaimDraft, EvidenceHit, Passage
+
+CONTEXT_CHUNK_SENTENCES = 3  # request passages are searched as windows of this many sentences
+MIN_SEARCH_RELEVANCE = 0.25  # searched (uncited) passages below this fused score are dropped
+SEARCH_FANOUT = 3  # ask each index for top_k * this many before merging and boosting
+
+_HEADER_ANCHOR_RE = re.compile(r"^\s*\[(\w[\w.\-]*)\]")
+
+
+@dataclass
+class KnowledgeBase:
+    """A workspace KB: an index over chunk ids and a lookup from ids to ``Passage``."""
+
+    index: VectorIndex
+    lookup: Callable[[list[str]], Mapping[str, Passage]]
+
+
+def as_passages(contexts) -> list[Passage]:
+    """Accept strings, dicts ({"id", "text", "title", "uri", …}) or Passages."""
+    out: list[Passage] = []
+    for i, c in enumerate(contexts or []):
+        if isinstance(c, Passage):
+            out.append(c)
+        elif isinstance(c, str):
+            out.append(Passage(id=f"ctx{i + 1}", text=c))
+        elif isinstance(c, dict):
+            out.append(Passage(id=str(c.get("id") or f"ctx{i + 1}"), text=str(c.get("text") or ""),
+                               title=str(c.get("title") or ""), uri=str(c.get("uri") or c.get("url") or ""),
+                               source_type=str(c.get("source_type") or "context"),
+                               published=c.get("published"), domain=str(c.get("domain") or ""),
+                               anchors=tuple(str(a) for a in c.get("anchors") or ())))
+        else:
+            raise TypeError(f"context {i + 1}: expected str, dict or Passage, got {type(c).__name__}")
+    return out
+
+
+def anchor_map(passages: list[Passage]) -> dict[str, Passage]:
+    """Citation key -> passage: explicit anchors, the id, "cite:<id>", a leading "[n]" header,
+    and the 1-based position ("[2]" = the second passage) when nothing else claims that key."""
+    amap: dict[str, Passage] = {}
+    for p in passages:
+        keys = list(p.anchors) + [p.id, f"cite:{p.id}"]
+        m = _HEADER_ANCHOR_RE.match(p.text)
+        if m:
+            keys.append(m.group(1))
+        for k in keys:
+            amap.setdefault(k.lower(), p)
+            amap.setdefault(k.strip("[]").lower(), p)
+    for i, p in enumerate(passages, start=1):
+        amap.setdefault(str(i), p)
+    return amap
+
+
+def resolve_anchor(anchor: str, amap: dict[str, Passage]) -> Passage | None:
+    a = anchor.lower()
+    if a in amap:
+        return amap[a]
+    if a.startswith("cite:"):
+        key = a[5:]
+        for k, p in amap.items():  # a chunk-hash prefix
+            if len(key) >= 6 and (k.startswith(key) or k.startswith("cite:" + key)):
+                return p
+    return None
+
+
+def _windows(passages: list[Passage]) -> tuple[list[str], list[str], list[int]]:
+    ids, texts, owner = [], [], []
+    for pi, p in enumerate(passages):
+        sents = split_sentences(p.text) or [p.text]
+        for j in range(0, len(sents), CONTEXT_CHUNK_SENTENCES):
+            ids.append(f"{pi}:{j}")
+            texts.append(" ".join(sents[j: j + CONTEXT_CHUNK_SENTENCES]))
+            owner.append(pi)
+    return ids, texts, owner
+
+
+def _shares_number(claim_q, text: str) -> bool:
+    if not claim_q:
+        return False
+    return any(values_match(a, b, 0.02, 0.1) for a in claim_q for b in extract_quantities(text))
+
+
+def retrieve(claims: list[ClaimDraft], contexts: list[Passage], *, kb: KnowledgeBase | None = None,
+             embed=None, thresholds: Thresholds | None = None,
+             claim_vecs: np.ndarray | None = None) -> list[list[EvidenceHit]]:
+    """The evidence hits of each claim, best first (cited passages first)."""
+    t = thresholds or Thresholds()
+    top_k = t.retrieval_top_k
+    if not claims:
+        return []
+    amap = anchor_map(contexts)
+    if claim_vecs is None and (contexts or kb is not None):
+        if embed is None:
+            from audit.pipeline.embedding import get_embedder
+
+            embed = get_embedder().encode
+        claim_vecs = embed([c.text for c in claims])
+    texts = [c.text for c in claims]
+    ctx_results: list[list[tuple[str, float]]] = [[] for _ in claims]
+    win_owner: dict[str, int] = {}
+    if contexts:
+        ids, wtexts, owner = _windows(contexts)
+        win_owner = dict(zip(ids, owner))
+        index = HybridIndex()
+        index.add(ids, wtexts, embed(wtexts))
+        ctx_results = index.search_many(texts, claim_vecs, k=min(len(ids), top_k * SEARCH_FANOUT))
+    kb_results: list[list[tuple[str, float]]] = [[] for _ in claims]
+    kb_passages: Mapping[str, Passage] = {}
+    if kb is not None and len(kb.index):
+        kb_results = kb.index.search_many(texts, claim_vecs, k=top_k * SEARCH_FANOUT)
+        wanted = sorted({i for res in kb_results for i, _ in res})
+        kb_passages = kb.lookup(wanted) if wanted else {}
+
+    all_hits = []
+    for ci, claim in enumerate(claims):
+        hits: dict[str, EvidenceHit] = {}
+        for anchor in claim.citations:
+            p = resolve_anchor(anchor, amap)
+            if p is not None and p.id not in hits:
+                hits[p.id] = EvidenceHit(passage=p, relevance=1.0, cited=True)
+        cq = extract_quantities(claim.text)
+        searched: dict[str, EvidenceHit] = {}
+        for wid, score in ctx_results[ci]:
+            p = contexts[win_owner[wid]]
+            if p.id in hits:
+                continue
+            if p.id not in searched or searched[p.id].relevance < score:
+                searched[p.id] = EvidenceHit(passage=p, relevance=score)
+        for cid, score in kb_results[ci]:
+            p = kb_passages.get(cid)
+            if p is None or p.id in hits:
+                continue
+            if p.id not in searched or searched[p.id].relevance < score:
+                searched[p.id] = EvidenceHit(passage=p, relevance=score)
+        for h in searched.values():
+            if _shares_number(cq, h.passage.text):
+                h.relevance = min(1.0, h.relevance + t.numeric_boost)
+        ranked = sorted((h for h in searched.values() if h.relevance >= MIN_SEARCH_RELEVANCE),
+                        key=lambda h: (-h.relevance, h.passage.id))
+        cited = list(hits.values())
+        all_hits.append((cited + ranked)[: max(top_k, len(cited))])
+    return all_hits

@@ -1,0 +1,141 @@
+"""Method results -> claim labels, confidences, verdicts; claims -> answer metrics (seed 000 §5, §7).
+
+- ``confidence`` (every claim): P(supported by its evidence) from the entailment judge, lowered
+  when numeric verification or cross-source conflict finds a contradiction; ~0 for contradicted.
+- FEVER label: SUPPORTED when confidence >= ``audit_score_threshold`` and nothing contradicts,
+  REFUTED when the evidence contradicts, NEI otherwise (also when there is no evidence).
+- verdict (seed 000 §5.3): supported | weak (confidence in [weak_threshold, threshold)) |
+  contradicted | not_found.
+- answer metrics (RAGAS definitions, offline): faithfulness = supported claims / claims; answer
+  relevance = cosine(query, answer); context precision = average precision of the contexts in
+  the order given, a context being relevant when it supports some claim; context recall (with a
+  reference answer) = share of reference sentences supported by the contexts. Evidence coverage
+  and unsupported rate over non-minor claims and the quality gates of seed 000 §7.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from audit.constants import IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, Thresholds
+from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult
+
+SUPPORTED, REFUTED, NEI = "SUPPORTED", "REFUTED", "NEI"
+CONTRADICTION_CAP = 0.05  # confidence ceiling for a claim contradicted by numbers or conflict
+
+
+def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, MethodResult],
+                t: Thresholds) -> ClaimVerdict:
+    flags: list[str] = []
+    for r in results.values():
+        flags += [f for f in r.flags if f not in flags]
+    if not hits:
+        return ClaimVerdict(claim=claim, label=NEI, verdict="not_found", confidence=0.0, evidence=[],
+                            methods=list(results.values()), risk_flags=["no_evidence"] + flags,
+                            metrics=method_metrics(results))
+    ent = results.get("entailment")
+    conf = float(ent.score) if ent and ent.score is not None else 0.0
+    p_ref = float(ent.details.get("p_refuted", 0.0)) if ent else 0.0
+    judge = results.get("llm_judge")
+    if judge is not None and judge.ran and judge.score is not None:
+        # issue 4: the isolated LLM judge, when it ran, stands in for the offline entailment judge
+        conf, p_ref = float(judge.score), float(judge.details.get("p_refuted", p_ref))
+    numeric = results.get("numeric")
+    numeric_contradiction = bool(numeric and numeric.ran and numeric.verdict == "contradicted"
+                                 and conf < t.audit_score_threshold)
+    conflict = "conflict" in flags
+    if numeric_contradiction:
+        conf = min(conf, CONTRADICTION_CAP)
+        p_ref = max(p_ref, 1.0)
+    if conf >= t.audit_score_threshold and not conflict:
+        label, verdict = SUPPORTED, "supported"
+    elif numeric_contradiction or (p_ref >= t.refuted_threshold and conf < t.weak_threshold):
+        label, verdict = REFUTED, "contradicted"
+    elif conflict:
+        label, verdict = NEI, "contradicted"
+        conf = min(conf, t.audit_score_threshold - 1e-6)
+    else:
+        label = NEI
+        verdict = "weak" if conf >= t.weak_threshold else "not_found"
+    best_sim = max((h.similarity for h in hits), default=0.0)
+    return ClaimVerdict(claim=claim, label=label, verdict=verdict, confidence=round(conf, 6),
+                        p_refuted=round(p_ref, 6), evidence=hits, methods=list(results.values()),
+                        risk_flags=flags, metrics={"best_similarity": round(best_sim, 4), **method_metrics(results)})
+
+
+# Per-claim metrics a method reports in its details, copied to the claim card when it ran (issue 4):
+# SelfCheck's disagreement exists only when samples were really drawn.
+CLAIM_METRIC_KEYS = ("selfcheck_disagreement", "cove_consistency")
+
+
+def method_metrics(results: dict[str, MethodResult]) -> dict:
+    return {key: r.details[key] for r in results.values() if r.ran
+            for key in CLAIM_METRIC_KEYS if r.details.get(key) is not None}
+
+
+def coverage(verdicts: list[ClaimVerdict], any_evidence: bool = True) -> float:
+    """Share of non-minor claims that are supported or weak (seed 000 §7.1); 0 without evidence."""
+    if not any_evidence:
+        return 0.0
+    material = [v for v in verdicts if v.claim.importance != IMPORTANCE_MINOR]
+    if not material:
+        return 1.0
+    return sum(v.verdict in ("supported", "weak") for v in material) / len(material)
+
+
+def unsupported_rate(verdicts: list[ClaimVerdict]) -> float:
+    """Share of non-minor claims with no evidence found (seed 000 §7.2)."""
+    material = [v for v in verdicts if v.claim.importance != IMPORTANCE_MINOR]
+    if not material:
+        return 0.0
+    return sum(v.verdict == "not_found" for v in material) / len(material)
+
+
+def faithfulness(verdicts: list[ClaimVerdict]) -> float:
+    """RAGAS faithfulness: claims supported by the context / all claims (1.0 with no claims)."""
+    if not verdicts:
+        return 1.0
+    return sum(v.label == SUPPORTED for v in verdicts) / len(verdicts)
+
+
+def context_precision(relevant_in_order: list[bool]) -> float:
+    """RAGAS context precision: mean of precision@k over the ranks k that hold a relevant context."""
+    hits, total = 0, 0.0
+    for k, rel in enumerate(relevant_in_order, start=1):
+        if rel:
+            hits += 1
+            total += hits / k
+    return total / hits if hits else 0.0
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b) / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
+
+
+def quality_gates(metrics: dict, verdicts: list[ClaimVerdict], t: Thresholds) -> dict:
+    critical_unsupported = sum(1 for v in verdicts if v.claim.importance == IMPORTANCE_CRITICAL
+                               and v.verdict == "not_found")
+    contradictions = sum(1 for v in verdicts if v.verdict == "contradicted")
+    return {
+        "evidence_coverage": metrics["evidence_coverage"] >= t.coverage_threshold,
+        "unsupported_rate": metrics["unsupported_rate"] <= t.unsupported_rate_threshold,
+        "critical_unsupported": critical_unsupported == 0,
+        "contradictions": contradictions == 0,
+    }
+
+
+def audit_score(metrics: dict, t: Thresholds) -> float:
+    w = t.audit_score_weights
+    total = sum(w.values()) or 1.0
+    score = sum(weight * float(metrics.get(name) or 0.0) for name, weight in w.items()) / total
+    return round(min(1.0, max(0.0, score)), 6)
+
+
+def warnings_for(verdicts: list[ClaimVerdict]) -> list[dict]:
+    unsupported = [v for v in verdicts if v.verdict == "not_found" and v.claim.importance != IMPORTANCE_MINOR]
+    out = []
+    if unsupported:
+        out.append({"code": "UNSUPPORTED_CLAIMS",
+                    "message": f"{len(unsupported)} material claims could not be verified",
+                    "details": [v.claim.text for v in unsupported]})
+    return out
