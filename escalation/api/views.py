@@ -1,0 +1,321 @@
+"""Escalation queue API (mounted at /api/v1/): list, detail, manual intake and one POST per transition.
+
+Views are thin: validate the input shape, fetch the case through the permission-checking
+selector, call one service, serialize. Domain errors become responses in
+:meth:`EscalationApi.handle_exception` (409 conflict / not allowed, 403 role, 400 naming the field).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, serializers
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from audit import roles
+from audit.models import Claim
+from escalation import policy, selectors, services
+from escalation.errors import EscalationError
+from escalation.models import ReviewCase
+
+
+class EscalationApi(APIView):
+    """Base: reads need a Theoria role, writes a reviewer role; domain errors map to HTTP here."""
+
+    write = False
+
+    def check_permissions(self, request):
+        super().check_permissions(request)
+        allowed = roles.can_review(request.user) if self.write else roles.can_read(request.user)
+        if not allowed:
+            raise exceptions.PermissionDenied("your role may not " + ("act on" if self.write else "read") + " the escalation queue")
+
+    def handle_exception(self, exc):
+        if isinstance(exc, EscalationError):
+            return Response({"detail": str(exc), "code": exc.code, "errors": {}}, status=exc.status_code)
+        if isinstance(exc, DjangoValidationError):
+            detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+            exc = exceptions.ValidationError(detail=detail)
+        return super().handle_exception(exc)
+
+    def get_case(self, ticket: str) -> ReviewCase:
+        case = selectors.case_get(user=self.request.user, ticket=ticket)
+        if case is None:
+            raise Http404(f"no case {ticket}")
+        return case
+
+
+# --- output -------------------------------------------------------------------------------------
+
+
+class ClaimBriefSerializer(serializers.Serializer):
+    answer_id = serializers.CharField(source="answer.public_id")
+    claim_id = serializers.CharField()
+    text = serializers.CharField()
+    label = serializers.CharField()
+    machine_label = serializers.CharField()
+    confidence = serializers.FloatField()
+    importance = serializers.CharField()
+
+
+class CaseOutputSerializer(serializers.Serializer):
+    ticket = serializers.CharField()
+    tier = serializers.IntegerField()
+    tier_name = serializers.SerializerMethodField()
+    status = serializers.CharField()
+    sla_state = serializers.CharField()
+    trigger = serializers.CharField()
+    risk_score = serializers.FloatField()
+    owner = serializers.CharField(source="owner.username", default=None)
+    domain = serializers.CharField()
+    summary = serializers.CharField()
+    opened_at = serializers.DateTimeField()
+    acknowledged_at = serializers.DateTimeField()
+    due_at = serializers.DateTimeField()
+    at_risk_at = serializers.DateTimeField()
+    paused_at = serializers.DateTimeField()
+    resolved_at = serializers.DateTimeField()
+    decision = serializers.CharField()
+    version = serializers.IntegerField()
+    claim = ClaimBriefSerializer()
+
+    def get_tier_name(self, case) -> str:
+        return policy.TIER_NAMES[case.tier]
+
+
+class EventSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    tier = serializers.IntegerField()
+    actor = serializers.CharField(source="actor_label")
+    reason = serializers.CharField()
+    details = serializers.JSONField()
+    at = serializers.DateTimeField()
+
+
+class EvidenceSerializer(serializers.Serializer):
+    source_type = serializers.CharField()
+    source_id = serializers.CharField()
+    title = serializers.CharField()
+    uri = serializers.CharField()
+    snippet = serializers.CharField()
+    hash = serializers.CharField()
+    relevance = serializers.FloatField()
+    entailment = serializers.FloatField()
+
+
+class AnswerContextSerializer(serializers.Serializer):
+    public_id = serializers.CharField()
+    query = serializers.CharField()
+    text = serializers.CharField()
+    mode = serializers.CharField()
+    domain = serializers.CharField()
+    suppressed = serializers.BooleanField()
+
+
+class CaseDetailOutputSerializer(CaseOutputSerializer):
+    rationale = serializers.CharField()
+    answer = AnswerContextSerializer(source="claim.answer")
+    evidence = EvidenceSerializer(source="claim.evidence.all", many=True)
+    events = EventSerializer(source="events.all", many=True)
+    curation_items = serializers.SerializerMethodField()
+
+    def get_curation_items(self, case) -> list[dict]:
+        return [{"id": i.pk, "status": i.status, "reason": i.reason} for i in case.curation_items.all()]
+
+
+def _detail(view: EscalationApi, ticket: str, status: int = 200) -> Response:
+    return Response(CaseDetailOutputSerializer(view.get_case(ticket)).data, status=status)
+
+
+# --- reads --------------------------------------------------------------------------------------
+
+
+class CaseListApi(EscalationApi):
+    """The queue in risk order (highest first, then the nearest deadline), filtered and paginated."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("tier", int, enum=list(policy.TIERS)),
+            OpenApiParameter("status", str, many=True, enum=ReviewCase.Status.values),
+            OpenApiParameter("sla_state", str, many=True, enum=ReviewCase.SlaState.values),
+            OpenApiParameter("domain", str),
+            OpenApiParameter("owner", str, description="username, 'me' or 'none'"),
+            OpenApiParameter("open", bool),
+        ],
+        responses=CaseOutputSerializer(many=True),
+    )
+    def get(self, request):
+        cases = selectors.case_list(user=request.user, filters=request.query_params, request=request)
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(cases, request, view=self)
+        return paginator.get_paginated_response(CaseOutputSerializer(page, many=True).data)
+
+
+class CaseDetailApi(EscalationApi):
+    """One case with its claim, answer context, evidence, events and curation items."""
+
+    @extend_schema(responses=CaseDetailOutputSerializer)
+    def get(self, request, ticket):
+        return _detail(self, ticket)
+
+
+# --- writes -------------------------------------------------------------------------------------
+
+
+class VersionedInput(serializers.Serializer):
+    version = serializers.IntegerField(
+        required=False, min_value=1, help_text="The case version you saw; a changed case answers 409."
+    )
+
+
+class CaseTransitionApi(EscalationApi):
+    """One POST per transition: validate ``InputSerializer``, call ``service``, return the case."""
+
+    write = True
+    InputSerializer = VersionedInput
+
+    def perform(self, case: ReviewCase, actor, data: dict) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def post(self, request, ticket):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        case = self.get_case(ticket)
+        version = values.pop("version", None)
+        if version is not None:
+            case.version = version  # the conditional update then refuses a case changed since
+        self.perform(case, request.user, values)
+        return _detail(self, ticket)
+
+
+def _transition_view(name: str, input_fields: dict, call, doc: str) -> type[CaseTransitionApi]:
+    """Build the APIView of one transition (its nested InputSerializer and its service call)."""
+    input_serializer = type(f"{name}InputSerializer", (VersionedInput,), dict(input_fields))
+    view = type(
+        name,
+        (CaseTransitionApi,),
+        {"InputSerializer": input_serializer, "perform": lambda self, case, actor, data: call(case, actor, data), "__doc__": doc},
+    )
+    view.post = extend_schema(request=input_serializer, responses=CaseDetailOutputSerializer)(view.post)
+    return view
+
+
+def _user_by_name(username: str):
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    if user is None:
+        raise DjangoValidationError({"owner": f"no active user {username!r}"})
+    return user
+
+
+def _reason(required: bool = True, **extra):
+    return serializers.CharField(max_length=5000, required=required, allow_blank=not required, trim_whitespace=True, **extra)
+
+
+CaseAcknowledgeApi = _transition_view(
+    "CaseAcknowledgeApi", {}, lambda case, actor, data: services.case_acknowledge(case=case, actor=actor),
+    "Acknowledge an open case (you become its owner unless it has one).",
+)
+CaseAssignApi = _transition_view(
+    "CaseAssignApi",
+    {"owner": serializers.CharField(max_length=150), "reason": _reason(required=False)},
+    lambda case, actor, data: services.case_assign(
+        case=case, actor=actor, owner=_user_by_name(data["owner"]), reason=data.get("reason", "")
+    ),
+    "Assign or reassign a case to a reviewer (by username).",
+)
+CaseNoteApi = _transition_view(
+    "CaseNoteApi", {"note": _reason()}, lambda case, actor, data: services.case_note(case=case, actor=actor, note=data["note"]),
+    "Add a note to a case.",
+)
+CaseEscalateApi = _transition_view(
+    "CaseEscalateApi", {"reason": _reason()},
+    lambda case, actor, data: services.case_escalate(case=case, actor=actor, reason=data["reason"]),
+    "Escalate a case to the next tier (a note is required).",
+)
+CasePauseApi = _transition_view(
+    "CasePauseApi", {"reason": _reason()},
+    lambda case, actor, data: services.case_pause(case=case, actor=actor, reason=data["reason"]),
+    "Pause the SLA clock while waiting on information.",
+)
+CaseResumeApi = _transition_view(
+    "CaseResumeApi", {"reason": _reason(required=False)},
+    lambda case, actor, data: services.case_resume(case=case, actor=actor, reason=data.get("reason", "")),
+    "Resume a paused case's SLA clock.",
+)
+CaseResolveApi = _transition_view(
+    "CaseResolveApi",
+    {"decision": serializers.ChoiceField(choices=ReviewCase.Decision.choices), "rationale": _reason()},
+    lambda case, actor, data: services.case_resolve(
+        case=case, actor=actor, decision=data["decision"], rationale=data["rationale"]
+    ),
+    "Resolve a case with a decision and a rationale (the decision flows back to the claim).",
+)
+CaseReopenApi = _transition_view(
+    "CaseReopenApi", {"reason": _reason()},
+    lambda case, actor, data: services.case_reopen(case=case, actor=actor, reason=data["reason"]),
+    "Reopen a resolved case.",
+)
+
+
+class CaseOpenApi(EscalationApi):
+    """Escalate a claim by hand (a moderator): opens a tier-1 case."""
+
+    write = True
+
+    class InputSerializer(serializers.Serializer):
+        answer_id = serializers.CharField(max_length=40)
+        claim_id = serializers.CharField(max_length=16)
+        reason = _reason()
+
+    @extend_schema(request=InputSerializer, responses={201: CaseDetailOutputSerializer})
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        claim = (
+            Claim.objects.select_related("answer__workspace")
+            .filter(answer__public_id=values["answer_id"], claim_id=values["claim_id"])
+            .first()
+        )
+        if claim is None or not (roles.is_admin(request.user) or claim.answer.workspace_id == _workspace_id(request.user)):
+            raise exceptions.ValidationError({"claim_id": [f"no claim {values['claim_id']} in answer {values['answer_id']}"]})
+        case = services.case_open(claim=claim, actor=request.user, reason=values["reason"])
+        return _detail(self, case.ticket, status=201)
+
+
+def _workspace_id(user) -> int:
+    from audit.services.workspaces import workspace_for_user
+
+    return workspace_for_user(user).pk
+
+
+class CurationListApi(EscalationApi):
+    """Knowledge-base correction items (from review decisions and the nightly auditor), newest first."""
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        source = serializers.CharField()
+        status = serializers.CharField()
+        reason = serializers.CharField()
+        ticket = serializers.CharField(source="case.ticket", default=None)
+        claim_id = serializers.CharField(source="claim.claim_id", default=None)
+        document = serializers.CharField(source="document.title", default=None)
+        created_at = serializers.DateTimeField()
+        closed_at = serializers.DateTimeField()
+
+    @extend_schema(
+        parameters=[OpenApiParameter("status", str, enum=["open", "done", "dismissed"])],
+        responses=OutputSerializer(many=True),
+    )
+    def get(self, request):
+        status = request.query_params.get("status") or None
+        if status and status not in ("open", "done", "dismissed"):
+            raise exceptions.ValidationError({"status": ["status must be open, done or dismissed"]})
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(selectors.curation_list(user=request.user, status=status), request, view=self)
+        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
