@@ -93,6 +93,22 @@ IMPORTANCE_CRITICAL = "critical"
 IMPORTANCE_MATERIAL = "material"
 IMPORTANCE_MINOR = "minor"
 
+# --- Answer revision (issue 6; seed 000 §6, seed 003 stages 5 and 7c, seed 002) ----------------
+# COVERAGE_THRESHOLD, UNSUPPORTED_RATE_THRESHOLD and MAX_REVISIONS above decide when to stop.
+SOFTENING_STYLES = ("hedge", "qualify", "parenthetical")  # seed 003 stage 7c
+DEFAULT_SOFTENING_STYLE = "hedge"
+SOFTENING_HEDGE = "reportedly"
+SOFTENING_QUALIFY = "Some evidence suggests that"
+SOFTENING_PARENTHETICAL = "(unverified)"
+UNSUPPORTED_QUALIFIER = "(not found in the provided documents)"  # seed 000 §6.2
+UNSUPPORTED_ACTIONS = ("remove", "qualify")  # what to do with a material claim nothing supports
+DEFAULT_UNSUPPORTED_ACTION = "remove"
+NO_ANSWER_NOTICE = "I cannot find support for this answer in the provided documents."  # seed 000 §8.1
+CITATION_REPLACE_MARGIN = 0.15  # another passage must beat the cited one's entailment by this to take its place
+CORRECTION_MIN_OVERLAP = 0.30  # share of a contradicted claim's content words its replacing evidence sentence shares
+CORRECTIVE_QUERIES_PER_CLAIM = 3  # seed 002: targeted queries per unsupported claim
+CORRECTIVE_PASSAGES_PER_QUERY = 3  # extra passages kept per targeted query
+
 # --- Audit-Web: controlled verification against allow-listed web sources (issue 7, spec §4.3) --
 WEB_TIMEOUT_S = 10.0  # wall-clock limit of one external call, redirects and body included
 WEB_MAX_RESPONSE_BYTES = 5 * 1024 * 1024  # body cap, enforced while streaming

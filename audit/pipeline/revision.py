@@ -1,0 +1,942 @@
+"""Answer revision: repair what the audit found, then say clearly what could not be repaired.
+
+Plain Python (no Django). Seed 000 §6 (revision loop), seed 003 stage 5 (citation correction,
+CiteFix) and stage 7c (softening), seed 002 (corrective retrieval).
+
+The loop (``revise_answer``) works on any verifier: ``verify(text, passages) -> AuditResult``
+(the pipeline's audit entry point) and optionally ``retrieve(queries) -> list[Passage]`` (the
+knowledge-base index or the web) and ``rewriter(...) -> str`` (the LLM's ``rewrite_answer``).
+
+1. ``decide_revision`` — stop when the quality gates hold (evidence coverage ≥ 85 %, no
+   contradiction, no critical claim without evidence, unsupported rate ≤ 5 %: seed 000 §6.1
+   and §7.3) or after ``max_revisions`` revisions; otherwise one instruction per claim.
+2. Corrective retrieval — targeted queries for the claims nothing supports; new passages join
+   the pool and the same text is verified again before any edit is planned.
+3. ``plan_revision`` — deterministic rewriting of the claim sentences (offline), or the LLM
+   rewrite when one is configured and its output is traceable (every changed region lies in a
+   sentence it was told to change and every citation marker names a passage); otherwise the
+   offline edits. Strategies, per sentence:
+   - contradicted claim: CORRECT (numbers and dates replaced by the evidence's values, or the
+     sentence replaced by the evidence sentence), else remove or mark it disputed;
+   - claim nothing supports: REMOVE (the sentence or its clause) or QUALIFY ("not found in
+     the provided documents"); a sentence that also states a supported fact is never removed;
+   - weak claim: SOFTEN (hedge / qualify / parenthetical, configurable);
+   - citation correction: REPLACE a marker whose passage does not support the claim with the
+     better passage, ADD_ALTERNATE the better passage next to it, REMOVE a marker that names
+     no passage or supports nothing in its sentence.
+4. ``terminate`` — NO_IMPROVEMENT when the revisions did not improve on the original (the
+   better version is kept), UNSUPPORTED_CLAIMS for material claims still without evidence.
+
+Every edit names the claim (id and text, in the attempt it was planned from) and the strategy
+that caused it; ``RevisionOutcome.history_json()`` is what the run stores.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+
+from audit.constants import (CITATION_REPLACE_MARGIN, CORRECTION_MIN_OVERLAP, CORRECTIVE_PASSAGES_PER_QUERY,
+                             CORRECTIVE_QUERIES_PER_CLAIM, DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION,
+                             IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, NO_ANSWER_NOTICE, SOFTENING_HEDGE,
+                             SOFTENING_PARENTHETICAL, SOFTENING_QUALIFY, SOFTENING_STYLES,
+                             UNSUPPORTED_ACTIONS, UNSUPPORTED_QUALIFIER, Thresholds)
+from audit.pipeline.extraction import _SPLIT_RE as CLAUSE_SPLIT_RE
+from audit.pipeline.extraction import CITATION_RE, citation_anchors, decompose
+from audit.pipeline import scoring
+from audit.pipeline.numbers import Quantity, extract_quantities, values_match
+from audit.pipeline.retrieval import anchor_map, resolve_anchor
+from audit.pipeline.text import STOPWORDS, content_stems, normalize
+from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
+
+SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND = "supported", "weak", "contradicted", "not_found"
+COVERED = (SUPPORTED, WEAK)
+
+
+class Strategy(StrEnum):
+    REMOVE = "remove"  # claim nothing supports, taken out (seed 000 §6.2)
+    QUALIFY = "qualify"  # claim nothing supports, kept with a "not found" qualifier (seed 000 §6.2)
+    CORRECT = "correct"  # contradicted claim corrected to match the evidence (seed 000 §6.2)
+    SOFTEN = "soften"  # unverified (weak) fact softened (seed 003 stage 7c)
+    CITATION = "citation"  # citation correction (seed 003 stage 5)
+    CORRECTIVE_RETRIEVAL = "corrective_retrieval"  # citation to a passage found by corrective retrieval (seed 002)
+
+
+class CitationAction(StrEnum):
+    REPLACE = "REPLACE"
+    REMOVE = "REMOVE"
+    ADD_ALTERNATE = "ADD_ALTERNATE"
+
+
+class Warning(StrEnum):  # noqa: A001 - the seed's name for these codes
+    NO_IMPROVEMENT = "NO_IMPROVEMENT"
+    UNSUPPORTED_CLAIMS = "UNSUPPORTED_CLAIMS"
+
+
+Verify = Callable[[str, list[Passage]], AuditResult]
+Retrieve = Callable[[list[str]], list[Passage]]
+# rewriter(query=, answer=, instructions=[dict], passages=[Passage]) -> revised answer text
+Rewriter = Callable[..., str]
+
+
+@dataclass(frozen=True)
+class RevisionOptions:
+    """How to revise; the defaults follow the seeds."""
+
+    softening: str = DEFAULT_SOFTENING_STYLE  # hedge | qualify | parenthetical
+    unsupported_action: str = DEFAULT_UNSUPPORTED_ACTION  # remove | qualify
+    correct_contradictions: bool = True
+    correct_citations: bool = True
+    corrective_retrieval: bool = True
+    citations_only: bool = False  # only citation correction (after corrective retrieval settled the rest)
+
+    def __post_init__(self):
+        if self.softening not in SOFTENING_STYLES:
+            raise ValueError(f"softening must be one of {', '.join(SOFTENING_STYLES)}")
+        if self.unsupported_action not in UNSUPPORTED_ACTIONS:
+            raise ValueError(f"unsupported_action must be one of {', '.join(UNSUPPORTED_ACTIONS)}")
+
+
+@dataclass
+class Edit:
+    """One change to the answer, traceable to the claim and the strategy that caused it.
+
+    ``span`` is where the change applies in the text of the attempt it was planned from;
+    ``before``/``after`` are that region's text before and after this edit (edits of one
+    sentence chain: the next edit's ``before`` is this one's ``after``).
+    """
+
+    claim_id: str
+    claim_text: str
+    strategy: str
+    span: tuple[int, int]
+    before: str
+    after: str
+    reason: str
+    action: str = ""  # CitationAction for citation edits, "remove_sentence"/"remove_clause"/… otherwise
+    passage_id: str = ""
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class RevisionDecision:
+    should_revise: bool
+    reason: str
+    instructions: list[dict] = field(default_factory=list)  # one per claim: claim_id, strategy, instruction
+
+
+@dataclass
+class RevisionAttempt:
+    number: int  # 0 = the answer as received
+    text: str
+    result: AuditResult
+    edits: list[Edit] = field(default_factory=list)  # the edits that turned the previous attempt into this one
+    author: str = "original"  # original | offline | llm
+    retrieval: list[dict] = field(default_factory=list)  # corrective retrieval run on this attempt
+    decision: RevisionDecision | None = None
+    notes: list[str] = field(default_factory=list)
+    before_retrieval: dict | None = None  # the summary before corrective retrieval re-verified this text
+
+    @property
+    def summary(self) -> dict:
+        return ledger_summary(self.result.claims)
+
+    def as_json(self) -> dict:
+        return {
+            "attempt": self.number, "author": self.author, "text": self.text, "summary": self.summary,
+            "ledger": claim_ledger(self.result.claims),
+            "edits": [asdict(e) | {"span": list(e.span)} for e in self.edits],
+            "retrieval": self.retrieval,
+            "decision": asdict(self.decision) if self.decision else None,
+            "notes": self.notes, "before_retrieval": self.before_retrieval,
+        }
+
+
+@dataclass
+class RevisionOutcome:
+    original_text: str
+    final_text: str
+    final: AuditResult
+    attempts: list[RevisionAttempt]
+    kept: int  # number of the attempt returned
+    warnings: list[dict]
+    stop_reason: str
+    passages: list[Passage]  # the pool at the end, with passages found by corrective retrieval
+
+    @property
+    def revised(self) -> bool:
+        return self.final_text != self.attempts[0].text
+
+    @property
+    def edits(self) -> list[Edit]:
+        """The edits that lead from the original to the kept attempt."""
+        return [e for a in self.attempts[1: self.kept + 1] for e in a.edits]
+
+    def history_json(self) -> list[dict]:
+        rows = [a.as_json() for a in self.attempts]
+        for row in rows:
+            row["kept"] = row["attempt"] == self.kept
+        return rows
+
+    def ledger_json(self) -> list[dict]:
+        """Every edit from the original to the kept text, with the attempt that made it."""
+        return [asdict(e) | {"span": list(e.span), "attempt": a.number}
+                for a in self.attempts[1: self.kept + 1] for e in a.edits]
+
+
+# --- ledger metrics (seed 000 §7) ----------------------------------------------------------
+def ledger_summary(claims: list[ClaimVerdict]) -> dict:
+    """Evidence coverage, unsupported rate (seed 000 §7) and the counts the revision decision needs."""
+    material = [c for c in claims if c.claim.importance != IMPORTANCE_MINOR]
+    counts = {v: sum(1 for c in claims if c.verdict == v) for v in (SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND)}
+    return {
+        "claims": len(claims), "material": len(material),
+        "coverage": round(scoring.coverage(claims), 4),
+        "unsupported_rate": round(scoring.unsupported_rate(claims), 4),
+        "unsupported_material": sum(1 for c in material if c.verdict == NOT_FOUND),
+        "critical_unsupported": sum(1 for c in claims if c.claim.importance == IMPORTANCE_CRITICAL
+                                    and c.verdict == NOT_FOUND),
+        "contradicted": counts[CONTRADICTED], "verdicts": counts,
+    }
+
+
+def quality_key(summary: dict) -> tuple:
+    """Order attempts: higher coverage, then fewer unsupported, contradicted, critical unsupported."""
+    return (summary["coverage"], -summary["unsupported_rate"], -summary["contradicted"],
+            -summary["critical_unsupported"])
+
+
+def claim_ledger(claims: list[ClaimVerdict]) -> list[dict]:
+    rows = []
+    for c in claims:
+        best = _best_hit(c)
+        rows.append({
+            "claim_id": c.claim.claim_id, "text": c.claim.text, "span": list(c.claim.span),
+            "importance": c.claim.importance, "type": c.claim.type, "verdict": c.verdict, "label": c.label,
+            "confidence": round(float(c.confidence), 4), "citations": list(c.claim.citations),
+            "best_passage": best.passage.id if best else "",
+        })
+    return rows
+
+
+# --- 1. revision decision (seed 000 §6.1, gates of §7.3) -----------------------------------
+def decide_revision(claims: list[ClaimVerdict], revision_count: int, thresholds: Thresholds = Thresholds(),
+                    options: RevisionOptions = RevisionOptions()) -> RevisionDecision:
+    """Whether to revise again, why, and one instruction per claim that needs work.
+
+    Seed 000 §6.1 stops at coverage ≥ 85 %; §7.3 adds gates that coverage alone can hide (a
+    contradiction "must be corrected", a critical claim without evidence "must be revised or
+    removed", the unsupported rate must stay ≤ 5 %), so the loop stops only when all hold.
+    """
+    s = ledger_summary(claims)
+    gates_hold = (s["coverage"] >= thresholds.coverage_threshold and s["contradicted"] == 0
+                  and s["critical_unsupported"] == 0
+                  and s["unsupported_rate"] <= thresholds.unsupported_rate_threshold)
+    if gates_hold:
+        return RevisionDecision(False, "Coverage threshold met")
+    if revision_count >= thresholds.max_revisions:
+        return RevisionDecision(False, "Maximum revision cycles reached")
+    instructions = []
+    for c in claims:
+        if c.verdict == NOT_FOUND:
+            strategy = Strategy.QUALIFY if (options.unsupported_action == "qualify"
+                                            or c.claim.importance == IMPORTANCE_MINOR) else Strategy.REMOVE
+            text = f'Remove or qualify claim: "{c.claim.text}"'
+        elif c.verdict == CONTRADICTED:
+            strategy, text = Strategy.CORRECT, f'Correct claim based on evidence: "{c.claim.text}"'
+        elif c.verdict == WEAK:
+            strategy, text = Strategy.SOFTEN, f'Strengthen wording to match evidence or soften claim: "{c.claim.text}"'
+        else:
+            continue
+        instructions.append({"claim_id": c.claim.claim_id, "claim": c.claim.text, "verdict": c.verdict,
+                             "importance": c.claim.importance, "strategy": str(strategy), "instruction": text})
+    if s["critical_unsupported"]:
+        reason = "Critical claims lack evidence"
+    elif s["contradicted"]:
+        reason = "Claims contradict evidence"
+    elif s["coverage"] < thresholds.coverage_threshold:
+        reason = f"Coverage {s['coverage'] * 100:.0f}% below {thresholds.coverage_threshold * 100:.0f}% threshold"
+    else:
+        reason = (f"Unsupported rate {s['unsupported_rate'] * 100:.0f}% above "
+                  f"{thresholds.unsupported_rate_threshold * 100:.0f}% threshold")
+    if not instructions:
+        instructions.append({"claim_id": "", "claim": "", "verdict": "", "importance": "",
+                             "strategy": str(Strategy.CITATION),
+                             "instruction": "Strengthen citations or remove unsupported claims"})
+    return RevisionDecision(True, reason, instructions)
+
+
+# --- 2. corrective retrieval (seed 002) ----------------------------------------------------
+def targeted_queries(claim: ClaimVerdict, query: str = "") -> list[str]:
+    """Search queries aimed at one unsupported claim: the claim, its atomic facts, its key terms."""
+    text = claim.claim.text.strip()
+    queries = [text]
+    for fact in decompose(text):
+        if fact not in queries:
+            queries.append(fact)
+    terms = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", text)
+                               if w.lower() not in STOPWORDS and len(w) > 2))
+    key = " ".join(terms[:10])
+    topic = " ".join(w for w in re.findall(r"[^\W_]+", query) if w.lower() not in STOPWORDS)[:120]
+    if key and key not in queries:
+        queries.append(f"{key} {topic}".strip() if topic and len(terms) < 4 else key)
+    return queries[:CORRECTIVE_QUERIES_PER_CLAIM]
+
+
+def corrective_retrieval(claims: list[ClaimVerdict], pool: list[Passage], retrieve: Retrieve,
+                         query: str = "") -> tuple[list[Passage], list[dict]]:
+    """New passages for the claims nothing supports, and a record per claim of what was asked."""
+    known_ids = {p.id for p in pool}
+    known_texts = {normalize(p.text).strip() for p in pool}
+    new: list[Passage] = []
+    records = []
+    for c in claims:
+        if c.verdict != NOT_FOUND or c.claim.importance == IMPORTANCE_MINOR:
+            continue
+        queries = targeted_queries(c, query)
+        found = []
+        for passage in (retrieve(queries) or [])[: CORRECTIVE_PASSAGES_PER_QUERY * len(queries)]:
+            key = normalize(passage.text).strip()
+            if passage.id in known_ids or key in known_texts or not key:
+                continue
+            known_ids.add(passage.id)
+            known_texts.add(key)
+            new.append(passage)
+            found.append(passage.id)
+        records.append({"claim_id": c.claim.claim_id, "claim": c.claim.text, "queries": queries,
+                        "new_passages": found})
+    return new, records
+
+
+# --- 3. deterministic rewriting of the claim sentences --------------------------------------
+_PREFIX_RE = re.compile(r"^\s*(?:(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|#{1,6})\s+)?")
+_TRAIL_RE = re.compile(r"(?:\s*(?:\[[^\[\]]{1,60}\]|\((?:source|src|ref)\b[^)]{0,40}\)|[.!?;:\u3002]+|"
+                       r"[\"'\u201d\u2019]+(?=[.!?]|$)))*\s*$", re.I)
+_AUX_RE = re.compile(r"\b(?:is|are|was|were|has|have|had|can|could|will|would|should|must|does|do|did)\b")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_RE = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS) + r")\b")
+DISPUTED_QUALIFIER = "(disputed by the provided documents)"
+_SOFTENED_MARKERS = (SOFTENING_HEDGE, SOFTENING_QUALIFY, SOFTENING_PARENTHETICAL, UNSUPPORTED_QUALIFIER,
+                     DISPUTED_QUALIFIER)
+
+
+@dataclass
+class _Sentence:
+    """A sentence cut into list prefix, body and trail (citation markers and final punctuation)."""
+
+    prefix: str
+    body: str
+    trail: str
+
+    @classmethod
+    def parse(cls, raw: str) -> "_Sentence":
+        prefix = _PREFIX_RE.match(raw).group(0)
+        rest = raw[len(prefix):]
+        trail = _TRAIL_RE.search(rest).group(0)
+        body = rest[: len(rest) - len(trail)]
+        if not body.strip():  # a sentence made only of markers: keep it whole as body
+            return cls(prefix, rest, "")
+        return cls(prefix, body, trail)
+
+    @property
+    def text(self) -> str:
+        return self.prefix + self.body + self.trail
+
+    def anchors(self) -> tuple[str, ...]:
+        return citation_anchors(self.body + self.trail)
+
+
+def _decap(body: str) -> str:
+    m = re.match(r"\s*([^\W\d_]+)", body)
+    if m and m.group(1).lower() in STOPWORDS and not m.group(1).isupper():
+        i = m.start(1)
+        return body[:i] + body[i].lower() + body[i + 1:]
+    return body
+
+
+def _cap(body: str) -> str:
+    m = re.search(r"[^\W\d_]", body)
+    return body[: m.start()] + body[m.start()].upper() + body[m.start() + 1:] if m else body
+
+
+def soften(body: str, style: str) -> str:
+    """Soften an unverified statement (seed 003 stage 7c): hedge, qualify or parenthetical."""
+    if style == "hedge":
+        m = _AUX_RE.search(body)
+        if m:
+            return f"{body[: m.end()]} {SOFTENING_HEDGE}{body[m.end():]}"
+        return f"{SOFTENING_HEDGE.capitalize()}, {_decap(body.lstrip())}"
+    if style == "qualify":
+        return f"{SOFTENING_QUALIFY} {_decap(body.lstrip())}"
+    return f"{body.rstrip()} {SOFTENING_PARENTHETICAL}"
+
+
+def _already_softened(text: str) -> bool:
+    low = text.lower()
+    return any(marker.lower() in low for marker in _SOFTENED_MARKERS)
+
+
+def marker_for(passage: Passage) -> str:
+    """The citation marker that names ``passage``: its first anchor, its "[n]" header, or its id."""
+    header = re.match(r"^\s*\[(\d{1,3})\]", passage.text)
+    anchor = passage.anchors[0] if passage.anchors else header.group(1) if header else f"cite:{passage.id}"
+    if anchor.isdigit():
+        return f"[{anchor}]"
+    if anchor.startswith("cite:"):
+        return f"[{anchor}]"
+    if re.fullmatch(r"[A-Z][A-Za-z0-9]{1,30}(?:-\d+)?", anchor):
+        return f"[{anchor}]"
+    return f"[cite:{anchor}]"
+
+
+def _rewrite_markers(text: str, mapping: Callable[[str], list[str]]) -> str:
+    """Rewrite every citation marker of ``text``: each anchor becomes ``mapping(anchor)`` (maybe none)."""
+    def repl(m: re.Match) -> str:
+        anchors = citation_anchors(m.group(0))
+        new: list[str] = []
+        for a in anchors:
+            for b in mapping(a):
+                if b not in new:
+                    new.append(b)
+        if list(new) == list(anchors):
+            return m.group(0)
+        if not new:
+            return ""
+        if all(a.isdigit() for a in new) and m.group("num"):
+            return "[" + ", ".join(new) + "]"
+        return "".join(f"[{a}]" if (a.isdigit() or a.startswith("cite:") or m.group("key")) else f"[cite:{a}]"
+                       for a in new)
+
+    out = CITATION_RE.sub(repl, text)
+    return re.sub(r"[ \t]{2,}", " ", re.sub(r"\s+([.,;:!?])", r"\1", out)) if out != text else out
+
+
+def _add_marker(sent: _Sentence, marker: str) -> None:
+    """Put ``marker`` after the sentence's last marker, or before its final punctuation."""
+    trail = sent.trail
+    last = None
+    for m in re.finditer(r"\[[^\[\]]{1,60}\]", trail):
+        last = m
+    if last is not None:
+        sent.trail = trail[: last.end()] + marker + trail[last.end():]
+    else:
+        sent.body = sent.body.rstrip() + " " + marker
+        sent.trail = trail.lstrip() if trail.strip() else trail
+
+
+def _hits_sorted(c: ClaimVerdict) -> list[EvidenceHit]:
+    return sorted(c.evidence, key=lambda h: (h.entailment, h.relevance, h.similarity), reverse=True)
+
+
+def _best_hit(c: ClaimVerdict) -> EvidenceHit | None:
+    hits = _hits_sorted(c)
+    return hits[0] if hits else None
+
+
+def _overlap(claim_text: str, other: str) -> float:
+    a = set(content_stems(claim_text))
+    return len(a & set(content_stems(other))) / len(a) if a else 0.0
+
+
+def _numeric_corrections(c: ClaimVerdict, evidence_sentence: str, thresholds: Thresholds) -> list[tuple[str, str]]:
+    """(claim value, evidence value) pairs: the numbers and dates of the claim the evidence disagrees with.
+
+    The numeric method's parsed values are used when it reports them; otherwise the claim and
+    the evidence sentence are parsed here (seed 003 stage 6 normalisation and tolerance).
+    """
+    pairs: list[tuple[str, str]] = []
+    for m in c.methods:
+        if m.method == "numeric" and m.ran:
+            for row in m.details.get("items", []) or []:
+                if row.get("match_type") == "mismatch" and row.get("evidence_value") and \
+                        _normal_space(row.get("sentence", "")) in _normal_space(evidence_sentence):
+                    pairs.append((str(row["claim_value"]), str(row["evidence_value"])))
+    if pairs:
+        return pairs
+    claim_q = extract_quantities(c.claim.text)
+    ev_q = extract_quantities(evidence_sentence)
+    for q in claim_q:
+        if any(values_match(q, e, thresholds.numeric_rel_tolerance, thresholds.numeric_approx_tolerance)
+               for e in ev_q):
+            continue
+        candidates = [e for e in ev_q if e.kind == q.kind and not any(
+            values_match(e, cq, thresholds.numeric_rel_tolerance, thresholds.numeric_approx_tolerance)
+            for cq in claim_q)]
+        if candidates:
+            pairs.append((q.raw, _closest(q, candidates).raw))
+    claim_months = _MONTH_RE.findall(c.claim.text)
+    ev_months = list(dict.fromkeys(_MONTH_RE.findall(evidence_sentence)))
+    if len(claim_months) == 1 and len(ev_months) == 1 and claim_months[0] != ev_months[0]:
+        pairs.append((claim_months[0], ev_months[0]))
+    return pairs
+
+
+def _normal_space(text: str) -> str:
+    return re.sub(r"\s+", " ", text or "").strip()
+
+
+def _closest(q: Quantity, candidates: list[Quantity]) -> Quantity:
+    def distance(e: Quantity) -> float:
+        if q.kind == "year" or q.value <= 0 or e.value <= 0:
+            return abs(e.value - q.value)
+        return abs(math.log(e.value / q.value))
+    return min(candidates, key=distance)
+
+
+def _clause_pieces(body: str) -> list[tuple[int, int]] | None:
+    """Spans of the clauses ``decompose`` made of this sentence body, or None when it made one."""
+    cuts = [(m.start(), m.end()) for m in CLAUSE_SPLIT_RE.finditer(body)]
+    if not cuts:
+        return None
+    pieces, start = [], 0
+    for a, b in cuts:
+        pieces.append((start, a))
+        start = b
+    pieces.append((start, len(body)))
+    return pieces
+
+
+def _drop_clauses(body: str, claims: list[ClaimVerdict], drop: set[str]) -> str | None:
+    """The body without the clauses of the claims in ``drop``; None when clauses cannot be mapped."""
+    pieces = _clause_pieces(body)
+    if not pieces or len(pieces) != len(claims):
+        return None
+    for (a, b), c in zip(pieces, claims):
+        if _overlap(c.claim.text, body[a:b]) < 0.6:
+            return None
+    keep = [i for i, c in enumerate(claims) if c.claim.claim_id not in drop]
+    if not keep or len(keep) == len(claims):
+        return None
+    out = ""
+    for n, i in enumerate(keep):
+        a, b = pieces[i]
+        piece = body[a:b].strip(" ,;")
+        if n == 0:
+            out = piece
+        else:
+            sep_start = pieces[i - 1][1]
+            sep = body[sep_start:a] if keep[n - 1] == i - 1 else "; "
+            out += sep + piece
+    markers = "".join(m.group(0) for i, (a, b) in enumerate(pieces) if i not in keep
+                      for m in CITATION_RE.finditer(body[a:b]))
+    return _cap(out) + (" " + markers if markers else "")
+
+
+class _Anchors:
+    """Citation anchor -> passage, resolved the way retrieval resolves them."""
+
+    def __init__(self, pool: list[Passage]):
+        self._map = anchor_map(pool)
+
+    def __contains__(self, anchor: str) -> bool:
+        return resolve_anchor(anchor, self._map) is not None
+
+    def __getitem__(self, anchor: str) -> Passage:
+        return resolve_anchor(anchor, self._map)
+
+
+class _SentencePlan:
+    """The chain of edits of one sentence; each step records one Edit on the sentence span."""
+
+    def __init__(self, span: tuple[int, int], raw: str):
+        self.span = span
+        self.sent = _Sentence.parse(raw)
+        self.removed = False
+        self.edits: list[Edit] = []
+
+    def step(self, c: ClaimVerdict, strategy: Strategy, reason: str, change: Callable[[_Sentence], None] | None = None,
+             *, remove: bool = False, action: str = "", passage_id: str = "", details: dict | None = None) -> bool:
+        before = self.sent.text
+        if remove:
+            after = ""
+        else:
+            change(self.sent)
+            after = self.sent.text
+        if after == before:
+            return False
+        self.edits.append(Edit(claim_id=c.claim.claim_id, claim_text=c.claim.text, strategy=str(strategy),
+                               span=self.span, before=before, after=after, reason=reason, action=action,
+                               passage_id=passage_id, details=details or {}))
+        self.removed = remove
+        return True
+
+
+def plan_revision(text: str, result: AuditResult, pool: list[Passage], *, thresholds: Thresholds = Thresholds(),
+                  options: RevisionOptions = RevisionOptions(), retrieved_ids: frozenset[str] = frozenset()
+                  ) -> tuple[str, list[Edit]]:
+    """Apply the offline strategies to every sentence that needs them; return the new text and edits.
+
+    ``text`` must be the text ``result`` was computed on (claim spans index into it).
+    """
+    by_anchor = _Anchors(pool)
+    sentences: dict[tuple[int, int], list[ClaimVerdict]] = {}
+    for c in result.claims:
+        sentences.setdefault(tuple(c.claim.span), []).append(c)
+    plans = [_plan_sentence(span, text[span[0]: span[1]], claims, by_anchor, thresholds, options, retrieved_ids)
+             for span, claims in sorted(sentences.items())]
+    # never empty the answer: if every claim would go, say that the documents do not support it
+    kept_claims = any(not p.removed for p in plans)
+    if plans and not kept_claims:
+        last = plans[-1]
+        c = sentences[last.span][0]
+        last.removed = False
+        last.edits.append(Edit(claim_id=c.claim.claim_id, claim_text=c.claim.text, strategy=str(Strategy.REMOVE),
+                               span=last.span, before="", after=NO_ANSWER_NOTICE, action="no_answer_notice",
+                               reason="every claim was removed: the answer says the documents do not support it"))
+    # removal spans take the whitespace around the sentence; computed on this text and kept apart
+    prev_end = 0
+    for p in plans:
+        if p.removed:
+            a, b = _removal_span(text, *p.span)
+            a = max(a, prev_end)
+            p.edits[-1].span, p.edits[-1].before = (a, b), text[a:b]
+            prev_end = b
+        elif p.edits:
+            prev_end = p.span[1]
+    edits = [e for p in plans for e in p.edits]
+    return replay_edits(text, edits), edits
+
+
+def replay_edits(text: str, edits: list[Edit]) -> str:
+    """Apply a ledger of edits to the text they were planned on; raise ValueError if they do not fit.
+
+    Edits that share a span form a chain: the first one's ``before`` must be the text there and
+    the last one's ``after`` replaces it. Spans of different chains must not overlap.
+    """
+    chains: dict[tuple[int, int], list[Edit]] = {}
+    for e in edits:
+        chains.setdefault(tuple(e.span), []).append(e)
+    out, last_start = text, len(text) + 1
+    for (a, b), chain in sorted(chains.items(), reverse=True):
+        if b > last_start and not (a == b == last_start):
+            raise ValueError(f"edit spans overlap at {a}-{b}")
+        if text[a:b] != chain[0].before:
+            raise ValueError(f"edit of {chain[0].claim_id} expects {chain[0].before[:60]!r} at {a}-{b}")
+        out = out[:a] + chain[-1].after + out[b:]
+        last_start = a
+    return out
+
+
+def _removal_span(text: str, a: int, b: int) -> tuple[int, int]:
+    """The span to cut to remove the sentence text[a:b] cleanly (its whole line if it is alone on it)."""
+    line_start = text.rfind("\n", 0, a) + 1
+    line_end = text.find("\n", b)
+    line_end = len(text) if line_end < 0 else line_end
+    if not text[line_start:a].strip() and not text[b:line_end].strip():
+        if line_end < len(text):
+            return line_start, line_end + 1
+        return (line_start - 1 if line_start > 0 else line_start), line_end
+    end = b
+    while end < line_end and text[end] in " \t":
+        end += 1
+    if end < line_end:  # another sentence follows on this line: take the space after this one
+        return a, end
+    start = a
+    while start > line_start and text[start - 1] in " \t":
+        start -= 1
+    return start, b
+
+
+def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_ids) -> _SentencePlan:
+    plan = _SentencePlan(span, raw)
+    weak_thr = thresholds.weak_threshold
+    if options.citations_only:
+        if options.correct_citations:
+            _correct_citations(plan, claims, by_anchor, weak_thr, retrieved_ids, demote=False)
+        return plan
+    # a) contradicted claims: correct to match the evidence
+    uncorrected: list[ClaimVerdict] = []
+    corrected: list[ClaimVerdict] = []
+    for c in claims:
+        if c.verdict != CONTRADICTED:
+            continue
+        if options.correct_contradictions and _correct(plan, c, claims, thresholds):
+            corrected.append(c)
+        else:
+            uncorrected.append(c)
+
+    # b) claims nothing supports (and contradictions that could not be corrected)
+    to_drop = [c for c in claims if c.verdict == NOT_FOUND] + uncorrected
+    if to_drop:
+        material = [c for c in to_drop if c.claim.importance != IMPORTANCE_MINOR]
+        lead = (material or to_drop)[0]
+        removable = options.unsupported_action == "remove" and bool(material)
+        drop_ids = {c.claim.claim_id for c in material}
+        if removable and len(to_drop) == len(claims):
+            plan.step(lead, Strategy.REMOVE, "no passage supports the sentence's claims", remove=True,
+                      action="remove_sentence", details={"claims": [c.claim.claim_id for c in to_drop]})
+            return plan
+        dropped = _drop_clauses(plan.sent.body, claims, drop_ids) if removable else None
+        if dropped is not None:
+            def cut(s, new=dropped):
+                s.body = new
+            plan.step(lead, Strategy.REMOVE, "no passage supports this clause; the rest of the sentence stays",
+                      cut, action="remove_clause", details={"claims": sorted(drop_ids)})
+        elif not _already_softened(plan.sent.body):
+            note = UNSUPPORTED_QUALIFIER if any(c.verdict == NOT_FOUND for c in to_drop) else DISPUTED_QUALIFIER
+
+            def qualify(s, note=note):
+                s.body = s.body.rstrip() + " " + note
+            plan.step(lead, Strategy.QUALIFY, "no passage supports the claim; the answer says so", qualify,
+                      action="qualify", details={"claims": [c.claim.claim_id for c in to_drop]})
+    # c) weak claims: soften (seed 003 stage 7c)
+    for c in claims:
+        if c.verdict == WEAK and not _already_softened(plan.sent.body):
+            style = options.softening
+
+            def soft(s, style=style):
+                s.body = soften(s.body, style)
+            plan.step(c, Strategy.SOFTEN, f"evidence only partly supports the claim ({style})", soft,
+                      action=style)
+    # d) citation correction (seed 003 stage 5)
+    if options.correct_citations:
+        _correct_citations(plan, claims, by_anchor, weak_thr, retrieved_ids, corrected=bool(corrected))
+    return plan
+
+
+def _correct(plan: _SentencePlan, c: ClaimVerdict, claims: list[ClaimVerdict], thresholds: Thresholds) -> bool:
+    """Correct a contradicted claim from its evidence: numbers/dates in place, or the evidence sentence."""
+    hits = [h for h in sorted(c.evidence, key=lambda h: (h.cited, h.relevance, h.similarity), reverse=True)
+            if h.best_sentence]
+    for h in hits:
+        pairs = [(a, b) for a, b in _numeric_corrections(c, h.best_sentence, thresholds) if a in plan.sent.body]
+        if pairs:
+            marker = marker_for(h.passage)
+
+            def fix(s, pairs=pairs, marker=marker):
+                for a, b in pairs:
+                    s.body = s.body.replace(a, b, 1)
+                if marker not in s.text:
+                    _add_marker(s, marker)
+            return plan.step(c, Strategy.CORRECT, "the evidence states a different value", fix, action="numeric",
+                             passage_id=h.passage.id, details={"replaced": [{"from": a, "to": b} for a, b in pairs]})
+    alone = all(o.verdict in (NOT_FOUND, CONTRADICTED) for o in claims)
+    for h in hits:
+        sentence = re.sub(r"\s+", " ", CITATION_RE.sub("", h.best_sentence)).strip()
+        if alone and sentence and _overlap(c.claim.text, sentence) >= CORRECTION_MIN_OVERLAP:
+            body = sentence.rstrip(".!?;: ")
+
+            def replace(s, body=body, marker=marker_for(h.passage)):
+                s.body = _cap(body) + " " + marker
+                s.trail = "." if not s.trail.strip() else re.sub(r"\[[^\[\]]{1,60}\]", "", s.trail).strip() or "."
+            return plan.step(c, Strategy.CORRECT, "the evidence contradicts the claim; its statement replaces it",
+                             replace, action="evidence_statement", passage_id=h.passage.id)
+    return False
+
+
+def _correct_citations(plan: _SentencePlan, claims: list[ClaimVerdict], by_anchor: _Anchors,
+                       weak_thr: float, retrieved_ids: frozenset[str], *, corrected: bool = False, demote: bool = True) -> None:
+    if plan.removed:
+        return
+    anchors = plan.sent.anchors()
+    # markers that name no passage: REMOVE
+    for a in anchors:
+        if a not in by_anchor:
+            def drop(s, a=a):
+                s.body, s.trail = _rewrite_markers(s.body, lambda x: [] if x == a else [x]), \
+                    _rewrite_markers(s.trail, lambda x: [] if x == a else [x])
+            plan.step(claims[0], Strategy.CITATION, f"citation [{a}] names no passage", drop,
+                      action=CitationAction.REMOVE, details={"anchor": a})
+
+    def supports(passage_id: str, c: ClaimVerdict) -> float:
+        return max((h.entailment for h in c.evidence if h.passage.id == passage_id), default=0.0)
+
+    covered = [c for c in claims if c.verdict in COVERED]
+    for c in covered:
+        best = _best_hit(c)
+        if best is None or best.entailment < weak_thr:
+            continue
+        cited = [by_anchor[a] for a in plan.sent.anchors() if a in by_anchor]
+        cited_best = max((supports(p.id, c) for p in cited), default=0.0)
+        if any(p.id == best.passage.id for p in cited) or best.entailment < cited_best + CITATION_REPLACE_MARGIN:
+            continue
+        strategy = Strategy.CORRECTIVE_RETRIEVAL if best.passage.id in retrieved_ids else Strategy.CITATION
+        new_marker = marker_for(best.passage)
+        new_anchor = citation_anchors(new_marker)[0]
+        useless = [p for p in cited if all(supports(p.id, o) < weak_thr for o in covered)]
+        if cited and len(useless) == len(cited):
+            old = {a for a in plan.sent.anchors() if a in by_anchor and by_anchor[a] in useless}
+
+            def swap(s, old=old, new_anchor=new_anchor):
+                first = [True]
+
+                def m(x):
+                    if x in old:
+                        if first[0]:
+                            first[0] = False
+                            return [new_anchor]
+                        return []
+                    return [x]
+                s.body = _rewrite_markers(s.body, m)
+                s.trail = _rewrite_markers(s.trail, m)
+            plan.step(c, strategy, "the cited passage does not support the claim; a better one does", swap,
+                      action=CitationAction.REPLACE, passage_id=best.passage.id,
+                      details={"replaced": sorted(old), "entailment": round(best.entailment, 4),
+                               "cited_entailment": round(cited_best, 4)})
+        else:
+            plan.step(c, strategy, "a better passage supports the claim" if cited else "uncited claim: a passage supports it",
+                      lambda s, mk=new_marker: _add_marker(s, mk), action=CitationAction.ADD_ALTERNATE,
+                      passage_id=best.passage.id,
+                      details={"entailment": round(best.entailment, 4), "cited_entailment": round(cited_best, 4)})
+    # demotion: a kept sentence with no covered claim keeps no marker that supports nothing in it
+    if demote and not covered and not corrected:
+        useless = {a for a in plan.sent.anchors() if a in by_anchor
+                   and all(supports(by_anchor[a].id, c) < weak_thr for c in claims)}
+        if useless:
+            def demote(s, useless=useless):
+                s.body = _rewrite_markers(s.body, lambda x: [] if x in useless else [x])
+                s.trail = _rewrite_markers(s.trail, lambda x: [] if x in useless else [x])
+            plan.step(claims[0], Strategy.CITATION, "the cited passage supports nothing in this sentence", demote,
+                      action=CitationAction.REMOVE, details={"anchors": sorted(useless)})
+
+
+# --- LLM rewrite, accepted only when traceable ---------------------------------------------
+def _map_position(opcodes, pos: int) -> int:
+    for tag, i1, i2, j1, j2 in opcodes:
+        if i1 <= pos <= i2:
+            if tag == "equal":
+                return j1 + (pos - i1)
+            return j1 if pos == i1 else j2
+    return opcodes[-1][4] if opcodes else pos
+
+
+def trace_changes(before: str, after: str, claims: list[ClaimVerdict], instructions: list[dict],
+                  valid_anchors) -> tuple[list[Edit] | None, str]:
+    """Edits for a free rewrite, or (None, why) when a change is not traceable to an instructed claim."""
+    for a in citation_anchors(after):
+        if a not in valid_anchors:
+            return None, f"the rewrite cites [{a}], which names no passage"
+    by_id = {c.claim.claim_id: c for c in claims}
+    instructed = [(by_id[i["claim_id"]], i["strategy"]) for i in instructions if i.get("claim_id") in by_id]
+    spans = {}
+    for c, _ in instructed:
+        a, b = c.claim.span
+        while a > 0 and before[a - 1].isspace():  # the whitespace around a sentence goes with it
+            a -= 1
+        while b < len(before) and before[b].isspace():
+            b += 1
+        spans[(a, b)] = tuple(c.claim.span)
+    opcodes = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+    touched: set[tuple[int, int]] = set()
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            continue
+        region = [sent for (a, b), sent in spans.items() if a <= i1 and i2 <= b]
+        if not region:
+            return None, f"the rewrite changed text outside the claims it was told to revise: {before[i1:i2][:60]!r}"
+        touched.add(region[0])
+    # merge the touched sentences' regions (with their surrounding whitespace) into disjoint spans
+    regions: list[list[int]] = []
+    for ext, sent in sorted(spans.items()):
+        if sent not in touched:
+            continue
+        if regions and ext[0] <= regions[-1][1]:
+            regions[-1][1] = max(regions[-1][1], ext[1])
+        else:
+            regions.append([ext[0], ext[1]])
+    edits = []
+    for a, b in regions:
+        j1, j2 = _map_position(opcodes, a), _map_position(opcodes, b)
+        for c, strategy in instructed:
+            if a <= c.claim.span[0] and c.claim.span[1] <= b and tuple(c.claim.span) in touched:
+                edits.append(Edit(claim_id=c.claim.claim_id, claim_text=c.claim.text, strategy=strategy,
+                                  span=(a, b), before=before[a:b], after=after[j1:j2], reason="LLM rewrite_answer",
+                                  action="llm_rewrite"))
+    if edits and replay_edits(before, edits) != after:
+        return None, "the rewrite could not be mapped onto the instructed sentences"
+    return edits, ""
+
+
+# --- 4. the loop and its termination (seed 000 §6.3) ----------------------------------------
+def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict]]:
+    """The attempt to keep (the best; on a tie the latest) and the seed's termination warnings."""
+    keys = [quality_key(a.summary) for a in attempts]
+    kept = max(range(len(attempts)), key=lambda i: (keys[i], i))
+    warnings = []
+    if len(attempts) > 1:
+        # the original as first verified: corrective retrieval counts as an improvement
+        first, last = attempts[0].before_retrieval or attempts[0].summary, attempts[-1].summary
+        if last["coverage"] <= first["coverage"] or keys[-1] < quality_key(first):
+            warnings.append({"code": str(Warning.NO_IMPROVEMENT),
+                             "message": "Revisions did not improve evidence coverage"
+                             + (f"; attempt {kept} is kept" if kept != len(attempts) - 1 else ""),
+                             "details": {"first": first, "last": last, "kept": kept}})
+    final = attempts[kept].result
+    unsupported = [c for c in final.claims if c.verdict == NOT_FOUND and c.claim.importance != IMPORTANCE_MINOR]
+    if unsupported:
+        warnings.append({"code": str(Warning.UNSUPPORTED_CLAIMS),
+                         "message": f"{len(unsupported)} material claims could not be verified",
+                         "details": [c.claim.text for c in unsupported]})
+    return kept, warnings
+
+
+def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: Verify,
+                  retrieve: Retrieve | None = None, rewriter: Rewriter | None = None,
+                  thresholds: Thresholds = Thresholds(), options: RevisionOptions = RevisionOptions(),
+                  initial: AuditResult | None = None) -> RevisionOutcome:
+    """Run the revision loop of seed 000 §6 on one answer and return every attempt.
+
+    ``initial`` is the audit of ``answer`` when the caller already has it (it must have been
+    computed on ``normalize(answer)``, as the pipeline does). A failing ``rewriter`` or one
+    whose output is not traceable falls back to the offline strategies for that attempt.
+    """
+    text = normalize(answer or "")
+    pool = list(passages)
+    retrieved_ids: set[str] = set()
+    result = initial if initial is not None else verify(text, pool)
+    attempts = [RevisionAttempt(0, text, result)]
+    stop_reason = ""
+    while True:
+        current = attempts[-1]
+        decision = decide_revision(current.result.claims, len(attempts) - 1, thresholds, options)
+        current.decision = decision
+        if not decision.should_revise:
+            stop_reason = decision.reason
+            break
+        if retrieve is not None and options.corrective_retrieval:
+            new, records = corrective_retrieval(current.result.claims, pool, retrieve, query)
+            current.retrieval = records
+            if new:
+                current.notes.append(f"corrective retrieval added {len(new)} passage(s); re-verified")
+                current.before_retrieval = current.summary
+                pool.extend(new)
+                retrieved_ids.update(p.id for p in new)
+                current.result = verify(current.text, pool)  # re-verify with the extra evidence
+                decision = decide_revision(current.result.claims, len(attempts) - 1, thresholds, options)
+                current.decision = decision
+        new_text, edits, author, notes = None, [], "offline", []
+        plan_options = options
+        if not decision.should_revise:
+            # the extra evidence settled it: only cite the passages found (seed 003 stage 7c)
+            stop_reason = decision.reason + " after corrective retrieval"
+            plan_options = replace(options, citations_only=True)
+        elif rewriter is not None:
+            try:
+                candidate = normalize(rewriter(query=query, answer=current.text, instructions=decision.instructions,
+                                               passages=pool) or "")
+            except Exception as exc:  # the LLM is an edge: any failure means the offline path
+                notes.append(f"LLM rewrite failed ({type(exc).__name__}): offline strategies used")
+            else:
+                traced, why = trace_changes(current.text, candidate, current.result.claims, decision.instructions,
+                                            _Anchors(pool))
+                if traced:
+                    new_text, edits, author = candidate, traced, "llm"
+                else:
+                    notes.append(f"LLM rewrite rejected ({why or 'no change'}): offline strategies used")
+        if new_text is None:
+            new_text, edits = plan_revision(current.text, current.result, pool, thresholds=thresholds,
+                                            options=plan_options, retrieved_ids=frozenset(retrieved_ids))
+        if not edits or new_text == current.text:
+            stop_reason = stop_reason or "No applicable edits"
+            break
+        attempts.append(RevisionAttempt(len(attempts), new_text, verify(new_text, pool), edits, author, notes=notes))
+        if not decision.should_revise:
+            break
+    kept, warnings = terminate(attempts)
+    return RevisionOutcome(original_text=answer or "", final_text=attempts[kept].text, final=attempts[kept].result,
+                           attempts=attempts, kept=kept, warnings=warnings, stop_reason=stop_reason, passages=pool)
