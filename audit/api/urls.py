@@ -1,5 +1,32 @@
-"""URL routes (filled in by the feature that owns this module)."""
+"""API routes of the audit domain, mounted at /api/v1/ (schema and docs pages included)."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.permissions import AllowAny
 
-urlpatterns: list = []
+from audit.api import views
+
+urlpatterns = [
+    path("audits", views.AuditCreateApi.as_view(), name="api-audit-create"),
+    path("answers", views.AnswerListApi.as_view(), name="api-answer-list"),
+    path("answers/<str:answer_id>", views.AnswerDetailApi.as_view(), name="api-answer-detail"),
+    path("answers/<str:answer_id>/claims/<str:claim_id>", views.ClaimDetailApi.as_view(), name="api-claim-detail"),
+    path("claims", views.ClaimListApi.as_view(), name="api-claim-list"),
+    path("evidence", views.EvidenceListApi.as_view(), name="api-evidence-list"),
+    path("runs", views.RunListApi.as_view(), name="api-run-list"),
+    path("claim-cards/export", views.ClaimCardExportApi.as_view(), name="api-claim-card-export"),
+    path("claim-cards/daily-bundle", views.ClaimCardDailyBundleApi.as_view(), name="api-claim-card-bundle"),
+    path("documents", views.DocumentListApi.as_view(), name="api-document-list"),
+    path("documents/<int:pk>", views.DocumentDetailApi.as_view(), name="api-document-detail"),
+    path("settings/workspace", views.WorkspaceSettingsApi.as_view(), name="api-settings-workspace"),
+    path("settings/thresholds", views.ThresholdsApi.as_view(), name="api-settings-thresholds"),
+    path("settings/users/<str:username>", views.UserModeApi.as_view(), name="api-settings-user"),
+    path("settings/conversations/<str:conversation_id>", views.ConversationModeApi.as_view(),
+         name="api-settings-conversation"),
+    path("settings/mode-preview", views.ModePreviewApi.as_view(), name="api-mode-preview"),
+    path("auth/token", ObtainAuthToken.as_view(), name="api-token"),
+    path("schema/", SpectacularAPIView.as_view(permission_classes=[AllowAny]), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[AllowAny]), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema", permission_classes=[AllowAny]), name="api-redoc"),
+]

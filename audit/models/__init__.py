@@ -1,6 +1,7 @@
 """Audit domain models, one module per topic, re-exported here."""
 
 from .answers import Answer, Claim, Evidence, VerificationRun
+from .api import IdempotencyKey
 from .events import AuditEvent
 from .kb import Chunk, Document
 from .nightly import NightlyItem, NightlyReport
@@ -14,6 +15,7 @@ __all__ = [
     "Conversation",
     "Document",
     "Evidence",
+    "IdempotencyKey",
     "NightlyItem",
     "NightlyReport",
     "UserProfile",

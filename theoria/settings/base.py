@@ -35,6 +35,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_filters",
     "django_q",
     "audit",
     "escalation",
@@ -104,6 +106,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "EXCEPTION_HANDLER": "audit.api.exceptions.api_exception_handler",
     "PAGE_SIZE": envint("THEORIA_API_PAGE_SIZE", 50, minimum=1),
 }
 
@@ -112,6 +116,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Claim-level verification of RAG answers, claim cards and the escalation queue.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc assets are served from this server (drf-spectacular-sidecar), no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"ModeEnum": "audit.models.choices.Mode", "LabelEnum": "audit.models.choices.Label"},
 }
 
 # django-q2: the ORM broker by default (no extra service); set THEORIA_REDIS_URL to use Redis.

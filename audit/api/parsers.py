@@ -1,0 +1,94 @@
+"""A strict JSON parser: size limit, UTF-8 only, no NaN, no NUL, and errors that name the field.
+
+Bad bytes are located, not just refused: the body is decoded with ``surrogateescape`` so the
+JSON still parses, then the value holding an undecodable byte is found and named
+(``contexts[3].text: is not valid UTF-8 text.``). Lone surrogate escapes (``"\\ud800"``) and
+NUL characters, which no database text column accepts, are refused the same way.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from rest_framework import exceptions
+from rest_framework.parsers import BaseParser
+
+_BAD_UTF8 = "is not valid UTF-8 text."
+_NUL = "contains a NUL character."
+
+
+def max_body_bytes() -> int:
+    return int(settings.THEORIA["API_MAX_BODY_BYTES"])
+
+
+def _invalid(field: str, message: str) -> exceptions.ValidationError:
+    return exceptions.ValidationError({field: [message]})
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _child(path: str, key) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]" if path else f"[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def _bad_text(value: str) -> str | None:
+    if "\x00" in value:
+        return _NUL
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        return _BAD_UTF8
+    return None
+
+
+def find_bad_text(value, path: str = "") -> tuple[str, str] | None:
+    """Return (field path, message) of the first string that is not storable text, else None."""
+    if isinstance(value, str):
+        problem = _bad_text(value)
+        return (path or "body", problem) if problem else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            problem = _bad_text(key)
+            if problem:
+                return (_child(path, "(key)") if path else "body", f"has a key that {problem}")
+            found = find_bad_text(item, _child(path, key))
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = find_bad_text(item, _child(path, index))
+            if found:
+                return found
+    return None
+
+
+class StrictJSONParser(BaseParser):
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = max_body_bytes()
+        request = (parser_context or {}).get("request")
+        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
+        if declared and str(declared).isdigit() and int(declared) > limit:
+            raise _invalid("body", f"is larger than the limit of {limit} bytes.")
+        raw = stream.read(limit + 1) if stream is not None else b""
+        if len(raw) > limit:
+            raise _invalid("body", f"is larger than the limit of {limit} bytes.")
+        if not raw.strip():
+            raise _invalid("body", "is empty; send a JSON object.")
+        text = raw.decode("utf-8", errors="surrogateescape")
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        try:
+            data = json.loads(text, parse_constant=_reject_constant)
+        except ValueError as exc:
+            where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
+            reason = getattr(exc, "msg", str(exc))
+            raise _invalid("body", f"is not valid JSON: {reason}{where}.") from None
+        found = find_bad_text(data)
+        if found:
+            raise _invalid(*found)
+        return data

@@ -1,0 +1,247 @@
+"""Output shapes shared by several endpoints, and the one Claim Card serializer (spec §6).
+
+``ClaimCardSerializer`` is the single definition of the Claim Card JSON: the API, the CSV/JSON
+export, the UI export and the nightly bundle all serialize claims through it. Its key set is
+exactly the spec's (``tests/api/test_serializers.py`` compares it with the spec example).
+Input serializers live in the views (one per operation); these check shape only.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from audit.models import Answer, Claim, Document, Evidence, VerificationRun
+from audit.models.choices import Mode
+
+# Claim metrics named by the spec §6 example, in its order.
+CLAIM_CARD_METRICS = ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that refuses numbers, booleans, lists and objects instead of coercing them."""
+
+    default_error_messages = {"invalid": "Must be a string."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class EvidenceCardSerializer(serializers.ModelSerializer):
+    """One evidence entry of a Claim Card (spec §6)."""
+
+    class Meta:
+        model = Evidence
+        fields = ["source_type", "source_id", "title", "uri", "snippet", "hash"]
+
+
+class ClaimMetricsSerializer(serializers.Serializer):
+    faithfulness = serializers.FloatField(allow_null=True)
+    answer_relevance = serializers.FloatField(allow_null=True)
+    context_precision = serializers.FloatField(allow_null=True)
+    selfcheck_disagreement = serializers.FloatField(allow_null=True)
+
+
+class ClaimTimestampsSerializer(serializers.Serializer):
+    drafted_at = serializers.DateTimeField()
+    verified_at = serializers.DateTimeField(allow_null=True)
+
+
+class EscalationRefSerializer(serializers.Serializer):
+    """A human-review case (``COMP-ESC-…``) or a web-escalation entry attached to a claim."""
+
+    ticket = serializers.CharField(allow_blank=True)
+    tier = serializers.IntegerField(allow_null=True)
+    status = serializers.CharField()
+    due_at = serializers.DateTimeField(allow_null=True)
+
+
+def _number(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+class ClaimCardSerializer(serializers.Serializer):
+    """A claim as a Claim Card: the JSON of spec §6, key for key.
+
+    ``mode`` is the display name ("Audit-Local") as in the spec; ``escalations`` reads the
+    claim's review cases from the serializer context ``escalations`` ({claim pk: [refs]}),
+    filled by ``audit.selectors_api.claim_escalations`` so a page of cards costs one query.
+    """
+
+    claim_id = serializers.CharField()
+    answer_id = serializers.CharField(source="answer.public_id")
+    text = serializers.CharField()
+    mode = serializers.SerializerMethodField()
+    label = serializers.ChoiceField(choices=Claim.Label.choices)
+    confidence = serializers.FloatField()
+    evidence = EvidenceCardSerializer(many=True)
+    verification_methods = serializers.ListField(child=serializers.CharField(), source="methods")
+    metrics = serializers.SerializerMethodField()
+    timestamps = serializers.SerializerMethodField()
+    escalations = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ChoiceField(choices=Mode.labels))
+    def get_mode(self, claim: Claim) -> str:
+        return Mode(claim.answer.mode).label
+
+    @extend_schema_field(ClaimMetricsSerializer)
+    def get_metrics(self, claim: Claim) -> dict:
+        metrics = claim.metrics or {}
+        return {name: _number(metrics.get(name)) for name in CLAIM_CARD_METRICS}
+
+    @extend_schema_field(ClaimTimestampsSerializer)
+    def get_timestamps(self, claim: Claim) -> dict:
+        return ClaimTimestampsSerializer({"drafted_at": claim.drafted_at, "verified_at": claim.verified_at}).data
+
+    @extend_schema_field(EscalationRefSerializer(many=True))
+    def get_escalations(self, claim: Claim) -> list:
+        refs = (self.context.get("escalations") or {}).get(claim.pk, [])
+        return EscalationRefSerializer(refs, many=True).data
+
+
+class AuditMetricsSerializer(serializers.ModelSerializer):
+    """The answer-level audit block (latest verification run)."""
+
+    class Meta:
+        model = VerificationRun
+        fields = ["audit_score", "faithfulness", "answer_relevance", "context_precision", "context_recall",
+                  "coverage", "unsupported_rate", "risk_flags", "warnings", "duration_ms", "llm_calls"]
+
+
+class CitationSerializer(serializers.Serializer):
+    anchor = serializers.CharField()
+    id = serializers.CharField(allow_null=True)
+    title = serializers.CharField(allow_blank=True)
+    uri = serializers.CharField(allow_blank=True)
+
+
+class RunSerializer(serializers.ModelSerializer):
+    answer_id = serializers.CharField(source="answer.public_id")
+
+    class Meta:
+        model = VerificationRun
+        fields = ["id", "answer_id", "kind", "status", "mode", "started_at", "finished_at", "duration_ms",
+                  "llm_calls", "prompt_tokens", "completion_tokens", "llm_latency_ms", "llm_failures",
+                  "claim_count", "coverage", "unsupported_rate", "audit_score", "faithfulness",
+                  "answer_relevance", "context_precision", "context_recall", "methods", "warnings",
+                  "risk_flags", "quality_gates", "revision_history"]
+
+
+class EvidenceSerializer(serializers.ModelSerializer):
+    """An evidence row with its claim and full provenance (the Claim Card shows a subset)."""
+
+    answer_id = serializers.CharField(source="claim.answer.public_id")
+    claim_id = serializers.CharField(source="claim.claim_id")
+
+    class Meta:
+        model = Evidence
+        fields = ["id", "answer_id", "claim_id", "rank", "source_type", "source_id", "title", "uri", "snippet",
+                  "hash", "relevance", "entailment", "published_at", "provenance", "retrieved_at"]
+
+
+class DocumentSerializer(serializers.ModelSerializer):
+    chunks = serializers.IntegerField(source="chunk_count", read_only=True)
+
+    class Meta:
+        model = Document
+        fields = ["id", "title", "uri", "domain", "published_at", "date_inferred", "sensitive", "content_hash",
+                  "chunks", "created_at", "updated_at"]
+
+
+class AnswerSummarySerializer(serializers.ModelSerializer):
+    answer_id = serializers.CharField(source="public_id")
+    answer = serializers.CharField(source="text")
+    claims = serializers.IntegerField(source="claim_count", read_only=True)
+
+    class Meta:
+        model = Answer
+        fields = ["answer_id", "mode", "query", "answer", "domain", "conversation_id", "suppressed", "claims",
+                  "created_at"]
+
+
+class AnswerSerializer(serializers.Serializer):
+    """An answer with everything the RAG front end shows: the ``POST /audits`` response body.
+
+    ``original_answer`` and ``revisions`` are present only when the answer was revised.
+    Context: ``escalations`` ({claim pk: [refs]}) as for Claim Cards, ``citations`` for Normal
+    mode, ``mode_decision`` when the answer was just produced.
+    """
+
+    answer_id = serializers.CharField(source="public_id")
+    mode = serializers.CharField()
+    query = serializers.CharField()
+    answer = serializers.CharField(source="text")
+    domain = serializers.CharField()
+    conversation_id = serializers.CharField()
+    suppressed = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    citations = serializers.SerializerMethodField()
+    claims = serializers.SerializerMethodField()
+    audit = serializers.SerializerMethodField()
+    escalations = serializers.SerializerMethodField()
+
+    def to_representation(self, answer: Answer) -> dict:
+        data = super().to_representation(answer)
+        if answer.revisions or (answer.original_text and answer.original_text != answer.text):
+            data["original_answer"] = answer.original_text
+            data["revisions"] = answer.revisions
+        if self.context.get("mode_decision"):
+            data["mode_decision"] = self.context["mode_decision"]
+        if self.context.get("web"):
+            data["web"] = self.context["web"]
+        return data
+
+    @extend_schema_field(CitationSerializer(many=True))
+    def get_citations(self, answer: Answer) -> list:
+        from audit.services.submissions import citations_of
+
+        return citations_of(answer.text, answer.contexts or [])
+
+    @extend_schema_field(ClaimCardSerializer(many=True))
+    def get_claims(self, answer: Answer) -> list:
+        return ClaimCardSerializer(answer.claims.all(), many=True, context=self.context).data
+
+    @extend_schema_field(AuditMetricsSerializer(allow_null=True))
+    def get_audit(self, answer: Answer) -> dict | None:
+        runs = list(answer.runs.all())
+        return AuditMetricsSerializer(runs[0]).data if runs else None
+
+    @extend_schema_field(EscalationRefSerializer(many=True))
+    def get_escalations(self, answer: Answer) -> list:
+        refs = [ref for claim in answer.claims.all() for ref in (self.context.get("escalations") or {}).get(claim.pk, [])]
+        return EscalationRefSerializer(refs, many=True).data
+
+
+class StrictInputSerializer(serializers.Serializer):
+    """An input serializer that refuses keys it does not know (a typo is a 400, not a no-op)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["Is not a known field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class IdentifierField(serializers.CharField):
+    """An id sent by a client: a string, or a whole number taken as its decimal string."""
+
+    default_error_messages = {"invalid": "Must be a string or a whole number."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (str, int)):
+            self.fail("invalid")
+        return super().to_internal_value(str(data))
+
+
+class DayField(serializers.DateField):
+    """A date given as ``YYYY-MM-DD`` or as an ISO datetime (its date part is kept)."""
+
+    def to_internal_value(self, value):
+        if isinstance(value, str) and len(value) > 10 and value[10:11] in ("T", " "):
+            value = value[:10]
+        if not isinstance(value, str):
+            self.fail("invalid", format="YYYY-MM-DD")
+        return super().to_internal_value(value)

@@ -1,0 +1,87 @@
+"""Claim Cards as CSV or JSON text, streamed: pure generators over card dicts (no ORM, no HTTP).
+
+The API export, the daily bundle of low-confidence claims and the nightly report all write
+cards through these, so a file looks the same wherever it comes from.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Iterable, Iterator
+
+CSV_COLUMNS = (
+    "answer_id", "claim_id", "mode", "label", "confidence", "text",
+    "faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement",
+    "verification_methods", "evidence_count", "evidence_source_ids", "evidence_uris", "evidence_hashes",
+    "escalation_tickets", "drafted_at", "verified_at",
+)
+
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    text = str(value)
+    if text.startswith(_FORMULA_START) and not _is_number(text):
+        return "'" + text
+    return text
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def card_row(card: dict) -> list[str]:
+    """Flatten one Claim Card into the CSV columns (lists joined with " | ")."""
+    metrics = card.get("metrics") or {}
+    evidence = card.get("evidence") or []
+    stamps = card.get("timestamps") or {}
+    values = {
+        **{k: card.get(k) for k in ("answer_id", "claim_id", "mode", "label", "confidence", "text")},
+        **{k: metrics.get(k) for k in ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")},
+        "verification_methods": " | ".join(card.get("verification_methods") or []),
+        "evidence_count": len(evidence),
+        "evidence_source_ids": " | ".join(e.get("source_id", "") for e in evidence),
+        "evidence_uris": " | ".join(e.get("uri", "") for e in evidence),
+        "evidence_hashes": " | ".join(e.get("hash", "") for e in evidence),
+        "escalation_tickets": " | ".join(e.get("ticket", "") for e in card.get("escalations") or []),
+        "drafted_at": stamps.get("drafted_at"),
+        "verified_at": stamps.get("verified_at"),
+    }
+    return [_cell(values[column]) for column in CSV_COLUMNS]
+
+
+def iter_csv(cards: Iterable[dict]) -> Iterator[str]:
+    """Yield a CSV file (header first) one row at a time."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def flush() -> str:
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate(0)
+        return text
+
+    writer.writerow(CSV_COLUMNS)
+    yield flush()
+    for card in cards:
+        writer.writerow(card_row(card))
+        yield flush()
+
+
+def iter_json(cards: Iterable[dict]) -> Iterator[str]:
+    """Yield a JSON array of cards, one card per line, without holding the set in memory."""
+    yield "["
+    first = True
+    for card in cards:
+        yield ("\n" if first else ",\n") + json.dumps(card, ensure_ascii=False, default=str)
+        first = False
+    yield "\n]\n"

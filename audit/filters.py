@@ -1,0 +1,107 @@
+"""FilterSets of claim, answer, evidence and run lists: one definition for the API and the pages.
+
+Query parameters: ``label`` (SUPPORTED, REFUTED, NEI; repeat or comma-separate for several),
+``confidence_min`` / ``confidence_max`` (inclusive, 0..1), ``date_from`` / ``date_to``
+(inclusive UTC days of the answer), ``mode``, ``domain``, ``escalation`` (open, resolved, any,
+none), ``answer`` (answer id). A bad value is a 400 naming the parameter.
+"""
+
+from __future__ import annotations
+
+import django_filters as filters
+from django import forms
+
+from audit.models import Answer, Claim, Evidence, VerificationRun
+from audit.models.choices import Label, Mode, SourceType
+from audit.selectors_api import escalation_state_q
+
+
+class CommaMultipleChoiceFilter(filters.MultipleChoiceFilter):
+    """A multiple choice that also accepts ``label=REFUTED,NEI``."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", _CommaSeparated)
+        super().__init__(*args, **kwargs)
+
+
+class _CommaSeparated(forms.SelectMultiple):
+    def value_from_datadict(self, data, files, name):
+        values = data.getlist(name) if hasattr(data, "getlist") else [data.get(name)]
+        return [part.strip() for value in values if value for part in str(value).split(",") if part.strip()]
+
+
+class _DateRange(filters.FilterSet):
+    date_from = filters.DateFilter(field_name="created_at", lookup_expr="date__gte", label="From (UTC day, inclusive)")
+    date_to = filters.DateFilter(field_name="created_at", lookup_expr="date__lte", label="To (UTC day, inclusive)")
+
+
+class ClaimFilter(filters.FilterSet):
+    label = CommaMultipleChoiceFilter(choices=Label.choices)
+    confidence_min = filters.NumberFilter(field_name="confidence", lookup_expr="gte")
+    confidence_max = filters.NumberFilter(field_name="confidence", lookup_expr="lte")
+    date_from = filters.DateFilter(field_name="answer__created_at", lookup_expr="date__gte")
+    date_to = filters.DateFilter(field_name="answer__created_at", lookup_expr="date__lte")
+    mode = filters.ChoiceFilter(field_name="answer__mode", choices=Mode.choices)
+    domain = filters.CharFilter(field_name="answer__domain")
+    escalation = filters.ChoiceFilter(
+        choices=[("open", "Open case"), ("resolved", "Resolved case"), ("any", "Ever escalated"), ("none", "Never escalated")],
+        method="filter_escalation")
+    answer = filters.CharFilter(field_name="answer__public_id")
+
+    class Meta:
+        model = Claim
+        fields: list[str] = []
+
+    def filter_escalation(self, queryset, name, value):
+        return queryset.filter(escalation_state_q(value)).distinct() if value else queryset
+
+    def is_valid(self):
+        valid = super().is_valid()
+        data = getattr(self.form, "cleaned_data", {})
+        for name in ("confidence_min", "confidence_max"):
+            value = data.get(name)
+            if value is not None and not 0 <= value <= 1:
+                self.form.add_error(name, "Must be between 0 and 1.")
+                valid = False
+        low, high = data.get("confidence_min"), data.get("confidence_max")
+        if valid and low is not None and high is not None and low > high:
+            self.form.add_error("confidence_min", "Must not exceed confidence_max.")
+            valid = False
+        if valid and data.get("date_from") and data.get("date_to") and data["date_from"] > data["date_to"]:
+            self.form.add_error("date_from", "Must not be after date_to.")
+            valid = False
+        return valid
+
+
+class AnswerFilter(_DateRange):
+    mode = filters.ChoiceFilter(choices=Mode.choices)
+    domain = filters.CharFilter()
+    conversation_id = filters.CharFilter()
+
+    class Meta:
+        model = Answer
+        fields: list[str] = []
+
+
+class EvidenceFilter(filters.FilterSet):
+    source_type = filters.ChoiceFilter(choices=SourceType.choices)
+    answer = filters.CharFilter(field_name="claim__answer__public_id")
+    claim_id = filters.CharFilter(field_name="claim__claim_id")
+
+    class Meta:
+        model = Evidence
+        fields: list[str] = []
+
+
+class RunFilter(filters.FilterSet):
+    mode = filters.ChoiceFilter(choices=Mode.choices)
+    kind = filters.ChoiceFilter(choices=VerificationRun.Kind.choices)
+    status = filters.ChoiceFilter(choices=VerificationRun.Status.choices)
+    answer = filters.CharFilter(field_name="answer__public_id")
+    date_from = filters.DateFilter(field_name="started_at", lookup_expr="date__gte")
+    date_to = filters.DateFilter(field_name="started_at", lookup_expr="date__lte")
+
+    class Meta:
+        model = VerificationRun
+        fields: list[str] = []
+

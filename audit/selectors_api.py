@@ -1,0 +1,105 @@
+"""Reads behind the REST API and the Claim Card exports.
+
+Every function is scoped to a workspace and loads related rows in bulk, so a page of results
+costs a fixed number of queries whatever its length.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from typing import Iterable
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+
+from audit import constants
+from audit.models import Answer, Claim, Document, Evidence, VerificationRun, Workspace
+from audit.models.choices import Label
+
+
+def thresholds_for(workspace: Workspace) -> constants.Thresholds:
+    """Return the thresholds in force in a workspace (seed defaults with its overrides)."""
+    return constants.Thresholds().updated(workspace.threshold_overrides or {})
+
+
+def _evidence_ordered() -> QuerySet[Evidence]:
+    return Evidence.objects.order_by("rank", "id")
+
+
+def claim_card_list(*, workspace: Workspace) -> QuerySet[Claim]:
+    """Return the workspace's claims ready for Claim Cards (answer joined, evidence prefetched)."""
+    return (
+        Claim.objects.filter(answer__workspace=workspace)
+        .select_related("answer")
+        .prefetch_related(Prefetch("evidence", queryset=_evidence_ordered()))
+        .order_by("-answer__created_at", "-answer_id", "span_start", "id")
+    )
+
+
+def answer_list(*, workspace: Workspace) -> QuerySet[Answer]:
+    return Answer.objects.filter(workspace=workspace).annotate(claim_count=Count("claims")).order_by("-created_at", "-id")
+
+
+def answer_detail_list(*, workspace: Workspace) -> QuerySet[Answer]:
+    """Answers with claims, evidence and runs (latest first) prefetched, for full serialization."""
+    claims = Claim.objects.select_related("answer").prefetch_related(
+        Prefetch("evidence", queryset=_evidence_ordered())).order_by("span_start", "id")
+    return Answer.objects.filter(workspace=workspace).prefetch_related(
+        Prefetch("claims", queryset=claims),
+        Prefetch("runs", queryset=VerificationRun.objects.order_by("-started_at", "-id")),
+    )
+
+
+def evidence_list(*, workspace: Workspace) -> QuerySet[Evidence]:
+    return (Evidence.objects.filter(claim__answer__workspace=workspace)
+            .select_related("claim__answer").order_by("-claim__answer__created_at", "claim_id", "rank", "id"))
+
+
+def run_list(*, workspace: Workspace) -> QuerySet[VerificationRun]:
+    return VerificationRun.objects.filter(answer__workspace=workspace).select_related("answer").order_by("-started_at", "-id")
+
+
+def document_list(*, workspace: Workspace) -> QuerySet[Document]:
+    return Document.objects.filter(workspace=workspace).annotate(chunk_count=Count("chunks")).order_by("title", "id")
+
+
+def claim_escalations(claim_pks: Iterable[int]) -> dict[int, list[dict]]:
+    """Return {claim pk: [{ticket, tier, status, due_at}]} for the review cases of those claims."""
+    from escalation.models import ReviewCase
+
+    refs: dict[int, list[dict]] = defaultdict(list)
+    pks = list(claim_pks)
+    if not pks:
+        return refs
+    cases = ReviewCase.objects.filter(claim_id__in=pks).order_by("opened_at", "id")
+    for case in cases.values("claim_id", "ticket", "tier", "status", "due_at"):
+        refs[case.pop("claim_id")].append(case)
+    return refs
+
+
+def escalation_state_q(state: str) -> Q:
+    """Return the claim filter of an escalation state: open, resolved, any (ever escalated), none."""
+    from escalation.models import OPEN_CASE_STATUSES, CaseStatus
+
+    if state == "open":
+        return Q(review_cases__status__in=OPEN_CASE_STATUSES)
+    if state == "resolved":
+        return Q(review_cases__status=CaseStatus.RESOLVED) & ~Q(review_cases__status__in=OPEN_CASE_STATUSES)
+    if state == "any":
+        return Q(review_cases__isnull=False)
+    return Q(review_cases__isnull=True)
+
+
+def low_confidence_claims(*, workspace: Workspace, day: dt.date, threshold: float | None = None) -> QuerySet[Claim]:
+    """Return the day's REFUTED / NEI claims below the low-confidence threshold (spec §4.4, §4.5).
+
+    ``day`` is a UTC calendar day of the answers' creation; the threshold defaults to the
+    workspace's ``low_confidence_threshold``.
+    """
+    if threshold is None:
+        threshold = thresholds_for(workspace).low_confidence_threshold
+    start = dt.datetime.combine(day, dt.time.min, tzinfo=dt.timezone.utc)
+    return claim_card_list(workspace=workspace).filter(
+        label__in=[Label.REFUTED, Label.NEI], confidence__lt=threshold,
+        answer__created_at__gte=start, answer__created_at__lt=start + dt.timedelta(days=1),
+    )

@@ -1,0 +1,229 @@
+"""Operating modes: which mode an audit runs in, when Audit-Local escalates to Audit-Web, and
+the admin toggles (workspace, user and conversation defaults, threshold overrides).
+
+Resolution (spec §3, §8): the request's mode, else the conversation's default, else the user's,
+else the workspace's. Automatic triggers then raise Normal to Audit-Local: a regulated domain
+(``Workspace.regulated_domains``) or a user role listed in ``Workspace.auto_audit_roles``. A
+trigger never lowers a mode. Every toggle change is an audit event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Iterable
+
+from django.db import transaction
+
+from audit import constants, roles
+from audit.errors import InvalidInput
+from audit.models import Claim, Conversation, UserProfile, Workspace
+from audit.models.choices import Verdict
+from audit.services.events import event_record
+
+_RANK = {constants.MODE_NORMAL: 0, constants.MODE_AUDIT_LOCAL: 1, constants.MODE_AUDIT_WEB: 2}
+
+
+@dataclass(frozen=True)
+class ModeDecision:
+    """The mode an audit runs in, where it came from and what raised it."""
+
+    mode: str
+    source: str  # request | conversation | user | workspace
+    triggers: tuple[str, ...] = ()  # "domain:neuroscience", "role:Auditor"
+
+    def as_dict(self) -> dict:
+        return {"mode": self.mode, "source": self.source, "triggers": list(self.triggers)}
+
+
+def _check_mode(value: str, field_name: str = "mode", allow_blank: bool = False) -> str:
+    if allow_blank and value == "":
+        return value
+    if value not in constants.MODES:
+        choices = ", ".join(constants.MODES) + (" or blank to inherit" if allow_blank else "")
+        raise InvalidInput(field_name, f'"{value}" is not a mode; use {choices}.')
+    return value
+
+
+def mode_resolve(*, workspace: Workspace, user=None, requested: str = "", conversation_id: str = "",
+                 domain: str = "") -> ModeDecision:
+    """Return the mode an audit request runs in (see the module docstring for the order)."""
+    if requested:
+        mode, source = _check_mode(requested), "request"
+    else:
+        mode, source = "", ""
+        if conversation_id:
+            conversation = Conversation.objects.filter(workspace=workspace, external_id=conversation_id).first()
+            if conversation is not None and conversation.default_mode:
+                mode, source = conversation.default_mode, "conversation"
+        if not mode and getattr(user, "is_authenticated", False):
+            profile = UserProfile.objects.filter(user=user, workspace=workspace).first()
+            if profile is not None and profile.default_mode:
+                mode, source = profile.default_mode, "user"
+        if not mode:
+            mode, source = workspace.default_mode or constants.MODE_NORMAL, "workspace"
+
+    triggers: list[str] = []
+    regulated = {str(d).lower() for d in workspace.regulated_domains or []}
+    if domain and domain.lower() in regulated:
+        triggers.append(f"domain:{domain.lower()}")
+    auto_roles = set(workspace.auto_audit_roles or []) & roles.roles_of(user)
+    triggers.extend(f"role:{name}" for name in sorted(auto_roles))
+    if triggers and _RANK[mode] < _RANK[constants.MODE_AUDIT_LOCAL]:
+        mode = constants.MODE_AUDIT_LOCAL
+    return ModeDecision(mode=mode, source=source, triggers=tuple(triggers))
+
+
+# --- Audit-Local -> Audit-Web (spec §4.3) ---------------------------------------------------------
+
+@dataclass
+class WebEscalation:
+    """Why (if at all) an audited answer goes on to web verification, claim by claim."""
+
+    reasons: dict[str, list[str]] = field(default_factory=dict)  # claim_id -> reasons
+
+    @property
+    def needed(self) -> bool:
+        return bool(self.reasons)
+
+
+def web_escalation_reasons(claims: Iterable[Claim], thresholds: constants.Thresholds) -> WebEscalation:
+    """Apply the four conditions of spec §4.3 to stored claims.
+
+    A claim escalates when its confidence is below ``audit_score_threshold``, when no local
+    passage supports it (no evidence, or verdict not found), when its SelfCheck disagreement is
+    above ``selfcheck_disagreement_threshold``, or when it carries the stale-source risk flag.
+    Claims already SUPPORTED above the threshold with fresh support do not escalate.
+    """
+    result = WebEscalation()
+    for claim in claims:
+        reasons: list[str] = []
+        if claim.confidence < thresholds.audit_score_threshold:
+            reasons.append("audit_score_below_threshold")
+        evidence = list(claim.evidence.all())
+        if not evidence or claim.verdict == Verdict.NOT_FOUND:
+            reasons.append("no_local_support")
+        disagreement = (claim.metrics or {}).get(constants.WEB_SELFCHECK_METRIC)
+        if isinstance(disagreement, (int, float)) and disagreement > thresholds.selfcheck_disagreement_threshold:
+            reasons.append("selfcheck_disagreement")
+        if constants.WEB_STALE_FLAG in (claim.risk_flags or []):
+            reasons.append("stale_source")
+        if reasons:
+            result.reasons[claim.claim_id] = reasons
+    return result
+
+
+# --- Toggles ----------------------------------------------------------------------------------------
+
+WORKSPACE_SETTINGS = ("default_mode", "regulated_domains", "auto_audit_roles", "allow_external_calls",
+                      "web_allowed_domains", "freshness_policy", "retention_days", "llm_token_budget")
+
+
+def _changes(obj, values: dict) -> dict:
+    return {k: {"from": getattr(obj, k), "to": v} for k, v in values.items() if getattr(obj, k) != v}
+
+
+@transaction.atomic
+def workspace_settings_update(*, workspace: Workspace, actor, **values) -> Workspace:
+    """Change workspace-wide settings (default mode, automatic triggers, web switch, ...).
+
+    Unknown names raise InvalidInput; values are checked by the model's ``full_clean``. One
+    ``settings.workspace_changed`` event lists every field that changed (from, to); nothing is
+    written when nothing changed.
+    """
+    unknown = set(values) - set(WORKSPACE_SETTINGS)
+    if unknown:
+        raise InvalidInput(sorted(unknown)[0], "is not a workspace setting.")
+    if "default_mode" in values:
+        _check_mode(values["default_mode"], "default_mode")
+    if "auto_audit_roles" in values:
+        for role in values["auto_audit_roles"]:
+            if role not in roles.ALL_ROLES:
+                raise InvalidInput("auto_audit_roles", f'"{role}" is not a role; use one of {", ".join(roles.ALL_ROLES)}.')
+    workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)
+    changes = _changes(workspace, values)
+    if not changes:
+        return workspace
+    for key in changes:
+        setattr(workspace, key, values[key])
+    workspace.full_clean()
+    workspace.save(update_fields=list(changes))
+    action = "settings.mode_changed" if list(changes) == ["default_mode"] else "settings.workspace_changed"
+    event_record(action=action, obj=workspace, actor=actor, workspace=workspace, details={"changes": changes})
+    return workspace
+
+
+@transaction.atomic
+def user_mode_set(*, workspace: Workspace, user, mode: str, actor) -> UserProfile:
+    """Set a user's default mode in the workspace ("" = inherit the workspace's)."""
+    _check_mode(mode, "default_mode", allow_blank=True)
+    profile, _ = UserProfile.objects.select_for_update().get_or_create(user=user, defaults={"workspace": workspace})
+    if profile.workspace_id != workspace.pk:
+        raise InvalidInput("user", "belongs to another workspace.")
+    if profile.default_mode != mode:
+        before = profile.default_mode
+        profile.default_mode = mode
+        profile.full_clean()
+        profile.save(update_fields=["default_mode"])
+        event_record(action="settings.mode_changed", obj=profile, actor=actor, workspace=workspace,
+                     details={"scope": "user", "user": user.get_username(), "from": before, "to": mode})
+    return profile
+
+
+@transaction.atomic
+def conversation_mode_set(*, workspace: Workspace, external_id: str, mode: str, actor) -> Conversation:
+    """Set a conversation's default mode ("" = inherit), creating the conversation if new."""
+    _check_mode(mode, "default_mode", allow_blank=True)
+    if not external_id or len(external_id) > 200:
+        raise InvalidInput("conversation_id", "must be 1 to 200 characters.")
+    conversation, created = Conversation.objects.select_for_update().get_or_create(
+        workspace=workspace, external_id=external_id, defaults={"default_mode": mode})
+    before = "" if created else conversation.default_mode
+    if not created and conversation.default_mode != mode:
+        conversation.default_mode = mode
+        conversation.full_clean()
+        conversation.save(update_fields=["default_mode"])
+    if created or before != mode:
+        event_record(action="settings.mode_changed", obj=conversation, actor=actor, workspace=workspace,
+                     details={"scope": "conversation", "conversation_id": external_id, "from": before, "to": mode})
+    return conversation
+
+
+def _check_threshold(name: str, value, default) -> None:
+    where = f"threshold_overrides.{name}"
+    if isinstance(default, dict):
+        if not isinstance(value, dict):
+            raise InvalidInput(where, "must be an object.")
+        for key, item in value.items():
+            if isinstance(item, bool) or not isinstance(item, (int, float)) or item < 0:
+                raise InvalidInput(f"{where}.{key}", "must be a non-negative number.")
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInput(where, "must be a number.")
+    if isinstance(default, int):
+        if int(value) != value or value < (0 if name == "max_revisions" else 1):
+            raise InvalidInput(where, "must be a whole number" + (" >= 0." if name == "max_revisions" else " >= 1."))
+    elif not 0.0 <= value <= 1.0:
+        raise InvalidInput(where, "must be between 0 and 1.")
+
+
+@transaction.atomic
+def thresholds_set(*, workspace: Workspace, overrides: dict, actor) -> Workspace:
+    """Replace the workspace's threshold overrides (an empty dict restores the seed defaults)."""
+    if not isinstance(overrides, dict):
+        raise InvalidInput("threshold_overrides", "must be an object.")
+    defaults = constants.Thresholds()
+    known = {f.name for f in fields(defaults)}
+    for name, value in overrides.items():
+        if name not in known:
+            raise InvalidInput(f"threshold_overrides.{name}", "is not a threshold; see audit.constants.Thresholds.")
+        _check_threshold(name, value, getattr(defaults, name))
+    workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)
+    before = dict(workspace.threshold_overrides or {})
+    if before == overrides:
+        return workspace
+    workspace.threshold_overrides = overrides
+    workspace.full_clean()
+    workspace.save(update_fields=["threshold_overrides"])
+    event_record(action="settings.thresholds_changed", obj=workspace, actor=actor, workspace=workspace,
+                 details={"from": before, "to": overrides})
+    return workspace

@@ -1,0 +1,186 @@
+"""Audit requests of the RAG front end: idempotency, mode resolution, Normal-mode recording and
+the hand-off to the verification pipeline (Audit-Local) and to web verification (Audit-Web).
+
+``audit_submit`` is the one entry point (the API calls it). The verification itself belongs to
+``audit.services.audit.audit_answer``; web verification to ``audit.services.web``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from audit import constants
+from audit.errors import Conflict, InvalidInput
+from audit.models import Answer, IdempotencyKey, Workspace
+from audit.pipeline.extraction import citation_anchors
+from audit.services.events import event_record
+from audit.selectors_api import thresholds_for
+from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
+
+
+@dataclass
+class AuditRequest:
+    """One ``POST /api/v1/audits`` body, already checked for shape."""
+
+    query: str
+    answer: str | None = None  # None: not sent (an LLM may draft one)
+    contexts: list[dict] = field(default_factory=list)  # {id, title, uri, text, published_at}
+    mode: str = ""
+    conversation_id: str = ""
+    domain: str = ""
+    reference: str | None = None
+
+
+@dataclass
+class Submission:
+    answer: Answer
+    decision: dict  # ModeDecision.as_dict()
+    replayed: bool = False
+    web: dict = field(default_factory=dict)  # {"requested", "reasons": {claim_id: [...]}, "status"}
+
+
+def request_fingerprint(payload: Any) -> str:
+    """Return sha256 of a request body in canonical JSON (key order and spacing do not matter)."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _replay(*, workspace: Workspace, user, key: str, fingerprint: str) -> Submission | None:
+    stored = IdempotencyKey.objects.select_related("answer").filter(workspace=workspace, user=user, key=key).first()
+    if stored is None:
+        return None
+    if stored.fingerprint != fingerprint:
+        raise Conflict(f'Idempotency-Key "{key}" was already used with a different request body.')
+    extras = stored.extras or {}
+    return Submission(answer=stored.answer, decision=extras.get("mode_decision", {}), web=extras.get("web", {}),
+                      replayed=True)
+
+
+def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
+    """Return the passages an answer cites, in citation order: anchors ``[1]`` (1-based position
+    or id), ``[cite:ID]`` and ``[Key]`` matched against the contexts' ids; unknown anchors are
+    kept with ``"id": null`` so a front end can show a dangling citation."""
+    by_id = {str(c.get("id")): c for c in contexts}
+    found = []
+    for anchor in citation_anchors(answer_text):
+        key = anchor[5:] if anchor.startswith("cite:") else anchor
+        context = by_id.get(key)
+        if context is None and key.isdigit() and 1 <= int(key) <= len(contexts):
+            context = contexts[int(key) - 1]
+        found.append({
+            "anchor": anchor,
+            "id": None if context is None else str(context.get("id")),
+            "title": "" if context is None else context.get("title", ""),
+            "uri": "" if context is None else context.get("uri", ""),
+        })
+    return found
+
+
+def _draft(request: AuditRequest, workspace: Workspace) -> str:
+    """Return the answer to audit: the one sent, else one drafted by the configured LLM."""
+    if request.answer is not None:
+        if not request.answer.strip():
+            raise InvalidInput("answer", "may not be blank.")
+        return request.answer
+    if not settings.THEORIA.get("LLM_BASE_URL"):
+        raise InvalidInput("answer", "is required: no LLM is configured to draft one.")
+    try:
+        from audit.services.drafting import answer_draft  # the LLM issue's drafting hook
+    except ImportError:
+        raise InvalidInput("answer", "is required: this deployment cannot draft answers.") from None
+    text = answer_draft(workspace=workspace, query=request.query, contexts=request.contexts)
+    if not text or not text.strip():
+        raise InvalidInput("answer", "is required: the LLM returned no draft.")
+    return text
+
+
+def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision) -> Answer:
+    answer = Answer(
+        workspace=workspace, user=user if getattr(user, "is_authenticated", False) else None,
+        conversation_id=request.conversation_id, query=request.query, text=text, original_text=text,
+        mode=constants.MODE_NORMAL, domain=request.domain, reference=request.reference or "",
+        contexts=request.contexts,
+    )
+    answer.full_clean()
+    answer.save()
+    event_record(action="answer.recorded", obj=answer, actor=user, workspace=workspace,
+                 details={"mode": answer.mode, "mode_decision": decision.as_dict(),
+                          "citations": len(citations_of(text, request.contexts))})
+    return answer
+
+
+def _web_step():
+    """Return the web verification service if this deployment has it, else None."""
+    try:
+        from audit.services import web
+    except ImportError:
+        return None
+    return getattr(web, "answer_verify_web", None)
+
+
+def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision) -> tuple[Answer, dict]:
+    from audit.services.audit import audit_answer  # the pipeline issue's service
+
+    answer = audit_answer(
+        workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
+        mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
+        domain=request.domain, reference=request.reference,
+    )
+    web: dict = {}
+    escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
+    wanted = decision.mode == constants.MODE_AUDIT_WEB or escalation.needed
+    if wanted:
+        web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons}
+        verify_web = _web_step()
+        if not workspace.allow_external_calls:
+            web["status"] = "skipped: the workspace forbids external calls"
+        elif verify_web is None:
+            web["status"] = "skipped: web verification is not available in this deployment"
+        else:
+            answer = verify_web(answer=answer, actor=user, reasons=escalation.reasons) or answer
+            web["status"] = "done"
+        event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
+    return answer, web
+
+
+def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempotency_key: str = "",
+                 fingerprint: str = "") -> Submission:
+    """Run one audit request; a retried idempotency key returns the first answer unchanged.
+
+    Raises InvalidInput (bad values), Conflict (a key reused with another body). Everything is
+    stored in one transaction: a failure stores nothing, and the key is stored with the answer.
+    """
+    if idempotency_key:
+        if len(idempotency_key) > 255:
+            raise InvalidInput("Idempotency-Key", "must be at most 255 characters.")
+        replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
+        if replay is not None:
+            return replay
+    decision = mode_resolve(workspace=workspace, user=user, requested=request.mode,
+                            conversation_id=request.conversation_id, domain=request.domain)
+    try:
+        with transaction.atomic():
+            text = _draft(request, workspace)
+            web: dict = {}
+            if decision.mode == constants.MODE_NORMAL:
+                answer = _record_normal(workspace=workspace, user=user, request=request, text=text, decision=decision)
+            else:
+                answer, web = _verify(workspace=workspace, user=user, request=request, text=text, decision=decision)
+            if idempotency_key:
+                IdempotencyKey.objects.create(workspace=workspace, user=user, key=idempotency_key,
+                                              fingerprint=fingerprint, answer=answer,
+                                              extras={"mode_decision": decision.as_dict(), "web": web})
+    except IntegrityError:
+        # A concurrent request with the same key committed first: answer as a retry would.
+        if idempotency_key:
+            replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
+            if replay is not None:
+                return replay
+        raise
+    return Submission(answer=answer, decision=decision.as_dict(), web=web)
