@@ -25,8 +25,6 @@ NIGHTLY_LABELS = ("REFUTED", "NEI")
 NIGHTLY_BATCH_SIZE = 256  # claims embedded, searched and committed together (one transaction)
 NIGHTLY_TOP_FAILING_DOCUMENTS = 10  # rows of "top failing KB documents" in the report
 NIGHTLY_REVIEW_LIMIT = 200  # at most this many "recommended for human review" rows in the report
-NIGHTLY_SCHEDULE_CRON = "30 2 * * *"  # 02:30 UTC: re-check yesterday's claims
-RETENTION_SCHEDULE_CRON = "15 3 * * *"  # 03:15 UTC: purge audit data past retention
 RETENTION_DELETE_BATCH = 500  # answers deleted per statement
 
 # --- Knowledge-base ingestion (seed 003 stage 1: 8000 chars, 1000 overlap) ---------------------

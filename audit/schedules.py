@@ -5,4 +5,11 @@ Each entry: name (the key; unique), func (dotted path of a tasks.py function), s
 Features append their jobs here; escalation declares its own in escalation/schedules.py.
 """
 
-SCHEDULES: list[dict] = []
+SCHEDULES: list[dict] = [
+    # Nightly batch auditor (spec §4.5): yesterday's weak claims, every workspace, once a day.
+    # Daily ("D") rather than cron: cron schedules need the croniter package; the task always
+    # re-checks the previous UTC day, so the hour it runs at does not change what it does.
+    {"name": "audit.nightly_audit", "func": "audit.tasks.nightly_audit", "schedule_type": "D"},
+    # Retention (seed 000 §9.2): purge audit data past each workspace's retention, daily.
+    {"name": "audit.purge_expired", "func": "audit.tasks.purge_expired", "schedule_type": "D"},
+]

@@ -1,0 +1,35 @@
+"""Purge audit data older than each workspace's retention (seed 000 §9.2)."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from audit.models import Workspace
+from audit.services.retention import retention_purge_all
+
+
+class Command(BaseCommand):
+    help = (
+        "Delete answers, claims, evidence, runs, nightly reports and audit events older than the workspace's "
+        "retention (default 90 days), keeping everything tied to an open escalation case. One audit event per "
+        "purge. --dry-run only counts."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dry-run", action="store_true", help="count what would be deleted; delete nothing")
+        parser.add_argument("--workspace", default="", help="workspace slug (default: every workspace)")
+
+    def handle(self, *args, **options):
+        workspaces = Workspace.objects.all()
+        if options["workspace"]:
+            workspaces = workspaces.filter(slug=options["workspace"])
+            if not workspaces.exists():
+                raise CommandError(f"There is no workspace with the slug {options['workspace']!r}.")
+        verb = "would delete" if options["dry_run"] else "deleted"
+        for result in retention_purge_all(workspaces=workspaces, dry_run=options["dry_run"]):
+            self.stdout.write(
+                f"{result.workspace}: {verb} {result.answers} answers, {result.claims} claims, "
+                f"{result.evidence} evidence links, {result.runs} runs, {result.nightly_reports} nightly reports, "
+                f"{result.events} audit events older than {result.cutoff}; kept {result.kept_for_open_cases} "
+                f"answers with an open escalation case."
+            )

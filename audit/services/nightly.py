@@ -1,0 +1,318 @@
+"""The nightly batch auditor (spec §4.5): re-check the day's weak claims and write the report.
+
+One run for a (workspace, day):
+
+1. :func:`nightly_report_open` creates the :class:`NightlyReport` (or finds it) and one
+   :class:`NightlyItem` per weak claim, idempotently (unique (report, claim)).
+2. :func:`nightly_audit_run` takes the unprocessed items in batches: embeds the claims in one
+   call, searches the refreshed knowledge-base index for all of them at once
+   (``audit.selectors.kb_index``), re-verifies them with the pipeline and stores each batch in
+   one transaction (:func:`nightly_items_record`) that also flips ``processed``. A run killed
+   mid-batch loses that batch's uncommitted work only; the restart redoes exactly those items,
+   so each claim is processed once in total.
+3. :func:`nightly_report_finish` computes the report (top failing KB documents, stale sources,
+   claims for human review, label drift, counts) and marks the report DONE. Re-running a
+   finished day changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Callable
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from audit import constants
+from audit.models import Document, NightlyItem, NightlyReport, Workspace
+from audit.pipeline.types import ClaimDraft
+from audit.selectors_nightly import nightly_claims_due, thresholds_of
+from audit.services import nightly_verify
+from audit.services.events import event_record
+from audit.services.labels import claim_machine_relabel
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "nightly_audit"
+IMPORTANCE_RANK = {constants.IMPORTANCE_CRITICAL: 0, constants.IMPORTANCE_MATERIAL: 1, constants.IMPORTANCE_MINOR: 2}
+
+
+@dataclass
+class NightlyOutcome:
+    """What one invocation did: the report, and the speed of this invocation's processing."""
+
+    report: NightlyReport
+    processed_now: int
+    seconds: float
+    already_done: bool = False
+
+    @property
+    def claims_per_s(self) -> float:
+        return self.processed_now / self.seconds if self.seconds > 0 else 0.0
+
+
+@transaction.atomic
+def nightly_report_open(*, workspace: Workspace, day: dt.date) -> NightlyReport:
+    """Create or resume the report of ``day`` with one work item per weak claim of that day.
+
+    A finished report is returned untouched. For a running one (a previous run was killed),
+    claims that became due since are added; items already there are kept as they are.
+    """
+    report, created = NightlyReport.objects.get_or_create(workspace=workspace, date=day)
+    if report.status == NightlyReport.Status.DONE:
+        return report
+    due = nightly_claims_due(workspace=workspace, day=day).values_list("id", "label", "confidence")
+    NightlyItem.objects.bulk_create(
+        [NightlyItem(report=report, claim_id=cid, old_label=label, old_confidence=conf) for cid, label, conf in due],
+        ignore_conflicts=True,
+        batch_size=1000,
+    )
+    NightlyReport.objects.filter(id=report.id).update(
+        claims_selected=NightlyItem.objects.filter(report=report).count(), attempts=F("attempts") + 1
+    )
+    report.refresh_from_db()
+    event_record(
+        action="nightly.started" if created else "nightly.resumed", obj=report, actor_label=SOURCE,
+        workspace=workspace, details={"date": day.isoformat(), "claims_selected": report.claims_selected,
+                                      "attempt": report.attempts},
+    )
+    return report
+
+
+@transaction.atomic
+def nightly_items_record(*, report: NightlyReport, results: dict[int, nightly_verify.Recheck], now=None) -> int:
+    """Store the re-checks of a batch of items; return how many this call processed.
+
+    Locks the batch's still-unprocessed items (``select_for_update``) so a second runner of the
+    same day skips them; items another run already processed are ignored. Label changes go
+    through :func:`audit.services.labels.claim_machine_relabel`.
+    """
+    now = now or timezone.now()
+    items = list(
+        NightlyItem.objects.select_for_update(of=("self",))
+        .filter(report=report, id__in=list(results), processed=False)
+        .select_related("claim__answer__workspace")
+    )
+    changed = 0
+    for item in items:
+        recheck = results[item.id]
+        item.processed, item.processed_at, item.attempt = True, now, report.attempts
+        item.new_label, item.new_confidence = recheck.label, round(float(recheck.confidence), 6)
+        item.result = recheck.as_json()
+        item.changed = claim_machine_relabel(
+            claim=item.claim, label=recheck.label, confidence=recheck.confidence, verdict=recheck.verdict,
+            source=SOURCE, reason=f"nightly re-check of {report.date.isoformat()}", now=now,
+        )
+        changed += item.changed
+    NightlyItem.objects.bulk_update(
+        items, ["processed", "processed_at", "attempt", "new_label", "new_confidence", "result", "changed"],
+        batch_size=500,
+    )
+    NightlyReport.objects.filter(id=report.id).update(
+        claims_processed=F("claims_processed") + len(items), labels_changed=F("labels_changed") + changed
+    )
+    return len(items)
+
+
+def _todo_batches(report: NightlyReport, batch_size: int):
+    ids = list(NightlyItem.objects.filter(report=report, processed=False).order_by("id").values_list("id", flat=True))
+    for start in range(0, len(ids), batch_size):
+        yield ids[start : start + batch_size]
+
+
+def _drafts(items: list[NightlyItem]) -> list[ClaimDraft]:
+    return [
+        ClaimDraft(claim_id=item.claim.claim_id, text=item.claim.text, span=(item.claim.span_start, item.claim.span_end),
+                   type=item.claim.claim_type, importance=item.claim.importance)
+        for item in items
+    ]
+
+
+def nightly_audit_run(
+    *,
+    workspace: Workspace,
+    day: dt.date,
+    batch_size: int = constants.NIGHTLY_BATCH_SIZE,
+    progress: Callable[[int, int], None] | None = None,
+) -> NightlyOutcome:
+    """Re-check the weak claims of ``day`` in ``workspace`` and write the day's report.
+
+    Safe to call again: a finished day is returned as it is; an interrupted one resumes with
+    the claims not yet processed. ``progress(done, total)`` is called after each batch.
+    """
+    report = nightly_report_open(workspace=workspace, day=day)
+    if report.status == NightlyReport.Status.DONE:
+        return NightlyOutcome(report=report, processed_now=0, seconds=0.0, already_done=True)
+    thresholds = thresholds_of(workspace)
+    verifier = nightly_verify.Reverifier(workspace=workspace, thresholds=thresholds)
+    started = time.perf_counter()
+    processed_now = 0
+    done = report.claims_processed
+    if progress:
+        progress(done, report.claims_selected)
+    for ids in _todo_batches(report, batch_size):
+        items = list(
+            NightlyItem.objects.filter(id__in=ids, processed=False).select_related("claim__answer").order_by("id")
+        )
+        rechecks = verifier.recheck(_drafts(items), [item.claim for item in items])
+        n = nightly_items_record(report=report, results={item.id: r for item, r in zip(items, rechecks)})
+        processed_now += n
+        done += n
+        if progress:
+            progress(done, report.claims_selected)
+    seconds = time.perf_counter() - started
+    report = nightly_report_finish(report=report, seconds=seconds, processed_now=processed_now)
+    outcome = NightlyOutcome(report=report, processed_now=processed_now, seconds=seconds)
+    logger.info(
+        "nightly_audit workspace=%s date=%s selected=%d processed_now=%d changed=%d seconds=%.2f claims_per_s=%.1f",
+        workspace.slug, day, report.claims_selected, processed_now, report.labels_changed, seconds,
+        outcome.claims_per_s,
+    )
+    return outcome
+
+
+def _months_between(older: dt.date, newer: dt.date) -> int:
+    return (newer.year - older.year) * 12 + (newer.month - older.month) - (newer.day < older.day)
+
+
+def nightly_report_build(*, report: NightlyReport) -> dict:
+    """Compute the report body from the day's processed items (a pure read of stored rows)."""
+    workspace = report.workspace
+    items = list(
+        NightlyItem.objects.filter(report=report, processed=True)
+        .select_related("claim__answer")
+        .order_by("id")
+    )
+    still_failing = [i for i in items if i.new_label in constants.NIGHTLY_LABELS]
+    doc_fail: dict[int, Counter] = defaultdict(Counter)
+    docs_seen: set[int] = set()
+    for item in items:
+        for doc_id in item.result.get("documents", []):
+            docs_seen.add(doc_id)
+            if item.new_label in constants.NIGHTLY_LABELS:
+                doc_fail[doc_id][item.new_label] += 1
+    documents = {d.id: d for d in Document.objects.filter(id__in=docs_seen, workspace=workspace)}
+    top_failing = sorted(
+        ({"document_id": doc_id, "title": documents[doc_id].title, "uri": documents[doc_id].uri,
+          "failing_claims": sum(c.values()), "refuted": c.get("REFUTED", 0), "nei": c.get("NEI", 0)}
+         for doc_id, c in doc_fail.items() if doc_id in documents),
+        key=lambda row: (-row["failing_claims"], -row["refuted"], row["title"], row["document_id"]),
+    )[: constants.NIGHTLY_TOP_FAILING_DOCUMENTS]
+
+    stale = []
+    for doc in sorted(documents.values(), key=lambda d: (d.published_at or dt.date.min, d.id)):
+        if doc.published_at is None:
+            continue
+        limit = workspace.freshness_months(doc.domain)
+        age = _months_between(doc.published_at, report.date)
+        if age > limit:
+            stale.append({"document_id": doc.id, "title": doc.title, "uri": doc.uri, "domain": doc.domain,
+                          "published_at": doc.published_at.isoformat(), "age_months": age, "limit_months": limit})
+
+    def claim_row(item: NightlyItem) -> dict:
+        return {"claim": item.claim_id, "answer": item.claim.answer.public_id, "claim_id": item.claim.claim_id,
+                "text": item.claim.text[:500], "importance": item.claim.importance,
+                "old_label": item.old_label, "new_label": item.new_label,
+                "old_confidence": round(item.old_confidence, 4), "new_confidence": round(item.new_confidence or 0.0, 4)}
+
+    review = sorted(
+        (i for i in still_failing if i.claim.importance != constants.IMPORTANCE_MINOR
+         or i.new_label == "REFUTED"),
+        key=lambda i: (IMPORTANCE_RANK.get(i.claim.importance, 3), i.new_label != "REFUTED", i.new_confidence or 0.0, i.id),
+    )
+    drift = [claim_row(i) for i in items if i.changed]
+    transitions = Counter(f"{i.old_label}->{i.new_label}" for i in items if i.changed)
+    return {
+        "date": report.date.isoformat(),
+        "workspace": workspace.slug,
+        "counts": {
+            "claims_selected": report.claims_selected,
+            "claims_processed": len(items),
+            "labels_changed": len(drift),
+            "still_failing": len(still_failing),
+            "now_supported": sum(1 for i in items if i.new_label == "SUPPORTED"),
+            "by_new_label": dict(sorted(Counter(i.new_label for i in items).items())),
+            "by_old_label": dict(sorted(Counter(i.old_label for i in items).items())),
+            "review_recommended": len(review),
+            "stale_sources": len(stale),
+        },
+        "top_failing_documents": top_failing,
+        "stale_sources": stale,
+        "review_recommended": [claim_row(i) for i in review[: constants.NIGHTLY_REVIEW_LIMIT]],
+        "label_drift": {"transitions": dict(sorted(transitions.items())), "claims": drift},
+    }
+
+
+@transaction.atomic
+def nightly_report_finish(*, report: NightlyReport, seconds: float, processed_now: int) -> NightlyReport:
+    """Write the report body and mark the report DONE (once: a conditional update on RUNNING)."""
+    report.refresh_from_db()
+    if report.status == NightlyReport.Status.DONE:
+        return report
+    body = nightly_report_build(report=report)
+    duration = report.duration_s + max(seconds, 0.0)
+    total_processed = body["counts"]["claims_processed"]
+    finished = NightlyReport.objects.filter(id=report.id, status=NightlyReport.Status.RUNNING).update(
+        status=NightlyReport.Status.DONE,
+        finished_at=timezone.now(),
+        report=body,
+        claims_processed=total_processed,
+        labels_changed=body["counts"]["labels_changed"],
+        review_recommended=body["counts"]["review_recommended"],
+        duration_s=duration,
+        claims_per_s=(processed_now / seconds) if seconds > 0 else 0.0,
+    )
+    report.refresh_from_db()
+    if finished == 1:
+        opened = nightly_curation_open(report=report)
+        if opened:
+            body["curation_items_opened"] = opened
+            NightlyReport.objects.filter(id=report.id).update(report=body)
+            report.refresh_from_db()
+        event_record(action="nightly.finished", obj=report, actor_label=SOURCE, workspace=report.workspace,
+                     details={"date": report.date.isoformat(), **body["counts"]})
+    return report
+
+
+def nightly_curation_open(*, report: NightlyReport) -> list[int]:
+    """Open curation items for KB documents the day's re-check found wanting; return their ids.
+
+    Two reasons: a top failing document that contradicts a claim (the document or the answers
+    are wrong), and a stale source (older than the freshness policy) that served as evidence.
+    Skipped when the escalation app, which owns curation items, is not installed, and for a
+    document that already has an open nightly item, so daily runs do not pile items up.
+    """
+    try:
+        from escalation.models import CurationItem
+        from escalation.services import curation_item_open
+    except ImportError:
+        return []
+    body = report.report
+    reasons: dict[int, list[str]] = {}
+    for row in body.get("top_failing_documents", []):
+        if row["refuted"]:
+            reasons.setdefault(row["document_id"], []).append(
+                f"{row['refuted']} claim(s) contradicted by this document and {row['nei']} left without support")
+    for row in body.get("stale_sources", []):
+        reasons.setdefault(row["document_id"], []).append(
+            f"evidence for the day's claims but {row['age_months']} months old (policy for "
+            f"{row['domain']}: {row['limit_months']} months)")
+    documents = Document.objects.filter(workspace=report.workspace, id__in=list(reasons)).order_by("id")
+    already = set(CurationItem.objects.filter(document__in=documents, source=CurationItem.Source.NIGHTLY,
+                                              status=CurationItem.Status.OPEN).values_list("document_id", flat=True))
+    opened = []
+    for document in documents:
+        if document.id in already:
+            continue
+        item = curation_item_open(
+            workspace=report.workspace, source=CurationItem.Source.NIGHTLY, document=document,
+            reason=f"Nightly re-check of {report.date.isoformat()}: {'; '.join(reasons[document.id])}. "
+                   "Check whether the document is correct and current, and re-ingest it if not.",
+        )
+        opened.append(item.id)
+    return opened

@@ -1,0 +1,131 @@
+"""Batch re-verification of stored claims against the refreshed knowledge base (nightly auditor).
+
+For a batch of claims: one embedding call for all claim texts, one ``search_many`` over the
+workspace index (``audit.selectors.kb_index``), then the pipeline's verification over every
+(claim, evidence) pair at once. Web checks run only when the workspace allows external calls
+and the web verification service is installed. No database writes here.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from audit import constants
+from audit.models import Claim, Workspace
+from audit.pipeline.audit import run_methods
+from audit.pipeline.methods import VerifyContext
+from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB
+from audit.pipeline.retrieval import retrieve
+from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Recheck:
+    """The outcome of re-verifying one claim."""
+
+    label: str
+    verdict: str
+    confidence: float
+    evidence: list[dict] = field(default_factory=list)  # [{source_id, document_id, relevance, entailment}]
+    documents: list[int] = field(default_factory=list)  # KB documents of the evidence, best first
+    web_checked: bool = False
+
+    def as_json(self) -> dict:
+        return {"label": self.label, "verdict": self.verdict, "confidence": round(self.confidence, 6),
+                "evidence": self.evidence, "documents": self.documents, "web_checked": self.web_checked}
+
+
+def _document_id(kb, source_id: str) -> int | None:
+    meta = getattr(kb, "meta", {}).get(source_id)
+    return getattr(meta, "document_pk", None)
+
+
+class Reverifier:
+    """Re-verifies batches of claims for one workspace with one loaded index and embedder."""
+
+    def __init__(self, *, workspace: Workspace, thresholds: constants.Thresholds, kb=None, embedder=None):
+        from audit.pipeline.embedding import get_embedder
+        from audit.selectors import kb_index
+
+        self.workspace = workspace
+        self.thresholds = thresholds
+        self.kb = kb if kb is not None else kb_index(workspace)
+        self.embedder = embedder or get_embedder()
+        self.web = _web_checker(workspace)
+
+    def retrieve(self, drafts: list[ClaimDraft]) -> list[list[EvidenceHit]]:
+        """Embed every claim once and search the refreshed index for all of them in one call.
+
+        Only the knowledge base is searched: the passages sent with each original request
+        were already judged when the answer was audited; what may have changed is the KB.
+        """
+        if not drafts:
+            return []
+        kb = RetrievalKB(index=self.kb.index, lookup=lambda ids: {i: p for i in ids if (p := self.kb.passage(i))})
+        vectors = self.embedder.encode([d.text for d in drafts])
+        return retrieve(drafts, [], kb=kb, embed=self.embedder.encode, thresholds=self.thresholds,
+                        claim_vecs=vectors)
+
+    def recheck(self, drafts: list[ClaimDraft], claims: list[Claim]) -> list[Recheck]:
+        """Return one :class:`Recheck` per draft, in order."""
+        hits = self.retrieve(drafts)
+        verdicts = [None] * len(drafts)
+        by_domain: dict[str, list[int]] = {}
+        for i, claim in enumerate(claims):
+            by_domain.setdefault(claim.answer.domain, []).append(i)
+        for domain, idx in by_domain.items():
+            for i, v in zip(idx, verify_batch([drafts[i] for i in idx], [hits[i] for i in idx], self.thresholds,
+                                               self.embedder.encode, domain=domain)):
+                verdicts[i] = v
+        out = []
+        for draft, claim_hits, verdict in zip(drafts, hits, verdicts):
+            evidence = [
+                {"source_id": h.passage.id, "document_id": _document_id(self.kb, h.passage.id),
+                 "relevance": round(h.relevance, 4), "entailment": round(h.entailment, 4)}
+                for h in claim_hits
+            ]
+            documents = list(dict.fromkeys(e["document_id"] for e in evidence if e["document_id"] is not None))
+            out.append(Recheck(label=verdict.label, verdict=verdict.verdict, confidence=float(verdict.confidence),
+                               evidence=evidence, documents=documents))
+        if self.web is not None:
+            self._web_pass(drafts, out)
+        return out
+
+    def _web_pass(self, drafts: list[ClaimDraft], out: list[Recheck]) -> None:
+        """Ask the web verifier about claims still weak after the KB pass (when allowed)."""
+        bar = self.thresholds.low_confidence_threshold
+        for draft, recheck in zip(drafts, out):
+            if recheck.label == "SUPPORTED" or recheck.confidence >= bar:
+                continue
+            try:
+                verdict = self.web(draft)
+            except Exception:  # a web failure must not stop the batch; the KB verdict stands
+                logger.warning("web check failed for claim %r", draft.text[:80], exc_info=True)
+                continue
+            if verdict is not None:
+                recheck.label, recheck.verdict = verdict.label, verdict.verdict
+                recheck.confidence, recheck.web_checked = float(verdict.confidence), True
+
+
+def verify_batch(drafts: list[ClaimDraft], hits: list[list[EvidenceHit]], thresholds: constants.Thresholds,
+                 embed, *, domain: str = "") -> list[ClaimVerdict]:
+    """Run the pipeline's offline methods over every (claim, evidence) pair and label each claim."""
+    ctx = VerifyContext(thresholds=thresholds, embed=embed, domain=domain)
+    return run_methods(list(zip(drafts, hits)), ctx)
+
+
+def _web_checker(workspace: Workspace):
+    """Return a callable draft -> ClaimVerdict | None for web checks, or None when not allowed."""
+    if not workspace.allow_external_calls:
+        return None
+    try:
+        from audit.services import web  # built by the web-verification feature
+    except ImportError:
+        return None
+    check = getattr(web, "web_verify_claim", None)
+    if check is None:
+        return None
+    return lambda draft: check(workspace=workspace, claim=draft)

@@ -1,0 +1,127 @@
+"""Retention of audit data (seed 000 §9.2): purge what is older than the workspace's retention.
+
+Audit data is the answers with their claims, evidence links, verification runs and nightly
+work items (deleted together through the foreign keys), nightly reports, and audit events.
+A record is older than retention when its time stamp is strictly before ``now -
+retention_days``; a record exactly at the cutoff is kept. Answers with a claim under an open
+escalation case (``escalation.ReviewCase`` in an open status) are kept, with the audit events
+about them and about the open case, however old. Every real purge writes one
+``retention.purged`` audit event with the counts; a dry run writes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import asdict, dataclass, field
+
+from django.apps import apps
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from audit import constants
+from audit.models import Answer, AuditEvent, Claim, Evidence, NightlyReport, VerificationRun, Workspace
+from audit.services.events import event_record
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "retention"
+
+
+@dataclass
+class PurgeResult:
+    """What a purge deleted (or, for a dry run, would delete) in one workspace."""
+
+    workspace: str
+    cutoff: str
+    dry_run: bool
+    answers: int = 0
+    claims: int = 0
+    evidence: int = 0
+    runs: int = 0
+    nightly_reports: int = 0
+    events: int = 0
+    kept_for_open_cases: int = 0
+    kept_answer_ids: list[int] = field(default_factory=list)
+
+    def counts(self) -> dict:
+        data = asdict(self)
+        data.pop("kept_answer_ids")
+        return data
+
+
+def retention_cutoff(*, workspace: Workspace, now: dt.datetime) -> dt.datetime:
+    """Return the instant before which the workspace's audit data has expired."""
+    return now - dt.timedelta(days=workspace.retention_days)
+
+
+def _open_case_model():
+    try:
+        return apps.get_model("escalation", "ReviewCase")
+    except LookupError:  # escalation not installed: nothing is held open
+        return None
+
+
+def _protected(workspace: Workspace) -> tuple[set[int], set[int], set[int]]:
+    """Return (answer ids, claim ids, case ids) held by open escalation cases of ``workspace``."""
+    ReviewCase = _open_case_model()
+    if ReviewCase is None:
+        return set(), set(), set()
+    open_cases = ReviewCase.objects.filter(workspace=workspace, status__in=list(ReviewCase.OPEN_STATUSES))
+    case_ids = set(open_cases.values_list("id", flat=True))
+    answer_ids = set(open_cases.values_list("claim__answer_id", flat=True))
+    claim_ids = set(Claim.objects.filter(answer_id__in=answer_ids).values_list("id", flat=True))
+    return answer_ids, claim_ids, case_ids
+
+
+def _expired_events(workspace: Workspace, cutoff, answer_ids, claim_ids, case_ids) -> QuerySet[AuditEvent]:
+    keep = Q(object_type="audit.answer", object_id__in=[str(i) for i in answer_ids])
+    keep |= Q(object_type="audit.claim", object_id__in=[str(i) for i in claim_ids])
+    keep |= Q(object_type="escalation.reviewcase", object_id__in=[str(i) for i in case_ids])
+    return AuditEvent.objects.filter(workspace=workspace, at__lt=cutoff).exclude(keep)
+
+
+def retention_purge(*, workspace: Workspace, now: dt.datetime | None = None, dry_run: bool = False) -> PurgeResult:
+    """Delete (or count, when ``dry_run``) the workspace's audit data past retention.
+
+    Runs in one transaction so a failure leaves everything in place. Answers go in batches of
+    ``RETENTION_DELETE_BATCH`` so the cascade to claims and evidence stays bounded in memory.
+    """
+    now = now or timezone.now()
+    cutoff = retention_cutoff(workspace=workspace, now=now)
+    with transaction.atomic():
+        answer_ids, claim_ids, case_ids = _protected(workspace)
+        expired = Answer.objects.filter(workspace=workspace, created_at__lt=cutoff)
+        result = PurgeResult(workspace=workspace.slug, cutoff=cutoff.isoformat(), dry_run=dry_run)
+        result.kept_answer_ids = sorted(expired.filter(id__in=answer_ids).values_list("id", flat=True))
+        result.kept_for_open_cases = len(result.kept_answer_ids)
+        doomed = expired.exclude(id__in=answer_ids)
+        doomed_ids = list(doomed.order_by("id").values_list("id", flat=True))
+        result.answers = len(doomed_ids)
+        result.claims = Claim.objects.filter(answer__in=doomed).count()
+        result.evidence = Evidence.objects.filter(claim__answer__in=doomed).count()
+        result.runs = VerificationRun.objects.filter(answer__in=doomed).count()
+        reports = NightlyReport.objects.filter(workspace=workspace, date__lt=cutoff.date())
+        result.nightly_reports = reports.count()
+        events = _expired_events(workspace, cutoff, answer_ids, claim_ids, case_ids)
+        result.events = events.count()
+        if dry_run:
+            return result
+        for start in range(0, len(doomed_ids), constants.RETENTION_DELETE_BATCH):
+            Answer.objects.filter(id__in=doomed_ids[start : start + constants.RETENTION_DELETE_BATCH]).delete()
+        reports.delete()
+        events.purge_expired()  # the one sanctioned deletion of audit events
+        event_record(action="retention.purged", obj=workspace, actor_label=SOURCE, workspace=workspace,
+                     details={**result.counts(), "retention_days": workspace.retention_days,
+                              "kept_answer_ids": result.kept_answer_ids[:100]})
+    logger.info("retention workspace=%s cutoff=%s %s", workspace.slug, result.cutoff, result.counts())
+    return result
+
+
+def retention_purge_all(*, now: dt.datetime | None = None, dry_run: bool = False,
+                        workspaces: QuerySet[Workspace] | None = None) -> list[PurgeResult]:
+    """Purge every workspace (or the given ones) under its own retention period."""
+    now = now or timezone.now()
+    qs = workspaces if workspaces is not None else Workspace.objects.all()
+    return [retention_purge(workspace=ws, now=now, dry_run=dry_run) for ws in qs.order_by("id")]

@@ -1,0 +1,35 @@
+"""django-q2 entry points of the audit domain: each loads by id and calls one service."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.utils import timezone
+
+from audit.models import Workspace
+
+
+def nightly_audit(workspace_id: int | None = None, date: str | None = None) -> list[dict]:
+    """Run the nightly auditor for one workspace (or all) on ``date`` (default: yesterday, UTC)."""
+    from audit.services.nightly import nightly_audit_run
+
+    day = dt.date.fromisoformat(date) if date else timezone.now().date() - dt.timedelta(days=1)
+    workspaces = Workspace.objects.order_by("id")
+    if workspace_id is not None:
+        workspaces = workspaces.filter(id=workspace_id)
+    out = []
+    for workspace in workspaces:
+        outcome = nightly_audit_run(workspace=workspace, day=day)
+        out.append({"workspace": workspace.slug, "date": day.isoformat(), "report": outcome.report.id,
+                    "processed_now": outcome.processed_now, "claims_per_s": round(outcome.claims_per_s, 1)})
+    return out
+
+
+def purge_expired(workspace_id: int | None = None) -> list[dict]:
+    """Purge audit data past each workspace's retention."""
+    from audit.services.retention import retention_purge_all
+
+    workspaces = Workspace.objects.all()
+    if workspace_id is not None:
+        workspaces = workspaces.filter(id=workspace_id)
+    return [r.counts() for r in retention_purge_all(workspaces=workspaces)]
