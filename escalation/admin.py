@@ -1,0 +1,104 @@
+"""Admin console: business calendars and notification targets are edited here; cases are read-only.
+
+Cases change only through escalation.services (the queue pages and the API); the admin shows
+them, their events and their notifications for inspection. Curation items can be closed with
+an action that calls the service.
+"""
+
+from django.contrib import admin, messages
+
+from escalation import services
+from escalation.errors import EscalationError
+from escalation.models import (
+    BusinessCalendar,
+    CurationItem,
+    Holiday,
+    Notification,
+    NotificationTarget,
+    ReviewCase,
+    ReviewEvent,
+)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class HolidayInline(admin.TabularInline):
+    model = Holiday
+    extra = 1
+
+
+@admin.register(BusinessCalendar)
+class BusinessCalendarAdmin(admin.ModelAdmin):
+    list_display = ("workspace", "timezone", "working_days", "day_start", "day_end")
+    inlines = [HolidayInline]
+
+
+@admin.register(NotificationTarget)
+class NotificationTargetAdmin(admin.ModelAdmin):
+    list_display = ("workspace", "channel", "address", "active")
+    list_filter = ("channel", "active", "workspace")
+
+
+class ReviewEventInline(admin.TabularInline):
+    model = ReviewEvent
+    fields = ("at", "kind", "tier", "actor_label", "reason")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ReviewCase)
+class ReviewCaseAdmin(ReadOnlyAdmin):
+    list_display = ("ticket", "tier", "status", "sla_state", "risk_score", "owner", "domain", "due_at", "opened_at")
+    list_filter = ("tier", "status", "sla_state", "trigger", "domain")
+    search_fields = ("ticket", "summary")
+    list_select_related = ("owner",)
+    inlines = [ReviewEventInline]
+
+
+@admin.register(Notification)
+class NotificationAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "event", "channel", "address", "status", "attempts", "sent_at")
+    list_filter = ("status", "channel")
+    list_select_related = ("event",)
+
+
+@admin.register(CurationItem)
+class CurationItemAdmin(admin.ModelAdmin):
+    list_display = ("id", "workspace", "source", "status", "case", "document", "created_at")
+    list_filter = ("status", "source")
+    readonly_fields = ("workspace", "source", "status", "case", "claim", "document", "created_by", "created_at", "closed_at")
+    actions = ["mark_done", "mark_dismissed"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def _close(self, request, queryset, status):
+        closed = 0
+        for item in queryset:
+            try:
+                services.curation_item_close(item=item, actor=request.user, status=status)
+                closed += 1
+            except EscalationError as exc:
+                self.message_user(request, str(exc), level=messages.WARNING)
+        self.message_user(request, f"{closed} item(s) marked {status}.")
+
+    @admin.action(description="Mark selected items done")
+    def mark_done(self, request, queryset):
+        self._close(request, queryset, CurationItem.Status.DONE)
+
+    @admin.action(description="Dismiss selected items")
+    def mark_dismissed(self, request, queryset):
+        self._close(request, queryset, CurationItem.Status.DISMISSED)
