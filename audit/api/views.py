@@ -49,7 +49,7 @@ from audit.api.serializers import (
 )
 from audit.errors import InvalidInput
 from audit.filters import AnswerFilter, ClaimFilter, EvidenceFilter, RunFilter
-from audit.models import Claim, Conversation, UserProfile
+from audit.models import Answer, Claim, Conversation, UserProfile
 from audit.models.choices import Mode
 from audit.services import modes
 from audit.services.submissions import AuditRequest, audit_submit, request_fingerprint
@@ -147,13 +147,9 @@ class AuditCreateApi(APIView):
             ),
         )
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
-        context = {"escalations": selectors.claim_escalations(c.pk for c in answer.claims.all())}
-        if submission.decision:
-            context["mode_decision"] = submission.decision
-        if submission.web:
-            context["web"] = submission.web
+        body = _with_escalations(AnswerSerializer, answer, mode_decision=submission.decision, web=submission.web)
         headers = {"Idempotent-Replayed": "true"} if submission.replayed else {}
-        return Response(AnswerSerializer(answer, context=context).data, status=status.HTTP_201_CREATED, headers=headers)
+        return Response(body, status=status.HTTP_201_CREATED, headers=headers)
 
 
 # --- Reads --------------------------------------------------------------------------------------
@@ -177,10 +173,12 @@ class AnswerListApi(_WorkspaceListApi):
     selector = staticmethod(selectors.answer_list)
 
 
-def _with_escalations(serializer_class, items, **kwargs):
-    context = {"escalations": selectors.claim_escalations(
-        claim.pk for item in items for claim in (item.claims.all() if hasattr(item, "claims") else [item]))}
-    return serializer_class(items, context=context, **kwargs).data
+def _with_escalations(serializer_class, items, *, many: bool = False, **context):
+    """Serialize answers or claims with their review cases loaded in one query."""
+    rows = items if many else [items]
+    claims = [claim for row in rows for claim in (row.claims.all() if isinstance(row, Answer) else [row])]
+    context["escalations"] = selectors.claim_escalations(claim.pk for claim in claims)
+    return serializer_class(items, many=many, context=context).data
 
 
 class AnswerDetailApi(APIView):

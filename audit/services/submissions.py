@@ -12,7 +12,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from audit import constants
@@ -82,25 +81,34 @@ def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
     return found
 
 
-def _draft(request: AuditRequest, workspace: Workspace) -> str:
-    """Return the answer to audit: the one sent, else one drafted by the configured LLM."""
+def _draft(request: AuditRequest, workspace: Workspace) -> tuple[str, dict]:
+    """Return the answer to audit and how it was obtained: the one sent, else an LLM draft.
+
+    Without an answer and without a usable LLM (none configured, residency, budget) the request
+    is refused naming ``answer``: Theoria does not invent answers offline for a front end.
+    """
     if request.answer is not None:
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
-        return request.answer
-    if not settings.THEORIA.get("LLM_BASE_URL"):
-        raise InvalidInput("answer", "is required: no LLM is configured to draft one.")
-    try:
-        from audit.services.drafting import answer_draft  # the LLM issue's drafting hook
-    except ImportError:
-        raise InvalidInput("answer", "is required: this deployment cannot draft answers.") from None
-    text = answer_draft(workspace=workspace, query=request.query, contexts=request.contexts)
-    if not text or not text.strip():
-        raise InvalidInput("answer", "is required: the LLM returned no draft.")
-    return text
+        return request.answer, {}
+    from audit.pipeline.llm.drafting import draft_answer
+    from audit.pipeline.types import Passage
+    from audit.services.llm import llm_setup_for
+
+    setup = llm_setup_for(workspace=workspace)
+    if setup.client is None:
+        raise InvalidInput("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
+    passages = [Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
+                for c in request.contexts]
+    draft = draft_answer(setup.client, request.query, passages)
+    accounting = setup.client.accounting.run_fields()
+    return draft.text, {"method": draft.method, "fallback": draft.fallback, "llm_calls": accounting["llm_calls"],
+                        "prompt_tokens": accounting["prompt_tokens"],
+                        "completion_tokens": accounting["completion_tokens"]}
 
 
-def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision) -> Answer:
+def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision,
+                   drafted: dict) -> Answer:
     answer = Answer(
         workspace=workspace, user=user if getattr(user, "is_authenticated", False) else None,
         conversation_id=request.conversation_id, query=request.query, text=text, original_text=text,
@@ -110,7 +118,7 @@ def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: s
     answer.full_clean()
     answer.save()
     event_record(action="answer.recorded", obj=answer, actor=user, workspace=workspace,
-                 details={"mode": answer.mode, "mode_decision": decision.as_dict(),
+                 details={"mode": answer.mode, "mode_decision": decision.as_dict(), "drafted": drafted,
                           "citations": len(citations_of(text, request.contexts))})
     return answer
 
@@ -166,10 +174,11 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
                             conversation_id=request.conversation_id, domain=request.domain)
     try:
         with transaction.atomic():
-            text = _draft(request, workspace)
+            text, drafted = _draft(request, workspace)
             web: dict = {}
             if decision.mode == constants.MODE_NORMAL:
-                answer = _record_normal(workspace=workspace, user=user, request=request, text=text, decision=decision)
+                answer = _record_normal(workspace=workspace, user=user, request=request, text=text, decision=decision,
+                                        drafted=drafted)
             else:
                 answer, web = _verify(workspace=workspace, user=user, request=request, text=text, decision=decision)
             if idempotency_key:

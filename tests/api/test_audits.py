@@ -212,3 +212,26 @@ def test_it_answers_401_without_credentials_and_with_a_wrong_token(db, client_fo
     assert anonymous.status_code == 401
     assert post(client, BODY).status_code == 401
     assert Answer.objects.count() == 0
+
+
+def test_it_drafts_a_missing_answer_with_the_configured_llm_and_keeps_its_citations(client_for, submitter, settings):
+    from tests.llm.fake_llm import FakeLLMServer, ok
+
+    server = FakeLLMServer().start()
+    try:
+        server.route("TASK: draft_answer", ok("LTP depends on NMDA receptors [1]."))
+        settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": server.base_url, "LLM_MODEL": "test-model",
+                            "LLM_MAX_RETRIES": 0}
+        body = {k: v for k, v in BODY.items() if k != "answer"}
+
+        response = post(client_for(submitter), body)
+    finally:
+        server.stop()
+
+    assert response.status_code == 201, response.content
+    data = response.json()
+    assert data["answer"] == "LTP depends on NMDA receptors [1]."
+    assert [c["id"] for c in data["citations"]] == ["kb1"]
+    assert len(server.calls("TASK: draft_answer")) == 1
+    event = AuditEvent.objects.get(action="answer.recorded")
+    assert event.details["drafted"]["method"] == "llm_draft"

@@ -1,0 +1,116 @@
+"""Mode toggles and thresholds through the API: each change an audit event, bad values a 400."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit import roles
+from audit.models import AuditEvent, Conversation, UserProfile, Workspace
+
+
+@pytest.fixture
+def admin(client_for, admin_user_obj):
+    return client_for(admin_user_obj)
+
+
+def test_it_changes_workspace_defaults_and_records_each_change(admin, workspace, admin_user_obj):
+    response = admin.patch("/api/v1/settings/workspace", {
+        "default_mode": "audit-local", "regulated_domains": ["Finance", "neuroscience", "finance"],
+        "auto_audit_roles": [roles.AUDITOR], "allow_external_calls": False}, format="json")
+
+    assert response.status_code == 200, response.content
+    workspace.refresh_from_db()
+    assert workspace.default_mode == "audit-local"
+    assert workspace.regulated_domains == ["finance", "neuroscience"]
+    assert workspace.allow_external_calls is False
+    event = AuditEvent.objects.get(action="settings.workspace_changed")
+    assert event.actor == admin_user_obj
+    assert event.details["changes"]["default_mode"] == {"from": "normal", "to": "audit-local"}
+    assert set(event.details["changes"]) == {"default_mode", "regulated_domains", "auto_audit_roles",
+                                             "allow_external_calls"}
+
+
+def test_it_records_nothing_when_a_change_changes_nothing(admin, workspace):
+    admin.patch("/api/v1/settings/workspace", {"default_mode": "normal"}, format="json")
+
+    assert not AuditEvent.objects.filter(action__startswith="settings.").exists()
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"default_mode": "fast"}, "default_mode"),
+    ({"auto_audit_roles": ["Janitor"]}, "auto_audit_roles[0]"),
+    ({"regulated_domains": "finance"}, "regulated_domains"),
+    ({"retention_days": 0}, "retention_days"),
+    ({"name": "Renamed"}, "name"),
+    ([], "body"),
+])
+def test_it_refuses_bad_workspace_settings_and_changes_nothing(admin, workspace, body, field):
+    response = admin.patch("/api/v1/settings/workspace", body, format="json")
+
+    assert response.status_code == 400
+    assert field in response.json()["errors"], response.json()
+    assert Workspace.objects.get(pk=workspace.pk).default_mode == "normal"
+    assert not AuditEvent.objects.filter(action__startswith="settings.").exists()
+
+
+def test_it_sets_and_resets_threshold_overrides(admin, workspace):
+    response = admin.put("/api/v1/settings/thresholds",
+                         {"threshold_overrides": {"audit_score_threshold": 0.7, "freshness_months": {"finance": 12}}},
+                         format="json")
+
+    data = response.json()
+    assert response.status_code == 200
+    assert data["effective"]["audit_score_threshold"] == 0.7
+    assert data["defaults"]["audit_score_threshold"] == 0.8
+    assert data["effective"]["freshness_months"]["finance"] == 12
+    assert AuditEvent.objects.filter(action="settings.thresholds_changed").count() == 1
+
+    reset = admin.put("/api/v1/settings/thresholds", {"threshold_overrides": {}}, format="json").json()
+    assert reset["effective"]["audit_score_threshold"] == 0.8
+
+
+@pytest.mark.parametrize("overrides, field", [
+    ({"audit_score_treshold": 0.7}, "threshold_overrides.audit_score_treshold"),
+    ({"audit_score_threshold": 1.7}, "threshold_overrides.audit_score_threshold"),
+    ({"audit_score_threshold": "high"}, "threshold_overrides.audit_score_threshold"),
+    ({"audit_score_threshold": True}, "threshold_overrides.audit_score_threshold"),
+    ({"max_revisions": 1.5}, "threshold_overrides.max_revisions"),
+    ({"freshness_months": {"finance": -1}}, "threshold_overrides.freshness_months.finance"),
+])
+def test_it_refuses_bad_thresholds_naming_the_key(admin, workspace, overrides, field):
+    response = admin.put("/api/v1/settings/thresholds", {"threshold_overrides": overrides}, format="json")
+
+    assert response.status_code == 400
+    assert field in response.json()["errors"]
+    assert Workspace.objects.get(pk=workspace.pk).threshold_overrides == {}
+
+
+def test_it_sets_a_users_default_mode(admin, analyst):
+    response = admin.put(f"/api/v1/settings/users/{analyst.username}", {"default_mode": "audit-web"}, format="json")
+
+    assert response.json() == {"username": analyst.username, "default_mode": "audit-web"}
+    assert UserProfile.objects.get(user=analyst).default_mode == "audit-web"
+    assert AuditEvent.objects.get(action="settings.mode_changed").details["scope"] == "user"
+    assert admin.get("/api/v1/settings/users/nobody").status_code == 404
+
+
+def test_it_creates_and_changes_a_conversation_default(admin, workspace):
+    created = admin.put("/api/v1/settings/conversations/conv-7", {"default_mode": "audit-local"}, format="json")
+    changed = admin.put("/api/v1/settings/conversations/conv-7", {"default_mode": ""}, format="json")
+
+    assert created.status_code == changed.status_code == 200
+    assert Conversation.objects.get(external_id="conv-7").default_mode == ""
+    assert AuditEvent.objects.filter(action="settings.mode_changed").count() == 2
+    assert admin.get("/api/v1/settings/conversations/conv-7").json()["default_mode"] == ""
+    assert admin.get("/api/v1/settings/conversations/unknown").status_code == 404
+
+
+def test_it_previews_the_mode_a_request_would_get(client_for, make_user, workspace, admin):
+    admin.patch("/api/v1/settings/workspace", {"regulated_domains": ["finance"]}, format="json")
+    front_end = client_for(make_user("fe", roles.SUBMITTER))
+
+    plain = front_end.get("/api/v1/settings/mode-preview?domain=general").json()
+    regulated = front_end.get("/api/v1/settings/mode-preview?domain=Finance&mode=normal").json()
+
+    assert plain == {"mode": "normal", "source": "workspace", "triggers": []}
+    assert regulated == {"mode": "audit-local", "source": "request", "triggers": ["domain:finance"]}
