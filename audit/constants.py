@@ -76,12 +76,13 @@ LLM_RETRY_BACKOFF_S = 0.5  # first back-off on 429/5xx without Retry-After; doub
 LLM_RETRY_MAX_WAIT_S = 10.0  # a Retry-After longer than this is not waited for: the call fails
 LLM_EVIDENCE_PASSAGES = 3  # passages the isolated judge sees per claim
 LLM_EVIDENCE_CHARS = 1200  # characters per passage sent to the LLM
-# isolated verification verdict (seed 003 stage 4) -> (P(supported), FEVER label, finer verdict)
+# isolated verification verdict (seed 003 stage 4) -> (P(supported), P(refuted), FEVER label, finer
+# verdict); scoring uses the two probabilities in place of the entailment judge's when it ran.
 LLM_JUDGE_VERDICTS = {
-    "SUPPORTED": (0.95, "SUPPORTED", "supported"),
-    "PARTIAL": (0.60, "NEI", "weak"),
-    "UNSUPPORTED": (0.20, "NEI", "not_found"),
-    "CONTRADICTED": (0.05, "REFUTED", "contradicted"),
+    "SUPPORTED": (0.95, 0.0, "SUPPORTED", "supported"),
+    "PARTIAL": (0.60, 0.05, "NEI", "weak"),
+    "UNSUPPORTED": (0.20, 0.10, "NEI", "not_found"),
+    "CONTRADICTED": (0.05, 0.95, "REFUTED", "contradicted"),
 }
 COVE_MAX_QUESTIONS = 2  # verification questions per claim (spec §4.2.1)
 SELFCHECK_SAMPLES = 3  # k alternate answers (spec §4.2.2)
@@ -145,6 +146,16 @@ RISK_IMPORTANCE = {IMPORTANCE_CRITICAL: 1.0, IMPORTANCE_MATERIAL: 0.6, IMPORTANC
 RISK_LABEL = {"REFUTED": 1.0, "NEI": 0.6, "SUPPORTED": 0.2}
 NOTIFICATION_MAX_ATTEMPTS = 3
 WEBHOOK_TIMEOUT_S = 5.0
+
+# --- Analyst pages and dashboard (issue 9) ----------------------------------------------------
+UI_CLAIMS_PER_PAGE = 50  # rows of a claim list page
+UI_CASES_PER_PAGE = 50  # rows of the escalation queue page
+UI_EXPORT_CHUNK = 500  # claim cards loaded per batch by the CSV/JSON export
+DASHBOARD_DEFAULT_RANGE_DAYS = 30  # the dashboard shows the last 30 days unless a range is given
+DASHBOARD_MAX_RANGE_DAYS = 366  # a longer range is refused (400): the charts plot one point per day
+# Queue-aging buckets of the dashboard: (upper bound in seconds, label); the last is open-ended.
+QUEUE_AGING_BUCKETS = ((30 * 60, "< 30 min"), (4 * 3600, "30 min – 4 h"), (24 * 3600, "4 h – 1 day"),
+                       (3 * 24 * 3600, "1 – 3 days"), (None, "> 3 days"))
 
 
 from dataclasses import dataclass, field, fields, replace  # noqa: E402

@@ -1,7 +1,7 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 that replays scripted replies.
 
-Routes pick a reply by a substring of the request (the ``TASK: ...`` line of each system
-prompt); each route's replies are consumed in order and the last one repeats. Unrouted
+Routes pick a reply by substrings of the request (the ``TASK: ...`` line of each system
+prompt, a claim's text): the first route whose markers all occur wins; each route's replies are consumed in order and the last one repeats. Unrouted
 requests get the default reply (HTTP 500 unless set). Every request is recorded.
 """
 
@@ -35,7 +35,7 @@ def ok(value, **kw) -> Reply:
 
 class FakeLLMServer:
     def __init__(self):
-        self.routes: list[tuple[str, list[Reply]]] = []
+        self.routes: list[tuple[tuple[str, ...], list[Reply]]] = []
         self.default = Reply(status=500, content=None)
         self.requests: list[dict] = []
         self._lock = threading.Lock()
@@ -84,19 +84,22 @@ class FakeLLMServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def route(self, marker: str, *replies: Reply) -> "FakeLLMServer":
-        self.routes.append((marker, list(replies)))
+    def route(self, marker: str | tuple[str, ...], *replies: Reply) -> "FakeLLMServer":
+        markers = (marker,) if isinstance(marker, str) else tuple(marker)
+        self.routes.append((tuple(json.dumps(m)[1:-1] for m in markers), list(replies)))
         return self
 
     def calls(self, marker: str = "") -> list[dict]:
-        return [r for r in self.requests if marker in json.dumps(r["body"])]
+        """Requests whose messages contain ``marker``."""
+        needle = json.dumps(marker)[1:-1]
+        return [r for r in self.requests if needle in json.dumps(r["body"].get("messages", []))]
 
     def _pick(self, body: dict, path: str) -> Reply:
         text = json.dumps(body.get("messages", []))
         with self._lock:
             self.requests.append({"body": body, "path": path, "at": time.monotonic()})
-            for marker, replies in self.routes:
-                if marker in text:
+            for markers, replies in self.routes:
+                if all(m in text for m in markers):
                     return replies.pop(0) if len(replies) > 1 else replies[0]
             return self.default
 

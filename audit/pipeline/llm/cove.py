@@ -17,7 +17,7 @@ from audit.pipeline.llm.prompts import (COVE_ANSWER_SCHEMA, COVE_ANSWER_SYSTEM, 
                                         numbered_passages)
 from audit.pipeline.types import MethodResult
 
-METHOD = "cove"
+METHOD = "llm_cove"
 
 
 def cove_check(client: LLMClient | None, claim_text: str, evidence: list[str]) -> MethodResult:

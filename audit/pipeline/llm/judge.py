@@ -41,10 +41,10 @@ def judge_claim(client: LLMClient | None, claim_text: str, evidence: list[str]) 
         reply = client.complete_json(purpose="judge", schema=JUDGE_SCHEMA, messages=messages(JUDGE_SYSTEM, user))
     except LLMError as exc:
         return not_run(METHOD, f"LLM failed ({exc.kind}): offline methods decided")
-    score, fever, verdict = LLM_JUDGE_VERDICTS[reply["verdict"]]
+    score, p_refuted, fever, verdict = LLM_JUDGE_VERDICTS[reply["verdict"]]
     vote = {"supported": "supported", "contradicted": "contradicted"}.get(verdict, "not_found")
     return MethodResult(method=METHOD, score=score, verdict=vote, details={
-        "judge_verdict": reply["verdict"], "fever_label": fever, "verdict": verdict,
+        "judge_verdict": reply["verdict"], "fever_label": fever, "verdict": verdict, "p_refuted": p_refuted,
         "reasoning": reply["reasoning"][:1000], "key_match": reply.get("key_match"),
         "issues": [str(i)[:300] for i in reply.get("issues", [])][:10],
         "passages": [p for p in reply.get("passages", []) if 1 <= p <= len(evidence)],

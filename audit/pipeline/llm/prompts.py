@@ -115,12 +115,12 @@ End every sentence with the number of the passage that supports it in square bra
 If the passages do not answer the question, say that they do not. Reply with the answer text only."""
 
 REWRITE_SYSTEM = """TASK: rewrite_answer
-You revise an answer so that every sentence is supported by the numbered passages.
+You revise an answer so that every sentence is supported by the passages, each shown after the
+citation marker that cites it (like [1] or [cite:abc]).
 - Keep sentences that are not listed as problems, with their citation markers, unchanged.
-- A REFUTED claim: correct it to what the passages say, with a citation marker, or remove it.
-- A claim that NEEDS EVIDENCE: support it with a citation marker if a passage does, otherwise remove it
-  or state clearly that the sources do not confirm it.
-- Do not add facts that the passages do not state.
+- Carry out the instruction given for each problem claim: correct it to what the passages say with
+  the marker of the passage, soften it, or remove it.
+- Use only the markers shown. Do not add facts that the passages do not state.
 Reply with the revised answer text only."""
 
 

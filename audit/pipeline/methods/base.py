@@ -24,7 +24,6 @@ class VerifyContext:
     embed: object = None  # callable texts -> (n, d) unit vectors; defaults to get_embedder().encode
     llm: object = None  # an audit.pipeline.llm.LLMClient when one is configured (LLM methods)
     results: dict = field(default_factory=dict)  # method name -> {claim_id: MethodResult}, for later methods
-    llm: object = None  # audit.pipeline.llm.LLMClient or None: the LLM methods (methods/llm.py) run only with one
 
 
 class VerificationMethod:

@@ -1,0 +1,73 @@
+"""LLM claim extraction with the deterministic JSON prompt of spec §4.1, offline fallback.
+
+The LLM gives claim texts; the offline extractor's machinery gives each claim its span (the
+answer sentence it overlaps most), its citation anchors, its type and its importance, so an
+LLM claim card carries the same fields as an offline one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from audit.pipeline import extraction as offline
+from audit.pipeline.llm.client import LLMClient, LLMError
+from audit.pipeline.llm.prompts import CLAIMS_SCHEMA, EXTRACT_SYSTEM, messages
+from audit.pipeline.text import content_stems, normalize
+from audit.pipeline.types import ClaimDraft
+
+METHOD_LLM = "llm_extraction"
+METHOD_OFFLINE = "rule_extraction"
+
+
+@dataclass
+class Extraction:
+    """The claims of an answer and how they were obtained (``fallback``: why not by the LLM)."""
+
+    claims: list[ClaimDraft]
+    method: str
+    fallback: str = ""
+
+
+def extract_claims(client: LLMClient | None, answer: str, query: str = "") -> Extraction:
+    """Claims of ``answer`` by the LLM when one is usable, else by the offline extractor.
+
+    Any failure (transport, empty reply, JSON invalid twice, schema) falls back to the offline
+    extractor; the failure is already recorded in ``client.accounting``.
+    """
+    text = normalize(answer or "")
+    if client is None or not client.available or not text.strip():
+        reason = "no LLM configured" if client is None else ("empty answer" if not text.strip() else "LLM unavailable")
+        return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, reason)
+    try:
+        rows = client.complete_json(purpose="extract_claims", schema=CLAIMS_SCHEMA,
+                                    messages=messages(EXTRACT_SYSTEM, f"Answer:\n{text}"))
+    except LLMError as exc:
+        return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, exc.kind)
+    return Extraction(claims_from_rows(rows, text, query), METHOD_LLM)
+
+
+def claims_from_rows(rows: list[dict], text: str, query: str = "") -> list[ClaimDraft]:
+    """ClaimDrafts for validated LLM rows, renumbered c1..cn, anchored to the answer's sentences."""
+    spans = offline.split_sentences_with_spans(text) or [(0, len(text))]
+    sentence_stems = [set(content_stems(text[s:e])) for s, e in spans]
+    claims: list[ClaimDraft] = []
+    seen: set[str] = set()
+    first_span = None
+    for row in rows:
+        claim_text = offline.strip_citations(" ".join(row["text"].split()))
+        if not claim_text or claim_text.lower() in seen:
+            continue
+        seen.add(claim_text.lower())
+        stems = set(content_stems(claim_text))
+        overlaps = [len(stems & s) / (len(stems) or 1) for s in sentence_stems]
+        best = max(range(len(spans)), key=lambda i: (overlaps[i], -i))
+        start, end = spans[best]
+        first_span = first_span if first_span is not None else best
+        ctype = offline.claim_type(claim_text)
+        claims.append(ClaimDraft(
+            claim_id=f"c{len(claims) + 1}", text=claim_text, span=(start, end), type=ctype,
+            importance=offline.importance(claim_text, query, ctype=ctype, first=best == first_span),
+            citations=offline.citation_anchors(text[start:end]),
+            sentence=offline.clean_sentence(text[start:end]),
+        ))
+    return claims

@@ -1,0 +1,110 @@
+"""LLM-backed verification methods as plug-ins (issue 4): ``llm_judge``, ``llm_cove``, ``selfcheck``.
+
+They read the client from ``ctx.llm`` (an ``audit.pipeline.llm.LLMClient`` or None). Without a
+usable client, or when a call fails, a method returns ``ran=False`` with the reason, and the
+offline methods decide alone: the entailment judge stands in for ``llm_judge``, the offline
+``cove`` for ``llm_cove``; SelfCheck has no offline form, so its disagreement ratio appears only
+when samples were really drawn. Claims are handled concurrently up to the client's concurrency.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from audit.pipeline.llm.cove import cove_check
+from audit.pipeline.llm.judge import judge_claim, not_run, unavailable_reason
+from audit.pipeline.llm.selfcheck import selfcheck
+from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
+from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
+
+LLM_METHODS = ("llm_judge", "llm_cove", "selfcheck")
+# offline method that stands in when the LLM variant did not run
+OFFLINE_COUNTERPART = {"llm_judge": "entailment", "llm_cove": "cove"}
+
+
+def _client(ctx: VerifyContext):
+    return getattr(ctx, "llm", None)
+
+
+def _evidence(hits: list[EvidenceHit]) -> list[str]:
+    ranked = sorted(hits, key=lambda h: (not h.cited, -h.relevance))
+    return [h.passage.text for h in ranked]
+
+
+class _PerClaimLLMMethod(VerificationMethod):
+    """One LLM check per claim: ``check(client, claim_text, evidence_texts) -> MethodResult``."""
+
+    offline = False
+    check = None
+
+    def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
+        return self.verify_many([(claim, hits)], ctx)[0]
+
+    def verify_many(self, items, ctx: VerifyContext) -> list[MethodResult]:
+        client = _client(ctx)
+        reason = unavailable_reason(client)
+        if reason:
+            return [not_run(self.name, reason) for _ in items]
+        with ThreadPoolExecutor(max_workers=max(1, client.config.concurrency)) as pool:
+            return list(pool.map(lambda item: self.check(client, item[0].text, _evidence(item[1])), items))
+
+
+@register
+class LLMJudgeMethod(_PerClaimLLMMethod):
+    """Isolated verification: the judge sees only the claim and its evidence (seed 003 stage 4)."""
+
+    name, display_name, check = "llm_judge", "LLM isolated verification", staticmethod(judge_claim)
+
+
+@register
+class LLMCoveMethod(_PerClaimLLMMethod):
+    """CoVe with LLM questions, each answered independently from the evidence (spec §4.2.1)."""
+
+    name, display_name, check = "llm_cove", "LLM Chain-of-Verification", staticmethod(cove_check)
+
+
+@register
+class SelfCheckMethod(VerificationMethod):
+    """SelfCheck sampling over the whole answer (spec §4.2.2); flags claims above the threshold."""
+
+    name = "selfcheck"
+    display_name = "SelfCheck sampling"
+    offline = False
+
+    def verify_many(self, items, ctx: VerifyContext) -> list[MethodResult]:
+        claims = [claim for claim, _ in items]
+        passages, seen = [], set()
+        for _, hits in items:
+            for h in hits:
+                if h.passage.id not in seen:
+                    seen.add(h.passage.id)
+                    passages.append(h.passage.text)
+        outcome = selfcheck(_client(ctx), ctx.query, claims, passages,
+                            threshold=ctx.thresholds.selfcheck_disagreement_threshold)
+        return [outcome.results[c.claim_id] for c in claims]
+
+    def verify(self, claim, hits, ctx):
+        return self.verify_many([(claim, hits)], ctx)[0]
+
+
+NO_LLM = "no LLM configured"
+
+
+def llm_methods_not_run(verdicts, llm, extraction=None) -> dict[str, str]:
+    """{method: reason} for the LLM methods that ran for no claim of the answer (claim cards)."""
+    out: dict[str, str] = {}
+    if extraction is not None and extraction.fallback and llm is not None:
+        out["llm_extraction"] = f"claims extracted offline ({extraction.fallback})"
+    for name in LLM_METHODS:
+        results = [m for v in verdicts for m in v.methods if m.method == name]
+        if llm is None:
+            out[name] = NO_LLM
+        elif not any(r.ran for r in results):
+            out[name] = results[0].details.get("reason", "did not run") if results else "no claims"
+    return out
+
+
+def answer_selfcheck_disagreement(verdicts) -> float | None:
+    """Mean SelfCheck disagreement over the claims that have one; None when no sample was drawn."""
+    ratios = [v.metrics["selfcheck_disagreement"] for v in verdicts if "selfcheck_disagreement" in v.metrics]
+    return round(sum(ratios) / len(ratios), 4) if ratios else None

@@ -1,0 +1,187 @@
+"""LLM-backed methods against the scripted server: extraction, isolated judge, CoVe, SelfCheck,
+drafting and rewriting, each with its fallback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from audit.pipeline.llm import LLMError
+from audit.pipeline.llm.cove import cove_check
+from audit.pipeline.llm.drafting import NO_ANSWER, draft_answer, draft_offline, make_rewriter
+from audit.pipeline.llm.extraction import METHOD_LLM, METHOD_OFFLINE, extract_claims
+from audit.pipeline.llm.judge import judge_claim
+from audit.pipeline.llm.selfcheck import selfcheck
+from audit.pipeline.types import ClaimDraft, Passage
+from tests.llm.fake_llm import Reply, ok
+
+ANSWER = "The hippocampus consolidates memory [1]. It was named by Arantius in 1587 [2]."
+EVIDENCE = ["The hippocampus consolidates long-term memory.", "Arantius named the hippocampus in 1564."]
+
+
+def user_message(request: dict) -> str:
+    return request["body"]["messages"][-1]["content"]
+
+
+# --- extraction ---------------------------------------------------------------------------
+def test_it_extracts_llm_claims_anchored_to_their_sentences(llm_server, make_client):
+    llm_server.route("TASK: extract_claims", ok([
+        {"claim_id": "c1", "text": "The hippocampus consolidates memory."},
+        {"claim_id": "c2", "text": "Arantius named the hippocampus."},
+        {"claim_id": "c3", "text": "The hippocampus was named in 1587."},
+    ]))
+    out = extract_claims(make_client(), ANSWER, "What does the hippocampus do?")
+    assert out.method == METHOD_LLM and out.fallback == ""
+    assert [c.claim_id for c in out.claims] == ["c1", "c2", "c3"]
+    first_sentence_end = ANSWER.index("[1].") + 4
+    assert out.claims[0].span[1] <= first_sentence_end and out.claims[0].citations == ("1",)
+    assert out.claims[1].citations == ("2",) and out.claims[2].citations == ("2",)
+    assert out.claims[2].type == "numeric"
+    body = llm_server.requests[0]["body"]
+    assert body["temperature"] == 0.0 and body["seed"] == 7  # deterministic prompt
+
+
+@pytest.mark.parametrize("bad", [Reply(content=""), ok("not json at all"), ok([{"id": 1}]), Reply(status=500)])
+def test_it_falls_back_to_the_offline_extractor_on_any_failure(llm_server, make_client, bad):
+    llm_server.route("TASK: extract_claims", bad)
+    client = make_client(max_retries=0)
+    out = extract_claims(client, ANSWER)
+    assert out.method == METHOD_OFFLINE and out.fallback
+    assert [c.text for c in out.claims][0].startswith("The hippocampus consolidates memory")
+    assert client.accounting.failures
+
+
+def test_it_extracts_offline_without_a_client():
+    out = extract_claims(None, ANSWER)
+    assert out.method == METHOD_OFFLINE and out.fallback == "no LLM configured" and len(out.claims) == 2
+
+
+# --- isolated verification -----------------------------------------------------------------
+@pytest.mark.parametrize("verdict, label, vote", [
+    ("SUPPORTED", "SUPPORTED", "supported"), ("PARTIAL", "NEI", "not_found"),
+    ("UNSUPPORTED", "NEI", "not_found"), ("CONTRADICTED", "REFUTED", "contradicted"),
+])
+def test_it_maps_the_judge_verdicts_to_fever_labels(llm_server, make_client, verdict, label, vote):
+    llm_server.route("TASK: isolated_verification", ok({"verdict": verdict, "reasoning": "because", "passages": [2, 9]}))
+    result = judge_claim(make_client(), "Arantius named it in 1587.", EVIDENCE)
+    assert result.ran and result.details["fever_label"] == label and result.verdict == vote
+    assert result.details["reasoning"] == "because" and result.details["passages"] == [2]
+
+
+def test_it_shows_the_judge_only_the_claim_and_its_evidence(llm_server, make_client):
+    llm_server.route("TASK: isolated_verification", ok({"verdict": "SUPPORTED", "reasoning": "r"}))
+    judge_claim(make_client(), "The hippocampus consolidates memory.", EVIDENCE)
+    sent = user_message(llm_server.requests[0])
+    assert "The hippocampus consolidates memory." in sent and EVIDENCE[0] in sent
+    assert "1587 [2]" not in sent and "What does" not in sent  # neither the draft nor the question
+
+
+def test_it_reports_the_judge_as_not_run_when_the_llm_fails(llm_server, make_client):
+    client = make_client(max_retries=0)  # default route: HTTP 500
+    result = judge_claim(client, "claim", EVIDENCE)
+    assert not result.ran and "server_error" in result.details["reason"]
+    assert judge_claim(None, "claim", EVIDENCE).details["reason"] == "no LLM configured"
+
+
+# --- CoVe -----------------------------------------------------------------------------------
+def test_it_answers_cove_questions_without_showing_the_claim(llm_server, make_client):
+    claim = "Arantius named the hippocampus in 1587."
+    llm_server.route("TASK: cove_questions", ok({"questions": ["Who named the hippocampus?", "In which year was the hippocampus named?"]}))
+    llm_server.route(("TASK: cove_answer", "Who named"), ok({"answer": "Arantius", "found": True}))
+    llm_server.route(("TASK: cove_answer", "which year"), ok({"answer": "1564", "found": True}))
+    llm_server.route("TASK: cove_compare", ok({"verdicts": ["CONSISTENT", "INCONSISTENT"]}))
+    result = cove_check(make_client(), claim, EVIDENCE)
+    answers = llm_server.calls("TASK: cove_answer")
+    assert len(answers) == 2 and all(claim not in user_message(r) and "1587" not in user_message(r) for r in answers)
+    assert result.ran and result.details["cove_consistency"] == 0.5 and result.verdict == "contradicted"
+    assert [q["answer"] for q in result.details["questions"]] == ["Arantius", "1564"]
+
+
+def test_it_does_not_run_cove_when_a_step_fails(llm_server, make_client):
+    llm_server.route("TASK: cove_questions", ok({"questions": ["Who named the hippocampus?"]}))
+    llm_server.route("TASK: cove_answer", ok("{broken"))
+    result = cove_check(make_client(), "claim", EVIDENCE)
+    assert not result.ran and "invalid_json" in result.details["reason"]
+
+
+# --- SelfCheck ------------------------------------------------------------------------------
+CLAIMS = [ClaimDraft("c1", "The hippocampus consolidates memory.", (0, 10)),
+          ClaimDraft("c2", "Arantius named the hippocampus in 1587.", (11, 20))]
+
+
+def test_it_measures_selfcheck_disagreement_from_drawn_samples(llm_server, make_client):
+    llm_server.route("TASK: selfcheck_sample", ok("sample one"), ok("sample two"), ok("sample three"))
+    llm_server.route(("TASK: selfcheck_judge", "sample one"), ok({"results": [
+        {"claim_id": "c1", "verdict": "SUPPORTS"}, {"claim_id": "c2", "verdict": "CONTRADICTS"}]}))
+    llm_server.route("TASK: selfcheck_judge", ok({"results": [
+        {"claim_id": "c1", "verdict": "SUPPORTS"}, {"claim_id": "c2", "verdict": "NOT_MENTION"}]}))
+    out = selfcheck(make_client(), "What does the hippocampus do?", CLAIMS, EVIDENCE, k=3, threshold=0.4)
+    assert out.ran and len(out.samples) == 3
+    assert out.results["c1"].details["selfcheck_disagreement"] == 0.0 and out.results["c1"].flags == []
+    assert out.results["c2"].details["selfcheck_disagreement"] == 1.0
+    assert out.results["c2"].flags == ["selfcheck_disagreement"]
+    samples = llm_server.calls("TASK: selfcheck_sample")
+    assert {r["body"]["temperature"] for r in samples} == {0.7}
+    assert len({r["body"]["seed"] for r in samples}) == 3  # distinct seeds: real alternatives
+
+
+def test_it_reports_no_selfcheck_disagreement_when_no_sample_was_drawn(llm_server, make_client):
+    llm_server.route("TASK: selfcheck_sample", Reply(content=""))
+    out = selfcheck(make_client(), "What does the hippocampus do?", CLAIMS, EVIDENCE, k=2, threshold=0.4)
+    assert not out.ran and out.samples == []
+    assert all(not r.ran and "selfcheck_disagreement" not in r.details for r in out.results.values())
+    assert selfcheck(None, "q", CLAIMS, EVIDENCE, threshold=0.4).reason == "no LLM configured"
+
+
+# --- drafting and rewriting -----------------------------------------------------------------
+PASSAGES = [Passage(id="kb-1", text=EVIDENCE[0]), Passage(id="kb-2", text=EVIDENCE[1])]
+
+
+def test_it_drafts_an_answer_with_anchors_that_name_the_passages(llm_server, make_client):
+    llm_server.route("TASK: draft_answer", ok("The hippocampus consolidates long-term memory [1]. It was named in 1564 [2][7]."))
+    draft = draft_answer(make_client(), "What does the hippocampus do?", PASSAGES)
+    assert draft.method == "llm_draft"
+    assert draft.text == "The hippocampus consolidates long-term memory [1]. It was named in 1564 [2]."
+    assert [p.anchors for p in draft.passages] == [("1",), ("2",)]
+
+
+def test_it_refuses_a_draft_without_anchors_and_drafts_offline(llm_server, make_client):
+    llm_server.route("TASK: draft_answer", ok("The hippocampus does many things."))
+    client = make_client()
+    draft = draft_answer(client, "Which memory does the hippocampus hold?", PASSAGES)
+    assert draft.method == "extractive_draft" and draft.fallback == "schema"
+    assert draft.text == "The hippocampus consolidates long-term memory [1]."
+    assert client.accounting.failures[-1]["kind"] == "schema"
+
+
+def test_it_drafts_offline_deterministically_and_says_when_sources_do_not_answer():
+    assert draft_offline("hippocampus named", PASSAGES) == draft_offline("hippocampus named", PASSAGES)
+    assert draft_offline("volcano eruptions", PASSAGES) == NO_ANSWER
+    assert draft_answer(None, "hippocampus", PASSAGES).method == "extractive_draft"
+
+
+def test_it_rewrites_an_answer_for_the_revision_loop(llm_server, make_client):
+    llm_server.route("TASK: rewrite_answer", ok("The hippocampus consolidates memory [1]. Arantius named it in 1564 [2]."))
+    rewriter = make_rewriter(make_client())
+    instructions = [{"claim_id": "c2", "claim": "It was named by Arantius in 1587.", "verdict": "contradicted",
+                     "strategy": "correct", "instruction": "Correct the year"}]
+    passages = [Passage(id="kb-1", text=EVIDENCE[0], anchors=("1",)), Passage(id="kb-2", text=EVIDENCE[1])]
+    text = rewriter(query="q", answer=ANSWER, instructions=instructions, passages=passages)
+    assert text.endswith("in 1564 [2].")
+    sent = user_message(llm_server.requests[0])
+    assert "[1] The hippocampus" in sent and "[cite:kb-2] Arantius" in sent and "Correct the year" in sent
+    assert make_rewriter(None) is None
+
+
+def test_it_raises_from_the_rewriter_when_the_llm_fails_so_the_loop_goes_offline(llm_server, make_client):
+    rewriter = make_rewriter(make_client(max_retries=0))
+    with pytest.raises(LLMError):
+        rewriter(query="q", answer=ANSWER, instructions=[], passages=PASSAGES)
+
+
+def test_it_keeps_prompts_deterministic():
+    from audit.pipeline.llm import prompts
+
+    assert prompts.numbered_passages(["a", "b"]) == "[1] a\n\n[2] b"
+    assert json.loads(json.dumps(prompts.CLAIMS_SCHEMA)) == prompts.CLAIMS_SCHEMA

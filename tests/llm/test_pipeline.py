@@ -1,0 +1,100 @@
+"""Whole audits (``audit.pipeline.audit.audit_answer``) with an LLM that works, fails or is slow."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from audit.pipeline.audit import audit_answer
+from tests.llm.fake_llm import Reply, ok
+
+QUERY = "What does the hippocampus do?"
+ANSWER = "The hippocampus consolidates long-term memory [1]. Arantius named the hippocampus in 1587 [2]."
+CONTEXTS = [{"id": "p1", "text": "The hippocampus consolidates long-term memory."},
+            {"id": "p2", "text": "The anatomist Arantius named the hippocampus in 1564."}]
+LLM_METHODS = {"llm_judge", "llm_cove", "selfcheck"}
+
+
+def script_a_working_llm(server) -> None:
+    server.route("TASK: extract_claims", ok([
+        {"claim_id": "c1", "text": "The hippocampus consolidates long-term memory."},
+        {"claim_id": "c2", "text": "Arantius named the hippocampus in 1587."}]))
+    server.route(("TASK: isolated_verification", "in 1587"),
+                 ok({"verdict": "CONTRADICTED", "reasoning": "The evidence gives 1564, not 1587."}))
+    server.route("TASK: isolated_verification", ok({"verdict": "SUPPORTED", "reasoning": "Stated in [1]."}))
+    server.route("TASK: cove_questions", ok({"questions": ["What does the hippocampus do?"]}))
+    server.route("TASK: cove_answer", ok({"answer": "It consolidates long-term memory.", "found": True}))
+    server.route(("TASK: cove_compare", "in 1587"), ok({"verdicts": ["INCONSISTENT"]}))
+    server.route("TASK: cove_compare", ok({"verdicts": ["CONSISTENT"]}))
+    server.route("TASK: selfcheck_sample", ok("The hippocampus consolidates long-term memory; Arantius named it in 1564."))
+    server.route("TASK: selfcheck_judge", ok({"results": [{"claim_id": "c1", "verdict": "SUPPORTS"},
+                                                          {"claim_id": "c2", "verdict": "CONTRADICTS"}]}))
+
+
+def test_it_runs_every_llm_method_and_lets_the_judge_decide(llm_server, make_client):
+    script_a_working_llm(llm_server)
+    client = make_client()
+    result = audit_answer(QUERY, ANSWER, CONTEXTS, llm=client)
+    c1, c2 = result.claims
+    assert LLM_METHODS <= set(c1.method_names) and LLM_METHODS <= set(c2.method_names)
+    assert (c1.label, c2.label) == ("SUPPORTED", "REFUTED")
+    assert c2.metrics["selfcheck_disagreement"] == 1.0 and c1.metrics["selfcheck_disagreement"] == 0.0
+    assert "selfcheck_disagreement" in c2.risk_flags  # above 0.40: feeds escalation
+    assert c2.metrics["cove_consistency"] == 0.0
+    assert result.metrics["selfcheck_disagreement"] == 0.5
+    assert result.methods_not_run == {}
+    acc = client.accounting
+    assert acc.failures == [] and acc.calls == len(llm_server.requests)
+    assert acc.calls_by_purpose["selfcheck_sample"] == 3 and acc.calls_by_purpose["extract_claims"] == 1
+    assert acc.prompt_tokens == 11 * acc.calls and acc.completion_tokens == 7 * acc.calls
+
+
+def test_it_completes_offline_when_every_llm_call_fails(llm_server, make_client):
+    offline = audit_answer(QUERY, ANSWER, CONTEXTS)
+    client = make_client(max_retries=1)  # default route: HTTP 500 for every call
+    result = audit_answer(QUERY, ANSWER, CONTEXTS, llm=client)
+    assert [(c.claim.text, c.label, c.confidence) for c in result.claims] == \
+        [(c.claim.text, c.label, c.confidence) for c in offline.claims]
+    assert not LLM_METHODS & {m for c in result.claims for m in c.method_names}
+    assert all("selfcheck_disagreement" not in c.metrics for c in result.claims)
+    assert result.metrics["selfcheck_disagreement"] is None
+    assert set(result.methods_not_run) == LLM_METHODS | {"llm_extraction"}
+    assert [(f["purpose"], f["kind"], f["attempts"]) for f in client.accounting.failures] == \
+        [("extract_claims", "server_error", 2)]
+    assert "server_error" in result.methods_not_run["llm_judge"] or "unavailable" in result.methods_not_run["llm_judge"]
+    assert len(llm_server.requests) == 2  # one call and its retry; the circuit spared the rest
+
+
+def test_it_bounds_an_audit_with_a_slow_server_by_the_timeout(llm_server, make_client):
+    audit_answer(QUERY, ANSWER, CONTEXTS)  # warm the embedder
+    started = time.monotonic()
+    audit_answer(QUERY, ANSWER, CONTEXTS)
+    offline_s = time.monotonic() - started
+    llm_server.route("TASK", ok("[]", delay_s=5.0))
+    client = make_client(timeout_s=0.5)
+    started = time.monotonic()
+    result = audit_answer(QUERY, ANSWER, CONTEXTS, llm=client)
+    elapsed = time.monotonic() - started
+    assert len(result.claims) == 2
+    assert elapsed - offline_s < 1.5, f"audit took {elapsed:.2f}s (offline {offline_s:.2f}s) with a 0.5s timeout"
+    assert client.accounting.failures[0]["kind"] == "timeout"
+
+
+def test_it_says_which_methods_ran_when_no_llm_is_configured():
+    result = audit_answer(QUERY, ANSWER, CONTEXTS)
+    assert result.claims and all(c.method_names and not LLM_METHODS & set(c.method_names) for c in result.claims)
+    assert result.methods_not_run["llm_judge"] == "no LLM configured"
+    assert "needs an LLM" in result.methods_not_run["selfcheck"]
+    assert all("selfcheck_disagreement" not in c.metrics for c in result.claims)
+
+
+@pytest.mark.parametrize("reply", [Reply(content=""), ok("definitely not json")])
+def test_it_extracts_offline_after_a_failed_repair_and_still_verifies_with_the_llm(llm_server, make_client, reply):
+    script_a_working_llm(llm_server)
+    llm_server.routes.insert(0, (("TASK: extract_claims",), [reply]))
+    client = make_client()
+    result = audit_answer(QUERY, ANSWER, CONTEXTS, llm=client)
+    assert result.methods_not_run["llm_extraction"].startswith("claims extracted offline")
+    assert [f["purpose"] for f in client.accounting.failures] == ["extract_claims", "extract_claims:repair"]
+    assert all("llm_judge" in c.method_names for c in result.claims)
