@@ -1,0 +1,99 @@
+"""Build the LLM client for one run of one workspace, and store what it cost on the run.
+
+The decision "LLM or offline" is made here, once per run, from the deployment settings
+(``settings.THEORIA["LLM_*"]``) and the workspace:
+
+* no ``LLM_BASE_URL``: offline, nothing to warn about (the claim cards say which methods ran);
+* ``allow_external_calls`` off (data residency) and the endpoint neither loopback nor declared
+  inside the boundary (``LLM_INSIDE_RESIDENCY``): offline, with a warning;
+* the workspace's daily token budget (``llm_token_budget``, 0 = unlimited) already spent today
+  (UTC): offline, with a warning; otherwise the client gets the remaining tokens as its budget
+  and stops (with a warning) if the run reaches them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from datetime import datetime
+from urllib.parse import urlparse
+
+from django.conf import settings
+from django.utils import timezone
+
+from audit.models import VerificationRun, Workspace
+from audit.pipeline.llm import LLMClient, LLMConfig
+from audit.selectors_llm import llm_tokens_used, start_of_day
+
+DEFAULT_MODEL = "default"  # llama.cpp's server serves its one model whatever the name
+
+
+@dataclass
+class LLMSetup:
+    """The client for a run (None: offline), why it is offline, and warnings for the run."""
+
+    client: LLMClient | None
+    offline_reason: str = ""
+    warnings: list[dict] = field(default_factory=list)
+
+
+def endpoint_is_local(base_url: str) -> bool:
+    """True for a loopback endpoint (localhost, 127.0.0.0/8, ::1): no data leaves the host."""
+    host = (urlparse(base_url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def llm_setup_for(*, workspace: Workspace, now: datetime | None = None) -> LLMSetup:
+    """Return the LLM client one run of ``workspace`` may use, or the reason it runs offline."""
+    conf = settings.THEORIA
+    base_url = (conf.get("LLM_BASE_URL") or "").strip()
+    if not base_url:
+        return LLMSetup(None, "no LLM configured")
+    if not workspace.allow_external_calls and not (conf.get("LLM_INSIDE_RESIDENCY") or endpoint_is_local(base_url)):
+        return LLMSetup(None, "data residency: this workspace allows no external calls", [{
+            "code": "llm_residency",
+            "message": "The LLM endpoint is outside the data-residency boundary: offline methods used."}])
+    remaining = None
+    if workspace.llm_token_budget:
+        used = llm_tokens_used(workspace=workspace, since=start_of_day(now or timezone.now()))
+        remaining = workspace.llm_token_budget - used
+        if remaining <= 0:
+            return LLMSetup(None, "daily LLM token budget exceeded", [{
+                "code": "llm_budget_exceeded",
+                "message": f"Daily LLM token budget of {workspace.llm_token_budget} reached "
+                           f"({used} used today): offline methods used."}])
+    config = LLMConfig(
+        base_url=base_url, model=conf.get("LLM_MODEL") or DEFAULT_MODEL, api_key=conf.get("LLM_API_KEY") or "",
+        timeout_s=float(conf.get("LLM_TIMEOUT_S", 20.0)), max_retries=int(conf.get("LLM_MAX_RETRIES", 2)),
+        concurrency=int(conf.get("LLM_CONCURRENCY", 4)), token_budget=remaining,
+    )
+    return LLMSetup(LLMClient(config))
+
+
+def llm_run_fields(setup: LLMSetup) -> dict:
+    """``VerificationRun`` field values for the LLM cost of a run (zeros when offline)."""
+    if setup.client is None:
+        return {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_latency_ms": 0.0, "llm_failures": []}
+    return setup.client.accounting.run_fields()
+
+
+def llm_run_warnings(setup: LLMSetup) -> list[dict]:
+    """Warnings for the run: the setup's (residency, budget) and the client's (budget reached)."""
+    return list(setup.warnings) + (list(setup.client.accounting.warnings) if setup.client else [])
+
+
+def run_record_llm_usage(*, run: VerificationRun, setup: LLMSetup) -> VerificationRun:
+    """Store the LLM accounting and warnings of ``setup`` on ``run`` (inside the caller's transaction)."""
+    fields = llm_run_fields(setup)
+    for name, value in fields.items():
+        setattr(run, name, value)
+    extra = [w for w in llm_run_warnings(setup) if w not in (run.warnings or [])]
+    run.warnings = list(run.warnings or []) + extra
+    run.full_clean()
+    run.save(update_fields=[*fields, "warnings"])
+    return run
