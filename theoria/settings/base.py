@@ -116,10 +116,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Claim-level verification of RAG answers, claim cards and the escalation queue.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    # Swagger UI and Redoc assets are served from this server (drf-spectacular-sidecar), no CDN.
+    # Swagger UI assets are served from this server (drf-spectacular-sidecar), no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"ModeEnum": "audit.models.choices.Mode", "LabelEnum": "audit.models.choices.Label"},
 }
 
