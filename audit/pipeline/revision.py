@@ -940,3 +940,61 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
     kept, warnings = terminate(attempts)
     return RevisionOutcome(original_text=answer or "", final_text=attempts[kept].text, final=attempts[kept].result,
                            attempts=attempts, kept=kept, warnings=warnings, stop_reason=stop_reason, passages=pool)
+
+
+# --- wiring to the pipeline, the knowledge base and the LLM ----------------------------------
+def kb_retriever(kb, *, embed=None, k: int = CORRECTIVE_PASSAGES_PER_QUERY) -> Retrieve:
+    """``retrieve(queries)`` over a ``KnowledgeBase``: the best ``k`` chunks of each targeted query."""
+    def retrieve(queries: list[str]) -> list[Passage]:
+        if kb is None or not len(kb.index) or not queries:
+            return []
+        encode = embed
+        if encode is None:
+            from audit.pipeline.embedding import get_embedder
+
+            encode = get_embedder().encode
+        results = kb.index.search_many(queries, encode(queries), k=k)
+        ids = list(dict.fromkeys(i for res in results for i, _ in res))
+        found = kb.lookup(ids) if ids else {}
+        return [found[i] for i in ids if i in found]
+    return retrieve
+
+
+def llm_rewriter(client) -> Rewriter | None:
+    """The LLM's ``rewrite_answer`` (issue 4's client), or None when no LLM is usable."""
+    if client is None or not getattr(client, "available", False):
+        return None
+    from audit.constants import LLM_EVIDENCE_CHARS
+    from audit.pipeline.llm.prompts import REWRITE_SYSTEM, messages
+
+    def rewrite(*, query: str, answer: str, instructions: list[dict], passages: list[Passage]) -> str:
+        problems = "\n".join(
+            f"- {i['claim_id'] or 'answer'} ({'REFUTED' if i['verdict'] == CONTRADICTED else 'NEEDS EVIDENCE'}"
+            f"{', weak' if i['verdict'] == WEAK else ''}): {i['instruction']}" for i in instructions)
+        sources = "\n\n".join(f"{marker_for(p)} {p.text.strip()[:LLM_EVIDENCE_CHARS]}" for p in passages)
+        user = (f"Question: {query}\n\nAnswer:\n{answer}\n\nProblems:\n{problems}\n\n"
+                f"Passages (cite them with the marker shown):\n{sources or '(no passages)'}")
+        return client.complete(purpose="rewrite_answer", messages=messages(REWRITE_SYSTEM, user))
+    return rewrite
+
+
+def revise_audit(*, query: str, answer: str, contexts=None, kb=None, initial: AuditResult | None = None,
+                 domain: str = "", thresholds: Thresholds | None = None, llm=None, embed=None,
+                 options: RevisionOptions = RevisionOptions()) -> RevisionOutcome:
+    """Audit and revise one answer with the pipeline's ``audit_answer`` as the verifier.
+
+    Corrective retrieval searches ``kb`` (a ``KnowledgeBase``) when given; the LLM rewrites when
+    ``llm`` is a usable client, else the offline strategies do.
+    """
+    from audit.pipeline.audit import audit_answer
+    from audit.pipeline.retrieval import as_passages
+
+    t = thresholds or Thresholds()
+
+    def verify(text: str, pool: list[Passage]) -> AuditResult:
+        return audit_answer(query, text, pool, kb=kb, domain=domain, thresholds=t, embed=embed, llm=llm)
+
+    retrieve = kb_retriever(kb, embed=embed) if kb is not None else None
+    return revise_answer(query=query, answer=answer, passages=as_passages(contexts or []), verify=verify,
+                         retrieve=retrieve, rewriter=llm_rewriter(llm), thresholds=t, options=options,
+                         initial=initial)

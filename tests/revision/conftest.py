@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.llm.conftest import llm_server  # noqa: F401 - the scripted OpenAI-compatible server
+
 from audit.pipeline.extraction import extract_claims, split_sentences
 from audit.pipeline.numbers import extract_quantities, values_match
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
@@ -75,3 +77,12 @@ def passages():
         Passage(id="p2", anchors=("2",), text="Refunds are processed within 14 business days of the refund request."),
         Passage(id="p3", anchors=("3",), text="Gold card holders get free airport lounge access worldwide."),
     ]
+
+
+@pytest.fixture
+def llm_client(llm_server):
+    """An LLMClient pointed at the scripted local server (no retries: failures show at once)."""
+    from audit.pipeline.llm import LLMClient, LLMConfig
+
+    return LLMClient(LLMConfig(base_url=llm_server.base_url, model="test-model", timeout_s=2.0, max_retries=0,
+                               concurrency=1), sleep=lambda s: None)
