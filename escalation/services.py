@@ -84,6 +84,10 @@ def _clock_runs(tier: int, acknowledged: bool) -> bool:
 def _clock_start(case: ReviewCase, *, tier: int, start: datetime, used_s: float = 0.0) -> dict:
     calendar = selectors.calendar_for_workspace(case.workspace)
     share = selectors.thresholds_for_workspace(case.workspace).sla_at_risk_share
+    if not 0.0 < share <= 1.0:  # a bad override must not stop intake: fall back and say so
+        logger.warning("workspace %s: sla_at_risk_share %r is outside (0, 1]; using %s",
+                       case.workspace_id, share, constants.SLA_AT_RISK_SHARE)
+        share = constants.SLA_AT_RISK_SHARE
     when = policy.deadlines(tier, calendar, start=start, used_seconds=used_s, at_risk_share=share)
     return {"clock_started_at": start, "clock_used_s": used_s, "due_at": when.due_at, "at_risk_at": when.at_risk_at}
 

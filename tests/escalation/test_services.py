@@ -58,6 +58,15 @@ def test_it_uses_the_workspace_override_of_the_low_confidence_threshold(make_ans
     assert [c.claim.claim_id for c in services.cases_open_for_answer(answer=answer)] == ["c2"]
 
 
+@pytest.mark.parametrize("share, at_risk_minutes", [(0.5, 15), (1.7, 24)])
+def test_it_uses_the_workspace_at_risk_share_and_falls_back_on_a_bad_one(make_answer, workspace, share, at_risk_minutes):
+    workspace.threshold_overrides = {"sla_at_risk_share": share}
+    workspace.save(update_fields=["threshold_overrides"])
+    with time_machine.travel(MONDAY_10, tick=False):
+        (case,) = services.cases_open_for_answer(answer=make_answer([("REFUTED", 0.1)]))
+    assert case.at_risk_at == MONDAY_10 + timedelta(minutes=at_risk_minutes)
+
+
 def test_it_keeps_one_open_case_per_claim_when_intake_runs_again(make_answer):
     answer = make_answer([("REFUTED", 0.1)])
     first = services.cases_open_for_answer(answer=answer)
