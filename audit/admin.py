@@ -1,32 +1,97 @@
 """Admin console registrations for the audit domain (arranged further by the UI work)."""
 
+import dataclasses
+
+from django import forms
 from django.contrib import admin
 
+from audit import constants
+from audit.admin_events import AuditedAdminMixin
 from audit.models import Answer, AuditEvent, Chunk, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun, Workspace
 
 
+class WorkspaceAdminForm(forms.ModelForm):
+    """Checks the JSON settings of a workspace before they reach the pipeline."""
+
+    class Meta:
+        model = Workspace
+        fields = "__all__"
+
+    def clean_threshold_overrides(self):
+        value = self.cleaned_data.get("threshold_overrides") or {}
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Give an object mapping threshold names to values.")
+        try:
+            constants.Thresholds().updated(value)
+        except (TypeError, ValueError) as exc:
+            names = ", ".join(f.name for f in dataclasses.fields(constants.Thresholds))
+            raise forms.ValidationError(f"{exc}. Known thresholds: {names}.") from None
+        return value
+
+    def _clean_domain_list(self, name: str) -> list:
+        value = self.cleaned_data.get(name) or []
+        if not isinstance(value, list) or not all(isinstance(d, str) and d.strip() and " " not in d.strip() for d in value):
+            raise forms.ValidationError('Give a list of domain names, e.g. ["pubmed.ncbi.nlm.nih.gov", "arxiv.org"].')
+        return [d.strip().lower() for d in value]
+
+    def clean_web_allowed_domains(self):
+        return self._clean_domain_list("web_allowed_domains")
+
+    def clean_regulated_domains(self):
+        return self._clean_domain_list("regulated_domains")
+
+    def clean_freshness_policy(self):
+        value = self.cleaned_data.get("freshness_policy") or {}
+        if not isinstance(value, dict) or not all(isinstance(v, int) and v > 0 for v in value.values()):
+            raise forms.ValidationError('Give an object mapping domain tags to months, e.g. {"neuroscience": 18}.')
+        return value
+
+
+class UserProfileInline(admin.TabularInline):
+    model = UserProfile
+    extra = 0
+    fields = ("user", "default_mode")
+    autocomplete_fields = ("user",)
+
+
 @admin.register(Workspace)
-class WorkspaceAdmin(admin.ModelAdmin):
+class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
+    """Workspace settings: modes, thresholds, allow-listed web domains, retention (each change audited)."""
+
+    form = WorkspaceAdminForm
     list_display = ("name", "slug", "default_mode", "retention_days", "allow_external_calls")
+    list_editable = ("default_mode", "allow_external_calls")
     prepopulated_fields = {"slug": ("name",)}
+    inlines = [UserProfileInline]
+    fieldsets = (
+        (None, {"fields": ("name", "slug")}),
+        ("Mode", {"fields": ("default_mode", "auto_audit_roles", "regulated_domains"),
+                  "description": "The default mode of the workspace; users and conversations may override it."}),
+        ("Verification thresholds", {"fields": ("threshold_overrides", "freshness_policy", "llm_token_budget"),
+                                     "description": "Overrides of the seed thresholds by name, e.g. "
+                                                    '{"audit_score_threshold": 0.85, "low_confidence_threshold": 0.6}.'}),
+        ("Web verification", {"fields": ("allow_external_calls", "web_allowed_domains"),
+                              "description": "Only these domains are ever queried; switch external calls off for data residency."}),
+        ("Retention", {"fields": ("retention_days",)}),
+    )
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ("title", "workspace", "domain", "published_at", "sensitive", "updated_at")
     list_filter = ("workspace", "domain", "sensitive")
     search_fields = ("title", "uri")
 
 
 @admin.register(Answer)
-class AnswerAdmin(admin.ModelAdmin):
+class AnswerAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ("public_id", "workspace", "mode", "domain", "created_at")
     list_filter = ("mode", "domain")
     search_fields = ("public_id", "query")
 
 
 @admin.register(Claim)
-class ClaimAdmin(admin.ModelAdmin):
+class ClaimAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ("__str__", "label", "confidence", "claim_type", "importance")
     list_filter = ("label", "claim_type", "importance")
     list_select_related = ("answer",)
@@ -44,4 +109,31 @@ class AuditEventAdmin(admin.ModelAdmin):
         return False
 
 
-admin.site.register([Chunk, Evidence, VerificationRun, UserProfile, Conversation])
+@admin.register(UserProfile)
+class UserProfileAdmin(AuditedAdminMixin, admin.ModelAdmin):
+    """Per-user mode defaults (blank: the workspace's)."""
+
+    list_display = ("user", "workspace", "default_mode")
+    list_editable = ("default_mode",)
+    list_filter = ("workspace", "default_mode")
+    list_select_related = ("user", "workspace")
+    search_fields = ("user__username",)
+
+
+@admin.register(Conversation)
+class ConversationAdmin(AuditedAdminMixin, admin.ModelAdmin):
+    """Per-conversation mode defaults (blank: the user's, then the workspace's)."""
+
+    list_display = ("external_id", "workspace", "default_mode", "created_at")
+    list_editable = ("default_mode",)
+    list_filter = ("workspace", "default_mode")
+    list_select_related = ("workspace",)
+    search_fields = ("external_id",)
+
+
+@admin.register(Chunk, Evidence, VerificationRun)
+class AuditedRowAdmin(AuditedAdminMixin, admin.ModelAdmin):
+    """Stored pipeline rows: editable by admins only in an emergency, and then audited."""
+admin.site.site_header = "Theoria Audit — admin console"
+admin.site.site_title = "Theoria Audit admin"
+admin.site.index_title = "Modes, thresholds, domains, calendars and notification targets"

@@ -1,5 +1,13 @@
-"""URL routes (filled in by the feature that owns this module)."""
+"""Pages of the audit domain (behind login): dashboard, answers, claim cards, exports, nightly reports."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from audit import views
+
+urlpatterns = [
+    path("dashboard/", views.dashboard, name="dashboard"),
+    path("answers/<str:answer_id>/", views.answer_detail, name="answer-detail"),
+    path("claims/", views.claim_list, name="claim-list"),
+    path("claims/<int:pk>/", views.claim_detail, name="claim-detail"),
+    path("reports/nightly/", views.nightly_reports, name="nightly-reports"),
+]

@@ -7,6 +7,7 @@ an action that calls the service.
 
 from django.contrib import admin, messages
 
+from audit.admin_events import AuditedAdminMixin
 from escalation import services
 from escalation.errors import EscalationError
 from escalation.models import (
@@ -37,13 +38,13 @@ class HolidayInline(admin.TabularInline):
 
 
 @admin.register(BusinessCalendar)
-class BusinessCalendarAdmin(admin.ModelAdmin):
+class BusinessCalendarAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ("workspace", "timezone", "working_days", "day_start", "day_end")
     inlines = [HolidayInline]
 
 
 @admin.register(NotificationTarget)
-class NotificationTargetAdmin(admin.ModelAdmin):
+class NotificationTargetAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ("workspace", "channel", "address", "active")
     list_filter = ("channel", "active", "workspace")
 

@@ -1,5 +1,14 @@
-"""URL routes (filled in by the feature that owns this module)."""
+"""Pages of the escalation queue (behind login): the queue, a case, and its actions."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from escalation import views
+
+urlpatterns = [
+    path("escalations/", views.queue, name="escalation-queue"),
+    path("escalations/<str:ticket>/", views.case_detail, name="case-detail"),
+    *[
+        path(f"escalations/<str:ticket>/{action}", views.case_action, {"action": action}, name=f"case-{action}")
+        for action in views.ACTIONS
+    ],
+]

@@ -1,0 +1,111 @@
+"""Plotly figures of the dashboard, built from selector output (plain dicts, no ORM).
+
+Each function returns a figure as a JSON-ready dict ``{"data": [...], "layout": {...}}``;
+the template embeds it with ``json_script`` and ``static/dashboard.js`` draws it with the
+locally served ``plotly.min.js``. Every chart carries a title and axis titles, and colours are
+backed by legend text, so no state is told by colour alone.
+"""
+
+from __future__ import annotations
+
+from audit.models.choices import LABEL_BADGES, Label
+
+# Colours match the badge colours of static/theoria.css.
+LABEL_COLOURS = {Label.SUPPORTED: "#1b7f3b", Label.REFUTED: "#b42318", Label.NEI: "#a15c00"}
+TIER_COLOURS = {1: "#2f5bd3", 2: "#7a3fc2", 3: "#1d2433"}
+FONT = {"family": "system-ui, -apple-system, Segoe UI, sans-serif", "size": 13, "color": "#1d2433"}
+
+
+def _layout(title: str, **extra) -> dict:
+    layout = {
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
+        "font": FONT,
+        "margin": {"l": 56, "r": 16, "t": 48, "b": 48},
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "legend": {"orientation": "h", "y": -0.2},
+        "height": 320,
+    }
+    layout.update(extra)
+    return layout
+
+
+def trust_trend(summary: dict) -> dict:
+    """Line chart: mean audit score per day and share of supported claims per day."""
+    return {
+        "data": [
+            {"type": "scatter", "mode": "lines+markers", "name": "Mean audit score", "x": summary["days"],
+             "y": summary["trust"], "line": {"color": "#2f5bd3"}, "connectgaps": False},
+            {"type": "scatter", "mode": "lines+markers", "name": "Supported share", "x": summary["days"],
+             "y": summary["supported_share"], "line": {"color": "#1b7f3b", "dash": "dot"}, "connectgaps": False},
+        ],
+        "layout": _layout("Trust-score trend", yaxis={"title": {"text": "score / share"}, "range": [0, 1.05]},
+                          xaxis={"title": {"text": "day"}}),
+    }
+
+
+def label_distribution(summary: dict) -> dict:
+    """Bar chart: claims per label over the period."""
+    labels = [Label.SUPPORTED, Label.REFUTED, Label.NEI]
+    return {
+        "data": [{
+            "type": "bar",
+            "x": [LABEL_BADGES[label][0] for label in labels],
+            "y": [summary["labels"].get(label, 0) for label in labels],
+            "marker": {"color": [LABEL_COLOURS[label] for label in labels]},
+            "text": [str(summary["labels"].get(label, 0)) for label in labels],
+            "textposition": "auto",
+            "name": "Claims",
+        }],
+        "layout": _layout("Claim label distribution", yaxis={"title": {"text": "claims"}}, showlegend=False),
+    }
+
+
+def queue_aging(aging: dict) -> dict:
+    """Stacked bars: open cases per age bucket, one series per tier.
+
+    ``aging`` is ``{"buckets": [bucket label, ...], "tiers": {tier: [count per bucket]}}``.
+    """
+    return {
+        "data": [
+            {"type": "bar", "name": f"Level {tier}", "x": aging["buckets"], "y": counts,
+             "marker": {"color": TIER_COLOURS.get(int(tier), "#5b6475")}}
+            for tier, counts in sorted(aging["tiers"].items())
+        ],
+        "layout": _layout("Queue aging (open cases)", barmode="stack", yaxis={"title": {"text": "open cases"}},
+                          xaxis={"title": {"text": "age"}}),
+    }
+
+
+def sla_attainment(attainment: dict) -> dict:
+    """Bars: share of cases that met their SLA, per tier, with met/total as text.
+
+    ``attainment`` is ``{tier: {"met": n, "total": n}}``.
+    """
+    tiers = sorted(attainment)
+    shares = [round(attainment[t]["met"] / attainment[t]["total"], 4) if attainment[t]["total"] else None for t in tiers]
+    return {
+        "data": [{
+            "type": "bar",
+            "x": [f"Level {t}" for t in tiers],
+            "y": shares,
+            "text": [f"{attainment[t]['met']}/{attainment[t]['total']} met" for t in tiers],
+            "textposition": "auto",
+            "marker": {"color": [TIER_COLOURS.get(int(t), "#5b6475") for t in tiers]},
+            "name": "SLA met",
+        }],
+        "layout": _layout("SLA attainment by tier", yaxis={"title": {"text": "share met"}, "range": [0, 1.05],
+                                                         "tickformat": ".0%"}, showlegend=False),
+    }
+
+
+def escalation_volume(volume: dict) -> dict:
+    """Lines: cases opened and resolved per day. ``volume`` is ``{"days", "opened", "resolved"}``."""
+    return {
+        "data": [
+            {"type": "bar", "name": "Opened", "x": volume["days"], "y": volume["opened"], "marker": {"color": "#b42318"}},
+            {"type": "bar", "name": "Resolved", "x": volume["days"], "y": volume["resolved"], "marker": {"color": "#1b7f3b"}},
+        ],
+        "layout": _layout("Escalation volume", barmode="group", yaxis={"title": {"text": "cases"}},
+                          xaxis={"title": {"text": "day"}}),
+    }

@@ -1,0 +1,71 @@
+"""Reads behind the analyst pages: one answer, one claim card, filtered claim lists.
+
+Every function is scoped to a workspace and fetches related rows in bulk (``select_related`` /
+``prefetch_related``), so a page costs a fixed number of queries whatever its length.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch, Q, QuerySet
+
+from audit.models import Answer, AuditEvent, Claim, Evidence, Workspace
+from audit.models.choices import Mode  # noqa: F401 — re-exported for the list page's menu
+
+
+def answer_get(*, workspace: Workspace, answer_id: str) -> Answer | None:
+    """Return the workspace's answer by public id (``a-...``) or numeric key, with its claims."""
+    lookup = Q(public_id=answer_id)
+    if answer_id.isdigit():
+        lookup |= Q(pk=int(answer_id))
+    top_evidence = Evidence.objects.order_by("rank", "id")
+    return (
+        Answer.objects.filter(workspace=workspace)
+        .filter(lookup)
+        .select_related("user")
+        .prefetch_related(
+            Prefetch("claims", queryset=Claim.objects.order_by("span_start", "id").prefetch_related(
+                Prefetch("evidence", queryset=top_evidence))),
+            Prefetch("runs", queryset=_runs_latest_first()),
+        )
+        .first()
+    )
+
+
+def _runs_latest_first():
+    from audit.models import VerificationRun
+
+    return VerificationRun.objects.order_by("-started_at", "-id")
+
+
+def claim_get(*, workspace: Workspace, claim_pk: int) -> Claim | None:
+    """Return one claim of the workspace with its answer and evidence (best first)."""
+    return (
+        Claim.objects.filter(answer__workspace=workspace, pk=claim_pk)
+        .select_related("answer", "answer__user")
+        .prefetch_related(Prefetch("evidence", queryset=Evidence.objects.select_related("chunk__document").order_by("rank", "id")))
+        .first()
+    )
+
+
+def claim_events(*, claim: Claim) -> QuerySet[AuditEvent]:
+    """Return the audit events recorded about a claim and its answer, latest first."""
+    return AuditEvent.objects.filter(
+        Q(object_type="audit.claim", object_id=str(claim.pk)) | Q(object_type="audit.answer", object_id=str(claim.answer_id))
+    ).order_by("-at", "-id")
+
+
+def claim_rows(*, workspace: Workspace) -> QuerySet[Claim]:
+    """Return the workspace's claims for a list page (answer joined), newest answers first.
+
+    Filtering is the caller's: ``audit.filters.ClaimFilter`` (shared with the API).
+    """
+    return Claim.objects.filter(answer__workspace=workspace).select_related("answer").order_by(
+        "-answer__created_at", "-answer_id", "span_start", "id"
+    )
+
+
+def claim_domains(*, workspace: Workspace) -> list[str]:
+    """Return the answer domains in use in the workspace (for filter menus)."""
+    return sorted(
+        d for d in Answer.objects.filter(workspace=workspace).exclude(domain="").values_list("domain", flat=True).distinct()
+    )

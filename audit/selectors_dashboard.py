@@ -1,0 +1,133 @@
+"""Aggregates behind the compliance dashboard (audit side): a handful of GROUP BY queries.
+
+Nothing here loads rows one by one: each function is one or two aggregate queries whose cost
+grows with the number of days shown, not with the number of claims (100,000 claims stay fast;
+see docs/ARCHITECTURE.md for the measured figures).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db.models import Avg, Count, F, Q
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from audit import constants
+from audit.models import Answer, Claim, NightlyReport, VerificationRun, Workspace
+from audit.models.choices import Label
+
+DEFAULT_RANGE_DAYS = constants.DASHBOARD_DEFAULT_RANGE_DAYS
+MAX_RANGE_DAYS = constants.DASHBOARD_MAX_RANGE_DAYS
+
+
+@dataclass(frozen=True)
+class DateRange:
+    """An inclusive range of UTC days."""
+
+    start: dt.date
+    end: dt.date
+
+    @classmethod
+    def ending_today(cls, days: int = DEFAULT_RANGE_DAYS, today: dt.date | None = None) -> "DateRange":
+        today = today or timezone.now().date()
+        return cls(today - dt.timedelta(days=days - 1), today)
+
+    def days(self) -> list[dt.date]:
+        return [self.start + dt.timedelta(days=i) for i in range((self.end - self.start).days + 1)]
+
+    def bounds(self) -> tuple[dt.datetime, dt.datetime]:
+        """Return [start, end) as aware datetimes, so indexes on timestamps are used."""
+        tz = dt.timezone.utc
+        start = dt.datetime.combine(self.start, dt.time.min, tzinfo=tz)
+        return start, dt.datetime.combine(self.end + dt.timedelta(days=1), dt.time.min, tzinfo=tz)
+
+
+def claims_by_day_and_label(*, workspace: Workspace, period: DateRange) -> dict[dt.date, dict[str, int]]:
+    """Return {day: {label: count}} for claims of answers created in the period (one query)."""
+    start, end = period.bounds()
+    rows = (
+        Claim.objects.filter(answer__workspace=workspace, answer__created_at__gte=start, answer__created_at__lt=end)
+        .annotate(day=TruncDate("answer__created_at"))
+        .values("day", "label")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    out: dict[dt.date, dict[str, int]] = {}
+    for row in rows:
+        out.setdefault(row["day"], {})[row["label"]] = row["n"]
+    return out
+
+
+def audit_score_by_day(*, workspace: Workspace, period: DateRange) -> dict[dt.date, dict[str, float]]:
+    """Return {day: {"audit_score": mean, "faithfulness": mean, "runs": n}} of finished runs (one query)."""
+    start, end = period.bounds()
+    rows = (
+        VerificationRun.objects.filter(
+            answer__workspace=workspace, started_at__gte=start, started_at__lt=end, status=VerificationRun.Status.DONE
+        )
+        .annotate(day=TruncDate("started_at"))
+        .values("day")
+        .annotate(audit_score=Avg("audit_score"), faithfulness=Avg("faithfulness"), runs=Count("id"))
+        .order_by()
+    )
+    return {r["day"]: {"audit_score": r["audit_score"], "faithfulness": r["faithfulness"], "runs": r["runs"]} for r in rows}
+
+
+def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
+    """Return the series of the trust-score trend and the label distribution of the period.
+
+    ``trust`` per day is the mean audit score of the day's runs; ``supported_share`` the share
+    of the day's claims labelled SUPPORTED. Days without data are None (a gap in the line).
+    """
+    labels = claims_by_day_and_label(workspace=workspace, period=period)
+    scores = audit_score_by_day(workspace=workspace, period=period)
+    days = period.days()
+    totals = {label: 0 for label in Label.values}
+    supported_share: list[float | None] = []
+    claim_counts: list[int] = []
+    for day in days:
+        counts = labels.get(day, {})
+        n = sum(counts.values())
+        claim_counts.append(n)
+        supported_share.append(round(counts.get(Label.SUPPORTED, 0) / n, 4) if n else None)
+        for label, count in counts.items():
+            totals[label] = totals.get(label, 0) + count
+    return {
+        "days": [d.isoformat() for d in days],
+        "trust": [round(scores[d]["audit_score"], 4) if d in scores else None for d in days],
+        "supported_share": supported_share,
+        "claims": claim_counts,
+        "runs": sum(s["runs"] for s in scores.values()),
+        "labels": totals,
+        "claims_total": sum(totals.values()),
+    }
+
+
+def incident_counts(*, workspace: Workspace, period: DateRange) -> dict[str, int]:
+    """Return the audit-side incident counts of the period (one query per table)."""
+    start, end = period.bounds()
+    answers = Answer.objects.filter(workspace=workspace, created_at__gte=start, created_at__lt=end).aggregate(
+        answers=Count("id"), suppressed=Count("id", filter=Q(suppressed=True))
+    )
+    claims = Claim.objects.filter(answer__workspace=workspace, answer__created_at__gte=start, answer__created_at__lt=end).aggregate(
+        refuted=Count("id", filter=Q(label=Label.REFUTED)),
+        relabelled=Count("id", filter=~Q(label=F("machine_label"))),
+    )
+    return {
+        "answers": answers["answers"],
+        "suppressed_answers": answers["suppressed"],
+        "refuted_claims": claims["refuted"],
+        "human_relabels": claims["relabelled"],
+    }
+
+
+def nightly_latest(*, workspace: Workspace) -> NightlyReport | None:
+    """Return the latest nightly report of the workspace (finished or running), if any."""
+    return NightlyReport.objects.filter(workspace=workspace).order_by("-date", "-id").first()
+
+
+def nightly_list(*, workspace: Workspace, limit: int = 30) -> list[NightlyReport]:
+    """Return the workspace's latest nightly reports, newest first."""
+    return list(NightlyReport.objects.filter(workspace=workspace).order_by("-date", "-id")[:limit])

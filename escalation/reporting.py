@@ -1,0 +1,143 @@
+"""Aggregate reads of the escalation queue for the dashboard and the claim cards.
+
+Each function is a fixed number of aggregate queries (GROUP BY tier, day or state), so the
+dashboard costs the same with ten cases or a hundred thousand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.db.models import Count, Q
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from audit import constants
+
+from . import selectors
+from .models import CurationItem, ReviewCase, ReviewEvent
+from .policy import TIERS, TIER_NAMES
+
+
+def case_dict(case: ReviewCase) -> dict:
+    """Return the claim-card view of a case (owner must be selected with the case)."""
+    return {
+        "ticket": case.ticket,
+        "tier": case.tier,
+        "tier_name": TIER_NAMES.get(case.tier, f"Level {case.tier}"),
+        "status": case.status,
+        "status_label": case.get_status_display(),
+        "sla_state": case.sla_state,
+        "trigger": case.trigger,
+        "risk_score": case.risk_score,
+        "owner": case.owner.get_username() if case.owner_id else None,
+        "opened_at": case.opened_at.isoformat() if case.opened_at else None,
+        "due_at": case.due_at.isoformat() if case.due_at else None,
+        "resolved_at": case.resolved_at.isoformat() if case.resolved_at else None,
+        "decision": case.decision,
+        "decision_label": case.get_decision_display() if case.decision else "",
+        "rationale": case.rationale,
+    }
+
+
+def cases_by_claim(*, claim_ids: list[int]) -> dict[int, list[dict]]:
+    """Return {claim id: [case dict, ...]} for the given claims, newest case first (one query)."""
+    if not claim_ids:
+        return {}
+    return {claim_id: [case_dict(c) for c in cases] for claim_id, cases in selectors.cases_for_claims(claim_ids).items()}
+
+
+def events_of_claim(*, claim_id: int) -> list[ReviewEvent]:
+    """Return the review events of every case of a claim, in order, with case and actor joined."""
+    return list(ReviewEvent.objects.filter(case__claim_id=claim_id).select_related("case", "actor").order_by("at", "id"))
+
+
+def _aging(workspace, now: dt.datetime) -> dict:
+    """Open cases per tier and age bucket (one query with one conditional count per bucket)."""
+    lower = 0
+    aggregates = {}
+    labels = []
+    for i, (upper, label) in enumerate(constants.QUEUE_AGING_BUCKETS):
+        cond = Q(opened_at__lte=now - dt.timedelta(seconds=lower))
+        if upper is not None:
+            cond &= Q(opened_at__gt=now - dt.timedelta(seconds=upper))
+        aggregates[f"b{i}"] = Count("id", filter=cond)
+        labels.append(label)
+        lower = upper or lower
+    rows = (
+        ReviewCase.objects.filter(workspace=workspace, status__in=ReviewCase.OPEN_STATUSES)
+        .values("tier").annotate(**aggregates).order_by()
+    )
+    tiers = {tier: [0] * len(labels) for tier in TIERS}
+    for row in rows:
+        tiers[row["tier"]] = [row[f"b{i}"] for i in range(len(labels))]
+    return {"buckets": labels, "tiers": tiers}
+
+
+def _attainment(workspace, start, end) -> dict:
+    """Per tier: cases that entered the tier in the period, and how many of those breached.
+
+    A case enters a tier when opened (tier 1, or the tier of a manual escalation) or escalated;
+    "met" counts the entered cases with no breach event at that tier. One query.
+    """
+    rows = (
+        ReviewEvent.objects.filter(case__workspace=workspace, at__gte=start, at__lt=end)
+        .values("tier")
+        .annotate(
+            entered=Count("case", distinct=True, filter=Q(kind__in=[ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED])),
+            breached=Count("case", distinct=True, filter=Q(kind=ReviewEvent.Kind.BREACHED)),
+        )
+        .order_by()
+    )
+    out = {tier: {"met": 0, "total": 0, "breached": 0} for tier in TIERS}
+    for row in rows:
+        total = max(row["entered"], row["breached"])
+        out[row["tier"]] = {"met": total - row["breached"], "total": total, "breached": row["breached"]}
+    return out
+
+
+def _volume(workspace, start, end) -> dict:
+    """Cases opened and resolved per day of the period (two queries)."""
+    opened = dict(
+        ReviewCase.objects.filter(workspace=workspace, opened_at__gte=start, opened_at__lt=end)
+        .annotate(day=TruncDate("opened_at")).values("day").annotate(n=Count("id")).order_by().values_list("day", "n")
+    )
+    resolved = dict(
+        ReviewCase.objects.filter(workspace=workspace, resolved_at__gte=start, resolved_at__lt=end)
+        .annotate(day=TruncDate("resolved_at")).values("day").annotate(n=Count("id")).order_by().values_list("day", "n")
+    )
+    days = [start.date() + dt.timedelta(days=i) for i in range((end - start).days)]
+    return {
+        "days": [d.isoformat() for d in days],
+        "opened": [opened.get(d, 0) for d in days],
+        "resolved": [resolved.get(d, 0) for d in days],
+    }
+
+
+def dashboard_summary(*, workspace, start: dt.datetime, end: dt.datetime, now: dt.datetime | None = None) -> dict:
+    """Return the queue figures of the dashboard for [start, end): aging, attainment, volume, counts."""
+    now = now or timezone.now()
+    open_counts = ReviewCase.objects.filter(workspace=workspace, status__in=ReviewCase.OPEN_STATUSES).aggregate(
+        open=Count("id"),
+        at_risk=Count("id", filter=Q(sla_state=ReviewCase.SlaState.AT_RISK)),
+        breached=Count("id", filter=Q(sla_state=ReviewCase.SlaState.BREACHED)),
+        paused=Count("id", filter=Q(status=ReviewCase.Status.PAUSED)),
+        unowned=Count("id", filter=Q(owner__isnull=True)),
+    )
+    period = ReviewCase.objects.filter(workspace=workspace).aggregate(
+        opened=Count("id", filter=Q(opened_at__gte=start, opened_at__lt=end)),
+        resolved=Count("id", filter=Q(resolved_at__gte=start, resolved_at__lt=end)),
+        suppressed=Count("id", filter=Q(resolved_at__gte=start, resolved_at__lt=end, decision=ReviewCase.Decision.SUPPRESS)),
+        relabelled=Count("id", filter=Q(resolved_at__gte=start, resolved_at__lt=end, decision__startswith="relabel_")),
+    )
+    breaches = ReviewEvent.objects.filter(
+        case__workspace=workspace, at__gte=start, at__lt=end, kind=ReviewEvent.Kind.BREACHED
+    ).count()
+    corrections = CurationItem.objects.filter(workspace=workspace, created_at__gte=start, created_at__lt=end).count()
+    return {
+        "aging": _aging(workspace, now),
+        "attainment": _attainment(workspace, start, end),
+        "volume": _volume(workspace, start, end),
+        "open": open_counts,
+        "period": {**period, "breaches": breaches, "kb_corrections": corrections},
+    }

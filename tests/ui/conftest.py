@@ -1,0 +1,120 @@
+"""Fixtures of the UI tests: a stored audited answer, review cases, a logged-in browser.
+
+Answers, claims and evidence are built through the ORM in the shape ``audit_answer`` stores
+them; cases go through the escalation services where they exist.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+
+import pytest
+
+# Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
+# thread with a running loop unless told the caller knows what it does.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+ANSWER_TEXT = (
+    "Long-term potentiation requires NMDA receptor activation. "
+    "The hippocampus has 12 layers. "
+    "Dopamine neurons project to the striatum."
+)
+
+
+def sha(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def build_answer(workspace, *, text: str = ANSWER_TEXT, revised_text: str = "", created_at=None, domain="neuroscience"):
+    """Store an audited answer of three claims (SUPPORTED, REFUTED, NEI) with evidence and a run."""
+    from django.utils import timezone
+
+    from audit.models import Answer, Claim, Evidence, VerificationRun
+    from audit.models.choices import Label, Verdict
+
+    created_at = created_at or timezone.now()
+    answer = Answer.objects.create(
+        workspace=workspace, query="What does LTP require?", original_text=text, text=revised_text or text,
+        mode="audit-local", domain=domain, created_at=created_at,
+        revisions=[
+            {"attempt": 0, "author": "original", "text": text, "edits": [], "kept": False,
+             "summary": {"coverage": 0.33, "unsupported_rate": 0.33}},
+            {"attempt": 1, "author": "offline", "text": revised_text, "kept": True,
+             "summary": {"coverage": 1.0, "unsupported_rate": 0.0},
+             "edits": [{"claim_id": "c2", "claim_text": "The hippocampus has 12 layers.", "strategy": "remove",
+                        "span": [58, 89], "before": "The hippocampus has 12 layers.", "after": "",
+                        "reason": "contradicted by Hippocampus Anatomy"}]},
+        ] if revised_text else [],
+    )
+    sentences = []
+    start = 0
+    for part in text.split(". "):
+        sentence = part if part.endswith(".") else part + "."
+        i = text.index(sentence, start)
+        sentences.append((i, i + len(sentence), sentence))
+        start = i + len(sentence)
+    specs = [
+        (Label.SUPPORTED, Verdict.SUPPORTED, 0.91, "Synaptic Plasticity Overview", "LTP is dependent on NMDA receptors in CA1."),
+        (Label.REFUTED, Verdict.CONTRADICTED, 0.08, "Hippocampus Anatomy", "The hippocampus proper has three layers."),
+        (Label.NEI, Verdict.NOT_FOUND, 0.35, "Basal Ganglia", "The striatum receives input from the cortex."),
+    ]
+    claims = []
+    for n, ((s, e, sentence), (label, verdict, conf, title, snippet)) in enumerate(zip(sentences, specs), start=1):
+        claim = Claim.objects.create(
+            answer=answer, claim_id=f"c{n}", text=sentence, span_start=s, span_end=e, label=label, machine_label=label,
+            verdict=verdict, confidence=conf, methods=["nli", "numeric"],
+            metrics={"faithfulness": conf, "answer_relevance": 0.9, "selfcheck_disagreement": 0.1},
+            drafted_at=created_at, verified_at=created_at + dt.timedelta(seconds=2),
+        )
+        Evidence.objects.create(
+            claim=claim, rank=0, source_type="kb", source_id=f"kb_chunk_{n}", title=title,
+            uri=f"kb://{title.lower().replace(' ', '_')}", snippet=snippet, hash=sha(snippet),
+            relevance=0.8, entailment=conf, provenance={"method": "hybrid", "query": sentence[:40]},
+        )
+        claims.append(claim)
+    VerificationRun.objects.create(answer=answer, mode="audit-local", started_at=created_at, audit_score=0.62,
+                                   faithfulness=0.33, coverage=0.66, claim_count=3)
+    return answer, claims
+
+
+@pytest.fixture
+def audited_answer(workspace):
+    return build_answer(workspace)
+
+
+def open_case(claim, *, reason: str = "UI test"):
+    """Open a review case for a claim through the escalation service (as the intake would)."""
+    from escalation import services
+
+    return services.case_open(claim=claim, actor=None, reason=reason)
+
+
+@pytest.fixture
+def browser_page(live_server):
+    """A Chromium page (Debian's /usr/bin/chromium, headless) pointed at the live server."""
+    from playwright.sync_api import sync_playwright
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(accept_downloads=True, viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.set_default_timeout(15000)
+        yield page
+        context.close()
+        browser.close()
+
+
+def login(page, live_server, user, next_path: str = "/"):
+    page.goto(f"{live_server.url}/accounts/login/?next={next_path}")
+    page.fill("#id_username", user.username)
+    page.fill("#id_password", "pw-" + user.username)
+    page.click("button[type=submit]")
+    page.wait_for_load_state("networkidle")

@@ -1,0 +1,137 @@
+"""The analyst pages in a real browser: headless Chromium (Debian) driven by Playwright.
+
+Each test logs in through the login form of the live test server, as a person would.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from tests.ui.conftest import build_answer, login, open_case
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+def test_it_draws_every_dashboard_chart(browser_page, live_server, lead, workspace):
+    _, claims = build_answer(workspace)
+    open_case(claims[1])
+    login(browser_page, live_server, lead, "/dashboard/")
+    page = browser_page
+    assert page.url.endswith("/dashboard/")
+    page.wait_for_selector(".plot[data-drawn=true]")
+    page.wait_for_function("document.querySelectorAll('.plot[data-drawn=true]').length === 5")
+    for key in ("trust-trend", "label-distribution", "queue-aging", "sla-attainment", "escalation-volume"):
+        chart = page.locator(f"#chart-{key}")
+        assert chart.locator("svg.main-svg").count() >= 1
+    # the label bars carry their counts as text (1 claim of each label)
+    bars = page.locator("#chart-label-distribution text.bartext")
+    assert [bars.nth(i).text_content() for i in range(bars.count())] == ["1", "1", "1"]
+    assert page.locator("#chart-trust-trend .gtitle").text_content() == "Trust-score trend"
+
+
+def test_it_shows_a_badge_tooltip_on_hover_and_on_keyboard_focus(browser_page, live_server, analyst, workspace):
+    answer, claims = build_answer(workspace)
+    login(browser_page, live_server, analyst, f"/answers/{answer.public_id}/")
+    page = browser_page
+    tip = page.locator(f"#tip-{claims[1].pk}")
+    assert not tip.is_visible()
+    page.hover(f"a.badge[aria-describedby='tip-{claims[1].pk}']")
+    tip.wait_for(state="visible")
+    text = tip.inner_text()
+    assert "c2 · Refuted" in text and "confidence 0.08" in text and "Hippocampus Anatomy" in text
+    page.keyboard.press("Escape")
+    tip.wait_for(state="hidden")
+    page.mouse.move(0, 0)
+    # keyboard: focus the first badge with Tab from the answer text
+    page.focus(f"a.badge[aria-describedby='tip-{claims[0].pk}']")
+    page.locator(f"#tip-{claims[0].pk}").wait_for(state="visible")
+    assert "c1 · Supported" in page.locator(f"#tip-{claims[0].pk}").inner_text()
+
+
+def test_it_ticks_the_countdown_and_stops_it_when_the_case_is_acknowledged(browser_page, live_server, analyst, workspace):
+    from escalation.models import ReviewCase
+
+    _, claims = build_answer(workspace)
+    case = open_case(claims[1])
+    login(browser_page, live_server, analyst, "/escalations/")
+    page = browser_page
+    row = page.locator(f"tr[data-ticket='{case.ticket}']")
+    countdown = row.locator(".countdown")
+    assert countdown.locator(".cd-state").inner_text() == "On track"
+    first = countdown.locator(".cd-time").inner_text()
+    assert first.endswith("left") and first.startswith(("29m", "30m"))
+    page.wait_for_function(
+        "([sel, before]) => document.querySelector(sel).textContent !== before",
+        arg=[f"tr[data-ticket='{case.ticket}'] .cd-time", first],
+    )
+    row.get_by_role("button", name="Acknowledge").click()
+    page.wait_for_load_state("networkidle")
+    assert f"{case.ticket} acknowledged." in page.locator(".messages").inner_text()
+    countdown = page.locator(f"tr[data-ticket='{case.ticket}'] .countdown")
+    assert countdown.locator(".cd-state").inner_text() == "Clock stopped — acknowledged"
+    assert countdown.locator(".cd-time").count() == 0
+    case.refresh_from_db()
+    assert case.status == ReviewCase.Status.ACKNOWLEDGED and case.owner == analyst and case.due_at is None
+
+
+def test_it_turns_a_countdown_at_risk_then_breached_in_the_browser(browser_page, live_server, analyst, workspace):
+    from escalation.models import ReviewCase
+
+    _, claims = build_answer(workspace)
+    case = open_case(claims[2])
+    now = timezone.now()
+    # test state: the clock nearly spent, as if the case had waited 29 minutes 57 seconds
+    ReviewCase.objects.filter(pk=case.pk).update(at_risk_at=now - dt.timedelta(minutes=5), due_at=now + dt.timedelta(seconds=3))
+    login(browser_page, live_server, analyst, "/escalations/")
+    page = browser_page
+    state = page.locator(f"tr[data-ticket='{case.ticket}'] .cd-state")
+    assert state.inner_text() in ("At risk", "Breached")
+    page.wait_for_function(f"document.querySelector(\"tr[data-ticket='{case.ticket}'] .cd-state\").textContent === 'Breached'",
+                           timeout=10000)
+    assert "overdue" in page.locator(f"tr[data-ticket='{case.ticket}'] .cd-time").inner_text()
+    assert "sla-row--breached" in page.locator(f"tr[data-ticket='{case.ticket}']").get_attribute("class")
+
+
+def test_it_resolves_a_case_after_a_confirmation(browser_page, live_server, lead, workspace):
+    from audit.models import Claim
+    from escalation.models import ReviewCase
+
+    _, claims = build_answer(workspace)
+    case = open_case(claims[1])
+    login(browser_page, live_server, lead, f"/escalations/{case.ticket}/")
+    page = browser_page
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.accept()))
+    page.select_option("#id_decision", "relabel_nei")
+    page.fill("#res-rationale", "The anatomy text does not settle the layer count.")
+    page.check("input[name=confirm]")
+    page.get_by_role("button", name="Resolve").click()
+    page.wait_for_load_state("networkidle")
+    assert dialogs and case.ticket in dialogs[0]
+    assert f"{case.ticket} resolved." in page.locator(".messages").inner_text()
+    case.refresh_from_db()
+    assert case.status == ReviewCase.Status.RESOLVED
+    assert Claim.objects.get(pk=claims[1].pk).label == "NEI"
+
+
+def test_it_exports_the_filtered_claims_as_a_csv_file(browser_page, live_server, analyst, workspace, tmp_path):
+    answer, _ = build_answer(workspace)
+    build_answer(workspace, domain="cardiology")
+    login(browser_page, live_server, analyst, "/claims/")
+    page = browser_page
+    page.select_option("#f-label", "REFUTED")
+    page.fill("#f-domain", "neuroscience")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#claims tbody tr").count() == 1
+    with page.expect_download() as info:
+        page.click("#export-csv")
+    path = tmp_path / "cards.csv"
+    info.value.save_as(path)
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    assert [(r["answer_id"], r["claim_id"], r["label"]) for r in rows] == [(answer.public_id, "c2", "REFUTED")]
+    assert rows[0]["evidence_hashes"].startswith("sha256:")

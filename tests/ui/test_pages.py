@@ -1,0 +1,134 @@
+"""The analyst pages over HTTP (Django test client): content, permissions, bad input, query counts."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+
+from tests.ui.conftest import build_answer, open_case
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_sends_anonymous_visitors_to_the_login_page(client):
+    for path in ("/dashboard/", "/escalations/", "/claims/", "/reports/nightly/"):
+        response = client.get(path)
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/")
+
+
+def test_it_refuses_a_user_without_a_role(client, make_user):
+    client.force_login(make_user("nobody"))
+    assert client.get("/dashboard/").status_code == 403
+
+
+def test_it_links_every_page_from_the_home_page(client, analyst):
+    client.force_login(analyst)
+    html = client.get("/").content.decode()
+    for path in ("/dashboard/", "/escalations/", "/claims/", "/reports/nightly/"):
+        assert f'href="{path}"' in html
+
+
+def test_it_marks_each_claim_of_an_answer_with_a_badge_and_tooltip(client, analyst, audited_answer):
+    answer, claims = audited_answer
+    client.force_login(analyst)
+    html = client.get(f"/answers/{answer.public_id}/").content.decode()
+    assert html.count('class="claim-mark"') == 3
+    for text in ("Supported", "Refuted", "Needs Evidence"):
+        assert text in html
+    assert 'role="tooltip"' in html and "confidence 0.91" in html
+    assert "Top evidence: <em>Synaptic Plasticity Overview</em>" in html
+    assert "Revision" not in html
+
+
+def test_it_shows_the_revision_diff_of_a_revised_answer(client, analyst, workspace):
+    original = "Long-term potentiation requires NMDA receptor activation. The hippocampus has 12 layers. Dopamine neurons project to the striatum."
+    revised = "Long-term potentiation requires NMDA receptor activation. Dopamine neurons project to the striatum."
+    answer, _ = build_answer(workspace, text=original, revised_text=revised)
+    client.force_login(analyst)
+    html = client.get(f"/answers/{answer.pk}/").content.decode()
+    assert "<del>The hippocampus has 12 layers. </del>" in html
+    assert "Revision attempts" in html and "contradicted by Hippocampus Anatomy" in html
+
+
+def test_it_answers_404_for_an_answer_of_another_workspace(client, analyst, audited_answer):
+    from audit.models import Workspace
+
+    other = Workspace.objects.create(name="Other", slug="other")
+    answer, _ = build_answer(other)
+    client.force_login(analyst)
+    assert client.get(f"/answers/{answer.public_id}/").status_code == 404
+
+
+def test_it_shows_provenance_escalations_and_decisions_on_the_claim_card(client, lead, audited_answer):
+    from escalation import services
+
+    _, claims = audited_answer
+    case = open_case(claims[1])
+    case = services.case_acknowledge(case=case, actor=lead)
+    services.case_resolve(case=case, actor=lead, decision="confirm", rationale="Three layers, per the anatomy text.")
+    client.force_login(lead)
+    html = client.get(f"/claims/{claims[1].pk}/").content.decode()
+    assert claims[1].evidence.first().hash in html
+    assert "kb://hippocampus_anatomy" in html
+    assert case.ticket in html and "Three layers, per the anatomy text." in html
+    assert "nli" in html and "Audit-Local" in html
+
+
+def test_it_filters_the_claim_list_and_rejects_a_bad_filter_naming_the_field(client, analyst, audited_answer):
+    client.force_login(analyst)
+    html = client.get("/claims/", {"label": "REFUTED"}).content.decode()
+    assert "The hippocampus has 12 layers." in html and "Dopamine neurons" not in html
+    response = client.get("/claims/", {"confidence_max": "2"})
+    assert response.status_code == 400
+    assert "confidence_max" in response.content.decode()
+    response = client.get("/claims/", {"date_from": "yesterday"})
+    assert response.status_code == 400 and "date_from" in response.content.decode()
+
+
+def test_it_links_the_filtered_list_to_the_claim_card_export_with_the_same_filters(client, analyst, audited_answer):
+    answer, claims = audited_answer
+    client.force_login(analyst)
+    html = client.get("/claims/", {"label": "NEI"}).content.decode()
+    href = re.search(r'id="export-csv" href="([^"]+)"', html).group(1).replace("&amp;", "&")
+    assert "label=NEI" in href
+    response = client.get(href)
+    assert response["Content-Disposition"].startswith("attachment;")
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [(r["answer_id"], r["claim_id"], r["label"]) for r in rows] == [(answer.public_id, "c3", "NEI")]
+    assert rows[0]["evidence_hashes"] == claims[2].evidence.first().hash
+    href = re.search(r'id="export-json" href="([^"]+)"', html).group(1).replace("&amp;", "&")
+    cards = json.loads(b"".join(client.get(href).streaming_content))
+    assert [c["claim_id"] for c in cards] == ["c3"]
+
+
+def _queries(client, path) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(path).status_code == 200
+    return len(ctx.captured_queries)
+
+
+# session, user, roles, workspace, then the page's own reads: the count must not grow with rows.
+PAGE_QUERIES = {"/claims/": 7, "/escalations/": 6, "/dashboard/": 17}
+
+
+@pytest.mark.parametrize("path", sorted(PAGE_QUERIES))
+def test_it_reads_each_list_page_in_a_fixed_number_of_queries(client, lead, workspace, path, django_assert_num_queries):
+    _, claims = build_answer(workspace)
+    open_case(claims[1])
+    client.force_login(lead)
+    with django_assert_num_queries(PAGE_QUERIES[path]):
+        assert client.get(path).status_code == 200
+    for _ in range(5):
+        _, more = build_answer(workspace)
+        open_case(more[1])
+        open_case(more[2])
+    with django_assert_num_queries(PAGE_QUERIES[path]):
+        assert client.get(path).status_code == 200

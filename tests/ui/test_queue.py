@@ -1,0 +1,94 @@
+"""The escalation queue pages over HTTP: order, filters, actions through the services, bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from escalation.models import ReviewCase, ReviewEvent
+from tests.ui.conftest import build_answer, open_case
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cases(workspace):
+    _, claims = build_answer(workspace)
+    _, other = build_answer(workspace, domain="cardiology")
+    return [open_case(claims[1]), open_case(claims[2]), open_case(other[1])]
+
+
+def _tickets(html: str) -> list[str]:
+    import re
+
+    return re.findall(r'data-ticket="(COMP-ESC-\d+)"', html)
+
+
+def test_it_lists_open_cases_by_risk_and_filters_them(client, analyst, cases):
+    client.force_login(analyst)
+    html = client.get("/escalations/").content.decode()
+    by_risk = sorted(cases, key=lambda c: (-c.risk_score, c.due_at, c.id))
+    assert _tickets(html) == [c.ticket for c in by_risk]
+    assert _tickets(client.get("/escalations/", {"domain": "cardiology"}).content.decode()) == [cases[2].ticket]
+    assert _tickets(client.get("/escalations/", {"owner": "none", "tier": "2"}).content.decode()) == []
+    assert f'data-due="{cases[0].due_at.isoformat()}"' in html
+
+
+def test_it_rejects_a_bad_filter_with_a_400_naming_the_field(client, analyst, cases):
+    client.force_login(analyst)
+    response = client.get("/escalations/", {"tier": "9"})
+    assert response.status_code == 400 and "tier" in response.content.decode()
+
+
+def test_it_assigns_escalates_pauses_and_resumes_through_the_services(client, lead, expert, cases):
+    case = cases[0]
+    client.force_login(lead)
+    base = f"/escalations/{case.ticket}"
+    assert client.post(f"{base}/acknowledge", {"note": "looking"}).status_code == 302
+    assert client.post(f"{base}/escalate", {"note": "needs an anatomist"}).status_code == 302
+    assert client.post(f"{base}/assign", {"owner": expert.username}).status_code == 302
+    assert client.post(f"{base}/pause", {"reason": "asked the author"}).status_code == 302
+    case.refresh_from_db()
+    assert (case.tier, case.owner, case.status, case.due_at) == (2, expert, ReviewCase.Status.PAUSED, None)
+    html = client.get(f"{base}/").content.decode()
+    assert "Paused — clock stopped" in html and "Resume the clock" in html
+    assert client.post(f"{base}/resume", {}).status_code == 302
+    case.refresh_from_db()
+    assert case.status != ReviewCase.Status.PAUSED and case.due_at is not None
+    kinds = list(ReviewEvent.objects.filter(case=case).values_list("kind", flat=True))
+    assert kinds == ["opened", "acknowledged", "note", "escalated", "assigned", "paused", "resumed"]
+
+
+def test_it_refuses_an_escalation_without_a_note_and_changes_nothing(client, lead, cases):
+    case = cases[0]
+    client.force_login(lead)
+    response = client.post(f"/escalations/{case.ticket}/escalate", {"note": ""})
+    assert response.status_code == 400 and "note" in response.content.decode()
+    case.refresh_from_db()
+    assert case.tier == 1 and case.version == 1
+
+
+def test_it_refuses_a_resolution_without_confirmation(client, lead, cases):
+    case = cases[0]
+    client.force_login(lead)
+    response = client.post(f"/escalations/{case.ticket}/resolve", {"decision": "confirm", "rationale": "ok"})
+    assert response.status_code == 400 and "confirm" in response.content.decode()
+    case.refresh_from_db()
+    assert case.status == ReviewCase.Status.OPEN
+
+
+def test_it_reports_a_conflict_when_someone_else_acted_first(client, analyst, lead, cases):
+    from escalation import services
+
+    case = cases[0]
+    services.case_acknowledge(case=ReviewCase.objects.get(pk=case.pk), actor=lead)
+    client.force_login(analyst)
+    response = client.post(f"/escalations/{case.ticket}/acknowledge", {}, follow=True)
+    assert "was not changed" in response.content.decode()
+    case.refresh_from_db()
+    assert case.owner == lead
+
+
+def test_it_refuses_actions_to_a_reader_without_a_reviewer_role(client, auditor, cases):
+    client.force_login(auditor)
+    assert client.get("/escalations/").status_code == 200
+    assert client.post(f"/escalations/{cases[0].ticket}/acknowledge", {}).status_code == 403
