@@ -961,21 +961,12 @@ def kb_retriever(kb, *, embed=None, k: int = CORRECTIVE_PASSAGES_PER_QUERY) -> R
 
 
 def llm_rewriter(client) -> Rewriter | None:
-    """The LLM's ``rewrite_answer`` (issue 4's client), or None when no LLM is usable."""
+    """The LLM's ``rewrite_answer`` (issue 4) bound to ``client``, or None when no LLM is usable."""
     if client is None or not getattr(client, "available", False):
         return None
-    from audit.constants import LLM_EVIDENCE_CHARS
-    from audit.pipeline.llm.prompts import REWRITE_SYSTEM, messages
+    from audit.pipeline.llm.drafting import make_rewriter
 
-    def rewrite(*, query: str, answer: str, instructions: list[dict], passages: list[Passage]) -> str:
-        problems = "\n".join(
-            f"- {i['claim_id'] or 'answer'} ({'REFUTED' if i['verdict'] == CONTRADICTED else 'NEEDS EVIDENCE'}"
-            f"{', weak' if i['verdict'] == WEAK else ''}): {i['instruction']}" for i in instructions)
-        sources = "\n\n".join(f"{marker_for(p)} {p.text.strip()[:LLM_EVIDENCE_CHARS]}" for p in passages)
-        user = (f"Question: {query}\n\nAnswer:\n{answer}\n\nProblems:\n{problems}\n\n"
-                f"Passages (cite them with the marker shown):\n{sources or '(no passages)'}")
-        return client.complete(purpose="rewrite_answer", messages=messages(REWRITE_SYSTEM, user))
-    return rewrite
+    return make_rewriter(client)
 
 
 def revise_audit(*, query: str, answer: str, contexts=None, kb=None, initial: AuditResult | None = None,
