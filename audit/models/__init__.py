@@ -5,6 +5,7 @@ from .api import IdempotencyKey
 from .events import AuditEvent
 from .kb import Chunk, Document
 from .nightly import NightlyItem, NightlyReport
+from .web import ExternalCall, WebCacheEntry
 from .workspace import Conversation, UserProfile, Workspace
 
 __all__ = [
@@ -15,10 +16,12 @@ __all__ = [
     "Conversation",
     "Document",
     "Evidence",
+    "ExternalCall",
     "IdempotencyKey",
     "NightlyItem",
     "NightlyReport",
     "UserProfile",
     "VerificationRun",
+    "WebCacheEntry",
     "Workspace",
 ]

@@ -163,3 +163,70 @@ def atom_xml(entries: list[dict]) -> str:
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">'
             '<title type="html">ArXiv Query</title><id>http://arxiv.org/api/x</id>'
             + "".join(items) + "</feed>")
+
+
+# --- Django side: settings pointed at the local server, and an answer with weak claims ----------
+
+WEAK_CLAIM = "Long-term potentiation requires NMDA receptor activation."
+STRONG_CLAIM = "The hippocampus is located in the medial temporal lobe."
+KB_SECRET = "Internal memo 7731: patient cohort B showed CONFIDENTIAL-KB-TEXT results."
+SUPPORTING_ABSTRACT = ("Long-term potentiation requires NMDA receptor activation at hippocampal synapses; "
+                       "blocking NMDA receptors prevents long-term potentiation.")
+
+
+@pytest.fixture
+def web_settings(settings, web_server):
+    """THEORIA pointed at the local server, private addresses allowed, short limits."""
+    settings.THEORIA = {
+        **settings.THEORIA,
+        "WEB_ALLOW_PRIVATE_ADDRESSES": True,
+        "PUBMED_BASE_URL": web_server.url(PUBMED_PATH),
+        "ARXIV_BASE_URL": web_server.url(ARXIV_PATH),
+        "WEB_TIMEOUT_S": 2.0,
+        "WEB_MAX_RESPONSE_BYTES": 1024 * 1024,
+    }
+    return settings
+
+
+@pytest.fixture
+def web_workspace(workspace):
+    workspace.web_allowed_domains = ["127.0.0.1"]
+    workspace.allow_external_calls = True
+    workspace.save(update_fields=["web_allowed_domains", "allow_external_calls"])
+    return workspace
+
+
+def make_answer(workspace, *, weak_text: str = WEAK_CLAIM, query: str = "Question from patient John Doe about LTP",
+                local_uri: str = "kb://memo-7731"):
+    """An audited answer: c1 weak (NEI, one unhelpful KB passage), c2 supported; and its run."""
+    from audit.models import Answer, Claim, Evidence, VerificationRun
+
+    text = f"{weak_text} {STRONG_CLAIM}"
+    answer = Answer.objects.create(workspace=workspace, query=query, text=text, original_text=text,
+                                   mode="audit-local", domain="neuroscience")
+    weak = Claim.objects.create(answer=answer, claim_id="c1", text=weak_text, span_start=0, span_end=len(weak_text),
+                                label="NEI", machine_label="NEI", verdict="not_found", confidence=0.22,
+                                importance="material", methods=["entailment"])
+    Evidence.objects.create(claim=weak, rank=0, source_type="kb", source_id="kb_chunk_7731", title="Memo 7731",
+                            uri=local_uri, snippet=KB_SECRET, hash="sha256:" + "0" * 64, relevance=0.3, entailment=0.1)
+    strong = Claim.objects.create(answer=answer, claim_id="c2", text=STRONG_CLAIM, span_start=len(weak_text) + 1,
+                                  span_end=len(text), label="SUPPORTED", machine_label="SUPPORTED", verdict="supported",
+                                  confidence=0.95, importance="material", methods=["entailment"])
+    Evidence.objects.create(claim=strong, rank=0, source_type="kb", source_id="kb_chunk_1", title="Anatomy",
+                            uri="kb://anatomy", snippet=STRONG_CLAIM, hash="sha256:" + "1" * 64, relevance=0.9,
+                            entailment=0.93)
+    VerificationRun.objects.create(answer=answer, mode="audit-local", claim_count=2, methods=["entailment"])
+    return answer
+
+
+def serve_pubmed(server, articles: list[dict]):
+    server.route(PUBMED_PATH + "esearch.fcgi", xml_reply(esearch_xml([a["pmid"] for a in articles])))
+    server.route(PUBMED_PATH + "efetch.fcgi", xml_reply(efetch_xml(articles)))
+
+
+def serve_arxiv(server, entries: list[dict]):
+    server.route(ARXIV_PATH, xml_reply(atom_xml(entries), content_type="application/atom+xml"))
+
+
+SUPPORTING_ARTICLE = {"pmid": "31415", "title": "NMDA receptors gate long-term potentiation",
+                      "abstract": SUPPORTING_ABSTRACT, "year": "2024", "month": "Jan"}

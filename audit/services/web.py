@@ -1,0 +1,466 @@
+"""Audit-Web: re-verify weak claims against allow-listed web sources (spec §3, §4.3, issue 7).
+
+``web_verify_answer`` is the flow the API calls for Audit-Web (``answer_verify_web`` is the
+same, returning the answer). For each claim that meets an escalation condition of spec §4.3
+(``audit.services.modes.web_escalation_reasons``), weakest first:
+
+1. the providers (PubMed, arXiv, the page fetcher) are asked through :class:`WebCallClient`,
+   which enforces the workspace's residency switch and allow-list, serves and fills the response
+   cache, and records every call as an ``ExternalCall`` (provider, URL, status, duration, cache
+   hit, failure reason). Only the query derived from the claim text and public URLs the claim's
+   sources name leave the system;
+2. the claim is verified again by the pipeline's own methods (``audit.pipeline.audit.run_methods``)
+   over its local evidence plus the web documents;
+3. in one transaction (a savepoint): web evidence rows (source_type ``web``, provenance: provider,
+   query, URL, retrieval time, hash), the new machine verdict (``claim_machine_relabel``), the
+   claim card's ``web`` note, one ``claim.web_verified`` event per claim (the escalation log),
+   the run and the answer (mode Audit-Web, revised text when the revision loop changes it).
+
+Failures never break the audit: a refused or failed call is recorded with its reason and the
+claim keeps its local result; an unexpected error is logged and reported in the result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from audit import constants
+from audit.models import Answer, Claim, Evidence, ExternalCall, VerificationRun, WebCacheEntry, Workspace
+from audit.models.choices import SourceType
+from audit.pipeline.text import content_stems
+from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Passage
+from audit.pipeline.web import FailureReason, FetchPolicy, FetchResponse, WebDocument, WebError, WebLookup, safe_fetch
+from audit.pipeline.web import build_providers, claim_query, urls_in
+from audit.pipeline.web.fetch import check_url, host_allowed
+from audit.services.events import event_record
+from audit.services.labels import claim_machine_relabel
+from audit.selectors_api import thresholds_for
+from audit.services.modes import web_escalation_reasons
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "audit_web"  # actor label of the machine changes this flow makes
+METHOD_NAME = "web_verification"  # listed among a claim card's verification methods
+REFUSALS = frozenset({FailureReason.RESIDENCY, FailureReason.INVALID_URL, FailureReason.SCHEME,
+                      FailureReason.DOMAIN, FailureReason.PRIVATE_ADDRESS})
+
+
+@dataclass
+class WebVerificationResult:
+    """What one Audit-Web pass did to an answer (returned to the caller, also in the run)."""
+
+    answer: Answer
+    reasons: dict[str, list[str]] = field(default_factory=dict)  # escalated claim_id -> §4.3 reasons
+    verified: list[str] = field(default_factory=list)  # claims re-verified with web evidence
+    changed: dict[str, dict] = field(default_factory=dict)  # claim_id -> {"from", "to"} machine labels
+    evidence_added: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    failures: list[dict] = field(default_factory=list)  # {"claim_id", "provider", "reason", "detail"}
+    revised: bool = False
+    skipped: str = ""  # why nothing was attempted: "residency", "no_weak_claims"
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data.pop("answer")
+        data["answer_id"] = self.answer.public_id
+        return data
+
+
+def _cache_key(provider: str, url: str) -> str:
+    return hashlib.sha256(f"{provider} {url}".encode("utf-8")).hexdigest()
+
+
+class WebCallClient:
+    """The providers' client: residency switch, allow-list, cache, safe fetch and the call log.
+
+    Each ``get`` writes one ``ExternalCall`` row. The residency switch and the allow-list are
+    checked before the cache, so a cached response is never served where a call is forbidden.
+    """
+
+    def __init__(self, *, workspace: Workspace, answer: Answer | None = None):
+        self.workspace = workspace
+        self.answer = answer
+        self.claim: Claim | None = None  # set by the flow before each claim's lookups
+        self.calls = 0
+        self.cache_hits = 0
+        self._last: dict[tuple[str, str], ExternalCall] = {}  # (provider, url) -> its latest call
+        self.ttl = timedelta(seconds=constants.WEB_CACHE_TTL_SECONDS)
+
+    def policy(self, content_types: tuple[str, ...]) -> FetchPolicy:
+        theoria = settings.THEORIA
+        return FetchPolicy(
+            allowed_domains=tuple(self.workspace.web_allowed_domains or ()),
+            allow_private=bool(theoria.get("WEB_ALLOW_PRIVATE_ADDRESSES", False)),
+            timeout_s=float(theoria.get("WEB_TIMEOUT_S", constants.WEB_TIMEOUT_S)),
+            max_bytes=int(theoria.get("WEB_MAX_RESPONSE_BYTES", constants.WEB_MAX_RESPONSE_BYTES)),
+            content_types=content_types,
+        )
+
+    def _record(self, *, provider, url, query, status, started, response=None, error=None, cache_hit=False):
+        self.calls += 1
+        self.cache_hits += int(cache_hit)
+        call = ExternalCall(
+            workspace=self.workspace, answer=self.answer, claim=self.claim, provider=provider, url=url[:2000],
+            query=query[:500], status=status, cache_hit=cache_hit,
+            duration_ms=round((time.monotonic() - started) * 1000.0, 3),
+            http_status=(response.status if response else (error.status if error else None)),
+            response_bytes=len(response.body) if response else 0,
+            redirects=list(response.redirects) if response else [],
+            failure_reason=error.reason.value if error else "",
+            failure_detail=(error.message[:500] if error else ""),
+        )
+        call.full_clean()
+        call.save()
+        self._last[(provider, url)] = call
+        return call
+
+    def reject(self, error: WebError, provider: str) -> None:
+        """Mark a response the provider could not parse: its call failed, its cache entry goes."""
+        call = self._last.get((provider, error.url))
+        if call is None:
+            return
+        ExternalCall.objects.filter(pk=call.pk).update(
+            status=ExternalCall.Status.FAILED, cache_hit=False, failure_reason=error.reason.value,
+            failure_detail=error.message[:500])
+        WebCacheEntry.objects.filter(key=_cache_key(provider, error.url)).delete()
+
+    def get(self, url: str, *, provider: str, content_types: tuple[str, ...], query: str = "") -> FetchResponse:
+        started = time.monotonic()
+        policy = self.policy(content_types)
+        try:
+            if not self.workspace.allow_external_calls:
+                raise WebError(FailureReason.RESIDENCY, "the workspace's data-residency switch forbids external calls",
+                               url=url)
+            check_url(url, policy)
+        except WebError as error:
+            self._record(provider=provider, url=url, query=query, status=ExternalCall.Status.REFUSED,
+                         started=started, error=error)
+            raise
+        now = timezone.now()
+        key = _cache_key(provider, url)
+        entry = WebCacheEntry.objects.filter(key=key, expires_at__gt=now).first()
+        if entry is not None and entry.content_type in content_types:
+            response = FetchResponse(url=entry.final_url, status=entry.http_status, content_type=entry.content_type,
+                                     body=bytes(entry.body))
+            self._record(provider=provider, url=url, query=query, status=ExternalCall.Status.CACHED,
+                         started=started, response=response, cache_hit=True)
+            return response
+        try:
+            response = safe_fetch(url, policy)
+        except WebError as error:
+            status = ExternalCall.Status.REFUSED if error.reason in REFUSALS else ExternalCall.Status.FAILED
+            self._record(provider=provider, url=url, query=query, status=status, started=started, error=error)
+            raise
+        self._record(provider=provider, url=url, query=query, status=ExternalCall.Status.OK, started=started,
+                     response=response)
+        if len(response.body) <= constants.WEB_CACHE_MAX_BODY_BYTES:
+            self._store(key, provider, url, response, now)
+        return response
+
+    def _store(self, key: str, provider: str, url: str, response: FetchResponse, now) -> None:
+        try:
+            with transaction.atomic():
+                WebCacheEntry.objects.update_or_create(key=key, defaults={
+                    "provider": provider, "url": url[:2000], "final_url": response.url[:2000],
+                    "http_status": response.status, "content_type": response.content_type, "body": response.body,
+                    "fetched_at": now, "expires_at": now + self.ttl,
+                })
+        except IntegrityError:  # another worker cached the same URL at the same moment: theirs stands
+            pass
+
+
+def web_cache_purge(*, now=None) -> int:
+    """Delete expired cache entries; return how many (the daily schedule calls it)."""
+    deleted, _ = WebCacheEntry.objects.filter(expires_at__lte=now or timezone.now()).delete()
+    return deleted
+
+
+# --- the flow ---------------------------------------------------------------------------------
+
+def _draft_of(claim: Claim) -> ClaimDraft:
+    return ClaimDraft(claim_id=claim.claim_id, text=claim.text, span=(claim.span_start, claim.span_end),
+                      type=claim.claim_type, importance=claim.importance,
+                      citations=tuple(str(a) for a in claim.anchors or ()))
+
+
+def _local_hits(claim: Claim) -> list[EvidenceHit]:
+    hits = []
+    for ev in claim.evidence.all():
+        if ev.source_type == SourceType.WEB or not ev.snippet:
+            continue
+        passage = Passage(id=ev.source_id, text=ev.snippet, title=ev.title, uri=ev.uri, source_type=ev.source_type,
+                          published=ev.published_at)
+        hits.append(EvidenceHit(passage=passage, relevance=ev.relevance, cited=bool((ev.provenance or {}).get("cited"))))
+    return hits
+
+
+def _relevance(claim_text: str, text: str) -> float:
+    """Share of the claim's content stems found in a web document (its retrieval score)."""
+    stems = set(content_stems(claim_text))
+    return round(len(stems & set(content_stems(text))) / len(stems), 4) if stems else 0.0
+
+
+def _allowed_urls(urls, domains) -> tuple[str, ...]:
+    """Keep the distinct http(s) URLs whose host is on the allow-list (others never leave)."""
+    out: list[str] = []
+    for url in urls:
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            continue
+        if parts.scheme in ("http", "https") and parts.hostname and host_allowed(parts.hostname, domains) \
+                and url not in out:
+            out.append(url)
+    return tuple(out)
+
+
+def _cited_urls(claim: Claim, domains) -> tuple[str, ...]:
+    """Public URLs the claim names or its local sources carry, on the allow-list only."""
+    local = [ev.uri for ev in claim.evidence.all() if ev.source_type != SourceType.WEB]
+    return _allowed_urls(urls_in(claim.text) + local, domains)
+
+
+def _providers():
+    return build_providers(pubmed_base_url=settings.THEORIA["PUBMED_BASE_URL"],
+                           arxiv_base_url=settings.THEORIA["ARXIV_BASE_URL"])
+
+
+def _lookup(claim_text: str, urls: tuple[str, ...], client: WebCallClient, providers,
+            failures: list[dict], claim_id: str = "") -> list[WebDocument]:
+    """Ask every provider; a failure is noted and the other providers still run.
+
+    A residency refusal stops the lookups at once (it would refuse every call).
+    """
+    lookup = WebLookup(query=claim_query(claim_text), urls=urls)
+    documents: dict[str, WebDocument] = {}
+    for provider in providers:
+        try:
+            found = provider.find(lookup, client=client)
+        except WebError as error:
+            failures.append({"claim_id": claim_id, "provider": provider.name, "reason": error.reason.value,
+                             "detail": error.message[:300]})
+            if error.reason is FailureReason.RESIDENCY:
+                raise
+            if error.reason is FailureReason.MALFORMED:
+                client.reject(error, provider.name)
+            continue
+        except Exception as exc:  # a provider bug must not break the audit
+            logger.exception("web provider %s failed", provider.name)
+            failures.append({"claim_id": claim_id, "provider": provider.name, "reason": "error",
+                             "detail": f"{type(exc).__name__}: {exc}"[:300]})
+            continue
+        for document in found:
+            documents.setdefault(document.source_id, document)
+    return list(documents.values())
+
+
+def _verify(items: list[tuple[ClaimDraft, list[EvidenceHit]]], *, thresholds, domain: str = "",
+            query: str = "") -> list[ClaimVerdict]:
+    """Run the pipeline's methods, the same ones Audit-Local ran, on claims with web evidence."""
+    from audit.pipeline.audit import run_methods
+    from audit.pipeline.embedding import get_embedder
+    from audit.pipeline.methods import OFFLINE_METHODS, VerifyContext
+
+    ctx = VerifyContext(thresholds=thresholds, domain=domain, query=query, embed=get_embedder().encode)
+    return run_methods(items, ctx, OFFLINE_METHODS)
+
+
+def web_verify_answer(*, answer: Answer, run: VerificationRun | None = None, actor=None,
+                      reasons: dict[str, list[str]] | None = None, providers=None) -> WebVerificationResult:
+    """Re-verify the answer's escalated claims with web evidence (see the module docstring).
+
+    ``reasons`` ({claim_id: [...]}) is the caller's escalation decision; when omitted it is
+    computed here. ``providers`` replaces the configured providers (tests, custom sources).
+    Network calls happen before any row is written; the writes share one savepoint.
+    """
+    workspace = answer.workspace
+    thresholds = thresholds_for(workspace)
+    claims = list(answer.claims.prefetch_related("evidence"))
+    if reasons is None:
+        reasons = web_escalation_reasons(claims, thresholds).reasons
+    result = WebVerificationResult(answer=answer, reasons=dict(reasons))
+    weak = sorted((c for c in claims if c.claim_id in reasons), key=lambda c: (c.confidence, c.span_start))
+    weak = weak[: constants.WEB_MAX_CLAIMS_PER_ANSWER]
+    if not weak:
+        result.skipped = "no_weak_claims"
+        return result
+    client = WebCallClient(workspace=workspace, answer=answer)
+    providers = providers if providers is not None else _providers()
+    found: list[tuple[Claim, list[WebDocument]]] = []
+    try:
+        for claim in weak:
+            client.claim = claim
+            urls = _cited_urls(claim, workspace.web_allowed_domains or ())
+            found.append((claim, _lookup(claim.text, urls, client, providers, result.failures, claim.claim_id)))
+    except WebError:  # residency: nothing may leave; the local result stands
+        result.skipped = "residency"
+    result.calls, result.cache_hits = client.calls, client.cache_hits
+    try:
+        with transaction.atomic():
+            _store(result, found, run=run, actor=actor, thresholds=thresholds)
+    except Exception as exc:  # storing must never break the audit: the local result stands
+        logger.exception("storing web verification of %s failed", answer.public_id)
+        result.failures.append({"claim_id": "", "provider": "", "reason": "error",
+                                "detail": f"storing failed: {type(exc).__name__}: {exc}"[:300]})
+        result.verified, result.changed, result.evidence_added, result.revised = [], {}, 0, False
+        answer.refresh_from_db()
+    return result
+
+
+def answer_verify_web(*, answer: Answer, actor=None, reasons: dict[str, list[str]] | None = None) -> Answer:
+    """Run :func:`web_verify_answer` and return the (refreshed) answer: the API's hand-off."""
+    return web_verify_answer(answer=answer, actor=actor, reasons=reasons).answer
+
+
+def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> None:
+    answer = result.answer
+    with_docs = [(claim, docs) for claim, docs in found if docs]
+    verdicts: list[ClaimVerdict] = []
+    if with_docs:
+        items = []
+        for claim, docs in with_docs:
+            hits = _local_hits(claim) + [EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text))
+                                         for d in docs]
+            items.append((_draft_of(claim), hits))
+        verdicts = _verify(items, thresholds=thresholds, domain=answer.domain or "", query=answer.query or "")
+    by_claim = {claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(with_docs, verdicts)}
+    for claim, docs in found:
+        if claim.claim_id not in by_claim:
+            _event("claim.web_verified", claim, actor, {
+                             "reasons": result.reasons.get(claim.claim_id, []), "documents": 0,
+                             "outcome": "no web evidence: local result kept",
+                             "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id]})
+            continue
+        docs, verdict = by_claim[claim.claim_id]
+        _store_claim(result, claim, docs, verdict, actor)
+    if result.skipped == "residency":
+        _event("answer.web_verified", answer, actor, result.as_dict())
+        return
+    if result.verified:
+        _revise(result, thresholds)
+    _update_run_and_answer(result, run)
+    _event("answer.web_verified", answer, actor, result.as_dict())
+
+
+def _event(action: str, obj, actor, details: dict) -> None:
+    workspace = obj.workspace if isinstance(obj, Answer) else obj.answer.workspace
+    event_record(action=action, obj=obj, actor=actor, actor_label="" if actor else SOURCE, workspace=workspace,
+                 details=details)
+
+
+def _store_claim(result: WebVerificationResult, claim: Claim, docs: list[WebDocument], verdict: ClaimVerdict,
+                 actor) -> None:
+    """Write a claim's web evidence and new verdict, its card note and its escalation-log event."""
+    by_passage = {hit.passage.id: hit for hit in verdict.evidence}
+    next_rank = max((ev.rank for ev in claim.evidence.all()), default=-1) + 1
+    reasons = result.reasons.get(claim.claim_id, [])
+    for offset, doc in enumerate(docs):
+        passage = doc.as_passage()
+        hit = by_passage.get(passage.id)
+        evidence = Evidence(
+            claim=claim, rank=next_rank + offset, source_type=SourceType.WEB, source_id=doc.source_id[:200],
+            title=doc.title[:500], uri=doc.url[:2000], snippet=passage.text, hash=doc.hash,
+            relevance=min(max(hit.relevance if hit else _relevance(claim.text, doc.text), 0.0), 1.0),
+            entailment=min(max(hit.entailment if hit else 0.0, 0.0), 1.0),
+            published_at=doc.published, retrieved_at=doc.retrieved_at,
+            provenance={**doc.provenance(), "method": METHOD_NAME, "escalation_reasons": reasons},
+        )
+        evidence.full_clean()
+        evidence.save()
+        result.evidence_added += 1
+    before = claim.machine_label
+    changed = claim_machine_relabel(claim=claim, label=verdict.label, confidence=verdict.confidence,
+                                    verdict=verdict.verdict, source=SOURCE,
+                                    reason="re-verified with web evidence: " + ", ".join(reasons))
+    if changed:
+        result.changed[claim.claim_id] = {"from": before, "to": verdict.label}
+    web_note = {
+        "reasons": reasons,
+        "providers": sorted({d.provider for d in docs}),
+        "sources": [{"provider": d.provider, "source_id": d.source_id, "url": d.url, "hash": d.hash} for d in docs],
+        "query": docs[0].query if docs else "",
+        "label_before": before,
+        "label_after": verdict.label,
+        "verified_at": timezone.now().isoformat(),
+    }
+    claim.metrics = {**(claim.metrics or {}), **verdict.metrics, "external_provenance": True}
+    claim.methods = list(dict.fromkeys([*(claim.methods or []), *verdict.method_names, METHOD_NAME]))
+    claim.method_results = {**(claim.method_results or {}),
+                            **{m.method: asdict(m) for m in verdict.methods}, "web": web_note}
+    claim.risk_flags = sorted(set(verdict.risk_flags))
+    claim.full_clean(validate_unique=False)
+    claim.save(update_fields=["metrics", "methods", "method_results", "risk_flags"])
+    result.verified.append(claim.claim_id)
+    _event("claim.web_verified", claim, actor, {**web_note, "documents": len(docs), "outcome": "re-verified with web evidence",
+                          "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id]})
+
+
+def _revise(result: WebVerificationResult, thresholds) -> None:
+    """Run the revision loop over the answer with the web documents in its pool, when present."""
+    try:
+        from audit.pipeline import revision
+        from audit.pipeline.audit import audit_answer as pipeline_audit
+        from audit.pipeline.retrieval import as_passages
+    except ImportError:  # the revision issue's loop is optional here
+        return
+    answer = result.answer
+    web_passages = [Passage(id=f"web:{ev.source_id}", text=ev.snippet, title=ev.title, uri=ev.uri,
+                            source_type=SourceType.WEB, published=ev.published_at, anchors=(ev.source_id,))
+                    for ev in Evidence.objects.filter(claim__answer=answer, source_type=SourceType.WEB)]
+    pool = as_passages(answer.contexts or []) + web_passages
+
+    def verify(text, passages):
+        return pipeline_audit(answer.query, text, passages, domain=answer.domain, thresholds=thresholds)
+
+    outcome = revision.revise_answer(query=answer.query, answer=answer.text or answer.original_text,
+                                     passages=pool, verify=verify, thresholds=thresholds)
+    if outcome.revised:
+        answer.text = outcome.final_text
+        answer.revisions = [*(answer.revisions or []), {
+            "source": SOURCE, "at": timezone.now().isoformat(), "text": outcome.final_text,
+            "ledger": outcome.ledger_json(), "warnings": outcome.warnings, "stop_reason": outcome.stop_reason}]
+        result.revised = True
+
+
+def _update_run_and_answer(result: WebVerificationResult, run: VerificationRun | None) -> None:
+    answer = result.answer
+    answer.mode = constants.MODE_AUDIT_WEB
+    answer.full_clean()
+    answer.save(update_fields=["mode", "text", "revisions"])
+    run = run or answer.runs.order_by("-started_at", "-id").first()
+    if run is None:
+        return
+    run.mode = constants.MODE_AUDIT_WEB
+    run.methods = list(dict.fromkeys([*(run.methods or []), METHOD_NAME]))
+    run.warnings = [*(run.warnings or []), *({"type": "web_call_failed", **f} for f in result.failures)]
+    run.revision_history = [*(run.revision_history or []), {"web_verification": result.as_dict()}]
+    run.full_clean()
+    run.save(update_fields=["mode", "methods", "warnings", "revision_history"])
+
+
+def web_verify_claim(*, workspace: Workspace, claim: ClaimDraft) -> ClaimVerdict | None:
+    """Verify one claim against web evidence only (the nightly batch's web check).
+
+    Returns None when nothing was found or the workspace forbids external calls; calls are
+    recorded without an answer. Nothing else is stored: the caller stores the verdict.
+    """
+    client = WebCallClient(workspace=workspace)
+    urls = _allowed_urls(urls_in(claim.text), workspace.web_allowed_domains or ())
+    try:
+        docs = _lookup(claim.text, urls, client, _providers(), [], claim.claim_id)
+    except WebError:
+        return None
+    if not docs:
+        return None
+    hits = [EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs]
+    return _verify([(claim, hits)], thresholds=thresholds_for(workspace))[0]

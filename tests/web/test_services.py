@@ -1,0 +1,239 @@
+"""Audit-Web flow (audit.services.web) against local PubMed/arXiv servers, with the real database."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from audit.models import AuditEvent, Claim, Evidence, ExternalCall, WebCacheEntry
+from audit.services.web import answer_verify_web, web_cache_purge, web_verify_answer, web_verify_claim
+from audit.pipeline.types import ClaimDraft
+
+from .conftest import (
+    ARXIV_PATH,
+    KB_SECRET,
+    PUBMED_PATH,
+    STRONG_CLAIM,
+    SUPPORTING_ABSTRACT,
+    SUPPORTING_ARTICLE,
+    WEAK_CLAIM,
+    Reply,
+    make_answer,
+    serve_arxiv,
+    serve_pubmed,
+    stream_reply,
+    xml_reply,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _calls(answer):
+    return list(ExternalCall.objects.filter(answer=answer).order_by("id").values_list("provider", "status", "failure_reason"))
+
+
+def _snapshot(answer):
+    return [(c.claim_id, c.label, c.machine_label, c.confidence, c.evidence.count()) for c in answer.claims.all()]
+
+
+def test_it_reverifies_the_weak_claim_with_web_evidence_and_full_provenance(web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    serve_arxiv(web_server, [])
+    answer = make_answer(web_workspace)
+
+    result = web_verify_answer(answer=answer)
+
+    assert result.verified == ["c1"] and result.failures == [] and list(result.reasons) == ["c1"]
+    weak = Claim.objects.get(answer=answer, claim_id="c1")
+    [web] = weak.evidence.filter(source_type="web")
+    assert (web.source_id, web.uri) == ("pmid:31415", "https://pubmed.ncbi.nlm.nih.gov/31415/")
+    assert web.hash.startswith("sha256:") and web.snippet.startswith("NMDA receptors gate")
+    provenance = web.provenance
+    assert provenance["provider"] == "pubmed" and provenance["url"] == web.uri and provenance["hash"] == web.hash
+    assert provenance["query"] == "long-term potentiation requires nmda receptor activation"
+    assert provenance["retrieved_at"] and provenance["request_url"].startswith(web_server.url(PUBMED_PATH))
+    assert weak.label == "SUPPORTED" and weak.confidence > 0.8, weak.method_results.get("entailment")
+    assert weak.method_results["web"]["providers"] == ["pubmed"] and "web_verification" in weak.methods
+    assert weak.metrics["external_provenance"] is True
+    assert result.changed == {"c1": {"from": "NEI", "to": "SUPPORTED"}}
+    strong = Claim.objects.get(answer=answer, claim_id="c2")
+    assert strong.evidence.filter(source_type="web").count() == 0 and strong.confidence == 0.95
+    assert _calls(answer) == [("pubmed", "ok", ""), ("pubmed", "ok", ""), ("arxiv", "ok", "")]
+    answer.refresh_from_db()
+    assert answer.mode == "audit-web" and "web_verification" in answer.runs.get().methods
+    actions = set(AuditEvent.objects.filter(workspace=web_workspace).values_list("action", flat=True))
+    assert {"claim.web_verified", "answer.web_verified", "claim.label_drifted"} <= actions
+
+
+def test_it_sends_only_the_query_derived_from_the_claim(web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [])
+    serve_arxiv(web_server, [])
+    answer = make_answer(web_workspace)
+    web_verify_answer(answer=answer)
+    sent = " ".join(f"{seen.path} {seen.query} {seen.headers}" for seen in web_server.requests).lower()
+    assert "nmda" in sent
+    for private in ("confidential", "memo", "7731", "john", "doe", "patient", "hippocampus", "kb_chunk"):
+        assert private not in sent, private
+
+
+def test_it_serves_a_repeated_lookup_from_the_cache_until_it_expires(web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    serve_arxiv(web_server, [])
+    web_verify_answer(answer=make_answer(web_workspace))
+    assert len(web_server.requests) == 3 and WebCacheEntry.objects.count() == 3
+
+    second = make_answer(web_workspace)
+    result = web_verify_answer(answer=second)
+    assert len(web_server.requests) == 3, "a cached response must not reach the server"
+    assert (result.calls, result.cache_hits) == (3, 3)
+    assert {c.status for c in ExternalCall.objects.filter(answer=second)} == {"cached"}
+    assert all(c.cache_hit for c in ExternalCall.objects.filter(answer=second))
+    assert Claim.objects.get(answer=second, claim_id="c1").label == "SUPPORTED"
+
+    WebCacheEntry.objects.update(expires_at=timezone.now() - timedelta(seconds=1), fetched_at=timezone.now() - timedelta(days=2))
+    web_verify_answer(answer=make_answer(web_workspace))
+    assert len(web_server.requests) == 6
+    assert web_cache_purge() == 0  # the expired rows were refreshed by the calls
+
+
+def test_it_purges_only_expired_cache_entries(web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    serve_arxiv(web_server, [])
+    web_verify_answer(answer=make_answer(web_workspace))
+    WebCacheEntry.objects.filter(provider="arxiv").update(fetched_at=timezone.now() - timedelta(days=3),
+                                                          expires_at=timezone.now() - timedelta(days=2))
+    assert web_cache_purge() == 1 and WebCacheEntry.objects.count() == 2
+
+
+def test_it_makes_no_call_under_the_residency_switch_and_records_the_refusal(web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    web_workspace.allow_external_calls = False
+    web_workspace.save(update_fields=["allow_external_calls"])
+    answer = make_answer(web_workspace)
+    before = _snapshot(answer)
+
+    result = web_verify_answer(answer=answer)
+
+    assert web_server.requests == []
+    assert result.skipped == "residency" and result.verified == []
+    assert _calls(answer) == [("pubmed", "refused", "residency")]
+    assert _snapshot(answer) == before
+    answer.refresh_from_db()
+    assert answer.mode == "audit-local"
+    assert AuditEvent.objects.filter(action="answer.web_verified", object_id=str(answer.pk)).exists()
+
+
+def test_it_records_allow_list_refusals_and_keeps_the_local_result(web_settings, web_workspace, web_server):
+    web_workspace.web_allowed_domains = ["eutils.ncbi.nlm.nih.gov", "export.arxiv.org"]
+    web_workspace.save(update_fields=["web_allowed_domains"])
+    answer = make_answer(web_workspace)
+    before = _snapshot(answer)
+
+    result = web_verify_answer(answer=answer)
+
+    assert web_server.requests == []
+    assert _calls(answer) == [("pubmed", "refused", "domain"), ("arxiv", "refused", "domain")]
+    assert [f["reason"] for f in result.failures] == ["domain", "domain"]
+    assert _snapshot(answer) == before
+    event = AuditEvent.objects.get(action="claim.web_verified")
+    assert event.details["outcome"] == "no web evidence: local result kept" and len(event.details["failures"]) == 2
+
+
+def test_it_refuses_a_redirect_to_a_disallowed_host(web_settings, web_workspace, web_server):
+    web_server.route(PUBMED_PATH + "esearch.fcgi", Reply(302, {"Location": web_server.url("/steal", host="localhost")}))
+    serve_arxiv(web_server, [])
+    answer = make_answer(web_workspace)
+    web_verify_answer(answer=answer)
+    assert "/steal" not in web_server.paths()
+    call = ExternalCall.objects.get(answer=answer, provider="pubmed")
+    assert (call.status, call.failure_reason) == ("refused", "domain") and "localhost" in call.failure_detail
+
+
+def test_it_refuses_a_host_resolving_to_a_private_address(web_settings, web_workspace, web_server):
+    web_settings.THEORIA = {**web_settings.THEORIA, "WEB_ALLOW_PRIVATE_ADDRESSES": False,
+                            "PUBMED_BASE_URL": web_server.url(PUBMED_PATH, host="localhost")}
+    web_workspace.web_allowed_domains = ["localhost", "127.0.0.1"]
+    web_workspace.save(update_fields=["web_allowed_domains"])
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    answer = make_answer(web_workspace)
+    result = web_verify_answer(answer=answer)
+    assert web_server.requests == []
+    assert _calls(answer) == [("pubmed", "refused", "private_address"), ("arxiv", "refused", "private_address")]
+    assert Claim.objects.get(answer=answer, claim_id="c1").label == "NEI" and result.verified == []
+
+
+def test_it_records_a_too_large_body_malformed_xml_and_a_timeout_and_still_completes(web_settings, web_workspace,
+                                                                                       web_server):
+    web_server.route(PUBMED_PATH + "esearch.fcgi", stream_reply(50 * 1024 * 1024))
+    web_server.route(ARXIV_PATH, xml_reply("<feed xmlns='http://www.w3.org/2005/Atom'><entry><title>cut"))
+    answer = make_answer(web_workspace)
+    before = _snapshot(answer)
+
+    result = web_verify_answer(answer=answer)
+
+    assert _calls(answer) == [("pubmed", "failed", "too_large"), ("arxiv", "failed", "malformed")]
+    assert _snapshot(answer) == before and result.verified == []
+    assert ExternalCall.objects.get(provider="pubmed").duration_ms < 2000
+
+    web_server.route(ARXIV_PATH, Reply(200, {"Content-Type": "application/atom+xml"}, b"<feed/>", delay_s=5))
+    web_settings.THEORIA = {**web_settings.THEORIA, "WEB_TIMEOUT_S": 0.4}
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    later = make_answer(web_workspace)
+    result = web_verify_answer(answer=later)
+    assert _calls(later) == [("pubmed", "ok", ""), ("pubmed", "ok", ""), ("arxiv", "failed", "timeout")]
+    assert result.verified == ["c1"], "the other provider's evidence is still used"
+    assert Claim.objects.get(answer=later, claim_id="c1").label == "SUPPORTED"
+
+
+def test_it_fetches_an_allow_listed_page_the_claim_sources_name_and_no_other(web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [])
+    serve_arxiv(web_server, [])
+    web_server.route("/paper", Reply(200, {"Content-Type": "text/html"},
+                                     f"<html><title>LTP</title><p>{SUPPORTING_ABSTRACT}</p></html>".encode()))
+    answer = make_answer(web_workspace, local_uri=web_server.url("/paper"))
+    web_verify_answer(answer=answer)
+    assert "/paper" in web_server.paths()
+    [page] = Evidence.objects.filter(claim__answer=answer, source_type="web")
+    assert page.provenance["provider"] == "page" and page.uri == web_server.url("/paper")
+
+    intranet = make_answer(web_workspace, local_uri="https://wiki.internal.example/memo")
+    web_verify_answer(answer=intranet)
+    assert not ExternalCall.objects.filter(answer=intranet, provider="page").exists()
+
+
+def test_it_leaves_an_answer_without_weak_claims_alone(web_settings, web_workspace, web_server):
+    answer = make_answer(web_workspace)
+    Claim.objects.filter(answer=answer, claim_id="c1").update(label="SUPPORTED", machine_label="SUPPORTED",
+                                                                verdict="supported", confidence=0.9)
+    Evidence.objects.filter(claim__answer=answer, claim__claim_id="c1").update(entailment=0.9)
+    result = web_verify_answer(answer=answer)
+    assert result.skipped == "no_weak_claims" and web_server.requests == [] and ExternalCall.objects.count() == 0
+
+
+def test_it_hands_the_api_the_refreshed_answer(web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    serve_arxiv(web_server, [])
+    answer = make_answer(web_workspace)
+    returned = answer_verify_web(answer=answer, reasons={"c1": ["audit_score_below_threshold"]})
+    assert returned.pk == answer.pk and returned.mode == "audit-web"
+
+
+def test_it_checks_one_claim_on_the_web_for_the_nightly_batch(web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    serve_arxiv(web_server, [])
+    verdict = web_verify_claim(workspace=web_workspace, claim=ClaimDraft("c1", WEAK_CLAIM, (0, len(WEAK_CLAIM))))
+    assert verdict.label == "SUPPORTED"
+    assert ExternalCall.objects.filter(answer=None, status="ok").count() == 3
+    web_workspace.allow_external_calls = False
+    assert web_verify_claim(workspace=web_workspace, claim=ClaimDraft("c1", STRONG_CLAIM, (0, 5))) is None
+
+
+def test_it_never_sends_kb_text_even_when_the_snippet_is_the_only_local_evidence(web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [])
+    serve_arxiv(web_server, [])
+    answer = make_answer(web_workspace, weak_text="Cohort B showed improved recall after treatment.")
+    web_verify_answer(answer=answer)
+    sent = " ".join(str(seen.query) for seen in web_server.requests).lower()
+    assert "cohort" in sent and KB_SECRET.split()[2].lower() not in sent
