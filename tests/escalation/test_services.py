@@ -283,3 +283,12 @@ def test_reopening_restarts_the_clock_unless_another_case_is_open_for_the_claim(
     newer = services.case_open(claim=case.claim, actor=analyst, reason="Another complaint")
     with pytest.raises(TransitionNotAllowed, match=newer.ticket):
         services.case_reopen(case=case, actor=analyst, reason="again")
+
+
+def test_the_live_sla_state_of_a_case_never_goes_back_within_one_clock(case):
+    opened = case.opened_at
+    assert case.sla_state_at(opened + timedelta(minutes=1)) == "on_track"
+    assert case.sla_state_at(opened + timedelta(minutes=24)) == "at_risk"
+    assert case.sla_state_at(opened + timedelta(minutes=31)) == "breached"
+    case.sla_state = "breached"
+    assert case.sla_state_at(opened) == "breached"

@@ -208,3 +208,16 @@ def test_setup_schedules_installs_the_sweep_every_minute_idempotently():
     assert (schedule.func, schedule.schedule_type, schedule.minutes) == (
         "escalation.tasks.sweep_overdue_cases", Schedule.MINUTES, 1
     )
+
+
+def test_the_sweep_command_reports_what_it_did_and_is_idempotent(make_answer, webhook, django_capture_on_commit_callbacks):
+    from io import StringIO
+
+    open_case(make_answer, django_capture_on_commit_callbacks)
+    outputs = []
+    for _ in range(2):
+        out = StringIO()
+        with time_machine.travel(MONDAY_10 + timedelta(hours=1), tick=False):
+            call_command("sweep_cases", stdout=out)
+        outputs.append(out.getvalue().strip())
+    assert outputs == ["at risk: 0, breached: 1, alerts sent: 2, failed: 0", "at risk: 0, breached: 0, alerts sent: 0, failed: 0"]
