@@ -158,6 +158,9 @@ THEORIA = {
     "LLM_TIMEOUT_S": envfloat("THEORIA_LLM_TIMEOUT_S", 20.0),
     "LLM_MAX_RETRIES": envint("THEORIA_LLM_MAX_RETRIES", 2, minimum=0),
     "LLM_CONCURRENCY": envint("THEORIA_LLM_CONCURRENCY", 4, minimum=1),
+    # The endpoint runs inside the data-residency boundary (a loopback address always does), so
+    # workspaces with allow_external_calls off may still use it.
+    "LLM_INSIDE_RESIDENCY": envbool("THEORIA_LLM_INSIDE_RESIDENCY", False),
     # Web verification (issue 7): private addresses are refused unless a test allows them.
     "WEB_ALLOW_PRIVATE_ADDRESSES": envbool("THEORIA_WEB_ALLOW_PRIVATE_ADDRESSES", False),
     "PUBMED_BASE_URL": envstr("THEORIA_PUBMED_BASE_URL", "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"),
