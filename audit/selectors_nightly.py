@@ -9,11 +9,7 @@ from django.utils import timezone
 
 from audit import constants
 from audit.models import Claim, NightlyReport, Workspace
-
-
-def thresholds_of(workspace: Workspace) -> constants.Thresholds:
-    """Return the verification thresholds in force for ``workspace`` (defaults + overrides)."""
-    return constants.Thresholds().updated(workspace.threshold_overrides or None)
+from audit.selectors_api import thresholds_for
 
 
 def day_bounds(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
@@ -30,7 +26,7 @@ def nightly_claims_due(*, workspace: Workspace, day: dt.date) -> QuerySet[Claim]
     a claim exactly at the bar is not weak and is left alone.
     """
     start, end = day_bounds(day)
-    bar = thresholds_of(workspace).low_confidence_threshold
+    bar = thresholds_for(workspace).low_confidence_threshold
     return (
         Claim.objects.filter(
             answer__workspace=workspace,

@@ -1,6 +1,6 @@
 """API routes of the audit domain, mounted at /api/v1/ (schema and docs pages included)."""
 
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.permissions import AllowAny
@@ -29,3 +29,5 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(permission_classes=[AllowAny]), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[AllowAny]), name="api-docs"),
 ]
+
+urlpatterns += [path("", include("audit.api.nightly"))]  # nightly auditor reports (issue 10)

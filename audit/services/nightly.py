@@ -31,7 +31,8 @@ from django.utils import timezone
 from audit import constants
 from audit.models import Document, NightlyItem, NightlyReport, Workspace
 from audit.pipeline.types import ClaimDraft
-from audit.selectors_nightly import nightly_claims_due, thresholds_of
+from audit.selectors_api import thresholds_for
+from audit.selectors_nightly import nightly_claims_due
 from audit.services import nightly_verify
 from audit.services.events import event_record
 from audit.services.labels import claim_machine_relabel
@@ -148,7 +149,7 @@ def nightly_audit_run(
     report = nightly_report_open(workspace=workspace, day=day)
     if report.status == NightlyReport.Status.DONE:
         return NightlyOutcome(report=report, processed_now=0, seconds=0.0, already_done=True)
-    thresholds = thresholds_of(workspace)
+    thresholds = thresholds_for(workspace)
     verifier = nightly_verify.Reverifier(workspace=workspace, thresholds=thresholds)
     started = time.perf_counter()
     processed_now = 0

@@ -2,8 +2,8 @@
 
 For a batch of claims: one embedding call for all claim texts, one ``search_many`` over the
 workspace index (``audit.selectors.kb_index``), then the pipeline's verification over every
-(claim, evidence) pair at once. Web checks run only when the workspace allows external calls
-and the web verification service is installed. No database writes here.
+(claim, evidence) pair at once. No database writes here; web checks are a separate step of
+``audit.services.nightly`` (through the Audit-Web service).
 """
 
 from __future__ import annotations
@@ -31,11 +31,10 @@ class Recheck:
     confidence: float
     evidence: list[dict] = field(default_factory=list)  # [{source_id, document_id, relevance, entailment}]
     documents: list[int] = field(default_factory=list)  # KB documents of the evidence, best first
-    web_checked: bool = False
 
     def as_json(self) -> dict:
         return {"label": self.label, "verdict": self.verdict, "confidence": round(self.confidence, 6),
-                "evidence": self.evidence, "documents": self.documents, "web_checked": self.web_checked}
+                "evidence": self.evidence, "documents": self.documents}
 
 
 def _document_id(kb, source_id: str) -> int | None:
@@ -54,7 +53,6 @@ class Reverifier:
         self.thresholds = thresholds
         self.kb = kb if kb is not None else kb_index(workspace)
         self.embedder = embedder or get_embedder()
-        self.web = _web_checker(workspace)
 
     def retrieve(self, drafts: list[ClaimDraft]) -> list[list[EvidenceHit]]:
         """Embed every claim once and search the refreshed index for all of them in one call.
@@ -90,24 +88,7 @@ class Reverifier:
             documents = list(dict.fromkeys(e["document_id"] for e in evidence if e["document_id"] is not None))
             out.append(Recheck(label=verdict.label, verdict=verdict.verdict, confidence=float(verdict.confidence),
                                evidence=evidence, documents=documents))
-        if self.web is not None:
-            self._web_pass(drafts, out)
         return out
-
-    def _web_pass(self, drafts: list[ClaimDraft], out: list[Recheck]) -> None:
-        """Ask the web verifier about claims still weak after the KB pass (when allowed)."""
-        bar = self.thresholds.low_confidence_threshold
-        for draft, recheck in zip(drafts, out):
-            if recheck.label == "SUPPORTED" or recheck.confidence >= bar:
-                continue
-            try:
-                verdict = self.web(draft)
-            except Exception:  # a web failure must not stop the batch; the KB verdict stands
-                logger.warning("web check failed for claim %r", draft.text[:80], exc_info=True)
-                continue
-            if verdict is not None:
-                recheck.label, recheck.verdict = verdict.label, verdict.verdict
-                recheck.confidence, recheck.web_checked = float(verdict.confidence), True
 
 
 def verify_batch(drafts: list[ClaimDraft], hits: list[list[EvidenceHit]], thresholds: constants.Thresholds,
@@ -115,17 +96,3 @@ def verify_batch(drafts: list[ClaimDraft], hits: list[list[EvidenceHit]], thresh
     """Run the pipeline's offline methods over every (claim, evidence) pair and label each claim."""
     ctx = VerifyContext(thresholds=thresholds, embed=embed, domain=domain)
     return run_methods(list(zip(drafts, hits)), ctx)
-
-
-def _web_checker(workspace: Workspace):
-    """Return a callable draft -> ClaimVerdict | None for web checks, or None when not allowed."""
-    if not workspace.allow_external_calls:
-        return None
-    try:
-        from audit.services import web  # built by the web-verification feature
-    except ImportError:
-        return None
-    check = getattr(web, "web_verify_claim", None)
-    if check is None:
-        return None
-    return lambda draft: check(workspace=workspace, claim=draft)

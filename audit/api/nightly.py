@@ -1,0 +1,124 @@
+"""API of the nightly batch auditor's reports (read only): latest, by date, history, exports."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.http import HttpResponse
+from django.urls import re_path
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from audit.api.permissions import CanRead
+from audit.models import NightlyReport
+from audit.nightly_export import bundle_filename, bundle_zip, claims_csv
+from audit.selectors_nightly import nightly_report_for_date, nightly_report_latest, nightly_report_list
+from audit.services.workspaces import workspace_for_user
+
+
+class ReportOutputSerializer(serializers.Serializer):
+    workspace = serializers.CharField(source="workspace.slug")
+    date = serializers.DateField()
+    status = serializers.ChoiceField(choices=NightlyReport.Status.choices)
+    started_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    attempts = serializers.IntegerField()
+    claims_selected = serializers.IntegerField()
+    claims_processed = serializers.IntegerField()
+    labels_changed = serializers.IntegerField()
+    review_recommended = serializers.IntegerField()
+    duration_s = serializers.FloatField()
+    claims_per_s = serializers.FloatField()
+    report = serializers.JSONField()
+
+
+def _report_of(request, date: str) -> NightlyReport:
+    try:
+        day = dt.date.fromisoformat(date)
+    except ValueError:
+        raise ValidationError({"date": [f"must be a day written YYYY-MM-DD, not {date!r}"]}) from None
+    report = nightly_report_for_date(workspace=workspace_for_user(request.user), day=day)
+    if report is None:
+        raise NotFound(f"There is no nightly report for {day.isoformat()}.")
+    return report
+
+
+class NightlyReportLatestApi(APIView):
+    """The latest finished nightly report of the caller's workspace."""
+
+    permission_classes = [CanRead]
+    OutputSerializer = ReportOutputSerializer
+
+    def get(self, request):
+        report = nightly_report_latest(workspace=workspace_for_user(request.user))
+        if report is None:
+            raise NotFound("No nightly report has finished yet.")
+        return Response(self.OutputSerializer(report).data)
+
+
+class NightlyReportListApi(APIView):
+    """Summaries of the caller's workspace's nightly reports, newest day first."""
+
+    permission_classes = [CanRead]
+
+    class OutputSerializer(serializers.Serializer):
+        date = serializers.DateField()
+        status = serializers.CharField()
+        claims_selected = serializers.IntegerField()
+        claims_processed = serializers.IntegerField()
+        labels_changed = serializers.IntegerField()
+        review_recommended = serializers.IntegerField()
+        claims_per_s = serializers.FloatField()
+
+    def get(self, request):
+        reports = nightly_report_list(workspace=workspace_for_user(request.user))[:365]
+        return Response({"results": self.OutputSerializer(reports, many=True).data})
+
+
+class NightlyReportDetailApi(APIView):
+    """The nightly report of one day (``date`` is YYYY-MM-DD)."""
+
+    permission_classes = [CanRead]
+    OutputSerializer = ReportOutputSerializer
+
+    def get(self, request, date: str):
+        return Response(self.OutputSerializer(_report_of(request, date)).data)
+
+
+class NightlyReportBundleApi(APIView):
+    """The day's report as a zip bundle: report.json and CSV tables."""
+
+    permission_classes = [CanRead]
+
+    def get(self, request, date: str):
+        report = _report_of(request, date)
+        body = bundle_zip(report, header=ReportOutputSerializer(report).data)
+        response = HttpResponse(body, content_type="application/zip")
+        response["Content-Disposition"] = f'attachment; filename="{bundle_filename(report)}"'
+        return response
+
+
+class NightlyReportClaimsCsvApi(APIView):
+    """Every claim the day's run re-checked, as CSV (old and new label and confidence)."""
+
+    permission_classes = [CanRead]
+
+    def get(self, request, date: str):
+        report = _report_of(request, date)
+        response = HttpResponse(claims_csv(report), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = (
+            f'attachment; filename="theoria-nightly-claims-{report.workspace.slug}-{report.date.isoformat()}.csv"'
+        )
+        return response
+
+
+urlpatterns = [  # included by audit/api/urls.py; the trailing slash is optional
+    re_path(r"^reports/nightly/?$", NightlyReportLatestApi.as_view(), name="nightly-report-latest"),
+    re_path(r"^reports/nightly/history/?$", NightlyReportListApi.as_view(), name="nightly-report-list"),
+    re_path(r"^reports/nightly/(?P<date>[^/]+)/bundle\.zip$", NightlyReportBundleApi.as_view(), name="nightly-report-bundle"),
+    re_path(r"^reports/nightly/(?P<date>[^/]+)/claims\.csv$", NightlyReportClaimsCsvApi.as_view(),
+            name="nightly-report-claims-csv"),
+    re_path(r"^reports/nightly/(?P<date>[^/]+)/?$", NightlyReportDetailApi.as_view(), name="nightly-report-detail"),
+]
