@@ -15,7 +15,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from audit import constants
-from audit.models import Answer, Claim, NightlyReport, VerificationRun, Workspace
+from audit.models import Answer, Claim, VerificationRun, Workspace
 from audit.models.choices import Label
 
 DEFAULT_RANGE_DAYS = constants.DASHBOARD_DEFAULT_RANGE_DAYS
@@ -121,13 +121,3 @@ def incident_counts(*, workspace: Workspace, period: DateRange) -> dict[str, int
         "refuted_claims": claims["refuted"],
         "human_relabels": claims["relabelled"],
     }
-
-
-def nightly_latest(*, workspace: Workspace) -> NightlyReport | None:
-    """Return the latest nightly report of the workspace (finished or running), if any."""
-    return NightlyReport.objects.filter(workspace=workspace).order_by("-date", "-id").first()
-
-
-def nightly_list(*, workspace: Workspace, limit: int = 30) -> list[NightlyReport]:
-    """Return the workspace's latest nightly reports, newest first."""
-    return list(NightlyReport.objects.filter(workspace=workspace).order_by("-date", "-id")[:limit])

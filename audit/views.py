@@ -15,7 +15,10 @@ from django.db import connection
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from audit import charts, constants, presentation, roles, selectors, selectors_api, selectors_claims, selectors_dashboard
+from audit import (
+    charts, constants, presentation, roles, selectors, selectors_api, selectors_claims, selectors_dashboard,
+    selectors_nightly,
+)
 from audit.api.serializers import ClaimCardSerializer
 from audit.filters import ClaimFilter
 from audit.forms import DateRangeForm, form_errors_text
@@ -150,7 +153,7 @@ def dashboard(request):
         "figures": figures,
         "incidents": incidents,
         "queue": queue,
-        "nightly": selectors_dashboard.nightly_latest(workspace=workspace),
+        "nightly": selectors_nightly.nightly_report_latest(workspace=workspace),
         "labels": Label,
     })
 
@@ -158,5 +161,5 @@ def dashboard(request):
 @login_required
 def nightly_reports(request):
     workspace = _reader_workspace(request)
-    reports = selectors_dashboard.nightly_list(workspace=workspace)
+    reports = list(selectors_nightly.nightly_report_list(workspace=workspace)[: constants.UI_NIGHTLY_REPORTS_LISTED])
     return render(request, "audit/nightly_reports.html", {"reports": reports, "latest": reports[0] if reports else None})

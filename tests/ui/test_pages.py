@@ -132,3 +132,72 @@ def test_it_reads_each_list_page_in_a_fixed_number_of_queries(client, lead, work
         open_case(more[2])
     with django_assert_num_queries(PAGE_QUERIES[path]):
         assert client.get(path).status_code == 200
+
+
+def _nightly_report(workspace, claim, day):
+    from django.utils import timezone
+
+    from audit.models import NightlyReport
+
+    body = {
+        "date": day.isoformat(), "workspace": workspace.slug,
+        "counts": {"claims_selected": 2, "claims_processed": 2, "labels_changed": 1, "review_recommended": 1},
+        "top_failing_documents": [{"document_id": 1, "title": "Hippocampus Anatomy", "uri": "kb://hippocampus_anatomy",
+                                   "failing_claims": 2, "refuted": 1, "nei": 1}],
+        "stale_sources": [{"document_id": 1, "title": "Old Atlas", "uri": "kb://old_atlas", "domain": "neuroscience",
+                           "published_at": "2020-01-01", "age_months": 70, "limit_months": 18}],
+        "review_recommended": [{"claim": claim.pk, "answer": claim.answer.public_id, "claim_id": claim.claim_id,
+                                "text": claim.text, "importance": "material", "old_label": "NEI", "new_label": "REFUTED",
+                                "old_confidence": 0.35, "new_confidence": 0.1}],
+        "label_drift": {"transitions": {"NEI->REFUTED": 1}, "claims": []},
+    }
+    return NightlyReport.objects.create(
+        workspace=workspace, date=day, status=NightlyReport.Status.DONE, finished_at=timezone.now(),
+        claims_selected=2, claims_processed=2, labels_changed=1, review_recommended=1, claims_per_s=180.0, report=body)
+
+
+def test_it_shows_the_latest_nightly_report_on_its_page_and_the_dashboard(client, analyst, workspace, audited_answer):
+    import datetime as dt
+
+    _, claims = audited_answer
+    today = dt.date.today()
+    _nightly_report(workspace, claims[2], today - dt.timedelta(days=1))
+    _nightly_report(workspace, claims[2], today)
+    client.force_login(analyst)
+    html = client.get("/reports/nightly/").content.decode()
+    assert f"Latest: {today.isoformat()}" in html
+    assert "Hippocampus Anatomy" in html and "Old Atlas" in html and "70 / 18" in html
+    assert "NEI-&gt;REFUTED: 1" in html and f'href="/claims/{claims[2].pk}/"' in html
+    assert html.count("<tr><td>20") == 2  # both days listed
+    dashboard = client.get("/dashboard/").content.decode()
+    assert "Latest nightly audit" in dashboard and "2 of 2" in dashboard and "180.0 claims/s" in dashboard
+
+
+def test_it_refuses_a_dashboard_range_that_is_reversed_or_too_long(client, analyst):
+    client.force_login(analyst)
+    response = client.get("/dashboard/", {"date_from": "2026-05-02", "date_to": "2026-05-01"})
+    assert response.status_code == 400 and "date_to" in response.content.decode()
+    response = client.get("/dashboard/", {"date_from": "2020-01-01", "date_to": "2026-01-01"})
+    assert response.status_code == 400 and "date_from" in response.content.decode()
+
+
+def test_it_counts_the_dashboard_figures_of_the_chosen_range_only(client, lead, workspace):
+    import datetime as dt
+    import json as _json
+
+    from django.utils import timezone
+
+    old = timezone.now() - dt.timedelta(days=40)
+    build_answer(workspace, created_at=old)
+    build_answer(workspace)
+    client.force_login(lead)
+    response = client.get("/dashboard/")
+    labels = response.context["figures"]["label-distribution"]["data"][0]["y"]
+    assert labels == [1, 1, 1]
+    start = (old - dt.timedelta(days=1)).date().isoformat()
+    response = client.get("/dashboard/", {"date_from": start})
+    assert response.context["figures"]["label-distribution"]["data"][0]["y"] == [2, 2, 2]
+    trend = response.context["figures"]["trust-trend"]["data"][0]
+    assert trend["y"][1] == 0.62 and trend["y"][-1] == 0.62 and trend["y"][2] is None
+    assert _json.loads(re.search(r'<script id="trust-trend" type="application/json">(.*?)</script>',
+                                 response.content.decode(), re.S).group(1))["data"][0]["y"][1] == 0.62
