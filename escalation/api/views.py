@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
@@ -52,7 +52,7 @@ class EscalationApi(APIView):
 # --- output -------------------------------------------------------------------------------------
 
 
-class ClaimBriefSerializer(serializers.Serializer):
+class CaseClaimSerializer(serializers.Serializer):
     answer_id = serializers.CharField(source="answer.public_id")
     claim_id = serializers.CharField()
     text = serializers.CharField()
@@ -81,13 +81,13 @@ class CaseOutputSerializer(serializers.Serializer):
     resolved_at = serializers.DateTimeField()
     decision = serializers.CharField()
     version = serializers.IntegerField()
-    claim = ClaimBriefSerializer()
+    claim = CaseClaimSerializer()
 
     def get_tier_name(self, case) -> str:
         return policy.TIER_NAMES[case.tier]
 
 
-class EventSerializer(serializers.Serializer):
+class CaseEventSerializer(serializers.Serializer):
     kind = serializers.CharField()
     tier = serializers.IntegerField()
     actor = serializers.CharField(source="actor_label")
@@ -96,7 +96,7 @@ class EventSerializer(serializers.Serializer):
     at = serializers.DateTimeField()
 
 
-class EvidenceSerializer(serializers.Serializer):
+class CaseEvidenceSerializer(serializers.Serializer):
     source_type = serializers.CharField()
     source_id = serializers.CharField()
     title = serializers.CharField()
@@ -107,7 +107,7 @@ class EvidenceSerializer(serializers.Serializer):
     entailment = serializers.FloatField()
 
 
-class AnswerContextSerializer(serializers.Serializer):
+class CaseAnswerSerializer(serializers.Serializer):
     public_id = serializers.CharField()
     query = serializers.CharField()
     text = serializers.CharField()
@@ -118,13 +118,29 @@ class AnswerContextSerializer(serializers.Serializer):
 
 class CaseDetailOutputSerializer(CaseOutputSerializer):
     rationale = serializers.CharField()
-    answer = AnswerContextSerializer(source="claim.answer")
-    evidence = EvidenceSerializer(source="claim.evidence.all", many=True)
-    events = EventSerializer(source="events.all", many=True)
+    answer = CaseAnswerSerializer(source="claim.answer")
+    evidence = CaseEvidenceSerializer(source="claim.evidence.all", many=True)
+    events = CaseEventSerializer(source="events.all", many=True)
     curation_items = serializers.SerializerMethodField()
 
     def get_curation_items(self, case) -> list[dict]:
         return [{"id": i.pk, "status": i.status, "reason": i.reason} for i in case.curation_items.all()]
+
+
+def _paginated(item_serializer, component: str) -> type[serializers.Serializer]:
+    """The page envelope of PageNumberPagination around ``item_serializer`` (for the schema)."""
+    return extend_schema_serializer(component_name=component)(
+        type(
+            f"{component}Serializer",
+            (serializers.Serializer,),
+            {
+                "count": serializers.IntegerField(),
+                "next": serializers.URLField(allow_null=True),
+                "previous": serializers.URLField(allow_null=True),
+                "results": item_serializer(many=True),
+            },
+        )
+    )
 
 
 def _detail(view: EscalationApi, ticket: str, status: int = 200) -> Response:
@@ -146,7 +162,7 @@ class CaseListApi(EscalationApi):
             OpenApiParameter("owner", str, description="username, 'me' or 'none'"),
             OpenApiParameter("open", bool),
         ],
-        responses=CaseOutputSerializer(many=True),
+        responses=_paginated(CaseOutputSerializer, "PaginatedCaseList"),
     )
     def get(self, request):
         cases = selectors.case_list(user=request.user, filters=request.query_params, request=request)
@@ -196,13 +212,20 @@ class CaseTransitionApi(EscalationApi):
 def _transition_view(name: str, input_fields: dict, call, doc: str) -> type[CaseTransitionApi]:
     """Build the APIView of one transition (its nested InputSerializer and its service call)."""
     input_serializer = type(f"{name}InputSerializer", (VersionedInput,), dict(input_fields))
-    view = type(
+    @extend_schema(request=input_serializer, responses=CaseDetailOutputSerializer)
+    def post(self, request, ticket):  # its own function, so each view carries its own schema
+        return CaseTransitionApi.post(self, request, ticket)
+
+    return type(
         name,
         (CaseTransitionApi,),
-        {"InputSerializer": input_serializer, "perform": lambda self, case, actor, data: call(case, actor, data), "__doc__": doc},
+        {
+            "InputSerializer": input_serializer,
+            "perform": lambda self, case, actor, data: call(case, actor, data),
+            "post": post,
+            "__doc__": doc,
+        },
     )
-    view.post = extend_schema(request=input_serializer, responses=CaseDetailOutputSerializer)(view.post)
-    return view
 
 
 def _user_by_name(username: str):
@@ -267,6 +290,7 @@ class CaseOpenApi(EscalationApi):
 
     write = True
 
+    @extend_schema_serializer(component_name="CaseOpenInput")
     class InputSerializer(serializers.Serializer):
         answer_id = serializers.CharField(max_length=40)
         claim_id = serializers.CharField(max_length=16)
@@ -297,6 +321,7 @@ def _workspace_id(user) -> int:
 class CurationListApi(EscalationApi):
     """Knowledge-base correction items (from review decisions and the nightly auditor), newest first."""
 
+    @extend_schema_serializer(component_name="CurationItem")
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         source = serializers.CharField()
@@ -310,7 +335,7 @@ class CurationListApi(EscalationApi):
 
     @extend_schema(
         parameters=[OpenApiParameter("status", str, enum=["open", "done", "dismissed"])],
-        responses=OutputSerializer(many=True),
+        responses=_paginated(OutputSerializer, "PaginatedCurationItemList"),
     )
     def get(self, request):
         status = request.query_params.get("status") or None

@@ -187,3 +187,16 @@ def test_a_knowledge_base_correction_shows_in_the_curation_list(case, analyst, a
     rows = client.get("/api/v1/curation-items?status=open").json()["results"]
     assert [(r["ticket"], r["reason"], r["source"]) for r in rows] == [(case.ticket, "Page 3 is outdated", "review")]
     assert client.get("/api/v1/curation-items?status=nope").status_code == 400
+
+
+def test_the_openapi_schema_documents_each_transition_with_its_own_input():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    paths = schema["paths"]
+    for name in ("acknowledge", "assign", "note", "escalate", "pause", "resume", "resolve", "reopen"):
+        body = paths[f"/api/v1/cases/{{ticket}}/{name}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert body["$ref"].endswith(f"Case{name.capitalize()}ApiInput")
+    assert set(schema["components"]["schemas"]["CaseResolveApiInput"]["required"]) == {"decision", "rationale"}
+    listed = paths["/api/v1/cases"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert listed["$ref"].endswith("PaginatedCaseList")
