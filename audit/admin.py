@@ -8,6 +8,7 @@ from django.contrib import admin
 from audit import constants
 from audit.admin_events import AuditedAdminMixin
 from audit.models import Answer, AuditEvent, Chunk, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun, Workspace
+from audit.models.web import ExternalCall, WebCacheEntry
 
 
 class WorkspaceAdminForm(forms.ModelForm):
@@ -134,6 +135,42 @@ class ConversationAdmin(AuditedAdminMixin, admin.ModelAdmin):
 @admin.register(Chunk, Evidence, VerificationRun)
 class AuditedRowAdmin(AuditedAdminMixin, admin.ModelAdmin):
     """Stored pipeline rows: editable by admins only in an emergency, and then audited."""
+@admin.register(ExternalCall)
+class ExternalCallAdmin(admin.ModelAdmin):
+    """Every Audit-Web call (or refusal): the record of what left the system. Read-only."""
+
+    list_display = ("at", "workspace", "provider", "status", "failure_reason", "http_status", "duration_ms",
+                    "cache_hit", "url")
+    list_filter = ("provider", "status", "failure_reason", "cache_hit", "workspace")
+    search_fields = ("url", "query")
+    list_select_related = ("workspace",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(WebCacheEntry)
+class WebCacheEntryAdmin(admin.ModelAdmin):
+    """Cached web responses; an admin may delete one to force a fresh fetch."""
+
+    list_display = ("provider", "url", "http_status", "content_type", "fetched_at", "expires_at")
+    list_filter = ("provider",)
+    search_fields = ("url",)
+    exclude = ("body",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
 admin.site.site_header = "Theoria Audit — admin console"
 admin.site.site_title = "Theoria Audit admin"
 admin.site.index_title = "Modes, thresholds, domains, calendars and notification targets"

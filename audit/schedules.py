@@ -12,4 +12,6 @@ SCHEDULES: list[dict] = [
     {"name": "audit.nightly_audit", "func": "audit.tasks.nightly_audit", "schedule_type": "D"},
     # Retention (seed 000 §9.2): purge audit data past each workspace's retention, daily.
     {"name": "audit.purge_expired", "func": "audit.tasks.purge_expired", "schedule_type": "D"},
+    # Audit-Web response cache (issue 7): drop entries past their time-to-live, daily.
+    {"name": "audit.web_cache_purge", "func": "audit.tasks.web_cache_purge", "schedule_type": "D"},
 ]

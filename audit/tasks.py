@@ -33,3 +33,10 @@ def purge_expired(workspace_id: int | None = None) -> list[dict]:
     if workspace_id is not None:
         workspaces = workspaces.filter(id=workspace_id)
     return [r.counts() for r in retention_purge_all(workspaces=workspaces)]
+
+
+def web_cache_purge() -> int:
+    """Delete expired Audit-Web cache entries."""
+    from audit.services.web import web_cache_purge as purge
+
+    return purge()

@@ -237,3 +237,32 @@ def test_it_never_sends_kb_text_even_when_the_snippet_is_the_only_local_evidence
     web_verify_answer(answer=answer)
     sent = " ".join(str(seen.query) for seen in web_server.requests).lower()
     assert "cohort" in sent and KB_SECRET.split()[2].lower() not in sent
+
+
+def test_it_declares_a_daily_cache_purge_that_runs_the_service(web_workspace):
+    from django.core.management import call_command
+    from django_q.models import Schedule
+
+    from audit import tasks
+
+    call_command("setup_schedules")
+    assert Schedule.objects.get(name="audit.web_cache_purge").func == "audit.tasks.web_cache_purge"
+    now = timezone.now()
+    for key, expires in (("a" * 64, now - timedelta(hours=1)), ("b" * 64, now + timedelta(hours=1))):
+        WebCacheEntry.objects.create(key=key, provider="pubmed", url="u", final_url="u", http_status=200,
+                                     content_type="text/xml", body=b"<x/>", fetched_at=now - timedelta(days=1),
+                                     expires_at=expires)
+    assert tasks.web_cache_purge() == 1
+    assert list(WebCacheEntry.objects.values_list("key", flat=True)) == ["b" * 64]
+
+
+def test_it_shows_the_call_log_read_only_in_the_admin(web_settings, web_workspace, web_server, client, admin_user_obj):
+    web_workspace.allow_external_calls = False
+    web_workspace.save(update_fields=["allow_external_calls"])
+    web_verify_answer(answer=make_answer(web_workspace))
+    client.force_login(admin_user_obj)
+    page = client.get("/admin/audit/externalcall/")
+    assert page.status_code == 200 and b"residency" in page.content.lower()
+    call = ExternalCall.objects.get()
+    assert client.post(f"/admin/audit/externalcall/{call.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert ExternalCall.objects.filter(pk=call.pk).exists()
