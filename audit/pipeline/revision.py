@@ -662,6 +662,7 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
 
     # b) claims nothing supports (and contradictions that could not be corrected)
     to_drop = [c for c in claims if c.verdict == NOT_FOUND] + uncorrected
+    clause_dropped, drop_ids = False, set()
     if to_drop:
         material = [c for c in to_drop if c.claim.importance != IMPORTANCE_MINOR]
         lead = (material or to_drop)[0]
@@ -675,8 +676,8 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
         if dropped is not None:
             def cut(s, new=dropped):
                 s.body = new
-            plan.step(lead, Strategy.REMOVE, "no passage supports this clause; the rest of the sentence stays",
-                      cut, action="remove_clause", details={"claims": sorted(drop_ids)})
+            clause_dropped = plan.step(lead, Strategy.REMOVE, "no passage supports this clause; the rest stays",
+                                       cut, action="remove_clause", details={"claims": sorted(drop_ids)})
         elif not _already_softened(plan.sent.body):
             note = UNSUPPORTED_QUALIFIER if any(c.verdict == NOT_FOUND for c in to_drop) else DISPUTED_QUALIFIER
 
@@ -695,7 +696,8 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
                       action=style)
     # d) citation correction (seed 003 stage 5)
     if options.correct_citations:
-        _correct_citations(plan, claims, by_anchor, weak_thr, retrieved_ids, corrected=bool(corrected))
+        _correct_citations(plan, claims, by_anchor, weak_thr, retrieved_ids, corrected=bool(corrected),
+                           dropped=frozenset(drop_ids) if clause_dropped else frozenset())
     return plan
 
 
@@ -730,7 +732,8 @@ def _correct(plan: _SentencePlan, c: ClaimVerdict, claims: list[ClaimVerdict], t
 
 
 def _correct_citations(plan: _SentencePlan, claims: list[ClaimVerdict], by_anchor: _Anchors,
-                       weak_thr: float, retrieved_ids: frozenset[str], *, corrected: bool = False, demote: bool = True) -> None:
+                       weak_thr: float, retrieved_ids: frozenset[str], *, corrected: bool = False, demote: bool = True,
+                       dropped: frozenset[str] = frozenset()) -> None:
     if plan.removed:
         return
     anchors = plan.sent.anchors()
@@ -783,10 +786,12 @@ def _correct_citations(plan: _SentencePlan, claims: list[ClaimVerdict], by_ancho
                       lambda s, mk=new_marker: _add_marker(s, mk), action=CitationAction.ADD_ALTERNATE,
                       passage_id=best.passage.id,
                       details={"entailment": round(best.entailment, 4), "cited_entailment": round(cited_best, 4)})
-    # demotion: a kept sentence with no covered claim keeps no marker that supports nothing in it
-    if demote and not covered and not corrected:
+    # demotion: a kept sentence with no covered claim keeps no marker that supports nothing in it;
+    # after a clause went, so do the markers that supported only it
+    if demote and not corrected and (not covered or dropped):
+        judged = [c for c in claims if c.claim.claim_id not in dropped]
         useless = {a for a in plan.sent.anchors() if a in by_anchor
-                   and all(supports(by_anchor[a].id, c) < weak_thr for c in claims)}
+                   and all(supports(by_anchor[a].id, c) < weak_thr for c in judged)}
         if useless:
             def demote(s, useless=useless):
                 s.body = _rewrite_markers(s.body, lambda x: [] if x in useless else [x])

@@ -309,3 +309,13 @@ def test_citation_markers_stay_valid_and_every_edit_is_traceable_through_a_full_
     assert history[0]["text"] == answer and history[-1]["kept"]
     assert all(set(e) >= {"claim_id", "claim_text", "strategy", "before", "after", "span"}
                for row in history for e in row["edits"])
+
+
+def test_a_removed_clause_takes_along_the_marker_that_supported_only_it(passages, verify):
+    answer = ("The annual fee for the Gold card is $150 [1], while the card always includes travel insurance "
+              "for the whole family [2].")
+    text, edits = _plan(answer, passages, verify)
+    assert text == "The annual fee for the Gold card is $150 [1]."
+    assert [(e.strategy, e.action) for e in edits] == [(Strategy.REMOVE, "remove_clause"),
+                                                      (Strategy.CITATION, CitationAction.REMOVE)]
+    _assert_traceable(answer, text, edits, {"c1", "c2"})
