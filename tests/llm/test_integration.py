@@ -1,0 +1,63 @@
+"""A whole audit against a real OpenAI-compatible server (skipped unless THEORIA_TEST_LLM_BASE_URL is set).
+
+See docs/LLM.md for starting llama.cpp's server:
+    THEORIA_TEST_LLM_BASE_URL=http://127.0.0.1:8080/v1 .venv/bin/python -m pytest tests/llm/test_integration.py
+Optional: THEORIA_TEST_LLM_MODEL (default "default"), THEORIA_TEST_LLM_API_KEY, THEORIA_TEST_LLM_TIMEOUT_S.
+A real model's answers vary, so this checks the contract, not the verdicts: the audit completes,
+every claim has a label, the LLM was really called and accounted for, and each LLM method either
+ran or says why not.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from audit.pipeline.audit import audit_answer
+from audit.pipeline.llm import LLMClient, LLMConfig
+from audit.pipeline.llm.drafting import draft_answer
+from audit.pipeline.types import Passage
+
+BASE_URL = os.environ.get("THEORIA_TEST_LLM_BASE_URL", "")
+pytestmark = pytest.mark.skipif(not BASE_URL, reason="THEORIA_TEST_LLM_BASE_URL is not set (see docs/LLM.md)")
+
+CONTEXTS = [
+    {"id": "p1", "text": "The hippocampus is a structure of the medial temporal lobe that consolidates "
+                         "declarative memories from short-term to long-term storage."},
+    {"id": "p2", "text": "The anatomist Giulio Cesare Aranzi (Arantius) named the hippocampus in 1564, "
+                         "after its resemblance to a seahorse."},
+]
+ANSWER = ("The hippocampus consolidates declarative memories into long-term storage [1]. "
+          "Arantius named the hippocampus in 1587 [2].")
+
+
+def real_client() -> LLMClient:
+    return LLMClient(LLMConfig(base_url=BASE_URL, model=os.environ.get("THEORIA_TEST_LLM_MODEL", "default"),
+                               api_key=os.environ.get("THEORIA_TEST_LLM_API_KEY", ""),
+                               timeout_s=float(os.environ.get("THEORIA_TEST_LLM_TIMEOUT_S", "60")),
+                               max_retries=1, concurrency=2))
+
+
+def test_it_runs_a_whole_audit_against_the_real_server():
+    client = real_client()
+    result = audit_answer("What does the hippocampus do and who named it?", ANSWER, CONTEXTS, llm=client)
+    assert result.claims and all(c.label in ("SUPPORTED", "REFUTED", "NEI") for c in result.claims)
+    acc = client.accounting
+    assert acc.calls > 0 and acc.prompt_tokens > 0 and acc.latency_ms > 0
+    ran = {m for c in result.claims for m in c.method_names}
+    for name in ("llm_judge", "llm_cove", "selfcheck"):
+        assert name in ran or name in result.methods_not_run
+    if "selfcheck" in ran:
+        assert any("selfcheck_disagreement" in c.metrics for c in result.claims)
+    print(f"\nreal LLM audit: {acc.calls} calls, {acc.prompt_tokens}+{acc.completion_tokens} tokens, "
+          f"{acc.latency_ms:.0f} ms LLM time, {len(acc.failures)} failures, "
+          f"labels {[c.label for c in result.claims]}, ran {sorted(ran)}")
+
+
+def test_it_drafts_an_answer_with_anchors_from_the_real_server():
+    client = real_client()
+    passages = [Passage(id=c["id"], text=c["text"]) for c in CONTEXTS]
+    draft = draft_answer(client, "Who named the hippocampus?", passages)
+    assert draft.text and "[" in draft.text
+    assert draft.method in ("llm_draft", "extractive_draft")
