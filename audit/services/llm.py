@@ -54,6 +54,10 @@ def llm_setup_for(*, workspace: Workspace, now: datetime | None = None) -> LLMSe
     base_url = (conf.get("LLM_BASE_URL") or "").strip()
     if not base_url:
         return LLMSetup(None, "no LLM configured")
+    if urlparse(base_url).scheme not in ("http", "https") or not urlparse(base_url).hostname:
+        return LLMSetup(None, "LLM endpoint misconfigured", [{
+            "code": "llm_misconfigured",
+            "message": f"THEORIA_LLM_BASE_URL {base_url!r} is not an http(s) URL: offline methods used."}])
     if not workspace.allow_external_calls and not (conf.get("LLM_INSIDE_RESIDENCY") or endpoint_is_local(base_url)):
         return LLMSetup(None, "data residency: this workspace allows no external calls", [{
             "code": "llm_residency",

@@ -185,3 +185,19 @@ def test_it_keeps_prompts_deterministic():
 
     assert prompts.numbered_passages(["a", "b"]) == "[1] a\n\n[2] b"
     assert json.loads(json.dumps(prompts.CLAIMS_SCHEMA)) == prompts.CLAIMS_SCHEMA
+
+
+def test_it_drops_extracted_claims_that_are_not_in_the_answer(llm_server, make_client):
+    llm_server.route("TASK: extract_claims", ok([
+        {"claim_id": "c1", "text": "The hippocampus consolidates memory."},
+        {"claim_id": "c2", "text": "Dolphins sleep with one brain hemisphere awake."}]))
+    out = extract_claims(make_client(), ANSWER)
+    assert out.method == METHOD_LLM and [c.text for c in out.claims] == ["The hippocampus consolidates memory."]
+
+
+def test_it_extracts_offline_when_no_llm_claim_is_grounded_in_the_answer(llm_server, make_client):
+    llm_server.route("TASK: extract_claims", ok([{"claim_id": "c1", "text": "Dolphins sleep with one eye open."}]))
+    client = make_client()
+    out = extract_claims(client, ANSWER)
+    assert out.method == METHOD_OFFLINE and out.fallback == "schema" and len(out.claims) == 2
+    assert client.accounting.failures[-1]["message"] == "no extracted claim is grounded in the answer"

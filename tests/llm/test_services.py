@@ -108,3 +108,9 @@ def test_it_records_zero_cost_and_the_residency_warning_for_an_offline_run(works
     run_record_llm_usage(run=run, setup=llm_setup_for(workspace=workspace))
     run.refresh_from_db()
     assert (run.llm_calls, run.llm_failures) == (0, []) and run.warnings[0]["code"] == "llm_residency"
+
+
+def test_it_stays_offline_with_a_warning_when_the_endpoint_is_not_a_url(workspace, llm_settings):
+    llm_settings("127.0.0.1:8080")
+    setup = llm_setup_for(workspace=workspace)
+    assert setup.client is None and setup.warnings[0]["code"] == "llm_misconfigured"

@@ -17,6 +17,7 @@ from audit.pipeline.types import ClaimDraft
 
 METHOD_LLM = "llm_extraction"
 METHOD_OFFLINE = "rule_extraction"
+MIN_GROUNDING = 0.5  # share of a claim's content words that must occur in the answer
 
 
 @dataclass
@@ -43,13 +44,23 @@ def extract_claims(client: LLMClient | None, answer: str, query: str = "") -> Ex
                                     messages=messages(EXTRACT_SYSTEM, f"Answer:\n{text}"))
     except LLMError as exc:
         return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, exc.kind)
-    return Extraction(claims_from_rows(rows, text, query), METHOD_LLM)
+    claims = claims_from_rows(rows, text, query)
+    if not claims:
+        client.accounting.add_failure(LLMError("schema", "no extracted claim is grounded in the answer",
+                                               purpose="extract_claims", attempts=1))
+        return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, "schema")
+    return Extraction(claims, METHOD_LLM)
 
 
 def claims_from_rows(rows: list[dict], text: str, query: str = "") -> list[ClaimDraft]:
-    """ClaimDrafts for validated LLM rows, renumbered c1..cn, anchored to the answer's sentences."""
+    """ClaimDrafts for validated LLM rows, renumbered c1..cn, anchored to the answer's sentences.
+
+    A row sharing less than MIN_GROUNDING of its content words with the answer is dropped: the
+    extractor must split the answer, not add to it.
+    """
     spans = offline.split_sentences_with_spans(text) or [(0, len(text))]
     sentence_stems = [set(content_stems(text[s:e])) for s, e in spans]
+    answer_stems = set().union(*sentence_stems)
     claims: list[ClaimDraft] = []
     seen: set[str] = set()
     first_span = None
@@ -59,6 +70,8 @@ def claims_from_rows(rows: list[dict], text: str, query: str = "") -> list[Claim
             continue
         seen.add(claim_text.lower())
         stems = set(content_stems(claim_text))
+        if len(stems & answer_stems) < MIN_GROUNDING * len(stems):
+            continue
         overlaps = [len(stems & s) / (len(stems) or 1) for s in sentence_stems]
         best = max(range(len(spans)), key=lambda i: (overlaps[i], -i))
         start, end = spans[best]
