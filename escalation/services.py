@@ -23,6 +23,7 @@ from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from audit import constants, roles
@@ -479,6 +480,15 @@ def _enqueue_delivery() -> None:
     async_task("escalation.tasks.deliver_notifications")
 
 
+def _case_url(case: ReviewCase) -> str:
+    """Link to the case page, absolute when THEORIA["PUBLIC_URL"] is set."""
+    try:
+        path = reverse("case-detail", args=[case.ticket])
+    except NoReverseMatch:  # pages not installed: link the API record instead
+        path = f"/api/v1/cases/{case.ticket}"
+    return settings.THEORIA.get("PUBLIC_URL", "").rstrip("/") + path
+
+
 def _message(event: ReviewEvent) -> tuple[str, str]:
     case = event.case
     what = {
@@ -497,7 +507,7 @@ def _message(event: ReviewEvent) -> tuple[str, str]:
             f"Due: {due}",
             f"Claim: {case.summary}",
             f"Reason: {event.reason}" if event.reason else "",
-            f"Queue: /cases/{case.ticket}/",
+            f"Case: {_case_url(case)}",
         ]
     ).strip()
     return subject, body

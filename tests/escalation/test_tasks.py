@@ -64,7 +64,10 @@ class Webhook:
 @pytest.fixture
 def webhook(settings):
     hook = Webhook()
-    settings.THEORIA = {**settings.THEORIA, "SLACK_WEBHOOK_URL": hook.url, "ONCALL_EMAIL": "oncall@example.test"}
+    settings.THEORIA = {
+        **settings.THEORIA, "SLACK_WEBHOOK_URL": hook.url, "ONCALL_EMAIL": "oncall@example.test",
+        "PUBLIC_URL": "https://theoria.example.test/",
+    }
     yield hook
     hook.close()
 
@@ -85,6 +88,7 @@ def test_a_new_case_alerts_once_by_email_and_webhook(make_answer, webhook, djang
     case = open_case(make_answer, django_capture_on_commit_callbacks)
     assert [m.to for m in mail.outbox] == [["oncall@example.test"]]
     assert case.ticket in mail.outbox[0].subject and "new case" in mail.outbox[0].subject
+    assert f"https://theoria.example.test/escalations/{case.ticket}/" in mail.outbox[0].body
     assert len(webhook.received) == 1
     assert webhook.received[0]["channel"] == "#compliance-alerts"
     assert webhook.received[0]["ticket"] == case.ticket and webhook.received[0]["event"] == "opened"

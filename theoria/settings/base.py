@@ -169,6 +169,8 @@ THEORIA = {
     "ONCALL_EMAIL": envstr("THEORIA_ONCALL_EMAIL", "compliance-oncall@theoria.ai"),
     "SLACK_WEBHOOK_URL": envstr("THEORIA_SLACK_WEBHOOK_URL", ""),
     "SLACK_CHANNEL": envstr("THEORIA_SLACK_CHANNEL", "#compliance-alerts"),
+    # Absolute base of links in alerts (e.g. https://theoria.example.com); empty: relative links.
+    "PUBLIC_URL": envstr("THEORIA_PUBLIC_URL", ""),
     # API request limits (issue 5).
     "API_MAX_BODY_BYTES": envint("THEORIA_API_MAX_BODY_BYTES", 1_000_000, minimum=1),
     "API_MAX_CONTEXTS": envint("THEORIA_API_MAX_CONTEXTS", 200, minimum=1),
