@@ -292,3 +292,13 @@ def test_the_live_sla_state_of_a_case_never_goes_back_within_one_clock(case):
     assert case.sla_state_at(opened + timedelta(minutes=31)) == "breached"
     case.sla_state = "breached"
     assert case.sla_state_at(opened) == "breached"
+
+
+def test_a_human_label_from_a_resolution_survives_a_later_machine_re_verification(case, analyst):
+    from audit.services.labels import claim_machine_relabel
+
+    services.case_resolve(case=case, actor=analyst, decision="relabel_supported", rationale="Checked the source")
+    claim = Claim.objects.select_related("answer__workspace").get(pk=case.claim_id)
+    claim_machine_relabel(claim=claim, label="NEI", confidence=0.4, verdict="not_found", source="nightly_audit")
+    claim.refresh_from_db()
+    assert (claim.label, claim.machine_label) == ("SUPPORTED", "NEI")
