@@ -101,8 +101,8 @@ class WebCallClient:
         return FetchPolicy(
             allowed_domains=tuple(self.workspace.web_allowed_domains or ()),
             allow_private=bool(theoria.get("WEB_ALLOW_PRIVATE_ADDRESSES", False)),
-            timeout_s=float(theoria.get("WEB_TIMEOUT_S", constants.WEB_TIMEOUT_S)),
-            max_bytes=int(theoria.get("WEB_MAX_RESPONSE_BYTES", constants.WEB_MAX_RESPONSE_BYTES)),
+            timeout_s=float(theoria.get("WEB_TIMEOUT_S") or constants.WEB_TIMEOUT_S),
+            max_bytes=int(theoria.get("WEB_MAX_RESPONSE_BYTES") or constants.WEB_MAX_RESPONSE_BYTES),
             content_types=content_types,
         )
 
