@@ -12,7 +12,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.http import StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.text import slugify
@@ -517,28 +517,35 @@ class UserModeApi(APIView):
 
     @extend_schema_serializer(component_name="UserModeOutput")
     class OutputSerializer(serializers.Serializer):
-        username = serializers.CharField(source="user.username")
+        username = serializers.CharField()
         default_mode = serializers.CharField(allow_blank=True)
 
     def get_permissions(self):
         return _read_or_admin(self.request)
 
-    def _profile(self, request, username):
+    def _user(self, request, username):
+        """The user, when in the caller's workspace (users without a profile are in the default one)."""
         user = get_object_or_404(get_user_model(), username=username)
-        return user, get_object_or_404(UserProfile.objects.select_related("user"), user=user, workspace=_workspace(request))
+        if workspace_for_user(user).pk != _workspace(request).pk:
+            raise Http404
+        return user
+
+    def _body(self, user) -> dict:
+        profile = UserProfile.objects.filter(user=user).first()
+        return {"username": user.get_username(), "default_mode": profile.default_mode if profile else ""}
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request, username: str):
-        return Response(self.OutputSerializer(self._profile(request, username)[1]).data)
+        return Response(self.OutputSerializer(self._body(self._user(request, username))).data)
 
     @extend_schema(request=_ModeInput, responses={200: OutputSerializer})
     def put(self, request, username: str):
-        user, _ = self._profile(request, username)
+        user = self._user(request, username)
         data = _ModeInput(data=request.data)
         data.is_valid(raise_exception=True)
-        profile = modes.user_mode_set(workspace=_workspace(request), user=user, actor=request.user,
-                                      mode=data.validated_data["default_mode"])
-        return Response(self.OutputSerializer(profile).data)
+        modes.user_mode_set(workspace=_workspace(request), user=user, actor=request.user,
+                            mode=data.validated_data["default_mode"])
+        return Response(self.OutputSerializer(self._body(user)).data)
 
 
 class ConversationModeApi(APIView):

@@ -104,3 +104,15 @@ def test_it_issues_one_token_per_user_and_refuses_unknown_users(make_user):
     assert rotated.getvalue().strip() != first
     with pytest.raises(Exception, match="There is no user"):
         call_command("create_token", "ghost")
+
+
+def test_it_creates_a_token_only_user_with_a_role(db):
+    from django.contrib.auth import get_user_model
+
+    out = StringIO()
+    call_command("create_token", "rag-frontend", "--role", roles.SUBMITTER, stdout=out)
+
+    user = get_user_model().objects.get(username="rag-frontend")
+    assert roles.can_submit(user) and not user.has_usable_password()
+    assert user.auth_token.key == out.getvalue().strip()
+    assert user.theoria_profile.workspace.slug == "default"

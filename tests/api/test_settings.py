@@ -114,3 +114,18 @@ def test_it_previews_the_mode_a_request_would_get(client_for, make_user, workspa
 
     assert plain == {"mode": "normal", "source": "workspace", "triggers": []}
     assert regulated == {"mode": "audit-local", "source": "request", "triggers": ["domain:finance"]}
+
+
+def test_it_sets_the_mode_of_a_user_without_a_profile_and_hides_other_workspaces_users(admin, django_user_model):
+    from audit.models import Workspace as W
+
+    loose = django_user_model.objects.create_user(username="loose")
+    outsider = django_user_model.objects.create_user(username="outsider")
+    UserProfile.objects.create(user=outsider, workspace=W.objects.create(name="Other", slug="other"))
+
+    response = admin.put("/api/v1/settings/users/loose", {"default_mode": "audit-local"}, format="json")
+
+    assert response.json() == {"username": "loose", "default_mode": "audit-local"}
+    assert UserProfile.objects.get(user=loose).default_mode == "audit-local"
+    assert admin.get("/api/v1/settings/users/outsider").status_code == 404
+    assert admin.put("/api/v1/settings/users/outsider", {"default_mode": "normal"}, format="json").status_code == 404
