@@ -1,4 +1,5 @@
-"""Admin console registrations for the audit domain (arranged further by the UI work)."""
+"""Admin console of the audit domain: workspace settings (modes, thresholds, allow-listed domains,
+business calendar, notification targets), user and conversation modes; every change an audit event."""
 
 import dataclasses
 
@@ -9,6 +10,7 @@ from audit import constants
 from audit.admin_events import AuditedAdminMixin
 from audit.models import Answer, AuditEvent, Chunk, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun, Workspace
 from audit.models.web import ExternalCall, WebCacheEntry
+from escalation.models import BusinessCalendar, NotificationTarget
 
 
 class WorkspaceAdminForm(forms.ModelForm):
@@ -55,6 +57,22 @@ class UserProfileInline(admin.TabularInline):
     autocomplete_fields = ("user",)
 
 
+class BusinessCalendarInline(admin.StackedInline):
+    """The workspace's business hours (holidays are edited on the calendar's own page)."""
+
+    model = BusinessCalendar
+    extra = 0
+    max_num = 1
+    show_change_link = True
+
+
+class NotificationTargetInline(admin.TabularInline):
+    """Where the workspace's escalation alerts go, besides the deployment's defaults."""
+
+    model = NotificationTarget
+    extra = 0
+
+
 @admin.register(Workspace)
 class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
     """Workspace settings: modes, thresholds, allow-listed web domains, retention (each change audited)."""
@@ -63,7 +81,7 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ("name", "slug", "default_mode", "retention_days", "allow_external_calls")
     list_editable = ("default_mode", "allow_external_calls")
     prepopulated_fields = {"slug": ("name",)}
-    inlines = [UserProfileInline]
+    inlines = [UserProfileInline, BusinessCalendarInline, NotificationTargetInline]
     fieldsets = (
         (None, {"fields": ("name", "slug")}),
         ("Mode", {"fields": ("default_mode", "auto_audit_roles", "regulated_domains"),

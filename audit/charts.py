@@ -23,7 +23,7 @@ def _layout(title: str, **extra) -> dict:
         "margin": {"l": 56, "r": 16, "t": 48, "b": 48},
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
-        "legend": {"orientation": "h", "y": -0.2},
+        "legend": {"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
         "height": 320,
     }
     layout.update(extra)

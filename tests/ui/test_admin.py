@@ -17,6 +17,10 @@ def _workspace_form(workspace, **changes) -> dict:
         "allow_external_calls": "on", "web_allowed_domains": '["arxiv.org"]', "retention_days": "90",
         "profiles-TOTAL_FORMS": "0", "profiles-INITIAL_FORMS": "0", "profiles-MIN_NUM_FORMS": "0",
         "profiles-MAX_NUM_FORMS": "1000",
+        "business_calendar-TOTAL_FORMS": "0", "business_calendar-INITIAL_FORMS": "0",
+        "business_calendar-MIN_NUM_FORMS": "0", "business_calendar-MAX_NUM_FORMS": "1",
+        "notification_targets-TOTAL_FORMS": "0", "notification_targets-INITIAL_FORMS": "0",
+        "notification_targets-MIN_NUM_FORMS": "0", "notification_targets-MAX_NUM_FORMS": "1000",
     }
     data.update(changes)
     return data
@@ -35,6 +39,19 @@ def test_it_records_a_mode_and_threshold_change_of_a_workspace(client, admin_use
     assert event.details["changes"]["default_mode"] == {"from": "normal", "to": "audit-web"}
     assert event.details["changes"]["threshold_overrides"]["to"] == {"audit_score_threshold": 0.9}
     assert event.details["changes"]["web_allowed_domains"]["to"] == ["arxiv.org"]
+
+
+def test_it_records_a_notification_target_added_on_the_workspace_page(client, admin_user_obj, workspace):
+    from escalation.models import NotificationTarget
+
+    client.force_login(admin_user_obj)
+    response = client.post(f"/admin/audit/workspace/{workspace.pk}/change/", _workspace_form(
+        workspace, **{"notification_targets-TOTAL_FORMS": "1", "notification_targets-0-channel": "webhook",
+                      "notification_targets-0-address": "http://127.0.0.1:9/hook", "notification_targets-0-active": "on"}))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    target = NotificationTarget.objects.get(workspace=workspace)
+    event = AuditEvent.objects.get(action="admin.notificationtarget_created")
+    assert event.object_id == str(target.pk) and event.workspace == workspace and event.actor == admin_user_obj
 
 
 def test_it_refuses_an_unknown_threshold_and_changes_nothing(client, admin_user_obj, workspace):
