@@ -33,7 +33,7 @@ from rest_framework.views import APIView
 
 from audit import constants, exports, roles
 from audit import selectors_api as selectors
-from audit.api.parsers import StrictJSONParser
+from audit.api.parsers import StrictJSONParser, find_bad_text
 from audit.api.permissions import CanChangeSettings, CanRead, CanSubmit
 from audit.api.serializers import (
     AnswerSerializer,
@@ -64,6 +64,23 @@ class Pagination(PageNumberPagination):
     max_page_size = 500
 
 
+class CleanRequestMixin:
+    """Refuse NUL characters and unpaired surrogates in path and query values (400 naming them):
+    no database text column can hold them, so they would otherwise fail deep in a query."""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # authentication and permissions first: 401/403 before 400
+        values = [(name, value) for name, value in kwargs.items() if isinstance(value, str)]
+        values += [(name, value) for name in request.query_params for value in request.query_params.getlist(name)]
+        if hasattr(request.data, "getlist"):  # form and multipart bodies (JSON is checked by its parser)
+            values += [(name, value) for name in request.data for value in request.data.getlist(name)
+                       if isinstance(value, str)]
+        for name, value in values:
+            found = find_bad_text(value, name) or find_bad_text(name, "query")
+            if found:
+                raise InvalidInput(*found)
+
+
 def _workspace(request):
     return workspace_for_user(request.user)
 
@@ -92,7 +109,7 @@ class ContextInput(StrictInputSerializer):
         return value
 
 
-class AuditCreateApi(APIView):
+class AuditCreateApi(CleanRequestMixin, APIView):
     """Submit an answer of the RAG front end; verify it in the resolved mode."""
 
     permission_classes = [CanSubmit]
@@ -154,7 +171,7 @@ class AuditCreateApi(APIView):
 
 # --- Reads --------------------------------------------------------------------------------------
 
-class _WorkspaceListApi(generics.ListAPIView):
+class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView):
     """A paginated, filtered list of the caller's workspace rows, read through ``selector``."""
 
     permission_classes = [CanRead]
@@ -181,7 +198,7 @@ def _with_escalations(serializer_class, items, *, many: bool = False, **context)
     return serializer_class(items, many=many, context=context).data
 
 
-class AnswerDetailApi(APIView):
+class AnswerDetailApi(CleanRequestMixin, APIView):
     """One answer with its Claim Cards, audit metrics and escalations."""
 
     permission_classes = [CanRead]
@@ -204,7 +221,7 @@ class ClaimListApi(_WorkspaceListApi):
         return self.get_paginated_response(_with_escalations(ClaimCardSerializer, page, many=True))
 
 
-class ClaimDetailApi(APIView):
+class ClaimDetailApi(CleanRequestMixin, APIView):
     """One Claim Card, by answer id and claim id (``c1``)."""
 
     permission_classes = [CanRead]
@@ -270,7 +287,7 @@ def _export_format(request) -> str:
 _FORMAT_PARAM = OpenApiParameter("format", OpenApiTypes.STR, enum=["csv", "json"], description="csv (default) or json")
 
 
-class ClaimCardExportApi(generics.GenericAPIView):
+class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView):
     """Stream any filtered set of Claim Cards as CSV or JSON (same filters as /claims)."""
 
     permission_classes = [CanRead]
@@ -287,7 +304,7 @@ class ClaimCardExportApi(generics.GenericAPIView):
         return _export_response(queryset, fmt, f"claim-cards-{timezone.now():%Y%m%dT%H%M%SZ}")
 
 
-class ClaimCardDailyBundleApi(APIView):
+class ClaimCardDailyBundleApi(CleanRequestMixin, APIView):
     """The day's bundle of low-confidence claims (spec §4.4): REFUTED / NEI below 0.60."""
 
     permission_classes = [CanRead]
@@ -315,7 +332,7 @@ class ClaimCardDailyBundleApi(APIView):
 
 # --- Knowledge base -----------------------------------------------------------------------------
 
-class DocumentListApi(generics.ListCreateAPIView):
+class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
     """List the knowledge base; upload a document (JSON body or a multipart ``file``)."""
 
     serializer_class = DocumentSerializer
@@ -399,7 +416,7 @@ def _documents_from_upload(upload, values, documents_from_file):
             yield doc
 
 
-class DocumentDetailApi(generics.RetrieveDestroyAPIView):
+class DocumentDetailApi(CleanRequestMixin, generics.RetrieveDestroyAPIView):
     """Read one document; delete it (its chunks leave every search index)."""
 
     serializer_class = DocumentSerializer
@@ -422,7 +439,7 @@ def _read_or_admin(request):
     return [CanRead()] if request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
 
 
-class WorkspaceSettingsApi(APIView):
+class WorkspaceSettingsApi(CleanRequestMixin, APIView):
     """The workspace's default mode, automatic triggers and web switch; admins change them."""
 
     parser_classes = [StrictJSONParser]
@@ -471,7 +488,7 @@ class WorkspaceSettingsApi(APIView):
         return Response(self.OutputSerializer(workspace).data)
 
 
-class ThresholdsApi(APIView):
+class ThresholdsApi(CleanRequestMixin, APIView):
     """The workspace's verification thresholds: seed defaults, overrides and what is in force."""
 
     parser_classes = [StrictJSONParser]
@@ -510,7 +527,7 @@ class _ModeInput(StrictInputSerializer):
     default_mode = serializers.ChoiceField(choices=[("", "Inherit"), *Mode.choices], allow_blank=True)
 
 
-class UserModeApi(APIView):
+class UserModeApi(CleanRequestMixin, APIView):
     """A user's default mode ("" inherits the workspace's)."""
 
     parser_classes = [StrictJSONParser]
@@ -548,7 +565,7 @@ class UserModeApi(APIView):
         return Response(self.OutputSerializer(self._body(user)).data)
 
 
-class ConversationModeApi(APIView):
+class ConversationModeApi(CleanRequestMixin, APIView):
     """A conversation's default mode ("" inherits the user's, then the workspace's)."""
 
     parser_classes = [StrictJSONParser]
@@ -575,7 +592,7 @@ class ConversationModeApi(APIView):
         return Response(self.OutputSerializer(conversation).data)
 
 
-class ModePreviewApi(APIView):
+class ModePreviewApi(CleanRequestMixin, APIView):
     """Which mode a request would run in for the caller (resolution order and triggers)."""
 
     permission_classes = [CanRead]

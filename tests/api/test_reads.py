@@ -240,3 +240,32 @@ def test_it_uses_the_workspace_low_confidence_threshold_for_the_bundle(reader, t
     cards = json.loads(b"".join(reader.get("/api/v1/claim-cards/daily-bundle?date=2026-03-11&format=json").streaming_content))
 
     assert cards == []  # NEI at 0.55 is no longer below the threshold
+
+
+@pytest.mark.parametrize("url, field", [
+    ("/api/v1/claims?domain=%00", "domain"),
+    ("/api/v1/claims?confidence_min=NaN", "confidence_min"),
+    ("/api/v1/claims?confidence_min=1e999", "confidence_min"),
+    ("/api/v1/answers/a%00b", "answer_id"),
+    ("/api/v1/claims?date_from=99999-01-01", "date_from"),
+    ("/api/v1/claim-cards/daily-bundle?date=2026-02-30", "date"),
+    ("/api/v1/settings/conversations/%00", "conversation_id"),
+    ("/api/v1/documents?domain=%00", "domain"),
+    ("/api/v1/evidence?answer=%00", "answer"),
+    ("/api/v1/runs?answer=ok&%00=1", "query"),
+])
+def test_it_answers_400_never_500_for_unstorable_or_invalid_query_values(reader, two_answers, url, field):
+    response = reader.get(url)
+
+    assert response.status_code == 400, response.content
+    assert field in response.json()["errors"]
+
+
+def test_it_refuses_a_nul_character_in_a_multipart_field(client_for, admin_user_obj):
+    from audit.models import Document
+
+    response = client_for(admin_user_obj).post("/api/v1/documents", {"title": "bad\x00title", "text": "Some text."},
+                                               format="multipart")
+
+    assert response.status_code == 400 and "title" in response.json()["errors"]
+    assert not Document.objects.exists()
