@@ -114,3 +114,17 @@ def test_it_stays_offline_with_a_warning_when_the_endpoint_is_not_a_url(workspac
     llm_settings("127.0.0.1:8080")
     setup = llm_setup_for(workspace=workspace)
     assert setup.client is None and setup.warnings[0]["code"] == "llm_misconfigured"
+
+
+def test_it_sums_llm_usage_per_day_for_the_dashboard(workspace):
+    from audit.selectors_llm import llm_usage_by_day
+
+    first = make_run(workspace, tokens=100, started_at=NOW - timedelta(days=1))
+    first.llm_calls, first.llm_failures = 4, [{"kind": "timeout"}]
+    first.save(update_fields=["llm_calls", "llm_failures"])
+    make_run(workspace, tokens=50, started_at=NOW - timedelta(days=1, hours=1))
+    make_run(workspace, tokens=10, started_at=NOW)
+    make_run(workspace, tokens=999, started_at=NOW - timedelta(days=9))  # before the range
+    rows = llm_usage_by_day(workspace=workspace, since=NOW - timedelta(days=2), until=NOW + timedelta(hours=1))
+    assert [(r["day"].isoformat(), r["runs"], r["llm_calls"], r["prompt_tokens"] + r["completion_tokens"],
+             r["llm_failures"]) for r in rows] == [("2026-11-21", 2, 4, 150, 1), ("2026-11-22", 1, 0, 10, 0)]
