@@ -27,7 +27,7 @@ def _make_user(django_user_model, username: str, role: str | None, workspace, **
 
     user = django_user_model.objects.create_user(username=username, password="pw-" + username, **extra)
     if role:
-        user.groups.add(Group.objects.get(name=role))
+        user.groups.add(Group.objects.get_or_create(name=role)[0])  # flushed by transactional tests
     UserProfile.objects.create(user=user, workspace=workspace)
     return user
 
