@@ -133,20 +133,24 @@ def _web_step():
 
 
 def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision) -> tuple[Answer, dict]:
+    """Audit-Local (with the revision loop), then Audit-Web when asked for or when spec §4.3 says
+    so and the workspace allows external calls, then intake of what needs people (spec §11.1)."""
     from audit.services.audit import audit_answer  # the pipeline issue's service
+    from escalation.services import cases_open_for_answer
 
     answer = audit_answer(
         workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
         mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
-        domain=request.domain, reference=request.reference,
+        domain=request.domain, reference=request.reference, revise=True,
     )
     web: dict = {}
     escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
-    wanted = decision.mode == constants.MODE_AUDIT_WEB or escalation.needed
-    if wanted:
+    if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
         web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons}
         verify_web = _web_step()
-        if not workspace.allow_external_calls:
+        if not escalation.needed:
+            web["status"] = "skipped: every claim is supported locally"
+        elif not workspace.allow_external_calls:
             web["status"] = "skipped: the workspace forbids external calls"
         elif verify_web is None:
             web["status"] = "skipped: web verification is not available in this deployment"
@@ -154,6 +158,9 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
             answer = verify_web(answer=answer, actor=user, reasons=escalation.reasons) or answer
             web["status"] = "done"
         event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
+    event_record(action="answer.mode_resolved", obj=answer, actor=user, workspace=workspace,
+                 details={**decision.as_dict(), "final_mode": answer.mode})
+    cases_open_for_answer(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
     return answer, web
 
 

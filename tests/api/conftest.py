@@ -19,6 +19,14 @@ def sha(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
+@pytest.fixture(scope="session")
+def embedder():
+    """Load the embedding model once for the session (about 7 s)."""
+    from audit.pipeline.embedding import get_embedder
+
+    return get_embedder()
+
+
 @pytest.fixture
 def client_for():
     """Return a factory: client_for(user) -> APIClient authenticated with the user's token."""

@@ -17,11 +17,6 @@ pytestmark = pytest.mark.slow
 TEXT = "Long-term potentiation depends on NMDA receptor activation in hippocampal CA1 synapses."
 
 
-@pytest.fixture(scope="session")
-def embedder():
-    return get_embedder()
-
-
 @pytest.fixture
 def admin(client_for, admin_user_obj, embedder):
     return client_for(admin_user_obj)
