@@ -194,14 +194,15 @@ def _draft_of(claim: Claim) -> ClaimDraft:
 
 
 def _local_hits(claim: Claim) -> list[EvidenceHit]:
-    hits = []
-    for ev in claim.evidence.all():
-        if ev.source_type == SourceType.WEB or not ev.snippet:
-            continue
-        passage = Passage(id=ev.source_id, text=ev.snippet, title=ev.title, uri=ev.uri, source_type=ev.source_type,
-                          published=ev.published_at)
-        hits.append(EvidenceHit(passage=passage, relevance=ev.relevance, cited=bool((ev.provenance or {}).get("cited"))))
-    return hits
+    return [EvidenceHit(passage=_passage_of(ev), relevance=ev.relevance, cited=bool((ev.provenance or {}).get("cited")))
+            for ev in claim.evidence.all() if ev.source_type != SourceType.WEB and ev.snippet]
+
+
+def _passage_of(ev: Evidence) -> Passage:
+    """The pipeline passage behind a stored evidence row (web rows keep their ``web:`` id)."""
+    pid = f"web:{ev.source_id}" if ev.source_type == SourceType.WEB else ev.source_id
+    return Passage(id=pid, text=ev.snippet, title=ev.title, uri=ev.uri, source_type=ev.source_type,
+                   published=ev.published_at, anchors=(ev.source_id,))
 
 
 def _relevance(claim_text: str, text: str) -> float:
@@ -346,8 +347,9 @@ def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> N
     if result.skipped == "residency":
         _event("answer.web_verified", answer, actor, result.as_dict())
         return
+    run = run or answer.runs.order_by("-started_at", "-id").first()
     if result.verified:
-        _revise(result, thresholds)
+        _revise(result, thresholds, run, actor)
     _update_run_and_answer(result, run)
     _event("answer.web_verified", answer, actor, result.as_dict())
 
@@ -405,39 +407,47 @@ def _store_claim(result: WebVerificationResult, claim: Claim, docs: list[WebDocu
                           "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id]})
 
 
-def _revise(result: WebVerificationResult, thresholds) -> None:
-    """Run the revision loop over the answer with the web documents in its pool, when present."""
+def _evidence_pool(answer: Answer) -> list[Passage]:
+    """The passages the answer was verified against: its contexts, its claims' evidence, the web's."""
+    from audit.pipeline.retrieval import as_passages
+
+    pool = {p.id: p for p in as_passages(answer.contexts or [])}
+    for ev in Evidence.objects.filter(claim__answer=answer).order_by("claim_id", "rank", "id"):
+        if ev.snippet:
+            passage = _passage_of(ev)
+            pool.setdefault(passage.id, passage)
+    return list(pool.values())
+
+
+def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | None, actor) -> None:
+    """Run the revision loop (issue 6) over the answer with the web documents in its evidence pool.
+
+    The revision service stores the outcome (``revision_record``); the history of the run's
+    earlier (Audit-Local) revision is kept in front of this one.
+    """
+    if run is None:
+        return
     try:
-        from audit.pipeline import revision
-        from audit.pipeline.audit import audit_answer as pipeline_audit
-        from audit.pipeline.retrieval import as_passages
-    except ImportError:  # the revision issue's loop is optional here
+        from audit.services.revision import revision_record, revision_run
+    except ImportError:  # the revision loop is optional here
         return
     answer = result.answer
-    web_passages = [Passage(id=f"web:{ev.source_id}", text=ev.snippet, title=ev.title, uri=ev.uri,
-                            source_type=SourceType.WEB, published=ev.published_at, anchors=(ev.source_id,))
-                    for ev in Evidence.objects.filter(claim__answer=answer, source_type=SourceType.WEB)]
-    pool = as_passages(answer.contexts or []) + web_passages
-
-    def verify(text, passages):
-        return pipeline_audit(answer.query, text, passages, domain=answer.domain, thresholds=thresholds)
-
-    outcome = revision.revise_answer(query=answer.query, answer=answer.text or answer.original_text,
-                                     passages=pool, verify=verify, thresholds=thresholds)
-    if outcome.revised:
-        answer.text = outcome.final_text
-        answer.revisions = [*(answer.revisions or []), {
-            "source": SOURCE, "at": timezone.now().isoformat(), "text": outcome.final_text,
-            "ledger": outcome.ledger_json(), "warnings": outcome.warnings, "stop_reason": outcome.stop_reason}]
-        result.revised = True
+    outcome = revision_run(query=answer.query, answer_text=answer.text or answer.original_text,
+                           contexts=_evidence_pool(answer), initial=None, domain=answer.domain or "",
+                           thresholds=thresholds)
+    if not outcome.revised:
+        return
+    prior = list(run.revision_history or [])
+    revision_record(answer=answer, run=run, outcome=outcome, actor=actor)
+    run.revision_history = [*prior, *run.revision_history]
+    result.revised = True
 
 
 def _update_run_and_answer(result: WebVerificationResult, run: VerificationRun | None) -> None:
     answer = result.answer
     answer.mode = constants.MODE_AUDIT_WEB
     answer.full_clean()
-    answer.save(update_fields=["mode", "text", "revisions"])
-    run = run or answer.runs.order_by("-started_at", "-id").first()
+    answer.save(update_fields=["mode"])
     if run is None:
         return
     run.mode = constants.MODE_AUDIT_WEB

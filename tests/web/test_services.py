@@ -266,3 +266,23 @@ def test_it_shows_the_call_log_read_only_in_the_admin(web_settings, web_workspac
     call = ExternalCall.objects.get()
     assert client.post(f"/admin/audit/externalcall/{call.pk}/delete/", {"post": "yes"}).status_code == 403
     assert ExternalCall.objects.filter(pk=call.pk).exists()
+
+
+def test_it_revises_the_answer_when_web_evidence_refutes_a_claim(web_settings, web_workspace, web_server):
+    wrong = "Long-term potentiation was first described in 1995 by Smith."
+    serve_pubmed(web_server, [{"pmid": "27182", "title": "History of synaptic plasticity",
+                               "abstract": "Long-term potentiation was first described in 1973 by Bliss and Lomo.",
+                               "year": "2024"}])
+    serve_arxiv(web_server, [])
+    answer = make_answer(web_workspace, weak_text=wrong)
+
+    result = web_verify_answer(answer=answer)
+
+    claim = Claim.objects.get(answer=answer, claim_id="c1")
+    assert claim.machine_label == "REFUTED" and claim.confidence < 0.5
+    answer.refresh_from_db()
+    assert result.revised and answer.original_text.startswith(wrong)
+    assert "1995" not in answer.text and "1973" in answer.text and STRONG_CLAIM.rstrip(".") in answer.text
+    assert "pmid:27182" in answer.text, "the correction cites the external source"
+    assert answer.revisions and answer.runs.get().revision_history[-1]["web_verification"]["revised"] is True
+    assert AuditEvent.objects.filter(action="answer.revised", object_id=str(answer.pk)).exists()
