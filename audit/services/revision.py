@@ -22,10 +22,10 @@ from audit.services.events import event_record
 SOURCE = "revision_loop"
 
 
-def revision_run(*, query: str, answer_text: str, contexts, initial: AuditResult, kb=None, domain: str = "",
+def revision_run(*, query: str, answer_text: str, contexts, initial: AuditResult | None = None, kb=None, domain: str = "",
                  thresholds: Thresholds | None = None, llm=None,
                  options: RevisionOptions = RevisionOptions()) -> RevisionOutcome:
-    """Revise ``answer_text`` from its first audit ``initial`` (pure: nothing is stored).
+    """Revise ``answer_text`` from its first audit ``initial`` (audited here when None); stores nothing.
 
     ``kb`` is the pipeline's ``KnowledgeBase`` (corrective retrieval searches it); ``llm`` a
     usable LLM client, or None for the offline strategies.
