@@ -362,11 +362,18 @@ def _event(action: str, obj, actor, details: dict) -> None:
 
 def _store_claim(result: WebVerificationResult, claim: Claim, docs: list[WebDocument], verdict: ClaimVerdict,
                  actor) -> None:
-    """Write a claim's web evidence and new verdict, its card note and its escalation-log event."""
+    """Write a claim's web evidence and new verdict, its card note and its escalation-log event.
+
+    The claim row is locked first (``select_for_update``) so two passes over the same answer
+    write one after the other; a web source already linked to the claim is not linked again.
+    """
+    Claim.objects.select_for_update().filter(pk=claim.pk).first()
+    linked = Evidence.objects.filter(claim=claim)
+    known = set(linked.filter(source_type=SourceType.WEB).values_list("source_id", flat=True))
+    next_rank = max(linked.values_list("rank", flat=True), default=-1) + 1
     by_passage = {hit.passage.id: hit for hit in verdict.evidence}
-    next_rank = max((ev.rank for ev in claim.evidence.all()), default=-1) + 1
     reasons = result.reasons.get(claim.claim_id, [])
-    for offset, doc in enumerate(docs):
+    for offset, doc in enumerate(d for d in docs if d.source_id[:200] not in known):
         passage = doc.as_passage()
         hit = by_passage.get(passage.id)
         evidence = Evidence(

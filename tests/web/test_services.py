@@ -286,3 +286,13 @@ def test_it_revises_the_answer_when_web_evidence_refutes_a_claim(web_settings, w
     assert "pmid:27182" in answer.text, "the correction cites the external source"
     assert answer.revisions and answer.runs.get().revision_history[-1]["web_verification"]["revised"] is True
     assert AuditEvent.objects.filter(action="answer.revised", object_id=str(answer.pk)).exists()
+
+
+def test_it_links_a_web_source_once_when_a_claim_is_verified_again(web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    serve_arxiv(web_server, [])
+    answer = make_answer(web_workspace)
+    web_verify_answer(answer=answer)
+    again = web_verify_answer(answer=answer, reasons={"c1": ["manual re-check"]})
+    assert again.verified == ["c1"] and again.evidence_added == 0 and again.cache_hits == 3
+    assert Evidence.objects.filter(claim__answer=answer, source_type="web").count() == 1
