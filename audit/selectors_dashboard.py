@@ -44,19 +44,22 @@ class DateRange:
         return start, dt.datetime.combine(self.end + dt.timedelta(days=1), dt.time.min, tzinfo=tz)
 
 
-def claims_by_day_and_label(*, workspace: Workspace, period: DateRange) -> dict[dt.date, dict[str, int]]:
-    """Return {day: {label: count}} for claims of answers created in the period (one query)."""
+def claims_by_day_and_label(*, workspace: Workspace, period: DateRange) -> dict[dt.date, dict[str, dict[str, int]]]:
+    """Return {day: {label: {"n": claims, "relabelled": claims a reviewer relabelled}}} (one query).
+
+    Claims count on the day their answer was created.
+    """
     start, end = period.bounds()
     rows = (
         Claim.objects.filter(answer__workspace=workspace, answer__created_at__gte=start, answer__created_at__lt=end)
         .annotate(day=TruncDate("answer__created_at"))
         .values("day", "label")
-        .annotate(n=Count("id"))
+        .annotate(n=Count("id"), relabelled=Count("id", filter=~Q(label=F("machine_label"))))
         .order_by()
     )
-    out: dict[dt.date, dict[str, int]] = {}
+    out: dict[dt.date, dict[str, dict[str, int]]] = {}
     for row in rows:
-        out.setdefault(row["day"], {})[row["label"]] = row["n"]
+        out.setdefault(row["day"], {})[row["label"]] = {"n": row["n"], "relabelled": row["relabelled"]}
     return out
 
 
@@ -85,15 +88,17 @@ def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
     scores = audit_score_by_day(workspace=workspace, period=period)
     days = period.days()
     totals = {label: 0 for label in Label.values}
+    relabelled = 0
     supported_share: list[float | None] = []
     claim_counts: list[int] = []
     for day in days:
         counts = labels.get(day, {})
-        n = sum(counts.values())
+        n = sum(c["n"] for c in counts.values())
         claim_counts.append(n)
-        supported_share.append(round(counts.get(Label.SUPPORTED, 0) / n, 4) if n else None)
-        for label, count in counts.items():
-            totals[label] = totals.get(label, 0) + count
+        supported_share.append(round(counts.get(Label.SUPPORTED, {}).get("n", 0) / n, 4) if n else None)
+        for label, c in counts.items():
+            totals[label] = totals.get(label, 0) + c["n"]
+            relabelled += c["relabelled"]
     return {
         "days": [d.isoformat() for d in days],
         "trust": [round(scores[d]["audit_score"], 4) if d in scores else None for d in days],
@@ -102,22 +107,13 @@ def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
         "runs": sum(s["runs"] for s in scores.values()),
         "labels": totals,
         "claims_total": sum(totals.values()),
+        "human_relabels": relabelled,
     }
 
 
 def incident_counts(*, workspace: Workspace, period: DateRange) -> dict[str, int]:
-    """Return the audit-side incident counts of the period (one query per table)."""
+    """Return the answers of the period and how many a compliance decision suppressed (one query)."""
     start, end = period.bounds()
-    answers = Answer.objects.filter(workspace=workspace, created_at__gte=start, created_at__lt=end).aggregate(
-        answers=Count("id"), suppressed=Count("id", filter=Q(suppressed=True))
+    return Answer.objects.filter(workspace=workspace, created_at__gte=start, created_at__lt=end).aggregate(
+        answers=Count("id"), suppressed_answers=Count("id", filter=Q(suppressed=True))
     )
-    claims = Claim.objects.filter(answer__workspace=workspace, answer__created_at__gte=start, answer__created_at__lt=end).aggregate(
-        refuted=Count("id", filter=Q(label=Label.REFUTED)),
-        relabelled=Count("id", filter=~Q(label=F("machine_label"))),
-    )
-    return {
-        "answers": answers["answers"],
-        "suppressed_answers": answers["suppressed"],
-        "refuted_claims": claims["refuted"],
-        "human_relabels": claims["relabelled"],
-    }

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from tests.ui.conftest import build_answer, login, open_case
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_it_draws_every_dashboard_chart(browser_page, live_server, lead, workspace):
@@ -135,3 +135,23 @@ def test_it_exports_the_filtered_claims_as_a_csv_file(browser_page, live_server,
     rows = list(csv.DictReader(path.open(encoding="utf-8")))
     assert [(r["answer_id"], r["claim_id"], r["label"]) for r in rows] == [(answer.public_id, "c2", "REFUTED")]
     assert rows[0]["evidence_hashes"].startswith("sha256:")
+
+
+def test_it_refreshes_a_screenshot_of_every_page(admin_user_obj, workspace, tmp_path):
+    from django.core.management import call_command
+
+    _, claims = build_answer(workspace)
+    open_case(claims[1])
+    call_command("screenshots", out=str(tmp_path), username=admin_user_obj.username)
+    names = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert names == sorted(f"{n}.png" for n in ("login", "home", "dashboard", "escalations", "case", "claims", "answer",
+                                                 "claim-card", "nightly-report", "admin", "admin-workspace", "answer-tooltip"))
+    assert all(p.stat().st_size > 10_000 for p in tmp_path.glob("*.png"))
+
+
+def test_it_says_in_one_sentence_when_there_is_nothing_to_photograph(admin_user_obj, tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="no audited answer"):
+        call_command("screenshots", out=str(tmp_path), username=admin_user_obj.username)
