@@ -201,3 +201,18 @@ def test_it_counts_the_dashboard_figures_of_the_chosen_range_only(client, lead, 
     assert trend["y"][1] == 0.62 and trend["y"][-1] == 0.62 and trend["y"][2] is None
     assert _json.loads(re.search(r'<script id="trust-trend" type="application/json">(.*?)</script>',
                                  response.content.decode(), re.S).group(1))["data"][0]["y"][1] == 0.62
+
+
+def test_it_counts_reviewer_relabels_and_breaches_in_the_incident_summary(client, lead, workspace):
+    from escalation import services
+
+    _, claims = build_answer(workspace)
+    case = services.case_acknowledge(case=open_case(claims[1]), actor=lead)
+    services.case_resolve(case=case, actor=lead, decision="relabel_nei", rationale="Not settled by the sources.")
+    client.force_login(lead)
+    response = client.get("/dashboard/")
+    assert response.context["trust"]["human_relabels"] == 1
+    assert response.context["queue"]["period"]["resolved"] == 1
+    assert response.context["figures"]["label-distribution"]["data"][0]["y"] == [1, 0, 2]
+    html = response.content.decode()
+    assert '<th scope="row">Labels changed by reviewers</th><td>1</td>' in html

@@ -92,3 +92,15 @@ def test_it_refuses_actions_to_a_reader_without_a_reviewer_role(client, auditor,
     client.force_login(auditor)
     assert client.get("/escalations/").status_code == 200
     assert client.post(f"/escalations/{cases[0].ticket}/acknowledge", {}).status_code == 403
+
+
+def test_it_exports_the_claim_cards_of_the_open_cases_of_a_domain(client, analyst, cases):
+    import csv
+    import io
+    import re
+
+    client.force_login(analyst)
+    html = client.get("/escalations/", {"domain": "cardiology"}).content.decode()
+    href = re.search(r'id="export-open-csv" href="([^"]+)"', html).group(1).replace("&amp;", "&")
+    rows = list(csv.DictReader(io.StringIO(b"".join(client.get(href).streaming_content).decode())))
+    assert [r["escalation_tickets"] for r in rows] == [cases[2].ticket]
