@@ -174,7 +174,21 @@ class LLMClient:
     @property
     def available(self) -> bool:
         """False once the circuit is open or the budget is spent: callers go offline at once."""
-        return self._circuit is None and not self._budget_spent()
+        return self.unavailable_reason() is None
+
+    def unavailable_reason(self) -> str | None:
+        """Why no call will be made now (circuit open, budget spent), or None; notes the budget warning."""
+        if self._circuit is not None:
+            return f"LLM unavailable after an earlier failure ({self._circuit.kind})"
+        if self._budget_spent():
+            self._warn_budget()
+            return "LLM token budget exceeded"
+        return None
+
+    def _warn_budget(self) -> None:
+        self.accounting.add_warning(
+            "llm_budget_exceeded",
+            f"LLM token budget of {self.config.token_budget} reached: offline methods used from here on.")
 
     def _budget_spent(self) -> bool:
         budget = self.config.token_budget
@@ -193,9 +207,7 @@ class LLMClient:
         if self._circuit is not None:
             raise self._fail("circuit_open", f"skipped after an earlier {self._circuit.kind}", purpose, 0)
         if self._budget_spent():
-            self.accounting.add_warning(
-                "llm_budget_exceeded",
-                f"LLM token budget of {self.config.token_budget} reached: offline methods used from here on.")
+            self._warn_budget()
             raise self._fail("budget", "token budget exceeded", purpose, 0)
         kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages,
                                   "temperature": temperature, "max_tokens": max_tokens}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from audit.pipeline import extraction as offline
 from audit.pipeline.llm.client import LLMClient, LLMError
+from audit.pipeline.llm.judge import unavailable_reason
 from audit.pipeline.llm.prompts import CLAIMS_SCHEMA, EXTRACT_SYSTEM, messages
 from audit.pipeline.text import content_stems, normalize
 from audit.pipeline.types import ClaimDraft
@@ -36,8 +37,8 @@ def extract_claims(client: LLMClient | None, answer: str, query: str = "") -> Ex
     extractor; the failure is already recorded in ``client.accounting``.
     """
     text = normalize(answer or "")
-    if client is None or not client.available or not text.strip():
-        reason = "no LLM configured" if client is None else ("empty answer" if not text.strip() else "LLM unavailable")
+    reason = unavailable_reason(client) or ("empty answer" if not text.strip() else None)
+    if reason:
         return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, reason)
     try:
         rows = client.complete_json(purpose="extract_claims", schema=CLAIMS_SCHEMA,

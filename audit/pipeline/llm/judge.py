@@ -23,9 +23,7 @@ def not_run(method: str, reason: str) -> MethodResult:
 def unavailable_reason(client: LLMClient | None) -> str | None:
     if client is None:
         return "no LLM configured"
-    if not client.available:
-        return "LLM unavailable (earlier failure or token budget)"
-    return None
+    return client.unavailable_reason()
 
 
 def judge_claim(client: LLMClient | None, claim_text: str, evidence: list[str]) -> MethodResult:
