@@ -72,12 +72,16 @@ TEMPLATES = [
 
 # DATABASE_URL selects the database: a SQLite file under var/ by default, postgres://... for
 # PostgreSQL (psycopg 3).
-DATABASE_URL = envstr("DATABASE_URL", f"sqlite:///{VAR_DIR / 'theoria.sqlite3'}")
+DATABASE_URL = envstr("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'theoria.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("DB_CONN_MAX_AGE", 0))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web server and the task worker read while the other writes.
     DATABASES["default"].setdefault("OPTIONS", {})
-    DATABASES["default"]["OPTIONS"].update({"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"})
+    # IMMEDIATE: a transaction takes the write lock when it begins and waits up to `timeout` for
+    # it; a deferred one that read first fails at once ("database is locked") when another
+    # writer committed in between (two API requests with one Idempotency-Key showed it).
+    DATABASES["default"]["OPTIONS"].update({"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;",
+                                            "transaction_mode": "IMMEDIATE"})
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -165,6 +169,8 @@ THEORIA = {
     "WEB_ALLOW_PRIVATE_ADDRESSES": envbool("THEORIA_WEB_ALLOW_PRIVATE_ADDRESSES", False),
     "PUBMED_BASE_URL": envstr("THEORIA_PUBMED_BASE_URL", "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"),
     "ARXIV_BASE_URL": envstr("THEORIA_ARXIV_BASE_URL", "https://export.arxiv.org/api/query"),
+    "WEB_TIMEOUT_S": envfloat("THEORIA_WEB_TIMEOUT_S", 0.0),  # 0: audit.constants.WEB_TIMEOUT_S
+    "WEB_MAX_RESPONSE_BYTES": envint("THEORIA_WEB_MAX_RESPONSE_BYTES", 0, minimum=0),  # 0: constants default
     # Notifications (issue 8).
     "ONCALL_EMAIL": envstr("THEORIA_ONCALL_EMAIL", "compliance-oncall@theoria.ai"),
     "SLACK_WEBHOOK_URL": envstr("THEORIA_SLACK_WEBHOOK_URL", ""),
