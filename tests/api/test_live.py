@@ -116,3 +116,27 @@ def test_it_creates_a_token_only_user_with_a_role(db):
     assert roles.can_submit(user) and not user.has_usable_password()
     assert user.auth_token.key == out.getvalue().strip()
     assert user.theoria_profile.workspace.slug == "default"
+
+
+def test_it_stores_one_answer_when_two_retries_with_one_key_arrive_together(live_server, make_user):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    from audit.models import Answer
+
+    if connection.vendor == "sqlite":
+        # The test database is SQLite's shared-cache memory database, whose table locks fail at once
+        # instead of waiting; the file database of a deployment waits (IMMEDIATE transactions).
+        pytest.skip("concurrent writers need PostgreSQL or a file SQLite database")
+    make_user("frontend", roles.SUBMITTER)
+    token = token_for("frontend")
+    body = {"query": "q", "answer": "LTP requires NMDA receptors.", "mode": "normal"}
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: call(live_server, "POST", "/api/v1/audits", token, body,
+                                               headers={"Idempotency-Key": "same-key"}), range(4)))
+
+    assert [status for status, _, _ in results] == [201] * 4, results
+    assert len({json.loads(payload)["answer_id"] for _, _, payload in results}) == 1
+    assert Answer.objects.count() == 1
