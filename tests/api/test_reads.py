@@ -269,3 +269,20 @@ def test_it_refuses_a_nul_character_in_a_multipart_field(client_for, admin_user_
 
     assert response.status_code == 400 and "title" in response.json()["errors"]
     assert not Document.objects.exists()
+
+
+def test_it_filters_claims_whose_cases_are_all_resolved(reader, two_answers):
+    from escalation.models import ReviewCase
+
+    (first, claims), _ = two_answers
+    now = timezone.now()
+    ReviewCase.objects.create(workspace=first.workspace, number=8, ticket="COMP-ESC-000008", claim=claims[2],
+                              trigger=ReviewCase.Trigger.LOW_CONFIDENCE, tier=2, status=ReviewCase.Status.RESOLVED,
+                              resolved_at=now, decision=ReviewCase.Decision.CONFIRM, rationale="Checked.")
+
+    resolved = reader.get("/api/v1/claims?escalation=resolved").json()["results"]
+    ever = reader.get("/api/v1/claims?escalation=any").json()["results"]
+
+    assert [(c["claim_id"], c["escalations"][0]["status"]) for c in resolved] == [("c3", "resolved")]
+    assert [c["claim_id"] for c in ever] == ["c3"]
+    assert reader.get("/api/v1/claims?escalation=open").json()["count"] == 0
