@@ -138,10 +138,14 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     from audit.services.audit import audit_answer  # the pipeline issue's service
     from escalation.services import cases_open_for_answer
 
+    # Audit-Web revises once, after the web evidence is in (answer_verify_web runs the loop with
+    # it in the pool); revising first would drop the weak claims the web could still support.
+    web_first = (decision.mode == constants.MODE_AUDIT_WEB and workspace.allow_external_calls
+                 and _web_step() is not None)
     answer = audit_answer(
         workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
         mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
-        domain=request.domain, reference=request.reference, revise=True,
+        domain=request.domain, reference=request.reference, revise=not web_first,
     )
     web: dict = {}
     escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))

@@ -344,13 +344,10 @@ def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> N
             continue
         docs, verdict = by_claim[claim.claim_id]
         _store_claim(result, claim, docs, verdict, actor)
-    if result.skipped == "residency":
-        _event("answer.web_verified", answer, actor, result.as_dict())
-        return
     run = run or answer.runs.order_by("-started_at", "-id").first()
-    if result.verified:
-        _revise(result, thresholds, run, actor)
-    _update_run_and_answer(result, run)
+    _revise(result, thresholds, run, actor)  # always: callers may leave revision to this flow
+    if result.skipped != "residency":
+        _update_run_and_answer(result, run)
     _event("answer.web_verified", answer, actor, result.as_dict())
 
 
@@ -429,8 +426,10 @@ def _evidence_pool(answer: Answer) -> list[Passage]:
 def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | None, actor) -> None:
     """Run the revision loop (issue 6) over the answer with the web documents in its evidence pool.
 
-    The revision service stores the outcome (``revision_record``); the history of the run's
-    earlier (Audit-Local) revision is kept in front of this one.
+    It runs whenever weak claims were escalated (with or without web evidence), so a caller may
+    audit with ``revise=False`` and leave the one revision to this flow, after the web evidence
+    is in. The revision service stores the outcome (``revision_record``); the history of the
+    run's earlier (Audit-Local) revision is kept in front of this one.
     """
     if run is None:
         return
