@@ -52,7 +52,7 @@ def card_row(card: dict) -> list[str]:
         "evidence_source_ids": " | ".join(e.get("source_id", "") for e in evidence),
         "evidence_uris": " | ".join(e.get("uri", "") for e in evidence),
         "evidence_hashes": " | ".join(e.get("hash", "") for e in evidence),
-        "escalation_tickets": " | ".join(e.get("ticket", "") for e in card.get("escalations") or []),
+        "escalation_tickets": " | ".join(e["ticket"] for e in card.get("escalations") or [] if e.get("ticket")),
         "drafted_at": stamps.get("drafted_at"),
         "verified_at": stamps.get("verified_at"),
     }

@@ -8,6 +8,7 @@ Input serializers live in the views (one per operation); these check shape only.
 
 from __future__ import annotations
 
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -50,12 +51,16 @@ class ClaimTimestampsSerializer(serializers.Serializer):
 
 
 class EscalationRefSerializer(serializers.Serializer):
-    """A human-review case (``COMP-ESC-…``) or a web-escalation entry attached to a claim."""
+    """One entry of a claim's escalation log: a human-review case (``COMP-ESC-…``, spec §11) or its
+    Audit-Web re-verification (spec §4.3; ``ticket`` blank, ``reasons`` the §4.3 conditions met)."""
 
+    type = serializers.ChoiceField(choices=[("review", "Human review case"), ("audit-web", "Web verification")])
     ticket = serializers.CharField(allow_blank=True)
     tier = serializers.IntegerField(allow_null=True)
     status = serializers.CharField()
     due_at = serializers.DateTimeField(allow_null=True)
+    reasons = serializers.ListField(child=serializers.CharField())
+    at = serializers.DateTimeField(allow_null=True)
 
 
 def _number(value):
@@ -65,9 +70,10 @@ def _number(value):
 class ClaimCardSerializer(serializers.Serializer):
     """A claim as a Claim Card: the JSON of spec §6, key for key.
 
-    ``mode`` is the display name ("Audit-Local") as in the spec; ``escalations`` reads the
-    claim's review cases from the serializer context ``escalations`` ({claim pk: [refs]}),
-    filled by ``audit.selectors_api.claim_escalations`` so a page of cards costs one query.
+    ``mode`` is the display name ("Audit-Local") as in the spec. ``escalations`` is the claim's
+    escalation log: its review cases, read from the serializer context ``escalations`` ({claim
+    pk: [refs]}, filled by ``audit.selectors_api.claim_escalations`` so a page of cards costs one
+    query), and its Audit-Web re-verification when it had one.
     """
 
     claim_id = serializers.CharField()
@@ -97,8 +103,12 @@ class ClaimCardSerializer(serializers.Serializer):
 
     @extend_schema_field(EscalationRefSerializer(many=True))
     def get_escalations(self, claim: Claim) -> list:
-        refs = (self.context.get("escalations") or {}).get(claim.pk, [])
-        return EscalationRefSerializer(refs, many=True).data
+        refs = list((self.context.get("escalations") or {}).get(claim.pk, []))
+        web = (claim.method_results or {}).get("web")
+        if isinstance(web, dict):
+            refs.append({"type": "audit-web", "ticket": "", "tier": None, "status": "verified", "due_at": None,
+                         "reasons": web.get("reasons") or [], "at": parse_datetime(str(web.get("verified_at") or ""))})
+        return EscalationRefSerializer(sorted(refs, key=lambda r: str(r["at"] or "")), many=True).data
 
 
 class AuditMetricsSerializer(serializers.ModelSerializer):
@@ -210,6 +220,7 @@ class AnswerSerializer(serializers.Serializer):
 
     @extend_schema_field(EscalationRefSerializer(many=True))
     def get_escalations(self, answer: Answer) -> list:
+        """The answer's human-review cases (the Audit-Web log is on each claim card)."""
         refs = [ref for claim in answer.claims.all() for ref in (self.context.get("escalations") or {}).get(claim.pk, [])]
         return EscalationRefSerializer(refs, many=True).data
 

@@ -159,7 +159,8 @@ def test_it_shows_review_cases_on_claim_cards_and_filters_by_escalation_state(re
     open_cards = reader.get("/api/v1/claims?escalation=open").json()["results"]
     answer = reader.get(f"/api/v1/answers/{first.public_id}").json()
 
-    assert [(c["claim_id"], c["escalations"][0]["ticket"]) for c in open_cards] == [("c2", "COMP-ESC-000007")]
+    assert [(c["claim_id"], c["escalations"][0]["ticket"], c["escalations"][0]["type"]) for c in open_cards] == [
+        ("c2", "COMP-ESC-000007", "review")]
     assert answer["escalations"][0]["ticket"] == "COMP-ESC-000007" and answer["escalations"][0]["tier"] == 1
     assert reader.get("/api/v1/claims?escalation=resolved").json()["count"] == 0
     assert reader.get("/api/v1/claims?escalation=none").json()["count"] == 4
@@ -286,3 +287,17 @@ def test_it_filters_claims_whose_cases_are_all_resolved(reader, two_answers):
     assert [(c["claim_id"], c["escalations"][0]["status"]) for c in resolved] == [("c3", "resolved")]
     assert [c["claim_id"] for c in ever] == ["c3"]
     assert reader.get("/api/v1/claims?escalation=open").json()["count"] == 0
+
+
+def test_it_logs_the_audit_web_reverification_on_the_claim_card(reader, workspace):
+    answer, claims = build_answer(workspace, mode="audit-web")
+    claims[2].method_results = {"web": {"reasons": ["no_local_support"], "providers": ["pubmed"],
+                                        "verified_at": "2026-03-10T09:30:05+00:00"}}
+    claims[2].save(update_fields=["method_results"])
+
+    card = reader.get(f"/api/v1/answers/{answer.public_id}/claims/c3").json()
+    answer_body = reader.get(f"/api/v1/answers/{answer.public_id}").json()
+
+    assert card["escalations"] == [{"type": "audit-web", "ticket": "", "tier": None, "status": "verified",
+                                    "due_at": None, "reasons": ["no_local_support"], "at": "2026-03-10T09:30:05Z"}]
+    assert answer_body["escalations"] == []  # the answer lists human-review cases only
