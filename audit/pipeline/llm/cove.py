@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from audit.constants import COVE_MAX_QUESTIONS, LLM_EVIDENCE_PASSAGES
 from audit.pipeline.llm.client import LLMClient, LLMError
-from audit.pipeline.llm.judge import not_run, unavailable_reason
+from audit.pipeline.llm.common import not_run, unavailable_reason
 from audit.pipeline.llm.prompts import (COVE_ANSWER_SCHEMA, COVE_ANSWER_SYSTEM, COVE_COMPARE_SCHEMA,
                                         COVE_COMPARE_SYSTEM, COVE_PLAN_SCHEMA, COVE_PLAN_SYSTEM, messages,
                                         numbered_passages)

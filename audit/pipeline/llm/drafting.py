@@ -14,7 +14,7 @@ from functools import partial
 from audit.constants import DRAFT_MAX_SENTENCES, LLM_EVIDENCE_CHARS
 from audit.pipeline import extraction as offline
 from audit.pipeline.llm.client import LLMClient, LLMError
-from audit.pipeline.llm.judge import unavailable_reason
+from audit.pipeline.llm.common import unavailable_reason
 from audit.pipeline.llm.prompts import DRAFT_SYSTEM, REWRITE_SYSTEM, messages, numbered_passages
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import Passage

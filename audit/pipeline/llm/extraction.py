@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from audit.pipeline import extraction as offline
 from audit.pipeline.llm.client import LLMClient, LLMError
-from audit.pipeline.llm.judge import unavailable_reason
+from audit.pipeline.llm.common import unavailable_reason
 from audit.pipeline.llm.prompts import CLAIMS_SCHEMA, EXTRACT_SYSTEM, messages
 from audit.pipeline.text import content_stems, normalize
 from audit.pipeline.types import ClaimDraft

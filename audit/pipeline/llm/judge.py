@@ -9,21 +9,11 @@ from __future__ import annotations
 
 from audit.constants import LLM_EVIDENCE_PASSAGES, LLM_JUDGE_VERDICTS
 from audit.pipeline.llm.client import LLMClient, LLMError
+from audit.pipeline.llm.common import not_run, unavailable_reason
 from audit.pipeline.llm.prompts import JUDGE_SCHEMA, JUDGE_SYSTEM, messages, numbered_passages
 from audit.pipeline.types import MethodResult
 
 METHOD = "llm_judge"
-
-
-def not_run(method: str, reason: str) -> MethodResult:
-    """The result of an LLM method that did not run; the offline methods decide alone."""
-    return MethodResult(method=method, ran=False, details={"reason": reason})
-
-
-def unavailable_reason(client: LLMClient | None) -> str | None:
-    if client is None:
-        return "no LLM configured"
-    return client.unavailable_reason()
 
 
 def judge_claim(client: LLMClient | None, claim_text: str, evidence: list[str]) -> MethodResult:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from audit.constants import LLM_SEED, SELFCHECK_SAMPLES, SELFCHECK_TEMPERATURE
 from audit.pipeline.llm.client import LLMClient, LLMError
-from audit.pipeline.llm.judge import not_run, unavailable_reason
+from audit.pipeline.llm.common import not_run, unavailable_reason
 from audit.pipeline.llm.prompts import (SELFCHECK_JUDGE_SCHEMA, SELFCHECK_JUDGE_SYSTEM, SELFCHECK_SAMPLE_SYSTEM,
                                         messages, numbered_passages)
 from audit.pipeline.types import ClaimDraft, MethodResult

@@ -12,7 +12,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from audit.pipeline.llm.cove import cove_check
-from audit.pipeline.llm.judge import judge_claim, not_run, unavailable_reason
+from audit.pipeline.llm.common import NO_LLM, not_run, unavailable_reason
+from audit.pipeline.llm.judge import judge_claim
 from audit.pipeline.llm.selfcheck import selfcheck
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
@@ -86,8 +87,6 @@ class SelfCheckMethod(VerificationMethod):
     def verify(self, claim, hits, ctx):
         return self.verify_many([(claim, hits)], ctx)[0]
 
-
-NO_LLM = "no LLM configured"
 
 
 def llm_methods_not_run(verdicts, llm, extraction=None) -> dict[str, str]:
