@@ -10,11 +10,9 @@ content hash), :func:`document_delete`, and :func:`ingest_paths` which reads fil
 from __future__ import annotations
 
 import datetime as dt
-import html
 import json
 import re
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -26,6 +24,7 @@ from django.db.models import F
 from audit import constants
 from audit.models import Chunk, Document, Workspace
 from audit.pipeline.chunking import chunk_text, normalise_text, sha256_text
+from audit.pipeline.web.page import meta_date, html_to_text
 from audit.services.events import event_record
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl")
@@ -212,49 +211,6 @@ def _front_matter(text: str) -> tuple[dict, str]:
     return meta, text[end + 4 :].lstrip("\n")
 
 
-class _HTMLText(HTMLParser):
-    BLOCKS = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section", "article"}
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.title = ""
-        self._skip = 0
-        self._in_title = False
-
-    def handle_starttag(self, tag, attrs):
-        if tag in ("script", "style", "noscript"):
-            self._skip += 1
-        elif tag == "title":
-            self._in_title = True
-        elif tag in self.BLOCKS:
-            self.parts.append("\n\n")
-
-    def handle_endtag(self, tag):
-        if tag in ("script", "style", "noscript") and self._skip:
-            self._skip -= 1
-        elif tag == "title":
-            self._in_title = False
-        elif tag in self.BLOCKS:
-            self.parts.append("\n\n")
-
-    def handle_data(self, data):
-        if self._in_title:
-            self.title += data
-        elif not self._skip:
-            self.parts.append(data)
-
-
-def html_to_text(markup: str) -> tuple[str, str]:
-    """Return (title, text) of an HTML page, without scripts and styles."""
-    parser = _HTMLText()
-    parser.feed(markup)
-    parser.close()
-    text = re.sub(r"[ \t]+", " ", html.unescape("".join(parser.parts)))
-    text = re.sub(r"\s*\n\s*\n\s*", "\n\n", text)
-    return parser.title.strip(), text.strip()
-
-
 def _bool(value) -> bool:
     return str(value).strip().lower() in {"1", "true", "yes", "on"}
 
@@ -292,8 +248,9 @@ def documents_from_file(path: Path, *, domain: str | None = None) -> Iterator[Do
         yield from _documents_from_jsonl(path, raw, domain)
         return
     if suffix in (".html", ".htm"):
-        title, text = html_to_text(raw)
-        meta = {}
+        title, text, page_meta = html_to_text(raw)
+        page_date = meta_date(page_meta)
+        meta = {"published": page_date} if page_date else {}
     else:
         meta, text = _front_matter(raw)
         heading = re.search(r"^#\s+(.+)$", text, re.M)

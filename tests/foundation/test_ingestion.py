@@ -9,7 +9,8 @@ from django.core.management.base import CommandError
 from audit.models import AuditEvent, Chunk, Document
 from audit.pipeline.embedding import get_embedder
 from audit.selectors import kb_index
-from audit.services.ingestion import document_delete, html_to_text, ingest_paths
+from audit.pipeline.web.page import html_to_text
+from audit.services.ingestion import document_delete, ingest_paths
 
 pytestmark = pytest.mark.django_db
 
@@ -133,5 +134,5 @@ def test_it_ingests_benchmark_evidence_once_per_passage(workspace, tmp_path):
 
 
 def test_it_strips_scripts_and_keeps_paragraphs_of_html():
-    title, text = html_to_text("<title>T</title><style>p{}</style><p>One.</p><p>Two &amp; three.</p>")
-    assert title == "T" and text == "One.\n\nTwo & three."
+    title, text, _ = html_to_text("<title>T</title><style>p{}</style><p>One.</p><p>Two &amp; three.</p>")
+    assert title == "T" and text.split() == ["One.", "Two", "&", "three."] and "p{}" not in text

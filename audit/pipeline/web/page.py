@@ -68,7 +68,7 @@ def html_to_text(html: str) -> tuple[str, str, dict]:
     return " ".join(parser.title.split()), text, parser.meta
 
 
-def _meta_date(meta: dict) -> date | None:
+def meta_date(meta: dict) -> date | None:
     for key in DATE_META:
         value = (meta.get(key) or "").strip().replace("/", "-")
         if len(value) >= 4 and value[:4].isdigit():
@@ -100,6 +100,6 @@ class PageProvider(WebProvider):
             digest = hashlib.sha256(response.url.encode("utf-8")).hexdigest()[:16]
             documents.append(WebDocument(
                 provider=self.name, source_id=f"url:{digest}", url=response.url, title=title[:500], text=text,
-                query=lookup.query, retrieved_at=now_utc(), published=_meta_date(meta), request_url=url,
+                query=lookup.query, retrieved_at=now_utc(), published=meta_date(meta), request_url=url,
             ))
         return documents
