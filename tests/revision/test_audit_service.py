@@ -1,0 +1,47 @@
+"""``audit_answer(..., revise=True)``: the real pipeline, the revision loop and the database together.
+
+With no passage and an empty knowledge base no claim can have evidence, whatever the entailment
+model's calibration, so the loop's outcome is known: seed 000 §8.1's "no evidence" answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.constants import NO_ANSWER_NOTICE
+from audit.models import AuditEvent
+from audit.services.audit import audit_answer
+
+QUERY = "What does the Gold card cost?"
+ORIGINAL = ("The annual fee for the Gold card is $150 [1]. "
+            "Gold card holders get free airport lounge access in every airport of the world [2].")
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_a_revised_audit_stores_the_returned_answer_its_claims_the_original_and_the_ledger(workspace, analyst):
+    answer = audit_answer(workspace=workspace, query=QUERY, answer_text=ORIGINAL, contexts=[], user=analyst,
+                          revise=True)
+    answer.refresh_from_db()
+    run = answer.runs.get()
+    assert answer.original_text == ORIGINAL
+    assert answer.text == NO_ANSWER_NOTICE
+    assert answer.claims.count() == 0  # the claims stored are those of the answer as returned
+    (entry,) = answer.revisions
+    assert [(e["claim_id"], e["strategy"], e["action"]) for e in entry["ledger"]] == [
+        ("c1", "remove", "remove_sentence"), ("c2", "remove", "remove_sentence"), ("c2", "remove", "no_answer_notice")]
+    assert [a["attempt"] for a in run.revision_history] == [0, 1]
+    assert run.revision_history[0]["text"] == ORIGINAL and run.revision_history[1]["kept"]
+    assert {c["verdict"] for c in run.revision_history[0]["ledger"]} == {"not_found"}
+    event = AuditEvent.objects.get(action="answer.revised", object_id=str(answer.pk))
+    assert event.actor == analyst and event.details["edits"] == {"remove": 3}
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_without_revise_the_answer_is_stored_as_received(workspace):
+    answer = audit_answer(workspace=workspace, query=QUERY, answer_text=ORIGINAL, contexts=[])
+    answer.refresh_from_db()
+    assert answer.text == answer.original_text == ORIGINAL and answer.revisions == []
+    assert answer.runs.get().revision_history == []
+    assert answer.claims.count() == 2
