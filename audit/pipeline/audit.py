@@ -41,11 +41,15 @@ def _embed(embed):
 
 
 def run_methods(items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext,
-                methods: tuple[str, ...] = OFFLINE_METHODS) -> list[ClaimVerdict]:
-    """Run the named methods (registry order given) on every claim and label each claim."""
+                methods: tuple[str, ...] = OFFLINE_METHODS, overrides: dict | None = None) -> list[ClaimVerdict]:
+    """Run the named methods (in the order given) on every claim and label each claim.
+
+    ``overrides`` maps a method name to an instance used instead of the registered one (e.g. an
+    entailment judge with a cross-validation fold's model, or an LLM variant).
+    """
     per_claim: list[dict] = [{} for _ in items]
     for name in methods:
-        method = REGISTRY[name]
+        method = (overrides or {}).get(name) or REGISTRY[name]
         results = method.verify_many(items, ctx)
         ctx.results[name] = {claim.claim_id: r for (claim, _), r in zip(items, results)}
         for i, r in enumerate(results):
@@ -55,18 +59,22 @@ def run_methods(items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyCo
 
 
 def verify_claims(claims: list[tuple[str, list]], *, thresholds=None, domain: str = "", now=None,
-                  embed=None, methods: tuple[str, ...] = OFFLINE_METHODS) -> list[ClaimVerdict]:
-    """Verify many (claim text, evidence passages) pairs against their own evidence only."""
+                  embed=None, methods: tuple[str, ...] = OFFLINE_METHODS, overrides: dict | None = None,
+                  progress=None, encode_tokens=None) -> list[ClaimVerdict]:
+    """Verify many (claim text, evidence passages) pairs against their own evidence only.
+
+    ``progress(n)`` is called as the entailment judge finishes each batch of n claims.
+    """
     t = _thresholds(thresholds)
     ctx = VerifyContext(thresholds=t, now=now or datetime.now(timezone.utc), domain=domain,
-                        embed=_embed(embed))
+                        embed=_embed(embed), progress=progress, encode_tokens=encode_tokens)
     items = []
     for i, (text, evidence) in enumerate(claims):
         passages = as_passages(evidence)
         claim = ClaimDraft(claim_id=f"c{i + 1}", text=text, span=(0, len(text)))
         hits = [EvidenceHit(passage=p, relevance=1.0, cited=True) for p in passages if p.text.strip()]
         items.append((claim, hits))
-    return run_methods(items, ctx, methods)
+    return run_methods(items, ctx, methods, overrides)
 
 
 def verify_claim(claim_text: str, evidence_passages: list, *, thresholds=None, domain: str = "",
@@ -79,7 +87,8 @@ def verify_claim(claim_text: str, evidence_passages: list, *, thresholds=None, d
 def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: KnowledgeBase | tuple | None = None,
                  reference: str | None = None, domain: str | None = None, thresholds=None,
                  now: datetime | None = None, embed=None,
-                 methods: tuple[str, ...] = OFFLINE_METHODS, llm=None) -> AuditResult:
+                 methods: tuple[str, ...] = OFFLINE_METHODS, llm=None, overrides: dict | None = None,
+                 encode_tokens=None) -> AuditResult:
     """Audit ``answer`` to ``query`` against the request ``contexts`` and the workspace ``kb``.
 
     ``llm`` (an ``audit.pipeline.llm.LLMClient``, issue 4) adds LLM claim extraction and the
@@ -101,10 +110,11 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
     vecs = embed(texts + [query or "", answer or ""]) if (claims or query) else None
     claim_vecs = vecs[: len(claims)] if vecs is not None else None
     hits = retrieve(claims, passages, kb=kb, embed=embed, thresholds=t, claim_vecs=claim_vecs)
-    ctx = VerifyContext(thresholds=t, now=now, domain=domain or "", query=query or "", embed=embed, llm=llm)
+    ctx = VerifyContext(thresholds=t, now=now, domain=domain or "", query=query or "", embed=embed, llm=llm,
+                        encode_tokens=encode_tokens)
     if llm is not None:
         methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
-    verdicts = run_methods(list(zip(claims, hits)), ctx, methods)
+    verdicts = run_methods(list(zip(claims, hits)), ctx, methods, overrides)
 
     any_evidence = bool(passages) or bool(kb is not None and len(kb.index))
     metrics: dict = {
@@ -130,7 +140,8 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
         ref_sents = [s for s in ref_sents if is_assertion(s)]
         if ref_sents:
             ref_verdicts = verify_claims([(s, passages) for s in ref_sents], thresholds=t, now=now,
-                                         embed=embed, methods=("entailment",))
+                                         embed=embed, methods=("entailment",), overrides=overrides,
+                                         encode_tokens=encode_tokens)
             metrics["context_recall"] = sum(v.label == "SUPPORTED" for v in ref_verdicts) / len(ref_sents)
         else:
             metrics["context_recall"] = 0.0

@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 from audit.constants import EMBEDDING_DIM  # noqa: E402
 
 CACHE_SIZE = 50_000
+TOKEN_CACHE_SIZE = 5_000
 ENCODE_BATCH_SIZE = 64
 
 
@@ -31,6 +32,7 @@ class Embedder:
         self._model = model
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._tok_cache: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self.cache_size = cache_size
         self.dim = EMBEDDING_DIM
 
@@ -70,6 +72,64 @@ class Embedder:
                 while len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
         return out
+
+    def encode_with_tokens(self, texts: list[str], *, batch_size: int = ENCODE_BATCH_SIZE,
+                           show_progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Sentence vectors plus, per text, the unit vectors of its content word-pieces (float16).
+
+        One forward pass gives both (the token embeddings are what mean pooling averages), so
+        token-level alignment costs no extra model time. Stop words, punctuation and special
+        tokens are dropped; distinct texts are encoded once per call.
+        """
+        texts = [t if isinstance(t, str) else str(t) for t in texts]
+        unique = list(dict.fromkeys(texts))
+        sent: dict[str, np.ndarray] = {}
+        toks: dict[str, np.ndarray] = {}
+        with self._lock:
+            for t in unique:
+                if t in self._tok_cache:
+                    self._tok_cache.move_to_end(t)
+                    sent[t], toks[t] = self._tok_cache[t]
+        todo = [t for t in unique if t not in toks]
+        if todo:
+            model = self.model
+            keep = self._content_piece_mask(model)
+            outs = model.encode([u if u.strip() else "." for u in todo], batch_size=batch_size,
+                                output_value=None, convert_to_numpy=False, show_progress_bar=show_progress)
+            for text, out in zip(todo, outs):
+                vec = out["sentence_embedding"].float().numpy()
+                vec = vec / (np.linalg.norm(vec) or 1.0)
+                ids = out["input_ids"].numpy()
+                mask = keep[ids] & (out["attention_mask"].numpy() > 0)
+                te = out["token_embeddings"].float().numpy()[mask]
+                if len(te):
+                    te = te / np.maximum(np.linalg.norm(te, axis=1, keepdims=True), 1e-9)
+                sent[text], toks[text] = vec.astype(np.float32), te.astype(np.float16)
+            with self._lock:
+                for text in todo:
+                    self._tok_cache[text] = (sent[text], toks[text])
+                    self._cache[text] = sent[text]
+                while len(self._tok_cache) > TOKEN_CACHE_SIZE:
+                    self._tok_cache.popitem(last=False)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return np.stack([sent[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32), \
+            [toks[t] for t in texts]
+
+    _piece_mask = None
+
+    def _content_piece_mask(self, model) -> np.ndarray:
+        if self._piece_mask is None:
+            from audit.pipeline.text import STOPWORDS
+
+            vocab = model.tokenizer.get_vocab()
+            mask = np.zeros(max(vocab.values()) + 1, dtype=bool)
+            for piece, idx in vocab.items():
+                word = piece[2:] if piece.startswith("##") else piece
+                mask[idx] = (not piece.startswith("[") and any(ch.isalnum() for ch in word)
+                             and (piece.startswith("##") or word not in STOPWORDS))
+            self._piece_mask = mask
+        return self._piece_mask
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]

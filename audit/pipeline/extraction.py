@@ -118,6 +118,8 @@ def split_sentences_with_spans(text: str) -> list[tuple[int, int]]:
             punct = m.group(1)
             before = text[start: m.start()]
             after = text[m.end(): m.end() + 2]
+            if punct == "." and re.fullmatch(r"\s*(?:[-*\u2022]\s*)?(?:\d{1,3}|[a-zA-Z]|[ivxlcIVXLC]{1,6})", before):
+                continue  # a list number: "1. Refunds…", "b. …", "iv. …"
             if punct == "." and _abbreviation_token(before) in NEVER_SPLIT_AFTER:
                 continue
             if punct == "." and _is_abbreviation(before) and not after[:1].isupper():

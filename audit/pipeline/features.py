@@ -65,7 +65,14 @@ FEATURE_NAMES = [
     "neg_claim", "neg_sent", "neg_mismatch", "antonym_best", "antonym_any",
     "hedge_claim", "ev_chars_log", "n_passages", "n_sentences_log",
     "cos_x_cov", "cov_gap", "best_sent_len_ratio",
+    "cos_contrast", "rare_unmatched", "cov_best_3window", "prefix_antonym", "claim_contrast_words",
+    "tok_recall_win", "tok_min_win", "tok_unaligned_win", "tok_recall_all", "tok_unaligned_all",
+    "tok_recall_best_sent", "tok_precision_best_sent",
 ]
+TOKEN_ALIGNED = 0.55  # contextual word-piece cosine at or above which a claim piece counts as aligned
+NEG_PREFIXES = ("un", "in", "im", "ir", "il", "non", "dis", "anti")
+CONTRAST_WORDS = frozenset("only solely exclusively all every always never none entirely completely "
+                           "fully sole unique first last most least".split())
 
 
 @dataclass
@@ -166,7 +173,32 @@ def _antonym_hit(cstems: set[str], tstems: set[str]) -> float:
     return float(hits)
 
 
-def compute_features(pair: PreparedPair, vec: dict[str, np.ndarray], idf: dict[str, float] | None = None) -> np.ndarray:
+def _token_features(f: dict, pair: PreparedPair, tok: dict[str, np.ndarray], best_window: tuple) -> None:
+    ct = tok.get(pair.claim)
+    if ct is None or not len(ct):
+        return
+    ct = ct.astype(np.float32)
+    mats = {i: tok[pair.sentences[i]].astype(np.float32) for i in pair.selected if len(tok.get(pair.sentences[i], ()))}
+    if not mats:
+        return
+    per_sent = {i: ct @ m.T for i, m in mats.items()}  # (claim pieces, sentence pieces)
+    recall_by_sent = {i: sims.max(axis=1) for i, sims in per_sent.items()}
+    win = [recall_by_sent[i] for i in best_window if i in recall_by_sent]
+    if win:
+        r = np.max(np.stack(win), axis=0)
+        f["tok_recall_win"] = float(r.mean())
+        f["tok_min_win"] = float(r.min())
+        f["tok_unaligned_win"] = float((r < TOKEN_ALIGNED).mean())
+    r_all = np.max(np.stack(list(recall_by_sent.values())), axis=0)
+    f["tok_recall_all"] = float(r_all.mean())
+    f["tok_unaligned_all"] = float((r_all < TOKEN_ALIGNED).mean())
+    best_i = max(recall_by_sent, key=lambda i: recall_by_sent[i].mean())
+    f["tok_recall_best_sent"] = float(recall_by_sent[best_i].mean())
+    f["tok_precision_best_sent"] = float(per_sent[best_i].max(axis=0).mean())
+
+
+def compute_features(pair: PreparedPair, vec: dict[str, np.ndarray], idf: dict[str, float] | None = None,
+                     tok: dict[str, np.ndarray] | None = None) -> np.ndarray:
     f = dict.fromkeys(FEATURE_NAMES, 0.0)
     cst = pair.claim_stems
     cset = set(cst)
@@ -253,17 +285,51 @@ def compute_features(pair: PreparedPair, vec: dict[str, np.ndarray], idf: dict[s
     f["neg_mismatch"] = float((nc > 0) != (ns > 0))
     f["antonym_best"] = _antonym_hit(cset, win_stems)
     f["antonym_any"] = _antonym_hit(cset, all_stems)
+    f["cos_contrast"] = f["cos_best_sent"] - float(np.mean(sims))
+    if idf:
+        f["rare_unmatched"] = float(sum(1 for w in cset if w not in all_stems and idf.get(w, 12.0) > 5.0))
+    else:
+        f["rare_unmatched"] = f["unmatched_words"]
+    best3 = 0.0
+    for i in range(len(pair.sentences)):
+        window = set().union(*(set(pair.sent_stems[j]) for j in range(i, min(i + 3, len(pair.sentences)))))
+        best3 = max(best3, _coverage(cst, window))
+    f["cov_best_3window"] = best3
+    ev_words = {w for i in best_window for w in words(pair.sentences[i])}
+    claim_words = set(toks)
+    f["prefix_antonym"] = float(sum(
+        1 for w in claim_words - ev_words
+        if any(w.startswith(px) and w[len(px):] in ev_words for px in NEG_PREFIXES)
+        or any(px + w in ev_words for px in NEG_PREFIXES)))
+    f["claim_contrast_words"] = float(sum(1 for t in toks if t in CONTRAST_WORDS))
+    if tok is not None:
+        _token_features(f, pair, tok, best_window)
     f["cos_x_cov"] = f["cos_best_window"] * f["cov_best_window"]
     f["cov_gap"] = f["cov_all"] - f["cov_best_window"]
     return np.array([f[n] for n in FEATURE_NAMES], dtype=np.float32)
 
 
-def featurize(items: list[tuple[str, list[str]]], embed, idf: dict[str, float] | None = None) -> tuple[np.ndarray, list[PreparedPair]]:
-    """Features for many (claim, passage texts) pairs; ``embed(texts) -> (n, d)`` unit vectors."""
+FEATURIZE_BATCH = 256  # claims per embedding batch (bounds the memory of token matrices)
+
+
+def featurize(items: list[tuple[str, list[str]]], encode_tokens, idf: dict[str, float] | None = None,
+              progress=None) -> tuple[np.ndarray, list[PreparedPair]]:
+    """Features for many (claim, passage texts) pairs.
+
+    ``encode_tokens(texts) -> (vectors (n, d), [piece matrices])`` — normally
+    ``get_embedder().encode_with_tokens``. Works in batches so token matrices stay small;
+    ``progress(n)`` is called after each batch with the number of pairs done in it.
+    """
     pairs = [prepare(c, ps) for c, ps in items]
-    texts = texts_to_embed(pairs)
-    vecs = embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
-    table = dict(zip(texts, vecs))
-    X = np.stack([compute_features(p, table, idf) for p in pairs]) if pairs else \
-        np.zeros((0, len(FEATURE_NAMES)), dtype=np.float32)
+    rows = []
+    for start in range(0, len(pairs), FEATURIZE_BATCH):
+        batch = pairs[start: start + FEATURIZE_BATCH]
+        texts = texts_to_embed(batch)
+        vecs, toks = encode_tokens(texts) if texts else (np.zeros((0, 384), np.float32), [])
+        table = dict(zip(texts, vecs))
+        tok_table = dict(zip(texts, toks))
+        rows += [compute_features(p, table, idf, tok_table) for p in batch]
+        if progress:
+            progress(len(batch))
+    X = np.stack(rows) if rows else np.zeros((0, len(FEATURE_NAMES)), dtype=np.float32)
     return X, pairs

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Callable, Mapping
 
 import numpy as np
@@ -48,11 +49,26 @@ def as_passages(contexts) -> list[Passage]:
             out.append(Passage(id=str(c.get("id") or f"ctx{i + 1}"), text=str(c.get("text") or ""),
                                title=str(c.get("title") or ""), uri=str(c.get("uri") or c.get("url") or ""),
                                source_type=str(c.get("source_type") or "context"),
-                               published=c.get("published"), domain=str(c.get("domain") or ""),
+                               published=_as_date(c.get("published") or c.get("published_at")),
+                               domain=str(c.get("domain") or ""),
                                anchors=tuple(str(a) for a in c.get("anchors") or ())))
         else:
             raise TypeError(f"context {i + 1}: expected str, dict or Passage, got {type(c).__name__}")
     return out
+
+
+def _as_date(value) -> date | None:
+    """A date from a date, a datetime or an ISO string ("2024-05-01", "2024-05-01T10:00:00Z"); else None."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
 
 
 def anchor_map(passages: list[Passage]) -> dict[str, Passage]:

@@ -22,6 +22,8 @@ class VerifyContext:
     domain: str = ""
     query: str = ""
     embed: object = None  # callable texts -> (n, d) unit vectors; defaults to get_embedder().encode
+    encode_tokens: object = None  # texts -> (vectors, piece matrices); defaults to encode_with_tokens
+    progress: object = None  # callable(n) told as batches of n claims are done (progress bars)
     llm: object = None  # an audit.pipeline.llm.LLMClient when one is configured (LLM methods)
     results: dict = field(default_factory=dict)  # method name -> {claim_id: MethodResult}, for later methods
 

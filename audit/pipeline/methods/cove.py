@@ -14,7 +14,7 @@ import re
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
 from audit.pipeline.numbers import extract_quantities, values_match
-from audit.pipeline.text import content_stems, stem
+from audit.pipeline.text import STOPWORDS, content_stems, stem
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 MAX_QUESTIONS = 4
@@ -28,10 +28,9 @@ def questions_for(claim: str) -> list[dict]:
         wh = {"year": "When", "percent": "What percentage", "currency": "How much"}.get(q.kind, "How many")
         out.append({"question": f"{wh}: {claim.replace(q.raw, '___', 1)}", "span": q.raw, "kind": q.kind,
                     "value": q.value})
-    first_word_end = len(claim.split(" ", 1)[0])
     for m in ENTITY_RE.finditer(claim):
-        if m.start() < first_word_end and " " not in m.group(1):
-            continue  # sentence-initial capital
+        if m.group(1).lower() in STOPWORDS:
+            continue  # a capitalised function word ("The", "This") is no name
         text = m.group(1)
         if any(text in o["span"] or o["span"] in text for o in out):
             continue

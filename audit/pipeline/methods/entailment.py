@@ -19,12 +19,12 @@ from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 PER_HIT_LIMIT = 3  # passages judged one by one per claim
 
 
-def _embed_fn(ctx: VerifyContext):
-    if ctx.embed is not None:
-        return ctx.embed
+def _encode_tokens_fn(ctx: VerifyContext):
+    if getattr(ctx, "encode_tokens", None) is not None:
+        return ctx.encode_tokens
     from audit.pipeline.embedding import get_embedder
 
-    return get_embedder().encode
+    return get_embedder().encode_with_tokens
 
 
 @register
@@ -58,7 +58,19 @@ class EntailmentMethod(VerificationMethod):
                                 details={"reason": "no evidence"}) for _ in items]
         if not pairs:
             return results
-        X, prepared = featurize(pairs, _embed_fn(ctx), model.idf)
+        done = [0]
+
+        def tick(n_pairs: int) -> None:  # report claims, not (claim, passage) pairs
+            if ctx.progress is None:
+                return
+            done[0] += n_pairs
+            finished = sum(1 for i, _ in slots[: done[0]] if _ is None) - tick.reported
+            if finished:
+                tick.reported += finished
+                ctx.progress(finished)
+
+        tick.reported = 0
+        X, prepared = featurize(pairs, _encode_tokens_fn(ctx), model.idf, progress=tick)
         z = model.support_logit(X)
         pref = model.refute_prob(X)
         conf = confidence_from_logit(z, threshold)

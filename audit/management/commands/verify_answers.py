@@ -1,0 +1,22 @@
+"""Audit benchmark-format answers against their contexts (issue 3 §6); no database rows needed."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand
+
+from audit.pipeline.cli import run_verify_answers
+
+
+class Command(BaseCommand):
+    help = ('Read answers (shared/benchmarks answer format), audit each against its contexts and write '
+            '{"id", "faithfulness", "audit_score", "flagged", "claims": [...]} per line.')
+    requires_system_checks = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("--input", required=True, help="answers JSONL")
+        parser.add_argument("--output", required=True, help="results JSONL to write")
+
+    def handle(self, *args, **options):
+        code = run_verify_answers(options["input"], options["output"], err=self.stderr._out)
+        if code:
+            raise SystemExit(code)

@@ -1,0 +1,320 @@
+"""The logic of the pipeline's management commands (plain Python; the commands are thin wrappers).
+
+verify_claims / verify_answers / evaluate / bench — interfaces in issue 3 §6. Progress bars go to
+stderr; a bad input line gets one line naming its number and the reason, the other lines are
+still processed, and the command then exits non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from audit.pipeline.bench_data import BadLine, claim_evidence_texts, group_key, read_jsonl
+
+CLAIM_FIELDS = ("id", "claim", "evidence")
+ANSWER_FIELDS = ("id", "answer", "contexts")
+EXIT_BAD_INPUT = 1
+EXIT_NO_INPUT = 2
+
+
+class InputError(Exception):
+    """The input as a whole cannot be used (missing or unreadable file)."""
+
+
+def _bar(total: int, desc: str, stream=None):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="claim" if "claim" in desc else "answer",
+                file=stream or sys.stderr, dynamic_ncols=True, mininterval=0.5)
+
+
+def _read(path: str, required: tuple[str, ...], err) -> tuple[list[tuple[int, dict]], int]:
+    if not Path(path).is_file():
+        raise InputError(f"{path}: no such file")
+    try:
+        good, bad = read_jsonl(path, required)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read ({exc})") from exc
+    valid = []
+    for no, rec in good:
+        problem = _check_record(rec, required)
+        if problem:
+            bad.append(BadLine(no, problem))
+        else:
+            valid.append((no, rec))
+    for b in sorted(bad, key=lambda b: b.line_no):
+        print(f"{path}: line {b.line_no}: {b.reason}; skipped", file=err)
+    return valid, len(bad)
+
+
+def _check_record(rec: dict, required: tuple[str, ...]) -> str | None:
+    if "claim" in required and not isinstance(rec.get("claim"), str):
+        return "field 'claim' must be a string"
+    if "evidence" in required and not isinstance(rec.get("evidence"), list):
+        return "field 'evidence' must be a list"
+    if "answer" in required and not isinstance(rec.get("answer"), str):
+        return "field 'answer' must be a string"
+    if "contexts" in required and not isinstance(rec.get("contexts"), list):
+        return "field 'contexts' must be a list"
+    return None
+
+
+def _run_lines(command: str, input_path: str, output_path: str, fields: tuple[str, ...], err, write) -> int:
+    """Read the good lines, call ``write(rows, out_file, bar)``; report bad lines; the exit code."""
+    try:
+        rows, n_bad = _read(input_path, fields, err)
+    except InputError as exc:
+        print(f"{command}: {exc}", file=err)
+        return EXIT_NO_INPUT
+    bar = _bar(len(rows), command, err)
+    with open(output_path, "w", encoding="utf-8") as out:
+        write(rows, out, bar)
+    bar.update(len(rows) - bar.n)
+    bar.close()
+    if n_bad:
+        print(f"{command}: {n_bad} bad line(s) skipped; {len(rows)} processed", file=err)
+    return EXIT_BAD_INPUT if n_bad else 0
+
+
+def run_verify_claims(input_path: str, output_path: str, *, err=None, overrides=None) -> int:
+    from audit.pipeline.audit import verify_claims
+
+    def write(rows, out, bar):
+        verdicts = verify_claims([(rec["claim"], claim_evidence_texts(rec)) for _, rec in rows],
+                                 progress=bar.update, overrides=overrides)
+        for (_, rec), v in zip(rows, verdicts):
+            out.write(json.dumps({"id": rec["id"], "label": v.label, "confidence": round(v.confidence, 4)}) + "\n")
+
+    return _run_lines("verify_claims", input_path, output_path, CLAIM_FIELDS, err or sys.stderr, write)
+
+
+def answer_output(rec: dict, result) -> dict:
+    return {"id": rec["id"], "faithfulness": round(result.metrics["faithfulness"], 4),
+            "audit_score": round(result.audit_score, 4), "flagged": bool(result.flagged),
+            "claims": [{"text": v.claim.text, "label": v.label, "confidence": round(v.confidence, 4)}
+                       for v in result.claims]}
+
+
+def run_verify_answers(input_path: str, output_path: str, *, err=None, overrides=None) -> int:
+    from audit.pipeline.audit import audit_answer
+
+    def write(rows, out, bar):
+        for _, rec in rows:
+            result = audit_answer(rec.get("query") or "", rec["answer"], rec["contexts"],
+                                  domain=rec.get("domain") or "", overrides=overrides)
+            out.write(json.dumps(answer_output(rec, result)) + "\n")
+            bar.update(1)
+
+    return _run_lines("verify_answers", input_path, output_path, ANSWER_FIELDS, err or sys.stderr, write)
+
+
+# --- evaluate -----------------------------------------------------------------------------
+README_KEYWORD_2CLASS_BACC = {  # shared/benchmarks/README.md, "Reference baselines", DEV
+    "attrbench-hagrid": 77.4, "attrbench-stanford-gensearch": 71.0, "expertqa": 56.8, "scifact": 60.0,
+    "scifact-rationale": 51.2, "summedits-scitldr": 47.6, "wice": 66.8}
+
+
+def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_folds: int = 5) -> int:
+    """Grouped-CV evaluation of the whole offline pipeline on the DEV files.
+
+    The entailment model is refitted on 4/5 of the groups and every claim (and answer) is
+    verified by the fold model that never saw its group, through the same ``verify_claims`` /
+    ``audit_answer`` code the commands use; no figure comes from rows a model was fitted on.
+    """
+    from sklearn.model_selection import GroupKFold
+
+    from audit.pipeline import bench_eval as be
+    from audit.pipeline.audit import audit_answer, verify_claims
+    from audit.pipeline.entailment_fit import CachedEmbed, compute_idf, dev_features, fit, load_dev
+    from audit.pipeline.methods.entailment import EntailmentMethod
+
+    out, err = out or sys.stdout, err or sys.stderr
+    for path in (claims_path, answers_path):
+        if not Path(path).is_file():
+            print(f"evaluate: {path}: no such file", file=err)
+            return EXIT_NO_INPUT
+    records = load_dev(Path(claims_path))
+    idf = compute_idf(records)
+    cache = CachedEmbed()
+    X = dev_features(records, idf, cache)
+    groups = np.array([group_key(r) for r in records])
+    folds = list(GroupKFold(n_splits=n_folds).split(X, groups=groups))
+    models, fold_of_group = [], {}
+    labels: list[str | None] = [None] * len(records)
+    conf = np.zeros(len(records))
+    bar = _bar(len(records), "evaluate claims (CV)", err)
+    for k, (train, test) in enumerate(folds):
+        model = fit([records[i] for i in train], X[train], idf)
+        models.append(model)
+        for i in test:
+            fold_of_group[groups[i]] = k
+        verdicts = verify_claims([(records[i]["claim"], claim_evidence_texts(records[i])) for i in test],
+                                 overrides={"entailment": EntailmentMethod(model=model)},
+                                 encode_tokens=cache, progress=bar.update)
+        for i, v in zip(test, verdicts):
+            labels[i], conf[i] = v.label, v.confidence
+    bar.close()
+    cache.save()
+    rows = be.claim_table(records, labels)
+    print(be.format_rows(rows, f"Claims, DEV, grouped {n_folds}-fold CV (README group keys); "
+                               "kw = keyword overlap with its per-dataset DEV-tuned threshold"), file=out)
+    print("README keyword 2-class bAcc: " + ", ".join(f"{d} {v}" for d, v in README_KEYWORD_2CLASS_BACC.items()),
+          file=out)
+    sci = next((r for r in rows if r["dataset"] == "scifact"), None)
+    if sci:
+        print(f"scifact 3-class: acc {100 * sci['3']['acc']:.1f} F1 {100 * sci['3']['f1']:.1f} "
+              f"bAcc {100 * sci['3']['bacc']:.1f} (keyword bAcc {100 * sci['kw']['3']['bacc']:.1f})", file=out)
+
+    good, bad = read_jsonl(answers_path, ANSWER_FIELDS)
+    answers = [rec for _, rec in good]
+    bar = _bar(len(answers), "evaluate answers (CV)", err)
+    y, faith, score = [], [], []
+    by_domain = defaultdict(lambda: ([], []))
+    for rec in answers:
+        k = fold_of_group.get(group_key({**rec, "meta": {"question": rec.get("query")}}), 0)
+        result = audit_answer(rec.get("query") or "", rec["answer"], rec["contexts"],
+                              overrides={"entailment": EntailmentMethod(model=models[k])}, encode_tokens=cache)
+        y.append(int(bool(rec.get("answer_hallucinated"))))
+        faith.append(1.0 - result.metrics["faithfulness"])
+        score.append(1.0 - result.audit_score)
+        bar.update(1)
+    bar.close()
+    cache.save()
+    print(f"Answers, DEV (n={len(answers)}, {sum(y)} hallucinated): AUROC of (1 - faithfulness) "
+          f"{be.auroc(y, faith):.3f}; AUROC of (1 - audit_score) {be.auroc(y, score):.3f}", file=out)
+    return 0
+
+
+# --- bench --------------------------------------------------------------------------------
+BENCH_POOL_SENTENCES = 4000  # distinct real sentences embedded once; chunks are drawn from them
+
+
+def _sentence_pool(err) -> list[str]:
+    """Real evidence sentences from the DEV benchmark (deterministic order), else a built-in set."""
+    from audit.pipeline.entailment_fit import DEFAULT_CLAIMS
+    from audit.pipeline.extraction import split_sentences
+
+    pool: dict[str, None] = {}
+    if DEFAULT_CLAIMS.is_file():
+        good, _ = read_jsonl(DEFAULT_CLAIMS, ("evidence",))
+        for _, rec in good:
+            for text in claim_evidence_texts(rec):
+                for s in split_sentences(text):
+                    if 40 <= len(s) <= 300:
+                        pool.setdefault(s.strip(), None)
+            if len(pool) >= BENCH_POOL_SENTENCES:
+                break
+    if not pool:
+        print("bench: benchmark file not found; using generated sentences", file=err)
+        subjects = ["The hippocampus", "Long-term potentiation", "The policy", "The committee", "Dopamine",
+                    "The audit", "The fee", "The protocol", "Sleep deprivation", "The trial"]
+        verbs = ["increases", "reduces", "requires", "follows", "precedes", "supports", "limits", "predicts"]
+        objects = ["memory consolidation", "NMDA receptor activation", "written approval", "a 30-day notice",
+                   "reward learning", "quarterly reviews", "patient outcomes", "synaptic strength"]
+        for i, s in enumerate(subjects):
+            for j, v in enumerate(verbs):
+                for k, o in enumerate(objects):
+                    pool.setdefault(f"{s} {v} {o} in {1990 + (i * 7 + j * 3 + k) % 35} by {5 + k * 7}%.", None)
+    return list(pool)[:BENCH_POOL_SENTENCES]
+
+
+def build_bench_kb(n_chunks: int, cache_dir: Path, err) -> tuple[list[str], list[str], np.ndarray]:
+    """N synthetic chunks of 3-6 real sentences; a chunk's vector pools its sentences' vectors.
+
+    Cached under ``var/`` (ids, texts, vectors) so a rerun starts at once.
+    """
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    path = cache_dir / f"bench_kb_{n_chunks}.npz"
+    if path.exists():
+        data = np.load(path, allow_pickle=False)
+        return list(data["ids"]), list(data["texts"]), data["vectors"]
+    from audit.pipeline.embedding import get_embedder
+
+    pool = _sentence_pool(err)
+    print(f"bench: embedding a pool of {len(pool)} sentences", file=err)
+    vecs = get_embedder().encode(pool, show_progress=True)
+    rng = np.random.default_rng(20261122)
+    ids, texts = [], []
+    out = np.zeros((n_chunks, vecs.shape[1]), dtype=np.float32)
+    for i in range(n_chunks):
+        picks = rng.choice(len(pool), size=int(rng.integers(3, 7)), replace=False)
+        ids.append(f"kb_chunk_{i}")
+        texts.append(" ".join(pool[j] for j in picks))
+        v = vecs[picks].mean(axis=0)
+        out[i] = v / (np.linalg.norm(v) or 1.0)
+    np.savez(path, ids=np.array(ids), texts=np.array(texts), vectors=out)
+    return ids, texts, out
+
+
+def bench_answers(texts: list[str], n_answers: int, claims_per_answer: int, seed: int = 7) -> list[tuple[str, str]]:
+    """(query, answer) pairs whose sentences come from KB chunks, some altered (numbers, negation)."""
+    from audit.pipeline.extraction import split_sentences
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_answers):
+        sentences = []
+        while len(sentences) < claims_per_answer:
+            chunk = texts[int(rng.integers(len(texts)))]
+            sents = split_sentences(chunk)
+            s = sents[int(rng.integers(len(sents)))]
+            roll = rng.random()
+            if roll < 0.2:
+                s = s.replace(" is ", " is not ", 1)
+            elif roll < 0.35:
+                s = "".join(str((int(ch) + 1) % 10) if ch.isdigit() else ch for ch in s)
+            sentences.append(s)
+        out.append((sentences[0][:120], " ".join(sentences)))
+    return out
+
+
+def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: int = 10, *,
+              out=None, err=None, cache_dir: Path | None = None) -> dict:
+    import resource
+    import time
+
+    from audit.pipeline.audit import audit_answer
+    from audit.pipeline.index import HybridIndex
+    from audit.pipeline.retrieval import KnowledgeBase
+    from audit.pipeline.types import Passage
+
+    out, err = out or sys.stdout, err or sys.stderr
+    cache_dir = cache_dir or Path(__file__).resolve().parents[2] / "var"
+    t0 = time.perf_counter()
+    ids, texts, vectors = build_bench_kb(n_chunks, cache_dir, err)
+    index = HybridIndex()
+    index.add(ids, texts, vectors)
+    index.warm()
+    print(f"bench: knowledge base of {len(index)} chunks ready in {time.perf_counter() - t0:.1f}s", file=err)
+
+    def lookup(wanted: list[str]) -> dict[str, Passage]:
+        return {i: Passage(id=i, text=index.text(i) or "", source_type="kb") for i in wanted if i in index}
+
+    kb = KnowledgeBase(index=index, lookup=lookup)
+    answers = bench_answers(texts, n_answers + 3, claims_per_answer)
+    for query, answer in answers[:3]:  # warm-up: model load, first searches
+        audit_answer(query, answer, [], kb=kb)
+    latencies, n_claims = [], 0
+    bar = _bar(n_answers, "bench answers", err)
+    for query, answer in answers[3:]:
+        start = time.perf_counter()
+        result = audit_answer(query, answer, [], kb=kb)
+        latencies.append(1000 * (time.perf_counter() - start))
+        n_claims += len(result.claims)
+        bar.update(1)
+    bar.close()
+    lat = np.array(latencies)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    summary = {"p50_ms": round(float(np.percentile(lat, 50)), 1), "p95_ms": round(float(np.percentile(lat, 95)), 1),
+               "claims_per_s": round(n_claims / (lat.sum() / 1000), 1), "peak_mb": round(peak_mb, 1),
+               "chunks": len(index)}
+    print(f"answers {n_answers}, claims {n_claims} ({n_claims / max(1, n_answers):.1f} per answer)", file=out)
+    print(f"latency per answer: p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms; "
+          f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB", file=out)
+    print(json.dumps(summary), file=out)
+    return summary

@@ -1,0 +1,186 @@
+"""Audit one answer and store everything it produced (issue 3 §5).
+
+``audit_answer`` runs the verification pipeline (``audit.pipeline.audit_answer``) outside the
+database transaction, then stores the answer, its claims, their evidence links, the
+verification run and the audit events in one transaction. The pipeline itself is plain Python;
+this module only loads what it needs (thresholds, the workspace's knowledge base, the LLM
+client) and writes the rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from audit import constants
+from audit.models import Answer, Chunk, Claim, Evidence, VerificationRun, Workspace
+from audit.pipeline import audit_answer as pipeline_audit_answer
+from audit.pipeline.redaction import stored_snippet
+from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB
+from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
+from audit.selectors import kb_index
+from audit.selectors_api import thresholds_for
+from audit.services.events import event_record
+from audit.services.llm import llm_setup_for, run_record_llm_usage
+
+SNIPPET_CHARS = 1200
+
+
+def workspace_kb(workspace: Workspace):
+    """(pipeline KnowledgeBase or None, the workspace's kb_search.KnowledgeBase or None)."""
+    kb = kb_index(workspace)
+    if kb is None or not len(kb):
+        return None, kb
+
+    def lookup(ids: list[str]) -> dict[str, Passage]:
+        return {i: p for i in ids if (p := kb.passage(i)) is not None}
+
+    return RetrievalKB(index=kb.index, lookup=lookup), kb
+
+
+def _unit(x) -> float:
+    return min(1.0, max(0.0, float(x or 0.0)))
+
+
+def _sha256(text: str) -> str:
+    return "sha256:" + hashlib.sha256((text or "").encode("utf-8")).hexdigest()
+
+
+def _evidence_row(claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict, now) -> Evidence:
+    p = hit.passage
+    meta = kb_meta.get(p.id)
+    sensitive = bool(meta and meta.sensitive)
+    chunk_id = meta.chunk_pk if meta is not None else None
+    source_type = p.source_type if p.source_type in Evidence.SourceType.values else Evidence.SourceType.CONTEXT
+    return Evidence(
+        claim=claim, rank=rank, source_type=source_type, source_id=str(p.id)[:200], chunk_id=chunk_id,
+        title=(p.title or "")[:500], uri=(p.uri or "")[:2000],
+        snippet=stored_snippet(p.text[:SNIPPET_CHARS], sensitive=sensitive), hash=_sha256(p.text),
+        relevance=_unit(hit.relevance), entailment=_unit(hit.entailment), published_at=p.published,
+        provenance={"method": "cited" if hit.cited else "hybrid_search", "cited": hit.cited,
+                    "similarity": round(float(hit.similarity), 4),
+                    "best_sentence": stored_snippet(hit.best_sentence[:300], sensitive=sensitive)},
+        retrieved_at=now,
+    )
+
+
+def _method_results(v: ClaimVerdict) -> dict:
+    out = {}
+    for m in v.methods:
+        details = {k: val for k, val in (m.details or {}).items() if k != "features"}
+        out[m.method] = {"ran": m.ran, "score": m.score, "verdict": m.verdict, "flags": m.flags, "details": details}
+    return out
+
+
+def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at, verified_at) -> Claim:
+    c = v.claim
+    return Claim(
+        answer=answer, claim_id=c.claim_id, text=c.text, span_start=c.span[0], span_end=max(c.span), claim_type=c.type,
+        importance=c.importance, anchors=list(c.citations), label=v.label, machine_label=v.label, verdict=v.verdict,
+        confidence=_unit(v.confidence), metrics={**v.metrics, "p_refuted": round(float(v.p_refuted), 4)},
+        methods=v.method_names, method_results=_method_results(v), risk_flags=list(v.risk_flags),
+        drafted_at=drafted_at, verified_at=verified_at,
+    )
+
+
+def answer_store(*, workspace: Workspace, result: AuditResult, query: str, answer_text: str, contexts, mode: str,
+                 user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
+                 kb_meta: dict | None = None, started_at=None, llm_setup=None, kind: str = VerificationRun.Kind.INTERACTIVE
+                 ) -> tuple[Answer, VerificationRun]:
+    """Write the rows of one audit (call inside a transaction)."""
+    now = timezone.now()
+    started_at = started_at or now - timedelta(milliseconds=result.duration_ms)
+    answer = Answer(workspace=workspace, conversation_id=conversation_id or "", user=user, query=query or "",
+                    text=answer_text or "", original_text=answer_text or "", mode=mode, domain=domain or "",
+                    reference=reference or "", contexts=_json_contexts(contexts))
+    answer.full_clean()
+    answer.save()
+    claims = [_claim_row(answer, v, started_at, now) for v in result.claims]
+    for claim in claims:
+        claim.full_clean(exclude=["answer"])
+    Claim.objects.bulk_create(claims)
+    saved = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
+    valid_chunks = set(Chunk.objects.filter(pk__in=[m.chunk_pk for m in (kb_meta or {}).values()])
+                       .values_list("pk", flat=True)) if kb_meta else set()
+    meta = {k: m for k, m in (kb_meta or {}).items() if m.chunk_pk in valid_chunks}
+    evidence = [_evidence_row(saved[v.claim.claim_id], rank, hit, meta, now)
+                for v in result.claims for rank, hit in enumerate(v.evidence)]
+    Evidence.objects.bulk_create(evidence)
+    m = result.metrics
+    run = VerificationRun(
+        answer=answer, kind=kind, status=VerificationRun.Status.DONE, mode=mode, started_at=started_at,
+        finished_at=now, duration_ms=max(0.0, float(result.duration_ms)), claim_count=len(result.claims),
+        coverage=_unit(m.get("evidence_coverage")), unsupported_rate=_unit(m.get("unsupported_rate")),
+        audit_score=_unit(result.audit_score), faithfulness=_unit(m.get("faithfulness")),
+        answer_relevance=_unit(m.get("answer_relevance")), context_precision=_unit(m.get("context_precision")),
+        context_recall=None if m.get("context_recall") is None else _unit(m["context_recall"]),
+        methods=sorted({name for v in result.claims for name in v.method_names}),
+        warnings=list(result.warnings) + [{"code": "method_not_run", "method": k, "message": why}
+                                          for k, why in sorted(result.methods_not_run.items())],
+        risk_flags=list(result.risk_flags), quality_gates=dict(result.quality_gates),
+    )
+    run.full_clean(exclude=["answer"])
+    run.save()
+    if llm_setup is not None:
+        run_record_llm_usage(run=run, setup=llm_setup)
+    labels = m.get("label_counts") or {}
+    event_record(action="answer.audited", obj=answer, actor=user, workspace=workspace, details={
+        "run": run.pk, "mode": mode, "claims": len(result.claims), "labels": labels,
+        "audit_score": round(result.audit_score, 4), "flagged": result.flagged,
+        "risk_flags": sorted({f["type"] for f in result.risk_flags}), "duration_ms": result.duration_ms})
+    for v in result.claims:
+        if v.label != "SUPPORTED" or v.risk_flags:
+            event_record(action="claim.flagged", obj=saved[v.claim.claim_id], actor=user, workspace=workspace,
+                         details={"label": v.label, "verdict": v.verdict, "confidence": round(v.confidence, 4),
+                                  "risk_flags": v.risk_flags})
+    return answer, run
+
+
+def _json_contexts(contexts) -> list:
+    out = []
+    for c in contexts or []:
+        if isinstance(c, Passage):
+            out.append({"id": c.id, "title": c.title, "uri": c.uri, "text": c.text,
+                        "published_at": c.published.isoformat() if c.published else None})
+        elif isinstance(c, dict):
+            out.append({k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in c.items()})
+        else:
+            out.append(str(c))
+    return out
+
+
+def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
+                 user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
+                 revise: bool = False) -> Answer:
+    """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
+
+    Returns the stored ``Answer``; its claims, evidence, run and events are written in one
+    transaction, so a failure stores nothing. With ``revise=True`` the revision loop (issue 6)
+    runs on the result first and the claims stored are those of the answer as returned.
+    """
+    started_at = timezone.now()
+    thresholds = thresholds_for(workspace)
+    kb, raw_kb = workspace_kb(workspace)
+    setup = llm_setup_for(workspace=workspace)
+    result = pipeline_audit_answer(query, answer_text, contexts, kb=kb, reference=reference, domain=domain,
+                                   thresholds=thresholds, llm=setup.client)
+    outcome = None
+    if revise:
+        from audit.services.revision import revision_run
+
+        outcome = revision_run(query=query, answer_text=answer_text, contexts=contexts, initial=result, kb=kb,
+                               domain=domain, thresholds=thresholds, llm=setup.client)
+        result = outcome.final
+    with transaction.atomic():
+        answer, run = answer_store(workspace=workspace, result=result, query=query, answer_text=answer_text,
+                                   contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,
+                                   domain=domain, reference=reference,
+                                   kb_meta=getattr(raw_kb, "meta", None), started_at=started_at, llm_setup=setup)
+        if outcome is not None:
+            from audit.services.revision import revision_record
+
+            answer = revision_record(answer=answer, run=run, outcome=outcome, actor=user)
+    return answer

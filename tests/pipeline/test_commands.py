@@ -1,0 +1,51 @@
+"""verify_claims / verify_answers: output format, bad lines, missing files (issue 3 §6)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+CLAIM = {"id": "x1", "dataset": "t", "claim": "The annual fee is $150.",
+         "evidence": [{"id": "e1", "title": "", "text": "The annual membership fee is $150."}], "label": "SUPPORTED"}
+
+
+def _write(path, lines):
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_verify_claims_writes_one_line_per_good_line_and_names_the_bad_ones(tmp_path, embedder, capsys):
+    src = _write(tmp_path / "in.jsonl", [json.dumps(CLAIM), "{not json", json.dumps({"id": "x3"}),
+                                         json.dumps({**CLAIM, "id": "x4", "claim": "The fee is $90."})])
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(SystemExit) as exit_info:
+        call_command("verify_claims", "--input", str(src), "--output", str(out))
+    assert exit_info.value.code == 1
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["x1", "x4"]
+    assert rows[0]["label"] == "SUPPORTED" and rows[1]["label"] == "REFUTED"
+    assert all(set(r) == {"id", "label", "confidence"} and 0 <= r["confidence"] <= 1 for r in rows)
+    err = capsys.readouterr().err
+    assert "line 2: not valid JSON" in err and "line 3: missing field(s): claim, evidence" in err
+
+
+def test_verify_claims_says_so_in_one_line_when_the_input_file_is_missing(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        call_command("verify_claims", "--input", str(tmp_path / "nope.jsonl"), "--output", str(tmp_path / "o"))
+    assert exit_info.value.code == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert err == [f"verify_claims: {tmp_path / 'nope.jsonl'}: no such file"]
+
+
+def test_verify_answers_writes_the_answer_format(tmp_path, embedder):
+    answer = {"id": "a1", "query": "What is the fee?", "answer": "The annual fee is $150 [1].",
+              "contexts": ["[1] https://example.org\n\nThe annual membership fee is $150."]}
+    src = _write(tmp_path / "a.jsonl", [json.dumps(answer), json.dumps({"id": "a2", "answer": 3, "contexts": []})])
+    out = tmp_path / "p.jsonl"
+    with pytest.raises(SystemExit):
+        call_command("verify_answers", "--input", str(src), "--output", str(out))
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert set(row) == {"id", "faithfulness", "audit_score", "flagged", "claims"}
+    assert row["claims"][0]["label"] == "SUPPORTED" and row["faithfulness"] == 1.0
