@@ -84,11 +84,13 @@ class StrictJSONParser(BaseParser):
             text = text[1:]
         try:
             data = json.loads(text, parse_constant=_reject_constant)
+            found = find_bad_text(data)
         except ValueError as exc:
             where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
             reason = getattr(exc, "msg", str(exc))
             raise _invalid("body", f"is not valid JSON: {reason}{where}.") from None
-        found = find_bad_text(data)
+        except RecursionError:
+            raise _invalid("body", "is nested too deeply.") from None
         if found:
             raise _invalid(*found)
         return data

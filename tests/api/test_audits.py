@@ -160,6 +160,10 @@ BAD_BODIES = [
     pytest.param(b'{"query": "q", "answer": "a", "contexts": [{"id": "1", "text": "caf\xe9"}]}', "contexts[0].text",
                  id="latin1-bytes"),
     pytest.param(b'{"query": "q", "answer": "a"}\xff', "body", id="bad-byte-outside-strings"),
+    pytest.param(b'{"query": "q", "answer": "a", "contexts": ' + b"[" * 50000 + b"]" * 50000 + b"}", "body",
+                 id="nested-too-deeply"),
+    pytest.param(b'{"query": "q", "answer": "a", "contexts": [{"id": ' + b"9" * 5000 + b', "text": "t"}]}', "body",
+                 id="integer-too-long"),
 ]
 
 
