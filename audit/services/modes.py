@@ -194,6 +194,8 @@ def _check_threshold(name: str, value, default) -> None:
         if not isinstance(value, dict):
             raise InvalidInput(where, "must be an object.")
         for key, item in value.items():
+            if name == "audit_score_weights" and key not in default:
+                raise InvalidInput(f"{where}.{key}", f"is not a weight; use {', '.join(default)}.")
             if isinstance(item, bool) or not isinstance(item, (int, float)) or item < 0:
                 raise InvalidInput(f"{where}.{key}", "must be a non-negative number.")
         return

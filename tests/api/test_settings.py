@@ -76,6 +76,7 @@ def test_it_sets_and_resets_threshold_overrides(admin, workspace):
     ({"audit_score_threshold": True}, "threshold_overrides.audit_score_threshold"),
     ({"max_revisions": 1.5}, "threshold_overrides.max_revisions"),
     ({"freshness_months": {"finance": -1}}, "threshold_overrides.freshness_months.finance"),
+    ({"audit_score_weights": {"vibes": 0.2}}, "threshold_overrides.audit_score_weights.vibes"),
 ])
 def test_it_refuses_bad_thresholds_naming_the_key(admin, workspace, overrides, field):
     response = admin.put("/api/v1/settings/thresholds", {"threshold_overrides": overrides}, format="json")
