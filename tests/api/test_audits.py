@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import override_settings
 
 from audit.models import Answer, AuditEvent, Claim, IdempotencyKey
 
@@ -53,8 +52,8 @@ def test_it_marks_a_citation_that_names_no_context_as_dangling(client_for, submi
     assert response.json()["citations"] == [{"anchor": "7", "id": None, "title": "", "uri": ""}]
 
 
-@override_settings(THEORIA={**__import__("django.conf").conf.settings.THEORIA, "LLM_BASE_URL": ""})
-def test_it_requires_an_answer_when_no_llm_is_configured_to_draft_one(client_for, submitter):
+def test_it_requires_an_answer_when_no_llm_is_configured_to_draft_one(client_for, submitter, settings):
+    settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": ""}
     body = {k: v for k, v in BODY.items() if k != "answer"}
     before = snapshot()
 
