@@ -8,6 +8,8 @@ defaults. Sources: seed 004 §13 (appendix), seed 000 §§5–9, seed 003, spec 
 
 from __future__ import annotations
 
+import os
+
 # --- Operating modes (spec §3) -------------------------------------------------------------
 MODE_NORMAL = "normal"
 MODE_AUDIT_LOCAL = "audit-local"
@@ -59,6 +61,12 @@ LINGUISTIC_BASE = 0.50  # seed 003 stage 3: base score
 LINGUISTIC_STEP = 0.15  # seed 003 stage 3: per high/low confidence indicator
 ATOMIC_MIN_WORDS = 8  # seed 003 stage 7a: skip decomposition below this many words
 RETRIEVAL_TOP_K = 5  # passages kept per claim
+# "full": the entailment judge embeds the evidence sentences (most accurate); "fast": it reads the
+# words only (no model time beyond the claims' own embeddings; see docs/ARCHITECTURE.md for both)
+VERIFICATION_DEPTH = "full"
+VERIFICATION_DEPTHS = ("full", "fast")
+# the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
+EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
 CITED_PASSAGE_BONUS = 1.0  # a valid citation anchor puts its passage first
 INDEX_DENSE_WEIGHT = 0.7  # hybrid index: fused = w * cosine + (1 - w) * BM25 / max BM25
@@ -179,6 +187,7 @@ class Thresholds:
     numeric_rel_tolerance: float = NUMERIC_REL_TOLERANCE
     numeric_approx_tolerance: float = NUMERIC_APPROX_TOLERANCE
     retrieval_top_k: int = RETRIEVAL_TOP_K
+    verification_depth: str = VERIFICATION_DEPTH
     freshness_months: dict = field(default_factory=lambda: dict(DEFAULT_FRESHNESS_MONTHS))
     fallback_freshness_months: int = FALLBACK_FRESHNESS_MONTHS
     audit_score_weights: dict = field(default_factory=lambda: dict(AUDIT_SCORE_WEIGHTS))
@@ -193,6 +202,8 @@ class Thresholds:
         if unknown:
             raise ValueError(f"unknown threshold(s): {', '.join(sorted(unknown))}")
         values = dict(overrides)
+        if values.get("verification_depth", VERIFICATION_DEPTH) not in VERIFICATION_DEPTHS:
+            raise ValueError(f"verification_depth must be one of {', '.join(VERIFICATION_DEPTHS)}")
         for key in ("freshness_months", "audit_score_weights"):
             if key in values:
                 values[key] = {**getattr(self, key), **values[key]}

@@ -8,6 +8,7 @@ still processed, and the command then exits non-zero.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -274,7 +275,7 @@ def bench_answers(texts: list[str], n_answers: int, claims_per_answer: int, seed
 
 
 def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: int = 10, *,
-              out=None, err=None, cache_dir: Path | None = None) -> dict:
+              depth: str | None = None, out=None, err=None, cache_dir: Path | None = None) -> dict:
     import resource
     import time
 
@@ -296,14 +297,19 @@ def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: i
         return {i: Passage(id=i, text=index.text(i) or "", source_type="kb") for i in wanted if i in index}
 
     kb = KnowledgeBase(index=index, lookup=lookup)
+    from audit.constants import Thresholds
+    from audit.pipeline.embedding import get_embedder
+
+    thresholds = Thresholds().updated({"verification_depth": depth} if depth else None)
+    get_embedder().clear_cache()  # the pool was embedded here; audits must not find it cached
     answers = bench_answers(texts, n_answers + 3, claims_per_answer)
     for query, answer in answers[:3]:  # warm-up: model load, first searches
-        audit_answer(query, answer, [], kb=kb)
+        audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
     latencies, n_claims = [], 0
     bar = _bar(n_answers, "bench answers", err)
     for query, answer in answers[3:]:
         start = time.perf_counter()
-        result = audit_answer(query, answer, [], kb=kb)
+        result = audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
         latencies.append(1000 * (time.perf_counter() - start))
         n_claims += len(result.claims)
         bar.update(1)
@@ -313,7 +319,9 @@ def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: i
     summary = {"p50_ms": round(float(np.percentile(lat, 50)), 1), "p95_ms": round(float(np.percentile(lat, 95)), 1),
                "claims_per_s": round(n_claims / (lat.sum() / 1000), 1), "peak_mb": round(peak_mb, 1),
                "chunks": len(index)}
-    print(f"answers {n_answers}, claims {n_claims} ({n_claims / max(1, n_answers):.1f} per answer)", file=out)
+    print(f"verification depth {thresholds.verification_depth}; answers {n_answers}, claims {n_claims} "
+          f"({n_claims / max(1, n_answers):.1f} per answer); load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores", file=out)
     print(f"latency per answer: p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms; "
           f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB", file=out)
     print(json.dumps(summary), file=out)

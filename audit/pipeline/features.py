@@ -25,7 +25,8 @@ from audit.pipeline.extraction import split_sentences
 from audit.pipeline.numbers import extract_quantities, values_match
 from audit.pipeline.text import STOPWORDS, content_stems, normalize, stem, words
 
-MAX_SELECTED_SENTENCES = 8  # embedded per claim, plus their right neighbours
+MAX_SELECTED_SENTENCES = 8  # best-overlapping evidence sentences embedded per claim
+MAX_WINDOW_STARTS = 8  # of those, how many are paired with their right neighbour (also embedded)
 MAX_SENTENCE_CHARS = 600
 
 NEGATIONS = frozenset("not no never none neither nor without cannot can't won't don't doesn't didn't "
@@ -69,6 +70,14 @@ FEATURE_NAMES = [
     "tok_recall_win", "tok_min_win", "tok_unaligned_win", "tok_recall_all", "tok_unaligned_all",
     "tok_recall_best_sent", "tok_precision_best_sent",
 ]
+# Features computed from the words alone (no evidence-side embedding): the "fast" verification
+# depth uses only these, so a claim costs no model time beyond its own embedding for retrieval.
+FAST_FEATURES = [
+    "cov_all", "cov_all_idf", "bigram_cov_all", "longest_run", "unmatched_words", "n_claim_words_log",
+    "ent_cov", "n_entities", "num_cov", "n_numbers", "year_mismatch", "neg_claim", "hedge_claim",
+    "ev_chars_log", "n_passages", "n_sentences_log", "rare_unmatched", "cov_best_3window",
+    "claim_contrast_words", "antonym_any",
+]
 TOKEN_ALIGNED = 0.55  # contextual word-piece cosine at or above which a claim piece counts as aligned
 NEG_PREFIXES = ("un", "in", "im", "ir", "il", "non", "dis", "anti")
 CONTRAST_WORDS = frozenset("only solely exclusively all every always never none entirely completely "
@@ -103,7 +112,12 @@ def _split_passage(text: str) -> list[str]:
     return out
 
 
-def prepare(claim: str, passages: list[str]) -> PreparedPair:
+def prepare(claim: str, passages: list[str], allowed: set[str] | None = None) -> PreparedPair:
+    """Split the evidence and choose the sentences to embed.
+
+    ``allowed``: choose only among these sentence texts when any qualifies (a claim judged against
+    one of its passages reuses what its joint judgement embedded, so it costs no model time).
+    """
     claim_stems = content_stems(claim)
     cset = set(claim_stems)
     sentences: list[str] = []
@@ -118,12 +132,14 @@ def prepare(claim: str, passages: list[str]) -> PreparedPair:
         overlap = len(cset & set(st)) / (len(cset) or 1)
         scores.append((overlap, -i))
     order = sorted(range(len(sentences)), key=lambda i: scores[i], reverse=True)
+    if allowed is not None:
+        order = [i for i in order if sentences[i] in allowed] or order[:1]
     top = sorted(order[:MAX_SELECTED_SENTENCES])
     ends = set(boundaries)
     selected = set(top)
     windows = []
-    for i in top:
-        if i + 1 < len(sentences) and (i + 1) not in ends:
+    for i in sorted(order[:MAX_WINDOW_STARTS]):
+        if i + 1 < len(sentences) and (i + 1) not in ends and (allowed is None or sentences[i + 1] in allowed):
             selected.add(i + 1)
             windows.append((i, i + 1))
     return PreparedPair(claim, claim_stems, sentences, sent_stems, sorted(selected), windows,
@@ -177,8 +193,9 @@ def _token_features(f: dict, pair: PreparedPair, tok: dict[str, np.ndarray], bes
     ct = tok.get(pair.claim)
     if ct is None or not len(ct):
         return
-    ct = ct.astype(np.float32)
-    mats = {i: tok[pair.sentences[i]].astype(np.float32) for i in pair.selected if len(tok.get(pair.sentences[i], ()))}
+    ct = np.asarray(ct, dtype=np.float32)
+    mats = {i: np.asarray(tok[pair.sentences[i]], dtype=np.float32) for i in pair.selected
+            if len(tok.get(pair.sentences[i], ()))}
     if not mats:
         return
     per_sent = {i: ct @ m.T for i, m in mats.items()}  # (claim pieces, sentence pieces)
@@ -225,10 +242,16 @@ def compute_features(pair: PreparedPair, vec: dict[str, np.ndarray], idf: dict[s
     f["longest_run"] = _longest_run(cst, all_bigrams) / (len(cst) or 1)
     f["unmatched_words"] = float(sum(1 for w in cset if w not in all_stems))
 
-    cv = vec[pair.claim]
     sel = pair.selected
-    sv = np.stack([vec[pair.sentences[i]] for i in sel])
-    sims = sv @ cv
+    lexical_only = vec is None
+    if lexical_only:  # "fast" depth: rank sentences by word overlap instead of cosine
+        sv = np.zeros((len(sel), 1), dtype=np.float32)
+        cv = np.zeros(1, dtype=np.float32)
+        sims = np.array([_coverage(cst, set(pair.sent_stems[i])) for i in sel], dtype=np.float32)
+    else:
+        cv = vec[pair.claim]
+        sv = np.stack([vec[pair.sentences[i]] for i in sel])
+        sims = sv @ cv
     pos = {i: k for k, i in enumerate(sel)}
     best_k = int(np.argmax(sims))
     best_i = sel[best_k]
@@ -312,22 +335,25 @@ def compute_features(pair: PreparedPair, vec: dict[str, np.ndarray], idf: dict[s
 FEATURIZE_BATCH = 256  # claims per embedding batch (bounds the memory of token matrices)
 
 
-def featurize(items: list[tuple[str, list[str]]], encode_tokens, idf: dict[str, float] | None = None,
+def featurize(items: list[tuple], encode_tokens, idf: dict[str, float] | None = None,
               progress=None) -> tuple[np.ndarray, list[PreparedPair]]:
-    """Features for many (claim, passage texts) pairs.
+    """Features for many (claim, passage texts[, allowed sentence texts]) items.
 
     ``encode_tokens(texts) -> (vectors (n, d), [piece matrices])`` — normally
-    ``get_embedder().encode_with_tokens``. Works in batches so token matrices stay small;
+    ``get_embedder().encode_with_tokens``; None computes the word-only ``FAST_FEATURES``. Works in batches so token matrices stay small;
     ``progress(n)`` is called after each batch with the number of pairs done in it.
     """
-    pairs = [prepare(c, ps) for c, ps in items]
+    pairs = [prepare(*item) for item in items]
     rows = []
     for start in range(0, len(pairs), FEATURIZE_BATCH):
         batch = pairs[start: start + FEATURIZE_BATCH]
-        texts = texts_to_embed(batch)
-        vecs, toks = encode_tokens(texts) if texts else (np.zeros((0, 384), np.float32), [])
-        table = dict(zip(texts, vecs))
-        tok_table = dict(zip(texts, toks))
+        if encode_tokens is None:  # "fast" depth: words only
+            table = tok_table = None
+        else:
+            texts = texts_to_embed(batch)
+            vecs, toks = encode_tokens(texts) if texts else (np.zeros((0, 384), np.float32), [])
+            table = dict(zip(texts, vecs))
+            tok_table = dict(zip(texts, toks))
         rows += [compute_features(p, table, idf, tok_table) for p in batch]
         if progress:
             progress(len(batch))

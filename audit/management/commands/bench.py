@@ -17,7 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("--chunks", type=int, default=100_000)
         parser.add_argument("--answers", type=int, default=30)
         parser.add_argument("--claims", type=int, default=10, help="claims per answer")
+        parser.add_argument("--depth", choices=("full", "fast"), default=None,
+                            help="verification depth (default: the thresholds' default, full)")
 
     def handle(self, *args, **options):
-        run_bench(options["chunks"], options["answers"], options["claims"], out=self.stdout._out,
+        run_bench(options["chunks"], options["answers"], options["claims"], depth=options["depth"],
+                  out=self.stdout._out,
                   err=self.stderr._out)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from audit.pipeline.entailment_model import confidence_from_logit, default_model
-from audit.pipeline.features import FEATURE_NAMES, featurize
+from audit.pipeline.features import FEATURE_NAMES, featurize, prepare
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
@@ -48,11 +48,14 @@ class EntailmentMethod(VerificationMethod):
         for i, (claim, hits) in enumerate(items):
             if not hits:
                 continue
-            pairs.append((claim.text, [h.passage.text for h in hits]))
+            texts = [h.passage.text for h in hits]
+            pairs.append((claim.text, texts))
             slots.append((i, None))
             if len(hits) > 1:
+                joint = prepare(claim.text, texts)
+                allowed = {joint.sentences[k] for k in joint.selected}
                 for j, hit in enumerate(hits[:PER_HIT_LIMIT]):
-                    pairs.append((claim.text, [hit.passage.text]))
+                    pairs.append((claim.text, [hit.passage.text], allowed))
                     slots.append((i, j))
         results = [MethodResult(self.name, ran=True, score=0.0, verdict="not_found",
                                 details={"reason": "no evidence"}) for _ in items]
@@ -70,8 +73,10 @@ class EntailmentMethod(VerificationMethod):
                 ctx.progress(finished)
 
         tick.reported = 0
-        X, prepared = featurize(pairs, _encode_tokens_fn(ctx), model.idf, progress=tick)
-        z = model.support_logit(X)
+        depth = ctx.thresholds.verification_depth
+        X, prepared = featurize(pairs, None if depth == "fast" else _encode_tokens_fn(ctx), model.idf,
+                                progress=tick)
+        z = model.support_logit(X, depth)
         pref = model.refute_prob(X)
         conf = confidence_from_logit(z, threshold)
         for k, (i, j) in enumerate(slots):
