@@ -41,7 +41,7 @@ class Submission:
     answer: Answer
     decision: dict  # ModeDecision.as_dict()
     replayed: bool = False
-    web: dict = field(default_factory=dict)  # {"requested", "reasons": {claim_id: [...]}, "status"}
+    web: dict = field(default_factory=dict)  # {"requested", "reasons": {claim_id: [...]}, "status", ...}
 
 
 def request_fingerprint(payload: Any) -> str:
@@ -129,16 +129,25 @@ def _web_step():
         from audit.services import web
     except ImportError:
         return None
-    return getattr(web, "answer_verify_web", None)
+    return getattr(web, "web_verify_answer", None)
 
 
 def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when spec §4.3 says
-    so and the workspace allows external calls, then intake of what needs people (spec §11.1)."""
+    so and the workspace allows external calls, then intake of what needs people (spec §11.1).
+
+    The returned ``web`` block says what the web step did: ``status`` is ``done`` (the web was
+    consulted), ``failed`` (every web call was refused or failed, e.g. DNS failures or timeouts:
+    the local result stands) or ``skipped: <why>``; ``failures`` lists each failed call (claim,
+    provider, reason, detail). On ``failed`` the run carries the WEB_VERIFICATION_FAILED warning
+    and the answer stays Audit-Local even when Audit-Web was requested: an answer's mode names
+    what verified it, and claim cards or filters saying Audit-Web must mean web evidence was
+    consulted. ``requested`` and the response's ``mode_decision`` keep what was asked for.
+    """
     from audit.services.audit import audit_answer  # the pipeline issue's service
     from escalation.services import cases_open_for_answer
 
-    # Audit-Web revises once, after the web evidence is in (answer_verify_web runs the loop with
+    # Audit-Web revises once, after the web evidence is in (web_verify_answer runs the loop with
     # it in the pool); revising first would drop the weak claims the web could still support.
     web_first = (decision.mode == constants.MODE_AUDIT_WEB and workspace.allow_external_calls
                  and _web_step() is not None)
@@ -159,8 +168,11 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
         elif verify_web is None:
             web["status"] = "skipped: web verification is not available in this deployment"
         else:
-            answer = verify_web(answer=answer, actor=user, reasons=escalation.reasons) or answer
-            web["status"] = "done"
+            outcome = verify_web(answer=answer, actor=user, reasons=escalation.reasons)
+            answer = outcome.answer
+            status = f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status
+            web.update(status=status, calls=outcome.calls, verified=outcome.verified,
+                       evidence_added=outcome.evidence_added, failures=outcome.failures)
         event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
     event_record(action="answer.mode_resolved", obj=answer, actor=user, workspace=workspace,
                  details={**decision.as_dict(), "final_mode": answer.mode})

@@ -18,6 +18,14 @@ same, returning the answer). For each claim that meets an escalation condition o
 
 Failures never break the audit: a refused or failed call is recorded with its reason and the
 claim keeps its local result; an unexpected error is logged and reported in the result.
+
+The outcome is told honestly (``WebVerificationResult.status``): ``done`` when at least one call
+brought a usable response (failures of the others are listed), ``failed`` when every call was
+refused or failed (DNS, timeouts, HTTP errors, malformed bodies, the allow-list) or storing
+failed. A failed pass adds the run warning ``WEB_VERIFICATION_FAILED`` (with the failures) and
+leaves the answer and the run in mode Audit-Local: the mode says what verified the answer, and
+nothing was verified on the web (the request for Audit-Web is kept in the ``answer.mode_resolved``
+and ``answer.web_verified`` events and in the API response's ``mode_decision`` and ``web``).
 """
 
 from __future__ import annotations
@@ -50,6 +58,8 @@ logger = logging.getLogger(__name__)
 
 SOURCE = "audit_web"  # actor label of the machine changes this flow makes
 METHOD_NAME = "web_verification"  # listed among a claim card's verification methods
+WEB_DONE, WEB_FAILED, WEB_SKIPPED = "done", "failed", "skipped"
+WARNING_WEB_FAILED = "WEB_VERIFICATION_FAILED"  # run warning code when every web call failed
 REFUSALS = frozenset({FailureReason.RESIDENCY, FailureReason.INVALID_URL, FailureReason.SCHEME,
                       FailureReason.DOMAIN, FailureReason.PRIVATE_ADDRESS})
 
@@ -68,11 +78,24 @@ class WebVerificationResult:
     failures: list[dict] = field(default_factory=list)  # {"claim_id", "provider", "reason", "detail"}
     revised: bool = False
     skipped: str = ""  # why nothing was attempted: "residency", "no_weak_claims"
+    answered: int = 0  # calls that brought a usable response (fetched or from the cache)
+    store_failed: bool = False  # the web results could not be stored: the local result stands
+
+    @property
+    def status(self) -> str:
+        """``skipped`` (nothing attempted), ``failed`` (no call answered usably, or storing failed)
+        or ``done`` (the web was consulted; failed calls, if any, are listed in ``failures``)."""
+        if self.skipped:
+            return WEB_SKIPPED
+        if self.store_failed or not self.answered:
+            return WEB_FAILED
+        return WEB_DONE
 
     def as_dict(self) -> dict:
         data = asdict(self)
         data.pop("answer")
         data["answer_id"] = self.answer.public_id
+        data["status"] = self.status
         return data
 
 
@@ -93,6 +116,7 @@ class WebCallClient:
         self.claim: Claim | None = None  # set by the flow before each claim's lookups
         self.calls = 0
         self.cache_hits = 0
+        self.answered = 0  # calls with a usable response (OK or CACHED, less those rejected later)
         self._last: dict[tuple[str, str], ExternalCall] = {}  # (provider, url) -> its latest call
         self.ttl = timedelta(seconds=constants.WEB_CACHE_TTL_SECONDS)
 
@@ -109,6 +133,7 @@ class WebCallClient:
     def _record(self, *, provider, url, query, status, started, response=None, error=None, cache_hit=False):
         self.calls += 1
         self.cache_hits += int(cache_hit)
+        self.answered += int(status in (ExternalCall.Status.OK, ExternalCall.Status.CACHED))
         call = ExternalCall(
             workspace=self.workspace, answer=self.answer, claim=self.claim, provider=provider, url=url[:2000],
             query=query[:500], status=status, cache_hit=cache_hit,
@@ -129,6 +154,9 @@ class WebCallClient:
         call = self._last.get((provider, error.url))
         if call is None:
             return
+        if call.status in (ExternalCall.Status.OK, ExternalCall.Status.CACHED):
+            self.answered -= 1
+            call.status = ExternalCall.Status.FAILED
         ExternalCall.objects.filter(pk=call.pk).update(
             status=ExternalCall.Status.FAILED, cache_hit=False, failure_reason=error.reason.value,
             failure_detail=error.message[:500])
@@ -305,7 +333,7 @@ def web_verify_answer(*, answer: Answer, run: VerificationRun | None = None, act
             found.append((claim, _lookup(claim.text, urls, client, providers, result.failures, claim.claim_id)))
     except WebError:  # residency: nothing may leave; the local result stands
         result.skipped = "residency"
-    result.calls, result.cache_hits = client.calls, client.cache_hits
+    result.calls, result.cache_hits, result.answered = client.calls, client.cache_hits, client.answered
     try:
         with transaction.atomic():
             _store(result, found, run=run, actor=actor, thresholds=thresholds)
@@ -314,7 +342,9 @@ def web_verify_answer(*, answer: Answer, run: VerificationRun | None = None, act
         result.failures.append({"claim_id": "", "provider": "", "reason": "error",
                                 "detail": f"storing failed: {type(exc).__name__}: {exc}"[:300]})
         result.verified, result.changed, result.evidence_added, result.revised = [], {}, 0, False
+        result.store_failed = True
         answer.refresh_from_db()
+        _record_failure_on_run(result, run)
     return result
 
 
@@ -449,8 +479,41 @@ def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | No
     result.revised = True
 
 
+def _failure_warning(result: WebVerificationResult) -> dict:
+    reasons = sorted({f["reason"] for f in result.failures})
+    return {"code": WARNING_WEB_FAILED,
+            "message": (f"web verification failed: none of {result.calls} web calls brought a usable response"
+                        if not result.store_failed else "web verification failed: its results could not be stored")
+                       + (f" ({', '.join(reasons)})" if reasons else "") + "; the local result stands",
+            "details": result.failures}
+
+
+def _record_failure_on_run(result: WebVerificationResult, run: VerificationRun | None) -> None:
+    """Add the WEB_VERIFICATION_FAILED warning to the run (outside the failed savepoint)."""
+    run = run or result.answer.runs.order_by("-started_at", "-id").first()
+    if run is None:
+        return
+    stored = VerificationRun.objects.filter(pk=run.pk).values_list("warnings", flat=True).first() or []
+    VerificationRun.objects.filter(pk=run.pk).update(warnings=[*stored, _failure_warning(result)])
+    run.refresh_from_db()
+
+
 def _update_run_and_answer(result: WebVerificationResult, run: VerificationRun | None) -> None:
+    """Record the pass on the run; on success the answer and run become Audit-Web.
+
+    A failed pass (no usable response) keeps mode Audit-Local and adds the WEB_VERIFICATION_FAILED
+    warning instead: the mode names what verified the answer (see the module docstring).
+    """
     answer = result.answer
+    failed = result.status == WEB_FAILED
+    if failed:
+        if run is not None:
+            run.warnings = [*(run.warnings or []), *({"type": "web_call_failed", **f} for f in result.failures),
+                            _failure_warning(result)]
+            run.revision_history = [*(run.revision_history or []), {"web_verification": result.as_dict()}]
+            run.full_clean()
+            run.save(update_fields=["warnings", "revision_history"])
+        return
     answer.mode = constants.MODE_AUDIT_WEB
     answer.full_clean()
     answer.save(update_fields=["mode"])

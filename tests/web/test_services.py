@@ -296,3 +296,57 @@ def test_it_links_a_web_source_once_when_a_claim_is_verified_again(web_settings,
     again = web_verify_answer(answer=answer, reasons={"c1": ["manual re-check"]})
     assert again.verified == ["c1"] and again.evidence_added == 0 and again.cache_hits == 3
     assert Evidence.objects.filter(claim__answer=answer, source_type="web").count() == 1
+
+
+def test_it_reports_a_failed_pass_when_no_host_resolves_and_keeps_the_answer_audit_local(
+        web_settings, web_workspace):
+    from audit.models import VerificationRun
+
+    web_settings.THEORIA = {**web_settings.THEORIA, "PUBMED_BASE_URL": "http://pubmed.theoria-test.invalid/eutils/",
+                            "ARXIV_BASE_URL": "http://arxiv.theoria-test.invalid/api/query"}
+    web_workspace.web_allowed_domains = ["theoria-test.invalid"]
+    web_workspace.save(update_fields=["web_allowed_domains"])
+    answer = make_answer(web_workspace)
+    before = _snapshot(answer)
+
+    result = web_verify_answer(answer=answer)
+
+    assert result.status == "failed" and result.answered == 0 and result.verified == []
+    assert {c[2] for c in _calls(answer)} == {"dns"} and {f["reason"] for f in result.failures} == {"dns"}
+    assert _snapshot(answer) == before
+    answer.refresh_from_db()
+    run = VerificationRun.objects.get(answer=answer)
+    assert answer.mode == run.mode == "audit-local" and "web_verification" not in run.methods
+    [warning] = [w for w in run.warnings if w.get("code") == "WEB_VERIFICATION_FAILED"]
+    assert "dns" in warning["message"] and len(warning["details"]) == 2
+    assert run.revision_history[-1]["web_verification"]["status"] == "failed"
+    event = AuditEvent.objects.get(action="answer.web_verified", object_id=str(answer.pk))
+    assert event.details["status"] == "failed"
+
+
+def test_it_reports_a_done_pass_when_one_provider_answers_and_lists_the_other_failure(
+        web_settings, web_workspace, web_server):
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    web_server.route(ARXIV_PATH, Reply(503, {"Content-Type": "text/plain"}, b"busy"))
+    answer = make_answer(web_workspace)
+
+    result = web_verify_answer(answer=answer)
+
+    assert result.status == "done" and result.verified == ["c1"]
+    assert [(f["provider"], f["reason"]) for f in result.failures] == [("arxiv", "http_status")]
+    answer.refresh_from_db()
+    assert answer.mode == "audit-web"
+    assert not any(w.get("code") == "WEB_VERIFICATION_FAILED" for w in answer.runs.get().warnings)
+
+
+def test_it_counts_a_response_rejected_as_malformed_as_failed(web_settings, web_workspace, web_server):
+    web_server.route(PUBMED_PATH + "esearch.fcgi", xml_reply("<eSearchResult><IdList><Id>1"))
+    web_server.route(ARXIV_PATH, xml_reply("<feed xmlns='http://www.w3.org/2005/Atom'><entry><title>cut"))
+    answer = make_answer(web_workspace)
+
+    result = web_verify_answer(answer=answer)
+
+    assert set(s for _, s, _ in _calls(answer)) == {"failed"}
+    assert result.status == "failed" and result.answered == 0
+    answer.refresh_from_db()
+    assert answer.mode == "audit-local"
