@@ -16,14 +16,13 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from audit.constants import Thresholds
+from audit.constants import MIN_SEARCH_RELEVANCE, Thresholds
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.index import HybridIndex, VectorIndex
 from audit.pipeline.numbers import extract_quantities, values_match
 from audit.pipeline.types import ClaimDraft, EvidenceHit, Passage
 
 CONTEXT_CHUNK_SENTENCES = 3  # request passages are searched as windows of this many sentences
-MIN_SEARCH_RELEVANCE = 0.25  # searched (uncited) passages below this fused score are dropped
 SEARCH_FANOUT = 3  # ask each index for top_k * this many before merging and boosting
 
 _HEADER_ANCHOR_RE = re.compile(r"^\s*\[(\w[\w.\-]*)\]")

@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit.constants import IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, Thresholds
+from audit.constants import CONTRADICTION_CAP, IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, NUMERIC_ABSENT_MARGIN, Thresholds
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult
 
 SUPPORTED, REFUTED, NEI = "SUPPORTED", "REFUTED", "NEI"
-CONTRADICTION_CAP = 0.05  # confidence ceiling for a claim contradicted by numbers or conflict
-NUMERIC_ABSENT_MARGIN = 0.05  # a claim quantity absent from the evidence keeps confidence below the threshold
 
 
 def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, MethodResult],

@@ -7,13 +7,13 @@ that a relevant evidence sentence states differently (same kind, other value) is
 
 from __future__ import annotations
 
+from audit.constants import NUMERIC_RELEVANT_OVERLAP as RELEVANT_OVERLAP
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
 from audit.pipeline.numbers import extract_quantities, values_match
 from audit.pipeline.text import content_stems
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
-RELEVANT_OVERLAP = 0.4  # share of the claim's (non-number) content words a sentence must share
 
 
 def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float = 0.02,
