@@ -316,11 +316,13 @@ def corrective_retrieval(claims: list[ClaimVerdict], pool: list[Passage], retrie
 _PREFIX_RE = re.compile(r"^\s*(?:(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|#{1,6})\s+)?")
 _TRAIL_RE = re.compile(r"(?:\s*(?:\[[^\[\]]{1,60}\]|\((?:source|src|ref)\b[^)]{0,40}\)|[.!?;:\u3002]+|"
                        r"[\"'\u201d\u2019]+(?=[.!?]|$)))*\s*$", re.I)
-_AUX_RE = re.compile(r"\b(?:is|are|was|were|has|have|had|can|could|will|would|should|must|does|do|did)\b")
+_AUX_WORDS = "is|are|was|were|has|have|had|can|could|will|would|should|must|may|might|does|do|did"
+_AUX_RE = re.compile(rf"\b(?:{_AUX_WORDS})\b(?! not\b)")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_RE = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS) + r")\b")
 DISPUTED_QUALIFIER = "(disputed by the provided documents)"
+PROTECTED_CONTAINMENT = 0.8  # share of a once-supported claim's content words a later claim must keep
 _SOFTENED_MARKERS = (SOFTENING_HEDGE, SOFTENING_QUALIFY, SOFTENING_PARENTHETICAL, UNSUPPORTED_QUALIFIER,
                      DISPUTED_QUALIFIER)
 
@@ -351,12 +353,16 @@ class _Sentence:
         return citation_anchors(self.body + self.trail)
 
 
-def _decap(body: str) -> str:
+def _decap(body: str) -> str | None:
+    """The body with its first word lower-cased, or None when that word may be a name."""
     m = re.match(r"\s*([^\W\d_]+)", body)
-    if m and m.group(1).lower() in STOPWORDS and not m.group(1).isupper():
+    if not m:
+        return None
+    word = m.group(1)
+    if word.lower() in STOPWORDS and not word.isupper():
         i = m.start(1)
         return body[:i] + body[i].lower() + body[i + 1:]
-    return body
+    return body if word.islower() else None
 
 
 def _cap(body: str) -> str:
@@ -370,10 +376,24 @@ def soften(body: str, style: str) -> str:
         m = _AUX_RE.search(body)
         if m:
             return f"{body[: m.end()]} {SOFTENING_HEDGE}{body[m.end():]}"
-        return f"{SOFTENING_HEDGE.capitalize()}, {_decap(body.lstrip())}"
-    if style == "qualify":
-        return f"{SOFTENING_QUALIFY} {_decap(body.lstrip())}"
+        lowered = _decap(body.lstrip())
+        if lowered is not None:
+            return f"{SOFTENING_HEDGE.capitalize()}, {lowered}"
+    elif style == "qualify":
+        lowered = _decap(body.lstrip())
+        if lowered is not None:
+            return f"{SOFTENING_QUALIFY} {lowered}"
+    # no safe place for the phrase (the sentence may open with a name): the parenthetical form
     return f"{body.rstrip()} {SOFTENING_PARENTHETICAL}"
+
+
+def unsoften(body: str) -> str:
+    """Take the softening phrases of ``soften`` back out of a sentence body."""
+    out = re.sub(rf"\b({_AUX_WORDS}) {SOFTENING_HEDGE}\b", r"\1", body)
+    for lead in (f"{SOFTENING_HEDGE.capitalize()}, ", f"{SOFTENING_QUALIFY} "):
+        if out.lstrip().startswith(lead):
+            out = _cap(out.lstrip()[len(lead):])
+    return out.replace(f" {SOFTENING_PARENTHETICAL}", "")
 
 
 def _already_softened(text: str) -> bool:
@@ -567,18 +587,21 @@ class _SentencePlan:
 
 
 def plan_revision(text: str, result: AuditResult, pool: list[Passage], *, thresholds: Thresholds = Thresholds(),
-                  options: RevisionOptions = RevisionOptions(), retrieved_ids: frozenset[str] = frozenset()
-                  ) -> tuple[str, list[Edit]]:
+                  options: RevisionOptions = RevisionOptions(), retrieved_ids: frozenset[str] = frozenset(),
+                  protected: list[set[str]] = (), unsoftenable: list[set[str]] = ()) -> tuple[str, list[Edit]]:
     """Apply the offline strategies to every sentence that needs them; return the new text and edits.
 
     ``text`` must be the text ``result`` was computed on (claim spans index into it).
+    ``protected`` holds the content words of claims an earlier attempt found supported or weak:
+    such a claim is never removed, even if an edit (a hedge) lowered its score since; that hedge
+    is taken back instead, and the claims in ``unsoftenable`` (taken back once) are not softened again.
     """
     by_anchor = _Anchors(pool)
     sentences: dict[tuple[int, int], list[ClaimVerdict]] = {}
     for c in result.claims:
         sentences.setdefault(tuple(c.claim.span), []).append(c)
-    plans = [_plan_sentence(span, text[span[0]: span[1]], claims, by_anchor, thresholds, options, retrieved_ids)
-             for span, claims in sorted(sentences.items())]
+    plans = [_plan_sentence(span, text[span[0]: span[1]], claims, by_anchor, thresholds, options, retrieved_ids,
+                            protected, unsoftenable) for span, claims in sorted(sentences.items())]
     # never empty the answer: if every claim would go, say that the documents do not support it
     kept_claims = any(not p.removed for p in plans)
     if plans and not kept_claims:
@@ -642,18 +665,34 @@ def _removal_span(text: str, a: int, b: int) -> tuple[int, int]:
     return start, b
 
 
-def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_ids) -> _SentencePlan:
+def is_protected(c: ClaimVerdict, protected: list[set[str]]) -> bool:
+    """Whether ``c`` states a claim an earlier attempt found supported or weak (its words, maybe hedged)."""
+    stems = set(content_stems(c.claim.text))
+    return any(p and len(p & stems) / len(p) >= PROTECTED_CONTAINMENT for p in protected)
+
+
+def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_ids, protected=(),
+                   unsoftenable=()) -> _SentencePlan:
     plan = _SentencePlan(span, raw)
     weak_thr = thresholds.weak_threshold
     if options.citations_only:
         if options.correct_citations:
             _correct_citations(plan, claims, by_anchor, weak_thr, retrieved_ids, demote=False)
         return plan
+    # a0) a softening that cost a once-covered claim its support is taken back (a worse revision)
+    reverted: set[str] = set()
+    for c in claims:
+        if c.verdict not in COVERED and is_protected(c, protected) and _already_softened(plan.sent.body):
+            def revert(s):
+                s.body = unsoften(s.body)
+            if plan.step(c, Strategy.SOFTEN, "the softened wording lost the support the claim had; restored",
+                         revert, action="revert"):
+                reverted.add(c.claim.claim_id)
     # a) contradicted claims: correct to match the evidence
     uncorrected: list[ClaimVerdict] = []
     corrected: list[ClaimVerdict] = []
     for c in claims:
-        if c.verdict != CONTRADICTED:
+        if c.verdict != CONTRADICTED or c.claim.claim_id in reverted:
             continue
         if options.correct_contradictions and _correct(plan, c, claims, thresholds):
             corrected.append(c)
@@ -661,7 +700,8 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
             uncorrected.append(c)
 
     # b) claims nothing supports (and contradictions that could not be corrected)
-    to_drop = [c for c in claims if c.verdict == NOT_FOUND] + uncorrected
+    to_drop = [c for c in claims if (c.verdict == NOT_FOUND or c in uncorrected) and not is_protected(c, protected)
+               and c.claim.claim_id not in reverted]
     clause_dropped, drop_ids = False, set()
     if to_drop:
         material = [c for c in to_drop if c.claim.importance != IMPORTANCE_MINOR]
@@ -687,7 +727,8 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
                       action="qualify", details={"claims": [c.claim.claim_id for c in to_drop]})
     # c) weak claims: soften (seed 003 stage 7c)
     for c in claims:
-        if c.verdict == WEAK and not _already_softened(plan.sent.body):
+        if c.verdict == WEAK and not reverted and not _already_softened(plan.sent.body) \
+                and not is_protected(c, unsoftenable):
             style = options.softening
 
             def soft(s, style=style):
@@ -895,9 +936,12 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
     retrieved_ids: set[str] = set()
     result = initial if initial is not None else verify(text, pool)
     attempts = [RevisionAttempt(0, text, result)]
+    protected: list[set[str]] = []  # claims once supported or weak are never removed later
+    unsoftenable: list[set[str]] = []  # claims whose softening was taken back
     stop_reason = ""
     while True:
         current = attempts[-1]
+        protected += [set(content_stems(c.claim.text)) for c in current.result.claims if c.verdict in COVERED]
         decision = decide_revision(current.result.claims, len(attempts) - 1, thresholds, options)
         current.decision = decision
         if not decision.should_revise:
@@ -912,6 +956,7 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
                 pool.extend(new)
                 retrieved_ids.update(p.id for p in new)
                 current.result = verify(current.text, pool)  # re-verify with the extra evidence
+                protected += [set(content_stems(c.claim.text)) for c in current.result.claims if c.verdict in COVERED]
                 decision = decide_revision(current.result.claims, len(attempts) - 1, thresholds, options)
                 current.decision = decision
         new_text, edits, author, notes = None, [], "offline", []
@@ -935,10 +980,12 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
                     notes.append(f"LLM rewrite rejected ({why or 'no change'}): offline strategies used")
         if new_text is None:
             new_text, edits = plan_revision(current.text, current.result, pool, thresholds=thresholds,
-                                            options=plan_options, retrieved_ids=frozenset(retrieved_ids))
+                                            options=plan_options, retrieved_ids=frozenset(retrieved_ids),
+                                            protected=protected, unsoftenable=unsoftenable)
         if not edits or new_text == current.text:
             stop_reason = stop_reason or "No applicable edits"
             break
+        unsoftenable += [set(content_stems(unsoften(e.claim_text))) for e in edits if e.action == "revert"]
         attempts.append(RevisionAttempt(len(attempts), new_text, verify(new_text, pool), edits, author, notes=notes))
         if not decision.should_revise:
             break

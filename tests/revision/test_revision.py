@@ -9,7 +9,7 @@ from audit.constants import (NO_ANSWER_NOTICE, SOFTENING_HEDGE, SOFTENING_PARENT
 from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
 from audit.pipeline.revision import (CitationAction, RevisionOptions, Strategy, decide_revision, plan_revision, replay_edits,
-                                     revise_answer, soften, targeted_queries)
+                                     revise_answer, soften, targeted_queries, unsoften)
 from audit.pipeline.types import Passage
 
 QUERY = "What does the Gold card cost and what does it include?"
@@ -319,3 +319,40 @@ def test_a_removed_clause_takes_along_the_marker_that_supported_only_it(passages
     assert [(e.strategy, e.action) for e in edits] == [(Strategy.REMOVE, "remove_clause"),
                                                       (Strategy.CITATION, CitationAction.REMOVE)]
     _assert_traceable(answer, text, edits, {"c1", "c2"})
+
+
+@pytest.mark.parametrize("body, style, expected", [
+    ("Regulations may lead to higher costs", "hedge", f"Regulations may {SOFTENING_HEDGE} lead to higher costs"),
+    ("The rule does not apply to banks", "hedge", f"{SOFTENING_HEDGE.capitalize()}, the rule does not apply to banks"),
+    ("Paris hosts the games", "hedge", f"Paris hosts the games {SOFTENING_PARENTHETICAL}"),
+    ("Paris hosts the games", "qualify", f"Paris hosts the games {SOFTENING_PARENTHETICAL}"),
+])
+def test_it_places_the_softening_where_the_sentence_allows_and_never_lowercases_a_name(body, style, expected):
+    assert soften(body, style) == expected
+
+
+def test_a_hedge_that_costs_a_weak_claim_its_support_is_taken_back_and_the_claim_never_removed(passages, verify):
+    def harsh(text, pool, query=QUERY):  # a verifier whose linguistic method punishes hedges hard
+        result = verify(text, pool, query)
+        for c in result.claims:
+            if SOFTENING_HEDGE in c.claim.text:
+                c.verdict, c.label, c.confidence = "contradicted", "REFUTED", 0.1
+        return result
+
+    weak = "Refunds are processed within 14 business days by the billing team [2]."
+    answer = (f"The annual fee for the Gold card is $150 [1]. {weak} "
+              "The card always includes travel insurance for the whole family.")
+    out = _revise(answer, passages, harsh, options=RevisionOptions(correct_contradictions=False))
+    hedged = "Refunds are reportedly processed within 14 business days by the billing team [2]."
+    assert out.attempts[1].text.endswith(hedged)  # the unsupported sentence went, the weak one was hedged
+    assert [c.verdict for c in out.attempts[1].result.claims] == ["supported", "contradicted"]
+    assert [(e.claim_id, e.strategy, e.action) for e in out.attempts[2].edits] == [("c2", "soften", "revert")]
+    assert out.final_text == f"The annual fee for the Gold card is $150 [1]. {weak}"
+    assert out.kept == 2 and out.warnings == [] and out.stop_reason == "Coverage threshold met"
+
+
+@pytest.mark.parametrize("style", ["hedge", "qualify", "parenthetical"])
+@pytest.mark.parametrize("body", ["Regulations may lead to higher costs", "The rule does not apply to banks",
+                                  "Paris hosts the games"])
+def test_a_softening_can_be_taken_back_exactly(body, style):
+    assert unsoften(soften(body, style)) == body
