@@ -21,7 +21,7 @@ import datetime as dt
 import logging
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from django.db import transaction
@@ -51,6 +51,7 @@ class NightlyOutcome:
     processed_now: int
     seconds: float
     already_done: bool = False
+    stages: dict = field(default_factory=dict)  # seconds spent retrieving, verifying, storing
 
     @property
     def claims_per_s(self) -> float:
@@ -139,19 +140,24 @@ def nightly_audit_run(
     workspace: Workspace,
     day: dt.date,
     batch_size: int = constants.NIGHTLY_BATCH_SIZE,
+    depth: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> NightlyOutcome:
     """Re-check the weak claims of ``day`` in ``workspace`` and write the day's report.
 
     Safe to call again: a finished day is returned as it is; an interrupted one resumes with
-    the claims not yet processed. ``progress(done, total)`` is called after each batch.
+    the claims not yet processed. ``depth`` ("full" or "fast") replaces the workspace's
+    ``verification_depth`` for this run. ``progress(done, total)`` is called after each batch.
     """
+    thresholds = thresholds_for(workspace)
+    if depth is not None:
+        thresholds = thresholds.updated({"verification_depth": depth})  # ValueError on an unknown depth
     report = nightly_report_open(workspace=workspace, day=day)
     if report.status == NightlyReport.Status.DONE:
         return NightlyOutcome(report=report, processed_now=0, seconds=0.0, already_done=True)
-    thresholds = thresholds_for(workspace)
     verifier = nightly_verify.Reverifier(workspace=workspace, thresholds=thresholds)
     started = time.perf_counter()
+    stages = {"retrieve": 0.0, "verify": 0.0, "store": 0.0}
     processed_now = 0
     done = report.claims_processed
     if progress:
@@ -160,19 +166,24 @@ def nightly_audit_run(
         items = list(
             NightlyItem.objects.filter(id__in=ids, processed=False).select_related("claim__answer").order_by("id")
         )
-        rechecks = verifier.recheck(_drafts(items), [item.claim for item in items])
+        rechecks = verifier.recheck(_drafts(items), [item.claim for item in items], timings=stages)
+        t0 = time.perf_counter()
         n = nightly_items_record(report=report, results={item.id: r for item, r in zip(items, rechecks)})
+        stages["store"] += time.perf_counter() - t0
         processed_now += n
         done += n
         if progress:
             progress(done, report.claims_selected)
     seconds = time.perf_counter() - started
-    report = nightly_report_finish(report=report, seconds=seconds, processed_now=processed_now)
-    outcome = NightlyOutcome(report=report, processed_now=processed_now, seconds=seconds)
+    figures = {"verification_depth": thresholds.verification_depth, "batch_size": batch_size,
+               "stage_seconds": {k: round(v, 2) for k, v in stages.items()}}
+    report = nightly_report_finish(report=report, seconds=seconds, processed_now=processed_now, figures=figures)
+    outcome = NightlyOutcome(report=report, processed_now=processed_now, seconds=seconds, stages=stages)
     logger.info(
-        "nightly_audit workspace=%s date=%s selected=%d processed_now=%d changed=%d seconds=%.2f claims_per_s=%.1f",
-        workspace.slug, day, report.claims_selected, processed_now, report.labels_changed, seconds,
-        outcome.claims_per_s,
+        "nightly_audit workspace=%s date=%s depth=%s selected=%d processed_now=%d changed=%d seconds=%.2f "
+        "claims_per_s=%.1f retrieve_s=%.2f verify_s=%.2f store_s=%.2f",
+        workspace.slug, day, thresholds.verification_depth, report.claims_selected, processed_now,
+        report.labels_changed, seconds, outcome.claims_per_s, stages["retrieve"], stages["verify"], stages["store"],
     )
     return outcome
 
@@ -250,12 +261,15 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
 
 
 @transaction.atomic
-def nightly_report_finish(*, report: NightlyReport, seconds: float, processed_now: int) -> NightlyReport:
+def nightly_report_finish(*, report: NightlyReport, seconds: float, processed_now: int,
+                          figures: dict | None = None) -> NightlyReport:
     """Write the report body and mark the report DONE (once: a conditional update on RUNNING)."""
     report.refresh_from_db()
     if report.status == NightlyReport.Status.DONE:
         return report
     body = nightly_report_build(report=report)
+    if figures:
+        body["figures"] = figures  # of the attempt that finished the day
     duration = report.duration_s + max(seconds, 0.0)
     total_processed = body["counts"]["claims_processed"]
     finished = NightlyReport.objects.filter(id=report.id, status=NightlyReport.Status.RUNNING).update(

@@ -9,6 +9,7 @@ workspace index (``audit.selectors.kb_index``), then the pipeline's verification
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 from audit import constants
@@ -67,9 +68,11 @@ class Reverifier:
         return retrieve(drafts, [], kb=kb, embed=self.embedder.encode, thresholds=self.thresholds,
                         claim_vecs=vectors)
 
-    def recheck(self, drafts: list[ClaimDraft], claims: list[Claim]) -> list[Recheck]:
-        """Return one :class:`Recheck` per draft, in order."""
+    def recheck(self, drafts: list[ClaimDraft], claims: list[Claim], timings: dict | None = None) -> list[Recheck]:
+        """Return one :class:`Recheck` per draft, in order; add stage seconds to ``timings``."""
+        t0 = time.perf_counter()
         hits = self.retrieve(drafts)
+        t1 = time.perf_counter()
         verdicts = [None] * len(drafts)
         by_domain: dict[str, list[int]] = {}
         for i, claim in enumerate(claims):
@@ -78,6 +81,9 @@ class Reverifier:
             for i, v in zip(idx, verify_batch([drafts[i] for i in idx], [hits[i] for i in idx], self.thresholds,
                                                self.embedder.encode, domain=domain)):
                 verdicts[i] = v
+        if timings is not None:
+            timings["retrieve"] = timings.get("retrieve", 0.0) + (t1 - t0)
+            timings["verify"] = timings.get("verify", 0.0) + (time.perf_counter() - t1)
         out = []
         for draft, claim_hits, verdict in zip(drafts, hits, verdicts):
             evidence = [

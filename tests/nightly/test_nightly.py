@@ -173,3 +173,23 @@ def test_the_schedules_are_declared_and_installed_idempotently(db):
                        ("audit.purge_expired", "audit.tasks.purge_expired")):
         rows = Schedule.objects.filter(name=name)
         assert rows.count() == 1 and rows.get().func == func and rows.get().schedule_type == Schedule.DAILY
+
+
+def test_a_fast_run_records_its_depth_and_stage_timings(seeded_day):
+    outcome = nightly_audit_run(workspace=seeded_day["workspace"], day=DAY, depth="fast")
+
+    figures = outcome.report.report["figures"]
+    assert figures["verification_depth"] == "fast"
+    assert set(figures["stage_seconds"]) == {"retrieve", "verify", "store"}
+    assert _claim(seeded_day["answer"], "c1").label == "SUPPORTED"  # an exact restatement, even word-only
+
+
+def test_the_bench_option_seeds_weak_claims_and_prints_claims_per_second(db, capsys):
+    import json
+
+    call_command("nightly_audit", "--bench", "30", "--bench-chunks", "20", "--date", DAY.isoformat(), "--verbosity", "0")
+
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["claims"] == 30 and figures["claims_per_s"] > 0
+    bench = NightlyReport.objects.get(workspace__slug="nightly-bench", date=DAY)
+    assert bench.claims_selected == bench.claims_processed == 30

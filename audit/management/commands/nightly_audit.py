@@ -34,6 +34,8 @@ class Command(BaseCommand):
         parser.add_argument("--workspace", default="", help="workspace slug (default: every workspace)")
         parser.add_argument("--batch-size", type=int, default=constants.NIGHTLY_BATCH_SIZE,
                             help="claims embedded, searched and committed together")
+        parser.add_argument("--depth", choices=constants.VERIFICATION_DEPTHS, default=None,
+                            help="verification depth for this run (default: the workspace's verification_depth)")
         parser.add_argument("--bench", type=int, default=0, metavar="N",
                             help="seed N synthetic weak claims in the 'nightly-bench' workspace and time the run")
         parser.add_argument("--bench-chunks", type=int, default=2000, help="knowledge-base chunks for --bench")
@@ -68,7 +70,7 @@ class Command(BaseCommand):
 
             try:
                 outcome = nightly_audit_run(workspace=workspace, day=day, batch_size=options["batch_size"],
-                                            progress=progress)
+                                            depth=options["depth"], progress=progress)
             finally:
                 bar.close()
             report = outcome.report
@@ -80,8 +82,13 @@ class Command(BaseCommand):
                 f"{workspace.slug} {day}: {report.claims_selected} selected, {outcome.processed_now} processed now "
                 f"({report.claims_processed} in total), {report.labels_changed} labels changed, "
                 f"{counts.get('review_recommended', 0)} for human review, {counts.get('stale_sources', 0)} stale sources; "
-                f"{outcome.seconds:.1f} s, {outcome.claims_per_s:.1f} claims/s"
+                f"{outcome.seconds:.1f} s, {outcome.claims_per_s:.1f} claims/s "
+                f"(retrieve {outcome.stages['retrieve']:.1f} s, verify {outcome.stages['verify']:.1f} s, "
+                f"store {outcome.stages['store']:.1f} s; depth {report.report['figures']['verification_depth']})"
             )
             if options["bench"]:
-                self.stdout.write(json.dumps({"claims": outcome.processed_now, "seconds": round(outcome.seconds, 2),
-                                              "claims_per_s": round(outcome.claims_per_s, 1)}))
+                self.stdout.write(json.dumps({
+                    "claims": outcome.processed_now, "seconds": round(outcome.seconds, 2),
+                    "claims_per_s": round(outcome.claims_per_s, 1), **report.report["figures"],
+                    "retrieve_claims_per_s": round(outcome.processed_now / max(outcome.stages["retrieve"], 1e-9), 1),
+                }))
