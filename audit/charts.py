@@ -109,3 +109,25 @@ def escalation_volume(volume: dict) -> dict:
         "layout": _layout("Escalation volume", barmode="group", yaxis={"title": {"text": "cases"}},
                           xaxis={"title": {"text": "day"}}),
     }
+
+
+def llm_usage(usage: dict) -> dict:
+    """Stacked bars of prompt and completion tokens per day (left axis), LLM calls as a line (right).
+
+    ``usage`` is ``audit.selectors_dashboard.llm_usage`` output.
+    """
+    return {
+        "data": [
+            {"type": "bar", "name": "Prompt tokens", "x": usage["days"], "y": usage["prompt_tokens"],
+             "marker": {"color": "#2f5bd3"}},
+            {"type": "bar", "name": "Completion tokens", "x": usage["days"], "y": usage["completion_tokens"],
+             "marker": {"color": "#7a3fc2"}},
+            {"type": "scatter", "mode": "lines+markers", "name": "LLM calls", "x": usage["days"],
+             "y": usage["llm_calls"], "yaxis": "y2", "line": {"color": "#a15c00"}},
+        ],
+        "layout": _layout("LLM usage: calls and tokens per day", barmode="stack",
+                          xaxis={"title": {"text": "day"}}, yaxis={"title": {"text": "tokens"}, "rangemode": "tozero"},
+                          yaxis2={"title": {"text": "calls"}, "overlaying": "y", "side": "right",
+                                  "rangemode": "tozero", "showgrid": False},
+                          margin={"l": 64, "r": 56, "t": 48, "b": 48}),
+    }

@@ -37,6 +37,11 @@ def _runs_latest_first():
     return VerificationRun.objects.order_by("-started_at", "-id")
 
 
+def run_latest(*, answer: Answer):
+    """Return the answer's latest verification run (its metrics and LLM accounting), or None."""
+    return _runs_latest_first().filter(answer=answer).first()
+
+
 def claim_get(*, workspace: Workspace, claim_pk: int) -> Claim | None:
     """Return one claim of the workspace with its answer and evidence (best first)."""
     return (

@@ -117,3 +117,34 @@ def incident_counts(*, workspace: Workspace, period: DateRange) -> dict[str, int
     return Answer.objects.filter(workspace=workspace, created_at__gte=start, created_at__lt=end).aggregate(
         answers=Count("id"), suppressed_answers=Count("id", filter=Q(suppressed=True))
     )
+
+
+def llm_usage(*, workspace: Workspace, period: DateRange) -> dict:
+    """Return the LLM accounting of the period's runs: per-day series and totals (one query).
+
+    ``configured`` says whether this deployment has an LLM endpoint now (``THEORIA["LLM_BASE_URL"]``);
+    ``used`` whether any run of the period called one or recorded a failed call. Days without
+    runs count zero.
+    """
+    from django.conf import settings
+
+    from audit.selectors_llm import llm_usage_by_day
+
+    start, end = period.bounds()
+    by_day = {row["day"]: row for row in llm_usage_by_day(workspace=workspace, since=start, until=end)}
+    days = period.days()
+    keys = ("runs", "llm_calls", "prompt_tokens", "completion_tokens", "llm_latency_ms", "llm_failures")
+    series = {key: [by_day[d][key] if d in by_day else 0 for d in days] for key in keys}
+    totals = {key: sum(values) for key, values in series.items()}
+    totals["llm_latency_ms"] = round(float(totals["llm_latency_ms"]), 1)
+    totals["tokens"] = totals["prompt_tokens"] + totals["completion_tokens"]
+    totals["llm_seconds"] = round(totals["llm_latency_ms"] / 1000.0, 1)
+    conf = settings.THEORIA
+    return {
+        "days": [d.isoformat() for d in days],
+        **series,
+        "totals": totals,
+        "configured": bool((conf.get("LLM_BASE_URL") or "").strip()),
+        "model": conf.get("LLM_MODEL") or "",
+        "used": bool(totals["llm_calls"] or totals["llm_failures"] or totals["tokens"]),
+    }

@@ -92,6 +92,7 @@ def claim_detail(request, pk: int):
         "claim": claim,
         "card": card,
         "evidence": list(claim.evidence.all()),
+        "run": selectors_claims.run_latest(answer=claim.answer),
         "escalations": escalations,
         "events": list(selectors_claims.claim_events(claim=claim)[:50]),
         "card_json": json.dumps(card, indent=2, default=str),
@@ -146,12 +147,15 @@ def dashboard(request):
         "escalation-volume": charts.escalation_volume(queue["volume"]),
     }
     incidents = selectors_dashboard.incident_counts(workspace=workspace, period=period)
+    llm = selectors_dashboard.llm_usage(workspace=workspace, period=period)
     return render(request, "audit/dashboard.html", {
         "form": DateRangeForm(initial={"date_from": period.start, "date_to": period.end}),
         "period": period,
         "trust": trust,
         "figures": figures,
         "incidents": incidents,
+        "llm": llm,
+        "llm_figure": charts.llm_usage(llm) if llm["configured"] or llm["used"] else None,
         "queue": queue,
         "nightly": selectors_nightly.nightly_report_latest(workspace=workspace),
         "labels": Label,

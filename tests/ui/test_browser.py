@@ -17,20 +17,31 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_it_draws_every_dashboard_chart(browser_page, live_server, lead, workspace):
-    _, claims = build_answer(workspace)
+    from audit.models import VerificationRun
+
+    answer, claims = build_answer(workspace)
+    VerificationRun.objects.filter(answer=answer).update(llm_calls=4, prompt_tokens=900, completion_tokens=240,
+                                                         llm_latency_ms=1800.0)
     open_case(claims[1])
     login(browser_page, live_server, lead, "/dashboard/")
     page = browser_page
     assert page.url.endswith("/dashboard/")
     page.wait_for_selector(".plot[data-drawn=true]")
-    page.wait_for_function("document.querySelectorAll('.plot[data-drawn=true]').length === 5")
-    for key in ("trust-trend", "label-distribution", "queue-aging", "sla-attainment", "escalation-volume"):
+    page.wait_for_function("document.querySelectorAll('.plot[data-drawn=true]').length === 6")
+    for key in ("trust-trend", "label-distribution", "queue-aging", "sla-attainment", "escalation-volume",
+                "llm-usage"):
         chart = page.locator(f"#chart-{key}")
         assert chart.locator("svg.main-svg").count() >= 1
     # the label bars carry their counts as text (1 claim of each label)
     bars = page.locator("#chart-label-distribution text.bartext")
     assert [bars.nth(i).text_content() for i in range(bars.count())] == ["1", "1", "1"]
     assert page.locator("#chart-trust-trend .gtitle").text_content() == "Trust-score trend"
+    # the LLM-usage chart draws token bars and the calls line on its second axis
+    llm = page.locator("#chart-llm-usage")
+    assert llm.locator(".gtitle").text_content() == "LLM usage: calls and tokens per day"
+    assert llm.locator("g.barlayer g.trace").count() == 2 and llm.locator("g.scatterlayer g.trace").count() == 1
+    assert llm.locator("g.y2tick").count() >= 2
+    assert page.locator("#llm-totals").inner_text().split("\n")[0].split("\t") == ["LLM calls", "4"]
 
 
 def test_it_shows_a_badge_tooltip_on_hover_and_on_keyboard_focus(browser_page, live_server, analyst, workspace):
