@@ -195,7 +195,7 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
 BENCH_POOL_SENTENCES = 4000  # distinct real sentences embedded once; chunks are drawn from them
 
 
-def _sentence_pool(err) -> list[str]:
+def _sentence_pool(err, size: int = BENCH_POOL_SENTENCES) -> list[str]:
     """Real evidence sentences from the DEV benchmark (deterministic order), else a built-in set."""
     from audit.pipeline.entailment_fit import DEFAULT_CLAIMS
     from audit.pipeline.extraction import split_sentences
@@ -208,7 +208,7 @@ def _sentence_pool(err) -> list[str]:
                 for s in split_sentences(text):
                     if 40 <= len(s) <= 300:
                         pool.setdefault(s.strip(), None)
-            if len(pool) >= BENCH_POOL_SENTENCES:
+            if len(pool) >= size:
                 break
     if not pool:
         print("bench: benchmark file not found; using generated sentences", file=err)
@@ -221,22 +221,24 @@ def _sentence_pool(err) -> list[str]:
             for j, v in enumerate(verbs):
                 for k, o in enumerate(objects):
                     pool.setdefault(f"{s} {v} {o} in {1990 + (i * 7 + j * 3 + k) % 35} by {5 + k * 7}%.", None)
-    return list(pool)[:BENCH_POOL_SENTENCES]
+    return list(pool)[:size]
 
 
-def build_bench_kb(n_chunks: int, cache_dir: Path, err) -> tuple[list[str], list[str], np.ndarray]:
+def build_bench_kb(n_chunks: int, cache_dir: Path, err, pool_size: int = BENCH_POOL_SENTENCES
+                   ) -> tuple[list[str], list[str], np.ndarray]:
     """N synthetic chunks of 3-6 real sentences; a chunk's vector pools its sentences' vectors.
 
     Cached under ``var/`` (ids, texts, vectors) so a rerun starts at once.
     """
     cache_dir.mkdir(parents=True, exist_ok=True)
-    path = cache_dir / f"bench_kb_{n_chunks}.npz"
-    if path.exists():
-        data = np.load(path, allow_pickle=False)
-        return list(data["ids"]), list(data["texts"]), data["vectors"]
+    path = cache_dir / f"bench_kb_{n_chunks}.npy"
+    texts_path = cache_dir / f"bench_kb_{n_chunks}.json"
+    if path.exists() and texts_path.exists():
+        texts = json.loads(texts_path.read_text(encoding="utf-8"))
+        return [f"kb_chunk_{i}" for i in range(len(texts))], texts, np.load(path)
     from audit.pipeline.embedding import get_embedder
 
-    pool = _sentence_pool(err)
+    pool = _sentence_pool(err, pool_size)
     print(f"bench: embedding a pool of {len(pool)} sentences", file=err)
     vecs = get_embedder().encode(pool, show_progress=True)
     rng = np.random.default_rng(20261122)
@@ -248,7 +250,8 @@ def build_bench_kb(n_chunks: int, cache_dir: Path, err) -> tuple[list[str], list
         texts.append(" ".join(pool[j] for j in picks))
         v = vecs[picks].mean(axis=0)
         out[i] = v / (np.linalg.norm(v) or 1.0)
-    np.savez(path, ids=np.array(ids), texts=np.array(texts), vectors=out)
+    np.save(path, out)
+    texts_path.write_text(json.dumps(texts), encoding="utf-8")
     return ids, texts, out
 
 
@@ -275,7 +278,8 @@ def bench_answers(texts: list[str], n_answers: int, claims_per_answer: int, seed
 
 
 def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: int = 10, *,
-              depth: str | None = None, out=None, err=None, cache_dir: Path | None = None) -> dict:
+              depth: str | None = None, out=None, err=None, cache_dir: Path | None = None,
+              pool_size: int = BENCH_POOL_SENTENCES) -> dict:
     import resource
     import time
 
@@ -287,7 +291,7 @@ def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: i
     out, err = out or sys.stdout, err or sys.stderr
     cache_dir = cache_dir or Path(__file__).resolve().parents[2] / "var"
     t0 = time.perf_counter()
-    ids, texts, vectors = build_bench_kb(n_chunks, cache_dir, err)
+    ids, texts, vectors = build_bench_kb(n_chunks, cache_dir, err, pool_size)
     index = HybridIndex()
     index.add(ids, texts, vectors)
     index.warm()

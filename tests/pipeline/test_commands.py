@@ -49,3 +49,17 @@ def test_verify_answers_writes_the_answer_format(tmp_path, embedder):
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert set(row) == {"id", "faithfulness", "audit_score", "flagged", "claims"}
     assert row["claims"][0]["label"] == "SUPPORTED" and row["faithfulness"] == 1.0
+
+
+def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
+    import io
+
+    from audit.pipeline.cli import run_bench
+
+    out, err = io.StringIO(), io.StringIO()
+    summary = run_bench(300, n_answers=3, claims_per_answer=4, out=out, err=err, cache_dir=tmp_path, pool_size=60)
+    last = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert last == summary
+    assert set(last) == {"p50_ms", "p95_ms", "claims_per_s", "peak_mb", "chunks"}
+    assert last["chunks"] == 300 and 0 < last["p50_ms"] <= last["p95_ms"] and last["claims_per_s"] > 0
+    assert (tmp_path / "bench_kb_300.npy").exists()  # cached for the next run
