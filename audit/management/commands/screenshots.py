@@ -39,7 +39,8 @@ def _pages(workspace) -> list[tuple[str, str, str]]:
     case = ReviewCase.objects.filter(workspace=workspace).order_by("-risk_score", "id").first()
     pages = [
         ("home", "/", "main"),
-        ("dashboard", "/dashboard/", "js:document.querySelectorAll('.plot[data-drawn=true]').length === 5"),
+        ("dashboard", "/dashboard/", "js:document.querySelectorAll('.plot[data-drawn=true]').length"
+                                     " === document.querySelectorAll('.plot').length"),
         ("escalations", "/escalations/", "#queue"),
         ("claims", "/claims/", "#claims"),
         ("answer", f"/answers/{answer.public_id}/", "#answer-text"),
