@@ -111,10 +111,22 @@ def escalation_volume(volume: dict) -> dict:
     }
 
 
+def _count_step(top: int) -> int:
+    """A round tick step (1, 2, 5, 10, 20, 50, ...) giving at most five ticks up to ``top`` calls."""
+    step = 1
+    while step * 5 < top:
+        for factor in (2, 2.5, 2):  # 1 -> 2 -> 5 -> 10 -> 20 -> 50 -> 100 ...
+            step = int(step * factor)
+            if step * 5 >= top:
+                break
+    return step
+
+
 def llm_usage(usage: dict) -> dict:
     """Stacked bars of prompt and completion tokens per day (left axis), LLM calls as a line (right).
 
-    ``usage`` is ``audit.selectors_dashboard.llm_usage`` output.
+    ``usage`` is ``audit.selectors_dashboard.llm_usage`` output. Calls are whole numbers, so the
+    calls axis ticks at a round whole step; the legend sits under the plot, clear of the title.
     """
     return {
         "data": [
@@ -128,6 +140,8 @@ def llm_usage(usage: dict) -> dict:
         "layout": _layout("LLM usage: calls and tokens per day", barmode="stack",
                           xaxis={"title": {"text": "day"}}, yaxis={"title": {"text": "tokens"}, "rangemode": "tozero"},
                           yaxis2={"title": {"text": "calls"}, "overlaying": "y", "side": "right",
-                                  "rangemode": "tozero", "showgrid": False},
-                          margin={"l": 64, "r": 56, "t": 48, "b": 48}),
+                                  "rangemode": "tozero", "showgrid": False, "tick0": 0,
+                                  "dtick": _count_step(max(usage["llm_calls"], default=0))},
+                          legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"},
+                          margin={"l": 64, "r": 56, "t": 48, "b": 96}, height=360),
     }

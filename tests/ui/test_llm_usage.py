@@ -81,6 +81,7 @@ def test_it_charts_llm_calls_and_tokens_per_day_of_the_range_with_totals(client,
     assert series["LLM calls"]["y"][-2:] == [6, 1] and sum(series["LLM calls"]["y"]) == 7
     assert series["Prompt tokens"]["y"][-2:] == [2000, 100] and series["Completion tokens"]["y"][-2:] == [500, 50]
     assert series["LLM calls"]["yaxis"] == "y2" and figure["layout"]["title"]["text"].startswith("LLM usage")
+    assert figure["layout"]["yaxis2"]["dtick"] == 2, "whole, round call ticks up to the busiest day's 6"
     assert _totals(html) == {"LLM calls": "7", "Prompt tokens": "2100", "Completion tokens": "550",
                              "LLM time": "4.4 s", "Failed calls": "1", "Verification runs": "3"}
 
@@ -127,3 +128,9 @@ def test_it_says_a_run_used_no_llm_on_the_answer_and_claim_pages(client, analyst
         html = client.get(path).content.decode()
         assert '<dd id="run-llm-calls">not used: offline methods ran</dd>' in html, path
         assert "run-llm-failure-list" not in html, path
+
+
+def test_it_ticks_the_calls_axis_at_round_whole_steps():
+    from audit.charts import _count_step
+
+    assert [_count_step(top) for top in (0, 4, 6, 11, 26, 140, 260, 2600)] == [1, 1, 2, 5, 10, 50, 100, 1000]
