@@ -27,6 +27,7 @@ NIGHTLY_LABELS = ("REFUTED", "NEI")
 NIGHTLY_BATCH_SIZE = 256  # claims embedded, searched and committed together (one transaction)
 NIGHTLY_TOP_FAILING_DOCUMENTS = 10  # rows of "top failing KB documents" in the report
 NIGHTLY_REVIEW_LIMIT = 200  # at most this many "recommended for human review" rows in the report
+NIGHTLY_WEB_MAX_CLAIMS = 50  # web checks per nightly run (weakest claims first), where the workspace allows
 RETENTION_DELETE_BATCH = 500  # answers deleted per statement
 
 # --- Knowledge-base ingestion (seed 003 stage 1: 8000 chars, 1000 overlap) ---------------------

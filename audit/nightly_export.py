@@ -35,7 +35,7 @@ def claim_rows(report: NightlyReport) -> list[dict]:
          "importance": item.claim.importance, "text": item.claim.text, "old_label": item.old_label,
          "old_confidence": round(item.old_confidence, 4), "new_label": item.new_label,
          "new_confidence": round(item.new_confidence or 0.0, 4), "changed": item.changed,
-         "web_checked": bool(item.result.get("web_checked")),
+         "web_checked": bool(item.result.get("web")),
          "documents": " ".join(str(d) for d in item.result.get("documents", []))}
         for item in items
     ]

@@ -157,7 +157,7 @@ def nightly_audit_run(
         return NightlyOutcome(report=report, processed_now=0, seconds=0.0, already_done=True)
     verifier = nightly_verify.Reverifier(workspace=workspace, thresholds=thresholds)
     started = time.perf_counter()
-    stages = {"retrieve": 0.0, "verify": 0.0, "store": 0.0}
+    stages = {"retrieve": 0.0, "verify": 0.0, "web": 0.0, "store": 0.0}
     processed_now = 0
     done = report.claims_processed
     if progress:
@@ -252,6 +252,8 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
             "by_old_label": dict(sorted(Counter(i.old_label for i in items).items())),
             "review_recommended": len(review),
             "stale_sources": len(stale),
+            "web_checked": sum(1 for i in items if i.result.get("web")),
+            "web_decisive": sum(1 for i in items if (i.result.get("web") or {}).get("used")),
         },
         "top_failing_documents": top_failing,
         "stale_sources": stale,

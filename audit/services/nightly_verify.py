@@ -2,8 +2,9 @@
 
 For a batch of claims: one embedding call for all claim texts, one ``search_many`` over the
 workspace index (``audit.selectors.kb_index``), then the pipeline's verification over every
-(claim, evidence) pair at once. No database writes here; web checks are a separate step of
-``audit.services.nightly`` (through the Audit-Web service).
+(claim, evidence) pair at once; then, where the workspace allows external calls, the claims still
+weak are checked on the web through the Audit-Web service (a bounded number per run). No
+database writes here: the caller stores each batch.
 """
 
 from __future__ import annotations
@@ -32,10 +33,11 @@ class Recheck:
     confidence: float
     evidence: list[dict] = field(default_factory=list)  # [{source_id, document_id, relevance, entailment}]
     documents: list[int] = field(default_factory=list)  # KB documents of the evidence, best first
+    web: dict | None = None  # the web check's verdict, when one ran: {label, verdict, confidence, used}
 
     def as_json(self) -> dict:
         return {"label": self.label, "verdict": self.verdict, "confidence": round(self.confidence, 6),
-                "evidence": self.evidence, "documents": self.documents}
+                "evidence": self.evidence, "documents": self.documents, "web": self.web}
 
 
 def _document_id(kb, source_id: str) -> int | None:
@@ -54,6 +56,7 @@ class Reverifier:
         self.thresholds = thresholds
         self.kb = kb if kb is not None else kb_index(workspace)
         self.embedder = embedder or get_embedder()
+        self.web_budget = constants.NIGHTLY_WEB_MAX_CLAIMS if workspace.allow_external_calls else 0
 
     def retrieve(self, drafts: list[ClaimDraft]) -> list[list[EvidenceHit]]:
         """Embed every claim once and search the refreshed index for all of them in one call.
@@ -94,7 +97,39 @@ class Reverifier:
             documents = list(dict.fromkeys(e["document_id"] for e in evidence if e["document_id"] is not None))
             out.append(Recheck(label=verdict.label, verdict=verdict.verdict, confidence=float(verdict.confidence),
                                evidence=evidence, documents=documents))
+        if self.web_budget > 0:
+            t2 = time.perf_counter()
+            self._web_pass(drafts, out)
+            if timings is not None:
+                timings["web"] = timings.get("web", 0.0) + (time.perf_counter() - t2)
         return out
+
+    def _web_pass(self, drafts: list[ClaimDraft], out: list[Recheck]) -> None:
+        """Check the claims still weak after the KB pass on the web, weakest first, within budget.
+
+        Uses the Audit-Web service (allow-list, residency switch, cache and call log are its
+        business). A decisive web verdict (SUPPORTED or REFUTED) replaces the KB verdict; a web
+        NEI leaves it, since the web holding nothing does not undo what the KB says.
+        """
+        from audit.services.web import web_verify_claim
+
+        bar = self.thresholds.low_confidence_threshold
+        weak = sorted((i for i, r in enumerate(out) if r.label != "SUPPORTED" and r.confidence < bar),
+                      key=lambda i: out[i].confidence)
+        for i in weak[: self.web_budget]:
+            self.web_budget -= 1
+            try:
+                verdict = web_verify_claim(workspace=self.workspace, claim=drafts[i])
+            except Exception:  # a web failure must not stop the night: the KB verdict stands
+                logger.warning("nightly web check failed for %r", drafts[i].text[:80], exc_info=True)
+                continue
+            if verdict is None:
+                continue
+            used = verdict.label != "NEI"
+            out[i].web = {"label": verdict.label, "verdict": verdict.verdict,
+                          "confidence": round(float(verdict.confidence), 6), "used": used}
+            if used:
+                out[i].label, out[i].verdict, out[i].confidence = verdict.label, verdict.verdict, float(verdict.confidence)
 
 
 def verify_batch(drafts: list[ClaimDraft], hits: list[list[EvidenceHit]], thresholds: constants.Thresholds,

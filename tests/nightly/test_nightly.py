@@ -23,7 +23,12 @@ MOON = "The far side of the moon is covered in blue ice forests according to lun
 
 @pytest.fixture
 def seeded_day(workspace, store_answer, ingest):
-    """A KB of two documents (one stale) and the claims of DAY, of the day before and of another workspace."""
+    """A KB of two documents (one stale) and the claims of DAY, of the day before and of another workspace.
+
+    External calls are off (no web checks) unless a test turns them on with a local server.
+    """
+    workspace.allow_external_calls = False
+    workspace.save(update_fields=["allow_external_calls"])
     synapses = ingest(workspace, "kb://synapses", f"Synaptic plasticity. {LTP} It is a cellular basis of memory.",
                       title="Synaptic plasticity overview", domain="neuroscience", published_at=dt.date(2020, 3, 1))
     capital = ingest(workspace, "kb://capital", f"Capital requirements. {CET1} The buffer comes on top.",
@@ -180,7 +185,7 @@ def test_a_fast_run_records_its_depth_and_stage_timings(seeded_day):
 
     figures = outcome.report.report["figures"]
     assert figures["verification_depth"] == "fast"
-    assert set(figures["stage_seconds"]) == {"retrieve", "verify", "store"}
+    assert set(figures["stage_seconds"]) == {"retrieve", "verify", "web", "store"}
     assert _claim(seeded_day["answer"], "c1").label == "SUPPORTED"  # an exact restatement, even word-only
 
 
@@ -193,3 +198,46 @@ def test_the_bench_option_seeds_weak_claims_and_prints_claims_per_second(db, cap
     assert figures["claims"] == 30 and figures["claims_per_s"] > 0
     bench = NightlyReport.objects.get(workspace__slug="nightly-bench", date=DAY)
     assert bench.claims_selected == bench.claims_processed == 30
+
+
+@pytest.fixture
+def local_web(settings, seeded_day):
+    """PubMed and arXiv served by a real HTTP server on 127.0.0.1; the workspace allows calls to it."""
+    from tests.web.conftest import ARXIV_PATH, PUBMED_PATH, LocalServer, serve_arxiv, serve_pubmed
+
+    server = LocalServer()
+    settings.THEORIA = {**settings.THEORIA, "WEB_ALLOW_PRIVATE_ADDRESSES": True, "WEB_TIMEOUT_S": 2.0,
+                        "PUBMED_BASE_URL": server.url(PUBMED_PATH), "ARXIV_BASE_URL": server.url(ARXIV_PATH)}
+    serve_pubmed(server, [{"pmid": "1973", "title": "Long-lasting potentiation of synaptic transmission",
+                           "abstract": LTP_HISTORY + " The potentiation lasted for hours in anaesthetised rabbits.",
+                           "year": "2023", "month": "Jan"}])
+    serve_arxiv(server, [])
+    workspace = seeded_day["workspace"]
+    workspace.allow_external_calls = True
+    workspace.web_allowed_domains = ["127.0.0.1"]
+    workspace.save(update_fields=["allow_external_calls", "web_allowed_domains"])
+    yield server
+    server.close()
+
+
+def test_it_checks_claims_still_weak_on_the_web_where_the_workspace_allows(seeded_day, local_web):
+    from audit.models import ExternalCall
+
+    outcome = nightly_audit_run(workspace=seeded_day["workspace"], day=DAY)
+
+    answer = seeded_day["answer"]
+    assert _claim(answer, "c3").label == "SUPPORTED"  # the web source says what the KB did not
+    assert _claim(answer, "c4").label == "NEI"  # the web found nothing that supports it
+    counts = outcome.report.report["counts"]
+    assert (counts["web_checked"], counts["web_decisive"]) == (2, 1)
+    assert ExternalCall.objects.filter(workspace=seeded_day["workspace"]).exists()
+    assert "/entrez/eutils/esearch.fcgi" in local_web.paths()
+
+
+def test_it_makes_no_web_call_when_the_workspace_forbids_external_calls(seeded_day, settings):
+    from audit.models import ExternalCall
+
+    outcome = nightly_audit_run(workspace=seeded_day["workspace"], day=DAY)
+
+    assert outcome.report.report["counts"]["web_checked"] == 0
+    assert not ExternalCall.objects.exists()
