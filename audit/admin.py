@@ -9,6 +9,7 @@ from django.contrib import admin
 from audit import constants
 from audit.admin_events import AuditedAdminMixin
 from audit.models import Answer, AuditEvent, Chunk, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun, Workspace
+from audit.models.nightly import NightlyReport
 from audit.models.web import ExternalCall, WebCacheEntry
 from escalation.models import BusinessCalendar, NotificationTarget
 
@@ -186,6 +187,26 @@ class WebCacheEntryAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(NightlyReport)
+class NightlyReportAdmin(admin.ModelAdmin):
+    """Nightly auditor reports (written by `nightly_audit`). Read-only; retention deletes them."""
+
+    list_display = ("date", "workspace", "status", "claims_selected", "claims_processed", "labels_changed",
+                    "review_recommended", "attempts", "claims_per_s")
+    list_filter = ("status", "workspace")
+    date_hierarchy = "date"
+    list_select_related = ("workspace",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
         return False
 
 

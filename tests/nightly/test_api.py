@@ -119,3 +119,12 @@ def test_the_bundle_holds_the_report_json_and_its_tables(reports, auditor):
         stale = list(csv.DictReader(io.StringIO(zf.read("stale_sources.csv").decode())))
     assert header["date"] == "2026-11-20" and header["report"]["counts"]["stale_sources"] == 1
     assert [(s["uri"], s["age_months"]) for s in stale] == [("kb://old", "82")]
+
+
+def test_the_admin_lists_reports_read_only(reports, client, admin_user_obj):
+    client.force_login(admin_user_obj)
+
+    listing = client.get("/admin/audit/nightlyreport/")
+
+    assert listing.status_code == 200 and b"Nov. 20, 2026" in listing.content
+    assert client.get("/admin/audit/nightlyreport/add/").status_code == 403
