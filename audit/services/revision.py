@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -22,16 +23,23 @@ from audit.services.events import event_record
 SOURCE = "revision_loop"
 
 
+def revision_options() -> RevisionOptions:
+    """The deployment's revision options (``THEORIA["REVISION_SOFTENING"]`` / ``["REVISION_UNSUPPORTED"]``)."""
+    conf = settings.THEORIA
+    return RevisionOptions(softening=conf.get("REVISION_SOFTENING") or RevisionOptions.softening,
+                           unsupported_action=conf.get("REVISION_UNSUPPORTED") or RevisionOptions.unsupported_action)
+
+
 def revision_run(*, query: str, answer_text: str, contexts, initial: AuditResult | None = None, kb=None, domain: str = "",
                  thresholds: Thresholds | None = None, llm=None,
-                 options: RevisionOptions = RevisionOptions()) -> RevisionOutcome:
+                 options: RevisionOptions | None = None) -> RevisionOutcome:
     """Revise ``answer_text`` from its first audit ``initial`` (audited here when None); stores nothing.
 
     ``kb`` is the pipeline's ``KnowledgeBase`` (corrective retrieval searches it); ``llm`` a
-    usable LLM client, or None for the offline strategies.
+    usable LLM client, or None for the offline strategies; ``options`` default to the settings.
     """
     return revise_audit(query=query, answer=answer_text, contexts=contexts, kb=kb, initial=initial, domain=domain,
-                        thresholds=thresholds, llm=llm, options=options)
+                        thresholds=thresholds, llm=llm, options=options or revision_options())
 
 
 @transaction.atomic

@@ -70,3 +70,25 @@ def test_termination_warnings_join_the_run_without_repeating_a_code(workspace, p
     revision_record(answer=answer, run=run, outcome=outcome)
     run.refresh_from_db()
     assert [w["code"] for w in run.warnings] == ["UNSUPPORTED_CLAIMS", "NO_IMPROVEMENT"]
+
+
+def test_the_revision_options_come_from_the_settings(settings):
+    from audit.services.revision import revision_options
+
+    settings.THEORIA = {**settings.THEORIA, "REVISION_SOFTENING": "parenthetical", "REVISION_UNSUPPORTED": "qualify"}
+    options = revision_options()
+    assert (options.softening, options.unsupported_action) == ("parenthetical", "qualify")
+
+
+def test_a_bad_revision_setting_fails_at_start_up_naming_the_variable(monkeypatch):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from audit.constants import SOFTENING_STYLES
+    from theoria.settings.env import envchoice
+
+    monkeypatch.setenv("THEORIA_REVISION_SOFTENING", "Shout")
+    with pytest.raises(ImproperlyConfigured, match="^THEORIA_REVISION_SOFTENING must be one of hedge, qualify, "
+                                                   "parenthetical, not 'Shout'.$"):
+        envchoice("THEORIA_REVISION_SOFTENING", "hedge", SOFTENING_STYLES)
+    monkeypatch.setenv("THEORIA_REVISION_SOFTENING", " Qualify ")
+    assert envchoice("THEORIA_REVISION_SOFTENING", "hedge", SOFTENING_STYLES) == "qualify"

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import dj_database_url
 
-from .env import envbool, envfloat, envint, envlist, envstr
+from audit.constants import (DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION, SOFTENING_STYLES,
+                             UNSUPPORTED_ACTIONS)
+
+from .env import envbool, envchoice, envfloat, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(envstr("THEORIA_VAR_DIR", str(BASE_DIR / "var")))
@@ -177,6 +180,11 @@ THEORIA = {
     "SLACK_CHANNEL": envstr("THEORIA_SLACK_CHANNEL", "#compliance-alerts"),
     # Absolute base of links in alerts (e.g. https://theoria.example.com); empty: relative links.
     "PUBLIC_URL": envstr("THEORIA_PUBLIC_URL", ""),
+    # Answer revision (issue 6): how unverified facts are softened (hedge | qualify | parenthetical)
+    # and what happens to a material claim nothing supports (remove | qualify).
+    "REVISION_SOFTENING": envchoice("THEORIA_REVISION_SOFTENING", DEFAULT_SOFTENING_STYLE, SOFTENING_STYLES),
+    "REVISION_UNSUPPORTED": envchoice("THEORIA_REVISION_UNSUPPORTED", DEFAULT_UNSUPPORTED_ACTION,
+                                      UNSUPPORTED_ACTIONS),
     # API request limits (issue 5).
     "API_MAX_BODY_BYTES": envint("THEORIA_API_MAX_BODY_BYTES", 1_000_000, minimum=1),
     "API_MAX_CONTEXTS": envint("THEORIA_API_MAX_CONTEXTS", 200, minimum=1),

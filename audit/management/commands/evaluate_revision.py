@@ -14,6 +14,7 @@ from audit.constants import SOFTENING_STYLES, UNSUPPORTED_ACTIONS, Thresholds
 from audit.pipeline.bench_data import read_jsonl
 from audit.pipeline.revision import RevisionOptions, revise_audit
 from audit.pipeline.revision_eval import evaluate_answers
+from audit.services.revision import revision_options
 
 DEFAULT_ANSWERS = Path(settings.BASE_DIR).parent / "shared" / "benchmarks" / "answers_dev.jsonl"
 
@@ -26,9 +27,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--answers", default=str(DEFAULT_ANSWERS), help="answers JSONL file")
         parser.add_argument("--limit", type=int, default=None, help="only the first N answers")
-        parser.add_argument("--softening", default=RevisionOptions.softening, choices=SOFTENING_STYLES)
-        parser.add_argument("--unsupported-action", default=RevisionOptions.unsupported_action,
-                            choices=UNSUPPORTED_ACTIONS)
+        defaults = revision_options()  # THEORIA_REVISION_SOFTENING / THEORIA_REVISION_UNSUPPORTED
+        parser.add_argument("--softening", default=defaults.softening, choices=SOFTENING_STYLES)
+        parser.add_argument("--unsupported-action", default=defaults.unsupported_action, choices=UNSUPPORTED_ACTIONS)
         parser.add_argument("--max-revisions", type=int, default=None, help="override MAX_REVISIONS")
         parser.add_argument("--json", default="", help="also write the figures as JSON to this file")
 
