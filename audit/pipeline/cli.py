@@ -27,6 +27,13 @@ class InputError(Exception):
     """The input as a whole cannot be used (missing or unreadable file)."""
 
 
+def claim_evidence(rec: dict) -> list[dict]:
+    """The evidence of a benchmark claim as passages: id, title (a page title or URL: one source) and text."""
+    return [{"id": str(e.get("id") or f"e{i}"), "title": str(e.get("title") or ""), "text": str(e.get("text") or "")}
+            if isinstance(e, dict) else {"id": f"e{i}", "text": str(e)}
+            for i, e in enumerate(rec.get("evidence") or []) if (e.get("text") if isinstance(e, dict) else e)]
+
+
 def _bar(total: int, desc: str, stream=None):
     from tqdm import tqdm
 
@@ -86,7 +93,7 @@ def run_verify_claims(input_path: str, output_path: str, *, err=None, overrides=
     from audit.pipeline.audit import verify_claims
 
     def write(rows, out, bar):
-        verdicts = verify_claims([(rec["claim"], claim_evidence_texts(rec)) for _, rec in rows],
+        verdicts = verify_claims([(rec["claim"], claim_evidence(rec)) for _, rec in rows],
                                  progress=bar.update, overrides=overrides)
         for (_, rec), v in zip(rows, verdicts):
             out.write(json.dumps({"id": rec["id"], "label": v.label, "confidence": round(v.confidence, 4)}) + "\n")
@@ -154,7 +161,7 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
         models.append(model)
         for i in test:
             fold_of_group[groups[i]] = k
-        verdicts = verify_claims([(records[i]["claim"], claim_evidence_texts(records[i])) for i in test],
+        verdicts = verify_claims([(records[i]["claim"], claim_evidence(records[i])) for i in test],
                                  overrides={"entailment": EntailmentMethod(model=model)},
                                  encode_tokens=cache, progress=bar.update)
         for i, v in zip(test, verdicts):

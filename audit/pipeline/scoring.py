@@ -54,7 +54,7 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
         p_ref = max(p_ref, 1.0)
     if conf >= t.audit_score_threshold and not conflict:
         label, verdict = SUPPORTED, "supported"
-    elif numeric_contradiction or (p_ref >= t.refuted_threshold and conf < t.weak_threshold):
+    elif numeric_contradiction or p_ref >= t.refuted_threshold:
         label, verdict = REFUTED, "contradicted"
     elif conflict:
         label, verdict = NEI, "contradicted"

@@ -14,22 +14,27 @@ from audit.pipeline.numbers import extract_quantities
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 
+def source_key(p) -> str:
+    """Passages of one document (same URI, else same title) are one source: they cannot conflict."""
+    return p.uri or (p.title and f"title:{p.title}") or f"id:{p.id}"
+
+
 @register
 class ConflictMethod(VerificationMethod):
     name = "conflict"
     display_name = "Cross-source conflict"
 
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
-        sources = {h.passage.id: h for h in hits}
-        if len(sources) < 2:
+        if len({source_key(h.passage) for h in hits}) < 2:
             return MethodResult(self.name, ran=False, details={"reason": "fewer than two sources"})
         t = ctx.thresholds
         entail = ctx.results.get("entailment", {}).get(claim.claim_id)
         per_hit = (entail.details.get("per_hit") if entail else None) or {}
+        source_of = {h.passage.id: source_key(h.passage) for h in hits}
         supporting = [pid for pid, v in per_hit.items() if v["score"] >= t.audit_score_threshold]
         contradicting = [pid for pid, v in per_hit.items()
                          if v["p_refuted"] >= t.refuted_threshold and v["score"] < t.weak_threshold]
-        pairs = [(a, b) for a in supporting for b in contradicting if a != b]
+        pairs = [(a, b) for a in supporting for b in contradicting if source_of.get(a) != source_of.get(b)]
         numeric_conflict = []
         if extract_quantities(claim.text):
             verdicts = {}
@@ -39,7 +44,8 @@ class ConflictMethod(VerificationMethod):
                 if res["items"]:
                     verdicts[h.passage.id] = "match" if res["matched"] and not res["mismatched"] else (
                         "mismatch" if res["mismatched"] else "absent")
-            if "match" in verdicts.values() and "mismatch" in verdicts.values():
+            by_verdict = {v: {source_of[pid] for pid, x in verdicts.items() if x == v} for v in ("match", "mismatch")}
+            if by_verdict["match"] and by_verdict["mismatch"] and by_verdict["match"] != by_verdict["mismatch"]:
                 numeric_conflict = sorted(verdicts.items())
         conflict = bool(pairs or numeric_conflict)
         return MethodResult(
