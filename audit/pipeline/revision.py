@@ -20,7 +20,9 @@ knowledge-base index or the web) and ``rewriter(...) -> str`` (the LLM's ``rewri
      sentence replaced by the evidence sentence), else remove or mark it disputed;
    - claim nothing supports: REMOVE (the sentence or its clause) or QUALIFY ("not found in
      the provided documents"); a sentence that also states a supported fact is never removed;
-   - weak claim: SOFTEN (hedge / qualify / parenthetical, configurable);
+   - weak claim: SOFTEN (hedge / qualify / parenthetical, configurable); a hedge that cost a
+     claim its support is taken back in the next attempt and not tried again;
+   - a claim any attempt found supported or weak is never removed later;
    - citation correction: REPLACE a marker whose passage does not support the claim with the
      better passage, ADD_ALTERNATE the better passage next to it, REMOVE a marker that names
      no passage or supports nothing in its sentence.
