@@ -107,7 +107,9 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
     extraction = llm_extract_claims(llm, answer or "", query or "")  # offline extractor without a usable LLM
     claims = extraction.claims
     texts = [c.text for c in claims]
-    vecs = embed(texts + [query or "", answer or ""]) if (claims or query) else None
+    # claims and the query only: embedding the whole answer in the same batch would pad every
+    # claim to the answer's length (256 pieces) and cost more than everything else together
+    vecs = embed(texts + [query or ""]) if (claims or query) else None
     claim_vecs = vecs[: len(claims)] if vecs is not None else None
     hits = retrieve(claims, passages, kb=kb, embed=embed, thresholds=t, claim_vecs=claim_vecs)
     ctx = VerifyContext(thresholds=t, now=now, domain=domain or "", query=query or "", embed=embed, llm=llm,
@@ -129,8 +131,9 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
         "selfcheck_disagreement": answer_selfcheck_disagreement(verdicts),
         "label_counts": {lab: sum(v.label == lab for v in verdicts) for lab in ("SUPPORTED", "REFUTED", "NEI")},
     }
-    if vecs is not None and query and answer:
-        metrics["answer_relevance"] = max(0.0, scoring.cosine(vecs[-2], vecs[-1]))
+    if vecs is not None and query and claims:
+        # answer relevance: cosine of the question to the answer's meaning (the mean of its claims)
+        metrics["answer_relevance"] = max(0.0, scoring.cosine(vecs[-1], vecs[:-1].mean(axis=0)))
     if passages:
         supporting = {h.passage.id for v in verdicts for h in v.evidence
                       if h.entailment >= t.audit_score_threshold or (v.label == "SUPPORTED" and h is v.evidence[0])}

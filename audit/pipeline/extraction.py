@@ -13,6 +13,7 @@ Deterministic: the same text always gives the same claims, ids c1, c2, … in re
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from audit.constants import (ATOMIC_MIN_WORDS, IMPORTANCE_CRITICAL, IMPORTANCE_MATERIAL,
                              IMPORTANCE_MINOR)
@@ -152,7 +153,13 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def split_sentences(text: str) -> list[str]:
-    return [text[a:b] for a, b in split_sentences_with_spans(text)]
+    return list(_split_sentences(text))
+
+
+@lru_cache(maxsize=20_000)
+def _split_sentences(text: str) -> tuple[str, ...]:
+    """Cached: retrieval, the judge and CoVe split the same passages again and again."""
+    return tuple(text[a:b] for a, b in split_sentences_with_spans(text))
 
 
 def clean_sentence(sentence: str) -> str:

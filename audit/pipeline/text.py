@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 STOPWORDS = frozenset("""
 a about above after again against all also am an and any are as at be because been before being
@@ -28,6 +29,7 @@ def words(text: str) -> list[str]:
     return WORD_RE.findall(normalize(text).lower())
 
 
+@lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """A crude suffix stripper: enough to match 'increases'/'increased', 'cells'/'cell'."""
     if len(word) <= 4 or NUMBER_TOKEN_RE.search(word):
@@ -44,7 +46,13 @@ def content_words(text: str) -> list[str]:
 
 
 def content_stems(text: str) -> list[str]:
-    return [stem(w) for w in content_words(text)]
+    return list(_content_stems(text))
+
+
+@lru_cache(maxsize=50_000)
+def _content_stems(text: str) -> tuple[str, ...]:
+    """Cached: the same evidence sentences come back for every claim that retrieves them."""
+    return tuple(stem(w) for w in content_words(text))
 
 
 def tokenize_for_bm25(text: str) -> list[str]:
