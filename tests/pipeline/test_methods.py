@@ -117,3 +117,20 @@ def test_freshness_does_not_run_without_dated_evidence():
 ])
 def test_linguistic_indicators_move_the_score_by_fixed_steps(text, expected):
     assert linguistic_score(text)[0] == pytest.approx(expected)
+
+
+def test_passages_of_one_document_do_not_conflict(embedder):
+    v = verify_claim("The membership fee is $150.", [
+        {"id": "p0", "title": "Fees page", "text": "The membership fee is $150 per year."},
+        {"id": "p1", "title": "Fees page", "text": "The membership fee is $90 per year."}])
+    assert "conflict" not in v.risk_flags
+
+
+def test_the_fast_depth_judges_from_the_words_alone(embedder):
+    fast = Thresholds().updated({"verification_depth": "fast"})
+    supported = verify_claim("LTP in the hippocampus requires NMDA receptor activation.", [LTP], thresholds=fast)
+    absent = verify_claim("The Eiffel Tower was completed for the 1889 World's Fair.", [LTP], thresholds=fast)
+    assert supported.label == "SUPPORTED" and absent.label != "SUPPORTED"
+    assert supported.confidence > absent.confidence
+    with pytest.raises(ValueError):
+        Thresholds().updated({"verification_depth": "deep"})
