@@ -7,10 +7,12 @@ from django import forms
 from django.contrib import admin
 
 from audit import constants
+from audit.errors import InvalidInput
 from audit.admin_events import AuditedAdminMixin
 from audit.models import Answer, AuditEvent, Chunk, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun, Workspace
 from audit.models.nightly import NightlyReport
 from audit.models.web import ExternalCall, WebCacheEntry
+from audit.services.modes import thresholds_check
 from escalation.models import BusinessCalendar, NotificationTarget
 
 
@@ -26,8 +28,8 @@ class WorkspaceAdminForm(forms.ModelForm):
         if not isinstance(value, dict):
             raise forms.ValidationError("Give an object mapping threshold names to values.")
         try:
-            constants.Thresholds().updated(value)
-        except (TypeError, ValueError) as exc:
+            thresholds_check(value)  # the API's check: numbers in range, known words for string settings
+        except InvalidInput as exc:
             names = ", ".join(f.name for f in dataclasses.fields(constants.Thresholds))
             raise forms.ValidationError(f"{exc}. Known thresholds: {names}.") from None
         return value

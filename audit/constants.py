@@ -70,6 +70,9 @@ RETRIEVAL_TOP_K = 5  # passages kept per claim
 # words only (no model time beyond the claims' own embeddings; see docs/ARCHITECTURE.md for both)
 VERIFICATION_DEPTH = "full"
 VERIFICATION_DEPTHS = ("full", "fast")
+# Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
+# admin accept exactly these; see audit.services.modes.thresholds_check)
+STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS}
 # the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)

@@ -190,6 +190,11 @@ def conversation_mode_set(*, workspace: Workspace, external_id: str, mode: str, 
 
 def _check_threshold(name: str, value, default) -> None:
     where = f"threshold_overrides.{name}"
+    if name in constants.STRING_THRESHOLDS:
+        allowed = constants.STRING_THRESHOLDS[name]
+        if not isinstance(value, str) or value not in allowed:
+            raise InvalidInput(where, f"must be one of {', '.join(allowed)}.")
+        return
     if isinstance(default, dict):
         if not isinstance(value, dict):
             raise InvalidInput(where, "must be an object.")
@@ -208,17 +213,28 @@ def _check_threshold(name: str, value, default) -> None:
         raise InvalidInput(where, "must be between 0 and 1.")
 
 
-@transaction.atomic
-def thresholds_set(*, workspace: Workspace, overrides: dict, actor) -> Workspace:
-    """Replace the workspace's threshold overrides (an empty dict restores the seed defaults)."""
+def thresholds_check(overrides) -> None:
+    """Raise :class:`InvalidInput` naming the key of the first unusable threshold override.
+
+    The one check of threshold overrides, used by the API (:func:`thresholds_set`) and the admin
+    console: numbers within their range, the string-valued settings of
+    ``constants.STRING_THRESHOLDS`` (e.g. ``verification_depth``) with one of their allowed words.
+    """
     if not isinstance(overrides, dict):
         raise InvalidInput("threshold_overrides", "must be an object.")
     defaults = constants.Thresholds()
     known = {f.name for f in fields(defaults)}
     for name, value in overrides.items():
         if name not in known:
-            raise InvalidInput(f"threshold_overrides.{name}", "is not a threshold; see audit.constants.Thresholds.")
+            raise InvalidInput(f"threshold_overrides.{name}",
+                               f"unknown threshold(s): {name}; see audit.constants.Thresholds.")
         _check_threshold(name, value, getattr(defaults, name))
+
+
+@transaction.atomic
+def thresholds_set(*, workspace: Workspace, overrides: dict, actor) -> Workspace:
+    """Replace the workspace's threshold overrides (an empty dict restores the seed defaults)."""
+    thresholds_check(overrides)
     workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)
     before = dict(workspace.threshold_overrides or {})
     if before == overrides:

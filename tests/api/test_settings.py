@@ -130,3 +130,61 @@ def test_it_sets_the_mode_of_a_user_without_a_profile_and_hides_other_workspaces
     assert UserProfile.objects.get(user=loose).default_mode == "audit-local"
     assert admin.get("/api/v1/settings/users/outsider").status_code == 404
     assert admin.put("/api/v1/settings/users/outsider", {"default_mode": "normal"}, format="json").status_code == 404
+
+
+def test_it_sets_the_verification_depth_word_and_the_pipeline_takes_it(admin, workspace):
+    from audit.selectors_api import thresholds_for
+
+    response = admin.put("/api/v1/settings/thresholds", {"threshold_overrides": {"verification_depth": "fast"}},
+                         format="json")
+
+    assert response.status_code == 200, response.json()
+    assert response.json()["effective"]["verification_depth"] == "fast"
+    assert thresholds_for(Workspace.objects.get(pk=workspace.pk)).verification_depth == "fast"
+    assert AuditEvent.objects.get(action="settings.thresholds_changed").details["to"] == {"verification_depth": "fast"}
+
+
+@pytest.mark.parametrize("value", ["slow", "FAST", "", 1, 0.5, None, True, ["fast"], {"depth": "fast"}])
+def test_it_refuses_a_verification_depth_outside_its_words_naming_the_key(admin, workspace, value):
+    Workspace.objects.filter(pk=workspace.pk).update(threshold_overrides={"audit_score_threshold": 0.7})
+
+    response = admin.put("/api/v1/settings/thresholds", {"threshold_overrides": {"verification_depth": value}},
+                         format="json")
+
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert "threshold_overrides.verification_depth" in errors
+    assert "full, fast" in str(errors["threshold_overrides.verification_depth"])
+    assert Workspace.objects.get(pk=workspace.pk).threshold_overrides == {"audit_score_threshold": 0.7}
+
+
+def test_it_refuses_a_word_for_a_numeric_threshold_beside_a_valid_depth(admin, workspace):
+    response = admin.put("/api/v1/settings/thresholds",
+                         {"threshold_overrides": {"verification_depth": "fast", "weak_threshold": "fast"}},
+                         format="json")
+
+    assert response.status_code == 400
+    assert "threshold_overrides.weak_threshold" in response.json()["errors"]
+    assert Workspace.objects.get(pk=workspace.pk).threshold_overrides == {}
+
+
+@pytest.mark.parametrize("overrides, accepted", [
+    ('{"verification_depth": "fast"}', True),
+    ('{"verification_depth": "slow"}', False),
+    ('{"weak_threshold": "high"}', False),
+])
+def test_it_checks_threshold_overrides_in_the_admin_with_the_apis_rule(client, admin_user_obj, workspace,
+                                                                      overrides, accepted):
+    from tests.ui.test_admin import _workspace_form
+
+    client.force_login(admin_user_obj)
+    response = client.post(f"/admin/audit/workspace/{workspace.pk}/change/",
+                           _workspace_form(workspace, threshold_overrides=overrides))
+
+    workspace.refresh_from_db()
+    if accepted:
+        assert response.status_code == 302
+        assert workspace.threshold_overrides == {"verification_depth": "fast"}
+    else:
+        assert response.status_code == 200 and "threshold_overrides." in response.content.decode()
+        assert workspace.threshold_overrides == {}
