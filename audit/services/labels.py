@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from audit.models import Claim
+from audit.models import AuditEvent, Claim
 from audit.services.events import event_record
 
 
@@ -34,6 +34,21 @@ def claim_machine_relabel(
     when the machine label changes. ``source`` names the component (e.g. ``"nightly_audit"``).
     """
     now = now or timezone.now()
+    drift = _relabel_in_memory(claim=claim, label=label, confidence=confidence, verdict=verdict, source=source,
+                               reason=reason, now=now)
+    claim.save(update_fields=RELABEL_FIELDS)
+    if drift is not None:
+        event_record(action="claim.label_drifted", obj=claim, actor_label=source, workspace=claim.answer.workspace,
+                     details=drift)
+    return drift is not None
+
+
+RELABEL_FIELDS = ["machine_label", "label", "verdict", "confidence", "verified_at", "label_history"]
+
+
+def _relabel_in_memory(*, claim: Claim, label: str, confidence: float, verdict: str, source: str, reason: str,
+                       now) -> dict | None:
+    """Apply a new machine verdict to ``claim`` (unsaved); return the drift event's details, or None."""
     old_label, old_confidence = claim.machine_label, claim.confidence
     human = claim_has_human_label(claim)
     changed = label != old_label
@@ -54,11 +69,31 @@ def claim_machine_relabel(
     # rest in the database, and full_clean() would cost one query per constraint and for the
     # answer foreign key on every claim of a nightly batch.
     claim.clean_fields(exclude=["answer"])
-    claim.save(update_fields=["machine_label", "label", "verdict", "confidence", "verified_at", "label_history"])
-    if changed:
-        event_record(
-            action="claim.label_drifted", obj=claim, actor_label=source, workspace=claim.answer.workspace,
-            details={"from": old_label, "to": label, "confidence_from": old_confidence,
-                     "confidence_to": claim.confidence, "reason": reason, "label_kept_by_human": human},
-        )
-    return changed
+    if not changed:
+        return None
+    return {"from": old_label, "to": label, "confidence_from": old_confidence, "confidence_to": claim.confidence,
+            "reason": reason, "label_kept_by_human": human}
+
+
+@transaction.atomic
+def claims_machine_relabel(*, changes: list[tuple[Claim, str, float, str]], workspace, source: str,
+                           reason: str = "", now=None) -> list[bool]:
+    """:func:`claim_machine_relabel` for a batch of ``(claim, label, confidence, verdict)``, in bulk.
+
+    Same rules and the same stored result (fields, history, one ``claim.label_drifted`` event per
+    changed claim), written with one ``bulk_update`` and one ``bulk_create`` instead of a save and
+    an insert per claim (the nightly auditor's batches). Returns, per change, whether it drifted.
+    """
+    now = now or timezone.now()
+    drifted, events = [], []
+    for claim, label, confidence, verdict in changes:
+        drift = _relabel_in_memory(claim=claim, label=label, confidence=confidence, verdict=verdict, source=source,
+                                   reason=reason, now=now)
+        drifted.append(drift is not None)
+        if drift is not None:
+            events.append(AuditEvent(workspace=workspace, actor_label=source, action="claim.label_drifted",
+                                     object_type=Claim._meta.label_lower, object_id=str(claim.pk), at=now,
+                                     details=drift))
+    Claim.objects.bulk_update([c for c, *_ in changes], RELABEL_FIELDS, batch_size=500)
+    AuditEvent.objects.bulk_create(events, batch_size=500)
+    return drifted

@@ -35,7 +35,7 @@ from audit.selectors_api import thresholds_for
 from audit.selectors_nightly import nightly_claims_due
 from audit.services import nightly_verify
 from audit.services.events import event_record
-from audit.services.labels import claim_machine_relabel
+from audit.services.labels import claims_machine_relabel
 
 logger = logging.getLogger(__name__)
 
@@ -92,25 +92,26 @@ def nightly_items_record(*, report: NightlyReport, results: dict[int, nightly_ve
 
     Locks the batch's still-unprocessed items (``select_for_update``) so a second runner of the
     same day skips them; items another run already processed are ignored. Label changes go
-    through :func:`audit.services.labels.claim_machine_relabel`.
+    through :func:`audit.services.labels.claims_machine_relabel` (one bulk write per batch).
     """
     now = now or timezone.now()
     items = list(
         NightlyItem.objects.select_for_update(of=("self",))
         .filter(report=report, id__in=list(results), processed=False)
-        .select_related("claim__answer__workspace")
+        .select_related("claim")
     )
-    changed = 0
-    for item in items:
+    drifted = claims_machine_relabel(
+        changes=[(item.claim, results[item.id].label, results[item.id].confidence, results[item.id].verdict)
+                 for item in items],
+        workspace=report.workspace, source=SOURCE, reason=f"nightly re-check of {report.date.isoformat()}", now=now,
+    )
+    for item, changed_now in zip(items, drifted):
         recheck = results[item.id]
         item.processed, item.processed_at, item.attempt = True, now, report.attempts
         item.new_label, item.new_confidence = recheck.label, round(float(recheck.confidence), 6)
         item.result = recheck.as_json()
-        item.changed = claim_machine_relabel(
-            claim=item.claim, label=recheck.label, confidence=recheck.confidence, verdict=recheck.verdict,
-            source=SOURCE, reason=f"nightly re-check of {report.date.isoformat()}", now=now,
-        )
-        changed += item.changed
+        item.changed = changed_now
+    changed = sum(drifted)
     NightlyItem.objects.bulk_update(
         items, ["processed", "processed_at", "attempt", "new_label", "new_confidence", "result", "changed"],
         batch_size=500,
