@@ -47,13 +47,14 @@ def test_it_verifies_an_audit_local_answer_and_revises_or_flags_the_unsupported_
     assert (supported["label"], supported["mode"], supported["evidence"][0]["source_id"]) == (
         "SUPPORTED", "Audit-Local", "kb1")
     assert supported["confidence"] >= 0.8 and supported["verification_methods"]
-    if UNSUPPORTED in data["answer"]:
-        # kept: then it is flagged, and Audit-Web was wanted for it but this workspace forbids it
-        flagged = cards[UNSUPPORTED]
+    kept = UNSUPPORTED.rstrip(".")
+    if kept.lower() in data["answer"].lower():
+        # kept (as written, hedged or qualified): then it is flagged, and Audit-Web was wanted for it
+        # but this workspace forbids it
+        [flagged] = [card for text, card in cards.items() if kept.lower() in text.lower()]
         assert flagged["label"] != "SUPPORTED"
         assert flagged["claim_id"] in data["web"]["reasons"]
         assert data["web"]["status"] == "skipped: the workspace forbids external calls"
-        assert "original_answer" not in data
     else:
         # removed by the revision loop: the original text and the ledger come back
         assert data["original_answer"] == f"{SUPPORTED} {UNSUPPORTED}"

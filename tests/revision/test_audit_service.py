@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.constants import NO_ANSWER_NOTICE
+from audit.constants import NO_ANSWER_NOTICE, UNSUPPORTED_QUALIFIER
 from audit.models import AuditEvent
 from audit.services.audit import audit_answer
 
@@ -19,7 +19,22 @@ ORIGINAL = ("The annual fee for the Gold card is $150 [1]. "
 
 @pytest.mark.slow
 @pytest.mark.django_db
-def test_a_revised_audit_stores_the_returned_answer_its_claims_the_original_and_the_ledger(workspace, analyst):
+def test_by_default_unsupported_claims_are_qualified_not_removed(workspace):
+    answer = audit_answer(workspace=workspace, query=QUERY, answer_text=ORIGINAL, contexts=[], revise=True)
+    answer.refresh_from_db()
+    assert answer.original_text == ORIGINAL
+    assert answer.text.count(UNSUPPORTED_QUALIFIER) == 2
+    assert "$150" in answer.text and "lounge access" in answer.text
+    (entry,) = answer.revisions
+    assert "qualify" in {e["strategy"] for e in entry["ledger"]} and "remove" not in {e["strategy"] for e in entry["ledger"]}
+    assert set(answer.claims.values_list("label", flat=True)) == {"NEI"}
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_a_revised_audit_stores_the_returned_answer_its_claims_the_original_and_the_ledger(workspace, analyst,
+                                                                                          settings):
+    settings.THEORIA = {**settings.THEORIA, "REVISION_UNSUPPORTED": "remove"}
     answer = audit_answer(workspace=workspace, query=QUERY, answer_text=ORIGINAL, contexts=[], user=analyst,
                           revise=True)
     answer.refresh_from_db()

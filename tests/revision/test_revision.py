@@ -15,12 +15,18 @@ from audit.pipeline.types import Passage
 QUERY = "What does the Gold card cost and what does it include?"
 
 
+# Most cases exercise the removal strategy; the deployment default (qualify) is tested on its own.
+REMOVE = RevisionOptions(unsupported_action="remove")
+
+
 def _revise(answer, passages, verify, **kwargs):
+    kwargs.setdefault("options", REMOVE)
     return revise_answer(query=QUERY, answer=answer, passages=passages,
                          verify=lambda text, pool: verify(text, pool, QUERY), **kwargs)
 
 
 def _plan(answer, passages, verify, **kwargs):
+    kwargs.setdefault("options", REMOVE)
     result = verify(answer, passages, QUERY)
     return plan_revision(answer, result, passages, **kwargs)
 
@@ -81,7 +87,7 @@ def test_it_removes_only_the_unsupported_clause_of_a_sentence_that_also_states_a
               "for the whole family [1].")
     result = verify(answer, passages, QUERY)
     assert [c.verdict for c in result.claims] == ["supported", "not_found"]
-    text, edits = plan_revision(answer, result, passages)
+    text, edits = plan_revision(answer, result, passages, options=REMOVE)
     assert text == "The annual fee for the Gold card is $150 [1]."
     assert [(e.strategy, e.action) for e in edits] == [(Strategy.REMOVE, "remove_clause")]
     assert [c.verdict for c in verify(text, passages, QUERY).claims] == ["supported"]
@@ -187,7 +193,7 @@ def test_corrective_retrieval_finds_evidence_and_the_revision_cites_it(passages,
 def test_the_decision_gives_one_instruction_per_claim_that_needs_work(passages, verify):
     answer = ("The annual fee for the Gold card is $200 [1]. The card always includes travel insurance "
               "for the whole family. Gold card holders get free airport lounge access [3].")
-    decision = decide_revision(verify(answer, passages, QUERY).claims, 0)
+    decision = decide_revision(verify(answer, passages, QUERY).claims, 0, options=REMOVE)
     assert decision.should_revise and decision.reason == "Claims contradict evidence"
     assert [(i["claim_id"], i["strategy"]) for i in decision.instructions] == [
         ("c1", Strategy.CORRECT), ("c2", Strategy.REMOVE)]
@@ -342,7 +348,8 @@ def test_a_hedge_that_costs_a_weak_claim_its_support_is_taken_back_and_the_claim
     weak = "Refunds are processed within 14 business days by the billing team [2]."
     answer = (f"The annual fee for the Gold card is $150 [1]. {weak} "
               "The card always includes travel insurance for the whole family.")
-    out = _revise(answer, passages, harsh, options=RevisionOptions(correct_contradictions=False))
+    out = _revise(answer, passages, harsh, options=RevisionOptions(correct_contradictions=False,
+                                                                   unsupported_action="remove"))
     hedged = "Refunds are reportedly processed within 14 business days by the billing team [2]."
     assert out.attempts[1].text.endswith(hedged)  # the unsupported sentence went, the weak one was hedged
     assert [c.verdict for c in out.attempts[1].result.claims] == ["supported", "contradicted"]
