@@ -406,7 +406,9 @@ def _already_softened(text: str) -> bool:
 def marker_for(passage: Passage) -> str:
     """The citation marker that names ``passage``: its first anchor, its "[n]" header, or its id."""
     header = re.match(r"^\s*\[(\d{1,3})\]", passage.text)
-    anchor = passage.anchors[0] if passage.anchors else header.group(1) if header else f"cite:{passage.id}"
+    # A request passage with a numeric id ("1") is what "[1]" names: reuse that, not "[cite:1]".
+    fallback = passage.id if passage.id.isdigit() else f"cite:{passage.id}"
+    anchor = passage.anchors[0] if passage.anchors else header.group(1) if header else fallback
     if anchor.isdigit():
         return f"[{anchor}]"
     if anchor.startswith("cite:"):

@@ -363,3 +363,11 @@ def test_a_hedge_that_costs_a_weak_claim_its_support_is_taken_back_and_the_claim
                                   "Paris hosts the games"])
 def test_a_softening_can_be_taken_back_exactly(body, style):
     assert unsoften(soften(body, style)) == body
+
+
+def test_a_correction_cites_a_numbered_request_passage_as_the_answer_already_does():
+    from audit.pipeline.revision import marker_for
+    from audit.pipeline.types import Passage
+
+    assert marker_for(Passage(id="1", text="LTP was first described in 1973.")) == "[1]"
+    assert marker_for(Passage(id="kb_chunk_7", text="LTP was first described in 1973.")) == "[cite:kb_chunk_7]"
