@@ -127,7 +127,8 @@ README_KEYWORD_2CLASS_BACC = {  # shared/benchmarks/README.md, "Reference baseli
     "scifact-rationale": 51.2, "summedits-scitldr": 47.6, "wice": 66.8}
 
 
-def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_folds: int = 5) -> int:
+def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_folds: int = 5,
+                 with_answers: bool = True) -> int:
     """Grouped-CV evaluation of the whole offline pipeline on the DEV files.
 
     The entailment model is refitted on 4/5 of the groups and every claim (and answer) is
@@ -178,6 +179,8 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
         print(f"scifact 3-class: acc {100 * sci['3']['acc']:.1f} F1 {100 * sci['3']['f1']:.1f} "
               f"bAcc {100 * sci['3']['bacc']:.1f} (keyword bAcc {100 * sci['kw']['3']['bacc']:.1f})", file=out)
 
+    if not with_answers:
+        return 0
     good, bad = read_jsonl(answers_path, ANSWER_FIELDS)
     answers = [rec for _, rec in good]
     bar = _bar(len(answers), "evaluate answers (CV)", err)

@@ -83,3 +83,40 @@ def values_match(a: Quantity, b: Quantity, rel_tol: float, approx_tol: float) ->
 def _decimals(raw: str) -> int:
     m = re.search(r"\.(\d+)", raw)
     return len(m.group(1)) if m else 0
+
+
+RANGE_RE = re.compile(
+    r"(?:\bbetween\s+)?(?P<cur>[$€£¥])?(?P<lo>\d+(?:\.\d+)?)\s*(?P<pct1>%|percent|per cent)?\s*"
+    r"(?:to|and|-|–|—)\s*[$€£¥]?(?P<hi>\d+(?:\.\d+)?)\s?(?P<scale>thousand|million|billion|trillion)?\s*"
+    r"(?P<pct>%|percent|per cent)?", re.I)
+
+
+@dataclass(frozen=True)
+class Range:
+    raw: str
+    low: float
+    high: float
+    kind: str  # as Quantity.kind
+
+
+def extract_ranges(text: str) -> list[Range]:
+    """Stated ranges: "60 to 80 percent", "between 10 and 20", "5-7%", "$3–4 million"."""
+    out = []
+    for m in RANGE_RE.finditer(text or ""):
+        lo, hi = float(m.group("lo")), float(m.group("hi"))
+        if lo >= hi:
+            continue
+        scale = _SCALE.get((m.group("scale") or "").lower(), 1.0)
+        kind = ("percent" if m.group("pct") or m.group("pct1") else "currency" if m.group("cur") else "count")
+        if kind == "count" and 1500 <= lo <= 2100 and 1500 <= hi <= 2100 and "." not in m.group(0):
+            kind = "year"
+        out.append(Range(m.group(0).strip(), lo * scale, hi * scale, kind))
+    return out
+
+
+def within_range(q: Quantity, r: Range, approx_tol: float) -> bool:
+    """A value inside a stated range of the same kind (an "about" value within tolerance of it)."""
+    if q.kind != r.kind:
+        return False
+    tol = approx_tol if q.approx else 0.0
+    return r.low * (1 - tol) <= q.value <= r.high * (1 + tol)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit.constants import CONTRADICTION_CAP, IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, NUMERIC_ABSENT_MARGIN, Thresholds
+from audit.constants import (CONTRADICTION_CAP, IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, NUMERIC_ABSENT_MARGIN,
+                             STRUCTURE_CONTRADICTION_CAP, STRUCTURE_ENTITY_MARGIN, STRUCTURE_P_REFUTED, Thresholds)
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult
 
 SUPPORTED, REFUTED, NEI = "SUPPORTED", "REFUTED", "NEI"
@@ -48,6 +49,17 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
     if numeric and numeric.ran and numeric.details.get("absent") and not numeric_contradiction \
             and (judge is None or not judge.ran):
         conf = min(conf, t.audit_score_threshold - NUMERIC_ABSENT_MARGIN)
+    # structural checks (negation, opposite predicate, substituted entity against the best-aligned
+    # evidence sentence) override the judge like numbers do; a named entity of the claim found
+    # nowhere in the evidence keeps it below SUPPORTED
+    structure = results.get("structure")
+    structural_contradiction = bool(structure and structure.ran and structure.verdict == "contradicted"
+                                    and (judge is None or not judge.ran))
+    if structural_contradiction:
+        conf = min(conf, STRUCTURE_CONTRADICTION_CAP)
+        p_ref = max(p_ref, STRUCTURE_P_REFUTED)
+    elif structure and structure.ran and structure.details.get("missing_entity") and (judge is None or not judge.ran):
+        conf = min(conf, t.audit_score_threshold - STRUCTURE_ENTITY_MARGIN)
     conflict = "conflict" in flags
     if numeric_contradiction:
         conf = min(conf, CONTRADICTION_CAP)

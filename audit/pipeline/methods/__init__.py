@@ -1,11 +1,11 @@
 """Verification method plug-ins; importing this package registers the offline methods."""
 
 from audit.pipeline.methods import (conflict, cove, entailment, freshness,  # noqa: F401
-                                    linguistic, numeric)
+                                    linguistic, numeric, structure)
 from audit.pipeline.methods.base import REGISTRY, VerificationMethod, VerifyContext, get_method, register
 from audit.pipeline.methods.llm import LLM_METHODS  # registers llm_judge, llm_cove, selfcheck (issue 4)
 
-OFFLINE_METHODS = ("entailment", "numeric", "cove", "conflict", "freshness", "linguistic")
+OFFLINE_METHODS = ("entailment", "numeric", "structure", "cove", "conflict", "freshness", "linguistic")
 
 __all__ = ["REGISTRY", "VerificationMethod", "VerifyContext", "get_method", "register", "OFFLINE_METHODS",
            "LLM_METHODS"]

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from audit.constants import NUMERIC_RELEVANT_OVERLAP as RELEVANT_OVERLAP
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
-from audit.pipeline.numbers import extract_quantities, values_match
+from audit.pipeline.numbers import extract_quantities, extract_ranges, values_match, within_range
 from audit.pipeline.text import content_stems
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
-
 
 
 def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float = 0.02,
@@ -30,11 +29,17 @@ def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float =
             relevant.append((overlap, s))
     relevant.sort(key=lambda t: -t[0])
     all_q = [q for t in evidence_texts for q in extract_quantities(t)]
+    all_ranges = [r for t in evidence_texts for r in extract_ranges(t)]
     items = []
     for q in cq:
         if any(values_match(q, e, rel_tol, approx_tol) for e in all_q):
             items.append({"claim_value": q.raw, "match_type": "exact" if any(e.value == q.value for e in all_q)
                           else "approximate", "match": True})
+            continue
+        span = next((r for r in all_ranges if within_range(q, r, approx_tol)), None)
+        if span:
+            items.append({"claim_value": q.raw, "evidence_value": span.raw, "match_type": "within_range",
+                          "match": True})
             continue
         rival = None
         for _, s in relevant[:3]:

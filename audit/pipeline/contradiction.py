@@ -1,0 +1,302 @@
+"""Structural contradiction checks: a claim against its best-aligned evidence sentence (plain Python).
+
+The learned judge scores paraphrase-level support well but cannot see that "LTP does not require
+NMDA receptors" says the opposite of "LTP is dependent on NMDA receptors". These checks are explicit
+and explainable; each finding names the rule, the words that mismatched and the evidence sentence.
+
+- alignment: the share of the claim's content words (stems) an evidence sentence holds; a rule only
+  looks at sentences aligned at least ``STRUCTURE_MIN_ALIGNMENT`` (the words a rule explains — the
+  antonym, the substituted entity — are left out of that share);
+- ``negation``: the claim is negated and the clause of the sentence that carries the aligned
+  predicate is not, or the other way round (strict cues: not, no, never, n't, without, …; lexical
+  negations such as "lacks", "absent", "fails" count as negated so that they never fire alone);
+- ``antonym``: the claim states a word of the curated lexicon (``audit.pipeline.lexicon``) where
+  the sentence states its opposite, in a clause that shares words with the claim and has the same
+  polarity;
+- ``substitution``: a content word of the claim found nowhere in the evidence, whose slot (the same
+  anchor word before or after it) the sentence fills with another word that is not a near-synonym
+  (embedding cosine below ``STRUCTURE_SUBSTITUTION_MAX_COS``);
+- ``missing_entity``: a named entity (capitalised word, acronym) of the claim found nowhere in the
+  evidence while the rest of the claim aligns: it keeps the claim below SUPPORTED, it does not refute.
+
+The decision looks at the sentence ranked first by alignment: a finding there contradicts the claim
+unless another sentence without findings aligns at least as well (that sentence supports it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from audit.constants import (STRUCTURE_ANTONYM_CLAUSE_SHARED, STRUCTURE_CLAUSE_MIN_ALIGNMENT,
+                             STRUCTURE_MIN_ALIGNMENT, STRUCTURE_SUBSTITUTION_MAX_COS)
+from audit.pipeline.extraction import split_sentences
+from audit.pipeline.lexicon import NEGATION_CUES, OPPOSITES
+from audit.pipeline.text import STOPWORDS, WORD_RE, normalize, stem
+
+LEXICAL_NEGATIONS = frozenset("lack lacks lacking lacked absence absent fail fails failed failure unable "
+                              "neither nor unlikely".split())
+DETERMINERS = frozenset("the a an its their his her this that these those".split())
+CLAUSE_SPLIT_RE = re.compile(r"[,;:()\[\]]|\s[-–—]\s|\b(?:although|though|but|whereas|while|however|except|"
+                             r"yet|unless|and)\b", re.I)
+MAX_MISSING_FOR_SUBSTITUTION = 1
+SLOT_PREPOSITIONS = frozenset("in at from into on by".split())
+
+
+@dataclass
+class Sentence:
+    text: str
+    passage_id: str
+    tokens: list[str]  # lower-case, hyphenated words split
+    stems: set[str]
+
+
+@dataclass
+class Finding:
+    rule: str  # negation | antonym | substitution | missing_entity
+    claim_words: str
+    evidence_words: str
+    sentence: str
+    passage_id: str
+
+    def as_dict(self) -> dict:
+        return {"rule": self.rule, "claim": self.claim_words, "evidence": self.evidence_words,
+                "sentence": self.sentence[:300], "passage_id": self.passage_id}
+
+
+@dataclass
+class StructureReport:
+    contradicted: bool = False
+    missing_entity: bool = False
+    alignment: float = 0.0
+    sentence: str = ""
+    findings: list[Finding] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"contradicted": self.contradicted, "missing_entity": self.missing_entity,
+                "alignment": round(self.alignment, 4), "aligned_sentence": self.sentence[:300],
+                "findings": [f.as_dict() for f in self.findings]}
+
+
+def tokens(text: str, *, lower: bool = True) -> list[str]:
+    text = normalize(text).replace("\u2019", "'")
+    return [p for w in WORD_RE.findall(text.lower() if lower else text) for p in w.split("-") if p]
+
+
+def _is_content(tok: str) -> bool:
+    return (tok not in STOPWORDS and tok not in NEGATION_CUES and not tok.endswith("n't")
+            and (len(tok) > 1 or tok.isdigit()))
+
+
+def _is_word(tok: str) -> bool:
+    return tok.replace("'", "").isalpha()
+
+
+def _content_stems(toks: list[str]) -> list[str]:
+    return [stem(t) for t in toks if _is_content(t)]
+
+
+def _strict_negated(toks: list[str]) -> bool:
+    for k, t in enumerate(toks):
+        if t == "not" and ((k and toks[k - 1] in ("or", "whether")) or toks[k + 1: k + 2] == ["only"]):
+            continue  # "whether or not", "not only … but": no negation of the predicate
+        if t in NEGATION_CUES or t.endswith("n't"):
+            return True
+    return False
+
+
+AUXILIARIES = frozenset("be is are was were been being am do does did have has had can could will would shall "
+                        "should may might must to able yet even also always".split())
+
+
+def _scope_in(toks: list[str], target: set[str]) -> bool:
+    """Whether a negation cue of ``toks`` governs a word of ``target`` (the first word after the cue
+    and its auxiliaries, or the word it negates in a contraction such as "isn't present")."""
+    for k, t in enumerate(toks):
+        if t in NEGATION_CUES or t.endswith("n't"):
+            j = k + 1
+            while j < len(toks) and toks[j] in AUXILIARIES:
+                j += 1
+            if j < len(toks) and stem(toks[j]) in target:
+                return True
+    return False
+
+
+def _polarity(toks: list[str]) -> tuple[bool, bool]:
+    """(strictly negated, negated in any way — strict or lexical)."""
+    strict = _strict_negated(toks)
+    return strict, strict or any(t in LEXICAL_NEGATIONS for t in toks)
+
+
+def _coverage(cstems: list[str], target: set[str], leave_out: set[str] = frozenset()) -> float:
+    kept = [w for w in cstems if w not in leave_out]
+    return sum(1 for w in kept if w in target) / len(kept) if kept else 0.0
+
+
+def clauses(sentence: str) -> list[list[str]]:
+    return [t for t in (tokens(part) for part in CLAUSE_SPLIT_RE.split(sentence) if part) if t]
+
+
+def _negation(claim: str, s: Sentence) -> Finding | None:
+    """Each clause of the claim against the sentence clause that aligns best with it."""
+    parts = clauses(s.text)
+    if not parts:
+        return None
+    part_stems = [{stem(t) for t in p} for p in parts]
+    for ctoks in clauses(claim):
+        cl_stems = _content_stems(ctoks)
+        if len(cl_stems) < 2:
+            continue
+        best_cov, best_k = max((_coverage(cl_stems, ps), k) for k, ps in enumerate(part_stems))
+        if best_cov < STRUCTURE_CLAUSE_MIN_ALIGNMENT:
+            continue
+        c_strict, c_any = _polarity(ctoks)
+        e_strict, e_any = _polarity(parts[best_k])
+        if e_strict and not c_any and not _scope_in(parts[best_k], {stem(t) for t in ctoks}):
+            continue  # the sentence negates something the claim does not say
+        if (c_strict and not e_any) or (e_strict and not c_any):
+            cue = next((t for t in (ctoks if c_strict else parts[best_k])
+                        if t in NEGATION_CUES or t.endswith("n't")), "")
+            return Finding("negation", cue if c_strict else "(affirmative)",
+                           cue if e_strict else "(affirmative)", s.text, s.passage_id)
+    return None
+
+
+def _antonyms(claim_toks: list[str], cstems: list[str], s: Sentence) -> list[Finding]:
+    claim_all = {stem(t) for t in claim_toks}
+    sent_all = {stem(t) for t in s.tokens}
+    c_neg = _polarity(claim_toks)[1]
+    out = []
+    for tok in claim_toks:
+        w = stem(tok)
+        if w in sent_all or w not in OPPOSITES:
+            continue
+        for a in OPPOSITES[w] & sent_all:
+            if a in claim_all:
+                continue
+            for part in clauses(s.text):
+                pstems = [stem(t) for t in part]
+                if a not in pstems:
+                    continue
+                shared = len(set(cstems) & set(pstems) - {w, a})
+                if shared >= STRUCTURE_ANTONYM_CLAUSE_SHARED and _polarity(part)[1] == c_neg:
+                    word = next(t for t in part if stem(t) == a)
+                    out.append(Finding("antonym", tok, word, s.text, s.passage_id))
+                    break
+            if out and out[-1].claim_words == tok:
+                break
+    return out
+
+
+def _slot_fillers(claim_toks: list[str], idx: int, s: Sentence, claim_all: set[str]) -> list[str]:
+    """Words of the sentence in the slot of claim_toks[idx]: the object of the same preposition.
+
+    The claim reads "<aligned word> <preposition> [the] <word>"; the sentence must read
+    "<a word of the claim> <preposition> [the] <other word(s)>" ("discovered grid cells in the
+    entorhinal cortex" against "discovered in the amygdala").
+    """
+    left = idx - 1
+    while left >= 0 and claim_toks[left] in DETERMINERS:
+        left -= 1
+    if left < 1 or claim_toks[left] not in SLOT_PREPOSITIONS:
+        return []
+    prep = claim_toks[left]
+    st = s.tokens
+    found = []
+    for k, t in enumerate(st):
+        if t != prep or k == 0 or stem(st[k - 1]) not in claim_all:
+            continue
+        j = k + 1
+        while j < len(st) and st[j] in DETERMINERS:
+            j += 1
+        if j >= len(st):
+            continue
+        f = st[j]
+        if not _is_content(f) or not _is_word(f) or stem(f) in claim_all:
+            continue
+        phrase = [f]
+        if j + 1 < len(st) and _is_content(st[j + 1]) and _is_word(st[j + 1]) and stem(st[j + 1]) not in claim_all:
+            phrase.append(st[j + 1])
+        found.append(" ".join(phrase))
+    return found
+
+
+def _entities(claim: str) -> set[str]:
+    """Stems of capitalised words (not sentence-initial) and acronyms of the claim."""
+    raw = tokens(claim, lower=False)
+    out = set()
+    for k, t in enumerate(raw):
+        if (k > 0 and t[:1].isupper() and t.lower() not in STOPWORDS) or (len(t) >= 2 and t.isupper() and _is_word(t)):
+            out.add(stem(t.lower()))
+    return out
+
+
+def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> StructureReport:
+    """Run the rules on ``claim`` against ``passages`` ([(passage id, text)]).
+
+    ``similarity(a, b) -> cosine`` tells a substituted entity from a near-synonym; without it the
+    substitution rule does not fire (it can still report a missing named entity).
+    """
+    claim_toks = tokens(claim)
+    cstems = _content_stems(claim_toks)
+    report = StructureReport()
+    if not cstems:
+        return report
+    claim_all = {stem(t) for t in claim_toks}
+    sentences = []
+    for pid, text in passages:
+        for sent in split_sentences(normalize(text)):
+            toks = tokens(sent)
+            if toks:
+                sentences.append(Sentence(sent, pid, toks, {stem(t) for t in toks}))
+    if not sentences:
+        return report
+    evidence_stems = set().union(*(s.stems for s in sentences))
+    ents = _entities(claim)
+    scored = []  # (adjusted alignment, raw alignment, order, sentence, findings, explained words)
+    for order, s in enumerate(sentences):
+        raw = _coverage(cstems, s.stems)
+        if raw + 1.0 / len(cstems) * MAX_MISSING_FOR_SUBSTITUTION < STRUCTURE_MIN_ALIGNMENT:
+            continue
+        findings: list[Finding] = []
+        explained: set[str] = set()
+        for f in _antonyms(claim_toks, cstems, s):
+            findings.append(f)
+            explained.add(stem(f.claim_words))
+        missing = [(k, t) for k, t in enumerate(claim_toks) if _is_content(t) and _is_word(t)
+                   and stem(t) not in s.stems and stem(t) not in explained]
+        if 0 < len(missing) <= MAX_MISSING_FOR_SUBSTITUTION:
+            for k, t in missing:
+                if stem(t) in evidence_stems:
+                    continue
+                if _coverage(cstems, s.stems, explained | {stem(m) for _, m in missing}) < STRUCTURE_MIN_ALIGNMENT:
+                    continue
+                fillers = _slot_fillers(claim_toks, k, s, claim_all) if similarity else []
+                sub = next((fl for fl in fillers if similarity(t, fl) < STRUCTURE_SUBSTITUTION_MAX_COS), None)
+                if sub:
+                    findings.append(Finding("substitution", t, sub, s.text, s.passage_id))
+                    explained.add(stem(t))
+                elif stem(t) in ents:
+                    findings.append(Finding("missing_entity", t, "", s.text, s.passage_id))
+                    explained.add(stem(t))
+        adjusted = _coverage(cstems, s.stems, explained)
+        if adjusted < STRUCTURE_MIN_ALIGNMENT:
+            continue
+        neg = _negation(claim, s)
+        if neg:
+            findings.append(neg)
+        scored.append((adjusted, raw, -order, s, findings))
+    if not scored:
+        return report
+    scored.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)
+    adjusted, raw, _, s, findings = scored[0]
+    report.alignment, report.sentence = adjusted, s.text
+    if not findings:
+        return report
+    clean_rival = any(not f and r >= adjusted for _, r, _, _, f in scored[1:])
+    if clean_rival:
+        return report
+    report.findings = findings
+    report.contradicted = any(f.rule != "missing_entity" for f in findings)
+    report.missing_entity = any(f.rule == "missing_entity" for f in findings)
+    return report

@@ -1,0 +1,45 @@
+"""Structural contradiction checks as a verification method (``audit.pipeline.contradiction``).
+
+Negation mismatch, opposite predicates, entity substitution and missing named entities between a
+claim and its best-aligned evidence sentence. The findings (rule, words, evidence sentence) go in
+the details on the claim card; scoring turns a contradiction into REFUTED the way the numeric
+override does, and a missing named entity into a confidence below the SUPPORTED threshold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from audit.pipeline.contradiction import check
+from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
+from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
+
+
+def _similarity_fn(ctx: VerifyContext):
+    embed = getattr(ctx, "embed", None)
+    if embed is None:
+        from audit.pipeline.embedding import get_embedder
+
+        embed = get_embedder().encode
+
+    def similarity(a: str, b: str) -> float:
+        v = np.asarray(embed([a, b]), dtype=np.float32)
+        return float(v[0] @ v[1] / ((np.linalg.norm(v[0]) * np.linalg.norm(v[1])) or 1.0))
+
+    return similarity
+
+
+@register
+class StructureMethod(VerificationMethod):
+    name = "structure"
+    display_name = "Structural contradiction checks"
+
+    def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
+        if not hits:
+            return MethodResult(self.name, ran=True, score=None, verdict="not_found",
+                                details={"reason": "no evidence"})
+        report = check(claim.text, [(h.passage.id, h.passage.text) for h in hits], _similarity_fn(ctx))
+        verdict = ("contradicted" if report.contradicted else "not_found" if report.missing_entity
+                   else "supported" if report.alignment else "not_found")
+        return MethodResult(self.name, ran=True, score=0.0 if report.contradicted else None, verdict=verdict,
+                            details=report.as_dict())
