@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from audit.bulk import rows_update
 from audit.models import AuditEvent, Claim
 from audit.services.events import event_record
 
@@ -81,7 +82,7 @@ def claims_machine_relabel(*, changes: list[tuple[Claim, str, float, str]], work
     """:func:`claim_machine_relabel` for a batch of ``(claim, label, confidence, verdict)``, in bulk.
 
     Same rules and the same stored result (fields, history, one ``claim.label_drifted`` event per
-    changed claim), written with one ``bulk_update`` and one ``bulk_create`` instead of a save and
+    changed claim), written with one ``executemany`` and one ``bulk_create`` instead of a save and
     an insert per claim (the nightly auditor's batches). Returns, per change, whether it drifted.
     """
     now = now or timezone.now()
@@ -94,6 +95,6 @@ def claims_machine_relabel(*, changes: list[tuple[Claim, str, float, str]], work
             events.append(AuditEvent(workspace=workspace, actor_label=source, action="claim.label_drifted",
                                      object_type=Claim._meta.label_lower, object_id=str(claim.pk), at=now,
                                      details=drift))
-    Claim.objects.bulk_update([c for c, *_ in changes], RELABEL_FIELDS, batch_size=500)
+    rows_update([c for c, *_ in changes], RELABEL_FIELDS)  # executemany: see audit.bulk
     AuditEvent.objects.bulk_create(events, batch_size=500)
     return drifted

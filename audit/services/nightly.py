@@ -29,6 +29,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from audit import constants
+from audit.bulk import rows_update
 from audit.models import Document, NightlyItem, NightlyReport, Workspace
 from audit.pipeline.types import ClaimDraft
 from audit.selectors_api import thresholds_for
@@ -112,10 +113,7 @@ def nightly_items_record(*, report: NightlyReport, results: dict[int, nightly_ve
         item.result = recheck.as_json()
         item.changed = changed_now
     changed = sum(drifted)
-    NightlyItem.objects.bulk_update(
-        items, ["processed", "processed_at", "attempt", "new_label", "new_confidence", "result", "changed"],
-        batch_size=500,
-    )
+    rows_update(items, ["processed", "processed_at", "attempt", "new_label", "new_confidence", "result", "changed"])
     NightlyReport.objects.filter(id=report.id).update(
         claims_processed=F("claims_processed") + len(items), labels_changed=F("labels_changed") + changed
     )
