@@ -80,7 +80,8 @@ class StructureReport:
 
 def tokens(text: str, *, lower: bool = True) -> list[str]:
     text = normalize(text).replace("\u2019", "'")
-    return [p for w in WORD_RE.findall(text.lower() if lower else text) for p in w.split("-") if p]
+    found = WORD_RE.findall(text.lower() if lower else text)
+    return [p for w in found for p in (w[:-2] if w[-2:] in ("'s", "'S") else w).split("-") if p]
 
 
 def _is_content(tok: str) -> bool:

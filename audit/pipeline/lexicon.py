@@ -29,7 +29,7 @@ gain gains gained | lose loses lost
 positive positively | negative negatively
 above | below
 before | after
-more | less fewer
+more | less
 larger largest bigger biggest greater greatest | smaller smallest lesser least
 faster fastest | slower slowest
 longer longest | shorter shortest

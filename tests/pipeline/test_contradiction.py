@@ -154,3 +154,15 @@ def test_it_keeps_a_claim_with_a_missing_named_entity_below_supported(embedder):
     v = verify_claim("Grid cells in the entorhinal cortex were described by O'Keefe.",
                      [Passage(id="p1", text="Grid cells in the entorhinal cortex were described in 2005.", title="t")])
     assert v.label != "SUPPORTED" and v.confidence < AUDIT_SCORE_THRESHOLD
+
+
+def test_it_reads_a_possessive_as_the_entity_itself():
+    report = check("It was the main capital during Egypt's New Kingdom.",
+                   [("p1", "Thebes was the main capital of Egypt during the New Kingdom.")])
+    assert not report.findings
+
+
+def test_it_does_not_take_a_few_for_the_opposite_of_more():
+    report = check("Strong relationships make students more likely to listen.",
+                   [("p1", "A few strong relationships make students likely to listen.")])
+    assert "antonym" not in _rules(report)
