@@ -145,10 +145,13 @@ def nightly_audit_run(
     """Re-check the weak claims of ``day`` in ``workspace`` and write the day's report.
 
     Safe to call again: a finished day is returned as it is; an interrupted one resumes with
-    the claims not yet processed. ``depth`` ("full" or "fast") replaces the workspace's
-    ``verification_depth`` for this run. ``progress(done, total)`` is called after each batch.
+    the claims not yet processed. ``depth`` ("full" or "fast") replaces the depth for this run;
+    without it the run takes the workspace's ``verification_depth`` override where one is set, else
+    ``constants.NIGHTLY_VERIFICATION_DEPTH`` (fast, with label changes confirmed at the full depth). ``progress(done, total)`` is called after each batch.
     """
     thresholds = thresholds_for(workspace)
+    if depth is None and "verification_depth" not in (workspace.threshold_overrides or {}):
+        depth = constants.NIGHTLY_VERIFICATION_DEPTH  # see constants: fast, drift confirmed at full depth
     if depth is not None:
         thresholds = thresholds.updated({"verification_depth": depth})  # ValueError on an unknown depth
     report = nightly_report_open(workspace=workspace, day=day)

@@ -34,10 +34,11 @@ class Recheck:
     evidence: list[dict] = field(default_factory=list)  # [{source_id, document_id, relevance, entailment}]
     documents: list[int] = field(default_factory=list)  # KB documents of the evidence, best first
     web: dict | None = None  # the web check's verdict, when one ran: {label, verdict, confidence, used}
+    depth: str = ""  # the verification depth of the KB verdict ("fast", or "full" where it was confirmed)
 
     def as_json(self) -> dict:
         return {"label": self.label, "verdict": self.verdict, "confidence": round(self.confidence, 6),
-                "evidence": self.evidence, "documents": self.documents, "web": self.web}
+                "evidence": self.evidence, "documents": self.documents, "web": self.web, "depth": self.depth}
 
 
 def _document_id(kb, source_id: str) -> int | None:
@@ -57,6 +58,8 @@ class Reverifier:
         self.kb = kb if kb is not None else kb_index(workspace)
         self.embedder = embedder or get_embedder()
         self.web_budget = constants.NIGHTLY_WEB_MAX_CLAIMS if workspace.allow_external_calls else 0
+        # a fast pass confirms the label changes it would record at the full depth, within a budget
+        self.full_budget = constants.NIGHTLY_FULL_DEPTH_MAX_CLAIMS if thresholds.verification_depth == "fast" else 0
 
     def retrieve(self, drafts: list[ClaimDraft]) -> list[list[EvidenceHit]]:
         """Embed every claim once and search the refreshed index for all of them in one call.
@@ -77,18 +80,14 @@ class Reverifier:
         hits = self.retrieve(drafts)
         t1 = time.perf_counter()
         verdicts = [None] * len(drafts)
-        by_domain: dict[str, list[int]] = {}
-        for i, claim in enumerate(claims):
-            by_domain.setdefault(claim.answer.domain, []).append(i)
-        for domain, idx in by_domain.items():
-            for i, v in zip(idx, verify_batch([drafts[i] for i in idx], [hits[i] for i in idx], self.thresholds,
-                                               self.embedder.encode, domain=domain)):
-                verdicts[i] = v
+        self._verify_by_domain(range(len(drafts)), drafts, claims, hits, self.thresholds, verdicts)
+        depths = [self.thresholds.verification_depth] * len(drafts)
+        self._confirm_full(drafts, claims, hits, verdicts, depths)
         if timings is not None:
             timings["retrieve"] = timings.get("retrieve", 0.0) + (t1 - t0)
             timings["verify"] = timings.get("verify", 0.0) + (time.perf_counter() - t1)
         out = []
-        for draft, claim_hits, verdict in zip(drafts, hits, verdicts):
+        for draft, claim_hits, verdict, depth in zip(drafts, hits, verdicts, depths):
             evidence = [
                 {"source_id": h.passage.id, "document_id": _document_id(self.kb, h.passage.id),
                  "relevance": round(h.relevance, 4), "entailment": round(h.entailment, 4)}
@@ -96,13 +95,41 @@ class Reverifier:
             ]
             documents = list(dict.fromkeys(e["document_id"] for e in evidence if e["document_id"] is not None))
             out.append(Recheck(label=verdict.label, verdict=verdict.verdict, confidence=float(verdict.confidence),
-                               evidence=evidence, documents=documents))
+                               evidence=evidence, documents=documents, depth=depth))
         if self.web_budget > 0:
             t2 = time.perf_counter()
             self._web_pass(drafts, out)
             if timings is not None:
                 timings["web"] = timings.get("web", 0.0) + (time.perf_counter() - t2)
         return out
+
+    def _confirm_full(self, drafts, claims, hits, verdicts, depths) -> None:
+        """Re-verify at the full depth the claims whose label the fast pass would change (in place).
+
+        Drift is what the report and the audit trail record, so it is checked with the accurate
+        depth while the run's budget (``NIGHTLY_FULL_DEPTH_MAX_CLAIMS``) lasts; the other claims keep
+        their fast verdict.
+        """
+        if self.full_budget <= 0:
+            return
+        todo = [i for i, claim in enumerate(claims) if verdicts[i].label != claim.machine_label][: self.full_budget]
+        if not todo:
+            return
+        self.full_budget -= len(todo)
+        full = self.thresholds.updated({"verification_depth": "full"})
+        self._verify_by_domain(todo, drafts, claims, hits, full, verdicts)
+        for i in todo:
+            depths[i] = "full"
+
+    def _verify_by_domain(self, indices, drafts, claims, hits, thresholds, verdicts) -> None:
+        """Verify the claims at ``indices`` into ``verdicts``, one call per answer domain (its rules)."""
+        by_domain: dict[str, list[int]] = {}
+        for i in indices:
+            by_domain.setdefault(claims[i].answer.domain, []).append(i)
+        for domain, idx in by_domain.items():
+            for i, v in zip(idx, verify_batch([drafts[i] for i in idx], [hits[i] for i in idx], thresholds,
+                                               self.embedder.encode, domain=domain)):
+                verdicts[i] = v
 
     def _web_pass(self, drafts: list[ClaimDraft], out: list[Recheck]) -> None:
         """Check the claims still weak after the KB pass on the web, weakest first, within budget.

@@ -1,0 +1,52 @@
+"""The nightly run's depth: fast by default with label changes confirmed at the full depth, or the
+workspace's own ``verification_depth`` (settable through the API)."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit import constants
+from audit.models import NightlyItem
+from audit.services.nightly import nightly_audit_run
+from tests.nightly.test_nightly import DAY, seeded_day  # noqa: F401 — the fixture
+
+pytestmark = pytest.mark.slow  # loads the embedding model
+
+
+def _depths(report) -> dict[str, tuple[str, bool]]:
+    items = NightlyItem.objects.filter(report=report).select_related("claim")
+    return {i.claim.claim_id: (i.result["depth"], i.changed) for i in items}
+
+
+def test_a_default_run_is_fast_and_confirms_each_label_change_at_the_full_depth(seeded_day):  # noqa: F811
+    report = nightly_audit_run(workspace=seeded_day["workspace"], day=DAY).report
+
+    assert report.report["figures"]["verification_depth"] == "fast"
+    depths = _depths(report)
+    assert depths["c1"] == ("full", True) and depths["c2"] == ("full", True)  # NEI/REFUTED -> SUPPORTED
+    assert depths["c4"] == ("fast", False)  # nothing in the KB: no change to confirm
+
+
+def test_the_full_depth_confirmations_stop_at_the_runs_budget(seeded_day, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(constants, "NIGHTLY_FULL_DEPTH_MAX_CLAIMS", 1)
+
+    report = nightly_audit_run(workspace=seeded_day["workspace"], day=DAY).report
+
+    assert sorted(d for d, _ in _depths(report).values()) == ["fast", "fast", "fast", "full"]
+
+
+def test_a_workspace_that_sets_its_depth_gets_that_depth_at_night(seeded_day, admin_user_obj):  # noqa: F811
+    from rest_framework.test import APIClient
+
+    workspace = seeded_day["workspace"]
+    api = APIClient()
+    api.force_authenticate(admin_user_obj)
+    response = api.put("/api/v1/settings/thresholds", {"threshold_overrides": {"verification_depth": "full"}},
+                       format="json")
+    assert response.status_code == 200
+    workspace.refresh_from_db()
+
+    report = nightly_audit_run(workspace=workspace, day=DAY).report
+
+    assert report.report["figures"]["verification_depth"] == "full"
+    assert {d for d, _ in _depths(report).values()} == {"full"}
