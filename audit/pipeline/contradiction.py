@@ -222,6 +222,23 @@ def _slot_fillers(claim_toks: list[str], idx: int, s: Sentence, claim_all: set[s
     return found
 
 
+ACRONYM_SKIP = frozenset("of the and at for in on de".split())
+
+
+def _spelled_otherwise(word: str, evidence_tokens: list[str]) -> bool:
+    """The word written as two words ("Gameboy" / "Game Boy") or as the initials of an evidence
+    phrase ("UT" / "University of Texas") — the same entity, not a missing or substituted one."""
+    for a, b in zip(evidence_tokens, evidence_tokens[1:]):
+        if a + b == word:
+            return True
+    if 2 <= len(word) <= 5:
+        for k in range(len(evidence_tokens)):
+            letters = [t[0] for t in evidence_tokens[k:k + 3 * len(word)] if t not in ACRONYM_SKIP]
+            if evidence_tokens[k] not in ACRONYM_SKIP and "".join(letters[:len(word)]) == word:
+                return True
+    return False
+
+
 def _entities(claim: str) -> set[str]:
     """Stems of capitalised words (not sentence-initial) and acronyms of the claim."""
     raw = tokens(claim, lower=False)
@@ -253,6 +270,7 @@ def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> Struc
     if not sentences:
         return report
     evidence_stems = set().union(*(s.stems for s in sentences))
+    evidence_tokens = [t for s in sentences for t in s.tokens]
     ents = _entities(claim)
     scored = []  # (adjusted alignment, raw alignment, order, sentence, findings, explained words)
     for order, s in enumerate(sentences):
@@ -265,10 +283,11 @@ def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> Struc
             findings.append(f)
             explained.add(stem(f.claim_words))
         missing = [(k, t) for k, t in enumerate(claim_toks) if _is_content(t) and _is_word(t)
-                   and stem(t) not in s.stems and stem(t) not in explained]
+                   and stem(t) not in s.stems and stem(t) not in explained
+                   and not _spelled_otherwise(t, s.tokens)]
         if 0 < len(missing) <= MAX_MISSING_FOR_SUBSTITUTION:
             for k, t in missing:
-                if stem(t) in evidence_stems:
+                if stem(t) in evidence_stems or _spelled_otherwise(t, evidence_tokens):
                     continue
                 if _coverage(cstems, s.stems, explained | {stem(m) for _, m in missing}) < STRUCTURE_MIN_ALIGNMENT:
                     continue

@@ -166,3 +166,13 @@ def test_it_does_not_take_a_few_for_the_opposite_of_more():
     report = check("Strong relationships make students more likely to listen.",
                    [("p1", "A few strong relationships make students likely to listen.")])
     assert "antonym" not in _rules(report)
+
+
+def test_it_knows_an_entity_written_as_two_words_or_as_initials():
+    assert not check("The first Gameboy was released by Nintendo in 1989.",
+                     [("p1", "Nintendo's Game Boy handheld was first released in 1989.")]).findings
+    assert not check("UT enrolls more than 7,800 engineering students at its Cockrell School.",
+                     [("p1", "The Cockrell School at the University of Texas enrolls more than 7,800 "
+                             "engineering students.")]).findings
+    assert check("The first Gameboy was released by Sega in 1989.",
+                 [("p1", "Nintendo's Game Boy handheld was first released in 1989.")]).missing_entity
