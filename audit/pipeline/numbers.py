@@ -31,6 +31,43 @@ class Quantity:
     value: float
     kind: str  # "percent" | "currency" | "year" | "count"
     approx: bool = False
+    unit: str = ""  # the word after a count ("2 business days" -> "business"), normalised
+    label: str = ""  # the word before it ("Level 3" -> "level"), normalised
+
+
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z-]*")
+_NOT_UNITS = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "at", "for", "by", "with", "is", "are",
+              "was", "were", "be", "has", "have", "had", "than", "as", "from", "per", "that", "which"}
+
+
+def _norm_word(word: str) -> str:
+    word = word.lower()
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _next_word(text: str, end: int) -> str:
+    m = _WORD_RE.match(text[end:].lstrip())
+    word = m.group(0) if m and len(text[end:]) - len(text[end:].lstrip()) <= 1 else ""
+    return "" if word.lower() in _NOT_UNITS else _norm_word(word)
+
+
+def _prev_word(text: str, start: int) -> str:
+    m = re.search(r"([A-Za-z][A-Za-z-]*)\s$", text[max(0, start - 30):start])
+    word = m.group(1) if m else ""
+    return "" if word.lower() in _NOT_UNITS else _norm_word(word)
+
+
+def same_quantity(a: Quantity, b: Quantity) -> bool:
+    """Whether two counts can denote the same thing: when both name a unit, the same unit (or label).
+
+    "2 business days" is not "Level 2 reviewers"; "3 trials" may be "3 trials" or a bare "3".
+    Percentages, currency and years carry their unit in their kind.
+    """
+    if a.kind != "count" or b.kind != "count":
+        return True
+    if not (a.unit and b.unit):
+        return True  # one says nothing of what it counts
+    return a.unit == b.unit or bool(a.label and a.label == b.label)
 
 
 def extract_quantities(text: str, *, words: bool = False) -> list[Quantity]:
@@ -56,7 +93,9 @@ def extract_quantities(text: str, *, words: bool = False) -> list[Quantity]:
         else:
             kind = "count"
         approx = bool(APPROX_RE.search(text[max(0, m.start() - 20): m.start()]))
-        out.append(Quantity(m.group(0).strip(), value, kind, approx))
+        unit = _next_word(text, m.end()) if kind == "count" else ""
+        label = _prev_word(text, m.start("num")) if kind == "count" else ""
+        out.append(Quantity(m.group(0).strip(), value, kind, approx, unit, label))
     if words:
         for m in WORD_NUM_RE.finditer(text or ""):
             out.append(Quantity(m.group(0), float(_WORD_NUMBERS[m.group(1).lower()]), "count"))

@@ -437,7 +437,11 @@ def _rewrite_markers(text: str, mapping: Callable[[str], list[str]]) -> str:
                        for a in new)
 
     out = CITATION_RE.sub(repl, text)
-    return re.sub(r"[ \t]{2,}", " ", re.sub(r"\s+([.,;:!?])", r"\1", out)) if out != text else out
+    if out == text:
+        return out
+    out = re.sub(r"[ \t]{2,}", " ", re.sub(r"\s+([.,;:!?])", r"\1", out))
+    # a marker dropped at the end of a sentence body must not leave a space before its full stop
+    return out if text[-1:].isspace() else out.rstrip()
 
 
 def _add_marker(sent: _Sentence, marker: str) -> None:
@@ -769,7 +773,7 @@ def _correct(plan: _SentencePlan, c: ClaimVerdict, claims: list[ClaimVerdict], t
             body = sentence.rstrip(".!?;: ")
 
             def replace(s, body=body, marker=marker_for(h.passage)):
-                s.body = _cap(body) + " " + marker
+                s.body = f"{_cap(body)} {marker}".rstrip()
                 s.trail = "." if not s.trail.strip() else re.sub(r"\[[^\[\]]{1,60}\]", "", s.trail).strip() or "."
             return plan.step(c, Strategy.CORRECT, "the evidence contradicts the claim; its statement replaces it",
                              replace, action="evidence_statement", passage_id=h.passage.id)

@@ -371,3 +371,10 @@ def test_a_correction_cites_a_numbered_request_passage_as_the_answer_already_doe
 
     assert marker_for(Passage(id="1", text="LTP was first described in 1973.")) == "[1]"
     assert marker_for(Passage(id="kb_chunk_7", text="LTP was first described in 1973.")) == "[cite:kb_chunk_7]"
+
+
+def test_dropping_the_last_marker_of_a_sentence_leaves_no_space_before_its_full_stop():
+    from audit.pipeline.revision import _rewrite_markers
+
+    assert _rewrite_markers("skills were preserved [cite:kb_chunk_5]", lambda a: []) == "skills were preserved"
+    assert _rewrite_markers("one [1] and two [2].", lambda a: [] if a == "2" else [a]) == "one [1] and two."

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from audit.constants import NUMERIC_RELEVANT_OVERLAP as RELEVANT_OVERLAP
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
-from audit.pipeline.numbers import extract_quantities, extract_ranges, values_match, within_range
+from audit.pipeline.numbers import extract_quantities, extract_ranges, same_quantity, values_match, within_range
 from audit.pipeline.text import content_stems
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
@@ -32,21 +32,36 @@ def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float =
     all_ranges = [r for t in evidence_texts for r in extract_ranges(t)]
     items = []
     for q in cq:
-        if any(values_match(q, e, rel_tol, approx_tol) for e in all_q):
-            items.append({"claim_value": q.raw, "match_type": "exact" if any(e.value == q.value for e in all_q)
-                          else "approximate", "match": True})
+        def rival_in(sentences, pick):
+            for _, s in sentences:
+                found = [e for e in extract_quantities(s) if e.kind == q.kind and pick(e)]
+                if found:
+                    return found[0], s
+            return None
+
+        def same_unit(e):
+            return bool(q.unit) and e.unit == q.unit
+
+        # 1. the same count of the same unit ("1 business day" for "1 business day")
+        if any(same_unit(e) and values_match(q, e, rel_tol, approx_tol) for e in all_q):
+            items.append({"claim_value": q.raw, "match_type": "exact" if any(
+                same_unit(e) and e.value == q.value for e in all_q) else "approximate", "match": True})
             continue
-        span = next((r for r in all_ranges if within_range(q, r, approx_tol)), None)
-        if span:
-            items.append({"claim_value": q.raw, "evidence_value": span.raw, "match_type": "within_range",
-                          "match": True})
-            continue
-        rival = None
-        for _, s in relevant[:3]:
-            same_kind = [e for e in extract_quantities(s) if e.kind == q.kind]
-            if same_kind:
-                rival = (same_kind[0], s)
-                break
+        # 2. a relevant sentence counts the same unit differently ("1 business day" for "2 business days")
+        rival = rival_in(relevant[:3], same_unit)
+        if rival is None:
+            # 3. the value stated anywhere in the evidence, or inside a stated range
+            if any(values_match(q, e, rel_tol, approx_tol) for e in all_q):
+                items.append({"claim_value": q.raw, "match_type": "exact" if any(e.value == q.value for e in all_q)
+                              else "approximate", "match": True})
+                continue
+            span = next((r for r in all_ranges if within_range(q, r, approx_tol)), None)
+            if span:
+                items.append({"claim_value": q.raw, "evidence_value": span.raw, "match_type": "within_range",
+                              "match": True})
+                continue
+            # 4. a relevant sentence states a quantity of the same kind (and not of another unit)
+            rival = rival_in(relevant[:3], lambda e: same_quantity(q, e))
         if rival:
             items.append({"claim_value": q.raw, "evidence_value": rival[0].raw, "match_type": "mismatch",
                           "match": False, "normalized_claim": q.value, "normalized_evidence": rival[0].value,
