@@ -68,13 +68,20 @@ def answer_detail(request, answer_id: str):
     workspace = _reader_workspace(request)
     answer = _found(selectors_claims.answer_get(workspace=workspace, answer_id=answer_id), "answer")
     claims = list(answer.claims.all())
-    shown_text = answer.original_text or answer.text
     revised = bool(answer.original_text) and answer.original_text != answer.text
+    # The stored claims are those of the text they were extracted from: the answer as returned
+    # after a revision (the pipeline re-verifies the kept attempt), the original otherwise.
+    badged_returned = not revised or presentation.spans_fit(answer.text, claims) >= presentation.spans_fit(
+        answer.original_text, claims)
+    run = next(iter(answer.runs.all()), None)
+    history = [r for r in (run.revision_history if run else []) if "attempt" in r]
     context = {
         "answer": answer,
-        "segments": presentation.mark_claims(shown_text, claims),
+        "segments": presentation.mark_claims(answer.text if badged_returned else answer.original_text, claims),
+        "badged_returned": badged_returned,
+        "attempts": history or [r for r in answer.revisions if "attempt" in r],
         "claims": claims,
-        "run": next(iter(answer.runs.all()), None),
+        "run": run,
         "revised": revised,
         "diff": presentation.word_diff(answer.original_text, answer.text) if revised else [],
         "label_counts": {text: sum(1 for c in claims if c.label == label) for label, (text, _) in LABEL_BADGES.items()},
