@@ -8,7 +8,7 @@ from django.contrib import admin
 
 from audit import constants
 from audit.errors import InvalidInput
-from audit.admin_events import AuditedAdminMixin
+from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
 from audit.models import Answer, AuditEvent, Chunk, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun, Workspace
 from audit.models.nightly import NightlyReport
 from audit.models.web import ExternalCall, WebCacheEntry
@@ -120,15 +120,11 @@ class ClaimAdmin(AuditedAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(ReadOnlyAdmin):
+    """The append-only audit log: nobody adds, changes or deletes an event by hand."""
+
     list_display = ("at", "actor_label", "action", "object_type", "object_id")
     list_filter = ("action",)
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(UserProfile)
@@ -157,7 +153,7 @@ class ConversationAdmin(AuditedAdminMixin, admin.ModelAdmin):
 class AuditedRowAdmin(AuditedAdminMixin, admin.ModelAdmin):
     """Stored pipeline rows: editable by admins only in an emergency, and then audited."""
 @admin.register(ExternalCall)
-class ExternalCallAdmin(admin.ModelAdmin):
+class ExternalCallAdmin(ReadOnlyAdmin):
     """Every Audit-Web call (or refusal): the record of what left the system. Read-only."""
 
     list_display = ("at", "workspace", "provider", "status", "failure_reason", "http_status", "duration_ms",
@@ -165,15 +161,6 @@ class ExternalCallAdmin(admin.ModelAdmin):
     list_filter = ("provider", "status", "failure_reason", "cache_hit", "workspace")
     search_fields = ("url", "query")
     list_select_related = ("workspace",)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(WebCacheEntry)
@@ -193,7 +180,7 @@ class WebCacheEntryAdmin(admin.ModelAdmin):
 
 
 @admin.register(NightlyReport)
-class NightlyReportAdmin(admin.ModelAdmin):
+class NightlyReportAdmin(ReadOnlyAdmin):
     """Nightly auditor reports (written by `nightly_audit`). Read-only; retention deletes them."""
 
     list_display = ("date", "workspace", "status", "claims_selected", "claims_processed", "labels_changed",
@@ -201,15 +188,6 @@ class NightlyReportAdmin(admin.ModelAdmin):
     list_filter = ("status", "workspace")
     date_hierarchy = "date"
     list_select_related = ("workspace",)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 admin.site.site_header = "Theoria Audit — admin console"

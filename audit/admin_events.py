@@ -8,6 +8,7 @@ switched a mode, moved a threshold or dropped an allow-listed domain.
 
 from __future__ import annotations
 
+from django.contrib import admin
 from django.db import transaction
 
 from audit.services.events import event_record
@@ -90,3 +91,16 @@ class AuditedAdminMixin:
             action=self._event_action("deleted"), obj=obj, actor=request.user, workspace=_workspace_of(obj),
             details={"object": str(obj)},
         )
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """An admin page that shows records written by the system and lets nobody add, change or delete them."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -7,7 +7,7 @@ an action that calls the service.
 
 from django.contrib import admin, messages
 
-from audit.admin_events import AuditedAdminMixin
+from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
 from escalation import services
 from escalation.errors import EscalationError
 from escalation.models import (
@@ -19,17 +19,6 @@ from escalation.models import (
     ReviewCase,
     ReviewEvent,
 )
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class HolidayInline(admin.TabularInline):

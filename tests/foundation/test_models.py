@@ -118,3 +118,12 @@ def test_it_creates_the_role_groups():
     from audit import roles
 
     assert set(Group.objects.values_list("name", flat=True)) >= set(roles.ALL_ROLES)
+
+
+def test_the_admin_console_cannot_add_change_or_delete_audit_events(client, admin_user_obj):
+    event = AuditEvent.objects.create(action="test.done", object_type="x", object_id="1")
+    client.force_login(admin_user_obj)
+    assert client.get("/admin/audit/auditevent/add/").status_code == 403
+    assert client.post(f"/admin/audit/auditevent/{event.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert client.get(f"/admin/audit/auditevent/{event.pk}/change/").status_code == 200  # viewable
+    assert AuditEvent.objects.filter(pk=event.pk).exists()
