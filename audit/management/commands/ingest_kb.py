@@ -7,9 +7,9 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from audit.models import Workspace
 from audit.services.ingestion import ingest_paths
 from audit.services.workspaces import workspace_get_default
+from audit.management.workspace_option import workspace_from_option
 
 
 class Command(BaseCommand):
@@ -27,9 +27,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if options["workspace"]:
-            workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-            if workspace is None:
-                raise CommandError(f"There is no workspace with the slug {options['workspace']!r}.")
+            workspace = workspace_from_option(options["workspace"])
         else:
             workspace = workspace_get_default()
         bar = tqdm(desc="documents", unit="doc", file=sys.stderr, disable=options["verbosity"] == 0)

@@ -13,6 +13,7 @@ from tqdm import tqdm
 from audit import constants
 from audit.models import Workspace
 from audit.services.nightly import nightly_audit_run
+from audit.management.workspace_option import workspace_from_option
 
 
 def _date(value: str) -> dt.date:
@@ -53,10 +54,7 @@ class Command(BaseCommand):
             workspace = bench_seed(claims=options["bench"], chunks=options["bench_chunks"], day=day)
             workspaces = [workspace]
         elif options["workspace"]:
-            workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-            if workspace is None:
-                raise CommandError(f"There is no workspace with the slug {options['workspace']!r}.")
-            workspaces = [workspace]
+            workspaces = [workspace_from_option(options["workspace"])]
         else:
             workspaces = list(Workspace.objects.order_by("id"))
         quiet = options["verbosity"] == 0

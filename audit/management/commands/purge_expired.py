@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from audit.models import Workspace
 from audit.services.retention import retention_purge_all
+from audit.management.workspace_option import workspace_from_option
 
 
 class Command(BaseCommand):
@@ -22,9 +23,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         workspaces = Workspace.objects.all()
         if options["workspace"]:
-            workspaces = workspaces.filter(slug=options["workspace"])
-            if not workspaces.exists():
-                raise CommandError(f"There is no workspace with the slug {options['workspace']!r}.")
+            workspaces = workspaces.filter(pk=workspace_from_option(options["workspace"]).pk)
         verb = "would delete" if options["dry_run"] else "deleted"
         for result in retention_purge_all(workspaces=workspaces, dry_run=options["dry_run"]):
             self.stdout.write(
