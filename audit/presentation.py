@@ -98,12 +98,3 @@ def key_metrics(metrics: dict | None, limit: int = 4) -> list[tuple[str, float]]
     ordered = [k for k in KEY_METRICS if k in numeric] + sorted(k for k in numeric if k not in KEY_METRICS)
     return [(k.replace("_", " "), round(numeric[k], 3)) for k in ordered[:limit]]
 
-
-def spans_fit(text: str, claims) -> int:
-    """How many claims' spans in ``text`` hold the start of their own text (which text they came from)."""
-    fit = 0
-    for claim in claims:
-        head = " ".join(claim.text.split()[:3])
-        if head and head in (text or "")[claim.span_start:claim.span_end + len(head)]:
-            fit += 1
-    return fit

@@ -69,17 +69,13 @@ def answer_detail(request, answer_id: str):
     answer = _found(selectors_claims.answer_get(workspace=workspace, answer_id=answer_id), "answer")
     claims = list(answer.claims.all())
     revised = bool(answer.original_text) and answer.original_text != answer.text
-    # The stored claims are those of the text they were extracted from: the answer as returned
-    # after a revision (the pipeline re-verifies the kept attempt), the original otherwise.
-    badged_returned = not revised or presentation.spans_fit(answer.text, claims) >= presentation.spans_fit(
-        answer.original_text, claims)
     run = next(iter(answer.runs.all()), None)
-    history = [r for r in (run.revision_history if run else []) if "attempt" in r]
     context = {
         "answer": answer,
-        "segments": presentation.mark_claims(answer.text if badged_returned else answer.original_text, claims),
-        "badged_returned": badged_returned,
-        "attempts": history or [r for r in answer.revisions if "attempt" in r],
+        # the stored claims are those of the answer as returned (after a revision, of the kept attempt)
+        "segments": presentation.mark_claims(answer.text, claims),
+        # every attempt of the revision loop lives on the run; Audit-Web adds non-attempt entries
+        "attempts": [r for r in (run.revision_history if run else []) if "attempt" in r],
         "claims": claims,
         "run": run,
         "revised": revised,

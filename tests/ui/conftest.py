@@ -39,24 +39,28 @@ def build_answer(workspace, *, text: str = ANSWER_TEXT, revised_text: str = "", 
     from audit.models.choices import Label, Verdict
 
     created_at = created_at or timezone.now()
+    # As the revision service stores them: every attempt on the run, the kept text's ledger on the answer.
+    attempts = [
+        {"attempt": 0, "author": "original", "text": text, "edits": [], "kept": False,
+         "summary": {"coverage": 0.33, "unsupported_rate": 0.33}},
+        {"attempt": 1, "author": "offline", "text": revised_text, "kept": True,
+         "summary": {"coverage": 1.0, "unsupported_rate": 0.0},
+         "edits": [{"claim_id": "c2", "claim_text": "The hippocampus has 12 layers.", "strategy": "remove",
+                    "span": [58, 89], "before": "The hippocampus has 12 layers.", "after": "",
+                    "reason": "contradicted by Hippocampus Anatomy"}]},
+    ] if revised_text else []
     answer = Answer.objects.create(
         workspace=workspace, query="What does LTP require?", original_text=text, text=revised_text or text,
         mode="audit-local", domain=domain, created_at=created_at,
-        revisions=[
-            {"attempt": 0, "author": "original", "text": text, "edits": [], "kept": False,
-             "summary": {"coverage": 0.33, "unsupported_rate": 0.33}},
-            {"attempt": 1, "author": "offline", "text": revised_text, "kept": True,
-             "summary": {"coverage": 1.0, "unsupported_rate": 0.0},
-             "edits": [{"claim_id": "c2", "claim_text": "The hippocampus has 12 layers.", "strategy": "remove",
-                        "span": [58, 89], "before": "The hippocampus has 12 layers.", "after": "",
-                        "reason": "contradicted by Hippocampus Anatomy"}]},
-        ] if revised_text else [],
+        revisions=[{"source": "revision_loop", "text": revised_text, "ledger": attempts[1]["edits"],
+                    "kept_attempt": 1, "attempts": 2}] if revised_text else [],
     )
+    returned = answer.text  # the stored claims are those of the answer as returned
     sentences = []
     start = 0
-    for part in text.split(". "):
+    for part in returned.split(". "):
         sentence = part if part.endswith(".") else part + "."
-        i = text.index(sentence, start)
+        i = returned.index(sentence, start)
         sentences.append((i, i + len(sentence), sentence))
         start = i + len(sentence)
     specs = [
@@ -79,7 +83,8 @@ def build_answer(workspace, *, text: str = ANSWER_TEXT, revised_text: str = "", 
         )
         claims.append(claim)
     VerificationRun.objects.create(answer=answer, mode="audit-local", started_at=created_at, audit_score=0.62,
-                                   faithfulness=0.33, coverage=0.66, claim_count=3)
+                                   faithfulness=0.33, coverage=0.66, claim_count=len(claims),
+                                   revision_history=attempts)
     return answer, claims
 
 
