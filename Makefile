@@ -10,7 +10,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run install browser setup demo test test-sqlite test-postgres bench evaluate screenshots clean
+.PHONY: run install browser setup test test-sqlite test-postgres bench evaluate screenshots clean
 
 # Virtual environment. torch first, pinned to the CPU build on this disk: any other torch pulls
 # gigabytes of CUDA wheels. The stamp re-installs when pyproject.toml changes.
