@@ -5,6 +5,7 @@ from django.urls import path
 from audit import views
 
 urlpatterns = [
+    path("workspace/switch", views.workspace_switch_page, name="workspace-switch"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("answers/<str:answer_id>/", views.answer_detail, name="answer-detail"),
     path("claims/", views.claim_list, name="claim-list"),

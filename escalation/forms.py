@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib.auth import get_user_model
 
 from .models import ReviewCase
 
@@ -20,11 +19,7 @@ class AssignForm(forms.Form):
     owner = forms.CharField(max_length=150, label="Owner (username)")
 
     def clean_owner(self):
-        username = self.cleaned_data["owner"].strip()
-        user = get_user_model().objects.filter(username=username, is_active=True).first()
-        if user is None:
-            raise forms.ValidationError(f"no active user is called {username!r}.")
-        return user
+        return self.cleaned_data["owner"].strip()  # resolved within the case's workspace by the view
 
 
 class EscalateForm(forms.Form):

@@ -30,6 +30,7 @@ from audit import constants, roles
 from audit.models import Answer, Claim, Document
 from audit.services.claims import answer_suppress, claim_relabel
 from audit.services.events import event_record
+from audit.services.workspaces import workspace_home
 
 from . import policy, selectors
 from .errors import CaseConflict, NotPermitted, TransitionNotAllowed
@@ -253,7 +254,9 @@ def case_acknowledge(*, case: ReviewCase, actor) -> ReviewCase:
 def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCase:
     """Assign or reassign an open case to a reviewer of its tier (or above)."""
     _require_tier(actor, case.tier, "assigning")
-    if owner is None or roles.review_tier(owner) < case.tier:
+    if owner is None or workspace_home(owner).pk != case.workspace_id:
+        raise ValidationError({"owner": "the owner must be an active user of the case's workspace"})
+    if roles.review_tier(owner) < case.tier:
         raise ValidationError({"owner": f"the owner must hold the role {roles.TIER_ROLES[case.tier]} or above"})
     previous = case.owner.get_username() if case.owner_id else None
     case = _transition(case, allowed=OPEN_CASE_STATUSES, changes={"owner": owner}, action="assign")

@@ -92,7 +92,8 @@ def _acknowledge(user, case, data):
 # action name -> (form of its inputs, call of its one service, what the message says was done)
 ACTIONS = {
     "acknowledge": (NoteForm, _acknowledge, "acknowledged"),
-    "assign": (AssignForm, lambda user, case, data: services.case_assign(case=case, actor=user, owner=data["owner"]),
+    "assign": (AssignForm, lambda user, case, data: services.case_assign(
+        case=case, actor=user, owner=selectors.case_owner_candidate(case=case, username=data["owner"])),
                "assigned"),
     "escalate": (EscalateForm, lambda user, case, data: services.case_escalate(case=case, actor=user, reason=data["note"]),
                  "escalated to the next tier"),

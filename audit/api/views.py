@@ -10,7 +10,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -53,7 +52,7 @@ from audit.models import Answer, Claim, Conversation, UserProfile
 from audit.models.choices import Mode
 from audit.services import modes
 from audit.services.submissions import AuditRequest, audit_submit, request_fingerprint
-from audit.services.workspaces import workspace_for_user
+from audit.services.workspaces import workspace_for_user, workspace_member
 
 EXPORT_BATCH = 500
 _IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
@@ -542,9 +541,9 @@ class UserModeApi(CleanRequestMixin, APIView):
 
     def _user(self, request, username):
         """The user, when in the caller's workspace (users without a profile are in the default one)."""
-        user = get_object_or_404(get_user_model(), username=username)
-        if workspace_for_user(user).pk != _workspace(request).pk:
-            raise Http404
+        user = workspace_member(_workspace(request), username)
+        if user is None:
+            raise Http404  # the same answer for a missing user and one of another workspace
         return user
 
     def _body(self, user) -> dict:

@@ -1,0 +1,23 @@
+"""Request middleware of the pages: a superuser's explicit workspace switch (stored in the session)."""
+
+from __future__ import annotations
+
+from audit.models import Workspace
+from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_switch
+
+
+class WorkspaceSwitchMiddleware:
+    """Apply the workspace a superuser switched to (``POST /workspace/switch``) to each request."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        user = getattr(request, "user", None)
+        slug = request.session.get(SWITCH_SESSION_KEY) if hasattr(request, "session") else None
+        if slug and user is not None and getattr(user, "is_superuser", False):
+            try:
+                workspace_switch(user, slug)
+            except Workspace.DoesNotExist:
+                request.session.pop(SWITCH_SESSION_KEY, None)
+        return self.get_response(request)
