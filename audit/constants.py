@@ -80,6 +80,7 @@ LINGUISTIC_BASE = 0.50  # seed 003 stage 3: base score
 LINGUISTIC_STEP = 0.15  # seed 003 stage 3: per high/low confidence indicator
 ATOMIC_MIN_WORDS = 8  # seed 003 stage 7a: skip decomposition below this many words
 RETRIEVAL_TOP_K = 5  # passages kept per claim
+RETRIEVE_MAX_TOP_K = 50  # POST /api/v1/retrieve: most passages one request may ask for
 # "full": the entailment judge embeds the evidence sentences (most accurate); "fast": it reads the
 # words only (no model time beyond the claims' own embeddings; see docs/ARCHITECTURE.md for both)
 VERIFICATION_DEPTH = "full"
