@@ -244,6 +244,7 @@ def dashboard(request):
     queue = reporting.dashboard_summary(workspace=workspace, start=period.bounds()[0], end=period.bounds()[1])
     figures = {
         "trust-trend": charts.trust_trend(trust),
+        "rag-score": charts.rag_score_trend(trust),
         "label-distribution": charts.label_distribution(trust),
         "queue-aging": charts.queue_aging(queue["aging"]),
         "sla-attainment": charts.sla_attainment(queue["attainment"]),
