@@ -59,7 +59,11 @@ def _values(a, *, missing: bool) -> dict:
 PK_OF = {"api-document-detail": "document", "claim-detail": "claim"}  # which of A's rows a route's <pk> names
 
 
-def _url(name: str, params: list[str], a: dict, *, missing: bool) -> str:
+def _url(route: str, name: str | None, params: list[str], a: dict, *, missing: bool) -> str:
+    if name is None:
+        if params:
+            pytest.fail(f"route {route!r} takes parameters but has no name to reverse: name it")
+        return "/" + route
     values = _values(a, missing=missing)
     kwargs = {}
     for param in params:
@@ -183,7 +187,6 @@ def _call(client, method: str, url: str, body: dict):
 
 def test_the_walk_covers_every_route_of_the_url_configuration():
     names = [name for _, name, _ in routes()]
-    assert None not in names, "every route needs a name so the walk can reverse it"
     assert {"api-case-list", "api-case-open", "escalation-queue", "home", "api-claim-card-export"} <= set(names)
 
 
@@ -197,7 +200,7 @@ def test_no_route_lets_another_workspace_read_or_change_a_row(alpha, beta_users)
             if name in ("logout", "workspace-switch"):
                 continue  # logging out ends the walk's session; the switch is tested on its own below
             for method in METHODS:
-                url = _url(name, params, alpha, missing=False)
+                url = _url(route, name, params, alpha, missing=False)
                 response = _call(client, method, url, body)
                 text = _text(response)
                 leaked = [s for s in SECRETS if s in text]
@@ -206,7 +209,7 @@ def test_no_route_lets_another_workspace_read_or_change_a_row(alpha, beta_users)
                 if response.status_code >= 500:
                     failures.append(f"{who} {method.upper()} {route}: {response.status_code}")
                 if params and method == "get":
-                    same = _normalised(_call(client, method, _url(name, params, alpha, missing=True), body))
+                    same = _normalised(_call(client, method, _url(route, name, params, alpha, missing=True), body))
                     if _normalised(response) != same:
                         failures.append(f"{who} GET {route}: A's row answers {response.status_code}, "
                                         f"a missing row {same[0]} (or another body)")
