@@ -57,6 +57,9 @@ LOW_CONFIDENCE_THRESHOLD = 0.60  # nightly re-check / escalation intake (seed 00
 COVERAGE_THRESHOLD = 0.85  # quality gate: evidence coverage (seed 000 §7.3)
 UNSUPPORTED_RATE_THRESHOLD = 0.05  # quality gate: unsupported rate (seed 000 §7.3)
 MAX_REVISIONS = 2  # seed 000 §6.1
+# An answer with more claims is refused (HTTP 413) before any verification: one audit of 1,000
+# claims ran a minute; a workspace may raise or lower this (threshold max_claims_per_answer).
+MAX_CLAIMS_PER_ANSWER = 200
 SIMILARITY_THRESHOLD = 0.70  # semantic match of a claim to a passage (seed 000 §4.2)
 WEAK_THRESHOLD = 0.50  # finer verdict "weak" from here up to AUDIT_SCORE_THRESHOLD (seed 000 §5.3)
 REFUTED_THRESHOLD = 0.50  # P(contradicted | not supported) at or above which the label is REFUTED
@@ -218,6 +221,7 @@ class Thresholds:
     coverage_threshold: float = COVERAGE_THRESHOLD
     unsupported_rate_threshold: float = UNSUPPORTED_RATE_THRESHOLD
     max_revisions: int = MAX_REVISIONS
+    max_claims_per_answer: int = MAX_CLAIMS_PER_ANSWER
     similarity_threshold: float = SIMILARITY_THRESHOLD
     weak_threshold: float = WEAK_THRESHOLD
     refuted_threshold: float = REFUTED_THRESHOLD

@@ -19,3 +19,7 @@ class InvalidInput(TheoriaError):
 
 class Conflict(TheoriaError):
     """The request clashes with the current state (a reused idempotency key, a changed row)."""
+
+
+class TooLarge(InvalidInput):
+    """A request within the byte limits asks for more work than the workspace allows (HTTP 413)."""
