@@ -12,7 +12,7 @@ from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
 from audit.models import Answer, AuditEvent, Chunk, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun, Workspace
 from audit.models.nightly import NightlyReport
 from audit.models.web import ExternalCall, WebCacheEntry
-from audit.services.modes import thresholds_check
+from audit.services.modes import thresholds_check, workspace_settings_check
 from escalation.models import BusinessCalendar, NotificationTarget
 
 
@@ -48,8 +48,20 @@ class WorkspaceAdminForm(forms.ModelForm):
 
     def clean_freshness_policy(self):
         value = self.cleaned_data.get("freshness_policy") or {}
-        if not isinstance(value, dict) or not all(isinstance(v, int) and v > 0 for v in value.values()):
-            raise forms.ValidationError('Give an object mapping domain tags to months, e.g. {"neuroscience": 18}.')
+        return self._checked("freshness_policy", value, 'Give an object mapping domain tags to months, e.g. {"neuroscience": 18}. ')
+
+    def clean_retention_days(self):
+        return self._checked("retention_days", self.cleaned_data.get("retention_days"))
+
+    def clean_llm_token_budget(self):
+        return self._checked("llm_token_budget", self.cleaned_data.get("llm_token_budget"))
+
+    def _checked(self, name: str, value, hint: str = ""):
+        """The API's range check of a workspace setting (``modes.workspace_settings_check``)."""
+        try:
+            workspace_settings_check({name: value})
+        except InvalidInput as exc:
+            raise forms.ValidationError(f"{hint}{exc}.") from None
         return value
 
 

@@ -257,3 +257,81 @@ class Thresholds:
 
     def freshness_for(self, domain: str | None) -> int:
         return int(self.freshness_months.get((domain or "").lower(), self.fallback_freshness_months))
+
+
+# --- Ranges of the settings a workspace may change (API, admin console; checked again when read) ---
+# Whole-number thresholds and their inclusive ranges; every other number threshold is a share in
+# [0, 1], and the values of the dict-valued ones are ranged below. A stored value outside its
+# range (written before a check existed, or by hand) is ignored when read: the default applies.
+INT_THRESHOLD_RANGES = {"max_revisions": (0, 10), "retrieval_top_k": (1, 100), "max_claims_per_answer": (1, 5000),
+                        "fallback_freshness_months": (1, 1200)}
+FRESHNESS_MONTHS_RANGE = (1, 1200)  # a domain's maximum source age (freshness_months, freshness_policy)
+WEIGHT_RANGE = (0.0, 100.0)  # one weight of audit_score_weights / rag_score_weights
+RETENTION_DAYS_RANGE = (1, 36500)  # Workspace.retention_days: one day to a hundred years
+LLM_TOKEN_BUDGET_MAX = 10**12
+
+
+def _number(value) -> bool:
+    import math
+
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def whole_number_problem(value, low: int, high: int) -> str | None:
+    """Why ``value`` is not a whole number in [low, high] (None when it is)."""
+    if not _number(value) or int(value) != value:
+        return f"must be a whole number between {low} and {high}."
+    if not low <= value <= high:
+        return f"must be between {low} and {high}."
+    return None
+
+
+def threshold_problem(name: str, value) -> tuple[str, str] | None:
+    """(key, message) of what makes ``value`` unusable as threshold ``name``; None when it is usable.
+
+    The one check of a threshold override: finite numbers, whole numbers where whole numbers are
+    meant, each in its documented range, known words for the string-valued ones.
+    """
+    default = getattr(Thresholds(), name, None)
+    if not any(f.name == name for f in fields(Thresholds)):
+        return name, f"unknown threshold(s): {name}; see audit.constants.Thresholds."
+    if name in STRING_THRESHOLDS:
+        allowed = STRING_THRESHOLDS[name]
+        return None if isinstance(value, str) and value in allowed else (name, f"must be one of {', '.join(allowed)}.")
+    if isinstance(default, dict):
+        if not isinstance(value, dict):
+            return name, "must be an object."
+        weights = name.endswith("_weights")
+        for key, item in value.items():
+            if weights and key not in default:
+                return f"{name}.{key}", f"is not a weight; use {', '.join(default)}."
+            if weights:
+                low, high = WEIGHT_RANGE
+                if not _number(item) or not low <= item <= high:
+                    return f"{name}.{key}", f"must be a number between {low:g} and {high:g}."
+            elif (problem := whole_number_problem(item, *FRESHNESS_MONTHS_RANGE)):
+                return f"{name}.{key}", problem
+        if weights and not sum({**default, **value}.values()) > 0:
+            return name, "needs at least one weight above 0."
+        return None
+    if name in INT_THRESHOLD_RANGES:
+        problem = whole_number_problem(value, *INT_THRESHOLD_RANGES[name])
+        return (name, problem) if problem else None
+    if not _number(value) or not 0.0 <= value <= 1.0:
+        return name, "must be a number between 0 and 1."
+    return None
+
+
+def usable_overrides(overrides) -> dict:
+    """The stored overrides that pass :func:`threshold_problem` (whole numbers as ints): what is read.
+
+    A bad stored value never breaks an audit, the nightly job or a purge: it is skipped, so the
+    default applies, and the settings page shows the override beside what is in force.
+    """
+    if not isinstance(overrides, dict):
+        return {}
+    out = {}
+    for name, value in overrides.items():
+        if threshold_problem(name, value) is None:
+            out[name] = int(value) if name in INT_THRESHOLD_RANGES else value
+    return out

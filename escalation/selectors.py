@@ -30,7 +30,9 @@ def calendar_for_workspace(workspace: Workspace) -> policy.Calendar:
 
 def thresholds_for_workspace(workspace: Workspace) -> constants.Thresholds:
     """The thresholds in force for the workspace (seed defaults with its overrides)."""
-    return constants.Thresholds().updated(workspace.threshold_overrides or {})
+    from audit.selectors_api import thresholds_for
+
+    return thresholds_for(workspace)
 
 
 def notification_targets(workspace: Workspace) -> list[tuple[str, str]]:

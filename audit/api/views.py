@@ -523,9 +523,11 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         auto_audit_roles = serializers.ListField(child=serializers.ChoiceField(choices=roles.ALL_ROLES), required=False)
         allow_external_calls = serializers.BooleanField(required=False)
         web_allowed_domains = serializers.ListField(child=StrictCharField(max_length=253), required=False)
-        freshness_policy = serializers.DictField(child=serializers.IntegerField(min_value=1), required=False)
-        retention_days = serializers.IntegerField(min_value=1, required=False)
-        llm_token_budget = serializers.IntegerField(min_value=0, required=False)
+        freshness_policy = serializers.DictField(child=serializers.IntegerField(
+            min_value=constants.FRESHNESS_MONTHS_RANGE[0], max_value=constants.FRESHNESS_MONTHS_RANGE[1]), required=False)
+        retention_days = serializers.IntegerField(min_value=constants.RETENTION_DAYS_RANGE[0],
+                                                  max_value=constants.RETENTION_DAYS_RANGE[1], required=False)
+        llm_token_budget = serializers.IntegerField(min_value=0, max_value=constants.LLM_TOKEN_BUDGET_MAX, required=False)
 
     def get_permissions(self):
         return _read_or_admin(self.request)
