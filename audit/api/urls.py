@@ -2,7 +2,6 @@
 
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.permissions import AllowAny
 
 from audit.api import views
@@ -26,7 +25,7 @@ urlpatterns = [
     path("settings/conversations/<str:conversation_id>", views.ConversationModeApi.as_view(),
          name="api-settings-conversation"),
     path("settings/mode-preview", views.ModePreviewApi.as_view(), name="api-mode-preview"),
-    path("auth/token", ObtainAuthToken.as_view(), name="api-token"),
+    path("auth/token", views.TokenApi.as_view(), name="api-token"),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[AllowAny]), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[AllowAny]), name="api-docs"),
 ]

@@ -24,6 +24,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import generics, serializers, status
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import MultiPartParser
@@ -32,7 +33,8 @@ from rest_framework.views import APIView
 
 from audit import constants, exports, roles
 from audit import selectors_api as selectors
-from audit.api.parsers import StrictJSONParser, find_bad_text
+from audit.api.parsers import StrictJSONParser, control_character_problem, find_bad_text
+from audit.api.throttles import AuditThrottle, TokenThrottle
 from audit.api.permissions import CanChangeSettings, CanRead, CanSubmit
 from audit.api.serializers import (
     AnswerSerializer,
@@ -123,6 +125,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
     """Submit an answer of the RAG front end; verify it in the resolved mode."""
 
     permission_classes = [CanSubmit]
+    throttle_classes = [AuditThrottle]
     parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="AuditCreateInput")
@@ -225,6 +228,12 @@ class RetrieveApi(CleanRequestMixin, APIView):
                               filters=filters, now=timezone.now())
         return Response({"kind": kind, "text": values[kind], "domain": filters.domain, "top_k": top_k,
                          "results": self.PassageSerializer(results, many=True).data})
+
+
+class TokenApi(ObtainAuthToken):
+    """Exchange a username and password for the user's API token (throttled per client address)."""
+
+    throttle_classes = [TokenThrottle]
 
 
 # --- Reads --------------------------------------------------------------------------------------
@@ -439,6 +448,10 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
                                       title=values["title"], text=values["text"], domain=values["domain"],
                                       published_at=values.get("published_at"), sensitive=values["sensitive"],
                                       source_path="api")]
+            for doc in docs:
+                for name in ("text", "title"):
+                    if problem := control_character_problem(getattr(doc, name, "")):
+                        raise InvalidInput("file" if values.get("file") else name, problem)
             with transaction.atomic():
                 results = [document_ingest(workspace=workspace, doc=doc, actor=request.user) for doc in docs]
         except IngestError as exc:

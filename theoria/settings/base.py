@@ -189,6 +189,9 @@ THEORIA = {
     # API request limits (issue 5).
     "API_MAX_BODY_BYTES": envint("THEORIA_API_MAX_BODY_BYTES", 1_000_000, minimum=1),
     "API_MAX_CONTEXTS": envint("THEORIA_API_MAX_CONTEXTS", 200, minimum=1),
+    # Throttles (audit/api/throttles.py): "N/sec|min|hour|day"; empty: no limit.
+    "THROTTLE_TOKEN": envstr("THEORIA_THROTTLE_TOKEN", "10/min"),
+    "THROTTLE_AUDITS": envstr("THEORIA_THROTTLE_AUDITS", "120/min"),
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(THEORIA["API_MAX_BODY_BYTES"] * 2, 2_621_440)
 
