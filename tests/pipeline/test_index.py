@@ -69,7 +69,7 @@ def test_it_compacts_after_many_removals_and_stays_correct():
     n = 3000
     vecs = _vecs(n, seed=1)
     ix.add([f"x{i}" for i in range(n)], [f"document number {i} about topic {i % 7}" for i in range(n)], vecs)
-    ix.remove([f"x{i}" for i in range(0, 2500)])
+    ix.remove([f"x{i}" for i in range(2500)])
     assert len(ix) == 500
     top = ix.search("document", vecs[2700], k=1)
     assert top[0][0] == "x2700"

@@ -34,7 +34,7 @@ def test_it_links_every_page_from_the_home_page(client, analyst):
 
 
 def test_it_marks_each_claim_of_an_answer_with_a_badge_and_tooltip(client, analyst, audited_answer):
-    answer, claims = audited_answer
+    answer, _claims = audited_answer
     client.force_login(analyst)
     html = client.get(f"/answers/{answer.public_id}/").content.decode()
     assert html.count('class="claim-mark"') == 3
@@ -160,8 +160,10 @@ def _nightly_report(workspace, claim, day):
 def test_it_shows_the_latest_nightly_report_on_its_page_and_the_dashboard(client, analyst, workspace, audited_answer):
     import datetime as dt
 
+    from django.utils import timezone
+
     _, claims = audited_answer
-    today = dt.date.today()
+    today = timezone.localdate()
     _nightly_report(workspace, claims[2], today - dt.timedelta(days=1))
     _nightly_report(workspace, claims[2], today)
     client.force_login(analyst)
