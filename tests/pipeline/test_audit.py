@@ -50,6 +50,7 @@ def test_it_finds_evidence_in_the_knowledge_base(embedder):
 
 def test_it_reports_no_evidence_when_nothing_was_retrieved(embedder):
     r = audit_answer(QUERY, "LTP requires NMDA receptors. The fee is $150.", [], now=NOW)
+    assert len(r.claims) == 2
     assert all(c.label == "NEI" and c.verdict == "not_found" for c in r.claims)
     assert r.metrics["evidence_coverage"] == 0.0
     assert r.risk_flags[0]["type"] == "no_evidence" and r.risk_flags[0]["severity"] == "high"

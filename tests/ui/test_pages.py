@@ -106,15 +106,6 @@ def test_it_links_the_filtered_list_to_the_claim_card_export_with_the_same_filte
     assert [c["claim_id"] for c in cards] == ["c3"]
 
 
-def _queries(client, path) -> int:
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    with CaptureQueriesContext(connection) as ctx:
-        assert client.get(path).status_code == 200
-    return len(ctx.captured_queries)
-
-
 # session, user, roles, workspace, then the page's own reads: the count must not grow with rows.
 # The dashboard's 17th query is the LLM-usage aggregate (one GROUP BY day over the period's runs).
 PAGE_QUERIES = {"/claims/": 7, "/escalations/": 6, "/dashboard/": 17}
