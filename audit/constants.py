@@ -80,6 +80,7 @@ LINGUISTIC_BASE = 0.50  # seed 003 stage 3: base score
 LINGUISTIC_STEP = 0.15  # seed 003 stage 3: per high/low confidence indicator
 ATOMIC_MIN_WORDS = 8  # seed 003 stage 7a: skip decomposition below this many words
 RETRIEVAL_TOP_K = 5  # passages kept per claim
+RETRIEVE_MAX_TOP_K = 50  # POST /api/v1/retrieve: most passages one request may ask for
 # "full": the entailment judge embeds the evidence sentences (most accurate); "fast": it reads the
 # words only (no model time beyond the claims' own embeddings; see docs/ARCHITECTURE.md for both)
 VERIFICATION_DEPTH = "full"
@@ -96,6 +97,14 @@ INDEX_CANDIDATES_FACTOR = 4  # each side proposes k * this many candidates befor
 # answer-level audit_score = weighted mean of these metrics (weights sum to 1)
 AUDIT_SCORE_WEIGHTS = {"faithfulness": 0.5, "mean_confidence": 0.3, "answer_relevance": 0.1,
                        "context_precision": 0.1}
+# Weighted RAG verification score of seed 001 (audit/pipeline/rag_score.py): alignment of the answer
+# with its top sources, citation coverage, fact verification; score = weighted mean (weights are
+# normalised by their sum, so an override need not sum to 1)
+RAG_SCORE_WEIGHTS = {"alignment": 0.4, "citation_coverage": 0.3, "fact_score": 0.3}
+RAG_ALIGNMENT_SOURCES = 5  # seed 001: alignment reads the top 5 chunks
+RAG_CITATION_PATTERN_STEP = 0.1  # seed 001: each citation pattern ("according to", "[Source: 1]") adds this ...
+RAG_CITATION_PATTERN_MAX = 0.3  # ... up to this bonus
+RAG_NEUTRAL_SCORE = 0.5  # seed 001: a part that cannot run scores this
 # --- LLM-backed methods (issue 4; seed 004 §4.1/§4.2, seed 003 stage 4) ----------------------
 # Deployment values (base URL, key, model, timeout, retries, concurrency) are Django settings
 # (THEORIA["LLM_*"]); these are the method parameters.
@@ -213,6 +222,7 @@ class Thresholds:
     freshness_months: dict = field(default_factory=lambda: dict(DEFAULT_FRESHNESS_MONTHS))
     fallback_freshness_months: int = FALLBACK_FRESHNESS_MONTHS
     audit_score_weights: dict = field(default_factory=lambda: dict(AUDIT_SCORE_WEIGHTS))
+    rag_score_weights: dict = field(default_factory=lambda: dict(RAG_SCORE_WEIGHTS))
     sla_at_risk_share: float = SLA_AT_RISK_SHARE
 
     def updated(self, overrides: dict | None) -> "Thresholds":
@@ -226,7 +236,7 @@ class Thresholds:
         values = dict(overrides)
         if values.get("verification_depth", VERIFICATION_DEPTH) not in VERIFICATION_DEPTHS:
             raise ValueError(f"verification_depth must be one of {', '.join(VERIFICATION_DEPTHS)}")
-        for key in ("freshness_months", "audit_score_weights"):
+        for key in ("freshness_months", "audit_score_weights", "rag_score_weights"):
             if key in values:
                 values[key] = {**getattr(self, key), **values[key]}
         return replace(self, **values)

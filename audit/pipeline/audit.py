@@ -18,6 +18,7 @@ from audit.pipeline.extraction import split_sentences, is_assertion, clean_sente
 from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
 from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, VerifyContext
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
+from audit.pipeline.rag_score import rag_score
 from audit.pipeline.retrieval import KnowledgeBase, as_passages, retrieve
 from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit
 
@@ -148,6 +149,8 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
             metrics["context_recall"] = sum(v.label == "SUPPORTED" for v in ref_verdicts) / len(ref_sents)
         else:
             metrics["context_recall"] = 0.0
+
+    metrics["rag_score"] = rag_score(answer or "", verdicts, passages, thresholds=t, embed=embed)
 
     risk_flags: list[dict] = []
     if not any_evidence:
