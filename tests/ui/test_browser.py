@@ -154,6 +154,7 @@ def test_it_exports_the_filtered_claims_as_a_csv_file(browser_page, live_server,
     assert rows[0]["evidence_hashes"].startswith("sha256:")
 
 
+@pytest.mark.slow  # a browser per page, a dozen pages
 def test_it_refreshes_a_screenshot_of_every_page(admin_user_obj, workspace, tmp_path):
     from django.core.management import call_command
 
