@@ -26,9 +26,10 @@ def test_it_draws_every_dashboard_chart(browser_page, live_server, lead, workspa
     page = browser_page
     assert page.url.endswith("/dashboard/")
     page.wait_for_selector(".plot[data-drawn=true]")
-    page.wait_for_function("document.querySelectorAll('.plot[data-drawn=true]').length === 6")
-    for key in ("trust-trend", "label-distribution", "queue-aging", "sla-attainment", "escalation-volume",
-                "llm-usage"):
+    keys = ("trust-trend", "rag-score", "label-distribution", "queue-aging", "sla-attainment", "escalation-volume",
+            "llm-usage")
+    page.wait_for_function(f"document.querySelectorAll('.plot[data-drawn=true]').length === {len(keys)}")
+    for key in keys:
         chart = page.locator(f"#chart-{key}")
         assert chart.locator("svg.main-svg").count() >= 1
     # the label bars carry their counts as text (1 claim of each label)
