@@ -85,9 +85,29 @@ RETRIEVE_MAX_TOP_K = 50  # POST /api/v1/retrieve: most passages one request may 
 # words only (no model time beyond the claims' own embeddings; see docs/ARCHITECTURE.md for both)
 VERIFICATION_DEPTH = "full"
 VERIFICATION_DEPTHS = ("full", "fast")
+# Generation modes of seed 003 stage 2, for answers Theoria drafts with an LLM: "strict" (every
+# sentence cited, nothing beyond the passages), "natural" (balanced), "classical" (free prose with
+# [Title](url) links). strict/natural cite with human-readable keys: [Arxiv], [Arxiv-2] on a collision.
+GENERATION_MODES = ("strict", "natural", "classical")
+DEFAULT_GENERATION_MODE = "natural"
+CITATION_KEY_MAX_CHARS = 24  # a key is letters and digits, at most this long (then "-2", "-3" on collisions)
+# Verification depth profiles of seed 003 ("Per-Depth Configuration") mapped onto the existing
+# settings: verification_depth, the methods run (numeric QA = the "numeric" method), the LLM
+# methods, the revision loop's max_revisions (stage 7; None keeps the workspace's), Audit-Web
+# (stage 7's external search) and the generation mode used when none is chosen.
+VERIFICATION_PROFILES = {
+    "light": {"verification_depth": "fast", "numeric_qa": False, "llm_methods": False, "max_revisions": 0,
+              "web": False, "generation_mode": "natural"},
+    "medium": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": 1,
+               "web": True, "generation_mode": "natural"},
+    "extended": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": None,
+                 "web": True, "generation_mode": "strict"},
+}
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
-# admin accept exactly these; see audit.services.modes.thresholds_check)
-STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS}
+# admin accept exactly these; see audit.services.modes.thresholds_check). The profile and the
+# generation mode default to "" (no profile: the thresholds as set; generation: the profile's, else natural).
+STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS, "verification_profile": tuple(VERIFICATION_PROFILES),
+                     "generation_mode": GENERATION_MODES}
 # the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
@@ -219,6 +239,8 @@ class Thresholds:
     numeric_approx_tolerance: float = NUMERIC_APPROX_TOLERANCE
     retrieval_top_k: int = RETRIEVAL_TOP_K
     verification_depth: str = VERIFICATION_DEPTH
+    verification_profile: str = ""  # "" or a key of VERIFICATION_PROFILES
+    generation_mode: str = ""  # "" or one of GENERATION_MODES
     freshness_months: dict = field(default_factory=lambda: dict(DEFAULT_FRESHNESS_MONTHS))
     fallback_freshness_months: int = FALLBACK_FRESHNESS_MONTHS
     audit_score_weights: dict = field(default_factory=lambda: dict(AUDIT_SCORE_WEIGHTS))
@@ -234,8 +256,9 @@ class Thresholds:
         if unknown:
             raise ValueError(f"unknown threshold(s): {', '.join(sorted(unknown))}")
         values = dict(overrides)
-        if values.get("verification_depth", VERIFICATION_DEPTH) not in VERIFICATION_DEPTHS:
-            raise ValueError(f"verification_depth must be one of {', '.join(VERIFICATION_DEPTHS)}")
+        for name, allowed in STRING_THRESHOLDS.items():
+            if name in values and values[name] not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}")
         for key in ("freshness_months", "audit_score_weights", "rag_score_weights"):
             if key in values:
                 values[key] = {**getattr(self, key), **values[key]}
