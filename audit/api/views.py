@@ -109,6 +109,18 @@ class ContextInput(StrictInputSerializer):
         return value
 
 
+def audit_request_from(values: dict) -> AuditRequest:
+    """Return the service's request of a validated ``AuditCreateApi.InputSerializer`` (API and answer form)."""
+    contexts = [{**c, "published_at": c["published_at"].isoformat() if c.get("published_at") else None}
+                for c in values.get("contexts", [])]
+    return AuditRequest(
+        query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
+        conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
+        reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
+        verification_profile=values.get("verification_profile", ""),
+    )
+
+
 class AuditCreateApi(CleanRequestMixin, APIView):
     """Submit an answer of the RAG front end; verify it in the resolved mode."""
 
@@ -152,19 +164,10 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             raise InvalidInput("Idempotency-Key", "must be 1 to 255 printable ASCII characters without spaces.")
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        values = data.validated_data
-        contexts = [{**c, "published_at": c["published_at"].isoformat() if c.get("published_at") else None}
-                    for c in values.get("contexts", [])]
         workspace = _workspace(request)
         submission = audit_submit(
             workspace=workspace, user=request.user, idempotency_key=key,
-            fingerprint=request_fingerprint(request.data),
-            request=AuditRequest(
-                query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
-                conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
-                reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
-                verification_profile=values.get("verification_profile", ""),
-            ),
+            fingerprint=request_fingerprint(request.data), request=audit_request_from(data.validated_data),
         )
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
         body = _with_escalations(AnswerSerializer, answer, mode_decision=submission.decision, web=submission.web,
