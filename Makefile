@@ -9,6 +9,9 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/theoria
 export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+# Development: DEBUG on for every make target (the settings default is off, and with DEBUG off
+# the server refuses to start without DJANGO_SECRET_KEY). Production runs gunicorn (README).
+export DJANGO_DEBUG ?= 1
 
 .PHONY: run install browser setup test test-quick test-sqlite test-postgres lint format bench evaluate screenshots clean
 

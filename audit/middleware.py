@@ -1,6 +1,8 @@
-"""Request middleware of the pages: a superuser's explicit workspace switch (stored in the session)."""
+"""Request middleware: a superuser's explicit workspace switch (stored in the session), security headers."""
 
 from __future__ import annotations
+
+from django.conf import settings
 
 from audit.models import Workspace
 from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_switch
@@ -21,3 +23,17 @@ class WorkspaceSwitchMiddleware:
             except Workspace.DoesNotExist:
                 request.session.pop(SWITCH_SESSION_KEY, None)
         return self.get_response(request)
+
+
+class SecurityHeadersMiddleware:
+    """Add the Content-Security-Policy (``settings.THEORIA_CSP``) to every HTML page."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        policy = getattr(settings, "THEORIA_CSP", "")
+        if policy and response.get("Content-Type", "").startswith("text/html"):
+            response.headers.setdefault("Content-Security-Policy", policy)
+        return response

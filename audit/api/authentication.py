@@ -8,6 +8,7 @@ every caller, superusers included, works in their home workspace.
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
+from drf_spectacular.authentication import SessionScheme, TokenScheme
 from rest_framework import authentication, exceptions
 
 from audit.models import Workspace
@@ -36,3 +37,13 @@ class TokenAuthentication(authentication.TokenAuthentication):
 class SessionAuthentication(authentication.SessionAuthentication):
     def authenticate(self, request):
         return _apply_switch(request, super().authenticate(request))
+
+
+class WorkspaceTokenScheme(TokenScheme):
+    """The schema's description of :class:`TokenAuthentication` (the same scheme as DRF's)."""
+
+    target_class = "audit.api.authentication.TokenAuthentication"
+
+
+class WorkspaceSessionScheme(SessionScheme):
+    target_class = "audit.api.authentication.SessionAuthentication"

@@ -163,6 +163,7 @@ class CaseListApi(EscalationApi):
             OpenApiParameter("open", bool),
         ],
         responses=_paginated(CaseOutputSerializer, "PaginatedCaseList"),
+        operation_id="cases_list",
     )
     def get(self, request):
         cases = selectors.case_list(user=request.user, filters=request.query_params, request=request)
