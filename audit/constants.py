@@ -216,6 +216,10 @@ RISK_IMPORTANCE = {IMPORTANCE_CRITICAL: 1.0, IMPORTANCE_MATERIAL: 0.6, IMPORTANC
 RISK_LABEL = {"REFUTED": 1.0, "NEI": 0.6, "SUPPORTED": 0.2}
 NOTIFICATION_MAX_ATTEMPTS = 3
 WEBHOOK_TIMEOUT_S = 5.0
+WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024  # a webhook's reply is not used; reading stops past this
+EMAIL_TIMEOUT_S = 10  # SMTP connect/send timeout (Django EMAIL_TIMEOUT)
+# A notification left "sending" this long (the sender crashed mid-send) is retried exactly once.
+NOTIFICATION_STUCK_AFTER_S = 10 * 60
 
 # --- Analyst pages and dashboard (issue 9) ----------------------------------------------------
 UI_CLAIMS_PER_PAGE = 50  # rows of a claim list page

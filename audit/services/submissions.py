@@ -197,8 +197,8 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     plan = verification_plan(thresholds_for(workspace), request.verification_profile)
     web_first = (decision.mode == constants.MODE_AUDIT_WEB and workspace.allow_external_calls
                  and verify_web is not None and plan.web)
-    stored = dict(workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
-                  domain=request.domain, reference=request.reference)
+    stored = {"workspace": workspace, "query": request.query, "answer_text": text, "contexts": request.contexts,
+              "domain": request.domain, "reference": request.reference}
     computed = audit_compute(**stored, revise=not web_first, profile=plan.profile)
     with transaction.atomic():
         answer = audit_store(computed, **stored, mode=constants.MODE_AUDIT_LOCAL, user=user,

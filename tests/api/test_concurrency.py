@@ -103,7 +103,7 @@ def test_other_requests_answer_within_five_seconds_while_a_long_audit_runs(sqlit
     time.sleep(1.0)  # the long audit is now being verified
     during = []
     while thread.is_alive() and len(during) < 6:
-        status, took, payload = _call(base, "POST", "/api/v1/audits", beta,
+        status, took, _ = _call(base, "POST", "/api/v1/audits", beta,
                                       {"query": "q", "answer": "The office opens at nine.", "mode": "normal"})
         during.append(("POST /audits", status, took, time.monotonic()))
         status, took, _ = _call(base, "GET", "/api/v1/answers", beta)

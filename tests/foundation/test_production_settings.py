@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.http import HttpResponse
 from django.urls import include, path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -224,7 +224,7 @@ def test_no_admin_console_page_shows_another_workspaces_rows(alpha, beta_users):
     before = _snapshot(alpha)
     failures = []
     for who, client in _clients(beta_users):
-        for model, model_admin in admin.site._registry.items():
+        for model in admin.site._registry:
             info = (model._meta.app_label, model._meta.model_name)
             text = _text(client.get(reverse("admin:%s_%s_changelist" % info)))
             failures += [f"{who} {model.__name__} list shows {s}" for s in SECRETS if s in text]

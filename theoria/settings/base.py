@@ -14,7 +14,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from audit.constants import (DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION, SOFTENING_STYLES,
+from audit.constants import (DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION, EMAIL_TIMEOUT_S, SOFTENING_STYLES,
                              UNSUPPORTED_ACTIONS)
 
 from .env import envbool, envchoice, envfloat, envint, envlist, envstr
@@ -182,6 +182,7 @@ else:
 
 EMAIL_BACKEND = envstr("THEORIA_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = envstr("THEORIA_FROM_EMAIL", "theoria-audit@localhost")
+EMAIL_TIMEOUT = envint("THEORIA_EMAIL_TIMEOUT_S", EMAIL_TIMEOUT_S, minimum=1)  # every outbound call has a timeout
 
 # --- Theoria deployment settings (not domain thresholds: those are in audit/constants.py) ---
 THEORIA = {

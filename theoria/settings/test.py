@@ -8,8 +8,8 @@ import os
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-key-" + "x" * 50)  # base refuses the dev key without DEBUG
 
-from .base import *  # noqa: F403, E402 — the one place a star import is the point
-from .base import Q_CLUSTER, THEORIA  # noqa: E402
+from .base import *  # noqa: F403 — the one place a star import is the point
+from .base import Q_CLUSTER, THEORIA
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
