@@ -19,7 +19,7 @@ import numpy as np
 
 from audit.constants import MIN_SEARCH_RELEVANCE, Thresholds
 from audit.pipeline.extraction import split_sentences
-from audit.pipeline.index import HybridIndex, VectorIndex
+from audit.pipeline.index import HybridIndex, SearchIndex
 from audit.pipeline.numbers import extract_quantities, values_match
 from audit.pipeline.types import ClaimDraft, EvidenceHit, Passage
 
@@ -33,7 +33,7 @@ _HEADER_ANCHOR_RE = re.compile(r"^\s*\[(\w[\w.\-]*)\]")
 class KnowledgeBase:
     """A workspace KB: an index over chunk ids and a lookup from ids to ``Passage``."""
 
-    index: VectorIndex
+    index: SearchIndex
     lookup: Callable[[list[str]], Mapping[str, Passage]]
 
 
