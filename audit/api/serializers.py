@@ -117,7 +117,7 @@ class AuditMetricsSerializer(serializers.ModelSerializer):
     class Meta:
         model = VerificationRun
         fields = ["audit_score", "faithfulness", "answer_relevance", "context_precision", "context_recall",
-                  "coverage", "unsupported_rate", "risk_flags", "warnings", "duration_ms", "llm_calls"]
+                  "coverage", "unsupported_rate", "risk_flags", "warnings", "duration_ms", "llm_calls", "rag_score"]
 
 
 class CitationSerializer(serializers.Serializer):
@@ -136,7 +136,7 @@ class RunSerializer(serializers.ModelSerializer):
                   "llm_calls", "prompt_tokens", "completion_tokens", "llm_latency_ms", "llm_failures",
                   "claim_count", "coverage", "unsupported_rate", "audit_score", "faithfulness",
                   "answer_relevance", "context_precision", "context_recall", "methods", "warnings",
-                  "risk_flags", "quality_gates", "revision_history"]
+                  "risk_flags", "quality_gates", "revision_history", "rag_score"]
 
 
 class EvidenceSerializer(serializers.ModelSerializer):

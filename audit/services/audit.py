@@ -125,6 +125,7 @@ def answer_store(*, workspace: Workspace, result: AuditResult, query: str, answe
         warnings=list(result.warnings) + [{"code": "method_not_run", "method": k, "message": why}
                                           for k, why in sorted(result.methods_not_run.items())],
         risk_flags=list(result.risk_flags), quality_gates=dict(result.quality_gates),
+        rag_score=dict(m.get("rag_score") or {}),
     )
     run.full_clean(exclude=["answer"])
     run.save()
