@@ -25,7 +25,7 @@ def drop_search_columns(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('audit', '0005_web_calls_and_cache'),
+        ('audit', '0006_run_rag_score'),
     ]
 
     operations = [
