@@ -189,6 +189,7 @@ WEBHOOK_TIMEOUT_S = 5.0
 # --- Analyst pages and dashboard (issue 9) ----------------------------------------------------
 UI_CLAIMS_PER_PAGE = 50  # rows of a claim list page
 UI_CASES_PER_PAGE = 50  # rows of the escalation queue page
+UI_EVIDENCE_MIN_ALIGNMENT = 0.4  # a passage bears on a claim when its best sentence holds this share of the claim's content words
 UI_NIGHTLY_REPORTS_LISTED = 60  # days of nightly reports listed on the report page
 DASHBOARD_DEFAULT_RANGE_DAYS = 30  # the dashboard shows the last 30 days unless a range is given
 DASHBOARD_MAX_RANGE_DAYS = 366  # a longer range is refused (400): the charts plot one point per day

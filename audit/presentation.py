@@ -98,3 +98,126 @@ def key_metrics(metrics: dict | None, limit: int = 4) -> list[tuple[str, float]]
     ordered = [k for k in KEY_METRICS if k in numeric] + sorted(k for k in numeric if k not in KEY_METRICS)
     return [(k.replace("_", " "), round(numeric[k], 3)) for k in ordered[:limit]]
 
+
+
+# --- Evidence: the sentence a verdict rests on, highlighted inside its snippet -------------------
+
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MD_LINE_PREFIX = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)", re.MULTILINE)
+_MD_EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
+_MD_RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$", re.MULTILINE)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+
+POLARITY_TEXT = {
+    "supports": "Supports the claim",
+    "contradicts": "Contradicts the claim",
+    "related": "Closest sentence (neither supports nor contradicts the claim)",
+}
+
+
+def strip_markdown(text: str) -> str:
+    """Return ``text`` without markdown markup: headings, quotes, list markers, emphasis, links, rules."""
+    text = _MD_LINK.sub(r"\1", text or "")
+    text = _MD_RULE.sub("", text)
+    text = _MD_LINE_PREFIX.sub("", text)
+    text = _MD_EMPHASIS.sub(r"\2", text)
+    return re.sub(r"\n{2,}", "\n", text).strip()
+
+
+_ABBREVIATION_END = re.compile(r"(?:\b[A-Z]|\b(?:e\.g|i\.e|et al|Dr|Mr|Mrs|Ms|St|vs|Fig|No|approx|cf))\.$")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Return the (start, end) offsets of the sentences of ``text`` (a line break also ends one;
+    initials and common abbreviations such as "H.M." or "e.g." do not)."""
+    spans, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        if "\n" not in match.group() and _ABBREVIATION_END.search(text[start:match.start()]):
+            continue
+        if text[start:match.start()].strip():
+            spans.append((start, match.start()))
+        start = match.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans
+
+
+def _alignment(claim_stems: set[str], sentence: str) -> float:
+    from audit.pipeline.text import content_stems
+
+    return len(claim_stems & set(content_stems(sentence))) / len(claim_stems) if claim_stems else 0.0
+
+
+def _verdict_hints(claim) -> dict:
+    """Sentences and quantities the verification methods named for this claim (from method_results)."""
+    results = claim.method_results or {}
+    structure = ((results.get("structure") or {}).get("details") or {})
+    numeric = ((results.get("numeric") or {}).get("details") or {}).get("items") or []
+    return {
+        "contradicting": [(f.get("sentence", ""), f.get("passage_id", "")) for f in structure.get("findings") or []
+                          if f.get("rule") != "missing_entity"],
+        "numbers_agree": [i["evidence_value"] for i in numeric if i.get("match") and i.get("evidence_value")],
+        "numbers_differ": [i["evidence_value"] for i in numeric if not i.get("match") and i.get("evidence_value")],
+        "per_hit": (((results.get("entailment") or {}).get("details") or {}).get("per_hit") or {}),
+    }
+
+
+def evidence_view(claim, evidence, *, min_alignment: float = 0.4, hints: dict | None = None) -> dict:
+    """Return how to show one evidence passage of a claim: its snippet (markdown stripped) cut
+    into before / sentence / after around the sentence the verdict rests on, and its polarity.
+
+    The sentence is the one of the snippet that holds most of the claim's content words, with a
+    bonus for one a method named (a structural contradiction's sentence, a quantity that agreed
+    or differed). Polarity: ``contradicts`` for a sentence a structural rule or a differing
+    quantity points at, or for the best passage of a REFUTED claim; ``supports`` for an aligned
+    passage of a SUPPORTED claim; else ``related``. ``bears`` says whether the passage is about
+    the claim at all (aligned at ``min_alignment`` or a method named it).
+    """
+    from audit.pipeline.text import content_stems
+
+    hints = hints if hints is not None else _verdict_hints(claim)
+    text = strip_markdown(evidence.snippet)
+    claim_stems = set(content_stems(claim.text))
+    best, best_score, best_align = None, -1.0, 0.0
+    named = set()
+    for start, end in sentence_spans(text):
+        sentence = text[start:end]
+        align = _alignment(claim_stems, sentence)
+        score = align
+        if any(s and (s[:80] in sentence or sentence[:80] in s) for s, _ in hints["contradicting"]):
+            score += 1.0
+            named.add((start, end))
+        if any(v in sentence for v in hints["numbers_agree"] + hints["numbers_differ"]):
+            score += 0.5
+            named.add((start, end))
+        if score > best_score:
+            best, best_score, best_align = (start, end), score, align
+    per_hit = hints["per_hit"].get(evidence.source_id) or {}
+    label = getattr(claim, "label", "")
+    polarity = "related"
+    if best is not None:
+        sentence = text[best[0]:best[1]]
+        if (best in named and (any(s and (s[:80] in sentence or sentence[:80] in s) for s, _ in hints["contradicting"])
+                               or any(v in sentence for v in hints["numbers_differ"]))):
+            polarity = "contradicts"
+        elif label == Label.REFUTED and best_align >= min_alignment and (per_hit.get("p_refuted", 0) >= 0.5 or evidence.rank == 0):
+            polarity = "contradicts"
+        elif label == Label.SUPPORTED and (best_align >= min_alignment or best in named):
+            polarity = "supports"
+    start, end = best or (0, 0)
+    return {
+        "evidence": evidence,
+        "before": text[:start],
+        "sentence": text[start:end],
+        "after": text[end:],
+        "polarity": polarity,
+        "polarity_text": POLARITY_TEXT[polarity],
+        "alignment": round(best_align, 2),
+        "bears": best is not None and (best_align >= min_alignment or best in named or polarity != "related"),
+    }
+
+
+def evidence_views(claim, evidence_rows, *, min_alignment: float = 0.4) -> list[dict]:
+    """``evidence_view`` for each passage of a claim (the methods' hints read once)."""
+    hints = _verdict_hints(claim)
+    return [evidence_view(claim, ev, min_alignment=min_alignment, hints=hints) for ev in evidence_rows]

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from audit import constants, roles
+from audit import constants, presentation, roles
 
 from . import selectors, services
 from .errors import EscalationError
@@ -61,10 +61,13 @@ def case_detail(request, ticket: str):
     case = selectors.case_get(user=request.user, ticket=ticket)
     if case is None:
         raise Http404("No such case in your workspace.")
+    views = presentation.evidence_views(case.claim, case.claim.evidence.all(),
+                                        min_alignment=constants.UI_EVIDENCE_MIN_ALIGNMENT)
     return render(request, "escalation/case_detail.html", {
         "case": case,
         "events": list(case.events.all()),
-        "evidence": list(case.claim.evidence.all()),
+        "evidence": [v for v in views if v["bears"]],
+        "unrelated": [v for v in views if not v["bears"]],
         "now": timezone.now(),
         "can_review": roles.can_review(request.user),
         "assign_form": AssignForm(),
