@@ -88,16 +88,40 @@ def word_diff(before: str, after: str) -> list[DiffPart]:
     return parts
 
 
-KEY_METRICS = ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement", "entailment", "relevance")
+# Metrics a tooltip may show, in this order, with the words an analyst reads. Internal scores
+# (p_refuted: P(contradicted | not supported), meaningless beside a SUPPORTED label) stay on the card.
+KEY_METRICS = {
+    "faithfulness": "faithfulness",
+    "answer_relevance": "relevance to the question",
+    "context_precision": "context precision",
+    "best_similarity": "similarity to the best passage",
+    "selfcheck_disagreement": "self-check disagreement",
+    "entailment": "entailment",
+    "relevance": "relevance",
+}
 
 
-def key_metrics(metrics: dict | None, limit: int = 4) -> list[tuple[str, float]]:
-    """Return up to ``limit`` headline metrics of a claim as (name, value), known names first."""
+def key_metrics(metrics: dict | None, limit: int = 3) -> list[tuple[str, float]]:
+    """Return up to ``limit`` headline metrics of a claim as (plain name, value), in KEY_METRICS order."""
     metrics = metrics or {}
     numeric = {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    ordered = [k for k in KEY_METRICS if k in numeric] + sorted(k for k in numeric if k not in KEY_METRICS)
-    return [(k.replace("_", " "), round(numeric[k], 3)) for k in ordered[:limit]]
+    return [(name, round(numeric[key], 3)) for key, name in KEY_METRICS.items() if key in numeric][:limit]
 
+
+LABEL_MEANINGS = {
+    Label.SUPPORTED: "Supported: confidence {c} that the evidence backs this claim.",
+    Label.REFUTED: "Refuted: the evidence contradicts this claim (confidence it is supported: only {c}).",
+    Label.NEI: "Needs evidence: nothing found backs or contradicts this claim (confidence it is supported: {c}).",
+}
+
+
+def label_meaning(label: str, confidence: float | None) -> str:
+    """One sentence saying what a claim's label means, with the confidence that goes with it."""
+    try:
+        text = LABEL_MEANINGS[Label(label)]
+    except ValueError:
+        text = LABEL_MEANINGS[Label.NEI]
+    return text.format(c=f"{float(confidence or 0.0):.2f}")
 
 
 # --- Evidence: the sentence a verdict rests on, highlighted inside its snippet -------------------
@@ -221,3 +245,56 @@ def evidence_views(claim, evidence_rows, *, min_alignment: float = 0.4) -> list[
     """``evidence_view`` for each passage of a claim (the methods' hints read once)."""
     hints = _verdict_hints(claim)
     return [evidence_view(claim, ev, min_alignment=min_alignment, hints=hints) for ev in evidence_rows]
+
+
+# --- Audit trail in words ------------------------------------------------------------------------
+
+EVENT_WORDS = {
+    "answer.recorded": "recorded the answer without verification (Normal mode)",
+    "answer.audited": "audited the answer",
+    "answer.audited_from": "audited a Normal answer's text as this answer",
+    "answer.audit_requested": "asked for this Normal answer to be audited",
+    "answer.mode_resolved": "chose the verification mode",
+    "answer.revised": "revised the answer before returning it",
+    "answer.revision_checked": "checked the revision against the evidence",
+    "answer.web_escalation": "decided whether to check the web",
+    "answer.suppressed": "suppressed the answer",
+    "claim.flagged": "flagged the claim for attention",
+    "claim.relabelled": "changed the claim's label",
+    "claim.label_confirmed": "confirmed the claim's label",
+    "claim.label_drifted": "re-checked the claim and its label changed",
+    "claim.web_verified": "re-checked the claim against web sources",
+    "curation.opened": "opened a knowledge-base correction",
+    "nightly.started": "started the nightly audit",
+    "nightly.resumed": "resumed the nightly audit",
+    "nightly.finished": "finished the nightly audit",
+    "retention.purged": "purged data past retention",
+    "settings.mode_changed": "changed a mode setting",
+    "settings.thresholds_changed": "changed the thresholds",
+    "api.token_created": "created an API token",
+}
+_WEB_STATUS_WORDS = {"done": "checked the answer against web sources",
+                     "failed": "tried web sources; every call failed, so the local result stands"}
+
+
+def event_words(action: str, details: dict | None = None, mode: str = "") -> str:
+    """Return what an audit event says happened, in words (``answer.web_verified`` depends on its outcome)."""
+    details = details or {}
+    if action == "answer.web_verified":
+        status = str(details.get("status", ""))
+        return _WEB_STATUS_WORDS.get(status, "skipped the web check" + (f" ({details['skipped']})" if details.get("skipped") else ""))
+    if action.startswith("case."):
+        return f"{action.split('.', 1)[1].replace('_', ' ')} the review case" if action != "case.note" else "noted on the review case"
+    if action.startswith("kb.document_"):
+        return f"{action.rsplit('_', 1)[1]} a knowledge-base document"
+    if action.startswith("admin."):
+        return "changed a record in the admin console"
+    return EVENT_WORDS.get(action, action.replace(".", " ").replace("_", " "))
+
+
+def event_actor(event) -> str:
+    """The person who acted, or "system" (with the component, when one is named) for automatic actors."""
+    if getattr(event, "actor_id", None):
+        return event.actor_label or "a user"
+    label = (event.actor_label or "").strip()
+    return "system" if label in ("", "system") else f"system ({label.replace('_', ' ')})"

@@ -48,3 +48,38 @@ def test_audit_now_from_the_list_opens_the_audited_copy(browser_page, live_serve
     audited = Answer.objects.exclude(pk=normal.pk).get()
     assert page.url.endswith(f"/answers/{audited.public_id}/")
     assert f"Audited {normal.public_id} as {audited.public_id}" in page.locator(".messages").inner_text()
+
+
+def test_a_reviewer_acknowledges_notes_assigns_resolves_and_reopens_a_case_without_leaving_it(
+        browser_page, live_server, analyst, expert, workspace):
+    from escalation.models import ReviewCase
+
+    _, claims = build_answer(workspace)
+    case = open_case(claims[1])
+    page = browser_page
+    page.on("dialog", lambda dialog: dialog.accept())
+    login(page, live_server, analyst, f"/escalations/{case.ticket}/")
+    page.click("#form-acknowledge button")
+    page.wait_for_selector(".cd-ack")
+    assert page.locator(".cd-ack").inner_text().startswith("acknowledged in under 1 min — SLA met")
+    page.fill("#note-text", "Asked the knowledge-base owner.")
+    page.click("#form-note button")
+    assert "Asked the knowledge-base owner." in page.locator(".events").inner_text()
+    # an owner the server refuses (picked, then taken out of the workspace) comes back inline, page kept
+    page.select_option("#assign-owner", "expert1")
+    expert.theoria_profile.workspace = type(workspace).objects.create(name="Elsewhere", slug="elsewhere")
+    expert.theoria_profile.save()
+    page.click("#form-assign button")
+    assert page.locator("#form-assign .error").inner_text().startswith("“expert1” cannot own this case")
+    assert page.locator("h1").inner_text().startswith(case.ticket)
+    page.select_option("#id_decision", "confirm")
+    page.fill("#res-rationale", "Three layers, per the anatomy text.")
+    page.check("#form-resolve input[name=confirm]")
+    page.click("#form-resolve button")
+    page.wait_for_selector("#form-reopen")
+    page.fill("#reopen-reason", "A newer anatomy text disagrees.")
+    page.click("#form-reopen button")
+    page.wait_for_selector("#form-resolve")
+    case.refresh_from_db()
+    assert case.status == ReviewCase.Status.OPEN
+    assert "Reopened" in page.locator(".events").inner_text()
