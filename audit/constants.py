@@ -85,9 +85,17 @@ RETRIEVE_MAX_TOP_K = 50  # POST /api/v1/retrieve: most passages one request may 
 # words only (no model time beyond the claims' own embeddings; see docs/ARCHITECTURE.md for both)
 VERIFICATION_DEPTH = "full"
 VERIFICATION_DEPTHS = ("full", "fast")
+# The entailment judge (audit/pipeline/judges.py): "features" (the fitted feature model),
+# "cross-encoder" (a local sentence-transformers CrossEncoder at CROSS_ENCODER_PATH) or "llm" (the
+# isolated LLM judge; the features judge decides where no LLM answers). A workspace picks one.
+JUDGE = "features"
+JUDGES = ("features", "cross-encoder", "llm")
+# a local CrossEncoder / NLI model folder, set by the deployment's admin (never downloaded)
+CROSS_ENCODER_PATH = os.environ.get("THEORIA_CROSS_ENCODER_PATH", "")
+CROSS_ENCODER_WINDOWS = 3  # best-aligned evidence sentences (and as many 2-sentence windows) scored per claim
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
 # admin accept exactly these; see audit.services.modes.thresholds_check)
-STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS}
+STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS, "judge": JUDGES}
 # the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
@@ -220,6 +228,7 @@ class Thresholds:
     numeric_approx_tolerance: float = NUMERIC_APPROX_TOLERANCE
     retrieval_top_k: int = RETRIEVAL_TOP_K
     verification_depth: str = VERIFICATION_DEPTH
+    judge: str = JUDGE
     freshness_months: dict = field(default_factory=lambda: dict(DEFAULT_FRESHNESS_MONTHS))
     fallback_freshness_months: int = FALLBACK_FRESHNESS_MONTHS
     audit_score_weights: dict = field(default_factory=lambda: dict(AUDIT_SCORE_WEIGHTS))
@@ -235,8 +244,9 @@ class Thresholds:
         if unknown:
             raise ValueError(f"unknown threshold(s): {', '.join(sorted(unknown))}")
         values = dict(overrides)
-        if values.get("verification_depth", VERIFICATION_DEPTH) not in VERIFICATION_DEPTHS:
-            raise ValueError(f"verification_depth must be one of {', '.join(VERIFICATION_DEPTHS)}")
+        for key, allowed in STRING_THRESHOLDS.items():
+            if key in values and values[key] not in allowed:
+                raise ValueError(f"{key} must be one of {', '.join(allowed)}")
         for key in ("freshness_months", "audit_score_weights", "rag_score_weights"):
             if key in values:
                 values[key] = {**getattr(self, key), **values[key]}

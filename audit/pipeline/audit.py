@@ -61,14 +61,15 @@ def run_methods(items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyCo
 
 def verify_claims(claims: list[tuple[str, list]], *, thresholds=None, domain: str = "", now=None,
                   embed=None, methods: tuple[str, ...] = OFFLINE_METHODS, overrides: dict | None = None,
-                  progress=None, encode_tokens=None) -> list[ClaimVerdict]:
+                  progress=None, encode_tokens=None, llm=None) -> list[ClaimVerdict]:
     """Verify many (claim text, evidence passages) pairs against their own evidence only.
 
-    ``progress(n)`` is called as the entailment judge finishes each batch of n claims.
+    ``progress(n)`` is called as the entailment judge finishes each batch of n claims; ``llm`` is
+    the client an LLM judge may call (the LLM methods themselves run only when named in ``methods``).
     """
     t = _thresholds(thresholds)
     ctx = VerifyContext(thresholds=t, now=now or datetime.now(timezone.utc), domain=domain,
-                        embed=_embed(embed), progress=progress, encode_tokens=encode_tokens)
+                        embed=_embed(embed), progress=progress, encode_tokens=encode_tokens, llm=llm)
     items = []
     for i, (text, evidence) in enumerate(claims):
         passages = as_passages(evidence)
