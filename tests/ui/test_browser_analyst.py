@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ui.conftest import login
+from tests.ui.conftest import build_answer, login, open_case
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# A real audit behind a click: the first one in a process loads the embedding model (shared cores).
+AUDIT_TIMEOUT_MS = 120_000
 
 
 def test_an_analyst_submits_an_answer_with_two_passages_and_lands_on_its_page(browser_page, live_server, analyst,
@@ -26,8 +29,8 @@ def test_an_analyst_submits_an_answer_with_two_passages_and_lands_on_its_page(br
     page.click("#add-passage")  # a third block appears, numbered [3], and stays empty
     assert page.locator("[data-passage]").count() == 3
     assert page.locator("[data-passage] h3").nth(2).text_content() == "Passage [3]"
-    page.click("#submit-answer")
-    page.wait_for_selector("#answer-text .claim-mark")
+    page.click("#submit-answer", no_wait_after=True)
+    page.wait_for_selector("#answer-text .claim-mark", timeout=AUDIT_TIMEOUT_MS)
     answer = Answer.objects.get()
     assert page.url.endswith(f"/answers/{answer.public_id}/")
     assert [c["id"] for c in answer.contexts] == ["1", "2"]
@@ -43,8 +46,8 @@ def test_audit_now_from_the_list_opens_the_audited_copy(browser_page, live_serve
     login(page, live_server, analyst, "/answers/")
     row = page.locator(f"tr[data-answer='{normal.public_id}']")
     assert "not audited" in row.inner_text()
-    row.get_by_role("button", name="Audit now").click()
-    page.wait_for_selector("#answer-text .claim-mark")
+    row.get_by_role("button", name="Audit now").click(no_wait_after=True)
+    page.wait_for_selector("#answer-text .claim-mark", timeout=AUDIT_TIMEOUT_MS)
     audited = Answer.objects.exclude(pk=normal.pk).get()
     assert page.url.endswith(f"/answers/{audited.public_id}/")
     assert f"Audited {normal.public_id} as {audited.public_id}" in page.locator(".messages").inner_text()
