@@ -10,7 +10,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run install browser setup test test-sqlite test-postgres test-pgvector bench evaluate screenshots clean
+.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-pgvector lint format bench evaluate screenshots clean
 
 # Virtual environment. torch first, pinned to the CPU build on this disk: any other torch pulls
 # gigabytes of CUDA wheels. The stamp re-installs when pyproject.toml changes.
@@ -52,6 +52,10 @@ test: install browser
 	$(PY) -m pytest -q
 	@if [ "$(PGVECTOR_TESTS)" != 0 ]; then echo "== pgvector tests"; $(PY) -m pytest -q --pgvector -m pgvector; fi
 
+# The suite less the tests marked `slow` (large indexes, scale data, benchmark-sized runs).
+test-quick: install browser
+	$(PY) -m pytest -q -m "not slow"
+
 test-sqlite: install browser
 	DATABASE_URL= $(PY) -m pytest -q
 
@@ -61,6 +65,14 @@ test-pgvector: install browser
 
 test-postgres: install browser
 	DATABASE_URL=$(PG_URL) $(PY) -m pytest -q
+
+# Lint (CI runs it). Formatting is not checked yet: the tree is formatted in one pass later.
+lint: install
+	$(PY) -m ruff check .
+
+format: install
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
 
 bench: install
 	$(PY) manage.py bench

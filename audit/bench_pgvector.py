@@ -330,7 +330,7 @@ def run_pgvector_bench(n_chunks: int, n_answers: int = 30, claims_per_answer: in
             pool_proc.join()
         lat = worker["latencies"]
         summary = {
-            "backend": "pgvector", "chunks": n_chunks, **{k: v for k, v in ingest_figures.items()},
+            "backend": "pgvector", "chunks": n_chunks, **ingest_figures,
             "ef_search": ef, "recall_at_10": round(recall, 4),
             "search_p50_ms": _pct(dense_ms, 50), "search_p95_ms": _pct(dense_ms, 95),
             "hybrid_search_p50_ms": _pct(hybrid_ms, 50), "hybrid_search_p95_ms": _pct(hybrid_ms, 95),

@@ -93,9 +93,29 @@ JUDGES = ("features", "cross-encoder", "llm")
 # a local CrossEncoder / NLI model folder, set by the deployment's admin (never downloaded)
 CROSS_ENCODER_PATH = os.environ.get("THEORIA_CROSS_ENCODER_PATH", "")
 CROSS_ENCODER_WINDOWS = 3  # best-aligned evidence sentences (and as many 2-sentence windows) scored per claim
+# Generation modes of seed 003 stage 2, for answers Theoria drafts with an LLM: "strict" (every
+# sentence cited, nothing beyond the passages), "natural" (balanced), "classical" (free prose with
+# [Title](url) links). strict/natural cite with human-readable keys: [Arxiv], [Arxiv-2] on a collision.
+GENERATION_MODES = ("strict", "natural", "classical")
+DEFAULT_GENERATION_MODE = "natural"
+CITATION_KEY_MAX_CHARS = 24  # a key is letters and digits, at most this long (then "-2", "-3" on collisions)
+# Verification depth profiles of seed 003 ("Per-Depth Configuration") mapped onto the existing
+# settings: verification_depth, the methods run (numeric QA = the "numeric" method), the LLM
+# methods, the revision loop's max_revisions (stage 7; None keeps the workspace's), Audit-Web
+# (stage 7's external search) and the generation mode used when none is chosen.
+VERIFICATION_PROFILES = {
+    "light": {"verification_depth": "fast", "numeric_qa": False, "llm_methods": False, "max_revisions": 0,
+              "web": False, "generation_mode": "natural"},
+    "medium": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": 1,
+               "web": True, "generation_mode": "natural"},
+    "extended": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": None,
+                 "web": True, "generation_mode": "strict"},
+}
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
-# admin accept exactly these; see audit.services.modes.thresholds_check)
-STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS, "judge": JUDGES}
+# admin accept exactly these; see audit.services.modes.thresholds_check). The profile and the
+# generation mode default to "" (no profile: the thresholds as set; generation: the profile's, else natural).
+STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS, "judge": JUDGES,
+                     "verification_profile": tuple(VERIFICATION_PROFILES), "generation_mode": GENERATION_MODES}
 # the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
@@ -202,6 +222,7 @@ WEBHOOK_TIMEOUT_S = 5.0
 # --- Analyst pages and dashboard (issue 9) ----------------------------------------------------
 UI_CLAIMS_PER_PAGE = 50  # rows of a claim list page
 UI_CASES_PER_PAGE = 50  # rows of the escalation queue page
+UI_EVIDENCE_MIN_ALIGNMENT = 0.4  # a passage bears on a claim when its best sentence holds this share of the claim's content words
 UI_NIGHTLY_REPORTS_LISTED = 60  # days of nightly reports listed on the report page
 DASHBOARD_DEFAULT_RANGE_DAYS = 30  # the dashboard shows the last 30 days unless a range is given
 DASHBOARD_MAX_RANGE_DAYS = 366  # a longer range is refused (400): the charts plot one point per day
@@ -233,6 +254,8 @@ class Thresholds:
     retrieval_top_k: int = RETRIEVAL_TOP_K
     verification_depth: str = VERIFICATION_DEPTH
     judge: str = JUDGE
+    verification_profile: str = ""  # "" or a key of VERIFICATION_PROFILES
+    generation_mode: str = ""  # "" or one of GENERATION_MODES
     freshness_months: dict = field(default_factory=lambda: dict(DEFAULT_FRESHNESS_MONTHS))
     fallback_freshness_months: int = FALLBACK_FRESHNESS_MONTHS
     audit_score_weights: dict = field(default_factory=lambda: dict(AUDIT_SCORE_WEIGHTS))

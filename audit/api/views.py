@@ -116,7 +116,8 @@ def audit_request_from(values: dict) -> AuditRequest:
     return AuditRequest(
         query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
         conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
-        reference=values.get("reference"),
+        reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
+        verification_profile=values.get("verification_profile", ""),
     )
 
 
@@ -135,6 +136,8 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         conversation_id = StrictCharField(required=False, allow_blank=True, max_length=200)
         domain = StrictCharField(required=False, allow_blank=True, max_length=64)
         reference = StrictCharField(required=False, allow_blank=True)
+        generation_mode = serializers.ChoiceField(choices=constants.GENERATION_MODES, required=False)
+        verification_profile = serializers.ChoiceField(choices=tuple(constants.VERIFICATION_PROFILES), required=False)
 
         def validate_contexts(self, value):
             limit = settings.THEORIA["API_MAX_CONTEXTS"]
@@ -167,7 +170,8 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             fingerprint=request_fingerprint(request.data), request=audit_request_from(data.validated_data),
         )
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
-        body = _with_escalations(AnswerSerializer, answer, mode_decision=submission.decision, web=submission.web)
+        body = _with_escalations(AnswerSerializer, answer, mode_decision=submission.decision, web=submission.web,
+                                 drafted=submission.drafted)
         headers = {"Idempotent-Replayed": "true"} if submission.replayed else {}
         return Response(body, status=status.HTTP_201_CREATED, headers=headers)
 

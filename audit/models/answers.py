@@ -202,6 +202,8 @@ class VerificationRun(models.Model):
     rag_score = models.JSONField(
         default=dict, blank=True,
         help_text="Seed 001 weighted RAG score: alignment, citation_coverage, fact_score, score, method.")
+    verification_profile = models.CharField(
+        max_length=16, blank=True, help_text="Seed 003 depth profile the run used (light/medium/extended); blank: none.")
 
     class Meta:
         ordering = ["-started_at", "-id"]

@@ -14,7 +14,7 @@ import numpy as np
 
 from audit.constants import Thresholds
 from audit.pipeline import scoring
-from audit.pipeline.extraction import extract_claims, split_sentences, is_assertion, clean_sentence
+from audit.pipeline.extraction import split_sentences, is_assertion, clean_sentence
 from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
 from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, VerifyContext
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
@@ -141,10 +141,13 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
                       if h.entailment >= t.audit_score_threshold or (v.label == "SUPPORTED" and h is v.evidence[0])}
         metrics["context_precision"] = scoring.context_precision([p.id in supporting for p in passages])
     if reference is not None and (passages or kb is not None):
+        # context recall: how much of the reference the retrieved context states, the context
+        # being every passage this audit drew on (the request's and the knowledge base's)
+        context = _retrieved_context(passages, hits)
         ref_sents = [clean_sentence(s) for s in split_sentences(reference)]
         ref_sents = [s for s in ref_sents if is_assertion(s)]
         if ref_sents:
-            ref_verdicts = verify_claims([(s, passages) for s in ref_sents], thresholds=t, now=now,
+            ref_verdicts = verify_claims([(s, context) for s in ref_sents], thresholds=t, now=now,
                                          embed=embed, methods=("entailment",), overrides=overrides,
                                          encode_tokens=encode_tokens)
             metrics["context_recall"] = sum(v.label == "SUPPORTED" for v in ref_verdicts) / len(ref_sents)
@@ -175,6 +178,15 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
                        methods_not_run={**llm_methods_not_run(verdicts, llm, extraction),
                                         **(NOT_RUN_OFFLINE if llm is None else {})},
                        duration_ms=round(1000 * (time.perf_counter() - started), 2), passages=passages)
+
+
+def _retrieved_context(passages: list[Passage], hits: list[list[EvidenceHit]]) -> list[Passage]:
+    """Return the request passages, then each other passage retrieved for some claim, once each."""
+    context = {p.id: p for p in passages}
+    for claim_hits in hits:
+        for h in claim_hits:
+            context.setdefault(h.passage.id, h.passage)
+    return list(context.values())
 
 
 def _flag_text(flag: str, v: ClaimVerdict) -> str:

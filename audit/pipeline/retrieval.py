@@ -95,7 +95,7 @@ def resolve_anchor(anchor: str, amap: dict[str, Passage]) -> Passage | None:
     if a.startswith("cite:"):
         key = a[5:]
         for k, p in amap.items():  # a chunk-hash prefix
-            if len(key) >= 6 and (k.startswith(key) or k.startswith("cite:" + key)):
+            if len(key) >= 6 and k.startswith((key, "cite:" + key)):
                 return p
     return None
 
@@ -185,7 +185,7 @@ def retrieve(claims: list[ClaimDraft], contexts: list[Passage], *, kb: Knowledge
     return all_hits
 
 
-def search_filtered(index: VectorIndex, text: str, vec: np.ndarray, *, k: int, keep: Callable[[str], bool],
+def search_filtered(index: SearchIndex, text: str, vec: np.ndarray, *, k: int, keep: Callable[[str], bool],
                     numeric_boost: float = 0.0, passage_text: Callable[[str], str] | None = None
                     ) -> list[tuple[str, float]]:
     """The ``k`` best (id, score) pairs of ``index`` for one query whose ids pass ``keep``.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 
+import pytest
+
 from audit.pipeline import audit_answer
 from audit.pipeline.index import HybridIndex
 from audit.pipeline.retrieval import KnowledgeBase
@@ -32,24 +34,38 @@ def test_it_searches_the_passages_when_a_citation_anchor_is_invalid(embedder, lt
     assert not hit.cited and hit.passage.id == "1"
 
 
-def test_it_finds_evidence_in_the_knowledge_base(embedder):
-    texts = {"k1": "The hippocampus is essential for forming new episodic memories.",
-             "k2": "Dopamine neurons signal reward prediction errors.",
-             "k3": "The cafeteria opens at 9 AM on weekdays."}
+KB_TEXTS = {"k1": "The hippocampus is essential for forming new episodic memories.",
+            "k2": "Dopamine neurons signal reward prediction errors.",
+            "k3": "The cafeteria opens at 9 AM on weekdays."}
+
+
+def _kb(embedder) -> KnowledgeBase:
     index = HybridIndex()
-    index.add(list(texts), list(texts.values()), embedder.encode(list(texts.values())))
+    index.add(list(KB_TEXTS), list(KB_TEXTS.values()), embedder.encode(list(KB_TEXTS.values())))
 
     def lookup(ids):
-        return {i: Passage(id=i, text=texts[i], source_type="kb") for i in ids}
+        return {i: Passage(id=i, text=KB_TEXTS[i], source_type="kb") for i in ids}
 
+    return KnowledgeBase(index, lookup)
+
+
+def test_it_finds_evidence_in_the_knowledge_base(embedder):
     r = audit_answer("When does the cafeteria open?", "The cafeteria opens at 9 AM on weekdays.",
-                     kb=KnowledgeBase(index, lookup), now=NOW)
+                     kb=_kb(embedder), now=NOW)
     assert r.claims[0].evidence[0].passage.id == "k3"
     assert r.claims[0].label == "SUPPORTED"
 
 
+def test_it_computes_context_recall_over_knowledge_base_passages_when_the_request_has_none(embedder):
+    r = audit_answer("When does the cafeteria open?", "The cafeteria opens at 9 AM on weekdays.",
+                     kb=_kb(embedder), now=NOW,
+                     reference="The cafeteria opens at 9 AM on weekdays. Dolphins sleep with one eye open.")
+    assert r.metrics["context_recall"] == 0.5
+
+
 def test_it_reports_no_evidence_when_nothing_was_retrieved(embedder):
     r = audit_answer(QUERY, "LTP requires NMDA receptors. The fee is $150.", [], now=NOW)
+    assert len(r.claims) == 2
     assert all(c.label == "NEI" and c.verdict == "not_found" for c in r.claims)
     assert r.metrics["evidence_coverage"] == 0.0
     assert r.risk_flags[0]["type"] == "no_evidence" and r.risk_flags[0]["severity"] == "high"
@@ -77,6 +93,7 @@ def test_it_computes_context_recall_against_a_reference_answer(embedder, ltp_pas
     assert r.metrics["context_recall"] == 0.5
 
 
+@pytest.mark.slow  # a 20,000-word answer
 def test_it_audits_a_20000_word_answer(embedder, ltp_passages):
     sentence = ("LTP in the hippocampus requires NMDA receptor activation in many experiments "
                 "reported by several laboratories over the years. ")  # 20 words

@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 
 from tests.api.conftest import client_for, embedder  # noqa: F401  (shared fixtures)
+from tests.llm.conftest import llm_server  # noqa: F401  (the scripted OpenAI-compatible server)
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ def drop_search_columns(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('audit', '0006_run_rag_score'),
+        ('audit', '0007_run_verification_profile'),
     ]
 
     operations = [
