@@ -38,10 +38,14 @@ def workspace_kb(workspace: Workspace):
     if kb is None or not len(kb):
         return None, kb
 
-    def lookup(ids: list[str]) -> dict[str, Passage]:
-        return {i: p for i in ids if (p := kb.passage(i)) is not None}
+    return RetrievalKB(index=kb.index, lookup=kb.passages), kb
 
-    return RetrievalKB(index=kb.index, lookup=lookup), kb
+
+def _kb_meta(raw_kb, result: AuditResult) -> dict | None:
+    """What the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited."""
+    if raw_kb is None:
+        return None
+    return raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence})
 
 
 def _unit(x) -> float:
@@ -195,7 +199,7 @@ def audit_compute(*, workspace: Workspace, query: str, answer_text: str, context
                                domain=domain, thresholds=thresholds, llm=llm)
         result = outcome.final
     return AuditComputation(started_at=started_at, result=result, outcome=outcome, setup=setup,
-                            kb_meta=getattr(raw_kb, "meta", None), profile=plan.profile)
+                            kb_meta=_kb_meta(raw_kb, result), profile=plan.profile)
 
 
 def audit_store(computed: AuditComputation, *, workspace: Workspace, query: str, answer_text: str, contexts,
