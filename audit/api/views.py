@@ -370,6 +370,7 @@ class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView):
     permission_classes = [CanRead]
     filterset_class = ClaimFilter
     content_negotiation_class = IgnoreFormatNegotiation
+    pagination_class = None  # the whole filtered set, streamed (the schema must not promise a page envelope)
     serializer_class = ClaimCardSerializer
     queryset = Claim.objects.none()  # the real one comes from the selector; this names the model
 
