@@ -121,6 +121,12 @@ class DocumentAdmin(AuditedAdminMixin, admin.ModelAdmin):
     search_fields = ("title", "uri")
     readonly_fields = ("workspace", "uri", "content_hash", "source_path", "date_inferred", "created_at", "updated_at")
 
+    def changelist_view(self, request, extra_context=None):
+        from audit.kb_pgvector import kb_backend_label
+
+        extra_context = {**(extra_context or {}), "subtitle": f"Search back end: {kb_backend_label()}"}
+        return super().changelist_view(request, extra_context)
+
     def has_add_permission(self, request):
         return False
 
