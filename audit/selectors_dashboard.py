@@ -91,7 +91,7 @@ def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
     labels = claims_by_day_and_label(workspace=workspace, period=period)
     scores = audit_score_by_day(workspace=workspace, period=period)
     days = period.days()
-    totals = {label: 0 for label in Label.values}
+    totals = dict.fromkeys(Label.values, 0)
     relabelled = 0
     supported_share: list[float | None] = []
     claim_counts: list[int] = []

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -201,11 +200,10 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
 
     if not with_answers:
         return 0
-    good, bad = read_jsonl(answers_path, ANSWER_FIELDS)
+    good, _bad = read_jsonl(answers_path, ANSWER_FIELDS)
     answers = [rec for _, rec in good]
     bar = _bar(len(answers), "evaluate answers (CV)", err)
     y, faith, score = [], [], []
-    by_domain = defaultdict(lambda: ([], []))
     for rec in answers:
         k = fold_of_group.get(group_key({**rec, "meta": {"question": rec.get("query")}}), 0)
         result = audit_answer(rec.get("query") or "", rec["answer"], rec["contexts"],

@@ -95,7 +95,7 @@ def resolve_anchor(anchor: str, amap: dict[str, Passage]) -> Passage | None:
     if a.startswith("cite:"):
         key = a[5:]
         for k, p in amap.items():  # a chunk-hash prefix
-            if len(key) >= 6 and (k.startswith(key) or k.startswith("cite:" + key)):
+            if len(key) >= 6 and k.startswith((key, "cite:" + key)):
                 return p
     return None
 

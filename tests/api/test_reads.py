@@ -204,7 +204,7 @@ def test_it_streams_a_json_export_made_of_claim_cards(reader, two_answers):
 
 
 def test_it_neutralises_spreadsheet_formulas_in_csv_cells(reader, workspace):
-    answer, claims = build_answer(workspace)
+    _answer, claims = build_answer(workspace)
     claims[0].text = "=HYPERLINK(\"http://evil\")"
     claims[0].save(update_fields=["text"])
 

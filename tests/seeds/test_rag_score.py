@@ -152,7 +152,7 @@ def test_the_dashboard_trends_the_mean_rag_score_per_day(workspace, client, anal
     from tests.api.conftest import build_answer
 
     today = timezone.now().replace(hour=12)
-    for n, score in enumerate((0.6, 0.8, None)):
+    for score in (0.6, 0.8, None):
         answer, _ = build_answer(workspace, created_at=today - dt.timedelta(days=1))
         VerificationRun.objects.filter(answer=answer).update(
             started_at=today - dt.timedelta(days=1), rag_score={} if score is None else {"score": score})

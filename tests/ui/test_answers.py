@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ui.conftest import build_answer, open_case
+from tests.ui.conftest import build_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,7 @@ def test_it_filters_answers_by_mode_domain_date_flagged_and_refuted(client, anal
     from audit.models import Claim
 
     flagged, _ = build_answer(workspace)
-    clean, claims = build_answer(workspace, domain="compliance", created_at=timezone.now() - dt.timedelta(days=3))
+    clean, _ = build_answer(workspace, domain="compliance", created_at=timezone.now() - dt.timedelta(days=3))
     Claim.objects.filter(answer=clean).update(label="SUPPORTED")
     normal = _normal_answer(workspace)
     client.force_login(analyst)
