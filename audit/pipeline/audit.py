@@ -20,7 +20,7 @@ from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, Verif
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
 from audit.pipeline.rag_score import rag_score
 from audit.pipeline.retrieval import KnowledgeBase, as_passages, retrieve
-from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 
 NOT_RUN_OFFLINE = {"selfcheck": "SelfCheck sampling needs an LLM; not run in offline Audit-Local mode"}
 
