@@ -22,6 +22,7 @@ from audit.pipeline.profiles import verification_plan
 from audit.selectors_api import thresholds_for
 from audit.services.events import event_record
 from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
+from audit.services.web import web_verify_answer
 
 
 @dataclass
@@ -132,15 +133,6 @@ def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: s
     return answer
 
 
-def _web_step():
-    """Return the web verification service if this deployment has it, else None."""
-    try:
-        from audit.services import web
-    except ImportError:
-        return None
-    return getattr(web, "web_verify_answer", None)
-
-
 def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when spec §4.3 says
     so and the workspace allows external calls, then intake of what needs people (spec §11.1).
@@ -160,7 +152,7 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     # it in the pool); revising first would drop the weak claims the web could still support.
     plan = verification_plan(thresholds_for(workspace), request.verification_profile)
     web_first = (decision.mode == constants.MODE_AUDIT_WEB and workspace.allow_external_calls
-                 and _web_step() is not None and plan.web)
+                 and plan.web)
     answer = audit_answer(
         workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
         mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
@@ -170,17 +162,14 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
     if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
         web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons}
-        verify_web = _web_step()
         if not escalation.needed:
             web["status"] = "skipped: every claim is supported locally"
         elif not workspace.allow_external_calls:
             web["status"] = "skipped: the workspace forbids external calls"
         elif not plan.web:
             web["status"] = f"skipped: the {plan.profile} verification profile does not verify on the web"
-        elif verify_web is None:
-            web["status"] = "skipped: web verification is not available in this deployment"
         else:
-            outcome = verify_web(answer=answer, actor=user, reasons=escalation.reasons)
+            outcome = web_verify_answer(answer=answer, actor=user, reasons=escalation.reasons)
             answer = outcome.answer
             status = f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status
             web.update(status=status, calls=outcome.calls, verified=outcome.verified,
