@@ -111,6 +111,11 @@ VERIFICATION_PROFILES = {
     "extended": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": None,
                  "web": True, "generation_mode": "strict"},
 }
+# Structured JSON answers (seed 003 "Post-Verification for Structured Output"): every field with a
+# sibling "<field>_source_refs" is a claim verified against the passages its refs name (stages 4-6)
+STRUCTURED_REFS_SUFFIX = "_source_refs"
+STRUCTURED_MAX_FIELDS = 50  # seed 003: max_claims_to_verify; more fields with refs is a 400
+STRUCTURED_FIX_CANDIDATES = 3  # citation fix (stage 5): other passages tried per unsupported field
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
 # admin accept exactly these; see audit.services.modes.thresholds_check). The profile and the
 # generation mode default to "" (no profile: the thresholds as set; generation: the profile's, else natural).
