@@ -22,6 +22,7 @@ from audit.pipeline.profiles import verification_plan
 from audit.selectors_api import thresholds_for
 from audit.services.events import event_record
 from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
+from audit.services.web import web_verify_answer
 
 
 @dataclass
@@ -137,15 +138,6 @@ def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: s
     return answer
 
 
-def _web_step():
-    """Return the web verification service if this deployment has it, else None."""
-    try:
-        from audit.services import web
-    except ImportError:
-        return None
-    return getattr(web, "web_verify_answer", None)
-
-
 def _claims_cap(workspace: Workspace, request: AuditRequest, text: str) -> None:
     """Refuse (413) an answer with more claims than the workspace audits, before any verification."""
     from audit.pipeline.extraction import extract_claims
@@ -198,10 +190,8 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
 
     # Audit-Web revises once, after the web evidence is in (web_verify_answer runs the loop with
     # it in the pool); revising first would drop the weak claims the web could still support.
-    verify_web = _web_step()
     plan = verification_plan(thresholds_for(workspace), request.verification_profile)
-    web_first = (decision.mode == constants.MODE_AUDIT_WEB and workspace.allow_external_calls
-                 and verify_web is not None and plan.web)
+    web_first = decision.mode == constants.MODE_AUDIT_WEB and workspace.allow_external_calls and plan.web
     stored = {"workspace": workspace, "query": request.query, "answer_text": text, "contexts": request.contexts,
               "domain": request.domain, "reference": request.reference}
     structured = request.answer_json is not None
@@ -242,15 +232,13 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
                 web["status"] = "skipped: the workspace forbids external calls"
             elif not plan.web:
                 web["status"] = f"skipped: the {plan.profile} verification profile does not verify on the web"
-            elif verify_web is None:
-                web["status"] = "skipped: web verification is not available in this deployment"
         if "status" in web or not web:  # nothing leaves the system: everything in this one transaction
             _finish(workspace=workspace, user=user, answer=answer, decision=decision, web=web)
             _key_store(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
                        decision=decision, web=web, drafted=drafted)
             return answer, web
     try:
-        outcome = verify_web(answer=answer, actor=user, reasons=escalation.reasons)  # network first, then its rows
+        outcome = web_verify_answer(answer=answer, actor=user, reasons=escalation.reasons)  # network first, then its rows
         answer = outcome.answer
         status = f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status
         web.update(status=status, calls=outcome.calls, verified=outcome.verified,

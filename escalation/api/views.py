@@ -7,7 +7,6 @@ selector, call one service, serialize. Domain errors become responses in
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers
@@ -19,12 +18,12 @@ from audit import roles
 from audit.models import Claim
 from audit.services.workspaces import workspace_for_user
 from escalation import policy, selectors, services
-from escalation.errors import EscalationError
 from escalation.models import ReviewCase
 
 
 class EscalationApi(APIView):
-    """Base: reads need a Theoria role, writes a reviewer role; domain errors map to HTTP here."""
+    """Base: reads need a Theoria role, writes a reviewer role; domain errors map to HTTP in the
+    project's one exception handler (``audit.api.exceptions``)."""
 
     write = False
 
@@ -33,14 +32,6 @@ class EscalationApi(APIView):
         allowed = roles.can_review(request.user) if self.write else roles.can_read(request.user)
         if not allowed:
             raise exceptions.PermissionDenied("your role may not " + ("act on" if self.write else "read") + " the escalation queue")
-
-    def handle_exception(self, exc):
-        if isinstance(exc, EscalationError):
-            return Response({"detail": str(exc), "code": exc.code, "errors": {}}, status=exc.status_code)
-        if isinstance(exc, DjangoValidationError):
-            detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-            exc = exceptions.ValidationError(detail=detail)
-        return super().handle_exception(exc)
 
     def get_case(self, ticket: str) -> ReviewCase:
         case = selectors.case_get(user=self.request.user, ticket=ticket)
@@ -241,7 +232,8 @@ CaseAssignApi = _transition_view(
     "CaseAssignApi",
     {"owner": serializers.CharField(max_length=150), "reason": _reason(required=False)},
     lambda case, actor, data: services.case_assign(
-        case=case, actor=actor, owner=selectors.case_owner_candidate(case=case, username=data["owner"]), reason=data.get("reason", "")
+        case=case, actor=actor, owner=selectors.case_owner_candidate(case=case, username=data["owner"]),
+        reason=data.get("reason", ""),
     ),
     "Assign or reassign a case to a reviewer (by username).",
 )
