@@ -50,9 +50,11 @@ def main() -> int:
     parser.add_argument("--per-client", type=int, default=4)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=4, help="threads per worker")
+    parser.add_argument("--database-url", default="", help="serve this (empty) database instead of a fresh SQLite file")
     args = parser.parse_args()
     answers = _answers()
-    with served("load", workers=args.workers, threads=args.threads) as (base, tokens, _):
+    extra = {"DATABASE_URL": args.database_url} if args.database_url else {}
+    with served("load", workers=args.workers, threads=args.threads, extra_env=extra) as (base, tokens, _):
         for body in answers[:2]:  # warm each worker: the embedding model loads on first use
             _post(base, tokens["frontend"], body)
         results: list[tuple[int, float]] = []
@@ -76,7 +78,7 @@ def main() -> int:
     ok = sorted(t for status, t in results if status == 201)
     errors = len(results) - len(ok)
     p = statistics.quantiles(ok, n=100) if len(ok) >= 2 else [float("nan")] * 99
-    summary = {"clients": args.clients, "requests": len(results), "errors": errors, "workers": args.workers,
+    summary = {"database": (args.database_url or "sqlite").split(":", 1)[0], "clients": args.clients, "requests": len(results), "errors": errors, "workers": args.workers,
                "threads": args.threads, "wall_s": round(wall, 1), "throughput_rps": round(len(results) / wall, 2),
                "p50_s": round(p[49], 2), "p95_s": round(p[94], 2), "max_s": round(max(ok), 2) if ok else None,
                "statuses": sorted({status for status, _ in results})}

@@ -234,5 +234,7 @@ LOGGING = {
         "theoria": {"handlers": ["console"], "level": envstr("THEORIA_LOG_LEVEL", "INFO")},
         "audit": {"handlers": ["console"], "level": envstr("THEORIA_LOG_LEVEL", "INFO")},
         "escalation": {"handlers": ["console"], "level": envstr("THEORIA_LOG_LEVEL", "INFO")},
+        # unhandled errors of requests (500s) with their traceback: with DEBUG off nothing else shows them
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }
