@@ -10,7 +10,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-pgvector lint format bench evaluate screenshots clean
+.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-pgvector lint format bench bench-pgvector loadtest evaluate screenshots clean
 
 # Virtual environment. torch first, pinned to the CPU build on this disk: any other torch pulls
 # gigabytes of CUDA wheels. The stamp re-installs when pyproject.toml changes.
@@ -76,6 +76,19 @@ format: install
 
 bench: install
 	$(PY) manage.py bench
+
+# The pgvector scale benchmark (a local pgvector PostgreSQL under var/; CHUNKS=1000000 for 1M).
+CHUNKS ?= 100000
+bench-pgvector: install
+	nice -n 10 $(PY) manage.py bench --backend pgvector --chunks $(CHUNKS)
+
+# Loopback load test: USERS parallel Audit-Local clients (locust) against gunicorn for DURATION
+# seconds, worker memory sampled; everything it starts is stopped at the end.
+USERS ?= 4
+DURATION ?= 120
+loadtest: install
+	$(PIP) install --quiet -e '.[load]'
+	$(PY) loadtest/run.py --users $(USERS) --duration $(DURATION)
 
 evaluate: install
 	$(PY) manage.py evaluate
