@@ -18,7 +18,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-PG_VERSION = 16  # the pgserver build whose pgvector figures shared/PERFORMANCE.md reports
+PG_VERSION = 16  # the pgserver build whose pgvector figures docs/PERFORMANCE.md reports
 SYSTEM_USER = "pgserver"  # who runs postgres when we are root
 
 # Fast and throwaway for tests: nothing here must survive a crash.

@@ -5,7 +5,7 @@
 of both sides' candidates (w = ``INDEX_DENSE_WEIGHT``). The dense matrix grows by doubling;
 removed rows are masked at once and compacted later; BM25 is rebuilt lazily on the next search
 after an add (removals are masked immediately), so results always reflect every add/remove.
-Measured costs and why torch bf16: ``shared/PERFORMANCE.md``.
+Measured costs and why torch bf16: ``docs/PERFORMANCE.md``.
 """
 
 from __future__ import annotations
