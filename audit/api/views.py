@@ -117,7 +117,7 @@ def audit_request_from(values: dict) -> AuditRequest:
         query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
         conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
         reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
-        verification_profile=values.get("verification_profile", ""),
+        verification_profile=values.get("verification_profile", ""), answer_json=values.get("answer_json"),
     )
 
 
@@ -138,6 +138,12 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         reference = StrictCharField(required=False, allow_blank=True)
         generation_mode = serializers.ChoiceField(choices=constants.GENERATION_MODES, required=False)
         verification_profile = serializers.ChoiceField(choices=tuple(constants.VERIFICATION_PROFILES), required=False)
+        answer_json = serializers.DictField(required=False)
+
+        def validate(self, attrs):
+            if "answer_json" in attrs and "answer" in attrs:
+                raise serializers.ValidationError({"answer_json": ["Send either answer or answer_json (one of them)."]})
+            return attrs
 
         def validate_contexts(self, value):
             limit = settings.THEORIA["API_MAX_CONTEXTS"]

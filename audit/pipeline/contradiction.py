@@ -282,7 +282,7 @@ OBLIGATION_PHRASES = (("have", "to"), ("has", "to"), ("required", "to"), ("oblig
 
 
 def _is_obligation(toks: list[str]) -> bool:
-    return any(t in OBLIGATION_CUES for t in toks) or any(pair in OBLIGATION_PHRASES for pair in zip(toks, toks[1:]))
+    return any(t in OBLIGATION_CUES for t in toks) or any(pair in OBLIGATION_PHRASES for pair in pairwise(toks))
 
 
 SPECIFIC_MARKERS = frozenset("by within before after from".split())  # "approved by <who>", "within <when>"

@@ -37,6 +37,7 @@ class AuditRequest:
     reference: str | None = None
     generation_mode: str = ""  # seed 003 drafting mode ("" = the workspace's, else the profile's)
     verification_profile: str = ""  # seed 003 depth profile ("" = the workspace's, if any)
+    answer_json: dict | None = None  # a structured answer (seed 003), sent instead of ``answer``
 
 
 @dataclass
@@ -92,6 +93,10 @@ def _draft(request: AuditRequest, workspace: Workspace) -> tuple[str, dict]:
     Without an answer and without a usable LLM (none configured, residency, budget) the request
     is refused naming ``answer``: Theoria does not invent answers offline for a front end.
     """
+    if request.answer_json is not None:
+        from audit.pipeline.structured import canonical_text
+
+        return canonical_text(request.answer_json), {}
     if request.answer is not None:
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
@@ -122,7 +127,7 @@ def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: s
         workspace=workspace, user=user if getattr(user, "is_authenticated", False) else None,
         conversation_id=request.conversation_id, query=request.query, text=text, original_text=text,
         mode=constants.MODE_NORMAL, domain=request.domain, reference=request.reference or "",
-        contexts=request.contexts,
+        contexts=request.contexts, answer_json=request.answer_json,
     )
     answer.full_clean()
     answer.save()
@@ -161,11 +166,20 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     plan = verification_plan(thresholds_for(workspace), request.verification_profile)
     web_first = (decision.mode == constants.MODE_AUDIT_WEB and workspace.allow_external_calls
                  and _web_step() is not None and plan.web)
-    answer = audit_answer(
-        workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
-        mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
-        domain=request.domain, reference=request.reference, revise=not web_first, profile=plan.profile,
-    )
+    structured = request.answer_json is not None
+    if structured:  # one claim per field, checked against the passages its refs name (seed 003 stages 4-6)
+        from audit.services.structured import structured_audit
+
+        answer = structured_audit(
+            workspace=workspace, query=request.query, answer_json=request.answer_json, contexts=request.contexts,
+            user=user, conversation_id=request.conversation_id, domain=request.domain,
+            reference=request.reference, profile=plan.profile)
+    else:
+        answer = audit_answer(
+            workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
+            mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
+            domain=request.domain, reference=request.reference, revise=not web_first, profile=plan.profile,
+        )
     web: dict = {}
     escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
     if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
@@ -173,6 +187,8 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
         verify_web = _web_step()
         if not escalation.needed:
             web["status"] = "skipped: every claim is supported locally"
+        elif structured:
+            web["status"] = "skipped: a structured answer is verified against the passages its refs name"
         elif not workspace.allow_external_calls:
             web["status"] = "skipped: the workspace forbids external calls"
         elif not plan.web:
@@ -205,6 +221,10 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
         replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
         if replay is not None:
             return replay
+    if request.answer_json is not None:
+        from audit.services.structured import structured_fields_check
+
+        structured_fields_check(request.answer_json, request.contexts)
     decision = mode_resolve(workspace=workspace, user=user, requested=request.mode,
                             conversation_id=request.conversation_id, domain=request.domain)
     try:
