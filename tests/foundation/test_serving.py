@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def read_in_fresh_process(code: str, **env) -> dict:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("THEORIA_", "DJANGO_SETTINGS"))}
+    env = {"DJANGO_DEBUG": "1", **env}  # development settings: no secret key needed to read them
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**clean, **env}, capture_output=True,
                           text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
