@@ -43,11 +43,15 @@ def kb_retrieve(*, workspace: Workspace, text: str, is_claim: bool, top_k: int, 
     vec = embed([query])[0]
     wanted_domain = filters.domain.lower()
 
+    def passage_text(source_id: str) -> str:
+        passage = kb.passage(source_id)  # in memory, or one query on the pgvector back end
+        return passage.text if passage is not None else ""
+
     def age_of(meta) -> float | None:
         return None if meta.published is None else age_months(meta.published, now)
 
     def keep(source_id: str) -> bool:
-        meta = kb.meta.get(source_id)
+        meta = kb.meta_for([source_id]).get(source_id)
         if meta is None or (wanted_domain and meta.domain.lower() != wanted_domain):
             return False
         if filters.max_age_months is None and filters.published_after is None:
@@ -59,10 +63,10 @@ def kb_retrieve(*, workspace: Workspace, text: str, is_claim: bool, top_k: int, 
         return filters.max_age_months is None or age_of(meta) <= filters.max_age_months
 
     hits = search_filtered(kb.index, query, vec, k=top_k, keep=keep, numeric_boost=thresholds.numeric_boost,
-                           passage_text=lambda i: kb.index.text(i) or "")
+                           passage_text=passage_text)
     results = []
     for source_id, score in hits:
-        meta = kb.meta[source_id]
+        meta = kb.meta_for([source_id])[source_id]
         limit = thresholds.freshness_for(wanted_domain or meta.domain)
         age = age_of(meta)
         results.append({
@@ -71,6 +75,6 @@ def kb_retrieve(*, workspace: Workspace, text: str, is_claim: bool, top_k: int, 
             "age_months": None if age is None else round(age, 1),
             "stale": None if age is None else age > limit, "freshness_limit_months": limit,
             "score": round(score, 4),
-            "text": stored_snippet(kb.index.text(source_id) or "", sensitive=meta.sensitive),
+            "text": stored_snippet(passage_text(source_id), sensitive=meta.sensitive),
         })
     return results

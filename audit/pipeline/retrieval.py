@@ -19,7 +19,7 @@ import numpy as np
 
 from audit.constants import MIN_SEARCH_RELEVANCE, Thresholds
 from audit.pipeline.extraction import split_sentences
-from audit.pipeline.index import HybridIndex, VectorIndex
+from audit.pipeline.index import HybridIndex, SearchIndex
 from audit.pipeline.numbers import extract_quantities, values_match
 from audit.pipeline.types import ClaimDraft, EvidenceHit, Passage
 
@@ -33,7 +33,7 @@ _HEADER_ANCHOR_RE = re.compile(r"^\s*\[(\w[\w.\-]*)\]")
 class KnowledgeBase:
     """A workspace KB: an index over chunk ids and a lookup from ids to ``Passage``."""
 
-    index: VectorIndex
+    index: SearchIndex
     lookup: Callable[[list[str]], Mapping[str, Passage]]
 
 
@@ -185,7 +185,7 @@ def retrieve(claims: list[ClaimDraft], contexts: list[Passage], *, kb: Knowledge
     return all_hits
 
 
-def search_filtered(index: VectorIndex, text: str, vec: np.ndarray, *, k: int, keep: Callable[[str], bool],
+def search_filtered(index: SearchIndex, text: str, vec: np.ndarray, *, k: int, keep: Callable[[str], bool],
                     numeric_boost: float = 0.0, passage_text: Callable[[str], str] | None = None
                     ) -> list[tuple[str, float]]:
     """The ``k`` best (id, score) pairs of ``index`` for one query whose ids pass ``keep``.

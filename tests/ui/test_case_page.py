@@ -9,7 +9,7 @@ import re
 import pytest
 from django.utils import timezone
 
-from escalation import display, policy, services
+from escalation import display, policy
 from escalation.models import ReviewCase
 from tests.ui.conftest import build_answer, open_case
 

@@ -71,7 +71,7 @@ def test_an_unrelated_passage_does_not_bear_on_the_claim():
 def test_the_claim_card_and_the_case_page_highlight_the_claims_own_evidence(client, analyst, workspace):
     from audit.models import Evidence
 
-    answer, claims = build_answer(workspace)
+    _answer, claims = build_answer(workspace)
     refuted = claims[1]
     Evidence.objects.filter(claim=refuted).update(
         snippet="# Hippocampus Anatomy\n\nThe hippocampus is in the temporal lobe. The hippocampus proper has three layers.")
