@@ -177,3 +177,9 @@ def test_an_l2_acknowledgement_says_the_wall_clock_time_and_the_business_time():
                               details={"within_sla": True})]
     ack = display.acknowledgement(SimpleNamespace(acknowledged_at=events[1].at), events, calendar)
     assert ack["text"] == "34 min (under 1 min of business time)" and ack["met"]
+
+
+def test_queue_filters_accept_any_letter_case(client, analyst, case):
+    client.force_login(analyst)
+    response = client.get("/escalations/", {"status": "OPEN", "sla_state": "On_Track"})
+    assert response.status_code == 200 and f'data-ticket="{case.ticket}"' in response.content.decode()
