@@ -96,6 +96,7 @@ def answer_list(request):
                             ANSWERS_PER_PAGE)
     if isinstance(listed, HttpResponse):
         return listed
+    listed["page"].object_list = selectors_claims.answer_facts(list(listed["page"].object_list))
     return render(request, "audit/answer_list.html", {
         **listed,
         "modes": selectors_claims.Mode.choices,
