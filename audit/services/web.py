@@ -53,6 +53,7 @@ from audit.services.events import event_record
 from audit.services.labels import claim_machine_relabel
 from audit.selectors_api import thresholds_for
 from audit.services.modes import web_escalation_reasons
+from audit.services.revision import revision_record, revision_run
 
 logger = logging.getLogger(__name__)
 
@@ -463,10 +464,6 @@ def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | No
     run's earlier (Audit-Local) revision is kept in front of this one.
     """
     if run is None:
-        return
-    try:
-        from audit.services.revision import revision_record, revision_run
-    except ImportError:  # the revision loop is optional here
         return
     answer = result.answer
     outcome = revision_run(query=answer.query, answer_text=answer.text or answer.original_text,
