@@ -113,7 +113,7 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
         from audit.admin_settings import WorkspaceSettingsForm
         from audit.services.modes import thresholds_set, workspace_settings_update
 
-        workspace = get_object_or_404(Workspace, pk=object_id)
+        workspace = get_object_or_404(self.get_queryset(request), pk=object_id)  # scoped to the caller's workspace
         if not self.has_change_permission(request, workspace):
             raise PermissionDenied
         form = WorkspaceSettingsForm(request.POST or None, workspace=workspace)

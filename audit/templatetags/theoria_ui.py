@@ -82,12 +82,9 @@ def seconds(ms) -> str:
 
 @register.filter
 def admin_workspaces(request) -> list:
-    """The workspaces whose settings the admin index links to (all of them for a superuser, else the user's)."""
-    from audit.models import Workspace
+    """The workspace whose settings the admin index links to: the caller's (a superuser's after a switch)."""
     from audit.services.workspaces import workspace_for_user
 
-    if getattr(request.user, "is_superuser", False):
-        return list(Workspace.objects.order_by("name"))
     workspace = workspace_for_user(request.user)
     return [workspace] if workspace else []
 

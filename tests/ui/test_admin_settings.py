@@ -66,3 +66,12 @@ def test_a_bad_threshold_is_refused_beside_its_field_and_nothing_is_saved(client
 def test_the_settings_page_is_for_admins_only(client, analyst, workspace):
     client.force_login(analyst)
     assert client.get(f"/admin/audit/workspace/{workspace.pk}/settings/").status_code == 302
+
+
+def test_the_settings_page_of_another_workspace_is_not_found(client, admin_user_obj, workspace):
+    from audit.models import Workspace
+
+    other = Workspace.objects.create(name="Other", slug="other")
+    client.force_login(admin_user_obj)
+    assert client.get(f"/admin/audit/workspace/{other.pk}/settings/").status_code == 404
+    assert f"/admin/audit/workspace/{other.pk}/settings/" not in client.get("/admin/").content.decode()
