@@ -88,11 +88,11 @@ RETRIEVE_MAX_TOP_K = 50  # POST /api/v1/retrieve: most passages one request may 
 # words only (no model time beyond the claims' own embeddings; see docs/ARCHITECTURE.md for both)
 VERIFICATION_DEPTH = "full"
 VERIFICATION_DEPTHS = ("full", "fast")
-# The entailment judge (audit/pipeline/judges.py): "features" (the fitted feature model),
-# "cross-encoder" (a local sentence-transformers CrossEncoder at CROSS_ENCODER_PATH) or "llm" (the
+# The entailment judge (audit/pipeline/judges.py): "features" (the fitted feature model), "learned"
+# (a cross-attention head over MiniLM word-piece states stacked with the features), "cross-encoder" (a local sentence-transformers CrossEncoder at CROSS_ENCODER_PATH) or "llm" (the
 # isolated LLM judge; the features judge decides where no LLM answers). A workspace picks one.
 JUDGE = "features"
-JUDGES = ("features", "cross-encoder", "llm")
+JUDGES = ("features", "learned", "cross-encoder", "llm")
 # a local CrossEncoder / NLI model folder, set by the deployment's admin (never downloaded)
 CROSS_ENCODER_PATH = os.environ.get("THEORIA_CROSS_ENCODER_PATH", "")
 CROSS_ENCODER_WINDOWS = 3  # best-aligned evidence sentences (and as many 2-sentence windows) scored per claim
