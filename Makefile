@@ -38,6 +38,7 @@ setup: install
 	$(PY) manage.py ensure_admin
 	$(PY) manage.py ingest_kb demo/kb
 	$(PY) manage.py seed_demo demo/answers.jsonl
+	$(PY) manage.py seed_history --days 30
 	$(PY) manage.py setup_schedules
 
 # Web server on http://$(HOST):$(PORT)/ and the django-q2 task worker; Ctrl-C stops both.
