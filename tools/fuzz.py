@@ -23,8 +23,8 @@ from tools.served import ROOT, access_counts, served
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--max-examples", type=int, default=25, help="generated cases per operation and phase")
-    parser.add_argument("--time-limit", type=int, default=1500, help="seconds before the run is stopped")
+    parser.add_argument("--max-examples", type=int, default=60, help="generated cases per operation and phase")
+    parser.add_argument("--time-limit", type=int, default=1800, help="seconds before the run is stopped")
     parser.add_argument("--schemathesis", default=str(ROOT / "var" / "fuzz-venv" / "bin" / "schemathesis"))
     args = parser.parse_args()
     started = time.monotonic()
