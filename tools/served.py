@@ -87,8 +87,8 @@ def access_counts(folder: Path) -> dict:
     """Requests and responses by class from the access log (method path status ms per line)."""
     counts = {"requests": 0, "2xx": 0, "3xx": 0, "4xx": 0, "5xx": 0}
     for line in (folder / "access.log").read_text().splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[2].isdigit():
+        parts = line.split()  # the path may hold spaces: the status is the next-to-last field
+        if len(parts) >= 4 and parts[-2].isdigit() and len(parts[-2]) == 3:
             counts["requests"] += 1
-            counts[f"{parts[2][0]}xx"] = counts.get(f"{parts[2][0]}xx", 0) + 1
+            counts[f"{parts[-2][0]}xx"] = counts.get(f"{parts[-2][0]}xx", 0) + 1
     return counts
