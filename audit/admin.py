@@ -4,7 +4,6 @@ business calendar, notification targets), user and conversation modes; every cha
 import dataclasses
 
 from django import forms
-from django.db import transaction
 from django.contrib import admin
 from django.db import transaction
 
