@@ -25,7 +25,7 @@ def test_it_generates_every_class_from_evidence_text_alone():
     assert labels.count(SUPPORTED) == labels.count(REFUTED) == labels.count(NEI) == 10
     sources = {s for _, ev, _ in pairs for s in ev}
     for claim, evidence, label in pairs:
-        assert evidence and claim not in evidence or label == NEI
+        assert (evidence and claim not in evidence) or label == NEI
         if label == REFUTED:  # a contradiction changes a word of a sentence it is judged against
             assert any(len(set(claim.split()) ^ set(s.split())) <= 4 for s in evidence)
     assert pairs == generate_pairs(RECORDS, 30, seed=3) and len(sources) >= 4
