@@ -46,7 +46,7 @@ THRESHOLD_LABELS = {
 def _field_for(default, label: str, help_text: str, choices=None):
     if choices is not None:
         return forms.ChoiceField(label=label, help_text=help_text, required=False,
-                                 choices=[("", "(none)")] * ("" == default) + [(c, c) for c in choices])
+                                 choices=[("", "(none)")] * (default == "") + [(c, c) for c in choices])
     if isinstance(default, bool):
         return forms.BooleanField(label=label, help_text=help_text, required=False)
     if isinstance(default, int):

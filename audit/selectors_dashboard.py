@@ -220,7 +220,10 @@ def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime
         now=Count("id", filter=open_at(now)), then=Count("id", filter=open_at(then)),
         first=Min("created_at"))
     total = counts["total"]
-    share = (lambda n: round(n / total, 4) if total else None)
+
+    def share(n):
+        return round(n / total, 4) if total else None
+
     change = round((backlog["now"] - backlog["then"]) / backlog["then"], 4) if backlog["then"] else None
     metrics = {
         "supported_unassisted": {"value": share(counts["unassisted"]), "goal": constants.SUCCESS_SUPPORTED_SHARE_MIN,

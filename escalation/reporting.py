@@ -103,13 +103,13 @@ def _attainment_by_day(workspace, start, end) -> dict:
     """
     breached = ReviewEvent.objects.filter(case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED,
                                           at__gte=OuterRef("at"))
-    rows = dict(
-        (row["day"], row) for row in
+    rows = {
+        row["day"]: row for row in
         ReviewEvent.objects.filter(case__workspace=workspace, at__gte=start, at__lt=end,
                                    kind__in=[ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED, ReviewEvent.Kind.REOPENED])
         .annotate(day=TruncDate("at"), late=Exists(breached)).values("day")
         .annotate(started=Count("id"), breached=Count("id", filter=Q(late=True))).order_by()
-    )
+    }
     days = [start.date() + dt.timedelta(days=i) for i in range((end - start).days)]
     started = [rows[d]["started"] if d in rows else 0 for d in days]
     late = [rows[d]["breached"] if d in rows else 0 for d in days]

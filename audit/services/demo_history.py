@@ -320,8 +320,8 @@ def history_seed(*, workspace: Workspace, days: int = 30, today: dt.date | None 
                     claims += answer.claims.count()
                     opened = cases_open_for_answer(answer=answer)
                     for case in opened:
-                        ReviewCase.objects.filter(pk=case.pk).update(opened_at=answer.created_at, **{
-                            k: v for k, v in _l1_clock(case, answer.created_at, calendar).items()})
+                        ReviewCase.objects.filter(pk=case.pk).update(opened_at=answer.created_at,
+                                                                     **_l1_clock(case, answer.created_at, calendar))
                         case.refresh_from_db()
                         case.events.filter(kind="opened").update(at=answer.created_at)
                         _live_case(case, rng, reviewers, now, calendar)

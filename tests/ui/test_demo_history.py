@@ -34,7 +34,7 @@ def test_it_seeds_past_days_with_mixed_labels_cases_and_nightly_reports_once(wor
     call_command("seed_history", "--days", "6", stdout=out, stderr=io.StringIO())
     assert "6 days added (0 already there)" in out.getvalue()
     days = {a.created_at.date() for a in Answer.objects.all()}
-    assert len(days) == 6 and max(days) < dt.date.today()
+    assert len(days) == 6 and max(days) < dt.datetime.now(dt.UTC).date()  # history_seed's today is a UTC day
     labels = set(Claim.objects.values_list("label", flat=True))
     assert labels == {"SUPPORTED", "REFUTED", "NEI"}
     assert NightlyReport.objects.filter(status="done").count() == 6

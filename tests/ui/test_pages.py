@@ -227,7 +227,7 @@ def test_the_dashboard_says_a_bad_range_beside_the_form_and_shows_the_default_on
 def test_the_dashboard_shows_the_success_metrics_and_a_per_domain_breakdown(client, lead, workspace):
     from audit.models import VerificationRun
 
-    answer, claims = build_answer(workspace)
+    _answer, claims = build_answer(workspace)
     build_answer(workspace, domain="compliance")
     VerificationRun.objects.update(duration_ms=420.0)
     open_case(claims[2])  # the NEI claim: escalated for missing evidence
