@@ -101,7 +101,32 @@ AUDIT_SCORE_WEIGHTS = {"faithfulness": 0.5, "mean_confidence": 0.3, "answer_rele
 # (THEORIA["LLM_*"]); these are the method parameters.
 LLM_TEMPERATURE = 0.0  # deterministic prompts (extraction, judge, CoVe)
 LLM_SEED = 7  # sent with every deterministic call; servers that support it repeat themselves
-LLM_MAX_TOKENS = 800  # completion cap per call
+LLM_MAX_TOKENS = 800  # completion cap of a call whose task names no cap of its own
+# completion cap per task (issue 20): a batched task gets ``base + per_item * items``, capped at
+# LLM_MAX_TOKENS_CEILING; small caps keep a looping model from burning the budget and the clock
+LLM_TASK_MAX_TOKENS = {
+    "extract_claims": (80, 60),  # + 60 a sentence of the answer
+    "judge": (40, 90),  # + 90 a claim of the batch
+    "cove_questions": (30, 60),  # + 60 a claim
+    "cove_answer": (30, 70),  # + 70 a question
+    "cove_compare": (30, 40),  # + 40 a claim
+    "selfcheck_sample": (220, 0),
+    "selfcheck_judge": (30, 25),  # + 25 a claim
+    "draft_answer": (350, 0),
+    "rewrite_answer": (120, 0),  # + the answer's own length, see drafting.rewrite_answer
+    "probe": (24, 0),
+}
+LLM_MAX_TOKENS_CEILING = 1500
+LLM_BATCH_CLAIMS = 8  # claims per batched call (judge, CoVe questions, CoVe comparison)
+LLM_MIN_COMPLETION_TOKENS = 16  # a call left fewer tokens than this by the budget is not made
+# time budget of an audit's synchronous part (setting THEORIA_LLM_TIME_BUDGET_S overrides): past it
+# no LLM call is started, the offline verdicts stand and the methods not done say "budget"
+LLM_TIME_BUDGET_S = 20.0
+LLM_MIN_CALL_S = 0.5  # a call is not started with less time than this left in the budget
+# per-endpoint circuit breaker: this many failures in a row (timeouts, refused connections, 5xx
+# after retries) open it for the cool-down; 401/403/404 and a refused connection open it at once
+LLM_BREAKER_FAILURES = 3
+LLM_BREAKER_COOLDOWN_S = 30.0
 LLM_RETRY_BACKOFF_S = 0.5  # first back-off on 429/5xx without Retry-After; doubles each retry
 LLM_RETRY_MAX_WAIT_S = 10.0  # a Retry-After longer than this is not waited for: the call fails
 LLM_EVIDENCE_PASSAGES = 3  # passages the isolated judge sees per claim

@@ -9,7 +9,9 @@ client) and writes the rows.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import time
 from datetime import timedelta
 
 from django.db import transaction
@@ -154,17 +156,21 @@ def _json_contexts(contexts) -> list:
 
 def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
                  user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
-                 revise: bool = False) -> Answer:
+                 revise: bool = False, llm_setup=None) -> Answer:
     """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
 
     Returns the stored ``Answer``; its claims, evidence, run and events are written in one
     transaction, so a failure stores nothing. With ``revise=True`` the revision loop (issue 6)
     runs on the result first and the claims stored are those of the answer as returned.
+    ``llm_setup`` is the request's LLM setup when it already has one (a drafted answer): one
+    client, so the draft's calls and tokens are on this run and its time budget covers both.
+    The run's ``duration_ms`` is the whole audit, revision included.
     """
     started_at = timezone.now()
+    started = time.perf_counter()
     thresholds = thresholds_for(workspace)
     kb, raw_kb = workspace_kb(workspace)
-    setup = llm_setup_for(workspace=workspace)
+    setup = llm_setup if llm_setup is not None else llm_setup_for(workspace=workspace)
     result = pipeline_audit_answer(query, answer_text, contexts, kb=kb, reference=reference, domain=domain,
                                    thresholds=thresholds, llm=setup.client)
     outcome = None
@@ -174,6 +180,7 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
         outcome = revision_run(query=query, answer_text=answer_text, contexts=contexts, initial=result, kb=kb,
                                domain=domain, thresholds=thresholds, llm=setup.client)
         result = outcome.final
+    result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
     with transaction.atomic():
         answer, run = answer_store(workspace=workspace, result=result, query=query, answer_text=answer_text,
                                    contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,

@@ -81,11 +81,13 @@ def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
     return found
 
 
-def _draft(request: AuditRequest, workspace: Workspace) -> tuple[str, dict]:
+def _draft(request: AuditRequest, workspace: Workspace, setup) -> tuple[str, dict]:
     """Return the answer to audit and how it was obtained: the one sent, else an LLM draft.
 
     Without an answer and without a usable LLM (none configured, residency, budget) the request
     is refused naming ``answer``: Theoria does not invent answers offline for a front end.
+    ``setup`` is the request's LLM setup: the audit that follows uses the same client, so the
+    draft's calls and tokens are stored on its run.
     """
     if request.answer is not None:
         if not request.answer.strip():
@@ -93,9 +95,7 @@ def _draft(request: AuditRequest, workspace: Workspace) -> tuple[str, dict]:
         return request.answer, {}
     from audit.pipeline.llm.drafting import draft_answer
     from audit.pipeline.types import Passage
-    from audit.services.llm import llm_setup_for
 
-    setup = llm_setup_for(workspace=workspace)
     if setup.client is None:
         raise InvalidInput("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
     passages = [Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
@@ -132,7 +132,8 @@ def _web_step():
     return getattr(web, "web_verify_answer", None)
 
 
-def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision) -> tuple[Answer, dict]:
+def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision,
+            llm_setup=None) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when spec §4.3 says
     so and the workspace allows external calls, then intake of what needs people (spec §11.1).
 
@@ -154,7 +155,7 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     answer = audit_answer(
         workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
         mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
-        domain=request.domain, reference=request.reference, revise=not web_first,
+        domain=request.domain, reference=request.reference, revise=not web_first, llm_setup=llm_setup,
     )
     web: dict = {}
     escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
@@ -197,13 +198,19 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
                             conversation_id=request.conversation_id, domain=request.domain)
     try:
         with transaction.atomic():
-            text, drafted = _draft(request, workspace)
+            setup = None
+            if request.answer is None or decision.mode != constants.MODE_NORMAL:
+                from audit.services.llm import llm_setup_for
+
+                setup = llm_setup_for(workspace=workspace)  # one client (and time budget) for the request
+            text, drafted = _draft(request, workspace, setup)
             web: dict = {}
             if decision.mode == constants.MODE_NORMAL:
                 answer = _record_normal(workspace=workspace, user=user, request=request, text=text, decision=decision,
                                         drafted=drafted)
             else:
-                answer, web = _verify(workspace=workspace, user=user, request=request, text=text, decision=decision)
+                answer, web = _verify(workspace=workspace, user=user, request=request, text=text, decision=decision,
+                                      llm_setup=setup)
             if idempotency_key:
                 IdempotencyKey.objects.create(workspace=workspace, user=user, key=idempotency_key,
                                               fingerprint=fingerprint, answer=answer,
