@@ -71,8 +71,10 @@ def _valid_anchors(text: str, count: int) -> str | None:
     return cleaned.strip() if any(1 <= int(n) <= count for n in _ANCHOR_RE.findall(cleaned)) else None
 
 
-def draft_answer(client: LLMClient | None, query: str, passages: list[Passage]) -> Draft:
+def draft_answer(client: LLMClient | None, query: str, passages: list[Passage], *, system: str = DRAFT_SYSTEM) -> Draft:
     """Draft an answer to ``query`` from ``passages`` with ``[n]`` anchors; offline on any failure.
+
+    ``system`` is the prompt of a generation mode (``audit.pipeline.llm.generation``).
 
     An LLM draft is refused (recorded as a ``schema`` failure) when it cites no valid passage (an
     answer without anchors cannot be audited against its sources), when the server cut it off at
@@ -86,8 +88,8 @@ def draft_answer(client: LLMClient | None, query: str, passages: list[Passage]) 
         return Draft(draft_offline(query, passages), passages, METHOD_OFFLINE, reason)
     user = f"Passages:\n{numbered_passages([p.text for p in passages])}\n\nQuestion: {query}"
     try:
-        reply = client.complete_reply(purpose="draft_answer", messages=messages(DRAFT_SYSTEM, user))
-        cited = _valid_anchors(unrepeated(client, reply, DRAFT_SYSTEM, "draft_answer"), len(passages))
+        reply = client.complete_reply(purpose="draft_answer", messages=messages(system, user))
+        cited = _valid_anchors(unrepeated(client, reply, system, "draft_answer"), len(passages))
         if cited is None:
             raise _refused(client, "draft_answer", "the draft cites no passage")
     except LLMError as exc:
