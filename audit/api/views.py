@@ -117,7 +117,7 @@ def audit_request_from(values: dict) -> AuditRequest:
         query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
         conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
         reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
-        verification_profile=values.get("verification_profile", ""),
+        verification_profile=values.get("verification_profile", ""), deep=values.get("deep", ""),
     )
 
 
@@ -138,6 +138,9 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         reference = StrictCharField(required=False, allow_blank=True)
         generation_mode = serializers.ChoiceField(choices=constants.GENERATION_MODES, required=False)
         verification_profile = serializers.ChoiceField(choices=tuple(constants.VERIFICATION_PROFILES), required=False)
+        deep = serializers.ChoiceField(choices=constants.DEEP_CHECKS, required=False,
+                                       help_text="async: answer with the offline result now, run the LLM methods "
+                                                 "in a background deep check (GET /api/v1/runs/<id> shows it)")
 
         def validate_contexts(self, value):
             limit = settings.THEORIA["API_MAX_CONTEXTS"]
@@ -310,6 +313,17 @@ class RunListApi(_WorkspaceListApi):
     serializer_class = RunSerializer
     filterset_class = RunFilter
     selector = staticmethod(selectors.run_list)
+
+
+class RunDetailApi(CleanRequestMixin, generics.RetrieveAPIView):
+    """One verification run of the caller's workspace; ``deep_checks`` shows an asynchronous deep
+    check's progress (queued, running with methods done of total, done with its relabels, failed)."""
+
+    permission_classes = [CanRead]
+    serializer_class = RunSerializer
+
+    def get_queryset(self):
+        return selectors.run_list(workspace=_workspace(self.request))
 
 
 # --- Exports ------------------------------------------------------------------------------------

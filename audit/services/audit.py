@@ -27,6 +27,7 @@ from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
 from audit.selectors import kb_index
 from audit.selectors_api import thresholds_for
+from audit.services.deep_checks import DEFERRED, deep_check_queue
 from audit.services.events import event_record
 from audit.services.llm import llm_setup_for, run_record_llm_usage
 
@@ -159,7 +160,7 @@ def _json_contexts(contexts) -> list:
 
 def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
                  user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
-                 revise: bool = False, profile: str = "", llm_setup=None) -> Answer:
+                 revise: bool = False, profile: str = "", llm_setup=None, deep: str = "") -> Answer:
     """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
 
     Returns the stored ``Answer``; its claims, evidence, run and events are written in one
@@ -169,6 +170,9 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
     ``llm_setup`` is the request's LLM setup when it already has one (a drafted answer): one
     client, so the draft's calls and tokens are on this run and its time budget covers both.
     The run's ``duration_ms`` is the whole audit, revision included.
+    ``deep`` is ``sync`` or ``async`` ("" = the workspace's ``deep_checks``): with ``async`` and a
+    usable LLM, the LLM methods are left to the asynchronous deep check (``services.deep_checks``)
+    queued with the run, and the result stored now is the offline Audit-Local one.
     """
     started_at = timezone.now()
     started = time.perf_counter()
@@ -177,6 +181,9 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
     kb, raw_kb = workspace_kb(workspace)
     setup = llm_setup if llm_setup is not None else llm_setup_for(workspace=workspace)
     llm = setup.client if plan.llm_methods else None
+    deferred = llm is not None and (deep or thresholds.deep_checks) == "async"
+    if deferred:
+        llm = None  # the LLM methods run in the deep check; claims are extracted offline
     result = pipeline_audit_answer(query, answer_text, contexts, kb=kb, reference=reference, domain=domain,
                                    thresholds=thresholds, llm=llm, methods=plan.methods)
     if plan.profile:
@@ -190,6 +197,9 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
                                domain=domain, thresholds=thresholds, llm=llm)
         result = outcome.final
     result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
+    if deferred:
+        result.methods_not_run = {**result.methods_not_run, **{name: DEFERRED for name in LLM_METHODS}}
+        result.methods_not_run.pop("llm_extraction", None)
     with transaction.atomic():
         answer, run = answer_store(workspace=workspace, result=result, query=query, answer_text=answer_text,
                                    contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,
@@ -200,4 +210,6 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
             from audit.services.revision import revision_record
 
             answer = revision_record(answer=answer, run=run, outcome=outcome, actor=user)
+        if deferred:
+            deep_check_queue(run)
     return answer

@@ -37,6 +37,7 @@ class AuditRequest:
     reference: str | None = None
     generation_mode: str = ""  # seed 003 drafting mode ("" = the workspace's, else the profile's)
     verification_profile: str = ""  # seed 003 depth profile ("" = the workspace's, if any)
+    deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks), issue 20
 
 
 @dataclass
@@ -166,7 +167,7 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
         workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
         mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
         domain=request.domain, reference=request.reference, revise=not web_first, profile=plan.profile,
-        llm_setup=llm_setup,
+        llm_setup=llm_setup, deep=request.deep,
     )
     web: dict = {}
     escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))

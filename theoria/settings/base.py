@@ -169,6 +169,8 @@ THEORIA = {
     # and the structured-output form ("auto" probes the endpoint once; "prompt" never asks for one)
     "LLM_TIME_BUDGET_S": envfloat("THEORIA_LLM_TIME_BUDGET_S", 0.0),
     "LLM_STRUCTURED": envstr("THEORIA_LLM_STRUCTURED", "auto"),
+    # announced when an asynchronous deep check finishes (POST JSON); empty: no announcement
+    "DEEP_CHECK_WEBHOOK_URL": envstr("THEORIA_DEEP_CHECK_WEBHOOK_URL", ""),
     # The endpoint runs inside the data-residency boundary (a loopback address always does), so
     # workspaces with allow_external_calls off may still use it.
     "LLM_INSIDE_RESIDENCY": envbool("THEORIA_LLM_INSIDE_RESIDENCY", False),
