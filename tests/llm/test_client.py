@@ -272,3 +272,21 @@ def test_it_sends_a_schema_small_enough_for_grammar_engines():
         assert sent["type"] == "object" and sent["additionalProperties"] is False
         strict = format_kwargs("json_schema", task)["response_format"]["json_schema"]
         assert strict["strict"] is True and set(strict["schema"]["required"]) == set(strict["schema"]["properties"])
+
+
+def test_it_says_a_json_reply_was_cut_off_rather_than_read_a_fragment_of_it(llm_server, make_client):
+    cut = '{"claims": [{"text": "Logs are kept 90 days [1]. They are revi'
+    llm_server.route("extract_claims", ok(cut, finish_reason="length"))
+    client = make_client()
+    with pytest.raises(LLMError) as err:
+        client.complete_json(purpose="extract_claims", messages=MSG)
+    assert err.value.kind == "invalid_json" and "cut off" in err.value.message  # not "[1] is not an object"
+
+
+def test_it_leaves_the_json_example_out_of_the_prompt_under_a_grammar(llm_server, make_client):
+    llm_server.honours = {"llama_json_object"}
+    llm_server.route("TASK: extract_claims", ok(CLAIMS))
+    make_client(structured="auto").complete_json(purpose="extract_claims", messages=MSG)
+    sent = llm_server.calls("TASK: extract_claims")[-1]["body"]["messages"][0]["content"]
+    assert '{"claims": [{"text": "<claim>"}]}' not in sent  # a small model copies an example verbatim
+    assert "claims: list of {text: string}" in sent and sent.endswith("The hippocampus supports memory.")

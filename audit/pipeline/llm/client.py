@@ -40,6 +40,7 @@ import openai
 from audit.constants import (LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_MIN_CALL_S, LLM_MIN_COMPLETION_TOKENS,
                              LLM_RETRY_BACKOFF_S, LLM_RETRY_MAX_WAIT_S, LLM_SEED, LLM_TASK_MAX_TOKENS, LLM_TEMPERATURE)
 from audit.pipeline.llm.endpoint import PROMPT, Endpoint, endpoint_for, format_kwargs
+from audit.pipeline.llm.prompts import for_structured_output
 from audit.pipeline.llm.schemas import TASKS, wire_schema
 
 
@@ -457,11 +458,14 @@ class LLMClient:
             schema = TASKS[task]
         form = self.structured_form() if task in TASKS else PROMPT
         extra = format_kwargs(form, task) if task in TASKS else {}
+        if extra:
+            messages = for_structured_output(messages, wire_schema(task))
         kwargs = {"task": task, "items": items, "extra": extra, **kwargs}
         reply = ""
         try:
-            reply = self.complete(purpose=purpose, messages=messages, **kwargs)
-            return self._validated(reply, schema, purpose, task, messages)
+            completion = self.complete_reply(purpose=purpose, messages=messages, **kwargs)
+            reply = completion.text
+            return self._validated(reply, schema, purpose, task, messages, completion.truncated)
         except LLMError as first:
             if first.kind not in ("empty", "invalid_json", "schema"):
                 raise
@@ -472,17 +476,21 @@ class LLMClient:
                     f"That reply was not valid ({first.message}). Reply again with ONLY the JSON value, "
                     f"no prose and no code fence, valid against this JSON schema:\n{json.dumps(shape)}")},
             ]
-            reply = self.complete(purpose=f"{purpose}:repair", messages=repair, **kwargs)
-            return self._validated(reply, schema, f"{purpose}:repair", task, messages)
+            completion = self.complete_reply(purpose=f"{purpose}:repair", messages=repair, **kwargs)
+            return self._validated(completion.text, schema, f"{purpose}:repair", task, messages, completion.truncated)
 
-    def _validated(self, reply: str, schema: dict, purpose: str, task: str, messages: list[dict]) -> Any:
+    def _validated(self, reply: str, schema: dict, purpose: str, task: str, messages: list[dict],
+                   truncated: bool = False) -> Any:
         """Parse and check a reply; a bad one is recorded as a failed call and raised."""
         try:
             value = parse_json_reply(reply, schema, prompt_text(messages))
-        except ValueError as exc:
-            error = LLMError("invalid_json", str(exc)[:200], purpose=purpose, attempts=1)
-        except jsonschema.ValidationError as exc:
-            error = LLMError("schema", exc.message[:200], purpose=purpose, attempts=1)
+        except (ValueError, jsonschema.ValidationError) as exc:
+            message = exc.message if isinstance(exc, jsonschema.ValidationError) else str(exc)
+            if truncated:  # the reply's own value was cut off: say so, not what a fragment of it broke
+                error = LLMError("invalid_json", "the reply was cut off at the token cap", purpose=purpose, attempts=1)
+            else:
+                kind = "schema" if isinstance(exc, jsonschema.ValidationError) else "invalid_json"
+                error = LLMError(kind, message[:200], purpose=purpose, attempts=1)
         else:
             self.accounting.add_json_result(task, True)
             return value

@@ -12,6 +12,8 @@ accepts as an answer, so a model that copies the example gets a repair, not a ve
 
 from __future__ import annotations
 
+import re
+
 from audit.constants import COVE_MAX_QUESTIONS, LLM_EVIDENCE_CHARS
 
 EXTRACT_SYSTEM = """TASK: extract_claims
@@ -50,8 +52,9 @@ COVE_COMPARE_SYSTEM = """TASK: cove_compare
 You compare claims with independent answers to verification questions about them.
 For each claim and each of its numbered questions say whether the answer is CONSISTENT with the
 claim, INCONSISTENT with it, or UNKNOWN (the answer does not say).
+Give one verdict per question, in the questions' order.
 Reply with ONLY a JSON object:
-{"results": [{"claim_id": "<id>", "verdicts": ["<CONSISTENT, INCONSISTENT or UNKNOWN>"]}]} (one verdict per question, in order)"""
+{"results": [{"claim_id": "<id>", "verdicts": ["<CONSISTENT, INCONSISTENT or UNKNOWN>"]}]}"""
 
 SELFCHECK_SAMPLE_SYSTEM = """TASK: selfcheck_sample
 Answer the question in a short paragraph, using the numbered passages when they help."""
@@ -83,7 +86,34 @@ def numbered_passages(texts: list[str]) -> str:
 
 def messages(instructions: str, user: str) -> list[dict]:
     """One user message: the task's instructions, then its input (see the module doc)."""
-    return [{"role": "user", "content": f"{instructions}\n\n---\n\n{user}"}]
+    return [{"role": "user", "content": f"{instructions}{SEPARATOR}{user}"}]
+
+
+SEPARATOR = "\n\n---\n\n"
+_JSON_EXAMPLE_RE = re.compile(r"Reply with ONLY a JSON object.*?(?=\n\n---\n\n)", re.DOTALL)
+
+
+def _shape(node) -> str:
+    """A schema in words: ``results: list of {claim_id, verdict: SUPPORTED | PARTIAL, ...}``."""
+    if "enum" in node:
+        return " | ".join(map(str, node["enum"]))
+    if node.get("type") == "object":
+        return "{" + ", ".join(f"{k}: {_shape(v)}" for k, v in node["properties"].items()) + "}"
+    if node.get("type") == "array":
+        return f"list of {_shape(node['items'])}"
+    return node.get("type", "value")
+
+
+def for_structured_output(messages: list[dict], schema: dict) -> list[dict]:
+    """The messages with the prompt's JSON example replaced by the schema in words.
+
+    Under a grammar, a small model given an example copies it verbatim (placeholders included):
+    the server already enforces the shape, so the prompt names the fields instead.
+    """
+    hint = "Reply with ONLY a JSON object " + _shape(schema)
+    first = messages[0]
+    content = _JSON_EXAMPLE_RE.sub(lambda _: hint, str(first.get("content", "")), count=1)
+    return [{**first, "content": content}, *messages[1:]]
 
 
 def echoes_prompt(reply: str, instructions: str) -> bool:
