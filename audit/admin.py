@@ -104,6 +104,12 @@ class DocumentAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_filter = ("workspace", "domain", "sensitive")
     search_fields = ("title", "uri")
 
+    def changelist_view(self, request, extra_context=None):
+        from audit.kb_pgvector import kb_backend_label
+
+        extra_context = {**(extra_context or {}), "subtitle": f"Search back end: {kb_backend_label()}"}
+        return super().changelist_view(request, extra_context)
+
 
 @admin.register(Answer)
 class AnswerAdmin(AuditedAdminMixin, admin.ModelAdmin):

@@ -111,6 +111,11 @@ VERIFICATION_PROFILES = {
     "extended": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": None,
                  "web": True, "generation_mode": "strict"},
 }
+# Structured JSON answers (seed 003 "Post-Verification for Structured Output"): every field with a
+# sibling "<field>_source_refs" is a claim verified against the passages its refs name (stages 4-6)
+STRUCTURED_REFS_SUFFIX = "_source_refs"
+STRUCTURED_MAX_FIELDS = 50  # seed 003: max_claims_to_verify; more fields with refs is a 400
+STRUCTURED_FIX_CANDIDATES = 3  # citation fix (stage 5): other passages tried per unsupported field
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
 # admin accept exactly these; see audit.services.modes.thresholds_check). The profile and the
 # generation mode default to "" (no profile: the thresholds as set; generation: the profile's, else natural).
@@ -128,6 +133,11 @@ RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
 CITED_PASSAGE_BONUS = 1.0  # a valid citation anchor puts its passage first
 INDEX_DENSE_WEIGHT = 0.7  # hybrid index: fused = w * cosine + (1 - w) * BM25 / max BM25
 INDEX_CANDIDATES_FACTOR = 4  # each side proposes k * this many candidates before fusion
+# pgvector back end (audit/kb_pgvector.py): HNSW build parameters (pgvector's defaults) and the
+# search breadth; recall@10 against exact search is measured by `manage.py bench --backend pgvector`.
+PGVECTOR_HNSW_M = 16
+PGVECTOR_HNSW_EF_CONSTRUCTION = 64
+PGVECTOR_EF_SEARCH = 40
 # answer-level audit_score = weighted mean of these metrics (weights sum to 1)
 AUDIT_SCORE_WEIGHTS = {"faithfulness": 0.5, "mean_confidence": 0.3, "answer_relevance": 0.1,
                        "context_precision": 0.1}
@@ -249,6 +259,7 @@ WEBHOOK_TIMEOUT_S = 5.0
 # --- Analyst pages and dashboard (issue 9) ----------------------------------------------------
 UI_CLAIMS_PER_PAGE = 50  # rows of a claim list page
 UI_CASES_PER_PAGE = 50  # rows of the escalation queue page
+UI_EVIDENCE_MIN_ALIGNMENT = 0.4  # a passage bears on a claim when its best sentence holds this share of the claim's content words
 UI_NIGHTLY_REPORTS_LISTED = 60  # days of nightly reports listed on the report page
 DASHBOARD_DEFAULT_RANGE_DAYS = 30  # the dashboard shows the last 30 days unless a range is given
 DASHBOARD_MAX_RANGE_DAYS = 366  # a longer range is refused (400): the charts plot one point per day

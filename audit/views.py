@@ -199,7 +199,7 @@ def claim_detail(request, pk: int):
     context = {
         "claim": claim,
         "card": card,
-        "evidence": list(claim.evidence.all()),
+        "evidence": presentation.evidence_views(claim, claim.evidence.all(), min_alignment=constants.UI_EVIDENCE_MIN_ALIGNMENT),
         "run": selectors_claims.run_latest(answer=claim.answer),
         "escalations": escalations,
         "events": list(selectors_claims.claim_events(claim=claim)[:50]),

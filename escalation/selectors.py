@@ -138,3 +138,27 @@ def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:
     if status:
         qs = qs.filter(status=status)
     return qs
+
+
+def case_owner_choices(case: ReviewCase) -> list[tuple[str, list]]:
+    """Who may own a case: active users of its workspace holding its tier's role, then the roles above.
+
+    Returns [(role name, [users by username])] with empty roles left out (one query).
+    """
+    from django.contrib.auth import get_user_model
+
+    eligible = [roles.TIER_ROLES[t] for t in policy.TIERS if t >= case.tier]
+    users = (get_user_model().objects.filter(is_active=True, theoria_profile__workspace_id=case.workspace_id,
+                                             groups__name__in=eligible)
+             .annotate(role=F("groups__name")).order_by("username"))
+    by_role: dict[str, list] = {role: [] for role in eligible}
+    seen: set[int] = set()
+    for user in users:  # a user holding two roles is listed under the tier's own role first
+        by_role[user.role].append(user)
+    out = []
+    for role in eligible:
+        fresh = [u for u in by_role[role] if u.pk not in seen]
+        seen.update(u.pk for u in fresh)
+        if fresh:
+            out.append((role, fresh))
+    return out

@@ -117,7 +117,8 @@ def audit_request_from(values: dict) -> AuditRequest:
         query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
         conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
         reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
-        verification_profile=values.get("verification_profile", ""), deep=values.get("deep", ""),
+        verification_profile=values.get("verification_profile", ""), answer_json=values.get("answer_json"),
+        deep=values.get("deep", ""),
     )
 
 
@@ -141,6 +142,12 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         deep = serializers.ChoiceField(choices=constants.DEEP_CHECKS, required=False,
                                        help_text="async: answer with the offline result now, run the LLM methods "
                                                  "in a background deep check (GET /api/v1/runs/<id> shows it)")
+        answer_json = serializers.DictField(required=False)
+
+        def validate(self, attrs):
+            if "answer_json" in attrs and "answer" in attrs:
+                raise serializers.ValidationError({"answer_json": ["Send either answer or answer_json (one of them)."]})
+            return attrs
 
         def validate_contexts(self, value):
             limit = settings.THEORIA["API_MAX_CONTEXTS"]

@@ -46,7 +46,7 @@ def verification_plan(thresholds: Thresholds, profile: str = "", generation_mode
     methods = OFFLINE_METHODS if spec["numeric_qa"] else tuple(m for m in OFFLINE_METHODS if m != "numeric")
     not_run = {m: why for m in OFFLINE_METHODS if m not in methods}
     if not spec["llm_methods"]:
-        not_run.update({m: why for m in LLM_METHODS})
+        not_run.update(dict.fromkeys(LLM_METHODS, why))
     return VerificationPlan(profile=name, thresholds=applied, methods=methods, llm_methods=spec["llm_methods"],
                             revise=applied.max_revisions > 0, web=spec["web"],
                             generation_mode=generation_mode or thresholds.generation_mode or spec["generation_mode"],

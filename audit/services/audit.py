@@ -40,10 +40,14 @@ def workspace_kb(workspace: Workspace):
     if kb is None or not len(kb):
         return None, kb
 
-    def lookup(ids: list[str]) -> dict[str, Passage]:
-        return {i: p for i in ids if (p := kb.passage(i)) is not None}
+    return RetrievalKB(index=kb.index, lookup=kb.passages), kb
 
-    return RetrievalKB(index=kb.index, lookup=lookup), kb
+
+def _kb_meta(raw_kb, result: AuditResult) -> dict | None:
+    """What the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited."""
+    if raw_kb is None:
+        return None
+    return raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence})
 
 
 def _unit(x) -> float:
@@ -204,7 +208,7 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
         answer, run = answer_store(workspace=workspace, result=result, query=query, answer_text=answer_text,
                                    contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,
                                    domain=domain, reference=reference,
-                                   kb_meta=getattr(raw_kb, "meta", None), started_at=started_at, llm_setup=setup,
+                                   kb_meta=_kb_meta(raw_kb, result), started_at=started_at, llm_setup=setup,
                                    profile=plan.profile)
         if outcome is not None:
             from audit.services.revision import revision_record

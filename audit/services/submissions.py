@@ -22,6 +22,7 @@ from audit.pipeline.profiles import verification_plan
 from audit.selectors_api import thresholds_for
 from audit.services.events import event_record
 from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
+from audit.services.web import web_verify_answer
 
 
 @dataclass
@@ -37,6 +38,7 @@ class AuditRequest:
     reference: str | None = None
     generation_mode: str = ""  # seed 003 drafting mode ("" = the workspace's, else the profile's)
     verification_profile: str = ""  # seed 003 depth profile ("" = the workspace's, if any)
+    answer_json: dict | None = None  # a structured answer (seed 003), sent instead of ``answer``
     deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks), issue 20
 
 
@@ -95,6 +97,10 @@ def _draft(request: AuditRequest, workspace: Workspace, setup) -> tuple[str, dic
     ``setup`` is the request's LLM setup: the audit that follows uses the same client, so the
     draft's calls and tokens are stored on its run.
     """
+    if request.answer_json is not None:
+        from audit.pipeline.structured import canonical_text
+
+        return canonical_text(request.answer_json), {}
     if request.answer is not None:
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
@@ -123,7 +129,7 @@ def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: s
         workspace=workspace, user=user if getattr(user, "is_authenticated", False) else None,
         conversation_id=request.conversation_id, query=request.query, text=text, original_text=text,
         mode=constants.MODE_NORMAL, domain=request.domain, reference=request.reference or "",
-        contexts=request.contexts,
+        contexts=request.contexts, answer_json=request.answer_json,
     )
     answer.full_clean()
     answer.save()
@@ -131,15 +137,6 @@ def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: s
                  details={"mode": answer.mode, "mode_decision": decision.as_dict(), "drafted": drafted,
                           "citations": len(citations_of(text, request.contexts))})
     return answer
-
-
-def _web_step():
-    """Return the web verification service if this deployment has it, else None."""
-    try:
-        from audit.services import web
-    except ImportError:
-        return None
-    return getattr(web, "web_verify_answer", None)
 
 
 def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision,
@@ -162,28 +159,36 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     # it in the pool); revising first would drop the weak claims the web could still support.
     plan = verification_plan(thresholds_for(workspace), request.verification_profile)
     web_first = (decision.mode == constants.MODE_AUDIT_WEB and workspace.allow_external_calls
-                 and _web_step() is not None and plan.web)
-    answer = audit_answer(
-        workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
-        mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
-        domain=request.domain, reference=request.reference, revise=not web_first, profile=plan.profile,
-        llm_setup=llm_setup, deep=request.deep,
-    )
+                 and plan.web)
+    structured = request.answer_json is not None
+    if structured:  # one claim per field, checked against the passages its refs name (seed 003 stages 4-6)
+        from audit.services.structured import structured_audit
+
+        answer = structured_audit(
+            workspace=workspace, query=request.query, answer_json=request.answer_json, contexts=request.contexts,
+            user=user, conversation_id=request.conversation_id, domain=request.domain,
+            reference=request.reference, profile=plan.profile)
+    else:
+        answer = audit_answer(
+            workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
+            mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
+            domain=request.domain, reference=request.reference, revise=not web_first, profile=plan.profile,
+            llm_setup=llm_setup, deep=request.deep,
+        )
     web: dict = {}
     escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
     if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
         web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons}
-        verify_web = _web_step()
         if not escalation.needed:
             web["status"] = "skipped: every claim is supported locally"
+        elif structured:
+            web["status"] = "skipped: a structured answer is verified against the passages its refs name"
         elif not workspace.allow_external_calls:
             web["status"] = "skipped: the workspace forbids external calls"
         elif not plan.web:
             web["status"] = f"skipped: the {plan.profile} verification profile does not verify on the web"
-        elif verify_web is None:
-            web["status"] = "skipped: web verification is not available in this deployment"
         else:
-            outcome = verify_web(answer=answer, actor=user, reasons=escalation.reasons)
+            outcome = web_verify_answer(answer=answer, actor=user, reasons=escalation.reasons)
             answer = outcome.answer
             status = f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status
             web.update(status=status, calls=outcome.calls, verified=outcome.verified,
@@ -208,6 +213,10 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
         replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
         if replay is not None:
             return replay
+    if request.answer_json is not None:
+        from audit.services.structured import structured_fields_check
+
+        structured_fields_check(request.answer_json, request.contexts)
     decision = mode_resolve(workspace=workspace, user=user, requested=request.mode,
                             conversation_id=request.conversation_id, domain=request.domain)
     try:

@@ -19,12 +19,12 @@ from rest_framework.views import APIView
 from audit import roles
 from audit.models import Claim
 from escalation import policy, selectors, services
-from escalation.errors import EscalationError
 from escalation.models import ReviewCase
 
 
 class EscalationApi(APIView):
-    """Base: reads need a Theoria role, writes a reviewer role; domain errors map to HTTP here."""
+    """Base: reads need a Theoria role, writes a reviewer role; domain errors map to HTTP in the
+    project's one exception handler (``audit.api.exceptions``)."""
 
     write = False
 
@@ -33,14 +33,6 @@ class EscalationApi(APIView):
         allowed = roles.can_review(request.user) if self.write else roles.can_read(request.user)
         if not allowed:
             raise exceptions.PermissionDenied("your role may not " + ("act on" if self.write else "read") + " the escalation queue")
-
-    def handle_exception(self, exc):
-        if isinstance(exc, EscalationError):
-            return Response({"detail": str(exc), "code": exc.code, "errors": {}}, status=exc.status_code)
-        if isinstance(exc, DjangoValidationError):
-            detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-            exc = exceptions.ValidationError(detail=detail)
-        return super().handle_exception(exc)
 
     def get_case(self, ticket: str) -> ReviewCase:
         case = selectors.case_get(user=self.request.user, ticket=ticket)
