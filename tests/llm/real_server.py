@@ -110,7 +110,8 @@ def main() -> int:
     try:
         print(f"LLM server (pid {server.pid}) starting on {base_url} with {args.model}")
         wait_ready(base_url, server, args.ready_timeout)
-        env = {**os.environ, "THEORIA_TEST_LLM_BASE_URL": base_url, "THEORIA_TEST_LLM_FIGURES": str(figures)}
+        env = {"THEORIA_TEST_LLM_TIMEOUT_S": "240", **os.environ,  # CPU inference on shared cores is slow
+               "THEORIA_TEST_LLM_BASE_URL": base_url, "THEORIA_TEST_LLM_FIGURES": str(figures)}
         code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *TESTS],
                                cwd=ROOT, env=env)
         report(figures)

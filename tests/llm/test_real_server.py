@@ -62,7 +62,7 @@ def record(kind: str, client: LLMClient, seconds: float, result=None) -> None:
         out.write(json.dumps(row) + "\n")
 
 
-@pytest.mark.parametrize("query, answer, contexts", CASES)
+@pytest.mark.parametrize("query, answer, contexts", CASES[:2])
 def test_structured_outputs_are_asked_for_honoured_and_valid(query, answer, contexts):
     client = real_client()
     started = time.perf_counter()
@@ -74,9 +74,11 @@ def test_structured_outputs_are_asked_for_honoured_and_valid(query, answer, cont
     assert total and valid == total, f"invalid JSON under a grammar: {acc.json_results}"
     ran = {m for c in result.claims for m in c.method_names}
     assert ran & LLM_METHODS, f"no LLM method ran: {result.methods_not_run}"
+    if "180 days" in answer:  # a numeric contradiction stands whatever the model says
+        assert [c.label for c in result.claims if "180" in c.claim.text] == ["REFUTED"]
 
 
-@pytest.mark.parametrize("query, answer, contexts", CASES)
+@pytest.mark.parametrize("query, answer, contexts", CASES[:1])
 def test_the_prompt_and_repair_fallback_completes_every_audit(query, answer, contexts):
     client = real_client(structured="prompt")
     started = time.perf_counter()
@@ -86,12 +88,6 @@ def test_the_prompt_and_repair_fallback_completes_every_audit(query, answer, con
     assert client.accounting.calls > 0
     for name in LLM_METHODS:
         assert name in {m for c in result.claims for m in c.method_names} or name in result.methods_not_run
-
-
-def test_a_numeric_contradiction_stands_whatever_the_model_says():
-    query, answer, contexts = CASES[0]
-    result = audit_answer(query, answer, contexts, llm=real_client())
-    assert result.claims[0].label == "REFUTED"  # 180 against the passage's 90 days
 
 
 def test_the_time_budget_bounds_the_audit_and_says_budget():
