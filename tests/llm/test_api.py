@@ -54,3 +54,18 @@ def test_a_drafted_answer_shares_the_audits_llm_client_so_the_draft_is_on_the_ru
     assert len(llm_server.calls("TASK: draft_answer")) == 1
     whole = (run.finished_at - run.started_at).total_seconds() * 1000
     assert run.duration_ms >= 0.8 * whole  # duration_ms covers the whole audit
+
+
+def test_a_normal_mode_draft_counts_in_the_daily_token_budget(submitter, workspace, settings, llm_server):
+    from django.utils import timezone
+
+    from audit.selectors_llm import llm_tokens_used, start_of_day
+
+    llm_server.route("TASK: draft_answer", ok("The hippocampus consolidates long-term memory [1].",
+                                              prompt_tokens=40, completion_tokens=12))
+    settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": llm_server.base_url, "LLM_MODEL": "test-model",
+                        "LLM_STRUCTURED": "prompt"}
+    response = client_for(submitter).post("/api/v1/audits", {"query": QUERY, "contexts": CONTEXTS, "mode": "normal"},
+                                          format="json")
+    assert response.status_code == 201, response.content
+    assert llm_tokens_used(workspace=workspace, since=start_of_day(timezone.now())) == 52  # no run, still counted
