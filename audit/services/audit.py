@@ -202,7 +202,7 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
         result = outcome.final
     result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
     if deferred:
-        result.methods_not_run = {**result.methods_not_run, **{name: DEFERRED for name in LLM_METHODS}}
+        result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
         result.methods_not_run.pop("llm_extraction", None)
     with transaction.atomic():
         answer, run = answer_store(workspace=workspace, result=result, query=query, answer_text=answer_text,

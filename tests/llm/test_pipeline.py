@@ -104,7 +104,7 @@ def test_one_timeout_does_not_take_the_llm_methods_offline_for_the_rest_of_the_a
     result = audit_answer(QUERY, ANSWER, CONTEXTS, llm=client)
     assert [f["kind"] for f in client.accounting.failures] == ["timeout"]
     assert result.methods_not_run == {"llm_extraction": "claims extracted offline (timeout)"}
-    assert all(LLM_METHODS <= set(c.method_names) for c in result.claims)
+    assert all(set(c.method_names) >= LLM_METHODS for c in result.claims)
 
 
 def test_a_numeric_contradiction_stands_whatever_the_llm_judge_says(llm_server, make_client):
@@ -112,7 +112,7 @@ def test_a_numeric_contradiction_stands_whatever_the_llm_judge_says(llm_server, 
     llm_server.routes.insert(0, (("TASK: isolated_verification",), [per_claim("results", lambda _: {
         "verdict": "PARTIAL", "reasoning": "Mostly stated in [1]."})]))
     result = audit_answer(QUERY, ANSWER, CONTEXTS, llm=make_client())
-    c1, c2 = result.claims
+    _, c2 = result.claims
     assert c2.method_names and "llm_judge" in c2.method_names
     assert c2.label == "REFUTED"  # 1587 against the passage's 1564: the numeric check's finding stands
 

@@ -55,7 +55,7 @@ def _judge_batch(client: LLMClient, batch: list[tuple[int, str, list[str]]]) -> 
         return [(i, not_run(METHOD, reason)) for i, _, _ in batch]
     rows = {row["claim_id"]: row for row in reply["results"]}
     out = []
-    for n, (i, _, evidence) in enumerate(batch, 1):
+    for n, (i, _, _) in enumerate(batch, 1):
         row = rows.get(f"c{n}")
         if row is None:
             out.append((i, not_run(METHOD, "the LLM gave no verdict for this claim")))
