@@ -16,7 +16,7 @@ LLM_METHODS = {"llm_judge", "llm_cove", "selfcheck"}
 def point_llm_at(settings):
     def configure(base_url: str):
         settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": base_url, "LLM_MODEL": "test-model",
-                            "LLM_TIMEOUT_S": 2.0, "LLM_MAX_RETRIES": 1, "LLM_STRUCTURED": "prompt",
+                            "LLM_TIMEOUT_S": 10.0, "LLM_MAX_RETRIES": 1, "LLM_STRUCTURED": "prompt",
                             "LLM_TIME_BUDGET_S": 300.0}  # a cold embedder load must not spend it
     return configure
 

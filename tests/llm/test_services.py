@@ -17,7 +17,7 @@ NOW = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
 def llm_settings(settings):
     def configure(base_url: str, **extra):
         settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": base_url, "LLM_MODEL": "test-model",
-                            "LLM_TIMEOUT_S": 2.0, "LLM_MAX_RETRIES": 0, "LLM_STRUCTURED": "prompt", **extra}
+                            "LLM_TIMEOUT_S": 10.0, "LLM_MAX_RETRIES": 0, "LLM_STRUCTURED": "prompt", **extra}
     return configure
 
 

@@ -95,7 +95,7 @@ def test_the_llm_judge_answers_through_the_interface_and_the_features_judge_stan
     try:
         server.route("TASK: isolated_verification", per_claim("results", lambda _: {"verdict": "CONTRADICTED",
                                                                                  "reasoning": "passage [1] differs"}))
-        client = LLMClient(LLMConfig(base_url=server.base_url, model="m", timeout_s=2.0, max_retries=0,
+        client = LLMClient(LLMConfig(base_url=server.base_url, model="m", timeout_s=10.0, max_retries=0,
                                      structured="prompt"))
         out = LLMJudge().judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext(llm=client))[0]
     finally:

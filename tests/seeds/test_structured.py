@@ -174,7 +174,7 @@ def test_the_llm_judge_sees_one_field_and_only_the_passages_its_refs_name(front_
     from tests.llm.fake_llm import per_claim
 
     settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": llm_server.base_url, "LLM_MODEL": "test-model",
-                        "LLM_TIMEOUT_S": 2.0, "LLM_MAX_RETRIES": 0, "LLM_STRUCTURED": "prompt"}
+                        "LLM_TIMEOUT_S": 10.0, "LLM_MAX_RETRIES": 0, "LLM_STRUCTURED": "prompt"}
     llm_server.route("TASK: isolated_verification", per_claim("results", lambda _: {"verdict": "SUPPORTED",
                                                                                      "reasoning": "Stated."}))
     body = {"summary": ANSWER_JSON["summary"], "summary_source_refs": ["kb1"],
