@@ -37,7 +37,7 @@ def test_it_builds_a_client_from_the_settings(workspace, llm_settings):
     llm_settings("http://127.0.0.1:8080/v1", LLM_CONCURRENCY=3)
     config = llm_setup_for(workspace=workspace).client.config
     assert (config.base_url, config.model, config.timeout_s, config.max_retries, config.concurrency) == \
-        ("http://127.0.0.1:8080/v1", "test-model", 2.0, 0, 3)
+        ("http://127.0.0.1:8080/v1", "test-model", 10.0, 0, 3)
     assert config.token_budget is None  # llm_token_budget 0: unlimited
 
 
