@@ -29,3 +29,10 @@ class Conflict(TheoriaError):
 
     status_code = 409
     code = "conflict"
+
+
+class TooLarge(InvalidInput):
+    """A request within the byte limits asks for more work than the workspace allows (HTTP 413)."""
+
+    status_code = 413
+    code = "too_large"

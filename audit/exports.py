@@ -1,7 +1,9 @@
 """Claim Cards as CSV or JSON text, streamed: pure generators over card dicts (no ORM, no HTTP).
 
-The API export, the daily bundle of low-confidence claims and the nightly report all write
-cards through these, so a file looks the same wherever it comes from.
+The claim-card exports of the API and the pages (``iter_csv`` / ``iter_json``: the filtered list
+and the daily file of low-confidence claims) write cards through these, so a file looks the same
+wherever it comes from; the nightly report's bundle (``audit/nightly_export.py``) writes its own
+tables through the same CSV writer (``csv_text``), so its cells are neutralised the same way.
 """
 
 from __future__ import annotations
@@ -56,11 +58,12 @@ def card_row(card: dict) -> list[str]:
         "drafted_at": stamps.get("drafted_at"),
         "verified_at": stamps.get("verified_at"),
     }
-    return [_cell(values[column]) for column in CSV_COLUMNS]
+    return [values[column] for column in CSV_COLUMNS]
 
 
-def iter_csv(cards: Iterable[dict]) -> Iterator[str]:
-    """Yield a CSV file (header first) one row at a time."""
+def iter_csv_rows(columns, rows: Iterable) -> Iterator[str]:
+    """The one CSV writer of every export: header, then each row (a dict by column, or a list),
+    every cell neutralised against formula injection. Yields the file one row at a time."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
@@ -70,11 +73,22 @@ def iter_csv(cards: Iterable[dict]) -> Iterator[str]:
         buffer.truncate(0)
         return text
 
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow([_cell(c) for c in columns])
     yield flush()
-    for card in cards:
-        writer.writerow(card_row(card))
+    for row in rows:
+        values = [row.get(c) for c in columns] if isinstance(row, dict) else row
+        writer.writerow([_cell(v) for v in values])
         yield flush()
+
+
+def csv_text(columns, rows: Iterable) -> str:
+    """The whole CSV file of ``rows`` as one string (see :func:`iter_csv_rows`)."""
+    return "".join(iter_csv_rows(columns, rows))
+
+
+def iter_csv(cards: Iterable[dict]) -> Iterator[str]:
+    """Yield a CSV file of Claim Cards (header first) one row at a time."""
+    return iter_csv_rows(CSV_COLUMNS, (card_row(card) for card in cards))
 
 
 def iter_json(cards: Iterable[dict]) -> Iterator[str]:

@@ -24,7 +24,8 @@ from audit.errors import InvalidInput
 from audit.filters import AnswerPageFilter, ClaimFilter
 from audit.forms import AnswerSubmitForm, DateRangeForm, PassageFormSet, audit_payload, form_errors_text
 from audit.models.choices import LABEL_BADGES, Label
-from audit.services.workspaces import workspace_for_user
+from audit.models import Workspace
+from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user
 
 CLAIMS_PER_PAGE = constants.UI_CLAIMS_PER_PAGE
 
@@ -48,7 +49,26 @@ def _bad_request(request, form, template: str = "audit/bad_request.html") -> Htt
 
 @login_required
 def home(request):
-    return render(request, "home.html", {"summary": selectors.home_summary()})
+    summary = selectors.home_summary(workspace=workspace_for_user(request.user)) if roles.can_read(request.user) else None
+    workspaces = Workspace.objects.order_by("name") if request.user.is_superuser else []
+    return render(request, "home.html", {"summary": summary, "workspaces": workspaces})
+
+
+@login_required
+def workspace_switch_page(request):
+    """A superuser's explicit switch to another workspace (POST ``workspace``: a slug; blank: home)."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if not request.user.is_superuser:
+        raise PermissionDenied("Only a superuser may switch workspaces.")
+    slug = request.POST.get("workspace", "").strip()
+    if slug and not Workspace.objects.filter(slug=slug).exists():
+        raise Http404("No such workspace.")
+    if slug:
+        request.session[SWITCH_SESSION_KEY] = slug
+    else:
+        request.session.pop(SWITCH_SESSION_KEY, None)
+    return redirect("home")
 
 
 def favicon(request):
@@ -96,6 +116,7 @@ def answer_list(request):
                             ANSWERS_PER_PAGE)
     if isinstance(listed, HttpResponse):
         return listed
+    listed["page"].object_list = selectors_claims.answer_facts(list(listed["page"].object_list))
     return render(request, "audit/answer_list.html", {
         **listed,
         "modes": selectors_claims.Mode.choices,
@@ -226,44 +247,57 @@ def claim_list(request):
 
 @login_required
 def dashboard(request):
+    """The compliance dashboard: KPI tiles, trends, the queue and a per-domain breakdown.
+
+    A bad date range (From after To, a span over the limit, a date that is no date) is said
+    beside the form and the default range is shown (HTTP 400), so the page is never lost.
+    """
     workspace = _reader_workspace(request)
     form = DateRangeForm(request.GET or None)
-    if request.GET and not form.is_valid():
-        return _bad_request(request, form)
     default = selectors_dashboard.DateRange.ending_today()
-    data = form.cleaned_data if request.GET else {}
+    data = form.cleaned_data if request.GET and form.is_valid() else {}
     period = selectors_dashboard.DateRange(data.get("date_from") or default.start, data.get("date_to") or default.end)
     if data.get("date_from") and not data.get("date_to"):
         period = selectors_dashboard.DateRange(period.start, max(period.start, default.end))
-    if (period.end - period.start).days > selectors_dashboard.MAX_RANGE_DAYS:
+    if data and (period.end - period.start).days > selectors_dashboard.MAX_RANGE_DAYS:
         form.add_error("date_from", f"the range may span at most {selectors_dashboard.MAX_RANGE_DAYS} days.")
-        return _bad_request(request, form)
+        period = default
+    range_error = form_errors_text(form) if request.GET and form.errors else ""
     trust = selectors_dashboard.trust_summary(workspace=workspace, period=period)
     from escalation import reporting
 
     queue = reporting.dashboard_summary(workspace=workspace, start=period.bounds()[0], end=period.bounds()[1])
+    domains = selectors_dashboard.domain_breakdown(workspace=workspace, period=period)
     figures = {
         "trust-trend": charts.trust_trend(trust),
+        "label-rates": charts.label_rates(trust),
+        "sla-trend": charts.sla_attainment_trend(queue["attainment_by_day"]),
         "rag-score": charts.rag_score_trend(trust),
         "label-distribution": charts.label_distribution(trust),
         "queue-aging": charts.queue_aging(queue["aging"]),
         "sla-attainment": charts.sla_attainment(queue["attainment"]),
         "escalation-volume": charts.escalation_volume(queue["volume"]),
+        "domains": charts.domain_breakdown(domains),
     }
     incidents = selectors_dashboard.incident_counts(workspace=workspace, period=period)
     llm = selectors_dashboard.llm_usage(workspace=workspace, period=period)
+    shown = {"date_from": period.start, "date_to": period.end}
     return render(request, "audit/dashboard.html", {
-        "form": DateRangeForm(initial={"date_from": period.start, "date_to": period.end}),
+        "form": DateRangeForm(initial=shown) if not range_error else form,
+        "range_error": range_error,
         "period": period,
         "trust": trust,
         "figures": figures,
+        "kpis": selectors_dashboard.success_metrics(workspace=workspace, period=period),
+        "domains": domains,
         "incidents": incidents,
         "llm": llm,
         "llm_figure": charts.llm_usage(llm) if llm["configured"] or llm["used"] else None,
         "queue": queue,
         "nightly": selectors_nightly.nightly_report_latest(workspace=workspace),
         "labels": Label,
-    })
+        "default_days": selectors_dashboard.DEFAULT_RANGE_DAYS,
+    }, status=400 if range_error else 200)
 
 
 @login_required

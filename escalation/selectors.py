@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db.models import F, Prefetch, QuerySet
 
 from audit import constants, roles
+from audit.filters import CaseInsensitiveChoices
 from audit.models import Evidence, Workspace
 from audit.services.workspaces import workspace_for_user
 
@@ -30,7 +31,9 @@ def calendar_for_workspace(workspace: Workspace) -> policy.Calendar:
 
 def thresholds_for_workspace(workspace: Workspace) -> constants.Thresholds:
     """The thresholds in force for the workspace (seed defaults with its overrides)."""
-    return constants.Thresholds().updated(workspace.threshold_overrides or {})
+    from audit.selectors_api import thresholds_for
+
+    return thresholds_for(workspace)
 
 
 def notification_targets(workspace: Workspace) -> list[tuple[str, str]]:
@@ -50,7 +53,7 @@ def notification_targets(workspace: Workspace) -> list[tuple[str, str]]:
     return [(str(c), a) for c, a in pairs]
 
 
-class CaseFilter(django_filters.FilterSet):
+class CaseFilter(CaseInsensitiveChoices):
     """The queue's filters, shared by the API list and the queue page (bad values are form errors)."""
 
     tier = django_filters.TypedChoiceFilter(choices=[(t, str(t)) for t in policy.TIERS], coerce=int)
@@ -84,9 +87,9 @@ def case_queryset(*, user) -> QuerySet[ReviewCase]:
     """Cases the user may read, in risk order, with what a queue row shows (no N+1)."""
     if not roles.can_read(user):
         return ReviewCase.objects.none()
-    qs = ReviewCase.objects.select_related("claim", "claim__answer", "owner", "workspace")
-    if not roles.is_admin(user):
-        qs = qs.filter(workspace=workspace_for_user(user))
+    qs = ReviewCase.objects.select_related("claim", "claim__answer", "owner", "workspace").filter(
+        workspace=workspace_for_user(user)  # admins included: a superuser crosses only by an explicit switch
+    )
     return qs.order_by(F("risk_score").desc(), F("due_at").asc(nulls_last=True), "opened_at", "id")
 
 
@@ -120,6 +123,21 @@ def case_get(*, user, ticket: str) -> ReviewCase | None:
     )
 
 
+def case_owner_candidate(*, case: ReviewCase, username: str):
+    """The active user ``username`` of the case's workspace, or a ValidationError on ``owner``.
+
+    The message is the same for a missing user and a user of another workspace.
+    """
+    from django.core.exceptions import ValidationError
+
+    from audit.services.workspaces import workspace_member
+
+    user = workspace_member(case.workspace, (username or "").strip())
+    if user is None:
+        raise ValidationError({"owner": f"no active user {username!r} in this workspace"})
+    return user
+
+
 def cases_for_claims(claim_ids) -> dict[int, list[ReviewCase]]:
     """Return the cases (any status) of the given claims, by claim id, newest first."""
     result: dict[int, list[ReviewCase]] = {}
@@ -132,9 +150,9 @@ def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:
     """Knowledge-base correction items the user may read, newest first."""
     if not roles.can_read(user):
         return CurationItem.objects.none()
-    qs = CurationItem.objects.select_related("case", "claim", "document", "created_by")
-    if not roles.is_admin(user):
-        qs = qs.filter(workspace=workspace_for_user(user))
+    qs = CurationItem.objects.select_related("case", "claim", "document", "created_by").filter(
+        workspace=workspace_for_user(user)
+    )
     if status:
         qs = qs.filter(status=status)
     return qs

@@ -80,3 +80,12 @@ def _fresh_kb_indexes():
     from audit.kb_search import kb_index_reset
 
     kb_index_reset()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """Start each test with empty throttle counts (they live in the process's cache)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
@@ -162,21 +163,32 @@ def _json_contexts(contexts) -> list:
     return out
 
 
-def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
-                 user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
-                 revise: bool = False, profile: str = "", llm_setup=None, deep: str = "") -> Answer:
-    """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
+@dataclass
+class AuditComputation:
+    """What one audit computed (pipeline, revision loop), before anything is written."""
 
-    Returns the stored ``Answer``; its claims, evidence, run and events are written in one
-    transaction, so a failure stores nothing. With ``revise=True`` the revision loop (issue 6)
-    runs on the result first and the claims stored are those of the answer as returned.
-    ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).
-    ``llm_setup`` is the request's LLM setup when it already has one (a drafted answer): one
-    client, so the draft's calls and tokens are on this run and its time budget covers both.
-    The run's ``duration_ms`` is the whole audit, revision included.
-    ``deep`` is ``sync`` or ``async`` ("" = the workspace's ``deep_checks``): with ``async`` and a
-    usable LLM, the LLM methods are left to the asynchronous deep check (``services.deep_checks``)
-    queued with the run, and the result stored now is the offline Audit-Local one.
+    started_at: object
+    result: AuditResult
+    outcome: object  # the revision outcome, or None
+    setup: object  # the LLM setup (usage is recorded on the run)
+    kb_meta: dict | None
+    profile: str = ""
+    deferred: bool = False  # the LLM methods are left to the asynchronous deep check
+
+
+def audit_compute(*, workspace: Workspace, query: str, answer_text: str, contexts, domain: str = "",
+                  reference: str | None = None, revise: bool = False, profile: str = "", llm_setup=None,
+                  deep: str = "") -> AuditComputation:
+    """Run the pipeline (and the revision loop) for ``answer_text``; reads only, writes nothing.
+
+    The slow part of an audit (embedding, judges, LLM calls) happens here, outside any
+    transaction, so other requests are never blocked behind it. ``profile`` is a verification
+    depth profile (seed 003; "" = the workspace's, if any). ``llm_setup`` is the request's LLM
+    setup when it already has one (a drafted answer): one client, so the draft's calls and tokens
+    are on this run and its time budget covers both. The result's ``duration_ms`` is the whole
+    computation, revision included. ``deep`` is ``sync`` or ``async`` ("" = the workspace's
+    ``deep_checks``): with ``async`` and a usable LLM the LLM methods are left to the asynchronous
+    deep check (``services.deep_checks``), queued by :func:`audit_store`.
     """
     started_at = timezone.now()
     started = time.perf_counter()
@@ -204,16 +216,40 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
     if deferred:
         result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
         result.methods_not_run.pop("llm_extraction", None)
-    with transaction.atomic():
-        answer, run = answer_store(workspace=workspace, result=result, query=query, answer_text=answer_text,
-                                   contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,
-                                   domain=domain, reference=reference,
-                                   kb_meta=_kb_meta(raw_kb, result), started_at=started_at, llm_setup=setup,
-                                   profile=plan.profile)
-        if outcome is not None:
-            from audit.services.revision import revision_record
+    return AuditComputation(started_at=started_at, result=result, outcome=outcome, setup=setup,
+                            kb_meta=_kb_meta(raw_kb, result), profile=plan.profile, deferred=deferred)
 
-            answer = revision_record(answer=answer, run=run, outcome=outcome, actor=user)
-        if deferred:
-            deep_check_queue(run)
+
+def audit_store(computed: AuditComputation, *, workspace: Workspace, query: str, answer_text: str, contexts,
+                mode: str = constants.MODE_AUDIT_LOCAL, user=None, conversation_id: str = "", domain: str = "",
+                reference: str | None = None) -> Answer:
+    """Write what :func:`audit_compute` computed (call inside a transaction: it is quick)."""
+    answer, run = answer_store(workspace=workspace, result=computed.result, query=query, answer_text=answer_text,
+                               contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,
+                               domain=domain, reference=reference, kb_meta=computed.kb_meta,
+                               started_at=computed.started_at, llm_setup=computed.setup, profile=computed.profile)
+    if computed.outcome is not None:
+        from audit.services.revision import revision_record
+
+        answer = revision_record(answer=answer, run=run, outcome=computed.outcome, actor=user)
+    if computed.deferred:
+        deep_check_queue(run)
     return answer
+
+
+def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
+                 user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
+                 revise: bool = False, profile: str = "", llm_setup=None, deep: str = "") -> Answer:
+    """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
+
+    Returns the stored ``Answer``; its claims, evidence, run and events are written in one
+    transaction, so a failure stores nothing. With ``revise=True`` the revision loop (issue 6)
+    runs on the result first and the claims stored are those of the answer as returned.
+    ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).
+    """
+    computed = audit_compute(workspace=workspace, query=query, answer_text=answer_text, contexts=contexts,
+                             domain=domain, reference=reference, revise=revise, profile=profile,
+                             llm_setup=llm_setup, deep=deep)
+    with transaction.atomic():
+        return audit_store(computed, workspace=workspace, query=query, answer_text=answer_text, contexts=contexts,
+                           mode=mode, user=user, conversation_id=conversation_id, domain=domain, reference=reference)

@@ -92,3 +92,13 @@ def test_it_reads_a_negating_prefix_only_before_a_real_base_word():
     assert prefix_opposite("reversibly", "irreversibly") and prefix_opposite("inactive", "active")
     assert prefix_opposite("nontoxic", "toxic")
     assert not prefix_opposite("inform", "form") and not prefix_opposite("discover", "cover")
+
+
+@pytest.mark.skipif(not __import__("audit.pipeline.learned_judge", fromlist=["ARTIFACT_PATH"]).ARTIFACT_PATH.is_file(),
+                    reason="the learned judge artefact is not built")
+def test_the_learned_judge_at_its_calibrated_threshold_gets_every_hand_case_right(embedder):
+    from audit.pipeline import verify_claims
+
+    verdicts = verify_claims([(c, [Passage(id="p1", text=e, title="t")]) for c, e, _ in CASES],
+                             thresholds={"judge": "learned", "audit_score_threshold": 0.5})
+    assert [v.label for v in verdicts] == [gold for _, _, gold in CASES]
