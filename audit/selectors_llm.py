@@ -7,14 +7,19 @@ from datetime import datetime, time, timezone
 from django.db.models import Count, F, Func, IntegerField, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
-from audit.models import VerificationRun, Workspace
+from audit.models import AuditEvent, VerificationRun, Workspace
 
 
 def llm_tokens_used(*, workspace: Workspace, since: datetime) -> int:
-    """Prompt + completion tokens of the workspace's verification runs started at or after ``since``."""
+    """Prompt + completion tokens the workspace spent since ``since``: its verification runs, and
+    the drafts of Normal-mode answers (no run: their cost is on the ``answer.recorded`` event)."""
     total = (VerificationRun.objects.filter(answer__workspace=workspace, started_at__gte=since)
              .aggregate(tokens=Sum(F("prompt_tokens") + F("completion_tokens")))["tokens"])
-    return int(total or 0)
+    drafted = AuditEvent.objects.filter(workspace=workspace, action="answer.recorded", at__gte=since,
+                                        details__drafted__has_key="prompt_tokens").values_list("details", flat=True)
+    drafts = sum(int(d["drafted"].get("prompt_tokens") or 0) + int(d["drafted"].get("completion_tokens") or 0)
+                 for d in drafted)
+    return int(total or 0) + drafts
 
 
 def start_of_day(now: datetime) -> datetime:

@@ -40,3 +40,11 @@ def web_cache_purge() -> int:
     from audit.services.web import web_cache_purge as purge
 
     return purge()
+
+
+def deep_check(run_id: int) -> dict:
+    """Run the asynchronous deep check (LLM methods) of one verification run (issue 20)."""
+    from audit.services.deep_checks import deep_check_run
+
+    run = deep_check_run(run_id=run_id)
+    return {"run": run.pk, "status": run.deep_checks.get("status"), "relabels": len(run.deep_checks.get("relabels", []))}

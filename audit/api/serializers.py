@@ -112,13 +112,16 @@ class ClaimCardSerializer(serializers.Serializer):
 
 
 class AuditMetricsSerializer(serializers.ModelSerializer):
-    """The answer-level audit block (latest verification run)."""
+    """The answer-level audit block (latest verification run); ``run_id`` names it for
+    ``GET /api/v1/runs/<id>``, where an asynchronous deep check shows its progress."""
+
+    run_id = serializers.IntegerField(source="id", read_only=True)
 
     class Meta:
         model = VerificationRun
-        fields = ["audit_score", "faithfulness", "answer_relevance", "context_precision", "context_recall",
+        fields = ["run_id", "audit_score", "faithfulness", "answer_relevance", "context_precision", "context_recall",
                   "coverage", "unsupported_rate", "risk_flags", "warnings", "duration_ms", "llm_calls", "rag_score",
-                  "verification_profile"]
+                  "verification_profile", "deep_checks"]
 
 
 class CitationSerializer(serializers.Serializer):
@@ -137,7 +140,8 @@ class RunSerializer(serializers.ModelSerializer):
                   "llm_calls", "prompt_tokens", "completion_tokens", "llm_latency_ms", "llm_failures",
                   "claim_count", "coverage", "unsupported_rate", "audit_score", "faithfulness",
                   "answer_relevance", "context_precision", "context_recall", "methods", "warnings",
-                  "risk_flags", "quality_gates", "revision_history", "rag_score", "verification_profile"]
+                  "risk_flags", "quality_gates", "revision_history", "rag_score", "verification_profile",
+                  "deep_checks"]
 
 
 class EvidenceSerializer(serializers.ModelSerializer):

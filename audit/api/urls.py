@@ -15,6 +15,7 @@ urlpatterns = [
     path("claims", views.ClaimListApi.as_view(), name="api-claim-list"),
     path("evidence", views.EvidenceListApi.as_view(), name="api-evidence-list"),
     path("runs", views.RunListApi.as_view(), name="api-run-list"),
+    path("runs/<int:pk>", views.RunDetailApi.as_view(), name="api-run-detail"),
     path("claim-cards/export", views.ClaimCardExportApi.as_view(), name="api-claim-card-export"),
     path("claim-cards/daily-bundle", views.ClaimCardDailyBundleApi.as_view(), name="api-claim-card-bundle"),
     path("documents", views.DocumentListApi.as_view(), name="api-document-list"),

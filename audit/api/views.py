@@ -119,6 +119,7 @@ def audit_request_from(values: dict) -> AuditRequest:
         conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
         reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
         verification_profile=values.get("verification_profile", ""), answer_json=values.get("answer_json"),
+        deep=values.get("deep", ""),
     )
 
 
@@ -140,6 +141,9 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         reference = StrictCharField(required=False, allow_blank=True)
         generation_mode = serializers.ChoiceField(choices=constants.GENERATION_MODES, required=False)
         verification_profile = serializers.ChoiceField(choices=tuple(constants.VERIFICATION_PROFILES), required=False)
+        deep = serializers.ChoiceField(choices=constants.DEEP_CHECKS, required=False,
+                                       help_text="async: answer with the offline result now, run the LLM methods "
+                                                 "in a background deep check (GET /api/v1/runs/<id> shows it)")
         answer_json = serializers.DictField(required=False)
 
         def validate(self, attrs):
@@ -330,6 +334,17 @@ class RunListApi(_WorkspaceListApi):
     serializer_class = RunSerializer
     filterset_class = RunFilter
     selector = staticmethod(selectors.run_list)
+
+
+class RunDetailApi(CleanRequestMixin, generics.RetrieveAPIView):
+    """One verification run of the caller's workspace; ``deep_checks`` shows an asynchronous deep
+    check's progress (queued, running with methods done of total, done with its relabels, failed)."""
+
+    permission_classes = [CanRead]
+    serializer_class = RunSerializer
+
+    def get_queryset(self):
+        return selectors.run_list(workspace=_workspace(self.request))
 
 
 # --- Exports ------------------------------------------------------------------------------------

@@ -201,6 +201,9 @@ class VerificationRun(models.Model):
     risk_flags = models.JSONField(default=list, blank=True)
     quality_gates = models.JSONField(default=dict, blank=True)
     revision_history = models.JSONField(default=list, blank=True)
+    # issue 20: the asynchronous deep check of this run ({} when none): status queued / running /
+    # done / failed, progress, the LLM methods run, the relabels it made, the webhook's answer
+    deep_checks = models.JSONField(default=dict, blank=True)
     rag_score = models.JSONField(
         default=dict, blank=True,
         help_text="Seed 001 weighted RAG score: alignment, citation_coverage, fact_score, score, method.")

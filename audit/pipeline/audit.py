@@ -8,6 +8,7 @@ and is reported as not run.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
 import numpy as np
@@ -49,12 +50,21 @@ def run_methods(items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyCo
     entailment judge with a cross-validation fold's model, or an LLM variant).
     """
     per_claim: list[dict] = [{} for _ in items]
-    for name in methods:
-        method = (overrides or {}).get(name) or REGISTRY[name]
-        results = method.verify_many(items, ctx)
-        ctx.results[name] = {claim.claim_id: r for (claim, _), r in zip(items, results)}
-        for i, r in enumerate(results):
-            per_claim[i][name] = r
+    chosen = [(name, (overrides or {}).get(name) or REGISTRY[name]) for name in methods]
+    # the LLM methods are independent of each other and of the offline ones: they run side by
+    # side (the endpoint's slots bound the calls in flight) while the offline methods run here
+    remote = [(name, m) for name, m in chosen if not m.offline and getattr(ctx, "llm", None) is not None]
+    pool = ThreadPoolExecutor(max_workers=len(remote)) if len(remote) > 1 else None
+    futures = {name: pool.submit(m.verify_many, items, ctx) for name, m in remote} if pool else {}
+    try:
+        for name, method in chosen:
+            results = futures[name].result() if name in futures else method.verify_many(items, ctx)
+            ctx.results[name] = {claim.claim_id: r for (claim, _), r in zip(items, results)}
+            for i, r in enumerate(results):
+                per_claim[i][name] = r
+    finally:
+        if pool is not None:
+            pool.shutdown()
     return [scoring.label_claim(claim, hits, per_claim[i], ctx.thresholds)
             for i, (claim, hits) in enumerate(items)]
 

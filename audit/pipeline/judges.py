@@ -213,13 +213,14 @@ class LLMJudge(Judge):
         self.fallback = fallback or FeatureJudge()
 
     def judge(self, pairs, ctx, progress=None):
-        from audit.pipeline.llm.judge import judge_claim
+        from audit.pipeline.llm.judge import judge_claims
 
         client = getattr(ctx, "llm", None)
         out: list[Judgement | None] = [None] * len(pairs)
-        for k, p in enumerate(pairs):
-            res = judge_claim(client, p.claim, p.passages) if client is not None else None
-            if res is None or not res.ran:
+        # batched: LLM_BATCH_CLAIMS pairs a call, each with its own passages (issue 20)
+        results = judge_claims(client, [(p.claim, p.passages) for p in pairs]) if client is not None else []
+        for k, (p, res) in enumerate(zip(pairs, results)):
+            if not res.ran:
                 continue
             score = float(res.score)
             p_ref = float(res.details.get("p_refuted", 0.0))

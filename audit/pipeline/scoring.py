@@ -38,29 +38,27 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
     p_ref = float(ent.details.get("p_refuted", 0.0)) if ent else 0.0
     judge = results.get("llm_judge")
     if judge is not None and judge.ran and judge.score is not None:
-        # issue 4: the isolated LLM judge, when it ran, stands in for the offline entailment judge
+        # issue 4: the isolated LLM judge, when it ran, stands in for the offline entailment judge;
+        # issue 20: the numeric and structure checks below still apply on top of it, so a
+        # contradiction they find stands whatever the judge says
         conf, p_ref = float(judge.score), float(judge.details.get("p_refuted", p_ref))
     numeric = results.get("numeric")
     # seed 003 stage 6: a quantity stated differently by a relevant evidence sentence contradicts the
     # claim, and one found nowhere in the evidence leaves it unverified (on DEV: 76% and 80% of such
     # claims are not supported), whatever the embedding-based judge says
-    numeric_contradiction = bool(numeric and numeric.ran and numeric.verdict == "contradicted"
-                                 and (judge is None or not judge.ran))
-    if numeric and numeric.ran and numeric.details.get("absent") and not numeric_contradiction \
-            and (judge is None or not judge.ran):
+    numeric_contradiction = bool(numeric and numeric.ran and numeric.verdict == "contradicted")
+    if numeric and numeric.ran and numeric.details.get("absent") and not numeric_contradiction:
         conf = min(conf, t.audit_score_threshold - NUMERIC_ABSENT_MARGIN)
     # structural checks (negation, opposite predicate, substituted entity against the best-aligned
     # evidence sentence) override the judge like numbers do; a named entity of the claim found
     # nowhere in the evidence, or an obligation whose specifics no source states, keeps it below SUPPORTED
     structure = results.get("structure")
-    structural_contradiction = bool(structure and structure.ran and structure.verdict == "contradicted"
-                                    and (judge is None or not judge.ran))
+    structural_contradiction = bool(structure and structure.ran and structure.verdict == "contradicted")
     if structural_contradiction:
         conf = min(conf, STRUCTURE_CONTRADICTION_CAP)
         p_ref = max(p_ref, STRUCTURE_P_REFUTED)
     elif structure and structure.ran and (structure.details.get("missing_entity")
-                                          or structure.details.get("unstated_obligation")) \
-            and (judge is None or not judge.ran):
+                                          or structure.details.get("unstated_obligation")):
         conf = min(conf, t.audit_score_threshold - STRUCTURE_ENTITY_MARGIN)
     conflict = "conflict" in flags
     if numeric_contradiction:

@@ -9,7 +9,9 @@ client) and writes the rows.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -26,6 +28,7 @@ from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
 from audit.selectors import kb_index
 from audit.selectors_api import thresholds_for
+from audit.services.deep_checks import DEFERRED, deep_check_queue
 from audit.services.events import event_record
 from audit.services.llm import llm_setup_for, run_record_llm_usage
 
@@ -170,22 +173,33 @@ class AuditComputation:
     setup: object  # the LLM setup (usage is recorded on the run)
     kb_meta: dict | None
     profile: str = ""
+    deferred: bool = False  # the LLM methods are left to the asynchronous deep check
 
 
 def audit_compute(*, workspace: Workspace, query: str, answer_text: str, contexts, domain: str = "",
-                  reference: str | None = None, revise: bool = False, profile: str = "") -> AuditComputation:
+                  reference: str | None = None, revise: bool = False, profile: str = "", llm_setup=None,
+                  deep: str = "") -> AuditComputation:
     """Run the pipeline (and the revision loop) for ``answer_text``; reads only, writes nothing.
 
     The slow part of an audit (embedding, judges, LLM calls) happens here, outside any
     transaction, so other requests are never blocked behind it. ``profile`` is a verification
-    depth profile (seed 003; "" = the workspace's, if any).
+    depth profile (seed 003; "" = the workspace's, if any). ``llm_setup`` is the request's LLM
+    setup when it already has one (a drafted answer): one client, so the draft's calls and tokens
+    are on this run and its time budget covers both. The result's ``duration_ms`` is the whole
+    computation, revision included. ``deep`` is ``sync`` or ``async`` ("" = the workspace's
+    ``deep_checks``): with ``async`` and a usable LLM the LLM methods are left to the asynchronous
+    deep check (``services.deep_checks``), queued by :func:`audit_store`.
     """
     started_at = timezone.now()
+    started = time.perf_counter()
     plan = verification_plan(thresholds_for(workspace), profile)
     thresholds = plan.thresholds
     kb, raw_kb = workspace_kb(workspace)
-    setup = llm_setup_for(workspace=workspace)
+    setup = llm_setup if llm_setup is not None else llm_setup_for(workspace=workspace)
     llm = setup.client if plan.llm_methods else None
+    deferred = llm is not None and (deep or thresholds.deep_checks) == "async"
+    if deferred:
+        llm = None  # the LLM methods run in the deep check; claims are extracted offline
     result = pipeline_audit_answer(query, answer_text, contexts, kb=kb, reference=reference, domain=domain,
                                    thresholds=thresholds, llm=llm, methods=plan.methods)
     if plan.profile:
@@ -198,8 +212,12 @@ def audit_compute(*, workspace: Workspace, query: str, answer_text: str, context
         outcome = revision_run(query=query, answer_text=answer_text, contexts=contexts, initial=result, kb=kb,
                                domain=domain, thresholds=thresholds, llm=llm)
         result = outcome.final
+    result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
+    if deferred:
+        result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
+        result.methods_not_run.pop("llm_extraction", None)
     return AuditComputation(started_at=started_at, result=result, outcome=outcome, setup=setup,
-                            kb_meta=_kb_meta(raw_kb, result), profile=plan.profile)
+                            kb_meta=_kb_meta(raw_kb, result), profile=plan.profile, deferred=deferred)
 
 
 def audit_store(computed: AuditComputation, *, workspace: Workspace, query: str, answer_text: str, contexts,
@@ -214,12 +232,14 @@ def audit_store(computed: AuditComputation, *, workspace: Workspace, query: str,
         from audit.services.revision import revision_record
 
         answer = revision_record(answer=answer, run=run, outcome=computed.outcome, actor=user)
+    if computed.deferred:
+        deep_check_queue(run)
     return answer
 
 
 def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
                  user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
-                 revise: bool = False, profile: str = "") -> Answer:
+                 revise: bool = False, profile: str = "", llm_setup=None, deep: str = "") -> Answer:
     """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
 
     Returns the stored ``Answer``; its claims, evidence, run and events are written in one
@@ -228,7 +248,8 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
     ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).
     """
     computed = audit_compute(workspace=workspace, query=query, answer_text=answer_text, contexts=contexts,
-                             domain=domain, reference=reference, revise=revise, profile=profile)
+                             domain=domain, reference=reference, revise=revise, profile=profile,
+                             llm_setup=llm_setup, deep=deep)
     with transaction.atomic():
         return audit_store(computed, workspace=workspace, query=query, answer_text=answer_text, contexts=contexts,
                            mode=mode, user=user, conversation_id=conversation_id, domain=domain, reference=reference)

@@ -21,8 +21,10 @@ from urllib.parse import urlparse
 from django.conf import settings
 from django.utils import timezone
 
+from audit.constants import LLM_TIME_BUDGET_S
 from audit.models import VerificationRun, Workspace
 from audit.pipeline.llm import LLMClient, LLMConfig
+from audit.pipeline.llm.endpoint import FORMS, PROMPT
 from audit.selectors_llm import llm_tokens_used, start_of_day
 
 DEFAULT_MODEL = "default"  # llama.cpp's server serves its one model whatever the name
@@ -48,8 +50,13 @@ def endpoint_is_local(base_url: str) -> bool:
         return False
 
 
-def llm_setup_for(*, workspace: Workspace, now: datetime | None = None) -> LLMSetup:
-    """Return the LLM client one run of ``workspace`` may use, or the reason it runs offline."""
+def llm_setup_for(*, workspace: Workspace, now: datetime | None = None, time_budget_s: float | None = None) -> LLMSetup:
+    """Return the LLM client one run of ``workspace`` may use, or the reason it runs offline.
+
+    The client's time budget (``time_budget_s``, default the setting ``LLM_TIME_BUDGET_S`` or
+    ``audit.constants.LLM_TIME_BUDGET_S``) starts now: build the setup when the request starts
+    and pass it on (drafting, the audit and its revision share it).
+    """
     conf = settings.THEORIA
     base_url = (conf.get("LLM_BASE_URL") or "").strip()
     if not base_url:
@@ -71,10 +78,15 @@ def llm_setup_for(*, workspace: Workspace, now: datetime | None = None) -> LLMSe
                 "code": "llm_budget_exceeded",
                 "message": f"Daily LLM token budget of {workspace.llm_token_budget} reached "
                            f"({used} used today): offline methods used."}])
+    structured = (conf.get("LLM_STRUCTURED") or "auto").strip()
+    if structured not in ("auto", PROMPT, *FORMS):
+        structured = "auto"
     config = LLMConfig(
         base_url=base_url, model=conf.get("LLM_MODEL") or DEFAULT_MODEL, api_key=conf.get("LLM_API_KEY") or "",
         timeout_s=float(conf.get("LLM_TIMEOUT_S", 20.0)), max_retries=int(conf.get("LLM_MAX_RETRIES", 2)),
         concurrency=int(conf.get("LLM_CONCURRENCY", 4)), token_budget=remaining,
+        time_budget_s=time_budget_s or float(conf.get("LLM_TIME_BUDGET_S") or 0) or LLM_TIME_BUDGET_S,
+        structured=structured,
     )
     return LLMSetup(LLMClient(config))
 

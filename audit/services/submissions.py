@@ -39,6 +39,7 @@ class AuditRequest:
     generation_mode: str = ""  # seed 003 drafting mode ("" = the workspace's, else the profile's)
     verification_profile: str = ""  # seed 003 depth profile ("" = the workspace's, if any)
     answer_json: dict | None = None  # a structured answer (seed 003), sent instead of ``answer``
+    deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks), issue 20
 
 
 @dataclass
@@ -88,11 +89,13 @@ def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
     return found
 
 
-def _draft(request: AuditRequest, workspace: Workspace) -> tuple[str, dict]:
+def _draft(request: AuditRequest, workspace: Workspace, setup) -> tuple[str, dict]:
     """Return the answer to audit and how it was obtained: the one sent, else an LLM draft.
 
     Without an answer and without a usable LLM (none configured, residency, budget) the request
     is refused naming ``answer``: Theoria does not invent answers offline for a front end.
+    ``setup`` is the request's LLM setup: the audit that follows uses the same client, so the
+    draft's calls and tokens are stored on its run.
     """
     if request.answer_json is not None:
         from audit.pipeline.structured import canonical_text
@@ -104,9 +107,7 @@ def _draft(request: AuditRequest, workspace: Workspace) -> tuple[str, dict]:
         return request.answer, {}
     from audit.pipeline.llm.generation import generate
     from audit.pipeline.types import Passage
-    from audit.services.llm import llm_setup_for
 
-    setup = llm_setup_for(workspace=workspace)
     if setup.client is None:
         raise InvalidInput("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
     passages = [Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
@@ -168,7 +169,7 @@ def _key_store(*, workspace: Workspace, user, key: str, fingerprint: str, answer
 
 
 def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision,
-            key: str, fingerprint: str, drafted: dict) -> tuple[Answer, dict]:
+            key: str, fingerprint: str, drafted: dict, llm_setup=None) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when spec §4.3 says
     so and the workspace allows external calls, then intake of what needs people (spec §11.1).
 
@@ -218,7 +219,8 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
             Answer.objects.filter(pk=answer.pk).delete()  # a failed request stores no answer
             raise
         return answer, web
-    computed = audit_compute(**stored, revise=not web_first, profile=plan.profile)
+    computed = audit_compute(**stored, revise=not web_first, profile=plan.profile, llm_setup=llm_setup,
+                             deep=request.deep)
     with transaction.atomic():
         answer = audit_store(computed, **stored, mode=constants.MODE_AUDIT_LOCAL, user=user,
                              conversation_id=request.conversation_id)
@@ -275,7 +277,12 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
         structured_fields_check(request.answer_json, request.contexts)
     decision = mode_resolve(workspace=workspace, user=user, requested=request.mode,
                             conversation_id=request.conversation_id, domain=request.domain)
-    text, drafted = _draft(request, workspace)
+    setup = None
+    if (request.answer is None and request.answer_json is None) or decision.mode != constants.MODE_NORMAL:
+        from audit.services.llm import llm_setup_for
+
+        setup = llm_setup_for(workspace=workspace)  # one client (and time budget) for the request
+    text, drafted = _draft(request, workspace, setup)
     try:
         web: dict = {}
         if decision.mode == constants.MODE_NORMAL:
@@ -287,7 +294,7 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
         else:
             _claims_cap(workspace, request, text)
             answer, web = _verify(workspace=workspace, user=user, request=request, text=text, decision=decision,
-                                  key=idempotency_key, fingerprint=fingerprint, drafted=drafted)
+                                  key=idempotency_key, fingerprint=fingerprint, drafted=drafted, llm_setup=setup)
     except IntegrityError:
         # A concurrent request with the same key committed first: answer as a retry would.
         if idempotency_key:

@@ -50,7 +50,8 @@ def test_it_returns_one_answer_with_claim_cards_audit_block_and_escalations(read
     assert [c["claim_id"] for c in data["claims"]] == ["c1", "c2", "c3"]
     assert set(data["audit"]) == {"audit_score", "faithfulness", "answer_relevance", "context_precision",
                                   "context_recall", "coverage", "unsupported_rate", "risk_flags", "warnings",
-                                  "duration_ms", "llm_calls", "rag_score", "verification_profile"}
+                                  "duration_ms", "llm_calls", "rag_score", "verification_profile",
+                                  "run_id", "deep_checks"}
     assert data["audit"]["audit_score"] == 0.62
     assert data["escalations"] == []
     assert "original_answer" not in data  # not revised

@@ -11,9 +11,13 @@ from tests.llm.fake_llm import FakeLLMServer
 
 @pytest.fixture
 def llm_server():
+    from audit.pipeline.llm.endpoint import endpoints_reset
+
+    endpoints_reset()  # breakers and probed forms are per process: each test starts fresh
     server = FakeLLMServer().start()
     yield server
     server.stop()
+    endpoints_reset()
 
 
 @pytest.fixture
@@ -28,8 +32,8 @@ def make_client(llm_server):
             sleeps.append(seconds)
             time.sleep(seconds)
 
-        options = {"base_url": llm_server.base_url, "model": "test-model", "timeout_s": 2.0,
-                   "max_retries": 2, "concurrency": 2, **overrides}
+        options = {"base_url": llm_server.base_url, "model": "test-model", "timeout_s": 10.0,
+                   "max_retries": 2, "concurrency": 2, "structured": "prompt", **overrides}
         client = LLMClient(LLMConfig(**options), sleep=sleep)
         client.sleeps = sleeps
         return client

@@ -1,13 +1,20 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 that replays scripted replies.
 
-Routes pick a reply by substrings of the request (the ``TASK: ...`` line of each system
-prompt, a claim's text): the first route whose markers all occur wins; each route's replies are consumed in order and the last one repeats. Unrouted
-requests get the default reply (HTTP 500 unless set). Every request is recorded.
+Routes pick a reply by substrings of the request (the ``TASK: ...`` line of each prompt, a
+claim's text): the first route whose markers all occur wins; each route's replies are consumed
+in order and the last one repeats. A reply's ``content`` may be a function of the request body
+(batched prompts: answer per claim listed). Unrouted requests get the default reply (HTTP 500
+unless set). Every request is recorded.
+
+Structured outputs: ``honours`` names the forms (``audit.pipeline.llm.endpoint.FORMS``) the
+server obeys, ``rejects`` those it answers with HTTP 500 (llama-cpp-python's ``json_schema``);
+a probe in any other form gets prose, as from a server that ignores the field.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -18,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Reply:
     """One scripted answer: chat content, or an HTTP status, after an optional delay."""
 
-    content: str | None = None  # the assistant message (a JSON string for JSON prompts)
+    content: object = None  # the assistant message (a JSON string for JSON prompts), or body -> str
     status: int = 200
     headers: dict = field(default_factory=dict)
     delay_s: float = 0.0
@@ -26,6 +33,7 @@ class Reply:
     completion_tokens: int = 7
     usage: bool = True
     raw_body: bytes | None = None  # a body sent as is (broken payloads)
+    finish_reason: str = "stop"
 
 
 def ok(value, **kw) -> Reply:
@@ -38,6 +46,8 @@ class FakeLLMServer:
         self.routes: list[tuple[tuple[str, ...], list[Reply]]] = []
         self.default = Reply(status=500, content=None)
         self.requests: list[dict] = []
+        self.honours: set[str] = set()
+        self.rejects: set[str] = set()
         self._lock = threading.Lock()
         server = self
 
@@ -94,10 +104,29 @@ class FakeLLMServer:
         needle = json.dumps(marker)[1:-1]
         return [r for r in self.requests if needle in json.dumps(r["body"].get("messages", []))]
 
+    @staticmethod
+    def form_of(body: dict) -> str:
+        """The structured-output form a request asks for ("" for none)."""
+        fmt = body.get("response_format") or {}
+        if fmt.get("type") == "json_schema":
+            return "json_schema"
+        if fmt.get("type") == "json_object":
+            return "llama_json_object" if "schema" in fmt else "json_object"
+        if "guided_json" in body:
+            return "vllm_guided_json"
+        if "format" in body:
+            return "ollama_format"
+        return ""
+
     def _pick(self, body: dict, path: str) -> Reply:
         text = json.dumps(body.get("messages", []))
         with self._lock:
             self.requests.append({"body": body, "path": path, "at": time.monotonic()})
+            form = self.form_of(body)
+            if "TASK: probe" in text:
+                if form in self.rejects:
+                    return Reply(status=500)
+                return ok({"probe": "theoria"}) if form in self.honours else ok("Hello!")
             for markers, replies in self.routes:
                 if all(m in text for m in markers):
                     return replies.pop(0) if len(replies) > 1 else replies[0]
@@ -108,10 +137,28 @@ class FakeLLMServer:
         out = {
             "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "test-model"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": reply.content}}],
+            "choices": [{"index": 0, "finish_reason": reply.finish_reason,
+                         "message": {"role": "assistant",
+                                     "content": reply.content(body) if callable(reply.content) else reply.content}}],
         }
         if reply.usage:
             out["usage"] = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
                             "total_tokens": reply.prompt_tokens + reply.completion_tokens}
         return out
+
+
+_CLAIM_LINE = re.compile(r"^\s*(?:Claim )?(c\d+): (.+)$", re.MULTILINE)
+
+
+def claims_in(body: dict) -> dict[str, str]:
+    """{claim id: claim text} of the claims a batched prompt lists ("Claim c1: ..." or "c1: ...")."""
+    text = body["messages"][-1]["content"]
+    return {cid: claim.strip() for cid, claim in _CLAIM_LINE.findall(text)}
+
+
+def per_claim(key: str, row, **kw) -> Reply:
+    """A reply to a batched prompt: ``{key: [{"claim_id": id, **row(claim_text)}, ...]}`` for every claim listed."""
+    def content(body: dict) -> str:
+        return json.dumps({key: [{"claim_id": cid, **row(text)} for cid, text in claims_in(body).items()]})
+
+    return Reply(content=content, **kw)

@@ -7,17 +7,17 @@ import time
 import pytest
 
 from audit.pipeline.llm import LLMError
-from audit.pipeline.llm.prompts import CLAIMS_SCHEMA, EXTRACT_SYSTEM, messages
+from audit.pipeline.llm.prompts import EXTRACT_SYSTEM, messages
 from tests.llm.fake_llm import Reply, ok
 
 MSG = messages(EXTRACT_SYSTEM, "Answer:\nThe hippocampus supports memory.")
-CLAIMS = [{"claim_id": "c1", "text": "The hippocampus supports memory."}]
+CLAIMS = {"claims": [{"text": "The hippocampus supports memory."}]}
 
 
 def test_it_returns_valid_json_and_counts_tokens_and_latency(llm_server, make_client):
     llm_server.route("extract_claims", ok(CLAIMS, prompt_tokens=40, completion_tokens=12))
     client = make_client()
-    assert client.complete_json(purpose="extract_claims", messages=MSG, schema=CLAIMS_SCHEMA) == CLAIMS
+    assert client.complete_json(purpose="extract_claims", messages=MSG, task="extract_claims") == CLAIMS
     acc = client.accounting
     assert (acc.calls, acc.prompt_tokens, acc.completion_tokens) == (1, 40, 12)
     assert acc.latency_ms > 0 and acc.failures == []
@@ -28,9 +28,9 @@ def test_it_returns_valid_json_and_counts_tokens_and_latency(llm_server, make_cl
 
 def test_it_repairs_malformed_json_once(llm_server, make_client):
     llm_server.route("That reply was not valid", ok(CLAIMS))
-    llm_server.route("extract_claims", ok('[{"claim_id": "c1", "text": "The hippo'))
+    llm_server.route("extract_claims", ok('{"claims": [{"text": "The hippo'))
     client = make_client()
-    assert client.complete_json(purpose="extract_claims", messages=MSG, schema=CLAIMS_SCHEMA) == CLAIMS
+    assert client.complete_json(purpose="extract_claims", messages=MSG, task="extract_claims") == CLAIMS
     assert client.accounting.calls == 2
     assert [f["kind"] for f in client.accounting.failures] == ["invalid_json"]
 
@@ -39,17 +39,17 @@ def test_it_gives_up_after_one_failed_repair(llm_server, make_client):
     llm_server.route("extract_claims", ok("sorry, I cannot do JSON"))
     client = make_client()
     with pytest.raises(LLMError) as err:
-        client.complete_json(purpose="extract_claims", messages=MSG, schema=CLAIMS_SCHEMA)
+        client.complete_json(purpose="extract_claims", messages=MSG, task="extract_claims")
     assert err.value.kind == "invalid_json"
     assert client.accounting.calls == 2  # the call and exactly one repair
     assert client.available  # a bad reply is not a dead server
 
 
 def test_it_rejects_json_that_breaks_the_schema(llm_server, make_client):
-    llm_server.route("extract_claims", ok([{"claim_id": "claim-one", "text": "x"}]))
+    llm_server.route("extract_claims", ok({"claims": [{"text": "x"}]}))
     client = make_client()
     with pytest.raises(LLMError) as err:
-        client.complete_json(purpose="extract_claims", messages=MSG, schema=CLAIMS_SCHEMA)
+        client.complete_json(purpose="extract_claims", messages=MSG, task="extract_claims")
     assert err.value.kind == "schema"
     assert [f["kind"] for f in client.accounting.failures] == ["schema", "schema"]
 
@@ -58,7 +58,7 @@ def test_it_treats_an_empty_reply_as_a_failure_and_repairs(llm_server, make_clie
     llm_server.route("That reply was not valid", ok(CLAIMS))
     llm_server.route("extract_claims", Reply(content=""))
     client = make_client()
-    assert client.complete_json(purpose="extract_claims", messages=MSG, schema=CLAIMS_SCHEMA) == CLAIMS
+    assert client.complete_json(purpose="extract_claims", messages=MSG, task="extract_claims") == CLAIMS
     assert client.accounting.failures[0]["kind"] == "empty"
 
 
@@ -87,19 +87,38 @@ def test_it_does_not_wait_for_a_retry_after_beyond_the_cap(llm_server, make_clie
     with pytest.raises(LLMError) as err:
         client.complete(purpose="extract_claims", messages=MSG)
     assert err.value.kind == "rate_limited" and client.sleeps == []
-    assert not client.available  # circuit open: the rest of the run goes offline
+    assert client.available  # one failure alone does not take the LLM methods offline
 
 
-def test_it_opens_the_circuit_after_exhausted_retries(llm_server, make_client):
+def test_it_opens_the_endpoints_circuit_after_failures_in_a_row(llm_server, make_client):
     client = make_client(max_retries=1)  # default route: HTTP 500 forever
-    with pytest.raises(LLMError) as err:
-        client.complete(purpose="judge", messages=MSG)
-    assert err.value.kind == "server_error" and err.value.attempts == 2
+    for _ in range(3):  # LLM_BREAKER_FAILURES
+        with pytest.raises(LLMError) as err:
+            client.complete(purpose="judge", messages=MSG)
+        assert err.value.kind == "server_error" and err.value.attempts == 2
     with pytest.raises(LLMError) as again:
-        client.complete(purpose="judge", messages=MSG)
-    assert again.value.kind == "circuit_open"
-    assert len(llm_server.requests) == 2  # the second call never reached the server
-    assert [f["kind"] for f in client.accounting.failures] == ["server_error", "circuit_open"]
+        make_client().complete(purpose="judge", messages=MSG)  # another run, the same endpoint
+    assert again.value.kind == "circuit_open" and "circuit open" in again.value.message
+    assert len(llm_server.requests) == 6  # the fourth call never reached the server
+
+
+def test_it_closes_the_circuit_after_the_cool_down_when_the_trial_call_succeeds():
+    from audit.pipeline.llm.client import LLMError as Error
+    from audit.pipeline.llm.endpoint import CircuitBreaker
+
+    now = [100.0]
+    breaker = CircuitBreaker(failures=2, cooldown_s=30, clock=lambda: now[0])
+    breaker.failure(Error("timeout", "slow"))
+    assert breaker.refusal() is None  # one timeout: still closed
+    breaker.failure(Error("timeout", "slow"))
+    assert "timeout" in breaker.refusal()
+    now[0] += 31
+    assert breaker.refusal() is None  # half-open: the trial call may go
+    breaker.failure(Error("timeout", "slow"))
+    assert breaker.refusal()  # the trial failed: open again
+    now[0] += 31
+    breaker.success()
+    assert breaker.refusal() is None and breaker.consecutive == 0
 
 
 def test_it_bounds_a_slow_call_by_the_timeout_without_retrying(llm_server, make_client):
@@ -121,18 +140,52 @@ def test_it_reports_a_refused_connection(make_client):
     with pytest.raises(LLMError) as err:
         client.complete(purpose="judge", messages=MSG)
     assert err.value.kind == "connection" and err.value.attempts == 2
+    assert not client.available  # a refused connection opens the breaker at once
 
 
 def test_it_stops_calling_past_the_token_budget_and_warns_once(llm_server, make_client):
+    short = messages("TASK: extract_claims", "x")
     llm_server.route("extract_claims", ok(CLAIMS, prompt_tokens=60, completion_tokens=50))
     client = make_client(token_budget=100)
-    client.complete(purpose="extract_claims", messages=MSG)
+    client.complete(purpose="extract_claims", messages=short)
     for _ in range(2):
         with pytest.raises(LLMError) as err:
-            client.complete(purpose="extract_claims", messages=MSG)
+            client.complete(purpose="extract_claims", messages=short)
         assert err.value.kind == "budget"
     assert len(llm_server.requests) == 1
     assert [w["code"] for w in client.accounting.warnings] == ["llm_budget_exceeded"]
+    assert client.unavailable_reason().startswith("budget")
+
+
+def test_it_caps_max_tokens_to_what_is_left_of_the_token_budget(llm_server, make_client):
+    llm_server.route("extract_claims", ok(CLAIMS, prompt_tokens=20, completion_tokens=30))
+    client = make_client(token_budget=120)
+    client.complete(purpose="extract_claims", messages=messages("TASK: extract_claims", "x"), max_tokens=800)
+    client.complete(purpose="extract_claims", messages=messages("TASK: extract_claims", "x"), max_tokens=800)
+    first, second = (r["body"]["max_tokens"] for r in llm_server.requests)
+    assert first < 120 and second < 120 - 50  # never more than the budget has left
+    assert client.accounting.total_tokens <= 120
+
+
+def test_it_counts_a_timed_out_call_with_the_tokens_the_server_may_still_spend(llm_server, make_client):
+    llm_server.route("extract_claims", ok(CLAIMS, delay_s=2.0))
+    client = make_client(timeout_s=0.3)
+    with pytest.raises(LLMError):
+        client.complete(purpose="extract_claims", messages=MSG, max_tokens=200)
+    acc = client.accounting
+    assert acc.calls == 1 and acc.completion_tokens == 200 and acc.prompt_tokens > 0
+
+
+def test_it_stops_a_call_at_the_runs_time_budget_and_starts_no_other(llm_server, make_client):
+    llm_server.route("extract_claims", ok(CLAIMS, delay_s=3.0))
+    client = make_client(timeout_s=10, time_budget_s=0.8)
+    started = time.monotonic()
+    with pytest.raises(LLMError) as err:
+        client.complete(purpose="extract_claims", messages=MSG)
+    assert err.value.kind == "budget" and time.monotonic() - started < 1.5
+    assert client.unavailable_reason().startswith("budget")
+    assert client.endpoint.breaker.consecutive == 0  # our budget, not the server's fault
+    assert "llm_time_budget_exceeded" in {w["code"] for w in client.accounting.warnings}
 
 
 def test_it_estimates_tokens_when_the_server_reports_no_usage(llm_server, make_client):
@@ -162,3 +215,78 @@ def test_it_parses_json_inside_a_code_fence():
     assert parse_json_reply('Here you go: [1, 2] hope it helps') == [1, 2]
     with pytest.raises(ValueError):
         parse_json_reply("no json here")
+
+
+def test_it_reads_only_the_replys_json_value_never_a_citation_or_echoed_template():
+    import jsonschema
+
+    from audit.pipeline.llm.client import parse_json_reply
+    from audit.pipeline.llm.prompts import COVE_PLAN_SYSTEM
+    from audit.pipeline.llm.schemas import TASKS
+
+    schema = TASKS["cove_questions"]
+    real = {"results": [{"claim_id": "c1", "questions": ["When was the hippocampus named?"]}]}
+    cited = f"As passage [1] says, here it is: {__import__('json').dumps(real)}"
+    assert parse_json_reply(cited, schema) == real  # [1] is a citation, not the answer
+    echo = '{"results": [{"claim_id": "<id>", "questions": ["<question>"]}]}'
+    with pytest.raises(jsonschema.ValidationError):
+        parse_json_reply(echo, schema, prompt=COVE_PLAN_SYSTEM)
+    dots = '{"results": [{"claim_id": "c1", "questions": ["...", "..."]}]}'
+    with pytest.raises(jsonschema.ValidationError):
+        parse_json_reply(dots, schema)
+    assert parse_json_reply(COVE_PLAN_SYSTEM + "\n" + __import__('json').dumps(real), schema,
+                            prompt=COVE_PLAN_SYSTEM) == real  # the prompt repeated, then the answer
+
+
+@pytest.mark.parametrize("honours, rejects, expected", [
+    ({"json_schema"}, set(), "json_schema"),
+    ({"llama_json_object"}, {"json_schema"}, "llama_json_object"),  # llama-cpp-python: json_schema is a 500
+    ({"vllm_guided_json"}, set(), "vllm_guided_json"),
+    ({"ollama_format"}, set(), "ollama_format"),
+    (set(), {"json_schema"}, "prompt"),
+])
+def test_it_probes_once_per_endpoint_which_structured_output_form_works(llm_server, make_client, honours, rejects,
+                                                                       expected):
+    llm_server.honours, llm_server.rejects = honours, rejects
+    llm_server.route("extract_claims", ok(CLAIMS))
+    first = make_client(structured="auto")
+    assert first.complete_json(purpose="extract_claims", messages=MSG) == CLAIMS
+    probes = len(llm_server.calls("TASK: probe"))
+    assert probes >= 1 and first.accounting.structured == expected
+    second = make_client(structured="auto")  # another run of the same endpoint: no new probe
+    second.complete_json(purpose="extract_claims", messages=MSG)
+    assert len(llm_server.calls("TASK: probe")) == probes
+    sent = llm_server.calls("TASK: extract_claims")[-1]["body"]
+    assert llm_server.form_of(sent) == ("" if expected == "prompt" else expected)
+    assert first.accounting.failures == []  # a refused form is not a failure of the run
+
+
+def test_it_sends_a_schema_small_enough_for_grammar_engines():
+    from audit.pipeline.llm.endpoint import format_kwargs
+    from audit.pipeline.llm.schemas import TASKS
+
+    for task in TASKS:
+        sent = format_kwargs("llama_json_object", task)["response_format"]["schema"]
+        text = __import__("json").dumps(sent)
+        assert not any(k in text for k in ('"maxItems"', '"maxLength"', '"pattern"', '"minLength"'))
+        assert sent["type"] == "object" and sent["additionalProperties"] is False
+        strict = format_kwargs("json_schema", task)["response_format"]["json_schema"]
+        assert strict["strict"] is True and set(strict["schema"]["required"]) == set(strict["schema"]["properties"])
+
+
+def test_it_says_a_json_reply_was_cut_off_rather_than_read_a_fragment_of_it(llm_server, make_client):
+    cut = '{"claims": [{"text": "Logs are kept 90 days [1]. They are revi'
+    llm_server.route("extract_claims", ok(cut, finish_reason="length"))
+    client = make_client()
+    with pytest.raises(LLMError) as err:
+        client.complete_json(purpose="extract_claims", messages=MSG)
+    assert err.value.kind == "invalid_json" and "cut off" in err.value.message  # not "[1] is not an object"
+
+
+def test_it_leaves_the_json_example_out_of_the_prompt_under_a_grammar(llm_server, make_client):
+    llm_server.honours = {"llama_json_object"}
+    llm_server.route("TASK: extract_claims", ok(CLAIMS))
+    make_client(structured="auto").complete_json(purpose="extract_claims", messages=MSG)
+    sent = llm_server.calls("TASK: extract_claims")[-1]["body"]["messages"][0]["content"]
+    assert '{"claims": [{"text": "<claim>"}]}' not in sent  # a small model copies an example verbatim
+    assert "claims: list of {text: string}" in sent and sent.endswith("The hippocampus supports memory.")

@@ -3,7 +3,6 @@ drafting and rewriting, each with its fallback."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -14,7 +13,7 @@ from audit.pipeline.llm.extraction import METHOD_LLM, METHOD_OFFLINE, extract_cl
 from audit.pipeline.llm.judge import judge_claim
 from audit.pipeline.llm.selfcheck import selfcheck
 from audit.pipeline.types import ClaimDraft, Passage
-from tests.llm.fake_llm import Reply, ok
+from tests.llm.fake_llm import Reply, ok, per_claim
 
 ANSWER = "The hippocampus consolidates memory [1]. It was named by Arantius in 1587 [2]."
 EVIDENCE = ["The hippocampus consolidates long-term memory.", "Arantius named the hippocampus in 1564."]
@@ -26,11 +25,11 @@ def user_message(request: dict) -> str:
 
 # --- extraction ---------------------------------------------------------------------------
 def test_it_extracts_llm_claims_anchored_to_their_sentences(llm_server, make_client):
-    llm_server.route("TASK: extract_claims", ok([
-        {"claim_id": "c1", "text": "The hippocampus consolidates memory."},
-        {"claim_id": "c2", "text": "Arantius named the hippocampus."},
-        {"claim_id": "c3", "text": "The hippocampus was named in 1587."},
-    ]))
+    llm_server.route("TASK: extract_claims", ok({"claims": [
+        {"text": "The hippocampus consolidates memory."},
+        {"text": "Arantius named the hippocampus."},
+        {"text": "The hippocampus was named in 1587."},
+    ]}))
     out = extract_claims(make_client(), ANSWER, "What does the hippocampus do?")
     assert out.method == METHOD_LLM and out.fallback == ""
     assert [c.claim_id for c in out.claims] == ["c1", "c2", "c3"]
@@ -42,7 +41,8 @@ def test_it_extracts_llm_claims_anchored_to_their_sentences(llm_server, make_cli
     assert body["temperature"] == 0.0 and body["seed"] == 7  # deterministic prompt
 
 
-@pytest.mark.parametrize("bad", [Reply(content=""), ok("not json at all"), ok([{"id": 1}]), Reply(status=500)])
+@pytest.mark.parametrize("bad", [Reply(content=""), ok("not json at all"), ok({"claims": [{"id": 1}]}),
+                                 Reply(status=500)])
 def test_it_falls_back_to_the_offline_extractor_on_any_failure(llm_server, make_client, bad):
     llm_server.route("TASK: extract_claims", bad)
     client = make_client(max_retries=0)
@@ -63,14 +63,43 @@ def test_it_extracts_offline_without_a_client():
     ("UNSUPPORTED", "NEI", "not_found"), ("CONTRADICTED", "REFUTED", "contradicted"),
 ])
 def test_it_maps_the_judge_verdicts_to_fever_labels(llm_server, make_client, verdict, label, vote):
-    llm_server.route("TASK: isolated_verification", ok({"verdict": verdict, "reasoning": "because", "passages": [2, 9]}))
+    llm_server.route("TASK: isolated_verification", per_claim("results", lambda _: {"verdict": verdict,
+                                                                                     "reasoning": "because [2]"}))
     result = judge_claim(make_client(), "Arantius named it in 1587.", EVIDENCE)
     assert result.ran and result.details["fever_label"] == label and result.verdict == vote
-    assert result.details["reasoning"] == "because" and result.details["passages"] == [2]
+    assert result.details["reasoning"] == "because [2]"
+
+
+def test_it_judges_claims_in_batches_each_with_its_own_evidence(llm_server, make_client):
+    from audit.constants import LLM_BATCH_CLAIMS
+    from audit.pipeline.llm.judge import judge_claims
+
+    llm_server.route("TASK: isolated_verification", per_claim("results", lambda text: {
+        "verdict": "CONTRADICTED" if "1587" in text else "SUPPORTED", "reasoning": "per passage [1]"}))
+    items = [(f"Claim number {i} holds.", [f"evidence {i}"]) for i in range(LLM_BATCH_CLAIMS + 1)]
+    items.append(("Arantius named the hippocampus in 1587.", [EVIDENCE[1]]))
+    results = judge_claims(make_client(), items)
+    assert len(llm_server.calls("TASK: isolated_verification")) == 2  # 10 claims, batches of 8
+    assert [r.details["judge_verdict"] for r in results] == ["SUPPORTED"] * (LLM_BATCH_CLAIMS + 1) + ["CONTRADICTED"]
+    # the two batches run concurrently: find the first by its content
+    [first] = [user_message(r) for r in llm_server.calls("TASK: isolated_verification") if "evidence 0" in user_message(r)]
+    assert "Evidence for c1:\n[1] evidence 0" in first and "evidence 8" not in first
+    sent = llm_server.calls("TASK: isolated_verification")[0]["body"]["max_tokens"]
+    assert sent == 40 + 90 * LLM_BATCH_CLAIMS  # the task's own cap, per claim of the batch
+
+
+def test_it_reports_a_claim_the_judge_left_out_as_not_run(llm_server, make_client):
+    from audit.pipeline.llm.judge import judge_claims
+
+    llm_server.route("TASK: isolated_verification", ok({"results": [
+        {"claim_id": "c2", "verdict": "SUPPORTED", "reasoning": "stated in [1]"}]}))
+    first, second = judge_claims(make_client(), [("One claim here.", EVIDENCE), ("Another claim.", EVIDENCE)])
+    assert not first.ran and "no verdict" in first.details["reason"] and second.ran
 
 
 def test_it_shows_the_judge_only_the_claim_and_its_evidence(llm_server, make_client):
-    llm_server.route("TASK: isolated_verification", ok({"verdict": "SUPPORTED", "reasoning": "r"}))
+    llm_server.route("TASK: isolated_verification", per_claim("results", lambda _: {"verdict": "SUPPORTED",
+                                                                                     "reasoning": "it says so"}))
     judge_claim(make_client(), "The hippocampus consolidates memory.", EVIDENCE)
     sent = user_message(llm_server.requests[0])
     assert "The hippocampus consolidates memory." in sent and EVIDENCE[0] in sent
@@ -87,19 +116,20 @@ def test_it_reports_the_judge_as_not_run_when_the_llm_fails(llm_server, make_cli
 # --- CoVe -----------------------------------------------------------------------------------
 def test_it_answers_cove_questions_without_showing_the_claim(llm_server, make_client):
     claim = "Arantius named the hippocampus in 1587."
-    llm_server.route("TASK: cove_questions", ok({"questions": ["Who named the hippocampus?", "In which year was the hippocampus named?"]}))
-    llm_server.route(("TASK: cove_answer", "Who named"), ok({"answer": "Arantius", "found": True}))
-    llm_server.route(("TASK: cove_answer", "which year"), ok({"answer": "1564", "found": True}))
-    llm_server.route("TASK: cove_compare", ok({"verdicts": ["CONSISTENT", "INCONSISTENT"]}))
+    llm_server.route("TASK: cove_questions", per_claim("results", lambda _: {
+        "questions": ["Who named the hippocampus?", "In which year was the hippocampus named?"]}))
+    llm_server.route("TASK: cove_answer", ok({"answers": [{"question": 1, "answer": "Arantius", "found": True},
+                                                          {"question": 2, "answer": "1564", "found": True}]}))
+    llm_server.route("TASK: cove_compare", per_claim("results", lambda _: {"verdicts": ["CONSISTENT", "INCONSISTENT"]}))
     result = cove_check(make_client(), claim, EVIDENCE)
     answers = llm_server.calls("TASK: cove_answer")
-    assert len(answers) == 2 and all(claim not in user_message(r) and "1587" not in user_message(r) for r in answers)
+    assert len(answers) == 1 and all(claim not in user_message(r) and "1587" not in user_message(r) for r in answers)
     assert result.ran and result.details["cove_consistency"] == 0.5 and result.verdict == "contradicted"
     assert [q["answer"] for q in result.details["questions"]] == ["Arantius", "1564"]
 
 
 def test_it_does_not_run_cove_when_a_step_fails(llm_server, make_client):
-    llm_server.route("TASK: cove_questions", ok({"questions": ["Who named the hippocampus?"]}))
+    llm_server.route("TASK: cove_questions", per_claim("results", lambda _: {"questions": ["Who named the hippocampus?"]}))
     llm_server.route("TASK: cove_answer", ok("{broken"))
     result = cove_check(make_client(), "claim", EVIDENCE)
     assert not result.ran and "invalid_json" in result.details["reason"]
@@ -146,6 +176,19 @@ def test_it_drafts_an_answer_with_anchors_that_name_the_passages(llm_server, mak
     assert [p.anchors for p in draft.passages] == [("1",), ("2",)]
 
 
+@pytest.mark.parametrize("reply, why", [
+    (ok("The hippocampus consolidates long-term memory [1]. It was named", finish_reason="length"), "cut off"),
+    (ok("TASK: draft_answer Answer the question using ONLY the numbered passages. [1] The hippocampus [1]."),
+     "repeats the prompt"),
+])
+def test_it_refuses_a_draft_cut_off_at_the_limit_or_echoing_the_prompt(llm_server, make_client, reply, why):
+    llm_server.route("TASK: draft_answer", reply)
+    client = make_client()
+    draft = draft_answer(client, "Which memory does the hippocampus hold?", PASSAGES)
+    assert draft.method == "extractive_draft" and draft.fallback == "schema"
+    assert why in client.accounting.failures[-1]["message"]
+
+
 def test_it_refuses_a_draft_without_anchors_and_drafts_offline(llm_server, make_client):
     llm_server.route("TASK: draft_answer", ok("The hippocampus does many things."))
     client = make_client()
@@ -184,19 +227,27 @@ def test_it_keeps_prompts_deterministic():
     from audit.pipeline.llm import prompts
 
     assert prompts.numbered_passages(["a", "b"]) == "[1] a\n\n[2] b"
-    assert json.loads(json.dumps(prompts.CLAIMS_SCHEMA)) == prompts.CLAIMS_SCHEMA
+    assert prompts.messages("TASK: x\nDo it.", "input") == [{"role": "user", "content": "TASK: x\nDo it.\n\n---\n\ninput"}]
+
+
+def test_it_puts_the_instructions_in_the_user_message_for_models_that_drop_system_messages(llm_server, make_client):
+    llm_server.route("TASK: isolated_verification", per_claim("results", lambda _: {"verdict": "SUPPORTED",
+                                                                                     "reasoning": "it says so"}))
+    judge_claim(make_client(), "The hippocampus consolidates memory.", EVIDENCE)
+    sent = llm_server.requests[0]["body"]["messages"]
+    assert [m["role"] for m in sent] == ["user"] and sent[0]["content"].startswith("TASK: isolated_verification")
 
 
 def test_it_drops_extracted_claims_that_are_not_in_the_answer(llm_server, make_client):
-    llm_server.route("TASK: extract_claims", ok([
-        {"claim_id": "c1", "text": "The hippocampus consolidates memory."},
-        {"claim_id": "c2", "text": "Dolphins sleep with one brain hemisphere awake."}]))
+    llm_server.route("TASK: extract_claims", ok({"claims": [
+        {"text": "The hippocampus consolidates memory."},
+        {"text": "Dolphins sleep with one brain hemisphere awake."}]}))
     out = extract_claims(make_client(), ANSWER)
     assert out.method == METHOD_LLM and [c.text for c in out.claims] == ["The hippocampus consolidates memory."]
 
 
 def test_it_extracts_offline_when_no_llm_claim_is_grounded_in_the_answer(llm_server, make_client):
-    llm_server.route("TASK: extract_claims", ok([{"claim_id": "c1", "text": "Dolphins sleep with one eye open."}]))
+    llm_server.route("TASK: extract_claims", ok({"claims": [{"text": "Dolphins sleep with one eye open."}]}))
     client = make_client()
     out = extract_claims(client, ANSWER)
     assert out.method == METHOD_OFFLINE and out.fallback == "schema" and len(out.claims) == 2

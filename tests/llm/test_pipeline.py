@@ -6,8 +6,9 @@ import time
 
 import pytest
 
+from audit.constants import LLM_BREAKER_FAILURES
 from audit.pipeline.audit import audit_answer
-from tests.llm.fake_llm import Reply, ok
+from tests.llm.fake_llm import Reply, ok, per_claim
 
 QUERY = "What does the hippocampus do?"
 ANSWER = "The hippocampus consolidates long-term memory [1]. Arantius named the hippocampus in 1587 [2]."
@@ -17,19 +18,20 @@ LLM_METHODS = {"llm_judge", "llm_cove", "selfcheck"}
 
 
 def script_a_working_llm(server) -> None:
-    server.route("TASK: extract_claims", ok([
-        {"claim_id": "c1", "text": "The hippocampus consolidates long-term memory."},
-        {"claim_id": "c2", "text": "Arantius named the hippocampus in 1587."}]))
-    server.route(("TASK: isolated_verification", "in 1587"),
-                 ok({"verdict": "CONTRADICTED", "reasoning": "The evidence gives 1564, not 1587."}))
-    server.route("TASK: isolated_verification", ok({"verdict": "SUPPORTED", "reasoning": "Stated in [1]."}))
-    server.route("TASK: cove_questions", ok({"questions": ["What does the hippocampus do?"]}))
-    server.route("TASK: cove_answer", ok({"answer": "It consolidates long-term memory.", "found": True}))
-    server.route(("TASK: cove_compare", "in 1587"), ok({"verdicts": ["INCONSISTENT"]}))
-    server.route("TASK: cove_compare", ok({"verdicts": ["CONSISTENT"]}))
+    server.route("TASK: extract_claims", ok({"claims": [
+        {"text": "The hippocampus consolidates long-term memory."},
+        {"text": "Arantius named the hippocampus in 1587."}]}))
+    server.route("TASK: isolated_verification", per_claim("results", lambda text: (
+        {"verdict": "CONTRADICTED", "reasoning": "The evidence gives 1564, not 1587."} if "1587" in text
+        else {"verdict": "SUPPORTED", "reasoning": "Stated in [1]."})))
+    server.route("TASK: cove_questions", per_claim("results", lambda _: {"questions": ["What does the hippocampus do?"]}))
+    server.route("TASK: cove_answer", ok({"answers": [{"question": 1, "answer": "It consolidates long-term memory.",
+                                                       "found": True}]}))
+    server.route("TASK: cove_compare", per_claim("results", lambda text: {
+        "verdicts": ["INCONSISTENT" if "1587" in text else "CONSISTENT"]}))
     server.route("TASK: selfcheck_sample", ok("The hippocampus consolidates long-term memory; Arantius named it in 1564."))
-    server.route("TASK: selfcheck_judge", ok({"results": [{"claim_id": "c1", "verdict": "SUPPORTS"},
-                                                          {"claim_id": "c2", "verdict": "CONTRADICTS"}]}))
+    server.route("TASK: selfcheck_judge", per_claim("results", lambda text: {
+        "verdict": "CONTRADICTS" if "1587" in text else "SUPPORTS"}))
 
 
 def test_it_runs_every_llm_method_and_lets_the_judge_decide(llm_server, make_client):
@@ -60,25 +62,59 @@ def test_it_completes_offline_when_every_llm_call_fails(llm_server, make_client)
     assert all("selfcheck_disagreement" not in c.metrics for c in result.claims)
     assert result.metrics["selfcheck_disagreement"] is None
     assert set(result.methods_not_run) == LLM_METHODS | {"llm_extraction"}
-    assert [(f["purpose"], f["kind"], f["attempts"]) for f in client.accounting.failures] == \
-        [("extract_claims", "server_error", 2)]
+    failures = client.accounting.failures
+    assert (failures[0]["purpose"], failures[0]["kind"], failures[0]["attempts"]) == ("extract_claims", "server_error", 2)
     assert "server_error" in result.methods_not_run["llm_judge"] or "unavailable" in result.methods_not_run["llm_judge"]
-    assert len(llm_server.requests) == 2  # one call and its retry; the circuit spared the rest
+    assert client.endpoint.breaker.is_open
+    # LLM_BREAKER_FAILURES failed calls (each with its retry), plus calls already in flight: the breaker spared the rest
+    assert len(llm_server.requests) <= 2 * (LLM_BREAKER_FAILURES + client.config.concurrency)
 
 
-def test_it_bounds_an_audit_with_a_slow_server_by_the_timeout(llm_server, make_client):
+def test_it_bounds_an_audit_with_a_slow_server_by_the_time_budget(llm_server, make_client):
     audit_answer(QUERY, ANSWER, CONTEXTS)  # warm the embedder
     started = time.monotonic()
-    audit_answer(QUERY, ANSWER, CONTEXTS)
+    offline = audit_answer(QUERY, ANSWER, CONTEXTS)
     offline_s = time.monotonic() - started
     llm_server.route("TASK", ok("[]", delay_s=5.0))
-    client = make_client(timeout_s=0.5)
+    client = make_client(timeout_s=0.5, time_budget_s=1.0)
     started = time.monotonic()
     result = audit_answer(QUERY, ANSWER, CONTEXTS, llm=client)
     elapsed = time.monotonic() - started
-    assert len(result.claims) == 2
-    assert elapsed - offline_s < 1.5, f"audit took {elapsed:.2f}s (offline {offline_s:.2f}s) with a 0.5s timeout"
+    assert [c.label for c in result.claims] == [c.label for c in offline.claims]
+    assert elapsed - offline_s < 1.5, f"audit took {elapsed:.2f}s (offline {offline_s:.2f}s) with a 1 s budget"
     assert client.accounting.failures[0]["kind"] == "timeout"
+
+
+def test_it_answers_with_the_offline_verdicts_past_the_time_budget_and_says_budget(llm_server, make_client):
+    offline = audit_answer(QUERY, ANSWER, CONTEXTS)
+    llm_server.route("TASK", ok("[]", delay_s=5.0))
+    client = make_client(timeout_s=10, time_budget_s=0.8)
+    result = audit_answer(QUERY, ANSWER, CONTEXTS, llm=client)
+    assert [(c.label, c.confidence) for c in result.claims] == [(c.label, c.confidence) for c in offline.claims]
+    assert all(result.methods_not_run[m].startswith("budget") for m in LLM_METHODS)
+    assert "budget" in result.methods_not_run["llm_extraction"]
+    assert not client.endpoint.breaker.is_open  # the budget is ours: the endpoint is not blamed
+    assert "llm_time_budget_exceeded" in {w["code"] for w in client.accounting.warnings}
+
+
+def test_one_timeout_does_not_take_the_llm_methods_offline_for_the_rest_of_the_audit(llm_server, make_client):
+    script_a_working_llm(llm_server)
+    llm_server.routes.insert(0, (("TASK: extract_claims",), [ok("[]", delay_s=2.0)]))
+    client = make_client(timeout_s=0.4)
+    result = audit_answer(QUERY, ANSWER, CONTEXTS, llm=client)
+    assert [f["kind"] for f in client.accounting.failures] == ["timeout"]
+    assert result.methods_not_run == {"llm_extraction": "claims extracted offline (timeout)"}
+    assert all(set(c.method_names) >= LLM_METHODS for c in result.claims)
+
+
+def test_a_numeric_contradiction_stands_whatever_the_llm_judge_says(llm_server, make_client):
+    script_a_working_llm(llm_server)
+    llm_server.routes.insert(0, (("TASK: isolated_verification",), [per_claim("results", lambda _: {
+        "verdict": "PARTIAL", "reasoning": "Mostly stated in [1]."})]))
+    result = audit_answer(QUERY, ANSWER, CONTEXTS, llm=make_client())
+    _, c2 = result.claims
+    assert c2.method_names and "llm_judge" in c2.method_names
+    assert c2.label == "REFUTED"  # 1587 against the passage's 1564: the numeric check's finding stands
 
 
 def test_it_says_which_methods_ran_when_no_llm_is_configured():

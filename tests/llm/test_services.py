@@ -17,7 +17,7 @@ NOW = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
 def llm_settings(settings):
     def configure(base_url: str, **extra):
         settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": base_url, "LLM_MODEL": "test-model",
-                            "LLM_TIMEOUT_S": 2.0, "LLM_MAX_RETRIES": 0, **extra}
+                            "LLM_TIMEOUT_S": 10.0, "LLM_MAX_RETRIES": 0, "LLM_STRUCTURED": "prompt", **extra}
     return configure
 
 
@@ -37,7 +37,7 @@ def test_it_builds_a_client_from_the_settings(workspace, llm_settings):
     llm_settings("http://127.0.0.1:8080/v1", LLM_CONCURRENCY=3)
     config = llm_setup_for(workspace=workspace).client.config
     assert (config.base_url, config.model, config.timeout_s, config.max_retries, config.concurrency) == \
-        ("http://127.0.0.1:8080/v1", "test-model", 2.0, 0, 3)
+        ("http://127.0.0.1:8080/v1", "test-model", 10.0, 0, 3)
     assert config.token_budget is None  # llm_token_budget 0: unlimited
 
 
@@ -82,7 +82,7 @@ def test_it_stores_calls_tokens_latency_failures_and_warnings_on_the_run(workspa
     llm_server.route("TASK: judge-me", ok("fine", prompt_tokens=30, completion_tokens=20))
     llm_server.route("TASK: refused", Reply(status=400))
     llm_settings(llm_server.base_url)
-    workspace.llm_token_budget = 60
+    workspace.llm_token_budget = 110
     workspace.save(update_fields=["llm_token_budget"])
     setup = llm_setup_for(workspace=workspace)
     messages = [{"role": "user", "content": "TASK: judge-me"}]
@@ -90,7 +90,7 @@ def test_it_stores_calls_tokens_latency_failures_and_warnings_on_the_run(workspa
     with pytest.raises(LLMError):
         setup.client.complete(purpose="judge", messages=[{"role": "user", "content": "TASK: refused"}])
     setup.client.complete(purpose="judge", messages=messages)
-    with pytest.raises(LLMError):  # 100 tokens used of 60: the budget stops the run's LLM use
+    with pytest.raises(LLMError):  # 100 tokens used of 110: too few left for a call, the budget stops the run's LLM use
         setup.client.complete(purpose="judge", messages=messages)
     run = make_run(workspace, tokens=0, started_at=NOW)
     run_record_llm_usage(run=run, setup=setup)

@@ -89,12 +89,14 @@ def test_a_cross_encoder_without_a_path_is_a_clear_error(tmp_path):
 
 def test_the_llm_judge_answers_through_the_interface_and_the_features_judge_stands_in_without_it(embedder):
     from audit.pipeline.llm import LLMClient, LLMConfig
-    from tests.llm.fake_llm import FakeLLMServer, ok
+    from tests.llm.fake_llm import FakeLLMServer, per_claim
 
     server = FakeLLMServer().start()
     try:
-        server.route("TASK: isolated_verification", ok({"verdict": "CONTRADICTED", "reasoning": "r", "passages": [1]}))
-        client = LLMClient(LLMConfig(base_url=server.base_url, model="m", timeout_s=2.0, max_retries=0))
+        server.route("TASK: isolated_verification", per_claim("results", lambda _: {"verdict": "CONTRADICTED",
+                                                                                 "reasoning": "passage [1] differs"}))
+        client = LLMClient(LLMConfig(base_url=server.base_url, model="m", timeout_s=10.0, max_retries=0,
+                                     structured="prompt"))
         out = LLMJudge().judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext(llm=client))[0]
     finally:
         server.stop()

@@ -20,7 +20,7 @@ def test_it_sends_the_problems_and_the_passages_and_uses_the_rewrite(llm_server,
     out = _revise(verify, passages, llm_client)
     assert out.final_text == FIXED and out.attempts[1].author == "llm"
     (call,) = llm_server.calls("TASK: rewrite_answer")
-    prompt = call["body"]["messages"][1]["content"]
+    prompt = call["body"]["messages"][-1]["content"]
     assert ('c1 (contradicted): The annual fee for the Gold card is $200. -> '
             'Correct claim based on evidence: "The annual fee for the Gold card is $200."') in prompt
     assert "[1] The annual fee for the Gold card is $150." in prompt

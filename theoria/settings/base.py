@@ -203,6 +203,12 @@ THEORIA = {
     "LLM_TIMEOUT_S": envfloat("THEORIA_LLM_TIMEOUT_S", 20.0),
     "LLM_MAX_RETRIES": envint("THEORIA_LLM_MAX_RETRIES", 2, minimum=0),
     "LLM_CONCURRENCY": envint("THEORIA_LLM_CONCURRENCY", 4, minimum=1),
+    # issue 20: the LLM time of an audit's synchronous part (0: audit.constants.LLM_TIME_BUDGET_S),
+    # and the structured-output form ("auto" probes the endpoint once; "prompt" never asks for one)
+    "LLM_TIME_BUDGET_S": envfloat("THEORIA_LLM_TIME_BUDGET_S", 0.0),
+    "LLM_STRUCTURED": envstr("THEORIA_LLM_STRUCTURED", "auto"),
+    # announced when an asynchronous deep check finishes (POST JSON); empty: no announcement
+    "DEEP_CHECK_WEBHOOK_URL": envstr("THEORIA_DEEP_CHECK_WEBHOOK_URL", ""),
     # The endpoint runs inside the data-residency boundary (a loopback address always does), so
     # workspaces with allow_external_calls off may still use it.
     "LLM_INSIDE_RESIDENCY": envbool("THEORIA_LLM_INSIDE_RESIDENCY", False),

@@ -53,5 +53,5 @@ def llm_client_from_settings():
         return None
     kwargs = {"base_url": base_url, "model": conf.get("LLM_MODEL") or DEFAULT_MODEL, "api_key": conf.get("LLM_API_KEY") or "",
               "timeout_s": float(conf.get("LLM_TIMEOUT_S", 20.0)), "max_retries": int(conf.get("LLM_MAX_RETRIES", 2)),
-              "concurrency": int(conf.get("LLM_CONCURRENCY", 4))}
+              "concurrency": int(conf.get("LLM_CONCURRENCY", 4)), "structured": conf.get("LLM_STRUCTURED") or "auto"}
     return LLMClient(LLMConfig(**kwargs))

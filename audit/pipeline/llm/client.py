@@ -8,14 +8,19 @@ What the client guarantees to the methods that use it:
 * every call either returns non-empty text or raises :class:`LLMError` (never anything else);
 * 429 and 5xx are retried ``max_retries`` times with exponential back-off, honouring
   ``Retry-After`` / ``retry-after-ms`` up to ``LLM_RETRY_MAX_WAIT_S`` (longer: give up now);
-* a call never waits longer than ``timeout_s`` for the server; a timeout, a refused connection,
-  an auth error or exhausted retries *open the circuit*: later calls of the same run fail at
-  once, so a dead or slow server costs one timeout per run, not one per claim;
-* at most ``concurrency`` calls are in flight (a semaphore shared by the run's threads);
+* one :class:`~audit.pipeline.llm.endpoint.Endpoint` per server (process-wide) holds the
+  connection, the concurrency limit, the circuit breaker (failures in a row open it for a
+  cool-down) and the structured-output form probed once; drafting and verification share it;
+* a call never waits longer than ``timeout_s`` for the server, nor past the run's time budget
+  (``time_budget_s``, counted from the client's creation): with too little time left no call
+  starts and the methods say ``budget``;
 * every call, failed or not, is counted in :class:`LLMAccounting` (calls, tokens, latency,
-  failures, warnings), which the run stores on ``VerificationRun``;
-* past ``token_budget`` tokens the client refuses further calls (offline from then on) and
-  records one warning.
+  failures, warnings, JSON validity per task), which the run stores on ``VerificationRun``; a
+  call that times out is counted with the tokens the server may still spend on it;
+* ``max_tokens`` is capped to what is left of ``token_budget``; with too little left the client
+  refuses further calls (offline from then on) and records one warning;
+* JSON tasks ask the server for the task's schema (:mod:`audit.pipeline.llm.schemas`) in the
+  form it honours, and otherwise fall back to the prompt and one repair.
 """
 
 from __future__ import annotations
@@ -32,9 +37,12 @@ from typing import Any, Callable
 import jsonschema
 import openai
 
-from audit.constants import LLM_MAX_TOKENS, LLM_RETRY_BACKOFF_S, LLM_RETRY_MAX_WAIT_S, LLM_SEED, LLM_TEMPERATURE
+from audit.constants import (LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_MIN_CALL_S, LLM_MIN_COMPLETION_TOKENS,
+                             LLM_RETRY_BACKOFF_S, LLM_RETRY_MAX_WAIT_S, LLM_SEED, LLM_TASK_MAX_TOKENS, LLM_TEMPERATURE)
+from audit.pipeline.llm.endpoint import PROMPT, Endpoint, endpoint_for, format_kwargs
+from audit.pipeline.llm.prompts import for_structured_output
+from audit.pipeline.llm.schemas import TASKS, wire_schema
 
-PLACEHOLDER_API_KEY = "not-needed"  # local servers ignore the key; the openai package wants one
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,8 @@ class LLMConfig:
     max_retries: int = 2
     concurrency: int = 4
     token_budget: int | None = None
+    time_budget_s: float | None = None  # the run's LLM time, from the client's creation; None: unbounded
+    structured: str = "auto"  # "auto" (probe the endpoint once), a form of endpoint.FORMS, or "prompt"
 
 
 class LLMError(Exception):
@@ -80,6 +90,8 @@ class LLMAccounting:
     failures: list[dict] = field(default_factory=list)
     warnings: list[dict] = field(default_factory=list)
     calls_by_purpose: dict = field(default_factory=dict)
+    json_results: dict = field(default_factory=dict)  # task -> [valid replies, JSON replies read]
+    structured: str = ""  # the structured-output form the run's JSON calls used
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -100,6 +112,12 @@ class LLMAccounting:
                 "purpose": error.purpose, "kind": error.kind, "message": error.message[:300],
                 "attempts": error.attempts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             })
+
+    def add_json_result(self, task: str, valid: bool) -> None:
+        with self._lock:
+            row = self.json_results.setdefault(task, [0, 0])
+            row[0] += int(valid)
+            row[1] += 1
 
     def add_warning(self, code: str, message: str) -> None:
         with self._lock:
@@ -137,52 +155,143 @@ def retry_after_seconds(headers) -> float | None:
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
-_FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
+_PLACEHOLDER_RE = re.compile(r"[\s.\u2026_|?-]*|<[^<>]*>")
+_SPACE_RE = re.compile(r"\s+")
 
 
-def parse_json_reply(text: str) -> Any:
-    """Parse the JSON value in a reply, tolerating a code fence and chatter around it."""
+def json_candidates(text: str) -> list[tuple[Any, str]]:
+    """Every top-level JSON object or array in ``text`` (fenced blocks first), with its source text."""
     text = (text or "").strip()
-    fenced = _FENCE_RE.match(text)
-    if fenced:
-        text = fenced.group(1)
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    starts = [i for i in (text.find("["), text.find("{")) if i >= 0]
-    if not starts:
+    sources = [m.group(1) for m in _FENCE_RE.finditer(text)] + [text]
+    decoder = json.JSONDecoder()
+    found: list[tuple[Any, str]] = []
+    for source in sources:
+        i = 0
+        while True:
+            starts = [j for j in (source.find("{", i), source.find("[", i)) if j >= 0]
+            if not starts:
+                break
+            j = min(starts)
+            try:
+                value, end = decoder.raw_decode(source, j)
+            except ValueError:
+                i = j + 1
+                continue
+            found.append((value, source[j:end]))
+            i = end
+    return found
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _squash(text: str) -> str:
+    return _SPACE_RE.sub("", text or "")
+
+
+def parse_json_reply(text: str, schema: dict | None = None, prompt: str = "") -> Any:
+    """The reply's JSON value: the first object or array in it that is neither echoed from the
+    prompt nor template filler and (with ``schema``) valid against it.
+
+    A citation like ``[1]`` in prose, the example ``{"questions": ["...", "..."]}`` copied from
+    the prompt, or a value whose strings are placeholders (``...``, ``<one or two sentences>``)
+    is never taken for the answer. Raises ValueError (no JSON value at all) or
+    jsonschema.ValidationError (JSON, but none valid).
+    """
+    candidates = json_candidates(text)
+    if not candidates:
         raise ValueError("no JSON value in the reply")
-    return json.JSONDecoder().raw_decode(text[min(starts):])[0]
+    echoed = _squash(prompt)
+    first_error: jsonschema.ValidationError | None = None
+    for value, source in candidates:
+        if echoed and len(source) > 4 and _squash(source) in echoed:
+            continue
+        if any(_PLACEHOLDER_RE.fullmatch(s.strip()) for s in _strings(value)):
+            first_error = first_error or jsonschema.ValidationError("the reply holds template placeholders")
+            continue
+        if schema is None:
+            return value
+        try:
+            jsonschema.validate(value, schema)
+        except jsonschema.ValidationError as exc:
+            first_error = first_error or exc
+            continue
+        return value
+    raise first_error or jsonschema.ValidationError("the reply only repeats the prompt")
+
+
+@dataclass
+class Completion:
+    """One reply: its text and why the server stopped (``length``: cut off at ``max_tokens``)."""
+
+    text: str
+    finish_reason: str = ""
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+def task_max_tokens(task: str, items: int = 1) -> int:
+    """The completion cap of ``task`` for ``items`` claims (sentences, questions), per LLM_TASK_MAX_TOKENS."""
+    base, per_item = LLM_TASK_MAX_TOKENS.get(task, (LLM_MAX_TOKENS, 0))
+    return min(LLM_MAX_TOKENS_CEILING, base + per_item * max(1, items))
+
+
+def prompt_text(messages: list[dict]) -> str:
+    return "\n".join(str(m.get("content", "")) for m in messages)
 
 
 class LLMClient:
-    """Chat completions through the ``openai`` package with the guarantees of the module doc."""
+    """Chat completions through the ``openai`` package with the guarantees of the module doc.
+
+    One client per run (its accounting and budgets are the run's); the :class:`Endpoint` it
+    talks through is shared by every run of the process.
+    """
 
     def __init__(self, config: LLMConfig, *, accounting: LLMAccounting | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep, endpoint: Endpoint | None = None):
         self.config = config
         self.accounting = accounting or LLMAccounting()
         self._sleep = sleep
-        self._slots = threading.BoundedSemaphore(max(1, config.concurrency))
-        self._circuit: LLMError | None = None
-        self._openai = openai.OpenAI(
-            base_url=config.base_url, api_key=config.api_key or PLACEHOLDER_API_KEY,
-            timeout=config.timeout_s, max_retries=0,  # retries are ours: counted and bounded
-        )
+        self.endpoint = endpoint or endpoint_for(config)
+        self._reserved = 0  # tokens promised to calls in flight (the budget counts them)
+        self._lock = threading.Lock()
+        self.restart_clock()
+
+    def restart_clock(self, time_budget_s: float | None = None) -> None:
+        """Start the run's time budget now (``time_budget_s`` or the config's)."""
+        budget = self.config.time_budget_s if time_budget_s is None else time_budget_s
+        self._deadline = None if budget is None else time.monotonic() + budget
+
+    def time_left(self) -> float | None:
+        return None if self._deadline is None else self._deadline - time.monotonic()
 
     @property
     def available(self) -> bool:
-        """False once the circuit is open or the budget is spent: callers go offline at once."""
+        """False once the breaker is open or a budget is spent: callers go offline at once."""
         return self.unavailable_reason() is None
 
     def unavailable_reason(self) -> str | None:
-        """Why no call will be made now (circuit open, budget spent), or None; notes the budget warning."""
-        if self._circuit is not None:
-            return f"LLM unavailable after an earlier failure ({self._circuit.kind})"
-        if self._budget_spent():
+        """Why no call will be made now (breaker open, a budget spent), or None; notes budget warnings."""
+        breaker = self.endpoint.breaker.refusal()
+        if breaker:
+            return breaker
+        left = self.time_left()
+        if left is not None and left < LLM_MIN_CALL_S:
+            self._warn_time()
+            return f"budget: the audit's LLM time budget of {self.config.time_budget_s:g} s is spent"
+        if self._tokens_left() is not None and self._tokens_left() < LLM_MIN_COMPLETION_TOKENS:
             self._warn_budget()
-            return "LLM token budget exceeded"
+            return "budget: LLM token budget exceeded"
         return None
 
     def _warn_budget(self) -> None:
@@ -190,119 +299,201 @@ class LLMClient:
             "llm_budget_exceeded",
             f"LLM token budget of {self.config.token_budget} reached: offline methods used from here on.")
 
-    def _budget_spent(self) -> bool:
-        budget = self.config.token_budget
-        return budget is not None and self.accounting.total_tokens >= budget
+    def _warn_time(self) -> None:
+        self.accounting.add_warning(
+            "llm_time_budget_exceeded",
+            f"The audit's LLM time budget of {self.config.time_budget_s:g} s was spent: offline verdicts "
+            "stand for the methods not done.")
 
-    def _fail(self, kind: str, message: str, purpose: str, attempts: int, *, trip: bool = False) -> LLMError:
+    def _tokens_left(self) -> int | None:
+        budget = self.config.token_budget
+        if budget is None:
+            return None
+        return budget - self.accounting.total_tokens - self._reserved
+
+    def _fail(self, kind: str, message: str, purpose: str, attempts: int, *, trip: bool = False,
+              hard: bool = False) -> LLMError:
+        """Record a failed call; ``trip`` counts it against the endpoint's breaker (``hard``: opens it now)."""
         error = LLMError(kind, message, purpose=purpose, attempts=attempts)
         self.accounting.add_failure(error)
-        if trip and self._circuit is None:
-            self._circuit = error
+        if trip:
+            self.endpoint.breaker.failure(error, hard=hard)
         return error
 
-    def complete(self, *, purpose: str, messages: list[dict], temperature: float = LLM_TEMPERATURE,
-                 max_tokens: int = LLM_MAX_TOKENS, seed: int | None = LLM_SEED) -> str:
+    def complete(self, *, purpose: str, messages: list[dict], **kwargs) -> str:
         """Return the reply text of one chat completion, or raise LLMError (recorded)."""
-        if self._circuit is not None:
-            raise self._fail("circuit_open", f"skipped after an earlier {self._circuit.kind}", purpose, 0)
-        if self._budget_spent():
-            self._warn_budget()
-            raise self._fail("budget", "token budget exceeded", purpose, 0)
+        return self.complete_reply(purpose=purpose, messages=messages, **kwargs).text
+
+    def complete_reply(self, *, purpose: str, messages: list[dict], temperature: float = LLM_TEMPERATURE,
+                       max_tokens: int | None = None, seed: int | None = LLM_SEED, task: str = "",
+                       items: int = 1, extra: dict | None = None, probing: bool = False) -> Completion:
+        """One chat completion as a :class:`Completion`, or raise LLMError (recorded).
+
+        ``max_tokens`` defaults to the task's cap and is lowered to what the token budget has
+        left; the call's timeout is lowered to what the time budget has left. ``probing`` (the
+        structured-output probe): no retry, and an HTTP error neither counts against the breaker
+        nor is listed as a failure (it only means the server refuses that form).
+        """
+        refusal = self.endpoint.breaker.refusal()
+        if refusal:
+            raise self._fail("circuit_open", refusal, purpose, 0)
+        left = self.time_left()
+        if left is not None and left < LLM_MIN_CALL_S:
+            self._warn_time()
+            raise self._fail("budget", "the audit's LLM time budget is spent", purpose, 0)
+        wanted = max_tokens or task_max_tokens(task or purpose.split(":")[0], items)
+        prompt_estimate = len(prompt_text(messages)) // 4
+        with self._lock:
+            tokens_left = self._tokens_left()
+            if tokens_left is not None:
+                wanted = min(wanted, tokens_left - prompt_estimate)
+                if wanted < LLM_MIN_COMPLETION_TOKENS:
+                    self._warn_budget()
+                    raise self._fail("budget", "token budget exceeded", purpose, 0)
+            reserved = prompt_estimate + wanted
+            self._reserved += reserved
         kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages,
-                                  "temperature": temperature, "max_tokens": max_tokens}
+                                  "temperature": temperature, "max_tokens": wanted, **(extra or {})}
         if seed is not None:
             kwargs["seed"] = seed
+        try:
+            with self.endpoint.slots:
+                return self._call(kwargs, purpose, messages, prompt_estimate, probing)
+        finally:
+            with self._lock:
+                self._reserved -= reserved
+
+    def _call(self, kwargs: dict, purpose: str, messages: list[dict], prompt_estimate: int,
+              probing: bool = False) -> Completion:
         attempt = 0
-        with self._slots:
-            while True:
-                attempt += 1
-                started = time.perf_counter()
-                try:
-                    response = self._openai.chat.completions.create(**kwargs)
-                except openai.APITimeoutError:
-                    self._count(purpose, started)
-                    raise self._fail("timeout", f"no reply within {self.config.timeout_s:g} s", purpose, attempt, trip=True)
-                except openai.APIConnectionError as exc:
-                    self._count(purpose, started)
-                    if attempt <= self.config.max_retries:
-                        self._sleep(LLM_RETRY_BACKOFF_S * 2 ** (attempt - 1))
-                        continue
-                    raise self._fail("connection", str(exc), purpose, attempt, trip=True)
-                except openai.APIStatusError as exc:
-                    self._count(purpose, started)
-                    status = exc.status_code
-                    retriable = status == 429 or status >= 500
-                    if not retriable:
-                        # 401/403/404 are configuration errors: no later call can succeed.
-                        raise self._fail("client_error", f"HTTP {status}: {exc.message}"[:300], purpose, attempt,
-                                         trip=status in (401, 403, 404))
-                    kind = "rate_limited" if status == 429 else "server_error"
-                    wait = retry_after_seconds(exc.response.headers)
-                    if wait is None:
-                        wait = LLM_RETRY_BACKOFF_S * 2 ** (attempt - 1)
-                    if attempt <= self.config.max_retries and wait <= LLM_RETRY_MAX_WAIT_S:
-                        self._sleep(wait)
-                        continue
-                    raise self._fail(kind, f"HTTP {status} after {attempt} attempt(s)", purpose, attempt, trip=True)
-                except openai.OpenAIError as exc:  # malformed body, unexpected payload
-                    self._count(purpose, started)
-                    raise self._fail("server_error", f"{type(exc).__name__}: {exc}"[:300], purpose, attempt)
-                return self._reply_text(response, purpose, started, attempt, messages)
+        retries = 0 if probing else self.config.max_retries
+        while True:
+            attempt += 1
+            left = self.time_left()
+            if left is not None and left < LLM_MIN_CALL_S:
+                raise self._fail("budget", "the audit's LLM time budget is spent", purpose, attempt - 1)
+            timeout = self.config.timeout_s if left is None else min(self.config.timeout_s, left)
+            started = time.perf_counter()
+            try:
+                response = self.endpoint.openai.chat.completions.create(timeout=timeout, **kwargs)
+            except openai.APITimeoutError:
+                # the server may go on generating for a caller that gave up: count what it may spend
+                self._count(purpose, started, prompt_estimate, kwargs["max_tokens"])
+                if timeout < self.config.timeout_s:
+                    self._warn_time()
+                    raise self._fail("budget", f"the audit's LLM time budget ran out during the call "
+                                     f"({timeout:.1f} s)", purpose, attempt)
+                raise self._fail("timeout", f"no reply within {timeout:g} s", purpose, attempt, trip=True)
+            except openai.APIConnectionError as exc:
+                self._count(purpose, started)
+                if attempt <= retries:
+                    self._sleep(LLM_RETRY_BACKOFF_S * 2 ** (attempt - 1))
+                    continue
+                raise self._fail("connection", str(exc), purpose, attempt, trip=True, hard=True)
+            except openai.APIStatusError as exc:
+                self._count(purpose, started)
+                status = exc.status_code
+                retriable = status == 429 or status >= 500
+                if probing:
+                    raise LLMError("client_error" if not retriable else "server_error",
+                                   f"HTTP {status}: {exc.message}"[:300], purpose=purpose, attempts=attempt)
+                if not retriable:
+                    # 401/403/404 are configuration errors: no later call can succeed.
+                    raise self._fail("client_error", f"HTTP {status}: {exc.message}"[:300], purpose, attempt,
+                                     trip=status in (401, 403, 404), hard=True)
+                kind = "rate_limited" if status == 429 else "server_error"
+                wait = retry_after_seconds(exc.response.headers)
+                if wait is None:
+                    wait = LLM_RETRY_BACKOFF_S * 2 ** (attempt - 1)
+                if attempt <= retries and wait <= LLM_RETRY_MAX_WAIT_S:
+                    self._sleep(wait)
+                    continue
+                raise self._fail(kind, f"HTTP {status} after {attempt} attempt(s)", purpose, attempt, trip=True)
+            except openai.OpenAIError as exc:  # malformed body, unexpected payload
+                self._count(purpose, started)
+                raise self._fail("server_error", f"{type(exc).__name__}: {exc}"[:300], purpose, attempt)
+            self.endpoint.breaker.success()
+            return self._reply(response, purpose, started, attempt, messages)
 
     def _count(self, purpose: str, started: float, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
         self.accounting.add_call(purpose=purpose, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                                  latency_ms=(time.perf_counter() - started) * 1000)
 
-    def _reply_text(self, response, purpose: str, started: float, attempt: int, messages: list[dict]) -> str:
+    def _reply(self, response, purpose: str, started: float, attempt: int, messages: list[dict]) -> Completion:
         choices = getattr(response, "choices", None) or []
         text = (choices[0].message.content or "") if choices and choices[0].message else ""
+        finish = (getattr(choices[0], "finish_reason", "") or "") if choices else ""
         usage = getattr(response, "usage", None)
         if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
             prompt_tokens, completion_tokens = int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0)
         else:
             # No usage reported (some servers): estimate at 4 characters a token so the budget still holds.
-            prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4
+            prompt_tokens = len(prompt_text(messages)) // 4
             completion_tokens = len(text) // 4
         self._count(purpose, started, prompt_tokens, completion_tokens)
         if not text.strip():
             raise self._fail("empty", "the server returned an empty reply", purpose, attempt)
-        return text
+        return Completion(text, finish)
 
-    def complete_json(self, *, purpose: str, messages: list[dict], schema: dict, **kwargs) -> Any:
-        """Return the reply parsed as JSON and valid against ``schema``.
+    def structured_form(self) -> str:
+        """The structured-output form this run's JSON calls use (probing the endpoint the first time)."""
+        if self.config.structured != "auto":
+            form = self.config.structured
+        else:
+            form = self.endpoint.structured_form(self)
+        self.accounting.structured = form
+        return form
 
-        An unparseable or invalid reply (or an empty one) gets exactly one repair attempt: the
-        reply and the error are sent back with the schema. A second failure raises LLMError.
+    def complete_json(self, *, purpose: str, messages: list[dict], task: str = "", schema: dict | None = None,
+                      items: int = 1, **kwargs) -> Any:
+        """Return the reply parsed as JSON and valid against the task's schema.
+
+        ``task`` names the schema in :data:`audit.pipeline.llm.schemas.TASKS` (default: the
+        purpose); the server is asked for it in the structured-output form it honours. An
+        unparseable or invalid reply (or an empty one) gets exactly one repair attempt: the reply
+        and the error are sent back with the schema. A second failure raises LLMError.
         """
+        task = task or purpose.split(":")[0]
+        if schema is None:
+            schema = TASKS[task]
+        form = self.structured_form() if task in TASKS else PROMPT
+        extra = format_kwargs(form, task) if task in TASKS else {}
+        if extra:
+            messages = for_structured_output(messages, wire_schema(task))
+        kwargs = {"task": task, "items": items, "extra": extra, **kwargs}
         reply = ""
         try:
-            reply = self.complete(purpose=purpose, messages=messages, **kwargs)
-            return self._validated(reply, schema, purpose)
+            completion = self.complete_reply(purpose=purpose, messages=messages, **kwargs)
+            reply = completion.text
+            return self._validated(reply, schema, purpose, task, messages, completion.truncated)
         except LLMError as first:
             if first.kind not in ("empty", "invalid_json", "schema"):
                 raise
+            shape = wire_schema(task) if task in TASKS else schema
             repair = messages + [
                 {"role": "assistant", "content": reply or "(empty reply)"},
                 {"role": "user", "content": (
                     f"That reply was not valid ({first.message}). Reply again with ONLY the JSON value, "
-                    f"no prose and no code fence, valid against this JSON schema:\n{json.dumps(schema)}")},
+                    f"no prose and no code fence, valid against this JSON schema:\n{json.dumps(shape)}")},
             ]
-            reply = self.complete(purpose=f"{purpose}:repair", messages=repair, **kwargs)
-            return self._validated(reply, schema, f"{purpose}:repair")
+            completion = self.complete_reply(purpose=f"{purpose}:repair", messages=repair, **kwargs)
+            return self._validated(completion.text, schema, f"{purpose}:repair", task, messages, completion.truncated)
 
-    def _validated(self, reply: str, schema: dict, purpose: str) -> Any:
+    def _validated(self, reply: str, schema: dict, purpose: str, task: str, messages: list[dict],
+                   truncated: bool = False) -> Any:
         """Parse and check a reply; a bad one is recorded as a failed call and raised."""
         try:
-            value = parse_json_reply(reply)
-        except ValueError as exc:
-            error = LLMError("invalid_json", str(exc)[:200], purpose=purpose, attempts=1)
-            self.accounting.add_failure(error)
-            raise error
-        try:
-            jsonschema.validate(value, schema)
-        except jsonschema.ValidationError as exc:
-            error = LLMError("schema", exc.message[:200], purpose=purpose, attempts=1)
-            self.accounting.add_failure(error)
-            raise error
-        return value
+            value = parse_json_reply(reply, schema, prompt_text(messages))
+        except (ValueError, jsonschema.ValidationError) as exc:
+            message = exc.message if isinstance(exc, jsonschema.ValidationError) else str(exc)
+            if truncated:  # the reply's own value was cut off: say so, not what a fragment of it broke
+                error = LLMError("invalid_json", "the reply was cut off at the token cap", purpose=purpose, attempts=1)
+            else:
+                kind = "schema" if isinstance(exc, jsonschema.ValidationError) else "invalid_json"
+                error = LLMError(kind, message[:200], purpose=purpose, attempts=1)
+        else:
+            self.accounting.add_json_result(task, True)
+            return value
+        self.accounting.add_json_result(task, False)
+        self.accounting.add_failure(error)
+        raise error

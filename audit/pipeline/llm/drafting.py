@@ -13,9 +13,9 @@ from functools import partial
 
 from audit.constants import DRAFT_MAX_SENTENCES, LLM_EVIDENCE_CHARS
 from audit.pipeline import extraction as offline
-from audit.pipeline.llm.client import LLMClient, LLMError
+from audit.pipeline.llm.client import LLMClient, LLMError, task_max_tokens
 from audit.pipeline.llm.common import unavailable_reason
-from audit.pipeline.llm.prompts import DRAFT_SYSTEM, REWRITE_SYSTEM, messages, numbered_passages
+from audit.pipeline.llm.prompts import DRAFT_SYSTEM, REWRITE_SYSTEM, echoes_prompt, messages, numbered_passages
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import Passage
 
@@ -76,8 +76,9 @@ def draft_answer(client: LLMClient | None, query: str, passages: list[Passage], 
 
     ``system`` is the prompt of a generation mode (``audit.pipeline.llm.generation``).
 
-    An LLM draft that cites no valid passage is refused (recorded as a ``schema`` failure),
-    because an answer without anchors cannot be audited against its sources.
+    An LLM draft is refused (recorded as a ``schema`` failure) when it cites no valid passage (an
+    answer without anchors cannot be audited against its sources), when the server cut it off at
+    the token cap, or when it repeats the prompt instead of answering.
     """
     passages = numbered(passages)
     reason = unavailable_reason(client)
@@ -87,14 +88,28 @@ def draft_answer(client: LLMClient | None, query: str, passages: list[Passage], 
         return Draft(draft_offline(query, passages), passages, METHOD_OFFLINE, reason)
     user = f"Passages:\n{numbered_passages([p.text for p in passages])}\n\nQuestion: {query}"
     try:
-        text = client.complete(purpose="draft_answer", messages=messages(system, user))
+        reply = client.complete_reply(purpose="draft_answer", messages=messages(system, user))
+        cited = _valid_anchors(unrepeated(client, reply, system, "draft_answer"), len(passages))
+        if cited is None:
+            raise _refused(client, "draft_answer", "the draft cites no passage")
     except LLMError as exc:
         return Draft(draft_offline(query, passages), passages, METHOD_OFFLINE, exc.kind)
-    cited = _valid_anchors(text, len(passages))
-    if cited is None:
-        client.accounting.add_failure(LLMError("schema", "draft cites no passage", purpose="draft_answer", attempts=1))
-        return Draft(draft_offline(query, passages), passages, METHOD_OFFLINE, "schema")
     return Draft(cited, passages, METHOD_LLM)
+
+
+def _refused(client: LLMClient, purpose: str, why: str) -> LLMError:
+    error = LLMError("schema", why, purpose=purpose, attempts=1)
+    client.accounting.add_failure(error)
+    return error
+
+
+def unrepeated(client: LLMClient, reply, instructions: str, purpose: str) -> str:
+    """The text of a free-text reply, or LLMError (recorded) when it was cut off or repeats the prompt."""
+    if reply.truncated:
+        raise _refused(client, purpose, "the reply was cut off at the token cap")
+    if echoes_prompt(reply.text, instructions):
+        raise _refused(client, purpose, "the reply repeats the prompt")
+    return reply.text.strip()
 
 
 def passage_marker(passage: Passage) -> str:
@@ -122,8 +137,9 @@ def rewrite_answer(client: LLMClient | None, *, query: str, answer: str, instruc
     sources = "\n\n".join(f"{passage_marker(p)} {p.text.strip()[:LLM_EVIDENCE_CHARS]}" for p in passages)
     user = (f"Question: {query}\n\nPassages:\n{sources or '(no passages)'}\n\nAnswer:\n{answer}\n\n"
             f"Problem claims and what to do:\n{listing}")
-    text = client.complete(purpose="rewrite_answer", messages=messages(REWRITE_SYSTEM, user))
-    return text.strip()
+    reply = client.complete_reply(purpose="rewrite_answer", messages=messages(REWRITE_SYSTEM, user),
+                                  max_tokens=task_max_tokens("rewrite_answer") + len(answer) // 3)
+    return unrepeated(client, reply, REWRITE_SYSTEM, "rewrite_answer")
 
 
 def make_rewriter(client: LLMClient | None):

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from audit.pipeline import extraction as offline
 from audit.pipeline.llm.client import LLMClient, LLMError
-from audit.pipeline.llm.common import unavailable_reason
-from audit.pipeline.llm.prompts import CLAIMS_SCHEMA, EXTRACT_SYSTEM, messages
+from audit.pipeline.llm.common import failure_reason, unavailable_reason
+from audit.pipeline.llm.prompts import EXTRACT_SYSTEM, messages
 from audit.pipeline.text import content_stems, normalize
 from audit.pipeline.types import ClaimDraft
 
@@ -40,11 +40,13 @@ def extract_claims(client: LLMClient | None, answer: str, query: str = "") -> Ex
     reason = unavailable_reason(client) or ("empty answer" if not text.strip() else None)
     if reason:
         return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, reason)
+    sentences = len(offline.split_sentences(text)) or 1
     try:
-        rows = client.complete_json(purpose="extract_claims", schema=CLAIMS_SCHEMA,
-                                    messages=messages(EXTRACT_SYSTEM, f"Answer:\n{text}"))
+        rows = client.complete_json(purpose="extract_claims", items=sentences,
+                                    messages=messages(EXTRACT_SYSTEM, f"Answer:\n{text}"))["claims"]
     except LLMError as exc:
-        return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, exc.kind)
+        reason = failure_reason(exc, "") if exc.kind in ("budget", "circuit_open") else exc.kind
+        return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, reason)
     claims = claims_from_rows(rows, text, query)
     if not claims:
         client.accounting.add_failure(LLMError("schema", "no extracted claim is grounded in the answer",

@@ -1,11 +1,18 @@
-"""Prompt templates and the JSON schemas their replies must satisfy.
+"""Prompt templates of the LLM tasks (their reply schemas are in :mod:`audit.pipeline.llm.schemas`).
 
-Each system prompt opens with a fixed first line naming its task, so the templates stay
+Each template opens with a fixed first line naming its task, so the templates stay
 deterministic (same input, same prompt) and a log or a test server can tell the calls apart.
 Evidence is always numbered ``[1]``, ``[2]``, ... in the order the caller gives it.
+
+The instructions travel in the **user** message (:func:`messages`): some chat templates
+(llama.cpp's gemma format among them) silently drop system messages, and every model reads the
+user turn. The JSON shapes are described with ``<placeholders>``, which the JSON reader never
+accepts as an answer, so a model that copies the example gets a repair, not a verdict.
 """
 
 from __future__ import annotations
+
+import re
 
 from audit.constants import COVE_MAX_QUESTIONS, LLM_EVIDENCE_CHARS
 
@@ -16,81 +23,38 @@ Rules:
 - Each claim must stand alone: replace pronouns by what they refer to.
 - Keep the answer's wording; do not add facts, do not judge truth, drop citation markers like [1].
 - Leave out questions, greetings, opinions and statements about the answer itself.
-- Number claims c1, c2, ... in reading order.
-Reply with ONLY a JSON array, no prose: [{"claim_id": "c1", "text": "..."}, ...]"""
-
-CLAIMS_SCHEMA = {
-    "type": "array",
-    "minItems": 1,
-    "maxItems": 200,
-    "items": {
-        "type": "object",
-        "required": ["claim_id", "text"],
-        "properties": {
-            "claim_id": {"type": "string", "pattern": "^c[1-9][0-9]*$"},
-            "text": {"type": "string", "minLength": 3, "maxLength": 2000},
-        },
-    },
-}
+- List the claims in reading order.
+Reply with ONLY a JSON object: {"claims": [{"text": "<claim>"}]}"""
 
 JUDGE_SYSTEM = """TASK: isolated_verification
-You are a strict fact checker. You see ONE claim and numbered evidence passages, nothing else.
-Decide from the evidence alone (not from your own knowledge) whether it supports the claim:
+You are a strict fact checker. For each numbered claim you see ONLY its own evidence passages.
+Decide from its evidence alone (not from your own knowledge) whether the evidence supports the claim:
 - SUPPORTED: the evidence fully entails the claim.
 - PARTIAL: some aspects are supported; a qualifier, number or scope is missing or different.
 - UNSUPPORTED: the evidence does not establish the claim.
 - CONTRADICTED: the evidence states the opposite or a different value.
-Reply with ONLY a JSON object:
-{"verdict": "SUPPORTED|PARTIAL|UNSUPPORTED|CONTRADICTED", "reasoning": "one or two sentences",
- "key_match": true|false, "issues": ["..."], "passages": [numbers of the passages you relied on]}"""
-
-JUDGE_SCHEMA = {
-    "type": "object",
-    "required": ["verdict", "reasoning"],
-    "properties": {
-        "verdict": {"enum": ["SUPPORTED", "PARTIAL", "UNSUPPORTED", "CONTRADICTED"]},
-        "reasoning": {"type": "string"},
-        "key_match": {"type": "boolean"},
-        "issues": {"type": "array", "items": {"type": "string"}},
-        "passages": {"type": "array", "items": {"type": "integer"}},
-    },
-}
+Reply with ONLY a JSON object, one result per claim:
+{"results": [{"claim_id": "<id>", "verdict": "<SUPPORTED, PARTIAL, UNSUPPORTED or CONTRADICTED>",
+ "reasoning": "<one sentence naming the passage>"}]}"""
 
 COVE_PLAN_SYSTEM = f"""TASK: cove_questions
-You plan the verification of one claim (Chain-of-Verification).
-Write 1 to {COVE_MAX_QUESTIONS} short factual questions whose answers would confirm or refute the
-claim. Each question must be answerable on its own, without seeing the claim.
-Reply with ONLY a JSON object: {{"questions": ["...", "..."]}}"""
-
-COVE_PLAN_SCHEMA = {
-    "type": "object",
-    "required": ["questions"],
-    "properties": {"questions": {"type": "array", "minItems": 1, "maxItems": COVE_MAX_QUESTIONS + 3,
-                                 "items": {"type": "string", "minLength": 3}}},
-}
+You plan the verification of claims (Chain-of-Verification).
+For each claim write 1 to {COVE_MAX_QUESTIONS} short factual questions whose answers would confirm or
+refute it. Each question must be answerable on its own, without seeing the claim.
+Reply with ONLY a JSON object: {{"results": [{{"claim_id": "<id>", "questions": ["<question>"]}}]}}"""
 
 COVE_ANSWER_SYSTEM = """TASK: cove_answer
-Answer the question using ONLY the numbered passages. If they do not contain the answer, say so.
-Reply with ONLY a JSON object: {"answer": "...", "found": true|false}"""
-
-COVE_ANSWER_SCHEMA = {
-    "type": "object",
-    "required": ["answer", "found"],
-    "properties": {"answer": {"type": "string"}, "found": {"type": "boolean"}},
-}
+Answer each numbered question using ONLY the numbered passages. If they do not contain the answer,
+say so and set found to false.
+Reply with ONLY a JSON object: {"answers": [{"question": <number>, "answer": "<answer>", "found": <true or false>}]}"""
 
 COVE_COMPARE_SYSTEM = """TASK: cove_compare
-You compare a claim with independent answers to verification questions about it.
-For each numbered question say whether its answer is CONSISTENT with the claim, INCONSISTENT with
-it, or UNKNOWN (the answer does not say).
-Reply with ONLY a JSON object: {"verdicts": ["CONSISTENT|INCONSISTENT|UNKNOWN", ...]} (one per question, in order)"""
-
-COVE_COMPARE_SCHEMA = {
-    "type": "object",
-    "required": ["verdicts"],
-    "properties": {"verdicts": {"type": "array", "minItems": 1,
-                                "items": {"enum": ["CONSISTENT", "INCONSISTENT", "UNKNOWN"]}}},
-}
+You compare claims with independent answers to verification questions about them.
+For each claim and each of its numbered questions say whether the answer is CONSISTENT with the
+claim, INCONSISTENT with it, or UNKNOWN (the answer does not say).
+Give one verdict per question, in the questions' order.
+Reply with ONLY a JSON object:
+{"results": [{"claim_id": "<id>", "verdicts": ["<CONSISTENT, INCONSISTENT or UNKNOWN>"]}]}"""
 
 SELFCHECK_SAMPLE_SYSTEM = """TASK: selfcheck_sample
 Answer the question in a short paragraph, using the numbered passages when they help."""
@@ -98,16 +62,7 @@ Answer the question in a short paragraph, using the numbered passages when they 
 SELFCHECK_JUDGE_SYSTEM = """TASK: selfcheck_judge
 You see one passage written by someone else and a list of claims.
 For each claim say whether the passage SUPPORTS it, CONTRADICTS it, or does NOT_MENTION it.
-Reply with ONLY a JSON object: {"results": [{"claim_id": "c1", "verdict": "SUPPORTS|CONTRADICTS|NOT_MENTION"}, ...]}"""
-
-SELFCHECK_JUDGE_SCHEMA = {
-    "type": "object",
-    "required": ["results"],
-    "properties": {"results": {"type": "array", "items": {
-        "type": "object", "required": ["claim_id", "verdict"],
-        "properties": {"claim_id": {"type": "string"},
-                       "verdict": {"enum": ["SUPPORTS", "CONTRADICTS", "NOT_MENTION"]}}}}},
-}
+Reply with ONLY a JSON object: {"results": [{"claim_id": "<id>", "verdict": "<SUPPORTS, CONTRADICTS or NOT_MENTION>"}]}"""
 
 DRAFT_SYSTEM = """TASK: draft_answer
 Answer the question using ONLY the numbered passages.
@@ -129,5 +84,43 @@ def numbered_passages(texts: list[str]) -> str:
     return "\n\n".join(f"[{i}] {t.strip()[:LLM_EVIDENCE_CHARS]}" for i, t in enumerate(texts, 1)) or "(no passages)"
 
 
-def messages(system: str, user: str) -> list[dict]:
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+def messages(instructions: str, user: str) -> list[dict]:
+    """One user message: the task's instructions, then its input (see the module doc)."""
+    return [{"role": "user", "content": f"{instructions}{SEPARATOR}{user}"}]
+
+
+SEPARATOR = "\n\n---\n\n"
+_JSON_EXAMPLE_RE = re.compile(r"Reply with ONLY a JSON object.*?(?=\n\n---\n\n)", re.DOTALL)
+
+
+def _shape(node) -> str:
+    """A schema in words: ``results: list of {claim_id, verdict: SUPPORTED | PARTIAL, ...}``."""
+    if "enum" in node:
+        return " | ".join(map(str, node["enum"]))
+    if node.get("type") == "object":
+        return "{" + ", ".join(f"{k}: {_shape(v)}" for k, v in node["properties"].items()) + "}"
+    if node.get("type") == "array":
+        return f"list of {_shape(node['items'])}"
+    return node.get("type", "value")
+
+
+def for_structured_output(messages: list[dict], schema: dict) -> list[dict]:
+    """The messages with the prompt's JSON example replaced by the schema in words.
+
+    Under a grammar, a small model given an example copies it verbatim (placeholders included):
+    the server already enforces the shape, so the prompt names the fields instead.
+    """
+    hint = "Reply with ONLY a JSON object " + _shape(schema)
+    first = messages[0]
+    content = _JSON_EXAMPLE_RE.sub(lambda _: hint, str(first.get("content", "")), count=1)
+    return [{**first, "content": content}, *messages[1:]]
+
+
+def echoes_prompt(reply: str, instructions: str) -> bool:
+    """True when a free-text reply repeats the prompt: the task line, a line of the instructions,
+    or the input's own labels (a small model asked to answer often copies what it was given)."""
+    text = " ".join((reply or "").split())
+    if "TASK:" in text or "Passages:" in text or "---" in text:
+        return True
+    lines = [" ".join(line.split()) for line in instructions.splitlines()]
+    return any(len(line) >= 24 and line in text for line in lines)

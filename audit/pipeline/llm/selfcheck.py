@@ -2,7 +2,8 @@
 
 Each sample is drawn independently at SELFCHECK_TEMPERATURE (a distinct seed per sample, so a
 server honouring seeds still varies); then one judge call per sample says, for every claim,
-whether that sample SUPPORTS, CONTRADICTS or does NOT_MENTION it. A claim's disagreement ratio
+whether that sample SUPPORTS, CONTRADICTS or does NOT_MENTION it. Samples are drawn, and then
+judged, concurrently (up to the client's concurrency). A claim's disagreement ratio
 is the share of judged samples that contradict it or leave it out.
 
 The ratio exists only when samples were really drawn and judged: with no sample there is no
@@ -15,9 +16,8 @@ from dataclasses import dataclass, field
 
 from audit.constants import LLM_SEED, SELFCHECK_SAMPLES, SELFCHECK_TEMPERATURE
 from audit.pipeline.llm.client import LLMClient, LLMError
-from audit.pipeline.llm.common import not_run, unavailable_reason
-from audit.pipeline.llm.prompts import (SELFCHECK_JUDGE_SCHEMA, SELFCHECK_JUDGE_SYSTEM, SELFCHECK_SAMPLE_SYSTEM,
-                                        messages, numbered_passages)
+from audit.pipeline.llm.common import concurrently, failure_reason, not_run, unavailable_reason
+from audit.pipeline.llm.prompts import SELFCHECK_JUDGE_SYSTEM, SELFCHECK_SAMPLE_SYSTEM, messages, numbered_passages
 from audit.pipeline.types import ClaimDraft, MethodResult
 
 METHOD = "selfcheck"
@@ -36,19 +36,20 @@ class SelfCheckOutcome:
         return bool(self.samples) and any(r.ran for r in self.results.values())
 
 
-def draw_samples(client: LLMClient, query: str, passages: list[str], k: int = SELFCHECK_SAMPLES) -> list[str]:
-    """Up to ``k`` sampled answers; a failed sample is skipped (and recorded by the client)."""
-    samples = []
+def draw_samples(client: LLMClient, query: str, passages: list[str],
+                 k: int = SELFCHECK_SAMPLES) -> tuple[list[str], list[LLMError]]:
+    """Up to ``k`` sampled answers, and the errors of the samples that failed (recorded by the client)."""
     user = f"Passages:\n{numbered_passages(passages)}\n\nQuestion: {query}"
-    for i in range(k):
-        if not client.available:
-            break
+
+    def draw(i: int) -> str | LLMError:
         try:
-            samples.append(client.complete(purpose="selfcheck_sample", messages=messages(SELFCHECK_SAMPLE_SYSTEM, user),
-                                           temperature=SELFCHECK_TEMPERATURE, seed=LLM_SEED + 1 + i))
-        except LLMError:
-            continue
-    return samples
+            return client.complete(purpose="selfcheck_sample", messages=messages(SELFCHECK_SAMPLE_SYSTEM, user),
+                                   temperature=SELFCHECK_TEMPERATURE, seed=LLM_SEED + 1 + i)
+        except LLMError as exc:
+            return exc
+
+    drawn = concurrently(client, draw, range(k))
+    return [d for d in drawn if isinstance(d, str)], [d for d in drawn if isinstance(d, LLMError)]
 
 
 def selfcheck(client: LLMClient | None, query: str, claims: list[ClaimDraft], passages: list[str], *,
@@ -65,19 +66,27 @@ def selfcheck(client: LLMClient | None, query: str, claims: list[ClaimDraft], pa
         reason = "no claims"
     if reason:
         return SelfCheckOutcome({c.claim_id: not_run(METHOD, reason) for c in claims}, reason=reason)
-    samples = draw_samples(client, query, passages, k)
+    samples, errors = draw_samples(client, query, passages, k)
     if not samples:
-        reason = "no sample could be drawn from the LLM"
+        reason = (failure_reason(errors[0], "drawing SelfCheck samples") if errors
+                  else "no sample could be drawn from the LLM")
         return SelfCheckOutcome({c.claim_id: not_run(METHOD, reason) for c in claims}, reason=reason)
-    claim_list = "\n".join(f"{c.claim_id}: {c.text}" for c in claims)
+    ids = {f"c{n}": c.claim_id for n, c in enumerate(claims, 1)}
+    claim_list = "\n".join(f"c{n}: {c.text}" for n, c in enumerate(claims, 1))
     votes: dict[str, list[str]] = {c.claim_id: [] for c in claims}
-    for sample in samples:
+
+    def judge(sample: str):
         try:
-            reply = client.complete_json(purpose="selfcheck_judge", schema=SELFCHECK_JUDGE_SCHEMA, messages=messages(
+            return client.complete_json(purpose="selfcheck_judge", items=len(claims), messages=messages(
                 SELFCHECK_JUDGE_SYSTEM, f"Passage:\n{sample}\n\nClaims:\n{claim_list}"))
         except LLMError:
+            return None
+
+    for reply in concurrently(client, judge, samples):
+        if reply is None:
             continue
         for row in reply["results"]:
+            row = {**row, "claim_id": ids.get(row["claim_id"], "")}
             if row["claim_id"] in votes and len(votes[row["claim_id"]]) < len(samples):
                 votes[row["claim_id"]].append(row["verdict"])
     results = {}

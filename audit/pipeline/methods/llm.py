@@ -4,16 +4,15 @@ They read the client from ``ctx.llm`` (an ``audit.pipeline.llm.LLMClient`` or No
 usable client, or when a call fails, a method returns ``ran=False`` with the reason, and the
 offline methods decide alone: the entailment judge stands in for ``llm_judge``, the offline
 ``cove`` for ``llm_cove``; SelfCheck has no offline form, so its disagreement ratio appears only
-when samples were really drawn. Claims are handled concurrently up to the client's concurrency.
+when samples were really drawn. Claims are batched per call and batches run concurrently up to
+the client's concurrency (``audit.pipeline.audit.run_methods`` also runs the three methods side by side).
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
-from audit.pipeline.llm.cove import cove_check
+from audit.pipeline.llm.cove import cove_checks
 from audit.pipeline.llm.common import NO_LLM, not_run, unavailable_reason
-from audit.pipeline.llm.judge import judge_claim
+from audit.pipeline.llm.judge import judge_claims
 from audit.pipeline.llm.selfcheck import selfcheck
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
@@ -33,7 +32,7 @@ def _evidence(hits: list[EvidenceHit]) -> list[str]:
 
 
 class _PerClaimLLMMethod(VerificationMethod):
-    """One LLM check per claim: ``check(client, claim_text, evidence_texts) -> MethodResult``."""
+    """An LLM check of every claim: ``check(client, [(claim_text, evidence_texts)]) -> [MethodResult]``."""
 
     offline = False
     check = None
@@ -46,22 +45,21 @@ class _PerClaimLLMMethod(VerificationMethod):
         reason = unavailable_reason(client)
         if reason:
             return [not_run(self.name, reason) for _ in items]
-        with ThreadPoolExecutor(max_workers=max(1, client.config.concurrency)) as pool:
-            return list(pool.map(lambda item: self.check(client, item[0].text, _evidence(item[1])), items))
+        return self.check(client, [(claim.text, _evidence(hits)) for claim, hits in items])
 
 
 @register
 class LLMJudgeMethod(_PerClaimLLMMethod):
     """Isolated verification: the judge sees only the claim and its evidence (seed 003 stage 4)."""
 
-    name, display_name, check = "llm_judge", "LLM isolated verification", staticmethod(judge_claim)
+    name, display_name, check = "llm_judge", "LLM isolated verification", staticmethod(judge_claims)
 
 
 @register
 class LLMCoveMethod(_PerClaimLLMMethod):
     """CoVe with LLM questions, each answered independently from the evidence (spec §4.2.1)."""
 
-    name, display_name, check = "llm_cove", "LLM Chain-of-Verification", staticmethod(cove_check)
+    name, display_name, check = "llm_cove", "LLM Chain-of-Verification", staticmethod(cove_checks)
 
 
 @register

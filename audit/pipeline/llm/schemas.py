@@ -1,0 +1,79 @@
+"""The JSON schema of every LLM task's reply, in one place (issue 20).
+
+Each schema has two forms:
+
+* the **full** schema (``TASKS[task]``) the reply is validated against here, with its size and
+  pattern limits;
+* the **wire** schema (:func:`wire_schema`) sent to the server for constrained decoding: the same
+  shape with ``maxItems``, ``maxLength``, ``minLength`` and ``pattern`` removed and every property
+  required with ``additionalProperties: false``. Grammar engines (llama.cpp) expand size limits
+  into grammar rules and give up on large ones ("exceeds sane defaults"), and OpenAI's strict
+  mode wants every property required; the limits are checked here instead.
+
+Every root is an object (OpenAI's structured outputs require it); lists are wrapped
+(``{"claims": [...]}``). Batched tasks answer one row per claim, keyed by ``claim_id``.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from audit.constants import COVE_MAX_QUESTIONS, LLM_BATCH_CLAIMS
+
+_CLAIM_ID = {"type": "string", "pattern": "^c[1-9][0-9]*$"}
+_TEXT = {"type": "string", "minLength": 3, "maxLength": 2000}
+
+
+def _rows(row_properties: dict, max_items: int) -> dict:
+    return {"type": "array", "minItems": 1, "maxItems": max_items,
+            "items": {"type": "object", "required": list(row_properties), "properties": row_properties}}
+
+
+def _root(**properties) -> dict:
+    return {"type": "object", "required": list(properties), "properties": properties}
+
+
+JUDGE_VERDICTS = ["SUPPORTED", "PARTIAL", "UNSUPPORTED", "CONTRADICTED"]
+COVE_VERDICTS = ["CONSISTENT", "INCONSISTENT", "UNKNOWN"]
+SELFCHECK_VERDICTS = ["SUPPORTS", "CONTRADICTS", "NOT_MENTION"]
+
+TASKS: dict[str, dict] = {
+    "extract_claims": _root(claims=_rows({"text": _TEXT}, 200)),
+    "judge": _root(results=_rows({"claim_id": _CLAIM_ID, "verdict": {"enum": JUDGE_VERDICTS},
+                                  "reasoning": {"type": "string", "minLength": 3, "maxLength": 1000}},
+                                 LLM_BATCH_CLAIMS)),
+    "cove_questions": _root(results=_rows({
+        "claim_id": _CLAIM_ID,
+        "questions": {"type": "array", "minItems": 1, "maxItems": COVE_MAX_QUESTIONS + 3,
+                      "items": {"type": "string", "minLength": 8, "maxLength": 400}}}, LLM_BATCH_CLAIMS)),
+    "cove_answer": _root(answers=_rows({"question": {"type": "integer"},
+                                        "answer": {"type": "string", "maxLength": 1000},
+                                        "found": {"type": "boolean"}}, COVE_MAX_QUESTIONS + 3)),
+    "cove_compare": _root(results=_rows({
+        "claim_id": _CLAIM_ID,
+        "verdicts": {"type": "array", "minItems": 1, "maxItems": COVE_MAX_QUESTIONS + 3,
+                     "items": {"enum": COVE_VERDICTS}}}, LLM_BATCH_CLAIMS)),
+    "selfcheck_judge": _root(results=_rows({"claim_id": _CLAIM_ID, "verdict": {"enum": SELFCHECK_VERDICTS}}, 200)),
+    # the structured-output probe: a reply a model only gives when the server constrains it
+    "probe": _root(probe={"enum": ["theoria"]}),
+}
+
+_LIMIT_KEYS = ("maxItems", "maxLength", "minLength", "pattern")
+
+
+def wire_schema(task: str) -> dict:
+    """The schema sent to the server for ``task``: no size limits, every property required, closed objects."""
+    def strip(node):
+        if isinstance(node, dict):
+            out = {k: strip(v) for k, v in node.items() if k not in _LIMIT_KEYS}
+            if out.get("type") == "object" and "properties" in out:
+                out["required"] = list(out["properties"])
+                out["additionalProperties"] = False
+            if out.get("minItems", 0) > 1:
+                out["minItems"] = 1
+            return out
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return strip(copy.deepcopy(TASKS[task]))

@@ -1,0 +1,210 @@
+"""Asynchronous deep checks (issue 20): the LLM methods of an audit, run after the answer is returned.
+
+With ``"deep": "async"`` (per request, or the workspace's ``deep_checks`` threshold) the audit
+stores the offline Audit-Local result at once and :func:`deep_check_queue` schedules a django-q2
+task (after the request's transaction commits). The task, :func:`deep_check_run`:
+
+1. rebuilds each stored claim, its evidence (the knowledge-base chunk or the request's passage,
+   else the stored snippet) and its offline method results from the claim card;
+2. runs the LLM methods (``llm_judge``, ``llm_cove``, ``selfcheck``) with the workspace's LLM
+   setup under ``LLM_ASYNC_TIME_BUDGET_S``, and labels each claim again with
+   ``scoring.label_claim`` from the offline results and the LLM ones together (so a numeric or
+   structural contradiction still stands);
+3. stores the LLM methods' results on the claim cards and every label change as a machine
+   relabel (``audit.services.labels``, source ``deep_check``, with the methods' evidence in the
+   reason); a claim relabelled to REFUTED or NEI goes through the usual intake
+   (``cases_open_for_answer``);
+4. adds the calls and tokens to the run (the daily token budget counts them) and records the
+   progress in ``VerificationRun.deep_checks``, which ``GET /api/v1/runs/<id>`` shows;
+5. announces completion to ``THEORIA["DEEP_CHECK_WEBHOOK_URL"]`` when one is set.
+
+A deep check that cannot run (no LLM, residency, budget) ends ``done`` with the reason, leaving
+the offline verdicts as they are; an unexpected error ends it ``failed`` with the error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.request
+from datetime import datetime, timezone
+
+from django.conf import settings
+from django.db import transaction
+
+from audit import constants
+from audit.models import Answer, Claim, VerificationRun
+from audit.pipeline import scoring
+from audit.pipeline.methods import REGISTRY, VerifyContext
+from audit.pipeline.methods.llm import LLM_METHODS
+from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
+from audit.selectors_api import thresholds_for
+from audit.services.events import event_record
+from audit.services.labels import claim_machine_relabel
+from audit.services.llm import llm_run_fields, llm_setup_for
+
+logger = logging.getLogger(__name__)
+SOURCE = "deep_check"
+DEFERRED = "deferred: runs in the asynchronous deep check"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def deep_check_queue(run: VerificationRun) -> None:
+    """Mark ``run``'s deep check queued and schedule the task once the caller's transaction commits."""
+    run.deep_checks = {"status": "queued", "queued_at": _now(), "methods": list(LLM_METHODS),
+                       "progress": {"done": 0, "total": len(LLM_METHODS)}}
+    run.save(update_fields=["deep_checks"])
+    transaction.on_commit(lambda: _enqueue(run.pk))
+
+
+def _enqueue(run_id: int) -> None:
+    from django_q.tasks import async_task
+
+    async_task("audit.tasks.deep_check", run_id)
+
+
+def _progress(run: VerificationRun, **changes) -> None:
+    run.deep_checks = {**run.deep_checks, **changes}
+    run.save(update_fields=["deep_checks"])
+
+
+def _passage(evidence, contexts: dict) -> Passage:
+    if evidence.chunk_id is not None and evidence.chunk is not None:
+        text = evidence.chunk.text
+    else:
+        text = (contexts.get(evidence.source_id) or {}).get("text") or evidence.snippet
+    return Passage(id=evidence.source_id, text=text, title=evidence.title, uri=evidence.uri,
+                   source_type=evidence.source_type)
+
+
+def _rebuilt(claim: Claim, contexts: dict) -> tuple[ClaimDraft, list[EvidenceHit], dict[str, MethodResult]]:
+    draft = ClaimDraft(claim_id=claim.claim_id, text=claim.text, span=(claim.span_start, claim.span_end),
+                       type=claim.claim_type, importance=claim.importance, citations=tuple(claim.anchors or ()))
+    hits = [EvidenceHit(passage=_passage(e, contexts), relevance=e.relevance, cited=bool(e.provenance.get("cited")),
+                        similarity=float(e.provenance.get("similarity") or 0.0), entailment=e.entailment,
+                        best_sentence=e.provenance.get("best_sentence", ""))
+            for e in claim.evidence.all()]
+    offline = {name: MethodResult(method=name, ran=bool(r.get("ran")), score=r.get("score"), verdict=r.get("verdict"),
+                                  details=dict(r.get("details") or {}), flags=list(r.get("flags") or []))
+               for name, r in (claim.method_results or {}).items() if name not in LLM_METHODS}
+    return draft, hits, offline
+
+
+def _card(result: MethodResult) -> dict:
+    return {"ran": result.ran, "score": result.score, "verdict": result.verdict, "flags": result.flags,
+            "details": {k: v for k, v in result.details.items() if k != "features"}}
+
+
+def _evidence_note(results: dict[str, MethodResult]) -> str:
+    """The LLM evidence of a relabel, in one line (the label history's reason)."""
+    parts = []
+    judge = results.get("llm_judge")
+    if judge is not None and judge.ran:
+        parts.append(f"llm_judge {judge.details.get('judge_verdict')}: {judge.details.get('reasoning', '')[:200]}")
+    cove = results.get("llm_cove")
+    if cove is not None and cove.ran:
+        parts.append(f"llm_cove consistency {cove.details.get('cove_consistency')}")
+    selfcheck = results.get("selfcheck")
+    if selfcheck is not None and selfcheck.ran:
+        parts.append(f"selfcheck disagreement {selfcheck.details.get('selfcheck_disagreement')}")
+    return "; ".join(parts) or "LLM methods"
+
+
+def deep_check_run(*, run_id: int) -> VerificationRun:
+    """Run the deep check of one run (the django-q2 task's body); see the module doc."""
+    run = VerificationRun.objects.select_related("answer__workspace").get(pk=run_id)
+    if run.deep_checks.get("status") in ("done", "running"):
+        return run  # a retried task does not run twice
+    _progress(run, status="running", started_at=_now())
+    try:
+        return _deep_check(run)
+    except Exception as exc:  # noqa: BLE001 - any error ends the deep check, recorded on the run
+        logger.exception("deep check of run %s failed", run_id)
+        _progress(run, status="failed", finished_at=_now(), error=f"{type(exc).__name__}: {exc}"[:500])
+        _announce(run)
+        return run
+
+
+def _deep_check(run: VerificationRun) -> VerificationRun:
+    answer: Answer = run.answer
+    workspace = answer.workspace
+    setup = llm_setup_for(workspace=workspace, time_budget_s=constants.LLM_ASYNC_TIME_BUDGET_S)
+    if setup.client is None:
+        _progress(run, status="done", finished_at=_now(), reason=setup.offline_reason, relabels=[])
+        _announce(run)
+        return run
+    thresholds = thresholds_for(workspace)
+    contexts = {str(c.get("id")): c for c in (answer.contexts or []) if isinstance(c, dict)}
+    claims = list(answer.claims.prefetch_related("evidence__chunk").order_by("span_start", "id"))
+    rebuilt = [_rebuilt(c, contexts) for c in claims]
+    items = [(draft, hits) for draft, hits, _ in rebuilt]
+    ctx = VerifyContext(thresholds=thresholds, now=datetime.now(timezone.utc), domain=answer.domain,
+                        query=answer.query, llm=setup.client)
+    llm_results: dict[str, list[MethodResult]] = {}
+    for k, name in enumerate(LLM_METHODS, 1):
+        llm_results[name] = REGISTRY[name].verify_many(items, ctx)
+        _progress(run, progress={"done": k, "total": len(LLM_METHODS)})
+    relabels, not_run = [], {}
+    with transaction.atomic():
+        for i, (claim, (draft, hits, offline)) in enumerate(zip(claims, rebuilt)):
+            mine = {name: results[i] for name, results in llm_results.items()}
+            for name, result in mine.items():
+                if not result.ran:
+                    not_run.setdefault(name, result.details.get("reason", "did not run"))
+            verdict = scoring.label_claim(draft, hits, {**offline, **mine}, thresholds)
+            claim.method_results = {**claim.method_results, **{n: _card(r) for n, r in mine.items()}}
+            claim.methods = sorted({*claim.methods, *(n for n, r in mine.items() if r.ran)})
+            claim.metrics = {**claim.metrics, **scoring.method_metrics(mine)}
+            claim.risk_flags = sorted({*claim.risk_flags, *(f for r in mine.values() for f in r.flags)})
+            claim.save(update_fields=["method_results", "methods", "metrics", "risk_flags"])
+            if not any(r.ran for r in mine.values()):
+                continue
+            before = claim.machine_label
+            if claim_machine_relabel(claim=claim, label=verdict.label, confidence=verdict.confidence,
+                                     verdict=verdict.verdict, source=SOURCE, reason=_evidence_note(mine)):
+                relabels.append({"claim_id": claim.claim_id, "from": before, "to": verdict.label,
+                                 "confidence": round(verdict.confidence, 4)})
+        fields = llm_run_fields(setup)
+        run.llm_calls += fields["llm_calls"]
+        run.prompt_tokens += fields["prompt_tokens"]
+        run.completion_tokens += fields["completion_tokens"]
+        run.llm_latency_ms += fields["llm_latency_ms"]
+        run.llm_failures = [*run.llm_failures, *fields["llm_failures"]]
+        run.methods = sorted({*run.methods, *(n for n, rs in llm_results.items() if any(r.ran for r in rs))})
+        run.warnings = [w for w in run.warnings
+                        if not (w.get("code") == "method_not_run" and w.get("method") in LLM_METHODS)] + [
+            {"code": "method_not_run", "method": name, "message": why} for name, why in sorted(not_run.items())
+            if not any(r.ran for r in llm_results[name])]
+        run.deep_checks = {**run.deep_checks, "status": "done", "finished_at": _now(), "relabels": relabels,
+                           "structured": setup.client.accounting.structured,
+                           "llm_calls": fields["llm_calls"]}
+        run.save(update_fields=["llm_calls", "prompt_tokens", "completion_tokens", "llm_latency_ms", "llm_failures",
+                                "methods", "warnings", "deep_checks"])
+        event_record(action="answer.deep_checked", obj=answer, actor_label=SOURCE, workspace=workspace,
+                     details={"run": run.pk, "relabels": relabels, "llm_calls": fields["llm_calls"]})
+        if any(r["to"] != "SUPPORTED" for r in relabels):
+            from escalation.services import cases_open_for_answer
+
+            cases_open_for_answer(answer=answer)
+    _announce(run)
+    return run
+
+
+def _announce(run: VerificationRun) -> None:
+    """POST the deep check's outcome to THEORIA["DEEP_CHECK_WEBHOOK_URL"] (when set); record the answer."""
+    url = (settings.THEORIA.get("DEEP_CHECK_WEBHOOK_URL") or "").strip()
+    if not url:
+        return
+    payload = {"event": "deep_check.finished", "run": run.pk, "answer_id": run.answer.public_id,
+               "status": run.deep_checks.get("status"), "relabels": run.deep_checks.get("relabels", [])}
+    request = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=constants.WEBHOOK_TIMEOUT_S) as response:  # noqa: S310 (admin-set URL)
+            outcome = f"HTTP {response.status}"
+    except OSError as exc:
+        outcome = f"failed: {exc}"[:300]
+    _progress(run, webhook=outcome)
