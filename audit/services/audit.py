@@ -159,7 +159,9 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
 
     Returns the stored ``Answer``; its claims, evidence, run and events are written in one
     transaction, so a failure stores nothing. With ``revise=True`` the revision loop (issue 6)
-    runs on the result first and the claims stored are those of the answer as returned.
+    runs on the result first; the claims stored are still those of the answer as received (what
+    is counted and escalated is the verdict on the text that was submitted), each carrying the
+    revision that remediated it, and ``Answer.text`` becomes the revised text.
     """
     started_at = timezone.now()
     thresholds = thresholds_for(workspace)
@@ -173,7 +175,6 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
 
         outcome = revision_run(query=query, answer_text=answer_text, contexts=contexts, initial=result, kb=kb,
                                domain=domain, thresholds=thresholds, llm=setup.client)
-        result = outcome.final
     with transaction.atomic():
         answer, run = answer_store(workspace=workspace, result=result, query=query, answer_text=answer_text,
                                    contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,

@@ -147,14 +147,13 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     from audit.services.audit import audit_answer  # the pipeline issue's service
     from escalation.services import cases_open_for_answer
 
-    # Audit-Web revises once, after the web evidence is in (web_verify_answer runs the loop with
-    # it in the pool); revising first would drop the weak claims the web could still support.
-    web_first = (decision.mode == constants.MODE_AUDIT_WEB and workspace.allow_external_calls
-                 and _web_step() is not None)
+    # The stored claims are those of the text received whatever the revision did, so every mode
+    # audits and revises the same way first; the web step re-verifies the received claims and
+    # revises again from the received text only when it brought evidence.
     answer = audit_answer(
         workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
         mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
-        domain=request.domain, reference=request.reference, revise=not web_first,
+        domain=request.domain, reference=request.reference, revise=True,
     )
     web: dict = {}
     escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))

@@ -50,7 +50,7 @@ def test_it_corrects_a_contradicted_number_to_the_value_the_evidence_states(pass
     assert text == "The annual fee for the Gold card is $150 [1]."
     (edit,) = edits
     assert (edit.strategy, edit.action, edit.claim_id) == (Strategy.CORRECT, "numeric", "c1")
-    assert edit.details["replaced"] == [{"from": "$200", "to": "$150"}]
+    assert edit.details["replaced"] == [{"from": "$200", "to": "$150", "kind": "value"}]
     assert verify(text, passages, QUERY).claims[0].verdict == "supported"
 
 
@@ -106,8 +106,10 @@ def test_it_softens_weak_claims_and_does_not_soften_twice(verify):
     pool = [Passage(id="p1", anchors=("1",), text="Refunds are processed by the billing team.")]
     answer = "Refunds are processed quickly by the billing team [1]."
     text, edits = _plan(answer, pool, verify, options=RevisionOptions(softening="hedge"))
-    assert text == f"Refunds are {SOFTENING_HEDGE} processed quickly by the billing team [1]."
-    assert [(e.strategy, e.action) for e in edits] == [(Strategy.SOFTEN, "hedge")]
+    # one decision for support: the passage only partly supports the claim, so its marker goes
+    assert text == f"Refunds are {SOFTENING_HEDGE} processed quickly by the billing team."
+    assert [(e.strategy, e.action) for e in edits] == [(Strategy.SOFTEN, "hedge"),
+                                                       (Strategy.CITATION, CitationAction.REMOVE)]
     again, more = _plan(text, pool, verify)
     assert (again, more) == (text, [])
 
@@ -180,8 +182,10 @@ def test_corrective_retrieval_finds_evidence_and_the_revision_cites_it(passages,
               "The card always includes travel insurance for the whole family.")
     out = _revise(answer, passages, verify, retrieve=retrieve)
     assert asked and asked[0][0] == "The card always includes travel insurance for the whole family."
+    # the passage found is not one of the request's: it is named by its position in the pool, no internal id
     assert out.final_text == ("The annual fee for the Gold card is $150 [1]. "
-                              "The card always includes travel insurance for the whole family [cite:kb-7].")
+                              "The card always includes travel insurance for the whole family [4].")
+    assert out.passages[3].id == "kb-7" and out.given == 3
     assert [(e.strategy, e.action, e.passage_id) for e in out.edits] == [
         (Strategy.CORRECTIVE_RETRIEVAL, CitationAction.ADD_ALTERNATE, "kb-7")]
     assert out.attempts[0].retrieval[0]["new_passages"] == ["kb-7"]
@@ -350,11 +354,12 @@ def test_a_hedge_that_costs_a_weak_claim_its_support_is_taken_back_and_the_claim
               "The card always includes travel insurance for the whole family.")
     out = _revise(answer, passages, harsh, options=RevisionOptions(correct_contradictions=False,
                                                                    unsupported_action="remove"))
-    hedged = "Refunds are reportedly processed within 14 business days by the billing team [2]."
+    hedged = "Refunds are reportedly processed within 14 business days by the billing team."
     assert out.attempts[1].text.endswith(hedged)  # the unsupported sentence went, the weak one was hedged
     assert [c.verdict for c in out.attempts[1].result.claims] == ["supported", "contradicted"]
     assert [(e.claim_id, e.strategy, e.action) for e in out.attempts[2].edits] == [("c2", "soften", "revert")]
-    assert out.final_text == f"The annual fee for the Gold card is $150 [1]. {weak}"
+    # restored wording; the marker of a passage that does not support it stays out
+    assert out.final_text == f"The annual fee for the Gold card is $150 [1]. {weak.replace(' [2]', '')}"
     assert out.kept == 2 and out.warnings == [] and out.stop_reason == "Coverage threshold met"
 
 
