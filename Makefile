@@ -10,7 +10,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run install browser setup test test-sqlite test-postgres bench evaluate screenshots clean
+.PHONY: run install browser setup test test-quick test-sqlite test-postgres lint format bench evaluate screenshots clean
 
 # Virtual environment. torch first, pinned to the CPU build on this disk: any other torch pulls
 # gigabytes of CUDA wheels. The stamp re-installs when pyproject.toml changes.
@@ -48,11 +48,23 @@ run: setup
 test: install browser
 	$(PY) -m pytest -q
 
+# The suite less the tests marked `slow` (large indexes, scale data, benchmark-sized runs).
+test-quick: install browser
+	$(PY) -m pytest -q -m "not slow"
+
 test-sqlite: install browser
 	DATABASE_URL= $(PY) -m pytest -q
 
 test-postgres: install browser
 	DATABASE_URL=$(PG_URL) $(PY) -m pytest -q
+
+# Lint (CI runs it). Formatting is not checked yet: the tree is formatted in one pass later.
+lint: install
+	$(PY) -m ruff check .
+
+format: install
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
 
 bench: install
 	$(PY) manage.py bench

@@ -21,7 +21,7 @@ class WorkspaceAdminForm(forms.ModelForm):
 
     class Meta:
         model = Workspace
-        fields = "__all__"
+        fields = "__all__"  # noqa: DJ007 - the admin's fieldsets choose what is shown
 
     def clean_threshold_overrides(self):
         value = self.cleaned_data.get("threshold_overrides") or {}

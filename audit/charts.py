@@ -44,6 +44,18 @@ def trust_trend(summary: dict) -> dict:
     }
 
 
+def rag_score_trend(summary: dict) -> dict:
+    """Line chart: mean weighted RAG verification score of the day's runs (seed 001)."""
+    return {
+        "data": [
+            {"type": "scatter", "mode": "lines+markers", "name": "Mean RAG score", "x": summary["days"],
+             "y": summary["rag_score"], "line": {"color": "#7a3fc2"}, "connectgaps": False},
+        ],
+        "layout": _layout("RAG verification score (seed 001)",
+                          yaxis={"title": {"text": "score"}, "range": [0, 1.05]}, xaxis={"title": {"text": "day"}}),
+    }
+
+
 def label_distribution(summary: dict) -> dict:
     """Bar chart: claims per label over the period."""
     labels = [Label.SUPPORTED, Label.REFUTED, Label.NEI]

@@ -80,18 +80,48 @@ LINGUISTIC_BASE = 0.50  # seed 003 stage 3: base score
 LINGUISTIC_STEP = 0.15  # seed 003 stage 3: per high/low confidence indicator
 ATOMIC_MIN_WORDS = 8  # seed 003 stage 7a: skip decomposition below this many words
 RETRIEVAL_TOP_K = 5  # passages kept per claim
+RETRIEVE_MAX_TOP_K = 50  # POST /api/v1/retrieve: most passages one request may ask for
 # "full": the entailment judge embeds the evidence sentences (most accurate); "fast": it reads the
 # words only (no model time beyond the claims' own embeddings; see docs/ARCHITECTURE.md for both)
 VERIFICATION_DEPTH = "full"
 VERIFICATION_DEPTHS = ("full", "fast")
+# The entailment judge (audit/pipeline/judges.py): "features" (the fitted feature model),
+# "cross-encoder" (a local sentence-transformers CrossEncoder at CROSS_ENCODER_PATH) or "llm" (the
+# isolated LLM judge; the features judge decides where no LLM answers). A workspace picks one.
+JUDGE = "features"
+JUDGES = ("features", "cross-encoder", "llm")
+# a local CrossEncoder / NLI model folder, set by the deployment's admin (never downloaded)
+CROSS_ENCODER_PATH = os.environ.get("THEORIA_CROSS_ENCODER_PATH", "")
+CROSS_ENCODER_WINDOWS = 3  # best-aligned evidence sentences (and as many 2-sentence windows) scored per claim
+# Generation modes of seed 003 stage 2, for answers Theoria drafts with an LLM: "strict" (every
+# sentence cited, nothing beyond the passages), "natural" (balanced), "classical" (free prose with
+# [Title](url) links). strict/natural cite with human-readable keys: [Arxiv], [Arxiv-2] on a collision.
+GENERATION_MODES = ("strict", "natural", "classical")
+DEFAULT_GENERATION_MODE = "natural"
+CITATION_KEY_MAX_CHARS = 24  # a key is letters and digits, at most this long (then "-2", "-3" on collisions)
+# Verification depth profiles of seed 003 ("Per-Depth Configuration") mapped onto the existing
+# settings: verification_depth, the methods run (numeric QA = the "numeric" method), the LLM
+# methods, the revision loop's max_revisions (stage 7; None keeps the workspace's), Audit-Web
+# (stage 7's external search) and the generation mode used when none is chosen.
+VERIFICATION_PROFILES = {
+    "light": {"verification_depth": "fast", "numeric_qa": False, "llm_methods": False, "max_revisions": 0,
+              "web": False, "generation_mode": "natural"},
+    "medium": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": 1,
+               "web": True, "generation_mode": "natural"},
+    "extended": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": None,
+                 "web": True, "generation_mode": "strict"},
+}
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
-# admin accept exactly these; see audit.services.modes.thresholds_check)
-# Which claims refuted as received but corrected by the revision loop go to people (issue 13):
-# "all" (default: a person confirms every correction) or "material" (minor claims whose correction
-# verified SUPPORTED are spared; a refuted claim without a verified correction is always reviewed).
+# admin accept exactly these; see audit.services.modes.thresholds_check). The profile and the
+# generation mode default to "" (no profile: the thresholds as set; generation: the profile's, else natural).
+# auto_corrected_review (issue 13): which claims refuted as received but corrected by the revision
+# loop go to people: "all" (default: a person confirms every correction) or "material" (minor claims
+# whose correction verified SUPPORTED are spared; a refuted claim without one is always reviewed).
 AUTO_CORRECTED_REVIEW_CHOICES = ("all", "material")
 AUTO_CORRECTED_REVIEW = "all"
-STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS, "auto_corrected_review": AUTO_CORRECTED_REVIEW_CHOICES}
+STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS, "judge": JUDGES,
+                     "verification_profile": tuple(VERIFICATION_PROFILES), "generation_mode": GENERATION_MODES,
+                     "auto_corrected_review": AUTO_CORRECTED_REVIEW_CHOICES}
 # the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
@@ -101,6 +131,14 @@ INDEX_CANDIDATES_FACTOR = 4  # each side proposes k * this many candidates befor
 # answer-level audit_score = weighted mean of these metrics (weights sum to 1)
 AUDIT_SCORE_WEIGHTS = {"faithfulness": 0.5, "mean_confidence": 0.3, "answer_relevance": 0.1,
                        "context_precision": 0.1}
+# Weighted RAG verification score of seed 001 (audit/pipeline/rag_score.py): alignment of the answer
+# with its top sources, citation coverage, fact verification; score = weighted mean (weights are
+# normalised by their sum, so an override need not sum to 1)
+RAG_SCORE_WEIGHTS = {"alignment": 0.4, "citation_coverage": 0.3, "fact_score": 0.3}
+RAG_ALIGNMENT_SOURCES = 5  # seed 001: alignment reads the top 5 chunks
+RAG_CITATION_PATTERN_STEP = 0.1  # seed 001: each citation pattern ("according to", "[Source: 1]") adds this ...
+RAG_CITATION_PATTERN_MAX = 0.3  # ... up to this bonus
+RAG_NEUTRAL_SCORE = 0.5  # seed 001: a part that cannot run scores this
 # --- LLM-backed methods (issue 4; seed 004 §4.1/§4.2, seed 003 stage 4) ----------------------
 # Deployment values (base URL, key, model, timeout, retries, concurrency) are Django settings
 # (THEORIA["LLM_*"]); these are the method parameters.
@@ -215,9 +253,13 @@ class Thresholds:
     numeric_approx_tolerance: float = NUMERIC_APPROX_TOLERANCE
     retrieval_top_k: int = RETRIEVAL_TOP_K
     verification_depth: str = VERIFICATION_DEPTH
+    judge: str = JUDGE
+    verification_profile: str = ""  # "" or a key of VERIFICATION_PROFILES
+    generation_mode: str = ""  # "" or one of GENERATION_MODES
     freshness_months: dict = field(default_factory=lambda: dict(DEFAULT_FRESHNESS_MONTHS))
     fallback_freshness_months: int = FALLBACK_FRESHNESS_MONTHS
     audit_score_weights: dict = field(default_factory=lambda: dict(AUDIT_SCORE_WEIGHTS))
+    rag_score_weights: dict = field(default_factory=lambda: dict(RAG_SCORE_WEIGHTS))
     sla_at_risk_share: float = SLA_AT_RISK_SHARE
     auto_corrected_review: str = AUTO_CORRECTED_REVIEW
 
@@ -230,11 +272,10 @@ class Thresholds:
         if unknown:
             raise ValueError(f"unknown threshold(s): {', '.join(sorted(unknown))}")
         values = dict(overrides)
-        if values.get("verification_depth", VERIFICATION_DEPTH) not in VERIFICATION_DEPTHS:
-            raise ValueError(f"verification_depth must be one of {', '.join(VERIFICATION_DEPTHS)}")
-        if values.get("auto_corrected_review", AUTO_CORRECTED_REVIEW) not in AUTO_CORRECTED_REVIEW_CHOICES:
-            raise ValueError(f"auto_corrected_review must be one of {', '.join(AUTO_CORRECTED_REVIEW_CHOICES)}")
-        for key in ("freshness_months", "audit_score_weights"):
+        for key, allowed in STRING_THRESHOLDS.items():
+            if key in values and values[key] not in allowed:
+                raise ValueError(f"{key} must be one of {', '.join(allowed)}")
+        for key in ("freshness_months", "audit_score_weights", "rag_score_weights"):
             if key in values:
                 values[key] = {**getattr(self, key), **values[key]}
         return replace(self, **values)

@@ -10,10 +10,40 @@ from __future__ import annotations
 
 import django_filters as filters
 from django import forms
+from django.db.models import Q
 
 from audit.models import Answer, Claim, Evidence, VerificationRun
 from audit.models.choices import Label, Mode, SourceType
 from audit.selectors_api import escalation_state_q
+
+
+def _canonical_choice(value, choices):
+    """Return the choice whose value matches ``value`` in any letter case (else ``value`` unchanged)."""
+    if not isinstance(value, str):
+        return value
+    for key, _ in choices:
+        if str(key).lower() == value.strip().lower():
+            return str(key)
+    return value
+
+
+class CaseInsensitiveChoices(filters.FilterSet):
+    """A FilterSet whose choice parameters accept any letter case (``?label=nei``, ``?mode=Audit-Local``)."""
+
+    def __init__(self, data=None, *args, **kwargs):
+        if data is not None:
+            data = data.copy()
+            for name, flt in self.base_filters.items():
+                choices = flt.extra.get("choices")
+                if not choices or name not in data or callable(choices):
+                    continue
+                values = data.getlist(name) if hasattr(data, "getlist") else [data[name]]
+                fixed = [",".join(_canonical_choice(part, choices) for part in str(v).split(",")) for v in values]
+                if hasattr(data, "setlist"):
+                    data.setlist(name, fixed)
+                else:
+                    data[name] = fixed[0] if len(fixed) == 1 else fixed
+        super().__init__(data, *args, **kwargs)
 
 
 class CommaMultipleChoiceFilter(filters.MultipleChoiceFilter):
@@ -30,12 +60,12 @@ class _CommaSeparated(forms.SelectMultiple):
         return [part.strip() for value in values if value for part in str(value).split(",") if part.strip()]
 
 
-class _DateRange(filters.FilterSet):
+class _DateRange(CaseInsensitiveChoices):
     date_from = filters.DateFilter(field_name="created_at", lookup_expr="date__gte", label="From (UTC day, inclusive)")
     date_to = filters.DateFilter(field_name="created_at", lookup_expr="date__lte", label="To (UTC day, inclusive)")
 
 
-class ClaimFilter(filters.FilterSet):
+class ClaimFilter(CaseInsensitiveChoices):
     label = CommaMultipleChoiceFilter(choices=Label.choices)
     confidence_min = filters.NumberFilter(field_name="confidence", lookup_expr="gte")
     confidence_max = filters.NumberFilter(field_name="confidence", lookup_expr="lte")
@@ -83,7 +113,7 @@ class AnswerFilter(_DateRange):
         fields: list[str] = []
 
 
-class EvidenceFilter(filters.FilterSet):
+class EvidenceFilter(CaseInsensitiveChoices):
     source_type = filters.ChoiceFilter(choices=SourceType.choices)
     answer = filters.CharFilter(field_name="claim__answer__public_id")
     claim_id = filters.CharFilter(field_name="claim__claim_id")
@@ -93,7 +123,7 @@ class EvidenceFilter(filters.FilterSet):
         fields: list[str] = []
 
 
-class RunFilter(filters.FilterSet):
+class RunFilter(CaseInsensitiveChoices):
     mode = filters.ChoiceFilter(choices=Mode.choices)
     kind = filters.ChoiceFilter(choices=VerificationRun.Kind.choices)
     status = filters.ChoiceFilter(choices=VerificationRun.Status.choices)
@@ -105,3 +135,34 @@ class RunFilter(filters.FilterSet):
         model = VerificationRun
         fields: list[str] = []
 
+
+
+class AnswerPageFilter(AnswerFilter):
+    """The answer list page: the API's answer filters plus ``flagged`` and ``refuted`` (yes/no).
+
+    Needs the annotations of ``audit.selectors_claims.answer_rows``. Flagged: a claim is not
+    SUPPORTED or was escalated (what needs a person's eyes); refuted: a claim is REFUTED.
+    """
+
+    domain = filters.CharFilter(lookup_expr="iexact")
+    flagged = filters.BooleanFilter(method="filter_flagged", label="Flagged")
+    refuted = filters.BooleanFilter(method="filter_refuted", label="Has refuted claims")
+
+    def filter_flagged(self, queryset, name, value):
+        if value is None:
+            return queryset
+        needs_eyes = Q(refuted__gt=0) | Q(nei__gt=0) | Q(escalated=True)
+        return queryset.filter(needs_eyes) if value else queryset.exclude(needs_eyes)
+
+    def filter_refuted(self, queryset, name, value):
+        if value is None:
+            return queryset
+        return queryset.filter(refuted__gt=0) if value else queryset.filter(refuted=0)
+
+    def is_valid(self):
+        valid = super().is_valid()
+        data = getattr(self.form, "cleaned_data", {})
+        if valid and data.get("date_from") and data.get("date_to") and data["date_from"] > data["date_to"]:
+            self.form.add_error("date_from", "Must not be after date_to.")
+            valid = False
+        return valid

@@ -21,3 +21,68 @@ class DateRangeForm(forms.Form):
 def form_errors_text(form: forms.Form) -> str:
     """Return the form's errors as one sentence per field, naming the field."""
     return " ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+
+
+class AnswerSubmitForm(forms.Form):
+    """An answer submitted from the browser: the same fields as ``POST /api/v1/audits``."""
+
+    query = forms.CharField(label="Question", widget=forms.Textarea(attrs={"rows": 2}))
+    answer = forms.CharField(label="Answer", strip=False, widget=forms.Textarea(attrs={"rows": 6}))
+    mode = forms.ChoiceField(label="Mode", required=False)
+    domain = forms.CharField(label="Domain", required=False, max_length=64,
+                             help_text="e.g. neuroscience or compliance (sets freshness limits and regulated-domain rules)")
+
+    def __init__(self, *args, default_mode_label: str = "", **kwargs):
+        from audit.models.choices import Mode
+
+        super().__init__(*args, **kwargs)
+        default = f"Workspace default ({default_mode_label})" if default_mode_label else "Workspace default"
+        self.fields["mode"].choices = [("", default), *Mode.choices]
+
+    def clean_answer(self):
+        if not self.cleaned_data["answer"].strip():
+            raise forms.ValidationError("This field is required.")
+        return self.cleaned_data["answer"]
+
+
+class PassageForm(forms.Form):
+    """One passage sent with the answer; a block left empty is skipped."""
+
+    title = forms.CharField(required=False, max_length=500)
+    uri = forms.CharField(required=False, max_length=2000, label="URI")
+    published_at = forms.DateField(required=False, label="Date", widget=forms.DateInput(attrs={"type": "date"}))
+    text = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 3}))
+
+    def clean(self):
+        data = super().clean()
+        filled = any(data.get(k) for k in ("title", "uri", "published_at")) or (data.get("text") or "").strip()
+        if filled and not (data.get("text") or "").strip():
+            self.add_error("text", "A passage needs its text (or clear its title, URI and date).")
+        return data
+
+
+PassageFormSet = forms.formset_factory(PassageForm, extra=2, max_num=50, validate_max=True)
+
+
+def audit_payload(form: AnswerSubmitForm, passages) -> dict:
+    """Return the ``POST /api/v1/audits`` body of a valid submit form and passage formset.
+
+    Passages are numbered 1, 2, ... in order, so ``[1]`` in the answer cites the first block.
+    """
+    contexts = []
+    for block in passages.cleaned_data:
+        if not (block.get("text") or "").strip():
+            continue
+        context = {"id": str(len(contexts) + 1), "text": block["text"]}
+        for key in ("title", "uri"):
+            if block.get(key):
+                context[key] = block[key].strip()
+        if block.get("published_at"):
+            context["published_at"] = block["published_at"].isoformat()
+        contexts.append(context)
+    data = form.cleaned_data
+    payload = {"query": data["query"], "answer": data["answer"], "contexts": contexts}
+    for key in ("mode", "domain"):
+        if data.get(key):
+            payload[key] = data[key].strip()
+    return payload

@@ -56,7 +56,7 @@ def bench_seed(*, claims: int, chunks: int, day: dt.date, seed: int = 7) -> Work
     workspace = Workspace.objects.create(name="Nightly benchmark", slug=BENCH_SLUG, allow_external_calls=False)
     facts = []
     texts = []
-    for c in range(chunks):
+    for _ in range(chunks):
         chunk_facts = [_fact(rng) for _ in range(4)]
         facts.extend(chunk_facts)
         texts.append(" ".join(_sentence(s, pos, o, y) for s, pos, _neg, o, y in chunk_facts))

@@ -18,8 +18,10 @@ from audit.models.choices import Label
 
 
 def thresholds_for(workspace: Workspace) -> constants.Thresholds:
-    """Return the thresholds in force in a workspace (seed defaults with its overrides)."""
-    return constants.Thresholds().updated(workspace.threshold_overrides or {})
+    """Return the thresholds in force in a workspace: the seed defaults, its freshness policy
+    (``Workspace.freshness_policy``, the limits the nightly report uses too), then its overrides."""
+    base = constants.Thresholds().updated({"freshness_months": dict(workspace.freshness_policy or {})})
+    return base.updated(workspace.threshold_overrides or {})
 
 
 def _evidence_ordered() -> QuerySet[Evidence]:

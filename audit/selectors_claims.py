@@ -74,3 +74,51 @@ def claim_domains(*, workspace: Workspace) -> list[str]:
     return sorted(
         d for d in Answer.objects.filter(workspace=workspace).exclude(domain="").values_list("domain", flat=True).distinct()
     )
+
+
+AUDIT_NOW_ACTION = "answer.audit_requested"  # written on a Normal answer when an analyst audits it
+
+
+def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
+    """Return the workspace's answers for the list page, newest first, in one query.
+
+    Each row carries its claim counts per label, whether any claim was ever escalated and how
+    many cases are open, the latest run's audit score, and (for a Normal answer an analyst
+    audited later) the public id of the audited copy. Filtering is ``audit.filters.AnswerPageFilter``.
+    """
+    from django.db.models import CharField, Count, Exists, IntegerField, OuterRef, Subquery
+    from django.db.models.fields.json import KT
+    from django.db.models.functions import Cast, Coalesce
+
+    from audit.models import VerificationRun
+    from audit.models.choices import Label
+    from escalation.models import OPEN_CASE_STATUSES, ReviewCase
+
+    cases = ReviewCase.objects.filter(claim__answer=OuterRef("pk"))
+    open_cases = (cases.filter(status__in=OPEN_CASE_STATUSES).order_by().values("claim__answer")
+                  .annotate(n=Count("id")).values("n")[:1])
+    latest_run = VerificationRun.objects.filter(answer=OuterRef("pk")).order_by("-started_at", "-id")
+    audited_as = (AuditEvent.objects.filter(object_type="audit.answer", action=AUDIT_NOW_ACTION,
+                                            object_id=Cast(OuterRef("pk"), CharField()))
+                  .order_by("-at", "-id").annotate(copy=KT("details__audited_as")).values("copy")[:1])
+    return (
+        Answer.objects.filter(workspace=workspace)
+        .annotate(
+            claims_total=Count("claims"),
+            supported=Count("claims", filter=Q(claims__label=Label.SUPPORTED)),
+            refuted=Count("claims", filter=Q(claims__label=Label.REFUTED)),
+            nei=Count("claims", filter=Q(claims__label=Label.NEI)),
+            escalated=Exists(cases),
+            open_cases=Coalesce(Subquery(open_cases, output_field=IntegerField()), 0),
+            audit_score=Subquery(latest_run.values("audit_score")[:1]),
+            audited_as=Subquery(audited_as, output_field=CharField()),
+        )
+        .order_by("-created_at", "-id")
+    )
+
+
+def answer_audited_as(*, answer: Answer) -> str:
+    """Return the public id of the audited copy of a Normal answer ("" when nobody audited it)."""
+    event = (AuditEvent.objects.filter(object_type="audit.answer", object_id=str(answer.pk), action=AUDIT_NOW_ACTION)
+             .order_by("-at", "-id").first())
+    return (event.details or {}).get("audited_as", "") if event else ""

@@ -10,8 +10,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.db.models import Avg, Count, F, Q
-from django.db.models.functions import TruncDate
+from django.db.models import Avg, Count, F, FloatField, Q
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, TruncDate
 from django.utils import timezone
 
 from audit import constants
@@ -64,7 +65,8 @@ def claims_by_day_and_label(*, workspace: Workspace, period: DateRange) -> dict[
 
 
 def audit_score_by_day(*, workspace: Workspace, period: DateRange) -> dict[dt.date, dict[str, float]]:
-    """Return {day: {"audit_score": mean, "faithfulness": mean, "runs": n}} of finished runs (one query)."""
+    """Return {day: {"audit_score", "faithfulness", "rag_score" (means; runs without a RAG score are
+    left out of its mean), "runs": n}} of finished runs (one query)."""
     start, end = period.bounds()
     rows = (
         VerificationRun.objects.filter(
@@ -72,10 +74,12 @@ def audit_score_by_day(*, workspace: Workspace, period: DateRange) -> dict[dt.da
         )
         .annotate(day=TruncDate("started_at"))
         .values("day")
-        .annotate(audit_score=Avg("audit_score"), faithfulness=Avg("faithfulness"), runs=Count("id"))
+        .annotate(audit_score=Avg("audit_score"), faithfulness=Avg("faithfulness"), runs=Count("id"),
+                  rag_score=Avg(Cast(KT("rag_score__score"), FloatField())))
         .order_by()
     )
-    return {r["day"]: {"audit_score": r["audit_score"], "faithfulness": r["faithfulness"], "runs": r["runs"]} for r in rows}
+    return {r["day"]: {"audit_score": r["audit_score"], "faithfulness": r["faithfulness"], "runs": r["runs"],
+                       "rag_score": r["rag_score"]} for r in rows}
 
 
 def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
@@ -87,7 +91,7 @@ def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
     labels = claims_by_day_and_label(workspace=workspace, period=period)
     scores = audit_score_by_day(workspace=workspace, period=period)
     days = period.days()
-    totals = {label: 0 for label in Label.values}
+    totals = dict.fromkeys(Label.values, 0)
     relabelled = 0
     supported_share: list[float | None] = []
     claim_counts: list[int] = []
@@ -102,6 +106,8 @@ def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
     return {
         "days": [d.isoformat() for d in days],
         "trust": [round(scores[d]["audit_score"], 4) if d in scores else None for d in days],
+        "rag_score": [round(scores[d]["rag_score"], 4) if scores.get(d, {}).get("rag_score") is not None else None
+                      for d in days],
         "supported_share": supported_share,
         "claims": claim_counts,
         "runs": sum(s["runs"] for s in scores.values()),

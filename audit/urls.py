@@ -6,7 +6,10 @@ from audit import views
 
 urlpatterns = [
     path("dashboard/", views.dashboard, name="dashboard"),
+    path("answers/", views.answer_list, name="answer-list"),
+    path("answers/new/", views.answer_new, name="answer-new"),
     path("answers/<str:answer_id>/", views.answer_detail, name="answer-detail"),
+    path("answers/<str:answer_id>/audit", views.answer_audit, name="answer-audit"),
     path("claims/", views.claim_list, name="claim-list"),
     path("claims/<int:pk>/", views.claim_detail, name="claim-detail"),
     path("reports/nightly/", views.nightly_reports, name="nightly-reports"),

@@ -12,16 +12,17 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connection
-from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.shortcuts import redirect, render
 
 from audit import (
     charts, constants, presentation, roles, selectors, selectors_api, selectors_claims, selectors_dashboard,
     selectors_nightly,
 )
 from audit.api.serializers import ClaimCardSerializer
-from audit.filters import ClaimFilter
-from audit.forms import DateRangeForm, form_errors_text
+from audit.errors import InvalidInput
+from audit.filters import AnswerPageFilter, ClaimFilter
+from audit.forms import AnswerSubmitForm, DateRangeForm, PassageFormSet, audit_payload, form_errors_text
 from audit.models.choices import LABEL_BADGES, Label
 from audit.services.workspaces import workspace_for_user
 
@@ -50,6 +51,12 @@ def home(request):
     return render(request, "home.html", {"summary": selectors.home_summary()})
 
 
+def favicon(request):
+    from django.templatetags.static import static
+
+    return redirect(static("favicon.svg"), permanent=True)
+
+
 def healthz(request):
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
@@ -63,6 +70,101 @@ def _escalations_by_claim(claim_ids) -> dict[int, list[dict]]:
     return reporting.cases_by_claim(claim_ids=list(claim_ids))
 
 
+ANSWERS_PER_PAGE = constants.UI_CLAIMS_PER_PAGE
+
+
+def _filtered_page(request, filterset_class, queryset, per_page: int):
+    """Filter a list with the API's FilterSet and cut one page; a bad filter is a 400 page naming it.
+
+    Returns the template context (page, query string without the page, the filters as read,
+    choices already in their canonical letter case) or the 400 response.
+    """
+    query = request.GET.copy()
+    query.pop("page", None)
+    filterset = filterset_class(query, queryset=queryset)
+    if not filterset.is_valid():
+        return _bad_request(request, filterset.form)
+    page = Paginator(filterset.qs, per_page).get_page(request.GET.get("page"))
+    return {"page": page, "query": query.urlencode(), "params": filterset.form.data}
+
+
+@login_required
+def answer_list(request):
+    """Every answer of the workspace, any mode, with filters; unaudited (Normal) answers say so."""
+    workspace = _reader_workspace(request)
+    listed = _filtered_page(request, AnswerPageFilter, selectors_claims.answer_rows(workspace=workspace),
+                            ANSWERS_PER_PAGE)
+    if isinstance(listed, HttpResponse):
+        return listed
+    return render(request, "audit/answer_list.html", {
+        **listed,
+        "modes": selectors_claims.Mode.choices,
+        "domains": selectors_claims.claim_domains(workspace=workspace),
+        "can_submit": roles.can_submit(request.user),
+    })
+
+
+def _flat_errors(errors, prefix: str = "") -> list[str]:
+    """Return 'field: message' lines of DRF serializer errors (nested lists and dicts flattened)."""
+    if isinstance(errors, dict):
+        return [line for key, value in errors.items() for line in _flat_errors(value, f"{prefix}{key}" if not prefix else f"{prefix}.{key}")]
+    if isinstance(errors, list) and errors and all(isinstance(e, (dict, list)) for e in errors):
+        return [line for i, e in enumerate(errors, start=1) for line in _flat_errors(e, f"{prefix}[{i}]")]
+    return [f"{prefix}: {' '.join(str(e) for e in errors)}"] if errors else []
+
+
+@login_required
+def answer_new(request):
+    """Submit an answer from the browser: the API's checks, then ``audit_submit``, then its page."""
+    workspace = _reader_workspace(request)
+    if not roles.can_submit(request.user):
+        raise PermissionDenied("Your account has no role that may submit answers.")
+    default_label = dict(selectors_claims.Mode.choices).get(workspace.default_mode, workspace.default_mode)
+    form = AnswerSubmitForm(request.POST or None, default_mode_label=default_label)
+    passages = PassageFormSet(request.POST or None, prefix="passage")
+    errors: list[str] = []
+    if request.method == "POST" and form.is_valid() and passages.is_valid():
+        from audit.api.views import AuditCreateApi, audit_request_from
+        from audit.services.submissions import audit_submit
+
+        data = AuditCreateApi.InputSerializer(data=audit_payload(form, passages))
+        if data.is_valid():
+            try:
+                submission = audit_submit(workspace=workspace, user=request.user,
+                                          request=audit_request_from(data.validated_data))
+            except InvalidInput as exc:
+                errors.append(str(exc))
+            else:
+                return redirect("answer-detail", answer_id=submission.answer.public_id)
+        else:
+            errors.extend(_flat_errors(data.errors))
+    status = 400 if request.method == "POST" else 200
+    return render(request, "audit/answer_new.html", {"form": form, "passages": passages, "errors": errors},
+                  status=status)
+
+
+@login_required
+def answer_audit(request, answer_id: str):
+    """Audit a Normal answer now (Audit-Local) and open the audited copy's page."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    workspace = _reader_workspace(request)
+    if not roles.can_submit(request.user):
+        raise PermissionDenied("Your account has no role that may submit answers for audit.")
+    answer = _found(selectors_claims.answer_get(workspace=workspace, answer_id=answer_id), "answer")
+    from django.contrib import messages
+
+    from audit.services.audit_now import answer_audit_now
+
+    try:
+        audited = answer_audit_now(answer=answer, user=request.user)
+    except InvalidInput as exc:
+        messages.error(request, exc.message)
+        return redirect("answer-detail", answer_id=answer.public_id)
+    messages.success(request, f"Audited {answer.public_id} as {audited.public_id} (Audit-Local).")
+    return redirect("answer-detail", answer_id=audited.public_id)
+
+
 @login_required
 def answer_detail(request, answer_id: str):
     workspace = _reader_workspace(request)
@@ -72,6 +174,9 @@ def answer_detail(request, answer_id: str):
     run = next(iter(answer.runs.all()), None)
     context = {
         "answer": answer,
+        "audited": answer.mode != selectors_claims.Mode.NORMAL,
+        "audited_as": selectors_claims.answer_audited_as(answer=answer) if answer.mode == selectors_claims.Mode.NORMAL else "",
+        "can_submit": roles.can_submit(request.user),
         # the stored claims are those of the answer as received; the returned text is badged with
         # each claim's revision (its own wording and verdict)
         "segments": presentation.mark_claims(answer.original_text or answer.text, claims),
@@ -110,16 +215,11 @@ def claim_detail(request, pk: int):
 def claim_list(request):
     """List claims with the API's filters (one FilterSet for both); export links reuse the API."""
     workspace = _reader_workspace(request)
-    query = request.GET.copy()
-    query.pop("page", None)
-    filterset = ClaimFilter(query, queryset=selectors_claims.claim_rows(workspace=workspace))
-    if not filterset.is_valid():
-        return _bad_request(request, filterset.form)
-    page = Paginator(filterset.qs, CLAIMS_PER_PAGE).get_page(request.GET.get("page"))
+    listed = _filtered_page(request, ClaimFilter, selectors_claims.claim_rows(workspace=workspace), CLAIMS_PER_PAGE)
+    if isinstance(listed, HttpResponse):
+        return listed
     return render(request, "audit/claim_list.html", {
-        "page": page,
-        "query": query.urlencode(),
-        "params": query,
+        **listed,
         "labels": Label.choices,
         "modes": selectors_claims.Mode.choices,
         "domains": selectors_claims.claim_domains(workspace=workspace),
@@ -147,6 +247,7 @@ def dashboard(request):
     queue = reporting.dashboard_summary(workspace=workspace, start=period.bounds()[0], end=period.bounds()[1])
     figures = {
         "trust-trend": charts.trust_trend(trust),
+        "rag-score": charts.rag_score_trend(trust),
         "label-distribution": charts.label_distribution(trust),
         "queue-aging": charts.queue_aging(queue["aging"]),
         "sla-attainment": charts.sla_attainment(queue["attainment"]),

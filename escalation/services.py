@@ -242,8 +242,12 @@ def case_open(*, claim: Claim, actor, reason: str) -> ReviewCase:
 
 
 @transaction.atomic
-def case_acknowledge(*, case: ReviewCase, actor) -> ReviewCase:
-    """Take an open case: the actor becomes its owner unless it has one; stops the L1 clock."""
+def case_acknowledge(*, case: ReviewCase, actor, note: str = "") -> ReviewCase:
+    """Take an open case: the actor becomes its owner unless it has one; stops the L1 clock.
+
+    A ``note`` (optional) is added in the same transaction, so an acknowledgement never lands
+    without the note that came with it.
+    """
     _require_tier(actor, case.tier, "acknowledging")
     now = timezone.now()
     changes = {"status": CaseStatus.ACKNOWLEDGED, "acknowledged_at": now}
@@ -254,6 +258,8 @@ def case_acknowledge(*, case: ReviewCase, actor) -> ReviewCase:
     case = _transition(case, allowed=(CaseStatus.OPEN,), changes=changes, action="acknowledge")
     _record(case, ReviewEvent.Kind.ACKNOWLEDGED, actor=actor, at=now,
             details={"within_sla": case.sla_state != SlaState.BREACHED})
+    if note.strip():
+        case_note(case=case, actor=actor, note=note)
     return case
 
 

@@ -15,11 +15,3 @@ def sweep_overdue_cases() -> dict:
 def deliver_notifications() -> dict:
     """After a transition commits: send its notifications."""
     return services.notifications_deliver()
-
-
-def open_cases_for_answer(answer_id: int) -> list[str]:
-    """Run escalation intake for one audited answer; return the tickets of its open cases."""
-    from audit.models import Answer
-
-    answer = Answer.objects.select_related("workspace").get(pk=answer_id)
-    return [case.ticket for case in services.cases_open_for_answer(answer=answer)]

@@ -83,10 +83,7 @@ def _back(request, case: ReviewCase):
 
 
 def _acknowledge(user, case, data):
-    case = services.case_acknowledge(case=case, actor=user)
-    if data.get("note"):
-        services.case_note(case=case, actor=user, note=data["note"])
-    return case
+    return services.case_acknowledge(case=case, actor=user, note=data.get("note", ""))
 
 
 # action name -> (form of its inputs, call of its one service, what the message says was done)

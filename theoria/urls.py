@@ -9,6 +9,8 @@ from audit import views as audit_views
 urlpatterns = [
     path("", audit_views.home, name="home"),
     path("healthz", audit_views.healthz, name="healthz"),
+    # pages that do not extend base.html (admin, API docs) still get the icon browsers ask for
+    path("favicon.ico", audit_views.favicon),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -142,7 +142,8 @@ class AuditMetricsSerializer(serializers.ModelSerializer):
     class Meta:
         model = VerificationRun
         fields = ["audit_score", "faithfulness", "answer_relevance", "context_precision", "context_recall",
-                  "coverage", "unsupported_rate", "risk_flags", "warnings", "duration_ms", "llm_calls"]
+                  "coverage", "unsupported_rate", "risk_flags", "warnings", "duration_ms", "llm_calls", "rag_score",
+                  "verification_profile"]
 
 
 class CitationSerializer(serializers.Serializer):
@@ -161,7 +162,7 @@ class RunSerializer(serializers.ModelSerializer):
                   "llm_calls", "prompt_tokens", "completion_tokens", "llm_latency_ms", "llm_failures",
                   "claim_count", "coverage", "unsupported_rate", "audit_score", "faithfulness",
                   "answer_relevance", "context_precision", "context_recall", "methods", "warnings",
-                  "risk_flags", "quality_gates", "revision_history"]
+                  "risk_flags", "quality_gates", "revision_history", "rag_score", "verification_profile"]
 
 
 class EvidenceSerializer(serializers.ModelSerializer):
@@ -227,6 +228,8 @@ class AnswerSerializer(serializers.Serializer):
             data["mode_decision"] = self.context["mode_decision"]
         if self.context.get("web"):
             data["web"] = self.context["web"]
+        if self.context.get("drafted"):
+            data["drafted"] = self.context["drafted"]
         return data
 
     @extend_schema_field(CitationSerializer(many=True))

@@ -9,6 +9,7 @@ from audit.api import views
 
 urlpatterns = [
     path("audits", views.AuditCreateApi.as_view(), name="api-audit-create"),
+    path("retrieve", views.RetrieveApi.as_view(), name="api-retrieve"),
     path("answers", views.AnswerListApi.as_view(), name="api-answer-list"),
     path("answers/<str:answer_id>", views.AnswerDetailApi.as_view(), name="api-answer-detail"),
     path("answers/<str:answer_id>/claims/<str:claim_id>", views.ClaimDetailApi.as_view(), name="api-claim-detail"),

@@ -109,6 +109,18 @@ class ContextInput(StrictInputSerializer):
         return value
 
 
+def audit_request_from(values: dict) -> AuditRequest:
+    """Return the service's request of a validated ``AuditCreateApi.InputSerializer`` (API and answer form)."""
+    contexts = [{**c, "published_at": c["published_at"].isoformat() if c.get("published_at") else None}
+                for c in values.get("contexts", [])]
+    return AuditRequest(
+        query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
+        conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
+        reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
+        verification_profile=values.get("verification_profile", ""),
+    )
+
+
 class AuditCreateApi(CleanRequestMixin, APIView):
     """Submit an answer of the RAG front end; verify it in the resolved mode."""
 
@@ -124,6 +136,8 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         conversation_id = StrictCharField(required=False, allow_blank=True, max_length=200)
         domain = StrictCharField(required=False, allow_blank=True, max_length=64)
         reference = StrictCharField(required=False, allow_blank=True)
+        generation_mode = serializers.ChoiceField(choices=constants.GENERATION_MODES, required=False)
+        verification_profile = serializers.ChoiceField(choices=tuple(constants.VERIFICATION_PROFILES), required=False)
 
         def validate_contexts(self, value):
             limit = settings.THEORIA["API_MAX_CONTEXTS"]
@@ -150,23 +164,72 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             raise InvalidInput("Idempotency-Key", "must be 1 to 255 printable ASCII characters without spaces.")
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        values = data.validated_data
-        contexts = [{**c, "published_at": c["published_at"].isoformat() if c.get("published_at") else None}
-                    for c in values.get("contexts", [])]
         workspace = _workspace(request)
         submission = audit_submit(
             workspace=workspace, user=request.user, idempotency_key=key,
-            fingerprint=request_fingerprint(request.data),
-            request=AuditRequest(
-                query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
-                conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
-                reference=values.get("reference"),
-            ),
+            fingerprint=request_fingerprint(request.data), request=audit_request_from(data.validated_data),
         )
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
-        body = _with_escalations(AnswerSerializer, answer, mode_decision=submission.decision, web=submission.web)
+        body = _with_escalations(AnswerSerializer, answer, mode_decision=submission.decision, web=submission.web,
+                                 drafted=submission.drafted)
         headers = {"Idempotent-Replayed": "true"} if submission.replayed else {}
         return Response(body, status=status.HTTP_201_CREATED, headers=headers)
+
+
+# --- Retrieval (spec 004 §7) --------------------------------------------------------------------
+
+class RetrieveApi(CleanRequestMixin, APIView):
+    """Claim-focused retrieval from the workspace knowledge base, with freshness filters."""
+
+    permission_classes = [CanRead]
+    parser_classes = [StrictJSONParser]
+
+    @extend_schema_serializer(component_name="RetrieveInput")
+    class InputSerializer(StrictInputSerializer):
+        claim = StrictCharField(required=False, max_length=4000)
+        query = StrictCharField(required=False, max_length=4000)
+        domain = StrictCharField(required=False, allow_blank=True, max_length=64)
+        top_k = serializers.IntegerField(required=False, min_value=1, max_value=constants.RETRIEVE_MAX_TOP_K)
+        max_age_months = serializers.FloatField(required=False, min_value=0)
+        published_after = DayField(required=False)
+
+        def validate(self, attrs):
+            if ("claim" in attrs) == ("query" in attrs):
+                raise serializers.ValidationError({"claim": ["Send either claim or query (one of them)."]})
+            return attrs
+
+    @extend_schema_serializer(component_name="RetrievedPassage")
+    class PassageSerializer(serializers.Serializer):
+        id = serializers.CharField()
+        document_id = serializers.IntegerField()
+        title = serializers.CharField()
+        uri = serializers.CharField()
+        domain = serializers.CharField()
+        published_at = serializers.DateField(allow_null=True)
+        age_months = serializers.FloatField(allow_null=True)
+        stale = serializers.BooleanField(allow_null=True)
+        freshness_limit_months = serializers.IntegerField()
+        score = serializers.FloatField()
+        text = serializers.CharField()
+
+    @extend_schema(request=InputSerializer, responses={200: inline_serializer("RetrieveOutput", {
+        "kind": serializers.CharField(), "text": serializers.CharField(), "domain": serializers.CharField(),
+        "top_k": serializers.IntegerField(), "results": PassageSerializer(many=True)})})
+    def post(self, request):
+        from audit.selectors_retrieval import RetrievalFilters, kb_retrieve
+
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        workspace = _workspace(request)
+        kind = "claim" if "claim" in values else "query"
+        top_k = values.get("top_k") or selectors.thresholds_for(workspace).retrieval_top_k
+        filters = RetrievalFilters(domain=values.get("domain", "").strip(), max_age_months=values.get("max_age_months"),
+                                   published_after=values.get("published_after"))
+        results = kb_retrieve(workspace=workspace, text=values[kind], is_claim=kind == "claim", top_k=top_k,
+                              filters=filters, now=timezone.now())
+        return Response({"kind": kind, "text": values[kind], "domain": filters.domain, "top_k": top_k,
+                         "results": self.PassageSerializer(results, many=True).data})
 
 
 # --- Reads --------------------------------------------------------------------------------------

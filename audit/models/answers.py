@@ -205,6 +205,11 @@ class VerificationRun(models.Model):
     risk_flags = models.JSONField(default=list, blank=True)
     quality_gates = models.JSONField(default=dict, blank=True)
     revision_history = models.JSONField(default=list, blank=True)
+    rag_score = models.JSONField(
+        default=dict, blank=True,
+        help_text="Seed 001 weighted RAG score: alignment, citation_coverage, fact_score, score, method.")
+    verification_profile = models.CharField(
+        max_length=16, blank=True, help_text="Seed 003 depth profile the run used (light/medium/extended); blank: none.")
 
     class Meta:
         ordering = ["-started_at", "-id"]

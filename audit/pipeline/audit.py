@@ -14,12 +14,13 @@ import numpy as np
 
 from audit.constants import Thresholds
 from audit.pipeline import scoring
-from audit.pipeline.extraction import extract_claims, split_sentences, is_assertion, clean_sentence
+from audit.pipeline.extraction import split_sentences, is_assertion, clean_sentence
 from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
 from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, VerifyContext
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
+from audit.pipeline.rag_score import rag_score
 from audit.pipeline.retrieval import KnowledgeBase, as_passages, retrieve
-from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit
 
 NOT_RUN_OFFLINE = {"selfcheck": "SelfCheck sampling needs an LLM; not run in offline Audit-Local mode"}
 
@@ -60,14 +61,15 @@ def run_methods(items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyCo
 
 def verify_claims(claims: list[tuple[str, list]], *, thresholds=None, domain: str = "", now=None,
                   embed=None, methods: tuple[str, ...] = OFFLINE_METHODS, overrides: dict | None = None,
-                  progress=None, encode_tokens=None) -> list[ClaimVerdict]:
+                  progress=None, encode_tokens=None, llm=None) -> list[ClaimVerdict]:
     """Verify many (claim text, evidence passages) pairs against their own evidence only.
 
-    ``progress(n)`` is called as the entailment judge finishes each batch of n claims.
+    ``progress(n)`` is called as the entailment judge finishes each batch of n claims; ``llm`` is
+    the client an LLM judge may call (the LLM methods themselves run only when named in ``methods``).
     """
     t = _thresholds(thresholds)
     ctx = VerifyContext(thresholds=t, now=now or datetime.now(timezone.utc), domain=domain,
-                        embed=_embed(embed), progress=progress, encode_tokens=encode_tokens)
+                        embed=_embed(embed), progress=progress, encode_tokens=encode_tokens, llm=llm)
     items = []
     for i, (text, evidence) in enumerate(claims):
         passages = as_passages(evidence)
@@ -153,6 +155,8 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
             metrics["context_recall"] = sum(v.label == "SUPPORTED" for v in ref_verdicts) / len(ref_sents)
         else:
             metrics["context_recall"] = 0.0
+
+    metrics["rag_score"] = rag_score(answer or "", verdicts, passages, thresholds=t, embed=embed)
 
     risk_flags: list[dict] = []
     if not any_evidence:

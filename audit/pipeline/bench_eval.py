@@ -62,6 +62,22 @@ def auroc(y: list[int], score: list[float]) -> float:
     return float((ranks[yy].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
+def expected_calibration_error(y: list[int], p, bins: int = 10) -> float:
+    """ECE of probabilities ``p`` of the positive class: the mean |frequency - confidence| over
+    equal-width bins, weighted by the share of rows in each bin."""
+    p = np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
+    yy = np.asarray(y, dtype=np.float64)
+    if not len(p):
+        return float("nan")
+    which = np.minimum((p * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        m = which == b
+        if m.any():
+            total += m.sum() / len(p) * abs(yy[m].mean() - p[m].mean())
+    return float(total)
+
+
 def two_class(labels: list[str]) -> list[str]:
     return ["SUPPORTED" if lab == "SUPPORTED" else "NOT" for lab in labels]
 

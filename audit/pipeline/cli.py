@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -128,68 +127,87 @@ README_KEYWORD_2CLASS_BACC = {  # shared/benchmarks/README.md, "Reference baseli
 
 
 def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_folds: int = 5,
-                 with_answers: bool = True) -> int:
+                 with_answers: bool = True, judge: str | None = None, llm=None, limit: int | None = None) -> int:
     """Grouped-CV evaluation of the whole offline pipeline on the DEV files.
 
-    The entailment model is refitted on 4/5 of the groups and every claim (and answer) is
-    verified by the fold model that never saw its group, through the same ``verify_claims`` /
-    ``audit_answer`` code the commands use; no figure comes from rows a model was fitted on.
+    ``judge`` names the entailment judge (``constants.JUDGES``; default the workspace default). A
+    judge fitted on DEV (features) is refitted on 4/5 of the groups and every claim (and answer)
+    is verified by the fold model that never saw its group, through the same ``verify_claims`` /
+    ``audit_answer`` code the commands use; no figure comes from rows a model was fitted on. A judge
+    not fitted on DEV (cross-encoder, llm) verifies every claim as it is. ``limit`` keeps every
+    n-th group's claims only (a quicker, smaller comparison; the same claims for every judge).
     """
     from sklearn.model_selection import GroupKFold
 
+    from audit.constants import JUDGE, JUDGES
     from audit.pipeline import bench_eval as be
     from audit.pipeline.audit import audit_answer, verify_claims
     from audit.pipeline.entailment_fit import CachedEmbed, compute_idf, dev_features, fit, load_dev
+    from audit.pipeline.judges import get_judge
     from audit.pipeline.methods.entailment import EntailmentMethod
 
     out, err = out or sys.stdout, err or sys.stderr
+    judge = judge or JUDGE
+    if judge not in JUDGES:
+        print(f"evaluate: unknown judge {judge!r}; use one of {', '.join(JUDGES)}", file=err)
+        return EXIT_NO_INPUT
     for path in (claims_path, answers_path):
         if not Path(path).is_file():
             print(f"evaluate: {path}: no such file", file=err)
             return EXIT_NO_INPUT
     records = load_dev(Path(claims_path))
+    if limit:
+        records = subsample_groups(records, limit)
     idf = compute_idf(records)
     cache = CachedEmbed()
-    X = dev_features(records, idf, cache)
     groups = np.array([group_key(r) for r in records])
-    folds = list(GroupKFold(n_splits=n_folds).split(X, groups=groups))
-    models, fold_of_group = [], {}
+    folds = list(GroupKFold(n_splits=n_folds).split(np.zeros(len(records)), groups=groups))
+    fitted = judge == "features"
+    X = dev_features(records, idf, cache) if fitted else None
+    methods, fold_of_group = [], {}
     labels: list[str | None] = [None] * len(records)
     conf = np.zeros(len(records))
-    bar = _bar(len(records), "evaluate claims (CV)", err)
+    bar = _bar(len(records), "evaluate claims (CV)" if fitted else f"evaluate claims ({judge})", err)
     for k, (train, test) in enumerate(folds):
-        model = fit([records[i] for i in train], X[train], idf)
-        models.append(model)
+        if fitted:
+            method = EntailmentMethod(model=fit([records[i] for i in train], X[train], idf))
+        else:
+            method = EntailmentMethod(judge=get_judge(judge))
+        methods.append(method)
         for i in test:
             fold_of_group[groups[i]] = k
         verdicts = verify_claims([(records[i]["claim"], claim_evidence(records[i])) for i in test],
-                                 overrides={"entailment": EntailmentMethod(model=model)},
-                                 encode_tokens=cache, progress=bar.update)
+                                 overrides={"entailment": method}, encode_tokens=cache, progress=bar.update, llm=llm)
         for i, v in zip(test, verdicts):
             labels[i], conf[i] = v.label, v.confidence
     bar.close()
     cache.save()
     rows = be.claim_table(records, labels)
-    print(be.format_rows(rows, f"Claims, DEV, grouped {n_folds}-fold CV (README group keys); "
-                               "kw = keyword overlap with its per-dataset DEV-tuned threshold"), file=out)
+    print(be.format_rows(rows, f"Claims, DEV, judge {judge}, " + (
+        f"grouped {n_folds}-fold CV (README group keys)" if fitted else "not fitted on DEV (every claim as is)")
+        + "; kw = keyword overlap with its per-dataset DEV-tuned threshold"), file=out)
     print("README keyword 2-class bAcc: " + ", ".join(f"{d} {v}" for d, v in README_KEYWORD_2CLASS_BACC.items()),
           file=out)
     sci = next((r for r in rows if r["dataset"] == "scifact"), None)
     if sci:
         print(f"scifact 3-class: acc {100 * sci['3']['acc']:.1f} F1 {100 * sci['3']['f1']:.1f} "
               f"bAcc {100 * sci['3']['bacc']:.1f} (keyword bAcc {100 * sci['kw']['3']['bacc']:.1f})", file=out)
+    supported = [int(r["label"] == "SUPPORTED") for r in records]
+    print(f"calibration of the confidence P(supported), 10 equal-width bins: ECE "
+          f"{be.expected_calibration_error(supported, conf):.3f} over all claims; per dataset: "
+          + ", ".join(f"{r['dataset']} {be.expected_calibration_error(*_subset(records, supported, conf, r['dataset'])):.3f}"
+                      for r in rows), file=out)
 
     if not with_answers:
         return 0
-    good, bad = read_jsonl(answers_path, ANSWER_FIELDS)
+    good, _bad = read_jsonl(answers_path, ANSWER_FIELDS)
     answers = [rec for _, rec in good]
     bar = _bar(len(answers), "evaluate answers (CV)", err)
     y, faith, score = [], [], []
-    by_domain = defaultdict(lambda: ([], []))
     for rec in answers:
         k = fold_of_group.get(group_key({**rec, "meta": {"question": rec.get("query")}}), 0)
         result = audit_answer(rec.get("query") or "", rec["answer"], rec["contexts"],
-                              overrides={"entailment": EntailmentMethod(model=models[k])}, encode_tokens=cache)
+                              overrides={"entailment": methods[k]}, encode_tokens=cache)
         y.append(int(bool(rec.get("answer_hallucinated"))))
         faith.append(1.0 - result.metrics["faithfulness"])
         score.append(1.0 - result.audit_score)
@@ -199,6 +217,19 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
     print(f"Answers, DEV (n={len(answers)}, {sum(y)} hallucinated): AUROC of (1 - faithfulness) "
           f"{be.auroc(y, faith):.3f}; AUROC of (1 - audit_score) {be.auroc(y, score):.3f}", file=out)
     return 0
+
+
+def subsample_groups(records: list[dict], every: int) -> list[dict]:
+    """The claims of every ``every``-th group (stable: by a hash of the group key), all datasets kept."""
+    import hashlib
+
+    return [r for r in records
+            if int(hashlib.sha256(group_key(r).encode()).hexdigest()[:8], 16) % every == 0]
+
+
+def _subset(records: list[dict], y: list[int], conf: np.ndarray, dataset: str) -> tuple[list[int], np.ndarray]:
+    idx = [i for i, r in enumerate(records) if r["dataset"] == dataset]
+    return [y[i] for i in idx], conf[idx]
 
 
 # --- bench --------------------------------------------------------------------------------
@@ -289,7 +320,7 @@ def bench_answers(texts: list[str], n_answers: int, claims_per_answer: int, seed
 
 def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: int = 10, *,
               depth: str | None = None, out=None, err=None, cache_dir: Path | None = None,
-              pool_size: int = BENCH_POOL_SENTENCES) -> dict:
+              pool_size: int = BENCH_POOL_SENTENCES, judge: str | None = None) -> dict:
     import resource
     import time
 
@@ -314,7 +345,8 @@ def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: i
     from audit.constants import Thresholds
     from audit.pipeline.embedding import get_embedder
 
-    thresholds = Thresholds().updated({"verification_depth": depth} if depth else None)
+    thresholds = Thresholds().updated({**({"verification_depth": depth} if depth else {}),
+                                       **({"judge": judge} if judge else {})})
     get_embedder().clear_cache()  # the pool was embedded here; audits must not find it cached
     answers = bench_answers(texts, n_answers + 3, claims_per_answer)
     for query, answer in answers[:3]:  # warm-up: model load, first searches
@@ -333,7 +365,7 @@ def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: i
     summary = {"p50_ms": round(float(np.percentile(lat, 50)), 1), "p95_ms": round(float(np.percentile(lat, 95)), 1),
                "claims_per_s": round(n_claims / (lat.sum() / 1000), 1), "peak_mb": round(peak_mb, 1),
                "chunks": len(index)}
-    print(f"verification depth {thresholds.verification_depth}; answers {n_answers}, claims {n_claims} "
+    print(f"judge {thresholds.judge}; verification depth {thresholds.verification_depth}; answers {n_answers}, claims {n_claims} "
           f"({n_claims / max(1, n_answers):.1f} per answer); load average {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} cores", file=out)
     print(f"latency per answer: p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms; "

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from audit.constants import (STRUCTURE_ANTONYM_CLAUSE_SHARED, STRUCTURE_CLAUSE_MIN_ALIGNMENT,
                              STRUCTURE_MIN_ALIGNMENT, STRUCTURE_SUBSTITUTION_MAX_COS)
@@ -228,7 +229,7 @@ ACRONYM_SKIP = frozenset("of the and at for in on de".split())
 def _spelled_otherwise(word: str, evidence_tokens: list[str]) -> bool:
     """The word written as two words ("Gameboy" / "Game Boy") or as the initials of an evidence
     phrase ("UT" / "University of Texas") — the same entity, not a missing or substituted one."""
-    for a, b in zip(evidence_tokens, evidence_tokens[1:]):
+    for a, b in pairwise(evidence_tokens):
         if a + b == word:
             return True
     if 2 <= len(word) <= 5:

@@ -16,9 +16,9 @@ from collections import OrderedDict
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from audit.constants import EMBEDDING_DIM, EMBEDDING_DTYPE  # noqa: E402
+from audit.constants import EMBEDDING_DIM, EMBEDDING_DTYPE
 
 CACHE_SIZE = 50_000
 TOKEN_CACHE_SIZE = 5_000

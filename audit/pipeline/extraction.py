@@ -203,7 +203,7 @@ def is_assertion(sentence: str) -> bool:
     s = sentence.strip()
     if not s:
         return False
-    if s.endswith("?") or s.endswith("\uff1f"):
+    if s.endswith(("?", "\uff1f")):
         return False
     if _CONNECTOR_ONLY_RE.match(s) or _GREETING_RE.match(s) or _META_RE.match(s):
         return False

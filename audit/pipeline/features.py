@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -160,12 +161,12 @@ def _coverage(cstems: list[str], target: set[str]) -> float:
 
 
 def _bigrams(stems: list[str]) -> set[tuple[str, str]]:
-    return set(zip(stems, stems[1:]))
+    return set(pairwise(stems))
 
 
 def _longest_run(cstems: list[str], target_bigrams: set[tuple[str, str]]) -> int:
     best = run = 1 if cstems else 0
-    for bg in zip(cstems, cstems[1:]):
+    for bg in pairwise(cstems):
         run = run + 1 if bg in target_bigrams else 1
         best = max(best, run)
     return best

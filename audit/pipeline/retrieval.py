@@ -95,7 +95,7 @@ def resolve_anchor(anchor: str, amap: dict[str, Passage]) -> Passage | None:
     if a.startswith("cite:"):
         key = a[5:]
         for k, p in amap.items():  # a chunk-hash prefix
-            if len(key) >= 6 and (k.startswith(key) or k.startswith("cite:" + key)):
+            if len(key) >= 6 and k.startswith((key, "cite:" + key)):
                 return p
     return None
 
@@ -183,3 +183,34 @@ def retrieve(claims: list[ClaimDraft], contexts: list[Passage], *, kb: Knowledge
         cited = list(hits.values())
         all_hits.append((cited + ranked)[: max(top_k, len(cited))])
     return all_hits
+
+
+def search_filtered(index: VectorIndex, text: str, vec: np.ndarray, *, k: int, keep: Callable[[str], bool],
+                    numeric_boost: float = 0.0, passage_text: Callable[[str], str] | None = None
+                    ) -> list[tuple[str, float]]:
+    """The ``k`` best (id, score) pairs of ``index`` for one query whose ids pass ``keep``.
+
+    The same scoring as :func:`retrieve` uses for the knowledge base: the index's fused hybrid
+    score, plus ``numeric_boost`` for a passage sharing a number with the query, and nothing below
+    ``MIN_SEARCH_RELEVANCE``. Filters are applied to a growing candidate list (``k * SEARCH_FANOUT``,
+    then doubled) until ``k`` pass or the index is exhausted, so a narrow filter still finds its
+    passages without scoring the whole index for a wide one.
+    """
+    size = len(index)
+    if not size or k < 1:
+        return []
+    quantities = extract_quantities(text) if numeric_boost and passage_text is not None else []
+    fetch = min(size, k * SEARCH_FANOUT)
+    while True:
+        kept = []
+        for id_, score in index.search(text, vec, k=fetch):
+            if not keep(id_):
+                continue
+            if quantities and _shares_number(quantities, passage_text(id_)):
+                score = min(1.0, score + numeric_boost)
+            if score >= MIN_SEARCH_RELEVANCE:
+                kept.append((id_, float(score)))
+        if len(kept) >= k * SEARCH_FANOUT or fetch >= size:
+            break
+        fetch = min(size, fetch * 2)
+    return sorted(kept, key=lambda pair: (-pair[1], pair[0]))[:k]

@@ -1064,7 +1064,7 @@ def trace_changes(before: str, after: str, claims: list[ClaimVerdict], instructi
         spans[(a, b)] = tuple(c.claim.span)
     opcodes = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
     touched: set[tuple[int, int]] = set()
-    for tag, i1, i2, j1, j2 in opcodes:
+    for tag, i1, i2, _j1, _j2 in opcodes:
         if tag == "equal":
             continue
         region = [sent for (a, b), sent in spans.items() if a <= i1 and i2 <= b]

@@ -18,6 +18,8 @@ from django.utils import timezone
 from audit import constants
 from audit.models import Answer, Chunk, Claim, Evidence, VerificationRun, Workspace
 from audit.pipeline import audit_answer as pipeline_audit_answer
+from audit.pipeline.methods import LLM_METHODS
+from audit.pipeline.profiles import verification_plan
 from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
@@ -88,8 +90,8 @@ def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at, verified_at) -> Clai
 
 def answer_store(*, workspace: Workspace, result: AuditResult, query: str, answer_text: str, contexts, mode: str,
                  user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
-                 kb_meta: dict | None = None, started_at=None, llm_setup=None, kind: str = VerificationRun.Kind.INTERACTIVE
-                 ) -> tuple[Answer, VerificationRun]:
+                 kb_meta: dict | None = None, started_at=None, llm_setup=None, kind: str = VerificationRun.Kind.INTERACTIVE,
+                 profile: str = "") -> tuple[Answer, VerificationRun]:
     """Write the rows of one audit (call inside a transaction)."""
     now = timezone.now()
     started_at = started_at or now - timedelta(milliseconds=result.duration_ms)
@@ -121,6 +123,7 @@ def answer_store(*, workspace: Workspace, result: AuditResult, query: str, answe
         warnings=list(result.warnings) + [{"code": "method_not_run", "method": k, "message": why}
                                           for k, why in sorted(result.methods_not_run.items())],
         risk_flags=list(result.risk_flags), quality_gates=dict(result.quality_gates),
+        rag_score=dict(m.get("rag_score") or {}), verification_profile=profile,
     )
     run.full_clean(exclude=["answer"])
     run.save()
@@ -154,7 +157,7 @@ def _json_contexts(contexts) -> list:
 
 def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
                  user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
-                 revise: bool = False) -> Answer:
+                 revise: bool = False, profile: str = "") -> Answer:
     """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
 
     Returns the stored ``Answer``; its claims, evidence, run and events are written in one
@@ -162,24 +165,31 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
     runs on the result first; the claims stored are still those of the answer as received (what
     is counted and escalated is the verdict on the text that was submitted), each carrying the
     revision that remediated it, and ``Answer.text`` becomes the revised text.
+    ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).
     """
     started_at = timezone.now()
-    thresholds = thresholds_for(workspace)
+    plan = verification_plan(thresholds_for(workspace), profile)
+    thresholds = plan.thresholds
     kb, raw_kb = workspace_kb(workspace)
     setup = llm_setup_for(workspace=workspace)
+    llm = setup.client if plan.llm_methods else None
     result = pipeline_audit_answer(query, answer_text, contexts, kb=kb, reference=reference, domain=domain,
-                                   thresholds=thresholds, llm=setup.client)
+                                   thresholds=thresholds, llm=llm, methods=plan.methods)
+    if plan.profile:
+        result.methods_not_run = {**result.methods_not_run, **{
+            name: why for name, why in plan.not_run.items() if name not in LLM_METHODS or setup.client is not None}}
     outcome = None
-    if revise:
+    if revise and plan.revise:
         from audit.services.revision import revision_run
 
         outcome = revision_run(query=query, answer_text=answer_text, contexts=contexts, initial=result, kb=kb,
-                               domain=domain, thresholds=thresholds, llm=setup.client)
+                               domain=domain, thresholds=thresholds, llm=llm)
     with transaction.atomic():
         answer, run = answer_store(workspace=workspace, result=result, query=query, answer_text=answer_text,
                                    contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,
                                    domain=domain, reference=reference,
-                                   kb_meta=getattr(raw_kb, "meta", None), started_at=started_at, llm_setup=setup)
+                                   kb_meta=getattr(raw_kb, "meta", None), started_at=started_at, llm_setup=setup,
+                                   profile=plan.profile)
         if outcome is not None:
             from audit.services.revision import revision_record
 

@@ -199,10 +199,12 @@ def _check_threshold(name: str, value, default) -> None:
         if not isinstance(value, dict):
             raise InvalidInput(where, "must be an object.")
         for key, item in value.items():
-            if name == "audit_score_weights" and key not in default:
+            if name.endswith("_weights") and key not in default:
                 raise InvalidInput(f"{where}.{key}", f"is not a weight; use {', '.join(default)}.")
             if isinstance(item, bool) or not isinstance(item, (int, float)) or item < 0:
                 raise InvalidInput(f"{where}.{key}", "must be a non-negative number.")
+        if name.endswith("_weights") and not sum({**default, **value}.values()) > 0:
+            raise InvalidInput(where, "needs at least one weight above 0.")
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInput(where, "must be a number.")

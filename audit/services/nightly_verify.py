@@ -87,7 +87,7 @@ class Reverifier:
             timings["retrieve"] = timings.get("retrieve", 0.0) + (t1 - t0)
             timings["verify"] = timings.get("verify", 0.0) + (time.perf_counter() - t1)
         out = []
-        for draft, claim_hits, verdict, depth in zip(drafts, hits, verdicts, depths):
+        for _draft, claim_hits, verdict, depth in zip(drafts, hits, verdicts, depths):
             evidence = [
                 {"source_id": h.passage.id, "document_id": _document_id(self.kb, h.passage.id),
                  "relevance": round(h.relevance, 4), "entailment": round(h.entailment, 4)}

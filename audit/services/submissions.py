@@ -18,8 +18,9 @@ from audit import constants
 from audit.errors import Conflict, InvalidInput
 from audit.models import Answer, IdempotencyKey, Workspace
 from audit.pipeline.extraction import citation_anchors
-from audit.services.events import event_record
+from audit.pipeline.profiles import verification_plan
 from audit.selectors_api import thresholds_for
+from audit.services.events import event_record
 from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
 
 
@@ -34,6 +35,8 @@ class AuditRequest:
     conversation_id: str = ""
     domain: str = ""
     reference: str | None = None
+    generation_mode: str = ""  # seed 003 drafting mode ("" = the workspace's, else the profile's)
+    verification_profile: str = ""  # seed 003 depth profile ("" = the workspace's, if any)
 
 
 @dataclass
@@ -42,6 +45,7 @@ class Submission:
     decision: dict  # ModeDecision.as_dict()
     replayed: bool = False
     web: dict = field(default_factory=dict)  # {"requested", "reasons": {claim_id: [...]}, "status", ...}
+    drafted: dict = field(default_factory=dict)  # how Theoria drafted the answer, when it did
 
 
 def request_fingerprint(payload: Any) -> str:
@@ -58,7 +62,7 @@ def _replay(*, workspace: Workspace, user, key: str, fingerprint: str) -> Submis
         raise Conflict(f'Idempotency-Key "{key}" was already used with a different request body.')
     extras = stored.extras or {}
     return Submission(answer=stored.answer, decision=extras.get("mode_decision", {}), web=extras.get("web", {}),
-                      replayed=True)
+                      drafted=extras.get("drafted", {}), replayed=True)
 
 
 def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
@@ -66,10 +70,11 @@ def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
     or id), ``[cite:ID]`` and ``[Key]`` matched against the contexts' ids; unknown anchors are
     kept with ``"id": null`` so a front end can show a dangling citation."""
     by_id = {str(c.get("id")): c for c in contexts}
+    by_key = {str(a).lower(): c for c in contexts for a in c.get("anchors") or ()}  # drafted keys: [Arxiv]
     found = []
     for anchor in citation_anchors(answer_text):
         key = anchor[5:] if anchor.startswith("cite:") else anchor
-        context = by_id.get(key)
+        context = by_id.get(key) or by_key.get(key.lower())
         if context is None and key.isdigit() and 1 <= int(key) <= len(contexts):
             context = contexts[int(key) - 1]
         found.append({
@@ -91,7 +96,7 @@ def _draft(request: AuditRequest, workspace: Workspace) -> tuple[str, dict]:
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
         return request.answer, {}
-    from audit.pipeline.llm.drafting import draft_answer
+    from audit.pipeline.llm.generation import generate
     from audit.pipeline.types import Passage
     from audit.services.llm import llm_setup_for
 
@@ -100,9 +105,13 @@ def _draft(request: AuditRequest, workspace: Workspace) -> tuple[str, dict]:
         raise InvalidInput("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
     passages = [Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
                 for c in request.contexts]
-    draft = draft_answer(setup.client, request.query, passages)
+    plan = verification_plan(thresholds_for(workspace), request.verification_profile, request.generation_mode)
+    draft = generate(setup.client, request.query, passages, plan.generation_mode)
+    keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
+    request.contexts = [{**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in request.contexts]
     accounting = setup.client.accounting.run_fields()
-    return draft.text, {"method": draft.method, "fallback": draft.fallback, "llm_calls": accounting["llm_calls"],
+    return draft.text, {"method": draft.method, "fallback": draft.fallback, "generation_mode": draft.mode,
+                        "citation_keys": draft.keys, "llm_calls": accounting["llm_calls"],
                         "prompt_tokens": accounting["prompt_tokens"],
                         "completion_tokens": accounting["completion_tokens"]}
 
@@ -150,10 +159,11 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     # The stored claims are those of the text received whatever the revision did, so every mode
     # audits and revises the same way first; the web step re-verifies the received claims and
     # revises again from the received text only when it brought evidence.
+    plan = verification_plan(thresholds_for(workspace), request.verification_profile)
     answer = audit_answer(
         workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
         mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
-        domain=request.domain, reference=request.reference, revise=True,
+        domain=request.domain, reference=request.reference, revise=True, profile=plan.profile,
     )
     web: dict = {}
     escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
@@ -164,6 +174,8 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
             web["status"] = "skipped: every claim is supported locally"
         elif not workspace.allow_external_calls:
             web["status"] = "skipped: the workspace forbids external calls"
+        elif not plan.web:
+            web["status"] = f"skipped: the {plan.profile} verification profile does not verify on the web"
         elif verify_web is None:
             web["status"] = "skipped: web verification is not available in this deployment"
         else:
@@ -206,7 +218,8 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
             if idempotency_key:
                 IdempotencyKey.objects.create(workspace=workspace, user=user, key=idempotency_key,
                                               fingerprint=fingerprint, answer=answer,
-                                              extras={"mode_decision": decision.as_dict(), "web": web})
+                                              extras={"mode_decision": decision.as_dict(), "web": web,
+                                                      "drafted": drafted})
     except IntegrityError:
         # A concurrent request with the same key committed first: answer as a retry would.
         if idempotency_key:
@@ -214,4 +227,4 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
             if replay is not None:
                 return replay
         raise
-    return Submission(answer=answer, decision=decision.as_dict(), web=web)
+    return Submission(answer=answer, decision=decision.as_dict(), web=web, drafted=drafted)

@@ -233,7 +233,7 @@ def test_it_drafts_a_missing_answer_with_the_configured_llm_and_keeps_its_citati
 
     assert response.status_code == 201, response.content
     data = response.json()
-    assert data["answer"] == "LTP depends on NMDA receptors [1]."
+    assert data["answer"] == "LTP depends on NMDA receptors [Synaptic]."  # the natural mode's citation key
     assert [c["id"] for c in data["citations"]] == ["kb1"]
     assert len(server.calls("TASK: draft_answer")) == 1
     event = AuditEvent.objects.get(action="answer.recorded")

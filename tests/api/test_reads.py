@@ -50,7 +50,7 @@ def test_it_returns_one_answer_with_claim_cards_audit_block_and_escalations(read
     assert [c["claim_id"] for c in data["claims"]] == ["c1", "c2", "c3"]
     assert set(data["audit"]) == {"audit_score", "faithfulness", "answer_relevance", "context_precision",
                                   "context_recall", "coverage", "unsupported_rate", "risk_flags", "warnings",
-                                  "duration_ms", "llm_calls"}
+                                  "duration_ms", "llm_calls", "rag_score", "verification_profile"}
     assert data["audit"]["audit_score"] == 0.62
     assert data["escalations"] == []
     assert data["original_answer"] == data["answer"]  # not revised: the text received is the text returned
@@ -205,7 +205,7 @@ def test_it_streams_a_json_export_made_of_claim_cards(reader, two_answers):
 
 
 def test_it_neutralises_spreadsheet_formulas_in_csv_cells(reader, workspace):
-    answer, claims = build_answer(workspace)
+    _answer, claims = build_answer(workspace)
     claims[0].text = "=HYPERLINK(\"http://evil\")"
     claims[0].save(update_fields=["text"])
 

@@ -143,7 +143,7 @@ def test_the_next_tier_rule_stops_at_tier_3():
 
 def test_it_refuses_naive_datetimes_and_calendars_without_working_time(cal):
     with pytest.raises(policy.PolicyError):
-        policy.business_add(cal, datetime(2026, 11, 24, 10, 0), 60)
+        policy.business_add(cal, datetime(2026, 11, 24, 10, 0), 60)  # noqa: DTZ001 - naive on purpose
     with pytest.raises(policy.PolicyError):
         policy.Calendar(working_days=frozenset())
     with pytest.raises(policy.PolicyError):

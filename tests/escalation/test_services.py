@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone as dt_timezone
 import pytest
 import time_machine
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from audit import roles
 from audit.models import AuditEvent, Claim
@@ -118,6 +118,27 @@ def test_acknowledging_stops_the_l1_clock_and_takes_ownership(case, analyst):
     assert case.acknowledged_at is not None
     event = case.events.get(kind="acknowledged")
     assert (event.actor, event.tier) == (analyst, 1)
+
+
+def test_acknowledging_with_a_note_records_the_note_with_the_acknowledgement(case, analyst):
+    case = services.case_acknowledge(case=case, actor=analyst, note="  looking into the layer count ")
+    assert kinds(case) == ["opened", "acknowledged", "note"]
+    assert case.events.get(kind="note").reason == "looking into the layer count"
+
+
+def test_an_acknowledgement_whose_note_cannot_be_stored_is_not_stored_either(case, analyst, monkeypatch):
+    create = ReviewEvent.objects.create
+
+    def refuse_notes(**fields):  # the database refusing the note's row
+        if fields["kind"] == ReviewEvent.Kind.NOTE:
+            raise DatabaseError("disk full")
+        return create(**fields)
+
+    monkeypatch.setattr(ReviewEvent.objects, "create", refuse_notes)
+    with pytest.raises(DatabaseError):
+        services.case_acknowledge(case=case, actor=analyst, note="looking")
+    case.refresh_from_db()
+    assert (case.status, case.owner, kinds(case)) == ("open", None, ["opened"])
 
 
 def test_of_two_analysts_acknowledging_the_same_case_one_wins_and_the_other_gets_a_conflict(case, analyst, make_user):

@@ -1,5 +1,7 @@
 """Chunking keeps offsets and overlap; stored snippets hide personal and sensitive content."""
 
+from itertools import pairwise
+
 import pytest
 
 from audit.pipeline.chunking import chunk_text, sha256_text
@@ -14,7 +16,7 @@ def test_it_chunks_within_the_size_and_maps_offsets_back_to_the_text():
     for c in chunks:
         assert len(c.text) <= 300
         assert TEXT[c.start:c.end].strip() == c.text
-    assert all(b.start < a.end for a, b in zip(chunks, chunks[1:])), "consecutive chunks overlap"
+    assert all(b.start < a.end for a, b in pairwise(chunks)), "consecutive chunks overlap"
 
 
 def test_it_ends_chunks_at_sentence_boundaries_when_it_can():

@@ -48,7 +48,7 @@ def test_it_falls_back_to_the_offline_extractor_on_any_failure(llm_server, make_
     client = make_client(max_retries=0)
     out = extract_claims(client, ANSWER)
     assert out.method == METHOD_OFFLINE and out.fallback
-    assert [c.text for c in out.claims][0].startswith("The hippocampus consolidates memory")
+    assert out.claims[0].text.startswith("The hippocampus consolidates memory")
     assert client.accounting.failures
 
 

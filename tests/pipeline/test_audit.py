@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 
+import pytest
+
 from audit.pipeline import audit_answer
 from audit.pipeline.index import HybridIndex
 from audit.pipeline.retrieval import KnowledgeBase
@@ -50,6 +52,7 @@ def test_it_finds_evidence_in_the_knowledge_base(embedder):
 
 def test_it_reports_no_evidence_when_nothing_was_retrieved(embedder):
     r = audit_answer(QUERY, "LTP requires NMDA receptors. The fee is $150.", [], now=NOW)
+    assert len(r.claims) == 2
     assert all(c.label == "NEI" and c.verdict == "not_found" for c in r.claims)
     assert r.metrics["evidence_coverage"] == 0.0
     assert r.risk_flags[0]["type"] == "no_evidence" and r.risk_flags[0]["severity"] == "high"
@@ -77,6 +80,7 @@ def test_it_computes_context_recall_against_a_reference_answer(embedder, ltp_pas
     assert r.metrics["context_recall"] == 0.5
 
 
+@pytest.mark.slow  # a 20,000-word answer
 def test_it_audits_a_20000_word_answer(embedder, ltp_passages):
     sentence = ("LTP in the hippocampus requires NMDA receptor activation in many experiments "
                 "reported by several laboratories over the years. ")  # 20 words

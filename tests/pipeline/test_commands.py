@@ -51,6 +51,7 @@ def test_verify_answers_writes_the_answer_format(tmp_path, embedder):
     assert row["claims"][0]["label"] == "SUPPORTED" and row["faithfulness"] == 1.0
 
 
+@pytest.mark.slow  # builds a benchmark index and times audits over it
 def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
     import io
 

@@ -23,8 +23,32 @@ def _index():
     return ix, vecs
 
 
-def test_it_implements_the_vector_index_protocol():
-    assert isinstance(HybridIndex(), VectorIndex)
+def assert_keeps_the_vector_index_contract(make_index):
+    """What the pipeline relies on from any ``VectorIndex`` back end, checked on a fresh one.
+
+    Hits are (stored id, float score) pairs, at most ``k``, best first; a removed id is never
+    returned and ``len`` counts live entries; ``search_many`` answers each query as ``search`` does.
+    """
+    ix = make_index()
+    assert isinstance(ix, VectorIndex)
+    vecs = _vecs(len(TEXTS))
+    ids = [f"d{i}" for i in range(len(TEXTS))]
+    ix.add(ids, TEXTS, vecs)
+    assert len(ix) == len(TEXTS)
+    hits = ix.search("NMDA receptors", vecs[4], k=3)
+    assert 0 < len(hits) <= 3 and hits[0][0] == "d4"
+    assert all(isinstance(i, str) and i in ids and isinstance(s, float) for i, s in hits)
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    many = ix.search_many(["cats", "NMDA receptors"], vecs[[0, 4]], k=2)
+    assert many == [ix.search("cats", vecs[0], k=2), ix.search("NMDA receptors", vecs[4], k=2)]
+    ix.remove(["d4", "no-such-id"])
+    assert len(ix) == len(TEXTS) - 1
+    assert "d4" not in [i for i, _ in ix.search("NMDA receptors", vecs[4], k=len(TEXTS))]
+    assert ix.search_many([], vecs[:0], k=2) == []
+
+
+def test_it_keeps_the_vector_index_contract():
+    assert_keeps_the_vector_index_contract(HybridIndex)
 
 
 def test_it_finds_a_document_by_its_vector_and_its_words():
@@ -69,7 +93,7 @@ def test_it_compacts_after_many_removals_and_stays_correct():
     n = 3000
     vecs = _vecs(n, seed=1)
     ix.add([f"x{i}" for i in range(n)], [f"document number {i} about topic {i % 7}" for i in range(n)], vecs)
-    ix.remove([f"x{i}" for i in range(0, 2500)])
+    ix.remove([f"x{i}" for i in range(2500)])
     assert len(ix) == 500
     top = ix.search("document", vecs[2700], k=1)
     assert top[0][0] == "x2700"

@@ -80,7 +80,7 @@ def passages():
 
 
 @pytest.fixture
-def llm_client(llm_server):
+def llm_client(llm_server):  # noqa: F811 - the fixture imported above
     """An LLMClient pointed at the scripted local server (no retries: failures show at once)."""
     from audit.pipeline.llm import LLMClient, LLMConfig
 

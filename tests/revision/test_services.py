@@ -87,8 +87,8 @@ def test_a_bad_revision_setting_fails_at_start_up_naming_the_variable(monkeypatc
     from theoria.settings.env import envchoice
 
     monkeypatch.setenv("THEORIA_REVISION_SOFTENING", "Shout")
-    with pytest.raises(ImproperlyConfigured, match="^THEORIA_REVISION_SOFTENING must be one of hedge, qualify, "
-                                                   "parenthetical, not 'Shout'.$"):
+    with pytest.raises(ImproperlyConfigured, match=r"^THEORIA_REVISION_SOFTENING must be one of hedge, qualify, "
+                                                   r"parenthetical, not 'Shout'\.$"):
         envchoice("THEORIA_REVISION_SOFTENING", "hedge", SOFTENING_STYLES)
     monkeypatch.setenv("THEORIA_REVISION_SOFTENING", " Qualify ")
     assert envchoice("THEORIA_REVISION_SOFTENING", "hedge", SOFTENING_STYLES) == "qualify"

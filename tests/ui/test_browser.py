@@ -6,7 +6,6 @@ Each test logs in through the login form of the live test server, as a person wo
 from __future__ import annotations
 
 import csv
-import datetime as dt
 
 import pytest
 from django.utils import timezone
@@ -27,9 +26,10 @@ def test_it_draws_every_dashboard_chart(browser_page, live_server, lead, workspa
     page = browser_page
     assert page.url.endswith("/dashboard/")
     page.wait_for_selector(".plot[data-drawn=true]")
-    page.wait_for_function("document.querySelectorAll('.plot[data-drawn=true]').length === 6")
-    for key in ("trust-trend", "label-distribution", "queue-aging", "sla-attainment", "escalation-volume",
-                "llm-usage"):
+    keys = ("trust-trend", "rag-score", "label-distribution", "queue-aging", "sla-attainment", "escalation-volume",
+            "llm-usage")
+    page.wait_for_function(f"document.querySelectorAll('.plot[data-drawn=true]').length === {len(keys)}")
+    for key in keys:
         chart = page.locator(f"#chart-{key}")
         assert chart.locator("svg.main-svg").count() >= 1
     # the label bars carry their counts as text (1 claim of each label)
@@ -90,21 +90,28 @@ def test_it_ticks_the_countdown_and_stops_it_when_the_case_is_acknowledged(brows
 
 
 def test_it_turns_a_countdown_at_risk_then_breached_in_the_browser(browser_page, live_server, analyst, workspace):
-    from escalation.models import ReviewCase
-
     _, claims = build_answer(workspace)
     case = open_case(claims[2])
-    now = timezone.now()
-    # test state: the clock nearly spent, as if the case had waited 29 minutes 57 seconds
-    ReviewCase.objects.filter(pk=case.pk).update(at_risk_at=now - dt.timedelta(minutes=5), due_at=now + dt.timedelta(seconds=3))
-    login(browser_page, live_server, analyst, "/escalations/")
+    assert case.at_risk_at < case.due_at
     page = browser_page
-    state = page.locator(f"tr[data-ticket='{case.ticket}'] .cd-state")
-    assert state.inner_text() in ("At risk", "Breached")
-    page.wait_for_function(f"document.querySelector(\"tr[data-ticket='{case.ticket}'] .cd-state\").textContent === 'Breached'",
-                           timeout=10000)
-    assert "overdue" in page.locator(f"tr[data-ticket='{case.ticket}'] .cd-time").inner_text()
-    assert "sla-row--breached" in page.locator(f"tr[data-ticket='{case.ticket}']").get_attribute("class")
+    # The page's clock starts now and is moved by hand past the at-risk instant, then past the deadline.
+    page.clock.install(time=timezone.now())
+    login(page, live_server, analyst, "/escalations/")
+    row = f"tr[data-ticket='{case.ticket}']"
+    state = page.locator(f"{row} .cd-state")
+    assert state.inner_text() == "On track"
+
+    def move_clock_past(instant):
+        page.clock.fast_forward(int((instant - timezone.now()).total_seconds() * 1000) + 2000)
+
+    move_clock_past(case.at_risk_at)
+    page.wait_for_function(f"document.querySelector(\"{row} .cd-state\").textContent === 'At risk'")
+    assert "left" in page.locator(f"{row} .cd-time").inner_text()
+    assert "sla-row--at_risk" in page.locator(row).get_attribute("class")
+    move_clock_past(case.due_at)
+    page.wait_for_function(f"document.querySelector(\"{row} .cd-state\").textContent === 'Breached'")
+    assert "overdue" in page.locator(f"{row} .cd-time").inner_text()
+    assert "sla-row--breached" in page.locator(row).get_attribute("class")
 
 
 def test_it_resolves_a_case_after_a_confirmation(browser_page, live_server, lead, workspace):
@@ -148,6 +155,7 @@ def test_it_exports_the_filtered_claims_as_a_csv_file(browser_page, live_server,
     assert rows[0]["evidence_hashes"].startswith("sha256:")
 
 
+@pytest.mark.slow  # a browser per page, a dozen pages
 def test_it_refreshes_a_screenshot_of_every_page(admin_user_obj, workspace, tmp_path):
     from django.core.management import call_command
 

@@ -34,7 +34,7 @@ def test_it_links_every_page_from_the_home_page(client, analyst):
 
 
 def test_it_marks_each_claim_of_an_answer_with_a_badge_and_tooltip(client, analyst, audited_answer):
-    answer, claims = audited_answer
+    answer, _claims = audited_answer
     client.force_login(analyst)
     html = client.get(f"/answers/{answer.public_id}/").content.decode()
     assert html.count('class="claim-mark"') == 3
@@ -106,15 +106,6 @@ def test_it_links_the_filtered_list_to_the_claim_card_export_with_the_same_filte
     assert [c["claim_id"] for c in cards] == ["c3"]
 
 
-def _queries(client, path) -> int:
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    with CaptureQueriesContext(connection) as ctx:
-        assert client.get(path).status_code == 200
-    return len(ctx.captured_queries)
-
-
 # session, user, roles, workspace, then the page's own reads: the count must not grow with rows.
 # The dashboard's 17th query is the LLM-usage aggregate (one GROUP BY day over the period's runs).
 PAGE_QUERIES = {"/claims/": 7, "/escalations/": 6, "/dashboard/": 17}
@@ -160,8 +151,10 @@ def _nightly_report(workspace, claim, day):
 def test_it_shows_the_latest_nightly_report_on_its_page_and_the_dashboard(client, analyst, workspace, audited_answer):
     import datetime as dt
 
+    from django.utils import timezone
+
     _, claims = audited_answer
-    today = dt.date.today()
+    today = timezone.localdate()
     _nightly_report(workspace, claims[2], today - dt.timedelta(days=1))
     _nightly_report(workspace, claims[2], today)
     client.force_login(analyst)

@@ -351,7 +351,7 @@ def test_it_counts_a_response_rejected_as_malformed_as_failed(web_settings, web_
 
     result = web_verify_answer(answer=answer)
 
-    assert set(s for _, s, _ in _calls(answer)) == {"failed"}
+    assert {s for _, s, _ in _calls(answer)} == {"failed"}
     assert result.status == "failed" and result.answered == 0
     answer.refresh_from_db()
     assert answer.mode == "audit-local"

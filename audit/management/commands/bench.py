@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
+from audit.constants import JUDGE, JUDGES
 from audit.pipeline.cli import run_bench
 
 
@@ -19,8 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("--claims", type=int, default=10, help="claims per answer")
         parser.add_argument("--depth", choices=("full", "fast"), default=None,
                             help="verification depth (default: the thresholds' default, full)")
+        parser.add_argument("--judge", choices=JUDGES, default=None,
+                            help=f"entailment judge (default {JUDGE})")
 
     def handle(self, *args, **options):
         run_bench(options["chunks"], options["answers"], options["claims"], depth=options["depth"],
+                  judge=options["judge"],
                   out=self.stdout._out,
                   err=self.stderr._out)

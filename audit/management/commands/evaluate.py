@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
+from audit.constants import JUDGE, JUDGES
 from audit.pipeline.cli import run_evaluate
 from audit.pipeline.entailment_fit import BENCHMARKS_DIR
 
@@ -20,10 +21,34 @@ class Command(BaseCommand):
         parser.add_argument("--folds", type=int, default=5)
         parser.add_argument("--claims-only", action="store_true",
                             help="skip the answer-level AUROC (the claims take about a quarter of the time)")
+        parser.add_argument("--judge", choices=JUDGES, default=None,
+                            help=f"entailment judge to measure (default {JUDGE}); compare judges on the same claims")
+        parser.add_argument("--every", type=int, default=None,
+                            help="keep the claims of every n-th group only (a quicker comparison, same claims "
+                                 "for every judge)")
 
     def handle(self, *args, **options):
+        llm = llm_client_from_settings() if options["judge"] == "llm" else None
         code = run_evaluate(options["claims"], options["answers"], out=self.stdout._out,
                             err=self.stderr._out, n_folds=options["folds"],
-                            with_answers=not options["claims_only"])
+                            with_answers=not options["claims_only"], judge=options["judge"], llm=llm,
+                            limit=options["every"])
         if code:
             raise SystemExit(code)
+
+
+def llm_client_from_settings():
+    """The LLM client of the deployment settings (THEORIA_LLM_*), or None where none is configured."""
+    from django.conf import settings
+
+    from audit.pipeline.llm.client import LLMClient, LLMConfig
+    from audit.services.llm import DEFAULT_MODEL
+
+    conf = settings.THEORIA
+    base_url = (conf.get("LLM_BASE_URL") or "").strip()
+    if not base_url:
+        return None
+    kwargs = {"base_url": base_url, "model": conf.get("LLM_MODEL") or DEFAULT_MODEL, "api_key": conf.get("LLM_API_KEY") or "",
+              "timeout_s": float(conf.get("LLM_TIMEOUT_S", 20.0)), "max_retries": int(conf.get("LLM_MAX_RETRIES", 2)),
+              "concurrency": int(conf.get("LLM_CONCURRENCY", 4))}
+    return LLMClient(LLMConfig(**kwargs))

@@ -71,8 +71,10 @@ def _valid_anchors(text: str, count: int) -> str | None:
     return cleaned.strip() if any(1 <= int(n) <= count for n in _ANCHOR_RE.findall(cleaned)) else None
 
 
-def draft_answer(client: LLMClient | None, query: str, passages: list[Passage]) -> Draft:
+def draft_answer(client: LLMClient | None, query: str, passages: list[Passage], *, system: str = DRAFT_SYSTEM) -> Draft:
     """Draft an answer to ``query`` from ``passages`` with ``[n]`` anchors; offline on any failure.
+
+    ``system`` is the prompt of a generation mode (``audit.pipeline.llm.generation``).
 
     An LLM draft that cites no valid passage is refused (recorded as a ``schema`` failure),
     because an answer without anchors cannot be audited against its sources.
@@ -85,7 +87,7 @@ def draft_answer(client: LLMClient | None, query: str, passages: list[Passage]) 
         return Draft(draft_offline(query, passages), passages, METHOD_OFFLINE, reason)
     user = f"Passages:\n{numbered_passages([p.text for p in passages])}\n\nQuestion: {query}"
     try:
-        text = client.complete(purpose="draft_answer", messages=messages(DRAFT_SYSTEM, user))
+        text = client.complete(purpose="draft_answer", messages=messages(system, user))
     except LLMError as exc:
         return Draft(draft_offline(query, passages), passages, METHOD_OFFLINE, exc.kind)
     cited = _valid_anchors(text, len(passages))

@@ -7,5 +7,5 @@ from audit.pipeline.methods.llm import LLM_METHODS  # registers llm_judge, llm_c
 
 OFFLINE_METHODS = ("entailment", "numeric", "structure", "cove", "conflict", "freshness", "linguistic")
 
-__all__ = ["REGISTRY", "VerificationMethod", "VerifyContext", "get_method", "register", "OFFLINE_METHODS",
-           "LLM_METHODS"]
+__all__ = ["LLM_METHODS", "OFFLINE_METHODS", "REGISTRY", "VerificationMethod", "VerifyContext", "get_method",
+           "register"]

@@ -32,15 +32,15 @@ def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float =
     all_ranges = [r for t in evidence_texts for r in extract_ranges(t)]
     items = []
     for q in cq:
-        def rival_in(sentences, pick):
+        def rival_in(sentences, pick, kind=q.kind):
             for _, s in sentences:
-                found = [e for e in extract_quantities(s) if e.kind == q.kind and pick(e)]
+                found = [e for e in extract_quantities(s) if e.kind == kind and pick(e)]
                 if found:
                     return found[0], s
             return None
 
-        def same_unit(e):
-            return bool(q.unit) and e.unit == q.unit
+        def same_unit(e, unit=q.unit):
+            return bool(unit) and e.unit == unit
 
         # 1. the same count of the same unit ("1 business day" for "1 business day")
         if any(same_unit(e) and values_match(q, e, rel_tol, approx_tol) for e in all_q):
@@ -61,7 +61,7 @@ def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float =
                               "match": True})
                 continue
             # 4. a relevant sentence states a quantity of the same kind (and not of another unit)
-            rival = rival_in(relevant[:3], lambda e: same_quantity(q, e))
+            rival = rival_in(relevant[:3], lambda e, q=q: same_quantity(q, e))
         if rival:
             items.append({"claim_value": q.raw, "evidence_value": rival[0].raw, "match_type": "mismatch",
                           "match": False, "normalized_claim": q.value, "normalized_evidence": rival[0].value,

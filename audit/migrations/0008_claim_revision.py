@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('audit', '0005_web_calls_and_cache'),
+        ('audit', '0007_run_verification_profile'),
     ]
 
     operations = [

@@ -1,0 +1,268 @@
+"""One judge interface for entailment: (claim, evidence passages) pairs in, a ``Judgement`` out.
+
+A ``Judgement`` holds P(supported), P(refuted | not supported) and the evidence sentence the
+judge aligned the claim with. The entailment method (``methods/entailment.py``) asks the judge a
+workspace selects (``Thresholds.judge``, one of ``constants.JUDGES``) and turns the judgements into
+the claim's score and the per-passage scores; the numeric and structural checks stay overrides in
+``scoring.label_claim`` whatever the judge.
+
+Judges:
+- ``features``: the fitted feature model (``entailment_model.json``: logistic heads over
+  ``features.FEATURE_NAMES``);
+- ``learned``: frozen MiniLM word-piece states aligned by a small trained cross-attention head,
+  stacked with the features (``learned_judge.py``; artefact ``learned_judge.npz``);
+- ``cross-encoder``: a local sentence-transformers ``CrossEncoder`` (an NLI model or a one-logit
+  relevance model) that the deployment points to by path (``THEORIA_CROSS_ENCODER_PATH``); offline;
+- ``llm``: the isolated LLM judge (``llm/judge.py``); where no LLM can answer, the features judge
+  decides and the judgement says so.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from audit.constants import CROSS_ENCODER_PATH, CROSS_ENCODER_WINDOWS, JUDGE, JUDGES
+
+
+@dataclass
+class JudgePair:
+    claim: str
+    passages: list[str]
+    # sentences the joint judgement of the same claim already read: a per-passage pair may reuse
+    # them (the feature judges embed nothing new); a hint, judges may ignore it
+    allowed: set[str] | None = None
+
+
+@dataclass
+class Judgement:
+    p_supported: float  # P(the evidence supports the claim), calibrated to the workspace threshold
+    p_refuted: float  # P(the evidence contradicts the claim | it does not support it)
+    sentence: str = ""  # the evidence sentence (or window) the claim was aligned with
+    logit: float | None = None  # the judge's support logit where it has one (0 = class-balanced point)
+    details: dict = field(default_factory=dict)  # judge-specific (features, the judge that decided…)
+
+
+class Judge:
+    """Base class: ``judge(pairs, ctx, progress)`` returns one ``Judgement`` per pair, in order.
+
+    ``progress(n)`` is told as batches of n pairs are done. ``ctx`` is the ``VerifyContext`` (its
+    thresholds, ``encode_tokens`` cache, ``llm`` client).
+    """
+
+    name = ""
+
+    def judge(self, pairs: list[JudgePair], ctx, progress=None) -> list[Judgement]:
+        raise NotImplementedError
+
+
+def best_aligned_sentence(claim_stems: list[str], sentences: list[str], sent_stems: list[list[str]]) -> str:
+    """The evidence sentence sharing most content words with the claim (first among equals)."""
+    if not sentences:
+        return ""
+    cset = set(claim_stems)
+    best = max(range(len(sentences)), key=lambda i: (len(cset & set(sent_stems[i])), -i))
+    return sentences[best]
+
+
+def _encode_tokens_fn(ctx):
+    if getattr(ctx, "encode_tokens", None) is not None:
+        return ctx.encode_tokens
+    from audit.pipeline.embedding import get_embedder
+
+    return get_embedder().encode_with_tokens
+
+
+class FeatureJudge(Judge):
+    """The fitted feature model (logistic heads over ``features.FEATURE_NAMES``)."""
+
+    name = "features"
+
+    def __init__(self, model=None):
+        self._model = model
+
+    @property
+    def model(self):
+        from audit.pipeline.entailment_model import default_model
+
+        return self._model or default_model()
+
+    def featurize(self, pairs: list[JudgePair], ctx, progress=None):
+        from audit.pipeline.features import featurize
+
+        depth = ctx.thresholds.verification_depth
+        items = [(p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs]
+        return featurize(items, None if depth == "fast" else _encode_tokens_fn(ctx), self.model.idf,
+                         progress=progress)
+
+    def judge(self, pairs, ctx, progress=None):
+        from audit.pipeline.entailment_model import confidence_from_logit
+        from audit.pipeline.features import FEATURE_NAMES
+
+        X, prepared = self.featurize(pairs, ctx, progress)
+        model = self.model
+        z = model.support_logit(X, ctx.thresholds.verification_depth)
+        pref = model.refute_prob(X)
+        conf = confidence_from_logit(z, ctx.thresholds.audit_score_threshold)
+        return [Judgement(float(conf[k]), float(pref[k]),
+                          best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems), float(z[k]),
+                          {"features": dict(zip(FEATURE_NAMES, map(float, X[k])))})
+                for k, p in enumerate(prepared)]
+
+
+class CrossEncoderJudge(Judge):
+    """A local sentence-transformers ``CrossEncoder`` read from ``path`` (never downloaded).
+
+    The claim is scored against its ``CROSS_ENCODER_WINDOWS`` best lexically aligned evidence
+    sentences and 2-sentence windows (premise = evidence, hypothesis = claim). A 3-label NLI model
+    gives P(entailment) and P(contradiction) through its ``id2label``; a one-logit model gives
+    P(supported) = sigmoid(logit) and no refutation. The best window decides.
+    """
+
+    name = "cross-encoder"
+
+    def __init__(self, path: str | None = None):
+        self.path = path if path is not None else CROSS_ENCODER_PATH
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = load_cross_encoder(self.path)
+        return self._model
+
+    def label_index(self) -> tuple[int | None, int | None]:
+        """(entailment index, contradiction index) from the model's labels; (None, None) for one logit."""
+        config = self.model.model.config
+        if getattr(config, "num_labels", 1) == 1:
+            return None, None
+        names = {int(i): str(n).lower() for i, n in config.id2label.items()}
+        ent = next((i for i, n in names.items() if n.startswith("entail") or n in ("supported", "support")), None)
+        con = next((i for i, n in names.items() if n.startswith("contradict") or n in ("refuted", "refute")), None)
+        if ent is None:
+            raise RuntimeError(f"cross-encoder at {self.path}: no entailment label among {sorted(names.values())}")
+        return ent, con
+
+    def judge(self, pairs, ctx, progress=None):
+        from audit.pipeline.features import prepare
+
+        ent, con = self.label_index()
+        prepared = [prepare(p.claim, p.passages) for p in pairs]
+        rows, owner = [], []
+        for k, p in enumerate(prepared):
+            order = sorted(p.selected, key=lambda i: -len(set(p.claim_stems) & set(p.sent_stems[i])))
+            windows = [p.sentences[i] for i in order[:CROSS_ENCODER_WINDOWS]]
+            windows += [p.sentences[a] + " " + p.sentences[b] for a, b in p.windows[:CROSS_ENCODER_WINDOWS]]
+            for w in dict.fromkeys(windows):
+                rows.append((w, p.claim))
+                owner.append(k)
+        out = [Judgement(0.0, 0.0, "", None, {"windows": 0}) for _ in pairs]
+        if rows:
+            scores = np.asarray(self.model.predict(rows, show_progress_bar=False), dtype=np.float64)
+            if ent is None:
+                p_ent = 1.0 / (1.0 + np.exp(-scores.reshape(-1)))
+                p_con = np.zeros_like(p_ent)
+            else:
+                e = np.exp(scores - scores.max(axis=1, keepdims=True))
+                probs = e / e.sum(axis=1, keepdims=True)
+                p_ent = probs[:, ent]
+                p_con = probs[:, con] if con is not None else np.zeros_like(p_ent)
+            for r, k in enumerate(owner):
+                j = out[k]
+                j.details["windows"] += 1
+                if p_ent[r] > j.p_supported or not j.sentence:
+                    j.p_supported, j.sentence = float(p_ent[r]), rows[r][0]
+                    j.p_refuted = float(min(1.0, p_con[r] / max(1e-9, 1.0 - p_ent[r])))
+                    j.logit = float(math.log(max(p_ent[r], 1e-9) / max(1 - p_ent[r], 1e-9)))
+        if progress:
+            progress(len(pairs))
+        return out
+
+
+@lru_cache(maxsize=4)
+def load_cross_encoder(path: str):
+    from pathlib import Path
+
+    if not path:
+        raise RuntimeError("no cross-encoder configured: set THEORIA_CROSS_ENCODER_PATH to a local model folder")
+    if not Path(path).is_dir():
+        raise RuntimeError(f"cross-encoder path {path} is not a folder")
+    from sentence_transformers import CrossEncoder
+
+    return CrossEncoder(path, device="cpu", local_files_only=True)
+
+
+class LLMJudge(Judge):
+    """The isolated LLM judge (``audit.pipeline.llm.judge.judge_claim``) behind this interface.
+
+    Its four verdicts map to probabilities through ``LLM_JUDGE_VERDICTS``. A pair the LLM cannot
+    answer (none configured, circuit open, a failed call) is judged by the features judge, and
+    ``details["decided_by"]`` says which judge decided.
+    """
+
+    name = "llm"
+
+    def __init__(self, fallback: Judge | None = None):
+        self.fallback = fallback or FeatureJudge()
+
+    def judge(self, pairs, ctx, progress=None):
+        from audit.pipeline.llm.judge import judge_claim
+
+        client = getattr(ctx, "llm", None)
+        out: list[Judgement | None] = [None] * len(pairs)
+        for k, p in enumerate(pairs):
+            res = judge_claim(client, p.claim, p.passages) if client is not None else None
+            if res is None or not res.ran:
+                continue
+            score = float(res.score)
+            p_ref = float(res.details.get("p_refuted", 0.0))
+            cited = [p.passages[i - 1] for i in res.details.get("passages", []) if 1 <= i <= len(p.passages)]
+            out[k] = Judgement(score, min(1.0, p_ref / max(1e-9, 1.0 - score)) if score < 1 else 0.0,
+                               _best_sentence(p.claim, cited or p.passages), None,
+                               {"decided_by": self.name, "judge_verdict": res.details.get("judge_verdict")})
+        todo = [k for k, j in enumerate(out) if j is None]
+        if todo:
+            reason = "no LLM configured" if client is None else "the LLM did not answer"
+            for k, j in zip(todo, self.fallback.judge([pairs[k] for k in todo], ctx)):
+                j.details.update({"decided_by": self.fallback.name, "llm_not_run": reason})
+                out[k] = j
+        if progress:
+            progress(len(pairs))
+        return out
+
+
+def _best_sentence(claim: str, passages: list[str]) -> str:
+    from audit.pipeline.features import prepare
+
+    p = prepare(claim, passages)
+    return best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems)
+
+
+def get_judge(name: str | None = None, **kwargs) -> Judge:
+    """The judge called ``name`` (default ``constants.JUDGE``); ValueError for an unknown name."""
+    name = name or JUDGE
+    if name not in JUDGES:
+        raise ValueError(f"unknown judge {name!r}; use one of {', '.join(JUDGES)}")
+    if not kwargs:
+        return _shared_judge(name)
+    return _make(name, **kwargs)
+
+
+def _make(name: str, **kwargs) -> Judge:
+    if name == "features":
+        return FeatureJudge(**kwargs)
+    if name == "cross-encoder":
+        return CrossEncoderJudge(**kwargs)
+    return LLMJudge(**kwargs)
+
+
+@lru_cache(maxsize=None)
+def _shared_judge(name: str) -> Judge:
+    return _make(name)

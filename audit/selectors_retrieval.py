@@ -1,0 +1,76 @@
+"""Claim-focused retrieval over a workspace's knowledge base (spec 004 §7, "Retrieval Service").
+
+``kb_retrieve`` is what ``POST /api/v1/retrieve`` serves: the same hybrid index the pipeline
+searches (``audit.kb_search.kb_index``), the same scoring (fused dense + BM25 score, numeric
+boost, ``MIN_SEARCH_RELEVANCE``) and the same freshness rule as the pipeline's freshness method
+(a passage is stale when its age in months exceeds the workspace's limit for the request's
+domain, else for the document's domain). Filters narrow the candidates before the top ``k``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from audit.models import Workspace
+from audit.pipeline.extraction import strip_citations
+from audit.pipeline.methods.freshness import age_months
+from audit.pipeline.redaction import stored_snippet
+from audit.pipeline.retrieval import search_filtered
+from audit.selectors import kb_index
+from audit.selectors_api import thresholds_for
+
+
+@dataclass(frozen=True)
+class RetrievalFilters:
+    domain: str = ""  # documents of this domain tag only; also the domain whose freshness limit applies
+    max_age_months: float | None = None  # dated passages at most this old
+    published_after: date | None = None  # dated passages published on or after this day
+
+
+def kb_retrieve(*, workspace: Workspace, text: str, is_claim: bool, top_k: int, filters: RetrievalFilters,
+                now: datetime, embed=None) -> list[dict]:
+    """The workspace's best knowledge-base passages for a claim or a query, best first."""
+    kb = kb_index(workspace)
+    if not len(kb):
+        return []
+    thresholds = thresholds_for(workspace)
+    query = strip_citations(text) if is_claim else text
+    if embed is None:
+        from audit.pipeline.embedding import get_embedder
+
+        embed = get_embedder().encode
+    vec = embed([query])[0]
+    wanted_domain = filters.domain.lower()
+
+    def age_of(meta) -> float | None:
+        return None if meta.published is None else age_months(meta.published, now)
+
+    def keep(source_id: str) -> bool:
+        meta = kb.meta.get(source_id)
+        if meta is None or (wanted_domain and meta.domain.lower() != wanted_domain):
+            return False
+        if filters.max_age_months is None and filters.published_after is None:
+            return True
+        if meta.published is None:  # an undated passage cannot show it meets a date filter
+            return False
+        if filters.published_after is not None and meta.published < filters.published_after:
+            return False
+        return filters.max_age_months is None or age_of(meta) <= filters.max_age_months
+
+    hits = search_filtered(kb.index, query, vec, k=top_k, keep=keep, numeric_boost=thresholds.numeric_boost,
+                           passage_text=lambda i: kb.index.text(i) or "")
+    results = []
+    for source_id, score in hits:
+        meta = kb.meta[source_id]
+        limit = thresholds.freshness_for(wanted_domain or meta.domain)
+        age = age_of(meta)
+        results.append({
+            "id": source_id, "document_id": meta.document_pk, "title": meta.title, "uri": meta.uri,
+            "domain": meta.domain, "published_at": meta.published,
+            "age_months": None if age is None else round(age, 1),
+            "stale": None if age is None else age > limit, "freshness_limit_months": limit,
+            "score": round(score, 4),
+            "text": stored_snippet(kb.index.text(source_id) or "", sensitive=meta.sensitive),
+        })
+    return results

