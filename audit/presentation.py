@@ -83,6 +83,8 @@ def returned_claims(text: str, claims: Sequence[Any]) -> list[ReturnedClaim]:
     out: list[ReturnedClaim] = []
     for claim in claims:
         revision = getattr(claim, "revision", None) or {}
+        if revision.get("review", {}).get("action") == "restored_received_wording":
+            revision = {}  # a reviewer brought the received wording back: the claim stands as received
         wording = revision.get("text", claim.text) if revision else claim.text
         body = (wording or "").strip().rstrip(".!?;: ")
         at = text.find(body) if body else -1

@@ -16,8 +16,10 @@ knowledge-base index or the web) and ``rewriter(...) -> str`` (the LLM's ``rewri
    rewrite when one is configured and its output is traceable (every changed region lies in a
    sentence it was told to change and every citation marker names a passage); otherwise the
    offline edits. Strategies, per sentence:
-   - contradicted claim: CORRECT (numbers and dates replaced by the evidence's values, or the
-     sentence replaced by the evidence sentence), else remove or mark it disputed;
+   - contradicted claim: CORRECT only the contradicted span (a value, unit, date, entity,
+     predicate or polarity) with what one evidence sentence states, when the rest of the claim
+     aligns with that sentence and the corrected claim is SUPPORTED by that passage under the
+     judge that labels claims; never another sentence in its place; else remove or mark it disputed;
    - claim nothing supports: REMOVE (the sentence or its clause) or QUALIFY ("not found in
      the provided documents"); a sentence that also states a supported fact is never removed;
    - weak claim: SOFTEN (hedge / qualify / parenthetical, configurable); a hedge that cost a
@@ -25,7 +27,8 @@ knowledge-base index or the web) and ``rewriter(...) -> str`` (the LLM's ``rewri
    - a claim any attempt found supported or weak is never removed later;
    - citation correction: REPLACE a marker whose passage does not support the claim with the
      better passage, ADD_ALTERNATE the better passage next to it, REMOVE a marker that names
-     no passage or supports nothing in its sentence.
+     no passage or supports nothing in its sentence — "supports" meaning one decision: the judge
+     says SUPPORTED on that passage (``_Support``).
 4. ``terminate`` — NO_IMPROVEMENT when the revisions did not improve on the original (the
    better version is kept), UNSUPPORTED_CLAIMS for material claims still without evidence.
 
@@ -704,6 +707,19 @@ def plan_revision(text: str, result: AuditResult, pool: list[Passage], *, thresh
         sentences.setdefault(tuple(c.claim.span), []).append(c)
     plans = [_plan_sentence(span, text[span[0]: span[1]], claims, by_anchor, thresholds, options, retrieved_ids,
                             protected, unsoftenable, judge, cite) for span, claims in sorted(sentences.items())]
+    # a revised sentence that repeats another sentence of the answer goes (no repeated sentences)
+    seen: set[str] = set()
+    for p in plans:
+        if p.removed:
+            continue
+        key = _sentence_key(p.sent.text)
+        if key in seen and p.edits:
+            c = sentences[p.span][0]
+            p.edits = [Edit(claim_id=c.claim.claim_id, claim_text=c.claim.text, strategy=p.edits[0].strategy,
+                            span=p.span, before=text[p.span[0]: p.span[1]], after="", action="remove_sentence",
+                            reason="the revised sentence repeats another sentence of the answer")]
+            p.removed = True
+        seen.add(key)
     # never empty the answer: if every claim would go, say that the documents do not support it
     kept_claims = any(not p.removed for p in plans)
     if plans and not kept_claims:
@@ -725,6 +741,10 @@ def plan_revision(text: str, result: AuditResult, pool: list[Passage], *, thresh
             prev_end = p.span[1]
     edits = [e for p in plans for e in p.edits]
     return replay_edits(text, edits), edits
+
+
+def _sentence_key(sentence: str) -> str:
+    return re.sub(r"\s+", " ", CITATION_RE.sub("", sentence)).strip().rstrip(".!?;: ").lower()
 
 
 def replay_edits(text: str, edits: list[Edit]) -> str:
@@ -1093,6 +1113,23 @@ def trace_changes(before: str, after: str, claims: list[ClaimVerdict], instructi
     return edits, ""
 
 
+def _unbacked_correction(edits: list[Edit], by_anchor: _Anchors, judge: Judge) -> str:
+    """Why a rewrite's correction may not stand ("" when every one may): a corrected sentence must
+    state the same fact (at least ``CORRECTION_MIN_ALIGNMENT`` of its content words, numbers aside,
+    are the claim's: no other subject, no added statement) and be SUPPORTED by a passage it cites
+    under the judge that labels claims."""
+    for e in edits:
+        if e.strategy != Strategy.CORRECT or not e.after.strip():
+            continue
+        new = re.sub(r"\s+", " ", CITATION_RE.sub("", e.after)).strip()
+        if _aligned(new, [], e.claim_text) < CORRECTION_MIN_ALIGNMENT:
+            return f"the correction of {e.claim_id} changes what the claim is about"
+        cited = [by_anchor[a] for a in citation_anchors(e.after) if a in by_anchor]
+        if not any((v := judge(new, p)) is not None and v.label == "SUPPORTED" for p in cited):
+            return f"the correction of {e.claim_id} is not SUPPORTED by a passage it cites"
+    return ""
+
+
 # --- 4. the loop and its termination (seed 000 §6.3) ----------------------------------------
 def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict]]:
     """The attempt to keep (the best; on a tie the latest) and the seed's termination warnings."""
@@ -1188,6 +1225,9 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
                 traced, why = trace_changes(current.text, candidate, current.result.claims, decision.instructions,
                                             _Anchors(pool))
                 if traced:
+                    why = _unbacked_correction(traced, _Anchors(pool), judge)
+                    traced = None if why else traced
+                if traced:
                     new_text, edits, author = candidate, traced, "llm"
                 else:
                     notes.append(f"LLM rewrite rejected ({why or 'no change'}): offline strategies used")
@@ -1243,18 +1283,20 @@ def revise_audit(*, query: str, answer: str, contexts=None, kb=None, initial: Au
     Corrective retrieval searches ``kb`` (a ``KnowledgeBase``) when given; the LLM rewrites when
     ``llm`` is a usable client, else the offline strategies do.
     """
-    from audit.pipeline.audit import audit_answer
+    from audit.pipeline.audit import audit_answer, verify_claims
+    from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS
     from audit.pipeline.retrieval import as_passages
 
-    from audit.pipeline.audit import verify_claims
-
     t = thresholds or Thresholds()
+    # the judge on one passage runs the methods that label claims (with the LLM judge when configured)
+    methods = (*OFFLINE_METHODS, "llm_judge") if llm is not None and "llm_judge" in LLM_METHODS else OFFLINE_METHODS
 
     def verify(text: str, pool: list[Passage]) -> AuditResult:
         return audit_answer(query, text, pool, kb=kb, domain=domain, thresholds=t, embed=embed, llm=llm)
 
     def judge(claim_text: str, passage: Passage) -> ClaimVerdict:
-        return verify_claims([(claim_text, [passage])], thresholds=t, domain=domain, embed=embed)[0]
+        return verify_claims([(claim_text, [passage])], thresholds=t, domain=domain, embed=embed, llm=llm,
+                             methods=methods)[0]
 
     retrieve = kb_retriever(kb, embed=embed) if kb is not None else None
     return revise_answer(query=query, answer=answer, passages=as_passages(contexts or []), verify=verify,

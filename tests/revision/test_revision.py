@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from audit.constants import (NO_ANSWER_NOTICE, SOFTENING_HEDGE, SOFTENING_PARENTHETICAL, SOFTENING_QUALIFY,
                              UNSUPPORTED_QUALIFIER, Thresholds)
 from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
-from audit.pipeline.revision import (CitationAction, RevisionOptions, Strategy, decide_revision, plan_revision, replay_edits,
-                                     revise_answer, soften, targeted_queries, unsoften)
+from audit.pipeline.revision import (CitationAction, RevisionAttempt, RevisionOptions, Strategy, decide_revision,
+                                     plan_revision, replay_edits, revise_answer, soften, targeted_queries, terminate,
+                                     unsoften)
 from audit.pipeline.types import Passage
 
 QUERY = "What does the Gold card cost and what does it include?"
@@ -261,14 +264,21 @@ def test_a_revision_that_makes_things_worse_is_detected_and_the_better_version_k
     worse = ("The annual fee for the Gold card is $150 [1]. Refunds are processed within 30 business days, and "
              "the card always includes free travel insurance for the family [2]. "
              "Gold card holders get free airport lounge access [3].")
-    rewriter = ScriptedRewriter(worse)
-    out = _revise(original, passages, verify, rewriter=rewriter, thresholds=Thresholds().updated({"max_revisions": 1}))
-    assert out.attempts[1].text == worse
-    assert out.attempts[1].summary["coverage"] < out.attempts[0].summary["coverage"]
-    assert out.kept == 0 and out.final_text == original
-    (warning,) = [w for w in out.warnings if w["code"] == "NO_IMPROVEMENT"]
+    attempts = [RevisionAttempt(0, original, verify(original, passages, QUERY)),
+                RevisionAttempt(1, worse, verify(worse, passages, QUERY))]
+    assert attempts[1].summary["coverage"] < attempts[0].summary["coverage"]
+    kept, warnings = terminate(attempts)
+    assert kept == 0
+    (warning,) = [w for w in warnings if w["code"] == "NO_IMPROVEMENT"]
     assert "attempt 0 is kept" in warning["message"]
-    assert out.history_json()[0]["kept"] is True and out.ledger_json() == []
+
+
+def test_an_llm_correction_that_adds_a_statement_no_passage_supports_is_rejected(passages, verify):
+    original = "Refunds are processed within 30 business days [2]."
+    worse = "Refunds are processed within 14 business days, and the card always includes travel insurance [2]."
+    out = _revise(original, passages, verify, rewriter=ScriptedRewriter(worse))
+    assert out.attempts[1].author == "offline" and "changes what the claim is about" in out.attempts[1].notes[0]
+    assert out.final_text == "Refunds are processed within 14 business days [2]."
 
 
 def test_an_untraceable_llm_rewrite_is_rejected_and_the_offline_strategies_used(passages, verify):
@@ -383,3 +393,31 @@ def test_dropping_the_last_marker_of_a_sentence_leaves_no_space_before_its_full_
 
     assert _rewrite_markers("skills were preserved [cite:kb_chunk_5]", lambda a: []) == "skills were preserved"
     assert _rewrite_markers("one [1] and two [2].", lambda a: [] if a == "2" else [a]) == "one [1] and two."
+
+
+def test_a_correction_that_would_repeat_another_sentence_removes_the_sentence_instead(passages, verify):
+    answer = "The annual fee for the Gold card is $150 [1]. The annual fee for the Gold card is $200 [1]."
+    text, edits = _plan(answer, passages, verify)
+    assert text == "The annual fee for the Gold card is $150 [1]."
+    assert [(e.claim_id, e.action) for e in edits] == [("c2", "remove_sentence")]
+
+
+def test_a_contradicted_claim_whose_rest_the_evidence_does_not_state_is_not_rewritten_into_it(verify):
+    pool = [Passage(id="p1", anchors=("1",), text="Level 1 analysts must acknowledge a case within 30 minutes.")]
+    answer = "Level 1 analysts must file a written report within 45 minutes [1]."
+    result = verify(answer, pool, QUERY)
+    result.claims[0].verdict, result.claims[0].label = "contradicted", "REFUTED"
+    text, edits = plan_revision(answer, result, pool)
+    assert "file a written report" in text and "acknowledge" not in text
+    assert Strategy.CORRECT not in {e.strategy for e in edits}
+
+
+def test_a_correction_stands_only_when_the_judge_finds_the_corrected_claim_supported(passages, verify):
+    answer = "The annual fee for the Gold card is $200 [1]."
+    result = verify(answer, passages, QUERY)
+    refused, edits = plan_revision(answer, result, passages,
+                                   judge=lambda text, p: replace(verify(text, [p], QUERY).claims[0], label="NEI"))
+    assert "$200" in refused and Strategy.CORRECT not in {e.strategy for e in edits}
+    accepted, edits = plan_revision(answer, result, passages, judge=lambda text, p: verify(text, [p], QUERY).claims[0])
+    assert accepted == "The annual fee for the Gold card is $150 [1]."
+    assert edits[0].details["verified"]["label"] == "SUPPORTED"
