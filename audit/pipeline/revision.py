@@ -209,6 +209,7 @@ class RevisionOutcome:
                 touched[cid] += [e for e in attempt.edits if e.claim_id == mine or mine in e.details.get("claims", [])]
                 current[cid] = moved.get(mine)
         out = {}
+        amap = anchor_map(self.passages)
         for cid, edits in touched.items():
             if not edits:
                 continue
@@ -216,13 +217,16 @@ class RevisionOutcome:
             substantive = [e for e in edits if e.action != "revert"] or edits
             last = max(reversed(substantive), key=lambda e: _STRATEGY_RANK.get(e.strategy, 0))
             passage = next((e.passage_id for e in reversed(edits) if e.passage_id), "")
+            # the passage the revision itself cited (a correction, a marker) and the returned text still names
+            cited = bool(passage) and final is not None and passage in {
+                p.id for a in final.claim.citations if (p := resolve_anchor(a, amap)) is not None}
             if final is not None and not passage and final.label == "SUPPORTED" and final.evidence:
                 passage = _best_hit(final).passage.id
             out[cid] = {
                 "strategy": last.strategy, "action": last.action, "text": final.claim.text if final else "",
                 "label": final.label if final else None,
                 "confidence": round(float(final.confidence), 4) if final else None,
-                "passage_id": passage, "edits": len(edits),
+                "passage_id": passage, "cited": cited, "edits": len(edits),
                 "replaced": [r["from"] for e in edits if e.strategy == Strategy.CORRECT
                              for r in e.details.get("replaced", [])],
             }

@@ -153,7 +153,7 @@ def check_integrity(out: RevisionOutcome, record_id: str, ev: RevisionEvaluation
     received = {c.claim.claim_id: c for c in out.attempts[0].result.claims}
     for cid, rev in revisions.items():
         where = f"{record_id}/{cid}"
-        if judge is not None and rev["passage_id"] and rev["text"] and rev["strategy"] in (
+        if judge is not None and rev.get("cited") and rev["text"] and rev["strategy"] in (
                 Strategy.CORRECT, Strategy.CITATION, Strategy.CORRECTIVE_RETRIEVAL):
             ev.edits_checked += 1
             verdict = judge(rev["text"], passages[rev["passage_id"]])
