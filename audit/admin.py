@@ -4,6 +4,7 @@ business calendar, notification targets), user and conversation modes; every cha
 import dataclasses
 
 from django import forms
+from django.db import transaction
 from django.contrib import admin
 
 from audit import constants
@@ -12,7 +13,7 @@ from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
 from audit.models import Answer, AuditEvent, Chunk, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun, Workspace
 from audit.models.nightly import NightlyReport
 from audit.models.web import ExternalCall, WebCacheEntry
-from audit.services.modes import thresholds_check
+from audit.services.modes import thresholds_check, workspace_settings_check
 from escalation.models import BusinessCalendar, NotificationTarget
 
 
@@ -48,8 +49,20 @@ class WorkspaceAdminForm(forms.ModelForm):
 
     def clean_freshness_policy(self):
         value = self.cleaned_data.get("freshness_policy") or {}
-        if not isinstance(value, dict) or not all(isinstance(v, int) and v > 0 for v in value.values()):
-            raise forms.ValidationError('Give an object mapping domain tags to months, e.g. {"neuroscience": 18}.')
+        return self._checked("freshness_policy", value, 'Give an object mapping domain tags to months, e.g. {"neuroscience": 18}. ')
+
+    def clean_retention_days(self):
+        return self._checked("retention_days", self.cleaned_data.get("retention_days"))
+
+    def clean_llm_token_budget(self):
+        return self._checked("llm_token_budget", self.cleaned_data.get("llm_token_budget"))
+
+    def _checked(self, name: str, value, hint: str = ""):
+        """The API's range check of a workspace setting (``modes.workspace_settings_check``)."""
+        try:
+            workspace_settings_check({name: value})
+        except InvalidInput as exc:
+            raise forms.ValidationError(f"{hint}{exc}.") from None
         return value
 
 
@@ -100,23 +113,89 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
 
 @admin.register(Document)
 class DocumentAdmin(AuditedAdminMixin, admin.ModelAdmin):
+    """Documents are added by ingestion (``ingest_kb``, the API); deleting one goes through the
+    ingestion service, so ``kb_version`` moves and every search index drops its chunks."""
+
     list_display = ("title", "workspace", "domain", "published_at", "sensitive", "updated_at")
     list_filter = ("workspace", "domain", "sensitive")
     search_fields = ("title", "uri")
+    readonly_fields = ("workspace", "uri", "content_hash", "source_path", "date_inferred", "created_at", "updated_at")
+
+    def changelist_view(self, request, extra_context=None):
+        from audit.kb_pgvector import kb_backend_label
+
+        extra_context = {**(extra_context or {}), "subtitle": f"Search back end: {kb_backend_label()}"}
+        return super().changelist_view(request, extra_context)
+
+    def has_add_permission(self, request):
+        return False
+
+    def delete_model(self, request, obj):
+        from audit.services.ingestion import document_delete
+
+        with transaction.atomic():
+            document_delete(document=obj, actor=request.user)
+
+    def delete_queryset(self, request, queryset):
+        from audit.services.ingestion import document_delete
+
+        with transaction.atomic():
+            for document in queryset:
+                document_delete(document=document, actor=request.user)
 
 
 @admin.register(Answer)
-class AnswerAdmin(AuditedAdminMixin, admin.ModelAdmin):
+class AnswerAdmin(ReadOnlyAdmin):
+    """Answers are written by the audit service: shown, never edited (retention purges them)."""
+
     list_display = ("public_id", "workspace", "mode", "domain", "created_at")
     list_filter = ("mode", "domain")
     search_fields = ("public_id", "query")
 
 
+class ClaimRelabelForm(forms.ModelForm):
+    """A claim card changes in one way only: a human relabel, with its reason, through the service."""
+
+    reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                             help_text="Why the label changes (required with a new label); kept in the label history.")
+
+    class Meta:
+        model = Claim
+        fields = ("label",)
+
+    def clean(self):
+        data = super().clean()
+        if "label" in self.changed_data and not (data.get("reason") or "").strip():
+            self.add_error("reason", "Give the reason for the new label.")
+        return data
+
+
 @admin.register(Claim)
-class ClaimAdmin(AuditedAdminMixin, admin.ModelAdmin):
+class ClaimAdmin(admin.ModelAdmin):
+    """Claim cards are system-written and read-only; a label changes by ``claim_relabel`` only, so
+    the label history gains a human-decision entry that machine re-verification respects."""
+
+    form = ClaimRelabelForm
+    fields = ("label", "reason", "answer", "claim_id", "text", "machine_label", "verdict", "confidence",
+              "claim_type", "importance", "anchors", "metrics", "methods", "method_results", "risk_flags",
+              "label_history", "span_start", "span_end", "drafted_at", "verified_at")
     list_display = ("__str__", "label", "confidence", "claim_type", "importance")
     list_filter = ("label", "claim_type", "importance")
     list_select_related = ("answer",)
+    readonly_fields = fields[2:]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        from audit.services.claims import claim_relabel
+
+        if change and "label" in form.changed_data:
+            claim_relabel(claim=type(obj).objects.get(pk=obj.pk), label=form.cleaned_data["label"],
+                          actor=request.user, reason=form.cleaned_data["reason"])
 
 
 @admin.register(AuditEvent)
@@ -150,8 +229,10 @@ class ConversationAdmin(AuditedAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(Chunk, Evidence, VerificationRun)
-class AuditedRowAdmin(AuditedAdminMixin, admin.ModelAdmin):
-    """Stored pipeline rows: editable by admins only in an emergency, and then audited."""
+class AuditedRowAdmin(ReadOnlyAdmin):
+    """Stored pipeline rows (chunks, evidence, runs): written by the system, shown read-only."""
+
+
 @admin.register(ExternalCall)
 class ExternalCallAdmin(ReadOnlyAdmin):
     """Every Audit-Web call (or refusal): the record of what left the system. Read-only."""

@@ -57,6 +57,9 @@ LOW_CONFIDENCE_THRESHOLD = 0.60  # nightly re-check / escalation intake (seed 00
 COVERAGE_THRESHOLD = 0.85  # quality gate: evidence coverage (seed 000 §7.3)
 UNSUPPORTED_RATE_THRESHOLD = 0.05  # quality gate: unsupported rate (seed 000 §7.3)
 MAX_REVISIONS = 2  # seed 000 §6.1
+# An answer with more claims is refused (HTTP 413) before any verification: one audit of 1,000
+# claims ran a minute; a workspace may raise or lower this (threshold max_claims_per_answer).
+MAX_CLAIMS_PER_ANSWER = 200
 SIMILARITY_THRESHOLD = 0.70  # semantic match of a claim to a passage (seed 000 §4.2)
 WEAK_THRESHOLD = 0.50  # finer verdict "weak" from here up to AUDIT_SCORE_THRESHOLD (seed 000 §5.3)
 REFUTED_THRESHOLD = 0.50  # P(contradicted | not supported) at or above which the label is REFUTED
@@ -111,6 +114,11 @@ VERIFICATION_PROFILES = {
     "extended": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": None,
                  "web": True, "generation_mode": "strict"},
 }
+# Structured JSON answers (seed 003 "Post-Verification for Structured Output"): every field with a
+# sibling "<field>_source_refs" is a claim verified against the passages its refs name (stages 4-6)
+STRUCTURED_REFS_SUFFIX = "_source_refs"
+STRUCTURED_MAX_FIELDS = 50  # seed 003: max_claims_to_verify; more fields with refs is a 400
+STRUCTURED_FIX_CANDIDATES = 3  # citation fix (stage 5): other passages tried per unsupported field
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
 # admin accept exactly these; see audit.services.modes.thresholds_check). The profile and the
 # generation mode default to "" (no profile: the thresholds as set; generation: the profile's, else natural).
@@ -128,6 +136,11 @@ RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
 CITED_PASSAGE_BONUS = 1.0  # a valid citation anchor puts its passage first
 INDEX_DENSE_WEIGHT = 0.7  # hybrid index: fused = w * cosine + (1 - w) * BM25 / max BM25
 INDEX_CANDIDATES_FACTOR = 4  # each side proposes k * this many candidates before fusion
+# pgvector back end (audit/kb_pgvector.py): HNSW build parameters (pgvector's defaults) and the
+# search breadth; recall@10 against exact search is measured by `manage.py bench --backend pgvector`.
+PGVECTOR_HNSW_M = 16
+PGVECTOR_HNSW_EF_CONSTRUCTION = 64
+PGVECTOR_EF_SEARCH = 40
 # answer-level audit_score = weighted mean of these metrics (weights sum to 1)
 AUDIT_SCORE_WEIGHTS = {"faithfulness": 0.5, "mean_confidence": 0.3, "answer_relevance": 0.1,
                        "context_precision": 0.1}
@@ -219,10 +232,15 @@ RISK_IMPORTANCE = {IMPORTANCE_CRITICAL: 1.0, IMPORTANCE_MATERIAL: 0.6, IMPORTANC
 RISK_LABEL = {"REFUTED": 1.0, "NEI": 0.6, "SUPPORTED": 0.2}
 NOTIFICATION_MAX_ATTEMPTS = 3
 WEBHOOK_TIMEOUT_S = 5.0
+WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024  # a webhook's reply is not used; reading stops past this
+EMAIL_TIMEOUT_S = 10  # SMTP connect/send timeout (Django EMAIL_TIMEOUT)
+# A notification left "sending" this long (the sender crashed mid-send) is retried exactly once.
+NOTIFICATION_STUCK_AFTER_S = 10 * 60
 
 # --- Analyst pages and dashboard (issue 9) ----------------------------------------------------
 UI_CLAIMS_PER_PAGE = 50  # rows of a claim list page
 UI_CASES_PER_PAGE = 50  # rows of the escalation queue page
+UI_EVIDENCE_MIN_ALIGNMENT = 0.4  # a passage bears on a claim when its best sentence holds this share of the claim's content words
 UI_NIGHTLY_REPORTS_LISTED = 60  # days of nightly reports listed on the report page
 DASHBOARD_DEFAULT_RANGE_DAYS = 30  # the dashboard shows the last 30 days unless a range is given
 DASHBOARD_MAX_RANGE_DAYS = 366  # a longer range is refused (400): the charts plot one point per day
@@ -244,6 +262,7 @@ class Thresholds:
     coverage_threshold: float = COVERAGE_THRESHOLD
     unsupported_rate_threshold: float = UNSUPPORTED_RATE_THRESHOLD
     max_revisions: int = MAX_REVISIONS
+    max_claims_per_answer: int = MAX_CLAIMS_PER_ANSWER
     similarity_threshold: float = SIMILARITY_THRESHOLD
     weak_threshold: float = WEAK_THRESHOLD
     refuted_threshold: float = REFUTED_THRESHOLD
@@ -282,3 +301,81 @@ class Thresholds:
 
     def freshness_for(self, domain: str | None) -> int:
         return int(self.freshness_months.get((domain or "").lower(), self.fallback_freshness_months))
+
+
+# --- Ranges of the settings a workspace may change (API, admin console; checked again when read) ---
+# Whole-number thresholds and their inclusive ranges; every other number threshold is a share in
+# [0, 1], and the values of the dict-valued ones are ranged below. A stored value outside its
+# range (written before a check existed, or by hand) is ignored when read: the default applies.
+INT_THRESHOLD_RANGES = {"max_revisions": (0, 10), "retrieval_top_k": (1, 100), "max_claims_per_answer": (1, 5000),
+                        "fallback_freshness_months": (1, 1200)}
+FRESHNESS_MONTHS_RANGE = (1, 1200)  # a domain's maximum source age (freshness_months, freshness_policy)
+WEIGHT_RANGE = (0.0, 100.0)  # one weight of audit_score_weights / rag_score_weights
+RETENTION_DAYS_RANGE = (1, 36500)  # Workspace.retention_days: one day to a hundred years
+LLM_TOKEN_BUDGET_MAX = 10**12
+
+
+def _number(value) -> bool:
+    import math
+
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def whole_number_problem(value, low: int, high: int) -> str | None:
+    """Why ``value`` is not a whole number in [low, high] (None when it is)."""
+    if not _number(value) or int(value) != value:
+        return f"must be a whole number between {low} and {high}."
+    if not low <= value <= high:
+        return f"must be between {low} and {high}."
+    return None
+
+
+def threshold_problem(name: str, value) -> tuple[str, str] | None:
+    """(key, message) of what makes ``value`` unusable as threshold ``name``; None when it is usable.
+
+    The one check of a threshold override: finite numbers, whole numbers where whole numbers are
+    meant, each in its documented range, known words for the string-valued ones.
+    """
+    default = getattr(Thresholds(), name, None)
+    if not any(f.name == name for f in fields(Thresholds)):
+        return name, f"unknown threshold(s): {name}; see audit.constants.Thresholds."
+    if name in STRING_THRESHOLDS:
+        allowed = STRING_THRESHOLDS[name]
+        return None if isinstance(value, str) and value in allowed else (name, f"must be one of {', '.join(allowed)}.")
+    if isinstance(default, dict):
+        if not isinstance(value, dict):
+            return name, "must be an object."
+        weights = name.endswith("_weights")
+        for key, item in value.items():
+            if weights and key not in default:
+                return f"{name}.{key}", f"is not a weight; use {', '.join(default)}."
+            if weights:
+                low, high = WEIGHT_RANGE
+                if not _number(item) or not low <= item <= high:
+                    return f"{name}.{key}", f"must be a number between {low:g} and {high:g}."
+            elif (problem := whole_number_problem(item, *FRESHNESS_MONTHS_RANGE)):
+                return f"{name}.{key}", problem
+        if weights and not sum({**default, **value}.values()) > 0:
+            return name, "needs at least one weight above 0."
+        return None
+    if name in INT_THRESHOLD_RANGES:
+        problem = whole_number_problem(value, *INT_THRESHOLD_RANGES[name])
+        return (name, problem) if problem else None
+    if not _number(value) or not 0.0 <= value <= 1.0:
+        return name, "must be a number between 0 and 1."
+    return None
+
+
+def usable_overrides(overrides) -> dict:
+    """The stored overrides that pass :func:`threshold_problem` (whole numbers as ints): what is read.
+
+    A bad stored value never breaks an audit, the nightly job or a purge: it is skipped, so the
+    default applies, and the settings page shows the override beside what is in force.
+    """
+    if not isinstance(overrides, dict):
+        return {}
+    out = {}
+    for name, value in overrides.items():
+        if threshold_problem(name, value) is None:
+            out[name] = int(value) if name in INT_THRESHOLD_RANGES else value
+    return out

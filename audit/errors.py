@@ -5,7 +5,14 @@ from __future__ import annotations
 
 
 class TheoriaError(Exception):
-    """Base of the errors a caller can act on (never a bug)."""
+    """Base of the errors a caller can act on (never a bug).
+
+    ``status_code`` and ``code`` are what ``audit.api.exceptions`` answers with (the one mapping
+    from errors to HTTP); ``escalation.errors`` subclasses this too.
+    """
+
+    status_code = 400
+    code = "invalid"
 
 
 class InvalidInput(TheoriaError):
@@ -19,3 +26,13 @@ class InvalidInput(TheoriaError):
 
 class Conflict(TheoriaError):
     """The request clashes with the current state (a reused idempotency key, a changed row)."""
+
+    status_code = 409
+    code = "conflict"
+
+
+class TooLarge(InvalidInput):
+    """A request within the byte limits asks for more work than the workspace allows (HTTP 413)."""
+
+    status_code = 413
+    code = "too_large"

@@ -56,11 +56,12 @@ def card_row(card: dict) -> list[str]:
         "drafted_at": stamps.get("drafted_at"),
         "verified_at": stamps.get("verified_at"),
     }
-    return [_cell(values[column]) for column in CSV_COLUMNS]
+    return [values[column] for column in CSV_COLUMNS]
 
 
-def iter_csv(cards: Iterable[dict]) -> Iterator[str]:
-    """Yield a CSV file (header first) one row at a time."""
+def iter_csv_rows(columns, rows: Iterable) -> Iterator[str]:
+    """The one CSV writer of every export: header, then each row (a dict by column, or a list),
+    every cell neutralised against formula injection. Yields the file one row at a time."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
@@ -70,11 +71,22 @@ def iter_csv(cards: Iterable[dict]) -> Iterator[str]:
         buffer.truncate(0)
         return text
 
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow([_cell(c) for c in columns])
     yield flush()
-    for card in cards:
-        writer.writerow(card_row(card))
+    for row in rows:
+        values = [row.get(c) for c in columns] if isinstance(row, dict) else row
+        writer.writerow([_cell(v) for v in values])
         yield flush()
+
+
+def csv_text(columns, rows: Iterable) -> str:
+    """The whole CSV file of ``rows`` as one string (see :func:`iter_csv_rows`)."""
+    return "".join(iter_csv_rows(columns, rows))
+
+
+def iter_csv(cards: Iterable[dict]) -> Iterator[str]:
+    """Yield a CSV file of Claim Cards (header first) one row at a time."""
+    return iter_csv_rows(CSV_COLUMNS, (card_row(card) for card in cards))
 
 
 def iter_json(cards: Iterable[dict]) -> Iterator[str]:

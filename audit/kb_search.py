@@ -1,24 +1,36 @@
-"""The in-process search index of each workspace's knowledge base, kept in step with the database.
+"""Each workspace's knowledge-base search, kept in step with the database, on one of two back ends.
 
-Each process (web server, task worker, command) holds one :class:`KnowledgeBase` per workspace.
-Before a search, :func:`kb_index` compares ``Workspace.kb_version`` (one cheap query) with the
-version the index was built at; when they differ it loads only the chunks added since and drops
-the ones deleted, so ingestion and deletion in any process are seen everywhere without a full
-reload. The index itself is ``audit.pipeline.index.HybridIndex`` (dense + BM25); a pgvector
-back end would implement the same ``VectorIndex`` protocol.
+Each process (web worker, task worker, command) holds one knowledge base per workspace. Before a
+search, :func:`kb_index` compares ``Workspace.kb_version`` (one cheap query) with the version the
+knowledge base was synced at, so ingestion and deletion in any process are seen everywhere.
+
+- :class:`KnowledgeBase` (SQLite, PostgreSQL without pgvector): the chunks live in memory in an
+  ``audit.pipeline.index.HybridIndex`` (dense + BM25); a sync loads only the chunks added since
+  and drops the deleted ones. Memory grows with the knowledge base (~1.4 GB at 100k chunks).
+- :class:`PgKnowledgeBase` (PostgreSQL with pgvector, ``audit.kb_pgvector``): search runs in SQL
+  and only the chunks a search returns are read; a sync re-counts the chunks. Memory does not
+  grow with the knowledge base.
+
+The back end is chosen per database by :func:`audit.kb_pgvector.pgvector_ready`.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
 from audit import constants
+from audit.kb_pgvector import PgVectorIndex, forget_backend_checks, pgvector_ready
 from audit.models import Chunk, Workspace
 from audit.pipeline.index import HybridIndex
 from audit.pipeline.types import Passage
+
+META_FIELDS = ("pk", "document_id", "document__title", "document__uri", "document__domain",
+               "document__published_at", "document__sensitive")
+PG_META_CACHE = 20_000  # chunk descriptions a pgvector knowledge base remembers between searches
 
 
 @dataclass(frozen=True)
@@ -32,8 +44,38 @@ class ChunkMeta:
     sensitive: bool
 
 
-class KnowledgeBase:
-    """A workspace's searchable chunks: the hybrid index plus what a claim card needs of each."""
+class _Searchable:
+    """What both back ends share: search results as passages."""
+
+    index = None
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def passages(self, source_ids: list[str]) -> dict[str, Passage]:
+        raise NotImplementedError
+
+    def passage(self, source_id: str) -> Passage | None:
+        return self.passages([source_id]).get(source_id)
+
+    def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[Passage, float]]:
+        return self.search_many([query_text], np.asarray(query_vec).reshape(1, -1), k)[0]
+
+    def search_many(self, query_texts: list[str], query_vecs: np.ndarray, k: int = 10) -> list[list[tuple[Passage, float]]]:
+        results = self.index.search_many(query_texts, query_vecs, k)
+        found = self.passages(sorted({i for hits in results for i, _ in hits}))
+        return [[(found[i], s) for i, s in hits if i in found] for hits in results]
+
+
+def _passage(source_id: str, text: str, meta: ChunkMeta) -> Passage:
+    return Passage(id=source_id, text=text, title=meta.title, uri=meta.uri, source_type="kb",
+                   published=meta.published, domain=meta.domain)
+
+
+class KnowledgeBase(_Searchable):
+    """A workspace's searchable chunks held in memory: the hybrid index plus what a claim card needs of each."""
+
+    backend = "in-process"
 
     def __init__(self, workspace_id: int):
         self.workspace_id = workspace_id
@@ -42,23 +84,11 @@ class KnowledgeBase:
         self.version = -1
         self.lock = threading.RLock()
 
-    def __len__(self) -> int:
-        return len(self.index)
+    def passages(self, source_ids: list[str]) -> dict[str, Passage]:
+        return {i: _passage(i, self.index.text(i) or "", m) for i in source_ids if (m := self.meta.get(i))}
 
-    def passage(self, source_id: str) -> Passage | None:
-        meta = self.meta.get(source_id)
-        if meta is None:
-            return None
-        return Passage(id=source_id, text=self.index.text(source_id) or "", title=meta.title, uri=meta.uri,
-                       source_type="kb", published=meta.published, domain=meta.domain)
-
-    def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[Passage, float]]:
-        hits = self.index.search(query_text, query_vec, k)
-        return [(p, score) for p, score in ((self.passage(i), s) for i, s in hits) if p is not None]
-
-    def search_many(self, query_texts: list[str], query_vecs: np.ndarray, k: int = 10) -> list[list[tuple[Passage, float]]]:
-        results = self.index.search_many(query_texts, query_vecs, k)
-        return [[(self.passage(i), s) for i, s in hits if i in self.meta] for hits in results]
+    def meta_for(self, source_ids) -> dict[str, ChunkMeta]:
+        return {i: m for i in source_ids if (m := self.meta.get(i)) is not None}
 
     def sync(self, version: int) -> None:
         """Bring the index to the database's current chunks (added and deleted since last sync)."""
@@ -79,33 +109,84 @@ class KnowledgeBase:
             self.version = version
 
     def _load(self, pks: list[int]) -> None:
-        rows = (
-            Chunk.objects.filter(pk__in=pks)
-            .values_list("pk", "text", "embedding", "document_id", "document__title", "document__uri",
-                         "document__domain", "document__published_at", "document__sensitive")
-        )
+        rows = Chunk.objects.filter(pk__in=pks).values_list("text", "embedding", *META_FIELDS)
         ids, texts, vectors = [], [], []
-        for pk, text, emb, doc_pk, title, uri, domain, published, sensitive in rows:
+        for text, emb, pk, *meta in rows:
             source_id = f"kb_chunk_{pk}"
             ids.append(source_id)
             texts.append(text)
             vectors.append(np.frombuffer(bytes(emb), dtype="<f4"))
-            self.meta[source_id] = ChunkMeta(pk, doc_pk, title, uri, domain, published, sensitive)
+            self.meta[source_id] = ChunkMeta(pk, *meta)
         if ids:
             self.index.add(ids, texts, np.vstack(vectors).reshape(len(ids), constants.EMBEDDING_DIM))
+
+
+class PgKnowledgeBase(_Searchable):
+    """A workspace's chunks searched in PostgreSQL (pgvector + full-text search); nothing loaded up front.
+
+    Only the descriptions of chunks that searches return are remembered (at most
+    ``PG_META_CACHE``, forgotten when the knowledge base changes), so memory stays flat however
+    large the knowledge base grows.
+    """
+
+    backend = "pgvector"
+
+    def __init__(self, workspace_id: int):
+        self.workspace_id = workspace_id
+        self.index = PgVectorIndex(workspace_id)
+        self.version = -1
+        self.lock = threading.RLock()
+        self._meta: OrderedDict[str, ChunkMeta] = OrderedDict()
+
+    def sync(self, version: int) -> None:
+        with self.lock:
+            if version == self.version:
+                return
+            self.index.size = Chunk.objects.filter(document__workspace_id=self.workspace_id).count()
+            self._meta.clear()
+            self.version = version
+
+    def _rows(self, source_ids, *fields):
+        pks = [int(i.removeprefix("kb_chunk_")) for i in source_ids if i.startswith("kb_chunk_")]
+        return Chunk.objects.filter(pk__in=pks, document__workspace_id=self.workspace_id).values_list(*fields)
+
+    def _remember(self, source_id: str, meta: ChunkMeta) -> None:
+        with self.lock:
+            self._meta[source_id] = meta
+            self._meta.move_to_end(source_id)
+            while len(self._meta) > PG_META_CACHE:
+                self._meta.popitem(last=False)
+
+    def passages(self, source_ids: list[str]) -> dict[str, Passage]:
+        out = {}
+        for text, pk, *meta in self._rows(source_ids, "text", *META_FIELDS):
+            source_id, chunk_meta = f"kb_chunk_{pk}", ChunkMeta(pk, *meta)
+            self._remember(source_id, chunk_meta)
+            out[source_id] = _passage(source_id, text, chunk_meta)
+        return out
+
+    def meta_for(self, source_ids) -> dict[str, ChunkMeta]:
+        with self.lock:
+            out = {i: m for i in source_ids if (m := self._meta.get(i)) is not None}
+        missing = [i for i in source_ids if i not in out]
+        for pk, *meta in self._rows(missing, *META_FIELDS) if missing else ():
+            out[f"kb_chunk_{pk}"] = chunk_meta = ChunkMeta(pk, *meta)
+            self._remember(f"kb_chunk_{pk}", chunk_meta)
+        return out
 
 
 _INDEXES: dict[int, KnowledgeBase] = {}
 _LOCK = threading.Lock()
 
 
-def kb_index(workspace: Workspace | int) -> KnowledgeBase:
+def kb_index(workspace: Workspace | int) -> KnowledgeBase | PgKnowledgeBase:
     """Return the workspace's knowledge base index, synced with the database."""
     workspace_id = workspace if isinstance(workspace, int) else workspace.pk
+    cls = PgKnowledgeBase if pgvector_ready() else KnowledgeBase
     with _LOCK:
         kb = _INDEXES.get(workspace_id)
-        if kb is None:
-            kb = _INDEXES[workspace_id] = KnowledgeBase(workspace_id)
+        if type(kb) is not cls:
+            kb = _INDEXES[workspace_id] = cls(workspace_id)
     version = Workspace.objects.filter(pk=workspace_id).values_list("kb_version", flat=True).first()
     if version is None:
         raise Workspace.DoesNotExist(f"workspace {workspace_id} does not exist")
@@ -114,6 +195,7 @@ def kb_index(workspace: Workspace | int) -> KnowledgeBase:
 
 
 def kb_index_reset() -> None:
-    """Forget every loaded index (tests that recreate the database between cases)."""
+    """Forget every loaded index and back-end check (tests that recreate the database between cases)."""
     with _LOCK:
         _INDEXES.clear()
+    forget_backend_checks()

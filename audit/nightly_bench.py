@@ -70,7 +70,8 @@ def bench_seed(*, claims: int, chunks: int, day: dt.date, seed: int = 7) -> Work
     vectors = get_embedder().encode(texts).astype("<f4")
     Chunk.objects.bulk_create([
         Chunk(document=documents[c % docs_n], ordinal=c // docs_n, text=text, start_offset=0, end_offset=len(text),
-              content_hash=_hash(text), embedding=np.ascontiguousarray(vectors[c]).tobytes())
+              content_hash=_hash(text), embedding=np.ascontiguousarray(vectors[c]).tobytes(),
+              search_vector=vectors[c])
         for c, text in enumerate(texts)
     ], batch_size=1000)
     Workspace.objects.filter(id=workspace.id).update(kb_version=1)

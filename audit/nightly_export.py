@@ -7,11 +7,11 @@ failing knowledge-base documents and stale sources.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import zipfile
 
+from audit.exports import csv_text
 from audit.models import NightlyItem, NightlyReport
 
 CLAIM_COLUMNS = ["claim", "answer", "claim_id", "importance", "text", "old_label", "old_confidence",
@@ -19,12 +19,7 @@ CLAIM_COLUMNS = ["claim", "answer", "claim_id", "importance", "text", "old_label
 
 
 def _csv(rows: list[dict], columns: list[str]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(row)
-    return buf.getvalue()
+    return csv_text(columns, rows)  # the exports' one writer: formula cells neutralised
 
 
 def claim_rows(report: NightlyReport) -> list[dict]:

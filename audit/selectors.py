@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from django.db.models import Count
 
-from audit.models import Answer, Claim, Document, Workspace
+from audit.models import Answer, Claim, Document
 
 
-def home_summary() -> dict:
-    labels = dict(Claim.objects.values_list("label").annotate(n=Count("id")).order_by())
+def home_summary(*, workspace) -> dict:
+    """The home page's counts, of the caller's workspace only."""
+    labels = dict(
+        Claim.objects.filter(answer__workspace=workspace).values_list("label").annotate(n=Count("id")).order_by()
+    )
     return {
-        "workspaces": Workspace.objects.count(),
-        "documents": Document.objects.count(),
-        "answers": Answer.objects.count(),
+        "workspace": workspace,
+        "documents": Document.objects.filter(workspace=workspace).count(),
+        "answers": Answer.objects.filter(workspace=workspace).count(),
         "claims": sum(labels.values()),
         "labels": labels,
     }

@@ -20,8 +20,9 @@ from audit.models.choices import Label
 def thresholds_for(workspace: Workspace) -> constants.Thresholds:
     """Return the thresholds in force in a workspace: the seed defaults, its freshness policy
     (``Workspace.freshness_policy``, the limits the nightly report uses too), then its overrides."""
-    base = constants.Thresholds().updated({"freshness_months": dict(workspace.freshness_policy or {})})
-    return base.updated(workspace.threshold_overrides or {})
+    policy = constants.usable_overrides({"freshness_months": dict(workspace.freshness_policy or {})})
+    base = constants.Thresholds().updated(policy)
+    return base.updated(constants.usable_overrides(workspace.threshold_overrides))  # a bad stored value: default
 
 
 def _evidence_ordered() -> QuerySet[Evidence]:

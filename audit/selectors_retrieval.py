@@ -46,9 +46,8 @@ def kb_retrieve(*, workspace: Workspace, text: str, is_claim: bool, top_k: int, 
     def age_of(meta) -> float | None:
         return None if meta.published is None else age_months(meta.published, now)
 
-    def keep(source_id: str) -> bool:
-        meta = kb.meta.get(source_id)
-        if meta is None or (wanted_domain and meta.domain.lower() != wanted_domain):
+    def passes(meta) -> bool:
+        if wanted_domain and meta.domain.lower() != wanted_domain:
             return False
         if filters.max_age_months is None and filters.published_after is None:
             return True
@@ -58,11 +57,16 @@ def kb_retrieve(*, workspace: Workspace, text: str, is_claim: bool, top_k: int, 
             return False
         return filters.max_age_months is None or age_of(meta) <= filters.max_age_months
 
-    hits = search_filtered(kb.index, query, vec, k=top_k, keep=keep, numeric_boost=thresholds.numeric_boost,
-                           passage_text=lambda i: kb.index.text(i) or "")
+    hits = search_filtered(kb.index, query, vec, k=top_k, numeric_boost=thresholds.numeric_boost,
+                           keep=lambda ids: {i for i, meta in kb.meta_for(ids).items() if passes(meta)},
+                           texts=lambda ids: {i: p.text for i, p in kb.passages(ids).items()})
+    ids = [source_id for source_id, _ in hits]
+    metas, passages = kb.meta_for(ids), kb.passages(ids)
     results = []
     for source_id, score in hits:
-        meta = kb.meta[source_id]
+        meta, passage = metas.get(source_id), passages.get(source_id)
+        if meta is None or passage is None:  # deleted between the search and this read
+            continue
         limit = thresholds.freshness_for(wanted_domain or meta.domain)
         age = age_of(meta)
         results.append({
@@ -70,7 +74,6 @@ def kb_retrieve(*, workspace: Workspace, text: str, is_claim: bool, top_k: int, 
             "domain": meta.domain, "published_at": meta.published,
             "age_months": None if age is None else round(age, 1),
             "stale": None if age is None else age > limit, "freshness_limit_months": limit,
-            "score": round(score, 4),
-            "text": stored_snippet(kb.index.text(source_id) or "", sensitive=meta.sensitive),
+            "score": round(score, 4), "text": stored_snippet(passage.text, sensitive=meta.sensitive),
         })
     return results

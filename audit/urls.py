@@ -5,6 +5,7 @@ from django.urls import path
 from audit import views
 
 urlpatterns = [
+    path("workspace/switch", views.workspace_switch_page, name="workspace-switch"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("answers/", views.answer_list, name="answer-list"),
     path("answers/new/", views.answer_new, name="answer-new"),

@@ -24,7 +24,8 @@ from audit.errors import InvalidInput
 from audit.filters import AnswerPageFilter, ClaimFilter
 from audit.forms import AnswerSubmitForm, DateRangeForm, PassageFormSet, audit_payload, form_errors_text
 from audit.models.choices import LABEL_BADGES, Label
-from audit.services.workspaces import workspace_for_user
+from audit.models import Workspace
+from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user
 
 CLAIMS_PER_PAGE = constants.UI_CLAIMS_PER_PAGE
 
@@ -48,7 +49,26 @@ def _bad_request(request, form, template: str = "audit/bad_request.html") -> Htt
 
 @login_required
 def home(request):
-    return render(request, "home.html", {"summary": selectors.home_summary()})
+    summary = selectors.home_summary(workspace=workspace_for_user(request.user)) if roles.can_read(request.user) else None
+    workspaces = Workspace.objects.order_by("name") if request.user.is_superuser else []
+    return render(request, "home.html", {"summary": summary, "workspaces": workspaces})
+
+
+@login_required
+def workspace_switch_page(request):
+    """A superuser's explicit switch to another workspace (POST ``workspace``: a slug; blank: home)."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if not request.user.is_superuser:
+        raise PermissionDenied("Only a superuser may switch workspaces.")
+    slug = request.POST.get("workspace", "").strip()
+    if slug and not Workspace.objects.filter(slug=slug).exists():
+        raise Http404("No such workspace.")
+    if slug:
+        request.session[SWITCH_SESSION_KEY] = slug
+    else:
+        request.session.pop(SWITCH_SESSION_KEY, None)
+    return redirect("home")
 
 
 def favicon(request):
@@ -202,7 +222,7 @@ def claim_detail(request, pk: int):
     context = {
         "claim": claim,
         "card": card,
-        "evidence": list(claim.evidence.all()),
+        "evidence": presentation.evidence_views(claim, claim.evidence.all(), min_alignment=constants.UI_EVIDENCE_MIN_ALIGNMENT),
         "run": selectors_claims.run_latest(answer=claim.answer),
         "escalations": escalations,
         "events": list(selectors_claims.claim_events(claim=claim)[:50]),

@@ -1,9 +1,12 @@
-"""Domain errors of the escalation workflow (turned into HTTP responses in escalation/api/views.py)."""
+"""Domain errors of the escalation workflow: ``TheoriaError``s, so the project's one exception
+handler (``audit.api.exceptions``) turns them into HTTP responses, and pages into a message."""
 
 from __future__ import annotations
 
+from audit.errors import TheoriaError
 
-class EscalationError(Exception):
+
+class EscalationError(TheoriaError):
     """A transition that cannot happen; ``status_code`` is the HTTP status the API answers with."""
 
     status_code = 409

@@ -348,6 +348,9 @@ class Notification(models.Model):
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     sent_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True, help_text="When a sender last claimed it (status sending).")
+    stuck_retried = models.BooleanField(
+        default=False, help_text="Left in 'sending' by a crashed sender and retried once (never again).")
 
     class Meta:
         ordering = ["id"]

@@ -30,7 +30,9 @@ def calendar_for_workspace(workspace: Workspace) -> policy.Calendar:
 
 def thresholds_for_workspace(workspace: Workspace) -> constants.Thresholds:
     """The thresholds in force for the workspace (seed defaults with its overrides)."""
-    return constants.Thresholds().updated(workspace.threshold_overrides or {})
+    from audit.selectors_api import thresholds_for
+
+    return thresholds_for(workspace)
 
 
 def notification_targets(workspace: Workspace) -> list[tuple[str, str]]:
@@ -84,9 +86,9 @@ def case_queryset(*, user) -> QuerySet[ReviewCase]:
     """Cases the user may read, in risk order, with what a queue row shows (no N+1)."""
     if not roles.can_read(user):
         return ReviewCase.objects.none()
-    qs = ReviewCase.objects.select_related("claim", "claim__answer", "owner", "workspace")
-    if not roles.is_admin(user):
-        qs = qs.filter(workspace=workspace_for_user(user))
+    qs = ReviewCase.objects.select_related("claim", "claim__answer", "owner", "workspace").filter(
+        workspace=workspace_for_user(user)  # admins included: a superuser crosses only by an explicit switch
+    )
     return qs.order_by(F("risk_score").desc(), F("due_at").asc(nulls_last=True), "opened_at", "id")
 
 
@@ -120,6 +122,21 @@ def case_get(*, user, ticket: str) -> ReviewCase | None:
     )
 
 
+def case_owner_candidate(*, case: ReviewCase, username: str):
+    """The active user ``username`` of the case's workspace, or a ValidationError on ``owner``.
+
+    The message is the same for a missing user and a user of another workspace.
+    """
+    from django.core.exceptions import ValidationError
+
+    from audit.services.workspaces import workspace_member
+
+    user = workspace_member(case.workspace, (username or "").strip())
+    if user is None:
+        raise ValidationError({"owner": f"no active user {username!r} in this workspace"})
+    return user
+
+
 def cases_for_claims(claim_ids) -> dict[int, list[ReviewCase]]:
     """Return the cases (any status) of the given claims, by claim id, newest first."""
     result: dict[int, list[ReviewCase]] = {}
@@ -132,9 +149,33 @@ def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:
     """Knowledge-base correction items the user may read, newest first."""
     if not roles.can_read(user):
         return CurationItem.objects.none()
-    qs = CurationItem.objects.select_related("case", "claim", "document", "created_by")
-    if not roles.is_admin(user):
-        qs = qs.filter(workspace=workspace_for_user(user))
+    qs = CurationItem.objects.select_related("case", "claim", "document", "created_by").filter(
+        workspace=workspace_for_user(user)
+    )
     if status:
         qs = qs.filter(status=status)
     return qs
+
+
+def case_owner_choices(case: ReviewCase) -> list[tuple[str, list]]:
+    """Who may own a case: active users of its workspace holding its tier's role, then the roles above.
+
+    Returns [(role name, [users by username])] with empty roles left out (one query).
+    """
+    from django.contrib.auth import get_user_model
+
+    eligible = [roles.TIER_ROLES[t] for t in policy.TIERS if t >= case.tier]
+    users = (get_user_model().objects.filter(is_active=True, theoria_profile__workspace_id=case.workspace_id,
+                                             groups__name__in=eligible)
+             .annotate(role=F("groups__name")).order_by("username"))
+    by_role: dict[str, list] = {role: [] for role in eligible}
+    seen: set[int] = set()
+    for user in users:  # a user holding two roles is listed under the tier's own role first
+        by_role[user.role].append(user)
+    out = []
+    for role in eligible:
+        fresh = [u for u in by_role[role] if u.pk not in seen]
+        seen.update(u.pk for u in fresh)
+        if fresh:
+            out.append((role, fresh))
+    return out

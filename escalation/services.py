@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
-import urllib.request
-from datetime import datetime
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -30,6 +30,7 @@ from audit import constants, roles
 from audit.models import Answer, Claim, Document
 from audit.services.claims import answer_suppress, claim_relabel
 from audit.services.events import event_record
+from audit.services.workspaces import workspace_home
 
 from . import policy, selectors
 from .errors import CaseConflict, NotPermitted, TransitionNotAllowed
@@ -267,7 +268,9 @@ def case_acknowledge(*, case: ReviewCase, actor, note: str = "") -> ReviewCase:
 def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCase:
     """Assign or reassign an open case to a reviewer of its tier (or above)."""
     _require_tier(actor, case.tier, "assigning")
-    if owner is None or roles.review_tier(owner) < case.tier:
+    if owner is None or workspace_home(owner).pk != case.workspace_id:
+        raise ValidationError({"owner": "the owner must be an active user of the case's workspace"})
+    if roles.review_tier(owner) < case.tier:
         raise ValidationError({"owner": f"the owner must hold the role {roles.TIER_ROLES[case.tier]} or above"})
     previous = case.owner.get_username() if case.owner_id else None
     case = _transition(case, allowed=OPEN_CASE_STATUSES, changes={"owner": owner}, action="assign")
@@ -538,13 +541,20 @@ def _send(notification: Notification) -> None:
         "ticket": notification.event.case.ticket,
         "event": notification.event.kind,
     }
-    request = urllib.request.Request(
-        notification.address, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=constants.WEBHOOK_TIMEOUT_S) as response:  # noqa: S310 (admin-set URL)
-        if not 200 <= response.status < 300:
-            raise OSError(f"webhook answered HTTP {response.status}")
+    # through the Audit-Web guard: http(s) only, no credentials, public addresses only (no loopback,
+    # metadata or private hosts), the checked address pinned, no redirects, a timeout, a capped reply
+    from audit.pipeline.web.fetch import FetchPolicy, WebError, safe_fetch
+
+    host = urlsplit(notification.address).hostname or ""
+    policy = FetchPolicy(allowed_domains=(host,) if host else (),
+                         allow_private=bool(settings.THEORIA.get("WEB_ALLOW_PRIVATE_ADDRESSES")),
+                         timeout_s=constants.WEBHOOK_TIMEOUT_S, max_bytes=constants.WEBHOOK_MAX_RESPONSE_BYTES,
+                         max_redirects=0)
+    try:
+        safe_fetch(notification.address, policy, method="POST", body=json.dumps(payload).encode(),
+                   headers={"Content-Type": "application/json"})
+    except WebError as exc:
+        raise OSError(f"webhook refused or failed ({exc.reason.value}): {exc.message}") from None
 
 
 def notifications_deliver(*, limit: int = 200) -> dict:
@@ -554,7 +564,8 @@ def notifications_deliver(*, limit: int = 200) -> dict:
     sent, so two workers never send the same one. Runs outside a transaction on purpose: the
     claim must be visible to other workers at once.
     """
-    counts = {"sent": 0, "failed": 0}
+    counts = {"sent": 0, "failed": 0, "stuck": 0}
+    _recover_stuck(counts)
     due = (
         Notification.objects.filter(
             status__in=[NotificationStatus.PENDING, NotificationStatus.FAILED],
@@ -566,16 +577,41 @@ def notifications_deliver(*, limit: int = 200) -> dict:
     for notification in list(due):
         claimed = Notification.objects.filter(
             id=notification.id, status=notification.status, attempts=notification.attempts
-        ).update(status=NotificationStatus.SENDING, attempts=F("attempts") + 1)
+        ).update(status=NotificationStatus.SENDING, attempts=F("attempts") + 1, claimed_at=timezone.now())
         if claimed != 1:
             continue
-        try:
-            _send(notification)
-        except Exception as exc:  # noqa: BLE001 — any delivery failure is recorded and retried
-            logger.warning("notification %s to %s failed: %s", notification.id, notification.address, exc)
-            Notification.objects.filter(id=notification.id).update(status=NotificationStatus.FAILED, last_error=str(exc)[:2000])
-            counts["failed"] += 1
-        else:
-            Notification.objects.filter(id=notification.id).update(status=NotificationStatus.SENT, sent_at=timezone.now())
-            counts["sent"] += 1
+        _attempt(notification, counts)
     return counts
+
+
+def _attempt(notification: Notification, counts: dict) -> None:
+    """Send one claimed notification and record the outcome."""
+    try:
+        _send(notification)
+    except Exception as exc:  # noqa: BLE001 — any delivery failure is recorded and retried
+        logger.warning("notification %s to %s failed: %s", notification.id, notification.address, exc)
+        Notification.objects.filter(id=notification.id).update(status=NotificationStatus.FAILED, last_error=str(exc)[:2000])
+        counts["failed"] += 1
+    else:
+        Notification.objects.filter(id=notification.id).update(status=NotificationStatus.SENT, sent_at=timezone.now())
+        counts["sent"] += 1
+
+
+def _recover_stuck(counts: dict) -> None:
+    """Retry, exactly once, a notification left 'sending' by a sender that crashed mid-send.
+
+    Whether it reached its target is unknown, so it is sent once more (a duplicate beats a lost
+    breach alert) and marked; one stuck a second time is given up (failed, attempts exhausted).
+    """
+    cutoff = timezone.now() - timedelta(seconds=constants.NOTIFICATION_STUCK_AFTER_S)
+    stuck = Notification.objects.filter(status=NotificationStatus.SENDING, claimed_at__lt=cutoff)
+    Notification.objects.filter(pk__in=stuck.filter(stuck_retried=True).values("pk")).update(
+        status=NotificationStatus.FAILED, attempts=constants.NOTIFICATION_MAX_ATTEMPTS,
+        last_error="left 'sending' twice by a crashed sender; given up")
+    for notification in stuck.filter(stuck_retried=False).select_related("event__case").order_by("id"):
+        claimed = Notification.objects.filter(id=notification.id, status=NotificationStatus.SENDING,
+                                              claimed_at=notification.claimed_at, stuck_retried=False).update(
+            stuck_retried=True, claimed_at=timezone.now())
+        if claimed == 1:
+            counts["stuck"] += 1
+            _attempt(notification, counts)

@@ -1,9 +1,11 @@
 """HTML pages of the escalation queue: the queue, one case, and the actions on a case.
 
 Reads go through ``escalation.selectors``; every action validates a small form and calls the
-one service of that transition (``escalation.services``), then redirects back. Domain errors
-(a concurrent action got there first, a transition not allowed, a role not permitted) come
-back as a message on the page and change nothing.
+one service of that transition (``escalation.services``), then redirects back. Bad input (an
+empty required note, an owner who may not own the case) re-renders the case page with the
+error beside the form and what was typed kept (HTTP 400); domain errors (a concurrent action
+got there first, a transition not allowed, a role not permitted) come back as a message on the
+page. Either way nothing changes.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from audit import constants, roles
+from audit import constants, presentation, roles
 
-from . import selectors, services
+from . import display, selectors, services
 from .errors import EscalationError
-from .forms import AssignForm, EscalateForm, NoteForm, ReasonForm, ResolveForm
+from .forms import AssignForm, EscalateForm, NoteForm, ReasonForm, ReopenForm, RequiredNoteForm, ResolveForm
 from .models import CaseStatus, ReviewCase, SlaState
 from .policy import TIER_NAMES, TIERS
 
@@ -29,6 +31,18 @@ from .policy import TIER_NAMES, TIERS
 def _require_reader(request):
     if not roles.can_read(request.user):
         raise PermissionDenied("Your account has no role that may read the queue.")
+
+
+def _with_clocks(cases, now, events_by_case=None) -> None:
+    """Attach ``clock`` (escalation.display.countdown) and ``ack`` to each case (calendars read once per workspace)."""
+    calendars = {}
+    for case in cases:
+        if case.workspace_id not in calendars:
+            calendars[case.workspace_id] = selectors.calendar_for_workspace(case.workspace)
+        calendar = calendars[case.workspace_id]
+        case.clock = display.countdown(case, calendar, now)
+        events = (events_by_case or {}).get(case.pk)
+        case.ack = display.acknowledgement(case, events, calendar) if events is not None else None
 
 
 @login_required
@@ -43,6 +57,9 @@ def queue(request):
     except ValidationError as exc:
         return _bad_request(request, _errors_text(exc.message_dict))
     page = Paginator(cases, constants.UI_CASES_PER_PAGE).get_page(request.GET.get("page"))
+    now = timezone.now()
+    _with_clocks(page.object_list, now)
+    statuses = params.getlist("status")
     return render(request, "escalation/queue.html", {
         "page": page,
         "query": params.urlencode(),
@@ -50,9 +67,36 @@ def queue(request):
         "tiers": [(t, TIER_NAMES[t]) for t in TIERS],
         "statuses": CaseStatus.choices,
         "sla_states": SlaState.choices,
-        "now": timezone.now(),
+        "now": now,
         "can_review": roles.can_review(request.user),
+        # the export link exports what the list shows: open cases, resolved ones, or every case
+        "export_scope": ("resolved" if statuses == [CaseStatus.RESOLVED] or params.get("open") == "false"
+                         else "any" if statuses and CaseStatus.RESOLVED in statuses else "open"),
     })
+
+
+def _case_page(request, case: ReviewCase, *, errors: dict | None = None, status: int = 200):
+    now = timezone.now()
+    events = list(case.events.all())
+    _with_clocks([case], now, {case.pk: events})
+    views = presentation.evidence_views(case.claim, case.claim.evidence.all(),
+                                        min_alignment=constants.UI_EVIDENCE_MIN_ALIGNMENT)
+    posted = request.POST if errors else {}
+    return render(request, "escalation/case_detail.html", {
+        "case": case,
+        "events": events,
+        "evidence": [v for v in views if v["bears"]],
+        "unrelated": [v for v in views if not v["bears"]],
+        "now": now,
+        "can_review": roles.can_review(request.user),
+        "owners": selectors.case_owner_choices(case),
+        "resolve_form": ResolveForm(),
+        "decisions": ReviewCase.Decision.choices,
+        "last_tier": case.tier >= TIERS[-1],
+        "errors": errors or {},
+        "posted": posted,
+        "tier_clock": display.clock_word(case.tier) or "wall-clock",
+    }, status=status)
 
 
 @login_required
@@ -61,18 +105,7 @@ def case_detail(request, ticket: str):
     case = selectors.case_get(user=request.user, ticket=ticket)
     if case is None:
         raise Http404("No such case in your workspace.")
-    return render(request, "escalation/case_detail.html", {
-        "case": case,
-        "events": list(case.events.all()),
-        "evidence": list(case.claim.evidence.all()),
-        "now": timezone.now(),
-        "can_review": roles.can_review(request.user),
-        "assign_form": AssignForm(),
-        "escalate_form": EscalateForm(),
-        "resolve_form": ResolveForm(),
-        "note_form": NoteForm(),
-        "last_tier": case.tier >= TIERS[-1],
-    })
+    return _case_page(request, case)
 
 
 def _back(request, case: ReviewCase):
@@ -91,6 +124,8 @@ ACTIONS = {
     "acknowledge": (NoteForm, _acknowledge, "acknowledged"),
     "assign": (AssignForm, lambda user, case, data: services.case_assign(case=case, actor=user, owner=data["owner"]),
                "assigned"),
+    "note": (RequiredNoteForm, lambda user, case, data: services.case_note(case=case, actor=user, note=data["note"]),
+             "has a new note"),
     "escalate": (EscalateForm, lambda user, case, data: services.case_escalate(case=case, actor=user, reason=data["note"]),
                  "escalated to the next tier"),
     "pause": (ReasonForm, lambda user, case, data: services.case_pause(case=case, actor=user, reason=data["reason"]),
@@ -99,6 +134,8 @@ ACTIONS = {
                "resumed; its clock runs again"),
     "resolve": (ResolveForm, lambda user, case, data: services.case_resolve(
         case=case, actor=user, decision=data["decision"], rationale=data["rationale"]), "resolved"),
+    "reopen": (ReopenForm, lambda user, case, data: services.case_reopen(case=case, actor=user, reason=data["reason"]),
+               "reopened with a fresh clock"),
 }
 
 
@@ -108,7 +145,7 @@ def _errors_text(errors: dict) -> str:
 
 @login_required
 def case_action(request, ticket: str, action: str):
-    """Validate the action's form, call its service, report and redirect (400 naming the field on bad input)."""
+    """Validate the action's form, call its service, report and redirect (bad input: the case page, 400)."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     if not roles.can_review(request.user):
@@ -117,18 +154,23 @@ def case_action(request, ticket: str, action: str):
     if case is None:
         raise Http404("No such case in your workspace.")
     form_class, perform, done = ACTIONS[action]
-    form = form_class(request.POST)
+    kwargs = {"owners": selectors.case_owner_choices(case)} if form_class is AssignForm else {}
+    form = form_class(request.POST, **kwargs)
     if not form.is_valid():
-        return _bad_request(request, f"{case.ticket} was not changed. {_errors_text(form.errors)}")
+        return _case_page(request, case, errors={action: _messages(form.errors)}, status=400)
     try:
         perform(request.user, case, form.cleaned_data)
     except ValidationError as exc:
-        return _bad_request(request, f"{case.ticket} was not changed. {_errors_text(exc.message_dict)}")
+        return _case_page(request, case, errors={action: _messages(exc.message_dict)}, status=400)
     except EscalationError as exc:
         messages.error(request, f"{case.ticket} was not changed: {exc}")
     else:
         messages.success(request, f"{case.ticket} {done}.")
     return _back(request, case)
+
+
+def _messages(errors: dict) -> list[str]:
+    return [" ".join(str(e) for e in errs) for errs in errors.values()]
 
 
 def _bad_request(request, message: str):

@@ -1,7 +1,7 @@
 """Fixtures shared by the whole suite: a workspace and one user per role.
 
-Area-specific fixtures live in ``tests/<area>/conftest.py``. Users are created through the ORM
-with the role groups of ``audit.roles`` (created by migration 0002).
+Area-specific fixtures live in ``tests/<area>/conftest.py``; rows are built with the factories
+of ``tests/factories.py``. Users get the role groups of ``audit.roles`` (created by migration 0002).
 """
 
 from __future__ import annotations
@@ -20,24 +20,13 @@ def workspace(db):
     return workspace_get_default()
 
 
-def _make_user(django_user_model, username: str, role: str | None, workspace, **extra):
-    from django.contrib.auth.models import Group
-
-    from audit.models import UserProfile
-
-    user = django_user_model.objects.create_user(username=username, password="pw-" + username, **extra)
-    if role:
-        user.groups.add(Group.objects.get_or_create(name=role)[0])  # flushed by transactional tests
-    UserProfile.objects.create(user=user, workspace=workspace)
-    return user
-
-
 @pytest.fixture
-def make_user(db, django_user_model, workspace):
+def make_user(db, workspace):
     """Return a factory: make_user("ann", roles.L1_ANALYST) -> User in the default workspace."""
+    from tests.factories import UserFactory
 
     def factory(username: str, role: str | None = None, **extra):
-        return _make_user(django_user_model, username, role, workspace, **extra)
+        return UserFactory(username=username, role=role, workspace=workspace, **extra)
 
     return factory
 
@@ -91,3 +80,12 @@ def _fresh_kb_indexes():
     from audit.kb_search import kb_index_reset
 
     kb_index_reset()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """Start each test with empty throttle counts (they live in the process's cache)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

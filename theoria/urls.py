@@ -19,3 +19,8 @@ urlpatterns = [
     path("", include("audit.urls")),
     path("", include("escalation.urls")),
 ]
+
+handler400 = "theoria.errors.bad_request"
+handler403 = "theoria.errors.permission_denied"
+handler404 = "theoria.errors.page_not_found"
+handler500 = "theoria.errors.server_error"

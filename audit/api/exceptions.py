@@ -7,8 +7,9 @@ Every error body has the same shape::
 
 ``detail`` is one readable line that names the field; ``errors`` maps each field (a dotted /
 indexed path, or ``body`` for the request as a whole) to its messages. Domain errors raised by
-services (``audit.errors``) and Django's model validation map to 400 / 409 here, so views never
-build error responses themselves.
+services (``audit.errors.TheoriaError`` and its subclasses, the escalation errors included) and
+Django's model validation map to their status here, so views never build error responses
+themselves; a domain error's body also carries its ``code`` (``"case_conflict"``, ...).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from audit.errors import Conflict, InvalidInput
+from audit.errors import InvalidInput, TheoriaError, TooLarge
 
 BODY = "body"
 
@@ -58,10 +59,12 @@ def error_body(errors: dict[str, list[str]]) -> dict:
 
 def api_exception_handler(exc, context):
     """Map ``exc`` to a response; return None (a 500) only for what is a bug, never bad input."""
+    if isinstance(exc, TooLarge):
+        return Response(error_body({exc.field: [exc.message]}), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, InvalidInput):
         return Response(error_body({exc.field: [exc.message]}), status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, Conflict):
-        return Response({"detail": str(exc), "errors": {}}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, TheoriaError):
+        return Response({"detail": str(exc), "code": exc.code, "errors": {}}, status=exc.status_code)
     if isinstance(exc, DjangoValidationError):
         errors = exc.message_dict if hasattr(exc, "error_dict") else {BODY: exc.messages}
         return Response(error_body(flatten_errors(errors)), status=status.HTTP_400_BAD_REQUEST)

@@ -6,6 +6,8 @@ import datetime as dt
 
 from django.http import HttpResponse
 from django.urls import re_path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
@@ -18,6 +20,11 @@ from audit.selectors_nightly import nightly_report_for_date, nightly_report_late
 from audit.services.workspaces import workspace_for_user
 
 
+_DATE = OpenApiParameter("date", OpenApiTypes.DATE, OpenApiParameter.PATH, description="The day, YYYY-MM-DD (UTC)")
+_NOT_FOUND = OpenApiResponse(description="No report for that day in your workspace.")
+
+
+@extend_schema_serializer(component_name="NightlyReport")
 class ReportOutputSerializer(serializers.Serializer):
     workspace = serializers.CharField(source="workspace.slug")
     date = serializers.DateField()
@@ -32,6 +39,12 @@ class ReportOutputSerializer(serializers.Serializer):
     duration_s = serializers.FloatField()
     claims_per_s = serializers.FloatField()
     report = serializers.JSONField()
+
+
+def inline_results(item) -> serializers.Serializer:
+    """The ``{"results": [...]}`` envelope of the history (for the schema)."""
+    return extend_schema_serializer(component_name="NightlyReportHistory")(
+        type("NightlyReportHistorySerializer", (serializers.Serializer,), {"results": item(many=True)}))()
 
 
 def _report_of(request, date: str) -> NightlyReport:
@@ -51,6 +64,7 @@ class NightlyReportLatestApi(APIView):
     permission_classes = [CanRead]
     OutputSerializer = ReportOutputSerializer
 
+    @extend_schema(operation_id="reports_nightly_latest", responses={200: ReportOutputSerializer, 404: _NOT_FOUND})
     def get(self, request):
         report = nightly_report_latest(workspace=workspace_for_user(request.user))
         if report is None:
@@ -63,6 +77,7 @@ class NightlyReportListApi(APIView):
 
     permission_classes = [CanRead]
 
+    @extend_schema_serializer(component_name="NightlyReportSummary")
     class OutputSerializer(serializers.Serializer):
         date = serializers.DateField()
         status = serializers.CharField()
@@ -72,6 +87,7 @@ class NightlyReportListApi(APIView):
         review_recommended = serializers.IntegerField()
         claims_per_s = serializers.FloatField()
 
+    @extend_schema(operation_id="reports_nightly_history", responses={200: inline_results(OutputSerializer)})
     def get(self, request):
         reports = nightly_report_list(workspace=workspace_for_user(request.user))[:365]
         return Response({"results": self.OutputSerializer(reports, many=True).data})
@@ -83,6 +99,9 @@ class NightlyReportDetailApi(APIView):
     permission_classes = [CanRead]
     OutputSerializer = ReportOutputSerializer
 
+    @extend_schema(operation_id="reports_nightly_day", parameters=[_DATE],
+                   responses={200: ReportOutputSerializer, 400: OpenApiResponse(description="date is not a day."),
+                              404: _NOT_FOUND})
     def get(self, request, date: str):
         return Response(self.OutputSerializer(_report_of(request, date)).data)
 
@@ -92,6 +111,8 @@ class NightlyReportBundleApi(APIView):
 
     permission_classes = [CanRead]
 
+    @extend_schema(operation_id="reports_nightly_bundle", parameters=[_DATE],
+                   responses={(200, "application/zip"): OpenApiTypes.BINARY, 404: _NOT_FOUND})
     def get(self, request, date: str):
         report = _report_of(request, date)
         body = bundle_zip(report, header=ReportOutputSerializer(report).data)
@@ -105,6 +126,8 @@ class NightlyReportClaimsCsvApi(APIView):
 
     permission_classes = [CanRead]
 
+    @extend_schema(operation_id="reports_nightly_claims_csv", parameters=[_DATE],
+                   responses={(200, "text/csv"): OpenApiTypes.STR, 404: _NOT_FOUND})
     def get(self, request, date: str):
         report = _report_of(request, date)
         response = HttpResponse(claims_csv(report), content_type="text/csv; charset=utf-8")

@@ -8,6 +8,8 @@ NUL characters, which no database text column accepts, are refused the same way.
 
 from __future__ import annotations
 
+import re
+
 import json
 
 from django.conf import settings
@@ -34,6 +36,17 @@ def _child(path: str, key) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]" if path else f"[{key}]"
     return f"{path}.{key}" if path else str(key)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def control_character_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a document (a NUL or another control character; tab and newlines are text)."""
+    match = _CONTROL.search(text or "")
+    if match is None:
+        return None
+    return f"contains the control character U+{ord(match.group()):04X} at character {match.start()}; documents are plain text."
 
 
 def _bad_text(value: str) -> str | None:

@@ -197,6 +197,35 @@ class AnswerSummarySerializer(serializers.ModelSerializer):
                   "created_at"]
 
 
+def structured_fields(answer: Answer) -> list[dict]:
+    """The fields of a structured answer (seed 003) with their claim's verdict, evidence and fix.
+
+    A Normal-mode answer was not verified: its fields come back with ``label`` null.
+    """
+    from audit.pipeline.structured import StructuredError, discover_fields
+
+    try:
+        fields = discover_fields(answer.answer_json)
+    except StructuredError:
+        return []
+    claims = {(c.method_results or {}).get("structured", {}).get("field"): c for c in answer.claims.all()}
+    out = []
+    for f in fields:
+        claim = claims.get(f.path)
+        results = (claim.method_results or {}) if claim is not None else {}
+        numeric = results.get("numeric")
+        out.append({
+            "field": f.path, "text": f.text, "label": claim.label if claim else None,
+            "confidence": claim.confidence if claim else None, "source_refs": list(f.source_refs),
+            "evidence": EvidenceCardSerializer(claim.evidence.all(), many=True).data if claim else [],
+            "claim_id": claim.claim_id if claim else None,
+            "citation_fix": results.get("structured", {}).get("citation_fix"),
+            "numeric": ({k: numeric.get(k) for k in ("ran", "verdict", "score")}
+                        if isinstance(numeric, dict) else None),
+        })
+    return out
+
+
 class AnswerSerializer(serializers.Serializer):
     """An answer with everything the RAG front end shows: the ``POST /audits`` response body.
 
@@ -230,6 +259,8 @@ class AnswerSerializer(serializers.Serializer):
             data["web"] = self.context["web"]
         if self.context.get("drafted"):
             data["drafted"] = self.context["drafted"]
+        if answer.answer_json is not None:
+            data["structured"] = {"fields": structured_fields(answer)}
         return data
 
     @extend_schema_field(CitationSerializer(many=True))

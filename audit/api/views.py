@@ -10,7 +10,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -25,6 +24,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import generics, serializers, status
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import MultiPartParser
@@ -33,7 +33,8 @@ from rest_framework.views import APIView
 
 from audit import constants, exports, roles
 from audit import selectors_api as selectors
-from audit.api.parsers import StrictJSONParser, find_bad_text
+from audit.api.parsers import StrictJSONParser, control_character_problem, find_bad_text
+from audit.api.throttles import AuditThrottle, TokenThrottle
 from audit.api.permissions import CanChangeSettings, CanRead, CanSubmit
 from audit.api.serializers import (
     AnswerSerializer,
@@ -49,11 +50,11 @@ from audit.api.serializers import (
 )
 from audit.errors import InvalidInput
 from audit.filters import AnswerFilter, ClaimFilter, EvidenceFilter, RunFilter
-from audit.models import Answer, Claim, Conversation, UserProfile
+from audit.models import Answer, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun
 from audit.models.choices import Mode
 from audit.services import modes
 from audit.services.submissions import AuditRequest, audit_submit, request_fingerprint
-from audit.services.workspaces import workspace_for_user
+from audit.services.workspaces import workspace_for_user, workspace_member
 
 EXPORT_BATCH = 500
 _IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
@@ -117,7 +118,7 @@ def audit_request_from(values: dict) -> AuditRequest:
         query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
         conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
         reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
-        verification_profile=values.get("verification_profile", ""),
+        verification_profile=values.get("verification_profile", ""), answer_json=values.get("answer_json"),
     )
 
 
@@ -125,6 +126,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
     """Submit an answer of the RAG front end; verify it in the resolved mode."""
 
     permission_classes = [CanSubmit]
+    throttle_classes = [AuditThrottle]
     parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="AuditCreateInput")
@@ -138,6 +140,12 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         reference = StrictCharField(required=False, allow_blank=True)
         generation_mode = serializers.ChoiceField(choices=constants.GENERATION_MODES, required=False)
         verification_profile = serializers.ChoiceField(choices=tuple(constants.VERIFICATION_PROFILES), required=False)
+        answer_json = serializers.DictField(required=False)
+
+        def validate(self, attrs):
+            if "answer_json" in attrs and "answer" in attrs:
+                raise serializers.ValidationError({"answer_json": ["Send either answer or answer_json (one of them)."]})
+            return attrs
 
         def validate_contexts(self, value):
             limit = settings.THEORIA["API_MAX_CONTEXTS"]
@@ -232,6 +240,12 @@ class RetrieveApi(CleanRequestMixin, APIView):
                          "results": self.PassageSerializer(results, many=True).data})
 
 
+class TokenApi(ObtainAuthToken):
+    """Exchange a username and password for the user's API token (throttled per client address)."""
+
+    throttle_classes = [TokenThrottle]
+
+
 # --- Reads --------------------------------------------------------------------------------------
 
 class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView):
@@ -242,12 +256,15 @@ class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView):
     selector = None
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation: the model, no query
+            return self.queryset
         return type(self).selector(workspace=_workspace(self.request))
 
 
 class AnswerListApi(_WorkspaceListApi):
     """List answers (newest first), filtered by mode, domain, conversation and date range."""
 
+    queryset = Answer.objects.none()  # names the model for the schema; rows come from the selector
     serializer_class = AnswerSummarySerializer
     filterset_class = AnswerFilter
     selector = staticmethod(selectors.answer_list)
@@ -275,6 +292,7 @@ class AnswerDetailApi(CleanRequestMixin, APIView):
 class ClaimListApi(_WorkspaceListApi):
     """List Claim Cards, filtered by label, confidence, date range, mode, domain, escalation state."""
 
+    queryset = Claim.objects.none()  # names the model for the schema; rows come from the selector
     serializer_class = ClaimCardSerializer
     filterset_class = ClaimFilter
     selector = staticmethod(selectors.claim_card_list)
@@ -299,6 +317,7 @@ class ClaimDetailApi(CleanRequestMixin, APIView):
 class EvidenceListApi(_WorkspaceListApi):
     """List evidence rows with full provenance, filtered by source type, answer and claim."""
 
+    queryset = Evidence.objects.none()  # names the model for the schema; rows come from the selector
     serializer_class = EvidenceSerializer
     filterset_class = EvidenceFilter
     selector = staticmethod(selectors.evidence_list)
@@ -307,6 +326,7 @@ class EvidenceListApi(_WorkspaceListApi):
 class RunListApi(_WorkspaceListApi):
     """List verification runs (interactive, nightly, re-runs) with their cost accounting."""
 
+    queryset = VerificationRun.objects.none()  # names the model for the schema; rows come from the selector
     serializer_class = RunSerializer
     filterset_class = RunFilter
     selector = staticmethod(selectors.run_list)
@@ -356,6 +376,7 @@ class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView):
     permission_classes = [CanRead]
     filterset_class = ClaimFilter
     content_negotiation_class = IgnoreFormatNegotiation
+    pagination_class = None  # the whole filtered set, streamed (the schema must not promise a page envelope)
     serializer_class = ClaimCardSerializer
     queryset = Claim.objects.none()  # the real one comes from the selector; this names the model
 
@@ -423,6 +444,8 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
         return [CanRead()] if self.request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Document.objects.none()
         queryset = selectors.document_list(workspace=_workspace(self.request))
         domain = self.request.query_params.get("domain")
         return queryset.filter(domain=domain.lower()) if domain else queryset
@@ -444,6 +467,10 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
                                       title=values["title"], text=values["text"], domain=values["domain"],
                                       published_at=values.get("published_at"), sensitive=values["sensitive"],
                                       source_path="api")]
+            for doc in docs:
+                for name in ("text", "title"):
+                    if problem := control_character_problem(getattr(doc, name, "")):
+                        raise InvalidInput("file" if values.get("file") else name, problem)
             with transaction.atomic():
                 results = [document_ingest(workspace=workspace, doc=doc, actor=request.user) for doc in docs]
         except IngestError as exc:
@@ -528,9 +555,11 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         auto_audit_roles = serializers.ListField(child=serializers.ChoiceField(choices=roles.ALL_ROLES), required=False)
         allow_external_calls = serializers.BooleanField(required=False)
         web_allowed_domains = serializers.ListField(child=StrictCharField(max_length=253), required=False)
-        freshness_policy = serializers.DictField(child=serializers.IntegerField(min_value=1), required=False)
-        retention_days = serializers.IntegerField(min_value=1, required=False)
-        llm_token_budget = serializers.IntegerField(min_value=0, required=False)
+        freshness_policy = serializers.DictField(child=serializers.IntegerField(
+            min_value=constants.FRESHNESS_MONTHS_RANGE[0], max_value=constants.FRESHNESS_MONTHS_RANGE[1]), required=False)
+        retention_days = serializers.IntegerField(min_value=constants.RETENTION_DAYS_RANGE[0],
+                                                  max_value=constants.RETENTION_DAYS_RANGE[1], required=False)
+        llm_token_budget = serializers.IntegerField(min_value=0, max_value=constants.LLM_TOKEN_BUDGET_MAX, required=False)
 
     def get_permissions(self):
         return _read_or_admin(self.request)
@@ -605,9 +634,9 @@ class UserModeApi(CleanRequestMixin, APIView):
 
     def _user(self, request, username):
         """The user, when in the caller's workspace (users without a profile are in the default one)."""
-        user = get_object_or_404(get_user_model(), username=username)
-        if workspace_for_user(user).pk != _workspace(request).pk:
-            raise Http404
+        user = workspace_member(_workspace(request), username)
+        if user is None:
+            raise Http404  # the same answer for a missing user and one of another workspace
         return user
 
     def _body(self, user) -> dict:

@@ -51,6 +51,8 @@ class Answer(models.Model):
     reference = models.TextField(blank=True, help_text="Reference answer, when given (context recall).")
     contexts = models.JSONField(default=list, blank=True)
     revisions = models.JSONField(default=list, blank=True)
+    answer_json = models.JSONField(
+        null=True, blank=True, help_text="A structured answer as sent (seed 003); text then holds its JSON.")
     suppressed = models.BooleanField(default=False, help_text="Set by a compliance decision: not to be shown to users.")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 

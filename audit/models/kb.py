@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from audit import constants
+from audit.kb_pgvector import VectorField
 
 from .workspace import Workspace
 
@@ -49,7 +50,8 @@ class Chunk(models.Model):
 
     The embedding is stored as little-endian float32 bytes (384 dimensions for
     all-MiniLM-L6-v2), which works the same on SQLite and PostgreSQL; the in-process search
-    index loads it from here (``audit.selectors.kb_index``).
+    index loads it from here (``audit.selectors.kb_index``). With pgvector, ``search_vector``
+    holds it too and search runs in the database.
     """
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
@@ -59,6 +61,9 @@ class Chunk(models.Model):
     end_offset = models.PositiveIntegerField()
     content_hash = models.CharField(max_length=71)
     embedding = models.BinaryField()
+    # The same vector as a pgvector column where PostgreSQL has the extension (searched in SQL,
+    # audit.kb_pgvector); NULL elsewhere.
+    search_vector = VectorField()
 
     class Meta:
         ordering = ["document_id", "ordinal"]

@@ -20,7 +20,7 @@ from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, Verif
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
 from audit.pipeline.rag_score import rag_score
 from audit.pipeline.retrieval import KnowledgeBase, as_passages, retrieve
-from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 
 NOT_RUN_OFFLINE = {"selfcheck": "SelfCheck sampling needs an LLM; not run in offline Audit-Local mode"}
 
@@ -126,6 +126,26 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
         v.metrics = {**scoring.claim_card_metrics(v, t, relevance), **v.metrics}
 
     any_evidence = bool(passages) or bool(kb is not None and len(kb.index))
+    return summarize(query, answer, verdicts, passages, thresholds=t, now=now, embed=embed, vecs=vecs,
+                     any_evidence=any_evidence, reference=reference, hits=hits,
+                     reference_searchable=bool(passages or kb is not None),
+                     overrides=overrides, encode_tokens=encode_tokens, started=started,
+                     methods_not_run={**llm_methods_not_run(verdicts, llm, extraction),
+                                      **(NOT_RUN_OFFLINE if llm is None else {})})
+
+
+def summarize(query: str, answer: str, verdicts: list[ClaimVerdict], passages: list[Passage], *, thresholds: Thresholds,
+              now: datetime, embed, vecs=None, any_evidence: bool = True, reference: str | None = None,
+              reference_searchable: bool = False, overrides: dict | None = None, encode_tokens=None,
+              started: float | None = None, methods_not_run: dict | None = None, rag_text: str | None = None,
+              hits: list[list[EvidenceHit]] | None = None
+              ) -> AuditResult:
+    """The answer-level result of verified claims: RAGAS-style metrics, the RAG score, risk flags,
+    quality gates and the audit score. ``vecs`` are the claims' embeddings followed by the query's
+    (answer relevance); ``hits`` each claim's retrieved passages (with ``passages``, the context of
+    context recall); ``rag_text`` is the text the RAG score reads (default: ``answer``)."""
+    t = thresholds
+    started = time.perf_counter() if started is None else started
     metrics: dict = {
         "claims": len(verdicts),
         "faithfulness": scoring.faithfulness(verdicts),
@@ -138,25 +158,29 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
         "selfcheck_disagreement": answer_selfcheck_disagreement(verdicts),
         "label_counts": {lab: sum(v.label == lab for v in verdicts) for lab in ("SUPPORTED", "REFUTED", "NEI")},
     }
-    if vecs is not None and query and claims:
+    if vecs is not None and query and verdicts:
         # answer relevance: cosine of the question to the answer's meaning (the mean of its claims)
         metrics["answer_relevance"] = max(0.0, scoring.cosine(vecs[-1], vecs[:-1].mean(axis=0)))
     if passages:
         supporting = {h.passage.id for v in verdicts for h in v.evidence
                       if h.entailment >= t.audit_score_threshold or (v.label == "SUPPORTED" and h is v.evidence[0])}
         metrics["context_precision"] = scoring.context_precision([p.id in supporting for p in passages])
-    if reference is not None and (passages or kb is not None):
+    if reference is not None and reference_searchable:
+        # context recall: how much of the reference the retrieved context states, the context
+        # being every passage this audit drew on (the request's and the knowledge base's)
+        context = _retrieved_context(passages, hits or [])
         ref_sents = [clean_sentence(s) for s in split_sentences(reference)]
         ref_sents = [s for s in ref_sents if is_assertion(s)]
         if ref_sents:
-            ref_verdicts = verify_claims([(s, passages) for s in ref_sents], thresholds=t, now=now,
+            ref_verdicts = verify_claims([(s, context) for s in ref_sents], thresholds=t, now=now,
                                          embed=embed, methods=("entailment",), overrides=overrides,
                                          encode_tokens=encode_tokens)
             metrics["context_recall"] = sum(v.label == "SUPPORTED" for v in ref_verdicts) / len(ref_sents)
         else:
             metrics["context_recall"] = 0.0
 
-    metrics["rag_score"] = rag_score(answer or "", verdicts, passages, thresholds=t, embed=embed)
+    metrics["rag_score"] = rag_score(answer if rag_text is None else rag_text, verdicts, passages, thresholds=t,
+                                     embed=embed)
 
     risk_flags: list[dict] = []
     if not any_evidence:
@@ -177,9 +201,17 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
     return AuditResult(query=query or "", answer=answer or "", claims=verdicts, metrics=metrics,
                        audit_score=score, risk_flags=risk_flags, warnings=scoring.warnings_for(verdicts),
                        quality_gates=gates, flagged=flagged,
-                       methods_not_run={**llm_methods_not_run(verdicts, llm, extraction),
-                                        **(NOT_RUN_OFFLINE if llm is None else {})},
+                       methods_not_run=dict(methods_not_run or {}),
                        duration_ms=round(1000 * (time.perf_counter() - started), 2), passages=passages)
+
+
+def _retrieved_context(passages: list[Passage], hits: list[list[EvidenceHit]]) -> list[Passage]:
+    """Return the request passages, then each other passage retrieved for some claim, once each."""
+    context = {p.id: p for p in passages}
+    for claim_hits in hits:
+        for h in claim_hits:
+            context.setdefault(h.passage.id, h.passage)
+    return list(context.values())
 
 
 def _flag_text(flag: str, v: ClaimVerdict) -> str:

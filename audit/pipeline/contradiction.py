@@ -65,16 +65,21 @@ class Finding:
                 "sentence": self.sentence[:300], "passage_id": self.passage_id}
 
 
+CAPPING_RULES = ("missing_entity", "unstated_obligation")  # keep a claim below SUPPORTED; never refute it
+
+
 @dataclass
 class StructureReport:
     contradicted: bool = False
     missing_entity: bool = False
+    unstated_obligation: bool = False
     alignment: float = 0.0
     sentence: str = ""
     findings: list[Finding] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"contradicted": self.contradicted, "missing_entity": self.missing_entity,
+                "unstated_obligation": self.unstated_obligation,
                 "alignment": round(self.alignment, 4), "aligned_sentence": self.sentence[:300],
                 "findings": [f.as_dict() for f in self.findings]}
 
@@ -164,16 +169,37 @@ def _negation(claim: str, s: Sentence) -> Finding | None:
     return None
 
 
+NEGATING_PREFIXES = ("non", "un", "ir")  # any base word of 4+ letters: "irreversibly" / "reversibly"
+# these also start ordinary words ("inform", "discover"): only before a base of 5+ letters with an
+# adjective or adverb ending ("inactive", "impossible", "illegal", "discontinuous")
+LOOSE_PREFIXES = ("in", "im", "il", "dis")
+ADJECTIVE_ENDINGS = ("able", "ible", "ive", "al", "ly", "ent", "ant", "ic", "ous", "ar", "ete", "ful")
+
+
+def prefix_opposite(a: str, b: str) -> bool:
+    """Whether one word is the other with a negating prefix ("reversibly" / "irreversibly")."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not a.isalpha() or not b.endswith(a) or len(a) < 4:
+        return False
+    px = b[: len(b) - len(a)]
+    if px in NEGATING_PREFIXES:
+        return True
+    return px in LOOSE_PREFIXES and len(a) >= 5 and a.endswith(ADJECTIVE_ENDINGS)
+
+
 def _antonyms(claim_toks: list[str], cstems: list[str], s: Sentence) -> list[Finding]:
     claim_all = {stem(t) for t in claim_toks}
     sent_all = {stem(t) for t in s.tokens}
+    sent_words = set(s.tokens)
     c_neg = _polarity(claim_toks)[1]
     out = []
     for tok in claim_toks:
         w = stem(tok)
-        if w in sent_all or w not in OPPOSITES:
+        if w in sent_all or tok in sent_words:
             continue
-        for a in OPPOSITES[w] & sent_all:
+        opposite = set(OPPOSITES.get(w, ())) | {stem(t) for t in sent_words if prefix_opposite(tok, t)}
+        for a in opposite & sent_all:
             if a in claim_all:
                 continue
             for part in clauses(s.text):
@@ -250,6 +276,35 @@ def _entities(claim: str) -> set[str]:
     return out
 
 
+# deontic cues only: "X requires Y" is how science states a dependence, not an obligation
+OBLIGATION_CUES = frozenset("must shall mandatory obligatory".split())
+OBLIGATION_PHRASES = (("have", "to"), ("has", "to"), ("required", "to"), ("obliged", "to"), ("obligated", "to"))
+
+
+def _is_obligation(toks: list[str]) -> bool:
+    return any(t in OBLIGATION_CUES for t in toks) or any(pair in OBLIGATION_PHRASES for pair in pairwise(toks))
+
+
+SPECIFIC_MARKERS = frozenset("by within before after from".split())  # "approved by <who>", "within <when>"
+SPECIFIC_LOOKBACK = 3  # a specific is a word at most this many words after its marker or a number
+
+
+def _unstated_specifics(claim_toks: list[str], evidence_stems: set[str], evidence_tokens: list[str]) -> list[str]:
+    """The specifics of an obligation the evidence never states: content words found nowhere in the
+    evidence that name who, when or how many ("by two pharmacists", "within 3 days")."""
+    from audit.pipeline.numbers import SPELLED_COUNTS
+
+    out = []
+    for k, t in enumerate(claim_toks):
+        if not (_is_content(t) and _is_word(t) and len(t) > 2) or stem(t) in evidence_stems \
+                or _spelled_otherwise(t, evidence_tokens) or t in out:
+            continue
+        before = claim_toks[max(0, k - SPECIFIC_LOOKBACK):k]
+        if any(b in SPECIFIC_MARKERS or b.isdigit() or b in SPELLED_COUNTS for b in before):
+            out.append(t)
+    return out
+
+
 def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> StructureReport:
     """Run the rules on ``claim`` against ``passages`` ([(passage id, text)]).
 
@@ -307,6 +362,15 @@ def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> Struc
         if neg:
             findings.append(neg)
         scored.append((adjusted, raw, -order, s, findings))
+    if _is_obligation(claim_toks):
+        # an obligation whose specifics ("approved by two pharmacists") no source states is not
+        # supported, however close the rest of its wording
+        unstated = _unstated_specifics(claim_toks, evidence_stems, evidence_tokens)
+        if unstated:
+            best = max(sentences, key=lambda x: _coverage(cstems, x.stems))
+            report.unstated_obligation = True
+            report.findings.append(Finding("unstated_obligation", " ".join(unstated), "", best.text,
+                                           best.passage_id))
     if not scored:
         return report
     scored.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)
@@ -317,7 +381,7 @@ def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> Struc
     clean_rival = any(not f and r >= adjusted for _, r, _, _, f in scored[1:])
     if clean_rival:
         return report
-    report.findings = findings
-    report.contradicted = any(f.rule != "missing_entity" for f in findings)
+    report.findings += findings
+    report.contradicted = any(f.rule not in CAPPING_RULES for f in findings)
     report.missing_entity = any(f.rule == "missing_entity" for f in findings)
     return report

@@ -3,7 +3,7 @@
 ``get_embedder().encode(texts)`` returns float32, L2-normalised vectors of shape (n, 384).
 Identical texts are encoded once per call and recently seen texts come from a bounded
 cache, so re-verifying the same claims or sentences costs nothing. Thread settings follow
-``shared/PERFORMANCE.md``: OpenBLAS is kept to one thread (it fights torch's threads) and torch
+``docs/PERFORMANCE.md``: OpenBLAS is kept to one thread (it fights torch's threads) and torch
 uses every core.
 """
 

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.pipeline.bench_data import claim_evidence_texts, group_key, read_jsonl
+from audit.pipeline.bench_data import BENCHMARKS_DIR, claim_evidence_texts, group_key, read_jsonl
 from audit.pipeline.entailment_model import EntailmentModel, LinearHead
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, featurize
 from audit.pipeline.text import content_stems
 
 REPO = Path(__file__).resolve().parents[2]
-BENCHMARKS_DIR = REPO.parent / "shared" / "benchmarks"
 DEFAULT_CLAIMS = BENCHMARKS_DIR / "claims_dev.jsonl"
 CACHE_DIR = REPO / "var" / "entailment_cache"
 N_FOLDS = 5

@@ -2,7 +2,7 @@
 
 For each (claim, passages) pair: evidence sentences are split and ranked lexically; only the
 best few (and their neighbours) are embedded, every distinct text once per batch
-(``shared/PERFORMANCE.md``: dedupe before embedding). Features combine
+(``docs/PERFORMANCE.md``: dedupe before embedding). Features combine
 - semantic similarity: best claim–sentence cosine, best cosine to 2-sentence windows (pooled
   sentence vectors), mean of the top 2, cosine to the evidence centroid;
 - alignment of the claim's content words/phrases: unigram and bigram coverage in the best

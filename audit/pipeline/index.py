@@ -1,11 +1,11 @@
 """In-process hybrid knowledge-base index: exact dense cosine (torch bfloat16) + BM25 (bm25s).
 
-``HybridIndex`` implements the small ``VectorIndex`` protocol so another back end (pgvector)
-can replace it. Scores are fused as ``w * cosine + (1 - w) * bm25 / max_bm25`` over the union
+``HybridIndex`` implements the small ``VectorIndex`` protocol; the pgvector back end
+(``audit.kb_pgvector``) implements its search half, ``SearchIndex``. Scores are fused as ``w * cosine + (1 - w) * bm25 / max_bm25`` over the union
 of both sides' candidates (w = ``INDEX_DENSE_WEIGHT``). The dense matrix grows by doubling;
 removed rows are masked at once and compacted later; BM25 is rebuilt lazily on the next search
 after an add (removals are masked immediately), so results always reflect every add/remove.
-Measured costs and why torch bf16: ``shared/PERFORMANCE.md``.
+Measured costs and why torch bf16: ``docs/PERFORMANCE.md``.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from audit.pipeline.text import tokenize_for_bm25
 
 
 @runtime_checkable
-class VectorIndex(Protocol):
-    """What the pipeline needs from a knowledge-base index."""
+class SearchIndex(Protocol):
+    """What the pipeline needs from a knowledge-base index: hybrid search and a size.
 
-    def add(self, ids: list[str], texts: list[str], vectors: np.ndarray) -> None: ...
-
-    def remove(self, ids: list[str]) -> None: ...
+    ``HybridIndex`` (in process) and ``audit.kb_pgvector.PgVectorIndex`` (in PostgreSQL, written
+    by ingestion rather than through this interface) implement it.
+    """
 
     def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[str, float]]: ...
 
@@ -33,6 +33,15 @@ class VectorIndex(Protocol):
                     k: int = 10) -> list[list[tuple[str, float]]]: ...
 
     def __len__(self) -> int: ...
+
+
+@runtime_checkable
+class VectorIndex(SearchIndex, Protocol):
+    """A search index that is kept in step by adding and removing entries."""
+
+    def add(self, ids: list[str], texts: list[str], vectors: np.ndarray) -> None: ...
+
+    def remove(self, ids: list[str]) -> None: ...
 
 
 class HybridIndex:

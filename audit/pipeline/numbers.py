@@ -21,6 +21,12 @@ NUM_RE = re.compile(
     re.I,
 )
 WORD_NUM_RE = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
+# counts spelled out before the word they count ("three failed sign-in attempts", "two pharmacists"):
+# "one" is left out (a pronoun as often as a number), and so are the multipliers ("half", "twice")
+SPELLED_COUNTS = {w: v for w, v in _WORD_NUMBERS.items()
+                  if isinstance(v, int) and 2 <= v <= 90 and w not in ("double", "triple", "twice")}
+SPELLED_RE = re.compile(r"(?<![\w-])(?:(" + "|".join(k for k, v in SPELLED_COUNTS.items() if v >= 20) + r")-)?("
+                        + "|".join(SPELLED_COUNTS) + r")(?![\w-])", re.I)
 APPROX_RE = re.compile(r"\b(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|"
                        r"close to|estimated|an estimated|over|more than|less than|under|up to|~)\s*$", re.I)
 
@@ -33,6 +39,7 @@ class Quantity:
     approx: bool = False
     unit: str = ""  # the word after a count ("2 business days" -> "business"), normalised
     label: str = ""  # the word before it ("Level 3" -> "level"), normalised
+    written: bool = False  # spelled out ("three failed attempts")
 
 
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z-]*")
@@ -99,6 +106,21 @@ def extract_quantities(text: str, *, words: bool = False) -> list[Quantity]:
     if words:
         for m in WORD_NUM_RE.finditer(text or ""):
             out.append(Quantity(m.group(0), float(_WORD_NUMBERS[m.group(1).lower()]), "count"))
+    return out
+
+
+def spelled_counts(text: str) -> list[Quantity]:
+    """Counts written as words and followed by the word they count: "three failed sign-in attempts"
+    -> 3 (unit "failed"), "twenty-five days" -> 25. A spelled number with no counted word after it
+    ("the two of them") is left out."""
+    out = []
+    for m in SPELLED_RE.finditer(text or ""):
+        value = SPELLED_COUNTS[m.group(2).lower()] + (SPELLED_COUNTS[m.group(1).lower()] if m.group(1) else 0)
+        unit = _next_word(text, m.end())
+        if unit and not unit[0].isdigit():
+            out.append(Quantity(m.group(0), float(value), "count", bool(APPROX_RE.search(text[max(0, m.start() - 20):
+                                                                                            m.start()])),
+                                unit, _prev_word(text, m.start()), written=True))
     return out
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from audit.constants import MIN_SEARCH_RELEVANCE, Thresholds
 from audit.pipeline.extraction import split_sentences
-from audit.pipeline.index import HybridIndex, VectorIndex
+from audit.pipeline.index import HybridIndex, SearchIndex
 from audit.pipeline.numbers import extract_quantities, values_match
 from audit.pipeline.types import ClaimDraft, EvidenceHit, Passage
 
@@ -33,7 +33,7 @@ _HEADER_ANCHOR_RE = re.compile(r"^\s*\[(\w[\w.\-]*)\]")
 class KnowledgeBase:
     """A workspace KB: an index over chunk ids and a lookup from ids to ``Passage``."""
 
-    index: VectorIndex
+    index: SearchIndex
     lookup: Callable[[list[str]], Mapping[str, Passage]]
 
 
@@ -185,32 +185,33 @@ def retrieve(claims: list[ClaimDraft], contexts: list[Passage], *, kb: Knowledge
     return all_hits
 
 
-def search_filtered(index: VectorIndex, text: str, vec: np.ndarray, *, k: int, keep: Callable[[str], bool],
-                    numeric_boost: float = 0.0, passage_text: Callable[[str], str] | None = None
-                    ) -> list[tuple[str, float]]:
-    """The ``k`` best (id, score) pairs of ``index`` for one query whose ids pass ``keep``.
+def search_filtered(index: SearchIndex, text: str, vec: np.ndarray, *, k: int,
+                    keep: Callable[[list[str]], set[str]], numeric_boost: float = 0.0,
+                    texts: Callable[[list[str]], Mapping[str, str]] | None = None) -> list[tuple[str, float]]:
+    """The ``k`` best (id, score) pairs of ``index`` for one query among the ids ``keep`` lets through.
 
     The same scoring as :func:`retrieve` uses for the knowledge base: the index's fused hybrid
-    score, plus ``numeric_boost`` for a passage sharing a number with the query, and nothing below
-    ``MIN_SEARCH_RELEVANCE``. Filters are applied to a growing candidate list (``k * SEARCH_FANOUT``,
-    then doubled) until ``k`` pass or the index is exhausted, so a narrow filter still finds its
-    passages without scoring the whole index for a wide one.
+    score, plus ``numeric_boost`` for a passage sharing a number with the query (``texts(ids)``
+    gives the passages' texts), and nothing below ``MIN_SEARCH_RELEVANCE``. ``keep(ids)`` returns
+    the ids that pass the caller's filters, for a whole batch at once. Filters are applied to a
+    growing candidate list (``k * SEARCH_FANOUT``, then doubled) until enough pass or the index is
+    exhausted, so a narrow filter still finds its passages without scoring the whole index for a wide one.
     """
     size = len(index)
     if not size or k < 1:
         return []
-    quantities = extract_quantities(text) if numeric_boost and passage_text is not None else []
+    quantities = extract_quantities(text) if numeric_boost and texts is not None else []
     fetch = min(size, k * SEARCH_FANOUT)
     while True:
-        kept = []
-        for id_, score in index.search(text, vec, k=fetch):
-            if not keep(id_):
-                continue
-            if quantities and _shares_number(quantities, passage_text(id_)):
-                score = min(1.0, score + numeric_boost)
-            if score >= MIN_SEARCH_RELEVANCE:
-                kept.append((id_, float(score)))
-        if len(kept) >= k * SEARCH_FANOUT or fetch >= size:
+        found = index.search(text, vec, k=fetch)
+        allowed = keep([i for i, _ in found]) if found else set()
+        kept = [(i, float(score)) for i, score in found if i in allowed]
+        if quantities and kept:
+            bodies = texts([i for i, _ in kept])
+            kept = [(i, min(1.0, score + numeric_boost) if _shares_number(quantities, bodies.get(i, "")) else score)
+                    for i, score in kept]
+        kept = [(i, score) for i, score in kept if score >= MIN_SEARCH_RELEVANCE]
+        if len(kept) >= k * SEARCH_FANOUT or fetch >= size or len(found) < fetch:
             break
         fetch = min(size, fetch * 2)
     return sorted(kept, key=lambda pair: (-pair[1], pair[0]))[:k]

@@ -51,14 +51,16 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
         conf = min(conf, t.audit_score_threshold - NUMERIC_ABSENT_MARGIN)
     # structural checks (negation, opposite predicate, substituted entity against the best-aligned
     # evidence sentence) override the judge like numbers do; a named entity of the claim found
-    # nowhere in the evidence keeps it below SUPPORTED
+    # nowhere in the evidence, or an obligation whose specifics no source states, keeps it below SUPPORTED
     structure = results.get("structure")
     structural_contradiction = bool(structure and structure.ran and structure.verdict == "contradicted"
                                     and (judge is None or not judge.ran))
     if structural_contradiction:
         conf = min(conf, STRUCTURE_CONTRADICTION_CAP)
         p_ref = max(p_ref, STRUCTURE_P_REFUTED)
-    elif structure and structure.ran and structure.details.get("missing_entity") and (judge is None or not judge.ran):
+    elif structure and structure.ran and (structure.details.get("missing_entity")
+                                          or structure.details.get("unstated_obligation")) \
+            and (judge is None or not judge.ran):
         conf = min(conf, t.audit_score_threshold - STRUCTURE_ENTITY_MARGIN)
     conflict = "conflict" in flags
     if numeric_contradiction:

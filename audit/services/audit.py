@@ -10,6 +10,7 @@ client) and writes the rows.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
@@ -37,10 +38,14 @@ def workspace_kb(workspace: Workspace):
     if kb is None or not len(kb):
         return None, kb
 
-    def lookup(ids: list[str]) -> dict[str, Passage]:
-        return {i: p for i in ids if (p := kb.passage(i)) is not None}
+    return RetrievalKB(index=kb.index, lookup=kb.passages), kb
 
-    return RetrievalKB(index=kb.index, lookup=lookup), kb
+
+def _kb_meta(raw_kb, result: AuditResult) -> dict | None:
+    """What the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited."""
+    if raw_kb is None:
+        return None
+    return raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence})
 
 
 def _unit(x) -> float:
@@ -155,17 +160,27 @@ def _json_contexts(contexts) -> list:
     return out
 
 
-def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
-                 user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
-                 revise: bool = False, profile: str = "") -> Answer:
-    """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
+@dataclass
+class AuditComputation:
+    """What one audit computed (pipeline, revision loop), before anything is written."""
 
-    Returns the stored ``Answer``; its claims, evidence, run and events are written in one
-    transaction, so a failure stores nothing. With ``revise=True`` the revision loop (issue 6)
-    runs on the result first; the claims stored are still those of the answer as received (what
-    is counted and escalated is the verdict on the text that was submitted), each carrying the
-    revision that remediated it, and ``Answer.text`` becomes the revised text.
-    ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).
+    started_at: object
+    result: AuditResult
+    outcome: object  # the revision outcome, or None
+    setup: object  # the LLM setup (usage is recorded on the run)
+    kb_meta: dict | None
+    profile: str = ""
+
+
+def audit_compute(*, workspace: Workspace, query: str, answer_text: str, contexts, domain: str = "",
+                  reference: str | None = None, revise: bool = False, profile: str = "") -> AuditComputation:
+    """Run the pipeline (and the revision loop) for ``answer_text``; reads only, writes nothing.
+
+    The slow part of an audit (embedding, judges, LLM calls) happens here, outside any
+    transaction, so other requests are never blocked behind it. ``profile`` is a verification
+    depth profile (seed 003; "" = the workspace's, if any). ``result`` stays the audit of the
+    text as received even when the loop revised it: the claims stored, counted and escalated are
+    those of the submitted text, each with its revision (issue 13).
     """
     started_at = timezone.now()
     plan = verification_plan(thresholds_for(workspace), profile)
@@ -184,14 +199,38 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
 
         outcome = revision_run(query=query, answer_text=answer_text, contexts=contexts, initial=result, kb=kb,
                                domain=domain, thresholds=thresholds, llm=llm)
-    with transaction.atomic():
-        answer, run = answer_store(workspace=workspace, result=result, query=query, answer_text=answer_text,
-                                   contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,
-                                   domain=domain, reference=reference,
-                                   kb_meta=getattr(raw_kb, "meta", None), started_at=started_at, llm_setup=setup,
-                                   profile=plan.profile)
-        if outcome is not None:
-            from audit.services.revision import revision_record
+    return AuditComputation(started_at=started_at, result=result, outcome=outcome, setup=setup,
+                            kb_meta=_kb_meta(raw_kb, result), profile=plan.profile)
 
-            answer = revision_record(answer=answer, run=run, outcome=outcome, actor=user)
+
+def audit_store(computed: AuditComputation, *, workspace: Workspace, query: str, answer_text: str, contexts,
+                mode: str = constants.MODE_AUDIT_LOCAL, user=None, conversation_id: str = "", domain: str = "",
+                reference: str | None = None) -> Answer:
+    """Write what :func:`audit_compute` computed (call inside a transaction: it is quick)."""
+    answer, run = answer_store(workspace=workspace, result=computed.result, query=query, answer_text=answer_text,
+                               contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,
+                               domain=domain, reference=reference, kb_meta=computed.kb_meta,
+                               started_at=computed.started_at, llm_setup=computed.setup, profile=computed.profile)
+    if computed.outcome is not None:
+        from audit.services.revision import revision_record
+
+        answer = revision_record(answer=answer, run=run, outcome=computed.outcome, actor=user)
     return answer
+
+
+def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
+                 user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
+                 revise: bool = False, profile: str = "") -> Answer:
+    """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
+
+    Returns the stored ``Answer``; its claims, evidence, run and events are written in one
+    transaction, so a failure stores nothing. With ``revise=True`` the revision loop (issue 6)
+    runs on the result first; the claims stored are still those of the answer as received, each
+    with its revision, and ``Answer.text`` becomes the revised text.
+    ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).
+    """
+    computed = audit_compute(workspace=workspace, query=query, answer_text=answer_text, contexts=contexts,
+                             domain=domain, reference=reference, revise=revise, profile=profile)
+    with transaction.atomic():
+        return audit_store(computed, workspace=workspace, query=query, answer_text=answer_text, contexts=contexts,
+                           mode=mode, user=user, conversation_id=conversation_id, domain=domain, reference=reference)

@@ -29,10 +29,11 @@ def answer_audit_now(*, answer: Answer, user) -> Answer:
     earlier = answer_audited_as(answer=answer)
     if earlier:
         raise InvalidInput("answer", f"{answer.public_id} was already audited as {earlier}.")
-    request = AuditRequest(query=answer.query, answer=answer.original_text or answer.text,
-                           contexts=list(answer.contexts or []), mode=constants.MODE_AUDIT_LOCAL,
-                           conversation_id=answer.conversation_id, domain=answer.domain,
-                           reference=answer.reference or None)
+    structured = answer.answer_json is not None  # a structured answer is audited field by field again
+    request = AuditRequest(query=answer.query, answer=None if structured else answer.original_text or answer.text,
+                           answer_json=answer.answer_json, contexts=list(answer.contexts or []),
+                           mode=constants.MODE_AUDIT_LOCAL, conversation_id=answer.conversation_id,
+                           domain=answer.domain, reference=answer.reference or None)
     with transaction.atomic():
         audited = audit_submit(workspace=answer.workspace, user=user, request=request).answer
         event_record(action=AUDIT_NOW_ACTION, obj=answer, actor=user, workspace=answer.workspace,

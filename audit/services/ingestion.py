@@ -135,7 +135,7 @@ def document_ingest(
     Chunk.objects.bulk_create(
         [
             Chunk(document=document, ordinal=p.ordinal, text=p.text, start_offset=p.start, end_offset=p.end,
-                  content_hash=p.content_hash, embedding=vectors[i].tobytes())
+                  content_hash=p.content_hash, embedding=vectors[i].tobytes(), search_vector=vectors[i])
             for i, p in enumerate(pieces)
         ],
         batch_size=500,

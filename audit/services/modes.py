@@ -9,7 +9,7 @@ trigger never lowers a mode. Every toggle change is an audit event.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from django.db import transaction
@@ -122,6 +122,21 @@ def _changes(obj, values: dict) -> dict:
     return {k: {"from": getattr(obj, k), "to": v} for k, v in values.items() if getattr(obj, k) != v}
 
 
+def workspace_settings_check(values: dict) -> None:
+    """Retention, token budget and freshness policy within their documented ranges (400 naming the key)."""
+    checks = {"retention_days": constants.RETENTION_DAYS_RANGE, "llm_token_budget": (0, constants.LLM_TOKEN_BUDGET_MAX)}
+    for key, (low, high) in checks.items():
+        if key in values and (problem := constants.whole_number_problem(values[key], low, high)):
+            raise InvalidInput(key, problem)
+    if "freshness_policy" in values:
+        policy = values["freshness_policy"]
+        if not isinstance(policy, dict):
+            raise InvalidInput("freshness_policy", "must be an object mapping domain tags to months.")
+        for domain, months in policy.items():
+            if (problem := constants.whole_number_problem(months, *constants.FRESHNESS_MONTHS_RANGE)):
+                raise InvalidInput(f"freshness_policy.{domain}", problem)
+
+
 @transaction.atomic
 def workspace_settings_update(*, workspace: Workspace, actor, **values) -> Workspace:
     """Change workspace-wide settings (default mode, automatic triggers, web switch, ...).
@@ -135,6 +150,7 @@ def workspace_settings_update(*, workspace: Workspace, actor, **values) -> Works
         raise InvalidInput(sorted(unknown)[0], "is not a workspace setting.")
     if "default_mode" in values:
         _check_mode(values["default_mode"], "default_mode")
+    workspace_settings_check(values)
     if "auto_audit_roles" in values:
         for role in values["auto_audit_roles"]:
             if role not in roles.ALL_ROLES:
@@ -188,33 +204,6 @@ def conversation_mode_set(*, workspace: Workspace, external_id: str, mode: str, 
     return conversation
 
 
-def _check_threshold(name: str, value, default) -> None:
-    where = f"threshold_overrides.{name}"
-    if name in constants.STRING_THRESHOLDS:
-        allowed = constants.STRING_THRESHOLDS[name]
-        if not isinstance(value, str) or value not in allowed:
-            raise InvalidInput(where, f"must be one of {', '.join(allowed)}.")
-        return
-    if isinstance(default, dict):
-        if not isinstance(value, dict):
-            raise InvalidInput(where, "must be an object.")
-        for key, item in value.items():
-            if name.endswith("_weights") and key not in default:
-                raise InvalidInput(f"{where}.{key}", f"is not a weight; use {', '.join(default)}.")
-            if isinstance(item, bool) or not isinstance(item, (int, float)) or item < 0:
-                raise InvalidInput(f"{where}.{key}", "must be a non-negative number.")
-        if name.endswith("_weights") and not sum({**default, **value}.values()) > 0:
-            raise InvalidInput(where, "needs at least one weight above 0.")
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInput(where, "must be a number.")
-    if isinstance(default, int):
-        if int(value) != value or value < (0 if name == "max_revisions" else 1):
-            raise InvalidInput(where, "must be a whole number" + (" >= 0." if name == "max_revisions" else " >= 1."))
-    elif not 0.0 <= value <= 1.0:
-        raise InvalidInput(where, "must be between 0 and 1.")
-
-
 def thresholds_check(overrides) -> None:
     """Raise :class:`InvalidInput` naming the key of the first unusable threshold override.
 
@@ -224,13 +213,10 @@ def thresholds_check(overrides) -> None:
     """
     if not isinstance(overrides, dict):
         raise InvalidInput("threshold_overrides", "must be an object.")
-    defaults = constants.Thresholds()
-    known = {f.name for f in fields(defaults)}
     for name, value in overrides.items():
-        if name not in known:
-            raise InvalidInput(f"threshold_overrides.{name}",
-                               f"unknown threshold(s): {name}; see audit.constants.Thresholds.")
-        _check_threshold(name, value, getattr(defaults, name))
+        problem = constants.threshold_problem(name, value)
+        if problem:
+            raise InvalidInput(f"threshold_overrides.{problem[0]}", problem[1])
 
 
 @transaction.atomic

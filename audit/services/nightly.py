@@ -303,14 +303,10 @@ def nightly_curation_open(*, report: NightlyReport) -> list[int]:
 
     Two reasons: a top failing document that contradicts a claim (the document or the answers
     are wrong), and a stale source (older than the freshness policy) that served as evidence.
-    Skipped when the escalation app, which owns curation items, is not installed, and for a
-    document that already has an open nightly item, so daily runs do not pile items up.
+    Skipped for a document that already has an open nightly item, so daily runs do not pile items up.
     """
-    try:
-        from escalation.models import CurationItem
-        from escalation.services import curation_item_open
-    except ImportError:
-        return []
+    from escalation.models import CurationItem  # escalation owns curation items
+    from escalation.services import curation_item_open
     body = report.report
     reasons: dict[int, list[str]] = {}
     for row in body.get("top_failing_documents", []):

@@ -42,7 +42,7 @@ class Recheck:
 
 
 def _document_id(kb, source_id: str) -> int | None:
-    meta = getattr(kb, "meta", {}).get(source_id)
+    meta = kb.meta_for([source_id]).get(source_id)
     return getattr(meta, "document_pk", None)
 
 
@@ -69,7 +69,7 @@ class Reverifier:
         """
         if not drafts:
             return []
-        kb = RetrievalKB(index=self.kb.index, lookup=lambda ids: {i: p for i in ids if (p := self.kb.passage(i))})
+        kb = RetrievalKB(index=self.kb.index, lookup=self.kb.passages)
         vectors = self.embedder.encode([d.text for d in drafts])
         return retrieve(drafts, [], kb=kb, embed=self.embedder.encode, thresholds=self.thresholds,
                         claim_vecs=vectors)

@@ -51,9 +51,19 @@ class PurgeResult:
         return data
 
 
+def retention_days_of(workspace: Workspace) -> int:
+    """The workspace's retention in days, held to ``RETENTION_DAYS_RANGE`` when read: a stored value
+    outside it (written before the range was checked) can never overflow the cutoff arithmetic."""
+    low, high = constants.RETENTION_DAYS_RANGE
+    try:
+        return min(high, max(low, int(workspace.retention_days)))
+    except (TypeError, ValueError, OverflowError):
+        return constants.DEFAULT_RETENTION_DAYS
+
+
 def retention_cutoff(*, workspace: Workspace, now: dt.datetime) -> dt.datetime:
     """Return the instant before which the workspace's audit data has expired."""
-    return now - dt.timedelta(days=workspace.retention_days)
+    return now - dt.timedelta(days=retention_days_of(workspace))
 
 
 def _open_case_model():
@@ -113,7 +123,7 @@ def retention_purge(*, workspace: Workspace, now: dt.datetime | None = None, dry
         reports.delete()
         events.purge_expired()  # the one sanctioned deletion of audit events
         event_record(action="retention.purged", obj=workspace, actor_label=SOURCE, workspace=workspace,
-                     details={**result.counts(), "retention_days": workspace.retention_days,
+                     details={**result.counts(), "retention_days": retention_days_of(workspace),
                               "kept_answer_ids": result.kept_answer_ids[:100]})
     logger.info("retention workspace=%s cutoff=%s %s", workspace.slug, result.cutoff, result.counts())
     return result

@@ -15,13 +15,14 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from audit import constants
-from audit.errors import Conflict, InvalidInput
+from audit.errors import Conflict, InvalidInput, TooLarge
 from audit.models import Answer, IdempotencyKey, Workspace
 from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.profiles import verification_plan
 from audit.selectors_api import thresholds_for
 from audit.services.events import event_record
 from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
+from audit.services.web import web_verify_answer
 
 
 @dataclass
@@ -37,6 +38,7 @@ class AuditRequest:
     reference: str | None = None
     generation_mode: str = ""  # seed 003 drafting mode ("" = the workspace's, else the profile's)
     verification_profile: str = ""  # seed 003 depth profile ("" = the workspace's, if any)
+    answer_json: dict | None = None  # a structured answer (seed 003), sent instead of ``answer``
 
 
 @dataclass
@@ -92,6 +94,10 @@ def _draft(request: AuditRequest, workspace: Workspace) -> tuple[str, dict]:
     Without an answer and without a usable LLM (none configured, residency, budget) the request
     is refused naming ``answer``: Theoria does not invent answers offline for a front end.
     """
+    if request.answer_json is not None:
+        from audit.pipeline.structured import canonical_text
+
+        return canonical_text(request.answer_json), {}
     if request.answer is not None:
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
@@ -122,7 +128,7 @@ def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: s
         workspace=workspace, user=user if getattr(user, "is_authenticated", False) else None,
         conversation_id=request.conversation_id, query=request.query, text=text, original_text=text,
         mode=constants.MODE_NORMAL, domain=request.domain, reference=request.reference or "",
-        contexts=request.contexts,
+        contexts=request.contexts, answer_json=request.answer_json,
     )
     answer.full_clean()
     answer.save()
@@ -132,18 +138,45 @@ def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: s
     return answer
 
 
-def _web_step():
-    """Return the web verification service if this deployment has it, else None."""
-    try:
-        from audit.services import web
-    except ImportError:
-        return None
-    return getattr(web, "web_verify_answer", None)
+def _claims_cap(workspace: Workspace, request: AuditRequest, text: str) -> None:
+    """Refuse (413) an answer with more claims than the workspace audits, before any verification."""
+    from audit.pipeline.extraction import extract_claims
+
+    limit = thresholds_for(workspace).max_claims_per_answer
+    found = len(extract_claims(text, request.query))
+    if found > limit:
+        raise TooLarge("answer", f"has {found} claims; this workspace audits at most {limit} claims per answer "
+                                 f"(threshold max_claims_per_answer). Split the answer or raise the threshold.")
 
 
-def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision) -> tuple[Answer, dict]:
+def _finish(*, workspace: Workspace, user, answer: Answer, decision: ModeDecision, web: dict) -> None:
+    """The last writes of a verified answer: its events and the intake of what needs people."""
+    from escalation.services import cases_open_for_answer
+
+    if web:
+        event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
+    event_record(action="answer.mode_resolved", obj=answer, actor=user, workspace=workspace,
+                 details={**decision.as_dict(), "final_mode": answer.mode})
+    cases_open_for_answer(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
+
+
+def _key_store(*, workspace: Workspace, user, key: str, fingerprint: str, answer: Answer, decision: ModeDecision,
+               web: dict, drafted: dict) -> None:
+    if key:
+        IdempotencyKey.objects.create(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
+                                      extras={"mode_decision": decision.as_dict(), "web": web, "drafted": drafted})
+
+
+def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision,
+            key: str, fingerprint: str, drafted: dict) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when spec §4.3 says
     so and the workspace allows external calls, then intake of what needs people (spec §11.1).
+
+    Compute first, write after: the pipeline and the revision loop run outside any transaction
+    (``audit_compute``); the answer, its claims, events, cases and the idempotency key are then
+    written in one short transaction. When the web must be consulted, its calls run between two
+    short transactions (the local result is stored first, the web step writes its own rows), and
+    a failure after the first one deletes the answer again, so a failed request stores nothing.
 
     The returned ``web`` block says what the web step did: ``status`` is ``done`` (the web was
     consulted), ``failed`` (every web call was refused or failed, e.g. DNS failures or timeouts:
@@ -153,41 +186,70 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     what verified it, and claim cards or filters saying Audit-Web must mean web evidence was
     consulted. ``requested`` and the response's ``mode_decision`` keep what was asked for.
     """
-    from audit.services.audit import audit_answer  # the pipeline issue's service
-    from escalation.services import cases_open_for_answer
+    from audit.services.audit import audit_compute, audit_store
 
     # The stored claims are those of the text received whatever the revision did, so every mode
     # audits and revises the same way first; the web step re-verifies the received claims and
     # revises again from the received text only when it brought evidence.
     plan = verification_plan(thresholds_for(workspace), request.verification_profile)
-    answer = audit_answer(
-        workspace=workspace, query=request.query, answer_text=text, contexts=request.contexts,
-        mode=constants.MODE_AUDIT_LOCAL, user=user, conversation_id=request.conversation_id,
-        domain=request.domain, reference=request.reference, revise=True, profile=plan.profile,
-    )
-    web: dict = {}
-    escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
-    if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
-        web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons}
-        verify_web = _web_step()
-        if not escalation.needed:
-            web["status"] = "skipped: every claim is supported locally"
-        elif not workspace.allow_external_calls:
-            web["status"] = "skipped: the workspace forbids external calls"
-        elif not plan.web:
-            web["status"] = f"skipped: the {plan.profile} verification profile does not verify on the web"
-        elif verify_web is None:
-            web["status"] = "skipped: web verification is not available in this deployment"
-        else:
-            outcome = verify_web(answer=answer, actor=user, reasons=escalation.reasons)
-            answer = outcome.answer
-            status = f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status
-            web.update(status=status, calls=outcome.calls, verified=outcome.verified,
-                       evidence_added=outcome.evidence_added, failures=outcome.failures)
-        event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
-    event_record(action="answer.mode_resolved", obj=answer, actor=user, workspace=workspace,
-                 details={**decision.as_dict(), "final_mode": answer.mode})
-    cases_open_for_answer(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
+    stored = {"workspace": workspace, "query": request.query, "answer_text": text, "contexts": request.contexts,
+              "domain": request.domain, "reference": request.reference}
+    structured = request.answer_json is not None
+    if structured:  # one claim per field, checked against the passages its refs name (seed 003 stages 4-6)
+        from audit.services.structured import structured_audit
+
+        # computes, then stores in its own short transaction; the last writes follow below
+        answer = structured_audit(
+            workspace=workspace, query=request.query, answer_json=request.answer_json, contexts=request.contexts,
+            user=user, conversation_id=request.conversation_id, domain=request.domain,
+            reference=request.reference, profile=plan.profile)
+        escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
+        web = {}
+        if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
+            web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons,
+                   "status": "skipped: every claim is supported locally" if not escalation.needed else
+                   "skipped: a structured answer is verified against the passages its refs name"}
+        try:
+            with transaction.atomic():
+                _finish(workspace=workspace, user=user, answer=answer, decision=decision, web=web)
+                _key_store(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
+                           decision=decision, web=web, drafted=drafted)
+        except BaseException:
+            Answer.objects.filter(pk=answer.pk).delete()  # a failed request stores no answer
+            raise
+        return answer, web
+    computed = audit_compute(**stored, revise=True, profile=plan.profile)
+    with transaction.atomic():
+        answer = audit_store(computed, **stored, mode=constants.MODE_AUDIT_LOCAL, user=user,
+                             conversation_id=request.conversation_id)
+        escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
+        web: dict = {}
+        if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
+            web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons}
+            if not escalation.needed:
+                web["status"] = "skipped: every claim is supported locally"
+            elif not workspace.allow_external_calls:
+                web["status"] = "skipped: the workspace forbids external calls"
+            elif not plan.web:
+                web["status"] = f"skipped: the {plan.profile} verification profile does not verify on the web"
+        if "status" in web or not web:  # nothing leaves the system: everything in this one transaction
+            _finish(workspace=workspace, user=user, answer=answer, decision=decision, web=web)
+            _key_store(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
+                       decision=decision, web=web, drafted=drafted)
+            return answer, web
+    try:
+        outcome = web_verify_answer(answer=answer, actor=user, reasons=escalation.reasons)  # network first, then its rows
+        answer = outcome.answer
+        status = f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status
+        web.update(status=status, calls=outcome.calls, verified=outcome.verified,
+                   evidence_added=outcome.evidence_added, failures=outcome.failures)
+        with transaction.atomic():
+            _finish(workspace=workspace, user=user, answer=answer, decision=decision, web=web)
+            _key_store(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
+                       decision=decision, web=web, drafted=drafted)
+    except BaseException:
+        Answer.objects.filter(pk=answer.pk).delete()  # a failed request stores no answer
+        raise
     return answer, web
 
 
@@ -195,8 +257,11 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
                  fingerprint: str = "") -> Submission:
     """Run one audit request; a retried idempotency key returns the first answer unchanged.
 
-    Raises InvalidInput (bad values), Conflict (a key reused with another body). Everything is
-    stored in one transaction: a failure stores nothing, and the key is stored with the answer.
+    Raises InvalidInput (bad values), TooLarge (more claims than the workspace audits),
+    Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
+    any transaction; the rows are then written in one short transaction (see ``_verify``), so
+    other requests are never kept waiting behind a long audit, a failure stores nothing and the
+    key is stored with the answer.
     """
     if idempotency_key:
         if len(idempotency_key) > 255:
@@ -204,22 +269,25 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
         replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
         if replay is not None:
             return replay
+    if request.answer_json is not None:
+        from audit.services.structured import structured_fields_check
+
+        structured_fields_check(request.answer_json, request.contexts)
     decision = mode_resolve(workspace=workspace, user=user, requested=request.mode,
                             conversation_id=request.conversation_id, domain=request.domain)
+    text, drafted = _draft(request, workspace)
     try:
-        with transaction.atomic():
-            text, drafted = _draft(request, workspace)
-            web: dict = {}
-            if decision.mode == constants.MODE_NORMAL:
+        web: dict = {}
+        if decision.mode == constants.MODE_NORMAL:
+            with transaction.atomic():
                 answer = _record_normal(workspace=workspace, user=user, request=request, text=text, decision=decision,
                                         drafted=drafted)
-            else:
-                answer, web = _verify(workspace=workspace, user=user, request=request, text=text, decision=decision)
-            if idempotency_key:
-                IdempotencyKey.objects.create(workspace=workspace, user=user, key=idempotency_key,
-                                              fingerprint=fingerprint, answer=answer,
-                                              extras={"mode_decision": decision.as_dict(), "web": web,
-                                                      "drafted": drafted})
+                _key_store(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint,
+                           answer=answer, decision=decision, web=web, drafted=drafted)
+        else:
+            _claims_cap(workspace, request, text)
+            answer, web = _verify(workspace=workspace, user=user, request=request, text=text, decision=decision,
+                                  key=idempotency_key, fingerprint=fingerprint, drafted=drafted)
     except IntegrityError:
         # A concurrent request with the same key committed first: answer as a retry would.
         if idempotency_key:

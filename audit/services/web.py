@@ -53,6 +53,7 @@ from audit.services.events import event_record
 from audit.services.labels import claim_machine_relabel
 from audit.selectors_api import thresholds_for
 from audit.services.modes import web_escalation_reasons
+from audit.services.revision import revision_record, revision_run
 
 logger = logging.getLogger(__name__)
 
@@ -392,10 +393,11 @@ def _store_claim(result: WebVerificationResult, claim: Claim, docs: list[WebDocu
                  actor) -> None:
     """Write a claim's web evidence and new verdict, its card note and its escalation-log event.
 
-    The claim row is locked first (``select_for_update``) so two passes over the same answer
-    write one after the other; a web source already linked to the claim is not linked again.
+    The claim row is locked and read again (``select_for_update``), so two passes over the same
+    answer write one after the other and each builds on what the other stored, not on the copy
+    read before the network calls; a web source already linked to the claim is not linked again.
     """
-    Claim.objects.select_for_update().filter(pk=claim.pk).first()
+    claim = Claim.objects.select_for_update().select_related("answer__workspace").get(pk=claim.pk)
     linked = Evidence.objects.filter(claim=claim)
     known = set(linked.filter(source_type=SourceType.WEB).values_list("source_id", flat=True))
     next_rank = max(linked.values_list("rank", flat=True), default=-1) + 1
@@ -463,10 +465,6 @@ def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | No
     front of this one.
     """
     if run is None:
-        return
-    try:
-        from audit.services.revision import revision_record, revision_run
-    except ImportError:  # the revision loop is optional here
         return
     answer = result.answer
     outcome = revision_run(query=answer.query, answer_text=answer.original_text or answer.text,

@@ -1,12 +1,23 @@
-"""Workspaces, profiles and mode settings."""
+"""Workspaces, profiles and the one answer to "which workspace is this caller in?".
+
+Every read and action is scoped to :func:`workspace_for_user`. A user's workspace is the one of
+their profile (the default workspace without one); the Admin role does not widen it. A superuser
+works in another workspace only after an explicit switch (:func:`workspace_switch`, applied per
+request by ``audit.middleware`` for pages and ``X-Theoria-Workspace`` for the API).
+"""
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from audit.models import UserProfile, Workspace
 
 DEFAULT_WORKSPACE_SLUG = "default"
+SWITCH_SESSION_KEY = "theoria_workspace"
+SWITCH_HEADER = "X-Theoria-Workspace"
+_SWITCHED = "_theoria_workspace"
 
 
 @transaction.atomic
@@ -16,10 +27,48 @@ def workspace_get_default() -> Workspace:
     return workspace
 
 
-def workspace_for_user(user) -> Workspace:
+def workspace_home(user) -> Workspace:
     """Return the user's home workspace (the default one for users without a profile)."""
     if getattr(user, "is_authenticated", False):
         profile = UserProfile.objects.select_related("workspace").filter(user=user).first()
         if profile is not None:
             return profile.workspace
     return workspace_get_default()
+
+
+def workspace_for_user(user) -> Workspace:
+    """Return the workspace the user works in now: the home one, or a superuser's explicit switch."""
+    switched = getattr(user, _SWITCHED, None)
+    if switched is not None and getattr(user, "is_superuser", False):
+        return switched
+    return workspace_home(user)
+
+
+def workspace_switch(user, slug: str) -> Workspace:
+    """Put ``user`` in workspace ``slug`` for this request (superusers only; "" is the home one).
+
+    Raises ``PermissionDenied`` for anyone else naming a workspace other than their own, and
+    ``Workspace.DoesNotExist`` for an unknown slug.
+    """
+    slug = (slug or "").strip()
+    if not slug:
+        return workspace_for_user(user)
+    if not getattr(user, "is_superuser", False):
+        if workspace_home(user).slug == slug:
+            return workspace_home(user)
+        raise PermissionDenied("only a superuser may switch workspaces")
+    workspace = Workspace.objects.get(slug=slug)
+    setattr(user, _SWITCHED, workspace)
+    return workspace
+
+
+def workspace_member(workspace: Workspace, username: str):
+    """Return the active user called ``username`` whose workspace is ``workspace``, else None.
+
+    Callers answer "not found" the same way for a missing user and a user of another workspace,
+    so no response reveals which usernames exist elsewhere.
+    """
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    if user is None or workspace_home(user).pk != workspace.pk:
+        return None
+    return user

@@ -29,6 +29,31 @@ def key_metrics(metrics) -> list[tuple[str, float]]:
 
 
 @register.filter
+def label_meaning(label: str, confidence) -> str:
+    return presentation.label_meaning(label, confidence)
+
+
+@register.filter
+def aligned_sentence(claim) -> str:
+    """The sentence of the claim's top evidence that its verdict rests on (markdown stripped)."""
+    evidence = next(iter(claim.evidence.all()), None)
+    if evidence is None:
+        return ""
+    view = presentation.evidence_view(claim, evidence)
+    return view["sentence"] or view["after"][:160]
+
+
+@register.filter
+def event_words(event) -> str:
+    return presentation.event_words(event.action, event.details)
+
+
+@register.filter
+def event_actor(event) -> str:
+    return presentation.event_actor(event)
+
+
+@register.filter
 def pretty_json(value) -> str:
     import json
 

@@ -7,8 +7,6 @@ selector, call one service, serialize. Domain errors become responses in
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers
@@ -18,13 +16,14 @@ from rest_framework.views import APIView
 
 from audit import roles
 from audit.models import Claim
+from audit.services.workspaces import workspace_for_user
 from escalation import policy, selectors, services
-from escalation.errors import EscalationError
 from escalation.models import ReviewCase
 
 
 class EscalationApi(APIView):
-    """Base: reads need a Theoria role, writes a reviewer role; domain errors map to HTTP here."""
+    """Base: reads need a Theoria role, writes a reviewer role; domain errors map to HTTP in the
+    project's one exception handler (``audit.api.exceptions``)."""
 
     write = False
 
@@ -34,18 +33,10 @@ class EscalationApi(APIView):
         if not allowed:
             raise exceptions.PermissionDenied("your role may not " + ("act on" if self.write else "read") + " the escalation queue")
 
-    def handle_exception(self, exc):
-        if isinstance(exc, EscalationError):
-            return Response({"detail": str(exc), "code": exc.code, "errors": {}}, status=exc.status_code)
-        if isinstance(exc, DjangoValidationError):
-            detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-            exc = exceptions.ValidationError(detail=detail)
-        return super().handle_exception(exc)
-
     def get_case(self, ticket: str) -> ReviewCase:
         case = selectors.case_get(user=self.request.user, ticket=ticket)
         if case is None:
-            raise Http404(f"no case {ticket}")
+            raise Http404()
         return case
 
 
@@ -163,6 +154,7 @@ class CaseListApi(EscalationApi):
             OpenApiParameter("open", bool),
         ],
         responses=_paginated(CaseOutputSerializer, "PaginatedCaseList"),
+        operation_id="cases_list",
     )
     def get(self, request):
         cases = selectors.case_list(user=request.user, filters=request.query_params, request=request)
@@ -228,13 +220,6 @@ def _transition_view(name: str, input_fields: dict, call, doc: str) -> type[Case
     )
 
 
-def _user_by_name(username: str):
-    user = get_user_model().objects.filter(username=username, is_active=True).first()
-    if user is None:
-        raise DjangoValidationError({"owner": f"no active user {username!r}"})
-    return user
-
-
 def _reason(required: bool = True, **extra):
     return serializers.CharField(max_length=5000, required=required, allow_blank=not required, trim_whitespace=True, **extra)
 
@@ -247,7 +232,8 @@ CaseAssignApi = _transition_view(
     "CaseAssignApi",
     {"owner": serializers.CharField(max_length=150), "reason": _reason(required=False)},
     lambda case, actor, data: services.case_assign(
-        case=case, actor=actor, owner=_user_by_name(data["owner"]), reason=data.get("reason", "")
+        case=case, actor=actor, owner=selectors.case_owner_candidate(case=case, username=data["owner"]),
+        reason=data.get("reason", ""),
     ),
     "Assign or reassign a case to a reviewer (by username).",
 )
@@ -303,19 +289,14 @@ class CaseOpenApi(EscalationApi):
         values = data.validated_data
         claim = (
             Claim.objects.select_related("answer__workspace")
-            .filter(answer__public_id=values["answer_id"], claim_id=values["claim_id"])
+            .filter(answer__workspace=workspace_for_user(request.user), answer__public_id=values["answer_id"],
+                    claim_id=values["claim_id"])
             .first()
         )
-        if claim is None or not (roles.is_admin(request.user) or claim.answer.workspace_id == _workspace_id(request.user)):
+        if claim is None:
             raise exceptions.ValidationError({"claim_id": [f"no claim {values['claim_id']} in answer {values['answer_id']}"]})
         case = services.case_open(claim=claim, actor=request.user, reason=values["reason"])
         return _detail(self, case.ticket, status=201)
-
-
-def _workspace_id(user) -> int:
-    from audit.services.workspaces import workspace_for_user
-
-    return workspace_for_user(user).pk
 
 
 class CurationListApi(EscalationApi):

@@ -1,6 +1,6 @@
 """Fixtures of the API tests: token-authenticated clients per role and stored audited answers.
 
-Audited answers are built through the ORM in the shape ``audit_answer`` stores them, so read,
+Audited answers are built with the factories in the shape ``audit_answer`` stores them, so read,
 filter and export tests do not load the embedding model; the few Audit-Local tests run the
 real pipeline through the API.
 """
@@ -8,15 +8,12 @@ real pipeline through the API.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 
 import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-
-def sha(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+from tests.factories import AnswerFactory, ClaimFactory, EvidenceFactory, VerificationRunFactory
 
 
 @pytest.fixture(scope="session")
@@ -54,34 +51,28 @@ def build_answer(workspace, *, created_at=None, mode="audit-local", domain="neur
     """Store an audited answer with one claim per spec (evidence and a run included)."""
     from django.utils import timezone
 
-    from audit.models import Answer, Claim, Evidence, VerificationRun
-
     created_at = created_at or timezone.now()
     texts = [f"Claim number {n} about {spec[3]}." for n, spec in enumerate(specs, start=1)]
-    answer = Answer.objects.create(
-        workspace=workspace, query="What does LTP require?", original_text=" ".join(texts), text=" ".join(texts),
-        mode=mode, domain=domain, created_at=created_at, conversation_id=conversation_id,
-    )
+    answer = AnswerFactory(workspace=workspace, query="What does LTP require?", text=" ".join(texts), mode=mode,
+                           domain=domain, created_at=created_at, conversation_id=conversation_id)
     offset = 0
     claims = []
     for n, (text, (label, verdict, confidence, title, snippet)) in enumerate(zip(texts, specs), start=1):
-        claim = Claim.objects.create(
+        claim = ClaimFactory(
             answer=answer, claim_id=f"c{n}", text=text, span_start=offset, span_end=offset + len(text),
-            label=label, machine_label=label, verdict=verdict, confidence=confidence, methods=["nli", "numeric"],
+            label=label, verdict=verdict, confidence=confidence, methods=["nli", "numeric"],
             metrics={"faithfulness": confidence, "answer_relevance": 0.9, "context_precision": 0.7,
                      "selfcheck_disagreement": 0.1, "entailment": confidence},
             drafted_at=created_at, verified_at=created_at + dt.timedelta(seconds=2),
         )
         offset += len(text) + 1
-        Evidence.objects.create(
-            claim=claim, rank=0, source_type="kb", source_id=f"kb_chunk_{n}", title=title,
-            uri=f"kb://{title.lower().replace(' ', '_')}", snippet=snippet, hash=sha(snippet),
-            relevance=0.8, entailment=confidence, provenance={"method": "hybrid"},
-        )
+        EvidenceFactory(claim=claim, source_id=f"kb_chunk_{n}", title=title,
+                        uri=f"kb://{title.lower().replace(' ', '_')}", snippet=snippet, relevance=0.8,
+                        entailment=confidence, provenance={"method": "hybrid"})
         claims.append(claim)
-    VerificationRun.objects.create(answer=answer, mode=mode, started_at=created_at, audit_score=0.62,
-                                   faithfulness=0.33, answer_relevance=0.9, context_precision=0.7, coverage=0.66,
-                                   unsupported_rate=0.66, claim_count=len(claims), llm_calls=0, duration_ms=12.5)
+    VerificationRunFactory(answer=answer, started_at=created_at, audit_score=0.62, faithfulness=0.33,
+                           answer_relevance=0.9, context_precision=0.7, coverage=0.66, unsupported_rate=0.66,
+                           claim_count=len(claims), llm_calls=0, duration_ms=12.5)
     return answer, claims
 
 

@@ -63,3 +63,27 @@ def test_it_serves_the_docs_page_with_local_assets_only(client, db):
     sources = re.findall(r'(?:src|href)="([^"]+)"', html)
     assert sources and all(not s.startswith(("http://", "https://", "//")) for s in sources), sources
     assert "/static/drf_spectacular_sidecar/" in html
+
+
+def test_every_operation_has_a_unique_id_and_a_described_success_response(schema):
+    ids = [op["operationId"] for item in schema["paths"].values() for method, op in item.items()
+           if method in ("get", "post", "put", "patch", "delete")]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert not [i for i in ids if re.search(r"_\d+$", i)]  # no numeral suffixes from collisions
+    for path, item in schema["paths"].items():
+        for method, op in item.items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            ok = {code: r for code, r in op["responses"].items() if code.startswith("2")}
+            assert ok, (path, method)
+            if method == "get" and path.startswith("/api/v1/reports/nightly"):
+                assert all(r.get("content") for r in ok.values()), (path, "has no response shape")
+
+
+def test_schema_generation_warns_about_nothing():
+    from django.core.management import call_command
+
+    from drf_spectacular.drainage import GENERATOR_STATS
+
+    GENERATOR_STATS.reset()
+    call_command("spectacular", "--file", "/dev/null", "--fail-on-warn")

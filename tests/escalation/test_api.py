@@ -115,6 +115,7 @@ def test_acknowledging_twice_answers_409_the_second_time(case, analyst, make_use
     second = post(as_user(other), f"/api/v1/cases/{case.ticket}/acknowledge")
     assert second.status_code == 409
     assert "acknowledged" in second.json()["detail"]
+    assert second.json()["code"] in ("case_conflict", "transition_not_allowed") and second.json()["errors"] == {}
 
 
 def test_acting_on_a_stale_version_answers_409_and_changes_nothing(case, analyst, as_user):
@@ -200,3 +201,17 @@ def test_the_openapi_schema_documents_each_transition_with_its_own_input():
     assert set(schema["components"]["schemas"]["CaseResolveApiInput"]["required"]) == {"decision", "rationale"}
     listed = paths["/api/v1/cases"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert listed["$ref"].endswith("PaginatedCaseList")
+
+
+def test_escalation_errors_are_theoria_errors_mapped_to_http_by_the_one_handler():
+    from audit.api.exceptions import api_exception_handler
+    from audit.errors import Conflict, TheoriaError
+    from escalation.errors import CaseConflict, EscalationError, NotPermitted
+
+    assert issubclass(EscalationError, TheoriaError)
+    for error, status, code in ((CaseConflict("COMP-ESC-000001 changed"), 409, "case_conflict"),
+                                (NotPermitted("an L1 analyst may not resolve at L3"), 403, "not_permitted"),
+                                (Conflict("key reused"), 409, "conflict")):
+        response = api_exception_handler(error, {})
+        assert response.status_code == status
+        assert response.data == {"detail": str(error), "code": code, "errors": {}}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 
 import pytest
+
+from tests.factories import AnswerFactory, ClaimFactory, EvidenceFactory, VerificationRunFactory, sha
 
 
 @pytest.fixture(autouse=True)
@@ -18,30 +19,21 @@ def _fresh_kb_indexes():
     kb_index_reset()
 
 
-def _hash(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
 @pytest.fixture
 def store_answer(db):
     """Return a factory storing an answer received at ``at`` with claims (and evidence and a run).
 
     ``claims`` is a list of (text, label, confidence) or dicts with Claim fields.
     """
-    from audit import constants
-    from audit.models import Answer, Claim, Evidence, VerificationRun
-
     def factory(workspace, at: dt.datetime, claims=(("Some claim text.", "NEI", 0.3),), domain: str = ""):
-        answer = Answer.objects.create(workspace=workspace, query="q", text=" ".join(c[0] if not isinstance(c, dict) else c["text"] for c in claims),
-                                       mode=constants.MODE_AUDIT_LOCAL, created_at=at, domain=domain)
+        answer = AnswerFactory(workspace=workspace, query="q", original_text="", created_at=at, domain=domain,
+                               text=" ".join(c[0] if not isinstance(c, dict) else c["text"] for c in claims))
         for n, spec in enumerate(claims, start=1):
             fields = spec if isinstance(spec, dict) else {"text": spec[0], "label": spec[1], "confidence": spec[2]}
-            fields = {"machine_label": fields["label"], "importance": constants.IMPORTANCE_MATERIAL, **fields}
-            claim = Claim.objects.create(answer=answer, claim_id=f"c{n}", **fields)
-            Evidence.objects.create(claim=claim, source_type="context", source_id="ctx-1", snippet="s",
-                                    hash=_hash(claim.text))
-        VerificationRun.objects.create(answer=answer, mode=constants.MODE_AUDIT_LOCAL, started_at=at,
-                                       claim_count=len(claims))
+            claim = ClaimFactory(answer=answer, claim_id=f"c{n}", **fields)
+            EvidenceFactory(claim=claim, source_type="context", source_id="ctx-1", snippet="s", hash=sha(claim.text),
+                            title="", uri="", relevance=0.0, entailment=0.0)
+        VerificationRunFactory(answer=answer, started_at=at, claim_count=len(claims))
         return answer
 
     return factory

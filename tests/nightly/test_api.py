@@ -128,3 +128,23 @@ def test_the_admin_lists_reports_read_only(reports, client, admin_user_obj):
 
     assert listing.status_code == 200 and b"Nov. 20, 2026" in listing.content
     assert client.get("/admin/audit/nightlyreport/add/").status_code == 403
+
+
+def test_every_nightly_csv_neutralises_formula_cells(workspace):
+    import csv
+    import io
+    import zipfile
+
+    from audit.nightly_export import bundle_zip
+
+    report = NightlyReport.objects.create(workspace=workspace, date=DAY, status="done", finished_at=NOON, report={
+        "review_recommended": [{"claim": 1, "text": "=cmd|' /C calc'!A0", "old_label": "+SUM(1)"}],
+        "top_failing_documents": [{"title": "@evil", "uri": "-1+2"}]})
+    with zipfile.ZipFile(io.BytesIO(bundle_zip(report, header={}))) as zf:
+        for name in zf.namelist():
+            if name.endswith(".csv"):
+                for row in csv.reader(io.StringIO(zf.read(name).decode())):
+                    assert not any(cell[:1] in "=+@" or (cell[:1] == "-" and not cell[1:].replace(".", "").isdigit())
+                                   for cell in row if cell), (name, row)
+        review = zf.read("review_recommended.csv").decode()
+    assert "'=cmd" in review and "'+SUM(1)" in review

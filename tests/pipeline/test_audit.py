@@ -34,20 +34,33 @@ def test_it_searches_the_passages_when_a_citation_anchor_is_invalid(embedder, lt
     assert not hit.cited and hit.passage.id == "1"
 
 
-def test_it_finds_evidence_in_the_knowledge_base(embedder):
-    texts = {"k1": "The hippocampus is essential for forming new episodic memories.",
-             "k2": "Dopamine neurons signal reward prediction errors.",
-             "k3": "The cafeteria opens at 9 AM on weekdays."}
+KB_TEXTS = {"k1": "The hippocampus is essential for forming new episodic memories.",
+            "k2": "Dopamine neurons signal reward prediction errors.",
+            "k3": "The cafeteria opens at 9 AM on weekdays."}
+
+
+def _kb(embedder) -> KnowledgeBase:
     index = HybridIndex()
-    index.add(list(texts), list(texts.values()), embedder.encode(list(texts.values())))
+    index.add(list(KB_TEXTS), list(KB_TEXTS.values()), embedder.encode(list(KB_TEXTS.values())))
 
     def lookup(ids):
-        return {i: Passage(id=i, text=texts[i], source_type="kb") for i in ids}
+        return {i: Passage(id=i, text=KB_TEXTS[i], source_type="kb") for i in ids}
 
+    return KnowledgeBase(index, lookup)
+
+
+def test_it_finds_evidence_in_the_knowledge_base(embedder):
     r = audit_answer("When does the cafeteria open?", "The cafeteria opens at 9 AM on weekdays.",
-                     kb=KnowledgeBase(index, lookup), now=NOW)
+                     kb=_kb(embedder), now=NOW)
     assert r.claims[0].evidence[0].passage.id == "k3"
     assert r.claims[0].label == "SUPPORTED"
+
+
+def test_it_computes_context_recall_over_knowledge_base_passages_when_the_request_has_none(embedder):
+    r = audit_answer("When does the cafeteria open?", "The cafeteria opens at 9 AM on weekdays.",
+                     kb=_kb(embedder), now=NOW,
+                     reference="The cafeteria opens at 9 AM on weekdays. Dolphins sleep with one eye open.")
+    assert r.metrics["context_recall"] == 0.5
 
 
 def test_it_reports_no_evidence_when_nothing_was_retrieved(embedder):

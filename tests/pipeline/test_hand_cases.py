@@ -8,6 +8,12 @@ import pytest
 from audit.pipeline import verify_claim
 from audit.pipeline.types import Passage
 
+ASPIRIN = ("Aspirin irreversibly inhibits cyclooxygenase-1 and -2 by acetylating a serine residue in the "
+           "active site.")
+LOCKOUT = "For security, the account is locked after five failed sign-in attempts within 15 minutes."
+DOSING = "Answers about medication dosing must be reviewed by a licensed clinician before they are sent to a patient."
+PARKINSON = ("In Parkinson's disease, dopamine neurons of the substantia nigra degenerate. Motor symptoms usually "
+             "appear after about 60 to 80 percent of these neurons have been lost.")
 CASES = [
     ("Level 3 compliance leads have 2 business days.",
      "Level 3 compliance leads have 1 business day to arbitrate disputes and authorize publication or suppression.",
@@ -37,6 +43,17 @@ CASES = [
      "omitted.", "REFUTED"),
     ("Grid cells were discovered in the amygdala.",
      "May-Britt Moser and Edvard Moser discovered grid cells in the entorhinal cortex.", "REFUTED"),
+    # issue 14: a negating prefix, numbers written as words, an obligation's unstated specifics, a range
+    ("Aspirin reversibly inhibits cyclooxygenase-1.", ASPIRIN, "REFUTED"),
+    ("Aspirin irreversibly inhibits cyclooxygenase-1.", ASPIRIN, "SUPPORTED"),
+    ("The account is locked after three failed sign-in attempts.", LOCKOUT, "REFUTED"),
+    ("The account is locked after five failed sign-in attempts.", LOCKOUT, "SUPPORTED"),
+    ("The account is locked after 5 failed sign-in attempts.", LOCKOUT, "SUPPORTED"),
+    ("Every such answer must also be approved by two pharmacists.", DOSING, "NEI"),
+    ("Answers about medication dosing must be reviewed by a licensed clinician.", DOSING, "SUPPORTED"),
+    ("Parkinson's disease symptoms appear after about 70% of nigral dopamine neurons are lost.", PARKINSON,
+     "SUPPORTED"),
+    ("Motor symptoms appear after 90% of these neurons have been lost.", PARKINSON, "REFUTED"),
 ]
 RANGE_CLAIM = "Parkinson's disease symptoms appear after about 70% of nigral dopamine neurons are lost."
 RANGE_EVIDENCE = "Motor symptoms usually appear after about 60 to 80 percent of these neurons have been lost."
@@ -59,3 +76,19 @@ def test_it_no_longer_refutes_a_value_inside_a_stated_range(embedder):
                                                               "about 60 to 80 percent of nigral dopamine neurons "
                                                               "have been lost.", title="t")])
     assert named.label == "SUPPORTED"
+
+
+def test_it_says_which_rule_kept_an_obligation_below_supported(embedder):
+    v = verify_claim("Every such answer must also be approved by two pharmacists.",
+                     [Passage(id="p1", text=DOSING, title="t")])
+    structure = next(m for m in v.methods if m.method == "structure")
+    assert structure.details["unstated_obligation"] and not structure.details["contradicted"]
+    assert structure.details["findings"][0]["claim"] == "two pharmacists"
+
+
+def test_it_reads_a_negating_prefix_only_before_a_real_base_word():
+    from audit.pipeline.contradiction import prefix_opposite
+
+    assert prefix_opposite("reversibly", "irreversibly") and prefix_opposite("inactive", "active")
+    assert prefix_opposite("nontoxic", "toxic")
+    assert not prefix_opposite("inform", "form") and not prefix_opposite("discover", "cover")

@@ -29,3 +29,10 @@ def test_it_refutes_a_count_the_evidence_states_differently_for_the_same_unit():
 def test_it_supports_the_same_count_of_the_same_unit():
     result = compare_numbers("Level 3 compliance leads have 1 business day.", [RUNBOOK])
     assert result["matched"] == 2 and result["mismatched"] == 0
+
+
+def test_it_reads_counts_written_as_words_with_what_they_count():
+    from audit.pipeline.numbers import spelled_counts
+
+    found = spelled_counts("Locked after three failed attempts, for twenty-five days; the two of them.")
+    assert [(q.value, q.unit) for q in found] == [(3.0, "failed"), (25.0, "day")]

@@ -1,16 +1,17 @@
 """Fixtures of the UI tests: a stored audited answer, review cases, a logged-in browser.
 
-Answers, claims and evidence are built through the ORM in the shape ``audit_answer`` stores
+Answers, claims and evidence are built with the factories in the shape ``audit_answer`` stores
 them; cases go through the escalation services where they exist.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 
 import pytest
+
+from tests.factories import AnswerFactory, ClaimFactory, EvidenceFactory, ReviewCaseFactory, VerificationRunFactory
 
 # Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
 # thread with a running loop unless told the caller knows what it does.
@@ -27,15 +28,10 @@ ANSWER_TEXT = (
 )
 
 
-def sha(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
 def build_answer(workspace, *, text: str = ANSWER_TEXT, revised_text: str = "", created_at=None, domain="neuroscience"):
     """Store an audited answer of three claims (SUPPORTED, REFUTED, NEI) with evidence and a run."""
     from django.utils import timezone
 
-    from audit.models import Answer, Claim, Evidence, VerificationRun
     from audit.models.choices import Label, Verdict
 
     created_at = created_at or timezone.now()
@@ -49,7 +45,7 @@ def build_answer(workspace, *, text: str = ANSWER_TEXT, revised_text: str = "", 
                     "span": [58, 89], "before": "The hippocampus has 12 layers.", "after": "",
                     "reason": "contradicted by Hippocampus Anatomy"}]},
     ] if revised_text else []
-    answer = Answer.objects.create(
+    answer = AnswerFactory(
         workspace=workspace, query="What does LTP require?", original_text=text, text=revised_text or text,
         mode="audit-local", domain=domain, created_at=created_at,
         revisions=[{"source": "revision_loop", "text": revised_text, "ledger": attempts[1]["edits"],
@@ -70,21 +66,18 @@ def build_answer(workspace, *, text: str = ANSWER_TEXT, revised_text: str = "", 
     ]
     claims = []
     for n, ((s, e, sentence), (label, verdict, conf, title, snippet)) in enumerate(zip(sentences, specs), start=1):
-        claim = Claim.objects.create(
-            answer=answer, claim_id=f"c{n}", text=sentence, span_start=s, span_end=e, label=label, machine_label=label,
+        claim = ClaimFactory(
+            answer=answer, claim_id=f"c{n}", text=sentence, span_start=s, span_end=e, label=label,
             verdict=verdict, confidence=conf, methods=["nli", "numeric"],
             metrics={"faithfulness": conf, "answer_relevance": 0.9, "selfcheck_disagreement": 0.1},
             drafted_at=created_at, verified_at=created_at + dt.timedelta(seconds=2),
         )
-        Evidence.objects.create(
-            claim=claim, rank=0, source_type="kb", source_id=f"kb_chunk_{n}", title=title,
-            uri=f"kb://{title.lower().replace(' ', '_')}", snippet=snippet, hash=sha(snippet),
-            relevance=0.8, entailment=conf, provenance={"method": "hybrid", "query": sentence[:40]},
-        )
+        EvidenceFactory(claim=claim, source_id=f"kb_chunk_{n}", title=title,
+                        uri=f"kb://{title.lower().replace(' ', '_')}", snippet=snippet, relevance=0.8, entailment=conf,
+                        provenance={"method": "hybrid", "query": sentence[:40]})
         claims.append(claim)
-    VerificationRun.objects.create(answer=answer, mode="audit-local", started_at=created_at, audit_score=0.62,
-                                   faithfulness=0.33, coverage=0.66, claim_count=len(claims),
-                                   revision_history=attempts)
+    VerificationRunFactory(answer=answer, started_at=created_at, audit_score=0.62, faithfulness=0.33, coverage=0.66,
+                           claim_count=len(claims), revision_history=attempts)
     return answer, claims
 
 
@@ -95,9 +88,7 @@ def audited_answer(workspace):
 
 def open_case(claim, *, reason: str = "UI test"):
     """Open a review case for a claim through the escalation service (as the intake would)."""
-    from escalation import services
-
-    return services.case_open(claim=claim, actor=None, reason=reason)
+    return ReviewCaseFactory(claim=claim, reason=reason)
 
 
 @pytest.fixture

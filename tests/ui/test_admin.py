@@ -129,6 +129,9 @@ def test_it_keeps_workspaces_the_admin_console_cannot_delete_silently(client, ad
     other = Workspace.objects.create(name="Scratch", slug="scratch")
     client.force_login(admin_user_obj)
     client.post(f"/admin/audit/workspace/{other.pk}/delete/", {"post": "yes"})
+    assert Workspace.objects.filter(pk=other.pk).exists()  # another workspace: only after an explicit switch
+    client.post("/workspace/switch", {"workspace": "scratch"})
+    client.post(f"/admin/audit/workspace/{other.pk}/delete/", {"post": "yes"})
     assert not Workspace.objects.filter(pk=other.pk).exists()
     event = AuditEvent.objects.get(action="admin.workspace_deleted")
     assert event.details == {"object": "Scratch"} and event.actor == admin_user_obj

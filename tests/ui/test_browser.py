@@ -53,7 +53,7 @@ def test_it_shows_a_badge_tooltip_on_hover_and_on_keyboard_focus(browser_page, l
     page.hover(f"a.badge[aria-describedby='tip-{claims[1].pk}']")
     tip.wait_for(state="visible")
     text = tip.inner_text()
-    assert "c2 · Refuted" in text and "confidence 0.08" in text and "Hippocampus Anatomy" in text
+    assert "c2 · Refuted" in text and "confidence it is supported: only 0.08" in text and "Hippocampus Anatomy" in text
     page.keyboard.press("Escape")
     tip.wait_for(state="hidden")
     page.mouse.move(0, 0)
@@ -83,7 +83,7 @@ def test_it_ticks_the_countdown_and_stops_it_when_the_case_is_acknowledged(brows
     page.wait_for_load_state("networkidle")
     assert f"{case.ticket} acknowledged." in page.locator(".messages").inner_text()
     countdown = page.locator(f"tr[data-ticket='{case.ticket}'] .countdown")
-    assert countdown.locator(".cd-state").inner_text() == "Clock stopped — acknowledged"
+    assert countdown.locator(".cd-state").inner_text() == "Acknowledged — SLA met"
     assert countdown.locator(".cd-time").count() == 0
     case.refresh_from_db()
     assert case.status == ReviewCase.Status.ACKNOWLEDGED and case.owner == analyst and case.due_at is None

@@ -37,8 +37,17 @@ def test_it_diffs_words_keeping_whitespace():
     assert [(p.op, p.text) for p in parts] == [("equal", "The "), ("delete", "cat"), ("insert", "dog"), ("equal", " sat on the mat.")]
 
 
-def test_it_picks_the_headline_metrics_first():
-    assert key_metrics({"zeta": 0.1, "faithfulness": 0.8, "flag": True, "note": "x"}) == [("faithfulness", 0.8), ("zeta", 0.1)]
+def test_it_picks_the_headline_metrics_in_plain_words_and_leaves_internal_scores_out():
+    metrics = {"zeta": 0.1, "p_refuted": 1.0, "best_similarity": 0.84, "faithfulness": 0.8, "flag": True, "note": "x"}
+    assert key_metrics(metrics) == [("faithfulness", 0.8), ("similarity to the best passage", 0.84)]
+
+
+def test_it_says_what_each_label_means_with_its_confidence():
+    from audit.presentation import label_meaning
+
+    assert label_meaning("SUPPORTED", 0.951) == "Supported: confidence 0.95 that the evidence backs this claim."
+    assert label_meaning("REFUTED", 0.08).startswith("Refuted: the evidence contradicts this claim")
+    assert "nothing found backs or contradicts" in label_meaning("NEI", 0.35)
 
 
 def test_it_builds_sla_attainment_bars_with_met_over_total_text():

@@ -11,6 +11,7 @@ from audit.models import AuditEvent, Claim, Evidence, ExternalCall, WebCacheEntr
 from audit.services.web import answer_verify_web, web_cache_purge, web_verify_answer, web_verify_claim
 from audit.pipeline.revision import DISPUTED_QUALIFIER
 from audit.pipeline.types import ClaimDraft
+from audit.pipeline.web import WebProvider, build_providers
 
 from .conftest import (
     ARXIV_PATH,
@@ -66,6 +67,33 @@ def test_it_reverifies_the_weak_claim_with_web_evidence_and_full_provenance(web_
     assert answer.mode == "audit-web" and "web_verification" in answer.runs.get().methods
     actions = set(AuditEvent.objects.filter(workspace=web_workspace).values_list("action", flat=True))
     assert {"claim.web_verified", "answer.web_verified", "claim.label_drifted"} <= actions
+
+
+def test_it_stores_the_web_verdict_over_what_another_pass_wrote_meanwhile(web_settings, web_workspace, web_server,
+                                                                           settings):
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    serve_arxiv(web_server, [])
+    answer = make_answer(web_workspace)
+
+    class AnotherPass(WebProvider):
+        """Not a source: while the web is asked, another pass stores its result on the claim."""
+
+        name = "another-pass"
+
+        def find(self, lookup, *, client):
+            claim = Claim.objects.get(answer=answer, claim_id="c1")
+            Claim.objects.filter(pk=claim.pk).update(method_results={**claim.method_results, "nightly": {"ok": True}},
+                                                     metrics={**claim.metrics, "nightly_checked": 1.0})
+            return []
+
+    providers = [AnotherPass(), *build_providers(pubmed_base_url=settings.THEORIA["PUBMED_BASE_URL"],
+                                                 arxiv_base_url=settings.THEORIA["ARXIV_BASE_URL"])]
+    result = web_verify_answer(answer=answer, providers=providers)
+
+    assert result.verified == ["c1"]
+    weak = Claim.objects.get(answer=answer, claim_id="c1")
+    assert weak.method_results["nightly"] == {"ok": True} and weak.metrics["nightly_checked"] == 1.0
+    assert weak.method_results["web"]["providers"] == ["pubmed"] and weak.metrics["external_provenance"] is True
 
 
 def test_it_sends_only_the_query_derived_from_the_claim(web_settings, web_workspace, web_server):

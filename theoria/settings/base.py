@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
-from audit.constants import (DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION, SOFTENING_STYLES,
+from audit.constants import (DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION, EMAIL_TIMEOUT_S, SOFTENING_STYLES,
                              UNSUPPORTED_ACTIONS)
 
 from .env import envbool, envchoice, envfloat, envint, envlist, envstr
@@ -22,13 +23,40 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(envstr("THEORIA_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-SECRET_KEY = envstr("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me-in-production")
-DEBUG = envbool("DJANGO_DEBUG", True)
+# DEBUG is off unless the environment turns it on (`make` does for development, the test
+# settings for the suite). With DEBUG off the server refuses to start on the development key.
+DEBUG = envbool("DJANGO_DEBUG", False)
+DEV_SECRET_KEY = "dev-only-insecure-key-change-me-in-production"
+SECRET_KEY = envstr("DJANGO_SECRET_KEY", "") or (DEV_SECRET_KEY if DEBUG else "")
+if not DEBUG and SECRET_KEY in ("", DEV_SECRET_KEY):
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a secret value when DEBUG is off "
+                               "(set DJANGO_DEBUG=1 for development).")
 ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
+# HTTPS. Defaults are strict when DEBUG is off; behind a TLS-terminating proxy set
+# DJANGO_SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https (the header the proxy sets), or turn
+# the redirect off (DJANGO_SECURE_SSL_REDIRECT=0) where the proxy redirects itself.
+SECURE_SSL_REDIRECT = envbool("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
+SESSION_COOKIE_SECURE = envbool("DJANGO_SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = envbool("DJANGO_CSRF_COOKIE_SECURE", not DEBUG)
+SECURE_HSTS_SECONDS = envint("DJANGO_SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = envbool("DJANGO_SECURE_HSTS_PRELOAD", True)
+_PROXY_HEADER = envlist("DJANGO_SECURE_PROXY_SSL_HEADER", [])
+if _PROXY_HEADER:
+    if len(_PROXY_HEADER) != 2:
+        raise ImproperlyConfigured("DJANGO_SECURE_PROXY_SSL_HEADER must be HEADER,VALUE, e.g. HTTP_X_FORWARDED_PROTO,https.")
+    SECURE_PROXY_SSL_HEADER = tuple(_PROXY_HEADER)
+SESSION_COOKIE_HTTPONLY = True
+# Content-Security-Policy of every page (audit.middleware.SecurityHeadersMiddleware): scripts
+# and styles from this server only (Plotly adds style rules, hence 'unsafe-inline' for styles).
+THEORIA_CSP = envstr("THEORIA_CSP", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                                    "img-src 'self' data:; font-src 'self' data:; object-src 'none'; base-uri 'self'; "
+                                    "form-action 'self'; frame-ancestors 'none'")
+
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "audit.apps.TheoriaAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -51,6 +79,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "audit.middleware.WorkspaceSwitchMiddleware",
+    "audit.middleware.SecurityHeadersMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -112,8 +142,8 @@ LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
+        "audit.api.authentication.TokenAuthentication",
+        "audit.api.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -152,6 +182,7 @@ else:
 
 EMAIL_BACKEND = envstr("THEORIA_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = envstr("THEORIA_FROM_EMAIL", "theoria-audit@localhost")
+EMAIL_TIMEOUT = envint("THEORIA_EMAIL_TIMEOUT_S", EMAIL_TIMEOUT_S, minimum=1)  # every outbound call has a timeout
 
 # --- Theoria deployment settings (not domain thresholds: those are in audit/constants.py) ---
 THEORIA = {
@@ -188,6 +219,9 @@ THEORIA = {
     # API request limits (issue 5).
     "API_MAX_BODY_BYTES": envint("THEORIA_API_MAX_BODY_BYTES", 1_000_000, minimum=1),
     "API_MAX_CONTEXTS": envint("THEORIA_API_MAX_CONTEXTS", 200, minimum=1),
+    # Throttles (audit/api/throttles.py): "N/sec|min|hour|day"; empty: no limit.
+    "THROTTLE_TOKEN": envstr("THEORIA_THROTTLE_TOKEN", "10/min"),
+    "THROTTLE_AUDITS": envstr("THEORIA_THROTTLE_AUDITS", "120/min"),
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(THEORIA["API_MAX_BODY_BYTES"] * 2, 2_621_440)
 

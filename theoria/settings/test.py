@@ -4,6 +4,10 @@ The database still comes from DATABASE_URL, so the same suite runs on SQLite (de
 PostgreSQL (DATABASE_URL=postgres://postgres@127.0.0.1:5432/theoria).
 """
 
+import os
+
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-key-" + "x" * 50)  # base refuses the dev key without DEBUG
+
 from .base import *  # noqa: F403 — the one place a star import is the point
 from .base import Q_CLUSTER, THEORIA
 
@@ -12,3 +16,8 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 Q_CLUSTER = {**Q_CLUSTER, "sync": True}
 THEORIA = {**THEORIA, "WEB_ALLOW_PRIVATE_ADDRESSES": False}
 DEBUG = False
+# The suite talks plain HTTP to the test client and live servers.
+SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+SECURE_HSTS_SECONDS = 0

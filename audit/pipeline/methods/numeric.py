@@ -9,16 +9,23 @@ from __future__ import annotations
 
 from audit.constants import NUMERIC_RELEVANT_OVERLAP as RELEVANT_OVERLAP
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
-from audit.pipeline.numbers import extract_quantities, extract_ranges, same_quantity, values_match, within_range
+from audit.pipeline.numbers import (extract_quantities, extract_ranges, same_quantity, spelled_counts, values_match,
+                                    within_range)
 from audit.pipeline.text import content_stems
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 
+def quantities(text: str) -> list:
+    """The quantities of a text: digits (``extract_quantities``) and counts spelled out before what
+    they count (``spelled_counts``: "three failed attempts")."""
+    return extract_quantities(text) + spelled_counts(text)
+
+
 def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float = 0.02,
                     approx_tol: float = 0.10) -> dict:
     """{"quantities": [...], "matched": n, "mismatched": n, "absent": n, "items": [...]}"""
-    cq = extract_quantities(claim_text)
+    cq = quantities(claim_text)
     cstems = {w for w in content_stems(claim_text) if not any(ch.isdigit() for ch in w)}
     sentences = [s for t in evidence_texts for s in split_sentences(t)]
     relevant = []
@@ -28,13 +35,14 @@ def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float =
         if overlap >= RELEVANT_OVERLAP:
             relevant.append((overlap, s))
     relevant.sort(key=lambda t: -t[0])
-    all_q = [q for t in evidence_texts for q in extract_quantities(t)]
+    all_q = [q for t in evidence_texts for q in quantities(t)]
+    evidence_words = {w for t in evidence_texts for w in content_stems(t)}
     all_ranges = [r for t in evidence_texts for r in extract_ranges(t)]
     items = []
     for q in cq:
         def rival_in(sentences, pick, kind=q.kind):
             for _, s in sentences:
-                found = [e for e in extract_quantities(s) if e.kind == kind and pick(e)]
+                found = [e for e in quantities(s) if e.kind == kind and pick(e)]
                 if found:
                     return found[0], s
             return None
@@ -60,6 +68,12 @@ def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float =
                 items.append({"claim_value": q.raw, "evidence_value": span.raw, "match_type": "within_range",
                               "match": True})
                 continue
+            if q.written:
+                # a spelled count is a specific only where what it counts is unstated too ("two
+                # pharmacists" where no source names pharmacists); "the two groups" is no claim of number
+                if not set(content_stems(q.unit)) & evidence_words:
+                    items.append({"claim_value": q.raw, "match_type": "absent", "match": False})
+                continue
             # 4. a relevant sentence states a quantity of the same kind (and not of another unit)
             rival = rival_in(relevant[:3], lambda e, q=q: same_quantity(q, e))
         if rival:
@@ -79,7 +93,7 @@ class NumericMethod(VerificationMethod):
     display_name = "Numeric QA verification"
 
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
-        if not extract_quantities(claim.text):
+        if not quantities(claim.text):
             return MethodResult(self.name, ran=False, details={"reason": "no quantity in the claim"})
         if not hits:
             return MethodResult(self.name, ran=True, score=0.0, verdict="not_found",
@@ -88,6 +102,8 @@ class NumericMethod(VerificationMethod):
         res = compare_numbers(claim.text, [h.passage.text for h in hits], t.numeric_rel_tolerance,
                               t.numeric_approx_tolerance)
         n = len(res["items"])
+        if not n:  # only spelled numbers that count what the evidence also names: nothing to verify
+            return MethodResult(self.name, ran=False, details={"reason": "no quantity to verify"})
         score = res["matched"] / n if n else None
         verdict = ("contradicted" if res["mismatched"] else "supported" if res["matched"] == n
                    else "not_found")

@@ -223,8 +223,9 @@ def _remaining(deadline: float, url: str) -> float:
 
 
 def safe_fetch(url: str, policy: FetchPolicy, *, headers: dict | None = None,
-               resolver=socket.getaddrinfo) -> FetchResponse:
-    """GET ``url`` under ``policy`` (see the module docstring) and return the response.
+               resolver=socket.getaddrinfo, method: str = "GET", body: bytes | None = None) -> FetchResponse:
+    """GET (or ``method`` with ``body``: webhooks POST) ``url`` under ``policy`` (see the module
+    docstring) and return the response.
 
     Raise :class:`WebError` on any refusal or failure; nothing is read past the limits.
     """
@@ -245,7 +246,8 @@ def safe_fetch(url: str, policy: FetchPolicy, *, headers: dict | None = None,
         else:
             conn = _PinnedHTTPConnection(target.host, target.port, address, timeout)
         try:
-            status, location, content_type, body = _exchange(conn, target, current, policy, deadline, headers)
+            status, location, content_type, payload = _exchange(conn, target, current, policy, deadline, headers,
+                                                                method=method, body=body)
         finally:
             conn.close()
         if status in REDIRECT_STATUSES and location:
@@ -254,19 +256,19 @@ def safe_fetch(url: str, policy: FetchPolicy, *, headers: dict | None = None,
             redirects.append(current)
             current = urljoin(current, location)
             continue
-        return FetchResponse(url=current, status=status, content_type=content_type, body=body,
+        return FetchResponse(url=current, status=status, content_type=content_type, body=payload,
                              redirects=redirects, address=address,
                              duration_ms=(time.monotonic() - started) * 1000.0)
 
 
 def _exchange(conn, target: _Target, url: str, policy: FetchPolicy, deadline: float,
-              headers: dict | None) -> tuple[int, str, str, bytes]:
-    """Send one GET and read its answer within the limits; return status, location, type, body."""
+              headers: dict | None, *, method: str = "GET", body: bytes | None = None) -> tuple[int, str, str, bytes]:
+    """Send one request and read its answer within the limits; return status, location, type, body."""
     request_headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity",
                        "Accept": ", ".join(policy.content_types) or "*/*"}
     request_headers.update(headers or {})
     try:
-        conn.request("GET", target.path, headers=request_headers)
+        conn.request(method, target.path, body=body, headers=request_headers)
         sock = conn.sock  # getresponse() drops conn.sock when the server closes after the body
         sock.settimeout(_remaining(deadline, url))
         response = conn.getresponse()

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('escalation', '0001_cases_calendars_notifications'),
+        ('escalation', '0002_notification_claimed_at'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('audit', '0007_run_verification_profile'),
+        ('audit', '0009_answer_json'),
     ]
 
     operations = [

@@ -1,0 +1,98 @@
+"""The admin console's site: every registered model is scoped to the caller's workspace.
+
+``TheoriaAdminSite.register`` gives each ModelAdmin the ``WorkspaceScopedAdmin`` mixin, so a model
+added later is scoped without anyone remembering to. A model's rows are filtered by the first
+foreign-key path that reaches ``Workspace`` (``answer__workspace``, ``claim__answer__workspace``,
+...); users by their profile's workspace; models with no such path (the task queue, the shared
+web cache, groups) are shown to superusers only. A superuser works in another workspace only
+after the explicit switch on the home page.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.db import models
+
+MAX_DEPTH = 4
+
+
+@lru_cache(maxsize=None)
+def workspace_path(model) -> str | None:
+    """The lookup from ``model`` to its workspace ("" for Workspace itself; None when there is none)."""
+    from audit.models import Workspace
+
+    if model is Workspace:
+        return ""
+    if model is get_user_model():
+        return "theoria_profile__workspace"
+    frontier = [(model, "")]
+    through_user = None
+    for _ in range(MAX_DEPTH):
+        following = []
+        for current, prefix in frontier:
+            for field in current._meta.get_fields():
+                if not (field.is_relation and field.concrete and (field.many_to_one or field.one_to_one)):
+                    continue
+                path = f"{prefix}{field.name}"
+                if field.related_model is Workspace:
+                    return path
+                if field.related_model is get_user_model():
+                    # a user is not a tenant row (actor, owner): only a row with no path of its own (an API
+                    # token) goes through its user's profile
+                    through_user = through_user or f"{path}__theoria_profile__workspace"
+                    continue
+                following.append((field.related_model, path + "__"))
+        frontier = following
+    return through_user
+
+
+class WorkspaceScopedAdmin:
+    """Filter a ModelAdmin's rows and foreign-key choices to the caller's workspace."""
+
+    def _workspace(self, request):
+        from audit.services.workspaces import workspace_for_user
+
+        return workspace_for_user(request.user)
+
+    def _scoped(self, request, queryset):
+        path = workspace_path(queryset.model)
+        if path is None:
+            return queryset if request.user.is_superuser else queryset.none()
+        workspace = self._workspace(request)
+        if path == "":
+            return queryset.filter(pk=workspace.pk)
+        if path.endswith("theoria_profile__workspace"):
+            from audit.services.workspaces import DEFAULT_WORKSPACE_SLUG
+
+            if workspace.slug == DEFAULT_WORKSPACE_SLUG:  # users without a profile are in the default workspace
+                profile = path.removesuffix("__workspace")
+                return queryset.filter(models.Q(**{path: workspace}) | models.Q(**{f"{profile}__isnull": True}))
+        rows = models.Q(**{path: workspace})
+        if request.user.is_superuser:  # deployment-level rows (an event of a command) belong to no workspace
+            rows |= models.Q(**{f"{path}__isnull": True})
+        return queryset.filter(rows)
+
+    def get_queryset(self, request):
+        return self._scoped(request, super().get_queryset(request))
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if field is not None and hasattr(field, "queryset"):
+            field.queryset = self._scoped(request, field.queryset)
+        return field
+
+    def has_module_permission(self, request):
+        if workspace_path(self.model) is None and not request.user.is_superuser:
+            return False
+        return super().has_module_permission(request)
+
+
+class TheoriaAdminSite(admin.AdminSite):
+    def register(self, model_or_iterable, admin_class=None, **options):
+        base = admin_class or admin.ModelAdmin
+        if not issubclass(base, WorkspaceScopedAdmin):
+            base = type(base.__name__, (WorkspaceScopedAdmin, base), {"__module__": base.__module__})
+        return super().register(model_or_iterable, base, **options)

@@ -1,0 +1,279 @@
+"""The pgvector back end of knowledge-base search, for large deployments.
+
+When the database is PostgreSQL with the ``vector`` extension, migration 0006 makes
+``Chunk.search_vector`` a ``vector(384)`` column with an HNSW index (cosine) and adds
+``search_tsv``, a stored ``tsvector`` of the chunk text with a GIN index. Search then runs in
+SQL and no process holds the knowledge base in memory: :class:`PgVectorIndex` asks HNSW for the
+nearest chunks and full-text search for the best keyword matches, and fuses the union exactly as
+the in-process ``HybridIndex`` does (``w * cosine + (1 - w) * rank / max rank``), with
+``ts_rank`` in place of BM25. SQLite, and PostgreSQL without the extension, keep the in-process
+index (``audit.kb_search``); :func:`pgvector_ready` makes the choice, per database.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from django.db import DatabaseError, connection as default_connection, models, transaction
+
+from audit.constants import (EMBEDDING_DIM, INDEX_CANDIDATES_FACTOR, INDEX_DENSE_WEIGHT, PGVECTOR_EF_SEARCH,
+                             PGVECTOR_HNSW_EF_CONSTRUCTION, PGVECTOR_HNSW_M)
+from audit.pipeline.text import content_words
+
+TS_CONFIG = "english"
+HNSW_INDEX = "audit_chunk_search_vector_hnsw"
+GIN_INDEX = "audit_chunk_search_tsv_gin"
+_WORD = re.compile(r"[^\W_]+")
+
+_extension: dict[tuple, bool] = {}
+_ready: dict[tuple, bool] = {}
+
+
+def _key(connection) -> tuple:
+    s = connection.settings_dict
+    return connection.alias, s.get("NAME"), s.get("HOST"), s.get("PORT")
+
+
+def extension_installed(connection) -> bool:
+    """Whether the ``vector`` extension is installed in this PostgreSQL database (cached)."""
+    if connection.vendor != "postgresql":
+        return False
+    key = _key(connection)
+    if key not in _extension:
+        with connection.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+            _extension[key] = cur.fetchone() is not None
+    return _extension[key]
+
+
+def pgvector_ready(connection=None) -> bool:
+    """Whether search runs in this database: ``audit_chunk.search_vector`` is a pgvector column (cached)."""
+    connection = connection or default_connection
+    if connection.vendor != "postgresql":
+        return False
+    key = _key(connection)
+    if key not in _ready:
+        with connection.cursor() as cur:
+            cur.execute("SELECT udt_name FROM information_schema.columns WHERE table_schema = current_schema() "
+                        "AND table_name = 'audit_chunk' AND column_name = 'search_vector'")
+            row = cur.fetchone()
+            _ready[key] = bool(row and row[0] == "vector")
+    return _ready[key]
+
+
+def forget_backend_checks() -> None:
+    _extension.clear()
+    _ready.clear()
+
+
+def kb_backend(connection=None) -> str:
+    """The search back end in use: "pgvector" or "in-process"."""
+    return "pgvector" if pgvector_ready(connection) else "in-process"
+
+
+def kb_backend_label(connection=None) -> str:
+    if pgvector_ready(connection):
+        return (f"pgvector (HNSW m={PGVECTOR_HNSW_M}, ef_search={PGVECTOR_EF_SEARCH}) + PostgreSQL full-text "
+                "search, in the database")
+    return "in-process (torch bfloat16 exact cosine + BM25), loaded in each process"
+
+
+# --- schema ------------------------------------------------------------------------------------
+def create_extension(connection) -> bool:
+    """CREATE EXTENSION vector where PostgreSQL offers it and we may; False otherwise (never raises)."""
+    if connection.vendor != "postgresql":
+        return False
+    with connection.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+        if cur.fetchone() is None:
+            return False
+        try:
+            with transaction.atomic(using=connection.alias):
+                cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except DatabaseError:  # e.g. a role that may not create extensions: stay in-process
+            return False
+    forget_backend_checks()
+    return True
+
+
+def add_search_columns(connection, *, backfill_batch: int = 2000) -> bool:
+    """Where ``search_vector`` is a vector: fill it for existing chunks, add ``search_tsv`` and both indexes."""
+    forget_backend_checks()
+    if not pgvector_ready(connection):
+        return False
+    backfill_vectors(connection, batch=backfill_batch)
+    with connection.cursor() as cur:
+        cur.execute(f"ALTER TABLE audit_chunk ADD COLUMN IF NOT EXISTS search_tsv tsvector "
+                    f"GENERATED ALWAYS AS (to_tsvector('{TS_CONFIG}', text)) STORED")
+        cur.execute(f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON audit_chunk USING hnsw "
+                    f"(search_vector vector_cosine_ops) WITH (m = {PGVECTOR_HNSW_M}, "
+                    f"ef_construction = {PGVECTOR_HNSW_EF_CONSTRUCTION})")
+        cur.execute(f"CREATE INDEX IF NOT EXISTS {GIN_INDEX} ON audit_chunk USING gin (search_tsv)")
+    return True
+
+
+def backfill_vectors(connection, *, batch: int = 2000) -> int:
+    """Fill ``search_vector`` from ``embedding`` where it is NULL (chunks stored before the column); the count."""
+    done = 0
+    with connection.cursor() as cur:
+        last = 0
+        while True:  # chunks stored before the column existed (keyset pages)
+            cur.execute("SELECT id, embedding FROM audit_chunk WHERE search_vector IS NULL AND id > %s "
+                        "ORDER BY id LIMIT %s", [last, batch])
+            rows = cur.fetchall()
+            if not rows:
+                break
+            vectors = np.frombuffer(b"".join(bytes(e) for _, e in rows), dtype="<f4").reshape(len(rows), -1)
+            cur.execute("UPDATE audit_chunk AS c SET search_vector = v.vec::vector "
+                        "FROM unnest(%s::bigint[], %s::text[]) AS v(id, vec) WHERE c.id = v.id",
+                        [[pk for pk, _ in rows], [vector_literal(v) for v in vectors]])
+            last = rows[-1][0]
+            done += len(rows)
+    return done
+
+
+def drop_search_columns(connection) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
+            cur.execute(f"DROP INDEX IF EXISTS {GIN_INDEX}")
+            cur.execute("ALTER TABLE audit_chunk DROP COLUMN IF EXISTS search_tsv")
+    forget_backend_checks()
+
+
+def vector_literal(vec) -> str:
+    return "[" + ",".join(map(repr, np.asarray(vec, dtype=np.float32).tolist())) + "]"
+
+
+class VectorField(models.Field):
+    """An embedding kept for in-database search: ``vector(384)`` where PostgreSQL has pgvector.
+
+    Elsewhere the column is a NULL binary column (the in-process index reads ``Chunk.embedding``),
+    so writers may always pass the vector. Reads give a float32 array, or None.
+    """
+
+    description = "pgvector embedding (NULL without pgvector)"
+
+    def __init__(self, *args, dimensions: int = EMBEDDING_DIM, **kwargs):
+        self.dimensions = dimensions
+        kwargs["null"] = True
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        kwargs.pop("null", None)
+        kwargs.pop("editable", None)
+        if self.dimensions != EMBEDDING_DIM:
+            kwargs["dimensions"] = self.dimensions
+        return name, path, args, kwargs
+
+    def db_type(self, connection):
+        if extension_installed(connection):
+            return f"vector({self.dimensions})"
+        return models.BinaryField().db_type(connection)
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if value is None or not pgvector_ready(connection):
+            return None
+        return vector_literal(value)
+
+    def from_db_value(self, value, expression, connection):
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return np.array(value.strip("[]").split(","), dtype=np.float32)
+        return None
+
+
+# --- search ------------------------------------------------------------------------------------
+def tsquery_terms(text: str) -> str:
+    """A ``to_tsquery`` text OR-ing the content words of ``text`` (PostgreSQL stems them)."""
+    seen = dict.fromkeys(w for word in content_words(text) for w in _WORD.findall(word))
+    return " | ".join(seen)
+
+
+_SEARCH_SQL = f"""
+WITH dense AS (
+    SELECT c.id FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id
+    WHERE d.workspace_id = %(ws)s AND c.search_vector IS NOT NULL
+    ORDER BY c.search_vector <=> %(vec)s::vector LIMIT %(n)s
+), lexical AS (
+    SELECT c.id FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id
+    WHERE d.workspace_id = %(ws)s AND c.search_tsv @@ to_tsquery('{TS_CONFIG}', %(terms)s)
+    ORDER BY ts_rank(c.search_tsv, to_tsquery('{TS_CONFIG}', %(terms)s)) DESC, c.id LIMIT %(n)s
+)
+SELECT c.id, 1 - (c.search_vector <=> %(vec)s::vector),
+       ts_rank(c.search_tsv, to_tsquery('{TS_CONFIG}', %(terms)s))
+FROM audit_chunk c WHERE c.id IN (SELECT id FROM dense UNION SELECT id FROM lexical)
+"""
+
+_DENSE_SQL = """
+SELECT c.id, 1 - (c.search_vector <=> %(vec)s::vector) FROM audit_chunk c
+JOIN audit_document d ON d.id = c.document_id
+WHERE d.workspace_id = %(ws)s AND c.search_vector IS NOT NULL
+ORDER BY c.search_vector <=> %(vec)s::vector LIMIT %(n)s
+"""
+
+
+def fuse(rows, k: int, dense_weight: float = INDEX_DENSE_WEIGHT) -> list[tuple[str, float]]:
+    """(chunk pk, cosine, rank) rows -> the top ``k`` (source id, fused score), best first; ties by pk."""
+    top_rank = max((float(r or 0.0) for _, _, r in rows), default=0.0)
+    scored = []
+    for pk, cosine, rank in rows:
+        lexical = float(rank or 0.0) / top_rank if top_rank > 0 else 0.0
+        scored.append((dense_weight * min(1.0, max(0.0, float(cosine or 0.0))) + (1.0 - dense_weight) * lexical, pk))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [(f"kb_chunk_{pk}", score) for score, pk in scored[:k]]
+
+
+class PgVectorIndex:
+    """The ``SearchIndex`` of one workspace's chunks, answered by PostgreSQL (nothing held in memory)."""
+
+    backend = "pgvector"
+
+    def __init__(self, workspace_id: int, size: int = 0, *, ef_search: int = PGVECTOR_EF_SEARCH,
+                 dense_weight: float = INDEX_DENSE_WEIGHT, connection=None):
+        self.workspace_id = workspace_id
+        self.size = size
+        self.ef_search = ef_search
+        self.dense_weight = dense_weight
+        self._connection = connection
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def connection(self):
+        return self._connection or default_connection
+
+    def _tune(self, cur, n: int) -> None:
+        # HNSW returns at most ef_search rows; the iterative scan keeps going past chunks of other
+        # workspaces, so a filtered query still gets its n nearest.
+        cur.execute("SELECT set_config('hnsw.ef_search', %s, false), "
+                    "set_config('hnsw.iterative_scan', 'relaxed_order', false)", [str(max(self.ef_search, n))])
+
+    def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[str, float]]:
+        return self.search_many([query_text], np.asarray(query_vec).reshape(1, -1), k)[0]
+
+    def search_many(self, query_texts: list[str], query_vecs: np.ndarray, k: int = 10) -> list[list[tuple[str, float]]]:
+        if not query_texts:
+            return []
+        n = max(k, 1) * INDEX_CANDIDATES_FACTOR
+        vecs = np.asarray(query_vecs, dtype=np.float32).reshape(len(query_texts), -1)
+        out = []
+        with self.connection.cursor() as cur:
+            self._tune(cur, n)
+            for text, vec in zip(query_texts, vecs):
+                cur.execute(_SEARCH_SQL, {"ws": self.workspace_id, "vec": vector_literal(vec), "n": n,
+                                          "terms": tsquery_terms(text)})
+                out.append(fuse(cur.fetchall(), k, self.dense_weight))
+        return out
+
+    def dense_search(self, query_vec: np.ndarray, k: int = 10) -> list[tuple[int, float]]:
+        """The ``k`` nearest chunks by cosine alone (HNSW): (chunk pk, cosine), nearest first."""
+        with self.connection.cursor() as cur:
+            self._tune(cur, k)
+            cur.execute(_DENSE_SQL, {"ws": self.workspace_id, "vec": vector_literal(query_vec), "n": k})
+            return [(pk, float(c)) for pk, c in cur.fetchall()]

@@ -1,0 +1,212 @@
+"""Post-verification of structured JSON answers (seed 003, "Post-Verification for Structured Output").
+
+Plain Python. :func:`discover_fields` walks a JSON answer (objects and lists, any depth) and
+returns every field that has a sibling ``<field>_source_refs``: its path (``a.b[2].c``), its text
+and the ids of the passages it cites; a list of strings under such a field gives one field per item
+(``a.points[0]``). :func:`verify_fields` then runs seed 003's stages 4-6 on them:
+
+- stage 4, isolated verification: each field is judged against the passages its refs name and
+  nothing else (not the rest of the JSON, not the other passages), by the pipeline's methods (the
+  entailment judge, structural and numeric checks, and the isolated LLM judge when configured);
+- stage 5, citation fix: a field not SUPPORTED is judged again against each of the best other
+  passages (hybrid search); those the same judge calls SUPPORTED are proposed beside the finding —
+  ``REPLACE`` (an alternative beats the refs' confidence by ``CITATION_REPLACE_MARGIN``, the
+  revision loop's rule), ``ADD_ALTERNATE`` (it does not: keep the refs, add it), or ``REMOVE`` (no
+  passage supports it). The label stays the verdict on the refs as submitted;
+- stage 6, numeric QA: the ``numeric`` method compares the field's quantities with its passages'.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+
+from audit.constants import CITATION_REPLACE_MARGIN, STRUCTURED_FIX_CANDIDATES, STRUCTURED_MAX_FIELDS, STRUCTURED_REFS_SUFFIX
+from audit.pipeline.extraction import claim_type, importance
+from audit.pipeline.methods import VerifyContext
+from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Passage
+
+
+class StructuredError(ValueError):
+    """A malformed structured answer; ``path`` names the offending value (``a.b[2].c_source_refs[1]``)."""
+
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+@dataclass(frozen=True)
+class StructuredField:
+    path: str  # "a.b[2].c", or "a.points[0]" for an item of a list field
+    text: str
+    source_refs: tuple[str, ...]
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _field_texts(value, path: str) -> list[tuple[str, str]]:
+    if isinstance(value, str) and value.strip():
+        return [(path, value)]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [(path, json.dumps(value))]
+    if isinstance(value, list) and value and all(isinstance(v, str) and v.strip() for v in value):
+        return [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+    raise StructuredError(path, "a field with source refs must be a non-blank string, a number or a list of "
+                                "non-blank strings.")
+
+
+def _refs(value, path: str, known: set[str] | None) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise StructuredError(path, "must be a list of passage ids.")
+    refs = []
+    for i, ref in enumerate(value):
+        if isinstance(ref, bool) or not isinstance(ref, (str, int)) or not str(ref).strip():
+            raise StructuredError(f"{path}[{i}]", "must be a passage id (a non-blank string or a whole number).")
+        if known is not None and str(ref) not in known:
+            raise StructuredError(f"{path}[{i}]", f'names no passage sent in contexts ("{ref}").')
+        refs.append(str(ref))
+    return tuple(dict.fromkeys(refs))
+
+
+def discover_fields(answer_json, context_ids=None) -> list[StructuredField]:
+    """Every field with a sibling ``<field>_source_refs``, in document order; raises StructuredError.
+
+    ``context_ids`` (when given) are the passage ids a ref may name.
+    """
+    known = None if context_ids is None else {str(i) for i in context_ids}
+    if not isinstance(answer_json, dict):
+        raise StructuredError("answer_json", "must be a JSON object.")
+    found: list[StructuredField] = []
+
+    def walk(node, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key.endswith(STRUCTURED_REFS_SUFFIX):
+                    refs_path = _join(path, key)
+                    base = key[: -len(STRUCTURED_REFS_SUFFIX)]
+                    if not base or base not in node:
+                        raise StructuredError(refs_path, f'has no sibling field "{base}" to verify.')
+                    refs = _refs(value, refs_path, known)
+                    found.extend(StructuredField(p, text, refs) for p, text in _field_texts(node[base], _join(path, base)))
+                else:
+                    walk(value, _join(path, key))
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, f"{path}[{i}]")
+
+    walk(answer_json, "")
+    if not found:
+        raise StructuredError("answer_json", f'has no field with a sibling "<field>{STRUCTURED_REFS_SUFFIX}" to verify.')
+    if len(found) > STRUCTURED_MAX_FIELDS:
+        raise StructuredError("answer_json", f"has {len(found)} fields with source refs; at most "
+                                             f"{STRUCTURED_MAX_FIELDS} are verified per answer.")
+    return found
+
+
+def canonical_text(answer_json: dict) -> str:
+    """The stored text of a structured answer: its JSON, keys in the order sent."""
+    return json.dumps(answer_json, ensure_ascii=False, indent=2)
+
+
+def field_claims(fields: list[StructuredField], text: str, query: str = "") -> list[ClaimDraft]:
+    """One claim per field; spans point at the field's value inside ``text`` (0, 0 when not found)."""
+    claims, cursor = [], 0
+    for n, f in enumerate(fields, 1):
+        needle = json.dumps(f.text, ensure_ascii=False)[1:-1]
+        at = text.find(needle, cursor)
+        span = (at, at + len(needle)) if at >= 0 else (cursor, cursor)
+        cursor = max(cursor, span[1])
+        ctype = claim_type(f.text)
+        claims.append(ClaimDraft(claim_id=f"c{n}", text=f.text, span=span, type=ctype,
+                                 importance=importance(f.text, query, ctype=ctype, first=n == 1),
+                                 citations=f.source_refs, sentence=f.text))
+    return claims
+
+
+def verify_fields(claims: list[ClaimDraft], passages: list[Passage], ctx: VerifyContext, methods: tuple[str, ...],
+                  *, run_methods, search) -> tuple[list[ClaimVerdict], list[dict | None]]:
+    """Stages 4-6 on the field claims; returns their verdicts and a citation fix (or None) per field.
+
+    ``run_methods(items, ctx, methods)`` is the pipeline's method runner; ``search(claims, passages)``
+    returns each claim's best passages by hybrid search (``retrieval.retrieve``).
+    """
+    by_id = {p.id: p for p in passages}
+    items = [(c, [EvidenceHit(passage=by_id[r], relevance=1.0, cited=True) for r in c.citations if r in by_id])
+             for c in claims]
+    verdicts = run_methods(items, ctx, methods)
+    fixes: list[dict | None] = [None] * len(claims)
+    weak = [i for i, v in enumerate(verdicts) if v.label != "SUPPORTED"]
+    if not weak:
+        return verdicts, fixes
+    unanchored = [replace(claims[i], citations=()) for i in weak]
+    found = search(unanchored, passages)
+    trials, owners = [], []
+    for i, hits in zip(weak, found):
+        others = [h.passage for h in hits if h.passage.id not in claims[i].citations][:STRUCTURED_FIX_CANDIDATES]
+        for p in others:
+            trials.append((replace(claims[i], claim_id=f"{claims[i].claim_id}:{p.id}"),
+                           [EvidenceHit(passage=p, relevance=1.0, cited=True)]))
+            owners.append((i, p.id))
+    trial_verdicts = run_methods(trials, replace(ctx, results={}), methods) if trials else []
+    supported: dict[int, list[tuple[str, float]]] = {}
+    for (i, pid), tv in zip(owners, trial_verdicts):
+        if tv.label == "SUPPORTED":
+            supported.setdefault(i, []).append((pid, round(float(tv.confidence), 4)))
+    for i in weak:
+        refs = list(claims[i].citations)
+        alternates = sorted(supported.get(i, []), key=lambda pair: -pair[1])
+        if alternates:
+            # the revision loop's rule: another passage takes the place of the cited ones only when
+            # it beats them by CITATION_REPLACE_MARGIN; otherwise it is added beside them
+            beats = alternates[0][1] - float(verdicts[i].confidence) >= CITATION_REPLACE_MARGIN
+            action = "REPLACE" if beats or not refs else "ADD_ALTERNATE"
+            new_refs = (refs if action == "ADD_ALTERNATE" else []) + [pid for pid, _ in alternates]
+            fixes[i] = {"action": action, "source_refs": new_refs,
+                        "supported_by": [{"ref": pid, "confidence": conf} for pid, conf in alternates]}
+        elif refs:
+            fixes[i] = {"action": "REMOVE", "source_refs": [], "supported_by": []}
+    return verdicts, fixes
+
+
+@dataclass
+class StructuredResult:
+    result: object  # audit.pipeline.types.AuditResult over the field claims
+    fields: list[StructuredField]
+    fixes: list[dict | None]
+    text: str  # the stored text (canonical JSON)
+
+
+def audit_structured(query: str, answer_json: dict, contexts, *, thresholds, domain: str = "", now=None,
+                     embed=None, llm=None, methods: tuple[str, ...] | None = None) -> StructuredResult:
+    """Discover, verify (stages 4-6) and score a structured answer against the request's passages."""
+    import time
+    from datetime import datetime, timezone
+
+    from audit.pipeline.audit import NOT_RUN_OFFLINE, _embed, _thresholds, run_methods, summarize
+    from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS
+    from audit.pipeline.retrieval import as_passages, retrieve
+
+    started = time.perf_counter()
+    t = _thresholds(thresholds)
+    embed = _embed(embed)
+    now = now or datetime.now(timezone.utc)
+    passages = as_passages(contexts)
+    fields = discover_fields(answer_json, [p.id for p in passages])
+    text = canonical_text(answer_json)
+    claims = field_claims(fields, text, query)
+    methods = tuple(methods or OFFLINE_METHODS)
+    if llm is not None:
+        methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
+    ctx = VerifyContext(thresholds=t, now=now, domain=domain or "", query=query or "", embed=embed, llm=llm)
+    verdicts, fixes = verify_fields(
+        claims, passages, ctx, methods, run_methods=run_methods,
+        search=lambda cs, ps: retrieve(cs, ps, embed=embed, thresholds=t) if ps else [[] for _ in cs])
+    vecs = embed([c.text for c in claims] + [query or ""])
+    rag_text = " ".join(f.text + "".join(f" [cite:{r}]" for r in f.source_refs) for f in fields)
+    result = summarize(query, text, verdicts, passages, thresholds=t, now=now, embed=embed, vecs=vecs,
+                       any_evidence=bool(passages), started=started, rag_text=rag_text,
+                       methods_not_run=NOT_RUN_OFFLINE if llm is None else {})
+    return StructuredResult(result=result, fields=fields, fixes=fixes, text=text)

@@ -1,0 +1,96 @@
+"""How a case's clocks read on the pages: business-time countdowns and acknowledgement times.
+
+Pure functions over a case's columns, its events and the workspace calendar (no queries), so
+the queue and the case page show the same words and the countdown script only has to sum the
+working windows it is given.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from audit import constants
+
+from . import policy
+
+MAX_WINDOWS = 60  # working windows sent to the page (an L3 day spans two or three)
+
+
+def duration_text(seconds: float) -> str:
+    """'under 1 min', '4 min', '2 h 5 min', '1 d 3 h' (whole minutes, rounded down)."""
+    minutes = int(max(seconds, 0) // 60)
+    if minutes < 1:
+        return "under 1 min"
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{minutes} min"
+
+
+def clock_word(tier: int) -> str:
+    """'' for a wall clock, 'business' for a tier counted in business time."""
+    return "" if policy.sla_clock(tier) == constants.SLA_CLOCK_WALL else "business"
+
+
+def countdown(case, calendar: policy.Calendar, now: datetime) -> dict:
+    """Return the running clock of a case: clock time left, and the windows in which it runs.
+
+    ``windows`` are [start, end] pairs in epoch milliseconds between ``now`` and the deadline:
+    the whole span for a wall clock, each working window for business time. The page sums their
+    overlap with [now, due] every second, so a business clock stands still at night.
+    """
+    if case.due_at is None:
+        return {"running": False}
+    tier = case.tier
+    business = policy.sla_clock(tier) != constants.SLA_CLOCK_WALL
+    windows: list[tuple[datetime, datetime]] = []
+    if now < case.due_at:
+        if business:
+            for opens, closes in calendar.windows_from(now):
+                if opens >= case.due_at or len(windows) >= MAX_WINDOWS:
+                    break
+                windows.append((opens, min(closes, case.due_at)))
+        else:
+            windows.append((now, case.due_at))
+    left = sum((end - start).total_seconds() for start, end in windows)
+    in_hours = bool(windows) and windows[0][0] <= now
+    return {
+        "running": True,
+        "business": business,
+        "left_s": left,
+        "left_text": duration_text(left),
+        "windows_json": json.dumps([[int(s.timestamp() * 1000), int(e.timestamp() * 1000)] for s, e in windows]),
+        "stands_still": business and bool(windows) and not in_hours,
+        "resumes_at": windows[0][0] if windows and not in_hours else None,
+    }
+
+
+def acknowledgement(case, events, calendar: policy.Calendar) -> dict | None:
+    """Return how the latest acknowledgement of the case went, or None when it is not acknowledged.
+
+    The time is counted from when the case entered the tier it was acknowledged at (opened,
+    escalated or reopened), on that tier's clock; ``met`` says whether it came before the SLA
+    was breached (the service records it on the event).
+    """
+    if case.acknowledged_at is None:
+        return None
+    entered = ack = None
+    for event in events:
+        if event.kind in ("opened", "escalated", "reopened"):
+            entered, ack = event, None
+        elif event.kind == "acknowledged":
+            ack = event
+    if ack is None or entered is None:
+        return None
+    elapsed = policy.clock_elapsed(ack.tier, calendar, entered.at, ack.at)
+    word = clock_word(ack.tier)
+    return {
+        "tier": ack.tier,
+        "text": f"{duration_text(elapsed)}{' of business time' if word else ''}",
+        "met": bool((ack.details or {}).get("within_sla", True)),
+        "at": ack.at,
+    }

@@ -1,0 +1,34 @@
+"""Without pgvector (SQLite, Debian's PostgreSQL) search stays in process; tests/pgvector cover pgvector."""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from audit.kb_pgvector import extension_installed, kb_backend, pgvector_ready
+from audit.kb_search import KnowledgeBase, PgKnowledgeBase, kb_index
+from audit.models import Chunk, Document
+
+
+def test_the_search_back_end_follows_the_database(workspace):
+    expected = PgKnowledgeBase if extension_installed(connection) else KnowledgeBase
+
+    assert isinstance(kb_index(workspace), expected)
+    assert kb_backend() == ("pgvector" if expected is PgKnowledgeBase else "in-process")
+
+
+def test_without_pgvector_a_chunk_keeps_no_second_copy_of_its_vector(workspace):
+    document = Document.objects.create(workspace=workspace, title="T", uri="kb://t", content_hash="sha256:" + "0" * 64)
+    chunk = Chunk.objects.create(document=document, ordinal=0, text="t", start_offset=0, end_offset=1,
+                                 content_hash="x", embedding=bytes(4 * 384), search_vector=[0.5] * 384)
+
+    stored = Chunk.objects.get(pk=chunk.pk).search_vector
+
+    assert (stored is None) != pgvector_ready()
+
+
+def test_the_admin_names_the_search_back_end_in_use(client, admin_user_obj):
+    client.force_login(admin_user_obj)
+
+    page = client.get("/admin/audit/document/").content.decode()
+
+    assert ("pgvector (HNSW" if pgvector_ready() else "in-process (torch") in page

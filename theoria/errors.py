@@ -1,0 +1,39 @@
+"""Error views: the API (``/api/``) answers every error as JSON, pages get Django's HTML pages.
+
+Errors raised inside DRF views are mapped by ``audit.api.exceptions``; these handlers cover the
+rest (a URL that matches no route, an unhandled exception, a bad Host header), so no API client
+ever receives an HTML error page or, with DEBUG off, a traceback.
+"""
+
+from __future__ import annotations
+
+from django.http import JsonResponse
+from django.views import defaults
+
+
+def _api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def _json(status: int, detail: str) -> JsonResponse:
+    return JsonResponse({"detail": detail, "errors": {}}, status=status)
+
+
+def bad_request(request, exception=None):
+    return _json(400, "Bad request.") if _api(request) else defaults.bad_request(request, exception)
+
+
+def permission_denied(request, exception=None):
+    if _api(request):
+        return _json(403, "You do not have permission to perform this action.")
+    return defaults.permission_denied(request, exception)
+
+
+def page_not_found(request, exception=None):
+    return _json(404, "Not found.") if _api(request) else defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if _api(request):
+        return _json(500, "Internal server error; the error was logged.")
+    return defaults.server_error(request)
