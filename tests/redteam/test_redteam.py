@@ -36,8 +36,7 @@ GOLD = {"id": "2", "title": "Refunds", "text": "Refunds are processed within 14 
 
 NOT_SUPPORTED = ("REFUTED", "NEI")
 # Known gaps of the claim judge (issue 14's area), kept visible: strict, so a fixed judge shows here.
-JUDGE_GAP = pytest.mark.xfail(strict=True, reason="the judge takes a value stated with another unit, or a "
-                                                  "number written as a word, as support")
+JUDGE_GAP = pytest.mark.xfail(strict=True, reason="the judge takes a value stated with another unit as support")
 
 # (id, answer, contexts, uses the demo KB, labels as received per claim, words the returned answer must
 # hold, words it must not hold)
@@ -86,13 +85,12 @@ CASES = [
      ["file a written report"], ["acknowledge and triage"]),
     ("context-unrelated", "The retention office is open on Mondays [1].", [OFFICE], False, [NOT_SUPPORTED],
      ["open on Mondays"], ["managed by the records office"]),
-    pytest.param("layers", "The hippocampus proper has five layers [1].", [LAYERS], False, [NOT_SUPPORTED], [], [],
-                 marks=JUDGE_GAP),
+    ("layers", "The hippocampus proper has five layers [1].", [LAYERS], False, [NOT_SUPPORTED], [], []),
     # hedged claims
     ("hedged-true", "Blocking NMDA receptors with AP5 may prevent the induction of LTP [1].", [NMDA], False, [None],
      [], []),
-    pytest.param("hedged-false", "Some studies suggest the hippocampus proper has five layers [1].", [LAYERS], False,
-                 [NOT_SUPPORTED], [], [], marks=JUDGE_GAP),
+    ("hedged-false", "Some studies suggest the hippocampus proper has five layers [1].", [LAYERS], False,
+     [NOT_SUPPORTED], [], []),
     # uncited claims
     ("uncited-context", "Blocking NMDA receptors with the antagonist AP5 prevents the induction of LTP.", [NMDA], False,
      [("SUPPORTED",)], [], []),
