@@ -13,7 +13,7 @@ export TRANSFORMERS_OFFLINE := 1
 # the server refuses to start without DJANGO_SECRET_KEY). Production runs gunicorn (README).
 export DJANGO_DEBUG ?= 1
 
-.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-pgvector lint format bench fuzz load evaluate screenshots clean
+.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-pgvector lint format bench bench-pgvector loadtest fuzz load evaluate screenshots clean
 
 # Virtual environment. torch first, pinned to the CPU build on this disk: any other torch pulls
 # gigabytes of CUDA wheels. The stamp re-installs when pyproject.toml changes.
@@ -38,6 +38,7 @@ setup: install
 	$(PY) manage.py ensure_admin
 	$(PY) manage.py ingest_kb demo/kb
 	$(PY) manage.py seed_demo demo/answers.jsonl
+	$(PY) manage.py seed_history --days 30
 	$(PY) manage.py setup_schedules
 
 # Web server on http://$(HOST):$(PORT)/ and the django-q2 task worker; Ctrl-C stops both.
@@ -79,6 +80,19 @@ format: install
 
 bench: install
 	$(PY) manage.py bench
+
+# The pgvector scale benchmark (a local pgvector PostgreSQL under var/; CHUNKS=1000000 for 1M).
+CHUNKS ?= 100000
+bench-pgvector: install
+	nice -n 10 $(PY) manage.py bench --backend pgvector --chunks $(CHUNKS)
+
+# Loopback load test: USERS parallel Audit-Local clients (locust) against gunicorn for DURATION
+# seconds, worker memory sampled; everything it starts is stopped at the end.
+USERS ?= 4
+DURATION ?= 120
+loadtest: install
+	$(PIP) install --quiet -e '.[load]'
+	nice -n 10 $(PY) loadtest/run.py --users $(USERS) --duration $(DURATION)
 
 # Fuzzing: schemathesis (own venv under var/, pinned) against /api/v1/schema/ of a gunicorn on
 # loopback with a fresh database; fails on any 5xx or response that breaks the schema.

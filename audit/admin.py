@@ -6,6 +6,7 @@ import dataclasses
 from django import forms
 from django.db import transaction
 from django.contrib import admin
+from django.db import transaction
 
 from audit import constants
 from audit.errors import InvalidInput
@@ -91,7 +92,50 @@ class NotificationTargetInline(admin.TabularInline):
 
 @admin.register(Workspace)
 class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
-    """Workspace settings: modes, thresholds, allow-listed web domains, retention (each change audited)."""
+    """Workspace settings: modes, thresholds, allow-listed web domains, retention (each change audited).
+
+    ``<id>/settings/`` is the settings page: modes and one typed field per threshold with its
+    value in force, unit and seed default (``audit.admin_settings``).
+    """
+
+    def get_urls(self):
+        from django.urls import path
+
+        return [path("<int:object_id>/settings/", self.admin_site.admin_view(self.settings_view),
+                     name="audit_workspace_settings"), *super().get_urls()]
+
+    def settings_view(self, request, object_id: int):
+        from django.contrib import messages
+        from django.core.exceptions import PermissionDenied
+        from django.shortcuts import get_object_or_404, redirect
+        from django.template.response import TemplateResponse
+
+        from audit.admin_settings import WorkspaceSettingsForm
+        from audit.services.modes import thresholds_set, workspace_settings_update
+
+        workspace = get_object_or_404(self.get_queryset(request), pk=object_id)  # scoped to the caller's workspace
+        if not self.has_change_permission(request, workspace):
+            raise PermissionDenied
+        form = WorkspaceSettingsForm(request.POST or None, workspace=workspace)
+        if request.method == "POST" and form.is_valid():
+            overrides = {**{k: v for k, v in (workspace.threshold_overrides or {}).items()
+                            if k not in {t for t, _ in form.keys.values()}}, **form.overrides()}
+            try:
+                with transaction.atomic():
+                    workspace_settings_update(workspace=workspace, actor=request.user,
+                                              default_mode=form.cleaned_data["default_mode"],
+                                              allow_external_calls=form.cleaned_data["allow_external_calls"])
+                    thresholds_set(workspace=workspace, overrides=overrides, actor=request.user)
+            except InvalidInput as exc:
+                form.add_service_error(exc.field, exc.message)
+            else:
+                messages.success(request, f"The settings of {workspace.name} were saved.")
+                return redirect("admin:audit_workspace_settings", object_id=workspace.pk)
+        context = {**self.admin_site.each_context(request), "title": f"Settings of {workspace.name}",
+                   "workspace": workspace, "form": form, "opts": self.model._meta,
+                   "overridden": sorted((workspace.threshold_overrides or {}).keys())}
+        return TemplateResponse(request, "admin/audit/workspace_settings.html", context,
+                                status=400 if request.method == "POST" else 200)
 
     form = WorkspaceAdminForm
     list_display = ("name", "slug", "default_mode", "retention_days", "allow_external_calls")
@@ -274,3 +318,4 @@ class NightlyReportAdmin(ReadOnlyAdmin):
 admin.site.site_header = "Theoria Audit — admin console"
 admin.site.site_title = "Theoria Audit admin"
 admin.site.index_title = "Modes, thresholds, domains, calendars and notification targets"
+admin.site.index_template = "admin/theoria_index.html"  # workspace settings (modes, thresholds) first

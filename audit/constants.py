@@ -88,11 +88,11 @@ RETRIEVE_MAX_TOP_K = 50  # POST /api/v1/retrieve: most passages one request may 
 # words only (no model time beyond the claims' own embeddings; see docs/ARCHITECTURE.md for both)
 VERIFICATION_DEPTH = "full"
 VERIFICATION_DEPTHS = ("full", "fast")
-# The entailment judge (audit/pipeline/judges.py): "features" (the fitted feature model),
-# "cross-encoder" (a local sentence-transformers CrossEncoder at CROSS_ENCODER_PATH) or "llm" (the
+# The entailment judge (audit/pipeline/judges.py): "features" (the fitted feature model), "learned"
+# (a cross-attention head over MiniLM word-piece states stacked with the features), "cross-encoder" (a local sentence-transformers CrossEncoder at CROSS_ENCODER_PATH) or "llm" (the
 # isolated LLM judge; the features judge decides where no LLM answers). A workspace picks one.
 JUDGE = "features"
-JUDGES = ("features", "cross-encoder", "llm")
+JUDGES = ("features", "learned", "cross-encoder", "llm")
 # a local CrossEncoder / NLI model folder, set by the deployment's admin (never downloaded)
 CROSS_ENCODER_PATH = os.environ.get("THEORIA_CROSS_ENCODER_PATH", "")
 CROSS_ENCODER_WINDOWS = 3  # best-aligned evidence sentences (and as many 2-sentence windows) scored per claim
@@ -242,6 +242,12 @@ UI_CLAIMS_PER_PAGE = 50  # rows of a claim list page
 UI_CASES_PER_PAGE = 50  # rows of the escalation queue page
 UI_EVIDENCE_MIN_ALIGNMENT = 0.4  # a passage bears on a claim when its best sentence holds this share of the claim's content words
 UI_NIGHTLY_REPORTS_LISTED = 60  # days of nightly reports listed on the report page
+# Success metrics of spec 004 §12 (the dashboard's KPI tiles).
+SUCCESS_SUPPORTED_SHARE_MIN = 0.90  # audited claims SUPPORTED without human intervention
+SUCCESS_MISSING_EVIDENCE_SHARE_MAX = 0.05  # audited claims escalated because evidence was missing
+SUCCESS_AUDIT_LATENCY_MS_MAX = 2000.0  # mean latency an Audit-Local audit adds to an answer
+SUCCESS_BACKLOG_CHANGE_MAX = -0.30  # knowledge-base correction backlog change over a quarter
+SUCCESS_BACKLOG_WINDOW_DAYS = 90  # the quarter the backlog change is measured over
 DASHBOARD_DEFAULT_RANGE_DAYS = 30  # the dashboard shows the last 30 days unless a range is given
 DASHBOARD_MAX_RANGE_DAYS = 366  # a longer range is refused (400): the charts plot one point per day
 # Queue-aging buckets of the dashboard: (upper bound in seconds, label); the last is open-ended.

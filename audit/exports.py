@@ -1,7 +1,9 @@
 """Claim Cards as CSV or JSON text, streamed: pure generators over card dicts (no ORM, no HTTP).
 
-The API export, the daily bundle of low-confidence claims and the nightly report all write
-cards through these, so a file looks the same wherever it comes from.
+The claim-card exports of the API and the pages (``iter_csv`` / ``iter_json``: the filtered list
+and the daily file of low-confidence claims) write cards through these, so a file looks the same
+wherever it comes from; the nightly report's bundle (``audit/nightly_export.py``) writes its own
+tables through the same CSV writer (``csv_text``), so its cells are neutralised the same way.
 """
 
 from __future__ import annotations

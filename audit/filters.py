@@ -151,13 +151,13 @@ class AnswerPageFilter(AnswerFilter):
     def filter_flagged(self, queryset, name, value):
         if value is None:
             return queryset
-        needs_eyes = Q(refuted__gt=0) | Q(nei__gt=0) | Q(escalated=True)
+        needs_eyes = Q(has_doubt=True) | Q(escalated=True)
         return queryset.filter(needs_eyes) if value else queryset.exclude(needs_eyes)
 
     def filter_refuted(self, queryset, name, value):
         if value is None:
             return queryset
-        return queryset.filter(refuted__gt=0) if value else queryset.filter(refuted=0)
+        return queryset.filter(has_refuted=value)
 
     def is_valid(self):
         valid = super().is_valid()

@@ -14,7 +14,7 @@ class DateRangeForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("date_from") and data.get("date_to") and data["date_from"] > data["date_to"]:
-            self.add_error("date_to", "date_to must not be before date_from.")
+            self.add_error("date_to", "must not be before From: the range was not applied.")
         return data
 
 

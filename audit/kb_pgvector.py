@@ -4,15 +4,17 @@ When the database is PostgreSQL with the ``vector`` extension, migration 0006 ma
 ``Chunk.search_vector`` a ``vector(384)`` column with an HNSW index (cosine) and adds
 ``search_tsv``, a stored ``tsvector`` of the chunk text with a GIN index. Search then runs in
 SQL and no process holds the knowledge base in memory: :class:`PgVectorIndex` asks HNSW for the
-nearest chunks and full-text search for the best keyword matches, and fuses the union exactly as
-the in-process ``HybridIndex`` does (``w * cosine + (1 - w) * rank / max rank``), with
-``ts_rank`` in place of BM25. SQLite, and PostgreSQL without the extension, keep the in-process
+nearest chunks and full-text search (GIN) for the best keyword matches among chunks sharing two
+consecutive content words with the query, and fuses the union exactly as the in-process
+``HybridIndex`` does (``w * cosine + (1 - w) * rank / max rank``), with ``ts_rank`` over all the
+query's words in place of BM25. SQLite, and PostgreSQL without the extension, keep the in-process
 index (``audit.kb_search``); :func:`pgvector_ready` makes the choice, per database.
 """
 
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import numpy as np
 from django.db import DatabaseError, connection as default_connection, models, transaction
@@ -188,10 +190,25 @@ class VectorField(models.Field):
 
 
 # --- search ------------------------------------------------------------------------------------
+def _terms(text: str) -> list[str]:
+    return list(dict.fromkeys(w for word in content_words(text) for w in _WORD.findall(word)))
+
+
 def tsquery_terms(text: str) -> str:
-    """A ``to_tsquery`` text OR-ing the content words of ``text`` (PostgreSQL stems them)."""
-    seen = dict.fromkeys(w for word in content_words(text) for w in _WORD.findall(word))
-    return " | ".join(seen)
+    """A ``to_tsquery`` text OR-ing the content words of ``text`` (PostgreSQL stems them): the ranking."""
+    return " | ".join(_terms(text))
+
+
+def tsquery_pairs(text: str) -> str:
+    """A ``to_tsquery`` text matching chunks that hold two consecutive content words of ``text``.
+
+    The keyword candidates: on 100k chunks a claim's words OR-ed match ~20% of the chunks (a
+    sequential scan ranking all of them, 0.5-1.7 s), adjacent pairs ~0.5% (GIN, tens of ms).
+    """
+    terms = _terms(text)
+    if len(terms) < 2:
+        return " | ".join(terms)
+    return " | ".join(f"({a} & {b})" for a, b in pairwise(terms))
 
 
 _SEARCH_SQL = f"""
@@ -201,7 +218,7 @@ WITH dense AS (
     ORDER BY c.search_vector <=> %(vec)s::vector LIMIT %(n)s
 ), lexical AS (
     SELECT c.id FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id
-    WHERE d.workspace_id = %(ws)s AND c.search_tsv @@ to_tsquery('{TS_CONFIG}', %(terms)s)
+    WHERE d.workspace_id = %(ws)s AND c.search_tsv @@ to_tsquery('{TS_CONFIG}', %(pairs)s)
     ORDER BY ts_rank(c.search_tsv, to_tsquery('{TS_CONFIG}', %(terms)s)) DESC, c.id LIMIT %(n)s
 )
 SELECT c.id, 1 - (c.search_vector <=> %(vec)s::vector),
@@ -267,7 +284,7 @@ class PgVectorIndex:
             self._tune(cur, n)
             for text, vec in zip(query_texts, vecs):
                 cur.execute(_SEARCH_SQL, {"ws": self.workspace_id, "vec": vector_literal(vec), "n": n,
-                                          "terms": tsquery_terms(text)})
+                                          "terms": tsquery_terms(text), "pairs": tsquery_pairs(text)})
                 out.append(fuse(cur.fetchall(), k, self.dense_weight))
         return out
 

@@ -80,13 +80,35 @@ AUDIT_NOW_ACTION = "answer.audit_requested"  # written on a Normal answer when a
 
 
 def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
-    """Return the workspace's answers for the list page, newest first, in one query.
+    """Return the workspace's answers for the list page, newest first, with what its filters need.
 
-    Each row carries its claim counts per label, whether any claim was ever escalated and how
-    many cases are open, the latest run's audit score, and (for a Normal answer an analyst
-    audited later) the public id of the audited copy. Filtering is ``audit.filters.AnswerPageFilter``.
+    ``has_refuted`` / ``has_doubt`` (a claim is REFUTED / not SUPPORTED) and ``escalated`` (a claim
+    was ever escalated) are EXISTS subqueries, so filtering and counting the list stays cheap at
+    any size; the figures a row shows are added to the page's rows only (``answer_facts``).
+    Filtering is ``audit.filters.AnswerPageFilter``.
     """
-    from django.db.models import CharField, Count, Exists, IntegerField, OuterRef, Subquery
+    from django.db.models import Exists, OuterRef
+
+    from audit.models.choices import Label
+    from escalation.models import ReviewCase
+
+    claims = Claim.objects.filter(answer=OuterRef("pk"))
+    return (
+        Answer.objects.filter(workspace=workspace)
+        .annotate(has_refuted=Exists(claims.filter(label=Label.REFUTED)),
+                  has_doubt=Exists(claims.exclude(label=Label.SUPPORTED)),
+                  escalated=Exists(ReviewCase.objects.filter(claim__answer=OuterRef("pk"))))
+        .order_by("-created_at", "-id")
+    )
+
+
+def answer_facts(answers: list[Answer]) -> list[Answer]:
+    """Return the given answers (one page) in their order with what a row shows, in one query.
+
+    Claim counts per label, open cases, the latest run's audit score and, for a Normal answer an
+    analyst audited later, the public id of the audited copy.
+    """
+    from django.db.models import CharField, Count, IntegerField, OuterRef, Subquery
     from django.db.models.fields.json import KT
     from django.db.models.functions import Cast, Coalesce
 
@@ -94,27 +116,22 @@ def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
     from audit.models.choices import Label
     from escalation.models import OPEN_CASE_STATUSES, ReviewCase
 
-    cases = ReviewCase.objects.filter(claim__answer=OuterRef("pk"))
-    open_cases = (cases.filter(status__in=OPEN_CASE_STATUSES).order_by().values("claim__answer")
-                  .annotate(n=Count("id")).values("n")[:1])
+    open_cases = (ReviewCase.objects.filter(claim__answer=OuterRef("pk"), status__in=OPEN_CASE_STATUSES).order_by()
+                  .values("claim__answer").annotate(n=Count("id")).values("n")[:1])
     latest_run = VerificationRun.objects.filter(answer=OuterRef("pk")).order_by("-started_at", "-id")
     audited_as = (AuditEvent.objects.filter(object_type="audit.answer", action=AUDIT_NOW_ACTION,
                                             object_id=Cast(OuterRef("pk"), CharField()))
                   .order_by("-at", "-id").annotate(copy=KT("details__audited_as")).values("copy")[:1])
-    return (
-        Answer.objects.filter(workspace=workspace)
-        .annotate(
-            claims_total=Count("claims"),
-            supported=Count("claims", filter=Q(claims__label=Label.SUPPORTED)),
-            refuted=Count("claims", filter=Q(claims__label=Label.REFUTED)),
-            nei=Count("claims", filter=Q(claims__label=Label.NEI)),
-            escalated=Exists(cases),
-            open_cases=Coalesce(Subquery(open_cases, output_field=IntegerField()), 0),
-            audit_score=Subquery(latest_run.values("audit_score")[:1]),
-            audited_as=Subquery(audited_as, output_field=CharField()),
-        )
-        .order_by("-created_at", "-id")
-    )
+    rows = {a.pk: a for a in Answer.objects.filter(pk__in=[a.pk for a in answers]).annotate(
+        claims_total=Count("claims"),
+        supported=Count("claims", filter=Q(claims__label=Label.SUPPORTED)),
+        refuted=Count("claims", filter=Q(claims__label=Label.REFUTED)),
+        nei=Count("claims", filter=Q(claims__label=Label.NEI)),
+        open_cases=Coalesce(Subquery(open_cases, output_field=IntegerField()), 0),
+        audit_score=Subquery(latest_run.values("audit_score")[:1]),
+        audited_as=Subquery(audited_as, output_field=CharField()),
+    )}
+    return [rows[a.pk] for a in answers if a.pk in rows]
 
 
 def answer_audited_as(*, answer: Answer) -> str:

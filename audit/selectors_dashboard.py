@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.db.models import Avg, Count, F, FloatField, Q
+from django.db.models import Avg, Count, F, FloatField, Min, Q
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, TruncDate
 from django.utils import timezone
@@ -94,12 +94,15 @@ def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
     totals = dict.fromkeys(Label.values, 0)
     relabelled = 0
     supported_share: list[float | None] = []
+    refuted_share: list[float | None] = []
+    nei_share: list[float | None] = []
     claim_counts: list[int] = []
     for day in days:
         counts = labels.get(day, {})
         n = sum(c["n"] for c in counts.values())
         claim_counts.append(n)
-        supported_share.append(round(counts.get(Label.SUPPORTED, {}).get("n", 0) / n, 4) if n else None)
+        for series, label in ((supported_share, Label.SUPPORTED), (refuted_share, Label.REFUTED), (nei_share, Label.NEI)):
+            series.append(round(counts.get(label, {}).get("n", 0) / n, 4) if n else None)
         for label, c in counts.items():
             totals[label] = totals.get(label, 0) + c["n"]
             relabelled += c["relabelled"]
@@ -109,6 +112,8 @@ def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
         "rag_score": [round(scores[d]["rag_score"], 4) if scores.get(d, {}).get("rag_score") is not None else None
                       for d in days],
         "supported_share": supported_share,
+        "refuted_share": refuted_share,
+        "nei_share": nei_share,
         "claims": claim_counts,
         "runs": sum(s["runs"] for s in scores.values()),
         "labels": totals,
@@ -154,3 +159,81 @@ def llm_usage(*, workspace: Workspace, period: DateRange) -> dict:
         "model": conf.get("LLM_MODEL") or "",
         "used": bool(totals["llm_calls"] or totals["llm_failures"] or totals["tokens"]),
     }
+
+
+def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict]:
+    """Per answer domain of the period: answers, claims per label and shares (one query).
+
+    Rows are sorted by claims, most first; answers without a domain are "(none)".
+    """
+    start, end = period.bounds()
+    rows = (
+        Claim.objects.filter(answer__workspace=workspace, answer__created_at__gte=start, answer__created_at__lt=end)
+        .values("answer__domain")
+        .annotate(answers=Count("answer", distinct=True), claims=Count("id"),
+                  supported=Count("id", filter=Q(label=Label.SUPPORTED)),
+                  refuted=Count("id", filter=Q(label=Label.REFUTED)), nei=Count("id", filter=Q(label=Label.NEI)))
+        .order_by()
+    )
+    out = []
+    for row in rows:
+        n = row["claims"] or 1
+        out.append({"domain": row["answer__domain"] or "(none)", "answers": row["answers"], "claims": row["claims"],
+                    "supported": row["supported"], "refuted": row["refuted"], "nei": row["nei"],
+                    "supported_share": round(row["supported"] / n, 4), "refuted_share": round(row["refuted"] / n, 4),
+                    "nei_share": round(row["nei"] / n, 4)})
+    return sorted(out, key=lambda r: (-r["claims"], r["domain"]))
+
+
+def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime | None = None) -> dict:
+    """The spec's success metrics (004 §12) over the period, each with its goal and whether it is met.
+
+    - ``supported_unassisted``: share of audited claims SUPPORTED by the machine and never escalated
+      or relabelled by a person (goal >= SUCCESS_SUPPORTED_SHARE_MIN);
+    - ``escalated_missing_evidence``: share of audited claims that opened a review case while
+      labelled NEI, i.e. escalated because evidence was missing (goal <= SUCCESS_MISSING_EVIDENCE_SHARE_MAX);
+    - ``latency_ms``: mean duration of the period's interactive Audit-Local runs, the latency the
+      audit adds to an answer (goal < SUCCESS_AUDIT_LATENCY_MS_MAX);
+    - ``backlog_change``: change of the open knowledge-base correction backlog over the last
+      quarter (now against SUCCESS_BACKLOG_WINDOW_DAYS ago; goal <= SUCCESS_BACKLOG_CHANGE_MAX).
+    Three queries.
+    """
+    from escalation.models import CurationItem, ReviewCase
+
+    now = now or timezone.now()
+    start, end = period.bounds()
+    in_period = {"answer__workspace": workspace, "answer__created_at__gte": start, "answer__created_at__lt": end}
+    claims = Claim.objects.filter(**in_period).aggregate(
+        total=Count("id"), supported=Count("id", filter=Q(machine_label=Label.SUPPORTED, label=Label.SUPPORTED)))
+    # from the cases' side (far fewer rows than claims): claims of the period that people looked at
+    cases = ReviewCase.objects.filter(**{f"claim__{k}": v for k, v in in_period.items()}).aggregate(
+        supported=Count("claim", distinct=True, filter=Q(claim__machine_label=Label.SUPPORTED, claim__label=Label.SUPPORTED)),
+        missing=Count("claim", distinct=True, filter=Q(claim__machine_label=Label.NEI)))
+    counts = {"total": claims["total"], "unassisted": claims["supported"] - cases["supported"], "missing": cases["missing"]}
+    latency = VerificationRun.objects.filter(
+        answer__workspace=workspace, started_at__gte=start, started_at__lt=end, kind=VerificationRun.Kind.INTERACTIVE,
+        mode=constants.MODE_AUDIT_LOCAL, status=VerificationRun.Status.DONE,
+    ).aggregate(mean=Avg("duration_ms"), runs=Count("id"))
+    then = now - dt.timedelta(days=constants.SUCCESS_BACKLOG_WINDOW_DAYS)
+    open_at = lambda t: Q(created_at__lte=t) & (Q(closed_at__isnull=True) | Q(closed_at__gt=t))  # noqa: E731
+    backlog = CurationItem.objects.filter(workspace=workspace).aggregate(
+        now=Count("id", filter=open_at(now)), then=Count("id", filter=open_at(then)),
+        first=Min("created_at"))
+    total = counts["total"]
+    share = (lambda n: round(n / total, 4) if total else None)
+    change = round((backlog["now"] - backlog["then"]) / backlog["then"], 4) if backlog["then"] else None
+    metrics = {
+        "supported_unassisted": {"value": share(counts["unassisted"]), "goal": constants.SUCCESS_SUPPORTED_SHARE_MIN,
+                                 "met": None if not total else share(counts["unassisted"]) >= constants.SUCCESS_SUPPORTED_SHARE_MIN,
+                                 "n": counts["unassisted"], "of": total},
+        "escalated_missing_evidence": {"value": share(counts["missing"]), "goal": constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
+                                       "met": None if not total else share(counts["missing"]) <= constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
+                                       "n": counts["missing"], "of": total},
+        "latency_ms": {"value": round(latency["mean"], 1) if latency["mean"] is not None else None,
+                       "goal": constants.SUCCESS_AUDIT_LATENCY_MS_MAX, "runs": latency["runs"],
+                       "met": None if latency["mean"] is None else latency["mean"] < constants.SUCCESS_AUDIT_LATENCY_MS_MAX},
+        "backlog_change": {"value": change, "goal": constants.SUCCESS_BACKLOG_CHANGE_MAX, "now": backlog["now"],
+                           "then": backlog["then"], "since": then.date(),
+                           "met": None if change is None else change <= constants.SUCCESS_BACKLOG_CHANGE_MAX},
+    }
+    return metrics

@@ -116,6 +116,7 @@ def answer_list(request):
                             ANSWERS_PER_PAGE)
     if isinstance(listed, HttpResponse):
         return listed
+    listed["page"].object_list = selectors_claims.answer_facts(list(listed["page"].object_list))
     return render(request, "audit/answer_list.html", {
         **listed,
         "modes": selectors_claims.Mode.choices,
@@ -249,44 +250,57 @@ def claim_list(request):
 
 @login_required
 def dashboard(request):
+    """The compliance dashboard: KPI tiles, trends, the queue and a per-domain breakdown.
+
+    A bad date range (From after To, a span over the limit, a date that is no date) is said
+    beside the form and the default range is shown (HTTP 400), so the page is never lost.
+    """
     workspace = _reader_workspace(request)
     form = DateRangeForm(request.GET or None)
-    if request.GET and not form.is_valid():
-        return _bad_request(request, form)
     default = selectors_dashboard.DateRange.ending_today()
-    data = form.cleaned_data if request.GET else {}
+    data = form.cleaned_data if request.GET and form.is_valid() else {}
     period = selectors_dashboard.DateRange(data.get("date_from") or default.start, data.get("date_to") or default.end)
     if data.get("date_from") and not data.get("date_to"):
         period = selectors_dashboard.DateRange(period.start, max(period.start, default.end))
-    if (period.end - period.start).days > selectors_dashboard.MAX_RANGE_DAYS:
+    if data and (period.end - period.start).days > selectors_dashboard.MAX_RANGE_DAYS:
         form.add_error("date_from", f"the range may span at most {selectors_dashboard.MAX_RANGE_DAYS} days.")
-        return _bad_request(request, form)
+        period = default
+    range_error = form_errors_text(form) if request.GET and form.errors else ""
     trust = selectors_dashboard.trust_summary(workspace=workspace, period=period)
     from escalation import reporting
 
     queue = reporting.dashboard_summary(workspace=workspace, start=period.bounds()[0], end=period.bounds()[1])
+    domains = selectors_dashboard.domain_breakdown(workspace=workspace, period=period)
     figures = {
         "trust-trend": charts.trust_trend(trust),
+        "label-rates": charts.label_rates(trust),
+        "sla-trend": charts.sla_attainment_trend(queue["attainment_by_day"]),
         "rag-score": charts.rag_score_trend(trust),
         "label-distribution": charts.label_distribution(trust),
         "queue-aging": charts.queue_aging(queue["aging"]),
         "sla-attainment": charts.sla_attainment(queue["attainment"]),
         "escalation-volume": charts.escalation_volume(queue["volume"]),
+        "domains": charts.domain_breakdown(domains),
     }
     incidents = selectors_dashboard.incident_counts(workspace=workspace, period=period)
     llm = selectors_dashboard.llm_usage(workspace=workspace, period=period)
+    shown = {"date_from": period.start, "date_to": period.end}
     return render(request, "audit/dashboard.html", {
-        "form": DateRangeForm(initial={"date_from": period.start, "date_to": period.end}),
+        "form": DateRangeForm(initial=shown) if not range_error else form,
+        "range_error": range_error,
         "period": period,
         "trust": trust,
         "figures": figures,
+        "kpis": selectors_dashboard.success_metrics(workspace=workspace, period=period),
+        "domains": domains,
         "incidents": incidents,
         "llm": llm,
         "llm_figure": charts.llm_usage(llm) if llm["configured"] or llm["used"] else None,
         "queue": queue,
         "nightly": selectors_nightly.nightly_report_latest(workspace=workspace),
         "labels": Label,
-    })
+        "default_days": selectors_dashboard.DEFAULT_RANGE_DAYS,
+    }, status=400 if range_error else 200)
 
 
 @login_required

@@ -86,11 +86,15 @@ def acknowledgement(case, events, calendar: policy.Calendar) -> dict | None:
             ack = event
     if ack is None or entered is None:
         return None
-    elapsed = policy.clock_elapsed(ack.tier, calendar, entered.at, ack.at)
-    word = clock_word(ack.tier)
+    wall = (ack.at - entered.at).total_seconds()
+    text = duration_text(wall)
+    if clock_word(ack.tier):  # L2/L3 count business time: say both when they differ
+        business = duration_text(policy.clock_elapsed(ack.tier, calendar, entered.at, ack.at))
+        if business != text:
+            text = f"{text} ({business} of business time)"
     return {
         "tier": ack.tier,
-        "text": f"{duration_text(elapsed)}{' of business time' if word else ''}",
+        "text": text,
         "met": bool((ack.details or {}).get("within_sla", True)),
         "at": ack.at,
     }

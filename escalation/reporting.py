@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -96,6 +96,31 @@ def _attainment(workspace, start, end) -> dict:
     return out
 
 
+def _attainment_by_day(workspace, start, end) -> dict:
+    """Per day: clocks started (a case entering a tier) and how many of those breached (one query).
+
+    A clock is counted on the day it started; ``share`` is met / started (None on a day without one).
+    """
+    breached = ReviewEvent.objects.filter(case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED,
+                                          at__gte=OuterRef("at"))
+    rows = dict(
+        (row["day"], row) for row in
+        ReviewEvent.objects.filter(case__workspace=workspace, at__gte=start, at__lt=end,
+                                   kind__in=[ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED, ReviewEvent.Kind.REOPENED])
+        .annotate(day=TruncDate("at"), late=Exists(breached)).values("day")
+        .annotate(started=Count("id"), breached=Count("id", filter=Q(late=True))).order_by()
+    )
+    days = [start.date() + dt.timedelta(days=i) for i in range((end - start).days)]
+    started = [rows[d]["started"] if d in rows else 0 for d in days]
+    late = [rows[d]["breached"] if d in rows else 0 for d in days]
+    return {
+        "days": [d.isoformat() for d in days],
+        "started": started,
+        "breached": late,
+        "share": [round((n - b) / n, 4) if n else None for n, b in zip(started, late)],
+    }
+
+
 def _volume(workspace, start, end) -> dict:
     """Cases opened and resolved per day of the period (two queries)."""
     opened = dict(
@@ -137,6 +162,7 @@ def dashboard_summary(*, workspace, start: dt.datetime, end: dt.datetime, now: d
     return {
         "aging": _aging(workspace, now),
         "attainment": _attainment(workspace, start, end),
+        "attainment_by_day": _attainment_by_day(workspace, start, end),
         "volume": _volume(workspace, start, end),
         "open": open_counts,
         "period": {**period, "breaches": breaches, "kb_corrections": corrections},

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db.models import F, Prefetch, QuerySet
 
 from audit import constants, roles
+from audit.filters import CaseInsensitiveChoices
 from audit.models import Evidence, Workspace
 from audit.services.workspaces import workspace_for_user
 
@@ -52,7 +53,7 @@ def notification_targets(workspace: Workspace) -> list[tuple[str, str]]:
     return [(str(c), a) for c, a in pairs]
 
 
-class CaseFilter(django_filters.FilterSet):
+class CaseFilter(CaseInsensitiveChoices):
     """The queue's filters, shared by the API list and the queue page (bad values are form errors)."""
 
     tier = django_filters.TypedChoiceFilter(choices=[(t, str(t)) for t in policy.TIERS], coerce=int)

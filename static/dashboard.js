@@ -4,7 +4,8 @@
     document.querySelectorAll(".plot[data-figure]").forEach(function (el) {
       var key = el.id.replace(/^chart-/, "");
       var fig = JSON.parse(document.getElementById(key).textContent);
-      Plotly.newPlot(el, fig.data, fig.layout, { displaylogo: false, responsive: true }).then(function () {
+      var narrow = window.matchMedia("(max-width: 720px)").matches; // no tool bar over the titles on a phone
+      Plotly.newPlot(el, fig.data, fig.layout, { displaylogo: false, responsive: true, displayModeBar: narrow ? false : "hover" }).then(function () {
         el.setAttribute("data-drawn", "true");
       });
     });

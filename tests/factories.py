@@ -17,6 +17,7 @@ import hashlib
 
 import factory
 import numpy as np
+from django.conf import settings
 from django.utils import timezone
 from factory.django import DjangoModelFactory
 
@@ -42,7 +43,7 @@ class UserFactory(DjangoModelFactory):
     profile in ``workspace`` (the default workspace when not given)."""
 
     class Meta:
-        model = "auth.User"
+        model = settings.AUTH_USER_MODEL
         skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")

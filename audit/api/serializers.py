@@ -202,10 +202,10 @@ def structured_fields(answer: Answer) -> list[dict]:
 
     A Normal-mode answer was not verified: its fields come back with ``label`` null.
     """
-    from audit.pipeline.structured import StructuredError, discover_fields
+    from audit.pipeline.structured import StructuredError, discover_fields, ordered_json
 
     try:
-        fields = discover_fields(answer.answer_json)
+        fields = discover_fields(ordered_json(answer.original_text or answer.text, answer.answer_json))
     except StructuredError:
         return []
     claims = {(c.method_results or {}).get("structured", {}).get("field"): c for c in answer.claims.all()}

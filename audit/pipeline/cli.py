@@ -127,7 +127,8 @@ README_KEYWORD_2CLASS_BACC = {  # shared/benchmarks/README.md, "Reference baseli
 
 
 def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_folds: int = 5,
-                 with_answers: bool = True, judge: str | None = None, llm=None, limit: int | None = None) -> int:
+                 with_answers: bool = True, judge: str | None = None, llm=None, limit: int | None = None,
+                 threshold: float | None = None) -> int:
     """Grouped-CV evaluation of the whole offline pipeline on the DEV files.
 
     ``judge`` names the entailment judge (``constants.JUDGES``; default the workspace default). A
@@ -136,10 +137,11 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
     ``audit_answer`` code the commands use; no figure comes from rows a model was fitted on. A judge
     not fitted on DEV (cross-encoder, llm) verifies every claim as it is. ``limit`` keeps every
     n-th group's claims only (a quicker, smaller comparison; the same claims for every judge).
+    ``threshold`` replaces ``audit_score_threshold`` (the confidence SUPPORTED needs).
     """
     from sklearn.model_selection import GroupKFold
 
-    from audit.constants import JUDGE, JUDGES
+    from audit.constants import AUDIT_SCORE_THRESHOLD, JUDGE, JUDGES
     from audit.pipeline import bench_eval as be
     from audit.pipeline.audit import audit_answer, verify_claims
     from audit.pipeline.entailment_fit import CachedEmbed, compute_idf, dev_features, fit, load_dev
@@ -162,14 +164,24 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
     cache = CachedEmbed()
     groups = np.array([group_key(r) for r in records])
     folds = list(GroupKFold(n_splits=n_folds).split(np.zeros(len(records)), groups=groups))
-    fitted = judge == "features"
+    fitted = judge in ("features", "learned")
     X = dev_features(records, idf, cache) if fitted else None
+    if judge == "learned":  # the head is trained on generated pairs only; the stacker is refitted per fold
+        from audit.pipeline.learned_fit import dev_head_logits, fold_model
+        from audit.pipeline.learned_judge import default_learned_model
+
+        head = default_learned_model().head
+        X = np.concatenate([X, dev_head_logits(records, head, cache)], axis=1)
     methods, fold_of_group = [], {}
     labels: list[str | None] = [None] * len(records)
     conf = np.zeros(len(records))
+    thresholds = {"audit_score_threshold": threshold} if threshold is not None else None
     bar = _bar(len(records), "evaluate claims (CV)" if fitted else f"evaluate claims ({judge})", err)
     for k, (train, test) in enumerate(folds):
-        if fitted:
+        if judge == "learned":
+            method = EntailmentMethod(judge=get_judge("learned", model=fold_model(
+                [records[i] for i in train], X[train], idf, head)))
+        elif fitted:
             method = EntailmentMethod(model=fit([records[i] for i in train], X[train], idf))
         else:
             method = EntailmentMethod(judge=get_judge(judge))
@@ -177,13 +189,15 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
         for i in test:
             fold_of_group[groups[i]] = k
         verdicts = verify_claims([(records[i]["claim"], claim_evidence(records[i])) for i in test],
-                                 overrides={"entailment": method}, encode_tokens=cache, progress=bar.update, llm=llm)
+                                 overrides={"entailment": method}, encode_tokens=cache, progress=bar.update, llm=llm,
+                                 thresholds=thresholds)
         for i, v in zip(test, verdicts):
             labels[i], conf[i] = v.label, v.confidence
     bar.close()
     cache.save()
     rows = be.claim_table(records, labels)
-    print(be.format_rows(rows, f"Claims, DEV, judge {judge}, " + (
+    print(be.format_rows(rows, f"Claims, DEV, judge {judge}, SUPPORTED at confidence >= "
+                               f"{threshold if threshold is not None else AUDIT_SCORE_THRESHOLD}, " + (
         f"grouped {n_folds}-fold CV (README group keys)" if fitted else "not fitted on DEV (every claim as is)")
         + "; kw = keyword overlap with its per-dataset DEV-tuned threshold"), file=out)
     print("README keyword 2-class bAcc: " + ", ".join(f"{d} {v}" for d, v in README_KEYWORD_2CLASS_BACC.items()),
@@ -207,7 +221,7 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
     for rec in answers:
         k = fold_of_group.get(group_key({**rec, "meta": {"question": rec.get("query")}}), 0)
         result = audit_answer(rec.get("query") or "", rec["answer"], rec["contexts"],
-                              overrides={"entailment": methods[k]}, encode_tokens=cache)
+                              overrides={"entailment": methods[k]}, encode_tokens=cache, thresholds=thresholds)
         y.append(int(bool(rec.get("answer_hallucinated"))))
         faith.append(1.0 - result.metrics["faithfulness"])
         score.append(1.0 - result.audit_score)

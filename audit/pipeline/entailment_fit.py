@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from audit.pipeline.bench_data import BENCHMARKS_DIR, claim_evidence_texts, group_key, read_jsonl
 from audit.pipeline.entailment_model import EntailmentModel, LinearHead
@@ -95,16 +96,9 @@ def load_dev(path: Path = DEFAULT_CLAIMS):
 
 def dev_features(records: list[dict], idf: dict[str, float], embed=None) -> np.ndarray:
     embed = embed or CachedEmbed()
-    try:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(records), desc="featurise", unit="claim", disable=None)
-    except ImportError:  # pragma: no cover
-        bar = None
-    X, _ = featurize([(r["claim"], claim_evidence_texts(r)) for r in records], embed, idf,
-                     progress=bar.update if bar else None)
-    if bar:
-        bar.close()
+    bar = tqdm(total=len(records), desc="featurise", unit="claim", disable=None)
+    X, _ = featurize([(r["claim"], claim_evidence_texts(r)) for r in records], embed, idf, progress=bar.update)
+    bar.close()
     if hasattr(embed, "save"):
         embed.save()
     return X

@@ -258,6 +258,10 @@ def get_judge(name: str | None = None, **kwargs) -> Judge:
 def _make(name: str, **kwargs) -> Judge:
     if name == "features":
         return FeatureJudge(**kwargs)
+    if name == "learned":
+        from audit.pipeline.learned_judge import LearnedJudge
+
+        return LearnedJudge(**kwargs)
     if name == "cross-encoder":
         return CrossEncoderJudge(**kwargs)
     return LLMJudge(**kwargs)

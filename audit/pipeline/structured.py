@@ -111,6 +111,16 @@ def canonical_text(answer_json: dict) -> str:
     return json.dumps(answer_json, ensure_ascii=False, indent=2)
 
 
+def ordered_json(text: str, stored):
+    """The structured answer as sent, keys in their order: parsed from the stored text (a JSONB
+    column on PostgreSQL keeps the keys in its own order), else ``stored``."""
+    try:
+        parsed = json.loads(text)
+    except (TypeError, ValueError):
+        return stored
+    return parsed if parsed == stored else stored
+
+
 def field_claims(fields: list[StructuredField], text: str, query: str = "") -> list[ClaimDraft]:
     """One claim per field; spans point at the field's value inside ``text`` (0, 0 when not found)."""
     claims, cursor = [], 0

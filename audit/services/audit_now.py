@@ -13,6 +13,7 @@ from django.db import transaction
 from audit import constants
 from audit.errors import InvalidInput
 from audit.models import Answer
+from audit.pipeline.structured import ordered_json
 from audit.selectors_claims import AUDIT_NOW_ACTION, answer_audited_as
 from audit.services.events import event_record
 from audit.services.submissions import AuditRequest, audit_submit
@@ -31,7 +32,8 @@ def answer_audit_now(*, answer: Answer, user) -> Answer:
         raise InvalidInput("answer", f"{answer.public_id} was already audited as {earlier}.")
     structured = answer.answer_json is not None  # a structured answer is audited field by field again
     request = AuditRequest(query=answer.query, answer=None if structured else answer.original_text or answer.text,
-                           answer_json=answer.answer_json, contexts=list(answer.contexts or []),
+                           answer_json=ordered_json(answer.original_text or answer.text, answer.answer_json)
+                           if structured else None, contexts=list(answer.contexts or []),
                            mode=constants.MODE_AUDIT_LOCAL, conversation_id=answer.conversation_id,
                            domain=answer.domain, reference=answer.reference or None)
     with transaction.atomic():

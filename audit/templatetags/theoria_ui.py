@@ -54,6 +54,42 @@ def event_actor(event) -> str:
 
 
 @register.filter
+def pct(value) -> str:
+    """0.0423 -> '4.2 %' (one decimal below 10 %, whole numbers above)."""
+    if value is None:
+        return "—"
+    share = float(value) * 100
+    return f"{share:.1f} %" if abs(share) < 10 else f"{share:.0f} %"
+
+
+@register.filter
+def signed_pct(value) -> str:
+    """-0.3 -> '−30 %', 0.12 -> '+12 %'."""
+    if value is None:
+        return "—"
+    share = round(float(value) * 100)
+    return f"{'+' if share > 0 else '−' if share < 0 else ''}{abs(share)} %"
+
+
+@register.filter
+def seconds(ms) -> str:
+    """Milliseconds as '0.42 s' (or '2 s' for whole seconds)."""
+    if ms is None:
+        return "—"
+    s = float(ms) / 1000
+    return f"{s:.0f} s" if s == int(s) else f"{s:.2f} s"
+
+
+@register.filter
+def admin_workspaces(request) -> list:
+    """The workspace whose settings the admin index links to: the caller's (a superuser's after a switch)."""
+    from audit.services.workspaces import workspace_for_user
+
+    workspace = workspace_for_user(request.user)
+    return [workspace] if workspace else []
+
+
+@register.filter
 def pretty_json(value) -> str:
     import json
 

@@ -32,3 +32,11 @@ def test_the_admin_names_the_search_back_end_in_use(client, admin_user_obj):
     page = client.get("/admin/audit/document/").content.decode()
 
     assert ("pgvector (HNSW" if pgvector_ready() else "in-process (torch") in page
+
+
+def test_keyword_candidates_need_two_consecutive_words_of_the_query_and_ranking_uses_them_all():
+    from audit.kb_pgvector import tsquery_pairs, tsquery_terms
+
+    assert tsquery_terms("NMDA receptors drive LTP") == "nmda | receptors | drive | ltp"
+    assert tsquery_pairs("NMDA receptors drive LTP") == "(nmda & receptors) | (receptors & drive) | (drive & ltp)"
+    assert tsquery_pairs("ZX-4471") == "(zx & 4471)" and tsquery_pairs("the LTP") == "ltp"

@@ -110,3 +110,35 @@ def test_the_calibration_error_is_the_weighted_gap_between_confidence_and_freque
     assert expected_calibration_error([1, 0, 1, 0], [0.5, 0.5, 0.5, 0.5]) == pytest.approx(0.0)
     # bin 0.9: two rows, one positive (gap 0.4); bin 0.1: two rows, none positive (gap 0.1)
     assert expected_calibration_error([1, 0, 0, 0], [0.9, 0.9, 0.1, 0.1]) == pytest.approx(0.25)
+
+
+def test_evaluate_compares_a_named_judge_on_the_claims_and_prints_its_calibration(tmp_path, embedder):
+    import io
+    import json
+
+    from audit.pipeline.cli import run_evaluate
+
+    model = tiny_cross_encoder(tmp_path, "entailment")
+    claims = tmp_path / "claims.jsonl"
+    rows = [{"id": f"c{i}", "dataset": "scifact" if i % 2 else "wice", "claim": CLAIM,
+             "evidence": [{"id": "e", "text": EVIDENCE}], "label": "SUPPORTED" if i < 6 else "NEI",
+             "meta": {"question": f"q{i}"}} for i in range(10)]
+    claims.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"id": "a1", "query": "q", "answer": CLAIM, "contexts": [EVIDENCE],
+                                   "answer_hallucinated": False}) + "\n")
+    judges._shared_judge.cache_clear()
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(judges, "CROSS_ENCODER_PATH", model)
+            assert run_evaluate(str(claims), str(answers), out=out, err=err, judge="cross-encoder",
+                                with_answers=False) == 0
+    finally:
+        judges._shared_judge.cache_clear()
+    text = out.getvalue()
+    assert "judge cross-encoder, SUPPORTED at confidence >= 0.8, not fitted on DEV" in text
+    # every claim is judged SUPPORTED at ~0.99: 6 of 10 are, so the calibration error is about 0.39
+    ece = float(text.split("ECE ")[1].split()[0])
+    assert 0.35 < ece < 0.42
+    assert run_evaluate(str(claims), str(answers), out=out, err=err, judge="oracle") != 0

@@ -26,8 +26,8 @@ def test_it_draws_every_dashboard_chart(browser_page, live_server, lead, workspa
     page = browser_page
     assert page.url.endswith("/dashboard/")
     page.wait_for_selector(".plot[data-drawn=true]")
-    keys = ("trust-trend", "rag-score", "label-distribution", "queue-aging", "sla-attainment", "escalation-volume",
-            "llm-usage")
+    keys = ("trust-trend", "label-rates", "sla-trend", "rag-score", "label-distribution", "queue-aging",
+            "sla-attainment", "escalation-volume", "domains", "llm-usage")
     page.wait_for_function(f"document.querySelectorAll('.plot[data-drawn=true]').length === {len(keys)}")
     for key in keys:
         chart = page.locator(f"#chart-{key}")
@@ -163,8 +163,10 @@ def test_it_refreshes_a_screenshot_of_every_page(admin_user_obj, workspace, tmp_
     open_case(claims[1])
     call_command("screenshots", out=str(tmp_path), username=admin_user_obj.username)
     names = sorted(p.name for p in tmp_path.glob("*.png"))
-    assert names == sorted(f"{n}.png" for n in ("login", "home", "dashboard", "escalations", "case", "claims", "answer",
-                                                 "claim-card", "nightly-report", "admin", "admin-workspace", "answer-tooltip"))
+    pages = ("home", "dashboard", "escalations", "case", "claims", "answer", "claim-card", "nightly-report", "admin",
+             "admin-workspace", "admin-settings", "answers", "answer-new")
+    phone = ("home", "dashboard", "escalations", "case", "answers", "answer", "claim-card", "answer-new")
+    assert names == sorted([f"{n}.png" for n in ("login", "answer-tooltip", *pages)] + [f"phone-{n}.png" for n in phone])
     assert all(p.stat().st_size > 10_000 for p in tmp_path.glob("*.png"))
 
 

@@ -86,3 +86,30 @@ def test_a_reviewer_acknowledges_notes_assigns_resolves_and_reopens_a_case_witho
     case.refresh_from_db()
     assert case.status == ReviewCase.Status.OPEN
     assert "Reopened" in page.locator(".events").inner_text()
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def test_every_page_fits_a_390_px_phone_without_sideways_scrolling(browser_page, live_server, admin_user_obj,
+                                                                   workspace):
+    from audit.models import Answer
+
+    answer, claims = build_answer(workspace)
+    case = open_case(claims[1])
+    normal = Answer.objects.create(workspace=workspace, query="Q?", text="A normal answer.", original_text="A normal answer.",
+                                   mode="normal")
+    page = browser_page
+    login(page, live_server, admin_user_obj, "/")
+    page.set_viewport_size(PHONE)
+    paths = ["/", "/dashboard/", "/escalations/", f"/escalations/{case.ticket}/", "/answers/", "/answers/new/",
+             f"/answers/{answer.public_id}/", f"/answers/{normal.public_id}/", "/claims/", f"/claims/{claims[1].pk}/",
+             "/reports/nightly/", f"/admin/audit/workspace/{workspace.pk}/settings/"]
+    too_wide = {}
+    for path in paths:
+        page.goto(live_server.url + path)
+        page.wait_for_load_state("networkidle")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            too_wide[path] = width
+    assert too_wide == {}

@@ -165,3 +165,21 @@ def test_a_supported_claims_tooltip_never_shows_p_refuted(client, analyst, works
     assert "p refuted" not in tip and "p_refuted" not in tip
     assert "Supported: confidence 0.91 that the evidence backs this claim." in tip
     assert "similarity to the best passage 0.84" in tip
+
+
+def test_an_l2_acknowledgement_says_the_wall_clock_time_and_the_business_time():
+    from types import SimpleNamespace
+
+    calendar = policy.Calendar(tz="UTC", working_days=frozenset(range(5)), start=dt.time(9), end=dt.time(17))
+    sunday = dt.datetime(2026, 10, 25, 13, 54, tzinfo=dt.timezone.utc)
+    events = [SimpleNamespace(kind="escalated", at=sunday, tier=2, details={}),
+              SimpleNamespace(kind="acknowledged", at=sunday + dt.timedelta(minutes=34), tier=2,
+                              details={"within_sla": True})]
+    ack = display.acknowledgement(SimpleNamespace(acknowledged_at=events[1].at), events, calendar)
+    assert ack["text"] == "34 min (under 1 min of business time)" and ack["met"]
+
+
+def test_queue_filters_accept_any_letter_case(client, analyst, case):
+    client.force_login(analyst)
+    response = client.get("/escalations/", {"status": "OPEN", "sla_state": "On_Track"})
+    assert response.status_code == 200 and f'data-ticket="{case.ticket}"' in response.content.decode()

@@ -108,8 +108,10 @@ def test_it_links_the_filtered_list_to_the_claim_card_export_with_the_same_filte
 
 # session, user, roles, workspace, then the page's own reads: the count must not grow with rows.
 # The dashboard's 17th query is the LLM-usage aggregate (one GROUP BY day over the period's runs);
+# issue 16 added six: SLA attainment per day, the per-domain breakdown and the success metrics (4);
+# the answer list counts and cuts its page, then reads the page's figures in one more query;
 # the queue's 7th reads the business calendar once per workspace on the page (countdowns in business time).
-PAGE_QUERIES = {"/claims/": 7, "/escalations/": 7, "/dashboard/": 17, "/answers/": 7}
+PAGE_QUERIES = {"/claims/": 7, "/escalations/": 7, "/dashboard/": 23, "/answers/": 8}
 
 
 @pytest.mark.parametrize("path", sorted(PAGE_QUERIES))
@@ -211,3 +213,46 @@ def test_it_counts_reviewer_relabels_and_breaches_in_the_incident_summary(client
     assert response.context["figures"]["label-distribution"]["data"][0]["y"] == [1, 0, 2]
     html = response.content.decode()
     assert '<th scope="row">Labels changed by reviewers</th><td>1</td>' in html
+
+
+def test_the_dashboard_says_a_bad_range_beside_the_form_and_shows_the_default_one(client, analyst):
+    client.force_login(analyst)
+    response = client.get("/dashboard/", {"date_from": "2026-05-02", "date_to": "2026-05-01"})
+    html = response.content.decode()
+    assert response.status_code == 400 and 'id="range-error"' in html
+    assert "must not be before From: the range was not applied." in html and "Showing the last 30 days instead." in html
+    assert 'id="kpis"' in html  # the dashboard itself is still there
+
+
+def test_the_dashboard_shows_the_success_metrics_and_a_per_domain_breakdown(client, lead, workspace):
+    from audit.models import VerificationRun
+
+    answer, claims = build_answer(workspace)
+    build_answer(workspace, domain="compliance")
+    VerificationRun.objects.update(duration_ms=420.0)
+    open_case(claims[2])  # the NEI claim: escalated for missing evidence
+    client.force_login(lead)
+    html = client.get("/dashboard/").content.decode()
+    supported = html.split('id="kpi-supported"')[1].split("</li>")[0]
+    assert "33 %" in supported and "2 of 6 audited claims" in supported and "goal missed" in supported
+    missing = html.split('id="kpi-missing"')[1].split("</li>")[0]
+    assert "17 %" in missing and "1 of 6" in missing and "goal missed" in missing
+    latency = html.split('id="kpi-latency"')[1].split("</li>")[0]
+    assert "0.42 s" in latency and "goal met" in latency
+    table = html.split('id="domain-table"')[1].split("</table>")[0]
+    assert "compliance" in table and "neuroscience" in table and "1 (33 %)" in table
+    for key in ("label-rates", "sla-trend", "domains"):
+        assert f'id="chart-{key}"' in html
+
+
+def test_every_dashboard_trace_has_clean_hover_text(client, lead, workspace):
+    import json as _json
+
+    build_answer(workspace)
+    client.force_login(lead)
+    html = client.get("/dashboard/").content.decode()
+    figures = re.findall(r'<script id="[^"]+" type="application/json">(.*?)</script>', html, re.S)
+    assert len(figures) >= 9
+    for figure in figures:
+        for trace in _json.loads(figure)["data"]:
+            assert trace["hovertemplate"].endswith("<extra></extra>"), trace.get("name")

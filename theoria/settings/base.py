@@ -9,6 +9,7 @@ database through the admin console.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -164,11 +165,17 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"ModeEnum": "audit.models.choices.Mode", "LabelEnum": "audit.models.choices.Label"},
 }
 
-# django-q2: the ORM broker by default (no extra service); set THEORIA_REDIS_URL to use Redis.
+# django-q2: the ORM broker by default (no extra service, one worker); set THEORIA_REDIS_URL to use
+# Redis, where the cluster runs one worker per core by default (THEORIA_Q_WORKERS) and more
+# clusters on more machines share the queue. Each worker process loads its own embedding model
+# and is recycled after THEORIA_Q_RECYCLE tasks, or sooner past THEORIA_Q_MAX_RSS_MB, so memory
+# stays bounded.
 REDIS_URL = envstr("THEORIA_REDIS_URL", "")
 Q_CLUSTER = {
     "name": "theoria",
-    "workers": envint("THEORIA_Q_WORKERS", 1, minimum=1),
+    "workers": envint("THEORIA_Q_WORKERS", (os.cpu_count() or 1) if REDIS_URL else 1, minimum=1),
+    "recycle": envint("THEORIA_Q_RECYCLE", 200, minimum=1),
+    "max_rss": envint("THEORIA_Q_MAX_RSS_MB", 3000, minimum=100) * 1024,  # django-q2 counts KB
     "timeout": envint("THEORIA_Q_TIMEOUT", 1800, minimum=1),
     "retry": envint("THEORIA_Q_RETRY", 2000, minimum=2),
     "catch_up": False,

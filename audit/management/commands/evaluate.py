@@ -27,12 +27,15 @@ class Command(BaseCommand):
                             help="keep the claims of every n-th group only (a quicker comparison, same claims "
                                  "for every judge)")
 
+        parser.add_argument("--threshold", type=float, default=None,
+                            help="confidence SUPPORTED needs (default: audit_score_threshold, 0.8)")
+
     def handle(self, *args, **options):
         llm = llm_client_from_settings() if options["judge"] == "llm" else None
         code = run_evaluate(options["claims"], options["answers"], out=self.stdout._out,
                             err=self.stderr._out, n_folds=options["folds"],
                             with_answers=not options["claims_only"], judge=options["judge"], llm=llm,
-                            limit=options["every"])
+                            limit=options["every"], threshold=options["threshold"])
         if code:
             raise SystemExit(code)
 

@@ -7,19 +7,17 @@ in by creating a session for them (no password needed), and saves one full-page 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
-from django.contrib.sessions.backends.db import SessionStore
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+from audit.management.browser import CHROMIUM, CHROMIUM_ARGS, served, session_cookie, user_named
+
 VIEWPORT = {"width": 1280, "height": 900}
+PHONE_PAGES = ("home", "dashboard", "escalations", "case", "answers", "answer", "claim-card", "answer-new")
+PHONE = {"width": 390, "height": 844}  # an iPhone 12-14 in portrait: every page must fit it without sideways scrolling
 
 
 def _pages(workspace) -> list[tuple[str, str, str]]:
@@ -48,6 +46,9 @@ def _pages(workspace) -> list[tuple[str, str, str]]:
         ("nightly-report", "/reports/nightly/", "main"),
         ("admin", "/admin/", "#content"),
         ("admin-workspace", f"/admin/audit/workspace/{workspace.pk}/change/", "#content"),
+        ("admin-settings", f"/admin/audit/workspace/{workspace.pk}/settings/", "#thresholds"),
+        ("answers", "/answers/", "#answers"),
+        ("answer-new", "/answers/new/", "#answer-form"),
     ]
     if revised is not None and revised.pk != answer.pk:
         pages.append(("answer-revised", f"/answers/{revised.public_id}/", "#revision-diff"))
@@ -64,50 +65,44 @@ class Command(BaseCommand):
         parser.add_argument("--username", default="", help="User to sign in as (default: the first superuser).")
 
     def handle(self, *args, **options):
-        from django.contrib.staticfiles.handlers import StaticFilesHandler  # serves through the finders
-        from django.test.testcases import LiveServerThread
         from playwright.sync_api import sync_playwright
 
         from audit.services.workspaces import workspace_for_user
 
-        if not os.path.exists(CHROMIUM):
-            raise CommandError(f"{CHROMIUM} is missing; install Chromium from Debian (`make browser`).")
-        user = self._user(options["username"])
-        pages = _pages(workspace_for_user(user))
+        user = user_named(options["username"])
+        workspace = workspace_for_user(user)
+        pages = _pages(workspace)
         out = Path(options["out"])
         out.mkdir(parents=True, exist_ok=True)
-
-        server = LiveServerThread("127.0.0.1", StaticFilesHandler, port=0)
-        server.daemon = True
-        server.start()
-        server.is_ready.wait()
-        if server.error:
-            raise CommandError(f"The local server did not start: {server.error}")
-        base = f"http://127.0.0.1:{server.port}"
-        os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the ORM is used beside Playwright's loop
-        try:
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                context = browser.new_context(viewport=VIEWPORT)
-                page = context.new_page()
-                page.set_default_timeout(20000)
-                page.goto(f"{base}/accounts/login/")
-                page.screenshot(path=str(out / "login.png"), full_page=True)
-                context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": self._session(user),
-                                      "url": base}])
-                for name, path, ready in pages:
-                    self._shoot(page, base + path, ready, out / f"{name}.png")
-                answer_path = next(p for n, p, _ in pages if n == "answer")
-                page.goto(base + answer_path)
-                badge = page.locator("a.badge").first
-                badge.hover()
-                page.wait_for_selector(".claim-mark:hover .tooltip", state="visible")
-                page.screenshot(path=str(out / "answer-tooltip.png"), full_page=False)
-                self.stdout.write(f"answer-tooltip.png  {answer_path} (tooltip open)")
-                browser.close()
-        finally:
-            server.terminate()
-        self.stdout.write(self.style.SUCCESS(f"Saved {len(pages) + 2} screenshots in {out}"))
+        saved = 0
+        with served() as base, sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            context = browser.new_context(viewport=VIEWPORT)
+            page = context.new_page()
+            page.set_default_timeout(20000)
+            page.goto(f"{base}/accounts/login/")
+            page.screenshot(path=str(out / "login.png"), full_page=True)
+            context.add_cookies([session_cookie(user, base)])
+            for name, path, ready in pages:
+                self._shoot(page, base + path, ready, out / f"{name}.png")
+            answer_path = next(p for n, p, _ in pages if n == "answer")
+            page.goto(base + answer_path)
+            page.locator("a.badge").first.hover()
+            page.wait_for_selector(".claim-mark:hover .tooltip", state="visible")
+            page.screenshot(path=str(out / "answer-tooltip.png"), full_page=False)
+            self.stdout.write(f"answer-tooltip.png  {answer_path} (tooltip open)")
+            saved = len(pages) + 2
+            # phone width: the pages an analyst opens on the move
+            phone = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+            phone.add_cookies([session_cookie(user, base)])
+            mobile = phone.new_page()
+            mobile.set_default_timeout(20000)
+            for name, path, ready in pages:
+                if name in PHONE_PAGES:
+                    self._shoot(mobile, base + path, ready, out / f"phone-{name}.png")
+                    saved += 1
+            browser.close()
+        self.stdout.write(self.style.SUCCESS(f"Saved {saved} screenshots in {out}"))
 
     def _shoot(self, page, url: str, ready: str, path: Path) -> None:
         response = page.goto(url)
@@ -120,22 +115,3 @@ class Command(BaseCommand):
         page.wait_for_load_state("networkidle")
         page.screenshot(path=str(path), full_page=True)
         self.stdout.write(f"{path.name:<22} {url}")
-
-    def _user(self, username: str):
-        User = get_user_model()
-        user = (User.objects.filter(username=username).first() if username
-                else User.objects.filter(is_superuser=True, is_active=True).order_by("id").first())
-        if user is None:
-            raise CommandError(f"No user {username!r}; pass --username, or run `manage.py ensure_admin`."
-                               if username else "No superuser; run `manage.py ensure_admin` or pass --username.")
-        return user
-
-    def _session(self, user) -> str:
-        """Create a signed-in session for ``user`` and return its key."""
-        session = SessionStore()
-        session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0] if getattr(
-            settings, "AUTHENTICATION_BACKENDS", None) else "django.contrib.auth.backends.ModelBackend"
-        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-        session.create()
-        return session.session_key

@@ -3,7 +3,7 @@
 A method looks at claims and the evidence retrieved for them and returns one ``MethodResult``
 per claim; its ``name`` is recorded on the claim card. ``verify_many`` gets every claim of an
 answer at once so that a method can batch (the entailment judge embeds once per answer).
-The LLM issue plugs its variants in the same way (``REGISTRY["llm_entailment"] = …``).
+The LLM methods (``methods/llm.py``: ``llm_judge``, ``llm_cove``, ``selfcheck``) register the same way.
 """
 
 from __future__ import annotations

@@ -1,0 +1,115 @@
+"""The admin console's settings page of one workspace: modes and every threshold as a named, typed field.
+
+Each field shows the value in force, its unit and the seed default (``audit.constants``). A
+value left at its seed default is no override; the overrides are checked by the API's check
+(``audit.services.modes.thresholds_check``) and stored by the same services as the API
+(``thresholds_set``, ``workspace_settings_update``), so every change is an audit event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from django import forms
+
+from audit import constants
+from audit.models.choices import Mode
+
+# name -> (label, unit) of each threshold on the page; the values themselves live in audit.constants.
+THRESHOLD_LABELS = {
+    "audit_score_threshold": ("Audit score needed to pass", "score 0–1"),
+    "selfcheck_disagreement_threshold": ("Self-check disagreement that escalates", "share 0–1"),
+    "low_confidence_threshold": ("Confidence below which REFUTED/NEI claims go to people", "confidence 0–1"),
+    "coverage_threshold": ("Evidence coverage gate", "share 0–1"),
+    "unsupported_rate_threshold": ("Unsupported-claim rate gate", "share 0–1"),
+    "max_revisions": ("Revision attempts", "attempts"),
+    "similarity_threshold": ("Similarity for a passage to count", "cosine 0–1"),
+    "weak_threshold": ("Confidence of a weak verdict", "confidence 0–1"),
+    "refuted_threshold": ("Contradiction probability for REFUTED", "probability 0–1"),
+    "conflict_threshold": ("Disagreement between sources that flags a conflict", "score 0–1"),
+    "numeric_boost": ("Retrieval boost for passages with the claim's numbers", "score"),
+    "numeric_rel_tolerance": ("Relative tolerance of an exact number", "fraction"),
+    "numeric_approx_tolerance": ("Relative tolerance of an 'about' number", "fraction"),
+    "retrieval_top_k": ("Passages retrieved per claim", "passages"),
+    "verification_depth": ("Verification depth", "fast or full"),
+    "judge": ("Entailment judge", "judge"),
+    "verification_profile": ("Verification profile", "profile"),
+    "generation_mode": ("Generation mode", "mode"),
+    "freshness_months": ("Freshness limit of", "months"),
+    "fallback_freshness_months": ("Freshness limit of other domains", "months"),
+    "audit_score_weights": ("Audit score weight of", "weight"),
+    "rag_score_weights": ("RAG score weight of", "weight"),
+    "sla_at_risk_share": ("Share of an SLA after which a case is at risk", "share 0–1"),
+}
+
+
+def _field_for(default, label: str, help_text: str, choices=None):
+    if choices is not None:
+        return forms.ChoiceField(label=label, help_text=help_text, required=False,
+                                 choices=[("", "(none)")] * ("" == default) + [(c, c) for c in choices])
+    if isinstance(default, bool):
+        return forms.BooleanField(label=label, help_text=help_text, required=False)
+    if isinstance(default, int):
+        return forms.IntegerField(label=label, help_text=help_text, required=True)
+    return forms.FloatField(label=label, help_text=help_text, required=True)
+
+
+class WorkspaceSettingsForm(forms.Form):
+    """Modes, web switch and one typed field per threshold (dict thresholds: one field per key)."""
+
+    default_mode = forms.ChoiceField(label="Default mode", choices=Mode.choices,
+                                     help_text="Users and conversations may override it.")
+    allow_external_calls = forms.BooleanField(label="Allow external calls (Audit-Web, LLM outside residency)",
+                                              required=False)
+
+    def __init__(self, *args, workspace, **kwargs):
+        self.workspace = workspace
+        self.defaults = constants.Thresholds()
+        current = self.defaults.updated(workspace.threshold_overrides or {})
+        initial = {"default_mode": workspace.default_mode, "allow_external_calls": workspace.allow_external_calls}
+        super().__init__(*args, initial=initial, **kwargs)
+        self.threshold_names: list[str] = []  # form field names, in order
+        self.keys: dict[str, tuple[str, str | None]] = {}  # form field -> (threshold, dict key or None)
+        for f in dataclasses.fields(self.defaults):
+            label, unit = THRESHOLD_LABELS.get(f.name, (f.name.replace("_", " "), ""))
+            default = getattr(self.defaults, f.name)
+            value = getattr(current, f.name)
+            if isinstance(default, dict):
+                for key in sorted(value):
+                    name = f"t__{f.name}__{key}"
+                    seed = default.get(key)
+                    self.fields[name] = _field_for(0.0 if isinstance(value[key], float) else 0, f"{label} {key}",
+                                                   f"{unit}; seed default {seed if seed is not None else 'none'}")
+                    self.initial[name] = value[key]
+                    self.threshold_names.append(name)
+                    self.keys[name] = (f.name, key)
+                continue
+            name = f"t__{f.name}"
+            self.fields[name] = _field_for(default, label, f"{unit}; seed default {default if default != '' else '(none)'}",
+                                           constants.STRING_THRESHOLDS.get(f.name))
+            self.initial[name] = value
+            self.threshold_names.append(name)
+            self.keys[name] = (f.name, None)
+
+    def threshold_fields(self):
+        return [self[name] for name in self.threshold_names]
+
+    def overrides(self) -> dict:
+        """The threshold overrides of a valid form: every value that differs from its seed default."""
+        out: dict = {}
+        for name, (threshold, key) in self.keys.items():
+            value = self.cleaned_data.get(name)
+            default = getattr(self.defaults, threshold)
+            if key is None:
+                if value in (None, "") or value == default:
+                    continue
+                out[threshold] = value
+            elif value is not None and value != default.get(key):
+                out.setdefault(threshold, {})[key] = value
+        return out
+
+    def add_service_error(self, field: str, message: str) -> None:
+        """Attach an InvalidInput naming ``threshold_overrides.<name>[.<key>]`` to its field."""
+        parts = field.split(".")[1:] if field.startswith("threshold_overrides.") else []
+        name = "t__" + "__".join(parts) if parts else None
+        self.add_error(name if name in self.fields else None, message)
