@@ -127,9 +127,14 @@ STRUCTURED_FIX_CANDIDATES = 3  # citation fix (stage 5): other passages tried pe
 # methods (judge, CoVe, SelfCheck) in a django-q2 task that relabels the claim cards
 DEEP_CHECKS = ("sync", "async")
 DEEP_CHECKS_DEFAULT = "sync"
+# auto_corrected_review (issue 13): which claims refuted as received but corrected by the revision
+# loop go to people: "all" (default: a person confirms every correction) or "material" (minor claims
+# whose correction verified SUPPORTED are spared; a refuted claim without one is always reviewed).
+AUTO_CORRECTED_REVIEW_CHOICES = ("all", "material")
+AUTO_CORRECTED_REVIEW = "all"
 STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS, "judge": JUDGES,
                      "verification_profile": tuple(VERIFICATION_PROFILES), "generation_mode": GENERATION_MODES,
-                     "deep_checks": DEEP_CHECKS}
+                     "deep_checks": DEEP_CHECKS, "auto_corrected_review": AUTO_CORRECTED_REVIEW_CHOICES}
 # the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
@@ -216,7 +221,7 @@ UNSUPPORTED_ACTIONS = ("remove", "qualify")  # what to do with a material claim 
 DEFAULT_UNSUPPORTED_ACTION = "qualify"  # removing cost 21 annotator-supported DEV sentences, qualifying 3
 NO_ANSWER_NOTICE = "I cannot find support for this answer in the provided documents."  # seed 000 §8.1
 CITATION_REPLACE_MARGIN = 0.15  # another passage must beat the cited one's entailment by this to take its place
-CORRECTION_MIN_OVERLAP = 0.30  # share of a contradicted claim's content words its replacing evidence sentence shares
+CORRECTION_MIN_ALIGNMENT = 0.60  # share of a contradicted claim's other content words its correcting evidence sentence must hold
 CORRECTIVE_QUERIES_PER_CLAIM = 3  # seed 002: targeted queries per unsupported claim
 CORRECTIVE_PASSAGES_PER_QUERY = 3  # extra passages kept per targeted query
 
@@ -313,6 +318,7 @@ class Thresholds:
     audit_score_weights: dict = field(default_factory=lambda: dict(AUDIT_SCORE_WEIGHTS))
     rag_score_weights: dict = field(default_factory=lambda: dict(RAG_SCORE_WEIGHTS))
     sla_at_risk_share: float = SLA_AT_RISK_SHARE
+    auto_corrected_review: str = AUTO_CORRECTED_REVIEW
 
     def updated(self, overrides: dict | None) -> "Thresholds":
         """A copy with the known keys of ``overrides`` applied; unknown keys raise ValueError."""

@@ -62,6 +62,40 @@ def mark_claims(text: str, claims: Sequence[Any]) -> list[Segment]:
     return segments
 
 
+@dataclass
+class ReturnedClaim:
+    """A claim as the returned (revised) text states it, for its badge: the revision's wording and
+    verdict placed where that wording is in the returned text; the received claim when untouched."""
+
+    claim: Any
+    label: str
+    confidence: float
+    span_start: int
+    span_end: int
+
+    def __getattr__(self, name):  # pk, claim_id, metrics, evidence… of the claim card
+        return getattr(self.claim, name)
+
+
+def returned_claims(text: str, claims: Sequence[Any]) -> list[ReturnedClaim]:
+    """The claims of the returned ``text``: each claim's revision (or the claim itself when
+    untouched) where its wording is found; removed claims are left out."""
+    out: list[ReturnedClaim] = []
+    for claim in claims:
+        revision = getattr(claim, "revision", None) or {}
+        if revision.get("review", {}).get("action") == "restored_received_wording":
+            revision = {}  # a reviewer brought the received wording back: the claim stands as received
+        wording = revision.get("text", claim.text) if revision else claim.text
+        body = (wording or "").strip().rstrip(".!?;: ")
+        at = text.find(body) if body else -1
+        if at < 0:
+            continue
+        label = (revision.get("label") or claim.label) if revision else claim.label
+        confidence = revision.get("confidence") if revision and revision.get("confidence") is not None else claim.confidence
+        out.append(ReturnedClaim(claim, label, confidence, at, at + len(body)))
+    return out
+
+
 _TOKEN = re.compile(r"\s+|[^\s]+")
 
 

@@ -31,7 +31,7 @@ def _evidence_ordered() -> QuerySet[Evidence]:
 
 # The columns a Claim Card reads: loading only these keeps large columns (the answer's contexts
 # and texts, the claim's label history) out of list pages and exports.
-_CARD_CLAIM_FIELDS = ("claim_id", "text", "label", "confidence", "methods", "metrics", "method_results",
+_CARD_CLAIM_FIELDS = ("claim_id", "text", "label", "confidence", "methods", "metrics", "method_results", "revision",
                       "drafted_at", "verified_at",
                       "span_start", "answer__public_id", "answer__mode", "answer__created_at", "answer__workspace_id")
 _CARD_EVIDENCE_FIELDS = ("claim_id", "rank", "source_type", "source_id", "title", "uri", "snippet", "hash")
@@ -84,10 +84,10 @@ def claim_escalations(claim_pks: Iterable[int]) -> dict[int, list[dict]]:
     if not pks:
         return refs
     cases = ReviewCase.objects.filter(claim_id__in=pks).order_by("opened_at", "id")
-    for case in cases.values("claim_id", "ticket", "tier", "status", "due_at", "trigger", "opened_at"):
+    for case in cases.values("claim_id", "ticket", "tier", "status", "due_at", "trigger", "reasons", "opened_at"):
         refs[case["claim_id"]].append({"type": "review", "ticket": case["ticket"], "tier": case["tier"],
                                        "status": case["status"], "due_at": case["due_at"],
-                                       "reasons": [case["trigger"]], "at": case["opened_at"]})
+                                       "reasons": case["reasons"] or [case["trigger"]], "at": case["opened_at"]})
     return refs
 
 

@@ -198,8 +198,11 @@ def answer_detail(request, answer_id: str):
         "audited": answer.mode != selectors_claims.Mode.NORMAL,
         "audited_as": selectors_claims.answer_audited_as(answer=answer) if answer.mode == selectors_claims.Mode.NORMAL else "",
         "can_submit": roles.can_submit(request.user),
-        # the stored claims are those of the answer as returned (after a revision, of the kept attempt)
-        "segments": presentation.mark_claims(answer.text, claims),
+        # the stored claims are those of the answer as received; the returned text is badged with
+        # each claim's revision (its own wording and verdict)
+        "segments": presentation.mark_claims(answer.original_text or answer.text, claims),
+        "returned_segments": presentation.mark_claims(answer.text, presentation.returned_claims(answer.text, claims))
+        if revised else [],
         # every attempt of the revision loop lives on the run; Audit-Web adds non-attempt entries
         "attempts": [r for r in (run.revision_history if run else []) if "attempt" in r],
         "claims": claims,

@@ -55,6 +55,8 @@ class ReviewCase(models.Model):
     SlaState = SlaState
 
     class Trigger(models.TextChoices):
+        REFUTED = "refuted", "Refuted as received"
+        AUTO_CORRECTED = "auto_corrected", "Corrected by the revision loop: confirm the correction"
         LOW_CONFIDENCE = "low_confidence", "Refuted / NEI with low confidence"
         REGULATED_DOMAIN = "regulated_domain", "Regulated domain"
         MANUAL = "manual", "Manual escalation"
@@ -75,6 +77,7 @@ class ReviewCase(models.Model):
     claim = models.ForeignKey("audit.Claim", on_delete=models.CASCADE, related_name="review_cases")
     domain = models.CharField(max_length=64, blank=True, db_index=True)
     trigger = models.CharField(max_length=20, choices=Trigger.choices)
+    reasons = models.JSONField(default=list, blank=True, help_text="Every intake reason (the trigger is the first).")
     tier = models.PositiveSmallIntegerField(default=policy.FIRST_TIER)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     sla_state = models.CharField(max_length=16, choices=SlaState.choices, default=SlaState.ON_TRACK)

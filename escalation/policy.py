@@ -223,13 +223,38 @@ def sla_state(*, due_at: datetime | None, at_risk_at: datetime | None, now: date
 # --- Intake and risk -------------------------------------------------------------------------
 
 
-def needs_review(*, label: str, confidence: float, domain: str, regulated_domains, low_confidence_threshold: float) -> str:
-    """Return why a claim needs a human ("low_confidence", "regulated_domain") or "" when it does not."""
-    if label in ("REFUTED", "NEI") and confidence < low_confidence_threshold:
-        return "low_confidence"
+def review_reasons(*, label: str, confidence: float, domain: str, regulated_domains, low_confidence_threshold: float,
+                   revision: dict | None = None, importance: str = "material", auto_corrected_review: str = "all") -> list[str]:
+    """Why a claim, as received, needs a human: "refuted" (REFUTED at any confidence), "auto_corrected"
+    (the revision loop corrected it: a person confirms the correction), "low_confidence" (NEI below
+    the threshold), "regulated_domain"; [] when it does not.
+
+    With ``auto_corrected_review == "material"`` a minor claim whose correction verified SUPPORTED
+    is spared (its other reasons, e.g. a regulated domain, still count).
+    """
+    reasons: list[str] = []
+    corrected = bool(revision) and revision.get("strategy") == "correct"
+    if label == "REFUTED":
+        spared = (corrected and auto_corrected_review == "material" and importance == "minor"
+                  and revision.get("label") == "SUPPORTED")
+        if not spared:
+            reasons.append("refuted")
+            if corrected:
+                reasons.append("auto_corrected")
+    elif label == "NEI" and confidence < low_confidence_threshold:
+        reasons.append("low_confidence")
+    elif corrected:
+        reasons.append("auto_corrected")
     if domain and domain.lower() in {d.lower() for d in regulated_domains or ()}:
-        return "regulated_domain"
-    return ""
+        reasons.append("regulated_domain")
+    return reasons
+
+
+def needs_review(*, label: str, confidence: float, domain: str, regulated_domains, low_confidence_threshold: float) -> str:
+    """Return the first reason of :func:`review_reasons` ("" when a claim needs no human)."""
+    reasons = review_reasons(label=label, confidence=confidence, domain=domain, regulated_domains=regulated_domains,
+                             low_confidence_threshold=low_confidence_threshold)
+    return reasons[0] if reasons else ""
 
 
 def risk_score(*, importance: str, label: str, confidence: float, regulated: bool) -> float:

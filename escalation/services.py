@@ -158,7 +158,8 @@ def _next_ticket_number() -> int:
 # --- intake -------------------------------------------------------------------------------------
 
 
-def _case_create(*, claim: Claim, trigger: str, actor=None, reason: str = "", now=None) -> ReviewCase | None:
+def _case_create(*, claim: Claim, trigger: str, actor=None, reason: str = "", now=None,
+                 reasons: list[str] | None = None) -> ReviewCase | None:
     """Open a tier-1 case for ``claim``; return None when one is already open (a concurrent intake)."""
     answer = claim.answer
     workspace = answer.workspace
@@ -169,7 +170,8 @@ def _case_create(*, claim: Claim, trigger: str, actor=None, reason: str = "", no
             number = _next_ticket_number()
             case = ReviewCase(
                 workspace=workspace, number=number, ticket=policy.ticket_key(number), claim=claim,
-                domain=answer.domain or "", trigger=trigger, tier=policy.FIRST_TIER, opened_at=now,
+                domain=answer.domain or "", trigger=trigger, reasons=list(reasons or [trigger]), tier=policy.FIRST_TIER,
+                opened_at=now,
                 risk_score=policy.risk_score(
                     importance=claim.importance, label=claim.label, confidence=claim.confidence, regulated=regulated
                 ),
@@ -184,7 +186,8 @@ def _case_create(*, claim: Claim, trigger: str, actor=None, reason: str = "", no
     _record(
         case, ReviewEvent.Kind.OPENED, actor=actor, actor_label="" if _actor_or_none(actor) else "intake",
         reason=reason or ReviewCase.Trigger(trigger).label, at=now,
-        details={"trigger": trigger, "label": claim.label, "confidence": claim.confidence, "risk_score": case.risk_score},
+        details={"trigger": trigger, "reasons": case.reasons, "label": claim.label, "confidence": claim.confidence,
+                 "risk_score": case.risk_score, "revision": claim.revision},
     )
     return case
 
@@ -193,23 +196,28 @@ def _case_create(*, claim: Claim, trigger: str, actor=None, reason: str = "", no
 def cases_open_for_answer(*, answer: Answer, actor=None) -> list[ReviewCase]:
     """Open a case for each claim of ``answer`` that needs a human; return the answer's open cases for them.
 
-    A claim needs review when it is REFUTED or NEI with confidence below the workspace's
-    ``low_confidence_threshold`` (0.60), or when the answer's domain is regulated in its
-    workspace. A claim with an open case keeps it (the case is returned, not duplicated).
+    The claims are those of the answer as received: a claim needs review when it is REFUTED (even
+    when the revision loop corrected it: reasons ``refuted`` and ``auto_corrected``, unless the
+    workspace's ``auto_corrected_review`` spares a minor one), NEI with confidence below the
+    workspace's ``low_confidence_threshold`` (0.60), or when the answer's domain is regulated in
+    its workspace (``policy.review_reasons``). A claim with an open case keeps it.
     """
     workspace = answer.workspace
-    threshold = selectors.thresholds_for_workspace(workspace).low_confidence_threshold
+    thresholds = selectors.thresholds_for_workspace(workspace)
+    threshold = thresholds.low_confidence_threshold
     claims = list(answer.claims.select_related("answer__workspace").order_by("span_start", "id"))
     already = {c.claim_id: c for c in ReviewCase.objects.filter(claim__in=claims, status__in=OPEN_CASE_STATUSES)}
     result = []
     for claim in claims:
-        trigger = policy.needs_review(
+        reasons = policy.review_reasons(
             label=claim.label, confidence=claim.confidence, domain=answer.domain,
             regulated_domains=workspace.regulated_domains, low_confidence_threshold=threshold,
+            revision=claim.revision, importance=claim.importance,
+            auto_corrected_review=thresholds.auto_corrected_review,
         )
-        if not trigger:
+        if not reasons:
             continue
-        case = already.get(claim.id) or _case_create(claim=claim, trigger=trigger, actor=actor)
+        case = already.get(claim.id) or _case_create(claim=claim, trigger=reasons[0], actor=actor, reasons=reasons)
         if case is None:  # opened by a concurrent intake between our read and our insert
             case = ReviewCase.objects.get(claim=claim, status__in=OPEN_CASE_STATUSES)
         result.append(case)

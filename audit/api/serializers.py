@@ -63,6 +63,22 @@ class EscalationRefSerializer(serializers.Serializer):
     at = serializers.DateTimeField(allow_null=True)
 
 
+class ClaimRevisionSerializer(serializers.Serializer):
+    """How the revision loop remediated a claim: the new wording and its own verdict."""
+
+    strategy = serializers.CharField()
+    text = serializers.CharField(allow_blank=True, help_text="The claim's wording in the returned answer; blank when removed.")
+    label = serializers.ChoiceField(choices=Claim.Label.choices, allow_null=True)
+    confidence = serializers.FloatField(allow_null=True)
+    passage_id = serializers.CharField(allow_blank=True)
+
+
+def answer_passages(answer: Answer) -> list[dict]:
+    """The request's passages, then those the latest revision cites by position (``[n]``)."""
+    cited = next((r.get("citations") or [] for r in reversed(answer.revisions or []) if "citations" in r), [])
+    return [*(answer.contexts or []), *cited]
+
+
 def _number(value):
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -70,6 +86,8 @@ def _number(value):
 class ClaimCardSerializer(serializers.Serializer):
     """A claim as a Claim Card: the JSON of spec §6, key for key.
 
+    The card describes the claim as the RAG front end sent it (text, label, confidence); when the
+    revision loop changed it, ``revision`` holds the remediation (null when untouched).
     ``mode`` is the display name ("Audit-Local") as in the spec. ``escalations`` is the claim's
     escalation log: its review cases, read from the serializer context ``escalations`` ({claim
     pk: [refs]}, filled by ``audit.selectors_api.claim_escalations`` so a page of cards costs one
@@ -87,6 +105,13 @@ class ClaimCardSerializer(serializers.Serializer):
     metrics = serializers.SerializerMethodField()
     timestamps = serializers.SerializerMethodField()
     escalations = serializers.SerializerMethodField()
+    revision = serializers.SerializerMethodField()
+
+    @extend_schema_field(ClaimRevisionSerializer(allow_null=True))
+    def get_revision(self, claim: Claim) -> dict | None:
+        if not claim.revision:
+            return None
+        return {key: claim.revision.get(key) for key in ("strategy", "text", "label", "confidence", "passage_id")}
 
     @extend_schema_field(serializers.ChoiceField(choices=Mode.labels))
     def get_mode(self, claim: Claim) -> str:
@@ -208,7 +233,8 @@ def structured_fields(answer: Answer) -> list[dict]:
 class AnswerSerializer(serializers.Serializer):
     """An answer with everything the RAG front end shows: the ``POST /audits`` response body.
 
-    ``original_answer`` and ``revisions`` are present only when the answer was revised.
+    ``answer`` is the text returned to the user (revised or not) and ``original_answer`` the text
+    received, which the claims describe; ``revisions`` is present only when the answer was revised.
     Context: ``escalations`` ({claim pk: [refs]}) as for Claim Cards, ``citations`` for Normal
     mode, ``mode_decision`` when the answer was just produced.
     """
@@ -228,8 +254,8 @@ class AnswerSerializer(serializers.Serializer):
 
     def to_representation(self, answer: Answer) -> dict:
         data = super().to_representation(answer)
+        data["original_answer"] = answer.original_text or answer.text
         if answer.revisions or (answer.original_text and answer.original_text != answer.text):
-            data["original_answer"] = answer.original_text
             data["revisions"] = answer.revisions
         if self.context.get("mode_decision"):
             data["mode_decision"] = self.context["mode_decision"]
@@ -245,7 +271,7 @@ class AnswerSerializer(serializers.Serializer):
     def get_citations(self, answer: Answer) -> list:
         from audit.services.submissions import citations_of
 
-        return citations_of(answer.text, answer.contexts or [])
+        return citations_of(answer.text, answer_passages(answer))
 
     @extend_schema_field(ClaimCardSerializer(many=True))
     def get_claims(self, answer: Answer) -> list:

@@ -68,7 +68,10 @@ class Answer(models.Model):
 
 
 class Claim(models.Model):
-    """An atomic claim of an answer, with its verdict: the row behind a Claim Card (spec §6).
+    """An atomic claim of an answer as received, with its verdict: the row behind a Claim Card (spec §6).
+
+    ``text``, ``label`` and ``confidence`` describe the claim the RAG front end sent, whatever
+    the revision loop did; ``revision`` records the remediation (the new wording and its verdict).
 
     ``confidence`` is the confidence that the claim is supported by its evidence, whatever the
     label: a refuted claim carries a confidence near 0. ``machine_label`` keeps what the
@@ -98,6 +101,9 @@ class Claim(models.Model):
     method_results = models.JSONField(default=dict, blank=True)
     risk_flags = models.JSONField(default=list, blank=True)
     label_history = models.JSONField(default=list, blank=True)
+    revision = models.JSONField(null=True, blank=True, help_text=(
+        "How the revision loop remediated this claim of the answer as received: strategy, the new "
+        "wording, its own label and confidence, the passage it rests on. Null when untouched."))
     drafted_at = models.DateTimeField(default=timezone.now)
     verified_at = models.DateTimeField(null=True, blank=True, db_index=True)
 

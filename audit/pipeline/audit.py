@@ -130,6 +130,11 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
         methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
     verdicts = run_methods(list(zip(claims, hits)), ctx, methods, overrides)
 
+    query_vec = vecs[-1] if (vecs is not None and query) else None
+    for i, v in enumerate(verdicts):
+        relevance = scoring.cosine(query_vec, claim_vecs[i]) if query_vec is not None else None
+        v.metrics = {**scoring.claim_card_metrics(v, t, relevance), **v.metrics}
+
     any_evidence = bool(passages) or bool(kb is not None and len(kb.index))
     return summarize(query, answer, verdicts, passages, thresholds=t, now=now, embed=embed, vecs=vecs,
                      any_evidence=any_evidence, reference=reference, hits=hits,

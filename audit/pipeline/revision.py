@@ -16,8 +16,10 @@ knowledge-base index or the web) and ``rewriter(...) -> str`` (the LLM's ``rewri
    rewrite when one is configured and its output is traceable (every changed region lies in a
    sentence it was told to change and every citation marker names a passage); otherwise the
    offline edits. Strategies, per sentence:
-   - contradicted claim: CORRECT (numbers and dates replaced by the evidence's values, or the
-     sentence replaced by the evidence sentence), else remove or mark it disputed;
+   - contradicted claim: CORRECT only the contradicted span (a value, unit, date, entity,
+     predicate or polarity) with what one evidence sentence states, when the rest of the claim
+     aligns with that sentence and the corrected claim is SUPPORTED by that passage under the
+     judge that labels claims; never another sentence in its place; else remove or mark it disputed;
    - claim nothing supports: REMOVE (the sentence or its clause) or QUALIFY ("not found in
      the provided documents"); a sentence that also states a supported fact is never removed;
    - weak claim: SOFTEN (hedge / qualify / parenthetical, configurable); a hedge that cost a
@@ -25,7 +27,8 @@ knowledge-base index or the web) and ``rewriter(...) -> str`` (the LLM's ``rewri
    - a claim any attempt found supported or weak is never removed later;
    - citation correction: REPLACE a marker whose passage does not support the claim with the
      better passage, ADD_ALTERNATE the better passage next to it, REMOVE a marker that names
-     no passage or supports nothing in its sentence.
+     no passage or supports nothing in its sentence — "supports" meaning one decision: the judge
+     says SUPPORTED on that passage (``_Support``).
 4. ``terminate`` — NO_IMPROVEMENT when the revisions did not improve on the original (the
    better version is kept), UNSUPPORTED_CLAIMS for material claims still without evidence.
 
@@ -42,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
-from audit.constants import (CITATION_REPLACE_MARGIN, CORRECTION_MIN_OVERLAP, CORRECTIVE_PASSAGES_PER_QUERY,
+from audit.constants import (CITATION_REPLACE_MARGIN, CORRECTION_MIN_ALIGNMENT, CORRECTIVE_PASSAGES_PER_QUERY,
                              CORRECTIVE_QUERIES_PER_CLAIM, DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION,
                              IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, NO_ANSWER_NOTICE, SOFTENING_HEDGE,
                              SOFTENING_PARENTHETICAL, SOFTENING_QUALIFY, SOFTENING_STYLES,
@@ -83,6 +86,8 @@ Verify = Callable[[str, list[Passage]], AuditResult]
 Retrieve = Callable[[list[str]], list[Passage]]
 # rewriter(query=, answer=, instructions=[dict], passages=[Passage]) -> revised answer text
 Rewriter = Callable[..., str]
+# judge(claim text, passage) -> the verdict of the judge that labels claims, on that one passage
+Judge = Callable[[str, Passage], ClaimVerdict]
 
 
 @dataclass(frozen=True)
@@ -168,6 +173,7 @@ class RevisionOutcome:
     warnings: list[dict]
     stop_reason: str
     passages: list[Passage]  # the pool at the end, with passages found by corrective retrieval
+    given: int = 0  # how many of ``passages`` were given (the request's); the others are cited as [n]
 
     @property
     def revised(self) -> bool:
@@ -184,10 +190,95 @@ class RevisionOutcome:
             row["kept"] = row["attempt"] == self.kept
         return rows
 
+    def claim_revisions(self) -> dict[str, dict]:
+        """The remediation of each claim of the answer as received: {original claim_id: revision}.
+
+        A revision is ``{"strategy", "text", "label", "confidence", "passage_id", "edits"}``: the
+        claim's wording in the kept attempt (``""`` when removed) and the verdict of the pipeline on
+        it there (``None`` when removed). Claims no kept edit touched are absent.
+        """
+        current = {c.claim.claim_id: c for c in self.attempts[0].result.claims}
+        touched: dict[str, list[Edit]] = {cid: [] for cid in current}
+        for attempt in self.attempts[1: self.kept + 1]:
+            previous = self.attempts[attempt.number - 1].result.claims
+            moved = _follow_claims(previous, attempt.result.claims, attempt.edits)
+            for cid, verdict in list(current.items()):
+                if verdict is None:
+                    continue
+                mine = verdict.claim.claim_id
+                touched[cid] += [e for e in attempt.edits if e.claim_id == mine or mine in e.details.get("claims", [])]
+                current[cid] = moved.get(mine)
+        out = {}
+        amap = anchor_map(self.passages)
+        for cid, edits in touched.items():
+            if not edits:
+                continue
+            final = current[cid]
+            substantive = [e for e in edits if e.action != "revert"] or edits
+            last = max(reversed(substantive), key=lambda e: _STRATEGY_RANK.get(e.strategy, 0))
+            passage = next((e.passage_id for e in reversed(edits) if e.passage_id), "")
+            # the passage the revision itself cited (a correction, a marker) and the returned text still names
+            cited = bool(passage) and final is not None and passage in {
+                p.id for a in final.claim.citations if (p := resolve_anchor(a, amap)) is not None}
+            if final is not None and not passage and final.label == "SUPPORTED" and final.evidence:
+                passage = _best_hit(final).passage.id
+            out[cid] = {
+                "strategy": last.strategy, "action": last.action, "text": final.claim.text if final else "",
+                "label": final.label if final else None,
+                "confidence": round(float(final.confidence), 4) if final else None,
+                "passage_id": passage, "cited": cited, "edits": len(edits),
+                "replaced": [r["from"] for e in edits if e.strategy == Strategy.CORRECT
+                             for r in e.details.get("replaced", [])],
+            }
+        return out
+
     def ledger_json(self) -> list[dict]:
         """Every edit from the original to the kept text, with the attempt that made it."""
         return [asdict(e) | {"span": list(e.span), "attempt": a.number}
                 for a in self.attempts[1: self.kept + 1] for e in a.edits]
+
+
+# the strategy a claim's revision is named after when several edits touched it
+_STRATEGY_RANK = {"correct": 5, "remove": 4, "qualify": 3, "soften": 2, "corrective_retrieval": 1, "citation": 1}
+
+
+def _follow_claims(before: list[ClaimVerdict], after: list[ClaimVerdict], edits: list[Edit]) -> dict[str, ClaimVerdict]:
+    """Claim id in the text the edits were planned on -> the claim it became in the next text
+    (absent when its sentence was removed). Sentences are followed through the edit spans."""
+    chains: dict[tuple[int, int], list[Edit]] = {}
+    for e in edits:
+        chains.setdefault(tuple(e.span), []).append(e)
+    ordered = sorted(chains.items())
+    sentences: dict[tuple[int, int], list[ClaimVerdict]] = {}
+    for c in before:
+        sentences.setdefault(tuple(c.claim.span), []).append(c)
+    out: dict[str, ClaimVerdict] = {}
+    for (sa, sb), olds in sentences.items():
+        shift, region, removed = 0, None, False
+        for (a, b), chain in ordered:
+            if b <= sa:  # before the sentence: it moves
+                shift += len(chain[-1].after) - (b - a)
+                continue
+            if a >= sb:
+                break
+            if any(e.action in ("remove_sentence", "no_answer_notice") for e in chain):
+                removed = True
+            else:
+                region = (a + shift, a + shift + len(chain[-1].after))
+            break
+        if removed:
+            continue
+        if region is None:
+            region = (sa + shift, sb + shift)
+        news = [c for c in after if region[0] <= c.claim.span[0] and c.claim.span[1] <= region[1] + 1]
+        if len(news) == len(olds):
+            out.update({o.claim.claim_id: n for o, n in zip(olds, news)})
+            continue
+        for o in olds:
+            best = max(news, key=lambda n: _overlap(o.claim.text, n.claim.text), default=None)
+            if best is not None and _overlap(o.claim.text, best.claim.text) >= 0.5:
+                out[o.claim.claim_id] = best
+    return out
 
 
 # --- ledger metrics (seed 000 §7) ----------------------------------------------------------
@@ -559,13 +650,18 @@ class _Anchors:
     """Citation anchor -> passage, resolved the way retrieval resolves them."""
 
     def __init__(self, pool: list[Passage]):
-        self._map = anchor_map(pool)
+        self._pool, self._size, self._map = pool, len(pool), anchor_map(pool)
+
+    def _current(self) -> dict:
+        if len(self._pool) != self._size:  # a passage was cited while planning: it joined the pool
+            self._size, self._map = len(self._pool), anchor_map(self._pool)
+        return self._map
 
     def __contains__(self, anchor: str) -> bool:
-        return resolve_anchor(anchor, self._map) is not None
+        return resolve_anchor(anchor, self._current()) is not None
 
     def __getitem__(self, anchor: str) -> Passage:
-        return resolve_anchor(anchor, self._map)
+        return resolve_anchor(anchor, self._current())
 
 
 class _SentencePlan:
@@ -596,20 +692,38 @@ class _SentencePlan:
 
 def plan_revision(text: str, result: AuditResult, pool: list[Passage], *, thresholds: Thresholds = Thresholds(),
                   options: RevisionOptions = RevisionOptions(), retrieved_ids: frozenset[str] = frozenset(),
-                  protected: list[set[str]] = (), unsoftenable: list[set[str]] = ()) -> tuple[str, list[Edit]]:
+                  protected: list[set[str]] = (), unsoftenable: list[set[str]] = (), judge: Judge | None = None,
+                  cite: Callable[[Passage], str] | None = None) -> tuple[str, list[Edit]]:
     """Apply the offline strategies to every sentence that needs them; return the new text and edits.
 
     ``text`` must be the text ``result`` was computed on (claim spans index into it).
     ``protected`` holds the content words of claims an earlier attempt found supported or weak:
     such a claim is never removed, even if an edit (a hedge) lowered its score since; that hedge
     is taken back instead, and the claims in ``unsoftenable`` (taken back once) are not softened again.
+    ``judge(text, passage)`` is the claim judge on one passage: a correction or a citation stands
+    only where it says SUPPORTED (without it, the passage's support score against the threshold).
+    ``cite(passage)`` gives the marker that names a passage (``marker_for`` by default).
     """
     by_anchor = _Anchors(pool)
+    cite = cite or marker_for
     sentences: dict[tuple[int, int], list[ClaimVerdict]] = {}
     for c in result.claims:
         sentences.setdefault(tuple(c.claim.span), []).append(c)
     plans = [_plan_sentence(span, text[span[0]: span[1]], claims, by_anchor, thresholds, options, retrieved_ids,
-                            protected, unsoftenable) for span, claims in sorted(sentences.items())]
+                            protected, unsoftenable, judge, cite) for span, claims in sorted(sentences.items())]
+    # a revised sentence that repeats another sentence of the answer goes (no repeated sentences)
+    seen: set[str] = set()
+    for p in plans:
+        if p.removed:
+            continue
+        key = _sentence_key(p.sent.text)
+        if key in seen and p.edits:
+            c = sentences[p.span][0]
+            p.edits = [Edit(claim_id=c.claim.claim_id, claim_text=c.claim.text, strategy=p.edits[0].strategy,
+                            span=p.span, before=text[p.span[0]: p.span[1]], after="", action="remove_sentence",
+                            reason="the revised sentence repeats another sentence of the answer")]
+            p.removed = True
+        seen.add(key)
     # never empty the answer: if every claim would go, say that the documents do not support it
     kept_claims = any(not p.removed for p in plans)
     if plans and not kept_claims:
@@ -631,6 +745,10 @@ def plan_revision(text: str, result: AuditResult, pool: list[Passage], *, thresh
             prev_end = p.span[1]
     edits = [e for p in plans for e in p.edits]
     return replay_edits(text, edits), edits
+
+
+def _sentence_key(sentence: str) -> str:
+    return re.sub(r"\s+", " ", CITATION_RE.sub("", sentence)).strip().rstrip(".!?;: ").lower()
 
 
 def replay_edits(text: str, edits: list[Edit]) -> str:
@@ -680,12 +798,12 @@ def is_protected(c: ClaimVerdict, protected: list[set[str]]) -> bool:
 
 
 def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_ids, protected=(),
-                   unsoftenable=()) -> _SentencePlan:
+                   unsoftenable=(), judge=None, cite=marker_for) -> _SentencePlan:
     plan = _SentencePlan(span, raw)
-    weak_thr = thresholds.weak_threshold
+    support = _Support(thresholds, judge)
     if options.citations_only:
         if options.correct_citations:
-            _correct_citations(plan, claims, by_anchor, weak_thr, retrieved_ids, demote=False)
+            _correct_citations(plan, claims, by_anchor, support, retrieved_ids, demote=False, cite=cite)
         return plan
     # a0) a softening that cost a once-covered claim its support is taken back (a worse revision)
     reverted: set[str] = set()
@@ -702,7 +820,7 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
     for c in claims:
         if c.verdict != CONTRADICTED or c.claim.claim_id in reverted:
             continue
-        if options.correct_contradictions and _correct(plan, c, claims, thresholds):
+        if options.correct_contradictions and _correct(plan, c, claims, thresholds, judge, cite):
             corrected.append(c)
         else:
             uncorrected.append(c)
@@ -745,44 +863,137 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
                       action=style)
     # d) citation correction (seed 003 stage 5)
     if options.correct_citations:
-        _correct_citations(plan, claims, by_anchor, weak_thr, retrieved_ids, corrected=bool(corrected),
-                           dropped=frozenset(drop_ids) if clause_dropped else frozenset())
+        _correct_citations(plan, claims, by_anchor, support, retrieved_ids, corrected=bool(corrected),
+                           dropped=frozenset(drop_ids) if clause_dropped else frozenset(), cite=cite)
     return plan
 
 
-def _correct(plan: _SentencePlan, c: ClaimVerdict, claims: list[ClaimVerdict], thresholds: Thresholds) -> bool:
-    """Correct a contradicted claim from its evidence: numbers/dates in place, or the evidence sentence."""
+def _span_corrections(c: ClaimVerdict, h: EvidenceHit, thresholds: Thresholds) -> list[tuple[str, str, str]]:
+    """(claim words, evidence words, kind) the evidence sentence of ``h`` states differently: values,
+    units and dates (the numeric check), entities, opposite predicates and polarity (the structural
+    check, on this very sentence). Only spans the claim holds word for word are returned."""
+    sentence = h.best_sentence
+    found = [(a, b, "value") for a, b in _numeric_corrections(c, sentence, thresholds)]
+    for m in c.methods:
+        if m.method != "structure" or not m.ran:
+            continue
+        for f in (m.details or {}).get("findings", []) or []:
+            if f.get("rule") == "missing_entity" or f.get("passage_id") not in ("", None, h.passage.id):
+                continue
+            if _normal_space(f.get("sentence", ""))[:200] not in _normal_space(sentence)[:300] + " ":
+                continue
+            a, b = _surface(str(f.get("claim") or ""), c.claim.text), _surface(str(f.get("evidence") or ""), sentence)
+            if a and b and a.lower() != b.lower():
+                found.append((a, b, str(f.get("rule"))))
+    text = c.claim.text
+    return [(a, b, k) for a, b, k in found if re.search(rf"(?<!\w){re.escape(a)}(?!\w)", text, re.I)]
+
+
+def _surface(words: str, text: str) -> str:
+    """``words`` as ``text`` writes them (the structural check reports them lower-cased); "" when absent."""
+    if not words.strip():
+        return ""
+    pattern = r"[\s-]+".join(re.escape(w) for w in words.split())
+    m = re.search(rf"(?<!\w){pattern}(?!\w)", text, re.I)
+    return m.group(0) if m else ""
+
+
+def _aligned(claim_text: str, replaced: list[str], sentence: str) -> float:
+    """Share of the claim's content words outside the replaced spans that the evidence sentence holds:
+    the subject and predicate must be the sentence's for a span replacement to be the same fact."""
+    rest = claim_text
+    for a in replaced:
+        rest = re.sub(rf"(?<!\w){re.escape(a)}(?!\w)", " ", rest, flags=re.I)
+    stems = [s for s in content_stems(rest) if not any(ch.isdigit() for ch in s)]
+    if not stems:
+        return 0.0
+    have = set(content_stems(sentence))
+    return sum(1 for s in stems if s in have) / len(stems)
+
+
+def _replace_span(text: str, a: str, b: str, evidence: str) -> str:
+    """``text`` with the claim words ``a`` replaced by the evidence's ``b``; the unit word after a
+    value takes the evidence's number ("2 business days" -> "1 business day")."""
+    m = re.search(rf"(?<!\w){re.escape(a)}(?!\w)", text, re.I)
+    if not m:
+        return text
+    out = text[: m.start()] + b + text[m.end():]
+    after_at = m.start() + len(b)
+    ev = re.search(rf"(?<!\w){re.escape(b)}(?!\w)((?:\s+[^\W\d_]+){{1,2}})", evidence)
+    tail = re.match(r"((?:\s+[^\W\d_]+){1,2})", out[after_at:])
+    if ev and tail:
+        mine, theirs = tail.group(1).split(), ev.group(1).split()
+        fixed = [t if (t != w and t.lower().rstrip("s") == w.lower().rstrip("s")) else w
+                 for w, t in zip(mine, theirs)] + mine[len(theirs):]
+        if fixed != mine:
+            words = iter(fixed)
+            rebuilt = re.sub(r"\S+", lambda _match: next(words), tail.group(1))
+            out = out[:after_at] + rebuilt + out[after_at + len(tail.group(1)):]
+    return out
+
+
+def _correct(plan: _SentencePlan, c: ClaimVerdict, claims: list[ClaimVerdict], thresholds: Thresholds,
+             judge: "Judge | None" = None, cite: Callable[[Passage], str] = marker_for) -> bool:
+    """Correct the contradicted span of a claim (value, unit, date, entity, predicate, polarity) with
+    what one evidence sentence states, only when the rest of the claim aligns with that sentence,
+    and only when the corrected claim verifies SUPPORTED against that passage under ``judge`` (the
+    judge that labels claims). Never replaces the claim with another sentence."""
     hits = [h for h in sorted(c.evidence, key=lambda h: (h.cited, h.relevance, h.similarity), reverse=True)
             if h.best_sentence]
     for h in hits:
-        pairs = [(a, b) for a, b in _numeric_corrections(c, h.best_sentence, thresholds) if a in plan.sent.body]
-        if pairs:
-            marker = marker_for(h.passage)
+        spans = [(a, b, k) for a, b, k in _span_corrections(c, h, thresholds) if a.lower() in plan.sent.body.lower()]
+        if not spans or _aligned(c.claim.text, [a for a, _, _ in spans], h.best_sentence) < CORRECTION_MIN_ALIGNMENT:
+            continue
+        new_claim = c.claim.text
+        for a, b, _ in spans:
+            new_claim = _replace_span(new_claim, a, b, h.best_sentence)
+        if new_claim == c.claim.text:
+            continue
+        check = judge(new_claim, h.passage) if judge is not None else None
+        if judge is not None and (check is None or check.label != "SUPPORTED"):
+            continue
+        marker = cite(h.passage)
 
-            def fix(s, pairs=pairs, marker=marker):
-                for a, b in pairs:
-                    s.body = s.body.replace(a, b, 1)
-                if marker not in s.text:
-                    _add_marker(s, marker)
-            return plan.step(c, Strategy.CORRECT, "the evidence states a different value", fix, action="numeric",
-                             passage_id=h.passage.id, details={"replaced": [{"from": a, "to": b} for a, b in pairs]})
-    alone = all(o.verdict in (NOT_FOUND, CONTRADICTED) for o in claims)
-    for h in hits:
-        sentence = re.sub(r"\s+", " ", CITATION_RE.sub("", h.best_sentence)).strip()
-        if alone and sentence and _overlap(c.claim.text, sentence) >= CORRECTION_MIN_OVERLAP:
-            body = sentence.rstrip(".!?;: ")
-
-            def replace(s, body=body, marker=marker_for(h.passage)):
-                s.body = f"{_cap(body)} {marker}".rstrip()
-                s.trail = "." if not s.trail.strip() else re.sub(r"\[[^\[\]]{1,60}\]", "", s.trail).strip() or "."
-            return plan.step(c, Strategy.CORRECT, "the evidence contradicts the claim; its statement replaces it",
-                             replace, action="evidence_statement", passage_id=h.passage.id)
+        def fix(s, spans=spans, marker=marker, evidence=h.best_sentence):
+            for a, b, _ in spans:
+                s.body = _replace_span(s.body, a, b, evidence)
+            if marker not in s.text:
+                _add_marker(s, marker)
+        details = {"replaced": [{"from": a, "to": b, "kind": k} for a, b, k in spans], "corrected_claim": new_claim}
+        if check is not None:
+            details["verified"] = {"label": check.label, "confidence": round(float(check.confidence), 4)}
+        return plan.step(c, Strategy.CORRECT, "the evidence states this fact differently; only the differing words change",
+                         fix, action="numeric" if all(k == "value" for _, _, k in spans) else "span",
+                         passage_id=h.passage.id, details=details)
     return False
 
 
+class _Support:
+    """One decision for support: a passage supports a claim when the judge that labels claims says
+    SUPPORTED on that passage (its support score at or above ``audit_score_threshold`` first)."""
+
+    def __init__(self, thresholds: Thresholds, judge: Judge | None):
+        self.threshold = thresholds.audit_score_threshold
+        self.judge = judge
+        self._seen: dict[tuple[str, str], bool] = {}
+
+    def __call__(self, c: ClaimVerdict, passage: Passage) -> bool:
+        score = max((h.entailment for h in c.evidence if h.passage.id == passage.id), default=0.0)
+        if score < self.threshold:
+            return False
+        if self.judge is None:
+            return True
+        key = (c.claim.text, passage.id)
+        if key not in self._seen:
+            verdict = self.judge(c.claim.text, passage)
+            self._seen[key] = verdict is not None and verdict.label == "SUPPORTED"
+        return self._seen[key]
+
+
 def _correct_citations(plan: _SentencePlan, claims: list[ClaimVerdict], by_anchor: _Anchors,
-                       weak_thr: float, retrieved_ids: frozenset[str], *, corrected: bool = False, demote: bool = True,
-                       dropped: frozenset[str] = frozenset()) -> None:
+                       support: _Support, retrieved_ids: frozenset[str], *, corrected: bool = False,
+                       demote: bool = True, dropped: frozenset[str] = frozenset(),
+                       cite: Callable[[Passage], str] = marker_for) -> None:
     if plan.removed:
         return
     anchors = plan.sent.anchors()
@@ -795,22 +1006,23 @@ def _correct_citations(plan: _SentencePlan, claims: list[ClaimVerdict], by_ancho
             plan.step(claims[0], Strategy.CITATION, f"citation [{a}] names no passage", drop,
                       action=CitationAction.REMOVE, details={"anchor": a})
 
-    def supports(passage_id: str, c: ClaimVerdict) -> float:
+    def score(passage_id: str, c: ClaimVerdict) -> float:
         return max((h.entailment for h in c.evidence if h.passage.id == passage_id), default=0.0)
 
-    covered = [c for c in claims if c.verdict in COVERED]
-    for c in covered:
+    supported = [c for c in claims if c.label == "SUPPORTED" and c.claim.claim_id not in dropped]
+    for c in supported:
         best = _best_hit(c)
-        if best is None or best.entailment < weak_thr:
+        if best is None or not support(c, best.passage):
             continue
         cited = [by_anchor[a] for a in plan.sent.anchors() if a in by_anchor]
-        cited_best = max((supports(p.id, c) for p in cited), default=0.0)
-        if any(p.id == best.passage.id for p in cited) or best.entailment < cited_best + CITATION_REPLACE_MARGIN:
+        cited_best = max((score(p.id, c) for p in cited), default=0.0)
+        if any(p.id == best.passage.id for p in cited) or (
+                any(support(c, p) for p in cited) and best.entailment < cited_best + CITATION_REPLACE_MARGIN):
             continue
         strategy = Strategy.CORRECTIVE_RETRIEVAL if best.passage.id in retrieved_ids else Strategy.CITATION
-        new_marker = marker_for(best.passage)
+        new_marker = cite(best.passage)
         new_anchor = citation_anchors(new_marker)[0]
-        useless = [p for p in cited if all(supports(p.id, o) < weak_thr for o in covered)]
+        useless = [p for p in cited if not any(support(o, p) for o in supported)]
         if cited and len(useless) == len(cited):
             old = {a for a in plan.sent.anchors() if a in by_anchor and by_anchor[a] in useless}
 
@@ -835,17 +1047,17 @@ def _correct_citations(plan: _SentencePlan, claims: list[ClaimVerdict], by_ancho
                       lambda s, mk=new_marker: _add_marker(s, mk), action=CitationAction.ADD_ALTERNATE,
                       passage_id=best.passage.id,
                       details={"entailment": round(best.entailment, 4), "cited_entailment": round(cited_best, 4)})
-    # demotion: a kept sentence with no covered claim keeps no marker that supports nothing in it;
-    # after a clause went, so do the markers that supported only it
-    if demote and not corrected and (not covered or dropped):
+    # a marker stays only where the passage it names supports a claim of the sentence (the same
+    # decision as above): markers of a sentence that no longer holds a supported claim go
+    if demote and not corrected:
         judged = [c for c in claims if c.claim.claim_id not in dropped]
         useless = {a for a in plan.sent.anchors() if a in by_anchor
-                   and all(supports(by_anchor[a].id, c) < weak_thr for c in judged)}
+                   and not any(c.label == "SUPPORTED" and support(c, by_anchor[a]) for c in judged)}
         if useless:
             def demote(s, useless=useless):
                 s.body = _rewrite_markers(s.body, lambda x: [] if x in useless else [x])
                 s.trail = _rewrite_markers(s.trail, lambda x: [] if x in useless else [x])
-            plan.step(claims[0], Strategy.CITATION, "the cited passage supports nothing in this sentence", demote,
+            plan.step(claims[0], Strategy.CITATION, "the cited passage does not support this sentence's claims", demote,
                       action=CitationAction.REMOVE, details={"anchors": sorted(useless)})
 
 
@@ -906,6 +1118,23 @@ def trace_changes(before: str, after: str, claims: list[ClaimVerdict], instructi
     return edits, ""
 
 
+def _unbacked_correction(edits: list[Edit], by_anchor: _Anchors, judge: Judge) -> str:
+    """Why a rewrite's correction may not stand ("" when every one may): a corrected sentence must
+    state the same fact (at least ``CORRECTION_MIN_ALIGNMENT`` of its content words, numbers aside,
+    are the claim's: no other subject, no added statement) and be SUPPORTED by a passage it cites
+    under the judge that labels claims."""
+    for e in edits:
+        if e.strategy != Strategy.CORRECT or not e.after.strip():
+            continue
+        new = re.sub(r"\s+", " ", CITATION_RE.sub("", e.after)).strip()
+        if _aligned(new, [], e.claim_text) < CORRECTION_MIN_ALIGNMENT:
+            return f"the correction of {e.claim_id} changes what the claim is about"
+        cited = [by_anchor[a] for a in citation_anchors(e.after) if a in by_anchor]
+        if not any((v := judge(new, p)) is not None and v.label == "SUPPORTED" for p in cited):
+            return f"the correction of {e.claim_id} is not SUPPORTED by a passage it cites"
+    return ""
+
+
 # --- 4. the loop and its termination (seed 000 §6.3) ----------------------------------------
 def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict]]:
     """The attempt to keep (the best; on a tie the latest) and the seed's termination warnings."""
@@ -932,15 +1161,33 @@ def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict]]:
 def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: Verify,
                   retrieve: Retrieve | None = None, rewriter: Rewriter | None = None,
                   thresholds: Thresholds = Thresholds(), options: RevisionOptions = RevisionOptions(),
-                  initial: AuditResult | None = None) -> RevisionOutcome:
+                  initial: AuditResult | None = None, judge: Judge | None = None,
+                  given: int | None = None) -> RevisionOutcome:
     """Run the revision loop of seed 000 §6 on one answer and return every attempt.
 
     ``initial`` is the audit of ``answer`` when the caller already has it (it must have been
     computed on ``normalize(answer)``, as the pipeline does). A failing ``rewriter`` or one
     whose output is not traceable falls back to the offline strategies for that attempt.
+    ``judge(text, passage)`` decides support on one passage (default: ``verify`` on that passage
+    alone). A passage cited that is not one of ``passages`` (a knowledge-base or web passage)
+    joins the pool and is named by its position, ``[n]``: no internal id reaches the text.
+    ``given`` is how many of ``passages`` the request sent (all by default); the others are
+    evidence (knowledge base, web) and are cited by position too.
     """
     text = normalize(answer or "")
     pool = list(passages)
+    given = len(pool) if given is None else min(given, len(pool))
+    if judge is None:
+        def judge(claim_text: str, passage: Passage) -> ClaimVerdict | None:
+            return next(iter(verify(claim_text, [passage]).claims), None)
+
+    def cite(passage: Passage) -> str:
+        position = next((i for i, p in enumerate(pool) if p.id == passage.id), None)
+        if position is None:
+            pool.append(passage)
+            position = len(pool) - 1
+        return marker_for(passage) if position < given else f"[{position + 1}]"
+
     retrieved_ids: set[str] = set()
     result = initial if initial is not None else verify(text, pool)
     attempts = [RevisionAttempt(0, text, result)]
@@ -983,13 +1230,16 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
                 traced, why = trace_changes(current.text, candidate, current.result.claims, decision.instructions,
                                             _Anchors(pool))
                 if traced:
+                    why = _unbacked_correction(traced, _Anchors(pool), judge)
+                    traced = None if why else traced
+                if traced:
                     new_text, edits, author = candidate, traced, "llm"
                 else:
                     notes.append(f"LLM rewrite rejected ({why or 'no change'}): offline strategies used")
         if new_text is None:
             new_text, edits = plan_revision(current.text, current.result, pool, thresholds=thresholds,
                                             options=plan_options, retrieved_ids=frozenset(retrieved_ids),
-                                            protected=protected, unsoftenable=unsoftenable)
+                                            protected=protected, unsoftenable=unsoftenable, judge=judge, cite=cite)
         if not edits or new_text == current.text:
             stop_reason = stop_reason or "No applicable edits"
             break
@@ -999,7 +1249,8 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
             break
     kept, warnings = terminate(attempts)
     return RevisionOutcome(original_text=answer or "", final_text=attempts[kept].text, final=attempts[kept].result,
-                           attempts=attempts, kept=kept, warnings=warnings, stop_reason=stop_reason, passages=pool)
+                           attempts=attempts, kept=kept, warnings=warnings, stop_reason=stop_reason, passages=pool,
+                           given=given)
 
 
 # --- wiring to the pipeline, the knowledge base and the LLM ----------------------------------
@@ -1031,21 +1282,28 @@ def llm_rewriter(client) -> Rewriter | None:
 
 def revise_audit(*, query: str, answer: str, contexts=None, kb=None, initial: AuditResult | None = None,
                  domain: str = "", thresholds: Thresholds | None = None, llm=None, embed=None,
-                 options: RevisionOptions = RevisionOptions()) -> RevisionOutcome:
+                 options: RevisionOptions = RevisionOptions(), given: int | None = None) -> RevisionOutcome:
     """Audit and revise one answer with the pipeline's ``audit_answer`` as the verifier.
 
     Corrective retrieval searches ``kb`` (a ``KnowledgeBase``) when given; the LLM rewrites when
     ``llm`` is a usable client, else the offline strategies do.
     """
-    from audit.pipeline.audit import audit_answer
+    from audit.pipeline.audit import audit_answer, verify_claims
+    from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS
     from audit.pipeline.retrieval import as_passages
 
     t = thresholds or Thresholds()
+    # the judge on one passage runs the methods that label claims (with the LLM judge when configured)
+    methods = (*OFFLINE_METHODS, "llm_judge") if llm is not None and "llm_judge" in LLM_METHODS else OFFLINE_METHODS
 
     def verify(text: str, pool: list[Passage]) -> AuditResult:
         return audit_answer(query, text, pool, kb=kb, domain=domain, thresholds=t, embed=embed, llm=llm)
 
+    def judge(claim_text: str, passage: Passage) -> ClaimVerdict:
+        return verify_claims([(claim_text, [passage])], thresholds=t, domain=domain, embed=embed, llm=llm,
+                             methods=methods)[0]
+
     retrieve = kb_retriever(kb, embed=embed) if kb is not None else None
     return revise_answer(query=query, answer=answer, passages=as_passages(contexts or []), verify=verify,
                          retrieve=retrieve, rewriter=llm_rewriter(llm), thresholds=t, options=options,
-                         initial=initial)
+                         initial=initial, judge=judge, given=given)

@@ -11,11 +11,16 @@ version. Reported, before and after revision (seed 000 §7.2, gate ≤ 5 %):
 - edits per strategy and citation action;
 - traceability: every edit names a claim of the attempt it was planned on and a known strategy,
   and replaying each attempt's ledger on the previous text gives exactly the next text;
-- citation markers of every revised answer resolve to a passage.
+- citation markers of every revised answer resolve to a passage;
+- issue 13, each must be 0: claim revisions (corrections, citations) whose new text the judge
+  that labels claims does not find SUPPORTED by the passage they cite; corrections whose subject
+  changed (a content word of the claim outside the replaced span is gone); claims refuted as
+  received that would open no review case.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -50,6 +55,12 @@ class RevisionEvaluation:
     attempts: Counter = field(default_factory=Counter)
     kept_earlier: int = 0
     seconds: float = 0.0
+    edits_checked: int = 0  # claim revisions that cite a passage, checked with the judge
+    unsupported_edits: list[str] = field(default_factory=list)
+    corrections: int = 0
+    subject_changed: list[str] = field(default_factory=list)
+    refuted_received: int = 0
+    refuted_without_case: list[str] = field(default_factory=list)
 
     @property
     def unsupported_rate_before(self) -> float:
@@ -74,6 +85,9 @@ class RevisionEvaluation:
             "untraceable": self.untraceable, "invalid_markers": self.invalid_markers,
             "warnings": dict(self.warnings), "stop_reasons": dict(self.stop_reasons),
             "attempts": {str(k): v for k, v in self.attempts.items()}, "kept_earlier": self.kept_earlier,
+            "edits_checked": self.edits_checked, "unsupported_edits": self.unsupported_edits,
+            "corrections": self.corrections, "subject_changed": self.subject_changed,
+            "refuted_received": self.refuted_received, "refuted_without_case": self.refuted_without_case,
         }
 
     def report(self, gate: float) -> str:
@@ -97,7 +111,17 @@ class RevisionEvaluation:
             "stop reasons: " + ", ".join(f"{k} {v}" for k, v in self.stop_reasons.most_common()),
             "attempts per answer: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.attempts.items()))
             + f"; an earlier, better attempt kept: {self.kept_earlier}",
+            f"revised claims whose new text is not SUPPORTED by its cited passage: {len(self.unsupported_edits)} of "
+            f"{self.edits_checked} (must be 0): {'PASS' if not self.unsupported_edits else 'FAIL'}",
+            f"corrections whose subject changed: {len(self.subject_changed)} of {self.corrections} (must be 0): "
+            f"{'PASS' if not self.subject_changed else 'FAIL'}",
+            f"claims refuted as received that opened no case: {len(self.refuted_without_case)} of "
+            f"{self.refuted_received} (must be 0): {'PASS' if not self.refuted_without_case else 'FAIL'}",
         ]
+        for name, rows in (("unsupported edits", self.unsupported_edits), ("subject changed", self.subject_changed),
+                           ("refuted without a case", self.refuted_without_case)):
+            if rows:
+                lines.append(f"{name}, first examples: " + " | ".join(rows[:5]))
         if self.removed_examples:
             lines.append("supported claims removed, first examples: " + " | ".join(self.removed_examples[:5]))
         return "\n".join(lines)
@@ -108,6 +132,43 @@ def _kept(text: str, later: list[set[str]]) -> bool:
     if not stems:
         return True
     return any(len(stems & other) / len(stems) >= KEPT_CONTAINMENT for other in later)
+
+
+def _rest_stems(claim_text: str, replaced: list[str]) -> set[str]:
+    rest = claim_text
+    for words in replaced:
+        rest = re.sub(rf"(?<!\w){re.escape(words)}(?!\w)", " ", rest, flags=re.I)
+    return {s for s in content_stems(rest) if not any(ch.isdigit() for ch in s)}
+
+
+def check_integrity(out: RevisionOutcome, record_id: str, ev: RevisionEvaluation, judge=None, needs_case=None) -> None:
+    """Issue 13's checks: ``judge(text, passage) -> ClaimVerdict`` (the claim judge on one passage),
+    ``needs_case(claim verdict as received, its revision or None) -> bool`` (the intake rule)."""
+    revisions = out.claim_revisions() if out.revised else {}
+    passages = {p.id: p for p in out.passages}
+    for attempt in out.attempts:
+        for c in attempt.result.claims:
+            for h in c.evidence:
+                passages.setdefault(h.passage.id, h.passage)
+    received = {c.claim.claim_id: c for c in out.attempts[0].result.claims}
+    for cid, rev in revisions.items():
+        where = f"{record_id}/{cid}"
+        if judge is not None and rev.get("cited") and rev["text"] and rev["strategy"] in (
+                Strategy.CORRECT, Strategy.CITATION, Strategy.CORRECTIVE_RETRIEVAL):
+            ev.edits_checked += 1
+            verdict = judge(rev["text"], passages[rev["passage_id"]])
+            if verdict.label != "SUPPORTED":
+                ev.unsupported_edits.append(f"{where}: {rev['text'][:80]!r} vs {rev['passage_id']} ({verdict.label})")
+        if rev["strategy"] == Strategy.CORRECT:
+            ev.corrections += 1
+            before = received[cid].claim.text
+            if not _rest_stems(before, rev.get("replaced", [])) <= set(content_stems(rev["text"])):
+                ev.subject_changed.append(f"{where}: {before[:60]!r} -> {rev['text'][:60]!r}")
+    for cid, c in received.items():
+        if c.label == "REFUTED":
+            ev.refuted_received += 1
+            if needs_case is not None and not needs_case(c, revisions.get(cid)):
+                ev.refuted_without_case.append(f"{record_id}/{cid}: {c.claim.text[:60]!r}")
 
 
 def check_outcome(out: RevisionOutcome, record_id: str, ev: RevisionEvaluation, gold_sentences=()) -> None:
@@ -160,8 +221,9 @@ def check_outcome(out: RevisionOutcome, record_id: str, ev: RevisionEvaluation, 
     ev.kept_earlier += int(out.kept != len(out.attempts) - 1)
 
 
-def evaluate_answers(records: list[dict], revise, *, progress=None) -> RevisionEvaluation:
-    """Run ``revise(query, answer, passages) -> RevisionOutcome`` on benchmark answer records."""
+def evaluate_answers(records: list[dict], revise, *, progress=None, judge=None, needs_case=None) -> RevisionEvaluation:
+    """Run ``revise(query, answer, passages) -> RevisionOutcome`` on benchmark answer records
+    (``judge`` and ``needs_case``: see :func:`check_integrity`)."""
     ev = RevisionEvaluation()
     started = time.perf_counter()
     for rec in records:
@@ -169,6 +231,7 @@ def evaluate_answers(records: list[dict], revise, *, progress=None) -> RevisionE
         out = revise(rec.get("query") or "", rec["answer"], passages)
         gold = [s["text"] for s in rec.get("sentences") or [] if s.get("hallucinated") is False]
         check_outcome(out, rec.get("id", "?"), ev, gold)
+        check_integrity(out, rec.get("id", "?"), ev, judge=judge, needs_case=needs_case)
         if progress:
             progress(1)
     ev.seconds = time.perf_counter() - started

@@ -90,6 +90,18 @@ def method_metrics(results: dict[str, MethodResult]) -> dict:
             for key in CLAIM_METRIC_KEYS if r.details.get(key) is not None}
 
 
+def claim_card_metrics(v: ClaimVerdict, t: Thresholds, answer_relevance: float | None) -> dict:
+    """The per-claim metrics of the Claim Card (spec §6): faithfulness = the claim's support
+    probability against its best evidence (its confidence); answer_relevance = cosine of the claim
+    to the query; context_precision = share of its evidence passages that support it (support
+    score at or above ``audit_score_threshold``, the label's threshold)."""
+    passages = {h.passage.id: h.entailment for h in v.evidence}
+    precision = (sum(1 for e in passages.values() if e >= t.audit_score_threshold) / len(passages)) if passages else 0.0
+    return {"faithfulness": round(float(v.confidence), 4),
+            "answer_relevance": None if answer_relevance is None else round(max(0.0, float(answer_relevance)), 4),
+            "context_precision": round(precision, 4)}
+
+
 def coverage(verdicts: list[ClaimVerdict], any_evidence: bool = True) -> float:
     """Share of non-minor claims that are supported or weak (seed 000 §7.1); 0 without evidence."""
     if not any_evidence:

@@ -188,7 +188,9 @@ def audit_compute(*, workspace: Workspace, query: str, answer_text: str, context
     are on this run and its time budget covers both. The result's ``duration_ms`` is the whole
     computation, revision included. ``deep`` is ``sync`` or ``async`` ("" = the workspace's
     ``deep_checks``): with ``async`` and a usable LLM the LLM methods are left to the asynchronous
-    deep check (``services.deep_checks``), queued by :func:`audit_store`.
+    deep check (``services.deep_checks``), queued by :func:`audit_store`. ``result`` stays the audit of the
+    text as received even when the loop revised it: the claims stored, counted and escalated are
+    those of the submitted text, each with its revision (issue 13).
     """
     started_at = timezone.now()
     started = time.perf_counter()
@@ -211,7 +213,6 @@ def audit_compute(*, workspace: Workspace, query: str, answer_text: str, context
 
         outcome = revision_run(query=query, answer_text=answer_text, contexts=contexts, initial=result, kb=kb,
                                domain=domain, thresholds=thresholds, llm=llm)
-        result = outcome.final
     result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
     if deferred:
         result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
@@ -244,7 +245,8 @@ def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts
 
     Returns the stored ``Answer``; its claims, evidence, run and events are written in one
     transaction, so a failure stores nothing. With ``revise=True`` the revision loop (issue 6)
-    runs on the result first and the claims stored are those of the answer as returned.
+    runs on the result first; the claims stored are still those of the answer as received, each
+    with its revision, and ``Answer.text`` becomes the revised text.
     ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).
     """
     computed = audit_compute(workspace=workspace, query=query, answer_text=answer_text, contexts=contexts,

@@ -19,7 +19,8 @@ def claim_relabel(*, claim: Claim, label: str, actor, reason: str) -> Claim:
     """Set a claim's label by human decision; keep ``machine_label`` and append to ``label_history``.
 
     Relabelling to the current label records a confirmation (from == to). The row is locked
-    (``select_for_update``) so two decisions append to the history one after the other.
+    (``select_for_update``) so two decisions append to the history one after the other. The
+    served answer follows the decision (:func:`answer_follow_relabel`).
     """
     if label not in Claim.Label.values:
         raise ValidationError({"label": f"label must be one of {', '.join(Claim.Label.values)}"})
@@ -46,7 +47,47 @@ def claim_relabel(*, claim: Claim, label: str, actor, reason: str) -> Claim:
         workspace=locked.answer.workspace,
         details={"from": previous, "to": label, "machine_label": locked.machine_label, "reason": entry["reason"]},
     )
+    if previous != label:
+        answer_follow_relabel(claim=locked, label=label, actor=actor, reason=entry["reason"])
     return locked
+
+
+def _body(text: str) -> str:
+    return (text or "").strip().rstrip(".!?;: ").strip()
+
+
+def answer_follow_relabel(*, claim: Claim, label: str, actor, reason: str) -> Answer:
+    """Make the served answer agree with a reviewer's label and record it.
+
+    A claim relabelled SUPPORTED whose wording the revision loop changed (qualified, softened,
+    corrected) gets its received wording back in ``Answer.text`` where the revised wording is
+    found; otherwise (a removed claim, a claim relabelled REFUTED/NEI, a wording not found) the
+    served text is marked superseded by the decision. Either way ``Answer.revisions`` gains a
+    ``review`` entry, the claim's ``revision`` notes it, and an audit event is written.
+    """
+    answer = Answer.objects.select_for_update().get(pk=claim.answer_id)
+    revision = dict(claim.revision or {})
+    revised, received = _body(revision.get("text", "")), _body(claim.text)
+    restored = False
+    if label == Claim.Label.SUPPORTED and revision.get("strategy") not in (None, "citation") and revised \
+            and revised != received and revised in answer.text:
+        answer.text = answer.text.replace(revised, received, 1)
+        restored = True
+    elif label == Claim.Label.SUPPORTED and not revision:
+        return answer  # the served text already states the claim as received
+    entry = {"source": "review", "at": timezone.now().isoformat(), "by": _actor_name(actor), "claim_id": claim.claim_id,
+             "label": label, "reason": reason, "text": answer.text, "superseded": not restored,
+             "action": "restored_received_wording" if restored else "marked_superseded"}
+    answer.revisions = [*(answer.revisions or []), entry]
+    answer.full_clean()
+    answer.save(update_fields=["text", "revisions"])
+    if revision:
+        revision["review"] = {"label": label, "by": entry["by"], "at": entry["at"], "action": entry["action"]}
+        Claim.objects.filter(pk=claim.pk).update(revision=revision)
+        claim.revision = revision
+    event_record(action="answer.text_restored" if restored else "answer.text_superseded", obj=answer, actor=actor,
+                 workspace=answer.workspace, details={"claim_id": claim.claim_id, "label": label, "reason": reason})
+    return answer
 
 
 @transaction.atomic

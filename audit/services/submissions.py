@@ -189,10 +189,10 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     """
     from audit.services.audit import audit_compute, audit_store
 
-    # Audit-Web revises once, after the web evidence is in (web_verify_answer runs the loop with
-    # it in the pool); revising first would drop the weak claims the web could still support.
+    # The stored claims are those of the text received whatever the revision did, so every mode
+    # audits and revises the same way first; the web step re-verifies the received claims and
+    # revises again from the received text only when it brought evidence.
     plan = verification_plan(thresholds_for(workspace), request.verification_profile)
-    web_first = decision.mode == constants.MODE_AUDIT_WEB and workspace.allow_external_calls and plan.web
     stored = {"workspace": workspace, "query": request.query, "answer_text": text, "contexts": request.contexts,
               "domain": request.domain, "reference": request.reference}
     structured = request.answer_json is not None
@@ -219,7 +219,7 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
             Answer.objects.filter(pk=answer.pk).delete()  # a failed request stores no answer
             raise
         return answer, web
-    computed = audit_compute(**stored, revise=not web_first, profile=plan.profile, llm_setup=llm_setup,
+    computed = audit_compute(**stored, revise=True, profile=plan.profile, llm_setup=llm_setup,
                              deep=request.deep)
     with transaction.atomic():
         answer = audit_store(computed, **stored, mode=constants.MODE_AUDIT_LOCAL, user=user,

@@ -376,7 +376,8 @@ def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> N
         docs, verdict = by_claim[claim.claim_id]
         _store_claim(result, claim, docs, verdict, actor)
     run = run or answer.runs.order_by("-started_at", "-id").first()
-    _revise(result, thresholds, run, actor)  # always: callers may leave revision to this flow
+    if with_docs:  # without web evidence the Audit-Local result (and its revision) stands as it was
+        _revise(result, thresholds, run, actor)
     if result.skipped != "residency":
         _update_run_and_answer(result, run)
     _event("answer.web_verified", answer, actor, result.as_dict())
@@ -458,23 +459,21 @@ def _evidence_pool(answer: Answer) -> list[Passage]:
 def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | None, actor) -> None:
     """Run the revision loop (issue 6) over the answer with the web documents in its evidence pool.
 
-    It runs whenever weak claims were escalated (with or without web evidence), so a caller may
-    audit with ``revise=False`` and leave the one revision to this flow, after the web evidence
-    is in. The revision service stores the outcome (``revision_record``); the history of the
-    run's earlier (Audit-Local) revision is kept in front of this one.
+    It runs when the web brought evidence, from the answer as received (the stored claims are
+    its claims, so their revisions are recomputed). The revision service stores the outcome
+    (``revision_record``); the history of the run's earlier (Audit-Local) revision is kept in
+    front of this one.
     """
     if run is None:
         return
     answer = result.answer
-    outcome = revision_run(query=answer.query, answer_text=answer.text or answer.original_text,
+    outcome = revision_run(query=answer.query, answer_text=answer.original_text or answer.text,
                            contexts=_evidence_pool(answer), initial=None, domain=answer.domain or "",
-                           thresholds=thresholds)
-    if not outcome.revised:
-        return
+                           thresholds=thresholds, given=len(answer.contexts or []))
     prior = list(run.revision_history or [])
     revision_record(answer=answer, run=run, outcome=outcome, actor=actor)
     run.revision_history = [*prior, *run.revision_history]
-    result.revised = True
+    result.revised = outcome.revised
 
 
 def _failure_warning(result: WebVerificationResult) -> dict:

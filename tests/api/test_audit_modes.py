@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from audit.models import Answer, AuditEvent
-from tests.api.test_serializers import SPEC_EXAMPLE
+from tests.api.test_serializers import CARD_EXAMPLE
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +41,7 @@ def test_it_verifies_an_audit_local_answer_and_revises_or_flags_the_unsupported_
     data = audit(front_end, f"{SUPPORTED} {UNSUPPORTED}", mode="audit-local")
 
     assert data["mode"] == "audit-local"
-    assert all(list(card) == list(SPEC_EXAMPLE) for card in data["claims"])
+    assert all(list(card) == list(CARD_EXAMPLE) for card in data["claims"])
     cards = {card["text"]: card for card in data["claims"]}
     supported = cards["Long-term potentiation requires NMDA receptor activation."]
     assert (supported["label"], supported["mode"], supported["evidence"][0]["source_id"]) == (
@@ -59,7 +59,8 @@ def test_it_verifies_an_audit_local_answer_and_revises_or_flags_the_unsupported_
         # removed by the revision loop: the original text and the ledger come back
         assert data["original_answer"] == f"{SUPPORTED} {UNSUPPORTED}"
         assert any(edit["claim_text"] == UNSUPPORTED for edit in data["revisions"][-1]["ledger"])
-        assert UNSUPPORTED not in cards
+        assert cards[UNSUPPORTED]["label"] != "SUPPORTED"  # the card is the claim as received
+        assert cards[UNSUPPORTED]["revision"]["strategy"] == "remove"
     assert 0.0 <= data["audit"]["audit_score"] <= 1.0 and data["audit"]["llm_calls"] == 0
     stored = Answer.objects.get(public_id=data["answer_id"])
     assert stored.runs.count() == 1 and stored.text == data["answer"]

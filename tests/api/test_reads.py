@@ -54,7 +54,8 @@ def test_it_returns_one_answer_with_claim_cards_audit_block_and_escalations(read
                                   "run_id", "deep_checks"}
     assert data["audit"]["audit_score"] == 0.62
     assert data["escalations"] == []
-    assert "original_answer" not in data  # not revised
+    assert data["original_answer"] == data["answer"]  # not revised: the text received is the text returned
+    assert "revisions" not in data
 
 
 def test_it_includes_the_original_answer_and_the_revision_ledger_when_revised(reader, workspace):
@@ -195,13 +196,13 @@ def test_it_streams_a_filtered_csv_export_of_claim_cards(reader, two_answers):
 
 
 def test_it_streams_a_json_export_made_of_claim_cards(reader, two_answers):
-    from tests.api.test_serializers import SPEC_EXAMPLE
+    from tests.api.test_serializers import CARD_EXAMPLE
 
     response = reader.get("/api/v1/claim-cards/export?format=json&domain=general")
 
     cards = json.loads(b"".join(response.streaming_content))
     assert response["Content-Type"] == "application/json"
-    assert len(cards) == 2 and all(list(card) == list(SPEC_EXAMPLE) for card in cards)
+    assert len(cards) == 2 and all(list(card) == list(CARD_EXAMPLE) for card in cards)
 
 
 def test_it_neutralises_spreadsheet_formulas_in_csv_cells(reader, workspace):

@@ -37,7 +37,9 @@ def test_it_documents_the_claim_card_and_the_audit_request(schema):
 
     assert list(components["ClaimCard"]["properties"]) == [
         "claim_id", "answer_id", "text", "mode", "label", "confidence", "evidence", "verification_methods",
-        "metrics", "timestamps", "escalations"]
+        "metrics", "timestamps", "escalations", "revision"]
+    revision = components["ClaimRevision"]["properties"]
+    assert list(revision) == ["strategy", "text", "label", "confidence", "passage_id"]
     request = components["AuditCreateInput"]
     assert request["required"] == ["query"]
     assert request["properties"]["mode"]["$ref"] == "#/components/schemas/ModeEnum"

@@ -28,14 +28,15 @@ def kinds(case):
 # --- intake ---------------------------------------------------------------------------------------
 
 
-def test_it_opens_cases_only_for_refuted_or_nei_claims_below_the_low_confidence_threshold(make_answer):
+def test_it_opens_cases_for_refuted_claims_and_nei_claims_below_the_low_confidence_threshold(make_answer):
     answer = make_answer([("REFUTED", 0.1), ("NEI", 0.59), ("NEI", 0.60), ("SUPPORTED", 0.9), ("REFUTED", 0.7)])
     with time_machine.travel(MONDAY_10, tick=False):
         cases = services.cases_open_for_answer(answer=answer)
-    assert [c.claim.claim_id for c in cases] == ["c1", "c2"]
-    assert [c.ticket for c in cases] == ["COMP-ESC-000001", "COMP-ESC-000002"]
+    assert [c.claim.claim_id for c in cases] == ["c1", "c2", "c5"]  # a refutation at any confidence
+    assert [c.ticket for c in cases] == ["COMP-ESC-000001", "COMP-ESC-000002", "COMP-ESC-000003"]
+    assert [c.reasons for c in cases] == [["refuted"], ["low_confidence"], ["refuted"]]
     first = cases[0]
-    assert (first.tier, first.status, first.sla_state, first.trigger) == (1, "open", "on_track", "low_confidence")
+    assert (first.tier, first.status, first.sla_state, first.trigger) == (1, "open", "on_track", "refuted")
     assert first.due_at == MONDAY_10 + timedelta(minutes=30)
     assert first.at_risk_at == MONDAY_10 + timedelta(minutes=24)
     assert kinds(first) == ["opened"]

@@ -56,7 +56,7 @@ def _values(a, *, missing: bool) -> dict:
             "date": DAY.isoformat(), "pk": None}
 
 
-PK_OF = {"api-document-detail": "document", "claim-detail": "claim"}  # which of A's rows a route's <pk> names
+PK_OF = {"api-document-detail": "document", "claim-detail": "claim", "api-run-detail": "run"}  # which of A's rows a route's <pk> names
 
 
 def _url(route: str, name: str | None, params: list[str], a: dict, *, missing: bool) -> str:
@@ -124,7 +124,7 @@ def _snapshot(a: dict) -> dict:
 @pytest.fixture
 def alpha(workspace, make_user):
     """Workspace A: an answer with a refuted claim, its case, a document, a conversation, a nightly report."""
-    from audit.models import Answer, Claim, Conversation, Document, Evidence
+    from audit.models import Answer, Claim, Conversation, Document, Evidence, VerificationRun
     from audit.models.nightly import NightlyReport
     from escalation import services
 
@@ -144,9 +144,10 @@ def alpha(workspace, make_user):
     conversation = Conversation.objects.create(workspace=workspace, external_id="alpha-conversation")
     NightlyReport.objects.create(workspace=workspace, date=DAY, status="done", finished_at=dt.datetime(
         2026, 1, 16, 1, tzinfo=dt.timezone.utc), report={"note": "alpha-secret claim text"})
+    run = VerificationRun.objects.create(answer=answer, mode=Answer.Mode.AUDIT_LOCAL, warnings=["alpha-secret warning"])
     (case,) = services.cases_open_for_answer(answer=answer)
     return {"workspace": workspace, "user": user, "answer": answer, "claim": claim, "document": document,
-            "conversation": conversation, "case": case}
+            "conversation": conversation, "case": case, "run": run}
 
 
 @pytest.fixture

@@ -28,6 +28,9 @@ def test_by_default_unsupported_claims_are_qualified_not_removed(workspace):
     (entry,) = answer.revisions
     assert "qualify" in {e["strategy"] for e in entry["ledger"]} and "remove" not in {e["strategy"] for e in entry["ledger"]}
     assert set(answer.claims.values_list("label", flat=True)) == {"NEI"}
+    for claim in answer.claims.all():  # the stored claim is the one received; the qualifier is on its revision
+        assert UNSUPPORTED_QUALIFIER not in claim.text
+        assert claim.revision["strategy"] == "qualify" and UNSUPPORTED_QUALIFIER in claim.revision["text"]
 
 
 @pytest.mark.slow
@@ -41,7 +44,13 @@ def test_a_revised_audit_stores_the_returned_answer_its_claims_the_original_and_
     run = answer.runs.get()
     assert answer.original_text == ORIGINAL
     assert answer.text == NO_ANSWER_NOTICE
-    assert answer.claims.count() == 0  # the claims stored are those of the answer as returned
+    # the claims stored are those of the answer as received, each with the revision that removed it
+    cards = list(answer.claims.order_by("claim_id"))
+    assert [c.text for c in cards] == ["The annual fee for the Gold card is $150.",
+                                       "Gold card holders get free airport lounge access in every airport of the world."]
+    assert [c.label for c in cards] == ["NEI", "NEI"]
+    assert [(c.revision["strategy"], c.revision["text"], c.revision["label"]) for c in cards] == [
+        ("remove", "", None), ("remove", "", None)]
     (entry,) = answer.revisions
     assert [(e["claim_id"], e["strategy"], e["action"]) for e in entry["ledger"]] == [
         ("c1", "remove", "remove_sentence"), ("c2", "remove", "remove_sentence"), ("c2", "remove", "no_answer_notice")]

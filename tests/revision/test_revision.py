@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from audit.constants import (NO_ANSWER_NOTICE, SOFTENING_HEDGE, SOFTENING_PARENTHETICAL, SOFTENING_QUALIFY,
                              UNSUPPORTED_QUALIFIER, Thresholds)
 from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
-from audit.pipeline.revision import (CitationAction, RevisionOptions, Strategy, decide_revision, plan_revision, replay_edits,
-                                     revise_answer, soften, targeted_queries, unsoften)
+from audit.pipeline.revision import (CitationAction, RevisionAttempt, RevisionOptions, Strategy, decide_revision,
+                                     plan_revision, replay_edits, revise_answer, soften, targeted_queries, terminate,
+                                     unsoften)
 from audit.pipeline.types import Passage
 
 QUERY = "What does the Gold card cost and what does it include?"
@@ -50,7 +53,7 @@ def test_it_corrects_a_contradicted_number_to_the_value_the_evidence_states(pass
     assert text == "The annual fee for the Gold card is $150 [1]."
     (edit,) = edits
     assert (edit.strategy, edit.action, edit.claim_id) == (Strategy.CORRECT, "numeric", "c1")
-    assert edit.details["replaced"] == [{"from": "$200", "to": "$150"}]
+    assert edit.details["replaced"] == [{"from": "$200", "to": "$150", "kind": "value"}]
     assert verify(text, passages, QUERY).claims[0].verdict == "supported"
 
 
@@ -106,8 +109,10 @@ def test_it_softens_weak_claims_and_does_not_soften_twice(verify):
     pool = [Passage(id="p1", anchors=("1",), text="Refunds are processed by the billing team.")]
     answer = "Refunds are processed quickly by the billing team [1]."
     text, edits = _plan(answer, pool, verify, options=RevisionOptions(softening="hedge"))
-    assert text == f"Refunds are {SOFTENING_HEDGE} processed quickly by the billing team [1]."
-    assert [(e.strategy, e.action) for e in edits] == [(Strategy.SOFTEN, "hedge")]
+    # one decision for support: the passage only partly supports the claim, so its marker goes
+    assert text == f"Refunds are {SOFTENING_HEDGE} processed quickly by the billing team."
+    assert [(e.strategy, e.action) for e in edits] == [(Strategy.SOFTEN, "hedge"),
+                                                       (Strategy.CITATION, CitationAction.REMOVE)]
     again, more = _plan(text, pool, verify)
     assert (again, more) == (text, [])
 
@@ -180,8 +185,10 @@ def test_corrective_retrieval_finds_evidence_and_the_revision_cites_it(passages,
               "The card always includes travel insurance for the whole family.")
     out = _revise(answer, passages, verify, retrieve=retrieve)
     assert asked and asked[0][0] == "The card always includes travel insurance for the whole family."
+    # the passage found is not one of the request's: it is named by its position in the pool, no internal id
     assert out.final_text == ("The annual fee for the Gold card is $150 [1]. "
-                              "The card always includes travel insurance for the whole family [cite:kb-7].")
+                              "The card always includes travel insurance for the whole family [4].")
+    assert out.passages[3].id == "kb-7" and out.given == 3
     assert [(e.strategy, e.action, e.passage_id) for e in out.edits] == [
         (Strategy.CORRECTIVE_RETRIEVAL, CitationAction.ADD_ALTERNATE, "kb-7")]
     assert out.attempts[0].retrieval[0]["new_passages"] == ["kb-7"]
@@ -257,14 +264,21 @@ def test_a_revision_that_makes_things_worse_is_detected_and_the_better_version_k
     worse = ("The annual fee for the Gold card is $150 [1]. Refunds are processed within 30 business days, and "
              "the card always includes free travel insurance for the family [2]. "
              "Gold card holders get free airport lounge access [3].")
-    rewriter = ScriptedRewriter(worse)
-    out = _revise(original, passages, verify, rewriter=rewriter, thresholds=Thresholds().updated({"max_revisions": 1}))
-    assert out.attempts[1].text == worse
-    assert out.attempts[1].summary["coverage"] < out.attempts[0].summary["coverage"]
-    assert out.kept == 0 and out.final_text == original
-    (warning,) = [w for w in out.warnings if w["code"] == "NO_IMPROVEMENT"]
+    attempts = [RevisionAttempt(0, original, verify(original, passages, QUERY)),
+                RevisionAttempt(1, worse, verify(worse, passages, QUERY))]
+    assert attempts[1].summary["coverage"] < attempts[0].summary["coverage"]
+    kept, warnings = terminate(attempts)
+    assert kept == 0
+    (warning,) = [w for w in warnings if w["code"] == "NO_IMPROVEMENT"]
     assert "attempt 0 is kept" in warning["message"]
-    assert out.history_json()[0]["kept"] is True and out.ledger_json() == []
+
+
+def test_an_llm_correction_that_adds_a_statement_no_passage_supports_is_rejected(passages, verify):
+    original = "Refunds are processed within 30 business days [2]."
+    worse = "Refunds are processed within 14 business days, and the card always includes travel insurance [2]."
+    out = _revise(original, passages, verify, rewriter=ScriptedRewriter(worse))
+    assert out.attempts[1].author == "offline" and "changes what the claim is about" in out.attempts[1].notes[0]
+    assert out.final_text == "Refunds are processed within 14 business days [2]."
 
 
 def test_an_untraceable_llm_rewrite_is_rejected_and_the_offline_strategies_used(passages, verify):
@@ -350,11 +364,12 @@ def test_a_hedge_that_costs_a_weak_claim_its_support_is_taken_back_and_the_claim
               "The card always includes travel insurance for the whole family.")
     out = _revise(answer, passages, harsh, options=RevisionOptions(correct_contradictions=False,
                                                                    unsupported_action="remove"))
-    hedged = "Refunds are reportedly processed within 14 business days by the billing team [2]."
+    hedged = "Refunds are reportedly processed within 14 business days by the billing team."
     assert out.attempts[1].text.endswith(hedged)  # the unsupported sentence went, the weak one was hedged
     assert [c.verdict for c in out.attempts[1].result.claims] == ["supported", "contradicted"]
     assert [(e.claim_id, e.strategy, e.action) for e in out.attempts[2].edits] == [("c2", "soften", "revert")]
-    assert out.final_text == f"The annual fee for the Gold card is $150 [1]. {weak}"
+    # restored wording; the marker of a passage that does not support it stays out
+    assert out.final_text == f"The annual fee for the Gold card is $150 [1]. {weak.replace(' [2]', '')}"
     assert out.kept == 2 and out.warnings == [] and out.stop_reason == "Coverage threshold met"
 
 
@@ -378,3 +393,31 @@ def test_dropping_the_last_marker_of_a_sentence_leaves_no_space_before_its_full_
 
     assert _rewrite_markers("skills were preserved [cite:kb_chunk_5]", lambda a: []) == "skills were preserved"
     assert _rewrite_markers("one [1] and two [2].", lambda a: [] if a == "2" else [a]) == "one [1] and two."
+
+
+def test_a_correction_that_would_repeat_another_sentence_removes_the_sentence_instead(passages, verify):
+    answer = "The annual fee for the Gold card is $150 [1]. The annual fee for the Gold card is $200 [1]."
+    text, edits = _plan(answer, passages, verify)
+    assert text == "The annual fee for the Gold card is $150 [1]."
+    assert [(e.claim_id, e.action) for e in edits] == [("c2", "remove_sentence")]
+
+
+def test_a_contradicted_claim_whose_rest_the_evidence_does_not_state_is_not_rewritten_into_it(verify):
+    pool = [Passage(id="p1", anchors=("1",), text="Level 1 analysts must acknowledge a case within 30 minutes.")]
+    answer = "Level 1 analysts must file a written report within 45 minutes [1]."
+    result = verify(answer, pool, QUERY)
+    result.claims[0].verdict, result.claims[0].label = "contradicted", "REFUTED"
+    text, edits = plan_revision(answer, result, pool)
+    assert "file a written report" in text and "acknowledge" not in text
+    assert Strategy.CORRECT not in {e.strategy for e in edits}
+
+
+def test_a_correction_stands_only_when_the_judge_finds_the_corrected_claim_supported(passages, verify):
+    answer = "The annual fee for the Gold card is $200 [1]."
+    result = verify(answer, passages, QUERY)
+    refused, edits = plan_revision(answer, result, passages,
+                                   judge=lambda text, p: replace(verify(text, [p], QUERY).claims[0], label="NEI"))
+    assert "$200" in refused and Strategy.CORRECT not in {e.strategy for e in edits}
+    accepted, edits = plan_revision(answer, result, passages, judge=lambda text, p: verify(text, [p], QUERY).claims[0])
+    assert accepted == "The annual fee for the Gold card is $150 [1]."
+    assert edits[0].details["verified"]["label"] == "SUPPORTED"

@@ -101,7 +101,7 @@ def test_the_light_profile_runs_fast_offline_without_numeric_qa_revision_or_llm_
     data = submit(front_end, answer=answer, mode="audit-local", verification_profile="light")
 
     assert data["audit"]["verification_profile"] == "light"
-    assert "original_answer" not in data  # no revision loop
+    assert data["original_answer"] == data["answer"] and "revisions" not in data  # no revision loop
     methods = {m for c in data["claims"] for m in c["verification_methods"]}
     assert "numeric" not in methods and "entailment" in methods
     not_run = {w["method"]: w["message"] for w in data["audit"]["warnings"] if w.get("code") == "method_not_run"}

@@ -10,10 +10,12 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from audit.constants import SOFTENING_STYLES, UNSUPPORTED_ACTIONS, Thresholds
+from audit.pipeline.audit import verify_claims
 from audit.pipeline.bench_data import BENCHMARKS_DIR, read_jsonl
 from audit.pipeline.revision import RevisionOptions, revise_audit
 from audit.pipeline.revision_eval import evaluate_answers
 from audit.services.revision import revision_options
+from escalation.policy import review_reasons
 
 DEFAULT_ANSWERS = BENCHMARKS_DIR / "answers_dev.jsonl"
 
@@ -56,10 +58,19 @@ class Command(BaseCommand):
             return revise_audit(query=query, answer=answer, contexts=passages, thresholds=thresholds,
                                 options=revision_options)
 
+        def judge(text, passage):  # the claim judge on one passage, at these thresholds
+            return verify_claims([(text, [passage])], thresholds=thresholds)[0]
+
+        def needs_case(verdict, revision) -> bool:  # the escalation intake on the claim as received
+            return bool(review_reasons(label=verdict.label, confidence=verdict.confidence, domain="",
+                                       regulated_domains=(), revision=revision, importance=verdict.claim.importance,
+                                       low_confidence_threshold=thresholds.low_confidence_threshold,
+                                       auto_corrected_review=thresholds.auto_corrected_review))
+
         bar = tqdm(total=len(records), desc="answers", unit="answer", file=sys.stderr,
                    disable=options["verbosity"] == 0)
         try:
-            ev = evaluate_answers(records, revise, progress=bar.update)
+            ev = evaluate_answers(records, revise, progress=bar.update, judge=judge, needs_case=needs_case)
         finally:
             bar.close()
         self.stdout.write(f"{path.name}: {len(records)} answers, softening {options['softening']}, "
@@ -68,7 +79,8 @@ class Command(BaseCommand):
         self.stdout.write(ev.report(thresholds.unsupported_rate_threshold))
         if options["json"]:
             Path(options["json"]).write_text(json.dumps(ev.as_json(), indent=2))
-        failed = (ev.untraceable or ev.invalid_markers or ev.supported_claims_removed
+        failed = (ev.untraceable or ev.invalid_markers or ev.supported_claims_removed or ev.unsupported_edits
+                  or ev.subject_changed or ev.refuted_without_case
                   or ev.unsupported_rate_after > thresholds.unsupported_rate_threshold)
         if failed:
             raise CommandError("At least one revision target was missed (see the report above).")
