@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('audit', '0009_answer_json'),
+        ('audit', '0010_run_deep_checks'),
     ]
 
     operations = [
