@@ -82,10 +82,9 @@ def test_it_judges_claims_in_batches_each_with_its_own_evidence(llm_server, make
     assert len(llm_server.calls("TASK: isolated_verification")) == 2  # 10 claims, batches of 8
     assert [r.details["judge_verdict"] for r in results] == ["SUPPORTED"] * (LLM_BATCH_CLAIMS + 1) + ["CONTRADICTED"]
     # the two batches run concurrently: find the first by its content
-    [first] = [user_message(r) for r in llm_server.calls("TASK: isolated_verification") if "evidence 0" in user_message(r)]
-    assert "Evidence for c1:\n[1] evidence 0" in first and "evidence 8" not in first
-    sent = llm_server.calls("TASK: isolated_verification")[0]["body"]["max_tokens"]
-    assert sent == 40 + 90 * LLM_BATCH_CLAIMS  # the task's own cap, per claim of the batch
+    [first] = [r for r in llm_server.calls("TASK: isolated_verification") if "evidence 0" in user_message(r)]
+    assert "Evidence for c1:\n[1] evidence 0" in user_message(first) and "evidence 8" not in user_message(first)
+    assert first["body"]["max_tokens"] == 40 + 90 * LLM_BATCH_CLAIMS  # the task's own cap, per claim of the batch
 
 
 def test_it_reports_a_claim_the_judge_left_out_as_not_run(llm_server, make_client):
