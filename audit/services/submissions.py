@@ -195,6 +195,19 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     plan = verification_plan(thresholds_for(workspace), request.verification_profile)
     stored = {"workspace": workspace, "query": request.query, "answer_text": text, "contexts": request.contexts,
               "domain": request.domain, "reference": request.reference}
+
+    def close(answer: Answer, web: dict) -> None:
+        """The request's last rows (events, intake, the idempotency key) in one short transaction;
+        a failure there stores no answer."""
+        try:
+            with transaction.atomic():
+                _finish(workspace=workspace, user=user, answer=answer, decision=decision, web=web)
+                _key_store(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
+                           decision=decision, web=web, drafted=drafted)
+        except BaseException:
+            Answer.objects.filter(pk=answer.pk).delete()
+            raise
+
     structured = request.answer_json is not None
     if structured:  # one claim per field, checked against the passages its refs name (seed 003 stages 4-6)
         from audit.services.structured import structured_audit
@@ -210,14 +223,7 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
             web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons,
                    "status": "skipped: every claim is supported locally" if not escalation.needed else
                    "skipped: a structured answer is verified against the passages its refs name"}
-        try:
-            with transaction.atomic():
-                _finish(workspace=workspace, user=user, answer=answer, decision=decision, web=web)
-                _key_store(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
-                           decision=decision, web=web, drafted=drafted)
-        except BaseException:
-            Answer.objects.filter(pk=answer.pk).delete()  # a failed request stores no answer
-            raise
+        close(answer, web)
         return answer, web
     computed = audit_compute(**stored, revise=True, profile=plan.profile, llm_setup=llm_setup,
                              deep=request.deep)
@@ -235,9 +241,7 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
             elif not plan.web:
                 web["status"] = f"skipped: the {plan.profile} verification profile does not verify on the web"
         if "status" in web or not web:  # nothing leaves the system: everything in this one transaction
-            _finish(workspace=workspace, user=user, answer=answer, decision=decision, web=web)
-            _key_store(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
-                       decision=decision, web=web, drafted=drafted)
+            close(answer, web)
             return answer, web
     try:
         outcome = web_verify_answer(answer=answer, actor=user, reasons=escalation.reasons)  # network first, then its rows
@@ -245,13 +249,10 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
         status = f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status
         web.update(status=status, calls=outcome.calls, verified=outcome.verified,
                    evidence_added=outcome.evidence_added, failures=outcome.failures)
-        with transaction.atomic():
-            _finish(workspace=workspace, user=user, answer=answer, decision=decision, web=web)
-            _key_store(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
-                       decision=decision, web=web, drafted=drafted)
     except BaseException:
         Answer.objects.filter(pk=answer.pk).delete()  # a failed request stores no answer
         raise
+    close(answer, web)
     return answer, web
 
 
