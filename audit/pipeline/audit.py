@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Callable
 
 import numpy as np
 
@@ -100,7 +102,7 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
                  reference: str | None = None, domain: str | None = None, thresholds=None,
                  now: datetime | None = None, embed=None,
                  methods: tuple[str, ...] = OFFLINE_METHODS, llm=None, overrides: dict | None = None,
-                 encode_tokens=None) -> AuditResult:
+                 encode_tokens=None, reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None) -> AuditResult:
     """Audit ``answer`` to ``query`` against the request ``contexts`` and the workspace ``kb``.
 
     ``llm`` (an ``audit.pipeline.llm.LLMClient``, issue 4) adds LLM claim extraction and the
@@ -108,6 +110,8 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
 
     ``kb`` is a ``KnowledgeBase(index, lookup)`` or an ``(index, lookup)`` tuple where ``lookup(ids)``
     returns {id: Passage}. ``thresholds`` is a ``Thresholds`` or a workspace override dict.
+    ``reuse(claim)`` returns a verdict already reached for that claim on the same evidence (the
+    revision loop: a claim whose words it did not change), which the claim keeps, or None.
     """
     started = time.perf_counter()
     t = _thresholds(thresholds)
@@ -123,12 +127,23 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
     # claim to the answer's length (256 pieces) and cost more than everything else together
     vecs = embed(texts + [query or ""]) if (claims or query) else None
     claim_vecs = vecs[: len(claims)] if vecs is not None else None
-    hits = retrieve(claims, passages, kb=kb, embed=embed, thresholds=t, claim_vecs=claim_vecs)
+    prior = [reuse(c) if reuse is not None else None for c in claims]
+    fresh = [i for i, p in enumerate(prior) if p is None]
+    fresh_hits = retrieve([claims[i] for i in fresh], passages, kb=kb, embed=embed, thresholds=t,
+                          claim_vecs=claim_vecs[fresh] if claim_vecs is not None else None)
     ctx = VerifyContext(thresholds=t, now=now, domain=domain or "", query=query or "", embed=embed, llm=llm,
                         encode_tokens=encode_tokens)
     if llm is not None:
         methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
-    verdicts = run_methods(list(zip(claims, hits)), ctx, methods, overrides)
+    fresh_verdicts = run_methods([(claims[i], h) for i, h in zip(fresh, fresh_hits)], ctx, methods, overrides)
+    # a kept verdict keeps its claim's reading too (a hedge or a qualifier does not make a claim minor)
+    verdicts = [replace(p, claim=replace(c, type=p.claim.type, importance=p.claim.importance), metrics=dict(p.metrics))
+                if p is not None else None for c, p in zip(claims, prior)]
+    for i, v in zip(fresh, fresh_verdicts):
+        verdicts[i] = v
+    hits = [v.evidence for v in verdicts]
+    for i, h in zip(fresh, fresh_hits):
+        hits[i] = h
 
     query_vec = vecs[-1] if (vecs is not None and query) else None
     for i, v in enumerate(verdicts):

@@ -68,7 +68,8 @@ inc ltd co corp jan feb mar apr jun jul aug sep sept oct nov dec e.g i.e cf ca r
 sen rep u.s u.k u.n ph.d m.d b.a m.a a.m p.m op art sec ch chap ref refs incl max min avg
 """.split())
 
-_BOUNDARY_RE = re.compile(r"([.!?]+|\u3002|\uff01|\uff1f)([\"'\u201d\u2019)\]]*)(\s+|$)")
+# end punctuation, then citation markers and closing quotes ("…occur?[8]\" Next…"), then a space
+_BOUNDARY_RE = re.compile(r"([.!?]+|\u3002|\uff01|\uff1f)((?:\[[^\[\]\s]{1,40}\])*[\"'\u201d\u2019)\]]*)(\s+|$)")
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+", re.MULTILINE)
 _MD_EMPHASIS_RE = re.compile(r"(\*\*|__|\*|`)(.+?)\1")
 _MD_LINK_RE = re.compile(r"\[([^\]]+)\]\((?:[^)]+)\)")
@@ -130,6 +131,8 @@ def split_sentences_with_spans(text: str) -> list[tuple[int, int]]:
                 continue  # initial: "J. Smith"
             if m.group(3) == "" and m.end() < b_end:
                 continue
+            if punct[-1] in "?!" and re.search(r"[\"\u201d]", m.group(2)) and after[:1].islower():
+                continue  # a quoted question inside a sentence: 'such as "Why?" or "How?"'
             if after[:1].islower() and punct == "." and _is_abbreviation(before):
                 continue
             # citation markers right after the full stop belong to this sentence

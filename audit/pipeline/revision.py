@@ -56,7 +56,7 @@ from audit.pipeline import scoring
 from audit.pipeline.numbers import Quantity, extract_quantities, values_match
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
 from audit.pipeline.text import STOPWORDS, content_stems, normalize
-from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 
 SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND = "supported", "weak", "contradicted", "not_found"
 COVERED = (SUPPORTED, WEAK)
@@ -83,6 +83,8 @@ class Warning(StrEnum):  # noqa: A001 - the seed's name for these codes
 
 
 Verify = Callable[[str, list[Passage]], AuditResult]
+# reverify(text, pool, reuse) -> AuditResult: ``verify`` where a claim ``reuse(draft)`` answers keeps that verdict
+Reverify = Callable[[str, list[Passage], Callable[[ClaimDraft], ClaimVerdict | None]], AuditResult]
 Retrieve = Callable[[list[str]], list[Passage]]
 # rewriter(query=, answer=, instructions=[dict], passages=[Passage]) -> revised answer text
 Rewriter = Callable[..., str]
@@ -411,6 +413,7 @@ _TRAIL_RE = re.compile(r"(?:\s*(?:\[[^\[\]]{1,60}\]|\((?:source|src|ref)\b[^)]{0
                        r"[\"'\u201d\u2019]+(?=[.!?]|$)))*\s*$", re.I)
 _AUX_WORDS = "is|are|was|were|has|have|had|can|could|will|would|should|must|may|might|does|do|did"
 _AUX_RE = re.compile(rf"\b(?:{_AUX_WORDS})\b(?! not\b)")
+_QUOTED_RE = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_RE = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS) + r")\b")
@@ -466,7 +469,9 @@ def _cap(body: str) -> str:
 def soften(body: str, style: str) -> str:
     """Soften an unverified statement (seed 003 stage 7c): hedge, qualify or parenthetical."""
     if style == "hedge":
-        m = _AUX_RE.search(body)
+        quoted = [q.span() for q in _QUOTED_RE.finditer(body)]
+        # the first auxiliary outside quotation marks: a quoted question is someone's words
+        m = next((a for a in _AUX_RE.finditer(body) if not any(x <= a.start() < y for x, y in quoted)), None)
         if m:
             return f"{body[: m.end()]} {SOFTENING_HEDGE}{body[m.end():]}"
         lowered = _decap(body.lstrip())
@@ -487,6 +492,31 @@ def unsoften(body: str) -> str:
         if out.lstrip().startswith(lead):
             out = _cap(out.lstrip()[len(lead):])
     return out.replace(f" {SOFTENING_PARENTHETICAL}", "")
+
+
+def claim_key(text: str) -> str:
+    """What a claim asserts, without what revision adds or takes away around it: citation markers,
+    softening phrases and qualifiers (two texts with one key are the same claim)."""
+    body = unsoften(CITATION_RE.sub(" ", text))
+    for note in (UNSUPPORTED_QUALIFIER, DISPUTED_QUALIFIER):
+        body = body.replace(note, " ")
+    return " ".join(re.sub(r"[^\w\s]", " ", body).lower().split())
+
+
+def verdicts_to_keep(result: AuditResult) -> Callable[[ClaimDraft], ClaimVerdict | None]:
+    """``reuse`` for re-verifying a revised text on the same pool: a claim whose words did not
+    change (only its softening, its qualifier or fewer of its citation markers) keeps the verdict
+    it had, so removing a marker its judge rejected or adding a hedge never moves a label."""
+    by_key: dict[str, ClaimVerdict] = {}
+    for c in result.claims:
+        by_key.setdefault(claim_key(c.claim.text), c)
+
+    def reuse(draft: ClaimDraft) -> ClaimVerdict | None:
+        prev = by_key.get(claim_key(draft.text))
+        if prev is None or not set(draft.citations) <= set(prev.claim.citations):
+            return None
+        return prev
+    return reuse
 
 
 def _already_softened(text: str) -> bool:
@@ -803,7 +833,7 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
     support = _Support(thresholds, judge)
     if options.citations_only:
         if options.correct_citations:
-            _correct_citations(plan, claims, by_anchor, support, retrieved_ids, demote=False, cite=cite)
+            _correct_citations(plan, claims, by_anchor, support, retrieved_ids, cite=cite)
         return plan
     # a0) a softening that cost a once-covered claim its support is taken back (a worse revision)
     reverted: set[str] = set()
@@ -1162,7 +1192,7 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
                   retrieve: Retrieve | None = None, rewriter: Rewriter | None = None,
                   thresholds: Thresholds = Thresholds(), options: RevisionOptions = RevisionOptions(),
                   initial: AuditResult | None = None, judge: Judge | None = None,
-                  given: int | None = None) -> RevisionOutcome:
+                  given: int | None = None, reverify: Reverify | None = None) -> RevisionOutcome:
     """Run the revision loop of seed 000 §6 on one answer and return every attempt.
 
     ``initial`` is the audit of ``answer`` when the caller already has it (it must have been
@@ -1172,7 +1202,8 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
     alone). A passage cited that is not one of ``passages`` (a knowledge-base or web passage)
     joins the pool and is named by its position, ``[n]``: no internal id reaches the text.
     ``given`` is how many of ``passages`` the request sent (all by default); the others are
-    evidence (knowledge base, web) and are cited by position too.
+    evidence (knowledge base, web) and are cited by position too. ``reverify`` re-verifies a
+    revised text keeping the verdicts of the claims it did not change (default: ``verify`` on it all).
     """
     text = normalize(answer or "")
     pool = list(passages)
@@ -1201,6 +1232,17 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
         current.decision = decision
         if not decision.should_revise:
             stop_reason = decision.reason
+            # the text meets the thresholds, and its markers still follow the one support decision:
+            # a marker stays only where the judge finds the claim SUPPORTED by the passage it names
+            new_text, edits = plan_revision(current.text, current.result, pool, thresholds=thresholds,
+                                            options=replace(options, citations_only=True),
+                                            retrieved_ids=frozenset(retrieved_ids), protected=protected,
+                                            unsoftenable=unsoftenable, judge=judge, cite=cite)
+            if edits and new_text != current.text:
+                again = (reverify(new_text, pool, verdicts_to_keep(current.result)) if reverify is not None
+                         else verify(new_text, pool))
+                attempts.append(RevisionAttempt(len(attempts), new_text, again, edits, "offline",
+                                                notes=["citation markers checked against the final wording"]))
             break
         if retrieve is not None and options.corrective_retrieval:
             new, records = corrective_retrieval(current.result.claims, pool, retrieve, query)
@@ -1244,7 +1286,9 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
             stop_reason = stop_reason or "No applicable edits"
             break
         unsoftenable += [set(content_stems(unsoften(e.claim_text))) for e in edits if e.action == "revert"]
-        attempts.append(RevisionAttempt(len(attempts), new_text, verify(new_text, pool), edits, author, notes=notes))
+        again = (reverify(new_text, pool, verdicts_to_keep(current.result)) if reverify is not None
+                 else verify(new_text, pool))
+        attempts.append(RevisionAttempt(len(attempts), new_text, again, edits, author, notes=notes))
         if not decision.should_revise:
             break
     kept, warnings = terminate(attempts)
@@ -1296,8 +1340,8 @@ def revise_audit(*, query: str, answer: str, contexts=None, kb=None, initial: Au
     # the judge on one passage runs the methods that label claims (with the LLM judge when configured)
     methods = (*OFFLINE_METHODS, "llm_judge") if llm is not None and "llm_judge" in LLM_METHODS else OFFLINE_METHODS
 
-    def verify(text: str, pool: list[Passage]) -> AuditResult:
-        return audit_answer(query, text, pool, kb=kb, domain=domain, thresholds=t, embed=embed, llm=llm)
+    def verify(text: str, pool: list[Passage], reuse=None) -> AuditResult:
+        return audit_answer(query, text, pool, kb=kb, domain=domain, thresholds=t, embed=embed, llm=llm, reuse=reuse)
 
     def judge(claim_text: str, passage: Passage) -> ClaimVerdict:
         return verify_claims([(claim_text, [passage])], thresholds=t, domain=domain, embed=embed, llm=llm,
@@ -1306,4 +1350,4 @@ def revise_audit(*, query: str, answer: str, contexts=None, kb=None, initial: Au
     retrieve = kb_retriever(kb, embed=embed) if kb is not None else None
     return revise_answer(query=query, answer=answer, passages=as_passages(contexts or []), verify=verify,
                          retrieve=retrieve, rewriter=llm_rewriter(llm), thresholds=t, options=options,
-                         initial=initial, judge=judge, given=given)
+                         initial=initial, judge=judge, given=given, reverify=verify)

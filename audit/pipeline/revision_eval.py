@@ -15,7 +15,8 @@ version. Reported, before and after revision (seed 000 §7.2, gate ≤ 5 %):
 - issue 13, each must be 0: claim revisions (corrections, citations) whose new text the judge
   that labels claims does not find SUPPORTED by the passage they cite; corrections whose subject
   changed (a content word of the claim outside the replaced span is gone); claims refuted as
-  received that would open no review case.
+  received that would open no review case; citation markers of the revised text whose passage the
+  judge finds SUPPORTING no claim of the sentence they close.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ class RevisionEvaluation:
     subject_changed: list[str] = field(default_factory=list)
     refuted_received: int = 0
     refuted_without_case: list[str] = field(default_factory=list)
+    markers_checked: int = 0  # citation markers of the final texts, checked with the judge
+    unbacked_markers: list[str] = field(default_factory=list)
 
     @property
     def unsupported_rate_before(self) -> float:
@@ -88,6 +91,7 @@ class RevisionEvaluation:
             "edits_checked": self.edits_checked, "unsupported_edits": self.unsupported_edits,
             "corrections": self.corrections, "subject_changed": self.subject_changed,
             "refuted_received": self.refuted_received, "refuted_without_case": self.refuted_without_case,
+            "markers_checked": self.markers_checked, "unbacked_markers": self.unbacked_markers,
         }
 
     def report(self, gate: float) -> str:
@@ -117,9 +121,13 @@ class RevisionEvaluation:
             f"{'PASS' if not self.subject_changed else 'FAIL'}",
             f"claims refuted as received that opened no case: {len(self.refuted_without_case)} of "
             f"{self.refuted_received} (must be 0): {'PASS' if not self.refuted_without_case else 'FAIL'}",
+            f"citation markers of the revised texts backing no claim of their sentence (the judge on that passage): "
+            f"{len(self.unbacked_markers)} of {self.markers_checked} (must be 0): "
+            f"{'PASS' if not self.unbacked_markers else 'FAIL'}",
         ]
         for name, rows in (("unsupported edits", self.unsupported_edits), ("subject changed", self.subject_changed),
-                           ("refuted without a case", self.refuted_without_case)):
+                           ("refuted without a case", self.refuted_without_case),
+                           ("unbacked markers", self.unbacked_markers)):
             if rows:
                 lines.append(f"{name}, first examples: " + " | ".join(rows[:5]))
         if self.removed_examples:
@@ -164,6 +172,23 @@ def check_integrity(out: RevisionOutcome, record_id: str, ev: RevisionEvaluation
             before = received[cid].claim.text
             if not _rest_stems(before, rev.get("replaced", [])) <= set(content_stems(rev["text"])):
                 ev.subject_changed.append(f"{where}: {before[:60]!r} -> {rev['text'][:60]!r}")
+    if judge is not None and out.revised:  # one decision for support: every marker left is backed
+        amap = anchor_map(out.passages)
+        # a marker closes its sentence: it must back a claim of that sentence (the planner's rule)
+        sentences: dict[tuple[int, int], list] = {}
+        for c in out.final.claims:
+            sentences.setdefault(tuple(c.claim.span), []).append(c)
+        for claims in sentences.values():
+            for anchor in dict.fromkeys(a for c in claims for a in c.claim.citations):
+                passage = resolve_anchor(anchor, amap)
+                if passage is None:
+                    continue  # counted by the marker validity check
+                ev.markers_checked += 1
+                verdicts = [judge(c.claim.text, passage) for c in claims if anchor in c.claim.citations]
+                if not any(v.label == "SUPPORTED" for v in verdicts):
+                    c = claims[0]
+                    ev.unbacked_markers.append(f"{record_id}/{c.claim.claim_id}: [{anchor}] on "
+                                               f"{c.claim.text[:60]!r} ({verdicts[0].label})")
     for cid, c in received.items():
         if c.label == "REFUTED":
             ev.refuted_received += 1

@@ -23,6 +23,15 @@ def test_it_splits_list_items_headings_and_keeps_citation_markers_with_their_sen
                      "1. Refunds take a week [Key]."]
 
 
+def test_a_quoted_question_inside_a_sentence_does_not_end_it_with_or_without_its_marker():
+    cited = 'Ask questions such as "Why now?[7]" or "How likely is it?[8]" Then stop. He said "Go!" and left.'
+    plain = 'Ask questions such as "Why now?" or "How likely is it?" Then stop. He said "Go!" and left.'
+    assert split_sentences(cited) == ['Ask questions such as "Why now?[7]" or "How likely is it?[8]"', "Then stop.",
+                                      'He said "Go!" and left.']
+    assert split_sentences(plain) == ['Ask questions such as "Why now?" or "How likely is it?"', "Then stop.",
+                                      'He said "Go!" and left.']
+
+
 def test_it_reads_every_citation_anchor_style():
     text = "A [cite:ab12cd] B [1] C [2, 3] D [Source: 4] E (Source: 5) F [Arxiv] G [Arxiv-2]"
     assert citation_anchors(text) == ("cite:ab12cd", "1", "2", "3", "4", "5", "Arxiv", "Arxiv-2")

@@ -56,3 +56,5 @@ def test_it_revises_benchmark_answers_and_reports_the_figures(tmp_path, capsys):
     assert figures["unsupported_rate_after"] <= 0.05
     assert "unsupported rate among material claims: before" in report
     assert "edits traceable to a claim and a strategy: PASS" in report
+    assert figures["markers_checked"] >= 2 and figures["unbacked_markers"] == []
+    assert "backing no claim of their sentence (the judge on that passage): 0 of" in report

@@ -105,6 +105,12 @@ def test_it_softens_a_weak_claim_in_the_configured_style(style, expected):
     assert soften("The fee is charged in January", style) == expected
 
 
+def test_a_hedge_never_goes_inside_quoted_words():
+    body = 'Help clients ask "What is the evidence for this belief?" and it is useful'
+    assert soften(body, "hedge") == f'Help clients ask "What is the evidence for this belief?" and it is {SOFTENING_HEDGE} useful'
+    assert soften('Teach "What is the evidence?"', "hedge") == f'Teach "What is the evidence?" {SOFTENING_PARENTHETICAL}'
+
+
 def test_it_softens_weak_claims_and_does_not_soften_twice(verify):
     pool = [Passage(id="p1", anchors=("1",), text="Refunds are processed by the billing team.")]
     answer = "Refunds are processed quickly by the billing team [1]."
@@ -245,9 +251,13 @@ def test_it_stops_after_the_maximum_number_of_revisions(passages, verify):
                                 "The card always includes travel insurance for all of the family [1].",
                                 "never asked")
     out = _revise(original, passages, verify, rewriter=rewriter)
-    assert len(out.attempts) == 3 and len(rewriter.calls) == 2
+    assert len(rewriter.calls) == 2
     assert out.stop_reason == "Maximum revision cycles reached"
-    assert [a.author for a in out.attempts] == ["original", "llm", "llm"]
+    # two rewrites, then only the markers of the last wording are checked: the LLM kept [1] on a
+    # claim the passage does not support, so it goes (one decision for support)
+    assert [a.author for a in out.attempts] == ["original", "llm", "llm", "offline"]
+    assert [(e.strategy, e.action) for e in out.attempts[-1].edits] == [(Strategy.CITATION, CitationAction.REMOVE)]
+    assert out.final_text == "The card always includes travel insurance for all of the family."
     assert {w["code"] for w in out.warnings} == {"NO_IMPROVEMENT", "UNSUPPORTED_CLAIMS"}
 
 
@@ -255,7 +265,9 @@ def test_the_revision_limit_is_a_workspace_threshold(passages, verify):
     rewriter = ScriptedRewriter("The card always includes travel insurance for each family member [1].", "x")
     out = _revise("The card always includes travel insurance for the whole family [1].", passages, verify,
                   rewriter=rewriter, thresholds=Thresholds().updated({"max_revisions": 1}))
-    assert len(out.attempts) == 2 and out.stop_reason == "Maximum revision cycles reached"
+    assert len(rewriter.calls) == 1 and out.stop_reason == "Maximum revision cycles reached"
+    assert [a.author for a in out.attempts] == ["original", "llm", "offline"]  # the last: markers only
+    assert {e.strategy for e in out.attempts[-1].edits} == {Strategy.CITATION}
 
 
 def test_a_revision_that_makes_things_worse_is_detected_and_the_better_version_kept(passages, verify):

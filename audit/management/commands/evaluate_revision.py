@@ -80,7 +80,7 @@ class Command(BaseCommand):
         if options["json"]:
             Path(options["json"]).write_text(json.dumps(ev.as_json(), indent=2))
         failed = (ev.untraceable or ev.invalid_markers or ev.supported_claims_removed or ev.unsupported_edits
-                  or ev.subject_changed or ev.refuted_without_case
+                  or ev.subject_changed or ev.refuted_without_case or ev.unbacked_markers
                   or ev.unsupported_rate_after > thresholds.unsupported_rate_threshold)
         if failed:
             raise CommandError("At least one revision target was missed (see the report above).")
