@@ -90,7 +90,7 @@ class ClaimCardSerializer(serializers.Serializer):
     revision loop changed it, ``revision`` holds the remediation (null when untouched).
     ``mode`` is the display name ("Audit-Local") as in the spec. ``escalations`` is the claim's
     escalation log: its review cases, read from the serializer context ``escalations`` ({claim
-    pk: [refs]}, filled by ``audit.selectors_api.claim_escalations`` so a page of cards costs one
+    pk: [refs]}, filled by ``audit.hooks.claim_escalations`` so a page of cards costs one
     query), and its Audit-Web re-verification when it had one.
     """
 

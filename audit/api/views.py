@@ -31,8 +31,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from audit import constants, exports, roles
-from audit import selectors_api as selectors
+from audit import constants, exports, hooks, roles
+from audit.selectors import api as selectors
 from audit.api.parsers import StrictJSONParser, control_character_problem, find_bad_text
 from audit.api.throttles import AuditThrottle, TokenThrottle
 from audit.api.permissions import CanChangeSettings, CanRead, CanSubmit
@@ -228,7 +228,7 @@ class RetrieveApi(CleanRequestMixin, APIView):
         "kind": serializers.CharField(), "text": serializers.CharField(), "domain": serializers.CharField(),
         "top_k": serializers.IntegerField(), "results": PassageSerializer(many=True)})})
     def post(self, request):
-        from audit.selectors_retrieval import RetrievalFilters, kb_retrieve
+        from audit.selectors.retrieval import RetrievalFilters, kb_retrieve
 
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -278,7 +278,7 @@ def _with_escalations(serializer_class, items, *, many: bool = False, **context)
     """Serialize answers or claims with their review cases loaded in one query."""
     rows = items if many else [items]
     claims = [claim for row in rows for claim in (row.claims.all() if isinstance(row, Answer) else [row])]
-    context["escalations"] = selectors.claim_escalations(claim.pk for claim in claims)
+    context["escalations"] = hooks.claim_escalations(claim.pk for claim in claims)
     return serializer_class(items, many=many, context=context).data
 
 

@@ -27,7 +27,7 @@ from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
 from audit.selectors import kb_index
-from audit.selectors_api import thresholds_for
+from audit.selectors.api import thresholds_for
 from audit.services.deep_checks import DEFERRED, deep_check_queue
 from audit.services.events import event_record
 from audit.services.llm import llm_setup_for, run_record_llm_usage

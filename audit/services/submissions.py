@@ -14,12 +14,12 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from audit import constants
+from audit import constants, hooks
 from audit.errors import Conflict, InvalidInput, TooLarge
 from audit.models import Answer, IdempotencyKey, Workspace
 from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.profiles import verification_plan
-from audit.selectors_api import thresholds_for
+from audit.selectors.api import thresholds_for
 from audit.services.events import event_record
 from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
 from audit.services.web import web_verify_answer
@@ -152,13 +152,11 @@ def _claims_cap(workspace: Workspace, request: AuditRequest, text: str) -> None:
 
 def _finish(*, workspace: Workspace, user, answer: Answer, decision: ModeDecision, web: dict) -> None:
     """The last writes of a verified answer: its events and the intake of what needs people."""
-    from escalation.services import cases_open_for_answer
-
     if web:
         event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
     event_record(action="answer.mode_resolved", obj=answer, actor=user, workspace=workspace,
                  details={**decision.as_dict(), "final_mode": answer.mode})
-    cases_open_for_answer(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
+    hooks.answer_intake(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
 
 
 def _key_store(*, workspace: Workspace, user, key: str, fingerprint: str, answer: Answer, decision: ModeDecision,

@@ -139,7 +139,7 @@ def llm_usage(*, workspace: Workspace, period: DateRange) -> dict:
     """
     from django.conf import settings
 
-    from audit.selectors_llm import llm_usage_by_day
+    from audit.selectors.llm import llm_usage_by_day
 
     start, end = period.bounds()
     by_day = {row["day"]: row for row in llm_usage_by_day(workspace=workspace, since=start, until=end)}
