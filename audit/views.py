@@ -16,9 +16,7 @@ from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonRespo
 from django.shortcuts import redirect, render
 
 from audit import charts, constants, hooks, presentation, roles, selectors
-from audit.selectors import claims as claims_selectors
-from audit.selectors import dashboard as dashboard_selectors
-from audit.selectors import nightly as nightly_selectors
+from audit.selectors import claims as claims_selectors, dashboard as dashboard_selectors, nightly as nightly_selectors
 from audit.api.serializers import ClaimCardSerializer
 from audit.errors import InvalidInput
 from audit.filters import AnswerPageFilter, ClaimFilter
@@ -26,6 +24,10 @@ from audit.forms import AnswerSubmitForm, DateRangeForm, PassageFormSet, audit_p
 from audit.models.choices import LABEL_BADGES, Label
 from audit.models import Workspace
 from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user
+from escalation import reporting
+from audit.api.views import AuditCreateApi, audit_request_from
+from audit.services.submissions import audit_submit
+from audit.services.audit_now import answer_audit_now
 
 CLAIMS_PER_PAGE = constants.UI_CLAIMS_PER_PAGE
 
@@ -85,8 +87,6 @@ def healthz(request):
 
 def _escalations_by_claim(claim_ids) -> dict[int, list[dict]]:
     """Return the escalation cases of the given claims as plain dicts (see escalation.selectors)."""
-    from escalation import reporting
-
     return reporting.cases_by_claim(claim_ids=list(claim_ids))
 
 
@@ -145,9 +145,6 @@ def answer_new(request):
     passages = PassageFormSet(request.POST or None, prefix="passage")
     errors: list[str] = []
     if request.method == "POST" and form.is_valid() and passages.is_valid():
-        from audit.api.views import AuditCreateApi, audit_request_from
-        from audit.services.submissions import audit_submit
-
         data = AuditCreateApi.InputSerializer(data=audit_payload(form, passages))
         if data.is_valid():
             try:
@@ -174,8 +171,6 @@ def answer_audit(request, answer_id: str):
         raise PermissionDenied("Your account has no role that may submit answers for audit.")
     answer = _found(claims_selectors.answer_get(workspace=workspace, answer_id=answer_id), "answer")
     from django.contrib import messages
-
-    from audit.services.audit_now import answer_audit_now
 
     try:
         audited = answer_audit_now(answer=answer, user=request.user)
@@ -267,7 +262,6 @@ def dashboard(request):
         period = default
     range_error = form_errors_text(form) if request.GET and form.errors else ""
     trust = dashboard_selectors.trust_summary(workspace=workspace, period=period)
-    from escalation import reporting
 
     queue = reporting.dashboard_summary(workspace=workspace, start=period.bounds()[0], end=period.bounds()[1])
     domains = dashboard_selectors.domain_breakdown(workspace=workspace, period=period)

@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from audit.models import Answer, Claim, Document, Evidence, VerificationRun
 from audit.models.choices import Mode
+from audit.services.submissions import citations_of
 
 # Claim metrics named by the spec §6 example, in its order.
 CLAIM_CARD_METRICS = ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")
@@ -269,8 +270,6 @@ class AnswerSerializer(serializers.Serializer):
 
     @extend_schema_field(CitationSerializer(many=True))
     def get_citations(self, answer: Answer) -> list:
-        from audit.services.submissions import citations_of
-
         return citations_of(answer.text, answer_passages(answer))
 
     @extend_schema_field(ClaimCardSerializer(many=True))
