@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from audit.constants import JUDGE, JUDGES
-from audit.pipeline.cli import run_evaluate
-from audit.pipeline.entailment_fit import BENCHMARKS_DIR
+from audit.evaluation.cli import run_evaluate
+from audit.evaluation.entailment_fit import BENCHMARKS_DIR
 from audit.pipeline.llm.client import LLMClient, LLMConfig
 from audit.services.llm import DEFAULT_MODEL
 

@@ -14,7 +14,7 @@ from audit import constants
 from audit.models import Workspace
 from audit.services.nightly import nightly_audit_run
 from audit.management.workspace_option import workspace_from_option
-from audit.nightly_bench import bench_seed
+from audit.evaluation.nightly_bench import bench_seed
 
 
 def _date(value: str) -> dt.date:
