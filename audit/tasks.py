@@ -9,7 +9,7 @@ from django.utils import timezone
 from audit.models import Workspace
 from audit.services.nightly import nightly_audit_run
 from audit.services.retention import retention_purge_all
-from audit.services.web import web_cache_purge as purge
+from audit.services.web_client import web_cache_purge as purge
 from audit.services.deep_checks import deep_check_run
 
 

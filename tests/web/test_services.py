@@ -8,7 +8,8 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent, Claim, Evidence, ExternalCall, WebCacheEntry
-from audit.services.web import answer_verify_web, web_cache_purge, web_verify_answer, web_verify_claim
+from audit.services.web import answer_verify_web, web_verify_answer, web_verify_claim
+from audit.services.web_client import web_cache_purge
 from audit.pipeline.revision import DISPUTED_QUALIFIER
 from audit.pipeline.types import ClaimDraft
 from audit.pipeline.web import WebProvider, build_providers
