@@ -41,13 +41,44 @@ that caused it; ``RevisionOutcome.history_json()`` is what the run stores.
 
 from __future__ import annotations
 
-from audit.pipeline.revision.model import SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND, COVERED, Strategy, CitationAction, Warning, Verify, Reverify, Retrieve, Rewriter, Judge, RevisionOptions, Edit, RevisionDecision, RevisionAttempt, RevisionOutcome, ledger_summary, quality_key, claim_ledger
+from audit.pipeline.revision.corrective import corrective_retrieval, targeted_queries
 from audit.pipeline.revision.decision import decide_revision
-from audit.pipeline.revision.corrective import targeted_queries, corrective_retrieval
-from audit.pipeline.revision.sentences import DISPUTED_QUALIFIER, PROTECTED_CONTAINMENT, soften, unsoften, claim_key, verdicts_to_keep, marker_for, _rewrite_markers
-from audit.pipeline.revision.editing import plan_revision, replay_edits, is_protected
+from audit.pipeline.revision.editing import is_protected, plan_revision, replay_edits
+from audit.pipeline.revision.loop import revise_answer, terminate
+from audit.pipeline.revision.model import (
+    CONTRADICTED,
+    COVERED,
+    NOT_FOUND,
+    SUPPORTED,
+    WEAK,
+    CitationAction,
+    Edit,
+    Judge,
+    Retrieve,
+    Reverify,
+    RevisionAttempt,
+    RevisionDecision,
+    RevisionOptions,
+    RevisionOutcome,
+    Rewriter,
+    Strategy,
+    Verify,
+    Warning,
+    claim_ledger,
+    ledger_summary,
+    quality_key,
+)
+from audit.pipeline.revision.sentences import (
+    DISPUTED_QUALIFIER,
+    PROTECTED_CONTAINMENT,
+    _rewrite_markers,
+    claim_key,
+    marker_for,
+    soften,
+    unsoften,
+    verdicts_to_keep,
+)
 from audit.pipeline.revision.tracing import trace_changes
-from audit.pipeline.revision.loop import terminate, revise_answer
 from audit.pipeline.revision.wiring import kb_retriever, llm_rewriter, revise_audit
 
 __all__ = ['CONTRADICTED', 'COVERED', 'DISPUTED_QUALIFIER', 'NOT_FOUND', 'PROTECTED_CONTAINMENT', 'SUPPORTED', 'WEAK', 'CitationAction', 'Edit', 'Judge', 'Retrieve', 'Reverify', 'RevisionAttempt', 'RevisionDecision', 'RevisionOptions', 'RevisionOutcome', 'Rewriter', 'Strategy', 'Verify', 'Warning', '_rewrite_markers', 'claim_key', 'claim_ledger', 'corrective_retrieval', 'decide_revision', 'is_protected', 'kb_retriever', 'ledger_summary', 'llm_rewriter', 'marker_for', 'plan_revision', 'quality_key', 'replay_edits', 'revise_answer', 'revise_audit', 'soften', 'targeted_queries', 'terminate', 'trace_changes', 'unsoften', 'verdicts_to_keep']

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from audit.constants import (CITATION_REPLACE_MARGIN, Thresholds)
+from audit.constants import CITATION_REPLACE_MARGIN, Thresholds
 from audit.pipeline.extraction import citation_anchors
-from audit.pipeline.types import ClaimVerdict, Passage
 from audit.pipeline.revision.model import CitationAction, Judge, Strategy, _best_hit
-from audit.pipeline.revision.sentences import _Anchors, _SentencePlan, _add_marker, _rewrite_markers, marker_for
+from audit.pipeline.revision.sentences import (
+    _add_marker,
+    _Anchors,
+    _rewrite_markers,
+    _SentencePlan,
+    marker_for,
+)
+from audit.pipeline.types import ClaimVerdict, Passage
 
 
 class _Support:

@@ -3,10 +3,17 @@
 
 from __future__ import annotations
 
-
-from audit.constants import (IMPORTANCE_MINOR, Thresholds)
+from audit.constants import IMPORTANCE_MINOR, Thresholds
+from audit.pipeline.revision.model import (
+    CONTRADICTED,
+    NOT_FOUND,
+    WEAK,
+    RevisionDecision,
+    RevisionOptions,
+    Strategy,
+    ledger_summary,
+)
 from audit.pipeline.types import ClaimVerdict
-from audit.pipeline.revision.model import CONTRADICTED, NOT_FOUND, RevisionDecision, RevisionOptions, Strategy, WEAK, ledger_summary
 
 
 # --- 1. revision decision (seed 000 §6.1, gates of §7.3) -----------------------------------

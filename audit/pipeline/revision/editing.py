@@ -7,15 +7,43 @@ import math
 import re
 from collections.abc import Callable
 
-from audit.constants import (CORRECTION_MIN_ALIGNMENT, IMPORTANCE_MINOR, NO_ANSWER_NOTICE, UNSUPPORTED_QUALIFIER, Thresholds)
+from audit.constants import (
+    CORRECTION_MIN_ALIGNMENT,
+    IMPORTANCE_MINOR,
+    NO_ANSWER_NOTICE,
+    UNSUPPORTED_QUALIFIER,
+    Thresholds,
+)
 from audit.pipeline.extraction import _SPLIT_RE as CLAUSE_SPLIT_RE
 from audit.pipeline.extraction import CITATION_RE
 from audit.pipeline.numbers import Quantity, extract_quantities, values_match
+from audit.pipeline.revision.citations import _correct_citations, _Support
+from audit.pipeline.revision.model import (
+    CONTRADICTED,
+    COVERED,
+    NOT_FOUND,
+    WEAK,
+    Edit,
+    Judge,
+    RevisionOptions,
+    Strategy,
+    _overlap,
+)
+from audit.pipeline.revision.sentences import (
+    _MONTH_RE,
+    DISPUTED_QUALIFIER,
+    PROTECTED_CONTAINMENT,
+    _add_marker,
+    _already_softened,
+    _Anchors,
+    _cap,
+    _SentencePlan,
+    marker_for,
+    soften,
+    unsoften,
+)
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
-from audit.pipeline.revision.citations import _Support, _correct_citations
-from audit.pipeline.revision.model import CONTRADICTED, COVERED, Edit, Judge, NOT_FOUND, RevisionOptions, Strategy, WEAK, _overlap
-from audit.pipeline.revision.sentences import DISPUTED_QUALIFIER, PROTECTED_CONTAINMENT, _Anchors, _MONTH_RE, _SentencePlan, _add_marker, _already_softened, _cap, marker_for, soften, unsoften
 
 
 def _numeric_corrections(c: ClaimVerdict, evidence_sentence: str, thresholds: Thresholds) -> list[tuple[str, str]]:

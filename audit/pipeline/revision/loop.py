@@ -5,15 +5,28 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from audit.constants import (IMPORTANCE_MINOR, Thresholds)
-from audit.pipeline.text import content_stems, normalize
-from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
+from audit.constants import IMPORTANCE_MINOR, Thresholds
 from audit.pipeline.revision.corrective import corrective_retrieval
 from audit.pipeline.revision.decision import decide_revision
 from audit.pipeline.revision.editing import plan_revision
-from audit.pipeline.revision.model import COVERED, Judge, NOT_FOUND, Retrieve, Reverify, RevisionAttempt, RevisionOptions, RevisionOutcome, Rewriter, Verify, Warning, quality_key
+from audit.pipeline.revision.model import (
+    COVERED,
+    NOT_FOUND,
+    Judge,
+    Retrieve,
+    Reverify,
+    RevisionAttempt,
+    RevisionOptions,
+    RevisionOutcome,
+    Rewriter,
+    Verify,
+    Warning,
+    quality_key,
+)
 from audit.pipeline.revision.sentences import _Anchors, marker_for, unsoften, verdicts_to_keep
 from audit.pipeline.revision.tracing import _unbacked_correction, trace_changes
+from audit.pipeline.text import content_stems, normalize
+from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
 
 
 # --- 4. the loop and its termination (seed 000 §6.3) ----------------------------------------

@@ -7,14 +7,18 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from audit.constants import (DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION,
-                             IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, SOFTENING_STYLES,
-                             UNSUPPORTED_ACTIONS)
+from audit.constants import (
+    DEFAULT_SOFTENING_STYLE,
+    DEFAULT_UNSUPPORTED_ACTION,
+    IMPORTANCE_CRITICAL,
+    IMPORTANCE_MINOR,
+    SOFTENING_STYLES,
+    UNSUPPORTED_ACTIONS,
+)
 from audit.pipeline import scoring
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
-
 
 SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND = "supported", "weak", "contradicted", "not_found"
 COVERED = (SUPPORTED, WEAK)

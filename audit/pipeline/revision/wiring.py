@@ -3,12 +3,10 @@ and rewriter."""
 
 from __future__ import annotations
 
-
-from audit.constants import (CORRECTIVE_PASSAGES_PER_QUERY,
-                             Thresholds)
-from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
+from audit.constants import CORRECTIVE_PASSAGES_PER_QUERY, Thresholds
 from audit.pipeline.revision.loop import revise_answer
 from audit.pipeline.revision.model import Retrieve, RevisionOptions, RevisionOutcome, Rewriter
+from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
 
 
 # --- wiring to the pipeline, the knowledge base and the LLM ----------------------------------
