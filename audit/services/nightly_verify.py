@@ -17,7 +17,7 @@ from audit import constants
 from audit.models import Claim, Workspace
 from audit.pipeline.audit import run_methods
 from audit.pipeline.methods import VerifyContext
-from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB, retrieve
+from audit.pipeline.retrieval import retrieve
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit
 from audit.selectors import kb_index
 from audit.services.web import web_verify_claim
@@ -69,7 +69,7 @@ class Reverifier:
         """
         if not drafts:
             return []
-        kb = RetrievalKB(index=self.kb.index, lookup=self.kb.passages)
+        kb = self.kb.for_pipeline()
         vectors = self.embedder.encode([d.text for d in drafts])
         return retrieve(drafts, [], kb=kb, embed=self.embedder.encode, thresholds=self.thresholds,
                         claim_vecs=vectors)

@@ -1,7 +1,7 @@
 """Audit-Web: re-verify weak claims against allow-listed web sources (spec §3, §4.3, issue 7).
 
-``web_verify_answer`` is the flow the API calls for Audit-Web (``answer_verify_web`` is the
-same, returning the answer). For each claim that meets an escalation condition of spec §4.3
+``web_verify_answer`` is the flow the API calls for Audit-Web (its result's ``answer`` is the
+refreshed answer). For each claim that meets an escalation condition of spec §4.3
 (``audit.services.modes.web_escalation_reasons``), weakest first:
 
 1. the providers (PubMed, arXiv, the page fetcher) are asked through
@@ -177,7 +177,7 @@ def _lookup(claim_text: str, urls: tuple[str, ...], client: WebCallClient, provi
     return list(documents.values())
 
 
-def _verify(items: list[tuple[ClaimDraft, list[EvidenceHit]]], *, thresholds, domain: str = "",
+def _verdicts_with_web_evidence(items: list[tuple[ClaimDraft, list[EvidenceHit]]], *, thresholds, domain: str = "",
             query: str = "") -> list[ClaimVerdict]:
     """Run the pipeline's methods, the same ones Audit-Local ran, on claims with web evidence."""
     from audit.pipeline.audit import run_methods
@@ -232,11 +232,6 @@ def web_verify_answer(*, answer: Answer, run: VerificationRun | None = None, act
     return result
 
 
-def answer_verify_web(*, answer: Answer, actor=None, reasons: dict[str, list[str]] | None = None) -> Answer:
-    """Run :func:`web_verify_answer` and return the (refreshed) answer: the API's hand-off."""
-    return web_verify_answer(answer=answer, actor=actor, reasons=reasons).answer
-
-
 def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> None:
     answer = result.answer
     with_docs = [(claim, docs) for claim, docs in found if docs]
@@ -247,7 +242,7 @@ def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> N
             hits = _local_hits(claim) + [EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text))
                                          for d in docs]
             items.append((_draft_of(claim), hits))
-        verdicts = _verify(items, thresholds=thresholds, domain=answer.domain or "", query=answer.query or "")
+        verdicts = _verdicts_with_web_evidence(items, thresholds=thresholds, domain=answer.domain or "", query=answer.query or "")
     by_claim = {claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(with_docs, verdicts)}
     for claim, docs in found:
         if claim.claim_id not in by_claim:
@@ -422,4 +417,4 @@ def web_verify_claim(*, workspace: Workspace, claim: ClaimDraft) -> ClaimVerdict
     if not docs:
         return None
     hits = [EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs]
-    return _verify([(claim, hits)], thresholds=thresholds_for(workspace))[0]
+    return _verdicts_with_web_evidence([(claim, hits)], thresholds=thresholds_for(workspace))[0]

@@ -63,7 +63,7 @@ from audit.pipeline.revision.model import (
     Rewriter,
     Strategy,
     Verify,
-    Warning,
+    RevisionWarning,
     claim_ledger,
     ledger_summary,
     quality_key,
@@ -81,4 +81,4 @@ from audit.pipeline.revision.sentences import (
 from audit.pipeline.revision.tracing import trace_changes
 from audit.pipeline.revision.wiring import kb_retriever, llm_rewriter, revise_audit
 
-__all__ = ['CONTRADICTED', 'COVERED', 'DISPUTED_QUALIFIER', 'NOT_FOUND', 'PROTECTED_CONTAINMENT', 'SUPPORTED', 'WEAK', 'CitationAction', 'Edit', 'Judge', 'Retrieve', 'Reverify', 'RevisionAttempt', 'RevisionDecision', 'RevisionOptions', 'RevisionOutcome', 'Rewriter', 'Strategy', 'Verify', 'Warning', '_rewrite_markers', 'claim_key', 'claim_ledger', 'corrective_retrieval', 'decide_revision', 'is_protected', 'kb_retriever', 'ledger_summary', 'llm_rewriter', 'marker_for', 'plan_revision', 'quality_key', 'replay_edits', 'revise_answer', 'revise_audit', 'soften', 'targeted_queries', 'terminate', 'trace_changes', 'unsoften', 'verdicts_to_keep']
+__all__ = ['CONTRADICTED', 'COVERED', 'DISPUTED_QUALIFIER', 'NOT_FOUND', 'PROTECTED_CONTAINMENT', 'SUPPORTED', 'WEAK', 'CitationAction', 'Edit', 'Judge', 'Retrieve', 'Reverify', 'RevisionAttempt', 'RevisionDecision', 'RevisionOptions', 'RevisionOutcome', 'RevisionWarning', 'Rewriter', 'Strategy', 'Verify', '_rewrite_markers', 'claim_key', 'claim_ledger', 'corrective_retrieval', 'decide_revision', 'is_protected', 'kb_retriever', 'ledger_summary', 'llm_rewriter', 'marker_for', 'plan_revision', 'quality_key', 'replay_edits', 'revise_answer', 'revise_audit', 'soften', 'targeted_queries', 'terminate', 'trace_changes', 'unsoften', 'verdicts_to_keep']

@@ -20,7 +20,7 @@ from audit.pipeline.revision.model import (
     RevisionOutcome,
     Rewriter,
     Verify,
-    Warning,
+    RevisionWarning,
     quality_key,
 )
 from audit.pipeline.revision.sentences import _Anchors, marker_for, unsoften, verdicts_to_keep
@@ -39,14 +39,14 @@ def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict]]:
         # the original as first verified: corrective retrieval counts as an improvement
         first, last = attempts[0].before_retrieval or attempts[0].summary, attempts[-1].summary
         if last["coverage"] <= first["coverage"] or keys[-1] < quality_key(first):
-            warnings.append({"code": str(Warning.NO_IMPROVEMENT),
+            warnings.append({"code": str(RevisionWarning.NO_IMPROVEMENT),
                              "message": "Revisions did not improve evidence coverage"
                              + (f"; attempt {kept} is kept" if kept != len(attempts) - 1 else ""),
                              "details": {"first": first, "last": last, "kept": kept}})
     final = attempts[kept].result
     unsupported = [c for c in final.claims if c.verdict == NOT_FOUND and c.claim.importance != IMPORTANCE_MINOR]
     if unsupported:
-        warnings.append({"code": str(Warning.UNSUPPORTED_CLAIMS),
+        warnings.append({"code": str(RevisionWarning.UNSUPPORTED_CLAIMS),
                          "message": f"{len(unsupported)} material claims could not be verified",
                          "details": [c.claim.text for c in unsupported]})
     return kept, warnings

@@ -39,7 +39,7 @@ class CitationAction(StrEnum):
     ADD_ALTERNATE = "ADD_ALTERNATE"
 
 
-class Warning(StrEnum):  # noqa: A001 - the seed's name for these codes
+class RevisionWarning(StrEnum):
     NO_IMPROVEMENT = "NO_IMPROVEMENT"
     UNSUPPORTED_CLAIMS = "UNSUPPORTED_CLAIMS"
 
