@@ -340,6 +340,11 @@ class Thresholds:
     def freshness_for(self, domain: str | None) -> int:
         return int(self.freshness_months.get((domain or "").lower(), self.fallback_freshness_months))
 
+    def is_weak(self, label: str, confidence: float) -> bool:
+        """The weak-claim rule: REFUTED or NEI below ``low_confidence_threshold`` (a claim at the bar
+        is not weak). ``audit.selectors.nightly.weak_claims_q`` is the same rule in SQL."""
+        return label in NIGHTLY_LABELS and confidence < self.low_confidence_threshold
+
 
 # --- Ranges of the settings a workspace may change (API, admin console; checked again when read) ---
 # Whole-number thresholds and their inclusive ranges; every other number threshold is a share in

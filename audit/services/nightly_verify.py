@@ -138,8 +138,7 @@ class Reverifier:
         business). A decisive web verdict (SUPPORTED or REFUTED) replaces the KB verdict; a web
         NEI leaves it, since the web holding nothing does not undo what the KB says.
         """
-        bar = self.thresholds.low_confidence_threshold
-        weak = sorted((i for i, r in enumerate(out) if r.label != "SUPPORTED" and r.confidence < bar),
+        weak = sorted((i for i, r in enumerate(out) if self.thresholds.is_weak(r.label, r.confidence)),
                       key=lambda i: out[i].confidence)
         for i in weak[: self.web_budget]:
             self.web_budget -= 1
