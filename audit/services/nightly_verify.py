@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from audit import constants
 from audit.models import Claim, Workspace
 from audit.pipeline.audit import run_methods
-from audit.pipeline.methods import VerifyContext
+from audit.pipeline.methods import verify_context
 from audit.pipeline.retrieval import retrieve
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit
 from audit.selectors import kb_index
@@ -159,5 +159,5 @@ class Reverifier:
 def verify_batch(drafts: list[ClaimDraft], hits: list[list[EvidenceHit]], thresholds: constants.Thresholds,
                  embed, *, domain: str = "") -> list[ClaimVerdict]:
     """Run the pipeline's offline methods over every (claim, evidence) pair and label each claim."""
-    ctx = VerifyContext(thresholds=thresholds, embed=embed, domain=domain)
+    ctx = verify_context(thresholds, embed=embed, domain=domain)
     return run_methods(list(zip(drafts, hits)), ctx)

@@ -182,9 +182,9 @@ def _verdicts_with_web_evidence(items: list[tuple[ClaimDraft, list[EvidenceHit]]
     """Run the pipeline's methods, the same ones Audit-Local ran, on claims with web evidence."""
     from audit.pipeline.audit import run_methods
     from audit.pipeline.embedding import get_embedder
-    from audit.pipeline.methods import OFFLINE_METHODS, VerifyContext
+    from audit.pipeline.methods import OFFLINE_METHODS, verify_context
 
-    ctx = VerifyContext(thresholds=thresholds, domain=domain, query=query, embed=get_embedder().encode)
+    ctx = verify_context(thresholds, domain=domain, query=query, embed=get_embedder().encode)
     return run_methods(items, ctx, OFFLINE_METHODS)
 
 

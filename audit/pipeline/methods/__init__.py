@@ -2,7 +2,8 @@
 
 from audit.pipeline.methods import (conflict, cove, entailment, freshness,  # noqa: F401
                                     linguistic, numeric, structure)
-from audit.pipeline.methods.base import REGISTRY, VerificationMethod, VerifyContext, get_method, register
+from audit.pipeline.methods.base import (REGISTRY, VerificationMethod, VerifyContext, get_method, register,  # noqa: F401
+                                         verify_context)
 from audit.pipeline.methods.llm import LLM_METHODS  # registers llm_judge, llm_cove, selfcheck (issue 4)
 
 OFFLINE_METHODS = ("entailment", "numeric", "structure", "cove", "conflict", "freshness", "linguistic")

@@ -28,6 +28,16 @@ class VerifyContext:
     results: dict = field(default_factory=dict)  # method name -> {claim_id: MethodResult}, for later methods
 
 
+def verify_context(thresholds: Thresholds, *, domain: str | None = "", query: str | None = "",
+                   now: datetime | None = None, embed=None, encode_tokens=None, progress=None,
+                   llm=None) -> VerifyContext:
+    """The one way to build the context the methods run in (the pipeline's audit and structured
+    audit, the deep-check, web and nightly services): a missing domain or query is "", a missing
+    ``now`` the current UTC time; ``embed`` / ``encode_tokens`` left None default in the methods."""
+    return VerifyContext(thresholds=thresholds, now=now or datetime.now(timezone.utc), domain=domain or "",
+                         query=query or "", embed=embed, encode_tokens=encode_tokens, progress=progress, llm=llm)
+
+
 class VerificationMethod:
     """Base class: override ``verify`` (one claim) or ``verify_many`` (a batch)."""
 
