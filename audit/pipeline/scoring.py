@@ -19,9 +19,19 @@ import numpy as np
 
 from audit.constants import (CONTRADICTION_CAP, IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, NUMERIC_ABSENT_MARGIN,
                              STRUCTURE_CONTRADICTION_CAP, STRUCTURE_ENTITY_MARGIN, STRUCTURE_P_REFUTED, Thresholds)
+from audit.pipeline.methods.base import REGISTRY, ROLE_JUDGE, ROLE_NUMERIC, ROLE_STRUCTURE, ROLE_SUPPORT
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult
 
 SUPPORTED, REFUTED, NEI = "SUPPORTED", "REFUTED", "NEI"
+
+
+def _by_role(results: dict[str, MethodResult], role: str) -> MethodResult | None:
+    """The result of the first method (in run order) whose ``label_role`` is ``role``, or None."""
+    for name, result in results.items():
+        method = REGISTRY.get(name)
+        if method is not None and method.label_role == role:
+            return result
+    return None
 
 
 def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, MethodResult],
@@ -33,16 +43,16 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
         return ClaimVerdict(claim=claim, label=NEI, verdict="not_found", confidence=0.0, evidence=[],
                             methods=list(results.values()), risk_flags=["no_evidence"] + flags,
                             metrics=method_metrics(results))
-    ent = results.get("entailment")
+    ent = _by_role(results, ROLE_SUPPORT)
     conf = float(ent.score) if ent and ent.score is not None else 0.0
     p_ref = float(ent.details.get("p_refuted", 0.0)) if ent else 0.0
-    judge = results.get("llm_judge")
+    judge = _by_role(results, ROLE_JUDGE)
     if judge is not None and judge.ran and judge.score is not None:
         # issue 4: the isolated LLM judge, when it ran, stands in for the offline entailment judge;
         # issue 20: the numeric and structure checks below still apply on top of it, so a
         # contradiction they find stands whatever the judge says
         conf, p_ref = float(judge.score), float(judge.details.get("p_refuted", p_ref))
-    numeric = results.get("numeric")
+    numeric = _by_role(results, ROLE_NUMERIC)
     # seed 003 stage 6: a quantity stated differently by a relevant evidence sentence contradicts the
     # claim, and one found nowhere in the evidence leaves it unverified (on DEV: 76% and 80% of such
     # claims are not supported), whatever the embedding-based judge says
@@ -52,7 +62,7 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
     # structural checks (negation, opposite predicate, substituted entity against the best-aligned
     # evidence sentence) override the judge like numbers do; a named entity of the claim found
     # nowhere in the evidence, or an obligation whose specifics no source states, keeps it below SUPPORTED
-    structure = results.get("structure")
+    structure = _by_role(results, ROLE_STRUCTURE)
     structural_contradiction = bool(structure and structure.ran and structure.verdict == "contradicted")
     if structural_contradiction:
         conf = min(conf, STRUCTURE_CONTRADICTION_CAP)

@@ -15,6 +15,10 @@ from audit.constants import Thresholds
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 
+# The roles a method's result can play in labelling a claim (``VerificationMethod.label_role``).
+ROLE_SUPPORT, ROLE_JUDGE, ROLE_NUMERIC, ROLE_STRUCTURE = "support", "judge", "numeric", "structure"
+
+
 @dataclass
 class VerifyContext:
     thresholds: Thresholds = field(default_factory=Thresholds)
@@ -44,6 +48,10 @@ class VerificationMethod:
     name: str = ""
     display_name: str = ""
     offline: bool = True  # runs without an LLM or the network
+    # What the result means to the claim's label (``scoring.label_claim`` reads results by role, not
+    # by name): SUPPORT gives P(supported) and P(refuted); JUDGE stands in for it when it ran; NUMERIC
+    # and STRUCTURE are contradiction checks that override both. "" = only the method's flags count.
+    label_role: str = ""
 
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
         raise NotImplementedError

@@ -14,7 +14,7 @@ from audit.pipeline.llm.cove import cove_checks
 from audit.pipeline.llm.common import NO_LLM, not_run, unavailable_reason
 from audit.pipeline.llm.judge import judge_claims
 from audit.pipeline.llm.selfcheck import selfcheck
-from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
+from audit.pipeline.methods.base import ROLE_JUDGE, VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 LLM_METHODS = ("llm_judge", "llm_cove", "selfcheck")
@@ -53,6 +53,7 @@ class LLMJudgeMethod(_PerClaimLLMMethod):
     """Isolated verification: the judge sees only the claim and its evidence (seed 003 stage 4)."""
 
     name, display_name, check = "llm_judge", "LLM isolated verification", staticmethod(judge_claims)
+    label_role = ROLE_JUDGE
 
 
 @register
