@@ -41,6 +41,6 @@ def web_cache_purge() -> int:
 
 
 def deep_check(run_id: int) -> dict:
-    """Run the asynchronous deep check (LLM methods) of one verification run (issue 20)."""
+    """Run the asynchronous deep check (LLM methods) of one verification run (docs/LLM.md)."""
     run = deep_check_run(run_id=run_id)
     return {"run": run.pk, "status": run.deep_checks.get("status"), "relabels": len(run.deep_checks.get("relabels", []))}

@@ -105,7 +105,7 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
                  encode_tokens=None, reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None) -> AuditResult:
     """Audit ``answer`` to ``query`` against the request ``contexts`` and the workspace ``kb``.
 
-    ``llm`` (an ``audit.pipeline.llm.LLMClient``, issue 4) adds LLM claim extraction and the
+    ``llm`` (an ``audit.pipeline.llm.LLMClient``, docs/LLM.md) adds LLM claim extraction and the
     ``LLM_METHODS``; each falls back to its offline counterpart on any failure.
 
     ``kb`` is a ``KnowledgeBase(index, lookup)`` or an ``(index, lookup)`` tuple where ``lookup(ids)``

@@ -74,7 +74,7 @@ def document_list(*, workspace: Workspace) -> QuerySet[Document]:
 
 
 def low_confidence_claims(*, workspace: Workspace, day: dt.date, threshold: float | None = None) -> QuerySet[Claim]:
-    """Return the day's REFUTED / NEI claims below the low-confidence threshold (spec §4.4, §4.5).
+    """Return the day's REFUTED / NEI claims below the low-confidence threshold (docs/SPEC_NOTES.md#nightly-auditor).
 
     The weak-claim rule of the nightly auditor (``audit.selectors.nightly.weak_claims_q``): ``day``
     is a UTC calendar day of the answers' creation; the threshold defaults to the workspace's

@@ -14,7 +14,7 @@ from audit.selectors.weak_claims import weak_claims_q
 def nightly_claims_due(*, workspace: Workspace, day: dt.date) -> QuerySet[Claim]:
     """Claims of answers received on ``day`` labelled REFUTED or NEI below the low-confidence bar.
 
-    The bar is the workspace's ``low_confidence_threshold`` (0.60 by default, seed 004 §4.5);
+    The bar is the workspace's ``low_confidence_threshold`` (0.60 by default, docs/SPEC_NOTES.md#nightly-auditor);
     a claim exactly at the bar is not weak and is left alone.
     """
     bar = thresholds_for(workspace).low_confidence_threshold

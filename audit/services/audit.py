@@ -240,7 +240,7 @@ def audit_and_store(*, workspace: Workspace, query: str, answer_text: str, conte
     """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
 
     Returns the stored ``Answer``; its claims, evidence, run and events are written in one
-    transaction, so a failure stores nothing. With ``revise=True`` the revision loop (issue 6)
+    transaction, so a failure stores nothing. With ``revise=True`` the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     runs on the result first; the claims stored are still those of the answer as received, each
     with its revision, and ``Answer.text`` becomes the revised text.
     ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).

@@ -1,4 +1,4 @@
-"""Asynchronous deep checks (issue 20): the LLM methods of an audit, run after the answer is returned.
+"""Asynchronous deep checks (docs/LLM.md): the LLM methods of an audit, run after the answer is returned.
 
 With ``"deep": "async"`` (per request, or the workspace's ``deep_checks`` threshold) the audit
 stores the offline Audit-Local result at once and :func:`deep_check_queue` schedules a django-q2

@@ -44,7 +44,7 @@ class AuditRequest:
     generation_mode: str = ""  # seed 003 drafting mode ("" = the workspace's, else the profile's)
     verification_profile: str = ""  # seed 003 depth profile ("" = the workspace's, if any)
     answer_json: dict | None = None  # a structured answer (seed 003), sent instead of ``answer``
-    deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks), issue 20
+    deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks), docs/LLM.md
 
 
 @dataclass
@@ -169,7 +169,7 @@ def _key_store(*, workspace: Workspace, user, key: str, fingerprint: str, answer
 def _verify_and_intake(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision,
             key: str, fingerprint: str, drafted: dict, llm_setup=None) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when spec §4.3 says
-    so and the workspace allows external calls, then intake of what needs people (spec §11.1).
+    so and the workspace allows external calls, then intake of what needs people (docs/SPEC_NOTES.md#human-escalation).
 
     Compute first, write after: the pipeline and the revision loop run outside any transaction
     (``audit_compute``); the answer, its claims, events, cases and the idempotency key are then
@@ -205,7 +205,7 @@ def _verify_and_intake(*, workspace: Workspace, user, request: AuditRequest, tex
             raise
 
     structured = request.answer_json is not None
-    if structured:  # one claim per field, checked against the passages its refs name (seed 003 stages 4-6)
+    if structured:  # one claim per field, checked against the passages its refs name (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)
 
         # computes, then stores in its own short transaction; the last writes follow below
         answer = structured_audit(

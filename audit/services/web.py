@@ -1,4 +1,4 @@
-"""Audit-Web: re-verify weak claims against allow-listed web sources (spec §3, §4.3, issue 7).
+"""Audit-Web: re-verify weak claims against allow-listed web sources (docs/SPEC_NOTES.md#modes, docs/SPEC_NOTES.md#escalation-to-audit-web).
 
 ``web_verify_answer`` is the flow the API calls for Audit-Web (its result's ``answer`` is the
 refreshed answer). For each claim that meets an escalation condition of spec §4.3
@@ -335,7 +335,7 @@ def _evidence_pool(answer: Answer) -> list[Passage]:
 
 
 def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | None, actor) -> None:
-    """Run the revision loop (issue 6) over the answer with the web documents in its evidence pool.
+    """Run the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop) over the answer with the web documents in its evidence pool.
 
     It runs when the web brought evidence, from the answer as received (the stored claims are
     its claims, so their revisions are recomputed). The revision service stores the outcome

@@ -1,4 +1,4 @@
-"""LLM-backed verification methods as plug-ins (issue 4): ``llm_judge``, ``llm_cove``, ``selfcheck``.
+"""LLM-backed verification methods as plug-ins (docs/LLM.md): ``llm_judge``, ``llm_cove``, ``selfcheck``.
 
 They read the client from ``ctx.llm`` (an ``audit.pipeline.llm.LLMClient`` or None). Without a
 usable client, or when a call fails, a method returns ``ran=False`` with the reason, and the
@@ -50,7 +50,7 @@ class _PerClaimLLMMethod(VerificationMethod):
 
 @register
 class LLMJudgeMethod(_PerClaimLLMMethod):
-    """Isolated verification: the judge sees only the claim and its evidence (seed 003 stage 4)."""
+    """Isolated verification: the judge sees only the claim and its evidence (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)."""
 
     name, display_name, check = "llm_judge", "LLM isolated verification", staticmethod(judge_claims)
     label_role = ROLE_JUDGE

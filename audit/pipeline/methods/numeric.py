@@ -1,4 +1,4 @@
-"""Numeric verification (seed 003 stage 6): the claim's quantities against the evidence's.
+"""Numeric verification (docs/SPEC_NOTES.md#numeric-checks): the claim's quantities against the evidence's.
 
 Currency, percentages, counts, T/B/M/K and written multipliers, scale conversions ($1,000M =
 $1B), rounding tolerance and "about/approximately" tolerance, years. A quantity of the claim

@@ -3,7 +3,7 @@
 Plain Python (no Django); a package along the loop's own steps: ``model`` (records, codes,
 ledger), ``decision`` (1), ``corrective`` (2), ``sentences`` / ``editing`` / ``citations`` (3),
 ``tracing`` (the LLM rewrite), ``loop`` (4) and ``wiring`` (``revise_audit``). The names below
-are exported from here, so ``from audit.pipeline.revision import …`` keeps working. Seed 000 §6 (revision loop), seed 003 stage 5 (citation correction,
+are exported from here, so ``from audit.pipeline.revision import …`` keeps working. Seed 000 §6 (revision loop), docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop (citation correction,
 CiteFix) and stage 7c (softening), seed 002 (corrective retrieval).
 
 The loop (``revise_answer``) works on any verifier: ``verify(text, passages) -> AuditResult``
@@ -11,7 +11,7 @@ The loop (``revise_answer``) works on any verifier: ``verify(text, passages) -> 
 knowledge-base index or the web) and ``rewriter(...) -> str`` (the LLM's ``rewrite_answer``).
 
 1. ``decide_revision`` — stop when the quality gates hold (evidence coverage ≥ 85 %, no
-   contradiction, no critical claim without evidence, unsupported rate ≤ 5 %: seed 000 §6.1
+   contradiction, no critical claim without evidence, unsupported rate ≤ 5 %: docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
    and §7.3) or after ``max_revisions`` revisions; otherwise one instruction per claim.
 2. Corrective retrieval — targeted queries for the claims nothing supports; new passages join
    the pool and the same text is verified again before any edit is planned.

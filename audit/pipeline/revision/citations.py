@@ -1,4 +1,4 @@
-"""Citation correction (seed 003 stage 5, CiteFix): replace, add or remove a marker, judged by the judge
+"""Citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, CiteFix): replace, add or remove a marker, judged by the judge
 that labels claims."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """1. The revision decision: whether an answer needs another revision and, if so, one instruction per claim
-(seed 000 §6.1, gates of §7.3)."""
+(docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, gates of §7.3)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from audit.pipeline.revision.model import (
 from audit.pipeline.types import ClaimVerdict
 
 
-# --- 1. revision decision (seed 000 §6.1, gates of §7.3) -----------------------------------
+# --- 1. revision decision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, gates of §7.3) -----------------------------------
 def decide_revision(claims: list[ClaimVerdict], revision_count: int, thresholds: Thresholds = Thresholds(),
                     options: RevisionOptions = RevisionOptions()) -> RevisionDecision:
     """Whether to revise again, why, and one instruction per claim that needs work.

@@ -50,7 +50,7 @@ def _numeric_corrections(c: ClaimVerdict, evidence_sentence: str, thresholds: Th
     """(claim value, evidence value) pairs: the numbers and dates of the claim the evidence disagrees with.
 
     The numeric method's parsed values are used when it reports them; otherwise the claim and
-    the evidence sentence are parsed here (seed 003 stage 6 normalisation and tolerance).
+    the evidence sentence are parsed here (docs/SPEC_NOTES.md#numeric-checks normalisation and tolerance).
     """
     pairs: list[tuple[str, str]] = []
     for m in c.methods:
@@ -301,7 +301,7 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
                 s.body = soften(s.body, style)
             plan.step(c, Strategy.SOFTEN, f"evidence only partly supports the claim ({style})", soft,
                       action=style)
-    # d) citation correction (seed 003 stage 5)
+    # d) citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     if options.correct_citations:
         _correct_citations(plan, claims, by_anchor, support, retrieved_ids, corrected=bool(corrected),
                            dropped=frozenset(drop_ids) if clause_dropped else frozenset(), cite=cite)

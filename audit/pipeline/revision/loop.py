@@ -1,4 +1,4 @@
-"""4. The loop and its termination (seed 000 §6.3): verify, decide, retrieve, edit, verify again; keep the
+"""4. The loop and its termination (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop): verify, decide, retrieve, edit, verify again; keep the
 best version."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from audit.pipeline.text import content_stems, normalize
 from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
 
 
-# --- 4. the loop and its termination (seed 000 §6.3) ----------------------------------------
+# --- 4. the loop and its termination (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop) ----------------------------------------
 def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict]]:
     """The attempt to keep (the best; on a tie the latest) and the seed's termination warnings."""
     keys = [quality_key(a.summary) for a in attempts]
@@ -57,7 +57,7 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
                   thresholds: Thresholds = Thresholds(), options: RevisionOptions = RevisionOptions(),
                   initial: AuditResult | None = None, judge: Judge | None = None,
                   given: int | None = None, reverify: Reverify | None = None) -> RevisionOutcome:
-    """Run the revision loop of seed 000 §6 on one answer and return every attempt.
+    """Run the revision loop of docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop on one answer and return every attempt.
 
     ``initial`` is the audit of ``answer`` when the caller already has it (it must have been
     computed on ``normalize(answer)``, as the pipeline does). A failing ``rewriter`` or one

@@ -25,11 +25,11 @@ COVERED = (SUPPORTED, WEAK)
 
 
 class Strategy(StrEnum):
-    REMOVE = "remove"  # claim nothing supports, taken out (seed 000 §6.2)
-    QUALIFY = "qualify"  # claim nothing supports, kept with a "not found" qualifier (seed 000 §6.2)
-    CORRECT = "correct"  # contradicted claim corrected to match the evidence (seed 000 §6.2)
+    REMOVE = "remove"  # claim nothing supports, taken out (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+    QUALIFY = "qualify"  # claim nothing supports, kept with a "not found" qualifier (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+    CORRECT = "correct"  # contradicted claim corrected to match the evidence (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     SOFTEN = "soften"  # unverified (weak) fact softened (seed 003 stage 7c)
-    CITATION = "citation"  # citation correction (seed 003 stage 5)
+    CITATION = "citation"  # citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     CORRECTIVE_RETRIEVAL = "corrective_retrieval"  # citation to a passage found by corrective retrieval (seed 002)
 
 
