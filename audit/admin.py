@@ -13,8 +13,12 @@ from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
 from audit.models import Answer, AuditEvent, Chunk, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun, Workspace
 from audit.models.nightly import NightlyReport
 from audit.models.web import ExternalCall, WebCacheEntry
-from audit.services.modes import thresholds_check, workspace_settings_check
+from audit.services.modes import thresholds_check, workspace_settings_check, thresholds_set, workspace_settings_update
 from escalation.models import BusinessCalendar, NotificationTarget
+from audit.admin_settings import WorkspaceSettingsForm
+from audit.kb_pgvector import kb_backend_label
+from audit.services.ingestion import document_delete
+from audit.services.claims import claim_relabel
 
 
 class WorkspaceAdminForm(forms.ModelForm):
@@ -109,9 +113,6 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
         from django.shortcuts import get_object_or_404, redirect
         from django.template.response import TemplateResponse
 
-        from audit.admin_settings import WorkspaceSettingsForm
-        from audit.services.modes import thresholds_set, workspace_settings_update
-
         workspace = get_object_or_404(self.get_queryset(request), pk=object_id)  # scoped to the caller's workspace
         if not self.has_change_permission(request, workspace):
             raise PermissionDenied
@@ -165,8 +166,6 @@ class DocumentAdmin(AuditedAdminMixin, admin.ModelAdmin):
     readonly_fields = ("workspace", "uri", "content_hash", "source_path", "date_inferred", "created_at", "updated_at")
 
     def changelist_view(self, request, extra_context=None):
-        from audit.kb_pgvector import kb_backend_label
-
         extra_context = {**(extra_context or {}), "subtitle": f"Search back end: {kb_backend_label()}"}
         return super().changelist_view(request, extra_context)
 
@@ -174,14 +173,10 @@ class DocumentAdmin(AuditedAdminMixin, admin.ModelAdmin):
         return False
 
     def delete_model(self, request, obj):
-        from audit.services.ingestion import document_delete
-
         with transaction.atomic():
             document_delete(document=obj, actor=request.user)
 
     def delete_queryset(self, request, queryset):
-        from audit.services.ingestion import document_delete
-
         with transaction.atomic():
             for document in queryset:
                 document_delete(document=document, actor=request.user)
@@ -234,8 +229,6 @@ class ClaimAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        from audit.services.claims import claim_relabel
-
         if change and "label" in form.changed_data:
             claim_relabel(claim=type(obj).objects.get(pk=obj.pk), label=form.cleaned_data["label"],
                           actor=request.user, reason=form.cleaned_data["reason"])

@@ -197,7 +197,7 @@ def _count_step(top: int) -> int:
 def llm_usage(usage: dict) -> dict:
     """Stacked bars of prompt and completion tokens per day (left axis), LLM calls as a line (right).
 
-    ``usage`` is ``audit.selectors_dashboard.llm_usage`` output. Calls are whole numbers, so the
+    ``usage`` is ``audit.selectors.dashboard.llm_usage`` output. Calls are whole numbers, so the
     calls axis ticks at a round whole step; the legend sits under the plot, clear of the title.
     """
     return {

@@ -14,7 +14,7 @@ from django.db.models import Q
 
 from audit.models import Answer, Claim, Evidence, VerificationRun
 from audit.models.choices import Label, Mode, SourceType
-from audit.selectors_api import escalation_state_q
+from audit.hooks import claim_escalation_filter
 
 
 def _canonical_choice(value, choices):
@@ -83,7 +83,7 @@ class ClaimFilter(CaseInsensitiveChoices):
         fields: list[str] = []
 
     def filter_escalation(self, queryset, name, value):
-        return queryset.filter(escalation_state_q(value)).distinct() if value else queryset
+        return queryset.filter(claim_escalation_filter(value)).distinct() if value else queryset
 
     def is_valid(self):
         valid = super().is_valid()
@@ -140,7 +140,7 @@ class RunFilter(CaseInsensitiveChoices):
 class AnswerPageFilter(AnswerFilter):
     """The answer list page: the API's answer filters plus ``flagged`` and ``refuted`` (yes/no).
 
-    Needs the annotations of ``audit.selectors_claims.answer_rows``. Flagged: a claim is not
+    Needs the annotations of ``audit.selectors.claims.answer_rows``. Flagged: a claim is not
     SUPPORTED or was escalated (what needs a person's eyes); refuted: a claim is REFUTED.
     """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from audit.models.choices import Mode
 
 
 class DateRangeForm(forms.Form):
@@ -33,8 +34,6 @@ class AnswerSubmitForm(forms.Form):
                              help_text="e.g. neuroscience or compliance (sets freshness limits and regulated-domain rules)")
 
     def __init__(self, *args, default_mode_label: str = "", **kwargs):
-        from audit.models.choices import Mode
-
         super().__init__(*args, **kwargs)
         default = f"Workspace default ({default_mode_label})" if default_mode_label else "Workspace default"
         self.fields["mode"].choices = [("", default), *Mode.choices]

@@ -7,7 +7,8 @@ SQL and no process holds the knowledge base in memory: :class:`PgVectorIndex` as
 nearest chunks and full-text search (GIN) for the best keyword matches among chunks sharing two
 consecutive content words with the query, and fuses the union exactly as the in-process
 ``HybridIndex`` does (``w * cosine + (1 - w) * rank / max rank``), with ``ts_rank`` over all the
-query's words in place of BM25. SQLite, and PostgreSQL without the extension, keep the in-process
+query's words in place of BM25 (at most ``PGVECTOR_LEXICAL_SCAN_CAP`` keyword matches ranked per
+query). SQLite, and PostgreSQL without the extension, keep the in-process
 index (``audit.kb_search``); :func:`pgvector_ready` makes the choice, per database.
 """
 
@@ -20,7 +21,7 @@ import numpy as np
 from django.db import DatabaseError, connection as default_connection, models, transaction
 
 from audit.constants import (EMBEDDING_DIM, INDEX_CANDIDATES_FACTOR, INDEX_DENSE_WEIGHT, PGVECTOR_EF_SEARCH,
-                             PGVECTOR_HNSW_EF_CONSTRUCTION, PGVECTOR_HNSW_M)
+                             PGVECTOR_HNSW_EF_CONSTRUCTION, PGVECTOR_HNSW_M, PGVECTOR_LEXICAL_SCAN_CAP)
 from audit.pipeline.text import content_words
 
 TS_CONFIG = "english"
@@ -216,10 +217,13 @@ WITH dense AS (
     SELECT c.id FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id
     WHERE d.workspace_id = %(ws)s AND c.search_vector IS NOT NULL
     ORDER BY c.search_vector <=> %(vec)s::vector LIMIT %(n)s
-), lexical AS (
-    SELECT c.id FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id
+), matches AS (
+    SELECT c.id, c.search_tsv FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id
     WHERE d.workspace_id = %(ws)s AND c.search_tsv @@ to_tsquery('{TS_CONFIG}', %(pairs)s)
-    ORDER BY ts_rank(c.search_tsv, to_tsquery('{TS_CONFIG}', %(terms)s)) DESC, c.id LIMIT %(n)s
+    LIMIT %(cap)s
+), lexical AS (
+    SELECT m.id FROM matches m
+    ORDER BY ts_rank(m.search_tsv, to_tsquery('{TS_CONFIG}', %(terms)s)) DESC, m.id LIMIT %(n)s
 )
 SELECT c.id, 1 - (c.search_vector <=> %(vec)s::vector),
        ts_rank(c.search_tsv, to_tsquery('{TS_CONFIG}', %(terms)s))
@@ -251,8 +255,10 @@ class PgVectorIndex:
     backend = "pgvector"
 
     def __init__(self, workspace_id: int, size: int = 0, *, ef_search: int = PGVECTOR_EF_SEARCH,
-                 dense_weight: float = INDEX_DENSE_WEIGHT, connection=None):
+                 dense_weight: float = INDEX_DENSE_WEIGHT, connection=None,
+                 lexical_cap: int = PGVECTOR_LEXICAL_SCAN_CAP):
         self.workspace_id = workspace_id
+        self.lexical_cap = lexical_cap
         self.size = size
         self.ef_search = ef_search
         self.dense_weight = dense_weight
@@ -284,7 +290,8 @@ class PgVectorIndex:
             self._tune(cur, n)
             for text, vec in zip(query_texts, vecs):
                 cur.execute(_SEARCH_SQL, {"ws": self.workspace_id, "vec": vector_literal(vec), "n": n,
-                                          "terms": tsquery_terms(text), "pairs": tsquery_pairs(text)})
+                                          "terms": tsquery_terms(text), "pairs": tsquery_pairs(text),
+                                          "cap": self.lexical_cap})
                 out.append(fuse(cur.fetchall(), k, self.dense_weight))
         return out
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from audit.models.choices import LABEL_BADGES, Label
+from audit.pipeline.text import content_stems
 
 
 @dataclass
@@ -201,8 +202,6 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _alignment(claim_stems: set[str], sentence: str) -> float:
-    from audit.pipeline.text import content_stems
-
     return len(claim_stems & set(content_stems(sentence))) / len(claim_stems) if claim_stems else 0.0
 
 
@@ -231,8 +230,6 @@ def evidence_view(claim, evidence, *, min_alignment: float = 0.4, hints: dict | 
     passage of a SUPPORTED claim; else ``related``. ``bears`` says whether the passage is about
     the claim at all (aligned at ``min_alignment`` or a method named it).
     """
-    from audit.pipeline.text import content_stems
-
     hints = hints if hints is not None else _verdict_hints(claim)
     text = strip_markdown(evidence.snippet)
     claim_stems = set(content_stems(claim.text))

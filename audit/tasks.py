@@ -7,12 +7,14 @@ import datetime as dt
 from django.utils import timezone
 
 from audit.models import Workspace
+from audit.services.nightly import nightly_audit_run
+from audit.services.retention import retention_purge_all
+from audit.services.web import web_cache_purge as purge
+from audit.services.deep_checks import deep_check_run
 
 
 def nightly_audit(workspace_id: int | None = None, date: str | None = None) -> list[dict]:
     """Run the nightly auditor for one workspace (or all) on ``date`` (default: yesterday, UTC)."""
-    from audit.services.nightly import nightly_audit_run
-
     day = dt.date.fromisoformat(date) if date else timezone.now().date() - dt.timedelta(days=1)
     workspaces = Workspace.objects.order_by("id")
     if workspace_id is not None:
@@ -27,8 +29,6 @@ def nightly_audit(workspace_id: int | None = None, date: str | None = None) -> l
 
 def purge_expired(workspace_id: int | None = None) -> list[dict]:
     """Purge audit data past each workspace's retention."""
-    from audit.services.retention import retention_purge_all
-
     workspaces = Workspace.objects.all()
     if workspace_id is not None:
         workspaces = workspaces.filter(id=workspace_id)
@@ -37,14 +37,10 @@ def purge_expired(workspace_id: int | None = None) -> list[dict]:
 
 def web_cache_purge() -> int:
     """Delete expired Audit-Web cache entries."""
-    from audit.services.web import web_cache_purge as purge
-
     return purge()
 
 
 def deep_check(run_id: int) -> dict:
     """Run the asynchronous deep check (LLM methods) of one verification run (issue 20)."""
-    from audit.services.deep_checks import deep_check_run
-
     run = deep_check_run(run_id=run_id)
     return {"run": run.pk, "status": run.deep_checks.get("status"), "relabels": len(run.deep_checks.get("relabels", []))}

@@ -15,10 +15,8 @@ from django.db import connection
 from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
 
-from audit import (
-    charts, constants, presentation, roles, selectors, selectors_api, selectors_claims, selectors_dashboard,
-    selectors_nightly,
-)
+from audit import charts, constants, hooks, presentation, roles, selectors
+from audit.selectors import claims as claims_selectors, dashboard as dashboard_selectors, nightly as nightly_selectors
 from audit.api.serializers import ClaimCardSerializer
 from audit.errors import InvalidInput
 from audit.filters import AnswerPageFilter, ClaimFilter
@@ -26,6 +24,10 @@ from audit.forms import AnswerSubmitForm, DateRangeForm, PassageFormSet, audit_p
 from audit.models.choices import LABEL_BADGES, Label
 from audit.models import Workspace
 from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user
+from escalation import reporting
+from audit.api.views import AuditCreateApi, audit_request_from
+from audit.services.submissions import audit_submit
+from audit.services.audit_now import answer_audit_now
 
 CLAIMS_PER_PAGE = constants.UI_CLAIMS_PER_PAGE
 
@@ -85,8 +87,6 @@ def healthz(request):
 
 def _escalations_by_claim(claim_ids) -> dict[int, list[dict]]:
     """Return the escalation cases of the given claims as plain dicts (see escalation.selectors)."""
-    from escalation import reporting
-
     return reporting.cases_by_claim(claim_ids=list(claim_ids))
 
 
@@ -112,15 +112,15 @@ def _filtered_page(request, filterset_class, queryset, per_page: int):
 def answer_list(request):
     """Every answer of the workspace, any mode, with filters; unaudited (Normal) answers say so."""
     workspace = _reader_workspace(request)
-    listed = _filtered_page(request, AnswerPageFilter, selectors_claims.answer_rows(workspace=workspace),
+    listed = _filtered_page(request, AnswerPageFilter, claims_selectors.answer_rows(workspace=workspace),
                             ANSWERS_PER_PAGE)
     if isinstance(listed, HttpResponse):
         return listed
-    listed["page"].object_list = selectors_claims.answer_facts(list(listed["page"].object_list))
+    listed["page"].object_list = claims_selectors.answer_facts(list(listed["page"].object_list))
     return render(request, "audit/answer_list.html", {
         **listed,
-        "modes": selectors_claims.Mode.choices,
-        "domains": selectors_claims.claim_domains(workspace=workspace),
+        "modes": claims_selectors.Mode.choices,
+        "domains": claims_selectors.claim_domains(workspace=workspace),
         "can_submit": roles.can_submit(request.user),
     })
 
@@ -140,14 +140,11 @@ def answer_new(request):
     workspace = _reader_workspace(request)
     if not roles.can_submit(request.user):
         raise PermissionDenied("Your account has no role that may submit answers.")
-    default_label = dict(selectors_claims.Mode.choices).get(workspace.default_mode, workspace.default_mode)
+    default_label = dict(claims_selectors.Mode.choices).get(workspace.default_mode, workspace.default_mode)
     form = AnswerSubmitForm(request.POST or None, default_mode_label=default_label)
     passages = PassageFormSet(request.POST or None, prefix="passage")
     errors: list[str] = []
     if request.method == "POST" and form.is_valid() and passages.is_valid():
-        from audit.api.views import AuditCreateApi, audit_request_from
-        from audit.services.submissions import audit_submit
-
         data = AuditCreateApi.InputSerializer(data=audit_payload(form, passages))
         if data.is_valid():
             try:
@@ -172,10 +169,8 @@ def answer_audit(request, answer_id: str):
     workspace = _reader_workspace(request)
     if not roles.can_submit(request.user):
         raise PermissionDenied("Your account has no role that may submit answers for audit.")
-    answer = _found(selectors_claims.answer_get(workspace=workspace, answer_id=answer_id), "answer")
+    answer = _found(claims_selectors.answer_get(workspace=workspace, answer_id=answer_id), "answer")
     from django.contrib import messages
-
-    from audit.services.audit_now import answer_audit_now
 
     try:
         audited = answer_audit_now(answer=answer, user=request.user)
@@ -189,14 +184,14 @@ def answer_audit(request, answer_id: str):
 @login_required
 def answer_detail(request, answer_id: str):
     workspace = _reader_workspace(request)
-    answer = _found(selectors_claims.answer_get(workspace=workspace, answer_id=answer_id), "answer")
+    answer = _found(claims_selectors.answer_get(workspace=workspace, answer_id=answer_id), "answer")
     claims = list(answer.claims.all())
     revised = bool(answer.original_text) and answer.original_text != answer.text
     run = next(iter(answer.runs.all()), None)
     context = {
         "answer": answer,
-        "audited": answer.mode != selectors_claims.Mode.NORMAL,
-        "audited_as": selectors_claims.answer_audited_as(answer=answer) if answer.mode == selectors_claims.Mode.NORMAL else "",
+        "audited": answer.mode != claims_selectors.Mode.NORMAL,
+        "audited_as": claims_selectors.answer_audited_as(answer=answer) if answer.mode == claims_selectors.Mode.NORMAL else "",
         "can_submit": roles.can_submit(request.user),
         # the stored claims are those of the answer as received; the returned text is badged with
         # each claim's revision (its own wording and verdict)
@@ -217,16 +212,16 @@ def answer_detail(request, answer_id: str):
 @login_required
 def claim_detail(request, pk: int):
     workspace = _reader_workspace(request)
-    claim = _found(selectors_claims.claim_get(workspace=workspace, claim_pk=pk), "claim")
+    claim = _found(claims_selectors.claim_get(workspace=workspace, claim_pk=pk), "claim")
     escalations = _escalations_by_claim([claim.pk]).get(claim.pk, [])
-    card = ClaimCardSerializer(claim, context={"escalations": selectors_api.claim_escalations([claim.pk])}).data
+    card = ClaimCardSerializer(claim, context={"escalations": hooks.claim_escalations([claim.pk])}).data
     context = {
         "claim": claim,
         "card": card,
         "evidence": presentation.evidence_views(claim, claim.evidence.all(), min_alignment=constants.UI_EVIDENCE_MIN_ALIGNMENT),
-        "run": selectors_claims.run_latest(answer=claim.answer),
+        "run": claims_selectors.run_latest(answer=claim.answer),
         "escalations": escalations,
-        "events": list(selectors_claims.claim_events(claim=claim)[:50]),
+        "events": list(claims_selectors.claim_events(claim=claim)[:50]),
         "card_json": json.dumps(card, indent=2, default=str),
     }
     return render(request, "audit/claim_detail.html", context)
@@ -236,14 +231,14 @@ def claim_detail(request, pk: int):
 def claim_list(request):
     """List claims with the API's filters (one FilterSet for both); export links reuse the API."""
     workspace = _reader_workspace(request)
-    listed = _filtered_page(request, ClaimFilter, selectors_claims.claim_rows(workspace=workspace), CLAIMS_PER_PAGE)
+    listed = _filtered_page(request, ClaimFilter, claims_selectors.claim_rows(workspace=workspace), CLAIMS_PER_PAGE)
     if isinstance(listed, HttpResponse):
         return listed
     return render(request, "audit/claim_list.html", {
         **listed,
         "labels": Label.choices,
-        "modes": selectors_claims.Mode.choices,
-        "domains": selectors_claims.claim_domains(workspace=workspace),
+        "modes": claims_selectors.Mode.choices,
+        "domains": claims_selectors.claim_domains(workspace=workspace),
         "escalation_choices": ClaimFilter.base_filters["escalation"].extra["choices"],
     })
 
@@ -257,20 +252,19 @@ def dashboard(request):
     """
     workspace = _reader_workspace(request)
     form = DateRangeForm(request.GET or None)
-    default = selectors_dashboard.DateRange.ending_today()
+    default = dashboard_selectors.DateRange.ending_today()
     data = form.cleaned_data if request.GET and form.is_valid() else {}
-    period = selectors_dashboard.DateRange(data.get("date_from") or default.start, data.get("date_to") or default.end)
+    period = dashboard_selectors.DateRange(data.get("date_from") or default.start, data.get("date_to") or default.end)
     if data.get("date_from") and not data.get("date_to"):
-        period = selectors_dashboard.DateRange(period.start, max(period.start, default.end))
-    if data and (period.end - period.start).days > selectors_dashboard.MAX_RANGE_DAYS:
-        form.add_error("date_from", f"the range may span at most {selectors_dashboard.MAX_RANGE_DAYS} days.")
+        period = dashboard_selectors.DateRange(period.start, max(period.start, default.end))
+    if data and (period.end - period.start).days > dashboard_selectors.MAX_RANGE_DAYS:
+        form.add_error("date_from", f"the range may span at most {dashboard_selectors.MAX_RANGE_DAYS} days.")
         period = default
     range_error = form_errors_text(form) if request.GET and form.errors else ""
-    trust = selectors_dashboard.trust_summary(workspace=workspace, period=period)
-    from escalation import reporting
+    trust = dashboard_selectors.trust_summary(workspace=workspace, period=period)
 
     queue = reporting.dashboard_summary(workspace=workspace, start=period.bounds()[0], end=period.bounds()[1])
-    domains = selectors_dashboard.domain_breakdown(workspace=workspace, period=period)
+    domains = dashboard_selectors.domain_breakdown(workspace=workspace, period=period)
     figures = {
         "trust-trend": charts.trust_trend(trust),
         "label-rates": charts.label_rates(trust),
@@ -282,8 +276,8 @@ def dashboard(request):
         "escalation-volume": charts.escalation_volume(queue["volume"]),
         "domains": charts.domain_breakdown(domains),
     }
-    incidents = selectors_dashboard.incident_counts(workspace=workspace, period=period)
-    llm = selectors_dashboard.llm_usage(workspace=workspace, period=period)
+    incidents = dashboard_selectors.incident_counts(workspace=workspace, period=period)
+    llm = dashboard_selectors.llm_usage(workspace=workspace, period=period)
     shown = {"date_from": period.start, "date_to": period.end}
     return render(request, "audit/dashboard.html", {
         "form": DateRangeForm(initial=shown) if not range_error else form,
@@ -291,20 +285,20 @@ def dashboard(request):
         "period": period,
         "trust": trust,
         "figures": figures,
-        "kpis": selectors_dashboard.success_metrics(workspace=workspace, period=period),
+        "kpis": dashboard_selectors.success_metrics(workspace=workspace, period=period),
         "domains": domains,
         "incidents": incidents,
         "llm": llm,
         "llm_figure": charts.llm_usage(llm) if llm["configured"] or llm["used"] else None,
         "queue": queue,
-        "nightly": selectors_nightly.nightly_report_latest(workspace=workspace),
+        "nightly": nightly_selectors.nightly_report_latest(workspace=workspace),
         "labels": Label,
-        "default_days": selectors_dashboard.DEFAULT_RANGE_DAYS,
+        "default_days": dashboard_selectors.DEFAULT_RANGE_DAYS,
     }, status=400 if range_error else 200)
 
 
 @login_required
 def nightly_reports(request):
     workspace = _reader_workspace(request)
-    reports = list(selectors_nightly.nightly_report_list(workspace=workspace)[: constants.UI_NIGHTLY_REPORTS_LISTED])
+    reports = list(nightly_selectors.nightly_report_list(workspace=workspace)[: constants.UI_NIGHTLY_REPORTS_LISTED])
     return render(request, "audit/nightly_reports.html", {"reports": reports, "latest": reports[0] if reports else None})

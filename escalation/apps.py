@@ -5,3 +5,14 @@ class EscalationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "escalation"
     verbose_name = "Escalation"
+
+    def ready(self):
+        """Register with audit's hooks: intake of answers and flagged documents, and the claim reads."""
+        from audit import hooks
+
+        from . import selectors, services
+
+        hooks.register_answer_intake(services.cases_open_for_answer)
+        hooks.register_documents_flagged(services.curation_items_open_for_documents)
+        hooks.register_claim_escalations(selectors.claim_escalations)
+        hooks.register_claim_escalation_filter(selectors.escalation_state_q)

@@ -42,9 +42,8 @@ def case_dict(case: ReviewCase) -> dict:
 
 def cases_by_claim(*, claim_ids: list[int]) -> dict[int, list[dict]]:
     """Return {claim id: [case dict, ...]} for the given claims, newest case first (one query)."""
-    if not claim_ids:
-        return {}
-    return {claim_id: [case_dict(c) for c in cases] for claim_id, cases in selectors.cases_for_claims(claim_ids).items()}
+    return {claim_id: [case_dict(c) for c in reversed(cases)]
+            for claim_id, cases in selectors.cases_for_claims(claim_ids).items()}
 
 
 def events_of_claim(*, claim_id: int) -> list[ReviewEvent]:

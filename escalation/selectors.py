@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import django_filters
 from django.conf import settings
-from django.db.models import F, Prefetch, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 
-from audit import constants, roles
+from audit import roles
 from audit.filters import CaseInsensitiveChoices
-from audit.models import Evidence, Workspace
-from audit.services.workspaces import workspace_for_user
+from audit.selectors.facade import Workspace, evidence_ordered, workspace_for_user, workspace_member
 
 from . import policy
-from .models import BusinessCalendar, CaseStatus, CurationItem, NotificationTarget, ReviewCase, ReviewEvent, SlaState
+from .models import (
+    OPEN_CASE_STATUSES, BusinessCalendar, CaseStatus, CurationItem, NotificationTarget, ReviewCase, ReviewEvent,
+    SlaState,
+)
 
 
 def calendar_for_workspace(workspace: Workspace) -> policy.Calendar:
@@ -27,13 +29,6 @@ def calendar_for_workspace(workspace: Workspace) -> policy.Calendar:
         end=row.day_end,
         holidays=frozenset(h.date for h in row.holidays.all()),
     )
-
-
-def thresholds_for_workspace(workspace: Workspace) -> constants.Thresholds:
-    """The thresholds in force for the workspace (seed defaults with its overrides)."""
-    from audit.selectors_api import thresholds_for
-
-    return thresholds_for(workspace)
 
 
 def notification_targets(workspace: Workspace) -> list[tuple[str, str]]:
@@ -115,7 +110,7 @@ def case_get(*, user, ticket: str) -> ReviewCase | None:
         case_queryset(user=user)
         .prefetch_related(
             Prefetch("events", queryset=ReviewEvent.objects.select_related("actor").order_by("at", "id")),
-            Prefetch("claim__evidence", queryset=Evidence.objects.order_by("rank", "id")),
+            Prefetch("claim__evidence", queryset=evidence_ordered()),
             "curation_items",
         )
         .filter(ticket=ticket)
@@ -130,8 +125,6 @@ def case_owner_candidate(*, case: ReviewCase, username: str):
     """
     from django.core.exceptions import ValidationError
 
-    from audit.services.workspaces import workspace_member
-
     user = workspace_member(case.workspace, (username or "").strip())
     if user is None:
         raise ValidationError({"owner": f"no active user {username!r} in this workspace"})
@@ -139,11 +132,43 @@ def case_owner_candidate(*, case: ReviewCase, username: str):
 
 
 def cases_for_claims(claim_ids) -> dict[int, list[ReviewCase]]:
-    """Return the cases (any status) of the given claims, by claim id, newest first."""
+    """Return the cases (any status) of the given claims, by claim id, oldest first, owner joined (one query).
+
+    The one read of the escalations of claims: the Claim Card's log (``claim_escalations``) and
+    the claim page (``reporting.cases_by_claim``) are both built from it.
+    """
     result: dict[int, list[ReviewCase]] = {}
-    for case in ReviewCase.objects.filter(claim_id__in=list(claim_ids)).select_related("owner").order_by("-opened_at"):
+    pks = list(claim_ids)
+    if not pks:
+        return result
+    for case in ReviewCase.objects.filter(claim_id__in=pks).select_related("owner").order_by("opened_at", "id"):
         result.setdefault(case.claim_id, []).append(case)
     return result
+
+
+def claim_escalations(claim_pks) -> dict[int, list[dict]]:
+    """Return {claim pk: [escalation refs]} for the Claim Card's log, oldest case first (one query).
+
+    Registered as audit's ``claim_escalations`` hook, which the claim API and pages ask.
+    """
+    return {pk: [{"type": "review", "ticket": case.ticket, "tier": case.tier, "status": case.status,
+                  "due_at": case.due_at, "reasons": case.reasons or [case.trigger], "at": case.opened_at}
+                 for case in cases]
+            for pk, cases in cases_for_claims(claim_pks).items()}
+
+
+def escalation_state_q(state: str) -> Q:
+    """Return the claim filter of an escalation state: open, resolved, any (ever escalated), none.
+
+    Registered as audit's ``claim_escalation_filter`` hook (the claim lists' ``escalation`` filter).
+    """
+    if state == "open":
+        return Q(review_cases__status__in=OPEN_CASE_STATUSES)
+    if state == "resolved":
+        return Q(review_cases__status=CaseStatus.RESOLVED) & ~Q(review_cases__status__in=OPEN_CASE_STATUSES)
+    if state == "any":
+        return Q(review_cases__isnull=False)
+    return Q(review_cases__isnull=True)
 
 
 def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:

@@ -27,10 +27,9 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from audit import constants, roles
-from audit.models import Answer, Claim, Document
+from audit.selectors.facade import Answer, Claim, Document, Label, thresholds_for, workspace_home
 from audit.services.claims import answer_suppress, claim_relabel
 from audit.services.events import event_record
-from audit.services.workspaces import workspace_home
 
 from . import policy, selectors
 from .errors import CaseConflict, NotPermitted, TransitionNotAllowed
@@ -52,9 +51,9 @@ logger = logging.getLogger(__name__)
 
 Decision = ReviewCase.Decision
 RELABEL_DECISIONS = {
-    Decision.RELABEL_SUPPORTED: Claim.Label.SUPPORTED,
-    Decision.RELABEL_REFUTED: Claim.Label.REFUTED,
-    Decision.RELABEL_NEI: Claim.Label.NEI,
+    Decision.RELABEL_SUPPORTED: Label.SUPPORTED,
+    Decision.RELABEL_REFUTED: Label.REFUTED,
+    Decision.RELABEL_NEI: Label.NEI,
 }
 SWEEP_ACTOR = "sla_sweep"
 _SWEEP_MAX_STEPS = 10_000
@@ -85,7 +84,7 @@ def _clock_runs(tier: int, acknowledged: bool) -> bool:
 
 def _clock_start(case: ReviewCase, *, tier: int, start: datetime, used_s: float = 0.0) -> dict:
     calendar = selectors.calendar_for_workspace(case.workspace)
-    share = selectors.thresholds_for_workspace(case.workspace).sla_at_risk_share
+    share = thresholds_for(case.workspace).sla_at_risk_share
     if not 0.0 < share <= 1.0:  # a bad override must not stop intake: fall back and say so
         logger.warning("workspace %s: sla_at_risk_share %r is outside (0, 1]; using %s",
                        case.workspace_id, share, constants.SLA_AT_RISK_SHARE)
@@ -203,7 +202,7 @@ def cases_open_for_answer(*, answer: Answer, actor=None) -> list[ReviewCase]:
     its workspace (``policy.review_reasons``). A claim with an open case keeps it.
     """
     workspace = answer.workspace
-    thresholds = selectors.thresholds_for_workspace(workspace)
+    thresholds = thresholds_for(workspace)
     threshold = thresholds.low_confidence_threshold
     claims = list(answer.claims.select_related("answer__workspace").order_by("span_start", "id"))
     already = {c.claim_id: c for c in ReviewCase.objects.filter(claim__in=claims, status__in=OPEN_CASE_STATUSES)}
@@ -418,6 +417,18 @@ def curation_item_open(
         workspace=workspace, details={"source": source, "case": case.ticket if case else None, "reason": item.reason},
     )
     return item
+
+
+def curation_items_open_for_documents(*, workspace, source: str, reasons: dict[Document, str]) -> list[int]:
+    """Open one curation item per document (``reasons``: {document: reason}); return their ids.
+
+    A document that already has an open item from the same source is skipped, so daily runs do
+    not pile items up. Registered as audit's ``documents_flagged`` hook (the nightly auditor's).
+    """
+    already = set(CurationItem.objects.filter(document__in=list(reasons), source=source,
+                                              status=CurationItem.Status.OPEN).values_list("document_id", flat=True))
+    return [curation_item_open(workspace=workspace, source=source, document=document, reason=reason).id
+            for document, reason in reasons.items() if document.id not in already]
 
 
 @transaction.atomic

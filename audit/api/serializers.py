@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from audit.models import Answer, Claim, Document, Evidence, VerificationRun
 from audit.models.choices import Mode
+from audit.services.submissions import citations_of
 
 # Claim metrics named by the spec §6 example, in its order.
 CLAIM_CARD_METRICS = ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")
@@ -90,7 +91,7 @@ class ClaimCardSerializer(serializers.Serializer):
     revision loop changed it, ``revision`` holds the remediation (null when untouched).
     ``mode`` is the display name ("Audit-Local") as in the spec. ``escalations`` is the claim's
     escalation log: its review cases, read from the serializer context ``escalations`` ({claim
-    pk: [refs]}, filled by ``audit.selectors_api.claim_escalations`` so a page of cards costs one
+    pk: [refs]}, filled by ``audit.hooks.claim_escalations`` so a page of cards costs one
     query), and its Audit-Web re-verification when it had one.
     """
 
@@ -269,8 +270,6 @@ class AnswerSerializer(serializers.Serializer):
 
     @extend_schema_field(CitationSerializer(many=True))
     def get_citations(self, answer: Answer) -> list:
-        from audit.services.submissions import citations_of
-
         return citations_of(answer.text, answer_passages(answer))
 
     @extend_schema_field(ClaimCardSerializer(many=True))

@@ -31,8 +31,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from audit import constants, exports, roles
-from audit import selectors_api as selectors
+from audit import constants, exports, hooks, roles
+from audit.selectors import api as selectors
 from audit.api.parsers import StrictJSONParser, control_character_problem, find_bad_text
 from audit.api.throttles import AuditThrottle, TokenThrottle
 from audit.api.permissions import CanChangeSettings, CanRead, CanSubmit
@@ -55,6 +55,8 @@ from audit.models.choices import Mode
 from audit.services import modes
 from audit.services.submissions import AuditRequest, audit_submit, request_fingerprint
 from audit.services.workspaces import workspace_for_user, workspace_member
+from audit.selectors.retrieval import RetrievalFilters, kb_retrieve
+from audit.services.ingestion import DocumentInput, IngestError, document_ingest, documents_from_file, document_delete
 
 EXPORT_BATCH = 500
 _IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
@@ -228,8 +230,6 @@ class RetrieveApi(CleanRequestMixin, APIView):
         "kind": serializers.CharField(), "text": serializers.CharField(), "domain": serializers.CharField(),
         "top_k": serializers.IntegerField(), "results": PassageSerializer(many=True)})})
     def post(self, request):
-        from audit.selectors_retrieval import RetrievalFilters, kb_retrieve
-
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -278,7 +278,7 @@ def _with_escalations(serializer_class, items, *, many: bool = False, **context)
     """Serialize answers or claims with their review cases loaded in one query."""
     rows = items if many else [items]
     claims = [claim for row in rows for claim in (row.claims.all() if isinstance(row, Answer) else [row])]
-    context["escalations"] = selectors.claim_escalations(claim.pk for claim in claims)
+    context["escalations"] = hooks.claim_escalations(claim.pk for claim in claims)
     return serializer_class(items, many=many, context=context).data
 
 
@@ -467,8 +467,6 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
 
     @extend_schema(request=InputSerializer, responses={201: DocumentSerializer(many=True)})
     def post(self, request):
-        from audit.services.ingestion import DocumentInput, IngestError, document_ingest, documents_from_file
-
         form = {key: request.data.get(key) for key in request.data} if hasattr(request.data, "getlist") else request.data
         data = self.InputSerializer(data=form)
         data.is_valid(raise_exception=True)
@@ -533,8 +531,6 @@ class DocumentDetailApi(CleanRequestMixin, generics.RetrieveDestroyAPIView):
         return selectors.document_list(workspace=_workspace(self.request))
 
     def perform_destroy(self, instance):
-        from audit.services.ingestion import document_delete
-
         document_delete(document=instance, actor=self.request.user)
 
 

@@ -6,7 +6,7 @@
   merely fails to support), fitted on SciFact (the only DEV set with both REFUTED and NEI).
 
 The artefact is JSON (coefficients, scaler, IDF table), so it loads without pickle and stays
-small. Fitting and grouped cross-validation: ``audit/pipeline/entailment_fit.py``.
+small. Fitting and grouped cross-validation: ``audit/evaluation/entailment_fit.py``.
 """
 
 from __future__ import annotations

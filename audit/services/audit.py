@@ -27,10 +27,11 @@ from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
 from audit.selectors import kb_index
-from audit.selectors_api import thresholds_for
+from audit.selectors.api import thresholds_for
 from audit.services.deep_checks import DEFERRED, deep_check_queue
 from audit.services.events import event_record
 from audit.services.llm import llm_setup_for, run_record_llm_usage
+from audit.services.revision import revision_run, revision_record
 
 SNIPPET_CHARS = 1200
 
@@ -209,8 +210,6 @@ def audit_compute(*, workspace: Workspace, query: str, answer_text: str, context
             name: why for name, why in plan.not_run.items() if name not in LLM_METHODS or setup.client is not None}}
     outcome = None
     if revise and plan.revise:
-        from audit.services.revision import revision_run
-
         outcome = revision_run(query=query, answer_text=answer_text, contexts=contexts, initial=result, kb=kb,
                                domain=domain, thresholds=thresholds, llm=llm)
     result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
@@ -230,8 +229,6 @@ def audit_store(computed: AuditComputation, *, workspace: Workspace, query: str,
                                domain=domain, reference=reference, kb_meta=computed.kb_meta,
                                started_at=computed.started_at, llm_setup=computed.setup, profile=computed.profile)
     if computed.outcome is not None:
-        from audit.services.revision import revision_record
-
         answer = revision_record(answer=answer, run=run, outcome=computed.outcome, actor=user)
     if computed.deferred:
         deep_check_queue(run)

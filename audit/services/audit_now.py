@@ -14,7 +14,7 @@ from audit import constants
 from audit.errors import InvalidInput
 from audit.models import Answer
 from audit.pipeline.structured import ordered_json
-from audit.selectors_claims import AUDIT_NOW_ACTION, answer_audited_as
+from audit.selectors.claims import AUDIT_NOW_ACTION, answer_audited_as
 from audit.services.events import event_record
 from audit.services.submissions import AuditRequest, audit_submit
 

@@ -32,13 +32,13 @@ from datetime import datetime, timezone
 from django.conf import settings
 from django.db import transaction
 
-from audit import constants
+from audit import constants, hooks
 from audit.models import Answer, Claim, VerificationRun
 from audit.pipeline import scoring
 from audit.pipeline.methods import REGISTRY, VerifyContext
 from audit.pipeline.methods.llm import LLM_METHODS
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
-from audit.selectors_api import thresholds_for
+from audit.selectors.api import thresholds_for
 from audit.services.events import event_record
 from audit.services.labels import claim_machine_relabel
 from audit.services.llm import llm_run_fields, llm_setup_for
@@ -186,9 +186,7 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
         event_record(action="answer.deep_checked", obj=answer, actor_label=SOURCE, workspace=workspace,
                      details={"run": run.pk, "relabels": relabels, "llm_calls": fields["llm_calls"]})
         if any(r["to"] != "SUPPORTED" for r in relabels):
-            from escalation.services import cases_open_for_answer
-
-            cases_open_for_answer(answer=answer)
+            hooks.answer_intake(answer=answer)
     _announce(run)
     return run
 

@@ -27,7 +27,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from audit import constants, roles
+from audit import constants, hooks, roles
 from audit.models import Answer, AuditEvent, Chunk, Claim, Evidence, VerificationRun, Workspace
 from audit.models.choices import Label
 
@@ -114,7 +114,7 @@ def _sha(text: str) -> str:
 def _verdicts(workspace: Workspace):
     """Verify the bank once against the chunks of each claim's document; return [(bank row, verdict, chunks)]."""
     from audit.pipeline.audit import verify_claims
-    from audit.selectors_api import thresholds_for
+    from audit.selectors.api import thresholds_for
 
     chunks = {}
     for chunk in Chunk.objects.filter(document__workspace=workspace).select_related("document").order_by("id"):
@@ -291,7 +291,6 @@ def history_seed(*, workspace: Workspace, days: int = 30, today: dt.date | None 
     """Add ``days`` days of history before ``today`` (UTC) to the workspace; days already there are kept."""
     from escalation import selectors as esc_selectors
     from escalation.models import Notification, ReviewCase
-    from escalation.services import cases_open_for_answer
 
     started = time.perf_counter()
     now = timezone.now()
@@ -318,7 +317,7 @@ def history_seed(*, workspace: Workspace, days: int = 30, today: dt.date | None 
                     answer = _store_answer(workspace, day_start, rng, bank, per_claim_ms, number)
                     answers += 1
                     claims += answer.claims.count()
-                    opened = cases_open_for_answer(answer=answer)
+                    opened = hooks.answer_intake(answer=answer)
                     for case in opened:
                         ReviewCase.objects.filter(pk=case.pk).update(opened_at=answer.created_at,
                                                                      **_l1_clock(case, answer.created_at, calendar))

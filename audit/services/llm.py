@@ -25,7 +25,7 @@ from audit.constants import LLM_TIME_BUDGET_S
 from audit.models import VerificationRun, Workspace
 from audit.pipeline.llm import LLMClient, LLMConfig
 from audit.pipeline.llm.endpoint import FORMS, PROMPT
-from audit.selectors_llm import llm_tokens_used, start_of_day
+from audit.selectors.llm import llm_tokens_used, start_of_day
 
 DEFAULT_MODEL = "default"  # llama.cpp's server serves its one model whatever the name
 

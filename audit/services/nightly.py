@@ -28,12 +28,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from audit import constants
+from audit import constants, hooks
 from audit.bulk import rows_update
 from audit.models import Document, NightlyItem, NightlyReport, Workspace
 from audit.pipeline.types import ClaimDraft
-from audit.selectors_api import thresholds_for
-from audit.selectors_nightly import nightly_claims_due
+from audit.selectors.api import thresholds_for
+from audit.selectors.nightly import nightly_claims_due
 from audit.services import nightly_verify
 from audit.services.events import event_record
 from audit.services.labels import claims_machine_relabel
@@ -41,6 +41,7 @@ from audit.services.labels import claims_machine_relabel
 logger = logging.getLogger(__name__)
 
 SOURCE = "nightly_audit"
+FLAGGED_SOURCE = "nightly"  # the source of the documents it flags (``audit.hooks.documents_flagged``)
 IMPORTANCE_RANK = {constants.IMPORTANCE_CRITICAL: 0, constants.IMPORTANCE_MATERIAL: 1, constants.IMPORTANCE_MINOR: 2}
 
 
@@ -305,8 +306,6 @@ def nightly_curation_open(*, report: NightlyReport) -> list[int]:
     are wrong), and a stale source (older than the freshness policy) that served as evidence.
     Skipped for a document that already has an open nightly item, so daily runs do not pile items up.
     """
-    from escalation.models import CurationItem  # escalation owns curation items
-    from escalation.services import curation_item_open
     body = report.report
     reasons: dict[int, list[str]] = {}
     for row in body.get("top_failing_documents", []):
@@ -318,16 +317,7 @@ def nightly_curation_open(*, report: NightlyReport) -> list[int]:
             f"evidence for the day's claims but {row['age_months']} months old (policy for "
             f"{row['domain']}: {row['limit_months']} months)")
     documents = Document.objects.filter(workspace=report.workspace, id__in=list(reasons)).order_by("id")
-    already = set(CurationItem.objects.filter(document__in=documents, source=CurationItem.Source.NIGHTLY,
-                                              status=CurationItem.Status.OPEN).values_list("document_id", flat=True))
-    opened = []
-    for document in documents:
-        if document.id in already:
-            continue
-        item = curation_item_open(
-            workspace=report.workspace, source=CurationItem.Source.NIGHTLY, document=document,
-            reason=f"Nightly re-check of {report.date.isoformat()}: {'; '.join(reasons[document.id])}. "
-                   "Check whether the document is correct and current, and re-ingest it if not.",
-        )
-        opened.append(item.id)
-    return opened
+    return hooks.documents_flagged(workspace=report.workspace, source=FLAGGED_SOURCE, reasons={
+        document: f"Nightly re-check of {report.date.isoformat()}: {'; '.join(reasons[document.id])}. "
+                  "Check whether the document is correct and current, and re-ingest it if not."
+        for document in documents})

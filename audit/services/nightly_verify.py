@@ -17,9 +17,10 @@ from audit import constants
 from audit.models import Claim, Workspace
 from audit.pipeline.audit import run_methods
 from audit.pipeline.methods import VerifyContext
-from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB
-from audit.pipeline.retrieval import retrieve
+from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB, retrieve
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit
+from audit.selectors import kb_index
+from audit.services.web import web_verify_claim
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +52,6 @@ class Reverifier:
 
     def __init__(self, *, workspace: Workspace, thresholds: constants.Thresholds, kb=None, embedder=None):
         from audit.pipeline.embedding import get_embedder
-        from audit.selectors import kb_index
 
         self.workspace = workspace
         self.thresholds = thresholds
@@ -138,8 +138,6 @@ class Reverifier:
         business). A decisive web verdict (SUPPORTED or REFUTED) replaces the KB verdict; a web
         NEI leaves it, since the web holding nothing does not undo what the KB says.
         """
-        from audit.services.web import web_verify_claim
-
         bar = self.thresholds.low_confidence_threshold
         weak = sorted((i for i, r in enumerate(out) if r.label != "SUPPORTED" and r.confidence < bar),
                       key=lambda i: out[i].confidence)

@@ -14,15 +14,20 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from audit import constants
+from audit import constants, hooks
 from audit.errors import Conflict, InvalidInput, TooLarge
 from audit.models import Answer, IdempotencyKey, Workspace
-from audit.pipeline.extraction import citation_anchors
+from audit.pipeline.extraction import citation_anchors, extract_claims
 from audit.pipeline.profiles import verification_plan
-from audit.selectors_api import thresholds_for
+from audit.selectors.api import thresholds_for
 from audit.services.events import event_record
 from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
 from audit.services.web import web_verify_answer
+from audit.pipeline.structured import canonical_text
+from audit.pipeline.types import Passage
+from audit.services.audit import audit_compute, audit_store
+from audit.services.structured import structured_audit, structured_fields_check
+from audit.services.llm import llm_setup_for
 
 
 @dataclass
@@ -98,15 +103,12 @@ def _draft(request: AuditRequest, workspace: Workspace, setup) -> tuple[str, dic
     draft's calls and tokens are stored on its run.
     """
     if request.answer_json is not None:
-        from audit.pipeline.structured import canonical_text
-
         return canonical_text(request.answer_json), {}
     if request.answer is not None:
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
         return request.answer, {}
     from audit.pipeline.llm.generation import generate
-    from audit.pipeline.types import Passage
 
     if setup.client is None:
         raise InvalidInput("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
@@ -141,8 +143,6 @@ def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: s
 
 def _claims_cap(workspace: Workspace, request: AuditRequest, text: str) -> None:
     """Refuse (413) an answer with more claims than the workspace audits, before any verification."""
-    from audit.pipeline.extraction import extract_claims
-
     limit = thresholds_for(workspace).max_claims_per_answer
     found = len(extract_claims(text, request.query))
     if found > limit:
@@ -152,13 +152,11 @@ def _claims_cap(workspace: Workspace, request: AuditRequest, text: str) -> None:
 
 def _finish(*, workspace: Workspace, user, answer: Answer, decision: ModeDecision, web: dict) -> None:
     """The last writes of a verified answer: its events and the intake of what needs people."""
-    from escalation.services import cases_open_for_answer
-
     if web:
         event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
     event_record(action="answer.mode_resolved", obj=answer, actor=user, workspace=workspace,
                  details={**decision.as_dict(), "final_mode": answer.mode})
-    cases_open_for_answer(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
+    hooks.answer_intake(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
 
 
 def _key_store(*, workspace: Workspace, user, key: str, fingerprint: str, answer: Answer, decision: ModeDecision,
@@ -187,8 +185,6 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
     what verified it, and claim cards or filters saying Audit-Web must mean web evidence was
     consulted. ``requested`` and the response's ``mode_decision`` keep what was asked for.
     """
-    from audit.services.audit import audit_compute, audit_store
-
     # The stored claims are those of the text received whatever the revision did, so every mode
     # audits and revises the same way first; the web step re-verifies the received claims and
     # revises again from the received text only when it brought evidence.
@@ -210,7 +206,6 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
 
     structured = request.answer_json is not None
     if structured:  # one claim per field, checked against the passages its refs name (seed 003 stages 4-6)
-        from audit.services.structured import structured_audit
 
         # computes, then stores in its own short transaction; the last writes follow below
         answer = structured_audit(
@@ -273,15 +268,11 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
         if replay is not None:
             return replay
     if request.answer_json is not None:
-        from audit.services.structured import structured_fields_check
-
         structured_fields_check(request.answer_json, request.contexts)
     decision = mode_resolve(workspace=workspace, user=user, requested=request.mode,
                             conversation_id=request.conversation_id, domain=request.domain)
     setup = None
     if (request.answer is None and request.answer_json is None) or decision.mode != constants.MODE_NORMAL:
-        from audit.services.llm import llm_setup_for
-
         setup = llm_setup_for(workspace=workspace)  # one client (and time budget) for the request
     text, drafted = _draft(request, workspace, setup)
     try:

@@ -51,7 +51,7 @@ from audit.pipeline.web import build_providers, claim_query, urls_in
 from audit.pipeline.web.fetch import check_url, host_allowed
 from audit.services.events import event_record
 from audit.services.labels import claim_machine_relabel
-from audit.selectors_api import thresholds_for
+from audit.selectors.api import thresholds_for
 from audit.services.modes import web_escalation_reasons
 from audit.services.revision import revision_record, revision_run
 

@@ -6,6 +6,7 @@ from django import template
 
 from audit import presentation
 from audit.models.choices import Label
+from audit.services.workspaces import workspace_for_user
 
 register = template.Library()
 
@@ -83,8 +84,6 @@ def seconds(ms) -> str:
 @register.filter
 def admin_workspaces(request) -> list:
     """The workspace whose settings the admin index links to: the caller's (a superuser's after a switch)."""
-    from audit.services.workspaces import workspace_for_user
-
     workspace = workspace_for_user(request.user)
     return [workspace] if workspace else []
 

@@ -15,8 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import roles
-from audit.models import Claim
-from audit.services.workspaces import workspace_for_user
+from audit.selectors.facade import claim_in_workspace, workspace_for_user
 from escalation import policy, selectors, services
 from escalation.models import ReviewCase
 
@@ -287,12 +286,8 @@ class CaseOpenApi(EscalationApi):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        claim = (
-            Claim.objects.select_related("answer__workspace")
-            .filter(answer__workspace=workspace_for_user(request.user), answer__public_id=values["answer_id"],
-                    claim_id=values["claim_id"])
-            .first()
-        )
+        claim = claim_in_workspace(workspace=workspace_for_user(request.user), answer_id=values["answer_id"],
+                                   claim_id=values["claim_id"])
         if claim is None:
             raise exceptions.ValidationError({"claim_id": [f"no claim {values['claim_id']} in answer {values['answer_id']}"]})
         case = services.case_open(claim=claim, actor=request.user, reason=values["reason"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from audit.api.serializers import ClaimCardSerializer
-from audit.selectors_api import claim_card_list
+from audit.selectors.api import claim_card_list
 
 # Spec (seed 004) §6, verbatim.
 SPEC_EXAMPLE = json.loads("""

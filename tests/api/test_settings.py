@@ -133,7 +133,7 @@ def test_it_sets_the_mode_of_a_user_without_a_profile_and_hides_other_workspaces
 
 
 def test_it_sets_the_verification_depth_word_and_the_pipeline_takes_it(admin, workspace):
-    from audit.selectors_api import thresholds_for
+    from audit.selectors.api import thresholds_for
 
     response = admin.put("/api/v1/settings/thresholds", {"threshold_overrides": {"verification_depth": "fast"}},
                          format="json")

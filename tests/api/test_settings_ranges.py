@@ -47,7 +47,7 @@ def test_an_impossible_workspace_setting_gets_400_naming_its_key(client_for, adm
 def test_a_bad_stored_threshold_is_ignored_when_read(client_for, admin_user_obj, workspace):
     from audit import constants
     from audit.models import Workspace
-    from audit.selectors_api import thresholds_for
+    from audit.selectors.api import thresholds_for
 
     Workspace.objects.filter(pk=workspace.pk).update(threshold_overrides={
         "retrieval_top_k": 10**18, "max_revisions": 1.5, "audit_score_threshold": 0.9, "no_such": 1,

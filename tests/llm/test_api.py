@@ -59,7 +59,7 @@ def test_a_drafted_answer_shares_the_audits_llm_client_so_the_draft_is_on_the_ru
 def test_a_normal_mode_draft_counts_in_the_daily_token_budget(submitter, workspace, settings, llm_server):
     from django.utils import timezone
 
-    from audit.selectors_llm import llm_tokens_used, start_of_day
+    from audit.selectors.llm import llm_tokens_used, start_of_day
 
     llm_server.route("TASK: draft_answer", ok("The hippocampus consolidates long-term memory [1].",
                                               prompt_tokens=40, completion_tokens=12))

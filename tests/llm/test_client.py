@@ -263,15 +263,48 @@ def test_it_probes_once_per_endpoint_which_structured_output_form_works(llm_serv
 
 def test_it_sends_a_schema_small_enough_for_grammar_engines():
     from audit.pipeline.llm.endpoint import format_kwargs
-    from audit.pipeline.llm.schemas import TASKS
+    from audit.pipeline.llm.schemas import TASKS, WIRE_MAX_ITEMS
+
+    def bounds(node):
+        if isinstance(node, dict):
+            return [v for k, v in node.items() if k == "maxItems"] + [b for v in node.values() for b in bounds(v)]
+        return [b for v in node for b in bounds(v)] if isinstance(node, list) else []
 
     for task in TASKS:
         sent = format_kwargs("llama_json_object", task)["response_format"]["schema"]
         text = __import__("json").dumps(sent)
-        assert not any(k in text for k in ('"maxItems"', '"maxLength"', '"pattern"', '"minLength"'))
+        assert not any(k in text for k in ('"maxLength"', '"pattern"', '"minLength"'))
+        assert all(b <= WIRE_MAX_ITEMS for b in bounds(sent))  # only short repetitions in a grammar
         assert sent["type"] == "object" and sent["additionalProperties"] is False
         strict = format_kwargs("json_schema", task)["response_format"]["json_schema"]
         assert strict["strict"] is True and set(strict["schema"]["required"]) == set(strict["schema"]["properties"])
+
+
+def test_a_batched_call_binds_its_rows_to_the_claims_it_sent():
+    from audit.pipeline.llm.schemas import wire_schema
+
+    rows = wire_schema("judge", items=3)["properties"]["results"]
+    assert rows["minItems"] == rows["maxItems"] == 3
+    assert rows["items"]["properties"]["claim_id"] == {"enum": ["c1", "c2", "c3"]}
+    assert wire_schema("cove_questions", 2)["properties"]["results"]["items"]["properties"]["questions"]["maxItems"] <= 8
+    # more claims than a grammar should repeat: no bound, any id (checked locally instead)
+    many = wire_schema("selfcheck_judge", items=40)["properties"]["results"]
+    assert "maxItems" not in many and many["items"]["properties"]["claim_id"] == {"type": "string"}
+
+
+def test_it_reads_a_string_with_a_raw_line_break_as_the_replys_own_json():
+    from audit.pipeline.llm.client import parse_json_reply
+
+    reply = '{ "claims": [{"text": "Access logs are kept\nfor 90 days."}] }'
+    assert parse_json_reply(reply) == {"claims": [{"text": "Access logs are kept\nfor 90 days."}]}
+
+
+def test_a_reply_cut_off_at_the_cap_gets_no_repair_call(llm_server, make_client):
+    llm_server.route("extract_claims", ok('{"claims": [{"text": "Logs are kept for ninety', finish_reason="length"))
+    client = make_client()
+    with pytest.raises(LLMError):
+        client.complete_json(purpose="extract_claims", messages=MSG)
+    assert len(llm_server.calls("extract_claims")) == 1 and client.accounting.calls == 1
 
 
 def test_it_says_a_json_reply_was_cut_off_rather_than_read_a_fragment_of_it(llm_server, make_client):

@@ -117,7 +117,7 @@ def test_it_stays_offline_with_a_warning_when_the_endpoint_is_not_a_url(workspac
 
 
 def test_it_sums_llm_usage_per_day_for_the_dashboard(workspace):
-    from audit.selectors_llm import llm_usage_by_day
+    from audit.selectors.llm import llm_usage_by_day
 
     first = make_run(workspace, tokens=100, started_at=NOW - timedelta(days=1))
     first.llm_calls, first.llm_failures = 4, [{"kind": "timeout"}]

@@ -106,7 +106,7 @@ def test_a_run_killed_halfway_and_restarted_processes_every_claim_exactly_once(s
     run = subprocess.Popen(
         [sys.executable, "manage.py", "shell", "-c",
          "import datetime as dt; from django.core.management import call_command; "
-         "from audit.nightly_bench import bench_seed; call_command('migrate', '--noinput', verbosity=0); "
+         "from audit.evaluation.nightly_bench import bench_seed; call_command('migrate', '--noinput', verbosity=0); "
          f"bench_seed(claims={CLAIMS}, chunks={CHUNKS}, day=dt.date.fromisoformat('{DAY}')); "
          f"call_command('nightly_audit', workspace='nightly-bench', date='{DAY}', batch_size={BATCH}, "
          f"depth='{DEPTH}', verbosity=0)"],

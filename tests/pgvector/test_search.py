@@ -41,6 +41,18 @@ def test_an_ingested_document_is_found_by_meaning_and_by_a_rare_keyword(ingest, 
     assert np.allclose(stored.search_vector, stored.vector(), atol=1e-6)
 
 
+def test_capping_the_keyword_leg_changes_candidates_never_scores(ingest, workspace, embedder):
+    for n in range(3):
+        ingest(f"Shipping rules {n}", CODE)
+    ingest("Tax calendar", TAXES)
+    query = "ZX-4471 countersigned by the radiation safety officer"
+    vec = embedder.encode([query])[0]
+    full = PgVectorIndex(workspace.pk, 4).search(query, vec, 4)
+    capped = PgVectorIndex(workspace.pk, 4, lexical_cap=1).search(query, vec, 4)  # 3 matches, 1 ranked
+    assert capped == full and full[0][0].startswith("kb_chunk_")
+    assert {kb_index(workspace).passages([full[0][0]])[full[0][0]].title} <= {f"Shipping rules {n}" for n in range(3)}
+
+
 def test_a_deleted_document_leaves_search_at_once(ingest, workspace, embedder):
     from audit.services.ingestion import document_delete
 

@@ -55,7 +55,7 @@ def test_verify_answers_writes_the_answer_format(tmp_path, embedder):
 def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
     import io
 
-    from audit.pipeline.cli import run_bench
+    from audit.evaluation.cli import run_bench
 
     out, err = io.StringIO(), io.StringIO()
     summary = run_bench(300, n_answers=3, claims_per_answer=4, out=out, err=err, cache_dir=tmp_path, pool_size=60)

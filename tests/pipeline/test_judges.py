@@ -107,7 +107,7 @@ def test_the_llm_judge_answers_through_the_interface_and_the_features_judge_stan
 
 
 def test_the_calibration_error_is_the_weighted_gap_between_confidence_and_frequency():
-    from audit.pipeline.bench_eval import expected_calibration_error
+    from audit.evaluation.bench_eval import expected_calibration_error
 
     assert expected_calibration_error([1, 0, 1, 0], [0.5, 0.5, 0.5, 0.5]) == pytest.approx(0.0)
     # bin 0.9: two rows, one positive (gap 0.4); bin 0.1: two rows, none positive (gap 0.1)
@@ -118,7 +118,7 @@ def test_evaluate_compares_a_named_judge_on_the_claims_and_prints_its_calibratio
     import io
     import json
 
-    from audit.pipeline.cli import run_evaluate
+    from audit.evaluation.cli import run_evaluate
 
     model = tiny_cross_encoder(tmp_path, "entailment")
     claims = tmp_path / "claims.jsonl"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.pipeline.learned_fit import NEI, REFUTED, SUPPORTED, _torch_head, generate_pairs
+from audit.evaluation.learned_fit import NEI, REFUTED, SUPPORTED, _torch_head, generate_pairs
 from audit.pipeline.learned_judge import ARTIFACT_PATH, LearnedModel
 
 RECORDS = [{"claim": "Aspirin inhibits platelets.", "evidence": [{"id": "e0", "text": (

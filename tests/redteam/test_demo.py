@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from audit.models import Claim
-from audit.selectors_dashboard import DateRange, trust_summary
+from audit.selectors.dashboard import DateRange, trust_summary
 from escalation.models import ReviewCase
 from tests.redteam.conftest import DEMO_KB
 

@@ -147,7 +147,7 @@ def test_the_dashboard_trends_the_mean_rag_score_per_day(workspace, client, anal
 
     from django.utils import timezone
 
-    from audit import selectors_dashboard
+    from audit.selectors import dashboard as dashboard_selectors
     from audit.models import VerificationRun
     from tests.api.conftest import build_answer
 
@@ -156,9 +156,9 @@ def test_the_dashboard_trends_the_mean_rag_score_per_day(workspace, client, anal
         answer, _ = build_answer(workspace, created_at=today - dt.timedelta(days=1))
         VerificationRun.objects.filter(answer=answer).update(
             started_at=today - dt.timedelta(days=1), rag_score={} if score is None else {"score": score})
-    period = selectors_dashboard.DateRange.ending_today(days=3, today=today.date())
+    period = dashboard_selectors.DateRange.ending_today(days=3, today=today.date())
 
-    summary = selectors_dashboard.trust_summary(workspace=workspace, period=period)
+    summary = dashboard_selectors.trust_summary(workspace=workspace, period=period)
 
     assert summary["rag_score"] == [None, 0.7, None]  # runs without a score stay out of the mean
     client.force_login(analyst)

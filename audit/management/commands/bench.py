@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from audit.constants import JUDGE, JUDGES
-from audit.pipeline.cli import run_bench
+from audit.evaluation.cli import run_bench
 
 
 class Command(BaseCommand):
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         if options["chunks"] < 1 or options["answers"] < 1:
             raise CommandError("--chunks and --answers must be at least 1.")
         if options["backend"] == "pgvector":
-            from audit.bench_pgvector import run_pgvector_bench
+            from audit.evaluation.bench_pgvector import run_pgvector_bench
             from theoria.pgserver import PgServerError
 
             try:

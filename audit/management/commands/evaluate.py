@@ -5,8 +5,10 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from audit.constants import JUDGE, JUDGES
-from audit.pipeline.cli import run_evaluate
-from audit.pipeline.entailment_fit import BENCHMARKS_DIR
+from audit.evaluation.cli import run_evaluate
+from audit.evaluation.entailment_fit import BENCHMARKS_DIR
+from audit.pipeline.llm.client import LLMClient, LLMConfig
+from audit.services.llm import DEFAULT_MODEL
 
 
 class Command(BaseCommand):
@@ -43,9 +45,6 @@ class Command(BaseCommand):
 def llm_client_from_settings():
     """The LLM client of the deployment settings (THEORIA_LLM_*), or None where none is configured."""
     from django.conf import settings
-
-    from audit.pipeline.llm.client import LLMClient, LLMConfig
-    from audit.services.llm import DEFAULT_MODEL
 
     conf = settings.THEORIA
     base_url = (conf.get("LLM_BASE_URL") or "").strip()

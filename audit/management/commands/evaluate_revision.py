@@ -11,9 +11,9 @@ from tqdm import tqdm
 
 from audit.constants import SOFTENING_STYLES, UNSUPPORTED_ACTIONS, Thresholds
 from audit.pipeline.audit import verify_claims
-from audit.pipeline.bench_data import BENCHMARKS_DIR, read_jsonl
+from audit.evaluation.bench_data import BENCHMARKS_DIR, read_jsonl
 from audit.pipeline.revision import RevisionOptions, revise_audit
-from audit.pipeline.revision_eval import evaluate_answers
+from audit.evaluation.revision_eval import evaluate_answers
 from audit.services.revision import revision_options
 from escalation.policy import review_reasons
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from audit.pipeline.entailment_fit import DEFAULT_CLAIMS, main
+from audit.evaluation.entailment_fit import DEFAULT_CLAIMS, main
 
 
 class Command(BaseCommand):

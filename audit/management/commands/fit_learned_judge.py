@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from audit.pipeline.entailment_fit import DEFAULT_CLAIMS
-from audit.pipeline.learned_fit import EPOCHS, N_PAIRS, SEED, build
+from audit.evaluation.entailment_fit import DEFAULT_CLAIMS
+from audit.evaluation.learned_fit import EPOCHS, N_PAIRS, SEED, build
 
 
 class Command(BaseCommand):

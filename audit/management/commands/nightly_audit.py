@@ -14,6 +14,7 @@ from audit import constants
 from audit.models import Workspace
 from audit.services.nightly import nightly_audit_run
 from audit.management.workspace_option import workspace_from_option
+from audit.evaluation.nightly_bench import bench_seed
 
 
 def _date(value: str) -> dt.date:
@@ -48,8 +49,6 @@ class Command(BaseCommand):
             raise CommandError("--bench and --bench-chunks must be positive.")
         day = _date(options["date"]) if options["date"] else timezone.now().date() - dt.timedelta(days=1)
         if options["bench"]:
-            from audit.nightly_bench import bench_seed
-
             self.stderr.write(f"seeding {options['bench']} weak claims and {options['bench_chunks']} chunks ...")
             workspace = bench_seed(claims=options["bench"], chunks=options["bench_chunks"], day=day)
             workspaces = [workspace]

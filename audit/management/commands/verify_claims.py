@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from audit.pipeline.cli import run_verify_claims
+from audit.evaluation.cli import run_verify_claims
 
 
 class Command(BaseCommand):

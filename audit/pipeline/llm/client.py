@@ -164,7 +164,9 @@ def json_candidates(text: str) -> list[tuple[Any, str]]:
     """Every top-level JSON object or array in ``text`` (fenced blocks first), with its source text."""
     text = (text or "").strip()
     sources = [m.group(1) for m in _FENCE_RE.finditer(text)] + [text]
-    decoder = json.JSONDecoder()
+    # control characters inside strings are allowed: grammar engines (llama.cpp) let a model write a
+    # raw line break in a string, and the value is still the reply's own JSON
+    decoder = json.JSONDecoder(strict=False)
     found: list[tuple[Any, str]] = []
     for source in sources:
         i = 0
@@ -451,25 +453,26 @@ class LLMClient:
         ``task`` names the schema in :data:`audit.pipeline.llm.schemas.TASKS` (default: the
         purpose); the server is asked for it in the structured-output form it honours. An
         unparseable or invalid reply (or an empty one) gets exactly one repair attempt: the reply
-        and the error are sent back with the schema. A second failure raises LLMError.
+        and the error are sent back with the schema; a reply cut off at the token cap gets none (the
+        same cap would cut it again). A second failure raises LLMError.
         """
         task = task or purpose.split(":")[0]
         if schema is None:
             schema = TASKS[task]
         form = self.structured_form() if task in TASKS else PROMPT
-        extra = format_kwargs(form, task) if task in TASKS else {}
+        extra = format_kwargs(form, task, items) if task in TASKS else {}
         if extra:
-            messages = for_structured_output(messages, wire_schema(task))
+            messages = for_structured_output(messages, wire_schema(task, items))
         kwargs = {"task": task, "items": items, "extra": extra, **kwargs}
-        reply = ""
+        reply, completion = "", Completion("")
         try:
             completion = self.complete_reply(purpose=purpose, messages=messages, **kwargs)
             reply = completion.text
             return self._validated(reply, schema, purpose, task, messages, completion.truncated)
         except LLMError as first:
-            if first.kind not in ("empty", "invalid_json", "schema"):
-                raise
-            shape = wire_schema(task) if task in TASKS else schema
+            if first.kind not in ("empty", "invalid_json", "schema") or completion.truncated:
+                raise  # a reply cut off at the cap would be cut off again: no repair call
+            shape = wire_schema(task, items) if task in TASKS else schema
             repair = messages + [
                 {"role": "assistant", "content": reply or "(empty reply)"},
                 {"role": "user", "content": (

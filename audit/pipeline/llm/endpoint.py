@@ -37,11 +37,12 @@ FORMS = ("json_schema", "llama_json_object", "vllm_guided_json", "ollama_format"
 PROBE_PROMPT = "TASK: probe\nSay hello in one word."
 
 
-def format_kwargs(form: str, task: str) -> dict:
-    """The keyword arguments of ``chat.completions.create`` that ask for ``task``'s schema in ``form``."""
+def format_kwargs(form: str, task: str, items: int | None = None) -> dict:
+    """The keyword arguments of ``chat.completions.create`` that ask for ``task``'s schema in ``form``
+    (``items``: the claims of a batched call, see :func:`~audit.pipeline.llm.schemas.wire_schema`)."""
     if form == PROMPT or not form:
         return {}
-    schema = wire_schema(task)
+    schema = wire_schema(task, items)
     if form == "json_schema":
         return {"response_format": {"type": "json_schema",
                                     "json_schema": {"name": task, "strict": True, "schema": schema}}}

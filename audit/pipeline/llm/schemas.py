@@ -5,10 +5,12 @@ Each schema has two forms:
 * the **full** schema (``TASKS[task]``) the reply is validated against here, with its size and
   pattern limits;
 * the **wire** schema (:func:`wire_schema`) sent to the server for constrained decoding: the same
-  shape with ``maxItems``, ``maxLength``, ``minLength`` and ``pattern`` removed and every property
-  required with ``additionalProperties: false``. Grammar engines (llama.cpp) expand size limits
-  into grammar rules and give up on large ones ("exceeds sane defaults"), and OpenAI's strict
-  mode wants every property required; the limits are checked here instead.
+  shape with ``maxLength``, ``minLength``, ``pattern`` and large ``maxItems`` removed and every
+  property required with ``additionalProperties: false``. Grammar engines (llama.cpp) expand size
+  limits into grammar rules and give up on large ones ("exceeds sane defaults"), and OpenAI's strict
+  mode wants every property required; the limits are checked here instead. Small array bounds stay
+  (a model that writes "1", "2", … "27" as questions is stopped by the grammar, not the token cap),
+  and a batched call's claim ids are an enum of the claims it sent.
 
 Every root is an object (OpenAI's structured outputs require it); lists are wrapped
 (``{"claims": [...]}``). Batched tasks answer one row per claim, keyed by ``claim_id``.
@@ -59,13 +61,21 @@ TASKS: dict[str, dict] = {
 }
 
 _LIMIT_KEYS = ("maxItems", "maxLength", "minLength", "pattern")
+WIRE_MAX_ITEMS = LLM_BATCH_CLAIMS  # array bounds up to this stay in the wire schema
 
 
-def wire_schema(task: str) -> dict:
-    """The schema sent to the server for ``task``: no size limits, every property required, closed objects."""
+def wire_schema(task: str, items: int | None = None) -> dict:
+    """The schema sent to the server for ``task``: every property required, closed objects, and no
+    size limit but small array bounds (at most ``WIRE_MAX_ITEMS``, a short repetition in a grammar).
+
+    ``items``: the claims of a batched call, named ``c1`` … ``c<items>``. The rows are then bound to
+    exactly that many and each ``claim_id`` to those names, so a constrained model can neither
+    invent an id ("108") nor stop before the last claim.
+    """
     def strip(node):
         if isinstance(node, dict):
-            out = {k: strip(v) for k, v in node.items() if k not in _LIMIT_KEYS}
+            out = {k: strip(v) for k, v in node.items()
+                   if k not in _LIMIT_KEYS or (k == "maxItems" and v <= WIRE_MAX_ITEMS)}
             if out.get("type") == "object" and "properties" in out:
                 out["required"] = list(out["properties"])
                 out["additionalProperties"] = False
@@ -76,4 +86,9 @@ def wire_schema(task: str) -> dict:
             return [strip(v) for v in node]
         return node
 
-    return strip(copy.deepcopy(TASKS[task]))
+    schema = strip(copy.deepcopy(TASKS[task]))
+    rows = schema["properties"].get("results")
+    if items and items <= WIRE_MAX_ITEMS and rows and "claim_id" in rows["items"]["properties"]:
+        rows["items"]["properties"]["claim_id"] = {"enum": [f"c{n}" for n in range(1, items + 1)]}
+        rows["minItems"] = rows["maxItems"] = items
+    return schema

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, Q, QuerySet
 
-from audit.models import Answer, AuditEvent, Claim, Evidence, Workspace
+from audit.models import Answer, AuditEvent, Claim, Evidence, Workspace, VerificationRun
 from audit.models.choices import Mode  # noqa: F401 — re-exported for the list page's menu
+from audit.models.choices import Label
+from escalation.models import OPEN_CASE_STATUSES, ReviewCase
 
 
 def answer_get(*, workspace: Workspace, answer_id: str) -> Answer | None:
@@ -32,8 +34,6 @@ def answer_get(*, workspace: Workspace, answer_id: str) -> Answer | None:
 
 
 def _runs_latest_first():
-    from audit.models import VerificationRun
-
     return VerificationRun.objects.order_by("-started_at", "-id")
 
 
@@ -89,9 +89,6 @@ def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
     """
     from django.db.models import Exists, OuterRef
 
-    from audit.models.choices import Label
-    from escalation.models import ReviewCase
-
     claims = Claim.objects.filter(answer=OuterRef("pk"))
     return (
         Answer.objects.filter(workspace=workspace)
@@ -111,10 +108,6 @@ def answer_facts(answers: list[Answer]) -> list[Answer]:
     from django.db.models import CharField, Count, IntegerField, OuterRef, Subquery
     from django.db.models.fields.json import KT
     from django.db.models.functions import Cast, Coalesce
-
-    from audit.models import VerificationRun
-    from audit.models.choices import Label
-    from escalation.models import OPEN_CASE_STATUSES, ReviewCase
 
     open_cases = (ReviewCase.objects.filter(claim__answer=OuterRef("pk"), status__in=OPEN_CASE_STATUSES).order_by()
                   .values("claim__answer").annotate(n=Count("id")).values("n")[:1])

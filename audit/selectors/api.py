@@ -7,10 +7,8 @@ costs a fixed number of queries whatever its length.
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
-from typing import Iterable
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 
 from audit import constants
 from audit.models import Answer, Claim, Document, Evidence, VerificationRun, Workspace
@@ -25,7 +23,7 @@ def thresholds_for(workspace: Workspace) -> constants.Thresholds:
     return base.updated(constants.usable_overrides(workspace.threshold_overrides))  # a bad stored value: default
 
 
-def _evidence_ordered() -> QuerySet[Evidence]:
+def evidence_ordered() -> QuerySet[Evidence]:
     return Evidence.objects.order_by("rank", "id")
 
 
@@ -43,7 +41,7 @@ def claim_card_list(*, workspace: Workspace) -> QuerySet[Claim]:
         Claim.objects.filter(answer__workspace=workspace)
         .select_related("answer")
         .only(*_CARD_CLAIM_FIELDS)
-        .prefetch_related(Prefetch("evidence", queryset=_evidence_ordered().only(*_CARD_EVIDENCE_FIELDS)))
+        .prefetch_related(Prefetch("evidence", queryset=evidence_ordered().only(*_CARD_EVIDENCE_FIELDS)))
         .order_by("-answer__created_at", "-answer_id", "span_start", "id")
     )
 
@@ -55,7 +53,7 @@ def answer_list(*, workspace: Workspace) -> QuerySet[Answer]:
 def answer_detail_list(*, workspace: Workspace) -> QuerySet[Answer]:
     """Answers with claims, evidence and runs (latest first) prefetched, for full serialization."""
     claims = Claim.objects.select_related("answer").prefetch_related(
-        Prefetch("evidence", queryset=_evidence_ordered())).order_by("span_start", "id")
+        Prefetch("evidence", queryset=evidence_ordered())).order_by("span_start", "id")
     return Answer.objects.filter(workspace=workspace).prefetch_related(
         Prefetch("claims", queryset=claims),
         Prefetch("runs", queryset=VerificationRun.objects.order_by("-started_at", "-id")),
@@ -73,35 +71,6 @@ def run_list(*, workspace: Workspace) -> QuerySet[VerificationRun]:
 
 def document_list(*, workspace: Workspace) -> QuerySet[Document]:
     return Document.objects.filter(workspace=workspace).annotate(chunk_count=Count("chunks")).order_by("title", "id")
-
-
-def claim_escalations(claim_pks: Iterable[int]) -> dict[int, list[dict]]:
-    """Return {claim pk: [escalation refs]} for the review cases of those claims (one query)."""
-    from escalation.models import ReviewCase
-
-    refs: dict[int, list[dict]] = defaultdict(list)
-    pks = list(claim_pks)
-    if not pks:
-        return refs
-    cases = ReviewCase.objects.filter(claim_id__in=pks).order_by("opened_at", "id")
-    for case in cases.values("claim_id", "ticket", "tier", "status", "due_at", "trigger", "reasons", "opened_at"):
-        refs[case["claim_id"]].append({"type": "review", "ticket": case["ticket"], "tier": case["tier"],
-                                       "status": case["status"], "due_at": case["due_at"],
-                                       "reasons": case["reasons"] or [case["trigger"]], "at": case["opened_at"]})
-    return refs
-
-
-def escalation_state_q(state: str) -> Q:
-    """Return the claim filter of an escalation state: open, resolved, any (ever escalated), none."""
-    from escalation.models import OPEN_CASE_STATUSES, CaseStatus
-
-    if state == "open":
-        return Q(review_cases__status__in=OPEN_CASE_STATUSES)
-    if state == "resolved":
-        return Q(review_cases__status=CaseStatus.RESOLVED) & ~Q(review_cases__status__in=OPEN_CASE_STATUSES)
-    if state == "any":
-        return Q(review_cases__isnull=False)
-    return Q(review_cases__isnull=True)
 
 
 def low_confidence_claims(*, workspace: Workspace, day: dt.date, threshold: float | None = None) -> QuerySet[Claim]:

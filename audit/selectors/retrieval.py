@@ -18,7 +18,7 @@ from audit.pipeline.methods.freshness import age_months
 from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.retrieval import search_filtered
 from audit.selectors import kb_index
-from audit.selectors_api import thresholds_for
+from audit.selectors.api import thresholds_for
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from audit import constants
 from audit.models import Claim, NightlyReport, Workspace
-from audit.selectors_api import thresholds_for
+from audit.selectors.api import thresholds_for
 
 
 def day_bounds(day: dt.date) -> tuple[dt.datetime, dt.datetime]:

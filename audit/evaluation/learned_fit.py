@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.pipeline.bench_data import claim_evidence_texts, group_key
-from audit.pipeline.entailment_fit import CachedEmbed, DEFAULT_CLAIMS, compute_idf, dev_features, fit, load_dev
+from audit.evaluation.bench_data import claim_evidence_texts, group_key
+from audit.evaluation.entailment_fit import CachedEmbed, DEFAULT_CLAIMS, compute_idf, dev_features, fit, load_dev
 from audit.pipeline.features import prepare
 from audit.pipeline.learned_judge import ARTIFACT_PATH, HeadWeights, LearnedModel, head_inputs
 
@@ -309,7 +309,7 @@ def fold_model(records: list[dict], XH: np.ndarray, idf: dict, head: HeadWeights
 
 def build(claims_path: Path = DEFAULT_CLAIMS, *, seed: int = SEED, n_pairs: int = N_PAIRS,
           epochs: int = EPOCHS, write: bool = True, log=print) -> LearnedModel:
-    from audit.pipeline import bench_eval as be
+    from audit.evaluation import bench_eval as be
 
     started = time.perf_counter()
     records = load_dev(Path(claims_path))

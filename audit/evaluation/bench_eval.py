@@ -11,7 +11,7 @@ from collections import defaultdict
 import numpy as np
 
 from audit.constants import AUDIT_SCORE_THRESHOLD, REFUTED_THRESHOLD
-from audit.pipeline.bench_data import claim_evidence_texts
+from audit.evaluation.bench_data import claim_evidence_texts
 from audit.pipeline.text import content_words
 
 DATASET_ORDER = ["attrbench-hagrid", "attrbench-stanford-gensearch", "expertqa", "scifact",

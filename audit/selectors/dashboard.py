@@ -18,6 +18,8 @@ from django.utils import timezone
 from audit import constants
 from audit.models import Answer, Claim, VerificationRun, Workspace
 from audit.models.choices import Label
+from audit.selectors.llm import llm_usage_by_day
+from escalation.models import CurationItem, ReviewCase
 
 DEFAULT_RANGE_DAYS = constants.DASHBOARD_DEFAULT_RANGE_DAYS
 MAX_RANGE_DAYS = constants.DASHBOARD_MAX_RANGE_DAYS
@@ -139,8 +141,6 @@ def llm_usage(*, workspace: Workspace, period: DateRange) -> dict:
     """
     from django.conf import settings
 
-    from audit.selectors_llm import llm_usage_by_day
-
     start, end = period.bounds()
     by_day = {row["day"]: row for row in llm_usage_by_day(workspace=workspace, since=start, until=end)}
     days = period.days()
@@ -198,8 +198,6 @@ def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime
       quarter (now against SUCCESS_BACKLOG_WINDOW_DAYS ago; goal <= SUCCESS_BACKLOG_CHANGE_MAX).
     Three queries.
     """
-    from escalation.models import CurationItem, ReviewCase
-
     now = now or timezone.now()
     start, end = period.bounds()
     in_period = {"answer__workspace": workspace, "answer__created_at__gte": start, "answer__created_at__lt": end}

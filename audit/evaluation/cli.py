@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.pipeline.bench_data import BadLine, claim_evidence_texts, group_key, read_jsonl
+from audit.evaluation.bench_data import BadLine, claim_evidence_texts, group_key, read_jsonl
 
 CLAIM_FIELDS = ("id", "claim", "evidence")
 ANSWER_FIELDS = ("id", "answer", "contexts")
@@ -142,9 +142,9 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
     from sklearn.model_selection import GroupKFold
 
     from audit.constants import AUDIT_SCORE_THRESHOLD, JUDGE, JUDGES
-    from audit.pipeline import bench_eval as be
+    from audit.evaluation import bench_eval as be
     from audit.pipeline.audit import audit_answer, verify_claims
-    from audit.pipeline.entailment_fit import CachedEmbed, compute_idf, dev_features, fit, load_dev
+    from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features, fit, load_dev
     from audit.pipeline.judges import get_judge
     from audit.pipeline.methods.entailment import EntailmentMethod
 
@@ -167,7 +167,7 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
     fitted = judge in ("features", "learned")
     X = dev_features(records, idf, cache) if fitted else None
     if judge == "learned":  # the head is trained on generated pairs only; the stacker is refitted per fold
-        from audit.pipeline.learned_fit import dev_head_logits, fold_model
+        from audit.evaluation.learned_fit import dev_head_logits, fold_model
         from audit.pipeline.learned_judge import default_learned_model
 
         head = default_learned_model().head
@@ -252,7 +252,7 @@ BENCH_POOL_SENTENCES = 4000  # distinct real sentences embedded once; chunks are
 
 def _sentence_pool(err, size: int = BENCH_POOL_SENTENCES) -> list[str]:
     """Real evidence sentences from the DEV benchmark (deterministic order), else a built-in set."""
-    from audit.pipeline.entailment_fit import DEFAULT_CLAIMS
+    from audit.evaluation.entailment_fit import DEFAULT_CLAIMS
     from audit.pipeline.extraction import split_sentences
 
     pool: dict[str, None] = {}

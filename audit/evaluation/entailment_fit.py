@@ -1,6 +1,6 @@
 """Fit the offline entailment model on the DEV claims, and measure it by grouped cross-validation.
 
-``python manage.py fit_entailment`` (or ``python -m audit.pipeline.entailment_fit``) featurises
+``python manage.py fit_entailment`` (or ``python -m audit.evaluation.entailment_fit``) featurises
 ``claims_dev.jsonl`` (embeddings cached under ``var/``), reports 5-fold grouped CV figures
 (groups = the benchmark README's group keys, so no question/claim/document straddles a fold)
 and writes ``artifacts/entailment_model.json`` fitted on all rows. Every figure reported for
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from audit.pipeline.bench_data import BENCHMARKS_DIR, claim_evidence_texts, group_key, read_jsonl
+from audit.evaluation.bench_data import BENCHMARKS_DIR, claim_evidence_texts, group_key, read_jsonl
 from audit.pipeline.entailment_model import EntailmentModel, LinearHead
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, featurize
 from audit.pipeline.text import content_stems
@@ -166,7 +166,7 @@ def cross_validate(records: list[dict], X: np.ndarray, idf: dict[str, float],
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from audit.pipeline import bench_eval
+    from audit.evaluation import bench_eval
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--input", default=str(DEFAULT_CLAIMS))

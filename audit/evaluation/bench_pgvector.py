@@ -57,7 +57,7 @@ def sentence_pool(cache_dir: Path, err, size: int = 4000) -> tuple[list[str], np
     if path.exists():
         data = np.load(path, allow_pickle=False)
         return [str(t) for t in data["texts"]], data["vectors"]
-    from audit.pipeline.cli import _sentence_pool
+    from audit.evaluation.cli import _sentence_pool
     from audit.pipeline.embedding import get_embedder
 
     texts = _sentence_pool(err, size)
@@ -265,7 +265,7 @@ def run_pgvector_bench(n_chunks: int, n_answers: int = 30, claims_per_answer: in
 
     from audit.constants import PGVECTOR_EF_SEARCH
     from audit.kb_pgvector import PgVectorIndex
-    from audit.pipeline.cli import bench_answers
+    from audit.evaluation.cli import bench_answers
 
     out, err = out or sys.stdout, err or sys.stderr
     var_dir = Path(settings.VAR_DIR)

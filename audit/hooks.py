@@ -1,0 +1,87 @@
+"""What audit announces to, and asks of, the apps built on it, without importing them.
+
+Audit stores answers, claims and documents; an app that acts on them (``escalation``: review
+cases, knowledge-base curation) registers its receivers here in its ``AppConfig.ready()``. Audit
+calls the hooks and never imports that app, so the dependency points one way (escalation → audit,
+see docs/ARCHITECTURE.md). With no receiver registered, an announcement does nothing and a
+question gets an empty answer.
+
+Announcements (audit → receivers):
+
+- ``answer_intake(answer, actor)``: an answer was stored (or relabelled by a deep check); each
+  receiver returns what it opened for people (escalation: its review cases).
+- ``documents_flagged(workspace, source, reasons)``: knowledge-base documents need a person's look
+  (``reasons``: {document: reason}); each receiver returns the ids of what it opened.
+
+Questions (receivers answer audit's pages and API):
+
+- ``claim_escalations(claim_pks)`` → {claim pk: [escalation refs]} (the Claim Card's log).
+- ``claim_escalation_filter(state)`` → a ``Q`` on claims for an escalation state
+  (open, resolved, any, none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from django.db.models import Q
+
+
+@dataclass
+class Hook:
+    """A named list of receivers, called in the order they registered."""
+
+    name: str
+    receivers: list[Callable[..., Any]] = field(default_factory=list)
+
+    def register(self, receiver: Callable[..., Any]) -> Callable[..., Any]:
+        """Add a receiver (once: registering it again is a no-op); return it, so this works as a decorator."""
+        if receiver not in self.receivers:
+            self.receivers.append(receiver)
+        return receiver
+
+    def call(self, **kwargs) -> list:
+        """Call every receiver with ``kwargs``; return their results in order."""
+        return [receiver(**kwargs) for receiver in self.receivers]
+
+
+_answer_intake = Hook("answer_intake")
+_documents_flagged = Hook("documents_flagged")
+_claim_escalations = Hook("claim_escalations")
+_claim_escalation_filter = Hook("claim_escalation_filter")
+
+register_answer_intake = _answer_intake.register
+register_documents_flagged = _documents_flagged.register
+register_claim_escalations = _claim_escalations.register
+register_claim_escalation_filter = _claim_escalation_filter.register
+
+
+def answer_intake(*, answer, actor=None) -> list:
+    """Announce a stored answer; return everything the receivers opened for people (flattened)."""
+    return [item for opened in _answer_intake.call(answer=answer, actor=actor) for item in opened]
+
+
+def documents_flagged(*, workspace, source: str, reasons: dict) -> list[int]:
+    """Announce documents that need a person's look; return the ids the receivers opened (flattened)."""
+    if not reasons:
+        return []
+    return [pk for opened in _documents_flagged.call(workspace=workspace, source=source, reasons=reasons) for pk in opened]
+
+
+def claim_escalations(claim_pks) -> dict[int, list[dict]]:
+    """Return {claim pk: [escalation refs]} from every receiver (empty when none is registered)."""
+    pks = list(claim_pks)
+    merged: dict[int, list[dict]] = {}
+    for refs in _claim_escalations.call(claim_pks=pks) if pks else []:
+        for pk, items in refs.items():
+            merged.setdefault(pk, []).extend(items)
+    return merged
+
+
+def claim_escalation_filter(state: str) -> Q:
+    """Return the claim filter of an escalation state (every receiver's, and-ed; ``Q()`` when none)."""
+    combined = Q()
+    for q in _claim_escalation_filter.call(state=state):
+        combined &= q
+    return combined

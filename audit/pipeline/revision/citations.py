@@ -1,0 +1,105 @@
+"""Citation correction (seed 003 stage 5, CiteFix): replace, add or remove a marker, judged by the judge
+that labels claims."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from audit.constants import (CITATION_REPLACE_MARGIN, Thresholds)
+from audit.pipeline.extraction import citation_anchors
+from audit.pipeline.types import ClaimVerdict, Passage
+from audit.pipeline.revision.model import CitationAction, Judge, Strategy, _best_hit
+from audit.pipeline.revision.sentences import _Anchors, _SentencePlan, _add_marker, _rewrite_markers, marker_for
+
+
+class _Support:
+    """One decision for support: a passage supports a claim when the judge that labels claims says
+    SUPPORTED on that passage (its support score at or above ``audit_score_threshold`` first)."""
+
+    def __init__(self, thresholds: Thresholds, judge: Judge | None):
+        self.threshold = thresholds.audit_score_threshold
+        self.judge = judge
+        self._seen: dict[tuple[str, str], bool] = {}
+
+    def __call__(self, c: ClaimVerdict, passage: Passage) -> bool:
+        score = max((h.entailment for h in c.evidence if h.passage.id == passage.id), default=0.0)
+        if score < self.threshold:
+            return False
+        if self.judge is None:
+            return True
+        key = (c.claim.text, passage.id)
+        if key not in self._seen:
+            verdict = self.judge(c.claim.text, passage)
+            self._seen[key] = verdict is not None and verdict.label == "SUPPORTED"
+        return self._seen[key]
+
+
+def _correct_citations(plan: _SentencePlan, claims: list[ClaimVerdict], by_anchor: _Anchors,
+                       support: _Support, retrieved_ids: frozenset[str], *, corrected: bool = False,
+                       demote: bool = True, dropped: frozenset[str] = frozenset(),
+                       cite: Callable[[Passage], str] = marker_for) -> None:
+    if plan.removed:
+        return
+    anchors = plan.sent.anchors()
+    # markers that name no passage: REMOVE
+    for a in anchors:
+        if a not in by_anchor:
+            def drop(s, a=a):
+                s.body, s.trail = _rewrite_markers(s.body, lambda x: [] if x == a else [x]), \
+                    _rewrite_markers(s.trail, lambda x: [] if x == a else [x])
+            plan.step(claims[0], Strategy.CITATION, f"citation [{a}] names no passage", drop,
+                      action=CitationAction.REMOVE, details={"anchor": a})
+
+    def score(passage_id: str, c: ClaimVerdict) -> float:
+        return max((h.entailment for h in c.evidence if h.passage.id == passage_id), default=0.0)
+
+    supported = [c for c in claims if c.label == "SUPPORTED" and c.claim.claim_id not in dropped]
+    for c in supported:
+        best = _best_hit(c)
+        if best is None or not support(c, best.passage):
+            continue
+        cited = [by_anchor[a] for a in plan.sent.anchors() if a in by_anchor]
+        cited_best = max((score(p.id, c) for p in cited), default=0.0)
+        if any(p.id == best.passage.id for p in cited) or (
+                any(support(c, p) for p in cited) and best.entailment < cited_best + CITATION_REPLACE_MARGIN):
+            continue
+        strategy = Strategy.CORRECTIVE_RETRIEVAL if best.passage.id in retrieved_ids else Strategy.CITATION
+        new_marker = cite(best.passage)
+        new_anchor = citation_anchors(new_marker)[0]
+        useless = [p for p in cited if not any(support(o, p) for o in supported)]
+        if cited and len(useless) == len(cited):
+            old = {a for a in plan.sent.anchors() if a in by_anchor and by_anchor[a] in useless}
+
+            def swap(s, old=old, new_anchor=new_anchor):
+                first = [True]
+
+                def m(x):
+                    if x in old:
+                        if first[0]:
+                            first[0] = False
+                            return [new_anchor]
+                        return []
+                    return [x]
+                s.body = _rewrite_markers(s.body, m)
+                s.trail = _rewrite_markers(s.trail, m)
+            plan.step(c, strategy, "the cited passage does not support the claim; a better one does", swap,
+                      action=CitationAction.REPLACE, passage_id=best.passage.id,
+                      details={"replaced": sorted(old), "entailment": round(best.entailment, 4),
+                               "cited_entailment": round(cited_best, 4)})
+        else:
+            plan.step(c, strategy, "a better passage supports the claim" if cited else "uncited claim: a passage supports it",
+                      lambda s, mk=new_marker: _add_marker(s, mk), action=CitationAction.ADD_ALTERNATE,
+                      passage_id=best.passage.id,
+                      details={"entailment": round(best.entailment, 4), "cited_entailment": round(cited_best, 4)})
+    # a marker stays only where the passage it names supports a claim of the sentence (the same
+    # decision as above): markers of a sentence that no longer holds a supported claim go
+    if demote and not corrected:
+        judged = [c for c in claims if c.claim.claim_id not in dropped]
+        useless = {a for a in plan.sent.anchors() if a in by_anchor
+                   and not any(c.label == "SUPPORTED" and support(c, by_anchor[a]) for c in judged)}
+        if useless:
+            def demote(s, useless=useless):
+                s.body = _rewrite_markers(s.body, lambda x: [] if x in useless else [x])
+                s.trail = _rewrite_markers(s.trail, lambda x: [] if x in useless else [x])
+            plan.step(claims[0], Strategy.CITATION, "the cited passage does not support this sentence's claims", demote,
+                      action=CitationAction.REMOVE, details={"anchors": sorted(useless)})

@@ -1,0 +1,290 @@
+"""The revision's records (options, edits, attempts, outcome), its strategy and warning codes, and the claim ledger
+(seed 000 §7) the loop compares attempts by."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+
+from audit.constants import (DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION,
+                             IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, SOFTENING_STYLES,
+                             UNSUPPORTED_ACTIONS)
+from audit.pipeline import scoring
+from audit.pipeline.retrieval import anchor_map, resolve_anchor
+from audit.pipeline.text import content_stems
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
+
+
+SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND = "supported", "weak", "contradicted", "not_found"
+COVERED = (SUPPORTED, WEAK)
+
+
+class Strategy(StrEnum):
+    REMOVE = "remove"  # claim nothing supports, taken out (seed 000 §6.2)
+    QUALIFY = "qualify"  # claim nothing supports, kept with a "not found" qualifier (seed 000 §6.2)
+    CORRECT = "correct"  # contradicted claim corrected to match the evidence (seed 000 §6.2)
+    SOFTEN = "soften"  # unverified (weak) fact softened (seed 003 stage 7c)
+    CITATION = "citation"  # citation correction (seed 003 stage 5)
+    CORRECTIVE_RETRIEVAL = "corrective_retrieval"  # citation to a passage found by corrective retrieval (seed 002)
+
+
+class CitationAction(StrEnum):
+    REPLACE = "REPLACE"
+    REMOVE = "REMOVE"
+    ADD_ALTERNATE = "ADD_ALTERNATE"
+
+
+class Warning(StrEnum):  # noqa: A001 - the seed's name for these codes
+    NO_IMPROVEMENT = "NO_IMPROVEMENT"
+    UNSUPPORTED_CLAIMS = "UNSUPPORTED_CLAIMS"
+
+
+Verify = Callable[[str, list[Passage]], AuditResult]
+# reverify(text, pool, reuse) -> AuditResult: ``verify`` where a claim ``reuse(draft)`` answers keeps that verdict
+Reverify = Callable[[str, list[Passage], Callable[[ClaimDraft], ClaimVerdict | None]], AuditResult]
+Retrieve = Callable[[list[str]], list[Passage]]
+# rewriter(query=, answer=, instructions=[dict], passages=[Passage]) -> revised answer text
+Rewriter = Callable[..., str]
+# judge(claim text, passage) -> the verdict of the judge that labels claims, on that one passage
+Judge = Callable[[str, Passage], ClaimVerdict]
+
+
+@dataclass(frozen=True)
+class RevisionOptions:
+    """How to revise; the defaults follow the seeds."""
+
+    softening: str = DEFAULT_SOFTENING_STYLE  # hedge | qualify | parenthetical
+    unsupported_action: str = DEFAULT_UNSUPPORTED_ACTION  # remove | qualify
+    correct_contradictions: bool = True
+    correct_citations: bool = True
+    corrective_retrieval: bool = True
+    citations_only: bool = False  # only citation correction (after corrective retrieval settled the rest)
+
+    def __post_init__(self):
+        if self.softening not in SOFTENING_STYLES:
+            raise ValueError(f"softening must be one of {', '.join(SOFTENING_STYLES)}")
+        if self.unsupported_action not in UNSUPPORTED_ACTIONS:
+            raise ValueError(f"unsupported_action must be one of {', '.join(UNSUPPORTED_ACTIONS)}")
+
+
+@dataclass
+class Edit:
+    """One change to the answer, traceable to the claim and the strategy that caused it.
+
+    ``span`` is where the change applies in the text of the attempt it was planned from;
+    ``before``/``after`` are that region's text before and after this edit (edits of one
+    sentence chain: the next edit's ``before`` is this one's ``after``).
+    """
+
+    claim_id: str
+    claim_text: str
+    strategy: str
+    span: tuple[int, int]
+    before: str
+    after: str
+    reason: str
+    action: str = ""  # CitationAction for citation edits, "remove_sentence"/"remove_clause"/… otherwise
+    passage_id: str = ""
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class RevisionDecision:
+    should_revise: bool
+    reason: str
+    instructions: list[dict] = field(default_factory=list)  # one per claim: claim_id, strategy, instruction
+
+
+@dataclass
+class RevisionAttempt:
+    number: int  # 0 = the answer as received
+    text: str
+    result: AuditResult
+    edits: list[Edit] = field(default_factory=list)  # the edits that turned the previous attempt into this one
+    author: str = "original"  # original | offline | llm
+    retrieval: list[dict] = field(default_factory=list)  # corrective retrieval run on this attempt
+    decision: RevisionDecision | None = None
+    notes: list[str] = field(default_factory=list)
+    before_retrieval: dict | None = None  # the summary before corrective retrieval re-verified this text
+
+    @property
+    def summary(self) -> dict:
+        return ledger_summary(self.result.claims)
+
+    def as_json(self) -> dict:
+        return {
+            "attempt": self.number, "author": self.author, "text": self.text, "summary": self.summary,
+            "ledger": claim_ledger(self.result.claims),
+            "edits": [asdict(e) | {"span": list(e.span)} for e in self.edits],
+            "retrieval": self.retrieval,
+            "decision": asdict(self.decision) if self.decision else None,
+            "notes": self.notes, "before_retrieval": self.before_retrieval,
+        }
+
+
+@dataclass
+class RevisionOutcome:
+    original_text: str
+    final_text: str
+    final: AuditResult
+    attempts: list[RevisionAttempt]
+    kept: int  # number of the attempt returned
+    warnings: list[dict]
+    stop_reason: str
+    passages: list[Passage]  # the pool at the end, with passages found by corrective retrieval
+    given: int = 0  # how many of ``passages`` were given (the request's); the others are cited as [n]
+
+    @property
+    def revised(self) -> bool:
+        return self.final_text != self.attempts[0].text
+
+    @property
+    def edits(self) -> list[Edit]:
+        """The edits that lead from the original to the kept attempt."""
+        return [e for a in self.attempts[1: self.kept + 1] for e in a.edits]
+
+    def history_json(self) -> list[dict]:
+        rows = [a.as_json() for a in self.attempts]
+        for row in rows:
+            row["kept"] = row["attempt"] == self.kept
+        return rows
+
+    def claim_revisions(self) -> dict[str, dict]:
+        """The remediation of each claim of the answer as received: {original claim_id: revision}.
+
+        A revision is ``{"strategy", "text", "label", "confidence", "passage_id", "edits"}``: the
+        claim's wording in the kept attempt (``""`` when removed) and the verdict of the pipeline on
+        it there (``None`` when removed). Claims no kept edit touched are absent.
+        """
+        current = {c.claim.claim_id: c for c in self.attempts[0].result.claims}
+        touched: dict[str, list[Edit]] = {cid: [] for cid in current}
+        for attempt in self.attempts[1: self.kept + 1]:
+            previous = self.attempts[attempt.number - 1].result.claims
+            moved = _follow_claims(previous, attempt.result.claims, attempt.edits)
+            for cid, verdict in list(current.items()):
+                if verdict is None:
+                    continue
+                mine = verdict.claim.claim_id
+                touched[cid] += [e for e in attempt.edits if e.claim_id == mine or mine in e.details.get("claims", [])]
+                current[cid] = moved.get(mine)
+        out = {}
+        amap = anchor_map(self.passages)
+        for cid, edits in touched.items():
+            if not edits:
+                continue
+            final = current[cid]
+            substantive = [e for e in edits if e.action != "revert"] or edits
+            last = max(reversed(substantive), key=lambda e: _STRATEGY_RANK.get(e.strategy, 0))
+            passage = next((e.passage_id for e in reversed(edits) if e.passage_id), "")
+            # the passage the revision itself cited (a correction, a marker) and the returned text still names
+            cited = bool(passage) and final is not None and passage in {
+                p.id for a in final.claim.citations if (p := resolve_anchor(a, amap)) is not None}
+            if final is not None and not passage and final.label == "SUPPORTED" and final.evidence:
+                passage = _best_hit(final).passage.id
+            out[cid] = {
+                "strategy": last.strategy, "action": last.action, "text": final.claim.text if final else "",
+                "label": final.label if final else None,
+                "confidence": round(float(final.confidence), 4) if final else None,
+                "passage_id": passage, "cited": cited, "edits": len(edits),
+                "replaced": [r["from"] for e in edits if e.strategy == Strategy.CORRECT
+                             for r in e.details.get("replaced", [])],
+            }
+        return out
+
+    def ledger_json(self) -> list[dict]:
+        """Every edit from the original to the kept text, with the attempt that made it."""
+        return [asdict(e) | {"span": list(e.span), "attempt": a.number}
+                for a in self.attempts[1: self.kept + 1] for e in a.edits]
+
+
+# the strategy a claim's revision is named after when several edits touched it
+_STRATEGY_RANK = {"correct": 5, "remove": 4, "qualify": 3, "soften": 2, "corrective_retrieval": 1, "citation": 1}
+
+
+def _follow_claims(before: list[ClaimVerdict], after: list[ClaimVerdict], edits: list[Edit]) -> dict[str, ClaimVerdict]:
+    """Claim id in the text the edits were planned on -> the claim it became in the next text
+    (absent when its sentence was removed). Sentences are followed through the edit spans."""
+    chains: dict[tuple[int, int], list[Edit]] = {}
+    for e in edits:
+        chains.setdefault(tuple(e.span), []).append(e)
+    ordered = sorted(chains.items())
+    sentences: dict[tuple[int, int], list[ClaimVerdict]] = {}
+    for c in before:
+        sentences.setdefault(tuple(c.claim.span), []).append(c)
+    out: dict[str, ClaimVerdict] = {}
+    for (sa, sb), olds in sentences.items():
+        shift, region, removed = 0, None, False
+        for (a, b), chain in ordered:
+            if b <= sa:  # before the sentence: it moves
+                shift += len(chain[-1].after) - (b - a)
+                continue
+            if a >= sb:
+                break
+            if any(e.action in ("remove_sentence", "no_answer_notice") for e in chain):
+                removed = True
+            else:
+                region = (a + shift, a + shift + len(chain[-1].after))
+            break
+        if removed:
+            continue
+        if region is None:
+            region = (sa + shift, sb + shift)
+        news = [c for c in after if region[0] <= c.claim.span[0] and c.claim.span[1] <= region[1] + 1]
+        if len(news) == len(olds):
+            out.update({o.claim.claim_id: n for o, n in zip(olds, news)})
+            continue
+        for o in olds:
+            best = max(news, key=lambda n: _overlap(o.claim.text, n.claim.text), default=None)
+            if best is not None and _overlap(o.claim.text, best.claim.text) >= 0.5:
+                out[o.claim.claim_id] = best
+    return out
+
+
+# --- ledger metrics (seed 000 §7) ----------------------------------------------------------
+def ledger_summary(claims: list[ClaimVerdict]) -> dict:
+    """Evidence coverage, unsupported rate (seed 000 §7) and the counts the revision decision needs."""
+    material = [c for c in claims if c.claim.importance != IMPORTANCE_MINOR]
+    counts = {v: sum(1 for c in claims if c.verdict == v) for v in (SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND)}
+    return {
+        "claims": len(claims), "material": len(material),
+        "coverage": round(scoring.coverage(claims), 4),
+        "unsupported_rate": round(scoring.unsupported_rate(claims), 4),
+        "unsupported_material": sum(1 for c in material if c.verdict == NOT_FOUND),
+        "critical_unsupported": sum(1 for c in claims if c.claim.importance == IMPORTANCE_CRITICAL
+                                    and c.verdict == NOT_FOUND),
+        "contradicted": counts[CONTRADICTED], "verdicts": counts,
+    }
+
+
+def quality_key(summary: dict) -> tuple:
+    """Order attempts: higher coverage, then fewer unsupported, contradicted, critical unsupported."""
+    return (summary["coverage"], -summary["unsupported_rate"], -summary["contradicted"],
+            -summary["critical_unsupported"])
+
+
+def claim_ledger(claims: list[ClaimVerdict]) -> list[dict]:
+    rows = []
+    for c in claims:
+        best = _best_hit(c)
+        rows.append({
+            "claim_id": c.claim.claim_id, "text": c.claim.text, "span": list(c.claim.span),
+            "importance": c.claim.importance, "type": c.claim.type, "verdict": c.verdict, "label": c.label,
+            "confidence": round(float(c.confidence), 4), "citations": list(c.claim.citations),
+            "best_passage": best.passage.id if best else "",
+        })
+    return rows
+
+
+def _hits_sorted(c: ClaimVerdict) -> list[EvidenceHit]:
+    return sorted(c.evidence, key=lambda h: (h.entailment, h.relevance, h.similarity), reverse=True)
+
+
+def _best_hit(c: ClaimVerdict) -> EvidenceHit | None:
+    hits = _hits_sorted(c)
+    return hits[0] if hits else None
+
+
+def _overlap(claim_text: str, other: str) -> float:
+    a = set(content_stems(claim_text))
+    return len(a & set(content_stems(other))) / len(a) if a else 0.0

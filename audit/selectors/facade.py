@@ -1,0 +1,29 @@
+"""The reads of audit data that other apps (``escalation``) may make: their one way in.
+
+Another app imports audit through this module, audit's public services (``audit.services.claims``,
+``audit.services.events``), its hooks (``audit.hooks``) and its shared foundations
+(``audit.constants``, ``audit.roles``, ``audit.errors``, ``audit.filters``, ``audit.admin_events``,
+``audit.presentation``), never audit's models or its other modules; audit never imports that app
+(docs/ARCHITECTURE.md, "Dependencies between the parts"). The model classes are named here for
+annotations and ``isinstance`` only.
+"""
+
+from __future__ import annotations
+
+from audit.models import Answer, Claim, Document, Evidence, Workspace
+from audit.models.choices import Label
+from audit.selectors.api import evidence_ordered, thresholds_for
+from audit.services.workspaces import workspace_for_user, workspace_home, workspace_member
+
+__all__ = [
+    "Answer", "Claim", "Document", "Evidence", "Label", "Workspace",
+    "claim_in_workspace", "evidence_ordered", "thresholds_for",
+    "workspace_for_user", "workspace_home", "workspace_member",
+]
+
+
+def claim_in_workspace(*, workspace: Workspace, answer_id: str, claim_id: str) -> Claim | None:
+    """Return the claim ``claim_id`` of the answer ``answer_id`` in the workspace (answer joined), or None."""
+    return (Claim.objects.select_related("answer__workspace")
+            .filter(answer__workspace=workspace, answer__public_id=answer_id, claim_id=claim_id).first())
+
