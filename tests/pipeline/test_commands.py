@@ -71,7 +71,7 @@ def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, e
     import io
     import re
 
-    from audit.pipeline.cli import run_bench
+    from audit.evaluation.cli import run_bench
 
     parts = {}
     for depth in ("full", "fast"):
