@@ -17,7 +17,7 @@ import time
 import pytest
 
 from audit.pipeline.audit import audit_answer
-from audit.pipeline.llm import LLMClient, LLMConfig
+from audit.pipeline.llm import LLMClient, LLMConfig, LLMError
 from audit.pipeline.llm.endpoint import endpoints_reset
 
 BASE_URL = os.environ.get("THEORIA_TEST_LLM_BASE_URL", "")
@@ -109,11 +109,14 @@ def test_accounting_matches_the_servers_usage():
     import openai
 
     client = real_client()
-    reply = client.complete(purpose="probe_accounting", messages=[{"role": "user", "content": "Say hello."}],
-                            max_tokens=16)
+    try:
+        client.complete(purpose="probe_accounting", messages=[{"role": "user", "content": "Say hello."}],
+                        max_tokens=16)
+    except LLMError as exc:  # a tiny model may stop at once: the call and its tokens still count
+        assert exc.kind == "empty"
     raw = openai.OpenAI(base_url=BASE_URL, api_key="x").chat.completions.create(
         model="default", messages=[{"role": "user", "content": "Say hello."}], max_tokens=16, temperature=0.0, seed=7)
-    assert reply and client.accounting.calls == 1
+    assert client.accounting.calls == 1 and raw.usage.prompt_tokens > 0
     assert client.accounting.prompt_tokens == raw.usage.prompt_tokens
     assert client.accounting.completion_tokens == raw.usage.completion_tokens
 

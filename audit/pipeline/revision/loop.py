@@ -70,6 +70,12 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
             position = len(pool) - 1
         return marker_for(passage) if position < given else f"[{position + 1}]"
 
+    def verify_edited(new_text: str, previous: RevisionAttempt) -> AuditResult:
+        # claims the edit did not reword keep the verdicts they had on this pool
+        if reverify is None:
+            return verify(new_text, pool)
+        return reverify(new_text, pool, verdicts_to_keep(previous.result))
+
     retrieved_ids: set[str] = set()
     result = initial if initial is not None else verify(text, pool)
     attempts = [RevisionAttempt(0, text, result)]
@@ -90,10 +96,8 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
                                             retrieved_ids=frozenset(retrieved_ids), protected=protected,
                                             unsoftenable=unsoftenable, judge=judge, cite=cite)
             if edits and new_text != current.text:
-                again = (reverify(new_text, pool, verdicts_to_keep(current.result)) if reverify is not None
-                         else verify(new_text, pool))
-                attempts.append(RevisionAttempt(len(attempts), new_text, again, edits, "offline",
-                                                notes=["citation markers checked against the final wording"]))
+                attempts.append(RevisionAttempt(len(attempts), new_text, verify_edited(new_text, current), edits,
+                                                "offline", notes=["citation markers checked against the final wording"]))
             break
         if retrieve is not None and options.corrective_retrieval:
             new, records = corrective_retrieval(current.result.claims, pool, retrieve, query)
@@ -137,9 +141,8 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
             stop_reason = stop_reason or "No applicable edits"
             break
         unsoftenable += [set(content_stems(unsoften(e.claim_text))) for e in edits if e.action == "revert"]
-        again = (reverify(new_text, pool, verdicts_to_keep(current.result)) if reverify is not None
-                 else verify(new_text, pool))
-        attempts.append(RevisionAttempt(len(attempts), new_text, again, edits, author, notes=notes))
+        attempts.append(RevisionAttempt(len(attempts), new_text, verify_edited(new_text, current), edits, author,
+                                        notes=notes))
         if not decision.should_revise:
             break
     kept, warnings = terminate(attempts)
