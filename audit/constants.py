@@ -3,25 +3,25 @@
 Plain Python (no Django): the pipeline, the services, the admin and the tests all import from
 here. A workspace may override the verification thresholds in the database
 (``Workspace.threshold_overrides``); :func:`thresholds_for` merges such overrides over these
-defaults. Sources: seed 004 §13 (appendix), seed 000 §§5–9, seed 003, spec §11 (SLAs).
+defaults. Sources: seed 004 §13 (appendix), seed 000 §§5–9, seed 003, docs/SPEC_NOTES.md#human-escalation (SLAs).
 """
 
 from __future__ import annotations
 
 import os
 
-# --- Operating modes (spec §3) -------------------------------------------------------------
+# --- Operating modes (docs/SPEC_NOTES.md#modes) -------------------------------------------------------------
 MODE_NORMAL = "normal"
 MODE_AUDIT_LOCAL = "audit-local"
 MODE_AUDIT_WEB = "audit-web"
 MODES = (MODE_NORMAL, MODE_AUDIT_LOCAL, MODE_AUDIT_WEB)
 
-# --- Data retention and freshness (seed 000 §9.2, seed 004 §4.3/§13) ---------------------------
+# --- Data retention and freshness (docs/SPEC_NOTES.md#freshness-and-retention, seed 004 §4.3/§13) ---------------------------
 DEFAULT_RETENTION_DAYS = 90
 DEFAULT_FRESHNESS_MONTHS = {"neuroscience": 18, "general": 36}
 FALLBACK_FRESHNESS_MONTHS = 36
 
-# --- Nightly batch auditor and retention (seed 004 §4.5, seed 000 §9.2) ------------------------
+# --- Nightly batch auditor and retention (docs/SPEC_NOTES.md#nightly-auditor, docs/SPEC_NOTES.md#freshness-and-retention) ------------------------
 # The nightly job re-checks the day's REFUTED/NEI claims below LOW_CONFIDENCE_THRESHOLD.
 NIGHTLY_LABELS = ("REFUTED", "NEI")
 NIGHTLY_BATCH_SIZE = 256  # claims embedded, searched and committed together (one transaction)
@@ -36,7 +36,7 @@ NIGHTLY_VERIFICATION_DEPTH = "fast"
 NIGHTLY_FULL_DEPTH_MAX_CLAIMS = 300
 RETENTION_DELETE_BATCH = 500  # answers deleted per statement
 
-# --- Knowledge-base ingestion (seed 003 stage 1: 8000 chars, 1000 overlap) ---------------------
+# --- Knowledge-base ingestion (docs/SPEC_NOTES.md#evidence-and-retrieval: 8000 chars, 1000 overlap) ---------------------
 # The seed's 8000-character chunks suit long web pages; a knowledge base of notes is searched
 # better with paragraph-sized chunks, so the default is smaller and both are configurable
 # (THEORIA_CHUNK_SIZE / THEORIA_CHUNK_OVERLAP or `ingest_kb --chunk-size/--overlap`).
@@ -48,24 +48,24 @@ EMBEDDING_DIM = 384
 EMBEDDING_BATCH_SIZE = 64
 INGEST_MAX_FILE_BYTES = 20 * 1024 * 1024
 
-# --- Verification pipeline (seed 004 §4.2/§13, seed 000 §§4–8, seed 003 stages 1, 3, 6, 7a) ---
+# --- Verification pipeline (seed 004 §4.2/§13, seed 000 §§4–8, docs/SPEC_NOTES.md#evidence-and-retrieval) ---
 # Owned by the pipeline (audit/pipeline/). Everything below is a default; a workspace may
 # override any field of `Thresholds` by name through `Workspace.threshold_overrides`.
 AUDIT_SCORE_THRESHOLD = 0.80  # SUPPORTED needs confidence >= this (seed 004 §13)
 SELFCHECK_DISAGREEMENT_THRESHOLD = 0.40  # seed 004 §4.3
-LOW_CONFIDENCE_THRESHOLD = 0.60  # nightly re-check / escalation intake (seed 004 §4.5, §11)
-COVERAGE_THRESHOLD = 0.85  # quality gate: evidence coverage (seed 000 §7.3)
-UNSUPPORTED_RATE_THRESHOLD = 0.05  # quality gate: unsupported rate (seed 000 §7.3)
-MAX_REVISIONS = 2  # seed 000 §6.1
+LOW_CONFIDENCE_THRESHOLD = 0.60  # nightly re-check / escalation intake (docs/SPEC_NOTES.md#nightly-auditor)
+COVERAGE_THRESHOLD = 0.85  # quality gate: evidence coverage (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+UNSUPPORTED_RATE_THRESHOLD = 0.05  # quality gate: unsupported rate (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+MAX_REVISIONS = 2  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 # An answer with more claims is refused (HTTP 413) before any verification: one audit of 1,000
 # claims ran a minute; a workspace may raise or lower this (threshold max_claims_per_answer).
 MAX_CLAIMS_PER_ANSWER = 200
-SIMILARITY_THRESHOLD = 0.70  # semantic match of a claim to a passage (seed 000 §4.2)
-WEAK_THRESHOLD = 0.50  # finer verdict "weak" from here up to AUDIT_SCORE_THRESHOLD (seed 000 §5.3)
+SIMILARITY_THRESHOLD = 0.70  # semantic match of a claim to a passage (docs/SPEC_NOTES.md#declared-but-not-read)
+WEAK_THRESHOLD = 0.50  # finer verdict "weak" from here up to AUDIT_SCORE_THRESHOLD (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)
 REFUTED_THRESHOLD = 0.50  # P(contradicted | not supported) at or above which the label is REFUTED
 CONFLICT_THRESHOLD = 0.60  # two relevant sources whose support scores differ by this much conflict
-NUMERIC_BOOST = 0.20  # seed 003 stage 1: relevance boost for passages with numbers a claim shares
-NUMERIC_REL_TOLERANCE = 0.02  # seed 003 stage 6: rounding tolerance (3.2B vs 3.19B)
+NUMERIC_BOOST = 0.20  # docs/SPEC_NOTES.md#evidence-and-retrieval: relevance boost for passages with numbers a claim shares
+NUMERIC_REL_TOLERANCE = 0.02  # docs/SPEC_NOTES.md#numeric-checks: rounding tolerance (3.2B vs 3.19B)
 NUMERIC_APPROX_TOLERANCE = 0.10  # with "about", "approximately", "~", "nearly"
 NUMERIC_RELEVANT_OVERLAP = 0.40  # an evidence sentence sharing this share of a claim's words can contradict its numbers
 CONTRADICTION_CAP = 0.05  # confidence ceiling of a claim contradicted by numbers or by conflicting sources
@@ -79,8 +79,8 @@ STRUCTURE_CONTRADICTION_CAP = 0.05  # confidence ceiling of a claim a structural
 STRUCTURE_P_REFUTED = 0.90  # P(contradicted) set by a structural contradiction (REFUTED at REFUTED_THRESHOLD)
 STRUCTURE_ENTITY_MARGIN = 0.05  # a key entity of the claim missing from the evidence keeps confidence this far below the threshold
 MIN_SEARCH_RELEVANCE = 0.25  # searched (uncited) passages below this fused retrieval score are not evidence
-LINGUISTIC_BASE = 0.50  # seed 003 stage 3: base score
-LINGUISTIC_STEP = 0.15  # seed 003 stage 3: per high/low confidence indicator
+LINGUISTIC_BASE = 0.50  # docs/SPEC_NOTES.md#labels-verdicts-and-confidence: base score
+LINGUISTIC_STEP = 0.15  # docs/SPEC_NOTES.md#labels-verdicts-and-confidence: per high/low confidence indicator
 ATOMIC_MIN_WORDS = 8  # seed 003 stage 7a: skip decomposition below this many words
 RETRIEVAL_TOP_K = 5  # passages kept per claim
 RETRIEVE_MAX_TOP_K = 50  # POST /api/v1/retrieve: most passages one request may ask for
@@ -96,7 +96,7 @@ JUDGES = ("features", "learned", "cross-encoder", "llm")
 # a local CrossEncoder / NLI model folder, set by the deployment's admin (never downloaded)
 CROSS_ENCODER_PATH = os.environ.get("THEORIA_CROSS_ENCODER_PATH", "")
 CROSS_ENCODER_WINDOWS = 3  # best-aligned evidence sentences (and as many 2-sentence windows) scored per claim
-# Generation modes of seed 003 stage 2, for answers Theoria drafts with an LLM: "strict" (every
+# Generation modes of docs/SPEC_NOTES.md#verification-depths-and-profiles, for answers Theoria drafts with an LLM: "strict" (every
 # sentence cited, nothing beyond the passages), "natural" (balanced), "classical" (free prose with
 # [Title](url) links). strict/natural cite with human-readable keys: [Arxiv], [Arxiv-2] on a collision.
 GENERATION_MODES = ("strict", "natural", "classical")
@@ -122,7 +122,7 @@ STRUCTURED_FIX_CANDIDATES = 3  # citation fix (stage 5): other passages tried pe
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
 # admin accept exactly these; see audit.services.modes.thresholds_check). The profile and the
 # generation mode default to "" (no profile: the thresholds as set; generation: the profile's, else natural).
-# asynchronous deep checks (issue 20): "sync" runs the LLM methods inside the request (under
+# asynchronous deep checks (docs/LLM.md): "sync" runs the LLM methods inside the request (under
 # LLM_TIME_BUDGET_S); "async" answers with the offline Audit-Local result at once and runs the LLM
 # methods (judge, CoVe, SelfCheck) in a django-q2 task that relabels the claim cards
 DEEP_CHECKS = ("sync", "async")
@@ -160,13 +160,13 @@ RAG_ALIGNMENT_SOURCES = 5  # seed 001: alignment reads the top 5 chunks
 RAG_CITATION_PATTERN_STEP = 0.1  # seed 001: each citation pattern ("according to", "[Source: 1]") adds this ...
 RAG_CITATION_PATTERN_MAX = 0.3  # ... up to this bonus
 RAG_NEUTRAL_SCORE = 0.5  # seed 001: a part that cannot run scores this
-# --- LLM-backed methods (issue 4; seed 004 §4.1/§4.2, seed 003 stage 4) ----------------------
+# --- LLM-backed methods (docs/LLM.md; docs/SPEC_NOTES.md#claims/§4.2, docs/SPEC_NOTES.md#labels-verdicts-and-confidence) ----------------------
 # Deployment values (base URL, key, model, timeout, retries, concurrency) are Django settings
 # (THEORIA["LLM_*"]); these are the method parameters.
 LLM_TEMPERATURE = 0.0  # deterministic prompts (extraction, judge, CoVe)
 LLM_SEED = 7  # sent with every deterministic call; servers that support it repeat themselves
 LLM_MAX_TOKENS = 800  # completion cap of a call whose task names no cap of its own
-# completion cap per task (issue 20): a batched task gets ``base + per_item * items``, capped at
+# completion cap per task (docs/LLM.md): a batched task gets ``base + per_item * items``, capped at
 # LLM_MAX_TOKENS_CEILING; small caps keep a looping model from burning the budget and the clock
 LLM_TASK_MAX_TOKENS = {
     "extract_claims": (80, 60),  # + 60 a sentence of the answer
@@ -196,7 +196,7 @@ LLM_RETRY_BACKOFF_S = 0.5  # first back-off on 429/5xx without Retry-After; doub
 LLM_RETRY_MAX_WAIT_S = 10.0  # a Retry-After longer than this is not waited for: the call fails
 LLM_EVIDENCE_PASSAGES = 3  # passages the isolated judge sees per claim
 LLM_EVIDENCE_CHARS = 1200  # characters per passage sent to the LLM
-# isolated verification verdict (seed 003 stage 4) -> (P(supported), P(refuted), FEVER label, finer
+# isolated verification verdict (docs/SPEC_NOTES.md#labels-verdicts-and-confidence) -> (P(supported), P(refuted), FEVER label, finer
 # verdict); scoring uses the two probabilities in place of the entailment judge's when it ran.
 LLM_JUDGE_VERDICTS = {
     "SUPPORTED": (0.95, 0.0, "SUPPORTED", "supported"),
@@ -212,23 +212,23 @@ IMPORTANCE_CRITICAL = "critical"
 IMPORTANCE_MATERIAL = "material"
 IMPORTANCE_MINOR = "minor"
 
-# --- Answer revision (issue 6; seed 000 §6, seed 003 stages 5 and 7c, seed 002) ----------------
+# --- Answer revision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop and 7c, seed 002) ----------------
 # COVERAGE_THRESHOLD, UNSUPPORTED_RATE_THRESHOLD and MAX_REVISIONS above decide when to stop.
 SOFTENING_STYLES = ("hedge", "qualify", "parenthetical")  # seed 003 stage 7c
 DEFAULT_SOFTENING_STYLE = "hedge"
 SOFTENING_HEDGE = "reportedly"
 SOFTENING_QUALIFY = "Some evidence suggests that"
 SOFTENING_PARENTHETICAL = "(unverified)"
-UNSUPPORTED_QUALIFIER = "(not found in the provided documents)"  # seed 000 §6.2
+UNSUPPORTED_QUALIFIER = "(not found in the provided documents)"  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 UNSUPPORTED_ACTIONS = ("remove", "qualify")  # what to do with a material claim nothing supports
 DEFAULT_UNSUPPORTED_ACTION = "qualify"  # removing cost 21 annotator-supported DEV sentences, qualifying 3
-NO_ANSWER_NOTICE = "I cannot find support for this answer in the provided documents."  # seed 000 §8.1
+NO_ANSWER_NOTICE = "I cannot find support for this answer in the provided documents."  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 CITATION_REPLACE_MARGIN = 0.15  # another passage must beat the cited one's entailment by this to take its place
 CORRECTION_MIN_ALIGNMENT = 0.60  # share of a contradicted claim's other content words its correcting evidence sentence must hold
 CORRECTIVE_QUERIES_PER_CLAIM = 3  # seed 002: targeted queries per unsupported claim
 CORRECTIVE_PASSAGES_PER_QUERY = 3  # extra passages kept per targeted query
 
-# --- Audit-Web: controlled verification against allow-listed web sources (issue 7, spec §4.3) --
+# --- Audit-Web: controlled verification against allow-listed web sources (docs/SPEC_NOTES.md#escalation-to-audit-web, spec §4.3) --
 WEB_TIMEOUT_S = 10.0  # wall-clock limit of one external call, redirects and body included
 WEB_MAX_RESPONSE_BYTES = 5 * 1024 * 1024  # body cap, enforced while streaming
 WEB_MAX_REDIRECTS = 5  # each hop is checked against the allow-list and the address policy
@@ -241,7 +241,7 @@ WEB_PASSAGE_MAX_CHARS = 4000  # text of one web document handed to the verifier
 WEB_SELFCHECK_METRIC = "selfcheck_disagreement"  # claim metric compared to the threshold
 WEB_STALE_FLAG = "outdated_source"  # claim risk flag that escalates on its own
 
-# --- Human escalation (spec §11, issue 8; used by escalation/policy.py) -----------------------
+# --- Human escalation (docs/SPEC_NOTES.md#human-escalation; used by escalation/policy.py) -----------------------
 # Tier -> (clock, amount): "wall" seconds, "business" seconds inside the workspace's business
 # hours, or "business_days" (a day = the length of the calendar's working day).
 SLA_CLOCK_WALL = "wall"
@@ -271,7 +271,7 @@ EMAIL_TIMEOUT_S = 10  # SMTP connect/send timeout (Django EMAIL_TIMEOUT)
 # A notification left "sending" this long (the sender crashed mid-send) is retried exactly once.
 NOTIFICATION_STUCK_AFTER_S = 10 * 60
 
-# --- Analyst pages and dashboard (issue 9) ----------------------------------------------------
+# --- Analyst pages and dashboard (docs/SPEC_NOTES.md#analyst-pages) ----------------------------------------------------
 UI_CLAIMS_PER_PAGE = 50  # rows of a claim list page
 UI_CASES_PER_PAGE = 50  # rows of the escalation queue page
 UI_EVIDENCE_MIN_ALIGNMENT = 0.4  # a passage bears on a claim when its best sentence holds this share of the claim's content words
@@ -342,6 +342,11 @@ class Thresholds:
 
     def freshness_for(self, domain: str | None) -> int:
         return int(self.freshness_months.get((domain or "").lower(), self.fallback_freshness_months))
+
+    def is_weak(self, label: str, confidence: float) -> bool:
+        """The weak-claim rule: REFUTED or NEI below ``low_confidence_threshold`` (a claim at the bar
+        is not weak). ``audit.selectors.nightly.weak_claims_q`` is the same rule in SQL."""
+        return label in NIGHTLY_LABELS and confidence < self.low_confidence_threshold
 
 
 # --- Ranges of the settings a workspace may change (API, admin console; checked again when read) ---

@@ -4,7 +4,7 @@ Each process (web worker, task worker, command) holds one knowledge base per wor
 search, :func:`kb_index` compares ``Workspace.kb_version`` (one cheap query) with the version the
 knowledge base was synced at, so ingestion and deletion in any process are seen everywhere.
 
-- :class:`KnowledgeBase` (SQLite, PostgreSQL without pgvector): the chunks live in memory in an
+- :class:`InProcessKnowledgeBase` (SQLite, PostgreSQL without pgvector): the chunks live in memory in an
   ``audit.pipeline.index.HybridIndex`` (dense + BM25); a sync loads only the chunks added since
   and drops the deleted ones. Memory grows with the knowledge base (~1.4 GB at 100k chunks).
 - :class:`PgKnowledgeBase` (PostgreSQL with pgvector, ``audit.kb_pgvector``): search runs in SQL
@@ -26,6 +26,7 @@ from audit import constants
 from audit.kb_pgvector import PgVectorIndex, forget_backend_checks, pgvector_ready
 from audit.models import Chunk, Workspace
 from audit.pipeline.index import HybridIndex
+from audit.pipeline.retrieval import KnowledgeBase as RetrievalKnowledgeBase
 from audit.pipeline.types import Passage
 
 META_FIELDS = ("pk", "document_id", "document__title", "document__uri", "document__domain",
@@ -58,6 +59,10 @@ class _Searchable:
     def passage(self, source_id: str) -> Passage | None:
         return self.passages([source_id]).get(source_id)
 
+    def for_pipeline(self) -> RetrievalKnowledgeBase:
+        """This knowledge base as the pipeline's retrieval sees one (its index, passages by id)."""
+        return RetrievalKnowledgeBase(index=self.index, lookup=self.passages)
+
     def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[Passage, float]]:
         return self.search_many([query_text], np.asarray(query_vec).reshape(1, -1), k)[0]
 
@@ -72,7 +77,7 @@ def _passage(source_id: str, text: str, meta: ChunkMeta) -> Passage:
                    published=meta.published, domain=meta.domain)
 
 
-class KnowledgeBase(_Searchable):
+class InProcessKnowledgeBase(_Searchable):
     """A workspace's searchable chunks held in memory: the hybrid index plus what a claim card needs of each."""
 
     backend = "in-process"
@@ -175,14 +180,14 @@ class PgKnowledgeBase(_Searchable):
         return out
 
 
-_INDEXES: dict[int, KnowledgeBase] = {}
+_INDEXES: dict[int, InProcessKnowledgeBase] = {}
 _LOCK = threading.Lock()
 
 
-def kb_index(workspace: Workspace | int) -> KnowledgeBase | PgKnowledgeBase:
+def kb_index(workspace: Workspace | int) -> InProcessKnowledgeBase | PgKnowledgeBase:
     """Return the workspace's knowledge base index, synced with the database."""
     workspace_id = workspace if isinstance(workspace, int) else workspace.pk
-    cls = PgKnowledgeBase if pgvector_ready() else KnowledgeBase
+    cls = PgKnowledgeBase if pgvector_ready() else InProcessKnowledgeBase
     with _LOCK:
         kb = _INDEXES.get(workspace_id)
         if type(kb) is not cls:

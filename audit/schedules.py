@@ -6,12 +6,12 @@ Features append their jobs here; escalation declares its own in escalation/sched
 """
 
 SCHEDULES: list[dict] = [
-    # Nightly batch auditor (spec §4.5): yesterday's weak claims, every workspace, once a day.
+    # Nightly batch auditor (docs/SPEC_NOTES.md#nightly-auditor): yesterday's weak claims, every workspace, once a day.
     # Daily ("D") rather than cron: cron schedules need the croniter package; the task always
     # re-checks the previous UTC day, so the hour it runs at does not change what it does.
     {"name": "audit.nightly_audit", "func": "audit.tasks.nightly_audit", "schedule_type": "D"},
-    # Retention (seed 000 §9.2): purge audit data past each workspace's retention, daily.
+    # Retention (docs/SPEC_NOTES.md#freshness-and-retention): purge audit data past each workspace's retention, daily.
     {"name": "audit.purge_expired", "func": "audit.tasks.purge_expired", "schedule_type": "D"},
-    # Audit-Web response cache (issue 7): drop entries past their time-to-live, daily.
+    # Audit-Web response cache (docs/SPEC_NOTES.md#escalation-to-audit-web): drop entries past their time-to-live, daily.
     {"name": "audit.web_cache_purge", "func": "audit.tasks.web_cache_purge", "schedule_type": "D"},
 ]

@@ -9,7 +9,7 @@ from django.utils import timezone
 from audit.models import Workspace
 from audit.services.nightly import nightly_audit_run
 from audit.services.retention import retention_purge_all
-from audit.services.web import web_cache_purge as purge
+from audit.services.web_client import web_cache_purge as purge
 from audit.services.deep_checks import deep_check_run
 
 
@@ -41,6 +41,6 @@ def web_cache_purge() -> int:
 
 
 def deep_check(run_id: int) -> dict:
-    """Run the asynchronous deep check (LLM methods) of one verification run (issue 20)."""
+    """Run the asynchronous deep check (LLM methods) of one verification run (docs/LLM.md)."""
     run = deep_check_run(run_id=run_id)
     return {"run": run.pk, "status": run.deep_checks.get("status"), "relabels": len(run.deep_checks.get("relabels", []))}

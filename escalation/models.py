@@ -1,4 +1,4 @@
-"""Human review: cases, their events, business calendars, curation items and notifications (issue 8)."""
+"""Human review: cases, their events, business calendars, curation items and notifications (docs/SPEC_NOTES.md#human-escalation)."""
 
 from __future__ import annotations
 

@@ -13,17 +13,12 @@ Audit data (claim labels, answer suppression) changes only through ``audit.servi
 
 from __future__ import annotations
 
-import json
 import logging
-from datetime import datetime, timedelta
-from urllib.parse import urlsplit
+from datetime import datetime
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import F
-from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from audit import constants, roles
@@ -32,15 +27,13 @@ from audit.services.claims import answer_suppress, claim_relabel
 from audit.services.events import event_record
 
 from . import policy, selectors
+from .notifications import notifications_queue
 from .errors import CaseConflict, NotPermitted, TransitionNotAllowed
 from .models import (
     CLOCK_STATUSES,
     OPEN_CASE_STATUSES,
     CaseStatus,
-    Channel,
     CurationItem,
-    Notification,
-    NotificationStatus,
     ReviewCase,
     ReviewEvent,
     SlaState,
@@ -114,7 +107,7 @@ def _record(case: ReviewCase, kind: str, *, actor=None, actor_label: str = "", r
         details={"ticket": case.ticket, "tier": case.tier, "status": case.status, "reason": reason, **(details or {})},
     )
     if kind in ReviewEvent.NOTIFYING_KINDS:
-        _notifications_queue(event)
+        notifications_queue(event)
     return event
 
 
@@ -486,143 +479,3 @@ def cases_sweep(*, now: datetime | None = None) -> dict:
             else:
                 skipped.add(case.id)  # changed meanwhile: the next sweep sees it fresh
     return counts
-
-
-# --- notifications ------------------------------------------------------------------------------
-
-
-def _notifications_queue(event: ReviewEvent) -> None:
-    """Create one pending notification per target for ``event`` and deliver them after commit."""
-    targets = selectors.notification_targets(event.case.workspace)
-    Notification.objects.bulk_create(
-        [Notification(event=event, channel=channel, address=address) for channel, address in targets],
-        ignore_conflicts=True,
-    )
-    if targets:
-        transaction.on_commit(_enqueue_delivery)
-
-
-def _enqueue_delivery() -> None:
-    from django_q.tasks import async_task
-
-    async_task("escalation.tasks.deliver_notifications")
-
-
-def _case_url(case: ReviewCase) -> str:
-    """Link to the case page, absolute when THEORIA["PUBLIC_URL"] is set."""
-    try:
-        path = reverse("case-detail", args=[case.ticket])
-    except NoReverseMatch:  # pages not installed: link the API record instead
-        path = f"/api/v1/cases/{case.ticket}"
-    return settings.THEORIA.get("PUBLIC_URL", "").rstrip("/") + path
-
-
-def _message(event: ReviewEvent) -> tuple[str, str]:
-    case = event.case
-    what = {
-        ReviewEvent.Kind.OPENED: "new case",
-        ReviewEvent.Kind.ESCALATED: f"escalated to {policy.TIER_NAMES[case.tier]}",
-        ReviewEvent.Kind.AT_RISK: "SLA at risk",
-        ReviewEvent.Kind.BREACHED: "SLA breached",
-        ReviewEvent.Kind.REOPENED: "reopened",
-    }.get(event.kind, event.get_kind_display())
-    subject = f"[{case.ticket}] {what} (L{event.tier}, risk {case.risk_score:.2f})"
-    due = event.details.get("due_at") or (case.due_at.isoformat() if case.due_at else "-")
-    body = "\n".join(
-        [
-            f"{case.ticket}: {what}",
-            f"Tier: L{event.tier} ({policy.TIER_NAMES[event.tier]})",
-            f"Due: {due}",
-            f"Claim: {case.summary}",
-            f"Reason: {event.reason}" if event.reason else "",
-            f"Case: {_case_url(case)}",
-        ]
-    ).strip()
-    return subject, body
-
-
-def _send(notification: Notification) -> None:
-    subject, body = _message(notification.event)
-    if notification.channel == Channel.EMAIL:
-        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [notification.address], fail_silently=False)
-        return
-    payload = {
-        "channel": settings.THEORIA.get("SLACK_CHANNEL", ""),
-        "text": f"*{subject}*\n{body}",
-        "ticket": notification.event.case.ticket,
-        "event": notification.event.kind,
-    }
-    # through the Audit-Web guard: http(s) only, no credentials, public addresses only (no loopback,
-    # metadata or private hosts), the checked address pinned, no redirects, a timeout, a capped reply
-    from audit.pipeline.web.fetch import FetchPolicy, WebError, safe_fetch
-
-    host = urlsplit(notification.address).hostname or ""
-    policy = FetchPolicy(allowed_domains=(host,) if host else (),
-                         allow_private=bool(settings.THEORIA.get("WEB_ALLOW_PRIVATE_ADDRESSES")),
-                         timeout_s=constants.WEBHOOK_TIMEOUT_S, max_bytes=constants.WEBHOOK_MAX_RESPONSE_BYTES,
-                         max_redirects=0)
-    try:
-        safe_fetch(notification.address, policy, method="POST", body=json.dumps(payload).encode(),
-                   headers={"Content-Type": "application/json"})
-    except WebError as exc:
-        raise OSError(f"webhook refused or failed ({exc.reason.value}): {exc.message}") from None
-
-
-def notifications_deliver(*, limit: int = 200) -> dict:
-    """Send pending (and failed, up to the attempt limit) notifications, each at most once.
-
-    A notification is claimed by a conditional update (pending/failed -> sending) before it is
-    sent, so two workers never send the same one. Runs outside a transaction on purpose: the
-    claim must be visible to other workers at once.
-    """
-    counts = {"sent": 0, "failed": 0, "stuck": 0}
-    _recover_stuck(counts)
-    due = (
-        Notification.objects.filter(
-            status__in=[NotificationStatus.PENDING, NotificationStatus.FAILED],
-            attempts__lt=constants.NOTIFICATION_MAX_ATTEMPTS,
-        )
-        .select_related("event__case")
-        .order_by("id")[:limit]
-    )
-    for notification in list(due):
-        claimed = Notification.objects.filter(
-            id=notification.id, status=notification.status, attempts=notification.attempts
-        ).update(status=NotificationStatus.SENDING, attempts=F("attempts") + 1, claimed_at=timezone.now())
-        if claimed != 1:
-            continue
-        _attempt(notification, counts)
-    return counts
-
-
-def _attempt(notification: Notification, counts: dict) -> None:
-    """Send one claimed notification and record the outcome."""
-    try:
-        _send(notification)
-    except Exception as exc:  # noqa: BLE001 — any delivery failure is recorded and retried
-        logger.warning("notification %s to %s failed: %s", notification.id, notification.address, exc)
-        Notification.objects.filter(id=notification.id).update(status=NotificationStatus.FAILED, last_error=str(exc)[:2000])
-        counts["failed"] += 1
-    else:
-        Notification.objects.filter(id=notification.id).update(status=NotificationStatus.SENT, sent_at=timezone.now())
-        counts["sent"] += 1
-
-
-def _recover_stuck(counts: dict) -> None:
-    """Retry, exactly once, a notification left 'sending' by a sender that crashed mid-send.
-
-    Whether it reached its target is unknown, so it is sent once more (a duplicate beats a lost
-    breach alert) and marked; one stuck a second time is given up (failed, attempts exhausted).
-    """
-    cutoff = timezone.now() - timedelta(seconds=constants.NOTIFICATION_STUCK_AFTER_S)
-    stuck = Notification.objects.filter(status=NotificationStatus.SENDING, claimed_at__lt=cutoff)
-    Notification.objects.filter(pk__in=stuck.filter(stuck_retried=True).values("pk")).update(
-        status=NotificationStatus.FAILED, attempts=constants.NOTIFICATION_MAX_ATTEMPTS,
-        last_error="left 'sending' twice by a crashed sender; given up")
-    for notification in stuck.filter(stuck_retried=False).select_related("event__case").order_by("id"):
-        claimed = Notification.objects.filter(id=notification.id, status=NotificationStatus.SENDING,
-                                              claimed_at=notification.claimed_at, stuck_retried=False).update(
-            stuck_retried=True, claimed_at=timezone.now())
-        if claimed == 1:
-            counts["stuck"] += 1
-            _attempt(notification, counts)

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from . import services
+from . import notifications, services
 
 
 def sweep_overdue_cases() -> dict:
     """Every minute: mark at-risk and breached cases, then deliver what is still unsent."""
     counts = services.cases_sweep()
-    counts.update(services.notifications_deliver())
+    counts.update(notifications.notifications_deliver())
     return counts
 
 
 def deliver_notifications() -> dict:
     """After a transition commits: send its notifications."""
-    return services.notifications_deliver()
+    return notifications.notifications_deliver()

@@ -1,4 +1,4 @@
-"""Output shapes shared by several endpoints, and the one Claim Card serializer (spec §6).
+"""Output shapes shared by several endpoints, and the one Claim Card serializer (docs/SPEC_NOTES.md#analyst-pages).
 
 ``ClaimCardSerializer`` is the single definition of the Claim Card JSON: the API, the CSV/JSON
 export, the UI export and the nightly bundle all serialize claims through it. Its key set is
@@ -16,7 +16,7 @@ from audit.models import Answer, Claim, Document, Evidence, VerificationRun
 from audit.models.choices import Mode
 from audit.services.submissions import citations_of
 
-# Claim metrics named by the spec §6 example, in its order.
+# Claim metrics named by the docs/SPEC_NOTES.md#analyst-pages example, in its order.
 CLAIM_CARD_METRICS = ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")
 
 
@@ -32,7 +32,7 @@ class StrictCharField(serializers.CharField):
 
 
 class EvidenceCardSerializer(serializers.ModelSerializer):
-    """One evidence entry of a Claim Card (spec §6)."""
+    """One evidence entry of a Claim Card (docs/SPEC_NOTES.md#analyst-pages)."""
 
     class Meta:
         model = Evidence
@@ -52,7 +52,7 @@ class ClaimTimestampsSerializer(serializers.Serializer):
 
 
 class EscalationRefSerializer(serializers.Serializer):
-    """One entry of a claim's escalation log: a human-review case (``COMP-ESC-…``, spec §11) or its
+    """One entry of a claim's escalation log: a human-review case (``COMP-ESC-…``, docs/SPEC_NOTES.md#human-escalation) or its
     Audit-Web re-verification (spec §4.3; ``ticket`` blank, ``reasons`` the §4.3 conditions met)."""
 
     type = serializers.ChoiceField(choices=[("review", "Human review case"), ("audit-web", "Web verification")])
@@ -85,7 +85,7 @@ def _number(value):
 
 
 class ClaimCardSerializer(serializers.Serializer):
-    """A claim as a Claim Card: the JSON of spec §6, key for key.
+    """A claim as a Claim Card: the JSON of docs/SPEC_NOTES.md#analyst-pages, key for key.
 
     The card describes the claim as the RAG front end sent it (text, label, confidence); when the
     revision loop changed it, ``revision`` holds the remediation (null when untouched).

@@ -33,4 +33,4 @@ urlpatterns = [
          name="api-docs"),
 ]
 
-urlpatterns += [path("", include("audit.api.nightly"))]  # nightly auditor reports (issue 10)
+urlpatterns += [path("", include("audit.api.nightly"))]  # nightly auditor reports (docs/SPEC_NOTES.md#nightly-auditor)

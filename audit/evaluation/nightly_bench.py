@@ -18,7 +18,7 @@ from django.db import transaction
 
 from audit import constants
 from audit.models import Answer, Chunk, Claim, Document, Workspace
-from audit.selectors.nightly import day_bounds
+from audit.selectors.weak_claims import day_bounds
 
 BENCH_SLUG = "nightly-bench"
 _SYLLABLES = "ka lo mi nu ra se ti vo ze pa qu li do ne ba".split()

@@ -1,7 +1,7 @@
 """Measure the revision loop on benchmark answers (``manage.py evaluate_revision``); plain Python.
 
 For each answer: audit it, run ``revise_answer`` and compare the original with the kept
-version. Reported, before and after revision (seed 000 §7.2, gate ≤ 5 %):
+version. Reported, before and after revision (docs/SPEC_NOTES.md#answer-metrics-and-the-audit-score, gate ≤ 5 %):
 - the unsupported rate among material (non-minor) claims, pooled over all answers;
 - supported claims removed: claims the verifier found supported (or weak) in the original whose
   content no longer appears in any claim of the revised answer (must be 0);

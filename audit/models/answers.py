@@ -68,7 +68,7 @@ class Answer(models.Model):
 
 
 class Claim(models.Model):
-    """An atomic claim of an answer as received, with its verdict: the row behind a Claim Card (spec §6).
+    """An atomic claim of an answer as received, with its verdict: the row behind a Claim Card (docs/SPEC_NOTES.md#analyst-pages).
 
     ``text``, ``label`` and ``confidence`` describe the claim the RAG front end sent, whatever
     the revision loop did; ``revision`` records the remediation (the new wording and its verdict).
@@ -207,7 +207,7 @@ class VerificationRun(models.Model):
     risk_flags = models.JSONField(default=list, blank=True)
     quality_gates = models.JSONField(default=dict, blank=True)
     revision_history = models.JSONField(default=list, blank=True)
-    # issue 20: the asynchronous deep check of this run ({} when none): status queued / running /
+    # docs/LLM.md: the asynchronous deep check of this run ({} when none): status queued / running /
     # done / failed, progress, the LLM methods run, the relabels it made, the webhook's answer
     deep_checks = models.JSONField(default=dict, blank=True)
     rag_score = models.JSONField(

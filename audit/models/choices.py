@@ -28,7 +28,7 @@ LABEL_BADGES = {
 
 
 class Verdict(models.TextChoices):
-    """Finer verdict of seed 000 §5.3."""
+    """Finer verdict of docs/SPEC_NOTES.md#labels-verdicts-and-confidence"""
 
     SUPPORTED = "supported", "Supported"
     WEAK = "weak", "Weak"

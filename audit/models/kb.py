@@ -19,7 +19,7 @@ class Document(models.Model):
     ``content_hash`` (sha256 of the normalised text) makes re-ingestion idempotent.
     ``published_at`` is the publication date, or one inferred from the text or file when
     ``date_inferred`` is set; freshness checks read it. Snippets of ``sensitive`` documents are
-    stored redacted on evidence rows (spec §9).
+    stored redacted on evidence rows (docs/SPEC_NOTES.md#escalation-to-audit-web).
     """
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="documents")

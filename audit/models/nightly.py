@@ -12,7 +12,7 @@ from .workspace import Workspace
 
 
 class NightlyReport(models.Model):
-    """The nightly re-check of one workspace's weak claims of one day (spec §4.5).
+    """The nightly re-check of one workspace's weak claims of one day (docs/SPEC_NOTES.md#nightly-auditor).
 
     Created when the run starts (status RUNNING) with one :class:`NightlyItem` per selected
     claim; the run may be killed and restarted, and it finishes (DONE) when every item is

@@ -1,4 +1,4 @@
-"""Audit-Web: the log of every external call and the response cache (issue 7)."""
+"""Audit-Web: the log of every external call and the response cache (docs/SPEC_NOTES.md#escalation-to-audit-web)."""
 
 from __future__ import annotations
 

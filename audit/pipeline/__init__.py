@@ -10,8 +10,10 @@ Public interface::
     from audit.pipeline.methods import REGISTRY, VerificationMethod, register
 """
 
-from audit.pipeline.audit import audit_answer, verify_claim, verify_claims  # noqa: F401
-from audit.pipeline.extraction import claims_json, extract_claims  # noqa: F401
-from audit.pipeline.retrieval import KnowledgeBase  # noqa: F401
-from audit.pipeline.types import (AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit,  # noqa: F401
-                                  MethodResult, Passage)
+from audit.pipeline.audit import audit_answer, verify_claim, verify_claims
+from audit.pipeline.extraction import claims_json, extract_claims
+from audit.pipeline.retrieval import KnowledgeBase
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult, Passage
+
+__all__ = ["AuditResult", "ClaimDraft", "ClaimVerdict", "EvidenceHit", "KnowledgeBase", "MethodResult", "Passage",
+           "audit_answer", "claims_json", "extract_claims", "verify_claim", "verify_claims"]

@@ -19,7 +19,7 @@ from audit.constants import Thresholds
 from audit.pipeline import scoring
 from audit.pipeline.extraction import split_sentences, is_assertion, clean_sentence
 from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
-from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, VerifyContext
+from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, VerifyContext, verify_context
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
 from audit.pipeline.rag_score import rag_score
 from audit.pipeline.retrieval import KnowledgeBase, as_passages, retrieve
@@ -80,8 +80,8 @@ def verify_claims(claims: list[tuple[str, list]], *, thresholds=None, domain: st
     the client an LLM judge may call (the LLM methods themselves run only when named in ``methods``).
     """
     t = _thresholds(thresholds)
-    ctx = VerifyContext(thresholds=t, now=now or datetime.now(timezone.utc), domain=domain,
-                        embed=_embed(embed), progress=progress, encode_tokens=encode_tokens, llm=llm)
+    ctx = verify_context(t, now=now, domain=domain, embed=_embed(embed), progress=progress,
+                         encode_tokens=encode_tokens, llm=llm)
     items = []
     for i, (text, evidence) in enumerate(claims):
         passages = as_passages(evidence)
@@ -105,7 +105,7 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
                  encode_tokens=None, reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None) -> AuditResult:
     """Audit ``answer`` to ``query`` against the request ``contexts`` and the workspace ``kb``.
 
-    ``llm`` (an ``audit.pipeline.llm.LLMClient``, issue 4) adds LLM claim extraction and the
+    ``llm`` (an ``audit.pipeline.llm.LLMClient``, docs/LLM.md) adds LLM claim extraction and the
     ``LLM_METHODS``; each falls back to its offline counterpart on any failure.
 
     ``kb`` is a ``KnowledgeBase(index, lookup)`` or an ``(index, lookup)`` tuple where ``lookup(ids)``
@@ -131,8 +131,7 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
     fresh = [i for i, p in enumerate(prior) if p is None]
     fresh_hits = retrieve([claims[i] for i in fresh], passages, kb=kb, embed=embed, thresholds=t,
                           claim_vecs=claim_vecs[fresh] if claim_vecs is not None else None)
-    ctx = VerifyContext(thresholds=t, now=now, domain=domain or "", query=query or "", embed=embed, llm=llm,
-                        encode_tokens=encode_tokens)
+    ctx = verify_context(t, now=now, domain=domain, query=query, embed=embed, llm=llm, encode_tokens=encode_tokens)
     if llm is not None:
         methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
     fresh_verdicts = run_methods([(claims[i], h) for i, h in zip(fresh, fresh_hits)], ctx, methods, overrides)

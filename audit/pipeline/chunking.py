@@ -1,4 +1,4 @@
-"""Split a document's text into overlapping passages with character offsets (seed 003 stage 1).
+"""Split a document's text into overlapping passages with character offsets (docs/SPEC_NOTES.md#evidence-and-retrieval).
 
 Plain Python. Chunks end at a paragraph or sentence boundary when one lies in the last part of
 the window, so a passage rarely cuts a sentence in half; consecutive chunks overlap by about

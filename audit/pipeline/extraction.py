@@ -1,4 +1,4 @@
-"""Claim extraction (seed 000 §3, seed 004 §4.1, seed 003 stage 7a): answer text -> ClaimDraft list.
+"""Claim extraction (docs/SPEC_NOTES.md#claims, seed 003 stage 7a): answer text -> ClaimDraft list.
 
 Deterministic: the same text always gives the same claims, ids c1, c2, … in reading order.
 1. ``split_sentences`` — segmentation that survives abbreviations (e.g., Dr., U.S.), decimals
@@ -7,7 +7,7 @@ Deterministic: the same text always gives the same claims, ids c1, c2, … in re
    connectors, greetings/acknowledgements and meta statements about the response.
 3. ``decompose`` — splits coordinated facts ("X, and Y" / "X; Y") into stand-alone claims when
    each part has its own verb and the sentence has at least ATOMIC_MIN_WORDS words.
-4. ``claim_type`` and ``importance`` (seed 000 §3.4–3.5) and the citation anchors it names.
+4. ``claim_type`` and ``importance`` (docs/SPEC_NOTES.md#claims) and the citation anchors it names.
 """
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ def decompose(sentence: str) -> list[str]:
     return out
 
 
-# --- type and importance (seed 000 §3.4–3.5) ---------------------------------------------
+# --- type and importance (docs/SPEC_NOTES.md#claims) ---------------------------------------------
 NUMBER_RE = re.compile(r"(?<![\w.])[-+]?[$€£¥]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent|[kmbt]n?\b|million|billion|"
                        r"thousand|trillion)?", re.I)
 _YEAR_OR_DATE_RE = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
@@ -340,5 +340,5 @@ def extract_claims(answer: str, query: str = "", *, decompose_compound: bool = T
 
 
 def claims_json(answer: str, query: str = "") -> list[dict]:
-    """The deterministic JSON form of seed 004 §4.1: [{"claim_id": "c1", "text": …}, …]."""
+    """The deterministic JSON form of docs/SPEC_NOTES.md#claims: [{"claim_id": "c1", "text": …}, …]."""
     return [c.as_json() for c in extract_claims(answer, query)]

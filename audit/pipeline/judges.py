@@ -217,7 +217,7 @@ class LLMJudge(Judge):
 
         client = getattr(ctx, "llm", None)
         out: list[Judgement | None] = [None] * len(pairs)
-        # batched: LLM_BATCH_CLAIMS pairs a call, each with its own passages (issue 20)
+        # batched: LLM_BATCH_CLAIMS pairs a call, each with its own passages (docs/LLM.md)
         results = judge_claims(client, [(p.claim, p.passages) for p in pairs]) if client is not None else []
         for k, (p, res) in enumerate(zip(pairs, results)):
             if not res.ran:

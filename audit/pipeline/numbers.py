@@ -1,4 +1,4 @@
-"""Numbers in text, normalised (seed 003 stage 6): currency, percentages, counts, T/B/M/K multipliers,
+"""Numbers in text, normalised (docs/SPEC_NOTES.md#numeric-checks): currency, percentages, counts, T/B/M/K multipliers,
 written scales (million, billion), unit conversions of scale ($1,000M == $1B) and years."""
 
 from __future__ import annotations

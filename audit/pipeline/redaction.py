@@ -1,4 +1,4 @@
-"""Redact sensitive content from snippets that are stored or shown (spec §9).
+"""Redact sensitive content from snippets that are stored or shown (docs/SPEC_NOTES.md#escalation-to-audit-web).
 
 Plain Python. Two levels: personal data patterns (e-mail addresses, phone numbers, national
 identifiers, card numbers) are always masked in stored snippets; a passage from a document

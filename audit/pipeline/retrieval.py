@@ -1,4 +1,4 @@
-"""Evidence retrieval for claims (seed 000 §4.1, seed 003 stage 1).
+"""Evidence retrieval for claims (docs/SPEC_NOTES.md#evidence-and-retrieval).
 
 For each claim: the passages its citation anchors name come first when the anchor is valid
 (relevance 1.0, ``cited=True``); otherwise, and in addition, hybrid search (dense cosine + BM25,

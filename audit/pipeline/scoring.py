@@ -1,10 +1,10 @@
-"""Method results -> claim labels, confidences, verdicts; claims -> answer metrics (seed 000 §5, §7).
+"""Method results -> claim labels, confidences, verdicts; claims -> answer metrics (docs/SPEC_NOTES.md#labels-verdicts-and-confidence).
 
 - ``confidence`` (every claim): P(supported by its evidence) from the entailment judge, lowered
   when numeric verification or cross-source conflict finds a contradiction; ~0 for contradicted.
 - FEVER label: SUPPORTED when confidence >= ``audit_score_threshold`` and nothing contradicts,
   REFUTED when the evidence contradicts, NEI otherwise (also when there is no evidence).
-- verdict (seed 000 §5.3): supported | weak (confidence in [weak_threshold, threshold)) |
+- verdict (docs/SPEC_NOTES.md#labels-verdicts-and-confidence): supported | weak (confidence in [weak_threshold, threshold)) |
   contradicted | not_found.
 - answer metrics (RAGAS definitions, offline): faithfulness = supported claims / claims; answer
   relevance = cosine(query, answer); context precision = average precision of the contexts in
@@ -19,9 +19,19 @@ import numpy as np
 
 from audit.constants import (CONTRADICTION_CAP, IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, NUMERIC_ABSENT_MARGIN,
                              STRUCTURE_CONTRADICTION_CAP, STRUCTURE_ENTITY_MARGIN, STRUCTURE_P_REFUTED, Thresholds)
+from audit.pipeline.methods.base import REGISTRY, ROLE_JUDGE, ROLE_NUMERIC, ROLE_STRUCTURE, ROLE_SUPPORT
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult
 
 SUPPORTED, REFUTED, NEI = "SUPPORTED", "REFUTED", "NEI"
+
+
+def _by_role(results: dict[str, MethodResult], role: str) -> MethodResult | None:
+    """The result of the first method (in run order) whose ``label_role`` is ``role``, or None."""
+    for name, result in results.items():
+        method = REGISTRY.get(name)
+        if method is not None and method.label_role == role:
+            return result
+    return None
 
 
 def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, MethodResult],
@@ -33,17 +43,17 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
         return ClaimVerdict(claim=claim, label=NEI, verdict="not_found", confidence=0.0, evidence=[],
                             methods=list(results.values()), risk_flags=["no_evidence"] + flags,
                             metrics=method_metrics(results))
-    ent = results.get("entailment")
+    ent = _by_role(results, ROLE_SUPPORT)
     conf = float(ent.score) if ent and ent.score is not None else 0.0
     p_ref = float(ent.details.get("p_refuted", 0.0)) if ent else 0.0
-    judge = results.get("llm_judge")
+    judge = _by_role(results, ROLE_JUDGE)
     if judge is not None and judge.ran and judge.score is not None:
-        # issue 4: the isolated LLM judge, when it ran, stands in for the offline entailment judge;
-        # issue 20: the numeric and structure checks below still apply on top of it, so a
+        # docs/LLM.md: the isolated LLM judge, when it ran, stands in for the offline entailment judge;
+        # docs/LLM.md: the numeric and structure checks below still apply on top of it, so a
         # contradiction they find stands whatever the judge says
         conf, p_ref = float(judge.score), float(judge.details.get("p_refuted", p_ref))
-    numeric = results.get("numeric")
-    # seed 003 stage 6: a quantity stated differently by a relevant evidence sentence contradicts the
+    numeric = _by_role(results, ROLE_NUMERIC)
+    # docs/SPEC_NOTES.md#numeric-checks: a quantity stated differently by a relevant evidence sentence contradicts the
     # claim, and one found nowhere in the evidence leaves it unverified (on DEV: 76% and 80% of such
     # claims are not supported), whatever the embedding-based judge says
     numeric_contradiction = bool(numeric and numeric.ran and numeric.verdict == "contradicted")
@@ -52,7 +62,7 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
     # structural checks (negation, opposite predicate, substituted entity against the best-aligned
     # evidence sentence) override the judge like numbers do; a named entity of the claim found
     # nowhere in the evidence, or an obligation whose specifics no source states, keeps it below SUPPORTED
-    structure = results.get("structure")
+    structure = _by_role(results, ROLE_STRUCTURE)
     structural_contradiction = bool(structure and structure.ran and structure.verdict == "contradicted")
     if structural_contradiction:
         conf = min(conf, STRUCTURE_CONTRADICTION_CAP)
@@ -80,7 +90,7 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
                         risk_flags=flags, metrics={"best_similarity": round(best_sim, 4), **method_metrics(results)})
 
 
-# Per-claim metrics a method reports in its details, copied to the claim card when it ran (issue 4):
+# Per-claim metrics a method reports in its details, copied to the claim card when it ran (docs/LLM.md):
 # SelfCheck's disagreement exists only when samples were really drawn.
 CLAIM_METRIC_KEYS = ("selfcheck_disagreement", "cove_consistency")
 
@@ -91,7 +101,7 @@ def method_metrics(results: dict[str, MethodResult]) -> dict:
 
 
 def claim_card_metrics(v: ClaimVerdict, t: Thresholds, answer_relevance: float | None) -> dict:
-    """The per-claim metrics of the Claim Card (spec §6): faithfulness = the claim's support
+    """The per-claim metrics of the Claim Card (docs/SPEC_NOTES.md#analyst-pages): faithfulness = the claim's support
     probability against its best evidence (its confidence); answer_relevance = cosine of the claim
     to the query; context_precision = share of its evidence passages that support it (support
     score at or above ``audit_score_threshold``, the label's threshold)."""
@@ -103,7 +113,7 @@ def claim_card_metrics(v: ClaimVerdict, t: Thresholds, answer_relevance: float |
 
 
 def coverage(verdicts: list[ClaimVerdict], any_evidence: bool = True) -> float:
-    """Share of non-minor claims that are supported or weak (seed 000 §7.1); 0 without evidence."""
+    """Share of non-minor claims that are supported or weak (docs/SPEC_NOTES.md#answer-metrics-and-the-audit-score); 0 without evidence."""
     if not any_evidence:
         return 0.0
     material = [v for v in verdicts if v.claim.importance != IMPORTANCE_MINOR]
@@ -113,7 +123,7 @@ def coverage(verdicts: list[ClaimVerdict], any_evidence: bool = True) -> float:
 
 
 def unsupported_rate(verdicts: list[ClaimVerdict]) -> float:
-    """Share of non-minor claims with no evidence found (seed 000 §7.2)."""
+    """Share of non-minor claims with no evidence found (docs/SPEC_NOTES.md#answer-metrics-and-the-audit-score)."""
     material = [v for v in verdicts if v.claim.importance != IMPORTANCE_MINOR]
     if not material:
         return 0.0

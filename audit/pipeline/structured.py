@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from audit.constants import CITATION_REPLACE_MARGIN, STRUCTURED_FIX_CANDIDATES, STRUCTURED_MAX_FIELDS, STRUCTURED_REFS_SUFFIX
 from audit.pipeline.extraction import claim_type, importance
-from audit.pipeline.methods import VerifyContext
+from audit.pipeline.methods import VerifyContext, verify_context
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 
 
@@ -210,7 +210,7 @@ def audit_structured(query: str, answer_json: dict, contexts, *, thresholds, dom
     methods = tuple(methods or OFFLINE_METHODS)
     if llm is not None:
         methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
-    ctx = VerifyContext(thresholds=t, now=now, domain=domain or "", query=query or "", embed=embed, llm=llm)
+    ctx = verify_context(t, now=now, domain=domain, query=query, embed=embed, llm=llm)
     verdicts, fixes = verify_fields(
         claims, passages, ctx, methods, run_methods=run_methods,
         search=lambda cs, ps: retrieve(cs, ps, embed=embed, thresholds=t) if ps else [[] for _ in cs])

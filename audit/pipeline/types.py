@@ -22,7 +22,7 @@ class Passage:
 
 @dataclass
 class ClaimDraft:
-    """One atomic claim extracted from an answer (seed 000 §3)."""
+    """One atomic claim extracted from an answer (docs/SPEC_NOTES.md#claims)."""
 
     claim_id: str
     text: str

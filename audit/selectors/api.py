@@ -12,7 +12,7 @@ from django.db.models import Count, Prefetch, QuerySet
 
 from audit import constants
 from audit.models import Answer, Claim, Document, Evidence, VerificationRun, Workspace
-from audit.models.choices import Label
+from audit.selectors.weak_claims import weak_claims_q
 
 
 def thresholds_for(workspace: Workspace) -> constants.Thresholds:
@@ -74,15 +74,12 @@ def document_list(*, workspace: Workspace) -> QuerySet[Document]:
 
 
 def low_confidence_claims(*, workspace: Workspace, day: dt.date, threshold: float | None = None) -> QuerySet[Claim]:
-    """Return the day's REFUTED / NEI claims below the low-confidence threshold (spec §4.4, §4.5).
+    """Return the day's REFUTED / NEI claims below the low-confidence threshold (docs/SPEC_NOTES.md#nightly-auditor).
 
-    ``day`` is a UTC calendar day of the answers' creation; the threshold defaults to the
-    workspace's ``low_confidence_threshold``.
+    The weak-claim rule of the nightly auditor (``audit.selectors.nightly.weak_claims_q``): ``day``
+    is a UTC calendar day of the answers' creation; the threshold defaults to the workspace's
+    ``low_confidence_threshold``.
     """
     if threshold is None:
         threshold = thresholds_for(workspace).low_confidence_threshold
-    start = dt.datetime.combine(day, dt.time.min, tzinfo=dt.timezone.utc)
-    return claim_card_list(workspace=workspace).filter(
-        label__in=[Label.REFUTED, Label.NEI], confidence__lt=threshold,
-        answer__created_at__gte=start, answer__created_at__lt=start + dt.timedelta(days=1),
-    )
+    return claim_card_list(workspace=workspace).filter(weak_claims_q(bar=threshold, day=day))

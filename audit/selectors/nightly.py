@@ -5,38 +5,20 @@ from __future__ import annotations
 import datetime as dt
 
 from django.db.models import QuerySet
-from django.utils import timezone
 
-from audit import constants
 from audit.models import Claim, NightlyReport, Workspace
 from audit.selectors.api import thresholds_for
-
-
-def day_bounds(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
-    """Return [start, end) of ``day`` in the project time zone, as aware datetimes."""
-    tz = timezone.get_current_timezone()
-    start = dt.datetime.combine(day, dt.time.min, tzinfo=tz)
-    return start, start + dt.timedelta(days=1)
+from audit.selectors.weak_claims import weak_claims_q
 
 
 def nightly_claims_due(*, workspace: Workspace, day: dt.date) -> QuerySet[Claim]:
     """Claims of answers received on ``day`` labelled REFUTED or NEI below the low-confidence bar.
 
-    The bar is the workspace's ``low_confidence_threshold`` (0.60 by default, seed 004 §4.5);
+    The bar is the workspace's ``low_confidence_threshold`` (0.60 by default, docs/SPEC_NOTES.md#nightly-auditor);
     a claim exactly at the bar is not weak and is left alone.
     """
-    start, end = day_bounds(day)
     bar = thresholds_for(workspace).low_confidence_threshold
-    return (
-        Claim.objects.filter(
-            answer__workspace=workspace,
-            answer__created_at__gte=start,
-            answer__created_at__lt=end,
-            label__in=constants.NIGHTLY_LABELS,
-            confidence__lt=bar,
-        )
-        .order_by("id")
-    )
+    return Claim.objects.filter(weak_claims_q(bar=bar, day=day), answer__workspace=workspace).order_by("id")
 
 
 def nightly_report_list(*, workspace: Workspace) -> QuerySet[NightlyReport]:

@@ -24,7 +24,6 @@ from audit.pipeline import audit_answer as pipeline_audit_answer
 from audit.pipeline.methods import LLM_METHODS
 from audit.pipeline.profiles import verification_plan
 from audit.pipeline.redaction import stored_snippet
-from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
 from audit.selectors import kb_index
 from audit.selectors.api import thresholds_for
@@ -37,12 +36,12 @@ SNIPPET_CHARS = 1200
 
 
 def workspace_kb(workspace: Workspace):
-    """(pipeline KnowledgeBase or None, the workspace's kb_search.KnowledgeBase or None)."""
+    """(the pipeline's KnowledgeBase or None, the workspace's kb_search knowledge base or None)."""
     kb = kb_index(workspace)
     if kb is None or not len(kb):
         return None, kb
 
-    return RetrievalKB(index=kb.index, lookup=kb.passages), kb
+    return kb.for_pipeline(), kb
 
 
 def _kb_meta(raw_kb, result: AuditResult) -> dict | None:
@@ -235,13 +234,13 @@ def audit_store(computed: AuditComputation, *, workspace: Workspace, query: str,
     return answer
 
 
-def audit_answer(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
+def audit_and_store(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
                  user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
                  revise: bool = False, profile: str = "", llm_setup=None, deep: str = "") -> Answer:
     """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
 
     Returns the stored ``Answer``; its claims, evidence, run and events are written in one
-    transaction, so a failure stores nothing. With ``revise=True`` the revision loop (issue 6)
+    transaction, so a failure stores nothing. With ``revise=True`` the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     runs on the result first; the claims stored are still those of the answer as received, each
     with its revision, and ``Answer.text`` becomes the revised text.
     ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).

@@ -1,4 +1,4 @@
-"""Asynchronous deep checks (issue 20): the LLM methods of an audit, run after the answer is returned.
+"""Asynchronous deep checks (docs/LLM.md): the LLM methods of an audit, run after the answer is returned.
 
 With ``"deep": "async"`` (per request, or the workspace's ``deep_checks`` threshold) the audit
 stores the offline Audit-Local result at once and :func:`deep_check_queue` schedules a django-q2
@@ -35,7 +35,7 @@ from django.db import transaction
 from audit import constants, hooks
 from audit.models import Answer, Claim, VerificationRun
 from audit.pipeline import scoring
-from audit.pipeline.methods import REGISTRY, VerifyContext
+from audit.pipeline.methods import REGISTRY, verify_context
 from audit.pipeline.methods.llm import LLM_METHODS
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
 from audit.selectors.api import thresholds_for
@@ -141,8 +141,7 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
     claims = list(answer.claims.prefetch_related("evidence__chunk").order_by("span_start", "id"))
     rebuilt = [_rebuilt(c, contexts) for c in claims]
     items = [(draft, hits) for draft, hits, _ in rebuilt]
-    ctx = VerifyContext(thresholds=thresholds, now=datetime.now(timezone.utc), domain=answer.domain,
-                        query=answer.query, llm=setup.client)
+    ctx = verify_context(thresholds, domain=answer.domain, query=answer.query, llm=setup.client)
     llm_results: dict[str, list[MethodResult]] = {}
     for k, name in enumerate(LLM_METHODS, 1):
         llm_results[name] = REGISTRY[name].verify_many(items, ctx)

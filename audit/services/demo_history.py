@@ -4,7 +4,7 @@ The verdicts are real: a fixed bank of claims about the demo knowledge base (mos
 with a wrong number, a flipped statement or a fact the knowledge base does not hold) is verified
 once by the pipeline (``audit.pipeline.verify_claims``) against the knowledge-base chunks of the
 document each claim is about. Each past day then gets a handful of answers built from the bank
-by a random generator seeded with the workspace and the day, stored in the shape ``audit_answer``
+by a random generator seeded with the workspace and the day, stored in the shape ``audit_and_store``
 stores them, back-dated to that day. Claims that need people open COMP-ESC cases at that time,
 and each case lives a plausible life (acknowledged in minutes, sometimes late; escalated to L2
 or L3; resolved with a confirmation, a relabel or a knowledge-base correction), written as the
@@ -148,7 +148,7 @@ def _reviewers(workspace: Workspace) -> dict[int, object]:
 
 
 def _store_answer(workspace, day_start, rng, bank, per_claim_ms, number) -> Answer:
-    """One answer of two to four bank claims about one document, stored as audit_answer stores it."""
+    """One answer of two to four bank claims about one document, stored as audit_and_store stores it."""
     uri = rng.choice(sorted({row[0] for row, _, _ in bank}))
     pool = [item for item in bank if item[0][0] == uri]
     # mostly true answers: a wrong claim is drawn with 0.6 of a true one's weight

@@ -1,7 +1,7 @@
 """Operating modes: which mode an audit runs in, when Audit-Local escalates to Audit-Web, and
 the admin toggles (workspace, user and conversation defaults, threshold overrides).
 
-Resolution (spec §3, §8): the request's mode, else the conversation's default, else the user's,
+Resolution (docs/SPEC_NOTES.md#modes): the request's mode, else the conversation's default, else the user's,
 else the workspace's. Automatic triggers then raise Normal to Audit-Local: a regulated domain
 (``Workspace.regulated_domains``) or a user role listed in ``Workspace.auto_audit_roles``. A
 trigger never lowers a mode. Every toggle change is an audit event.

@@ -1,4 +1,4 @@
-"""The nightly batch auditor (spec §4.5): re-check the day's weak claims and write the report.
+"""The nightly batch auditor (docs/SPEC_NOTES.md#nightly-auditor): re-check the day's weak claims and write the report.
 
 One run for a (workspace, day):
 

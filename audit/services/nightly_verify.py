@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from audit import constants
 from audit.models import Claim, Workspace
 from audit.pipeline.audit import run_methods
-from audit.pipeline.methods import VerifyContext
-from audit.pipeline.retrieval import KnowledgeBase as RetrievalKB, retrieve
+from audit.pipeline.methods import verify_context
+from audit.pipeline.retrieval import retrieve
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit
 from audit.selectors import kb_index
 from audit.services.web import web_verify_claim
@@ -69,7 +69,7 @@ class Reverifier:
         """
         if not drafts:
             return []
-        kb = RetrievalKB(index=self.kb.index, lookup=self.kb.passages)
+        kb = self.kb.for_pipeline()
         vectors = self.embedder.encode([d.text for d in drafts])
         return retrieve(drafts, [], kb=kb, embed=self.embedder.encode, thresholds=self.thresholds,
                         claim_vecs=vectors)
@@ -138,8 +138,7 @@ class Reverifier:
         business). A decisive web verdict (SUPPORTED or REFUTED) replaces the KB verdict; a web
         NEI leaves it, since the web holding nothing does not undo what the KB says.
         """
-        bar = self.thresholds.low_confidence_threshold
-        weak = sorted((i for i, r in enumerate(out) if r.label != "SUPPORTED" and r.confidence < bar),
+        weak = sorted((i for i, r in enumerate(out) if self.thresholds.is_weak(r.label, r.confidence)),
                       key=lambda i: out[i].confidence)
         for i in weak[: self.web_budget]:
             self.web_budget -= 1
@@ -160,5 +159,5 @@ class Reverifier:
 def verify_batch(drafts: list[ClaimDraft], hits: list[list[EvidenceHit]], thresholds: constants.Thresholds,
                  embed, *, domain: str = "") -> list[ClaimVerdict]:
     """Run the pipeline's offline methods over every (claim, evidence) pair and label each claim."""
-    ctx = VerifyContext(thresholds=thresholds, embed=embed, domain=domain)
+    ctx = verify_context(thresholds, embed=embed, domain=domain)
     return run_methods(list(zip(drafts, hits)), ctx)

@@ -1,4 +1,4 @@
-"""Retention of audit data (seed 000 §9.2): purge what is older than the workspace's retention.
+"""Retention of audit data (docs/SPEC_NOTES.md#freshness-and-retention): purge what is older than the workspace's retention.
 
 Audit data is the answers with their claims, evidence links, verification runs and nightly
 work items (deleted together through the foreign keys), nightly reports, and audit events.

@@ -1,6 +1,6 @@
-"""Store what the revision loop did (issue 6): the revised answer, the original and the ledger.
+"""Store what the revision loop did (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop): the revised answer, the original and the ledger.
 
-``audit_answer(..., revise=True)`` (``audit.services.audit``) runs ``revision_run`` on the
+``audit_and_store(..., revise=True)`` (``audit.services.audit``) runs ``revision_run`` on the
 pipeline's result, stores the claims of the answer as received, then calls ``revision_record``
 in the same transaction: the claims keep their text and verdict, and each claim the kept
 attempt changed gets its ``revision`` (strategy, new wording, its own verdict, passage). The

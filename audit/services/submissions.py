@@ -2,7 +2,7 @@
 the hand-off to the verification pipeline (Audit-Local) and to web verification (Audit-Web).
 
 ``audit_submit`` is the one entry point (the API calls it). The verification itself belongs to
-``audit.services.audit.audit_answer``; web verification to ``audit.services.web``.
+``audit.services.audit.audit_and_store``; web verification to ``audit.services.web``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class AuditRequest:
     generation_mode: str = ""  # seed 003 drafting mode ("" = the workspace's, else the profile's)
     verification_profile: str = ""  # seed 003 depth profile ("" = the workspace's, if any)
     answer_json: dict | None = None  # a structured answer (seed 003), sent instead of ``answer``
-    deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks), issue 20
+    deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks), docs/LLM.md
 
 
 @dataclass
@@ -166,10 +166,10 @@ def _key_store(*, workspace: Workspace, user, key: str, fingerprint: str, answer
                                       extras={"mode_decision": decision.as_dict(), "web": web, "drafted": drafted})
 
 
-def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision,
+def _verify_and_intake(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision,
             key: str, fingerprint: str, drafted: dict, llm_setup=None) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when spec §4.3 says
-    so and the workspace allows external calls, then intake of what needs people (spec §11.1).
+    so and the workspace allows external calls, then intake of what needs people (docs/SPEC_NOTES.md#human-escalation).
 
     Compute first, write after: the pipeline and the revision loop run outside any transaction
     (``audit_compute``); the answer, its claims, events, cases and the idempotency key are then
@@ -205,7 +205,7 @@ def _verify(*, workspace: Workspace, user, request: AuditRequest, text: str, dec
             raise
 
     structured = request.answer_json is not None
-    if structured:  # one claim per field, checked against the passages its refs name (seed 003 stages 4-6)
+    if structured:  # one claim per field, checked against the passages its refs name (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)
 
         # computes, then stores in its own short transaction; the last writes follow below
         answer = structured_audit(
@@ -257,7 +257,7 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
 
     Raises InvalidInput (bad values), TooLarge (more claims than the workspace audits),
     Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
-    any transaction; the rows are then written in one short transaction (see ``_verify``), so
+    any transaction; the rows are then written in one short transaction (see ``_verify_and_intake``), so
     other requests are never kept waiting behind a long audit, a failure stores nothing and the
     key is stored with the answer.
     """
@@ -285,7 +285,7 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
                            answer=answer, decision=decision, web=web, drafted=drafted)
         else:
             _claims_cap(workspace, request, text)
-            answer, web = _verify(workspace=workspace, user=user, request=request, text=text, decision=decision,
+            answer, web = _verify_and_intake(workspace=workspace, user=user, request=request, text=text, decision=decision,
                                   key=idempotency_key, fingerprint=fingerprint, drafted=drafted, llm_setup=setup)
     except IntegrityError:
         # A concurrent request with the same key committed first: answer as a retry would.

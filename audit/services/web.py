@@ -1,10 +1,11 @@
-"""Audit-Web: re-verify weak claims against allow-listed web sources (spec §3, §4.3, issue 7).
+"""Audit-Web: re-verify weak claims against allow-listed web sources (docs/SPEC_NOTES.md#modes, docs/SPEC_NOTES.md#escalation-to-audit-web).
 
-``web_verify_answer`` is the flow the API calls for Audit-Web (``answer_verify_web`` is the
-same, returning the answer). For each claim that meets an escalation condition of spec §4.3
+``web_verify_answer`` is the flow the API calls for Audit-Web (its result's ``answer`` is the
+refreshed answer). For each claim that meets an escalation condition of spec §4.3
 (``audit.services.modes.web_escalation_reasons``), weakest first:
 
-1. the providers (PubMed, arXiv, the page fetcher) are asked through :class:`WebCallClient`,
+1. the providers (PubMed, arXiv, the page fetcher) are asked through
+   :class:`~audit.services.web_client.WebCallClient` (the HTTP client, its own module),
    which enforces the workspace's residency switch and allow-list, serves and fills the response
    cache, and records every call as an ``ExternalCall`` (provider, URL, status, duration, cache
    hit, failure reason). Only the query derived from the claim text and public URLs the claim's
@@ -30,26 +31,24 @@ and ``answer.web_verified`` events and in the API response's ``mode_decision`` a
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import time
 from dataclasses import asdict, dataclass, field
-from datetime import timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from audit import constants
-from audit.models import Answer, Claim, Evidence, ExternalCall, VerificationRun, WebCacheEntry, Workspace
+from audit.models import Answer, Claim, Evidence, VerificationRun, Workspace
 from audit.models.choices import SourceType
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Passage
-from audit.pipeline.web import FailureReason, FetchPolicy, FetchResponse, WebDocument, WebError, WebLookup, safe_fetch
+from audit.pipeline.web import FailureReason, WebDocument, WebError, WebLookup
 from audit.pipeline.web import build_providers, claim_query, urls_in
-from audit.pipeline.web.fetch import check_url, host_allowed
+from audit.pipeline.web.fetch import host_allowed
 from audit.services.events import event_record
+from audit.services.web_client import WebCallClient
 from audit.services.labels import claim_machine_relabel
 from audit.selectors.api import thresholds_for
 from audit.services.modes import web_escalation_reasons
@@ -61,8 +60,6 @@ SOURCE = "audit_web"  # actor label of the machine changes this flow makes
 METHOD_NAME = "web_verification"  # listed among a claim card's verification methods
 WEB_DONE, WEB_FAILED, WEB_SKIPPED = "done", "failed", "skipped"
 WARNING_WEB_FAILED = "WEB_VERIFICATION_FAILED"  # run warning code when every web call failed
-REFUSALS = frozenset({FailureReason.RESIDENCY, FailureReason.INVALID_URL, FailureReason.SCHEME,
-                      FailureReason.DOMAIN, FailureReason.PRIVATE_ADDRESS})
 
 
 @dataclass
@@ -98,120 +95,6 @@ class WebVerificationResult:
         data["answer_id"] = self.answer.public_id
         data["status"] = self.status
         return data
-
-
-def _cache_key(provider: str, url: str) -> str:
-    return hashlib.sha256(f"{provider} {url}".encode("utf-8")).hexdigest()
-
-
-class WebCallClient:
-    """The providers' client: residency switch, allow-list, cache, safe fetch and the call log.
-
-    Each ``get`` writes one ``ExternalCall`` row. The residency switch and the allow-list are
-    checked before the cache, so a cached response is never served where a call is forbidden.
-    """
-
-    def __init__(self, *, workspace: Workspace, answer: Answer | None = None):
-        self.workspace = workspace
-        self.answer = answer
-        self.claim: Claim | None = None  # set by the flow before each claim's lookups
-        self.calls = 0
-        self.cache_hits = 0
-        self.answered = 0  # calls with a usable response (OK or CACHED, less those rejected later)
-        self._last: dict[tuple[str, str], ExternalCall] = {}  # (provider, url) -> its latest call
-        self.ttl = timedelta(seconds=constants.WEB_CACHE_TTL_SECONDS)
-
-    def policy(self, content_types: tuple[str, ...]) -> FetchPolicy:
-        theoria = settings.THEORIA
-        return FetchPolicy(
-            allowed_domains=tuple(self.workspace.web_allowed_domains or ()),
-            allow_private=bool(theoria.get("WEB_ALLOW_PRIVATE_ADDRESSES", False)),
-            timeout_s=float(theoria.get("WEB_TIMEOUT_S") or constants.WEB_TIMEOUT_S),
-            max_bytes=int(theoria.get("WEB_MAX_RESPONSE_BYTES") or constants.WEB_MAX_RESPONSE_BYTES),
-            content_types=content_types,
-        )
-
-    def _record(self, *, provider, url, query, status, started, response=None, error=None, cache_hit=False):
-        self.calls += 1
-        self.cache_hits += int(cache_hit)
-        self.answered += int(status in (ExternalCall.Status.OK, ExternalCall.Status.CACHED))
-        call = ExternalCall(
-            workspace=self.workspace, answer=self.answer, claim=self.claim, provider=provider, url=url[:2000],
-            query=query[:500], status=status, cache_hit=cache_hit,
-            duration_ms=round((time.monotonic() - started) * 1000.0, 3),
-            http_status=(response.status if response else (error.status if error else None)),
-            response_bytes=len(response.body) if response else 0,
-            redirects=list(response.redirects) if response else [],
-            failure_reason=error.reason.value if error else "",
-            failure_detail=(error.message[:500] if error else ""),
-        )
-        call.full_clean()
-        call.save()
-        self._last[(provider, url)] = call
-        return call
-
-    def reject(self, error: WebError, provider: str) -> None:
-        """Mark a response the provider could not parse: its call failed, its cache entry goes."""
-        call = self._last.get((provider, error.url))
-        if call is None:
-            return
-        if call.status in (ExternalCall.Status.OK, ExternalCall.Status.CACHED):
-            self.answered -= 1
-            call.status = ExternalCall.Status.FAILED
-        ExternalCall.objects.filter(pk=call.pk).update(
-            status=ExternalCall.Status.FAILED, cache_hit=False, failure_reason=error.reason.value,
-            failure_detail=error.message[:500])
-        WebCacheEntry.objects.filter(key=_cache_key(provider, error.url)).delete()
-
-    def get(self, url: str, *, provider: str, content_types: tuple[str, ...], query: str = "") -> FetchResponse:
-        started = time.monotonic()
-        policy = self.policy(content_types)
-        try:
-            if not self.workspace.allow_external_calls:
-                raise WebError(FailureReason.RESIDENCY, "the workspace's data-residency switch forbids external calls",
-                               url=url)
-            check_url(url, policy)
-        except WebError as error:
-            self._record(provider=provider, url=url, query=query, status=ExternalCall.Status.REFUSED,
-                         started=started, error=error)
-            raise
-        now = timezone.now()
-        key = _cache_key(provider, url)
-        entry = WebCacheEntry.objects.filter(key=key, expires_at__gt=now).first()
-        if entry is not None and entry.content_type in content_types:
-            response = FetchResponse(url=entry.final_url, status=entry.http_status, content_type=entry.content_type,
-                                     body=bytes(entry.body))
-            self._record(provider=provider, url=url, query=query, status=ExternalCall.Status.CACHED,
-                         started=started, response=response, cache_hit=True)
-            return response
-        try:
-            response = safe_fetch(url, policy)
-        except WebError as error:
-            status = ExternalCall.Status.REFUSED if error.reason in REFUSALS else ExternalCall.Status.FAILED
-            self._record(provider=provider, url=url, query=query, status=status, started=started, error=error)
-            raise
-        self._record(provider=provider, url=url, query=query, status=ExternalCall.Status.OK, started=started,
-                     response=response)
-        if len(response.body) <= constants.WEB_CACHE_MAX_BODY_BYTES:
-            self._store(key, provider, url, response, now)
-        return response
-
-    def _store(self, key: str, provider: str, url: str, response: FetchResponse, now) -> None:
-        try:
-            with transaction.atomic():
-                WebCacheEntry.objects.update_or_create(key=key, defaults={
-                    "provider": provider, "url": url[:2000], "final_url": response.url[:2000],
-                    "http_status": response.status, "content_type": response.content_type, "body": response.body,
-                    "fetched_at": now, "expires_at": now + self.ttl,
-                })
-        except IntegrityError:  # another worker cached the same URL at the same moment: theirs stands
-            pass
-
-
-def web_cache_purge(*, now=None) -> int:
-    """Delete expired cache entries; return how many (the daily schedule calls it)."""
-    deleted, _ = WebCacheEntry.objects.filter(expires_at__lte=now or timezone.now()).delete()
-    return deleted
 
 
 # --- the flow ---------------------------------------------------------------------------------
@@ -294,14 +177,14 @@ def _lookup(claim_text: str, urls: tuple[str, ...], client: WebCallClient, provi
     return list(documents.values())
 
 
-def _verify(items: list[tuple[ClaimDraft, list[EvidenceHit]]], *, thresholds, domain: str = "",
+def _verdicts_with_web_evidence(items: list[tuple[ClaimDraft, list[EvidenceHit]]], *, thresholds, domain: str = "",
             query: str = "") -> list[ClaimVerdict]:
     """Run the pipeline's methods, the same ones Audit-Local ran, on claims with web evidence."""
     from audit.pipeline.audit import run_methods
     from audit.pipeline.embedding import get_embedder
-    from audit.pipeline.methods import OFFLINE_METHODS, VerifyContext
+    from audit.pipeline.methods import OFFLINE_METHODS, verify_context
 
-    ctx = VerifyContext(thresholds=thresholds, domain=domain, query=query, embed=get_embedder().encode)
+    ctx = verify_context(thresholds, domain=domain, query=query, embed=get_embedder().encode)
     return run_methods(items, ctx, OFFLINE_METHODS)
 
 
@@ -349,11 +232,6 @@ def web_verify_answer(*, answer: Answer, run: VerificationRun | None = None, act
     return result
 
 
-def answer_verify_web(*, answer: Answer, actor=None, reasons: dict[str, list[str]] | None = None) -> Answer:
-    """Run :func:`web_verify_answer` and return the (refreshed) answer: the API's hand-off."""
-    return web_verify_answer(answer=answer, actor=actor, reasons=reasons).answer
-
-
 def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> None:
     answer = result.answer
     with_docs = [(claim, docs) for claim, docs in found if docs]
@@ -364,7 +242,7 @@ def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> N
             hits = _local_hits(claim) + [EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text))
                                          for d in docs]
             items.append((_draft_of(claim), hits))
-        verdicts = _verify(items, thresholds=thresholds, domain=answer.domain or "", query=answer.query or "")
+        verdicts = _verdicts_with_web_evidence(items, thresholds=thresholds, domain=answer.domain or "", query=answer.query or "")
     by_claim = {claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(with_docs, verdicts)}
     for claim, docs in found:
         if claim.claim_id not in by_claim:
@@ -457,7 +335,7 @@ def _evidence_pool(answer: Answer) -> list[Passage]:
 
 
 def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | None, actor) -> None:
-    """Run the revision loop (issue 6) over the answer with the web documents in its evidence pool.
+    """Run the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop) over the answer with the web documents in its evidence pool.
 
     It runs when the web brought evidence, from the answer as received (the stored claims are
     its claims, so their revisions are recomputed). The revision service stores the outcome
@@ -539,4 +417,4 @@ def web_verify_claim(*, workspace: Workspace, claim: ClaimDraft) -> ClaimVerdict
     if not docs:
         return None
     hits = [EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs]
-    return _verify([(claim, hits)], thresholds=thresholds_for(workspace))[0]
+    return _verdicts_with_web_evidence([(claim, hits)], thresholds=thresholds_for(workspace))[0]

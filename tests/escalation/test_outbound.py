@@ -9,7 +9,7 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from escalation import services
+from escalation import notifications
 from escalation.models import Notification
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +25,7 @@ def test_a_webhook_to_a_private_or_odd_address_is_refused_before_any_byte_is_sen
     Notification.objects.all().delete()
     event = case.events.order_by("id").first()
     Notification.objects.create(event=event, channel="webhook", address=address)
-    counts = services.notifications_deliver()
+    counts = notifications.notifications_deliver()
     row = Notification.objects.get(address=address)
     assert counts["failed"] == 1 and row.status == "failed"
     assert reason in row.last_error
@@ -37,22 +37,22 @@ def test_a_notification_stuck_in_sending_is_retried_exactly_once(case):
     long_ago = timezone.now() - dt.timedelta(hours=1)
     Notification.objects.filter(pk=row.pk).update(status="sending", attempts=1, claimed_at=long_ago)
 
-    counts = services.notifications_deliver()
+    counts = notifications.notifications_deliver()
     row.refresh_from_db()
     assert counts["stuck"] == 1 and row.status == "sent" and row.stuck_retried and len(mail.outbox) == 1
 
     Notification.objects.filter(pk=row.pk).update(status="sending", sent_at=None, claimed_at=long_ago)
-    services.notifications_deliver()
+    notifications.notifications_deliver()
     row.refresh_from_db()
     assert row.status == "failed" and "given up" in row.last_error
-    services.notifications_deliver()
+    notifications.notifications_deliver()
     assert len(mail.outbox) == 1  # never sent a third time
 
 
 def test_a_notification_sending_right_now_is_left_alone(case):
     row = Notification.objects.filter(channel="email").first()
     Notification.objects.filter(pk=row.pk).update(status="sending", attempts=1, claimed_at=timezone.now())
-    assert services.notifications_deliver()["stuck"] == 0
+    assert notifications.notifications_deliver()["stuck"] == 0
     row.refresh_from_db()
     assert row.status == "sending" and not mail.outbox
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from django.db import connection
 
 from audit.kb_pgvector import extension_installed, kb_backend, pgvector_ready
-from audit.kb_search import KnowledgeBase, PgKnowledgeBase, kb_index
+from audit.kb_search import InProcessKnowledgeBase, PgKnowledgeBase, kb_index
 from audit.models import Chunk, Document
 
 
 def test_the_search_back_end_follows_the_database(workspace):
-    expected = PgKnowledgeBase if extension_installed(connection) else KnowledgeBase
+    expected = PgKnowledgeBase if extension_installed(connection) else InProcessKnowledgeBase
 
     assert isinstance(kb_index(workspace), expected)
     assert kb_backend() == ("pgvector" if expected is PgKnowledgeBase else "in-process")

@@ -1,4 +1,4 @@
-"""The stored audit (``audit.services.audit.audit_answer``) with no LLM, a failing one, a working
+"""The stored audit (``audit.services.audit.audit_and_store``) with no LLM, a failing one, a working
 one and a spent budget: the run carries the cost and the failures, the claim cards which methods ran."""
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ def point_llm_at(settings):
 
 
 def run_audit(workspace):
-    from audit.services.audit import audit_answer
+    from audit.services.audit import audit_and_store
 
-    answer = audit_answer(workspace=workspace, query=QUERY, answer_text=ANSWER, contexts=CONTEXTS)
+    answer = audit_and_store(workspace=workspace, query=QUERY, answer_text=ANSWER, contexts=CONTEXTS)
     return answer, VerificationRun.objects.get(answer=answer)
 
 

@@ -1,4 +1,4 @@
-"""audit.services.audit.audit_answer: the pipeline's result stored in one transaction."""
+"""audit.services.audit.audit_and_store: the pipeline's result stored in one transaction."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from audit.models import Answer, AuditEvent, Claim, Evidence, VerificationRun
-from audit.services.audit import audit_answer
+from audit.services.audit import audit_and_store
 from audit.services.ingestion import ingest_paths
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +27,7 @@ def test_it_stores_the_answer_claims_evidence_run_and_events(workspace, embedder
     ingest_paths(workspace=workspace, paths=[tmp_path])
     contexts = [{"id": "1", "title": "Fees", "uri": "kb://fees", "text": "The annual membership fee is $150.",
                  "published_at": "2026-01-10"}]
-    answer = audit_answer(workspace=workspace, query="What does LTP depend on?",
+    answer = audit_and_store(workspace=workspace, query="What does LTP depend on?",
                           answer_text="LTP at CA1 synapses depends on NMDA receptor activation. The annual fee is $200 [1].",
                           contexts=contexts, mode="audit-local", domain="neuroscience")
     assert Answer.objects.count() == 1 and answer.text.startswith("LTP at CA1")
@@ -53,6 +53,6 @@ def test_it_stores_nothing_when_the_store_fails(workspace, embedder, monkeypatch
 
     monkeypatch.setattr(service, "event_record", boom)
     with pytest.raises(RuntimeError):
-        audit_answer(workspace=workspace, query="q", answer_text="The annual fee is $150.",
+        audit_and_store(workspace=workspace, query="q", answer_text="The annual fee is $150.",
                      contexts=["The annual membership fee is $150."], mode="audit-local")
     assert not Answer.objects.exists() and not Claim.objects.exists() and not VerificationRun.objects.exists()

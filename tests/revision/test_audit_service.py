@@ -1,4 +1,4 @@
-"""``audit_answer(..., revise=True)``: the real pipeline, the revision loop and the database together.
+"""``audit_and_store(..., revise=True)``: the real pipeline, the revision loop and the database together.
 
 With no passage and an empty knowledge base no claim can have evidence, whatever the entailment
 model's calibration, so the loop's outcome is known: seed 000 §8.1's "no evidence" answer.
@@ -10,7 +10,7 @@ import pytest
 
 from audit.constants import NO_ANSWER_NOTICE, UNSUPPORTED_QUALIFIER
 from audit.models import AuditEvent
-from audit.services.audit import audit_answer
+from audit.services.audit import audit_and_store
 
 QUERY = "What does the Gold card cost?"
 ORIGINAL = ("The annual fee for the Gold card is $150 [1]. "
@@ -20,7 +20,7 @@ ORIGINAL = ("The annual fee for the Gold card is $150 [1]. "
 @pytest.mark.slow
 @pytest.mark.django_db
 def test_by_default_unsupported_claims_are_qualified_not_removed(workspace):
-    answer = audit_answer(workspace=workspace, query=QUERY, answer_text=ORIGINAL, contexts=[], revise=True)
+    answer = audit_and_store(workspace=workspace, query=QUERY, answer_text=ORIGINAL, contexts=[], revise=True)
     answer.refresh_from_db()
     assert answer.original_text == ORIGINAL
     assert answer.text.count(UNSUPPORTED_QUALIFIER) == 2
@@ -38,7 +38,7 @@ def test_by_default_unsupported_claims_are_qualified_not_removed(workspace):
 def test_a_revised_audit_stores_the_returned_answer_its_claims_the_original_and_the_ledger(workspace, analyst,
                                                                                           settings):
     settings.THEORIA = {**settings.THEORIA, "REVISION_UNSUPPORTED": "remove"}
-    answer = audit_answer(workspace=workspace, query=QUERY, answer_text=ORIGINAL, contexts=[], user=analyst,
+    answer = audit_and_store(workspace=workspace, query=QUERY, answer_text=ORIGINAL, contexts=[], user=analyst,
                           revise=True)
     answer.refresh_from_db()
     run = answer.runs.get()
@@ -64,7 +64,7 @@ def test_a_revised_audit_stores_the_returned_answer_its_claims_the_original_and_
 @pytest.mark.slow
 @pytest.mark.django_db
 def test_without_revise_the_answer_is_stored_as_received(workspace):
-    answer = audit_answer(workspace=workspace, query=QUERY, answer_text=ORIGINAL, contexts=[])
+    answer = audit_and_store(workspace=workspace, query=QUERY, answer_text=ORIGINAL, contexts=[])
     answer.refresh_from_db()
     assert answer.text == answer.original_text == ORIGINAL and answer.revisions == []
     assert answer.runs.get().revision_history == []

@@ -8,7 +8,8 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent, Claim, Evidence, ExternalCall, WebCacheEntry
-from audit.services.web import answer_verify_web, web_cache_purge, web_verify_answer, web_verify_claim
+from audit.services.web import web_verify_answer, web_verify_claim
+from audit.services.web_client import web_cache_purge
 from audit.pipeline.revision import DISPUTED_QUALIFIER
 from audit.pipeline.types import ClaimDraft
 from audit.pipeline.web import WebProvider, build_providers
@@ -241,11 +242,11 @@ def test_it_leaves_an_answer_without_weak_claims_alone(web_settings, web_workspa
     assert result.skipped == "no_weak_claims" and web_server.requests == [] and ExternalCall.objects.count() == 0
 
 
-def test_it_hands_the_api_the_refreshed_answer(web_settings, web_workspace, web_server):
+def test_its_result_carries_the_refreshed_answer(web_settings, web_workspace, web_server):
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     serve_arxiv(web_server, [])
     answer = make_answer(web_workspace)
-    returned = answer_verify_web(answer=answer, reasons={"c1": ["audit_score_below_threshold"]})
+    returned = web_verify_answer(answer=answer, reasons={"c1": ["audit_score_below_threshold"]}).answer
     assert returned.pk == answer.pk and returned.mode == "audit-web"
 
 

@@ -196,14 +196,14 @@ THEORIA = {
     "EMBEDDING_MODEL_PATH": envstr("THEORIA_EMBEDDING_MODEL_PATH", ""),
     "CHUNK_SIZE": envint("THEORIA_CHUNK_SIZE", 0),  # 0: audit.constants default
     "CHUNK_OVERLAP": envint("THEORIA_CHUNK_OVERLAP", -1),  # -1: audit.constants default
-    # LLM (issue 4): any OpenAI-compatible endpoint; empty base URL = offline methods only.
+    # LLM (docs/LLM.md): any OpenAI-compatible endpoint; empty base URL = offline methods only.
     "LLM_BASE_URL": envstr("THEORIA_LLM_BASE_URL", ""),
     "LLM_API_KEY": envstr("THEORIA_LLM_API_KEY", ""),
     "LLM_MODEL": envstr("THEORIA_LLM_MODEL", ""),
     "LLM_TIMEOUT_S": envfloat("THEORIA_LLM_TIMEOUT_S", 20.0),
     "LLM_MAX_RETRIES": envint("THEORIA_LLM_MAX_RETRIES", 2, minimum=0),
     "LLM_CONCURRENCY": envint("THEORIA_LLM_CONCURRENCY", 4, minimum=1),
-    # issue 20: the LLM time of an audit's synchronous part (0: audit.constants.LLM_TIME_BUDGET_S),
+    # docs/LLM.md: the LLM time of an audit's synchronous part (0: audit.constants.LLM_TIME_BUDGET_S),
     # and the structured-output form ("auto" probes the endpoint once; "prompt" never asks for one)
     "LLM_TIME_BUDGET_S": envfloat("THEORIA_LLM_TIME_BUDGET_S", 0.0),
     "LLM_STRUCTURED": envstr("THEORIA_LLM_STRUCTURED", "auto"),
@@ -212,24 +212,24 @@ THEORIA = {
     # The endpoint runs inside the data-residency boundary (a loopback address always does), so
     # workspaces with allow_external_calls off may still use it.
     "LLM_INSIDE_RESIDENCY": envbool("THEORIA_LLM_INSIDE_RESIDENCY", False),
-    # Web verification (issue 7): private addresses are refused unless a test allows them.
+    # Web verification (docs/SPEC_NOTES.md#escalation-to-audit-web): private addresses are refused unless a test allows them.
     "WEB_ALLOW_PRIVATE_ADDRESSES": envbool("THEORIA_WEB_ALLOW_PRIVATE_ADDRESSES", False),
     "PUBMED_BASE_URL": envstr("THEORIA_PUBMED_BASE_URL", "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"),
     "ARXIV_BASE_URL": envstr("THEORIA_ARXIV_BASE_URL", "https://export.arxiv.org/api/query"),
     "WEB_TIMEOUT_S": envfloat("THEORIA_WEB_TIMEOUT_S", 0.0),  # 0: audit.constants.WEB_TIMEOUT_S
     "WEB_MAX_RESPONSE_BYTES": envint("THEORIA_WEB_MAX_RESPONSE_BYTES", 0, minimum=0),  # 0: constants default
-    # Notifications (issue 8).
+    # Notifications (docs/SPEC_NOTES.md#human-escalation).
     "ONCALL_EMAIL": envstr("THEORIA_ONCALL_EMAIL", "compliance-oncall@theoria.ai"),
     "SLACK_WEBHOOK_URL": envstr("THEORIA_SLACK_WEBHOOK_URL", ""),
     "SLACK_CHANNEL": envstr("THEORIA_SLACK_CHANNEL", "#compliance-alerts"),
     # Absolute base of links in alerts (e.g. https://theoria.example.com); empty: relative links.
     "PUBLIC_URL": envstr("THEORIA_PUBLIC_URL", ""),
-    # Answer revision (issue 6): how unverified facts are softened (hedge | qualify | parenthetical)
+    # Answer revision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop): how unverified facts are softened (hedge | qualify | parenthetical)
     # and what happens to a material claim nothing supports (remove | qualify).
     "REVISION_SOFTENING": envchoice("THEORIA_REVISION_SOFTENING", DEFAULT_SOFTENING_STYLE, SOFTENING_STYLES),
     "REVISION_UNSUPPORTED": envchoice("THEORIA_REVISION_UNSUPPORTED", DEFAULT_UNSUPPORTED_ACTION,
                                       UNSUPPORTED_ACTIONS),
-    # API request limits (issue 5).
+    # API request limits (docs/API.md).
     "API_MAX_BODY_BYTES": envint("THEORIA_API_MAX_BODY_BYTES", 1_000_000, minimum=1),
     "API_MAX_CONTEXTS": envint("THEORIA_API_MAX_CONTEXTS", 200, minimum=1),
     # Throttles (audit/api/throttles.py): "N/sec|min|hour|day"; empty: no limit.

@@ -1,4 +1,4 @@
-"""Run the revision loop offline on benchmark answers and report before/after figures (issue 6)."""
+"""Run the revision loop offline on benchmark answers and report before/after figures (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Re-check the day's weak claims and write the nightly report (spec §4.5); or benchmark it."""
+"""Re-check the day's weak claims and write the nightly report (docs/SPEC_NOTES.md#nightly-auditor); or benchmark it."""
 
 from __future__ import annotations
 

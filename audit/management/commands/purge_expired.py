@@ -1,4 +1,4 @@
-"""Purge audit data older than each workspace's retention (seed 000 §9.2)."""
+"""Purge audit data older than each workspace's retention (docs/SPEC_NOTES.md#freshness-and-retention)."""
 
 from __future__ import annotations
 

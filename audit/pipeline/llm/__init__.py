@@ -1,4 +1,4 @@
-"""LLM-backed verification methods through any OpenAI-compatible endpoint (issue 4).
+"""LLM-backed verification methods through any OpenAI-compatible endpoint (docs/LLM.md).
 
 Plain Python. Every method takes an :class:`LLMClient` or None and falls back to its offline
 counterpart (or reports that it did not run) on any failure, which the client's

@@ -378,31 +378,31 @@ class LLMClient:
             started = time.perf_counter()
             try:
                 response = self.endpoint.openai.chat.completions.create(timeout=timeout, **kwargs)
-            except openai.APITimeoutError:
+            except openai.APITimeoutError as exc:
                 # the server may go on generating for a caller that gave up: count what it may spend
                 self._count(purpose, started, prompt_estimate, kwargs["max_tokens"])
                 if timeout < self.config.timeout_s:
                     self._warn_time()
                     raise self._fail("budget", f"the audit's LLM time budget ran out during the call "
-                                     f"({timeout:.1f} s)", purpose, attempt)
-                raise self._fail("timeout", f"no reply within {timeout:g} s", purpose, attempt, trip=True)
+                                     f"({timeout:.1f} s)", purpose, attempt) from exc
+                raise self._fail("timeout", f"no reply within {timeout:g} s", purpose, attempt, trip=True) from exc
             except openai.APIConnectionError as exc:
                 self._count(purpose, started)
                 if attempt <= retries:
                     self._sleep(LLM_RETRY_BACKOFF_S * 2 ** (attempt - 1))
                     continue
-                raise self._fail("connection", str(exc), purpose, attempt, trip=True, hard=True)
+                raise self._fail("connection", str(exc), purpose, attempt, trip=True, hard=True) from exc
             except openai.APIStatusError as exc:
                 self._count(purpose, started)
                 status = exc.status_code
                 retriable = status == 429 or status >= 500
                 if probing:
                     raise LLMError("client_error" if not retriable else "server_error",
-                                   f"HTTP {status}: {exc.message}"[:300], purpose=purpose, attempts=attempt)
+                                   f"HTTP {status}: {exc.message}"[:300], purpose=purpose, attempts=attempt) from exc
                 if not retriable:
                     # 401/403/404 are configuration errors: no later call can succeed.
                     raise self._fail("client_error", f"HTTP {status}: {exc.message}"[:300], purpose, attempt,
-                                     trip=status in (401, 403, 404), hard=True)
+                                     trip=status in (401, 403, 404), hard=True) from exc
                 kind = "rate_limited" if status == 429 else "server_error"
                 wait = retry_after_seconds(exc.response.headers)
                 if wait is None:
@@ -410,10 +410,10 @@ class LLMClient:
                 if attempt <= retries and wait <= LLM_RETRY_MAX_WAIT_S:
                     self._sleep(wait)
                     continue
-                raise self._fail(kind, f"HTTP {status} after {attempt} attempt(s)", purpose, attempt, trip=True)
+                raise self._fail(kind, f"HTTP {status} after {attempt} attempt(s)", purpose, attempt, trip=True) from exc
             except openai.OpenAIError as exc:  # malformed body, unexpected payload
                 self._count(purpose, started)
-                raise self._fail("server_error", f"{type(exc).__name__}: {exc}"[:300], purpose, attempt)
+                raise self._fail("server_error", f"{type(exc).__name__}: {exc}"[:300], purpose, attempt) from exc
             self.endpoint.breaker.success()
             return self._reply(response, purpose, started, attempt, messages)
 

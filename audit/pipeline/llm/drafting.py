@@ -1,5 +1,5 @@
 """Answers written by Theoria: a draft with citation anchors (Normal mode, a query but no
-answer) and a rewrite for the revision loop (issue 6 calls :func:`rewrite_answer`).
+answer) and a rewrite for the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop calls :func:`rewrite_answer`).
 
 Citation anchors are ``[n]``: passage n of the list given, in order. :func:`draft_answer`
 returns the passages with ``str(n)`` added to their anchors so the pipeline resolves them.

@@ -1,4 +1,4 @@
-"""What Theoria knows about one LLM server, shared by every run of the process (issue 20).
+"""What Theoria knows about one LLM server, shared by every run of the process (docs/LLM.md).
 
 An :class:`Endpoint` (one per base URL, model and key) holds
 

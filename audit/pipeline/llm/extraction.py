@@ -1,4 +1,4 @@
-"""LLM claim extraction with the deterministic JSON prompt of spec §4.1, offline fallback.
+"""LLM claim extraction with the deterministic JSON prompt of docs/SPEC_NOTES.md#claims, offline fallback.
 
 The LLM gives claim texts; the offline extractor's machinery gives each claim its span (the
 answer sentence it overlaps most), its citation anchors, its type and its importance, so an

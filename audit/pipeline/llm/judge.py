@@ -1,4 +1,4 @@
-"""Isolated verification (seed 003 stage 4): the judge sees each claim with its own evidence only.
+"""Isolated verification (docs/SPEC_NOTES.md#labels-verdicts-and-confidence): the judge sees each claim with its own evidence only.
 
 Never the draft, the question or the other claims' evidence, so "I wrote it, so it is true" cannot
 bias it. Claims are judged in batches of LLM_BATCH_CLAIMS (one call per batch, each claim listed

@@ -1,4 +1,4 @@
-"""The JSON schema of every LLM task's reply, in one place (issue 20).
+"""The JSON schema of every LLM task's reply, in one place (docs/LLM.md).
 
 Each schema has two forms:
 

@@ -15,6 +15,10 @@ from audit.constants import Thresholds
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 
+# The roles a method's result can play in labelling a claim (``VerificationMethod.label_role``).
+ROLE_SUPPORT, ROLE_JUDGE, ROLE_NUMERIC, ROLE_STRUCTURE = "support", "judge", "numeric", "structure"
+
+
 @dataclass
 class VerifyContext:
     thresholds: Thresholds = field(default_factory=Thresholds)
@@ -28,12 +32,26 @@ class VerifyContext:
     results: dict = field(default_factory=dict)  # method name -> {claim_id: MethodResult}, for later methods
 
 
+def verify_context(thresholds: Thresholds, *, domain: str | None = "", query: str | None = "",
+                   now: datetime | None = None, embed=None, encode_tokens=None, progress=None,
+                   llm=None) -> VerifyContext:
+    """The one way to build the context the methods run in (the pipeline's audit and structured
+    audit, the deep-check, web and nightly services): a missing domain or query is "", a missing
+    ``now`` the current UTC time; ``embed`` / ``encode_tokens`` left None default in the methods."""
+    return VerifyContext(thresholds=thresholds, now=now or datetime.now(timezone.utc), domain=domain or "",
+                         query=query or "", embed=embed, encode_tokens=encode_tokens, progress=progress, llm=llm)
+
+
 class VerificationMethod:
     """Base class: override ``verify`` (one claim) or ``verify_many`` (a batch)."""
 
     name: str = ""
     display_name: str = ""
     offline: bool = True  # runs without an LLM or the network
+    # What the result means to the claim's label (``scoring.label_claim`` reads results by role, not
+    # by name): SUPPORT gives P(supported) and P(refuted); JUDGE stands in for it when it ran; NUMERIC
+    # and STRUCTURE are contradiction checks that override both. "" = only the method's flags count.
+    label_role: str = ""
 
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
         raise NotImplementedError

@@ -1,4 +1,4 @@
-"""Conflicting evidence across sources (seed 000 §8.2).
+"""Conflicting evidence across sources (docs/SPEC_NOTES.md#labels-verdicts-and-confidence).
 
 Two of a claim's relevant passages conflict when one supports the claim (per-passage entailment
 at or above the audit threshold) while another, about as relevant, contradicts it (its

@@ -9,7 +9,7 @@ evidence links, citations and the conflict check). The same judge does both.
 from __future__ import annotations
 
 from audit.pipeline.judges import Judge, JudgePair, get_judge
-from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
+from audit.pipeline.methods.base import ROLE_SUPPORT, VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 PER_HIT_LIMIT = 3  # passages judged one by one per claim
@@ -18,6 +18,7 @@ PER_HIT_LIMIT = 3  # passages judged one by one per claim
 @register
 class EntailmentMethod(VerificationMethod):
     name = "entailment"
+    label_role = ROLE_SUPPORT
     display_name = "Entailment (offline judge)"
 
     def __init__(self, model=None, judge: Judge | None = None):

@@ -1,4 +1,4 @@
-"""Linguistic confidence indicators (seed 003 stage 3).
+"""Linguistic confidence indicators (docs/SPEC_NOTES.md#labels-verdicts-and-confidence).
 
 Base 0.5; each high-confidence indicator ("according to", "the study found") adds 0.15, each
 low-confidence one ("may", "reportedly", "approximately") takes 0.15 away; a quotation found

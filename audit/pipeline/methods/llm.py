@@ -1,4 +1,4 @@
-"""LLM-backed verification methods as plug-ins (issue 4): ``llm_judge``, ``llm_cove``, ``selfcheck``.
+"""LLM-backed verification methods as plug-ins (docs/LLM.md): ``llm_judge``, ``llm_cove``, ``selfcheck``.
 
 They read the client from ``ctx.llm`` (an ``audit.pipeline.llm.LLMClient`` or None). Without a
 usable client, or when a call fails, a method returns ``ran=False`` with the reason, and the
@@ -14,7 +14,7 @@ from audit.pipeline.llm.cove import cove_checks
 from audit.pipeline.llm.common import NO_LLM, not_run, unavailable_reason
 from audit.pipeline.llm.judge import judge_claims
 from audit.pipeline.llm.selfcheck import selfcheck
-from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
+from audit.pipeline.methods.base import ROLE_JUDGE, VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 LLM_METHODS = ("llm_judge", "llm_cove", "selfcheck")
@@ -50,9 +50,10 @@ class _PerClaimLLMMethod(VerificationMethod):
 
 @register
 class LLMJudgeMethod(_PerClaimLLMMethod):
-    """Isolated verification: the judge sees only the claim and its evidence (seed 003 stage 4)."""
+    """Isolated verification: the judge sees only the claim and its evidence (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)."""
 
     name, display_name, check = "llm_judge", "LLM isolated verification", staticmethod(judge_claims)
+    label_role = ROLE_JUDGE
 
 
 @register

@@ -1,4 +1,4 @@
-"""Numeric verification (seed 003 stage 6): the claim's quantities against the evidence's.
+"""Numeric verification (docs/SPEC_NOTES.md#numeric-checks): the claim's quantities against the evidence's.
 
 Currency, percentages, counts, T/B/M/K and written multipliers, scale conversions ($1,000M =
 $1B), rounding tolerance and "about/approximately" tolerance, years. A quantity of the claim
@@ -8,7 +8,7 @@ that a relevant evidence sentence states differently (same kind, other value) is
 from __future__ import annotations
 
 from audit.constants import NUMERIC_RELEVANT_OVERLAP as RELEVANT_OVERLAP
-from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
+from audit.pipeline.methods.base import ROLE_NUMERIC, VerificationMethod, VerifyContext, register
 from audit.pipeline.numbers import (extract_quantities, extract_ranges, same_quantity, spelled_counts, values_match,
                                     within_range)
 from audit.pipeline.text import content_stems
@@ -90,6 +90,7 @@ def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float =
 @register
 class NumericMethod(VerificationMethod):
     name = "numeric"
+    label_role = ROLE_NUMERIC
     display_name = "Numeric QA verification"
 
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:

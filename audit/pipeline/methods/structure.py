@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from audit.pipeline.contradiction import check
-from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
+from audit.pipeline.methods.base import ROLE_STRUCTURE, VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 
@@ -32,6 +32,7 @@ def _similarity_fn(ctx: VerifyContext):
 @register
 class StructureMethod(VerificationMethod):
     name = "structure"
+    label_role = ROLE_STRUCTURE
     display_name = "Structural contradiction checks"
 
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:

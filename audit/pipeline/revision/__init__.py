@@ -3,7 +3,7 @@
 Plain Python (no Django); a package along the loop's own steps: ``model`` (records, codes,
 ledger), ``decision`` (1), ``corrective`` (2), ``sentences`` / ``editing`` / ``citations`` (3),
 ``tracing`` (the LLM rewrite), ``loop`` (4) and ``wiring`` (``revise_audit``). The names below
-are exported from here, so ``from audit.pipeline.revision import …`` keeps working. Seed 000 §6 (revision loop), seed 003 stage 5 (citation correction,
+are exported from here, so ``from audit.pipeline.revision import …`` keeps working. Seed 000 §6 (revision loop), docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop (citation correction,
 CiteFix) and stage 7c (softening), seed 002 (corrective retrieval).
 
 The loop (``revise_answer``) works on any verifier: ``verify(text, passages) -> AuditResult``
@@ -11,7 +11,7 @@ The loop (``revise_answer``) works on any verifier: ``verify(text, passages) -> 
 knowledge-base index or the web) and ``rewriter(...) -> str`` (the LLM's ``rewrite_answer``).
 
 1. ``decide_revision`` — stop when the quality gates hold (evidence coverage ≥ 85 %, no
-   contradiction, no critical claim without evidence, unsupported rate ≤ 5 %: seed 000 §6.1
+   contradiction, no critical claim without evidence, unsupported rate ≤ 5 %: docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
    and §7.3) or after ``max_revisions`` revisions; otherwise one instruction per claim.
 2. Corrective retrieval — targeted queries for the claims nothing supports; new passages join
    the pool and the same text is verified again before any edit is planned.
@@ -41,13 +41,44 @@ that caused it; ``RevisionOutcome.history_json()`` is what the run stores.
 
 from __future__ import annotations
 
-from audit.pipeline.revision.model import SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND, COVERED, Strategy, CitationAction, Warning, Verify, Reverify, Retrieve, Rewriter, Judge, RevisionOptions, Edit, RevisionDecision, RevisionAttempt, RevisionOutcome, ledger_summary, quality_key, claim_ledger
+from audit.pipeline.revision.corrective import corrective_retrieval, targeted_queries
 from audit.pipeline.revision.decision import decide_revision
-from audit.pipeline.revision.corrective import targeted_queries, corrective_retrieval
-from audit.pipeline.revision.sentences import DISPUTED_QUALIFIER, PROTECTED_CONTAINMENT, soften, unsoften, claim_key, verdicts_to_keep, marker_for, _rewrite_markers
-from audit.pipeline.revision.editing import plan_revision, replay_edits, is_protected
+from audit.pipeline.revision.editing import is_protected, plan_revision, replay_edits
+from audit.pipeline.revision.loop import revise_answer, terminate
+from audit.pipeline.revision.model import (
+    CONTRADICTED,
+    COVERED,
+    NOT_FOUND,
+    SUPPORTED,
+    WEAK,
+    CitationAction,
+    Edit,
+    Judge,
+    Retrieve,
+    Reverify,
+    RevisionAttempt,
+    RevisionDecision,
+    RevisionOptions,
+    RevisionOutcome,
+    Rewriter,
+    Strategy,
+    Verify,
+    RevisionWarning,
+    claim_ledger,
+    ledger_summary,
+    quality_key,
+)
+from audit.pipeline.revision.sentences import (
+    DISPUTED_QUALIFIER,
+    PROTECTED_CONTAINMENT,
+    _rewrite_markers,
+    claim_key,
+    marker_for,
+    soften,
+    unsoften,
+    verdicts_to_keep,
+)
 from audit.pipeline.revision.tracing import trace_changes
-from audit.pipeline.revision.loop import terminate, revise_answer
 from audit.pipeline.revision.wiring import kb_retriever, llm_rewriter, revise_audit
 
-__all__ = ['CONTRADICTED', 'COVERED', 'DISPUTED_QUALIFIER', 'NOT_FOUND', 'PROTECTED_CONTAINMENT', 'SUPPORTED', 'WEAK', 'CitationAction', 'Edit', 'Judge', 'Retrieve', 'Reverify', 'RevisionAttempt', 'RevisionDecision', 'RevisionOptions', 'RevisionOutcome', 'Rewriter', 'Strategy', 'Verify', 'Warning', '_rewrite_markers', 'claim_key', 'claim_ledger', 'corrective_retrieval', 'decide_revision', 'is_protected', 'kb_retriever', 'ledger_summary', 'llm_rewriter', 'marker_for', 'plan_revision', 'quality_key', 'replay_edits', 'revise_answer', 'revise_audit', 'soften', 'targeted_queries', 'terminate', 'trace_changes', 'unsoften', 'verdicts_to_keep']
+__all__ = ['CONTRADICTED', 'COVERED', 'DISPUTED_QUALIFIER', 'NOT_FOUND', 'PROTECTED_CONTAINMENT', 'SUPPORTED', 'WEAK', 'CitationAction', 'Edit', 'Judge', 'Retrieve', 'Reverify', 'RevisionAttempt', 'RevisionDecision', 'RevisionOptions', 'RevisionOutcome', 'RevisionWarning', 'Rewriter', 'Strategy', 'Verify', '_rewrite_markers', 'claim_key', 'claim_ledger', 'corrective_retrieval', 'decide_revision', 'is_protected', 'kb_retriever', 'ledger_summary', 'llm_rewriter', 'marker_for', 'plan_revision', 'quality_key', 'replay_edits', 'revise_answer', 'revise_audit', 'soften', 'targeted_queries', 'terminate', 'trace_changes', 'unsoften', 'verdicts_to_keep']

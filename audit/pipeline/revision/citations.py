@@ -1,15 +1,21 @@
-"""Citation correction (seed 003 stage 5, CiteFix): replace, add or remove a marker, judged by the judge
+"""Citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, CiteFix): replace, add or remove a marker, judged by the judge
 that labels claims."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from audit.constants import (CITATION_REPLACE_MARGIN, Thresholds)
+from audit.constants import CITATION_REPLACE_MARGIN, Thresholds
 from audit.pipeline.extraction import citation_anchors
-from audit.pipeline.types import ClaimVerdict, Passage
 from audit.pipeline.revision.model import CitationAction, Judge, Strategy, _best_hit
-from audit.pipeline.revision.sentences import _Anchors, _SentencePlan, _add_marker, _rewrite_markers, marker_for
+from audit.pipeline.revision.sentences import (
+    _add_marker,
+    _Anchors,
+    _rewrite_markers,
+    _SentencePlan,
+    marker_for,
+)
+from audit.pipeline.types import ClaimVerdict, Passage
 
 
 class _Support:

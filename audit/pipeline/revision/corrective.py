@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 
-from audit.constants import (CORRECTIVE_PASSAGES_PER_QUERY,
-                             CORRECTIVE_QUERIES_PER_CLAIM, IMPORTANCE_MINOR)
+from audit.constants import CORRECTIVE_PASSAGES_PER_QUERY, CORRECTIVE_QUERIES_PER_CLAIM, IMPORTANCE_MINOR
 from audit.pipeline.extraction import decompose
+from audit.pipeline.revision.model import NOT_FOUND, Retrieve
 from audit.pipeline.text import STOPWORDS, normalize
 from audit.pipeline.types import ClaimVerdict, Passage
-from audit.pipeline.revision.model import NOT_FOUND, Retrieve
 
 
 # --- 2. corrective retrieval (seed 002) ----------------------------------------------------

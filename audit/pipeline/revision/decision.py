@@ -1,15 +1,22 @@
 """1. The revision decision: whether an answer needs another revision and, if so, one instruction per claim
-(seed 000 §6.1, gates of §7.3)."""
+(docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, gates of §7.3)."""
 
 from __future__ import annotations
 
-
-from audit.constants import (IMPORTANCE_MINOR, Thresholds)
+from audit.constants import IMPORTANCE_MINOR, Thresholds
+from audit.pipeline.revision.model import (
+    CONTRADICTED,
+    NOT_FOUND,
+    WEAK,
+    RevisionDecision,
+    RevisionOptions,
+    Strategy,
+    ledger_summary,
+)
 from audit.pipeline.types import ClaimVerdict
-from audit.pipeline.revision.model import CONTRADICTED, NOT_FOUND, RevisionDecision, RevisionOptions, Strategy, WEAK, ledger_summary
 
 
-# --- 1. revision decision (seed 000 §6.1, gates of §7.3) -----------------------------------
+# --- 1. revision decision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, gates of §7.3) -----------------------------------
 def decide_revision(claims: list[ClaimVerdict], revision_count: int, thresholds: Thresholds = Thresholds(),
                     options: RevisionOptions = RevisionOptions()) -> RevisionDecision:
     """Whether to revise again, why, and one instruction per claim that needs work.

@@ -7,22 +7,50 @@ import math
 import re
 from collections.abc import Callable
 
-from audit.constants import (CORRECTION_MIN_ALIGNMENT, IMPORTANCE_MINOR, NO_ANSWER_NOTICE, UNSUPPORTED_QUALIFIER, Thresholds)
+from audit.constants import (
+    CORRECTION_MIN_ALIGNMENT,
+    IMPORTANCE_MINOR,
+    NO_ANSWER_NOTICE,
+    UNSUPPORTED_QUALIFIER,
+    Thresholds,
+)
 from audit.pipeline.extraction import _SPLIT_RE as CLAUSE_SPLIT_RE
 from audit.pipeline.extraction import CITATION_RE
 from audit.pipeline.numbers import Quantity, extract_quantities, values_match
+from audit.pipeline.revision.citations import _correct_citations, _Support
+from audit.pipeline.revision.model import (
+    CONTRADICTED,
+    COVERED,
+    NOT_FOUND,
+    WEAK,
+    Edit,
+    Judge,
+    RevisionOptions,
+    Strategy,
+    _overlap,
+)
+from audit.pipeline.revision.sentences import (
+    _MONTH_RE,
+    DISPUTED_QUALIFIER,
+    PROTECTED_CONTAINMENT,
+    _add_marker,
+    _already_softened,
+    _Anchors,
+    _cap,
+    _SentencePlan,
+    marker_for,
+    soften,
+    unsoften,
+)
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
-from audit.pipeline.revision.citations import _Support, _correct_citations
-from audit.pipeline.revision.model import CONTRADICTED, COVERED, Edit, Judge, NOT_FOUND, RevisionOptions, Strategy, WEAK, _overlap
-from audit.pipeline.revision.sentences import DISPUTED_QUALIFIER, PROTECTED_CONTAINMENT, _Anchors, _MONTH_RE, _SentencePlan, _add_marker, _already_softened, _cap, marker_for, soften, unsoften
 
 
 def _numeric_corrections(c: ClaimVerdict, evidence_sentence: str, thresholds: Thresholds) -> list[tuple[str, str]]:
     """(claim value, evidence value) pairs: the numbers and dates of the claim the evidence disagrees with.
 
     The numeric method's parsed values are used when it reports them; otherwise the claim and
-    the evidence sentence are parsed here (seed 003 stage 6 normalisation and tolerance).
+    the evidence sentence are parsed here (docs/SPEC_NOTES.md#numeric-checks normalisation and tolerance).
     """
     pairs: list[tuple[str, str]] = []
     for m in c.methods:
@@ -273,7 +301,7 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
                 s.body = soften(s.body, style)
             plan.step(c, Strategy.SOFTEN, f"evidence only partly supports the claim ({style})", soft,
                       action=style)
-    # d) citation correction (seed 003 stage 5)
+    # d) citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     if options.correct_citations:
         _correct_citations(plan, claims, by_anchor, support, retrieved_ids, corrected=bool(corrected),
                            dropped=frozenset(drop_ids) if clause_dropped else frozenset(), cite=cite)

@@ -1,22 +1,35 @@
-"""4. The loop and its termination (seed 000 §6.3): verify, decide, retrieve, edit, verify again; keep the
+"""4. The loop and its termination (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop): verify, decide, retrieve, edit, verify again; keep the
 best version."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from audit.constants import (IMPORTANCE_MINOR, Thresholds)
-from audit.pipeline.text import content_stems, normalize
-from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
+from audit.constants import IMPORTANCE_MINOR, Thresholds
 from audit.pipeline.revision.corrective import corrective_retrieval
 from audit.pipeline.revision.decision import decide_revision
 from audit.pipeline.revision.editing import plan_revision
-from audit.pipeline.revision.model import COVERED, Judge, NOT_FOUND, Retrieve, Reverify, RevisionAttempt, RevisionOptions, RevisionOutcome, Rewriter, Verify, Warning, quality_key
+from audit.pipeline.revision.model import (
+    COVERED,
+    NOT_FOUND,
+    Judge,
+    Retrieve,
+    Reverify,
+    RevisionAttempt,
+    RevisionOptions,
+    RevisionOutcome,
+    Rewriter,
+    Verify,
+    RevisionWarning,
+    quality_key,
+)
 from audit.pipeline.revision.sentences import _Anchors, marker_for, unsoften, verdicts_to_keep
 from audit.pipeline.revision.tracing import _unbacked_correction, trace_changes
+from audit.pipeline.text import content_stems, normalize
+from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
 
 
-# --- 4. the loop and its termination (seed 000 §6.3) ----------------------------------------
+# --- 4. the loop and its termination (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop) ----------------------------------------
 def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict]]:
     """The attempt to keep (the best; on a tie the latest) and the seed's termination warnings."""
     keys = [quality_key(a.summary) for a in attempts]
@@ -26,14 +39,14 @@ def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict]]:
         # the original as first verified: corrective retrieval counts as an improvement
         first, last = attempts[0].before_retrieval or attempts[0].summary, attempts[-1].summary
         if last["coverage"] <= first["coverage"] or keys[-1] < quality_key(first):
-            warnings.append({"code": str(Warning.NO_IMPROVEMENT),
+            warnings.append({"code": str(RevisionWarning.NO_IMPROVEMENT),
                              "message": "Revisions did not improve evidence coverage"
                              + (f"; attempt {kept} is kept" if kept != len(attempts) - 1 else ""),
                              "details": {"first": first, "last": last, "kept": kept}})
     final = attempts[kept].result
     unsupported = [c for c in final.claims if c.verdict == NOT_FOUND and c.claim.importance != IMPORTANCE_MINOR]
     if unsupported:
-        warnings.append({"code": str(Warning.UNSUPPORTED_CLAIMS),
+        warnings.append({"code": str(RevisionWarning.UNSUPPORTED_CLAIMS),
                          "message": f"{len(unsupported)} material claims could not be verified",
                          "details": [c.claim.text for c in unsupported]})
     return kept, warnings
@@ -44,7 +57,7 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
                   thresholds: Thresholds = Thresholds(), options: RevisionOptions = RevisionOptions(),
                   initial: AuditResult | None = None, judge: Judge | None = None,
                   given: int | None = None, reverify: Reverify | None = None) -> RevisionOutcome:
-    """Run the revision loop of seed 000 §6 on one answer and return every attempt.
+    """Run the revision loop of docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop on one answer and return every attempt.
 
     ``initial`` is the audit of ``answer`` when the caller already has it (it must have been
     computed on ``normalize(answer)``, as the pipeline does). A failing ``rewriter`` or one

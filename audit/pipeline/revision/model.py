@@ -7,25 +7,29 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from audit.constants import (DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION,
-                             IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, SOFTENING_STYLES,
-                             UNSUPPORTED_ACTIONS)
+from audit.constants import (
+    DEFAULT_SOFTENING_STYLE,
+    DEFAULT_UNSUPPORTED_ACTION,
+    IMPORTANCE_CRITICAL,
+    IMPORTANCE_MINOR,
+    SOFTENING_STYLES,
+    UNSUPPORTED_ACTIONS,
+)
 from audit.pipeline import scoring
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
-
 
 SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND = "supported", "weak", "contradicted", "not_found"
 COVERED = (SUPPORTED, WEAK)
 
 
 class Strategy(StrEnum):
-    REMOVE = "remove"  # claim nothing supports, taken out (seed 000 §6.2)
-    QUALIFY = "qualify"  # claim nothing supports, kept with a "not found" qualifier (seed 000 §6.2)
-    CORRECT = "correct"  # contradicted claim corrected to match the evidence (seed 000 §6.2)
+    REMOVE = "remove"  # claim nothing supports, taken out (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+    QUALIFY = "qualify"  # claim nothing supports, kept with a "not found" qualifier (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+    CORRECT = "correct"  # contradicted claim corrected to match the evidence (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     SOFTEN = "soften"  # unverified (weak) fact softened (seed 003 stage 7c)
-    CITATION = "citation"  # citation correction (seed 003 stage 5)
+    CITATION = "citation"  # citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     CORRECTIVE_RETRIEVAL = "corrective_retrieval"  # citation to a passage found by corrective retrieval (seed 002)
 
 
@@ -35,7 +39,7 @@ class CitationAction(StrEnum):
     ADD_ALTERNATE = "ADD_ALTERNATE"
 
 
-class Warning(StrEnum):  # noqa: A001 - the seed's name for these codes
+class RevisionWarning(StrEnum):
     NO_IMPROVEMENT = "NO_IMPROVEMENT"
     UNSUPPORTED_CLAIMS = "UNSUPPORTED_CLAIMS"
 

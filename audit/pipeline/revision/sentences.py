@@ -7,14 +7,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from audit.constants import (SOFTENING_HEDGE,
-                             SOFTENING_PARENTHETICAL, SOFTENING_QUALIFY, UNSUPPORTED_QUALIFIER)
+from audit.constants import SOFTENING_HEDGE, SOFTENING_PARENTHETICAL, SOFTENING_QUALIFY, UNSUPPORTED_QUALIFIER
 from audit.pipeline.extraction import CITATION_RE, citation_anchors
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
+from audit.pipeline.revision.model import Edit, Strategy
 from audit.pipeline.text import STOPWORDS
 from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, Passage
-from audit.pipeline.revision.model import Edit, Strategy
-
 
 # --- 3. deterministic rewriting of the claim sentences --------------------------------------
 _PREFIX_RE = re.compile(r"^\s*(?:(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|#{1,6})\s+)?")

@@ -6,12 +6,12 @@ from __future__ import annotations
 import difflib
 import re
 
-from audit.constants import (CORRECTION_MIN_ALIGNMENT)
+from audit.constants import CORRECTION_MIN_ALIGNMENT
 from audit.pipeline.extraction import CITATION_RE, citation_anchors
-from audit.pipeline.types import ClaimVerdict
 from audit.pipeline.revision.editing import _aligned, replay_edits
 from audit.pipeline.revision.model import Edit, Judge, Strategy
 from audit.pipeline.revision.sentences import _Anchors
+from audit.pipeline.types import ClaimVerdict
 
 
 # --- LLM rewrite, accepted only when traceable ---------------------------------------------

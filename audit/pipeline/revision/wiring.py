@@ -3,12 +3,10 @@ and rewriter."""
 
 from __future__ import annotations
 
-
-from audit.constants import (CORRECTIVE_PASSAGES_PER_QUERY,
-                             Thresholds)
-from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
+from audit.constants import CORRECTIVE_PASSAGES_PER_QUERY, Thresholds
 from audit.pipeline.revision.loop import revise_answer
 from audit.pipeline.revision.model import Retrieve, RevisionOptions, RevisionOutcome, Rewriter
+from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
 
 
 # --- wiring to the pipeline, the knowledge base and the LLM ----------------------------------
@@ -30,7 +28,7 @@ def kb_retriever(kb, *, embed=None, k: int = CORRECTIVE_PASSAGES_PER_QUERY) -> R
 
 
 def llm_rewriter(client) -> Rewriter | None:
-    """The LLM's ``rewrite_answer`` (issue 4) bound to ``client``, or None when no LLM is usable."""
+    """The LLM's ``rewrite_answer`` (docs/LLM.md) bound to ``client``, or None when no LLM is usable."""
     if client is None or not getattr(client, "available", False):
         return None
     from audit.pipeline.llm.drafting import make_rewriter

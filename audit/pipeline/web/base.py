@@ -61,7 +61,7 @@ class WebDocument:
         return "sha256:" + hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
     def provenance(self) -> dict:
-        """The provenance stored on the evidence row (spec §6 + issue 7)."""
+        """The provenance stored on the evidence row (docs/SPEC_NOTES.md#analyst-pages + docs/SPEC_NOTES.md#escalation-to-audit-web)."""
         return {
             "provider": self.provider,
             "query": self.query,

@@ -1,0 +1,127 @@
+"""POST /api/v1/audits: one answer audited (or generated and audited), idempotent by key."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from audit import constants
+from audit.api.parsers import StrictJSONParser
+from audit.api.permissions import CanSubmit
+from audit.api.serializers import (
+    AnswerSerializer,
+    DayField,
+    IdentifierField,
+    StrictCharField,
+    StrictInputSerializer,
+)
+from audit.api.throttles import AuditThrottle
+from audit.api.views.common import _IDEMPOTENCY_KEY_RE, CleanRequestMixin, _workspace
+from audit.api.views.records import _with_escalations
+from audit.errors import InvalidInput
+from audit.models.choices import Mode
+from audit.selectors import api as selectors
+from audit.services.submissions import AuditRequest, audit_submit, request_fingerprint
+
+# --- Audits -------------------------------------------------------------------------------------
+
+class ContextInput(StrictInputSerializer):
+    """A passage sent with an audit request."""
+
+    id = IdentifierField(max_length=200)
+    title = StrictCharField(required=False, allow_blank=True, max_length=500)
+    uri = StrictCharField(required=False, allow_blank=True, max_length=2000)
+    text = StrictCharField(trim_whitespace=False)
+    published_at = DayField(required=False, allow_null=True)
+
+    def validate_text(self, value):
+        if not value.strip():
+            raise serializers.ValidationError("May not be blank.")
+        return value
+
+
+def audit_request_from(values: dict) -> AuditRequest:
+    """Return the service's request of a validated ``AuditCreateApi.InputSerializer`` (API and answer form)."""
+    contexts = [{**c, "published_at": c["published_at"].isoformat() if c.get("published_at") else None}
+                for c in values.get("contexts", [])]
+    return AuditRequest(
+        query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
+        conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
+        reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
+        verification_profile=values.get("verification_profile", ""), answer_json=values.get("answer_json"),
+        deep=values.get("deep", ""),
+    )
+
+
+class AuditCreateApi(CleanRequestMixin, APIView):
+    """Submit an answer of the RAG front end; verify it in the resolved mode."""
+
+    permission_classes = [CanSubmit]
+    throttle_classes = [AuditThrottle]
+    parser_classes = [StrictJSONParser]
+
+    @extend_schema_serializer(component_name="AuditCreateInput")
+    class InputSerializer(StrictInputSerializer):
+        query = StrictCharField()
+        answer = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+        contexts = serializers.ListField(child=ContextInput(), required=False, default=list)
+        mode = serializers.ChoiceField(choices=Mode.choices, required=False)
+        conversation_id = StrictCharField(required=False, allow_blank=True, max_length=200)
+        domain = StrictCharField(required=False, allow_blank=True, max_length=64)
+        reference = StrictCharField(required=False, allow_blank=True)
+        generation_mode = serializers.ChoiceField(choices=constants.GENERATION_MODES, required=False)
+        verification_profile = serializers.ChoiceField(choices=tuple(constants.VERIFICATION_PROFILES), required=False)
+        deep = serializers.ChoiceField(choices=constants.DEEP_CHECKS, required=False,
+                                       help_text="async: answer with the offline result now, run the LLM methods "
+                                                 "in a background deep check (GET /api/v1/runs/<id> shows it)")
+        answer_json = serializers.DictField(required=False)
+
+        def validate(self, attrs):
+            if "answer_json" in attrs and "answer" in attrs:
+                raise serializers.ValidationError({"answer_json": ["Send either answer or answer_json (one of them)."]})
+            return attrs
+
+        def validate_contexts(self, value):
+            limit = settings.THEORIA["API_MAX_CONTEXTS"]
+            if len(value) > limit:
+                raise serializers.ValidationError(f"At most {limit} contexts are allowed; got {len(value)}.")
+            return value
+
+        def validate_answer(self, value):
+            if not value.strip():
+                raise serializers.ValidationError("May not be blank.")
+            return value
+
+    @extend_schema(
+        request=InputSerializer,
+        parameters=[OpenApiParameter("Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="A retry with the same key and body returns the first result; "
+                                                 "the same key with another body is 409.")],
+        responses={201: AnswerSerializer, 400: OpenApiResponse(description="Bad input; the message names the field."),
+                   409: OpenApiResponse(description="Idempotency-Key reused with a different body.")},
+    )
+    def post(self, request):
+        key = request.headers.get("Idempotency-Key", "")
+        if key and not _IDEMPOTENCY_KEY_RE.match(key):
+            raise InvalidInput("Idempotency-Key", "must be 1 to 255 printable ASCII characters without spaces.")
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        workspace = _workspace(request)
+        submission = audit_submit(
+            workspace=workspace, user=request.user, idempotency_key=key,
+            fingerprint=request_fingerprint(request.data), request=audit_request_from(data.validated_data),
+        )
+        answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
+        body = _with_escalations(AnswerSerializer, answer, mode_decision=submission.decision, web=submission.web,
+                                 drafted=submission.drafted)
+        headers = {"Idempotent-Replayed": "true"} if submission.replayed else {}
+        return Response(body, status=status.HTTP_201_CREATED, headers=headers)

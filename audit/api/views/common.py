@@ -1,0 +1,48 @@
+"""What every API view shares: pagination, the request checks, the caller's workspace and the list filters."""
+
+from __future__ import annotations
+
+import re
+
+from rest_framework import serializers
+from rest_framework.pagination import PageNumberPagination
+
+from audit.api.parsers import find_bad_text
+from audit.errors import InvalidInput
+from audit.services.workspaces import workspace_for_user
+
+EXPORT_BATCH = 500
+_IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
+class Pagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class CleanRequestMixin:
+    """Refuse NUL characters and unpaired surrogates in path and query values (400 naming them):
+    no database text column can hold them, so they would otherwise fail deep in a query."""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # authentication and permissions first: 401/403 before 400
+        values = [(name, value) for name, value in kwargs.items() if isinstance(value, str)]
+        values += [(name, value) for name in request.query_params for value in request.query_params.getlist(name)]
+        if hasattr(request.data, "getlist"):  # form and multipart bodies (JSON is checked by its parser)
+            values += [(name, value) for name in request.data for value in request.data.getlist(name)
+                       if isinstance(value, str)]
+        for name, value in values:
+            found = find_bad_text(value, name) or find_bad_text(name, "query")
+            if found:
+                raise InvalidInput(*found)
+
+
+def _workspace(request):
+    return workspace_for_user(request.user)
+
+
+def _filtered(filterset_class, request, queryset):
+    filterset = filterset_class(request.query_params, queryset=queryset, request=request)
+    if not filterset.is_valid():
+        raise serializers.ValidationError(filterset.errors)
+    return filterset.qs

@@ -1,0 +1,110 @@
+"""Claim Card exports: the filtered list and the daily bundle, streamed as CSV or JSON."""
+
+from __future__ import annotations
+
+import itertools
+
+from django.http import StreamingHttpResponse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_serializer,
+)
+from rest_framework import generics, serializers
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.views import APIView
+
+from audit import exports
+from audit.api.permissions import CanRead
+from audit.api.serializers import (
+    ClaimCardSerializer,
+)
+from audit.api.views.common import EXPORT_BATCH, CleanRequestMixin, _workspace
+from audit.api.views.records import _with_escalations
+from audit.errors import InvalidInput
+from audit.filters import ClaimFilter
+from audit.models import Claim
+from audit.selectors import api as selectors
+
+# --- Exports ------------------------------------------------------------------------------------
+
+class IgnoreFormatNegotiation(BaseContentNegotiation):
+    """Exports read ``?format=`` themselves; errors are always JSON."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def _card_stream(queryset):
+    """Yield Claim Card dicts in batches (one escalation query per batch)."""
+    iterator = queryset.iterator(chunk_size=EXPORT_BATCH)
+    while batch := list(itertools.islice(iterator, EXPORT_BATCH)):
+        yield from _with_escalations(ClaimCardSerializer, batch, many=True)
+
+
+def _export_response(queryset, fmt: str, filename: str) -> StreamingHttpResponse:
+    if fmt == "csv":
+        response = StreamingHttpResponse(exports.iter_csv(_card_stream(queryset)), content_type="text/csv; charset=utf-8")
+    else:
+        response = StreamingHttpResponse(exports.iter_json(_card_stream(queryset)), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
+    return response
+
+
+def _export_format(request) -> str:
+    fmt = request.query_params.get("format", "csv")
+    if fmt not in ("csv", "json"):
+        raise InvalidInput("format", f'"{fmt}" is not an export format; use csv or json.')
+    return fmt
+
+
+_FORMAT_PARAM = OpenApiParameter("format", OpenApiTypes.STR, enum=["csv", "json"], description="csv (default) or json")
+
+
+class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView):
+    """Stream any filtered set of Claim Cards as CSV or JSON (same filters as /claims)."""
+
+    permission_classes = [CanRead]
+    filterset_class = ClaimFilter
+    content_negotiation_class = IgnoreFormatNegotiation
+    pagination_class = None  # the whole filtered set, streamed (the schema must not promise a page envelope)
+    serializer_class = ClaimCardSerializer
+    queryset = Claim.objects.none()  # the real one comes from the selector; this names the model
+
+    @extend_schema(parameters=[_FORMAT_PARAM], responses={(200, "text/csv"): OpenApiTypes.STR,
+                                                           (200, "application/json"): ClaimCardSerializer(many=True)})
+    def get(self, request):
+        fmt = _export_format(request)
+        queryset = self.filter_queryset(selectors.claim_card_list(workspace=_workspace(request)))
+        return _export_response(queryset, fmt, f"claim-cards-{timezone.now():%Y%m%dT%H%M%SZ}")
+
+
+class ClaimCardDailyBundleApi(CleanRequestMixin, APIView):
+    """The day's bundle of low-confidence claims (spec §4.4): REFUTED / NEI below 0.60."""
+
+    permission_classes = [CanRead]
+    content_negotiation_class = IgnoreFormatNegotiation
+
+    @extend_schema_serializer(component_name="ClaimCardDailyBundleInput")
+    class InputSerializer(serializers.Serializer):
+        date = serializers.DateField(required=False)
+        threshold = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+
+    @extend_schema(parameters=[
+        _FORMAT_PARAM,
+        OpenApiParameter("date", OpenApiTypes.DATE, description="UTC day (default: today)"),
+        OpenApiParameter("threshold", OpenApiTypes.FLOAT, description="default: the workspace's low_confidence_threshold"),
+    ], responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): ClaimCardSerializer(many=True)})
+    def get(self, request):
+        fmt = _export_format(request)
+        data = self.InputSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        day = data.validated_data.get("date") or timezone.now().date()
+        queryset = selectors.low_confidence_claims(workspace=_workspace(request), day=day,
+                                                   threshold=data.validated_data.get("threshold"))
+        return _export_response(queryset, fmt, f"low-confidence-claims-{day:%Y-%m-%d}")

@@ -1,0 +1,121 @@
+"""Reads of answers, claims (Claim Cards), evidence and runs, scoped to the caller's workspace."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import (
+    extend_schema,
+)
+from rest_framework import generics
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from audit import hooks
+from audit.api.permissions import CanRead
+from audit.api.serializers import (
+    AnswerSerializer,
+    AnswerSummarySerializer,
+    ClaimCardSerializer,
+    EvidenceSerializer,
+    RunSerializer,
+)
+from audit.api.views.common import CleanRequestMixin, Pagination, _workspace
+from audit.filters import AnswerFilter, ClaimFilter, EvidenceFilter, RunFilter
+from audit.models import Answer, Claim, Evidence, VerificationRun
+from audit.selectors import api as selectors
+
+# --- Reads --------------------------------------------------------------------------------------
+
+class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView):
+    """A paginated, filtered list of the caller's workspace rows, read through ``selector``."""
+
+    permission_classes = [CanRead]
+    pagination_class = Pagination
+    selector = None
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation: the model, no query
+            return self.queryset
+        return type(self).selector(workspace=_workspace(self.request))
+
+
+class AnswerListApi(_WorkspaceListApi):
+    """List answers (newest first), filtered by mode, domain, conversation and date range."""
+
+    queryset = Answer.objects.none()  # names the model for the schema; rows come from the selector
+    serializer_class = AnswerSummarySerializer
+    filterset_class = AnswerFilter
+    selector = staticmethod(selectors.answer_list)
+
+
+def _with_escalations(serializer_class, items, *, many: bool = False, **context):
+    """Serialize answers or claims with their review cases loaded in one query."""
+    rows = items if many else [items]
+    claims = [claim for row in rows for claim in (row.claims.all() if isinstance(row, Answer) else [row])]
+    context["escalations"] = hooks.claim_escalations(claim.pk for claim in claims)
+    return serializer_class(items, many=many, context=context).data
+
+
+class AnswerDetailApi(CleanRequestMixin, APIView):
+    """One answer with its Claim Cards, audit metrics and escalations."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema(responses={200: AnswerSerializer})
+    def get(self, request, answer_id: str):
+        answer = get_object_or_404(selectors.answer_detail_list(workspace=_workspace(request)), public_id=answer_id)
+        return Response(_with_escalations(AnswerSerializer, answer))
+
+
+class ClaimListApi(_WorkspaceListApi):
+    """List Claim Cards, filtered by label, confidence, date range, mode, domain, escalation state."""
+
+    queryset = Claim.objects.none()  # names the model for the schema; rows come from the selector
+    serializer_class = ClaimCardSerializer
+    filterset_class = ClaimFilter
+    selector = staticmethod(selectors.claim_card_list)
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response(_with_escalations(ClaimCardSerializer, page, many=True))
+
+
+class ClaimDetailApi(CleanRequestMixin, APIView):
+    """One Claim Card, by answer id and claim id (``c1``)."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema(responses={200: ClaimCardSerializer})
+    def get(self, request, answer_id: str, claim_id: str):
+        claim = get_object_or_404(selectors.claim_card_list(workspace=_workspace(request)),
+                                  answer__public_id=answer_id, claim_id=claim_id)
+        return Response(_with_escalations(ClaimCardSerializer, claim))
+
+
+class EvidenceListApi(_WorkspaceListApi):
+    """List evidence rows with full provenance, filtered by source type, answer and claim."""
+
+    queryset = Evidence.objects.none()  # names the model for the schema; rows come from the selector
+    serializer_class = EvidenceSerializer
+    filterset_class = EvidenceFilter
+    selector = staticmethod(selectors.evidence_list)
+
+
+class RunListApi(_WorkspaceListApi):
+    """List verification runs (interactive, nightly, re-runs) with their cost accounting."""
+
+    queryset = VerificationRun.objects.none()  # names the model for the schema; rows come from the selector
+    serializer_class = RunSerializer
+    filterset_class = RunFilter
+    selector = staticmethod(selectors.run_list)
+
+
+class RunDetailApi(CleanRequestMixin, generics.RetrieveAPIView):
+    """One verification run of the caller's workspace; ``deep_checks`` shows an asynchronous deep
+    check's progress (queued, running with methods done of total, done with its relabels, failed)."""
+
+    permission_classes = [CanRead]
+    serializer_class = RunSerializer
+
+    def get_queryset(self):
+        return selectors.run_list(workspace=_workspace(self.request))

@@ -1,0 +1,213 @@
+"""Settings: the workspace's mode toggles and thresholds, a user's or a conversation's mode, the mode preview."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import (
+    extend_schema,
+    extend_schema_serializer,
+    inline_serializer,
+)
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from audit import constants, roles
+from audit.api.parsers import StrictJSONParser
+from audit.api.permissions import CanChangeSettings, CanRead
+from audit.api.serializers import (
+    StrictCharField,
+    StrictInputSerializer,
+)
+from audit.api.views.common import CleanRequestMixin, _workspace
+from audit.models import Conversation, UserProfile
+from audit.models.choices import Mode
+from audit.selectors import api as selectors
+from audit.services import modes
+from audit.services.workspaces import workspace_member
+
+# --- Settings (mode toggles and thresholds) --------------------------------------------------------
+
+def _read_or_admin(request):
+    return [CanRead()] if request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
+
+
+class WorkspaceSettingsApi(CleanRequestMixin, APIView):
+    """The workspace's default mode, automatic triggers and web switch; admins change them."""
+
+    parser_classes = [StrictJSONParser]
+
+    @extend_schema_serializer(component_name="WorkspaceSettingsOutput")
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.CharField()
+        name = serializers.CharField()
+        default_mode = serializers.CharField()
+        regulated_domains = serializers.ListField(child=serializers.CharField())
+        auto_audit_roles = serializers.ListField(child=serializers.CharField())
+        allow_external_calls = serializers.BooleanField()
+        web_allowed_domains = serializers.ListField(child=serializers.CharField())
+        freshness_policy = serializers.DictField(child=serializers.IntegerField())
+        retention_days = serializers.IntegerField()
+        llm_token_budget = serializers.IntegerField()
+        threshold_overrides = serializers.DictField()
+
+    @extend_schema_serializer(component_name="WorkspaceSettingsInput")
+    class InputSerializer(StrictInputSerializer):
+        default_mode = serializers.ChoiceField(choices=Mode.choices, required=False)
+        regulated_domains = serializers.ListField(child=StrictCharField(max_length=64), required=False)
+        auto_audit_roles = serializers.ListField(child=serializers.ChoiceField(choices=roles.ALL_ROLES), required=False)
+        allow_external_calls = serializers.BooleanField(required=False)
+        web_allowed_domains = serializers.ListField(child=StrictCharField(max_length=253), required=False)
+        freshness_policy = serializers.DictField(child=serializers.IntegerField(
+            min_value=constants.FRESHNESS_MONTHS_RANGE[0], max_value=constants.FRESHNESS_MONTHS_RANGE[1]), required=False)
+        retention_days = serializers.IntegerField(min_value=constants.RETENTION_DAYS_RANGE[0],
+                                                  max_value=constants.RETENTION_DAYS_RANGE[1], required=False)
+        llm_token_budget = serializers.IntegerField(min_value=0, max_value=constants.LLM_TOKEN_BUDGET_MAX, required=False)
+
+    def get_permissions(self):
+        return _read_or_admin(self.request)
+
+    @extend_schema(responses={200: OutputSerializer})
+    def get(self, request):
+        return Response(self.OutputSerializer(_workspace(request)).data)
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    def patch(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        for key in ("regulated_domains", "web_allowed_domains"):
+            if key in values:
+                values[key] = sorted({v.strip().lower() for v in values[key] if v.strip()})
+        workspace = modes.workspace_settings_update(workspace=_workspace(request), actor=request.user, **values)
+        return Response(self.OutputSerializer(workspace).data)
+
+
+class ThresholdsApi(CleanRequestMixin, APIView):
+    """The workspace's verification thresholds: seed defaults, overrides and what is in force."""
+
+    parser_classes = [StrictJSONParser]
+
+    @extend_schema_serializer(component_name="ThresholdsInput")
+    class InputSerializer(StrictInputSerializer):
+        threshold_overrides = serializers.DictField()
+
+    @extend_schema_serializer(component_name="ThresholdsOutput")
+    class OutputSerializer(serializers.Serializer):
+        defaults = serializers.DictField()
+        overrides = serializers.DictField()
+        effective = serializers.DictField()
+
+    def get_permissions(self):
+        return _read_or_admin(self.request)
+
+    def _body(self, workspace) -> dict:
+        return {"defaults": asdict(constants.Thresholds()), "overrides": workspace.threshold_overrides or {},
+                "effective": asdict(selectors.thresholds_for(workspace))}
+
+    @extend_schema(responses={200: OutputSerializer})
+    def get(self, request):
+        return Response(self._body(_workspace(request)))
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    def put(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        workspace = modes.thresholds_set(workspace=_workspace(request), actor=request.user,
+                                         overrides=data.validated_data["threshold_overrides"])
+        return Response(self._body(workspace))
+
+
+class _ModeInput(StrictInputSerializer):
+    default_mode = serializers.ChoiceField(choices=[("", "Inherit"), *Mode.choices], allow_blank=True)
+
+
+class UserModeApi(CleanRequestMixin, APIView):
+    """A user's default mode ("" inherits the workspace's)."""
+
+    parser_classes = [StrictJSONParser]
+
+    @extend_schema_serializer(component_name="UserModeOutput")
+    class OutputSerializer(serializers.Serializer):
+        username = serializers.CharField()
+        default_mode = serializers.CharField(allow_blank=True)
+
+    def get_permissions(self):
+        return _read_or_admin(self.request)
+
+    def _user(self, request, username):
+        """The user, when in the caller's workspace (users without a profile are in the default one)."""
+        user = workspace_member(_workspace(request), username)
+        if user is None:
+            raise Http404  # the same answer for a missing user and one of another workspace
+        return user
+
+    def _body(self, user) -> dict:
+        profile = UserProfile.objects.filter(user=user).first()
+        return {"username": user.get_username(), "default_mode": profile.default_mode if profile else ""}
+
+    @extend_schema(responses={200: OutputSerializer})
+    def get(self, request, username: str):
+        return Response(self.OutputSerializer(self._body(self._user(request, username))).data)
+
+    @extend_schema(request=_ModeInput, responses={200: OutputSerializer})
+    def put(self, request, username: str):
+        user = self._user(request, username)
+        data = _ModeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        modes.user_mode_set(workspace=_workspace(request), user=user, actor=request.user,
+                            mode=data.validated_data["default_mode"])
+        return Response(self.OutputSerializer(self._body(user)).data)
+
+
+class ConversationModeApi(CleanRequestMixin, APIView):
+    """A conversation's default mode ("" inherits the user's, then the workspace's)."""
+
+    parser_classes = [StrictJSONParser]
+
+    @extend_schema_serializer(component_name="ConversationModeOutput")
+    class OutputSerializer(serializers.Serializer):
+        conversation_id = serializers.CharField(source="external_id")
+        default_mode = serializers.CharField(allow_blank=True)
+
+    def get_permissions(self):
+        return _read_or_admin(self.request)
+
+    @extend_schema(responses={200: OutputSerializer})
+    def get(self, request, conversation_id: str):
+        conversation = get_object_or_404(Conversation, workspace=_workspace(request), external_id=conversation_id)
+        return Response(self.OutputSerializer(conversation).data)
+
+    @extend_schema(request=_ModeInput, responses={200: OutputSerializer})
+    def put(self, request, conversation_id: str):
+        data = _ModeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        conversation = modes.conversation_mode_set(workspace=_workspace(request), external_id=conversation_id,
+                                                   mode=data.validated_data["default_mode"], actor=request.user)
+        return Response(self.OutputSerializer(conversation).data)
+
+
+class ModePreviewApi(CleanRequestMixin, APIView):
+    """Which mode a request would run in for the caller (resolution order and triggers)."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema_serializer(component_name="ModePreviewInput")
+    class InputSerializer(serializers.Serializer):
+        mode = serializers.ChoiceField(choices=Mode.choices, required=False)
+        conversation_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
+        domain = serializers.CharField(required=False, allow_blank=True, max_length=64)
+
+    @extend_schema(parameters=[InputSerializer], responses={200: inline_serializer("ModeDecision", {
+        "mode": serializers.CharField(), "source": serializers.CharField(),
+        "triggers": serializers.ListField(child=serializers.CharField())})})
+    def get(self, request):
+        data = self.InputSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        decision = modes.mode_resolve(workspace=_workspace(request), user=request.user, requested=values.get("mode", ""),
+                                      conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""))
+        return Response(decision.as_dict())
