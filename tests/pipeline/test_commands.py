@@ -64,3 +64,23 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
     assert set(last) == {"p50_ms", "p95_ms", "claims_per_s", "peak_mb", "chunks"}
     assert last["chunks"] == 300 and 0 < last["p50_ms"] <= last["p95_ms"] and last["claims_per_s"] > 0
     assert (tmp_path / "bench_kb_300.npy").exists()  # cached for the next run
+
+
+@pytest.mark.slow  # builds a benchmark index and times audits over it
+def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, embedder):
+    import io
+    import re
+
+    from audit.evaluation.cli import run_bench
+
+    parts = {}
+    for depth in ("full", "fast"):
+        out = io.StringIO()
+        run_bench(300, n_answers=3, claims_per_answer=4, depth=depth, out=out, err=io.StringIO(), cache_dir=tmp_path,
+                  pool_size=60)
+        line = next(x for x in out.getvalue().splitlines() if x.startswith("mean per answer"))
+        mean, tok, enc, rest = map(float, re.findall(r"(-?\d+\.\d) ms", line))
+        assert tok + enc + rest == pytest.approx(mean, abs=0.2) and enc > 0 and rest > 0
+        parts[depth] = tok
+    # the full depth embeds the evidence sentences with their word pieces; the fast depth reads words only
+    assert parts["full"] > 0 and parts["fast"] == 0
