@@ -107,9 +107,10 @@ $(LLM_MODEL): $(LLM_VENV)/.installed
 test-llm: install $(LLM_MODEL)
 	$(PY) tests/llm/real_server.py --server-python $(LLM_VENV)/bin/python --model $(LLM_MODEL)
 
-# Lint (CI runs it). Formatting is not checked yet: the tree is formatted in one pass later.
+# Lint (CI runs it): ruff's rules, and the formatting (`make format` applies both).
 lint: install
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 format: install
 	$(PY) -m ruff format .

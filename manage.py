@@ -1,5 +1,6 @@
 #!/usr/bin/env python
 """Django's command-line utility for Theoria Audit."""
+
 import os
 import sys
 

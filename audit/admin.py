@@ -10,10 +10,26 @@ from django.db import transaction
 from audit import constants
 from audit.errors import InvalidInput
 from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
-from audit.models import Answer, AuditEvent, Chunk, Claim, Conversation, Document, Evidence, UserProfile, VerificationRun, Workspace
+from audit.models import (
+    Answer,
+    AuditEvent,
+    Chunk,
+    Claim,
+    Conversation,
+    Document,
+    Evidence,
+    UserProfile,
+    VerificationRun,
+    Workspace,
+)
 from audit.models.nightly import NightlyReport
 from audit.models.web import ExternalCall, WebCacheEntry
-from audit.services.modes import thresholds_check, workspace_settings_check, thresholds_set, workspace_settings_update
+from audit.services.modes import (
+    thresholds_check,
+    workspace_settings_check,
+    thresholds_set,
+    workspace_settings_update,
+)
 from escalation.models import BusinessCalendar, NotificationTarget
 from audit.admin_settings import WorkspaceSettingsForm
 from audit.kb_pgvector import kb_backend_label
@@ -41,8 +57,12 @@ class WorkspaceAdminForm(forms.ModelForm):
 
     def _clean_domain_list(self, name: str) -> list:
         value = self.cleaned_data.get(name) or []
-        if not isinstance(value, list) or not all(isinstance(d, str) and d.strip() and " " not in d.strip() for d in value):
-            raise forms.ValidationError('Give a list of domain names, e.g. ["pubmed.ncbi.nlm.nih.gov", "arxiv.org"].')
+        if not isinstance(value, list) or not all(
+            isinstance(d, str) and d.strip() and " " not in d.strip() for d in value
+        ):
+            raise forms.ValidationError(
+                'Give a list of domain names, e.g. ["pubmed.ncbi.nlm.nih.gov", "arxiv.org"].'
+            )
         return [d.strip().lower() for d in value]
 
     def clean_web_allowed_domains(self):
@@ -53,7 +73,11 @@ class WorkspaceAdminForm(forms.ModelForm):
 
     def clean_freshness_policy(self):
         value = self.cleaned_data.get("freshness_policy") or {}
-        return self._checked("freshness_policy", value, 'Give an object mapping domain tags to months, e.g. {"neuroscience": 18}. ')
+        return self._checked(
+            "freshness_policy",
+            value,
+            'Give an object mapping domain tags to months, e.g. {"neuroscience": 18}. ',
+        )
 
     def clean_retention_days(self):
         return self._checked("retention_days", self.cleaned_data.get("retention_days"))
@@ -104,8 +128,14 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
     def get_urls(self):
         from django.urls import path
 
-        return [path("<int:object_id>/settings/", self.admin_site.admin_view(self.settings_view),
-                     name="audit_workspace_settings"), *super().get_urls()]
+        return [
+            path(
+                "<int:object_id>/settings/",
+                self.admin_site.admin_view(self.settings_view),
+                name="audit_workspace_settings",
+            ),
+            *super().get_urls(),
+        ]
 
     def settings_view(self, request, object_id: int):
         from django.contrib import messages
@@ -113,29 +143,49 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
         from django.shortcuts import get_object_or_404, redirect
         from django.template.response import TemplateResponse
 
-        workspace = get_object_or_404(self.get_queryset(request), pk=object_id)  # scoped to the caller's workspace
+        workspace = get_object_or_404(
+            self.get_queryset(request), pk=object_id
+        )  # scoped to the caller's workspace
         if not self.has_change_permission(request, workspace):
             raise PermissionDenied
         form = WorkspaceSettingsForm(request.POST or None, workspace=workspace)
         if request.method == "POST" and form.is_valid():
-            overrides = {**{k: v for k, v in (workspace.threshold_overrides or {}).items()
-                            if k not in {t for t, _ in form.keys.values()}}, **form.overrides()}
+            overrides = {
+                **{
+                    k: v
+                    for k, v in (workspace.threshold_overrides or {}).items()
+                    if k not in {t for t, _ in form.keys.values()}
+                },
+                **form.overrides(),
+            }
             try:
                 with transaction.atomic():
-                    workspace_settings_update(workspace=workspace, actor=request.user,
-                                              default_mode=form.cleaned_data["default_mode"],
-                                              allow_external_calls=form.cleaned_data["allow_external_calls"])
+                    workspace_settings_update(
+                        workspace=workspace,
+                        actor=request.user,
+                        default_mode=form.cleaned_data["default_mode"],
+                        allow_external_calls=form.cleaned_data["allow_external_calls"],
+                    )
                     thresholds_set(workspace=workspace, overrides=overrides, actor=request.user)
             except InvalidInput as exc:
                 form.add_service_error(exc.field, exc.message)
             else:
                 messages.success(request, f"The settings of {workspace.name} were saved.")
                 return redirect("admin:audit_workspace_settings", object_id=workspace.pk)
-        context = {**self.admin_site.each_context(request), "title": f"Settings of {workspace.name}",
-                   "workspace": workspace, "form": form, "opts": self.model._meta,
-                   "overridden": sorted((workspace.threshold_overrides or {}).keys())}
-        return TemplateResponse(request, "admin/audit/workspace_settings.html", context,
-                                status=400 if request.method == "POST" else 200)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Settings of {workspace.name}",
+            "workspace": workspace,
+            "form": form,
+            "opts": self.model._meta,
+            "overridden": sorted((workspace.threshold_overrides or {}).keys()),
+        }
+        return TemplateResponse(
+            request,
+            "admin/audit/workspace_settings.html",
+            context,
+            status=400 if request.method == "POST" else 200,
+        )
 
     form = WorkspaceAdminForm
     list_display = ("name", "slug", "default_mode", "retention_days", "allow_external_calls")
@@ -144,13 +194,28 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
     inlines = [UserProfileInline, BusinessCalendarInline, NotificationTargetInline]
     fieldsets = (
         (None, {"fields": ("name", "slug")}),
-        ("Mode", {"fields": ("default_mode", "auto_audit_roles", "regulated_domains"),
-                  "description": "The default mode of the workspace; users and conversations may override it."}),
-        ("Verification thresholds", {"fields": ("threshold_overrides", "freshness_policy", "llm_token_budget"),
-                                     "description": "Overrides of the seed thresholds by name, e.g. "
-                                                    '{"audit_score_threshold": 0.85, "low_confidence_threshold": 0.6}.'}),
-        ("Web verification", {"fields": ("allow_external_calls", "web_allowed_domains"),
-                              "description": "Only these domains are ever queried; switch external calls off for data residency."}),
+        (
+            "Mode",
+            {
+                "fields": ("default_mode", "auto_audit_roles", "regulated_domains"),
+                "description": "The default mode of the workspace; users and conversations may override it.",
+            },
+        ),
+        (
+            "Verification thresholds",
+            {
+                "fields": ("threshold_overrides", "freshness_policy", "llm_token_budget"),
+                "description": "Overrides of the seed thresholds by name, e.g. "
+                '{"audit_score_threshold": 0.85, "low_confidence_threshold": 0.6}.',
+            },
+        ),
+        (
+            "Web verification",
+            {
+                "fields": ("allow_external_calls", "web_allowed_domains"),
+                "description": "Only these domains are ever queried; switch external calls off for data residency.",
+            },
+        ),
         ("Retention", {"fields": ("retention_days",)}),
     )
 
@@ -163,7 +228,15 @@ class DocumentAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ("title", "workspace", "domain", "published_at", "sensitive", "updated_at")
     list_filter = ("workspace", "domain", "sensitive")
     search_fields = ("title", "uri")
-    readonly_fields = ("workspace", "uri", "content_hash", "source_path", "date_inferred", "created_at", "updated_at")
+    readonly_fields = (
+        "workspace",
+        "uri",
+        "content_hash",
+        "source_path",
+        "date_inferred",
+        "created_at",
+        "updated_at",
+    )
 
     def changelist_view(self, request, extra_context=None):
         extra_context = {**(extra_context or {}), "subtitle": f"Search back end: {kb_backend_label()}"}
@@ -194,8 +267,11 @@ class AnswerAdmin(ReadOnlyAdmin):
 class ClaimRelabelForm(forms.ModelForm):
     """A claim card changes in one way only: a human relabel, with its reason, through the service."""
 
-    reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                             help_text="Why the label changes (required with a new label); kept in the label history.")
+    reason = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why the label changes (required with a new label); kept in the label history.",
+    )
 
     class Meta:
         model = Claim
@@ -214,9 +290,28 @@ class ClaimAdmin(admin.ModelAdmin):
     the label history gains a human-decision entry that machine re-verification respects."""
 
     form = ClaimRelabelForm
-    fields = ("label", "reason", "answer", "claim_id", "text", "machine_label", "verdict", "confidence",
-              "claim_type", "importance", "anchors", "metrics", "methods", "method_results", "risk_flags",
-              "label_history", "span_start", "span_end", "drafted_at", "verified_at")
+    fields = (
+        "label",
+        "reason",
+        "answer",
+        "claim_id",
+        "text",
+        "machine_label",
+        "verdict",
+        "confidence",
+        "claim_type",
+        "importance",
+        "anchors",
+        "metrics",
+        "methods",
+        "method_results",
+        "risk_flags",
+        "label_history",
+        "span_start",
+        "span_end",
+        "drafted_at",
+        "verified_at",
+    )
     list_display = ("__str__", "label", "confidence", "claim_type", "importance")
     list_filter = ("label", "claim_type", "importance")
     list_select_related = ("answer",)
@@ -230,8 +325,12 @@ class ClaimAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if change and "label" in form.changed_data:
-            claim_relabel(claim=type(obj).objects.get(pk=obj.pk), label=form.cleaned_data["label"],
-                          actor=request.user, reason=form.cleaned_data["reason"])
+            claim_relabel(
+                claim=type(obj).objects.get(pk=obj.pk),
+                label=form.cleaned_data["label"],
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+            )
 
 
 @admin.register(AuditEvent)
@@ -273,8 +372,17 @@ class AuditedRowAdmin(ReadOnlyAdmin):
 class ExternalCallAdmin(ReadOnlyAdmin):
     """Every Audit-Web call (or refusal): the record of what left the system. Read-only."""
 
-    list_display = ("at", "workspace", "provider", "status", "failure_reason", "http_status", "duration_ms",
-                    "cache_hit", "url")
+    list_display = (
+        "at",
+        "workspace",
+        "provider",
+        "status",
+        "failure_reason",
+        "http_status",
+        "duration_ms",
+        "cache_hit",
+        "url",
+    )
     list_filter = ("provider", "status", "failure_reason", "cache_hit", "workspace")
     search_fields = ("url", "query")
     list_select_related = ("workspace",)
@@ -300,8 +408,17 @@ class WebCacheEntryAdmin(admin.ModelAdmin):
 class NightlyReportAdmin(ReadOnlyAdmin):
     """Nightly auditor reports (written by `nightly_audit`). Read-only; retention deletes them."""
 
-    list_display = ("date", "workspace", "status", "claims_selected", "claims_processed", "labels_changed",
-                    "review_recommended", "attempts", "claims_per_s")
+    list_display = (
+        "date",
+        "workspace",
+        "status",
+        "claims_selected",
+        "claims_processed",
+        "labels_changed",
+        "review_recommended",
+        "attempts",
+        "claims_per_s",
+    )
     list_filter = ("status", "workspace")
     date_hierarchy = "date"
     list_select_related = ("workspace",)

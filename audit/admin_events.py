@@ -44,7 +44,11 @@ class AuditedAdminMixin:
         return f"admin.{self.model._meta.model_name}_{verb}"
 
     def save_model(self, request, obj, form, change):
-        fields = [f for f in (form.changed_data if form is not None else []) if f in {x.name for x in obj._meta.concrete_fields}]
+        fields = [
+            f
+            for f in (form.changed_data if form is not None else [])
+            if f in {x.name for x in obj._meta.concrete_fields}
+        ]
         before = {}
         if change and fields:
             before = type(obj)._default_manager.filter(pk=obj.pk).values(*fields).first() or {}
@@ -59,7 +63,10 @@ class AuditedAdminMixin:
                 workspace=_workspace_of(obj),
                 details={
                     "object": str(obj),
-                    "changes": {f: {"from": _plain(before.get(f)), "to": _plain(getattr(obj, f, None))} for f in fields},
+                    "changes": {
+                        f: {"from": _plain(before.get(f)), "to": _plain(getattr(obj, f, None))}
+                        for f in fields
+                    },
                 },
             )
 
@@ -67,12 +74,18 @@ class AuditedAdminMixin:
         """Record the rows of inlines (e.g. a calendar's holidays) added, changed or deleted."""
         with transaction.atomic():
             super().save_formset(request, form, formset, change)
-            for verb, objs in (("created", formset.new_objects), ("changed", [o for o, _ in formset.changed_objects]),
-                               ("deleted", formset.deleted_objects)):
+            for verb, objs in (
+                ("created", formset.new_objects),
+                ("changed", [o for o, _ in formset.changed_objects]),
+                ("deleted", formset.deleted_objects),
+            ):
                 for obj in objs:
                     event_record(
-                        action=f"admin.{obj._meta.model_name}_{verb}", obj=obj, actor=request.user,
-                        workspace=_workspace_of(obj) or _workspace_of(form.instance), details={"object": str(obj)},
+                        action=f"admin.{obj._meta.model_name}_{verb}",
+                        obj=obj,
+                        actor=request.user,
+                        workspace=_workspace_of(obj) or _workspace_of(form.instance),
+                        details={"object": str(obj)},
                     )
 
     def delete_model(self, request, obj):
@@ -88,7 +101,10 @@ class AuditedAdminMixin:
 
     def _record_delete(self, request, obj):
         event_record(
-            action=self._event_action("deleted"), obj=obj, actor=request.user, workspace=_workspace_of(obj),
+            action=self._event_action("deleted"),
+            obj=obj,
+            actor=request.user,
+            workspace=_workspace_of(obj),
             details={"object": str(obj)},
         )
 

@@ -45,8 +45,12 @@ THRESHOLD_LABELS = {
 
 def _field_for(default, label: str, help_text: str, choices=None):
     if choices is not None:
-        return forms.ChoiceField(label=label, help_text=help_text, required=False,
-                                 choices=[("", "(none)")] * (default == "") + [(c, c) for c in choices])
+        return forms.ChoiceField(
+            label=label,
+            help_text=help_text,
+            required=False,
+            choices=[("", "(none)")] * (default == "") + [(c, c) for c in choices],
+        )
     if isinstance(default, bool):
         return forms.BooleanField(label=label, help_text=help_text, required=False)
     if isinstance(default, int):
@@ -57,16 +61,21 @@ def _field_for(default, label: str, help_text: str, choices=None):
 class WorkspaceSettingsForm(forms.Form):
     """Modes, web switch and one typed field per threshold (dict thresholds: one field per key)."""
 
-    default_mode = forms.ChoiceField(label="Default mode", choices=Mode.choices,
-                                     help_text="Users and conversations may override it.")
-    allow_external_calls = forms.BooleanField(label="Allow external calls (Audit-Web, LLM outside residency)",
-                                              required=False)
+    default_mode = forms.ChoiceField(
+        label="Default mode", choices=Mode.choices, help_text="Users and conversations may override it."
+    )
+    allow_external_calls = forms.BooleanField(
+        label="Allow external calls (Audit-Web, LLM outside residency)", required=False
+    )
 
     def __init__(self, *args, workspace, **kwargs):
         self.workspace = workspace
         self.defaults = constants.Thresholds()
         current = self.defaults.updated(workspace.threshold_overrides or {})
-        initial = {"default_mode": workspace.default_mode, "allow_external_calls": workspace.allow_external_calls}
+        initial = {
+            "default_mode": workspace.default_mode,
+            "allow_external_calls": workspace.allow_external_calls,
+        }
         super().__init__(*args, initial=initial, **kwargs)
         self.threshold_names: list[str] = []  # form field names, in order
         self.keys: dict[str, tuple[str, str | None]] = {}  # form field -> (threshold, dict key or None)
@@ -78,15 +87,22 @@ class WorkspaceSettingsForm(forms.Form):
                 for key in sorted(value):
                     name = f"t__{f.name}__{key}"
                     seed = default.get(key)
-                    self.fields[name] = _field_for(0.0 if isinstance(value[key], float) else 0, f"{label} {key}",
-                                                   f"{unit}; seed default {seed if seed is not None else 'none'}")
+                    self.fields[name] = _field_for(
+                        0.0 if isinstance(value[key], float) else 0,
+                        f"{label} {key}",
+                        f"{unit}; seed default {seed if seed is not None else 'none'}",
+                    )
                     self.initial[name] = value[key]
                     self.threshold_names.append(name)
                     self.keys[name] = (f.name, key)
                 continue
             name = f"t__{f.name}"
-            self.fields[name] = _field_for(default, label, f"{unit}; seed default {default if default != '' else '(none)'}",
-                                           constants.STRING_THRESHOLDS.get(f.name))
+            self.fields[name] = _field_for(
+                default,
+                label,
+                f"{unit}; seed default {default if default != '' else '(none)'}",
+                constants.STRING_THRESHOLDS.get(f.name),
+            )
             self.initial[name] = value
             self.threshold_names.append(name)
             self.keys[name] = (f.name, None)

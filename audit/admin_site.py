@@ -67,9 +67,13 @@ class WorkspaceScopedAdmin:
         if path.endswith("theoria_profile__workspace"):
             from audit.services.workspaces import DEFAULT_WORKSPACE_SLUG
 
-            if workspace.slug == DEFAULT_WORKSPACE_SLUG:  # users without a profile are in the default workspace
+            if (
+                workspace.slug == DEFAULT_WORKSPACE_SLUG
+            ):  # users without a profile are in the default workspace
                 profile = path.removesuffix("__workspace")
-                return queryset.filter(models.Q(**{path: workspace}) | models.Q(**{f"{profile}__isnull": True}))
+                return queryset.filter(
+                    models.Q(**{path: workspace}) | models.Q(**{f"{profile}__isnull": True})
+                )
         rows = models.Q(**{path: workspace})
         if request.user.is_superuser:  # deployment-level rows (an event of a command) belong to no workspace
             rows |= models.Q(**{f"{path}__isnull": True})

@@ -22,8 +22,11 @@ def rows_update(objs: list, fields: list[str]) -> int:
     meta = model._meta
     model_fields = [meta.get_field(name) for name in fields]
     qn = connection.ops.quote_name
-    sql = (f"UPDATE {qn(meta.db_table)} SET " + ", ".join(f"{qn(f.column)} = %s" for f in model_fields)
-           + f" WHERE {qn(meta.pk.column)} = %s")
+    sql = (
+        f"UPDATE {qn(meta.db_table)} SET "
+        + ", ".join(f"{qn(f.column)} = %s" for f in model_fields)
+        + f" WHERE {qn(meta.pk.column)} = %s"
+    )
     params = [
         [f.get_db_prep_save(getattr(obj, f.attname), connection) for f in model_fields] + [obj.pk]
         for obj in objs

@@ -34,15 +34,32 @@ def trust_trend(summary: dict) -> dict:
     """Line chart: mean audit score per day and share of supported claims per day."""
     return {
         "data": [
-            {"type": "scatter", "mode": "lines+markers", "name": "Mean audit score", "x": summary["days"],
-             "y": summary["trust"], "line": {"color": "#2f5bd3"}, "connectgaps": False,
-             "hovertemplate": "%{x|%d %b}: mean audit score %{y:.2f}<extra></extra>"},
-            {"type": "scatter", "mode": "lines+markers", "name": "Supported share", "x": summary["days"],
-             "y": summary["supported_share"], "line": {"color": "#1b7f3b", "dash": "dot"}, "connectgaps": False,
-             "hovertemplate": "%{x|%d %b}: %{y:.0%} of claims supported<extra></extra>"},
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Mean audit score",
+                "x": summary["days"],
+                "y": summary["trust"],
+                "line": {"color": "#2f5bd3"},
+                "connectgaps": False,
+                "hovertemplate": "%{x|%d %b}: mean audit score %{y:.2f}<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Supported share",
+                "x": summary["days"],
+                "y": summary["supported_share"],
+                "line": {"color": "#1b7f3b", "dash": "dot"},
+                "connectgaps": False,
+                "hovertemplate": "%{x|%d %b}: %{y:.0%} of claims supported<extra></extra>",
+            },
         ],
-        "layout": _layout("Trust-score trend", yaxis={"title": {"text": "score / share"}, "range": [0, 1.05]},
-                          xaxis={"title": {"text": "day"}}),
+        "layout": _layout(
+            "Trust-score trend",
+            yaxis={"title": {"text": "score / share"}, "range": [0, 1.05]},
+            xaxis={"title": {"text": "day"}},
+        ),
     }
 
 
@@ -50,12 +67,22 @@ def rag_score_trend(summary: dict) -> dict:
     """Line chart: mean weighted RAG verification score of the day's runs (seed 001)."""
     return {
         "data": [
-            {"type": "scatter", "mode": "lines+markers", "name": "Mean RAG score", "x": summary["days"],
-             "y": summary["rag_score"], "line": {"color": "#7a3fc2"}, "connectgaps": False,
-             "hovertemplate": "%{x|%d %b}: mean RAG score %{y:.2f}<extra></extra>"},
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Mean RAG score",
+                "x": summary["days"],
+                "y": summary["rag_score"],
+                "line": {"color": "#7a3fc2"},
+                "connectgaps": False,
+                "hovertemplate": "%{x|%d %b}: mean RAG score %{y:.2f}<extra></extra>",
+            },
         ],
-        "layout": _layout("RAG verification score (seed 001)",
-                          yaxis={"title": {"text": "score"}, "range": [0, 1.05]}, xaxis={"title": {"text": "day"}}),
+        "layout": _layout(
+            "RAG verification score (seed 001)",
+            yaxis={"title": {"text": "score"}, "range": [0, 1.05]},
+            xaxis={"title": {"text": "day"}},
+        ),
     }
 
 
@@ -63,15 +90,36 @@ def label_rates(summary: dict) -> dict:
     """Lines: share of each day's claims labelled REFUTED and NEI (what the queue is fed by)."""
     return {
         "data": [
-            {"type": "scatter", "mode": "lines+markers", "name": "Refuted rate", "x": summary["days"],
-             "y": summary["refuted_share"], "line": {"color": LABEL_COLOURS[Label.REFUTED]}, "connectgaps": False,
-             "hovertemplate": "%{x|%d %b}: %{y:.0%} of claims refuted<extra></extra>"},
-            {"type": "scatter", "mode": "lines+markers", "name": "Needs-evidence rate", "x": summary["days"],
-             "y": summary["nei_share"], "line": {"color": LABEL_COLOURS[Label.NEI], "dash": "dot"}, "connectgaps": False,
-             "hovertemplate": "%{x|%d %b}: %{y:.0%} of claims need evidence<extra></extra>"},
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Refuted rate",
+                "x": summary["days"],
+                "y": summary["refuted_share"],
+                "line": {"color": LABEL_COLOURS[Label.REFUTED]},
+                "connectgaps": False,
+                "hovertemplate": "%{x|%d %b}: %{y:.0%} of claims refuted<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Needs-evidence rate",
+                "x": summary["days"],
+                "y": summary["nei_share"],
+                "line": {"color": LABEL_COLOURS[Label.NEI], "dash": "dot"},
+                "connectgaps": False,
+                "hovertemplate": "%{x|%d %b}: %{y:.0%} of claims need evidence<extra></extra>",
+            },
         ],
-        "layout": _layout("Refuted and needs-evidence rates", xaxis={"title": {"text": "day"}},
-                          yaxis={"title": {"text": "share of the day's claims"}, "tickformat": ".0%", "rangemode": "tozero"}),
+        "layout": _layout(
+            "Refuted and needs-evidence rates",
+            xaxis={"title": {"text": "day"}},
+            yaxis={
+                "title": {"text": "share of the day's claims"},
+                "tickformat": ".0%",
+                "rangemode": "tozero",
+            },
+        ),
     }
 
 
@@ -79,18 +127,41 @@ def sla_attainment_trend(by_day: dict) -> dict:
     """Line: share of the SLA clocks started each day that were met (bars: clocks started)."""
     return {
         "data": [
-            {"type": "bar", "name": "Clocks started", "x": by_day["days"], "y": by_day["started"], "yaxis": "y2",
-             "marker": {"color": "#d9dee7"}, "hovertemplate": "%{x|%d %b}: %{y} SLA clock(s) started<extra></extra>"},
-            {"type": "scatter", "mode": "lines+markers", "name": "SLA met", "x": by_day["days"], "y": by_day["share"],
-             "line": {"color": "#1b7f3b"}, "connectgaps": False,
-             "hovertemplate": "%{x|%d %b}: %{y:.0%} of SLA clocks met<extra></extra>"},
+            {
+                "type": "bar",
+                "name": "Clocks started",
+                "x": by_day["days"],
+                "y": by_day["started"],
+                "yaxis": "y2",
+                "marker": {"color": "#d9dee7"},
+                "hovertemplate": "%{x|%d %b}: %{y} SLA clock(s) started<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "SLA met",
+                "x": by_day["days"],
+                "y": by_day["share"],
+                "line": {"color": "#1b7f3b"},
+                "connectgaps": False,
+                "hovertemplate": "%{x|%d %b}: %{y:.0%} of SLA clocks met<extra></extra>",
+            },
         ],
-        "layout": _layout("SLA attainment trend", xaxis={"title": {"text": "day the clock started"}},
-                          yaxis={"title": {"text": "share met"}, "range": [0, 1.05], "tickformat": ".0%"},
-                          yaxis2={"title": {"text": "clocks"}, "overlaying": "y", "side": "right", "showgrid": False,
-                                  "rangemode": "tozero", "tick0": 0,
-                                  "dtick": _count_step(max(by_day["started"], default=0))},
-                          margin={"l": 56, "r": 56, "t": 48, "b": 48}),
+        "layout": _layout(
+            "SLA attainment trend",
+            xaxis={"title": {"text": "day the clock started"}},
+            yaxis={"title": {"text": "share met"}, "range": [0, 1.05], "tickformat": ".0%"},
+            yaxis2={
+                "title": {"text": "clocks"},
+                "overlaying": "y",
+                "side": "right",
+                "showgrid": False,
+                "rangemode": "tozero",
+                "tick0": 0,
+                "dtick": _count_step(max(by_day["started"], default=0)),
+            },
+            margin={"l": 56, "r": 56, "t": 48, "b": 48},
+        ),
     }
 
 
@@ -100,14 +171,27 @@ def domain_breakdown(rows: list[dict]) -> dict:
     data = []
     for label, key in ((Label.SUPPORTED, "supported"), (Label.REFUTED, "refuted"), (Label.NEI, "nei")):
         name = LABEL_BADGES[label][0]
-        data.append({"type": "bar", "orientation": "h", "name": name, "y": domains, "x": [r[key] for r in rows],
-                     "customdata": [r[f"{key}_share"] for r in rows], "marker": {"color": LABEL_COLOURS[label]},
-                     "hovertemplate": f"%{{y}}: %{{x}} {name.lower()} (%{{customdata:.0%}})<extra></extra>"})
+        data.append(
+            {
+                "type": "bar",
+                "orientation": "h",
+                "name": name,
+                "y": domains,
+                "x": [r[key] for r in rows],
+                "customdata": [r[f"{key}_share"] for r in rows],
+                "marker": {"color": LABEL_COLOURS[label]},
+                "hovertemplate": f"%{{y}}: %{{x}} {name.lower()} (%{{customdata:.0%}})<extra></extra>",
+            }
+        )
     return {
         "data": data,
-        "layout": _layout("Claims by domain", barmode="stack", xaxis={"title": {"text": "claims"}},
-                          yaxis={"automargin": True, "autorange": "reversed"},
-                          height=max(240, 90 + 36 * len(rows))),
+        "layout": _layout(
+            "Claims by domain",
+            barmode="stack",
+            xaxis={"title": {"text": "claims"}},
+            yaxis={"automargin": True, "autorange": "reversed"},
+            height=max(240, 90 + 36 * len(rows)),
+        ),
     }
 
 
@@ -115,16 +199,18 @@ def label_distribution(summary: dict) -> dict:
     """Bar chart: claims per label over the period."""
     labels = [Label.SUPPORTED, Label.REFUTED, Label.NEI]
     return {
-        "data": [{
-            "type": "bar",
-            "x": [LABEL_BADGES[label][0] for label in labels],
-            "y": [summary["labels"].get(label, 0) for label in labels],
-            "marker": {"color": [LABEL_COLOURS[label] for label in labels]},
-            "text": [str(summary["labels"].get(label, 0)) for label in labels],
-            "textposition": "auto",
-            "hovertemplate": "%{x}: %{y} claims<extra></extra>",
-            "name": "Claims",
-        }],
+        "data": [
+            {
+                "type": "bar",
+                "x": [LABEL_BADGES[label][0] for label in labels],
+                "y": [summary["labels"].get(label, 0) for label in labels],
+                "marker": {"color": [LABEL_COLOURS[label] for label in labels]},
+                "text": [str(summary["labels"].get(label, 0)) for label in labels],
+                "textposition": "auto",
+                "hovertemplate": "%{x}: %{y} claims<extra></extra>",
+                "name": "Claims",
+            }
+        ],
         "layout": _layout("Claim label distribution", yaxis={"title": {"text": "claims"}}, showlegend=False),
     }
 
@@ -136,13 +222,22 @@ def queue_aging(aging: dict) -> dict:
     """
     return {
         "data": [
-            {"type": "bar", "name": f"Level {tier}", "x": aging["buckets"], "y": counts,
-             "marker": {"color": TIER_COLOURS.get(int(tier), "#5b6475")},
-             "hovertemplate": f"Level {tier}, open %{{x}}: %{{y}} case(s)<extra></extra>"}
+            {
+                "type": "bar",
+                "name": f"Level {tier}",
+                "x": aging["buckets"],
+                "y": counts,
+                "marker": {"color": TIER_COLOURS.get(int(tier), "#5b6475")},
+                "hovertemplate": f"Level {tier}, open %{{x}}: %{{y}} case(s)<extra></extra>",
+            }
             for tier, counts in sorted(aging["tiers"].items())
         ],
-        "layout": _layout("Queue aging (open cases)", barmode="stack", yaxis={"title": {"text": "open cases"}},
-                          xaxis={"title": {"text": "age"}}),
+        "layout": _layout(
+            "Queue aging (open cases)",
+            barmode="stack",
+            yaxis={"title": {"text": "open cases"}},
+            xaxis={"title": {"text": "age"}},
+        ),
     }
 
 
@@ -152,20 +247,28 @@ def sla_attainment(attainment: dict) -> dict:
     ``attainment`` is ``{tier: {"met": n, "total": n}}``.
     """
     tiers = sorted(attainment)
-    shares = [round(attainment[t]["met"] / attainment[t]["total"], 4) if attainment[t]["total"] else None for t in tiers]
+    shares = [
+        round(attainment[t]["met"] / attainment[t]["total"], 4) if attainment[t]["total"] else None
+        for t in tiers
+    ]
     return {
-        "data": [{
-            "type": "bar",
-            "x": [f"Level {t}" for t in tiers],
-            "y": shares,
-            "text": [f"{attainment[t]['met']}/{attainment[t]['total']} met" for t in tiers],
-            "textposition": "auto",
-            "marker": {"color": [TIER_COLOURS.get(int(t), "#5b6475") for t in tiers]},
-            "hovertemplate": "%{x}: %{text} (%{y:.0%})<extra></extra>",
-            "name": "SLA met",
-        }],
-        "layout": _layout("SLA attainment by tier", yaxis={"title": {"text": "share met"}, "range": [0, 1.05],
-                                                         "tickformat": ".0%"}, showlegend=False),
+        "data": [
+            {
+                "type": "bar",
+                "x": [f"Level {t}" for t in tiers],
+                "y": shares,
+                "text": [f"{attainment[t]['met']}/{attainment[t]['total']} met" for t in tiers],
+                "textposition": "auto",
+                "marker": {"color": [TIER_COLOURS.get(int(t), "#5b6475") for t in tiers]},
+                "hovertemplate": "%{x}: %{text} (%{y:.0%})<extra></extra>",
+                "name": "SLA met",
+            }
+        ],
+        "layout": _layout(
+            "SLA attainment by tier",
+            yaxis={"title": {"text": "share met"}, "range": [0, 1.05], "tickformat": ".0%"},
+            showlegend=False,
+        ),
     }
 
 
@@ -173,13 +276,29 @@ def escalation_volume(volume: dict) -> dict:
     """Lines: cases opened and resolved per day. ``volume`` is ``{"days", "opened", "resolved"}``."""
     return {
         "data": [
-            {"type": "bar", "name": "Opened", "x": volume["days"], "y": volume["opened"], "marker": {"color": "#b42318"},
-             "hovertemplate": "%{x|%d %b}: %{y} opened<extra></extra>"},
-            {"type": "bar", "name": "Resolved", "x": volume["days"], "y": volume["resolved"], "marker": {"color": "#1b7f3b"},
-             "hovertemplate": "%{x|%d %b}: %{y} resolved<extra></extra>"},
+            {
+                "type": "bar",
+                "name": "Opened",
+                "x": volume["days"],
+                "y": volume["opened"],
+                "marker": {"color": "#b42318"},
+                "hovertemplate": "%{x|%d %b}: %{y} opened<extra></extra>",
+            },
+            {
+                "type": "bar",
+                "name": "Resolved",
+                "x": volume["days"],
+                "y": volume["resolved"],
+                "marker": {"color": "#1b7f3b"},
+                "hovertemplate": "%{x|%d %b}: %{y} resolved<extra></extra>",
+            },
         ],
-        "layout": _layout("Escalation volume", barmode="group", yaxis={"title": {"text": "cases"}},
-                          xaxis={"title": {"text": "day"}}),
+        "layout": _layout(
+            "Escalation volume",
+            barmode="group",
+            yaxis={"title": {"text": "cases"}},
+            xaxis={"title": {"text": "day"}},
+        ),
     }
 
 
@@ -202,19 +321,49 @@ def llm_usage(usage: dict) -> dict:
     """
     return {
         "data": [
-            {"type": "bar", "name": "Prompt tokens", "x": usage["days"], "y": usage["prompt_tokens"],
-             "marker": {"color": "#2f5bd3"}, "hovertemplate": "%{x|%d %b}: %{y} prompt tokens<extra></extra>"},
-            {"type": "bar", "name": "Completion tokens", "x": usage["days"], "y": usage["completion_tokens"],
-             "marker": {"color": "#7a3fc2"}, "hovertemplate": "%{x|%d %b}: %{y} completion tokens<extra></extra>"},
-            {"type": "scatter", "mode": "lines+markers", "name": "LLM calls", "x": usage["days"],
-             "y": usage["llm_calls"], "yaxis": "y2", "line": {"color": "#a15c00"},
-             "hovertemplate": "%{x|%d %b}: %{y} LLM calls<extra></extra>"},
+            {
+                "type": "bar",
+                "name": "Prompt tokens",
+                "x": usage["days"],
+                "y": usage["prompt_tokens"],
+                "marker": {"color": "#2f5bd3"},
+                "hovertemplate": "%{x|%d %b}: %{y} prompt tokens<extra></extra>",
+            },
+            {
+                "type": "bar",
+                "name": "Completion tokens",
+                "x": usage["days"],
+                "y": usage["completion_tokens"],
+                "marker": {"color": "#7a3fc2"},
+                "hovertemplate": "%{x|%d %b}: %{y} completion tokens<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "LLM calls",
+                "x": usage["days"],
+                "y": usage["llm_calls"],
+                "yaxis": "y2",
+                "line": {"color": "#a15c00"},
+                "hovertemplate": "%{x|%d %b}: %{y} LLM calls<extra></extra>",
+            },
         ],
-        "layout": _layout("LLM usage: calls and tokens per day", barmode="stack",
-                          xaxis={"title": {"text": "day"}}, yaxis={"title": {"text": "tokens"}, "rangemode": "tozero"},
-                          yaxis2={"title": {"text": "calls"}, "overlaying": "y", "side": "right",
-                                  "rangemode": "tozero", "showgrid": False, "tick0": 0,
-                                  "dtick": _count_step(max(usage["llm_calls"], default=0))},
-                          legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"},
-                          margin={"l": 64, "r": 56, "t": 48, "b": 96}, height=360),
+        "layout": _layout(
+            "LLM usage: calls and tokens per day",
+            barmode="stack",
+            xaxis={"title": {"text": "day"}},
+            yaxis={"title": {"text": "tokens"}, "rangemode": "tozero"},
+            yaxis2={
+                "title": {"text": "calls"},
+                "overlaying": "y",
+                "side": "right",
+                "rangemode": "tozero",
+                "showgrid": False,
+                "tick0": 0,
+                "dtick": _count_step(max(usage["llm_calls"], default=0)),
+            },
+            legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"},
+            margin={"l": 64, "r": 56, "t": 48, "b": 96},
+            height=360,
+        ),
     }

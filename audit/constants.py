@@ -54,30 +54,50 @@ INGEST_MAX_FILE_BYTES = 20 * 1024 * 1024
 AUDIT_SCORE_THRESHOLD = 0.80  # SUPPORTED needs confidence >= this (seed 004 §13)
 SELFCHECK_DISAGREEMENT_THRESHOLD = 0.40  # seed 004 §4.3
 LOW_CONFIDENCE_THRESHOLD = 0.60  # nightly re-check / escalation intake (docs/SPEC_NOTES.md#nightly-auditor)
-COVERAGE_THRESHOLD = 0.85  # quality gate: evidence coverage (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
-UNSUPPORTED_RATE_THRESHOLD = 0.05  # quality gate: unsupported rate (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+COVERAGE_THRESHOLD = (
+    0.85  # quality gate: evidence coverage (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+)
+UNSUPPORTED_RATE_THRESHOLD = (
+    0.05  # quality gate: unsupported rate (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+)
 MAX_REVISIONS = 2  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 # An answer with more claims is refused (HTTP 413) before any verification: one audit of 1,000
 # claims ran a minute; a workspace may raise or lower this (threshold max_claims_per_answer).
 MAX_CLAIMS_PER_ANSWER = 200
-SIMILARITY_THRESHOLD = 0.70  # semantic match of a claim to a passage (docs/SPEC_NOTES.md#declared-but-not-read)
+SIMILARITY_THRESHOLD = (
+    0.70  # semantic match of a claim to a passage (docs/SPEC_NOTES.md#declared-but-not-read)
+)
 WEAK_THRESHOLD = 0.50  # finer verdict "weak" from here up to AUDIT_SCORE_THRESHOLD (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)
 REFUTED_THRESHOLD = 0.50  # P(contradicted | not supported) at or above which the label is REFUTED
 CONFLICT_THRESHOLD = 0.60  # two relevant sources whose support scores differ by this much conflict
 NUMERIC_BOOST = 0.20  # docs/SPEC_NOTES.md#evidence-and-retrieval: relevance boost for passages with numbers a claim shares
 NUMERIC_REL_TOLERANCE = 0.02  # docs/SPEC_NOTES.md#numeric-checks: rounding tolerance (3.2B vs 3.19B)
 NUMERIC_APPROX_TOLERANCE = 0.10  # with "about", "approximately", "~", "nearly"
-NUMERIC_RELEVANT_OVERLAP = 0.40  # an evidence sentence sharing this share of a claim's words can contradict its numbers
+NUMERIC_RELEVANT_OVERLAP = (
+    0.40  # an evidence sentence sharing this share of a claim's words can contradict its numbers
+)
 CONTRADICTION_CAP = 0.05  # confidence ceiling of a claim contradicted by numbers or by conflicting sources
-NUMERIC_ABSENT_MARGIN = 0.05  # a claim quantity found nowhere in the evidence keeps confidence this far below the threshold
+NUMERIC_ABSENT_MARGIN = (
+    0.05  # a claim quantity found nowhere in the evidence keeps confidence this far below the threshold
+)
 # Structural contradiction checks (audit/pipeline/contradiction.py): claim vs its best-aligned evidence sentence
-STRUCTURE_MIN_ALIGNMENT = 0.60  # share of the claim's content words an evidence sentence must hold before a rule may fire
-STRUCTURE_CLAUSE_MIN_ALIGNMENT = 0.67  # ... and the clause that carries the aligned predicate (negation check)
-STRUCTURE_ANTONYM_CLAUSE_SHARED = 2  # an antonym counts in a clause sharing this many other content words with the claim
-STRUCTURE_SUBSTITUTION_MAX_COS = 0.60  # a slot filler this close (embedding cosine) to the claim's word is a synonym, not a substitution
+STRUCTURE_MIN_ALIGNMENT = (
+    0.60  # share of the claim's content words an evidence sentence must hold before a rule may fire
+)
+STRUCTURE_CLAUSE_MIN_ALIGNMENT = (
+    0.67  # ... and the clause that carries the aligned predicate (negation check)
+)
+STRUCTURE_ANTONYM_CLAUSE_SHARED = (
+    2  # an antonym counts in a clause sharing this many other content words with the claim
+)
+STRUCTURE_SUBSTITUTION_MAX_COS = (
+    0.60  # a slot filler this close (embedding cosine) to the claim's word is a synonym, not a substitution
+)
 STRUCTURE_CONTRADICTION_CAP = 0.05  # confidence ceiling of a claim a structural rule contradicts
 STRUCTURE_P_REFUTED = 0.90  # P(contradicted) set by a structural contradiction (REFUTED at REFUTED_THRESHOLD)
-STRUCTURE_ENTITY_MARGIN = 0.05  # a key entity of the claim missing from the evidence keeps confidence this far below the threshold
+STRUCTURE_ENTITY_MARGIN = (
+    0.05  # a key entity of the claim missing from the evidence keeps confidence this far below the threshold
+)
 MIN_SEARCH_RELEVANCE = 0.25  # searched (uncited) passages below this fused retrieval score are not evidence
 LINGUISTIC_BASE = 0.50  # docs/SPEC_NOTES.md#labels-verdicts-and-confidence: base score
 LINGUISTIC_STEP = 0.15  # docs/SPEC_NOTES.md#labels-verdicts-and-confidence: per high/low confidence indicator
@@ -107,12 +127,30 @@ CITATION_KEY_MAX_CHARS = 24  # a key is letters and digits, at most this long (t
 # methods, the revision loop's max_revisions (stage 7; None keeps the workspace's), Audit-Web
 # (stage 7's external search) and the generation mode used when none is chosen.
 VERIFICATION_PROFILES = {
-    "light": {"verification_depth": "fast", "numeric_qa": False, "llm_methods": False, "max_revisions": 0,
-              "web": False, "generation_mode": "natural"},
-    "medium": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": 1,
-               "web": True, "generation_mode": "natural"},
-    "extended": {"verification_depth": "full", "numeric_qa": True, "llm_methods": True, "max_revisions": None,
-                 "web": True, "generation_mode": "strict"},
+    "light": {
+        "verification_depth": "fast",
+        "numeric_qa": False,
+        "llm_methods": False,
+        "max_revisions": 0,
+        "web": False,
+        "generation_mode": "natural",
+    },
+    "medium": {
+        "verification_depth": "full",
+        "numeric_qa": True,
+        "llm_methods": True,
+        "max_revisions": 1,
+        "web": True,
+        "generation_mode": "natural",
+    },
+    "extended": {
+        "verification_depth": "full",
+        "numeric_qa": True,
+        "llm_methods": True,
+        "max_revisions": None,
+        "web": True,
+        "generation_mode": "strict",
+    },
 }
 # Structured JSON answers (seed 003 "Post-Verification for Structured Output"): every field with a
 # sibling "<field>_source_refs" is a claim verified against the passages its refs name (stages 4-6)
@@ -132,9 +170,14 @@ DEEP_CHECKS_DEFAULT = "sync"
 # whose correction verified SUPPORTED are spared; a refuted claim without one is always reviewed).
 AUTO_CORRECTED_REVIEW_CHOICES = ("all", "material")
 AUTO_CORRECTED_REVIEW = "all"
-STRING_THRESHOLDS = {"verification_depth": VERIFICATION_DEPTHS, "judge": JUDGES,
-                     "verification_profile": tuple(VERIFICATION_PROFILES), "generation_mode": GENERATION_MODES,
-                     "deep_checks": DEEP_CHECKS, "auto_corrected_review": AUTO_CORRECTED_REVIEW_CHOICES}
+STRING_THRESHOLDS = {
+    "verification_depth": VERIFICATION_DEPTHS,
+    "judge": JUDGES,
+    "verification_profile": tuple(VERIFICATION_PROFILES),
+    "generation_mode": GENERATION_MODES,
+    "deep_checks": DEEP_CHECKS,
+    "auto_corrected_review": AUTO_CORRECTED_REVIEW_CHOICES,
+}
 # the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
@@ -150,14 +193,20 @@ PGVECTOR_EF_SEARCH = 40
 # this-many are ranked, which bounds the lexical leg's cost on large knowledge bases
 PGVECTOR_LEXICAL_SCAN_CAP = 2000
 # answer-level audit_score = weighted mean of these metrics (weights sum to 1)
-AUDIT_SCORE_WEIGHTS = {"faithfulness": 0.5, "mean_confidence": 0.3, "answer_relevance": 0.1,
-                       "context_precision": 0.1}
+AUDIT_SCORE_WEIGHTS = {
+    "faithfulness": 0.5,
+    "mean_confidence": 0.3,
+    "answer_relevance": 0.1,
+    "context_precision": 0.1,
+}
 # Weighted RAG verification score of seed 001 (audit/pipeline/rag_score.py): alignment of the answer
 # with its top sources, citation coverage, fact verification; score = weighted mean (weights are
 # normalised by their sum, so an override need not sum to 1)
 RAG_SCORE_WEIGHTS = {"alignment": 0.4, "citation_coverage": 0.3, "fact_score": 0.3}
 RAG_ALIGNMENT_SOURCES = 5  # seed 001: alignment reads the top 5 chunks
-RAG_CITATION_PATTERN_STEP = 0.1  # seed 001: each citation pattern ("according to", "[Source: 1]") adds this ...
+RAG_CITATION_PATTERN_STEP = (
+    0.1  # seed 001: each citation pattern ("according to", "[Source: 1]") adds this ...
+)
 RAG_CITATION_PATTERN_MAX = 0.3  # ... up to this bonus
 RAG_NEUTRAL_SCORE = 0.5  # seed 001: a part that cannot run scores this
 # --- LLM-backed methods (docs/LLM.md; docs/SPEC_NOTES.md#claims/§4.2, docs/SPEC_NOTES.md#labels-verdicts-and-confidence) ----------------------
@@ -219,12 +268,18 @@ DEFAULT_SOFTENING_STYLE = "hedge"
 SOFTENING_HEDGE = "reportedly"
 SOFTENING_QUALIFY = "Some evidence suggests that"
 SOFTENING_PARENTHETICAL = "(unverified)"
-UNSUPPORTED_QUALIFIER = "(not found in the provided documents)"  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
+UNSUPPORTED_QUALIFIER = (
+    "(not found in the provided documents)"  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
+)
 UNSUPPORTED_ACTIONS = ("remove", "qualify")  # what to do with a material claim nothing supports
 DEFAULT_UNSUPPORTED_ACTION = "qualify"  # removing cost 21 annotator-supported DEV sentences, qualifying 3
 NO_ANSWER_NOTICE = "I cannot find support for this answer in the provided documents."  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
-CITATION_REPLACE_MARGIN = 0.15  # another passage must beat the cited one's entailment by this to take its place
-CORRECTION_MIN_ALIGNMENT = 0.60  # share of a contradicted claim's other content words its correcting evidence sentence must hold
+CITATION_REPLACE_MARGIN = (
+    0.15  # another passage must beat the cited one's entailment by this to take its place
+)
+CORRECTION_MIN_ALIGNMENT = (
+    0.60  # share of a contradicted claim's other content words its correcting evidence sentence must hold
+)
 CORRECTIVE_QUERIES_PER_CLAIM = 3  # seed 002: targeted queries per unsupported claim
 CORRECTIVE_PASSAGES_PER_QUERY = 3  # extra passages kept per targeted query
 
@@ -274,7 +329,9 @@ NOTIFICATION_STUCK_AFTER_S = 10 * 60
 # --- Analyst pages and dashboard (docs/SPEC_NOTES.md#analyst-pages) ----------------------------------------------------
 UI_CLAIMS_PER_PAGE = 50  # rows of a claim list page
 UI_CASES_PER_PAGE = 50  # rows of the escalation queue page
-UI_EVIDENCE_MIN_ALIGNMENT = 0.4  # a passage bears on a claim when its best sentence holds this share of the claim's content words
+UI_EVIDENCE_MIN_ALIGNMENT = (
+    0.4  # a passage bears on a claim when its best sentence holds this share of the claim's content words
+)
 UI_NIGHTLY_REPORTS_LISTED = 60  # days of nightly reports listed on the report page
 # Success metrics of spec 004 §12 (the dashboard's KPI tiles).
 SUCCESS_SUPPORTED_SHARE_MIN = 0.90  # audited claims SUPPORTED without human intervention
@@ -285,8 +342,13 @@ SUCCESS_BACKLOG_WINDOW_DAYS = 90  # the quarter the backlog change is measured o
 DASHBOARD_DEFAULT_RANGE_DAYS = 30  # the dashboard shows the last 30 days unless a range is given
 DASHBOARD_MAX_RANGE_DAYS = 366  # a longer range is refused (400): the charts plot one point per day
 # Queue-aging buckets of the dashboard: (upper bound in seconds, label); the last is open-ended.
-QUEUE_AGING_BUCKETS = ((30 * 60, "< 30 min"), (4 * 3600, "30 min – 4 h"), (24 * 3600, "4 h – 1 day"),
-                       (3 * 24 * 3600, "1 – 3 days"), (None, "> 3 days"))
+QUEUE_AGING_BUCKETS = (
+    (30 * 60, "< 30 min"),
+    (4 * 3600, "30 min – 4 h"),
+    (24 * 3600, "4 h – 1 day"),
+    (3 * 24 * 3600, "1 – 3 days"),
+    (None, "> 3 days"),
+)
 
 
 from dataclasses import dataclass, field, fields, replace  # noqa: E402
@@ -353,8 +415,12 @@ class Thresholds:
 # Whole-number thresholds and their inclusive ranges; every other number threshold is a share in
 # [0, 1], and the values of the dict-valued ones are ranged below. A stored value outside its
 # range (written before a check existed, or by hand) is ignored when read: the default applies.
-INT_THRESHOLD_RANGES = {"max_revisions": (0, 10), "retrieval_top_k": (1, 100), "max_claims_per_answer": (1, 5000),
-                        "fallback_freshness_months": (1, 1200)}
+INT_THRESHOLD_RANGES = {
+    "max_revisions": (0, 10),
+    "retrieval_top_k": (1, 100),
+    "max_claims_per_answer": (1, 5000),
+    "fallback_freshness_months": (1, 1200),
+}
 FRESHNESS_MONTHS_RANGE = (1, 1200)  # a domain's maximum source age (freshness_months, freshness_policy)
 WEIGHT_RANGE = (0.0, 100.0)  # one weight of audit_score_weights / rag_score_weights
 RETENTION_DAYS_RANGE = (1, 36500)  # Workspace.retention_days: one day to a hundred years
@@ -387,7 +453,11 @@ def threshold_problem(name: str, value) -> tuple[str, str] | None:
         return name, f"unknown threshold(s): {name}; see audit.constants.Thresholds."
     if name in STRING_THRESHOLDS:
         allowed = STRING_THRESHOLDS[name]
-        return None if isinstance(value, str) and value in allowed else (name, f"must be one of {', '.join(allowed)}.")
+        return (
+            None
+            if isinstance(value, str) and value in allowed
+            else (name, f"must be one of {', '.join(allowed)}.")
+        )
     if isinstance(default, dict):
         if not isinstance(value, dict):
             return name, "must be an object."
@@ -399,7 +469,7 @@ def threshold_problem(name: str, value) -> tuple[str, str] | None:
                 low, high = WEIGHT_RANGE
                 if not _number(item) or not low <= item <= high:
                     return f"{name}.{key}", f"must be a number between {low:g} and {high:g}."
-            elif (problem := whole_number_problem(item, *FRESHNESS_MONTHS_RANGE)):
+            elif problem := whole_number_problem(item, *FRESHNESS_MONTHS_RANGE):
                 return f"{name}.{key}", problem
         if weights and not sum({**default, **value}.values()) > 0:
             return name, "needs at least one weight above 0."

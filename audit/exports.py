@@ -14,10 +14,24 @@ import json
 from typing import Iterable, Iterator
 
 CSV_COLUMNS = (
-    "answer_id", "claim_id", "mode", "label", "confidence", "text",
-    "faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement",
-    "verification_methods", "evidence_count", "evidence_source_ids", "evidence_uris", "evidence_hashes",
-    "escalation_tickets", "drafted_at", "verified_at",
+    "answer_id",
+    "claim_id",
+    "mode",
+    "label",
+    "confidence",
+    "text",
+    "faithfulness",
+    "answer_relevance",
+    "context_precision",
+    "selfcheck_disagreement",
+    "verification_methods",
+    "evidence_count",
+    "evidence_source_ids",
+    "evidence_uris",
+    "evidence_hashes",
+    "escalation_tickets",
+    "drafted_at",
+    "verified_at",
 )
 
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection).
@@ -48,13 +62,18 @@ def card_row(card: dict) -> list[str]:
     stamps = card.get("timestamps") or {}
     values = {
         **{k: card.get(k) for k in ("answer_id", "claim_id", "mode", "label", "confidence", "text")},
-        **{k: metrics.get(k) for k in ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")},
+        **{
+            k: metrics.get(k)
+            for k in ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")
+        },
         "verification_methods": " | ".join(card.get("verification_methods") or []),
         "evidence_count": len(evidence),
         "evidence_source_ids": " | ".join(e.get("source_id", "") for e in evidence),
         "evidence_uris": " | ".join(e.get("uri", "") for e in evidence),
         "evidence_hashes": " | ".join(e.get("hash", "") for e in evidence),
-        "escalation_tickets": " | ".join(e["ticket"] for e in card.get("escalations") or [] if e.get("ticket")),
+        "escalation_tickets": " | ".join(
+            e["ticket"] for e in card.get("escalations") or [] if e.get("ticket")
+        ),
         "drafted_at": stamps.get("drafted_at"),
         "verified_at": stamps.get("verified_at"),
     }

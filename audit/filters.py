@@ -38,7 +38,9 @@ class CaseInsensitiveChoices(filters.FilterSet):
                 if not choices or name not in data or callable(choices):
                     continue
                 values = data.getlist(name) if hasattr(data, "getlist") else [data[name]]
-                fixed = [",".join(_canonical_choice(part, choices) for part in str(v).split(",")) for v in values]
+                fixed = [
+                    ",".join(_canonical_choice(part, choices) for part in str(v).split(",")) for v in values
+                ]
                 if hasattr(data, "setlist"):
                     data.setlist(name, fixed)
                 else:
@@ -61,8 +63,12 @@ class _CommaSeparated(forms.SelectMultiple):
 
 
 class _DateRange(CaseInsensitiveChoices):
-    date_from = filters.DateFilter(field_name="created_at", lookup_expr="date__gte", label="From (UTC day, inclusive)")
-    date_to = filters.DateFilter(field_name="created_at", lookup_expr="date__lte", label="To (UTC day, inclusive)")
+    date_from = filters.DateFilter(
+        field_name="created_at", lookup_expr="date__gte", label="From (UTC day, inclusive)"
+    )
+    date_to = filters.DateFilter(
+        field_name="created_at", lookup_expr="date__lte", label="To (UTC day, inclusive)"
+    )
 
 
 class ClaimFilter(CaseInsensitiveChoices):
@@ -74,8 +80,14 @@ class ClaimFilter(CaseInsensitiveChoices):
     mode = filters.ChoiceFilter(field_name="answer__mode", choices=Mode.choices)
     domain = filters.CharFilter(field_name="answer__domain")
     escalation = filters.ChoiceFilter(
-        choices=[("open", "Open case"), ("resolved", "Resolved case"), ("any", "Ever escalated"), ("none", "Never escalated")],
-        method="filter_escalation")
+        choices=[
+            ("open", "Open case"),
+            ("resolved", "Resolved case"),
+            ("any", "Ever escalated"),
+            ("none", "Never escalated"),
+        ],
+        method="filter_escalation",
+    )
     answer = filters.CharFilter(field_name="answer__public_id")
 
     class Meta:
@@ -134,7 +146,6 @@ class RunFilter(CaseInsensitiveChoices):
     class Meta:
         model = VerificationRun
         fields: list[str] = []
-
 
 
 class AnswerPageFilter(AnswerFilter):

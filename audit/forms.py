@@ -30,8 +30,12 @@ class AnswerSubmitForm(forms.Form):
     query = forms.CharField(label="Question", widget=forms.Textarea(attrs={"rows": 2}))
     answer = forms.CharField(label="Answer", strip=False, widget=forms.Textarea(attrs={"rows": 6}))
     mode = forms.ChoiceField(label="Mode", required=False)
-    domain = forms.CharField(label="Domain", required=False, max_length=64,
-                             help_text="e.g. neuroscience or compliance (sets freshness limits and regulated-domain rules)")
+    domain = forms.CharField(
+        label="Domain",
+        required=False,
+        max_length=64,
+        help_text="e.g. neuroscience or compliance (sets freshness limits and regulated-domain rules)",
+    )
 
     def __init__(self, *args, default_mode_label: str = "", **kwargs):
         super().__init__(*args, **kwargs)
@@ -49,12 +53,16 @@ class PassageForm(forms.Form):
 
     title = forms.CharField(required=False, max_length=500)
     uri = forms.CharField(required=False, max_length=2000, label="URI")
-    published_at = forms.DateField(required=False, label="Date", widget=forms.DateInput(attrs={"type": "date"}))
+    published_at = forms.DateField(
+        required=False, label="Date", widget=forms.DateInput(attrs={"type": "date"})
+    )
     text = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 3}))
 
     def clean(self):
         data = super().clean()
-        filled = any(data.get(k) for k in ("title", "uri", "published_at")) or (data.get("text") or "").strip()
+        filled = (
+            any(data.get(k) for k in ("title", "uri", "published_at")) or (data.get("text") or "").strip()
+        )
         if filled and not (data.get("text") or "").strip():
             self.add_error("text", "A passage needs its text (or clear its title, URI and date).")
         return data

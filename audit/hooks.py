@@ -66,7 +66,11 @@ def documents_flagged(*, workspace, source: str, reasons: dict) -> list[int]:
     """Announce documents that need a person's look; return the ids the receivers opened (flattened)."""
     if not reasons:
         return []
-    return [pk for opened in _documents_flagged.call(workspace=workspace, source=source, reasons=reasons) for pk in opened]
+    return [
+        pk
+        for opened in _documents_flagged.call(workspace=workspace, source=source, reasons=reasons)
+        for pk in opened
+    ]
 
 
 def claim_escalations(claim_pks) -> dict[int, list[dict]]:

@@ -20,8 +20,15 @@ from itertools import pairwise
 import numpy as np
 from django.db import DatabaseError, connection as default_connection, models, transaction
 
-from audit.constants import (EMBEDDING_DIM, INDEX_CANDIDATES_FACTOR, INDEX_DENSE_WEIGHT, PGVECTOR_EF_SEARCH,
-                             PGVECTOR_HNSW_EF_CONSTRUCTION, PGVECTOR_HNSW_M, PGVECTOR_LEXICAL_SCAN_CAP)
+from audit.constants import (
+    EMBEDDING_DIM,
+    INDEX_CANDIDATES_FACTOR,
+    INDEX_DENSE_WEIGHT,
+    PGVECTOR_EF_SEARCH,
+    PGVECTOR_HNSW_EF_CONSTRUCTION,
+    PGVECTOR_HNSW_M,
+    PGVECTOR_LEXICAL_SCAN_CAP,
+)
 from audit.pipeline.text import content_words
 
 TS_CONFIG = "english"
@@ -58,8 +65,10 @@ def pgvector_ready(connection=None) -> bool:
     key = _key(connection)
     if key not in _ready:
         with connection.cursor() as cur:
-            cur.execute("SELECT udt_name FROM information_schema.columns WHERE table_schema = current_schema() "
-                        "AND table_name = 'audit_chunk' AND column_name = 'search_vector'")
+            cur.execute(
+                "SELECT udt_name FROM information_schema.columns WHERE table_schema = current_schema() "
+                "AND table_name = 'audit_chunk' AND column_name = 'search_vector'"
+            )
             row = cur.fetchone()
             _ready[key] = bool(row and row[0] == "vector")
     return _ready[key]
@@ -77,8 +86,10 @@ def kb_backend(connection=None) -> str:
 
 def kb_backend_label(connection=None) -> str:
     if pgvector_ready(connection):
-        return (f"pgvector (HNSW m={PGVECTOR_HNSW_M}, ef_search={PGVECTOR_EF_SEARCH}) + PostgreSQL full-text "
-                "search, in the database")
+        return (
+            f"pgvector (HNSW m={PGVECTOR_HNSW_M}, ef_search={PGVECTOR_EF_SEARCH}) + PostgreSQL full-text "
+            "search, in the database"
+        )
     return "in-process (torch bfloat16 exact cosine + BM25), loaded in each process"
 
 
@@ -107,11 +118,15 @@ def add_search_columns(connection, *, backfill_batch: int = 2000) -> bool:
         return False
     backfill_vectors(connection, batch=backfill_batch)
     with connection.cursor() as cur:
-        cur.execute(f"ALTER TABLE audit_chunk ADD COLUMN IF NOT EXISTS search_tsv tsvector "
-                    f"GENERATED ALWAYS AS (to_tsvector('{TS_CONFIG}', text)) STORED")
-        cur.execute(f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON audit_chunk USING hnsw "
-                    f"(search_vector vector_cosine_ops) WITH (m = {PGVECTOR_HNSW_M}, "
-                    f"ef_construction = {PGVECTOR_HNSW_EF_CONSTRUCTION})")
+        cur.execute(
+            f"ALTER TABLE audit_chunk ADD COLUMN IF NOT EXISTS search_tsv tsvector "
+            f"GENERATED ALWAYS AS (to_tsvector('{TS_CONFIG}', text)) STORED"
+        )
+        cur.execute(
+            f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON audit_chunk USING hnsw "
+            f"(search_vector vector_cosine_ops) WITH (m = {PGVECTOR_HNSW_M}, "
+            f"ef_construction = {PGVECTOR_HNSW_EF_CONSTRUCTION})"
+        )
         cur.execute(f"CREATE INDEX IF NOT EXISTS {GIN_INDEX} ON audit_chunk USING gin (search_tsv)")
     return True
 
@@ -122,15 +137,20 @@ def backfill_vectors(connection, *, batch: int = 2000) -> int:
     with connection.cursor() as cur:
         last = 0
         while True:  # chunks stored before the column existed (keyset pages)
-            cur.execute("SELECT id, embedding FROM audit_chunk WHERE search_vector IS NULL AND id > %s "
-                        "ORDER BY id LIMIT %s", [last, batch])
+            cur.execute(
+                "SELECT id, embedding FROM audit_chunk WHERE search_vector IS NULL AND id > %s "
+                "ORDER BY id LIMIT %s",
+                [last, batch],
+            )
             rows = cur.fetchall()
             if not rows:
                 break
             vectors = np.frombuffer(b"".join(bytes(e) for _, e in rows), dtype="<f4").reshape(len(rows), -1)
-            cur.execute("UPDATE audit_chunk AS c SET search_vector = v.vec::vector "
-                        "FROM unnest(%s::bigint[], %s::text[]) AS v(id, vec) WHERE c.id = v.id",
-                        [[pk for pk, _ in rows], [vector_literal(v) for v in vectors]])
+            cur.execute(
+                "UPDATE audit_chunk AS c SET search_vector = v.vec::vector "
+                "FROM unnest(%s::bigint[], %s::text[]) AS v(id, vec) WHERE c.id = v.id",
+                [[pk for pk, _ in rows], [vector_literal(v) for v in vectors]],
+            )
             last = rows[-1][0]
             done += len(rows)
     return done
@@ -244,7 +264,9 @@ def fuse(rows, k: int, dense_weight: float = INDEX_DENSE_WEIGHT) -> list[tuple[s
     scored = []
     for pk, cosine, rank in rows:
         lexical = float(rank or 0.0) / top_rank if top_rank > 0 else 0.0
-        scored.append((dense_weight * min(1.0, max(0.0, float(cosine or 0.0))) + (1.0 - dense_weight) * lexical, pk))
+        scored.append(
+            (dense_weight * min(1.0, max(0.0, float(cosine or 0.0))) + (1.0 - dense_weight) * lexical, pk)
+        )
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [(f"kb_chunk_{pk}", score) for score, pk in scored[:k]]
 
@@ -254,9 +276,16 @@ class PgVectorIndex:
 
     backend = "pgvector"
 
-    def __init__(self, workspace_id: int, size: int = 0, *, ef_search: int = PGVECTOR_EF_SEARCH,
-                 dense_weight: float = INDEX_DENSE_WEIGHT, connection=None,
-                 lexical_cap: int = PGVECTOR_LEXICAL_SCAN_CAP):
+    def __init__(
+        self,
+        workspace_id: int,
+        size: int = 0,
+        *,
+        ef_search: int = PGVECTOR_EF_SEARCH,
+        dense_weight: float = INDEX_DENSE_WEIGHT,
+        connection=None,
+        lexical_cap: int = PGVECTOR_LEXICAL_SCAN_CAP,
+    ):
         self.workspace_id = workspace_id
         self.lexical_cap = lexical_cap
         self.size = size
@@ -274,13 +303,18 @@ class PgVectorIndex:
     def _tune(self, cur, n: int) -> None:
         # HNSW returns at most ef_search rows; the iterative scan keeps going past chunks of other
         # workspaces, so a filtered query still gets its n nearest.
-        cur.execute("SELECT set_config('hnsw.ef_search', %s, false), "
-                    "set_config('hnsw.iterative_scan', 'relaxed_order', false)", [str(max(self.ef_search, n))])
+        cur.execute(
+            "SELECT set_config('hnsw.ef_search', %s, false), "
+            "set_config('hnsw.iterative_scan', 'relaxed_order', false)",
+            [str(max(self.ef_search, n))],
+        )
 
     def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[str, float]]:
         return self.search_many([query_text], np.asarray(query_vec).reshape(1, -1), k)[0]
 
-    def search_many(self, query_texts: list[str], query_vecs: np.ndarray, k: int = 10) -> list[list[tuple[str, float]]]:
+    def search_many(
+        self, query_texts: list[str], query_vecs: np.ndarray, k: int = 10
+    ) -> list[list[tuple[str, float]]]:
         if not query_texts:
             return []
         n = max(k, 1) * INDEX_CANDIDATES_FACTOR
@@ -289,9 +323,17 @@ class PgVectorIndex:
         with self.connection.cursor() as cur:
             self._tune(cur, n)
             for text, vec in zip(query_texts, vecs):
-                cur.execute(_SEARCH_SQL, {"ws": self.workspace_id, "vec": vector_literal(vec), "n": n,
-                                          "terms": tsquery_terms(text), "pairs": tsquery_pairs(text),
-                                          "cap": self.lexical_cap})
+                cur.execute(
+                    _SEARCH_SQL,
+                    {
+                        "ws": self.workspace_id,
+                        "vec": vector_literal(vec),
+                        "n": n,
+                        "terms": tsquery_terms(text),
+                        "pairs": tsquery_pairs(text),
+                        "cap": self.lexical_cap,
+                    },
+                )
                 out.append(fuse(cur.fetchall(), k, self.dense_weight))
         return out
 

@@ -29,8 +29,15 @@ from audit.pipeline.index import HybridIndex
 from audit.pipeline.retrieval import KnowledgeBase as RetrievalKnowledgeBase
 from audit.pipeline.types import Passage
 
-META_FIELDS = ("pk", "document_id", "document__title", "document__uri", "document__domain",
-               "document__published_at", "document__sensitive")
+META_FIELDS = (
+    "pk",
+    "document_id",
+    "document__title",
+    "document__uri",
+    "document__domain",
+    "document__published_at",
+    "document__sensitive",
+)
 PG_META_CACHE = 20_000  # chunk descriptions a pgvector knowledge base remembers between searches
 
 
@@ -66,15 +73,24 @@ class _Searchable:
     def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[Passage, float]]:
         return self.search_many([query_text], np.asarray(query_vec).reshape(1, -1), k)[0]
 
-    def search_many(self, query_texts: list[str], query_vecs: np.ndarray, k: int = 10) -> list[list[tuple[Passage, float]]]:
+    def search_many(
+        self, query_texts: list[str], query_vecs: np.ndarray, k: int = 10
+    ) -> list[list[tuple[Passage, float]]]:
         results = self.index.search_many(query_texts, query_vecs, k)
         found = self.passages(sorted({i for hits in results for i, _ in hits}))
         return [[(found[i], s) for i, s in hits if i in found] for hits in results]
 
 
 def _passage(source_id: str, text: str, meta: ChunkMeta) -> Passage:
-    return Passage(id=source_id, text=text, title=meta.title, uri=meta.uri, source_type="kb",
-                   published=meta.published, domain=meta.domain)
+    return Passage(
+        id=source_id,
+        text=text,
+        title=meta.title,
+        uri=meta.uri,
+        source_type="kb",
+        published=meta.published,
+        domain=meta.domain,
+    )
 
 
 class InProcessKnowledgeBase(_Searchable):
@@ -100,7 +116,9 @@ class InProcessKnowledgeBase(_Searchable):
         with self.lock:
             if version == self.version:
                 return
-            db_ids = set(Chunk.objects.filter(document__workspace_id=self.workspace_id).values_list("pk", flat=True))
+            db_ids = set(
+                Chunk.objects.filter(document__workspace_id=self.workspace_id).values_list("pk", flat=True)
+            )
             known = {m.chunk_pk for m in self.meta.values()}
             stale = known - db_ids
             if stale:

@@ -92,7 +92,11 @@ def returned_claims(text: str, claims: Sequence[Any]) -> list[ReturnedClaim]:
         if at < 0:
             continue
         label = (revision.get("label") or claim.label) if revision else claim.label
-        confidence = revision.get("confidence") if revision and revision.get("confidence") is not None else claim.confidence
+        confidence = (
+            revision.get("confidence")
+            if revision and revision.get("confidence") is not None
+            else claim.confidence
+        )
         out.append(ReturnedClaim(claim, label, confidence, at, at + len(body)))
     return out
 
@@ -139,7 +143,9 @@ KEY_METRICS = {
 def key_metrics(metrics: dict | None, limit: int = 3) -> list[tuple[str, float]]:
     """Return up to ``limit`` headline metrics of a claim as (plain name, value), in KEY_METRICS order."""
     metrics = metrics or {}
-    numeric = {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    numeric = {
+        k: float(v) for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
     return [(name, round(numeric[key], 3)) for key, name in KEY_METRICS.items() if key in numeric][:limit]
 
 
@@ -191,9 +197,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     initials and common abbreviations such as "H.M." or "e.g." do not)."""
     spans, start = [], 0
     for match in _SENTENCE_END.finditer(text):
-        if "\n" not in match.group() and _ABBREVIATION_END.search(text[start:match.start()]):
+        if "\n" not in match.group() and _ABBREVIATION_END.search(text[start : match.start()]):
             continue
-        if text[start:match.start()].strip():
+        if text[start : match.start()].strip():
             spans.append((start, match.start()))
         start = match.end()
     if text[start:].strip():
@@ -208,13 +214,18 @@ def _alignment(claim_stems: set[str], sentence: str) -> float:
 def _verdict_hints(claim) -> dict:
     """Sentences and quantities the verification methods named for this claim (from method_results)."""
     results = claim.method_results or {}
-    structure = ((results.get("structure") or {}).get("details") or {})
+    structure = (results.get("structure") or {}).get("details") or {}
     numeric = ((results.get("numeric") or {}).get("details") or {}).get("items") or []
     return {
-        "contradicting": [(f.get("sentence", ""), f.get("passage_id", "")) for f in structure.get("findings") or []
-                          if f.get("rule") != "missing_entity"],
+        "contradicting": [
+            (f.get("sentence", ""), f.get("passage_id", ""))
+            for f in structure.get("findings") or []
+            if f.get("rule") != "missing_entity"
+        ],
         "numbers_agree": [i["evidence_value"] for i in numeric if i.get("match") and i.get("evidence_value")],
-        "numbers_differ": [i["evidence_value"] for i in numeric if not i.get("match") and i.get("evidence_value")],
+        "numbers_differ": [
+            i["evidence_value"] for i in numeric if not i.get("match") and i.get("evidence_value")
+        ],
         "per_hit": (((results.get("entailment") or {}).get("details") or {}).get("per_hit") or {}),
     }
 
@@ -251,11 +262,17 @@ def evidence_view(claim, evidence, *, min_alignment: float = 0.4, hints: dict | 
     label = getattr(claim, "label", "")
     polarity = "related"
     if best is not None:
-        sentence = text[best[0]:best[1]]
-        if (best in named and (any(s and (s[:80] in sentence or sentence[:80] in s) for s, _ in hints["contradicting"])
-                               or any(v in sentence for v in hints["numbers_differ"]))):
+        sentence = text[best[0] : best[1]]
+        if best in named and (
+            any(s and (s[:80] in sentence or sentence[:80] in s) for s, _ in hints["contradicting"])
+            or any(v in sentence for v in hints["numbers_differ"])
+        ):
             polarity = "contradicts"
-        elif label == Label.REFUTED and best_align >= min_alignment and (per_hit.get("p_refuted", 0) >= 0.5 or evidence.rank == 0):
+        elif (
+            label == Label.REFUTED
+            and best_align >= min_alignment
+            and (per_hit.get("p_refuted", 0) >= 0.5 or evidence.rank == 0)
+        ):
             polarity = "contradicts"
         elif label == Label.SUPPORTED and (best_align >= min_alignment or best in named):
             polarity = "supports"
@@ -304,8 +321,10 @@ EVENT_WORDS = {
     "settings.thresholds_changed": "changed the thresholds",
     "api.token_created": "created an API token",
 }
-_WEB_STATUS_WORDS = {"done": "checked the answer against web sources",
-                     "failed": "tried web sources; every call failed, so the local result stands"}
+_WEB_STATUS_WORDS = {
+    "done": "checked the answer against web sources",
+    "failed": "tried web sources; every call failed, so the local result stands",
+}
 
 
 def event_words(action: str, details: dict | None = None, mode: str = "") -> str:
@@ -313,9 +332,15 @@ def event_words(action: str, details: dict | None = None, mode: str = "") -> str
     details = details or {}
     if action == "answer.web_verified":
         status = str(details.get("status", ""))
-        return _WEB_STATUS_WORDS.get(status, "skipped the web check" + (f" ({details['skipped']})" if details.get("skipped") else ""))
+        return _WEB_STATUS_WORDS.get(
+            status, "skipped the web check" + (f" ({details['skipped']})" if details.get("skipped") else "")
+        )
     if action.startswith("case."):
-        return f"{action.split('.', 1)[1].replace('_', ' ')} the review case" if action != "case.note" else "noted on the review case"
+        return (
+            f"{action.split('.', 1)[1].replace('_', ' ')} the review case"
+            if action != "case.note"
+            else "noted on the review case"
+        )
     if action.startswith("kb.document_"):
         return f"{action.rsplit('_', 1)[1]} a knowledge-base document"
     if action.startswith("admin."):

@@ -22,8 +22,15 @@ def nightly_audit(workspace_id: int | None = None, date: str | None = None) -> l
     out = []
     for workspace in workspaces:
         outcome = nightly_audit_run(workspace=workspace, day=day)
-        out.append({"workspace": workspace.slug, "date": day.isoformat(), "report": outcome.report.id,
-                    "processed_now": outcome.processed_now, "claims_per_s": round(outcome.claims_per_s, 1)})
+        out.append(
+            {
+                "workspace": workspace.slug,
+                "date": day.isoformat(),
+                "report": outcome.report.id,
+                "processed_now": outcome.processed_now,
+                "claims_per_s": round(outcome.claims_per_s, 1),
+            }
+        )
     return out
 
 
@@ -43,4 +50,8 @@ def web_cache_purge() -> int:
 def deep_check(run_id: int) -> dict:
     """Run the asynchronous deep check (LLM methods) of one verification run (docs/LLM.md)."""
     run = deep_check_run(run_id=run_id)
-    return {"run": run.pk, "status": run.deep_checks.get("status"), "relabels": len(run.deep_checks.get("relabels", []))}
+    return {
+        "run": run.pk,
+        "status": run.deep_checks.get("status"),
+        "relabels": len(run.deep_checks.get("relabels", [])),
+    }

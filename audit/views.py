@@ -16,7 +16,11 @@ from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonRespo
 from django.shortcuts import redirect, render
 
 from audit import charts, constants, hooks, presentation, roles, selectors
-from audit.selectors import claims as claims_selectors, dashboard as dashboard_selectors, nightly as nightly_selectors
+from audit.selectors import (
+    claims as claims_selectors,
+    dashboard as dashboard_selectors,
+    nightly as nightly_selectors,
+)
 from audit.api.serializers import ClaimCardSerializer
 from audit.errors import InvalidInput
 from audit.filters import AnswerPageFilter, ClaimFilter
@@ -51,7 +55,11 @@ def _bad_request(request, form, template: str = "audit/bad_request.html") -> Htt
 
 @login_required
 def home(request):
-    summary = selectors.home_summary(workspace=workspace_for_user(request.user)) if roles.can_read(request.user) else None
+    summary = (
+        selectors.home_summary(workspace=workspace_for_user(request.user))
+        if roles.can_read(request.user)
+        else None
+    )
     workspaces = Workspace.objects.order_by("name") if request.user.is_superuser else []
     return render(request, "home.html", {"summary": summary, "workspaces": workspaces})
 
@@ -112,23 +120,32 @@ def _filtered_page(request, filterset_class, queryset, per_page: int):
 def answer_list(request):
     """Every answer of the workspace, any mode, with filters; unaudited (Normal) answers say so."""
     workspace = _reader_workspace(request)
-    listed = _filtered_page(request, AnswerPageFilter, claims_selectors.answer_rows(workspace=workspace),
-                            ANSWERS_PER_PAGE)
+    listed = _filtered_page(
+        request, AnswerPageFilter, claims_selectors.answer_rows(workspace=workspace), ANSWERS_PER_PAGE
+    )
     if isinstance(listed, HttpResponse):
         return listed
     listed["page"].object_list = claims_selectors.answer_facts(list(listed["page"].object_list))
-    return render(request, "audit/answer_list.html", {
-        **listed,
-        "modes": claims_selectors.Mode.choices,
-        "domains": claims_selectors.claim_domains(workspace=workspace),
-        "can_submit": roles.can_submit(request.user),
-    })
+    return render(
+        request,
+        "audit/answer_list.html",
+        {
+            **listed,
+            "modes": claims_selectors.Mode.choices,
+            "domains": claims_selectors.claim_domains(workspace=workspace),
+            "can_submit": roles.can_submit(request.user),
+        },
+    )
 
 
 def _flat_errors(errors, prefix: str = "") -> list[str]:
     """Return 'field: message' lines of DRF serializer errors (nested lists and dicts flattened)."""
     if isinstance(errors, dict):
-        return [line for key, value in errors.items() for line in _flat_errors(value, f"{prefix}{key}" if not prefix else f"{prefix}.{key}")]
+        return [
+            line
+            for key, value in errors.items()
+            for line in _flat_errors(value, f"{prefix}{key}" if not prefix else f"{prefix}.{key}")
+        ]
     if isinstance(errors, list) and errors and all(isinstance(e, (dict, list)) for e in errors):
         return [line for i, e in enumerate(errors, start=1) for line in _flat_errors(e, f"{prefix}[{i}]")]
     return [f"{prefix}: {' '.join(str(e) for e in errors)}"] if errors else []
@@ -148,8 +165,9 @@ def answer_new(request):
         data = AuditCreateApi.InputSerializer(data=audit_payload(form, passages))
         if data.is_valid():
             try:
-                submission = audit_submit(workspace=workspace, user=request.user,
-                                          request=audit_request_from(data.validated_data))
+                submission = audit_submit(
+                    workspace=workspace, user=request.user, request=audit_request_from(data.validated_data)
+                )
             except InvalidInput as exc:
                 errors.append(str(exc))
             else:
@@ -157,8 +175,12 @@ def answer_new(request):
         else:
             errors.extend(_flat_errors(data.errors))
     status = 400 if request.method == "POST" else 200
-    return render(request, "audit/answer_new.html", {"form": form, "passages": passages, "errors": errors},
-                  status=status)
+    return render(
+        request,
+        "audit/answer_new.html",
+        {"form": form, "passages": passages, "errors": errors},
+        status=status,
+    )
 
 
 @login_required
@@ -191,20 +213,27 @@ def answer_detail(request, answer_id: str):
     context = {
         "answer": answer,
         "audited": answer.mode != claims_selectors.Mode.NORMAL,
-        "audited_as": claims_selectors.answer_audited_as(answer=answer) if answer.mode == claims_selectors.Mode.NORMAL else "",
+        "audited_as": claims_selectors.answer_audited_as(answer=answer)
+        if answer.mode == claims_selectors.Mode.NORMAL
+        else "",
         "can_submit": roles.can_submit(request.user),
         # the stored claims are those of the answer as received; the returned text is badged with
         # each claim's revision (its own wording and verdict)
         "segments": presentation.mark_claims(answer.original_text or answer.text, claims),
-        "returned_segments": presentation.mark_claims(answer.text, presentation.returned_claims(answer.text, claims))
-        if revised else [],
+        "returned_segments": presentation.mark_claims(
+            answer.text, presentation.returned_claims(answer.text, claims)
+        )
+        if revised
+        else [],
         # every attempt of the revision loop lives on the run; Audit-Web adds non-attempt entries
         "attempts": [r for r in (run.revision_history if run else []) if "attempt" in r],
         "claims": claims,
         "run": run,
         "revised": revised,
         "diff": presentation.word_diff(answer.original_text, answer.text) if revised else [],
-        "label_counts": {text: sum(1 for c in claims if c.label == label) for label, (text, _) in LABEL_BADGES.items()},
+        "label_counts": {
+            text: sum(1 for c in claims if c.label == label) for label, (text, _) in LABEL_BADGES.items()
+        },
     }
     return render(request, "audit/answer_detail.html", context)
 
@@ -218,7 +247,9 @@ def claim_detail(request, pk: int):
     context = {
         "claim": claim,
         "card": card,
-        "evidence": presentation.evidence_views(claim, claim.evidence.all(), min_alignment=constants.UI_EVIDENCE_MIN_ALIGNMENT),
+        "evidence": presentation.evidence_views(
+            claim, claim.evidence.all(), min_alignment=constants.UI_EVIDENCE_MIN_ALIGNMENT
+        ),
         "run": claims_selectors.run_latest(answer=claim.answer),
         "escalations": escalations,
         "events": list(claims_selectors.claim_events(claim=claim)[:50]),
@@ -231,16 +262,22 @@ def claim_detail(request, pk: int):
 def claim_list(request):
     """List claims with the API's filters (one FilterSet for both); export links reuse the API."""
     workspace = _reader_workspace(request)
-    listed = _filtered_page(request, ClaimFilter, claims_selectors.claim_rows(workspace=workspace), CLAIMS_PER_PAGE)
+    listed = _filtered_page(
+        request, ClaimFilter, claims_selectors.claim_rows(workspace=workspace), CLAIMS_PER_PAGE
+    )
     if isinstance(listed, HttpResponse):
         return listed
-    return render(request, "audit/claim_list.html", {
-        **listed,
-        "labels": Label.choices,
-        "modes": claims_selectors.Mode.choices,
-        "domains": claims_selectors.claim_domains(workspace=workspace),
-        "escalation_choices": ClaimFilter.base_filters["escalation"].extra["choices"],
-    })
+    return render(
+        request,
+        "audit/claim_list.html",
+        {
+            **listed,
+            "labels": Label.choices,
+            "modes": claims_selectors.Mode.choices,
+            "domains": claims_selectors.claim_domains(workspace=workspace),
+            "escalation_choices": ClaimFilter.base_filters["escalation"].extra["choices"],
+        },
+    )
 
 
 @login_required
@@ -254,7 +291,9 @@ def dashboard(request):
     form = DateRangeForm(request.GET or None)
     default = dashboard_selectors.DateRange.ending_today()
     data = form.cleaned_data if request.GET and form.is_valid() else {}
-    period = dashboard_selectors.DateRange(data.get("date_from") or default.start, data.get("date_to") or default.end)
+    period = dashboard_selectors.DateRange(
+        data.get("date_from") or default.start, data.get("date_to") or default.end
+    )
     if data.get("date_from") and not data.get("date_to"):
         period = dashboard_selectors.DateRange(period.start, max(period.start, default.end))
     if data and (period.end - period.start).days > dashboard_selectors.MAX_RANGE_DAYS:
@@ -279,26 +318,35 @@ def dashboard(request):
     incidents = dashboard_selectors.incident_counts(workspace=workspace, period=period)
     llm = dashboard_selectors.llm_usage(workspace=workspace, period=period)
     shown = {"date_from": period.start, "date_to": period.end}
-    return render(request, "audit/dashboard.html", {
-        "form": DateRangeForm(initial=shown) if not range_error else form,
-        "range_error": range_error,
-        "period": period,
-        "trust": trust,
-        "figures": figures,
-        "kpis": dashboard_selectors.success_metrics(workspace=workspace, period=period),
-        "domains": domains,
-        "incidents": incidents,
-        "llm": llm,
-        "llm_figure": charts.llm_usage(llm) if llm["configured"] or llm["used"] else None,
-        "queue": queue,
-        "nightly": nightly_selectors.nightly_report_latest(workspace=workspace),
-        "labels": Label,
-        "default_days": dashboard_selectors.DEFAULT_RANGE_DAYS,
-    }, status=400 if range_error else 200)
+    return render(
+        request,
+        "audit/dashboard.html",
+        {
+            "form": DateRangeForm(initial=shown) if not range_error else form,
+            "range_error": range_error,
+            "period": period,
+            "trust": trust,
+            "figures": figures,
+            "kpis": dashboard_selectors.success_metrics(workspace=workspace, period=period),
+            "domains": domains,
+            "incidents": incidents,
+            "llm": llm,
+            "llm_figure": charts.llm_usage(llm) if llm["configured"] or llm["used"] else None,
+            "queue": queue,
+            "nightly": nightly_selectors.nightly_report_latest(workspace=workspace),
+            "labels": Label,
+            "default_days": dashboard_selectors.DEFAULT_RANGE_DAYS,
+        },
+        status=400 if range_error else 200,
+    )
 
 
 @login_required
 def nightly_reports(request):
     workspace = _reader_workspace(request)
-    reports = list(nightly_selectors.nightly_report_list(workspace=workspace)[: constants.UI_NIGHTLY_REPORTS_LISTED])
-    return render(request, "audit/nightly_reports.html", {"reports": reports, "latest": reports[0] if reports else None})
+    reports = list(
+        nightly_selectors.nightly_report_list(workspace=workspace)[: constants.UI_NIGHTLY_REPORTS_LISTED]
+    )
+    return render(
+        request, "audit/nightly_reports.html", {"reports": reports, "latest": reports[0] if reports else None}
+    )

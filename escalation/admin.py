@@ -51,7 +51,17 @@ class ReviewEventInline(admin.TabularInline):
 
 @admin.register(ReviewCase)
 class ReviewCaseAdmin(ReadOnlyAdmin):
-    list_display = ("ticket", "tier", "status", "sla_state", "risk_score", "owner", "domain", "due_at", "opened_at")
+    list_display = (
+        "ticket",
+        "tier",
+        "status",
+        "sla_state",
+        "risk_score",
+        "owner",
+        "domain",
+        "due_at",
+        "opened_at",
+    )
     list_filter = ("tier", "status", "sla_state", "trigger", "domain")
     search_fields = ("ticket", "summary")
     list_select_related = ("owner",)
@@ -69,7 +79,17 @@ class NotificationAdmin(ReadOnlyAdmin):
 class CurationItemAdmin(admin.ModelAdmin):
     list_display = ("id", "workspace", "source", "status", "case", "document", "created_at")
     list_filter = ("status", "source")
-    readonly_fields = ("workspace", "source", "status", "case", "claim", "document", "created_by", "created_at", "closed_at")
+    readonly_fields = (
+        "workspace",
+        "source",
+        "status",
+        "case",
+        "claim",
+        "document",
+        "created_by",
+        "created_at",
+        "closed_at",
+    )
     actions = ["mark_done", "mark_dismissed"]
 
     def has_add_permission(self, request):

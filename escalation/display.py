@@ -63,7 +63,9 @@ def countdown(case, calendar: policy.Calendar, now: datetime) -> dict:
         "business": business,
         "left_s": left,
         "left_text": duration_text(left),
-        "windows_json": json.dumps([[int(s.timestamp() * 1000), int(e.timestamp() * 1000)] for s, e in windows]),
+        "windows_json": json.dumps(
+            [[int(s.timestamp() * 1000), int(e.timestamp() * 1000)] for s, e in windows]
+        ),
         "stands_still": business and bool(windows) and not in_hours,
         "resumes_at": windows[0][0] if windows and not in_hours else None,
     }

@@ -9,11 +9,15 @@ from .models import ReviewCase
 
 
 class NoteForm(forms.Form):
-    note = forms.CharField(max_length=2000, required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Note")
+    note = forms.CharField(
+        max_length=2000, required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Note"
+    )
 
 
 class ReasonForm(forms.Form):
-    reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), label="What are you waiting for (required)")
+    reason = forms.CharField(
+        max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), label="What are you waiting for (required)"
+    )
 
 
 class AssignForm(forms.Form):
@@ -33,7 +37,9 @@ class AssignForm(forms.Form):
                     if user.get_username() == username:
                         return user
             roles = " or ".join(role for role, _ in self.owners) or "a reviewer role of this tier"
-            raise forms.ValidationError(f"“{username}” cannot own this case: pick someone holding {roles} in this workspace.")
+            raise forms.ValidationError(
+                f"“{username}” cannot own this case: pick someone holding {roles} in this workspace."
+            )
         user = get_user_model().objects.filter(username=username, is_active=True).first()
         if user is None:
             raise forms.ValidationError(f"no active user is called {username!r}.")
@@ -45,14 +51,20 @@ class RequiredNoteForm(forms.Form):
 
 
 class ReopenForm(forms.Form):
-    reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), label="Why reopen (required)")
+    reason = forms.CharField(
+        max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), label="Why reopen (required)"
+    )
 
 
 class EscalateForm(forms.Form):
-    note = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), label="Why escalate (required)")
+    note = forms.CharField(
+        max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), label="Why escalate (required)"
+    )
 
 
 class ResolveForm(forms.Form):
     decision = forms.ChoiceField(choices=ReviewCase.Decision.choices, label="Decision")
-    rationale = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 3}), label="Rationale (required)")
+    rationale = forms.CharField(
+        max_length=4000, widget=forms.Textarea(attrs={"rows": 3}), label="Rationale (required)"
+    )
     confirm = forms.BooleanField(label="I confirm this resolution; it updates the claim card.")

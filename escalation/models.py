@@ -77,12 +77,18 @@ class ReviewCase(models.Model):
     claim = models.ForeignKey("audit.Claim", on_delete=models.CASCADE, related_name="review_cases")
     domain = models.CharField(max_length=64, blank=True, db_index=True)
     trigger = models.CharField(max_length=20, choices=Trigger.choices)
-    reasons = models.JSONField(default=list, blank=True, help_text="Every intake reason (the trigger is the first).")
+    reasons = models.JSONField(
+        default=list, blank=True, help_text="Every intake reason (the trigger is the first)."
+    )
     tier = models.PositiveSmallIntegerField(default=policy.FIRST_TIER)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     sla_state = models.CharField(max_length=16, choices=SlaState.choices, default=SlaState.ON_TRACK)
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="review_cases"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="review_cases",
     )
     risk_score = models.FloatField(default=0.0)
     summary = models.CharField(max_length=500, blank=True)
@@ -101,7 +107,9 @@ class ReviewCase(models.Model):
     class Meta:
         ordering = ["-risk_score", "due_at", "id"]
         constraints = [
-            models.CheckConstraint(condition=Q(tier__gte=1) & Q(tier__lte=3), name="%(app_label)s_%(class)s_tier_1_to_3"),
+            models.CheckConstraint(
+                condition=Q(tier__gte=1) & Q(tier__lte=3), name="%(app_label)s_%(class)s_tier_1_to_3"
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=CaseStatus.values),
                 name="%(app_label)s_%(class)s_status_valid",
@@ -110,7 +118,8 @@ class ReviewCase(models.Model):
                 condition=Q(sla_state__in=SlaState.values), name="%(app_label)s_%(class)s_sla_state_valid"
             ),
             models.CheckConstraint(
-                condition=Q(risk_score__gte=0.0) & Q(risk_score__lte=1.0), name="%(app_label)s_%(class)s_risk_unit_interval"
+                condition=Q(risk_score__gte=0.0) & Q(risk_score__lte=1.0),
+                name="%(app_label)s_%(class)s_risk_unit_interval",
             ),
             models.CheckConstraint(
                 condition=(Q(status=CaseStatus.RESOLVED) & Q(resolved_at__isnull=False))
@@ -123,7 +132,8 @@ class ReviewCase(models.Model):
                 name="%(app_label)s_%(class)s_paused_stops_clock",
             ),
             models.CheckConstraint(
-                condition=~Q(status=CaseStatus.RESOLVED) | ~Q(decision=""), name="%(app_label)s_%(class)s_resolved_has_decision"
+                condition=~Q(status=CaseStatus.RESOLVED) | ~Q(decision=""),
+                name="%(app_label)s_%(class)s_resolved_has_decision",
             ),
             models.UniqueConstraint(
                 fields=["claim"],
@@ -180,7 +190,9 @@ class ReviewEvent(models.Model):
     case = models.ForeignKey(ReviewCase, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     tier = models.PositiveSmallIntegerField()
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     actor_label = models.CharField(max_length=150, blank=True)
     reason = models.TextField(blank=True)
     details = models.JSONField(default=dict, blank=True)
@@ -189,7 +201,9 @@ class ReviewEvent(models.Model):
     class Meta:
         ordering = ["at", "id"]
         constraints = [
-            models.CheckConstraint(condition=Q(tier__gte=1) & Q(tier__lte=3), name="%(app_label)s_%(class)s_tier_1_to_3"),
+            models.CheckConstraint(
+                condition=Q(tier__gte=1) & Q(tier__lte=3), name="%(app_label)s_%(class)s_tier_1_to_3"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -207,7 +221,11 @@ class TicketCounter(models.Model):
 
 
 def _validate_working_days(value):
-    if not isinstance(value, list) or not value or any(not isinstance(d, int) or not 0 <= d <= 6 for d in value):
+    if (
+        not isinstance(value, list)
+        or not value
+        or any(not isinstance(d, int) or not 0 <= d <= 6 for d in value)
+    ):
         raise ValidationError("Give a non-empty list of weekdays, 0 (Monday) to 6 (Sunday).")
 
 
@@ -217,7 +235,9 @@ def _validate_zone(value):
     try:
         ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationError(f"Unknown time zone {value!r}; use an IANA name such as Europe/Berlin.") from None
+        raise ValidationError(
+            f"Unknown time zone {value!r}; use an IANA name such as Europe/Berlin."
+        ) from None
 
 
 def _default_working_days() -> list:
@@ -227,17 +247,25 @@ def _default_working_days() -> list:
 class BusinessCalendar(models.Model):
     """A workspace's business hours: the clock of the L2 and L3 SLAs (one per workspace)."""
 
-    workspace = models.OneToOneField("audit.Workspace", on_delete=models.CASCADE, related_name="business_calendar")
-    timezone = models.CharField(max_length=64, default=constants.DEFAULT_CALENDAR_TIMEZONE, validators=[_validate_zone])
+    workspace = models.OneToOneField(
+        "audit.Workspace", on_delete=models.CASCADE, related_name="business_calendar"
+    )
+    timezone = models.CharField(
+        max_length=64, default=constants.DEFAULT_CALENDAR_TIMEZONE, validators=[_validate_zone]
+    )
     working_days = models.JSONField(
-        default=_default_working_days, validators=[_validate_working_days], help_text="Weekdays, 0 = Monday … 6 = Sunday."
+        default=_default_working_days,
+        validators=[_validate_working_days],
+        help_text="Weekdays, 0 = Monday … 6 = Sunday.",
     )
     day_start = models.TimeField(default=time.fromisoformat(constants.DEFAULT_WORKDAY_START))
     day_end = models.TimeField(default=time.fromisoformat(constants.DEFAULT_WORKDAY_END))
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=Q(day_end__gt=models.F("day_start")), name="%(app_label)s_%(class)s_day_ordered"),
+            models.CheckConstraint(
+                condition=Q(day_end__gt=models.F("day_start")), name="%(app_label)s_%(class)s_day_ordered"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -253,7 +281,9 @@ class Holiday(models.Model):
 
     class Meta:
         ordering = ["date"]
-        constraints = [models.UniqueConstraint(fields=["calendar", "date"], name="%(app_label)s_%(class)s_unique_date")]
+        constraints = [
+            models.UniqueConstraint(fields=["calendar", "date"], name="%(app_label)s_%(class)s_unique_date")
+        ]
 
     def __str__(self) -> str:
         return f"{self.date} {self.name}".strip()
@@ -278,20 +308,28 @@ class CurationItem(models.Model):
     workspace = models.ForeignKey("audit.Workspace", on_delete=models.CASCADE, related_name="curation_items")
     source = models.CharField(max_length=16, choices=Source.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
-    case = models.ForeignKey(ReviewCase, null=True, blank=True, on_delete=models.SET_NULL, related_name="curation_items")
-    claim = models.ForeignKey("audit.Claim", null=True, blank=True, on_delete=models.SET_NULL, related_name="curation_items")
+    case = models.ForeignKey(
+        ReviewCase, null=True, blank=True, on_delete=models.SET_NULL, related_name="curation_items"
+    )
+    claim = models.ForeignKey(
+        "audit.Claim", null=True, blank=True, on_delete=models.SET_NULL, related_name="curation_items"
+    )
     document = models.ForeignKey(
         "audit.Document", null=True, blank=True, on_delete=models.SET_NULL, related_name="curation_items"
     )
     reason = models.TextField()
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(status__in=CurationStatus.values), name="%(app_label)s_%(class)s_status_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=CurationStatus.values), name="%(app_label)s_%(class)s_status_valid"
+            ),
             models.CheckConstraint(
                 condition=(Q(status=CurationStatus.OPEN) & Q(closed_at__isnull=True))
                 | (~Q(status=CurationStatus.OPEN) & Q(closed_at__isnull=False)),
@@ -313,15 +351,21 @@ class NotificationTarget(models.Model):
 
     Channel = Channel
 
-    workspace = models.ForeignKey("audit.Workspace", on_delete=models.CASCADE, related_name="notification_targets")
+    workspace = models.ForeignKey(
+        "audit.Workspace", on_delete=models.CASCADE, related_name="notification_targets"
+    )
     channel = models.CharField(max_length=16, choices=Channel.choices)
     address = models.CharField(max_length=500, help_text="An email address, or the webhook URL.")
     active = models.BooleanField(default=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["workspace", "channel", "address"], name="%(app_label)s_%(class)s_unique"),
-            models.CheckConstraint(condition=Q(channel__in=Channel.values), name="%(app_label)s_%(class)s_channel_valid"),
+            models.UniqueConstraint(
+                fields=["workspace", "channel", "address"], name="%(app_label)s_%(class)s_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(channel__in=Channel.values), name="%(app_label)s_%(class)s_channel_valid"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -348,14 +392,19 @@ class Notification(models.Model):
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     sent_at = models.DateTimeField(null=True, blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True, help_text="When a sender last claimed it (status sending).")
+    claimed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a sender last claimed it (status sending)."
+    )
     stuck_retried = models.BooleanField(
-        default=False, help_text="Left in 'sending' by a crashed sender and retried once (never again).")
+        default=False, help_text="Left in 'sending' by a crashed sender and retried once (never again)."
+    )
 
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["event", "channel", "address"], name="%(app_label)s_%(class)s_once_per_event"),
+            models.UniqueConstraint(
+                fields=["event", "channel", "address"], name="%(app_label)s_%(class)s_once_per_event"
+            ),
             models.CheckConstraint(
                 condition=(Q(status=NotificationStatus.SENT) & Q(sent_at__isnull=False))
                 | (~Q(status=NotificationStatus.SENT) & Q(sent_at__isnull=True)),

@@ -96,13 +96,21 @@ def _send(notification: Notification) -> None:
     # through the Audit-Web guard: http(s) only, no credentials, public addresses only (no loopback,
     # metadata or private hosts), the checked address pinned, no redirects, a timeout, a capped reply
     host = urlsplit(notification.address).hostname or ""
-    policy = FetchPolicy(allowed_domains=(host,) if host else (),
-                         allow_private=bool(settings.THEORIA.get("WEB_ALLOW_PRIVATE_ADDRESSES")),
-                         timeout_s=constants.WEBHOOK_TIMEOUT_S, max_bytes=constants.WEBHOOK_MAX_RESPONSE_BYTES,
-                         max_redirects=0)
+    policy = FetchPolicy(
+        allowed_domains=(host,) if host else (),
+        allow_private=bool(settings.THEORIA.get("WEB_ALLOW_PRIVATE_ADDRESSES")),
+        timeout_s=constants.WEBHOOK_TIMEOUT_S,
+        max_bytes=constants.WEBHOOK_MAX_RESPONSE_BYTES,
+        max_redirects=0,
+    )
     try:
-        safe_fetch(notification.address, policy, method="POST", body=json.dumps(payload).encode(),
-                   headers={"Content-Type": "application/json"})
+        safe_fetch(
+            notification.address,
+            policy,
+            method="POST",
+            body=json.dumps(payload).encode(),
+            headers={"Content-Type": "application/json"},
+        )
     except WebError as exc:
         raise OSError(f"webhook refused or failed ({exc.reason.value}): {exc.message}") from None
 
@@ -140,10 +148,14 @@ def _attempt(notification: Notification, counts: dict) -> None:
         _send(notification)
     except Exception as exc:  # noqa: BLE001 — any delivery failure is recorded and retried
         logger.warning("notification %s to %s failed: %s", notification.id, notification.address, exc)
-        Notification.objects.filter(id=notification.id).update(status=NotificationStatus.FAILED, last_error=str(exc)[:2000])
+        Notification.objects.filter(id=notification.id).update(
+            status=NotificationStatus.FAILED, last_error=str(exc)[:2000]
+        )
         counts["failed"] += 1
     else:
-        Notification.objects.filter(id=notification.id).update(status=NotificationStatus.SENT, sent_at=timezone.now())
+        Notification.objects.filter(id=notification.id).update(
+            status=NotificationStatus.SENT, sent_at=timezone.now()
+        )
         counts["sent"] += 1
 
 
@@ -156,12 +168,17 @@ def _recover_stuck(counts: dict) -> None:
     cutoff = timezone.now() - timedelta(seconds=constants.NOTIFICATION_STUCK_AFTER_S)
     stuck = Notification.objects.filter(status=NotificationStatus.SENDING, claimed_at__lt=cutoff)
     Notification.objects.filter(pk__in=stuck.filter(stuck_retried=True).values("pk")).update(
-        status=NotificationStatus.FAILED, attempts=constants.NOTIFICATION_MAX_ATTEMPTS,
-        last_error="left 'sending' twice by a crashed sender; given up")
+        status=NotificationStatus.FAILED,
+        attempts=constants.NOTIFICATION_MAX_ATTEMPTS,
+        last_error="left 'sending' twice by a crashed sender; given up",
+    )
     for notification in stuck.filter(stuck_retried=False).select_related("event__case").order_by("id"):
-        claimed = Notification.objects.filter(id=notification.id, status=NotificationStatus.SENDING,
-                                              claimed_at=notification.claimed_at, stuck_retried=False).update(
-            stuck_retried=True, claimed_at=timezone.now())
+        claimed = Notification.objects.filter(
+            id=notification.id,
+            status=NotificationStatus.SENDING,
+            claimed_at=notification.claimed_at,
+            stuck_retried=False,
+        ).update(stuck_retried=True, claimed_at=timezone.now())
         if claimed == 1:
             counts["stuck"] += 1
             _attempt(notification, counts)

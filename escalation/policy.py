@@ -223,8 +223,17 @@ def sla_state(*, due_at: datetime | None, at_risk_at: datetime | None, now: date
 # --- Intake and risk -------------------------------------------------------------------------
 
 
-def review_reasons(*, label: str, confidence: float, domain: str, regulated_domains, low_confidence_threshold: float,
-                   revision: dict | None = None, importance: str = "material", auto_corrected_review: str = "all") -> list[str]:
+def review_reasons(
+    *,
+    label: str,
+    confidence: float,
+    domain: str,
+    regulated_domains,
+    low_confidence_threshold: float,
+    revision: dict | None = None,
+    importance: str = "material",
+    auto_corrected_review: str = "all",
+) -> list[str]:
     """Why a claim, as received, needs a human: "refuted" (REFUTED at any confidence), "auto_corrected"
     (the revision loop corrected it: a person confirms the correction), "low_confidence" (NEI below
     the threshold), "regulated_domain"; [] when it does not.
@@ -235,8 +244,12 @@ def review_reasons(*, label: str, confidence: float, domain: str, regulated_doma
     reasons: list[str] = []
     corrected = bool(revision) and revision.get("strategy") == "correct"
     if label == "REFUTED":
-        spared = (corrected and auto_corrected_review == "material" and importance == "minor"
-                  and revision.get("label") == "SUPPORTED")
+        spared = (
+            corrected
+            and auto_corrected_review == "material"
+            and importance == "minor"
+            and revision.get("label") == "SUPPORTED"
+        )
         if not spared:
             reasons.append("refuted")
             if corrected:
@@ -250,10 +263,17 @@ def review_reasons(*, label: str, confidence: float, domain: str, regulated_doma
     return reasons
 
 
-def needs_review(*, label: str, confidence: float, domain: str, regulated_domains, low_confidence_threshold: float) -> str:
+def needs_review(
+    *, label: str, confidence: float, domain: str, regulated_domains, low_confidence_threshold: float
+) -> str:
     """Return the first reason of :func:`review_reasons` ("" when a claim needs no human)."""
-    reasons = review_reasons(label=label, confidence=confidence, domain=domain, regulated_domains=regulated_domains,
-                             low_confidence_threshold=low_confidence_threshold)
+    reasons = review_reasons(
+        label=label,
+        confidence=confidence,
+        domain=domain,
+        regulated_domains=regulated_domains,
+        low_confidence_threshold=low_confidence_threshold,
+    )
     return reasons[0] if reasons else ""
 
 
@@ -262,7 +282,8 @@ def risk_score(*, importance: str, label: str, confidence: float, regulated: boo
     weights = constants.RISK_WEIGHTS
     doubt = 1.0 - min(max(confidence, 0.0), 1.0)
     score = (
-        weights["importance"] * constants.RISK_IMPORTANCE.get(importance, constants.RISK_IMPORTANCE["material"])
+        weights["importance"]
+        * constants.RISK_IMPORTANCE.get(importance, constants.RISK_IMPORTANCE["material"])
         + weights["label"] * constants.RISK_LABEL.get(label, constants.RISK_LABEL["NEI"])
         + weights["doubt"] * doubt
         + weights["regulated"] * (1.0 if regulated else 0.0)

@@ -42,13 +42,19 @@ def case_dict(case: ReviewCase) -> dict:
 
 def cases_by_claim(*, claim_ids: list[int]) -> dict[int, list[dict]]:
     """Return {claim id: [case dict, ...]} for the given claims, newest case first (one query)."""
-    return {claim_id: [case_dict(c) for c in reversed(cases)]
-            for claim_id, cases in selectors.cases_for_claims(claim_ids).items()}
+    return {
+        claim_id: [case_dict(c) for c in reversed(cases)]
+        for claim_id, cases in selectors.cases_for_claims(claim_ids).items()
+    }
 
 
 def events_of_claim(*, claim_id: int) -> list[ReviewEvent]:
     """Return the review events of every case of a claim, in order, with case and actor joined."""
-    return list(ReviewEvent.objects.filter(case__claim_id=claim_id).select_related("case", "actor").order_by("at", "id"))
+    return list(
+        ReviewEvent.objects.filter(case__claim_id=claim_id)
+        .select_related("case", "actor")
+        .order_by("at", "id")
+    )
 
 
 def _aging(workspace, now: dt.datetime) -> dict:
@@ -65,7 +71,9 @@ def _aging(workspace, now: dt.datetime) -> dict:
         lower = upper or lower
     rows = (
         ReviewCase.objects.filter(workspace=workspace, status__in=ReviewCase.OPEN_STATUSES)
-        .values("tier").annotate(**aggregates).order_by()
+        .values("tier")
+        .annotate(**aggregates)
+        .order_by()
     )
     tiers = {tier: [0] * len(labels) for tier in TIERS}
     for row in rows:
@@ -83,7 +91,11 @@ def _attainment(workspace, start, end) -> dict:
         ReviewEvent.objects.filter(case__workspace=workspace, at__gte=start, at__lt=end)
         .values("tier")
         .annotate(
-            entered=Count("case", distinct=True, filter=Q(kind__in=[ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED])),
+            entered=Count(
+                "case",
+                distinct=True,
+                filter=Q(kind__in=[ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED]),
+            ),
             breached=Count("case", distinct=True, filter=Q(kind=ReviewEvent.Kind.BREACHED)),
         )
         .order_by()
@@ -100,14 +112,21 @@ def _attainment_by_day(workspace, start, end) -> dict:
 
     A clock is counted on the day it started; ``share`` is met / started (None on a day without one).
     """
-    breached = ReviewEvent.objects.filter(case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED,
-                                          at__gte=OuterRef("at"))
+    breached = ReviewEvent.objects.filter(
+        case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED, at__gte=OuterRef("at")
+    )
     rows = {
-        row["day"]: row for row in
-        ReviewEvent.objects.filter(case__workspace=workspace, at__gte=start, at__lt=end,
-                                   kind__in=[ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED, ReviewEvent.Kind.REOPENED])
-        .annotate(day=TruncDate("at"), late=Exists(breached)).values("day")
-        .annotate(started=Count("id"), breached=Count("id", filter=Q(late=True))).order_by()
+        row["day"]: row
+        for row in ReviewEvent.objects.filter(
+            case__workspace=workspace,
+            at__gte=start,
+            at__lt=end,
+            kind__in=[ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED, ReviewEvent.Kind.REOPENED],
+        )
+        .annotate(day=TruncDate("at"), late=Exists(breached))
+        .values("day")
+        .annotate(started=Count("id"), breached=Count("id", filter=Q(late=True)))
+        .order_by()
     }
     days = [start.date() + dt.timedelta(days=i) for i in range((end - start).days)]
     started = [rows[d]["started"] if d in rows else 0 for d in days]
@@ -124,11 +143,19 @@ def _volume(workspace, start, end) -> dict:
     """Cases opened and resolved per day of the period (two queries)."""
     opened = dict(
         ReviewCase.objects.filter(workspace=workspace, opened_at__gte=start, opened_at__lt=end)
-        .annotate(day=TruncDate("opened_at")).values("day").annotate(n=Count("id")).order_by().values_list("day", "n")
+        .annotate(day=TruncDate("opened_at"))
+        .values("day")
+        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("day", "n")
     )
     resolved = dict(
         ReviewCase.objects.filter(workspace=workspace, resolved_at__gte=start, resolved_at__lt=end)
-        .annotate(day=TruncDate("resolved_at")).values("day").annotate(n=Count("id")).order_by().values_list("day", "n")
+        .annotate(day=TruncDate("resolved_at"))
+        .values("day")
+        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("day", "n")
     )
     days = [start.date() + dt.timedelta(days=i) for i in range((end - start).days)]
     return {
@@ -138,10 +165,14 @@ def _volume(workspace, start, end) -> dict:
     }
 
 
-def dashboard_summary(*, workspace, start: dt.datetime, end: dt.datetime, now: dt.datetime | None = None) -> dict:
+def dashboard_summary(
+    *, workspace, start: dt.datetime, end: dt.datetime, now: dt.datetime | None = None
+) -> dict:
     """Return the queue figures of the dashboard for [start, end): aging, attainment, volume, counts."""
     now = now or timezone.now()
-    open_counts = ReviewCase.objects.filter(workspace=workspace, status__in=ReviewCase.OPEN_STATUSES).aggregate(
+    open_counts = ReviewCase.objects.filter(
+        workspace=workspace, status__in=ReviewCase.OPEN_STATUSES
+    ).aggregate(
         open=Count("id"),
         at_risk=Count("id", filter=Q(sla_state=ReviewCase.SlaState.AT_RISK)),
         breached=Count("id", filter=Q(sla_state=ReviewCase.SlaState.BREACHED)),
@@ -151,13 +182,19 @@ def dashboard_summary(*, workspace, start: dt.datetime, end: dt.datetime, now: d
     period = ReviewCase.objects.filter(workspace=workspace).aggregate(
         opened=Count("id", filter=Q(opened_at__gte=start, opened_at__lt=end)),
         resolved=Count("id", filter=Q(resolved_at__gte=start, resolved_at__lt=end)),
-        suppressed=Count("id", filter=Q(resolved_at__gte=start, resolved_at__lt=end, decision=ReviewCase.Decision.SUPPRESS)),
-        relabelled=Count("id", filter=Q(resolved_at__gte=start, resolved_at__lt=end, decision__startswith="relabel_")),
+        suppressed=Count(
+            "id", filter=Q(resolved_at__gte=start, resolved_at__lt=end, decision=ReviewCase.Decision.SUPPRESS)
+        ),
+        relabelled=Count(
+            "id", filter=Q(resolved_at__gte=start, resolved_at__lt=end, decision__startswith="relabel_")
+        ),
     )
     breaches = ReviewEvent.objects.filter(
         case__workspace=workspace, at__gte=start, at__lt=end, kind=ReviewEvent.Kind.BREACHED
     ).count()
-    corrections = CurationItem.objects.filter(workspace=workspace, created_at__gte=start, created_at__lt=end).count()
+    corrections = CurationItem.objects.filter(
+        workspace=workspace, created_at__gte=start, created_at__lt=end
+    ).count()
     return {
         "aging": _aging(workspace, now),
         "attainment": _attainment(workspace, start, end),

@@ -12,7 +12,13 @@ from audit.selectors.facade import Workspace, evidence_ordered, workspace_for_us
 
 from . import policy
 from .models import (
-    OPEN_CASE_STATUSES, BusinessCalendar, CaseStatus, CurationItem, NotificationTarget, ReviewCase, ReviewEvent,
+    OPEN_CASE_STATUSES,
+    BusinessCalendar,
+    CaseStatus,
+    CurationItem,
+    NotificationTarget,
+    ReviewCase,
+    ReviewEvent,
     SlaState,
 )
 
@@ -55,8 +61,12 @@ class CaseFilter(CaseInsensitiveChoices):
     status = django_filters.MultipleChoiceFilter(choices=CaseStatus.choices)
     sla_state = django_filters.MultipleChoiceFilter(choices=SlaState.choices)
     domain = django_filters.CharFilter(field_name="domain", lookup_expr="iexact")
-    owner = django_filters.CharFilter(method="filter_owner", help_text="A username, 'me', or 'none' (unassigned).")
-    open = django_filters.BooleanFilter(method="filter_open", help_text="true: open cases only; false: resolved only.")
+    owner = django_filters.CharFilter(
+        method="filter_owner", help_text="A username, 'me', or 'none' (unassigned)."
+    )
+    open = django_filters.BooleanFilter(
+        method="filter_open", help_text="true: open cases only; false: resolved only."
+    )
 
     class Meta:
         model = ReviewCase
@@ -67,14 +77,18 @@ class CaseFilter(CaseInsensitiveChoices):
             return queryset.filter(owner__isnull=True)
         if value == "me":
             user = getattr(self.request, "user", None)
-            return queryset.filter(owner=user) if getattr(user, "is_authenticated", False) else queryset.none()
+            return (
+                queryset.filter(owner=user) if getattr(user, "is_authenticated", False) else queryset.none()
+            )
         return queryset.filter(owner__username=value)
 
     def filter_open(self, queryset, name, value):
         if value is None:
             return queryset
-        return queryset.filter(status__in=ReviewCase.OPEN_STATUSES) if value else queryset.exclude(
-            status__in=ReviewCase.OPEN_STATUSES
+        return (
+            queryset.filter(status__in=ReviewCase.OPEN_STATUSES)
+            if value
+            else queryset.exclude(status__in=ReviewCase.OPEN_STATUSES)
         )
 
 
@@ -141,7 +155,9 @@ def cases_for_claims(claim_ids) -> dict[int, list[ReviewCase]]:
     pks = list(claim_ids)
     if not pks:
         return result
-    for case in ReviewCase.objects.filter(claim_id__in=pks).select_related("owner").order_by("opened_at", "id"):
+    for case in (
+        ReviewCase.objects.filter(claim_id__in=pks).select_related("owner").order_by("opened_at", "id")
+    ):
         result.setdefault(case.claim_id, []).append(case)
     return result
 
@@ -151,10 +167,21 @@ def claim_escalations(claim_pks) -> dict[int, list[dict]]:
 
     Registered as audit's ``claim_escalations`` hook, which the claim API and pages ask.
     """
-    return {pk: [{"type": "review", "ticket": case.ticket, "tier": case.tier, "status": case.status,
-                  "due_at": case.due_at, "reasons": case.reasons or [case.trigger], "at": case.opened_at}
-                 for case in cases]
-            for pk, cases in cases_for_claims(claim_pks).items()}
+    return {
+        pk: [
+            {
+                "type": "review",
+                "ticket": case.ticket,
+                "tier": case.tier,
+                "status": case.status,
+                "due_at": case.due_at,
+                "reasons": case.reasons or [case.trigger],
+                "at": case.opened_at,
+            }
+            for case in cases
+        ]
+        for pk, cases in cases_for_claims(claim_pks).items()
+    }
 
 
 def escalation_state_q(state: str) -> Q:
@@ -191,9 +218,14 @@ def case_owner_choices(case: ReviewCase) -> list[tuple[str, list]]:
     from django.contrib.auth import get_user_model
 
     eligible = [roles.TIER_ROLES[t] for t in policy.TIERS if t >= case.tier]
-    users = (get_user_model().objects.filter(is_active=True, theoria_profile__workspace_id=case.workspace_id,
-                                             groups__name__in=eligible)
-             .annotate(role=F("groups__name")).order_by("username"))
+    users = (
+        get_user_model()
+        .objects.filter(
+            is_active=True, theoria_profile__workspace_id=case.workspace_id, groups__name__in=eligible
+        )
+        .annotate(role=F("groups__name"))
+        .order_by("username")
+    )
     by_role: dict[str, list] = {role: [] for role in eligible}
     seen: set[int] = set()
     for user in users:  # a user holding two roles is listed under the tier's own role first

@@ -79,11 +79,20 @@ def _clock_start(case: ReviewCase, *, tier: int, start: datetime, used_s: float 
     calendar = selectors.calendar_for_workspace(case.workspace)
     share = thresholds_for(case.workspace).sla_at_risk_share
     if not 0.0 < share <= 1.0:  # a bad override must not stop intake: fall back and say so
-        logger.warning("workspace %s: sla_at_risk_share %r is outside (0, 1]; using %s",
-                       case.workspace_id, share, constants.SLA_AT_RISK_SHARE)
+        logger.warning(
+            "workspace %s: sla_at_risk_share %r is outside (0, 1]; using %s",
+            case.workspace_id,
+            share,
+            constants.SLA_AT_RISK_SHARE,
+        )
         share = constants.SLA_AT_RISK_SHARE
     when = policy.deadlines(tier, calendar, start=start, used_seconds=used_s, at_risk_share=share)
-    return {"clock_started_at": start, "clock_used_s": used_s, "due_at": when.due_at, "at_risk_at": when.at_risk_at}
+    return {
+        "clock_started_at": start,
+        "clock_used_s": used_s,
+        "due_at": when.due_at,
+        "at_risk_at": when.at_risk_at,
+    }
 
 
 def _clock_stopped(used_s: float = 0.0) -> dict:
@@ -94,17 +103,35 @@ def _actor_or_none(actor):
     return actor if getattr(actor, "is_authenticated", False) else None
 
 
-def _record(case: ReviewCase, kind: str, *, actor=None, actor_label: str = "", reason: str = "", details=None, at=None) -> ReviewEvent:
+def _record(
+    case: ReviewCase, kind: str, *, actor=None, actor_label: str = "", reason: str = "", details=None, at=None
+) -> ReviewEvent:
     """Write the event row and the audit event of a transition; queue its notifications."""
     actor = _actor_or_none(actor)
     label = actor_label or (actor.get_username() if actor else "system")
     event = ReviewEvent.objects.create(
-        case=case, kind=kind, tier=case.tier, actor=actor, actor_label=label, reason=reason,
-        details=details or {}, at=at or timezone.now(),
+        case=case,
+        kind=kind,
+        tier=case.tier,
+        actor=actor,
+        actor_label=label,
+        reason=reason,
+        details=details or {},
+        at=at or timezone.now(),
     )
     event_record(
-        action=f"case.{kind}", obj=case, actor=actor, actor_label=actor_label, workspace=case.workspace,
-        details={"ticket": case.ticket, "tier": case.tier, "status": case.status, "reason": reason, **(details or {})},
+        action=f"case.{kind}",
+        obj=case,
+        actor=actor,
+        actor_label=actor_label,
+        workspace=case.workspace,
+        details={
+            "ticket": case.ticket,
+            "tier": case.tier,
+            "status": case.status,
+            "reason": reason,
+            **(details or {}),
+        },
     )
     if kind in ReviewEvent.NOTIFYING_KINDS:
         notifications_queue(event)
@@ -118,7 +145,9 @@ def _transition(case: ReviewCase, *, allowed: tuple, changes: dict, action: str)
     (id, version, status) does the change, and its row count tells whether we won.
     """
     if case.status not in allowed:
-        raise TransitionNotAllowed(f"cannot {action} {case.ticket}: it is {case.get_status_display().lower()}")
+        raise TransitionNotAllowed(
+            f"cannot {action} {case.ticket}: it is {case.get_status_display().lower()}"
+        )
     candidate = ReviewCase.objects.get(pk=case.pk)
     for key, value in changes.items():
         setattr(candidate, key, value)
@@ -129,12 +158,16 @@ def _transition(case: ReviewCase, *, allowed: tuple, changes: dict, action: str)
                 **changes, version=F("version") + 1
             )
     except IntegrityError:
-        raise TransitionNotAllowed(f"cannot {action} {case.ticket}: another case is open for the same claim") from None
+        raise TransitionNotAllowed(
+            f"cannot {action} {case.ticket}: another case is open for the same claim"
+        ) from None
     if moved != 1:
         current = ReviewCase.objects.select_related("owner").filter(id=case.id).first()
         who = f" by {current.owner.get_username()}" if current and current.owner_id else ""
         state = current.get_status_display().lower() if current else "deleted"
-        raise CaseConflict(f"{case.ticket} was changed by someone else (now {state}{who}, tier {current.tier if current else '?'}); reload it and try again")
+        raise CaseConflict(
+            f"{case.ticket} was changed by someone else (now {state}{who}, tier {current.tier if current else '?'}); reload it and try again"
+        )
     case.refresh_from_db()
     return case
 
@@ -150,8 +183,9 @@ def _next_ticket_number() -> int:
 # --- intake -------------------------------------------------------------------------------------
 
 
-def _case_create(*, claim: Claim, trigger: str, actor=None, reason: str = "", now=None,
-                 reasons: list[str] | None = None) -> ReviewCase | None:
+def _case_create(
+    *, claim: Claim, trigger: str, actor=None, reason: str = "", now=None, reasons: list[str] | None = None
+) -> ReviewCase | None:
     """Open a tier-1 case for ``claim``; return None when one is already open (a concurrent intake)."""
     answer = claim.answer
     workspace = answer.workspace
@@ -161,11 +195,20 @@ def _case_create(*, claim: Claim, trigger: str, actor=None, reason: str = "", no
         with transaction.atomic():
             number = _next_ticket_number()
             case = ReviewCase(
-                workspace=workspace, number=number, ticket=policy.ticket_key(number), claim=claim,
-                domain=answer.domain or "", trigger=trigger, reasons=list(reasons or [trigger]), tier=policy.FIRST_TIER,
+                workspace=workspace,
+                number=number,
+                ticket=policy.ticket_key(number),
+                claim=claim,
+                domain=answer.domain or "",
+                trigger=trigger,
+                reasons=list(reasons or [trigger]),
+                tier=policy.FIRST_TIER,
                 opened_at=now,
                 risk_score=policy.risk_score(
-                    importance=claim.importance, label=claim.label, confidence=claim.confidence, regulated=regulated
+                    importance=claim.importance,
+                    label=claim.label,
+                    confidence=claim.confidence,
+                    regulated=regulated,
                 ),
                 summary=claim.text[:500],
             )
@@ -176,10 +219,20 @@ def _case_create(*, claim: Claim, trigger: str, actor=None, reason: str = "", no
     except IntegrityError:
         return None
     _record(
-        case, ReviewEvent.Kind.OPENED, actor=actor, actor_label="" if _actor_or_none(actor) else "intake",
-        reason=reason or ReviewCase.Trigger(trigger).label, at=now,
-        details={"trigger": trigger, "reasons": case.reasons, "label": claim.label, "confidence": claim.confidence,
-                 "risk_score": case.risk_score, "revision": claim.revision},
+        case,
+        ReviewEvent.Kind.OPENED,
+        actor=actor,
+        actor_label="" if _actor_or_none(actor) else "intake",
+        reason=reason or ReviewCase.Trigger(trigger).label,
+        at=now,
+        details={
+            "trigger": trigger,
+            "reasons": case.reasons,
+            "label": claim.label,
+            "confidence": claim.confidence,
+            "risk_score": case.risk_score,
+            "revision": claim.revision,
+        },
     )
     return case
 
@@ -198,18 +251,26 @@ def cases_open_for_answer(*, answer: Answer, actor=None) -> list[ReviewCase]:
     thresholds = thresholds_for(workspace)
     threshold = thresholds.low_confidence_threshold
     claims = list(answer.claims.select_related("answer__workspace").order_by("span_start", "id"))
-    already = {c.claim_id: c for c in ReviewCase.objects.filter(claim__in=claims, status__in=OPEN_CASE_STATUSES)}
+    already = {
+        c.claim_id: c for c in ReviewCase.objects.filter(claim__in=claims, status__in=OPEN_CASE_STATUSES)
+    }
     result = []
     for claim in claims:
         reasons = policy.review_reasons(
-            label=claim.label, confidence=claim.confidence, domain=answer.domain,
-            regulated_domains=workspace.regulated_domains, low_confidence_threshold=threshold,
-            revision=claim.revision, importance=claim.importance,
+            label=claim.label,
+            confidence=claim.confidence,
+            domain=answer.domain,
+            regulated_domains=workspace.regulated_domains,
+            low_confidence_threshold=threshold,
+            revision=claim.revision,
+            importance=claim.importance,
             auto_corrected_review=thresholds.auto_corrected_review,
         )
         if not reasons:
             continue
-        case = already.get(claim.id) or _case_create(claim=claim, trigger=reasons[0], actor=actor, reasons=reasons)
+        case = already.get(claim.id) or _case_create(
+            claim=claim, trigger=reasons[0], actor=actor, reasons=reasons
+        )
         if case is None:  # opened by a concurrent intake between our read and our insert
             case = ReviewCase.objects.get(claim=claim, status__in=OPEN_CASE_STATUSES)
         result.append(case)
@@ -249,8 +310,13 @@ def case_acknowledge(*, case: ReviewCase, actor, note: str = "") -> ReviewCase:
     if not _clock_runs(case.tier, acknowledged=True):
         changes.update(_clock_stopped())
     case = _transition(case, allowed=(CaseStatus.OPEN,), changes=changes, action="acknowledge")
-    _record(case, ReviewEvent.Kind.ACKNOWLEDGED, actor=actor, at=now,
-            details={"within_sla": case.sla_state != SlaState.BREACHED})
+    _record(
+        case,
+        ReviewEvent.Kind.ACKNOWLEDGED,
+        actor=actor,
+        at=now,
+        details={"within_sla": case.sla_state != SlaState.BREACHED},
+    )
     if note.strip():
         case_note(case=case, actor=actor, note=note)
     return case
@@ -263,11 +329,18 @@ def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCa
     if owner is None or workspace_home(owner).pk != case.workspace_id:
         raise ValidationError({"owner": "the owner must be an active user of the case's workspace"})
     if roles.review_tier(owner) < case.tier:
-        raise ValidationError({"owner": f"the owner must hold the role {roles.TIER_ROLES[case.tier]} or above"})
+        raise ValidationError(
+            {"owner": f"the owner must hold the role {roles.TIER_ROLES[case.tier]} or above"}
+        )
     previous = case.owner.get_username() if case.owner_id else None
     case = _transition(case, allowed=OPEN_CASE_STATUSES, changes={"owner": owner}, action="assign")
-    _record(case, ReviewEvent.Kind.ASSIGNED, actor=actor, reason=reason,
-            details={"from": previous, "to": owner.get_username()})
+    _record(
+        case,
+        ReviewEvent.Kind.ASSIGNED,
+        actor=actor,
+        reason=reason,
+        details={"from": previous, "to": owner.get_username()},
+    )
     return case
 
 
@@ -290,13 +363,25 @@ def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
         raise TransitionNotAllowed(f"cannot escalate {case.ticket}: {exc}") from None
     now = timezone.now()
     changes = {
-        "tier": tier, "status": CaseStatus.OPEN, "owner": None, "acknowledged_at": None,
-        "sla_state": SlaState.ON_TRACK, **_clock_start(case, tier=tier, start=now),
+        "tier": tier,
+        "status": CaseStatus.OPEN,
+        "owner": None,
+        "acknowledged_at": None,
+        "sla_state": SlaState.ON_TRACK,
+        **_clock_start(case, tier=tier, start=now),
     }
     from_tier = case.tier
-    case = _transition(case, allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED), changes=changes, action="escalate")
-    _record(case, ReviewEvent.Kind.ESCALATED, actor=actor, reason=reason, at=now,
-            details={"from_tier": from_tier, "to_tier": tier, "due_at": case.due_at.isoformat()})
+    case = _transition(
+        case, allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED), changes=changes, action="escalate"
+    )
+    _record(
+        case,
+        ReviewEvent.Kind.ESCALATED,
+        actor=actor,
+        reason=reason,
+        at=now,
+        details={"from_tier": from_tier, "to_tier": tier, "due_at": case.due_at.isoformat()},
+    )
     return case
 
 
@@ -311,8 +396,17 @@ def case_pause(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
         calendar = selectors.calendar_for_workspace(case.workspace)
         used += policy.clock_elapsed(case.tier, calendar, case.clock_started_at, now)
     changes = {"status": CaseStatus.PAUSED, "paused_at": now, **_clock_stopped(used)}
-    case = _transition(case, allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED), changes=changes, action="pause")
-    _record(case, ReviewEvent.Kind.PAUSED, actor=actor, reason=reason, at=now, details={"clock_used_s": round(used, 1)})
+    case = _transition(
+        case, allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED), changes=changes, action="pause"
+    )
+    _record(
+        case,
+        ReviewEvent.Kind.PAUSED,
+        actor=actor,
+        reason=reason,
+        at=now,
+        details={"clock_used_s": round(used, 1)},
+    )
     return case
 
 
@@ -326,8 +420,14 @@ def case_resume(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
     if _clock_runs(case.tier, acknowledged):
         changes.update(_clock_start(case, tier=case.tier, start=now, used_s=case.clock_used_s))
     case = _transition(case, allowed=(CaseStatus.PAUSED,), changes=changes, action="resume")
-    _record(case, ReviewEvent.Kind.RESUMED, actor=actor, reason=reason, at=now,
-            details={"due_at": case.due_at.isoformat() if case.due_at else None})
+    _record(
+        case,
+        ReviewEvent.Kind.RESUMED,
+        actor=actor,
+        reason=reason,
+        at=now,
+        details={"due_at": case.due_at.isoformat() if case.due_at else None},
+    )
     return case
 
 
@@ -347,8 +447,12 @@ def case_resolve(*, case: ReviewCase, actor, decision: str, rationale: str) -> R
         _require_tier(actor, policy.LAST_TIER, "suppressing the answer of")
     now = timezone.now()
     changes = {
-        "status": CaseStatus.RESOLVED, "resolved_at": now, "paused_at": None, "decision": decision,
-        "rationale": rationale, **_clock_stopped(case.clock_used_s),
+        "status": CaseStatus.RESOLVED,
+        "resolved_at": now,
+        "paused_at": None,
+        "decision": decision,
+        "rationale": rationale,
+        **_clock_stopped(case.clock_used_s),
     }
     case = _transition(case, allowed=OPEN_CASE_STATUSES, changes=changes, action="resolve")
     claim = case.claim
@@ -356,13 +460,19 @@ def case_resolve(*, case: ReviewCase, actor, decision: str, rationale: str) -> R
     if decision == Decision.CONFIRM:
         claim_relabel(claim=claim, label=claim.label, actor=actor, reason=f"{case.ticket}: {rationale}")
     elif decision in RELABEL_DECISIONS:
-        claim_relabel(claim=claim, label=RELABEL_DECISIONS[decision], actor=actor, reason=f"{case.ticket}: {rationale}")
+        claim_relabel(
+            claim=claim, label=RELABEL_DECISIONS[decision], actor=actor, reason=f"{case.ticket}: {rationale}"
+        )
     elif decision == Decision.SUPPRESS:
         answer_suppress(answer=claim.answer, actor=actor, reason=f"{case.ticket}: {rationale}")
     elif decision == Decision.KB_CORRECTION:
         item = curation_item_open(
-            workspace=case.workspace, source=CurationItem.Source.REVIEW, reason=rationale, case=case,
-            claim=claim, actor=actor,
+            workspace=case.workspace,
+            source=CurationItem.Source.REVIEW,
+            reason=rationale,
+            case=case,
+            claim=claim,
+            actor=actor,
         )
         details["curation_item"] = item.pk
     claim.refresh_from_db(fields=["label"])
@@ -378,15 +488,25 @@ def case_reopen(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
     _require_tier(actor, case.tier, "reopening")
     now = timezone.now()
     changes = {
-        "status": CaseStatus.OPEN, "resolved_at": None, "decision": "", "acknowledged_at": None,
-        "sla_state": SlaState.ON_TRACK, **_clock_start(case, tier=case.tier, start=now),
+        "status": CaseStatus.OPEN,
+        "resolved_at": None,
+        "decision": "",
+        "acknowledged_at": None,
+        "sla_state": SlaState.ON_TRACK,
+        **_clock_start(case, tier=case.tier, start=now),
     }
-    other = ReviewCase.objects.filter(claim_id=case.claim_id, status__in=OPEN_CASE_STATUSES).exclude(id=case.id).first()
+    other = (
+        ReviewCase.objects.filter(claim_id=case.claim_id, status__in=OPEN_CASE_STATUSES)
+        .exclude(id=case.id)
+        .first()
+    )
     if other is not None:
         raise TransitionNotAllowed(f"cannot reopen {case.ticket}: {other.ticket} is open for the same claim")
     previous = {"decision": case.decision, "rationale": case.rationale}
     case = _transition(case, allowed=(CaseStatus.RESOLVED,), changes=changes, action="reopen")
-    _record(case, ReviewEvent.Kind.REOPENED, actor=actor, reason=reason, at=now, details={"previous": previous})
+    _record(
+        case, ReviewEvent.Kind.REOPENED, actor=actor, reason=reason, at=now, details={"previous": previous}
+    )
     return case
 
 
@@ -395,19 +515,34 @@ def case_reopen(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
 
 @transaction.atomic
 def curation_item_open(
-    *, workspace, source: str, reason: str, case: ReviewCase | None = None, claim: Claim | None = None,
-    document: Document | None = None, actor=None,
+    *,
+    workspace,
+    source: str,
+    reason: str,
+    case: ReviewCase | None = None,
+    claim: Claim | None = None,
+    document: Document | None = None,
+    actor=None,
 ) -> CurationItem:
     """Open a knowledge-base correction item (from a review decision, the nightly auditor or by hand)."""
     item = CurationItem(
-        workspace=workspace, source=source, reason=_required(reason, "reason"), case=case, claim=claim,
-        document=document, created_by=_actor_or_none(actor),
+        workspace=workspace,
+        source=source,
+        reason=_required(reason, "reason"),
+        case=case,
+        claim=claim,
+        document=document,
+        created_by=_actor_or_none(actor),
     )
     item.full_clean()
     item.save()
     event_record(
-        action="curation.opened", obj=item, actor=actor, actor_label="" if _actor_or_none(actor) else source,
-        workspace=workspace, details={"source": source, "case": case.ticket if case else None, "reason": item.reason},
+        action="curation.opened",
+        obj=item,
+        actor=actor,
+        actor_label="" if _actor_or_none(actor) else source,
+        workspace=workspace,
+        details={"source": source, "case": case.ticket if case else None, "reason": item.reason},
     )
     return item
 
@@ -418,10 +553,16 @@ def curation_items_open_for_documents(*, workspace, source: str, reasons: dict[D
     A document that already has an open item from the same source is skipped, so daily runs do
     not pile items up. Registered as audit's ``documents_flagged`` hook (the nightly auditor's).
     """
-    already = set(CurationItem.objects.filter(document__in=list(reasons), source=source,
-                                              status=CurationItem.Status.OPEN).values_list("document_id", flat=True))
-    return [curation_item_open(workspace=workspace, source=source, document=document, reason=reason).id
-            for document, reason in reasons.items() if document.id not in already]
+    already = set(
+        CurationItem.objects.filter(
+            document__in=list(reasons), source=source, status=CurationItem.Status.OPEN
+        ).values_list("document_id", flat=True)
+    )
+    return [
+        curation_item_open(workspace=workspace, source=source, document=document, reason=reason).id
+        for document, reason in reasons.items()
+        if document.id not in already
+    ]
 
 
 @transaction.atomic
@@ -430,10 +571,17 @@ def curation_item_close(*, item: CurationItem, actor, status: str, note: str = "
     if status not in (CurationItem.Status.DONE, CurationItem.Status.DISMISSED):
         raise ValidationError({"status": "status must be done or dismissed"})
     now = timezone.now()
-    if CurationItem.objects.filter(pk=item.pk, status=CurationItem.Status.OPEN).update(status=status, closed_at=now) != 1:
+    if (
+        CurationItem.objects.filter(pk=item.pk, status=CurationItem.Status.OPEN).update(
+            status=status, closed_at=now
+        )
+        != 1
+    ):
         raise CaseConflict(f"curation item {item.pk} is already closed")
     item.refresh_from_db()
-    event_record(action=f"curation.{status}", obj=item, actor=actor, workspace=item.workspace, details={"note": note})
+    event_record(
+        action=f"curation.{status}", obj=item, actor=actor, workspace=item.workspace, details={"note": note}
+    )
     return item
 
 
@@ -444,14 +592,23 @@ def _sla_mark(case: ReviewCase, state: str, now: datetime) -> bool:
     """Move one case's SLA state forward if its clock is still the one we read; record it once."""
     with transaction.atomic():
         moved = ReviewCase.objects.filter(
-            id=case.id, sla_state=case.sla_state, status__in=CLOCK_STATUSES, due_at=case.due_at, tier=case.tier
+            id=case.id,
+            sla_state=case.sla_state,
+            status__in=CLOCK_STATUSES,
+            due_at=case.due_at,
+            tier=case.tier,
         ).update(sla_state=state)
         if moved != 1:
             return False
         case.sla_state = state
         kind = ReviewEvent.Kind.BREACHED if state == SlaState.BREACHED else ReviewEvent.Kind.AT_RISK
-        _record(case, kind, actor_label=SWEEP_ACTOR, at=now,
-                details={"due_at": case.due_at.isoformat(), "at_risk_at": case.at_risk_at.isoformat()})
+        _record(
+            case,
+            kind,
+            actor_label=SWEEP_ACTOR,
+            at=now,
+            details={"due_at": case.due_at.isoformat(), "at_risk_at": case.at_risk_at.isoformat()},
+        )
         return True
 
 
@@ -463,7 +620,9 @@ def cases_sweep(*, now: datetime | None = None) -> dict:
     """
     now = now or timezone.now()
     counts = {SlaState.AT_RISK.value: 0, SlaState.BREACHED.value: 0}
-    running = ReviewCase.objects.filter(status__in=CLOCK_STATUSES, due_at__isnull=False).select_related("workspace")
+    running = ReviewCase.objects.filter(status__in=CLOCK_STATUSES, due_at__isnull=False).select_related(
+        "workspace"
+    )
     steps = [
         (SlaState.BREACHED, running.filter(due_at__lt=now).exclude(sla_state=SlaState.BREACHED)),
         (SlaState.AT_RISK, running.filter(at_risk_at__lte=now, due_at__gte=now, sla_state=SlaState.ON_TRACK)),

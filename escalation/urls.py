@@ -8,7 +8,9 @@ urlpatterns = [
     path("escalations/", views.queue, name="escalation-queue"),
     path("escalations/<str:ticket>/", views.case_detail, name="case-detail"),
     *[
-        path(f"escalations/<str:ticket>/{action}", views.case_action, {"action": action}, name=f"case-{action}")
+        path(
+            f"escalations/<str:ticket>/{action}", views.case_action, {"action": action}, name=f"case-{action}"
+        )
         for action in views.ACTIONS
     ],
 ]

@@ -60,43 +60,58 @@ def queue(request):
     now = timezone.now()
     _with_clocks(page.object_list, now)
     statuses = params.getlist("status")
-    return render(request, "escalation/queue.html", {
-        "page": page,
-        "query": params.urlencode(),
-        "params": params,
-        "tiers": [(t, TIER_NAMES[t]) for t in TIERS],
-        "statuses": CaseStatus.choices,
-        "sla_states": SlaState.choices,
-        "now": now,
-        "can_review": roles.can_review(request.user),
-        # the export link exports what the list shows: open cases, resolved ones, or every case
-        "export_scope": ("resolved" if statuses == [CaseStatus.RESOLVED] or params.get("open") == "false"
-                         else "any" if statuses and CaseStatus.RESOLVED in statuses else "open"),
-    })
+    return render(
+        request,
+        "escalation/queue.html",
+        {
+            "page": page,
+            "query": params.urlencode(),
+            "params": params,
+            "tiers": [(t, TIER_NAMES[t]) for t in TIERS],
+            "statuses": CaseStatus.choices,
+            "sla_states": SlaState.choices,
+            "now": now,
+            "can_review": roles.can_review(request.user),
+            # the export link exports what the list shows: open cases, resolved ones, or every case
+            "export_scope": (
+                "resolved"
+                if statuses == [CaseStatus.RESOLVED] or params.get("open") == "false"
+                else "any"
+                if statuses and CaseStatus.RESOLVED in statuses
+                else "open"
+            ),
+        },
+    )
 
 
 def _case_page(request, case: ReviewCase, *, errors: dict | None = None, status: int = 200):
     now = timezone.now()
     events = list(case.events.all())
     _with_clocks([case], now, {case.pk: events})
-    views = presentation.evidence_views(case.claim, case.claim.evidence.all(),
-                                        min_alignment=constants.UI_EVIDENCE_MIN_ALIGNMENT)
+    views = presentation.evidence_views(
+        case.claim, case.claim.evidence.all(), min_alignment=constants.UI_EVIDENCE_MIN_ALIGNMENT
+    )
     posted = request.POST if errors else {}
-    return render(request, "escalation/case_detail.html", {
-        "case": case,
-        "events": events,
-        "evidence": [v for v in views if v["bears"]],
-        "unrelated": [v for v in views if not v["bears"]],
-        "now": now,
-        "can_review": roles.can_review(request.user),
-        "owners": selectors.case_owner_choices(case),
-        "resolve_form": ResolveForm(),
-        "decisions": ReviewCase.Decision.choices,
-        "last_tier": case.tier >= TIERS[-1],
-        "errors": errors or {},
-        "posted": posted,
-        "tier_clock": display.clock_word(case.tier) or "wall-clock",
-    }, status=status)
+    return render(
+        request,
+        "escalation/case_detail.html",
+        {
+            "case": case,
+            "events": events,
+            "evidence": [v for v in views if v["bears"]],
+            "unrelated": [v for v in views if not v["bears"]],
+            "now": now,
+            "can_review": roles.can_review(request.user),
+            "owners": selectors.case_owner_choices(case),
+            "resolve_form": ResolveForm(),
+            "decisions": ReviewCase.Decision.choices,
+            "last_tier": case.tier >= TIERS[-1],
+            "errors": errors or {},
+            "posted": posted,
+            "tier_clock": display.clock_word(case.tier) or "wall-clock",
+        },
+        status=status,
+    )
 
 
 @login_required
@@ -122,20 +137,43 @@ def _acknowledge(user, case, data):
 # action name -> (form of its inputs, call of its one service, what the message says was done)
 ACTIONS = {
     "acknowledge": (NoteForm, _acknowledge, "acknowledged"),
-    "assign": (AssignForm, lambda user, case, data: services.case_assign(case=case, actor=user, owner=data["owner"]),
-               "assigned"),
-    "note": (RequiredNoteForm, lambda user, case, data: services.case_note(case=case, actor=user, note=data["note"]),
-             "has a new note"),
-    "escalate": (EscalateForm, lambda user, case, data: services.case_escalate(case=case, actor=user, reason=data["note"]),
-                 "escalated to the next tier"),
-    "pause": (ReasonForm, lambda user, case, data: services.case_pause(case=case, actor=user, reason=data["reason"]),
-              "paused; its clock is stopped"),
-    "resume": (NoteForm, lambda user, case, data: services.case_resume(case=case, actor=user, reason=data.get("note", "")),
-               "resumed; its clock runs again"),
-    "resolve": (ResolveForm, lambda user, case, data: services.case_resolve(
-        case=case, actor=user, decision=data["decision"], rationale=data["rationale"]), "resolved"),
-    "reopen": (ReopenForm, lambda user, case, data: services.case_reopen(case=case, actor=user, reason=data["reason"]),
-               "reopened with a fresh clock"),
+    "assign": (
+        AssignForm,
+        lambda user, case, data: services.case_assign(case=case, actor=user, owner=data["owner"]),
+        "assigned",
+    ),
+    "note": (
+        RequiredNoteForm,
+        lambda user, case, data: services.case_note(case=case, actor=user, note=data["note"]),
+        "has a new note",
+    ),
+    "escalate": (
+        EscalateForm,
+        lambda user, case, data: services.case_escalate(case=case, actor=user, reason=data["note"]),
+        "escalated to the next tier",
+    ),
+    "pause": (
+        ReasonForm,
+        lambda user, case, data: services.case_pause(case=case, actor=user, reason=data["reason"]),
+        "paused; its clock is stopped",
+    ),
+    "resume": (
+        NoteForm,
+        lambda user, case, data: services.case_resume(case=case, actor=user, reason=data.get("note", "")),
+        "resumed; its clock runs again",
+    ),
+    "resolve": (
+        ResolveForm,
+        lambda user, case, data: services.case_resolve(
+            case=case, actor=user, decision=data["decision"], rationale=data["rationale"]
+        ),
+        "resolved",
+    ),
+    "reopen": (
+        ReopenForm,
+        lambda user, case, data: services.case_reopen(case=case, actor=user, reason=data["reason"]),
+        "reopened with a fresh clock",
+    ),
 }
 
 

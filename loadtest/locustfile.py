@@ -15,8 +15,13 @@ from urllib.parse import urlparse
 
 from locust import HttpUser, constant, events, task
 
-ANSWERS = [json.loads(line) for line in (Path(__file__).resolve().parent.parent / "demo" / "answers.jsonl")
-           .read_text(encoding="utf-8").splitlines() if line.strip()]
+ANSWERS = [
+    json.loads(line)
+    for line in (Path(__file__).resolve().parent.parent / "demo" / "answers.jsonl")
+    .read_text(encoding="utf-8")
+    .splitlines()
+    if line.strip()
+]
 
 
 @events.test_start.add_listener
@@ -31,15 +36,25 @@ class AuditLocalClient(HttpUser):
 
     def on_start(self):
         self.client.headers["Authorization"] = f"Token {os.environ['THEORIA_LOAD_TOKEN']}"
-        self.answers = itertools.cycle(ANSWERS[self.environment.runner.user_count % len(ANSWERS):] + ANSWERS)
+        self.answers = itertools.cycle(ANSWERS[self.environment.runner.user_count % len(ANSWERS) :] + ANSWERS)
 
     @task
     def audit_local(self):
         record = next(self.answers)
-        body = {"query": record["query"], "answer": record["answer"], "contexts": record.get("contexts") or [],
-                "mode": "audit-local", "domain": record.get("domain") or ""}
-        with self.client.post("/api/v1/audits", json=body, name="POST /api/v1/audits (audit-local)",
-                              catch_response=True, timeout=600) as response:
+        body = {
+            "query": record["query"],
+            "answer": record["answer"],
+            "contexts": record.get("contexts") or [],
+            "mode": "audit-local",
+            "domain": record.get("domain") or "",
+        }
+        with self.client.post(
+            "/api/v1/audits",
+            json=body,
+            name="POST /api/v1/audits (audit-local)",
+            catch_response=True,
+            timeout=600,
+        ) as response:
             if response.status_code != 201:
                 response.failure(f"HTTP {response.status_code}: {response.text[:200]}")
             elif not response.json().get("claims"):

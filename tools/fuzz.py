@@ -23,32 +23,56 @@ from tools.served import ROOT, access_counts, served
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--max-examples", type=int, default=60, help="generated cases per operation and phase")
+    parser.add_argument(
+        "--max-examples", type=int, default=60, help="generated cases per operation and phase"
+    )
     parser.add_argument("--time-limit", type=int, default=1800, help="seconds before the run is stopped")
     parser.add_argument("--schemathesis", default=str(ROOT / "var" / "fuzz-venv" / "bin" / "schemathesis"))
     args = parser.parse_args()
     started = time.monotonic()
     with served("fuzz") as (base, tokens, folder):
         command = [
-            args.schemathesis, "run", f"{base}/api/v1/schema/", "--url", base,
-            "-H", f"Authorization: Token {tokens['admin']}",
-            "--checks", "not_a_server_error,response_schema_conformance,content_type_conformance",
-            "--max-examples", str(args.max_examples), "--workers", "1", "--seed", "15",
-            "--request-timeout", "120", "--continue-on-failure", "--generation-allow-x00", "true",
-            "--exclude-path", "/api/v1/auth/token",  # a password form: fuzzing it only exercises the throttle
-            "--report", "junit", "--report-dir", str(folder / "report"),
+            args.schemathesis,
+            "run",
+            f"{base}/api/v1/schema/",
+            "--url",
+            base,
+            "-H",
+            f"Authorization: Token {tokens['admin']}",
+            "--checks",
+            "not_a_server_error,response_schema_conformance,content_type_conformance",
+            "--max-examples",
+            str(args.max_examples),
+            "--workers",
+            "1",
+            "--seed",
+            "15",
+            "--request-timeout",
+            "120",
+            "--continue-on-failure",
+            "--generation-allow-x00",
+            "true",
+            "--exclude-path",
+            "/api/v1/auth/token",  # a password form: fuzzing it only exercises the throttle
+            "--report",
+            "junit",
+            "--report-dir",
+            str(folder / "report"),
         ]
         try:
-            result = subprocess.run(command, cwd=ROOT, timeout=args.time_limit,
-                                    env={**os.environ, "SCHEMATHESIS_HOOKS": ""})
+            result = subprocess.run(
+                command, cwd=ROOT, timeout=args.time_limit, env={**os.environ, "SCHEMATHESIS_HOOKS": ""}
+            )
             code = result.returncode
         except subprocess.TimeoutExpired:
             print(f"fuzz: stopped at the {args.time_limit} s limit")
             code = 0
         counts = access_counts(folder)
     elapsed = time.monotonic() - started
-    print(f"fuzz: {counts['requests']} requests in {elapsed:.0f} s; 2xx {counts['2xx']}, 3xx {counts['3xx']}, "
-          f"4xx {counts['4xx']}, 5xx {counts['5xx']} (server access log)")
+    print(
+        f"fuzz: {counts['requests']} requests in {elapsed:.0f} s; 2xx {counts['2xx']}, 3xx {counts['3xx']}, "
+        f"4xx {counts['4xx']}, 5xx {counts['5xx']} (server access log)"
+    )
     return 1 if code or counts["5xx"] else 0
 
 

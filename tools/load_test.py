@@ -23,15 +23,30 @@ from tools.served import ROOT, served
 
 
 def _answers() -> list[dict]:
-    rows = [json.loads(line) for line in (ROOT / "demo" / "answers.jsonl").read_text().splitlines() if line.strip()]
-    return [{"query": r.get("query", "q"), "answer": r.get("answer", ""), "contexts": r.get("contexts", []),
-             "mode": "audit-local"} for r in rows
-            if r.get("answer")]
+    rows = [
+        json.loads(line)
+        for line in (ROOT / "demo" / "answers.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    return [
+        {
+            "query": r.get("query", "q"),
+            "answer": r.get("answer", ""),
+            "contexts": r.get("contexts", []),
+            "mode": "audit-local",
+        }
+        for r in rows
+        if r.get("answer")
+    ]
 
 
 def _post(base: str, token: str, body: dict) -> tuple[int, float]:
-    request = urllib.request.Request(base + "/api/v1/audits", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Authorization": f"Token {token}", "Content-Type": "application/json"})
+    request = urllib.request.Request(
+        base + "/api/v1/audits",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
+    )
     started = time.monotonic()
     try:
         with urllib.request.urlopen(request, timeout=600) as response:
@@ -50,7 +65,9 @@ def main() -> int:
     parser.add_argument("--per-client", type=int, default=4)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=4, help="threads per worker")
-    parser.add_argument("--database-url", default="", help="serve this (empty) database instead of a fresh SQLite file")
+    parser.add_argument(
+        "--database-url", default="", help="serve this (empty) database instead of a fresh SQLite file"
+    )
     args = parser.parse_args()
     answers = _answers()
     extra = {"DATABASE_URL": args.database_url} if args.database_url else {}
@@ -78,12 +95,24 @@ def main() -> int:
     ok = sorted(t for status, t in results if status == 201)
     errors = len(results) - len(ok)
     p = statistics.quantiles(ok, n=100) if len(ok) >= 2 else [float("nan")] * 99
-    summary = {"database": (args.database_url or "sqlite").split(":", 1)[0], "clients": args.clients, "requests": len(results), "errors": errors, "workers": args.workers,
-               "threads": args.threads, "wall_s": round(wall, 1), "throughput_rps": round(len(results) / wall, 2),
-               "p50_s": round(p[49], 2), "p95_s": round(p[94], 2), "max_s": round(max(ok), 2) if ok else None,
-               "statuses": sorted({status for status, _ in results})}
-    print(f"{len(results)} Audit-Local requests from {args.clients} parallel clients in {wall:.0f} s: "
-          f"p50 {summary['p50_s']} s, p95 {summary['p95_s']} s, errors {errors}")
+    summary = {
+        "database": (args.database_url or "sqlite").split(":", 1)[0],
+        "clients": args.clients,
+        "requests": len(results),
+        "errors": errors,
+        "workers": args.workers,
+        "threads": args.threads,
+        "wall_s": round(wall, 1),
+        "throughput_rps": round(len(results) / wall, 2),
+        "p50_s": round(p[49], 2),
+        "p95_s": round(p[94], 2),
+        "max_s": round(max(ok), 2) if ok else None,
+        "statuses": sorted({status for status, _ in results}),
+    }
+    print(
+        f"{len(results)} Audit-Local requests from {args.clients} parallel clients in {wall:.0f} s: "
+        f"p50 {summary['p50_s']} s, p95 {summary['p95_s']} s, errors {errors}"
+    )
     print(json.dumps(summary))
     return 1 if errors else 0
 

@@ -40,34 +40,75 @@ def _free_port() -> int:
 
 
 @contextmanager
-def served(name: str, *, workers: int = 2, threads: int = 4, seed_kb: bool = True, extra_env: dict | None = None):
+def served(
+    name: str, *, workers: int = 2, threads: int = 4, seed_kb: bool = True, extra_env: dict | None = None
+):
     """Yield (base URL, {username: token}) of a gunicorn serving a fresh database under var/<name>/."""
     folder = ROOT / "var" / name
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.glob("db.sqlite3*"):
         stale.unlink()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "theoria.settings.base", "DJANGO_DEBUG": "0",
-           "DJANGO_SECRET_KEY": "served-on-loopback-only-" + "k" * 40, "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-           "DJANGO_SECURE_SSL_REDIRECT": "0", "DJANGO_SECURE_HSTS_SECONDS": "0",
-           "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}", "THEORIA_VAR_DIR": str(folder),
-           "THEORIA_THROTTLE_AUDITS": "", "THEORIA_THROTTLE_TOKEN": "", "THEORIA_LLM_BASE_URL": "",
-           "THEORIA_SLACK_WEBHOOK_URL": "", "THEORIA_ONCALL_EMAIL": "",
-           "OPENBLAS_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(extra_env or {})}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "served-on-loopback-only-" + "k" * 40,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "DJANGO_SECURE_HSTS_SECONDS": "0",
+        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
+        "THEORIA_VAR_DIR": str(folder),
+        "THEORIA_THROTTLE_AUDITS": "",
+        "THEORIA_THROTTLE_TOKEN": "",
+        "THEORIA_LLM_BASE_URL": "",
+        "THEORIA_SLACK_WEBHOOK_URL": "",
+        "THEORIA_ONCALL_EMAIL": "",
+        "OPENBLAS_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        **(extra_env or {}),
+    }
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--noinput", "-v0"], env=env, cwd=ROOT, check=True)
-    out = subprocess.run([*manage, "shell", "-v0", "-c", SETUP], env=env, cwd=ROOT, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [*manage, "shell", "-v0", "-c", SETUP], env=env, cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
     tokens = dict(re.findall(r"^(\w+) ([0-9a-f]{40})$", out, re.M))
     if seed_kb:
-        subprocess.run([*manage, "ingest_kb", str(ROOT / "demo" / "kb")], env=env, cwd=ROOT, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [*manage, "ingest_kb", str(ROOT / "demo" / "kb")],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     port = _free_port()
     log = (folder / "access.log").open("w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "theoria.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(workers), "--threads", str(threads), "--timeout", "300", "--access-logfile", "-",
-         "--access-logformat", '%(m)s %(U)s %(s)s %(M)s'],
-        env=env, cwd=ROOT, stdout=log, stderr=(folder / "server.log").open("w"))
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "theoria.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--timeout",
+            "300",
+            "--access-logfile",
+            "-",
+            "--access-logformat",
+            "%(m)s %(U)s %(s)s %(M)s",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=(folder / "server.log").open("w"),
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(600):

@@ -60,7 +60,9 @@ def error_body(errors: dict[str, list[str]]) -> dict:
 def api_exception_handler(exc, context):
     """Map ``exc`` to a response; return None (a 500) only for what is a bug, never bad input."""
     if isinstance(exc, TooLarge):
-        return Response(error_body({exc.field: [exc.message]}), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        return Response(
+            error_body({exc.field: [exc.message]}), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+        )
     if isinstance(exc, InvalidInput):
         return Response(error_body({exc.field: [exc.message]}), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, TheoriaError):

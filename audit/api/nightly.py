@@ -20,7 +20,9 @@ from audit.selectors.nightly import nightly_report_for_date, nightly_report_late
 from audit.services.workspaces import workspace_for_user
 
 
-_DATE = OpenApiParameter("date", OpenApiTypes.DATE, OpenApiParameter.PATH, description="The day, YYYY-MM-DD (UTC)")
+_DATE = OpenApiParameter(
+    "date", OpenApiTypes.DATE, OpenApiParameter.PATH, description="The day, YYYY-MM-DD (UTC)"
+)
 _NOT_FOUND = OpenApiResponse(description="No report for that day in your workspace.")
 
 
@@ -44,7 +46,8 @@ class ReportOutputSerializer(serializers.Serializer):
 def inline_results(item) -> serializers.Serializer:
     """The ``{"results": [...]}`` envelope of the history (for the schema)."""
     return extend_schema_serializer(component_name="NightlyReportHistory")(
-        type("NightlyReportHistorySerializer", (serializers.Serializer,), {"results": item(many=True)}))()
+        type("NightlyReportHistorySerializer", (serializers.Serializer,), {"results": item(many=True)})
+    )()
 
 
 def _report_of(request, date: str) -> NightlyReport:
@@ -64,7 +67,9 @@ class NightlyReportLatestApi(APIView):
     permission_classes = [CanRead]
     OutputSerializer = ReportOutputSerializer
 
-    @extend_schema(operation_id="reports_nightly_latest", responses={200: ReportOutputSerializer, 404: _NOT_FOUND})
+    @extend_schema(
+        operation_id="reports_nightly_latest", responses={200: ReportOutputSerializer, 404: _NOT_FOUND}
+    )
     def get(self, request):
         report = nightly_report_latest(workspace=workspace_for_user(request.user))
         if report is None:
@@ -99,9 +104,15 @@ class NightlyReportDetailApi(APIView):
     permission_classes = [CanRead]
     OutputSerializer = ReportOutputSerializer
 
-    @extend_schema(operation_id="reports_nightly_day", parameters=[_DATE],
-                   responses={200: ReportOutputSerializer, 400: OpenApiResponse(description="date is not a day."),
-                              404: _NOT_FOUND})
+    @extend_schema(
+        operation_id="reports_nightly_day",
+        parameters=[_DATE],
+        responses={
+            200: ReportOutputSerializer,
+            400: OpenApiResponse(description="date is not a day."),
+            404: _NOT_FOUND,
+        },
+    )
     def get(self, request, date: str):
         return Response(self.OutputSerializer(_report_of(request, date)).data)
 
@@ -111,8 +122,11 @@ class NightlyReportBundleApi(APIView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(operation_id="reports_nightly_bundle", parameters=[_DATE],
-                   responses={(200, "application/zip"): OpenApiTypes.BINARY, 404: _NOT_FOUND})
+    @extend_schema(
+        operation_id="reports_nightly_bundle",
+        parameters=[_DATE],
+        responses={(200, "application/zip"): OpenApiTypes.BINARY, 404: _NOT_FOUND},
+    )
     def get(self, request, date: str):
         report = _report_of(request, date)
         body = bundle_zip(report, header=ReportOutputSerializer(report).data)
@@ -126,8 +140,11 @@ class NightlyReportClaimsCsvApi(APIView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(operation_id="reports_nightly_claims_csv", parameters=[_DATE],
-                   responses={(200, "text/csv"): OpenApiTypes.STR, 404: _NOT_FOUND})
+    @extend_schema(
+        operation_id="reports_nightly_claims_csv",
+        parameters=[_DATE],
+        responses={(200, "text/csv"): OpenApiTypes.STR, 404: _NOT_FOUND},
+    )
     def get(self, request, date: str):
         report = _report_of(request, date)
         response = HttpResponse(claims_csv(report), content_type="text/csv; charset=utf-8")
@@ -140,8 +157,17 @@ class NightlyReportClaimsCsvApi(APIView):
 urlpatterns = [  # included by audit/api/urls.py; the trailing slash is optional
     re_path(r"^reports/nightly/?$", NightlyReportLatestApi.as_view(), name="nightly-report-latest"),
     re_path(r"^reports/nightly/history/?$", NightlyReportListApi.as_view(), name="nightly-report-list"),
-    re_path(r"^reports/nightly/(?P<date>[^/]+)/bundle\.zip$", NightlyReportBundleApi.as_view(), name="nightly-report-bundle"),
-    re_path(r"^reports/nightly/(?P<date>[^/]+)/claims\.csv$", NightlyReportClaimsCsvApi.as_view(),
-            name="nightly-report-claims-csv"),
-    re_path(r"^reports/nightly/(?P<date>[^/]+)/?$", NightlyReportDetailApi.as_view(), name="nightly-report-detail"),
+    re_path(
+        r"^reports/nightly/(?P<date>[^/]+)/bundle\.zip$",
+        NightlyReportBundleApi.as_view(),
+        name="nightly-report-bundle",
+    ),
+    re_path(
+        r"^reports/nightly/(?P<date>[^/]+)/claims\.csv$",
+        NightlyReportClaimsCsvApi.as_view(),
+        name="nightly-report-claims-csv",
+    ),
+    re_path(
+        r"^reports/nightly/(?P<date>[^/]+)/?$", NightlyReportDetailApi.as_view(), name="nightly-report-detail"
+    ),
 ]

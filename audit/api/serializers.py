@@ -55,7 +55,9 @@ class EscalationRefSerializer(serializers.Serializer):
     """One entry of a claim's escalation log: a human-review case (``COMP-ESC-…``, docs/SPEC_NOTES.md#human-escalation) or its
     Audit-Web re-verification (spec §4.3; ``ticket`` blank, ``reasons`` the §4.3 conditions met)."""
 
-    type = serializers.ChoiceField(choices=[("review", "Human review case"), ("audit-web", "Web verification")])
+    type = serializers.ChoiceField(
+        choices=[("review", "Human review case"), ("audit-web", "Web verification")]
+    )
     ticket = serializers.CharField(allow_blank=True)
     tier = serializers.IntegerField(allow_null=True)
     status = serializers.CharField()
@@ -68,7 +70,9 @@ class ClaimRevisionSerializer(serializers.Serializer):
     """How the revision loop remediated a claim: the new wording and its own verdict."""
 
     strategy = serializers.CharField()
-    text = serializers.CharField(allow_blank=True, help_text="The claim's wording in the returned answer; blank when removed.")
+    text = serializers.CharField(
+        allow_blank=True, help_text="The claim's wording in the returned answer; blank when removed."
+    )
     label = serializers.ChoiceField(choices=Claim.Label.choices, allow_null=True)
     confidence = serializers.FloatField(allow_null=True)
     passage_id = serializers.CharField(allow_blank=True)
@@ -112,7 +116,9 @@ class ClaimCardSerializer(serializers.Serializer):
     def get_revision(self, claim: Claim) -> dict | None:
         if not claim.revision:
             return None
-        return {key: claim.revision.get(key) for key in ("strategy", "text", "label", "confidence", "passage_id")}
+        return {
+            key: claim.revision.get(key) for key in ("strategy", "text", "label", "confidence", "passage_id")
+        }
 
     @extend_schema_field(serializers.ChoiceField(choices=Mode.labels))
     def get_mode(self, claim: Claim) -> str:
@@ -125,15 +131,26 @@ class ClaimCardSerializer(serializers.Serializer):
 
     @extend_schema_field(ClaimTimestampsSerializer)
     def get_timestamps(self, claim: Claim) -> dict:
-        return ClaimTimestampsSerializer({"drafted_at": claim.drafted_at, "verified_at": claim.verified_at}).data
+        return ClaimTimestampsSerializer(
+            {"drafted_at": claim.drafted_at, "verified_at": claim.verified_at}
+        ).data
 
     @extend_schema_field(EscalationRefSerializer(many=True))
     def get_escalations(self, claim: Claim) -> list:
         refs = list((self.context.get("escalations") or {}).get(claim.pk, []))
         web = (claim.method_results or {}).get("web")
         if isinstance(web, dict):
-            refs.append({"type": "audit-web", "ticket": "", "tier": None, "status": "verified", "due_at": None,
-                         "reasons": web.get("reasons") or [], "at": parse_datetime(str(web.get("verified_at") or ""))})
+            refs.append(
+                {
+                    "type": "audit-web",
+                    "ticket": "",
+                    "tier": None,
+                    "status": "verified",
+                    "due_at": None,
+                    "reasons": web.get("reasons") or [],
+                    "at": parse_datetime(str(web.get("verified_at") or "")),
+                }
+            )
         return EscalationRefSerializer(sorted(refs, key=lambda r: str(r["at"] or "")), many=True).data
 
 
@@ -145,9 +162,23 @@ class AuditMetricsSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = VerificationRun
-        fields = ["run_id", "audit_score", "faithfulness", "answer_relevance", "context_precision", "context_recall",
-                  "coverage", "unsupported_rate", "risk_flags", "warnings", "duration_ms", "llm_calls", "rag_score",
-                  "verification_profile", "deep_checks"]
+        fields = [
+            "run_id",
+            "audit_score",
+            "faithfulness",
+            "answer_relevance",
+            "context_precision",
+            "context_recall",
+            "coverage",
+            "unsupported_rate",
+            "risk_flags",
+            "warnings",
+            "duration_ms",
+            "llm_calls",
+            "rag_score",
+            "verification_profile",
+            "deep_checks",
+        ]
 
 
 class CitationSerializer(serializers.Serializer):
@@ -162,12 +193,37 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = VerificationRun
-        fields = ["id", "answer_id", "kind", "status", "mode", "started_at", "finished_at", "duration_ms",
-                  "llm_calls", "prompt_tokens", "completion_tokens", "llm_latency_ms", "llm_failures",
-                  "claim_count", "coverage", "unsupported_rate", "audit_score", "faithfulness",
-                  "answer_relevance", "context_precision", "context_recall", "methods", "warnings",
-                  "risk_flags", "quality_gates", "revision_history", "rag_score", "verification_profile",
-                  "deep_checks"]
+        fields = [
+            "id",
+            "answer_id",
+            "kind",
+            "status",
+            "mode",
+            "started_at",
+            "finished_at",
+            "duration_ms",
+            "llm_calls",
+            "prompt_tokens",
+            "completion_tokens",
+            "llm_latency_ms",
+            "llm_failures",
+            "claim_count",
+            "coverage",
+            "unsupported_rate",
+            "audit_score",
+            "faithfulness",
+            "answer_relevance",
+            "context_precision",
+            "context_recall",
+            "methods",
+            "warnings",
+            "risk_flags",
+            "quality_gates",
+            "revision_history",
+            "rag_score",
+            "verification_profile",
+            "deep_checks",
+        ]
 
 
 class EvidenceSerializer(serializers.ModelSerializer):
@@ -178,8 +234,23 @@ class EvidenceSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Evidence
-        fields = ["id", "answer_id", "claim_id", "rank", "source_type", "source_id", "title", "uri", "snippet",
-                  "hash", "relevance", "entailment", "published_at", "provenance", "retrieved_at"]
+        fields = [
+            "id",
+            "answer_id",
+            "claim_id",
+            "rank",
+            "source_type",
+            "source_id",
+            "title",
+            "uri",
+            "snippet",
+            "hash",
+            "relevance",
+            "entailment",
+            "published_at",
+            "provenance",
+            "retrieved_at",
+        ]
 
 
 class DocumentSerializer(serializers.ModelSerializer):
@@ -187,8 +258,19 @@ class DocumentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Document
-        fields = ["id", "title", "uri", "domain", "published_at", "date_inferred", "sensitive", "content_hash",
-                  "chunks", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "title",
+            "uri",
+            "domain",
+            "published_at",
+            "date_inferred",
+            "sensitive",
+            "content_hash",
+            "chunks",
+            "created_at",
+            "updated_at",
+        ]
 
 
 class AnswerSummarySerializer(serializers.ModelSerializer):
@@ -198,8 +280,17 @@ class AnswerSummarySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Answer
-        fields = ["answer_id", "mode", "query", "answer", "domain", "conversation_id", "suppressed", "claims",
-                  "created_at"]
+        fields = [
+            "answer_id",
+            "mode",
+            "query",
+            "answer",
+            "domain",
+            "conversation_id",
+            "suppressed",
+            "claims",
+            "created_at",
+        ]
 
 
 def structured_fields(answer: Answer) -> list[dict]:
@@ -219,15 +310,23 @@ def structured_fields(answer: Answer) -> list[dict]:
         claim = claims.get(f.path)
         results = (claim.method_results or {}) if claim is not None else {}
         numeric = results.get("numeric")
-        out.append({
-            "field": f.path, "text": f.text, "label": claim.label if claim else None,
-            "confidence": claim.confidence if claim else None, "source_refs": list(f.source_refs),
-            "evidence": EvidenceCardSerializer(claim.evidence.all(), many=True).data if claim else [],
-            "claim_id": claim.claim_id if claim else None,
-            "citation_fix": results.get("structured", {}).get("citation_fix"),
-            "numeric": ({k: numeric.get(k) for k in ("ran", "verdict", "score")}
-                        if isinstance(numeric, dict) else None),
-        })
+        out.append(
+            {
+                "field": f.path,
+                "text": f.text,
+                "label": claim.label if claim else None,
+                "confidence": claim.confidence if claim else None,
+                "source_refs": list(f.source_refs),
+                "evidence": EvidenceCardSerializer(claim.evidence.all(), many=True).data if claim else [],
+                "claim_id": claim.claim_id if claim else None,
+                "citation_fix": results.get("structured", {}).get("citation_fix"),
+                "numeric": (
+                    {k: numeric.get(k) for k in ("ran", "verdict", "score")}
+                    if isinstance(numeric, dict)
+                    else None
+                ),
+            }
+        )
     return out
 
 
@@ -284,7 +383,11 @@ class AnswerSerializer(serializers.Serializer):
     @extend_schema_field(EscalationRefSerializer(many=True))
     def get_escalations(self, answer: Answer) -> list:
         """The answer's human-review cases (the Audit-Web log is on each claim card)."""
-        refs = [ref for claim in answer.claims.all() for ref in (self.context.get("escalations") or {}).get(claim.pk, [])]
+        refs = [
+            ref
+            for claim in answer.claims.all()
+            for ref in (self.context.get("escalations") or {}).get(claim.pk, [])
+        ]
         return EscalationRefSerializer(refs, many=True).data
 
 

@@ -11,7 +11,11 @@ urlpatterns = [
     path("retrieve", views.RetrieveApi.as_view(), name="api-retrieve"),
     path("answers", views.AnswerListApi.as_view(), name="api-answer-list"),
     path("answers/<str:answer_id>", views.AnswerDetailApi.as_view(), name="api-answer-detail"),
-    path("answers/<str:answer_id>/claims/<str:claim_id>", views.ClaimDetailApi.as_view(), name="api-claim-detail"),
+    path(
+        "answers/<str:answer_id>/claims/<str:claim_id>",
+        views.ClaimDetailApi.as_view(),
+        name="api-claim-detail",
+    ),
     path("claims", views.ClaimListApi.as_view(), name="api-claim-list"),
     path("evidence", views.EvidenceListApi.as_view(), name="api-evidence-list"),
     path("runs", views.RunListApi.as_view(), name="api-run-list"),
@@ -23,14 +27,22 @@ urlpatterns = [
     path("settings/workspace", views.WorkspaceSettingsApi.as_view(), name="api-settings-workspace"),
     path("settings/thresholds", views.ThresholdsApi.as_view(), name="api-settings-thresholds"),
     path("settings/users/<str:username>", views.UserModeApi.as_view(), name="api-settings-user"),
-    path("settings/conversations/<str:conversation_id>", views.ConversationModeApi.as_view(),
-         name="api-settings-conversation"),
+    path(
+        "settings/conversations/<str:conversation_id>",
+        views.ConversationModeApi.as_view(),
+        name="api-settings-conversation",
+    ),
     path("settings/mode-preview", views.ModePreviewApi.as_view(), name="api-mode-preview"),
     path("auth/token", views.TokenApi.as_view(), name="api-token"),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[AllowAny]), name="api-schema"),
     # the split view serves its start-up script as a file, so the page keeps a script-src 'self' CSP
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[AllowAny]),
-         name="api-docs"),
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[AllowAny]),
+        name="api-docs",
+    ),
 ]
 
-urlpatterns += [path("", include("audit.api.nightly"))]  # nightly auditor reports (docs/SPEC_NOTES.md#nightly-auditor)
+urlpatterns += [
+    path("", include("audit.api.nightly"))
+]  # nightly auditor reports (docs/SPEC_NOTES.md#nightly-auditor)

@@ -12,8 +12,9 @@ CLAIM_LABELS = ("SUPPORTED", "REFUTED", "NEI")
 # The folder of the labelled benchmark files (claims_dev.jsonl, answers_dev.jsonl), which are not
 # part of the repository: the THEORIA_BENCHMARKS_DIR setting, else shared/benchmarks beside the
 # checkout (the team's machines and CI). Every command that reads them also takes the file as an argument.
-BENCHMARKS_DIR = Path(os.environ.get("THEORIA_BENCHMARKS_DIR")
-                      or Path(__file__).resolve().parents[3] / "shared" / "benchmarks")
+BENCHMARKS_DIR = Path(
+    os.environ.get("THEORIA_BENCHMARKS_DIR") or Path(__file__).resolve().parents[3] / "shared" / "benchmarks"
+)
 
 
 @dataclass

@@ -14,8 +14,15 @@ from audit.constants import AUDIT_SCORE_THRESHOLD, REFUTED_THRESHOLD
 from audit.evaluation.bench_data import claim_evidence_texts
 from audit.pipeline.text import content_words
 
-DATASET_ORDER = ["attrbench-hagrid", "attrbench-stanford-gensearch", "expertqa", "scifact",
-                 "scifact-rationale", "summedits-scitldr", "wice"]
+DATASET_ORDER = [
+    "attrbench-hagrid",
+    "attrbench-stanford-gensearch",
+    "expertqa",
+    "scifact",
+    "scifact-rationale",
+    "summedits-scitldr",
+    "wice",
+]
 
 
 def accuracy(gold: list[str], pred: list[str]) -> float:
@@ -56,7 +63,7 @@ def auroc(y: list[int], score: list[float]) -> float:
         j = i
         while j + 1 < len(s) and sorted_s[j + 1] == sorted_s[i]:
             j += 1
-        ranks[order[i: j + 1]] = (i + j) / 2 + 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
         i = j + 1
     yy = np.asarray(y, dtype=bool)
     return float((ranks[yy].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
@@ -111,19 +118,28 @@ def keyword_baseline(records: list[dict]) -> dict[str, dict]:
                 best = (f1, thr, pred)
         _, thr, pred2 = best
         pred3 = ["SUPPORTED" if p == "SUPPORTED" else "NEI" for p in pred2]
-        out[ds] = {"thr": float(thr), "2": scores(gold2, pred2),
-                   "3": scores([r["label"] for r in rows], pred3)}
+        out[ds] = {
+            "thr": float(thr),
+            "2": scores(gold2, pred2),
+            "3": scores([r["label"] for r in rows], pred3),
+        }
     return out
 
 
 # --- our labels from model outputs ------------------------------------------------------------
-def labels_from_scores(z: np.ndarray, pref: np.ndarray, threshold: float = AUDIT_SCORE_THRESHOLD,
-                       refuted_threshold: float = REFUTED_THRESHOLD) -> tuple[list[str], np.ndarray]:
+def labels_from_scores(
+    z: np.ndarray,
+    pref: np.ndarray,
+    threshold: float = AUDIT_SCORE_THRESHOLD,
+    refuted_threshold: float = REFUTED_THRESHOLD,
+) -> tuple[list[str], np.ndarray]:
     from audit.pipeline.entailment_model import confidence_from_logit
 
     conf = confidence_from_logit(z, threshold)
-    labels = ["SUPPORTED" if c >= threshold else ("REFUTED" if p >= refuted_threshold else "NEI")
-              for c, p in zip(conf, pref)]
+    labels = [
+        "SUPPORTED" if c >= threshold else ("REFUTED" if p >= refuted_threshold else "NEI")
+        for c, p in zip(conf, pref)
+    ]
     return labels, conf
 
 
@@ -137,8 +153,13 @@ def claim_table(records: list[dict], labels: list[str]) -> list[dict]:
         idx = by_ds[ds]
         gold = [records[i]["label"] for i in idx]
         pred = [labels[i] for i in idx]
-        row = {"dataset": ds, "n": len(idx), "2": scores(two_class(gold), two_class(pred)),
-               "3": scores(gold, pred), "kw": base[ds]}
+        row = {
+            "dataset": ds,
+            "n": len(idx),
+            "2": scores(two_class(gold), two_class(pred)),
+            "3": scores(gold, pred),
+            "kw": base[ds],
+        }
         rows.append(row)
     return rows
 
@@ -152,17 +173,26 @@ def format_rows(rows: list[dict], title: str = "") -> str:
     lines = []
     if title:
         lines.append(title)
-    lines.append(f"{'dataset':30s} {'n':>5s} | {'acc':>5s} {'F1':>5s} {'bAcc':>5s} (2-class) | "
-                 f"{'kw acc':>6s} {'kw F1':>5s} {'kw bAcc':>7s} | {'3c bAcc':>7s} {'kw 3c':>5s}")
+    lines.append(
+        f"{'dataset':30s} {'n':>5s} | {'acc':>5s} {'F1':>5s} {'bAcc':>5s} (2-class) | "
+        f"{'kw acc':>6s} {'kw F1':>5s} {'kw bAcc':>7s} | {'3c bAcc':>7s} {'kw 3c':>5s}"
+    )
     for r in rows:
         three = r["dataset"] == "scifact"
         lines.append(
             f"{r['dataset']:30s} {r['n']:5d} | {100 * r['2']['acc']:5.1f} {100 * r['2']['f1']:5.1f} "
             f"{100 * r['2']['bacc']:5.1f}           | {100 * r['kw']['2']['acc']:6.1f} "
             f"{100 * r['kw']['2']['f1']:5.1f} {100 * r['kw']['2']['bacc']:7.1f} | "
-            + (f"{100 * r['3']['bacc']:7.1f} {100 * r['kw']['3']['bacc']:5.1f}" if three else f"{'':7s} {'':5s}"))
+            + (
+                f"{100 * r['3']['bacc']:7.1f} {100 * r['kw']['3']['bacc']:5.1f}"
+                if three
+                else f"{'':7s} {'':5s}"
+            )
+        )
     mean = np.mean([r["2"]["bacc"] for r in rows])
     kmean = np.mean([r["kw"]["2"]["bacc"] for r in rows])
-    lines.append(f"{'MEAN over datasets (2-class bAcc)':30s}       | {'':5s} {'':5s} {100 * mean:5.1f}           | "
-                 f"{'':6s} {'':5s} {100 * kmean:7.1f} |")
+    lines.append(
+        f"{'MEAN over datasets (2-class bAcc)':30s}       | {'':5s} {'':5s} {100 * mean:5.1f}           | "
+        f"{'':6s} {'':5s} {100 * kmean:7.1f} |"
+    )
     return "\n".join(lines)

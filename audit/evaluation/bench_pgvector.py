@@ -32,8 +32,16 @@ CHUNKS_PER_DOCUMENT = 100
 QUERIES = 200
 SEED = 20261124
 COPY_BLOCK = 20_000
-CHUNK_COLUMNS = ("document_id", "ordinal", "text", "start_offset", "end_offset", "content_hash", "embedding",
-                 "search_vector")
+CHUNK_COLUMNS = (
+    "document_id",
+    "ordinal",
+    "text",
+    "start_offset",
+    "end_offset",
+    "content_hash",
+    "embedding",
+    "search_vector",
+)
 
 
 def _rss_mb() -> tuple[float, float]:
@@ -87,7 +95,9 @@ def chunk_text(pool: list[str], picks, count) -> str:
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 
 
-def _binary_rows(start: int, picks, counts, vectors: np.ndarray, pool: list[str], doc_ids: list[int]) -> bytes:
+def _binary_rows(
+    start: int, picks, counts, vectors: np.ndarray, pool: list[str], doc_ids: list[int]
+) -> bytes:
     """One block of rows in PostgreSQL's binary COPY format (fields as in CHUNK_COLUMNS)."""
     dims = vectors.shape[1]
     raw = vectors.astype("<f4")
@@ -99,10 +109,29 @@ def _binary_rows(start: int, picks, counts, vectors: np.ndarray, pool: list[str]
         i = start + j
         text = chunk_text(pool, picks[j], counts[j]).encode()
         digest = f"sha256:bench{i}".encode()
-        out.append(b"".join((
-            struct.pack(">hiqiii", 8, 8, doc_ids[i // CHUNKS_PER_DOCUMENT], 4, i % CHUNKS_PER_DOCUMENT, len(text)),
-            text, struct.pack(">iiii", 4, 0, 4, len(text)), struct.pack(">i", len(digest)), digest,
-            emb_head, raw[j].tobytes(), vec_head, pg_vectors[j].tobytes())))
+        out.append(
+            b"".join(
+                (
+                    struct.pack(
+                        ">hiqiii",
+                        8,
+                        8,
+                        doc_ids[i // CHUNKS_PER_DOCUMENT],
+                        4,
+                        i % CHUNKS_PER_DOCUMENT,
+                        len(text),
+                    ),
+                    text,
+                    struct.pack(">iiii", 4, 0, 4, len(text)),
+                    struct.pack(">i", len(digest)),
+                    digest,
+                    emb_head,
+                    raw[j].tobytes(),
+                    vec_head,
+                    pg_vectors[j].tobytes(),
+                )
+            )
+        )
     return b"".join(out)
 
 
@@ -117,7 +146,9 @@ def bench_server(url: str | None, var_dir: Path, err):
     print(f"bench: local pgvector PostgreSQL on 127.0.0.1:{server.port} ({server.pgdata})", file=err)
     import psycopg
 
-    with psycopg.connect(f"host=127.0.0.1 port={server.port} user=postgres dbname=postgres", autocommit=True) as conn:
+    with psycopg.connect(
+        f"host=127.0.0.1 port={server.port} user=postgres dbname=postgres", autocommit=True
+    ) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BENCH_DB]).fetchone():
             conn.execute(f"CREATE DATABASE {BENCH_DB}")
     return server.url(BENCH_DB), server
@@ -142,7 +173,9 @@ def use_database(url: str):
     from audit.kb_pgvector import pgvector_ready
 
     if not pgvector_ready(connection):
-        raise SystemExit("bench: the benchmark database has no pgvector extension (CREATE EXTENSION vector failed).")
+        raise SystemExit(
+            "bench: the benchmark database has no pgvector extension (CREATE EXTENSION vector failed)."
+        )
     return connection
 
 
@@ -165,8 +198,10 @@ def ingest(connection, workspace_id: int, n: int, pool: list[str], pool_vectors:
 
     connection.ensure_connection()
     cur = connection.connection.cursor()  # psycopg's own cursor, for COPY (Django's connection autocommits)
-    cur.execute("DELETE FROM audit_chunk WHERE document_id IN (SELECT id FROM audit_document WHERE workspace_id = %s)",
-                [workspace_id])
+    cur.execute(
+        "DELETE FROM audit_chunk WHERE document_id IN (SELECT id FROM audit_document WHERE workspace_id = %s)",
+        [workspace_id],
+    )
     cur.execute("DELETE FROM audit_document WHERE workspace_id = %s", [workspace_id])
     cur.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
     cur.execute(f"DROP INDEX IF EXISTS {GIN_INDEX}")
@@ -176,9 +211,13 @@ def ingest(connection, workspace_id: int, n: int, pool: list[str], pool_vectors:
         "INSERT INTO audit_document (workspace_id, title, uri, domain, date_inferred, content_hash, sensitive, "
         "source_path, created_at, updated_at) SELECT %s, 'Bench document ' || g, 'kb://bench/' || g, "
         "'general', false, 'sha256:' || md5(g::text), false, '', now(), now() FROM generate_series(0, %s) g "
-        "RETURNING id", [workspace_id, n_docs - 1])
+        "RETURNING id",
+        [workspace_id, n_docs - 1],
+    )
     doc_ids = sorted(r[0] for r in cur.fetchall())
-    bar = tqdm(total=n, desc="bench ingest (COPY)", unit="chunk", file=err, dynamic_ncols=True, mininterval=0.5)
+    bar = tqdm(
+        total=n, desc="bench ingest (COPY)", unit="chunk", file=err, dynamic_ncols=True, mininterval=0.5
+    )
     t0 = time.perf_counter()
     with cur.copy(f"COPY audit_chunk ({', '.join(CHUNK_COLUMNS)}) FROM STDIN (FORMAT BINARY)") as copy:
         copy.write(_COPY_HEADER)
@@ -193,8 +232,10 @@ def ingest(connection, workspace_id: int, n: int, pool: list[str], pool_vectors:
     gin_s = time.perf_counter() - t1
     print(f"bench: COPY {n} chunks {copy_s:.1f}s, GIN {gin_s:.1f}s; building HNSW…", file=err)
     t2 = time.perf_counter()
-    cur.execute(f"CREATE INDEX {HNSW_INDEX} ON audit_chunk USING hnsw (search_vector vector_cosine_ops) "
-                f"WITH (m = {PGVECTOR_HNSW_M}, ef_construction = {PGVECTOR_HNSW_EF_CONSTRUCTION})")
+    cur.execute(
+        f"CREATE INDEX {HNSW_INDEX} ON audit_chunk USING hnsw (search_vector vector_cosine_ops) "
+        f"WITH (m = {PGVECTOR_HNSW_M}, ef_construction = {PGVECTOR_HNSW_EF_CONSTRUCTION})"
+    )
     hnsw_s = time.perf_counter() - t2
     cur.execute("ANALYZE audit_chunk")
     cur.execute("ANALYZE audit_document")
@@ -202,15 +243,23 @@ def ingest(connection, workspace_id: int, n: int, pool: list[str], pool_vectors:
     cur.execute("SELECT pg_total_relation_size('audit_chunk')")
     size_mb = cur.fetchone()[0] / 2**20
     total = copy_s + gin_s + hnsw_s
-    return {"copy_s": round(copy_s, 1), "gin_s": round(gin_s, 1), "hnsw_s": round(hnsw_s, 1),
-            "ingest_chunks_per_s": round(n / total, 1), "copy_chunks_per_s": round(n / copy_s, 1),
-            "table_mb": round(size_mb, 1)}
+    return {
+        "copy_s": round(copy_s, 1),
+        "gin_s": round(gin_s, 1),
+        "hnsw_s": round(hnsw_s, 1),
+        "ingest_chunks_per_s": round(n / total, 1),
+        "copy_chunks_per_s": round(n / copy_s, 1),
+        "table_mb": round(size_mb, 1),
+    }
 
 
 def _count(connection, workspace_id: int) -> int:
     with connection.cursor() as cur:
-        cur.execute("SELECT count(*) FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id "
-                    "WHERE d.workspace_id = %s AND c.search_vector IS NOT NULL", [workspace_id])
+        cur.execute(
+            "SELECT count(*) FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id "
+            "WHERE d.workspace_id = %s AND c.search_vector IS NOT NULL",
+            [workspace_id],
+        )
         return cur.fetchone()[0]
 
 
@@ -234,14 +283,20 @@ def _worker(workspace_id: int, size: int, answers: list[tuple[str, str]], warmup
     def lookup(ids: list[str]) -> dict[str, Passage]:
         pks = [int(i.removeprefix("kb_chunk_")) for i in ids]
         with connection.cursor() as cur:
-            cur.execute("SELECT c.id, c.text, d.title FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id "
-                        "WHERE c.id = ANY(%s) AND d.workspace_id = %s", [pks, workspace_id])
-            return {f"kb_chunk_{pk}": Passage(id=f"kb_chunk_{pk}", text=text, title=title, source_type="kb")
-                    for pk, text, title in cur.fetchall()}
+            cur.execute(
+                "SELECT c.id, c.text, d.title FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id "
+                "WHERE c.id = ANY(%s) AND d.workspace_id = %s",
+                [pks, workspace_id],
+            )
+            return {
+                f"kb_chunk_{pk}": Passage(id=f"kb_chunk_{pk}", text=text, title=title, source_type="kb")
+                for pk, text, title in cur.fetchall()
+            }
 
     kb = KnowledgeBase(index=index, lookup=lookup)
-    thresholds = Thresholds().updated({**({"verification_depth": depth} if depth else {}),
-                                       **({"judge": judge} if judge else {})})
+    thresholds = Thresholds().updated(
+        {**({"verification_depth": depth} if depth else {}), **({"judge": judge} if judge else {})}
+    )
     get_embedder()
     for query, answer in answers[:warmup]:
         audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
@@ -253,14 +308,29 @@ def _worker(workspace_id: int, size: int, answers: list[tuple[str, str]], warmup
         latencies.append(1000 * (time.perf_counter() - start))
         claims += len(result.claims)
     rss, peak = _rss_mb()
-    return {"latencies": latencies, "claims": claims, "rss_after_warmup_mb": rss_warm, "rss_mb": rss,
-            "peak_rss_mb": peak}
+    return {
+        "latencies": latencies,
+        "claims": claims,
+        "rss_after_warmup_mb": rss_warm,
+        "rss_mb": rss,
+        "peak_rss_mb": peak,
+    }
 
 
 # --- the command ------------------------------------------------------------------------------
-def run_pgvector_bench(n_chunks: int, n_answers: int = 30, claims_per_answer: int = 10, *, database_url: str = "",
-                       rebuild: bool = False, depth=None, judge=None, ef_search: int | None = None,
-                       out=None, err=None) -> dict:
+def run_pgvector_bench(
+    n_chunks: int,
+    n_answers: int = 30,
+    claims_per_answer: int = 10,
+    *,
+    database_url: str = "",
+    rebuild: bool = False,
+    depth=None,
+    judge=None,
+    ef_search: int | None = None,
+    out=None,
+    err=None,
+) -> dict:
     from django.conf import settings
 
     from audit.constants import PGVECTOR_EF_SEARCH
@@ -277,15 +347,21 @@ def run_pgvector_bench(n_chunks: int, n_answers: int = 30, claims_per_answer: in
         figures_path = var_dir / f"bench_pgvector_{n_chunks}.json"
         if not rebuild and figures_path.exists() and _count(connection, workspace_id) == n_chunks:
             ingest_figures = {**json.loads(figures_path.read_text()), "reused": True}
-            print(f"bench: reusing the {n_chunks} chunks already in {BENCH_DB} (--rebuild to ingest again)", file=err)
+            print(
+                f"bench: reusing the {n_chunks} chunks already in {BENCH_DB} (--rebuild to ingest again)",
+                file=err,
+            )
         else:
             ingest_figures = ingest(connection, workspace_id, n_chunks, pool, pool_vectors, err)
             figures_path.write_text(json.dumps(ingest_figures))
         ef = ef_search or PGVECTOR_EF_SEARCH
         index = PgVectorIndex(workspace_id, n_chunks, ef_search=ef, connection=connection)
         with connection.cursor() as cur:
-            cur.execute("SELECT min(c.id) FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id "
-                        "WHERE d.workspace_id = %s", [workspace_id])
+            cur.execute(
+                "SELECT min(c.id) FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id "
+                "WHERE d.workspace_id = %s",
+                [workspace_id],
+            )
             first_pk = cur.fetchone()[0]
 
         # queries: pool sentences (what claims look like), embedded with the same model
@@ -317,10 +393,15 @@ def run_pgvector_bench(n_chunks: int, n_answers: int = 30, claims_per_answer: in
             index.search(q_texts[q], queries[q], 30)
             hybrid_ms.append(1000 * (time.perf_counter() - t))
 
-        texts_for_answers = [chunk_text(pool, p, c) for _, picks, counts, _v in synthetic_chunks(
-            min(n_chunks, 20_000), pool_vectors) for p, c in zip(picks, counts)]
+        texts_for_answers = [
+            chunk_text(pool, p, c)
+            for _, picks, counts, _v in synthetic_chunks(min(n_chunks, 20_000), pool_vectors)
+            for p, c in zip(picks, counts)
+        ]
         answers = bench_answers(texts_for_answers, n_answers + 3, claims_per_answer)
-        print(f"bench: recall@10 {recall:.3f}; auditing {n_answers} answers in a fresh worker process", file=err)
+        print(
+            f"bench: recall@10 {recall:.3f}; auditing {n_answers} answers in a fresh worker process", file=err
+        )
         ctx = multiprocessing.get_context("spawn")
         pool_proc = ctx.Pool(1)
         try:
@@ -330,25 +411,43 @@ def run_pgvector_bench(n_chunks: int, n_answers: int = 30, claims_per_answer: in
             pool_proc.join()
         lat = worker["latencies"]
         summary = {
-            "backend": "pgvector", "chunks": n_chunks, **ingest_figures,
-            "ef_search": ef, "recall_at_10": round(recall, 4),
-            "search_p50_ms": _pct(dense_ms, 50), "search_p95_ms": _pct(dense_ms, 95),
-            "hybrid_search_p50_ms": _pct(hybrid_ms, 50), "hybrid_search_p95_ms": _pct(hybrid_ms, 95),
-            "audit_p50_ms": _pct(lat, 50), "audit_p95_ms": _pct(lat, 95),
+            "backend": "pgvector",
+            "chunks": n_chunks,
+            **ingest_figures,
+            "ef_search": ef,
+            "recall_at_10": round(recall, 4),
+            "search_p50_ms": _pct(dense_ms, 50),
+            "search_p95_ms": _pct(dense_ms, 95),
+            "hybrid_search_p50_ms": _pct(hybrid_ms, 50),
+            "hybrid_search_p95_ms": _pct(hybrid_ms, 95),
+            "audit_p50_ms": _pct(lat, 50),
+            "audit_p95_ms": _pct(lat, 95),
             "claims_per_s": round(worker["claims"] / (sum(lat) / 1000), 1),
-            "worker_rss_mb": worker["rss_mb"], "worker_rss_after_warmup_mb": worker["rss_after_warmup_mb"],
+            "worker_rss_mb": worker["rss_mb"],
+            "worker_rss_after_warmup_mb": worker["rss_after_warmup_mb"],
             "worker_peak_rss_mb": worker["peak_rss_mb"],
         }
-        print(f"pgvector, {n_chunks} chunks; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=out)
-        print(f"ingest: COPY {ingest_figures['copy_s']} s, GIN {ingest_figures['gin_s']} s, HNSW "
-              f"{ingest_figures['hnsw_s']} s = {ingest_figures['ingest_chunks_per_s']} chunks/s"
-              f"{' (from the run that ingested them)' if ingest_figures.get('reused') else ''}", file=out)
-        print(f"recall@10 vs exact {recall:.3f} (ef_search {ef}); dense search p50 {summary['search_p50_ms']} ms, "
-              f"p95 {summary['search_p95_ms']} ms; hybrid p50 {summary['hybrid_search_p50_ms']} ms, "
-              f"p95 {summary['hybrid_search_p95_ms']} ms", file=out)
-        print(f"Audit-Local per answer: p50 {summary['audit_p50_ms']} ms, p95 {summary['audit_p95_ms']} ms; "
-              f"worker resident memory {summary['worker_rss_mb']} MB (peak {summary['worker_peak_rss_mb']} MB)",
-              file=out)
+        print(
+            f"pgvector, {n_chunks} chunks; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
+            file=out,
+        )
+        print(
+            f"ingest: COPY {ingest_figures['copy_s']} s, GIN {ingest_figures['gin_s']} s, HNSW "
+            f"{ingest_figures['hnsw_s']} s = {ingest_figures['ingest_chunks_per_s']} chunks/s"
+            f"{' (from the run that ingested them)' if ingest_figures.get('reused') else ''}",
+            file=out,
+        )
+        print(
+            f"recall@10 vs exact {recall:.3f} (ef_search {ef}); dense search p50 {summary['search_p50_ms']} ms, "
+            f"p95 {summary['search_p95_ms']} ms; hybrid p50 {summary['hybrid_search_p50_ms']} ms, "
+            f"p95 {summary['hybrid_search_p95_ms']} ms",
+            file=out,
+        )
+        print(
+            f"Audit-Local per answer: p50 {summary['audit_p50_ms']} ms, p95 {summary['audit_p95_ms']} ms; "
+            f"worker resident memory {summary['worker_rss_mb']} MB (peak {summary['worker_peak_rss_mb']} MB)",
+            file=out,
+        )
         print(json.dumps(summary), file=out)
         return summary
     finally:

@@ -28,16 +28,30 @@ class InputError(Exception):
 
 def claim_evidence(rec: dict) -> list[dict]:
     """The evidence of a benchmark claim as passages: id, title (a page title or URL: one source) and text."""
-    return [{"id": str(e.get("id") or f"e{i}"), "title": str(e.get("title") or ""), "text": str(e.get("text") or "")}
-            if isinstance(e, dict) else {"id": f"e{i}", "text": str(e)}
-            for i, e in enumerate(rec.get("evidence") or []) if (e.get("text") if isinstance(e, dict) else e)]
+    return [
+        {
+            "id": str(e.get("id") or f"e{i}"),
+            "title": str(e.get("title") or ""),
+            "text": str(e.get("text") or ""),
+        }
+        if isinstance(e, dict)
+        else {"id": f"e{i}", "text": str(e)}
+        for i, e in enumerate(rec.get("evidence") or [])
+        if (e.get("text") if isinstance(e, dict) else e)
+    ]
 
 
 def _bar(total: int, desc: str, stream=None):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="claim" if "claim" in desc else "answer",
-                file=stream or sys.stderr, dynamic_ncols=True, mininterval=0.5)
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit="claim" if "claim" in desc else "answer",
+        file=stream or sys.stderr,
+        dynamic_ncols=True,
+        mininterval=0.5,
+    )
 
 
 def _read(path: str, required: tuple[str, ...], err) -> tuple[list[tuple[int, dict]], int]:
@@ -92,19 +106,28 @@ def run_verify_claims(input_path: str, output_path: str, *, err=None, overrides=
     from audit.pipeline.audit import verify_claims
 
     def write(rows, out, bar):
-        verdicts = verify_claims([(rec["claim"], claim_evidence(rec)) for _, rec in rows],
-                                 progress=bar.update, overrides=overrides)
+        verdicts = verify_claims(
+            [(rec["claim"], claim_evidence(rec)) for _, rec in rows], progress=bar.update, overrides=overrides
+        )
         for (_, rec), v in zip(rows, verdicts):
-            out.write(json.dumps({"id": rec["id"], "label": v.label, "confidence": round(v.confidence, 4)}) + "\n")
+            out.write(
+                json.dumps({"id": rec["id"], "label": v.label, "confidence": round(v.confidence, 4)}) + "\n"
+            )
 
     return _run_lines("verify_claims", input_path, output_path, CLAIM_FIELDS, err or sys.stderr, write)
 
 
 def answer_output(rec: dict, result) -> dict:
-    return {"id": rec["id"], "faithfulness": round(result.metrics["faithfulness"], 4),
-            "audit_score": round(result.audit_score, 4), "flagged": bool(result.flagged),
-            "claims": [{"text": v.claim.text, "label": v.label, "confidence": round(v.confidence, 4)}
-                       for v in result.claims]}
+    return {
+        "id": rec["id"],
+        "faithfulness": round(result.metrics["faithfulness"], 4),
+        "audit_score": round(result.audit_score, 4),
+        "flagged": bool(result.flagged),
+        "claims": [
+            {"text": v.claim.text, "label": v.label, "confidence": round(v.confidence, 4)}
+            for v in result.claims
+        ],
+    }
 
 
 def run_verify_answers(input_path: str, output_path: str, *, err=None, overrides=None) -> int:
@@ -112,8 +135,13 @@ def run_verify_answers(input_path: str, output_path: str, *, err=None, overrides
 
     def write(rows, out, bar):
         for _, rec in rows:
-            result = audit_answer(rec.get("query") or "", rec["answer"], rec["contexts"],
-                                  domain=rec.get("domain") or "", overrides=overrides)
+            result = audit_answer(
+                rec.get("query") or "",
+                rec["answer"],
+                rec["contexts"],
+                domain=rec.get("domain") or "",
+                overrides=overrides,
+            )
             out.write(json.dumps(answer_output(rec, result)) + "\n")
             bar.update(1)
 
@@ -122,13 +150,29 @@ def run_verify_answers(input_path: str, output_path: str, *, err=None, overrides
 
 # --- evaluate -----------------------------------------------------------------------------
 README_KEYWORD_2CLASS_BACC = {  # shared/benchmarks/README.md, "Reference baselines", DEV
-    "attrbench-hagrid": 77.4, "attrbench-stanford-gensearch": 71.0, "expertqa": 56.8, "scifact": 60.0,
-    "scifact-rationale": 51.2, "summedits-scitldr": 47.6, "wice": 66.8}
+    "attrbench-hagrid": 77.4,
+    "attrbench-stanford-gensearch": 71.0,
+    "expertqa": 56.8,
+    "scifact": 60.0,
+    "scifact-rationale": 51.2,
+    "summedits-scitldr": 47.6,
+    "wice": 66.8,
+}
 
 
-def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_folds: int = 5,
-                 with_answers: bool = True, judge: str | None = None, llm=None, limit: int | None = None,
-                 threshold: float | None = None) -> int:
+def run_evaluate(
+    claims_path: str,
+    answers_path: str,
+    *,
+    out=None,
+    err=None,
+    n_folds: int = 5,
+    with_answers: bool = True,
+    judge: str | None = None,
+    llm=None,
+    limit: int | None = None,
+    threshold: float | None = None,
+) -> int:
     """Grouped-CV evaluation of the whole offline pipeline on the DEV files.
 
     ``judge`` names the entailment judge (``constants.JUDGES``; default the workspace default). A
@@ -179,8 +223,9 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
     bar = _bar(len(records), "evaluate claims (CV)" if fitted else f"evaluate claims ({judge})", err)
     for k, (train, test) in enumerate(folds):
         if judge == "learned":
-            method = EntailmentMethod(judge=get_judge("learned", model=fold_model(
-                [records[i] for i in train], X[train], idf, head)))
+            method = EntailmentMethod(
+                judge=get_judge("learned", model=fold_model([records[i] for i in train], X[train], idf, head))
+            )
         elif fitted:
             method = EntailmentMethod(model=fit([records[i] for i in train], X[train], idf))
         else:
@@ -188,29 +233,55 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
         methods.append(method)
         for i in test:
             fold_of_group[groups[i]] = k
-        verdicts = verify_claims([(records[i]["claim"], claim_evidence(records[i])) for i in test],
-                                 overrides={"entailment": method}, encode_tokens=cache, progress=bar.update, llm=llm,
-                                 thresholds=thresholds)
+        verdicts = verify_claims(
+            [(records[i]["claim"], claim_evidence(records[i])) for i in test],
+            overrides={"entailment": method},
+            encode_tokens=cache,
+            progress=bar.update,
+            llm=llm,
+            thresholds=thresholds,
+        )
         for i, v in zip(test, verdicts):
             labels[i], conf[i] = v.label, v.confidence
     bar.close()
     cache.save()
     rows = be.claim_table(records, labels)
-    print(be.format_rows(rows, f"Claims, DEV, judge {judge}, SUPPORTED at confidence >= "
-                               f"{threshold if threshold is not None else AUDIT_SCORE_THRESHOLD}, " + (
-        f"grouped {n_folds}-fold CV (README group keys)" if fitted else "not fitted on DEV (every claim as is)")
-        + "; kw = keyword overlap with its per-dataset DEV-tuned threshold"), file=out)
-    print("README keyword 2-class bAcc: " + ", ".join(f"{d} {v}" for d, v in README_KEYWORD_2CLASS_BACC.items()),
-          file=out)
+    print(
+        be.format_rows(
+            rows,
+            f"Claims, DEV, judge {judge}, SUPPORTED at confidence >= "
+            f"{threshold if threshold is not None else AUDIT_SCORE_THRESHOLD}, "
+            + (
+                f"grouped {n_folds}-fold CV (README group keys)"
+                if fitted
+                else "not fitted on DEV (every claim as is)"
+            )
+            + "; kw = keyword overlap with its per-dataset DEV-tuned threshold",
+        ),
+        file=out,
+    )
+    print(
+        "README keyword 2-class bAcc: "
+        + ", ".join(f"{d} {v}" for d, v in README_KEYWORD_2CLASS_BACC.items()),
+        file=out,
+    )
     sci = next((r for r in rows if r["dataset"] == "scifact"), None)
     if sci:
-        print(f"scifact 3-class: acc {100 * sci['3']['acc']:.1f} F1 {100 * sci['3']['f1']:.1f} "
-              f"bAcc {100 * sci['3']['bacc']:.1f} (keyword bAcc {100 * sci['kw']['3']['bacc']:.1f})", file=out)
+        print(
+            f"scifact 3-class: acc {100 * sci['3']['acc']:.1f} F1 {100 * sci['3']['f1']:.1f} "
+            f"bAcc {100 * sci['3']['bacc']:.1f} (keyword bAcc {100 * sci['kw']['3']['bacc']:.1f})",
+            file=out,
+        )
     supported = [int(r["label"] == "SUPPORTED") for r in records]
-    print(f"calibration of the confidence P(supported), 10 equal-width bins: ECE "
-          f"{be.expected_calibration_error(supported, conf):.3f} over all claims; per dataset: "
-          + ", ".join(f"{r['dataset']} {be.expected_calibration_error(*_subset(records, supported, conf, r['dataset'])):.3f}"
-                      for r in rows), file=out)
+    print(
+        f"calibration of the confidence P(supported), 10 equal-width bins: ECE "
+        f"{be.expected_calibration_error(supported, conf):.3f} over all claims; per dataset: "
+        + ", ".join(
+            f"{r['dataset']} {be.expected_calibration_error(*_subset(records, supported, conf, r['dataset'])):.3f}"
+            for r in rows
+        ),
+        file=out,
+    )
 
     if not with_answers:
         return 0
@@ -220,16 +291,25 @@ def run_evaluate(claims_path: str, answers_path: str, *, out=None, err=None, n_f
     y, faith, score = [], [], []
     for rec in answers:
         k = fold_of_group.get(group_key({**rec, "meta": {"question": rec.get("query")}}), 0)
-        result = audit_answer(rec.get("query") or "", rec["answer"], rec["contexts"],
-                              overrides={"entailment": methods[k]}, encode_tokens=cache, thresholds=thresholds)
+        result = audit_answer(
+            rec.get("query") or "",
+            rec["answer"],
+            rec["contexts"],
+            overrides={"entailment": methods[k]},
+            encode_tokens=cache,
+            thresholds=thresholds,
+        )
         y.append(int(bool(rec.get("answer_hallucinated"))))
         faith.append(1.0 - result.metrics["faithfulness"])
         score.append(1.0 - result.audit_score)
         bar.update(1)
     bar.close()
     cache.save()
-    print(f"Answers, DEV (n={len(answers)}, {sum(y)} hallucinated): AUROC of (1 - faithfulness) "
-          f"{be.auroc(y, faith):.3f}; AUROC of (1 - audit_score) {be.auroc(y, score):.3f}", file=out)
+    print(
+        f"Answers, DEV (n={len(answers)}, {sum(y)} hallucinated): AUROC of (1 - faithfulness) "
+        f"{be.auroc(y, faith):.3f}; AUROC of (1 - audit_score) {be.auroc(y, score):.3f}",
+        file=out,
+    )
     return 0
 
 
@@ -237,11 +317,12 @@ def subsample_groups(records: list[dict], every: int) -> list[dict]:
     """The claims of every ``every``-th group (stable: by a hash of the group key), all datasets kept."""
     import hashlib
 
-    return [r for r in records
-            if int(hashlib.sha256(group_key(r).encode()).hexdigest()[:8], 16) % every == 0]
+    return [r for r in records if int(hashlib.sha256(group_key(r).encode()).hexdigest()[:8], 16) % every == 0]
 
 
-def _subset(records: list[dict], y: list[int], conf: np.ndarray, dataset: str) -> tuple[list[int], np.ndarray]:
+def _subset(
+    records: list[dict], y: list[int], conf: np.ndarray, dataset: str
+) -> tuple[list[int], np.ndarray]:
     idx = [i for i, r in enumerate(records) if r["dataset"] == dataset]
     return [y[i] for i in idx], conf[idx]
 
@@ -267,20 +348,41 @@ def _sentence_pool(err, size: int = BENCH_POOL_SENTENCES) -> list[str]:
                 break
     if not pool:
         print("bench: benchmark file not found; using generated sentences", file=err)
-        subjects = ["The hippocampus", "Long-term potentiation", "The policy", "The committee", "Dopamine",
-                    "The audit", "The fee", "The protocol", "Sleep deprivation", "The trial"]
+        subjects = [
+            "The hippocampus",
+            "Long-term potentiation",
+            "The policy",
+            "The committee",
+            "Dopamine",
+            "The audit",
+            "The fee",
+            "The protocol",
+            "Sleep deprivation",
+            "The trial",
+        ]
         verbs = ["increases", "reduces", "requires", "follows", "precedes", "supports", "limits", "predicts"]
-        objects = ["memory consolidation", "NMDA receptor activation", "written approval", "a 30-day notice",
-                   "reward learning", "quarterly reviews", "patient outcomes", "synaptic strength"]
+        objects = [
+            "memory consolidation",
+            "NMDA receptor activation",
+            "written approval",
+            "a 30-day notice",
+            "reward learning",
+            "quarterly reviews",
+            "patient outcomes",
+            "synaptic strength",
+        ]
         for i, s in enumerate(subjects):
             for j, v in enumerate(verbs):
                 for k, o in enumerate(objects):
-                    pool.setdefault(f"{s} {v} {o} in {1990 + (i * 7 + j * 3 + k) % 35} by {5 + k * 7}%.", None)
+                    pool.setdefault(
+                        f"{s} {v} {o} in {1990 + (i * 7 + j * 3 + k) % 35} by {5 + k * 7}%.", None
+                    )
     return list(pool)[:size]
 
 
-def build_bench_kb(n_chunks: int, cache_dir: Path, err, pool_size: int = BENCH_POOL_SENTENCES
-                   ) -> tuple[list[str], list[str], np.ndarray]:
+def build_bench_kb(
+    n_chunks: int, cache_dir: Path, err, pool_size: int = BENCH_POOL_SENTENCES
+) -> tuple[list[str], list[str], np.ndarray]:
     """N synthetic chunks of 3-6 real sentences; a chunk's vector pools its sentences' vectors.
 
     Cached under ``var/`` (ids, texts, vectors) so a rerun starts at once.
@@ -310,7 +412,9 @@ def build_bench_kb(n_chunks: int, cache_dir: Path, err, pool_size: int = BENCH_P
     return ids, texts, out
 
 
-def bench_answers(texts: list[str], n_answers: int, claims_per_answer: int, seed: int = 7) -> list[tuple[str, str]]:
+def bench_answers(
+    texts: list[str], n_answers: int, claims_per_answer: int, seed: int = 7
+) -> list[tuple[str, str]]:
     """(query, answer) pairs whose sentences come from KB chunks, some altered (numbers, negation)."""
     from audit.pipeline.extraction import split_sentences
 
@@ -332,9 +436,18 @@ def bench_answers(texts: list[str], n_answers: int, claims_per_answer: int, seed
     return out
 
 
-def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: int = 10, *,
-              depth: str | None = None, out=None, err=None, cache_dir: Path | None = None,
-              pool_size: int = BENCH_POOL_SENTENCES, judge: str | None = None) -> dict:
+def run_bench(
+    n_chunks: int = 100_000,
+    n_answers: int = 30,
+    claims_per_answer: int = 10,
+    *,
+    depth: str | None = None,
+    out=None,
+    err=None,
+    cache_dir: Path | None = None,
+    pool_size: int = BENCH_POOL_SENTENCES,
+    judge: str | None = None,
+) -> dict:
     import resource
     import time
 
@@ -359,8 +472,9 @@ def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: i
     from audit.constants import Thresholds
     from audit.pipeline.embedding import get_embedder
 
-    thresholds = Thresholds().updated({**({"verification_depth": depth} if depth else {}),
-                                       **({"judge": judge} if judge else {})})
+    thresholds = Thresholds().updated(
+        {**({"verification_depth": depth} if depth else {}), **({"judge": judge} if judge else {})}
+    )
     get_embedder().clear_cache()  # the pool was embedded here; audits must not find it cached
     answers = bench_answers(texts, n_answers + 3, claims_per_answer)
     for query, answer in answers[:3]:  # warm-up: model load, first searches
@@ -377,19 +491,32 @@ def run_bench(n_chunks: int = 100_000, n_answers: int = 30, claims_per_answer: i
     bar.close()
     lat = np.array(latencies)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    summary = {"p50_ms": round(float(np.percentile(lat, 50)), 1), "p95_ms": round(float(np.percentile(lat, 95)), 1),
-               "claims_per_s": round(n_claims / (lat.sum() / 1000), 1), "peak_mb": round(peak_mb, 1),
-               "chunks": len(index)}
-    print(f"judge {thresholds.judge}; verification depth {thresholds.verification_depth}; answers {n_answers}, claims {n_claims} "
-          f"({n_claims / max(1, n_answers):.1f} per answer); load average {os.getloadavg()[0]:.1f} on "
-          f"{os.cpu_count()} cores", file=out)
-    print(f"latency per answer: p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms; "
-          f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB", file=out)
+    summary = {
+        "p50_ms": round(float(np.percentile(lat, 50)), 1),
+        "p95_ms": round(float(np.percentile(lat, 95)), 1),
+        "claims_per_s": round(n_claims / (lat.sum() / 1000), 1),
+        "peak_mb": round(peak_mb, 1),
+        "chunks": len(index),
+    }
+    print(
+        f"judge {thresholds.judge}; verification depth {thresholds.verification_depth}; answers {n_answers}, claims {n_claims} "
+        f"({n_claims / max(1, n_answers):.1f} per answer); load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores",
+        file=out,
+    )
+    print(
+        f"latency per answer: p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms; "
+        f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB",
+        file=out,
+    )
     tok_ms, enc_ms = (1000 * model_time.seconds[k] / n_answers for k in ("encode_with_tokens", "encode"))
     mean_ms = float(lat.mean())
-    print(f"mean per answer {mean_ms:.1f} ms: model time {tok_ms:.1f} ms in encode_with_tokens (the judge's claims and "
-          f"evidence sentences), {enc_ms:.1f} ms in encode (queries and claims for retrieval, answer-level "
-          f"alignment), the rest {mean_ms - tok_ms - enc_ms:.1f} ms (search, features, checks, scoring)", file=out)
+    print(
+        f"mean per answer {mean_ms:.1f} ms: model time {tok_ms:.1f} ms in encode_with_tokens (the judge's claims and "
+        f"evidence sentences), {enc_ms:.1f} ms in encode (queries and claims for retrieval, answer-level "
+        f"alignment), the rest {mean_ms - tok_ms - enc_ms:.1f} ms (search, features, checks, scoring)",
+        file=out,
+    )
     print(json.dumps(summary), file=out)
     return summary
 
@@ -417,6 +544,7 @@ class ModelTimer:
                 self._depth -= 1
                 if not self._depth:
                     self.seconds[name] += time.perf_counter() - start
+
         return call
 
     def __enter__(self):

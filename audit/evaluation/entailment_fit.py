@@ -47,7 +47,7 @@ class CachedEmbed:
             vecs, toks, offs = np.load(files[1]), np.load(files[2]), np.load(files[3])
             if len(texts) == len(vecs) == len(offs) - 1:
                 toks = toks.astype(np.float32)
-                self.table = {t: (vecs[i], toks[offs[i]: offs[i + 1]]) for i, t in enumerate(texts)}
+                self.table = {t: (vecs[i], toks[offs[i] : offs[i + 1]]) for i, t in enumerate(texts)}
 
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
         missing = [t for t in dict.fromkeys(texts) if t not in self.table]
@@ -97,7 +97,9 @@ def load_dev(path: Path = DEFAULT_CLAIMS):
 def dev_features(records: list[dict], idf: dict[str, float], embed=None) -> np.ndarray:
     embed = embed or CachedEmbed()
     bar = tqdm(total=len(records), desc="featurise", unit="claim", disable=None)
-    X, _ = featurize([(r["claim"], claim_evidence_texts(r)) for r in records], embed, idf, progress=bar.update)
+    X, _ = featurize(
+        [(r["claim"], claim_evidence_texts(r)) for r in records], embed, idf, progress=bar.update
+    )
     bar.close()
     if hasattr(embed, "save"):
         embed.save()
@@ -116,8 +118,12 @@ def sample_weights(records: list[dict], y: np.ndarray, alpha: float = DATASET_WE
     ds = [r.get("dataset", "") for r in records]
     n_class = Counter(y.tolist())
     n_ds_class = Counter(zip(ds, y.tolist()))
-    w = np.array([(1.0 / n_ds_class[(d, c)]) ** alpha * (1.0 / n_class[c]) ** (1 - alpha)
-                  for d, c in zip(ds, y.tolist())])
+    w = np.array(
+        [
+            (1.0 / n_ds_class[(d, c)]) ** alpha * (1.0 / n_class[c]) ** (1 - alpha)
+            for d, c in zip(ds, y.tolist())
+        ]
+    )
     return w / w.mean()
 
 
@@ -136,7 +142,9 @@ def refute_rows(records: list[dict]) -> np.ndarray:
     return np.array([r["dataset"] == "scifact" and r["label"] != "SUPPORTED" for r in records])
 
 
-def fit(records: list[dict], X: np.ndarray, idf: dict[str, float], meta: dict | None = None) -> EntailmentModel:
+def fit(
+    records: list[dict], X: np.ndarray, idf: dict[str, float], meta: dict | None = None
+) -> EntailmentModel:
     y_sup = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
     rmask = refute_rows(records)
     y_ref = np.array([r["label"] == "REFUTED" for r in records], dtype=int)
@@ -148,8 +156,9 @@ def fit(records: list[dict], X: np.ndarray, idf: dict[str, float], meta: dict | 
     return EntailmentModel(support, refute, idf, meta, fast)
 
 
-def cross_validate(records: list[dict], X: np.ndarray, idf: dict[str, float],
-                   n_folds: int = N_FOLDS, depth: str = "full") -> tuple[np.ndarray, np.ndarray]:
+def cross_validate(
+    records: list[dict], X: np.ndarray, idf: dict[str, float], n_folds: int = N_FOLDS, depth: str = "full"
+) -> tuple[np.ndarray, np.ndarray]:
     """Out-of-fold support logits and refute probabilities (GroupKFold on the README keys)."""
     from sklearn.model_selection import GroupKFold
 
@@ -176,13 +185,29 @@ def main(argv: list[str] | None = None) -> int:
     idf = compute_idf(records)
     X = dev_features(records, idf)
     z, pref = cross_validate(records, X, idf)
-    print(bench_eval.format_claim_table(records, z, pref, title="grouped 5-fold CV (out-of-fold), depth full"))
+    print(
+        bench_eval.format_claim_table(records, z, pref, title="grouped 5-fold CV (out-of-fold), depth full")
+    )
     z_fast, _ = cross_validate(records, X, idf, depth="fast")
-    print(bench_eval.format_claim_table(records, z_fast, pref, title="grouped 5-fold CV (out-of-fold), depth fast "
-                                                                   "(words only; the entailment head alone)"))
+    print(
+        bench_eval.format_claim_table(
+            records,
+            z_fast,
+            pref,
+            title="grouped 5-fold CV (out-of-fold), depth fast (words only; the entailment head alone)",
+        )
+    )
     if not args.no_write:
-        model = fit(records, X, idf, meta={"fitted_on": Path(args.input).name, "rows": len(records),
-                                          "cv": "GroupKFold(5) on README group keys"})
+        model = fit(
+            records,
+            X,
+            idf,
+            meta={
+                "fitted_on": Path(args.input).name,
+                "rows": len(records),
+                "cv": "GroupKFold(5) on README group keys",
+            },
+        )
         model.save()
         print(f"wrote {Path(model_path()).relative_to(REPO)}")
     return 0

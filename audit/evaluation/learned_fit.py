@@ -26,7 +26,14 @@ from pathlib import Path
 import numpy as np
 
 from audit.evaluation.bench_data import claim_evidence_texts, group_key
-from audit.evaluation.entailment_fit import CachedEmbed, DEFAULT_CLAIMS, compute_idf, dev_features, fit, load_dev
+from audit.evaluation.entailment_fit import (
+    CachedEmbed,
+    DEFAULT_CLAIMS,
+    compute_idf,
+    dev_features,
+    fit,
+    load_dev,
+)
 from audit.pipeline.features import prepare
 from audit.pipeline.learned_judge import ARTIFACT_PATH, HeadWeights, LearnedModel, head_inputs
 
@@ -53,18 +60,65 @@ def _opposites() -> dict[str, list[str]]:
     return _OPPOSITE_WORDS
 
 
-QUANTIFIERS = {"all": "no", "always": "never", "never": "always", "every": "no", "most": "few", "many": "few",
-               "none": "all", "increased": "decreased", "higher": "lower", "lower": "higher", "more": "fewer"}
-SPECIFICS = ["in children under five", "within 30 days", "in 2019", "in the United States", "by two pharmacists",
-             "in patients over 65", "for at least ten years", "in most European countries", "since 1998",
-             "after three months", "in mice but not in humans", "during the night shift", "by the board of directors",
-             "in every case", "at a cost of $2 million", "in rural areas", "twice a year", "by the age of 12"]
-OBLIGATIONS = ["must be approved by {}", "must be reported to {} within 24 hours", "shall be reviewed by {} every year"]
-AUTHORITIES = ["two pharmacists", "the ethics committee", "a licensed auditor", "the regional regulator",
-               "the chief medical officer"]
-PARAPHRASE_TEMPLATES = ["According to the source, {}", "It has been reported that {}", "The text states that {}"]
-NEGATIONS = ((" is ", " is not "), (" are ", " are not "), (" was ", " was not "), (" were ", " were not "),
-             (" can ", " cannot "), (" has ", " has not "), (" will ", " will not "))
+QUANTIFIERS = {
+    "all": "no",
+    "always": "never",
+    "never": "always",
+    "every": "no",
+    "most": "few",
+    "many": "few",
+    "none": "all",
+    "increased": "decreased",
+    "higher": "lower",
+    "lower": "higher",
+    "more": "fewer",
+}
+SPECIFICS = [
+    "in children under five",
+    "within 30 days",
+    "in 2019",
+    "in the United States",
+    "by two pharmacists",
+    "in patients over 65",
+    "for at least ten years",
+    "in most European countries",
+    "since 1998",
+    "after three months",
+    "in mice but not in humans",
+    "during the night shift",
+    "by the board of directors",
+    "in every case",
+    "at a cost of $2 million",
+    "in rural areas",
+    "twice a year",
+    "by the age of 12",
+]
+OBLIGATIONS = [
+    "must be approved by {}",
+    "must be reported to {} within 24 hours",
+    "shall be reviewed by {} every year",
+]
+AUTHORITIES = [
+    "two pharmacists",
+    "the ethics committee",
+    "a licensed auditor",
+    "the regional regulator",
+    "the chief medical officer",
+]
+PARAPHRASE_TEMPLATES = [
+    "According to the source, {}",
+    "It has been reported that {}",
+    "The text states that {}",
+]
+NEGATIONS = (
+    (" is ", " is not "),
+    (" are ", " are not "),
+    (" was ", " was not "),
+    (" were ", " were not "),
+    (" can ", " cannot "),
+    (" has ", " has not "),
+    (" will ", " will not "),
+)
 
 
 def _words(s: str) -> list[str]:
@@ -83,7 +137,9 @@ def _supported(s: str, rng) -> str | None:
             out = s[: s.rfind(",")].rstrip() + "."
         return out if out != s and len(_words(out)) >= 6 else None
     if kind == 1:  # clause extraction
-        parts = [p.strip() for p in re.split(r";|, (?:and|but|while|whereas|which) ", s) if len(_words(p)) >= 6]
+        parts = [
+            p.strip() for p in re.split(r";|, (?:and|but|while|whereas|which) ", s) if len(_words(p)) >= 6
+        ]
         if len(parts) < 2:
             return None
         c = parts[int(rng.integers(len(parts)))].rstrip(".")
@@ -105,15 +161,22 @@ def _refuted(s: str, rng, other_entities: list[str]) -> str | None:
                 w = toks[i].strip(".,;:")
                 opp = _opposites()[w.lower()]
                 rep = opp[int(rng.integers(len(opp)))]
-                return " ".join(toks[:i] + [toks[i].replace(w, rep)] + toks[i + 1:])
+                return " ".join(toks[:i] + [toks[i].replace(w, rep)] + toks[i + 1 :])
         elif kind == 1:  # negating prefix
-            idx = [i for i, w in enumerate(toks) if re.fullmatch(r"[a-z]{5,}(?:able|ible|ive|al|ly|ent|ant|ic)", w)]
+            idx = [
+                i
+                for i, w in enumerate(toks)
+                if re.fullmatch(r"[a-z]{5,}(?:able|ible|ive|al|ly|ent|ant|ic)", w)
+            ]
             if idx:
                 i = idx[int(rng.integers(len(idx)))]
                 w = toks[i]
-                rep = w[2:] if w.startswith(("un", "ir", "in", "im")) and len(w) > 7 else (
-                    ("ir" if w.startswith("r") else "un") + w)
-                return " ".join(toks[:i] + [rep] + toks[i + 1:])
+                rep = (
+                    w[2:]
+                    if w.startswith(("un", "ir", "in", "im")) and len(w) > 7
+                    else (("ir" if w.startswith("r") else "un") + w)
+                )
+                return " ".join(toks[:i] + [rep] + toks[i + 1 :])
         elif kind == 2:  # number swap
             nums = list(re.finditer(r"\d+(?:\.\d+)?", s))
             if nums:
@@ -121,20 +184,22 @@ def _refuted(s: str, rng, other_entities: list[str]) -> str | None:
                 v = float(m.group(0))
                 new = v * float(rng.choice([0.5, 2, 3])) + float(rng.integers(1, 9))
                 txt = str(int(new)) if "." not in m.group(0) else f"{new:.1f}"
-                return s[: m.start()] + txt + s[m.end():]
+                return s[: m.start()] + txt + s[m.end() :]
         elif kind == 3:  # entity swap
-            idx = [i for i, w in enumerate(toks) if i > 0 and re.fullmatch(r"[A-Z][a-z]{3,}", w.strip(".,;:"))]
+            idx = [
+                i for i, w in enumerate(toks) if i > 0 and re.fullmatch(r"[A-Z][a-z]{3,}", w.strip(".,;:"))
+            ]
             if idx and other_entities:
                 i = idx[int(rng.integers(len(idx)))]
                 w = toks[i].strip(".,;:")
                 rep = other_entities[int(rng.integers(len(other_entities)))]
                 if rep != w:
-                    return " ".join(toks[:i] + [toks[i].replace(w, rep)] + toks[i + 1:])
+                    return " ".join(toks[:i] + [toks[i].replace(w, rep)] + toks[i + 1 :])
         elif kind == 4:  # quantifier
             idx = [i for i, w in enumerate(toks) if w.lower() in QUANTIFIERS]
             if idx:
                 i = idx[int(rng.integers(len(idx)))]
-                return " ".join(toks[:i] + [QUANTIFIERS[toks[i].lower()]] + toks[i + 1:])
+                return " ".join(toks[:i] + [QUANTIFIERS[toks[i].lower()]] + toks[i + 1 :])
         else:  # negation
             for a, b in NEGATIONS:
                 if a in s:
@@ -145,13 +210,16 @@ def _refuted(s: str, rng, other_entities: list[str]) -> str | None:
 def _nei_added(s: str, rng) -> str:
     body = s.rstrip(". ")
     if rng.random() < 0.35:
-        ob = OBLIGATIONS[int(rng.integers(len(OBLIGATIONS)))].format(AUTHORITIES[int(rng.integers(len(AUTHORITIES)))])
+        ob = OBLIGATIONS[int(rng.integers(len(OBLIGATIONS)))].format(
+            AUTHORITIES[int(rng.integers(len(AUTHORITIES)))]
+        )
         return f"{body}, and this {ob}."
     return f"{body} {SPECIFICS[int(rng.integers(len(SPECIFICS)))]}."
 
 
-def generate_pairs(records: list[dict], n_pairs: int, seed: int = SEED,
-                   usable=None) -> list[tuple[str, list[str], int]]:
+def generate_pairs(
+    records: list[dict], n_pairs: int, seed: int = SEED, usable=None
+) -> list[tuple[str, list[str], int]]:
     """[(claim, evidence sentences, label)] from the records' evidence sentences (no label is read).
 
     ``usable(sentence) -> bool`` keeps to sentences whose word-piece states are already cached.
@@ -160,12 +228,22 @@ def generate_pairs(records: list[dict], n_pairs: int, seed: int = SEED,
     docs = []
     for r in records:
         p = prepare(r["claim"], claim_evidence_texts(r))
-        sents = [p.sentences[i] for i in p.selected if 8 <= len(_words(p.sentences[i])) <= 45
-                 and (usable is None or usable(p.sentences[i]))]
+        sents = [
+            p.sentences[i]
+            for i in p.selected
+            if 8 <= len(_words(p.sentences[i])) <= 45 and (usable is None or usable(p.sentences[i]))
+        ]
         if len(sents) >= 2:
             docs.append(sents)
-    entities = sorted({w.strip(".,;:") for d in docs for s in d for w in _words(s)[1:]
-                       if re.fullmatch(r"[A-Z][a-z]{3,}", w.strip(".,;:"))})
+    entities = sorted(
+        {
+            w.strip(".,;:")
+            for d in docs
+            for s in d
+            for w in _words(s)[1:]
+            if re.fullmatch(r"[A-Z][a-z]{3,}", w.strip(".,;:"))
+        }
+    )
     out: list[tuple[str, list[str], int]] = []
     per_class = n_pairs // 3
     counts = [0, 0, 0]
@@ -228,8 +306,15 @@ def _torch_head(hidden: int = HIDDEN):
 
         def weights(self) -> HeadWeights:
             g = {k: v.detach().numpy() for k, v in self.state_dict().items()}
-            return HeadWeights(log_tau=g["log_tau"].reshape(()), proj_w=g["proj.weight"], proj_b=g["proj.bias"],
-                               mix_w=g["mix.weight"], mix_b=g["mix.bias"], out_w=g["out.weight"], out_b=g["out.bias"])
+            return HeadWeights(
+                log_tau=g["log_tau"].reshape(()),
+                proj_w=g["proj.weight"],
+                proj_b=g["proj.bias"],
+                mix_w=g["mix.weight"],
+                mix_b=g["mix.bias"],
+                out_w=g["out.weight"],
+                out_b=g["out.bias"],
+            )
 
     return TorchHead()
 
@@ -246,8 +331,13 @@ def _pad(mats: list[np.ndarray]):
     return torch.from_numpy(out), torch.from_numpy(mask)
 
 
-def train_head(inputs: list[tuple[np.ndarray, np.ndarray]], labels: np.ndarray, seed: int = SEED,
-               epochs: int = EPOCHS, log=print) -> HeadWeights:
+def train_head(
+    inputs: list[tuple[np.ndarray, np.ndarray]],
+    labels: np.ndarray,
+    seed: int = SEED,
+    epochs: int = EPOCHS,
+    log=print,
+) -> HeadWeights:
     import torch
 
     torch.manual_seed(seed)
@@ -260,7 +350,7 @@ def train_head(inputs: list[tuple[np.ndarray, np.ndarray]], labels: np.ndarray, 
         order = rng.permutation(keep)
         total, correct = 0.0, 0
         for start in range(0, len(order), BATCH):
-            idx = order[start: start + BATCH]
+            idx = order[start : start + BATCH]
             C, cm = _pad([inputs[i][0] for i in idx])
             E, em = _pad([inputs[i][1] for i in idx])
             logits = head(C, cm, E, em)
@@ -270,7 +360,9 @@ def train_head(inputs: list[tuple[np.ndarray, np.ndarray]], labels: np.ndarray, 
             opt.step()
             total += float(loss.detach()) * len(idx)
             correct += int((logits.argmax(1) == y[idx]).sum())
-        log(f"head epoch {epoch + 1}/{epochs}: loss {total / len(keep):.3f}, train accuracy {correct / len(keep):.3f}")
+        log(
+            f"head epoch {epoch + 1}/{epochs}: loss {total / len(keep):.3f}, train accuracy {correct / len(keep):.3f}"
+        )
     return head.weights()
 
 
@@ -293,8 +385,14 @@ def dev_head_logits(records: list[dict], head: HeadWeights, cache: CachedEmbed) 
     return out
 
 
-def fold_model(records: list[dict], XH: np.ndarray, idf: dict, head: HeadWeights, meta: dict | None = None,
-               n_inner: int = 5) -> LearnedModel:
+def fold_model(
+    records: list[dict],
+    XH: np.ndarray,
+    idf: dict,
+    head: HeadWeights,
+    meta: dict | None = None,
+    n_inner: int = 5,
+) -> LearnedModel:
     """The stacker fitted on these rows, calibrated by Platt scaling on its own out-of-fold logits
     (an inner grouped CV over the same rows: the calibration never sees a row it is scored on)."""
     from sklearn.model_selection import GroupKFold
@@ -307,8 +405,15 @@ def fold_model(records: list[dict], XH: np.ndarray, idf: dict, head: HeadWeights
     return LearnedModel(head, fit(records, XH, idf, meta), platt(z, y), meta)
 
 
-def build(claims_path: Path = DEFAULT_CLAIMS, *, seed: int = SEED, n_pairs: int = N_PAIRS,
-          epochs: int = EPOCHS, write: bool = True, log=print) -> LearnedModel:
+def build(
+    claims_path: Path = DEFAULT_CLAIMS,
+    *,
+    seed: int = SEED,
+    n_pairs: int = N_PAIRS,
+    epochs: int = EPOCHS,
+    write: bool = True,
+    log=print,
+) -> LearnedModel:
     from audit.evaluation import bench_eval as be
 
     started = time.perf_counter()
@@ -318,7 +423,9 @@ def build(claims_path: Path = DEFAULT_CLAIMS, *, seed: int = SEED, n_pairs: int 
     X = dev_features(records, idf, cache)
     log(f"features of {len(records)} DEV claims: {time.perf_counter() - started:.0f} s")
     pairs = generate_pairs(records, n_pairs, seed, usable=lambda s: s in cache.table)
-    log(f"generated {len(pairs)} pairs ({', '.join(f'{n} {sum(1 for p in pairs if p[2] == k)}' for k, n in enumerate(('supported', 'refuted', 'nei')))})")
+    log(
+        f"generated {len(pairs)} pairs ({', '.join(f'{n} {sum(1 for p in pairs if p[2] == k)}' for k, n in enumerate(('supported', 'refuted', 'nei')))})"
+    )
     claims = [c for c, _, _ in pairs]
     cache(claims)  # embeds the generated claims (batched), cached under var/
     cache.save()
@@ -346,17 +453,31 @@ def build(claims_path: Path = DEFAULT_CLAIMS, *, seed: int = SEED, n_pairs: int 
         conf[test] = m.calibrated(z[test])
         pref[test] = m.stacker.refute_prob(XH[test])
     y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
-    labels = ["SUPPORTED" if c >= AUDIT_SCORE_THRESHOLD else ("REFUTED" if p >= REFUTED_THRESHOLD else "NEI")
-              for c, p in zip(conf, pref)]
-    log(be.format_rows(be.claim_table(records, labels), "learned judge alone (no numeric/structure overrides), "
-                       "grouped 5-fold CV, calibrated confidence >= threshold"))
+    labels = [
+        "SUPPORTED" if c >= AUDIT_SCORE_THRESHOLD else ("REFUTED" if p >= REFUTED_THRESHOLD else "NEI")
+        for c, p in zip(conf, pref)
+    ]
+    log(
+        be.format_rows(
+            be.claim_table(records, labels),
+            "learned judge alone (no numeric/structure overrides), "
+            "grouped 5-fold CV, calibrated confidence >= threshold",
+        )
+    )
     log(be.format_claim_table(records, z, pref, "the same, decided at the class-balanced point (logit 0)"))
     log(f"ECE of the calibrated confidence (out-of-fold) {be.expected_calibration_error(y, conf):.3f}")
-    meta = {"seed": seed, "pairs": len(pairs), "epochs": epochs, "fitted_on": Path(claims_path).name,
-            "rows": len(records)}
+    meta = {
+        "seed": seed,
+        "pairs": len(pairs),
+        "epochs": epochs,
+        "fitted_on": Path(claims_path).name,
+        "rows": len(records),
+    }
     model = fold_model(records, XH, idf, head, meta)
     if write:
         model.save(ARTIFACT_PATH)
-        log(f"wrote {ARTIFACT_PATH.name} ({ARTIFACT_PATH.stat().st_size / 1e6:.2f} MB) in "
-            f"{time.perf_counter() - started:.0f} s")
+        log(
+            f"wrote {ARTIFACT_PATH.name} ({ARTIFACT_PATH.stat().st_size / 1e6:.2f} MB) in "
+            f"{time.perf_counter() - started:.0f} s"
+        )
     return model

@@ -23,11 +23,17 @@ from audit.selectors.weak_claims import day_bounds
 BENCH_SLUG = "nightly-bench"
 _SYLLABLES = "ka lo mi nu ra se ti vo ze pa qu li do ne ba".split()
 _RELATIONS = [
-    ("regulates", "deregulates"), ("increases", "decreases"), ("activates", "inhibits"),
-    ("requires", "does not require"), ("precedes", "follows"), ("stabilises", "destabilises"),
+    ("regulates", "deregulates"),
+    ("increases", "decreases"),
+    ("activates", "inhibits"),
+    ("requires", "does not require"),
+    ("precedes", "follows"),
+    ("stabilises", "destabilises"),
 ]
-_OBJECTS = "calcium signalling|memory consolidation|protein folding|reporting obligations|capital buffers|" \
-           "synaptic pruning|liquidity ratios|cortisol release|audit trails|sleep spindles".split("|")
+_OBJECTS = (
+    "calcium signalling|memory consolidation|protein folding|reporting obligations|capital buffers|"
+    "synaptic pruning|liquidity ratios|cortisol release|audit trails|sleep spindles".split("|")
+)
 
 
 def _name(rng: random.Random) -> str:
@@ -53,7 +59,9 @@ def bench_seed(*, claims: int, chunks: int, day: dt.date, seed: int = 7) -> Work
 
     rng = random.Random(seed)
     Workspace.objects.filter(slug=BENCH_SLUG).delete()
-    workspace = Workspace.objects.create(name="Nightly benchmark", slug=BENCH_SLUG, allow_external_calls=False)
+    workspace = Workspace.objects.create(
+        name="Nightly benchmark", slug=BENCH_SLUG, allow_external_calls=False
+    )
     facts = []
     texts = []
     for _ in range(chunks):
@@ -61,27 +69,53 @@ def bench_seed(*, claims: int, chunks: int, day: dt.date, seed: int = 7) -> Work
         facts.extend(chunk_facts)
         texts.append(" ".join(_sentence(s, pos, o, y) for s, pos, _neg, o, y in chunk_facts))
     docs_n = max(1, chunks // 10)
-    documents = Document.objects.bulk_create([
-        Document(workspace=workspace, title=f"Bench document {d}", uri=f"kb://bench-{d}",
-                 domain="neuroscience" if d % 2 else "general", content_hash=_hash(f"doc{d}"),
-                 published_at=dt.date(2015 + d % 11, 1 + d % 12, 1))
-        for d in range(docs_n)
-    ])
+    documents = Document.objects.bulk_create(
+        [
+            Document(
+                workspace=workspace,
+                title=f"Bench document {d}",
+                uri=f"kb://bench-{d}",
+                domain="neuroscience" if d % 2 else "general",
+                content_hash=_hash(f"doc{d}"),
+                published_at=dt.date(2015 + d % 11, 1 + d % 12, 1),
+            )
+            for d in range(docs_n)
+        ]
+    )
     vectors = get_embedder().encode(texts).astype("<f4")
-    Chunk.objects.bulk_create([
-        Chunk(document=documents[c % docs_n], ordinal=c // docs_n, text=text, start_offset=0, end_offset=len(text),
-              content_hash=_hash(text), embedding=np.ascontiguousarray(vectors[c]).tobytes(),
-              search_vector=vectors[c])
-        for c, text in enumerate(texts)
-    ], batch_size=1000)
+    Chunk.objects.bulk_create(
+        [
+            Chunk(
+                document=documents[c % docs_n],
+                ordinal=c // docs_n,
+                text=text,
+                start_offset=0,
+                end_offset=len(text),
+                content_hash=_hash(text),
+                embedding=np.ascontiguousarray(vectors[c]).tobytes(),
+                search_vector=vectors[c],
+            )
+            for c, text in enumerate(texts)
+        ],
+        batch_size=1000,
+    )
     Workspace.objects.filter(id=workspace.id).update(kb_version=1)
     start, _ = day_bounds(day)
     per_answer = 10
-    answers = Answer.objects.bulk_create([
-        Answer(workspace=workspace, query="benchmark question", text="", mode=constants.MODE_AUDIT_LOCAL,
-               created_at=start + dt.timedelta(seconds=i), public_id=f"a-bench-{i:07d}")
-        for i in range((claims + per_answer - 1) // per_answer)
-    ], batch_size=1000)
+    answers = Answer.objects.bulk_create(
+        [
+            Answer(
+                workspace=workspace,
+                query="benchmark question",
+                text="",
+                mode=constants.MODE_AUDIT_LOCAL,
+                created_at=start + dt.timedelta(seconds=i),
+                public_id=f"a-bench-{i:07d}",
+            )
+            for i in range((claims + per_answer - 1) // per_answer)
+        ],
+        batch_size=1000,
+    )
     rows = []
     for i in range(claims):
         subject, pos, neg, obj, year = rng.choice(facts)
@@ -92,9 +126,16 @@ def bench_seed(*, claims: int, chunks: int, day: dt.date, seed: int = 7) -> Work
             text = _sentence(subject, neg, obj, year) if i % 2 else _sentence(subject, pos, obj, year + 7)
         else:
             text = f"{_name(rng)} {rng.choice(_RELATIONS)[0]} {rng.choice(_OBJECTS)} in {rng.randint(1990, 2025)} trials."
-        rows.append(Claim(answer=answers[i // per_answer], claim_id=f"c{i % per_answer + 1}", text=text,
-                          label=Claim.Label.REFUTED if kind == 1 else Claim.Label.NEI,
-                          machine_label=Claim.Label.REFUTED if kind == 1 else Claim.Label.NEI,
-                          confidence=round(rng.uniform(0.05, 0.55), 3), importance=constants.IMPORTANCE_MATERIAL))
+        rows.append(
+            Claim(
+                answer=answers[i // per_answer],
+                claim_id=f"c{i % per_answer + 1}",
+                text=text,
+                label=Claim.Label.REFUTED if kind == 1 else Claim.Label.NEI,
+                machine_label=Claim.Label.REFUTED if kind == 1 else Claim.Label.NEI,
+                confidence=round(rng.uniform(0.05, 0.55), 3),
+                importance=constants.IMPORTANCE_MATERIAL,
+            )
+        )
     Claim.objects.bulk_create(rows, batch_size=1000)
     return workspace

@@ -75,23 +75,36 @@ class RevisionEvaluation:
 
     def as_json(self) -> dict:
         return {
-            "answers": self.answers, "revised": self.revised, "seconds": round(self.seconds, 1),
-            "material_before": self.material_before, "unsupported_before": self.unsupported_before,
+            "answers": self.answers,
+            "revised": self.revised,
+            "seconds": round(self.seconds, 1),
+            "material_before": self.material_before,
+            "unsupported_before": self.unsupported_before,
             "unsupported_rate_before": round(self.unsupported_rate_before, 4),
-            "material_after": self.material_after, "unsupported_after": self.unsupported_after,
+            "material_after": self.material_after,
+            "unsupported_after": self.unsupported_after,
             "unsupported_rate_after": round(self.unsupported_rate_after, 4),
             "supported_claims_before": self.supported_claims_before,
-            "supported_claims_removed": self.supported_claims_removed, "removed_examples": self.removed_examples,
+            "supported_claims_removed": self.supported_claims_removed,
+            "removed_examples": self.removed_examples,
             "gold_supported_sentences": self.gold_supported_sentences,
             "gold_supported_removed": self.gold_supported_removed,
-            "edits": dict(self.edits), "citation_actions": dict(self.citation_actions),
-            "untraceable": self.untraceable, "invalid_markers": self.invalid_markers,
-            "warnings": dict(self.warnings), "stop_reasons": dict(self.stop_reasons),
-            "attempts": {str(k): v for k, v in self.attempts.items()}, "kept_earlier": self.kept_earlier,
-            "edits_checked": self.edits_checked, "unsupported_edits": self.unsupported_edits,
-            "corrections": self.corrections, "subject_changed": self.subject_changed,
-            "refuted_received": self.refuted_received, "refuted_without_case": self.refuted_without_case,
-            "markers_checked": self.markers_checked, "unbacked_markers": self.unbacked_markers,
+            "edits": dict(self.edits),
+            "citation_actions": dict(self.citation_actions),
+            "untraceable": self.untraceable,
+            "invalid_markers": self.invalid_markers,
+            "warnings": dict(self.warnings),
+            "stop_reasons": dict(self.stop_reasons),
+            "attempts": {str(k): v for k, v in self.attempts.items()},
+            "kept_earlier": self.kept_earlier,
+            "edits_checked": self.edits_checked,
+            "unsupported_edits": self.unsupported_edits,
+            "corrections": self.corrections,
+            "subject_changed": self.subject_changed,
+            "refuted_received": self.refuted_received,
+            "refuted_without_case": self.refuted_without_case,
+            "markers_checked": self.markers_checked,
+            "unbacked_markers": self.unbacked_markers,
         }
 
     def report(self, gate: float) -> str:
@@ -106,14 +119,16 @@ class RevisionEvaluation:
             f"gold-supported sentences removed (annotators' Complete support; verifier errors show here): "
             f"{self.gold_supported_removed} of {self.gold_supported_sentences}",
             "edits per strategy: " + (", ".join(f"{k} {v}" for k, v in sorted(self.edits.items())) or "none"),
-            "citation actions: " + (", ".join(f"{k} {v}" for k, v in sorted(self.citation_actions.items())) or "none"),
+            "citation actions: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(self.citation_actions.items())) or "none"),
             f"edits traceable to a claim and a strategy: "
             f"{'PASS' if not self.untraceable else 'FAIL (' + '; '.join(self.untraceable[:5]) + ')'}",
             f"citation markers valid after revision: "
             f"{'PASS' if not self.invalid_markers else 'FAIL (' + '; '.join(self.invalid_markers[:5]) + ')'}",
             "warnings: " + (", ".join(f"{k} {v}" for k, v in sorted(self.warnings.items())) or "none"),
             "stop reasons: " + ", ".join(f"{k} {v}" for k, v in self.stop_reasons.most_common()),
-            "attempts per answer: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.attempts.items()))
+            "attempts per answer: "
+            + ", ".join(f"{k}: {v}" for k, v in sorted(self.attempts.items()))
             + f"; an earlier, better attempt kept: {self.kept_earlier}",
             f"revised claims whose new text is not SUPPORTED by its cited passage: {len(self.unsupported_edits)} of "
             f"{self.edits_checked} (must be 0): {'PASS' if not self.unsupported_edits else 'FAIL'}",
@@ -125,9 +140,12 @@ class RevisionEvaluation:
             f"{len(self.unbacked_markers)} of {self.markers_checked} (must be 0): "
             f"{'PASS' if not self.unbacked_markers else 'FAIL'}",
         ]
-        for name, rows in (("unsupported edits", self.unsupported_edits), ("subject changed", self.subject_changed),
-                           ("refuted without a case", self.refuted_without_case),
-                           ("unbacked markers", self.unbacked_markers)):
+        for name, rows in (
+            ("unsupported edits", self.unsupported_edits),
+            ("subject changed", self.subject_changed),
+            ("refuted without a case", self.refuted_without_case),
+            ("unbacked markers", self.unbacked_markers),
+        ):
             if rows:
                 lines.append(f"{name}, first examples: " + " | ".join(rows[:5]))
         if self.removed_examples:
@@ -149,7 +167,9 @@ def _rest_stems(claim_text: str, replaced: list[str]) -> set[str]:
     return {s for s in content_stems(rest) if not any(ch.isdigit() for ch in s)}
 
 
-def check_integrity(out: RevisionOutcome, record_id: str, ev: RevisionEvaluation, judge=None, needs_case=None) -> None:
+def check_integrity(
+    out: RevisionOutcome, record_id: str, ev: RevisionEvaluation, judge=None, needs_case=None
+) -> None:
     """Issue 13's checks: ``judge(text, passage) -> ClaimVerdict`` (the claim judge on one passage),
     ``needs_case(claim verdict as received, its revision or None) -> bool`` (the intake rule)."""
     revisions = out.claim_revisions() if out.revised else {}
@@ -161,12 +181,18 @@ def check_integrity(out: RevisionOutcome, record_id: str, ev: RevisionEvaluation
     received = {c.claim.claim_id: c for c in out.attempts[0].result.claims}
     for cid, rev in revisions.items():
         where = f"{record_id}/{cid}"
-        if judge is not None and rev.get("cited") and rev["text"] and rev["strategy"] in (
-                Strategy.CORRECT, Strategy.CITATION, Strategy.CORRECTIVE_RETRIEVAL):
+        if (
+            judge is not None
+            and rev.get("cited")
+            and rev["text"]
+            and rev["strategy"] in (Strategy.CORRECT, Strategy.CITATION, Strategy.CORRECTIVE_RETRIEVAL)
+        ):
             ev.edits_checked += 1
             verdict = judge(rev["text"], passages[rev["passage_id"]])
             if verdict.label != "SUPPORTED":
-                ev.unsupported_edits.append(f"{where}: {rev['text'][:80]!r} vs {rev['passage_id']} ({verdict.label})")
+                ev.unsupported_edits.append(
+                    f"{where}: {rev['text'][:80]!r} vs {rev['passage_id']} ({verdict.label})"
+                )
         if rev["strategy"] == Strategy.CORRECT:
             ev.corrections += 1
             before = received[cid].claim.text
@@ -187,8 +213,10 @@ def check_integrity(out: RevisionOutcome, record_id: str, ev: RevisionEvaluation
                 verdicts = [judge(c.claim.text, passage) for c in claims if anchor in c.claim.citations]
                 if not any(v.label == "SUPPORTED" for v in verdicts):
                     c = claims[0]
-                    ev.unbacked_markers.append(f"{record_id}/{c.claim.claim_id}: [{anchor}] on "
-                                               f"{c.claim.text[:60]!r} ({verdicts[0].label})")
+                    ev.unbacked_markers.append(
+                        f"{record_id}/{c.claim.claim_id}: [{anchor}] on "
+                        f"{c.claim.text[:60]!r} ({verdicts[0].label})"
+                    )
     for cid, c in received.items():
         if c.label == "REFUTED":
             ev.refuted_received += 1
@@ -228,13 +256,17 @@ def check_outcome(out: RevisionOutcome, record_id: str, ev: RevisionEvaluation, 
             if e.strategy in (Strategy.CITATION, Strategy.CORRECTIVE_RETRIEVAL):
                 ev.citation_actions[e.action] += 1
             if e.claim_id not in ids or e.strategy not in strategies:
-                ev.untraceable.append(f"{record_id} attempt {attempt.number}: edit names {e.claim_id}/{e.strategy}")
+                ev.untraceable.append(
+                    f"{record_id} attempt {attempt.number}: edit names {e.claim_id}/{e.strategy}"
+                )
         try:
             replayed = replay_edits(prev.text, attempt.edits)
         except ValueError as exc:
             replayed = f"<{exc}>"
         if replayed != attempt.text:
-            ev.untraceable.append(f"{record_id} attempt {attempt.number}: the ledger does not rebuild the text")
+            ev.untraceable.append(
+                f"{record_id} attempt {attempt.number}: the ledger does not rebuild the text"
+            )
     amap = anchor_map(out.passages)
     for anchor in citation_anchors(out.final_text):
         if resolve_anchor(anchor, amap) is None:
@@ -246,7 +278,9 @@ def check_outcome(out: RevisionOutcome, record_id: str, ev: RevisionEvaluation, 
     ev.kept_earlier += int(out.kept != len(out.attempts) - 1)
 
 
-def evaluate_answers(records: list[dict], revise, *, progress=None, judge=None, needs_case=None) -> RevisionEvaluation:
+def evaluate_answers(
+    records: list[dict], revise, *, progress=None, judge=None, needs_case=None
+) -> RevisionEvaluation:
     """Run ``revise(query, answer, passages) -> RevisionOutcome`` on benchmark answer records
     (``judge`` and ``needs_case``: see :func:`check_integrity`)."""
     ev = RevisionEvaluation()

@@ -12,8 +12,15 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.core.management.base import CommandError
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @contextmanager
@@ -40,11 +47,17 @@ def served():
 def user_named(username: str):
     """The user to sign in as: ``username``, else the first active superuser; one sentence if none."""
     User = get_user_model()
-    user = (User.objects.filter(username=username).first() if username
-            else User.objects.filter(is_superuser=True, is_active=True).order_by("id").first())
+    user = (
+        User.objects.filter(username=username).first()
+        if username
+        else User.objects.filter(is_superuser=True, is_active=True).order_by("id").first()
+    )
     if user is None:
-        raise CommandError(f"No user {username!r}; pass --username, or run `manage.py ensure_admin`."
-                           if username else "No superuser; run `manage.py ensure_admin` or pass --username.")
+        raise CommandError(
+            f"No user {username!r}; pass --username, or run `manage.py ensure_admin`."
+            if username
+            else "No superuser; run `manage.py ensure_admin` or pass --username."
+        )
     return user
 
 
@@ -52,8 +65,11 @@ def session_cookie(user, base: str) -> dict:
     """A signed-in session for ``user`` as a Playwright cookie for ``base``."""
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0] if getattr(
-        settings, "AUTHENTICATION_BACKENDS", None) else "django.contrib.auth.backends.ModelBackend"
+    session[BACKEND_SESSION_KEY] = (
+        settings.AUTHENTICATION_BACKENDS[0]
+        if getattr(settings, "AUTHENTICATION_BACKENDS", None)
+        else "django.contrib.auth.backends.ModelBackend"
+    )
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     return {"name": settings.SESSION_COOKIE_NAME, "value": session.session_key, "url": base}

@@ -9,7 +9,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -18,347 +17,771 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Document',
+            name="Document",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=500)),
-                ('uri', models.CharField(max_length=1000)),
-                ('domain', models.CharField(db_index=True, default='general', max_length=64)),
-                ('published_at', models.DateField(blank=True, null=True)),
-                ('date_inferred', models.BooleanField(default=False)),
-                ('content_hash', models.CharField(max_length=71)),
-                ('sensitive', models.BooleanField(default=False)),
-                ('source_path', models.CharField(blank=True, max_length=1000)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("title", models.CharField(max_length=500)),
+                ("uri", models.CharField(max_length=1000)),
+                ("domain", models.CharField(db_index=True, default="general", max_length=64)),
+                ("published_at", models.DateField(blank=True, null=True)),
+                ("date_inferred", models.BooleanField(default=False)),
+                ("content_hash", models.CharField(max_length=71)),
+                ("sensitive", models.BooleanField(default=False)),
+                ("source_path", models.CharField(blank=True, max_length=1000)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['title'],
+                "ordering": ["title"],
             },
         ),
         migrations.CreateModel(
-            name='Answer',
+            name="Answer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('public_id', models.CharField(default=audit.models.answers.new_answer_public_id, max_length=40, unique=True)),
-                ('conversation_id', models.CharField(blank=True, db_index=True, max_length=200)),
-                ('query', models.TextField()),
-                ('text', models.TextField(blank=True)),
-                ('original_text', models.TextField(blank=True)),
-                ('mode', models.CharField(choices=[('normal', 'Normal'), ('audit-local', 'Audit-Local'), ('audit-web', 'Audit-Web')], max_length=16)),
-                ('domain', models.CharField(blank=True, db_index=True, max_length=64)),
-                ('reference', models.TextField(blank=True, help_text='Reference answer, when given (context recall).')),
-                ('contexts', models.JSONField(blank=True, default=list)),
-                ('revisions', models.JSONField(blank=True, default=list)),
-                ('suppressed', models.BooleanField(default=False, help_text='Set by a compliance decision: not to be shown to users.')),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='answers', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "public_id",
+                    models.CharField(
+                        default=audit.models.answers.new_answer_public_id, max_length=40, unique=True
+                    ),
+                ),
+                ("conversation_id", models.CharField(blank=True, db_index=True, max_length=200)),
+                ("query", models.TextField()),
+                ("text", models.TextField(blank=True)),
+                ("original_text", models.TextField(blank=True)),
+                (
+                    "mode",
+                    models.CharField(
+                        choices=[
+                            ("normal", "Normal"),
+                            ("audit-local", "Audit-Local"),
+                            ("audit-web", "Audit-Web"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("domain", models.CharField(blank=True, db_index=True, max_length=64)),
+                (
+                    "reference",
+                    models.TextField(blank=True, help_text="Reference answer, when given (context recall)."),
+                ),
+                ("contexts", models.JSONField(blank=True, default=list)),
+                ("revisions", models.JSONField(blank=True, default=list)),
+                (
+                    "suppressed",
+                    models.BooleanField(
+                        default=False, help_text="Set by a compliance decision: not to be shown to users."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="answers",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Claim',
+            name="Claim",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('claim_id', models.CharField(max_length=16)),
-                ('text', models.TextField()),
-                ('span_start', models.PositiveIntegerField(default=0)),
-                ('span_end', models.PositiveIntegerField(default=0)),
-                ('claim_type', models.CharField(choices=[('fact', 'Fact'), ('policy', 'Policy'), ('numeric', 'Numeric'), ('definition', 'Definition')], default='fact', max_length=16)),
-                ('importance', models.CharField(choices=[('critical', 'Critical'), ('material', 'Material'), ('minor', 'Minor')], default='material', max_length=16)),
-                ('anchors', models.JSONField(blank=True, default=list)),
-                ('label', models.CharField(choices=[('SUPPORTED', 'Supported'), ('REFUTED', 'Refuted'), ('NEI', 'Needs evidence')], db_index=True, default='NEI', max_length=16)),
-                ('machine_label', models.CharField(choices=[('SUPPORTED', 'Supported'), ('REFUTED', 'Refuted'), ('NEI', 'Needs evidence')], default='NEI', max_length=16)),
-                ('verdict', models.CharField(choices=[('supported', 'Supported'), ('weak', 'Weak'), ('contradicted', 'Contradicted'), ('not_found', 'Not found')], default='not_found', max_length=16)),
-                ('confidence', models.FloatField(db_index=True, default=0.0)),
-                ('metrics', models.JSONField(blank=True, default=dict)),
-                ('methods', models.JSONField(blank=True, default=list)),
-                ('method_results', models.JSONField(blank=True, default=dict)),
-                ('risk_flags', models.JSONField(blank=True, default=list)),
-                ('label_history', models.JSONField(blank=True, default=list)),
-                ('drafted_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('verified_at', models.DateTimeField(blank=True, db_index=True, null=True)),
-                ('answer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='claims', to='audit.answer')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("claim_id", models.CharField(max_length=16)),
+                ("text", models.TextField()),
+                ("span_start", models.PositiveIntegerField(default=0)),
+                ("span_end", models.PositiveIntegerField(default=0)),
+                (
+                    "claim_type",
+                    models.CharField(
+                        choices=[
+                            ("fact", "Fact"),
+                            ("policy", "Policy"),
+                            ("numeric", "Numeric"),
+                            ("definition", "Definition"),
+                        ],
+                        default="fact",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "importance",
+                    models.CharField(
+                        choices=[("critical", "Critical"), ("material", "Material"), ("minor", "Minor")],
+                        default="material",
+                        max_length=16,
+                    ),
+                ),
+                ("anchors", models.JSONField(blank=True, default=list)),
+                (
+                    "label",
+                    models.CharField(
+                        choices=[
+                            ("SUPPORTED", "Supported"),
+                            ("REFUTED", "Refuted"),
+                            ("NEI", "Needs evidence"),
+                        ],
+                        db_index=True,
+                        default="NEI",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "machine_label",
+                    models.CharField(
+                        choices=[
+                            ("SUPPORTED", "Supported"),
+                            ("REFUTED", "Refuted"),
+                            ("NEI", "Needs evidence"),
+                        ],
+                        default="NEI",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "verdict",
+                    models.CharField(
+                        choices=[
+                            ("supported", "Supported"),
+                            ("weak", "Weak"),
+                            ("contradicted", "Contradicted"),
+                            ("not_found", "Not found"),
+                        ],
+                        default="not_found",
+                        max_length=16,
+                    ),
+                ),
+                ("confidence", models.FloatField(db_index=True, default=0.0)),
+                ("metrics", models.JSONField(blank=True, default=dict)),
+                ("methods", models.JSONField(blank=True, default=list)),
+                ("method_results", models.JSONField(blank=True, default=dict)),
+                ("risk_flags", models.JSONField(blank=True, default=list)),
+                ("label_history", models.JSONField(blank=True, default=list)),
+                ("drafted_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("verified_at", models.DateTimeField(blank=True, db_index=True, null=True)),
+                (
+                    "answer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="claims", to="audit.answer"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['answer_id', 'span_start', 'id'],
+                "ordering": ["answer_id", "span_start", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Chunk',
+            name="Chunk",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('ordinal', models.PositiveIntegerField()),
-                ('text', models.TextField()),
-                ('start_offset', models.PositiveIntegerField()),
-                ('end_offset', models.PositiveIntegerField()),
-                ('content_hash', models.CharField(max_length=71)),
-                ('embedding', models.BinaryField()),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='audit.document')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("ordinal", models.PositiveIntegerField()),
+                ("text", models.TextField()),
+                ("start_offset", models.PositiveIntegerField()),
+                ("end_offset", models.PositiveIntegerField()),
+                ("content_hash", models.CharField(max_length=71)),
+                ("embedding", models.BinaryField()),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chunks",
+                        to="audit.document",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['document_id', 'ordinal'],
+                "ordering": ["document_id", "ordinal"],
             },
         ),
         migrations.CreateModel(
-            name='Evidence',
+            name="Evidence",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rank', models.PositiveSmallIntegerField(default=0)),
-                ('source_type', models.CharField(choices=[('kb', 'Knowledge base'), ('context', 'Passage sent with the request'), ('web', 'Web')], max_length=16)),
-                ('source_id', models.CharField(max_length=200)),
-                ('title', models.CharField(blank=True, max_length=500)),
-                ('uri', models.CharField(blank=True, max_length=2000)),
-                ('snippet', models.TextField(blank=True)),
-                ('hash', models.CharField(max_length=71)),
-                ('relevance', models.FloatField(default=0.0)),
-                ('entailment', models.FloatField(default=0.0)),
-                ('published_at', models.DateField(blank=True, null=True)),
-                ('provenance', models.JSONField(blank=True, default=dict)),
-                ('retrieved_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('chunk', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='evidence_links', to='audit.chunk')),
-                ('claim', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='evidence', to='audit.claim')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("rank", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "source_type",
+                    models.CharField(
+                        choices=[
+                            ("kb", "Knowledge base"),
+                            ("context", "Passage sent with the request"),
+                            ("web", "Web"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("source_id", models.CharField(max_length=200)),
+                ("title", models.CharField(blank=True, max_length=500)),
+                ("uri", models.CharField(blank=True, max_length=2000)),
+                ("snippet", models.TextField(blank=True)),
+                ("hash", models.CharField(max_length=71)),
+                ("relevance", models.FloatField(default=0.0)),
+                ("entailment", models.FloatField(default=0.0)),
+                ("published_at", models.DateField(blank=True, null=True)),
+                ("provenance", models.JSONField(blank=True, default=dict)),
+                ("retrieved_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "chunk",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="evidence_links",
+                        to="audit.chunk",
+                    ),
+                ),
+                (
+                    "claim",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="evidence", to="audit.claim"
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'evidence',
-                'ordering': ['claim_id', 'rank', 'id'],
+                "verbose_name_plural": "evidence",
+                "ordering": ["claim_id", "rank", "id"],
             },
         ),
         migrations.CreateModel(
-            name='VerificationRun',
+            name="VerificationRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('interactive', 'Interactive'), ('nightly', 'Nightly batch'), ('rerun', 'Manual re-run')], default='interactive', max_length=16)),
-                ('status', models.CharField(choices=[('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='done', max_length=16)),
-                ('mode', models.CharField(choices=[('normal', 'Normal'), ('audit-local', 'Audit-Local'), ('audit-web', 'Audit-Web')], max_length=16)),
-                ('started_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('duration_ms', models.FloatField(default=0.0)),
-                ('llm_calls', models.PositiveIntegerField(default=0)),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('llm_latency_ms', models.FloatField(default=0.0)),
-                ('llm_failures', models.JSONField(blank=True, default=list)),
-                ('claim_count', models.PositiveIntegerField(default=0)),
-                ('coverage', models.FloatField(default=0.0)),
-                ('unsupported_rate', models.FloatField(default=0.0)),
-                ('audit_score', models.FloatField(default=0.0)),
-                ('faithfulness', models.FloatField(default=0.0)),
-                ('answer_relevance', models.FloatField(default=0.0)),
-                ('context_precision', models.FloatField(default=0.0)),
-                ('context_recall', models.FloatField(blank=True, null=True)),
-                ('methods', models.JSONField(blank=True, default=list)),
-                ('warnings', models.JSONField(blank=True, default=list)),
-                ('risk_flags', models.JSONField(blank=True, default=list)),
-                ('quality_gates', models.JSONField(blank=True, default=dict)),
-                ('revision_history', models.JSONField(blank=True, default=list)),
-                ('answer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='audit.answer')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("interactive", "Interactive"),
+                            ("nightly", "Nightly batch"),
+                            ("rerun", "Manual re-run"),
+                        ],
+                        default="interactive",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("running", "Running"), ("done", "Done"), ("failed", "Failed")],
+                        default="done",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "mode",
+                    models.CharField(
+                        choices=[
+                            ("normal", "Normal"),
+                            ("audit-local", "Audit-Local"),
+                            ("audit-web", "Audit-Web"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("started_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("duration_ms", models.FloatField(default=0.0)),
+                ("llm_calls", models.PositiveIntegerField(default=0)),
+                ("prompt_tokens", models.PositiveIntegerField(default=0)),
+                ("completion_tokens", models.PositiveIntegerField(default=0)),
+                ("llm_latency_ms", models.FloatField(default=0.0)),
+                ("llm_failures", models.JSONField(blank=True, default=list)),
+                ("claim_count", models.PositiveIntegerField(default=0)),
+                ("coverage", models.FloatField(default=0.0)),
+                ("unsupported_rate", models.FloatField(default=0.0)),
+                ("audit_score", models.FloatField(default=0.0)),
+                ("faithfulness", models.FloatField(default=0.0)),
+                ("answer_relevance", models.FloatField(default=0.0)),
+                ("context_precision", models.FloatField(default=0.0)),
+                ("context_recall", models.FloatField(blank=True, null=True)),
+                ("methods", models.JSONField(blank=True, default=list)),
+                ("warnings", models.JSONField(blank=True, default=list)),
+                ("risk_flags", models.JSONField(blank=True, default=list)),
+                ("quality_gates", models.JSONField(blank=True, default=dict)),
+                ("revision_history", models.JSONField(blank=True, default=list)),
+                (
+                    "answer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="runs", to="audit.answer"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at', '-id'],
+                "ordering": ["-started_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Workspace',
+            name="Workspace",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('slug', models.SlugField(max_length=80, unique=True)),
-                ('default_mode', models.CharField(choices=[('normal', 'Normal'), ('audit-local', 'Audit-Local'), ('audit-web', 'Audit-Web')], default='normal', max_length=16)),
-                ('retention_days', models.PositiveIntegerField(default=90)),
-                ('freshness_policy', models.JSONField(blank=True, default=audit.models.workspace.default_freshness_policy)),
-                ('threshold_overrides', models.JSONField(blank=True, default=dict)),
-                ('allow_external_calls', models.BooleanField(default=True, help_text='Data-residency switch: when off, no web verification and no remote LLM calls.')),
-                ('web_allowed_domains', models.JSONField(blank=True, default=audit.models.workspace.default_web_domains)),
-                ('regulated_domains', models.JSONField(blank=True, default=list, help_text='Domain tags whose answers are always audited and escalated.')),
-                ('auto_audit_roles', models.JSONField(blank=True, default=list, help_text='Group names whose requests are audited (Audit-Local) automatically.')),
-                ('llm_token_budget', models.PositiveBigIntegerField(default=0, help_text='Daily LLM token budget; 0 means unlimited. Past it, offline methods are used.')),
-                ('kb_version', models.PositiveBigIntegerField(default=0, help_text='Bumped on every knowledge-base change so search indexes reload.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("slug", models.SlugField(max_length=80, unique=True)),
+                (
+                    "default_mode",
+                    models.CharField(
+                        choices=[
+                            ("normal", "Normal"),
+                            ("audit-local", "Audit-Local"),
+                            ("audit-web", "Audit-Web"),
+                        ],
+                        default="normal",
+                        max_length=16,
+                    ),
+                ),
+                ("retention_days", models.PositiveIntegerField(default=90)),
+                (
+                    "freshness_policy",
+                    models.JSONField(blank=True, default=audit.models.workspace.default_freshness_policy),
+                ),
+                ("threshold_overrides", models.JSONField(blank=True, default=dict)),
+                (
+                    "allow_external_calls",
+                    models.BooleanField(
+                        default=True,
+                        help_text="Data-residency switch: when off, no web verification and no remote LLM calls.",
+                    ),
+                ),
+                (
+                    "web_allowed_domains",
+                    models.JSONField(blank=True, default=audit.models.workspace.default_web_domains),
+                ),
+                (
+                    "regulated_domains",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="Domain tags whose answers are always audited and escalated.",
+                    ),
+                ),
+                (
+                    "auto_audit_roles",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="Group names whose requests are audited (Audit-Local) automatically.",
+                    ),
+                ),
+                (
+                    "llm_token_budget",
+                    models.PositiveBigIntegerField(
+                        default=0,
+                        help_text="Daily LLM token budget; 0 means unlimited. Past it, offline methods are used.",
+                    ),
+                ),
+                (
+                    "kb_version",
+                    models.PositiveBigIntegerField(
+                        default=0, help_text="Bumped on every knowledge-base change so search indexes reload."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('retention_days__gte', 1)), name='audit_workspace_retention_positive'), models.CheckConstraint(condition=models.Q(('default_mode__in', ('normal', 'audit-local', 'audit-web'))), name='audit_workspace_default_mode_valid')],
+                "ordering": ["name"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("retention_days__gte", 1)),
+                        name="audit_workspace_retention_positive",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("default_mode__in", ("normal", "audit-local", "audit-web"))),
+                        name="audit_workspace_default_mode_valid",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='UserProfile',
+            name="UserProfile",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('default_mode', models.CharField(blank=True, choices=[('normal', 'Normal'), ('audit-local', 'Audit-Local'), ('audit-web', 'Audit-Web')], max_length=16)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='theoria_profile', to=settings.AUTH_USER_MODEL)),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='profiles', to='audit.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "default_mode",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("normal", "Normal"),
+                            ("audit-local", "Audit-Local"),
+                            ("audit-web", "Audit-Web"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="theoria_profile",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="profiles",
+                        to="audit.workspace",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='document',
-            name='workspace',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='documents', to='audit.workspace'),
+            model_name="document",
+            name="workspace",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="documents", to="audit.workspace"
+            ),
         ),
         migrations.CreateModel(
-            name='Conversation',
+            name="Conversation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=200)),
-                ('default_mode', models.CharField(blank=True, choices=[('normal', 'Normal'), ('audit-local', 'Audit-Local'), ('audit-web', 'Audit-Web')], max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to='audit.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("external_id", models.CharField(max_length=200)),
+                (
+                    "default_mode",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("normal", "Normal"),
+                            ("audit-local", "Audit-Local"),
+                            ("audit-web", "Audit-Web"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="conversations",
+                        to="audit.workspace",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='AuditEvent',
+            name="AuditEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('actor_label', models.CharField(blank=True, help_text='Username, or the system component that acted.', max_length=150)),
-                ('action', models.CharField(db_index=True, max_length=64)),
-                ('object_type', models.CharField(max_length=64)),
-                ('object_id', models.CharField(max_length=64)),
-                ('at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('details', models.JSONField(blank=True, default=dict)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='audit_events', to=settings.AUTH_USER_MODEL)),
-                ('workspace', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='events', to='audit.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "actor_label",
+                    models.CharField(
+                        blank=True, help_text="Username, or the system component that acted.", max_length=150
+                    ),
+                ),
+                ("action", models.CharField(db_index=True, max_length=64)),
+                ("object_type", models.CharField(max_length=64)),
+                ("object_id", models.CharField(max_length=64)),
+                ("at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("details", models.JSONField(blank=True, default=dict)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="audit_events",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="events",
+                        to="audit.workspace",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-id'],
+                "ordering": ["-at", "-id"],
             },
         ),
         migrations.AddField(
-            model_name='answer',
-            name='workspace',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='answers', to='audit.workspace'),
+            model_name="answer",
+            name="workspace",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="answers", to="audit.workspace"
+            ),
         ),
         migrations.AddIndex(
-            model_name='claim',
-            index=models.Index(fields=['label', 'confidence'], name='audit_claim_label_conf'),
+            model_name="claim",
+            index=models.Index(fields=["label", "confidence"], name="audit_claim_label_conf"),
         ),
         migrations.AddConstraint(
-            model_name='claim',
-            constraint=models.UniqueConstraint(fields=('answer', 'claim_id'), name='audit_claim_unique_claim_id'),
+            model_name="claim",
+            constraint=models.UniqueConstraint(
+                fields=("answer", "claim_id"), name="audit_claim_unique_claim_id"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='claim',
-            constraint=models.CheckConstraint(condition=models.Q(('confidence__gte', 0.0), ('confidence__lte', 1.0)), name='audit_claim_confidence_unit_interval'),
+            model_name="claim",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("confidence__gte", 0.0), ("confidence__lte", 1.0)),
+                name="audit_claim_confidence_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='claim',
-            constraint=models.CheckConstraint(condition=models.Q(('label__in', ['SUPPORTED', 'REFUTED', 'NEI'])), name='audit_claim_label_valid'),
+            model_name="claim",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("label__in", ["SUPPORTED", "REFUTED", "NEI"])),
+                name="audit_claim_label_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='claim',
-            constraint=models.CheckConstraint(condition=models.Q(('machine_label__in', ['SUPPORTED', 'REFUTED', 'NEI'])), name='audit_claim_machine_label_valid'),
+            model_name="claim",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("machine_label__in", ["SUPPORTED", "REFUTED", "NEI"])),
+                name="audit_claim_machine_label_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='claim',
-            constraint=models.CheckConstraint(condition=models.Q(('verdict__in', ['supported', 'weak', 'contradicted', 'not_found'])), name='audit_claim_verdict_valid'),
+            model_name="claim",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("verdict__in", ["supported", "weak", "contradicted", "not_found"])),
+                name="audit_claim_verdict_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='claim',
-            constraint=models.CheckConstraint(condition=models.Q(('claim_type__in', ['fact', 'policy', 'numeric', 'definition'])), name='audit_claim_type_valid'),
+            model_name="claim",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("claim_type__in", ["fact", "policy", "numeric", "definition"])),
+                name="audit_claim_type_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='claim',
-            constraint=models.CheckConstraint(condition=models.Q(('importance__in', ['critical', 'material', 'minor'])), name='audit_claim_importance_valid'),
+            model_name="claim",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("importance__in", ["critical", "material", "minor"])),
+                name="audit_claim_importance_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='claim',
-            constraint=models.CheckConstraint(condition=models.Q(('span_end__gte', models.F('span_start'))), name='audit_claim_span_ordered'),
+            model_name="claim",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("span_end__gte", models.F("span_start"))), name="audit_claim_span_ordered"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='claim',
-            constraint=models.CheckConstraint(condition=models.Q(('claim_id__regex', '^c[1-9][0-9]*$')), name='audit_claim_claim_id_format'),
+            model_name="claim",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("claim_id__regex", "^c[1-9][0-9]*$")), name="audit_claim_claim_id_format"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='chunk',
-            constraint=models.UniqueConstraint(fields=('document', 'ordinal'), name='audit_chunk_unique_ordinal'),
+            model_name="chunk",
+            constraint=models.UniqueConstraint(
+                fields=("document", "ordinal"), name="audit_chunk_unique_ordinal"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='chunk',
-            constraint=models.CheckConstraint(condition=models.Q(('end_offset__gte', models.F('start_offset'))), name='audit_chunk_offsets_ordered'),
+            model_name="chunk",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("end_offset__gte", models.F("start_offset"))),
+                name="audit_chunk_offsets_ordered",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evidence',
-            constraint=models.CheckConstraint(condition=models.Q(('relevance__gte', 0.0), ('relevance__lte', 1.0)), name='audit_evidence_relevance_unit_interval'),
+            model_name="evidence",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("relevance__gte", 0.0), ("relevance__lte", 1.0)),
+                name="audit_evidence_relevance_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evidence',
-            constraint=models.CheckConstraint(condition=models.Q(('entailment__gte', 0.0), ('entailment__lte', 1.0)), name='audit_evidence_entailment_unit_interval'),
+            model_name="evidence",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("entailment__gte", 0.0), ("entailment__lte", 1.0)),
+                name="audit_evidence_entailment_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evidence',
-            constraint=models.CheckConstraint(condition=models.Q(('source_type__in', ['kb', 'context', 'web'])), name='audit_evidence_source_type_valid'),
+            model_name="evidence",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("source_type__in", ["kb", "context", "web"])),
+                name="audit_evidence_source_type_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evidence',
-            constraint=models.CheckConstraint(condition=models.Q(('hash__startswith', 'sha256:')), name='audit_evidence_hash_prefixed'),
+            model_name="evidence",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("hash__startswith", "sha256:")), name="audit_evidence_hash_prefixed"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verificationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('coverage__gte', 0.0), ('coverage__lte', 1.0)), name='audit_verificationrun_coverage_unit_interval'),
+            model_name="verificationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("coverage__gte", 0.0), ("coverage__lte", 1.0)),
+                name="audit_verificationrun_coverage_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verificationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('unsupported_rate__gte', 0.0), ('unsupported_rate__lte', 1.0)), name='audit_verificationrun_unsupported_rate_unit_interval'),
+            model_name="verificationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("unsupported_rate__gte", 0.0), ("unsupported_rate__lte", 1.0)),
+                name="audit_verificationrun_unsupported_rate_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verificationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('audit_score__gte', 0.0), ('audit_score__lte', 1.0)), name='audit_verificationrun_audit_score_unit_interval'),
+            model_name="verificationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("audit_score__gte", 0.0), ("audit_score__lte", 1.0)),
+                name="audit_verificationrun_audit_score_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verificationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('faithfulness__gte', 0.0), ('faithfulness__lte', 1.0)), name='audit_verificationrun_faithfulness_unit_interval'),
+            model_name="verificationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("faithfulness__gte", 0.0), ("faithfulness__lte", 1.0)),
+                name="audit_verificationrun_faithfulness_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verificationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('answer_relevance__gte', 0.0), ('answer_relevance__lte', 1.0)), name='audit_verificationrun_answer_relevance_unit_interval'),
+            model_name="verificationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("answer_relevance__gte", 0.0), ("answer_relevance__lte", 1.0)),
+                name="audit_verificationrun_answer_relevance_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verificationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('context_precision__gte', 0.0), ('context_precision__lte', 1.0)), name='audit_verificationrun_context_precision_unit_interval'),
+            model_name="verificationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("context_precision__gte", 0.0), ("context_precision__lte", 1.0)),
+                name="audit_verificationrun_context_precision_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verificationrun',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('context_recall__gte', 0.0), ('context_recall__lte', 1.0)), ('context_recall__isnull', True), _connector='OR'), name='audit_verificationrun_context_recall_unit_interval'),
+            model_name="verificationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("context_recall__gte", 0.0), ("context_recall__lte", 1.0)),
+                    ("context_recall__isnull", True),
+                    _connector="OR",
+                ),
+                name="audit_verificationrun_context_recall_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verificationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('mode__in', ('normal', 'audit-local', 'audit-web'))), name='audit_verificationrun_mode_valid'),
+            model_name="verificationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("mode__in", ("normal", "audit-local", "audit-web"))),
+                name="audit_verificationrun_mode_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verificationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('duration_ms__gte', 0)), name='audit_verificationrun_duration_nonnegative'),
+            model_name="verificationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("duration_ms__gte", 0)), name="audit_verificationrun_duration_nonnegative"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='userprofile',
-            constraint=models.CheckConstraint(condition=models.Q(('default_mode', ''), ('default_mode__in', ('normal', 'audit-local', 'audit-web')), _connector='OR'), name='audit_userprofile_default_mode_valid'),
+            model_name="userprofile",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("default_mode", ""),
+                    ("default_mode__in", ("normal", "audit-local", "audit-web")),
+                    _connector="OR",
+                ),
+                name="audit_userprofile_default_mode_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='document',
-            constraint=models.UniqueConstraint(fields=('workspace', 'uri'), name='audit_document_unique_uri'),
+            model_name="document",
+            constraint=models.UniqueConstraint(fields=("workspace", "uri"), name="audit_document_unique_uri"),
         ),
         migrations.AddConstraint(
-            model_name='document',
-            constraint=models.CheckConstraint(condition=models.Q(('content_hash__startswith', 'sha256:')), name='audit_document_hash_prefixed'),
+            model_name="document",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("content_hash__startswith", "sha256:")),
+                name="audit_document_hash_prefixed",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='conversation',
-            constraint=models.UniqueConstraint(fields=('workspace', 'external_id'), name='audit_conversation_unique_id'),
+            model_name="conversation",
+            constraint=models.UniqueConstraint(
+                fields=("workspace", "external_id"), name="audit_conversation_unique_id"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='conversation',
-            constraint=models.CheckConstraint(condition=models.Q(('default_mode', ''), ('default_mode__in', ('normal', 'audit-local', 'audit-web')), _connector='OR'), name='audit_conversation_default_mode_valid'),
+            model_name="conversation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("default_mode", ""),
+                    ("default_mode__in", ("normal", "audit-local", "audit-web")),
+                    _connector="OR",
+                ),
+                name="audit_conversation_default_mode_valid",
+            ),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['object_type', 'object_id'], name='audit_event_object'),
+            model_name="auditevent",
+            index=models.Index(fields=["object_type", "object_id"], name="audit_event_object"),
         ),
         migrations.AddIndex(
-            model_name='answer',
-            index=models.Index(fields=['workspace', 'created_at'], name='audit_answer_ws_created'),
+            model_name="answer",
+            index=models.Index(fields=["workspace", "created_at"], name="audit_answer_ws_created"),
         ),
         migrations.AddConstraint(
-            model_name='answer',
-            constraint=models.CheckConstraint(condition=models.Q(('mode__in', ('normal', 'audit-local', 'audit-web'))), name='audit_answer_mode_valid'),
+            model_name="answer",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("mode__in", ("normal", "audit-local", "audit-web"))),
+                name="audit_answer_mode_valid",
+            ),
         ),
     ]

@@ -6,88 +6,192 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0002_roles'),
+        ("audit", "0002_roles"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='NightlyReport',
+            name="NightlyReport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('date', models.DateField(help_text='The day whose claims were re-checked (UTC).')),
-                ('status', models.CharField(choices=[('running', 'Running'), ('done', 'Done')], default='running', max_length=16)),
-                ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('claims_selected', models.PositiveIntegerField(default=0)),
-                ('claims_processed', models.PositiveIntegerField(default=0)),
-                ('labels_changed', models.PositiveIntegerField(default=0)),
-                ('review_recommended', models.PositiveIntegerField(default=0)),
-                ('attempts', models.PositiveIntegerField(default=0, help_text='How many runs worked on this report.')),
-                ('duration_s', models.FloatField(default=0.0, help_text='Processing time summed over attempts.')),
-                ('claims_per_s', models.FloatField(default=0.0)),
-                ('report', models.JSONField(blank=True, default=dict)),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='nightly_reports', to='audit.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("date", models.DateField(help_text="The day whose claims were re-checked (UTC).")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("running", "Running"), ("done", "Done")], default="running", max_length=16
+                    ),
+                ),
+                ("started_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("claims_selected", models.PositiveIntegerField(default=0)),
+                ("claims_processed", models.PositiveIntegerField(default=0)),
+                ("labels_changed", models.PositiveIntegerField(default=0)),
+                ("review_recommended", models.PositiveIntegerField(default=0)),
+                (
+                    "attempts",
+                    models.PositiveIntegerField(default=0, help_text="How many runs worked on this report."),
+                ),
+                (
+                    "duration_s",
+                    models.FloatField(default=0.0, help_text="Processing time summed over attempts."),
+                ),
+                ("claims_per_s", models.FloatField(default=0.0)),
+                ("report", models.JSONField(blank=True, default=dict)),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="nightly_reports",
+                        to="audit.workspace",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-date', 'workspace_id'],
+                "ordering": ["-date", "workspace_id"],
             },
         ),
         migrations.CreateModel(
-            name='NightlyItem',
+            name="NightlyItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('old_label', models.CharField(choices=[('SUPPORTED', 'Supported'), ('REFUTED', 'Refuted'), ('NEI', 'Needs evidence')], max_length=16)),
-                ('old_confidence', models.FloatField()),
-                ('processed', models.BooleanField(default=False)),
-                ('processed_at', models.DateTimeField(blank=True, null=True)),
-                ('attempt', models.PositiveIntegerField(default=0, help_text='The report attempt that processed this item.')),
-                ('new_label', models.CharField(blank=True, choices=[('SUPPORTED', 'Supported'), ('REFUTED', 'Refuted'), ('NEI', 'Needs evidence')], max_length=16)),
-                ('new_confidence', models.FloatField(blank=True, null=True)),
-                ('changed', models.BooleanField(default=False)),
-                ('result', models.JSONField(blank=True, default=dict)),
-                ('claim', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='nightly_items', to='audit.claim')),
-                ('report', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='audit.nightlyreport')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "old_label",
+                    models.CharField(
+                        choices=[
+                            ("SUPPORTED", "Supported"),
+                            ("REFUTED", "Refuted"),
+                            ("NEI", "Needs evidence"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("old_confidence", models.FloatField()),
+                ("processed", models.BooleanField(default=False)),
+                ("processed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "attempt",
+                    models.PositiveIntegerField(
+                        default=0, help_text="The report attempt that processed this item."
+                    ),
+                ),
+                (
+                    "new_label",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("SUPPORTED", "Supported"),
+                            ("REFUTED", "Refuted"),
+                            ("NEI", "Needs evidence"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("new_confidence", models.FloatField(blank=True, null=True)),
+                ("changed", models.BooleanField(default=False)),
+                ("result", models.JSONField(blank=True, default=dict)),
+                (
+                    "claim",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="nightly_items",
+                        to="audit.claim",
+                    ),
+                ),
+                (
+                    "report",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="audit.nightlyreport",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['report_id', 'id'],
+                "ordering": ["report_id", "id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='nightlyreport',
-            constraint=models.UniqueConstraint(fields=('workspace', 'date'), name='audit_nightlyreport_unique_day'),
+            model_name="nightlyreport",
+            constraint=models.UniqueConstraint(
+                fields=("workspace", "date"), name="audit_nightlyreport_unique_day"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='nightlyreport',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['running', 'done'])), name='audit_nightlyreport_status_valid'),
+            model_name="nightlyreport",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["running", "done"])),
+                name="audit_nightlyreport_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='nightlyreport',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('finished_at__isnull', False), ('status', 'done')), models.Q(('finished_at__isnull', True), ('status', 'running')), _connector='OR'), name='audit_nightlyreport_finished_when_done'),
+            model_name="nightlyreport",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("finished_at__isnull", False), ("status", "done")),
+                    models.Q(("finished_at__isnull", True), ("status", "running")),
+                    _connector="OR",
+                ),
+                name="audit_nightlyreport_finished_when_done",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='nightlyreport',
-            constraint=models.CheckConstraint(condition=models.Q(('claims_processed__lte', models.F('claims_selected'))), name='audit_nightlyreport_processed_le_selected'),
+            model_name="nightlyreport",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("claims_processed__lte", models.F("claims_selected"))),
+                name="audit_nightlyreport_processed_le_selected",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='nightlyreport',
-            constraint=models.CheckConstraint(condition=models.Q(('duration_s__gte', 0)), name='audit_nightlyreport_duration_nonnegative'),
+            model_name="nightlyreport",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("duration_s__gte", 0)), name="audit_nightlyreport_duration_nonnegative"
+            ),
         ),
         migrations.AddIndex(
-            model_name='nightlyitem',
-            index=models.Index(condition=models.Q(('processed', False)), fields=['report', 'id'], name='audit_nightlyitem_todo'),
+            model_name="nightlyitem",
+            index=models.Index(
+                condition=models.Q(("processed", False)),
+                fields=["report", "id"],
+                name="audit_nightlyitem_todo",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='nightlyitem',
-            constraint=models.UniqueConstraint(fields=('report', 'claim'), name='audit_nightlyitem_unique_claim'),
+            model_name="nightlyitem",
+            constraint=models.UniqueConstraint(
+                fields=("report", "claim"), name="audit_nightlyitem_unique_claim"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='nightlyitem',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('processed', True), ('processed_at__isnull', False)), models.Q(('processed', False), ('processed_at__isnull', True)), _connector='OR'), name='audit_nightlyitem_processed_at_when_processed'),
+            model_name="nightlyitem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("processed", True), ("processed_at__isnull", False)),
+                    models.Q(("processed", False), ("processed_at__isnull", True)),
+                    _connector="OR",
+                ),
+                name="audit_nightlyitem_processed_at_when_processed",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='nightlyitem',
-            constraint=models.CheckConstraint(condition=models.Q(('new_confidence__isnull', True), models.Q(('new_confidence__gte', 0.0), ('new_confidence__lte', 1.0)), _connector='OR'), name='audit_nightlyitem_confidence_unit_interval'),
+            model_name="nightlyitem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("new_confidence__isnull", True),
+                    models.Q(("new_confidence__gte", 0.0), ("new_confidence__lte", 1.0)),
+                    _connector="OR",
+                ),
+                name="audit_nightlyitem_confidence_unit_interval",
+            ),
         ),
     ]

@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("audit", "0003_nightly_reports"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
@@ -17,19 +16,57 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name="IdempotencyKey",
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
                 ("key", models.CharField(max_length=255)),
                 ("fingerprint", models.CharField(max_length=71)),
-                ("extras", models.JSONField(blank=True, default=dict, help_text="Response parts not derivable from the answer (mode decision, web escalation), replayed as first sent.")),
+                (
+                    "extras",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Response parts not derivable from the answer (mode decision, web escalation), replayed as first sent.",
+                    ),
+                ),
                 ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ("answer", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="idempotency_keys", to="audit.answer")),
-                ("user", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="idempotency_keys", to=settings.AUTH_USER_MODEL)),
-                ("workspace", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="idempotency_keys", to="audit.workspace")),
+                (
+                    "answer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="idempotency_keys",
+                        to="audit.answer",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="idempotency_keys",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="idempotency_keys",
+                        to="audit.workspace",
+                    ),
+                ),
             ],
             options={
                 "constraints": [
-                    models.UniqueConstraint(fields=("workspace", "user", "key"), name="audit_idempotencykey_unique_key"),
-                    models.CheckConstraint(condition=models.Q(("fingerprint__startswith", "sha256:")), name="audit_idempotencykey_fingerprint_prefixed"),
+                    models.UniqueConstraint(
+                        fields=("workspace", "user", "key"), name="audit_idempotencykey_unique_key"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("fingerprint__startswith", "sha256:")),
+                        name="audit_idempotencykey_fingerprint_prefixed",
+                    ),
                 ],
             },
         ),

@@ -6,55 +6,182 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0004_api_idempotency_keys'),
+        ("audit", "0004_api_idempotency_keys"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='WebCacheEntry',
+            name="WebCacheEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(help_text='sha256 of provider and URL.', max_length=64, unique=True)),
-                ('provider', models.CharField(choices=[('pubmed', 'PubMed'), ('arxiv', 'arXiv'), ('page', 'Web page')], max_length=16)),
-                ('url', models.CharField(max_length=2000)),
-                ('final_url', models.CharField(max_length=2000)),
-                ('http_status', models.PositiveSmallIntegerField()),
-                ('content_type', models.CharField(max_length=100)),
-                ('body', models.BinaryField()),
-                ('fetched_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('expires_at', models.DateTimeField(db_index=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "key",
+                    models.CharField(help_text="sha256 of provider and URL.", max_length=64, unique=True),
+                ),
+                (
+                    "provider",
+                    models.CharField(
+                        choices=[("pubmed", "PubMed"), ("arxiv", "arXiv"), ("page", "Web page")],
+                        max_length=16,
+                    ),
+                ),
+                ("url", models.CharField(max_length=2000)),
+                ("final_url", models.CharField(max_length=2000)),
+                ("http_status", models.PositiveSmallIntegerField()),
+                ("content_type", models.CharField(max_length=100)),
+                ("body", models.BinaryField()),
+                ("fetched_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("expires_at", models.DateTimeField(db_index=True)),
             ],
             options={
-                'verbose_name_plural': 'web cache entries',
-                'constraints': [models.CheckConstraint(condition=models.Q(('expires_at__gte', models.F('fetched_at'))), name='audit_webcacheentry_expires_after_fetch'), models.CheckConstraint(condition=models.Q(('provider__in', ['pubmed', 'arxiv', 'page'])), name='audit_webcacheentry_provider_valid')],
+                "verbose_name_plural": "web cache entries",
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("expires_at__gte", models.F("fetched_at"))),
+                        name="audit_webcacheentry_expires_after_fetch",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("provider__in", ["pubmed", "arxiv", "page"])),
+                        name="audit_webcacheentry_provider_valid",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ExternalCall',
+            name="ExternalCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('provider', models.CharField(choices=[('pubmed', 'PubMed'), ('arxiv', 'arXiv'), ('page', 'Web page')], max_length=16)),
-                ('url', models.CharField(max_length=2000)),
-                ('query', models.CharField(blank=True, help_text='The query derived from the claim text.', max_length=500)),
-                ('status', models.CharField(choices=[('ok', 'OK'), ('cached', 'Served from cache'), ('refused', 'Refused by policy'), ('failed', 'Failed')], max_length=16)),
-                ('http_status', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('duration_ms', models.FloatField(default=0.0)),
-                ('cache_hit', models.BooleanField(default=False)),
-                ('failure_reason', models.CharField(blank=True, choices=[('residency', 'Data residency forbids external calls'), ('invalid_url', 'Invalid URL'), ('scheme', 'Scheme not allowed'), ('domain', 'Domain not on the allow-list'), ('private_address', 'Host resolves to a non-public address'), ('dns', 'Host name did not resolve'), ('connection', 'Connection failed'), ('timeout', 'Time limit exceeded'), ('too_large', 'Response larger than the size limit'), ('content_type', 'Content type not accepted'), ('redirects', 'Too many redirects'), ('http_status', 'Unexpected HTTP status'), ('malformed', 'Malformed response')], max_length=32)),
-                ('failure_detail', models.CharField(blank=True, max_length=500)),
-                ('response_bytes', models.PositiveIntegerField(default=0)),
-                ('redirects', models.JSONField(blank=True, default=list)),
-                ('at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('answer', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='external_calls', to='audit.answer')),
-                ('claim', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='external_calls', to='audit.claim')),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='external_calls', to='audit.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "provider",
+                    models.CharField(
+                        choices=[("pubmed", "PubMed"), ("arxiv", "arXiv"), ("page", "Web page")],
+                        max_length=16,
+                    ),
+                ),
+                ("url", models.CharField(max_length=2000)),
+                (
+                    "query",
+                    models.CharField(
+                        blank=True, help_text="The query derived from the claim text.", max_length=500
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("ok", "OK"),
+                            ("cached", "Served from cache"),
+                            ("refused", "Refused by policy"),
+                            ("failed", "Failed"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("http_status", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("duration_ms", models.FloatField(default=0.0)),
+                ("cache_hit", models.BooleanField(default=False)),
+                (
+                    "failure_reason",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("residency", "Data residency forbids external calls"),
+                            ("invalid_url", "Invalid URL"),
+                            ("scheme", "Scheme not allowed"),
+                            ("domain", "Domain not on the allow-list"),
+                            ("private_address", "Host resolves to a non-public address"),
+                            ("dns", "Host name did not resolve"),
+                            ("connection", "Connection failed"),
+                            ("timeout", "Time limit exceeded"),
+                            ("too_large", "Response larger than the size limit"),
+                            ("content_type", "Content type not accepted"),
+                            ("redirects", "Too many redirects"),
+                            ("http_status", "Unexpected HTTP status"),
+                            ("malformed", "Malformed response"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("failure_detail", models.CharField(blank=True, max_length=500)),
+                ("response_bytes", models.PositiveIntegerField(default=0)),
+                ("redirects", models.JSONField(blank=True, default=list)),
+                ("at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                (
+                    "answer",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="external_calls",
+                        to="audit.answer",
+                    ),
+                ),
+                (
+                    "claim",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="external_calls",
+                        to="audit.claim",
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="external_calls",
+                        to="audit.workspace",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-id'],
-                'indexes': [models.Index(fields=['workspace', 'at'], name='audit_extcall_ws_at')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('status__in', ['ok', 'cached', 'refused', 'failed'])), name='audit_externalcall_status_valid'), models.CheckConstraint(condition=models.Q(('provider__in', ['pubmed', 'arxiv', 'page'])), name='audit_externalcall_provider_valid'), models.CheckConstraint(condition=models.Q(('duration_ms__gte', 0)), name='audit_externalcall_duration_nonnegative'), models.CheckConstraint(condition=models.Q(models.Q(('status__in', ['refused', 'failed']), models.Q(('failure_reason', ''), _negated=True)), models.Q(('status__in', ['ok', 'cached']), ('failure_reason', '')), _connector='OR'), name='audit_externalcall_reason_iff_unsuccessful'), models.CheckConstraint(condition=models.Q(models.Q(('cache_hit', True), ('status', 'cached')), models.Q(('cache_hit', False), models.Q(('status', 'cached'), _negated=True)), _connector='OR'), name='audit_externalcall_cache_hit_iff_cached')],
+                "ordering": ["-at", "-id"],
+                "indexes": [models.Index(fields=["workspace", "at"], name="audit_extcall_ws_at")],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("status__in", ["ok", "cached", "refused", "failed"])),
+                        name="audit_externalcall_status_valid",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("provider__in", ["pubmed", "arxiv", "page"])),
+                        name="audit_externalcall_provider_valid",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("duration_ms__gte", 0)),
+                        name="audit_externalcall_duration_nonnegative",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(
+                                ("status__in", ["refused", "failed"]),
+                                models.Q(("failure_reason", ""), _negated=True),
+                            ),
+                            models.Q(("status__in", ["ok", "cached"]), ("failure_reason", "")),
+                            _connector="OR",
+                        ),
+                        name="audit_externalcall_reason_iff_unsuccessful",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("cache_hit", True), ("status", "cached")),
+                            models.Q(("cache_hit", False), models.Q(("status", "cached"), _negated=True)),
+                            _connector="OR",
+                        ),
+                        name="audit_externalcall_cache_hit_iff_cached",
+                    ),
+                ],
             },
         ),
     ]

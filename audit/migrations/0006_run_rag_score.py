@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0005_web_calls_and_cache'),
+        ("audit", "0005_web_calls_and_cache"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='verificationrun',
-            name='rag_score',
-            field=models.JSONField(blank=True, default=dict, help_text='Seed 001 weighted RAG score: alignment, citation_coverage, fact_score, score, method.'),
+            model_name="verificationrun",
+            name="rag_score",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="Seed 001 weighted RAG score: alignment, citation_coverage, fact_score, score, method.",
+            ),
         ),
     ]

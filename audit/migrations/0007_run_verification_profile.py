@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0006_run_rag_score'),
+        ("audit", "0006_run_rag_score"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='verificationrun',
-            name='verification_profile',
-            field=models.CharField(blank=True, help_text='Seed 003 depth profile the run used (light/medium/extended); blank: none.', max_length=16),
+            model_name="verificationrun",
+            name="verification_profile",
+            field=models.CharField(
+                blank=True,
+                help_text="Seed 003 depth profile the run used (light/medium/extended); blank: none.",
+                max_length=16,
+            ),
         ),
     ]

@@ -23,16 +23,15 @@ def drop_search_columns(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0007_run_verification_profile'),
+        ("audit", "0007_run_verification_profile"),
     ]
 
     operations = [
         migrations.RunPython(create_extension, migrations.RunPython.noop),
         migrations.AddField(
-            model_name='chunk',
-            name='search_vector',
+            model_name="chunk",
+            name="search_vector",
             field=audit.kb_pgvector.VectorField(),
         ),
         migrations.RunPython(add_search_columns, drop_search_columns),

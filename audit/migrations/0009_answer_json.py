@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0008_chunk_search_vector'),
+        ("audit", "0008_chunk_search_vector"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='answer',
-            name='answer_json',
-            field=models.JSONField(blank=True, help_text='A structured answer as sent (seed 003); text then holds its JSON.', null=True),
+            model_name="answer",
+            name="answer_json",
+            field=models.JSONField(
+                blank=True,
+                help_text="A structured answer as sent (seed 003); text then holds its JSON.",
+                null=True,
+            ),
         ),
     ]

@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0010_run_deep_checks'),
+        ("audit", "0010_run_deep_checks"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='claim',
-            name='revision',
-            field=models.JSONField(blank=True, help_text='How the revision loop remediated this claim of the answer as received: strategy, the new wording, its own label and confidence, the passage it rests on. Null when untouched.', null=True),
+            model_name="claim",
+            name="revision",
+            field=models.JSONField(
+                blank=True,
+                help_text="How the revision loop remediated this claim of the answer as received: strategy, the new wording, its own label and confidence, the passage it rests on. Null when untouched.",
+                null=True,
+            ),
         ),
     ]

@@ -42,7 +42,9 @@ class Answer(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="answers")
     public_id = models.CharField(max_length=40, unique=True, default=new_answer_public_id)
     conversation_id = models.CharField(max_length=200, blank=True, db_index=True)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="answers")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="answers"
+    )
     query = models.TextField()
     text = models.TextField(blank=True)
     original_text = models.TextField(blank=True)
@@ -52,14 +54,19 @@ class Answer(models.Model):
     contexts = models.JSONField(default=list, blank=True)
     revisions = models.JSONField(default=list, blank=True)
     answer_json = models.JSONField(
-        null=True, blank=True, help_text="A structured answer as sent (seed 003); text then holds its JSON.")
-    suppressed = models.BooleanField(default=False, help_text="Set by a compliance decision: not to be shown to users.")
+        null=True, blank=True, help_text="A structured answer as sent (seed 003); text then holds its JSON."
+    )
+    suppressed = models.BooleanField(
+        default=False, help_text="Set by a compliance decision: not to be shown to users."
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(mode__in=constants.MODES), name="%(app_label)s_%(class)s_mode_valid"),
+            models.CheckConstraint(
+                condition=Q(mode__in=constants.MODES), name="%(app_label)s_%(class)s_mode_valid"
+            ),
         ]
         indexes = [models.Index(fields=["workspace", "created_at"], name="audit_answer_ws_created")]
 
@@ -101,24 +108,46 @@ class Claim(models.Model):
     method_results = models.JSONField(default=dict, blank=True)
     risk_flags = models.JSONField(default=list, blank=True)
     label_history = models.JSONField(default=list, blank=True)
-    revision = models.JSONField(null=True, blank=True, help_text=(
-        "How the revision loop remediated this claim of the answer as received: strategy, the new "
-        "wording, its own label and confidence, the passage it rests on. Null when untouched."))
+    revision = models.JSONField(
+        null=True,
+        blank=True,
+        help_text=(
+            "How the revision loop remediated this claim of the answer as received: strategy, the new "
+            "wording, its own label and confidence, the passage it rests on. Null when untouched."
+        ),
+    )
     drafted_at = models.DateTimeField(default=timezone.now)
     verified_at = models.DateTimeField(null=True, blank=True, db_index=True)
 
     class Meta:
         ordering = ["answer_id", "span_start", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["answer", "claim_id"], name="%(app_label)s_%(class)s_unique_claim_id"),
+            models.UniqueConstraint(
+                fields=["answer", "claim_id"], name="%(app_label)s_%(class)s_unique_claim_id"
+            ),
             _unit_interval("confidence", "confidence_unit_interval"),
-            models.CheckConstraint(condition=Q(label__in=Label.values), name="%(app_label)s_%(class)s_label_valid"),
-            models.CheckConstraint(condition=Q(machine_label__in=Label.values), name="%(app_label)s_%(class)s_machine_label_valid"),
-            models.CheckConstraint(condition=Q(verdict__in=Verdict.values), name="%(app_label)s_%(class)s_verdict_valid"),
-            models.CheckConstraint(condition=Q(claim_type__in=ClaimType.values), name="%(app_label)s_%(class)s_type_valid"),
-            models.CheckConstraint(condition=Q(importance__in=Importance.values), name="%(app_label)s_%(class)s_importance_valid"),
-            models.CheckConstraint(condition=Q(span_end__gte=models.F("span_start")), name="%(app_label)s_%(class)s_span_ordered"),
-            models.CheckConstraint(condition=Q(claim_id__regex=r"^c[1-9][0-9]*$"), name="%(app_label)s_%(class)s_claim_id_format"),
+            models.CheckConstraint(
+                condition=Q(label__in=Label.values), name="%(app_label)s_%(class)s_label_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(machine_label__in=Label.values),
+                name="%(app_label)s_%(class)s_machine_label_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(verdict__in=Verdict.values), name="%(app_label)s_%(class)s_verdict_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(claim_type__in=ClaimType.values), name="%(app_label)s_%(class)s_type_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(importance__in=Importance.values), name="%(app_label)s_%(class)s_importance_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(span_end__gte=models.F("span_start")), name="%(app_label)s_%(class)s_span_ordered"
+            ),
+            models.CheckConstraint(
+                condition=Q(claim_id__regex=r"^c[1-9][0-9]*$"), name="%(app_label)s_%(class)s_claim_id_format"
+            ),
         ]
         indexes = [models.Index(fields=["label", "confidence"], name="audit_claim_label_conf")]
 
@@ -140,7 +169,9 @@ class Evidence(models.Model):
     rank = models.PositiveSmallIntegerField(default=0)
     source_type = models.CharField(max_length=16, choices=SourceType.choices)
     source_id = models.CharField(max_length=200)
-    chunk = models.ForeignKey(Chunk, null=True, blank=True, on_delete=models.SET_NULL, related_name="evidence_links")
+    chunk = models.ForeignKey(
+        Chunk, null=True, blank=True, on_delete=models.SET_NULL, related_name="evidence_links"
+    )
     title = models.CharField(max_length=500, blank=True)
     uri = models.CharField(max_length=2000, blank=True)
     snippet = models.TextField(blank=True)
@@ -157,8 +188,13 @@ class Evidence(models.Model):
         constraints = [
             _unit_interval("relevance", "relevance_unit_interval"),
             _unit_interval("entailment", "entailment_unit_interval"),
-            models.CheckConstraint(condition=Q(source_type__in=SourceType.values), name="%(app_label)s_%(class)s_source_type_valid"),
-            models.CheckConstraint(condition=Q(hash__startswith="sha256:"), name="%(app_label)s_%(class)s_hash_prefixed"),
+            models.CheckConstraint(
+                condition=Q(source_type__in=SourceType.values),
+                name="%(app_label)s_%(class)s_source_type_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(hash__startswith="sha256:"), name="%(app_label)s_%(class)s_hash_prefixed"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -211,10 +247,15 @@ class VerificationRun(models.Model):
     # done / failed, progress, the LLM methods run, the relabels it made, the webhook's answer
     deep_checks = models.JSONField(default=dict, blank=True)
     rag_score = models.JSONField(
-        default=dict, blank=True,
-        help_text="Seed 001 weighted RAG score: alignment, citation_coverage, fact_score, score, method.")
+        default=dict,
+        blank=True,
+        help_text="Seed 001 weighted RAG score: alignment, citation_coverage, fact_score, score, method.",
+    )
     verification_profile = models.CharField(
-        max_length=16, blank=True, help_text="Seed 003 depth profile the run used (light/medium/extended); blank: none.")
+        max_length=16,
+        blank=True,
+        help_text="Seed 003 depth profile the run used (light/medium/extended); blank: none.",
+    )
 
     class Meta:
         ordering = ["-started_at", "-id"]
@@ -226,8 +267,12 @@ class VerificationRun(models.Model):
             _unit_interval("answer_relevance", "answer_relevance_unit_interval"),
             _unit_interval("context_precision", "context_precision_unit_interval"),
             _unit_interval("context_recall", "context_recall_unit_interval", nullable=True),
-            models.CheckConstraint(condition=Q(mode__in=constants.MODES), name="%(app_label)s_%(class)s_mode_valid"),
-            models.CheckConstraint(condition=Q(duration_ms__gte=0), name="%(app_label)s_%(class)s_duration_nonnegative"),
+            models.CheckConstraint(
+                condition=Q(mode__in=constants.MODES), name="%(app_label)s_%(class)s_mode_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(duration_ms__gte=0), name="%(app_label)s_%(class)s_duration_nonnegative"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -20,19 +20,29 @@ class IdempotencyKey(models.Model):
     """
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="idempotency_keys")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="idempotency_keys")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="idempotency_keys"
+    )
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=71)
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="idempotency_keys")
-    extras = models.JSONField(default=dict, blank=True, help_text="Response parts not derivable from the answer "
-                              "(mode decision, web escalation), replayed as first sent.")
+    extras = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Response parts not derivable from the answer "
+        "(mode decision, web escalation), replayed as first sent.",
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["workspace", "user", "key"], name="%(app_label)s_%(class)s_unique_key"),
-            models.CheckConstraint(condition=models.Q(fingerprint__startswith="sha256:"),
-                                   name="%(app_label)s_%(class)s_fingerprint_prefixed"),
+            models.UniqueConstraint(
+                fields=["workspace", "user", "key"], name="%(app_label)s_%(class)s_unique_key"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(fingerprint__startswith="sha256:"),
+                name="%(app_label)s_%(class)s_fingerprint_prefixed",
+            ),
         ]
 
     def __str__(self) -> str:

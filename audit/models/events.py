@@ -31,9 +31,19 @@ class AuditEvent(models.Model):
     ``settings.mode_changed`` or ``case.resolved``.
     """
 
-    workspace = models.ForeignKey("audit.Workspace", null=True, blank=True, on_delete=models.SET_NULL, related_name="events")
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events")
-    actor_label = models.CharField(max_length=150, blank=True, help_text="Username, or the system component that acted.")
+    workspace = models.ForeignKey(
+        "audit.Workspace", null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="audit_events",
+    )
+    actor_label = models.CharField(
+        max_length=150, blank=True, help_text="Username, or the system component that acted."
+    )
     action = models.CharField(max_length=64, db_index=True)
     object_type = models.CharField(max_length=64)
     object_id = models.CharField(max_length=64)

@@ -38,7 +38,9 @@ class Document(models.Model):
         ordering = ["title"]
         constraints = [
             models.UniqueConstraint(fields=["workspace", "uri"], name="%(app_label)s_%(class)s_unique_uri"),
-            models.CheckConstraint(condition=Q(content_hash__startswith="sha256:"), name="%(app_label)s_%(class)s_hash_prefixed"),
+            models.CheckConstraint(
+                condition=Q(content_hash__startswith="sha256:"), name="%(app_label)s_%(class)s_hash_prefixed"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -68,8 +70,13 @@ class Chunk(models.Model):
     class Meta:
         ordering = ["document_id", "ordinal"]
         constraints = [
-            models.UniqueConstraint(fields=["document", "ordinal"], name="%(app_label)s_%(class)s_unique_ordinal"),
-            models.CheckConstraint(condition=Q(end_offset__gte=models.F("start_offset")), name="%(app_label)s_%(class)s_offsets_ordered"),
+            models.UniqueConstraint(
+                fields=["document", "ordinal"], name="%(app_label)s_%(class)s_unique_ordinal"
+            ),
+            models.CheckConstraint(
+                condition=Q(end_offset__gte=models.F("start_offset")),
+                name="%(app_label)s_%(class)s_offsets_ordered",
+            ),
         ]
 
     def __str__(self) -> str:

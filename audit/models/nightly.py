@@ -44,16 +44,21 @@ class NightlyReport(models.Model):
         ordering = ["-date", "workspace_id"]
         constraints = [
             models.UniqueConstraint(fields=["workspace", "date"], name="%(app_label)s_%(class)s_unique_day"),
-            models.CheckConstraint(condition=Q(status__in=["running", "done"]), name="%(app_label)s_%(class)s_status_valid"),
             models.CheckConstraint(
-                condition=Q(status="done", finished_at__isnull=False) | Q(status="running", finished_at__isnull=True),
+                condition=Q(status__in=["running", "done"]), name="%(app_label)s_%(class)s_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="done", finished_at__isnull=False)
+                | Q(status="running", finished_at__isnull=True),
                 name="%(app_label)s_%(class)s_finished_when_done",
             ),
             models.CheckConstraint(
                 condition=Q(claims_processed__lte=models.F("claims_selected")),
                 name="%(app_label)s_%(class)s_processed_le_selected",
             ),
-            models.CheckConstraint(condition=Q(duration_s__gte=0), name="%(app_label)s_%(class)s_duration_nonnegative"),
+            models.CheckConstraint(
+                condition=Q(duration_s__gte=0), name="%(app_label)s_%(class)s_duration_nonnegative"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -85,16 +90,20 @@ class NightlyItem(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["report", "claim"], name="%(app_label)s_%(class)s_unique_claim"),
             models.CheckConstraint(
-                condition=Q(processed=True, processed_at__isnull=False) | Q(processed=False, processed_at__isnull=True),
+                condition=Q(processed=True, processed_at__isnull=False)
+                | Q(processed=False, processed_at__isnull=True),
                 name="%(app_label)s_%(class)s_processed_at_when_processed",
             ),
             models.CheckConstraint(
-                condition=Q(new_confidence__isnull=True) | (Q(new_confidence__gte=0.0) & Q(new_confidence__lte=1.0)),
+                condition=Q(new_confidence__isnull=True)
+                | (Q(new_confidence__gte=0.0) & Q(new_confidence__lte=1.0)),
                 name="%(app_label)s_%(class)s_confidence_unit_interval",
             ),
         ]
         indexes = [
-            models.Index(fields=["report", "id"], condition=Q(processed=False), name="audit_nightlyitem_todo"),
+            models.Index(
+                fields=["report", "id"], condition=Q(processed=False), name="audit_nightlyitem_todo"
+            ),
         ]
 
     def __str__(self) -> str:

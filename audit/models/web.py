@@ -49,8 +49,12 @@ class ExternalCall(models.Model):
     FailureReason = WebFailureReason
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="external_calls")
-    answer = models.ForeignKey(Answer, null=True, blank=True, on_delete=models.SET_NULL, related_name="external_calls")
-    claim = models.ForeignKey(Claim, null=True, blank=True, on_delete=models.SET_NULL, related_name="external_calls")
+    answer = models.ForeignKey(
+        Answer, null=True, blank=True, on_delete=models.SET_NULL, related_name="external_calls"
+    )
+    claim = models.ForeignKey(
+        Claim, null=True, blank=True, on_delete=models.SET_NULL, related_name="external_calls"
+    )
     provider = models.CharField(max_length=16, choices=WebProvider.choices)
     url = models.CharField(max_length=2000)
     query = models.CharField(max_length=500, blank=True, help_text="The query derived from the claim text.")
@@ -67,11 +71,15 @@ class ExternalCall(models.Model):
     class Meta:
         ordering = ["-at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(status__in=ExternalCallStatus.values),
-                                   name="%(app_label)s_%(class)s_status_valid"),
-            models.CheckConstraint(condition=Q(provider__in=WebProvider.values),
-                                   name="%(app_label)s_%(class)s_provider_valid"),
-            models.CheckConstraint(condition=Q(duration_ms__gte=0), name="%(app_label)s_%(class)s_duration_nonnegative"),
+            models.CheckConstraint(
+                condition=Q(status__in=ExternalCallStatus.values), name="%(app_label)s_%(class)s_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(provider__in=WebProvider.values), name="%(app_label)s_%(class)s_provider_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(duration_ms__gte=0), name="%(app_label)s_%(class)s_duration_nonnegative"
+            ),
             models.CheckConstraint(
                 condition=(Q(status__in=_UNSUCCESSFUL) & ~Q(failure_reason=""))
                 | (Q(status__in=_SUCCESSFUL) & Q(failure_reason="")),
@@ -80,7 +88,8 @@ class ExternalCall(models.Model):
             models.CheckConstraint(
                 condition=(Q(cache_hit=True) & Q(status=ExternalCallStatus.CACHED))
                 | (Q(cache_hit=False) & ~Q(status=ExternalCallStatus.CACHED)),
-                name="%(app_label)s_%(class)s_cache_hit_iff_cached"),
+                name="%(app_label)s_%(class)s_cache_hit_iff_cached",
+            ),
         ]
         indexes = [models.Index(fields=["workspace", "at"], name="audit_extcall_ws_at")]
 
@@ -108,10 +117,13 @@ class WebCacheEntry(models.Model):
     class Meta:
         verbose_name_plural = "web cache entries"
         constraints = [
-            models.CheckConstraint(condition=Q(expires_at__gte=models.F("fetched_at")),
-                                   name="%(app_label)s_%(class)s_expires_after_fetch"),
-            models.CheckConstraint(condition=Q(provider__in=WebProvider.values),
-                                   name="%(app_label)s_%(class)s_provider_valid"),
+            models.CheckConstraint(
+                condition=Q(expires_at__gte=models.F("fetched_at")),
+                name="%(app_label)s_%(class)s_expires_after_fetch",
+            ),
+            models.CheckConstraint(
+                condition=Q(provider__in=WebProvider.values), name="%(app_label)s_%(class)s_provider_valid"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -16,7 +16,13 @@ def default_freshness_policy() -> dict:
 
 
 def default_web_domains() -> list:
-    return ["pubmed.ncbi.nlm.nih.gov", "eutils.ncbi.nlm.nih.gov", "arxiv.org", "export.arxiv.org", "aclanthology.org"]
+    return [
+        "pubmed.ncbi.nlm.nih.gov",
+        "eutils.ncbi.nlm.nih.gov",
+        "arxiv.org",
+        "export.arxiv.org",
+        "aclanthology.org",
+    ]
 
 
 class Workspace(models.Model):
@@ -35,14 +41,17 @@ class Workspace(models.Model):
     freshness_policy = models.JSONField(default=default_freshness_policy, blank=True)
     threshold_overrides = models.JSONField(default=dict, blank=True)
     allow_external_calls = models.BooleanField(
-        default=True, help_text="Data-residency switch: when off, no web verification and no remote LLM calls."
+        default=True,
+        help_text="Data-residency switch: when off, no web verification and no remote LLM calls.",
     )
     web_allowed_domains = models.JSONField(default=default_web_domains, blank=True)
     regulated_domains = models.JSONField(
         default=list, blank=True, help_text="Domain tags whose answers are always audited and escalated."
     )
     auto_audit_roles = models.JSONField(
-        default=list, blank=True, help_text="Group names whose requests are audited (Audit-Local) automatically."
+        default=list,
+        blank=True,
+        help_text="Group names whose requests are audited (Audit-Local) automatically.",
     )
     llm_token_budget = models.PositiveBigIntegerField(
         default=0, help_text="Daily LLM token budget; 0 means unlimited. Past it, offline methods are used."
@@ -55,9 +64,12 @@ class Workspace(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(retention_days__gte=1), name="%(app_label)s_%(class)s_retention_positive"),
             models.CheckConstraint(
-                condition=Q(default_mode__in=constants.MODES), name="%(app_label)s_%(class)s_default_mode_valid"
+                condition=Q(retention_days__gte=1), name="%(app_label)s_%(class)s_retention_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(default_mode__in=constants.MODES),
+                name="%(app_label)s_%(class)s_default_mode_valid",
             ),
         ]
 
@@ -67,13 +79,17 @@ class Workspace(models.Model):
     def freshness_months(self, domain: str) -> int:
         """Return the maximum source age in months for a domain tag."""
         policy = {**constants.DEFAULT_FRESHNESS_MONTHS, **(self.freshness_policy or {})}
-        return int(policy.get(domain or "general", policy.get("general", constants.FALLBACK_FRESHNESS_MONTHS)))
+        return int(
+            policy.get(domain or "general", policy.get("general", constants.FALLBACK_FRESHNESS_MONTHS))
+        )
 
 
 class UserProfile(models.Model):
     """A user's home workspace and default mode (blank: fall back to the workspace's)."""
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="theoria_profile")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="theoria_profile"
+    )
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="profiles")
     default_mode = models.CharField(max_length=16, choices=Mode.choices, blank=True)
 
@@ -99,7 +115,9 @@ class Conversation(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["workspace", "external_id"], name="%(app_label)s_%(class)s_unique_id"),
+            models.UniqueConstraint(
+                fields=["workspace", "external_id"], name="%(app_label)s_%(class)s_unique_id"
+            ),
             models.CheckConstraint(
                 condition=Q(default_mode="") | Q(default_mode__in=constants.MODES),
                 name="%(app_label)s_%(class)s_default_mode_valid",

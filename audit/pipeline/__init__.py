@@ -15,5 +15,17 @@ from audit.pipeline.extraction import claims_json, extract_claims
 from audit.pipeline.retrieval import KnowledgeBase
 from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult, Passage
 
-__all__ = ["AuditResult", "ClaimDraft", "ClaimVerdict", "EvidenceHit", "KnowledgeBase", "MethodResult", "Passage",
-           "audit_answer", "claims_json", "extract_claims", "verify_claim", "verify_claims"]
+__all__ = [
+    "AuditResult",
+    "ClaimDraft",
+    "ClaimVerdict",
+    "EvidenceHit",
+    "KnowledgeBase",
+    "MethodResult",
+    "Passage",
+    "audit_answer",
+    "claims_json",
+    "extract_claims",
+    "verify_claim",
+    "verify_claims",
+]

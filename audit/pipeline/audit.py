@@ -44,8 +44,12 @@ def _embed(embed):
     return get_embedder().encode
 
 
-def run_methods(items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext,
-                methods: tuple[str, ...] = OFFLINE_METHODS, overrides: dict | None = None) -> list[ClaimVerdict]:
+def run_methods(
+    items: list[tuple[ClaimDraft, list[EvidenceHit]]],
+    ctx: VerifyContext,
+    methods: tuple[str, ...] = OFFLINE_METHODS,
+    overrides: dict | None = None,
+) -> list[ClaimVerdict]:
     """Run the named methods (in the order given) on every claim and label each claim.
 
     ``overrides`` maps a method name to an instance used instead of the registered one (e.g. an
@@ -67,21 +71,40 @@ def run_methods(items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyCo
     finally:
         if pool is not None:
             pool.shutdown()
-    return [scoring.label_claim(claim, hits, per_claim[i], ctx.thresholds)
-            for i, (claim, hits) in enumerate(items)]
+    return [
+        scoring.label_claim(claim, hits, per_claim[i], ctx.thresholds)
+        for i, (claim, hits) in enumerate(items)
+    ]
 
 
-def verify_claims(claims: list[tuple[str, list]], *, thresholds=None, domain: str = "", now=None,
-                  embed=None, methods: tuple[str, ...] = OFFLINE_METHODS, overrides: dict | None = None,
-                  progress=None, encode_tokens=None, llm=None) -> list[ClaimVerdict]:
+def verify_claims(
+    claims: list[tuple[str, list]],
+    *,
+    thresholds=None,
+    domain: str = "",
+    now=None,
+    embed=None,
+    methods: tuple[str, ...] = OFFLINE_METHODS,
+    overrides: dict | None = None,
+    progress=None,
+    encode_tokens=None,
+    llm=None,
+) -> list[ClaimVerdict]:
     """Verify many (claim text, evidence passages) pairs against their own evidence only.
 
     ``progress(n)`` is called as the entailment judge finishes each batch of n claims; ``llm`` is
     the client an LLM judge may call (the LLM methods themselves run only when named in ``methods``).
     """
     t = _thresholds(thresholds)
-    ctx = verify_context(t, now=now, domain=domain, embed=_embed(embed), progress=progress,
-                         encode_tokens=encode_tokens, llm=llm)
+    ctx = verify_context(
+        t,
+        now=now,
+        domain=domain,
+        embed=_embed(embed),
+        progress=progress,
+        encode_tokens=encode_tokens,
+        llm=llm,
+    )
     items = []
     for i, (text, evidence) in enumerate(claims):
         passages = as_passages(evidence)
@@ -91,18 +114,32 @@ def verify_claims(claims: list[tuple[str, list]], *, thresholds=None, domain: st
     return run_methods(items, ctx, methods, overrides)
 
 
-def verify_claim(claim_text: str, evidence_passages: list, *, thresholds=None, domain: str = "",
-                 now=None, embed=None) -> ClaimVerdict:
+def verify_claim(
+    claim_text: str, evidence_passages: list, *, thresholds=None, domain: str = "", now=None, embed=None
+) -> ClaimVerdict:
     """Verify one claim against the given passages (str, dict or Passage)."""
-    return verify_claims([(claim_text, evidence_passages)], thresholds=thresholds, domain=domain,
-                         now=now, embed=embed)[0]
+    return verify_claims(
+        [(claim_text, evidence_passages)], thresholds=thresholds, domain=domain, now=now, embed=embed
+    )[0]
 
 
-def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: KnowledgeBase | tuple | None = None,
-                 reference: str | None = None, domain: str | None = None, thresholds=None,
-                 now: datetime | None = None, embed=None,
-                 methods: tuple[str, ...] = OFFLINE_METHODS, llm=None, overrides: dict | None = None,
-                 encode_tokens=None, reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None) -> AuditResult:
+def audit_answer(
+    query: str,
+    answer: str,
+    contexts: list | None = None,
+    *,
+    kb: KnowledgeBase | tuple | None = None,
+    reference: str | None = None,
+    domain: str | None = None,
+    thresholds=None,
+    now: datetime | None = None,
+    embed=None,
+    methods: tuple[str, ...] = OFFLINE_METHODS,
+    llm=None,
+    overrides: dict | None = None,
+    encode_tokens=None,
+    reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None,
+) -> AuditResult:
     """Audit ``answer`` to ``query`` against the request ``contexts`` and the workspace ``kb``.
 
     ``llm`` (an ``audit.pipeline.llm.LLMClient``, docs/LLM.md) adds LLM claim extraction and the
@@ -129,15 +166,29 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
     claim_vecs = vecs[: len(claims)] if vecs is not None else None
     prior = [reuse(c) if reuse is not None else None for c in claims]
     fresh = [i for i, p in enumerate(prior) if p is None]
-    fresh_hits = retrieve([claims[i] for i in fresh], passages, kb=kb, embed=embed, thresholds=t,
-                          claim_vecs=claim_vecs[fresh] if claim_vecs is not None else None)
-    ctx = verify_context(t, now=now, domain=domain, query=query, embed=embed, llm=llm, encode_tokens=encode_tokens)
+    fresh_hits = retrieve(
+        [claims[i] for i in fresh],
+        passages,
+        kb=kb,
+        embed=embed,
+        thresholds=t,
+        claim_vecs=claim_vecs[fresh] if claim_vecs is not None else None,
+    )
+    ctx = verify_context(
+        t, now=now, domain=domain, query=query, embed=embed, llm=llm, encode_tokens=encode_tokens
+    )
     if llm is not None:
         methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
     fresh_verdicts = run_methods([(claims[i], h) for i, h in zip(fresh, fresh_hits)], ctx, methods, overrides)
     # a kept verdict keeps its claim's reading too (a hedge or a qualifier does not make a claim minor)
-    verdicts = [replace(p, claim=replace(c, type=p.claim.type, importance=p.claim.importance), metrics=dict(p.metrics))
-                if p is not None else None for c, p in zip(claims, prior)]
+    verdicts = [
+        replace(
+            p, claim=replace(c, type=p.claim.type, importance=p.claim.importance), metrics=dict(p.metrics)
+        )
+        if p is not None
+        else None
+        for c, p in zip(claims, prior)
+    ]
     for i, v in zip(fresh, fresh_verdicts):
         verdicts[i] = v
     hits = [v.evidence for v in verdicts]
@@ -150,20 +201,49 @@ def audit_answer(query: str, answer: str, contexts: list | None = None, *, kb: K
         v.metrics = {**scoring.claim_card_metrics(v, t, relevance), **v.metrics}
 
     any_evidence = bool(passages) or bool(kb is not None and len(kb.index))
-    return summarize(query, answer, verdicts, passages, thresholds=t, now=now, embed=embed, vecs=vecs,
-                     any_evidence=any_evidence, reference=reference, hits=hits,
-                     reference_searchable=bool(passages or kb is not None),
-                     overrides=overrides, encode_tokens=encode_tokens, started=started,
-                     methods_not_run={**llm_methods_not_run(verdicts, llm, extraction),
-                                      **(NOT_RUN_OFFLINE if llm is None else {})})
+    return summarize(
+        query,
+        answer,
+        verdicts,
+        passages,
+        thresholds=t,
+        now=now,
+        embed=embed,
+        vecs=vecs,
+        any_evidence=any_evidence,
+        reference=reference,
+        hits=hits,
+        reference_searchable=bool(passages or kb is not None),
+        overrides=overrides,
+        encode_tokens=encode_tokens,
+        started=started,
+        methods_not_run={
+            **llm_methods_not_run(verdicts, llm, extraction),
+            **(NOT_RUN_OFFLINE if llm is None else {}),
+        },
+    )
 
 
-def summarize(query: str, answer: str, verdicts: list[ClaimVerdict], passages: list[Passage], *, thresholds: Thresholds,
-              now: datetime, embed, vecs=None, any_evidence: bool = True, reference: str | None = None,
-              reference_searchable: bool = False, overrides: dict | None = None, encode_tokens=None,
-              started: float | None = None, methods_not_run: dict | None = None, rag_text: str | None = None,
-              hits: list[list[EvidenceHit]] | None = None
-              ) -> AuditResult:
+def summarize(
+    query: str,
+    answer: str,
+    verdicts: list[ClaimVerdict],
+    passages: list[Passage],
+    *,
+    thresholds: Thresholds,
+    now: datetime,
+    embed,
+    vecs=None,
+    any_evidence: bool = True,
+    reference: str | None = None,
+    reference_searchable: bool = False,
+    overrides: dict | None = None,
+    encode_tokens=None,
+    started: float | None = None,
+    methods_not_run: dict | None = None,
+    rag_text: str | None = None,
+    hits: list[list[EvidenceHit]] | None = None,
+) -> AuditResult:
     """The answer-level result of verified claims: RAGAS-style metrics, the RAG score, risk flags,
     quality gates and the audit score. ``vecs`` are the claims' embeddings followed by the query's
     (answer relevance); ``hits`` each claim's retrieved passages (with ``passages``, the context of
@@ -180,14 +260,20 @@ def summarize(query: str, answer: str, verdicts: list[ClaimVerdict], passages: l
         "unsupported_rate": scoring.unsupported_rate(verdicts),
         "mean_confidence": float(np.mean([v.confidence for v in verdicts])) if verdicts else 0.0,
         "selfcheck_disagreement": answer_selfcheck_disagreement(verdicts),
-        "label_counts": {lab: sum(v.label == lab for v in verdicts) for lab in ("SUPPORTED", "REFUTED", "NEI")},
+        "label_counts": {
+            lab: sum(v.label == lab for v in verdicts) for lab in ("SUPPORTED", "REFUTED", "NEI")
+        },
     }
     if vecs is not None and query and verdicts:
         # answer relevance: cosine of the question to the answer's meaning (the mean of its claims)
         metrics["answer_relevance"] = max(0.0, scoring.cosine(vecs[-1], vecs[:-1].mean(axis=0)))
     if passages:
-        supporting = {h.passage.id for v in verdicts for h in v.evidence
-                      if h.entailment >= t.audit_score_threshold or (v.label == "SUPPORTED" and h is v.evidence[0])}
+        supporting = {
+            h.passage.id
+            for v in verdicts
+            for h in v.evidence
+            if h.entailment >= t.audit_score_threshold or (v.label == "SUPPORTED" and h is v.evidence[0])
+        }
         metrics["context_precision"] = scoring.context_precision([p.id in supporting for p in passages])
     if reference is not None and reference_searchable:
         # context recall: how much of the reference the retrieved context states, the context
@@ -196,37 +282,63 @@ def summarize(query: str, answer: str, verdicts: list[ClaimVerdict], passages: l
         ref_sents = [clean_sentence(s) for s in split_sentences(reference)]
         ref_sents = [s for s in ref_sents if is_assertion(s)]
         if ref_sents:
-            ref_verdicts = verify_claims([(s, context) for s in ref_sents], thresholds=t, now=now,
-                                         embed=embed, methods=("entailment",), overrides=overrides,
-                                         encode_tokens=encode_tokens)
+            ref_verdicts = verify_claims(
+                [(s, context) for s in ref_sents],
+                thresholds=t,
+                now=now,
+                embed=embed,
+                methods=("entailment",),
+                overrides=overrides,
+                encode_tokens=encode_tokens,
+            )
             metrics["context_recall"] = sum(v.label == "SUPPORTED" for v in ref_verdicts) / len(ref_sents)
         else:
             metrics["context_recall"] = 0.0
 
-    metrics["rag_score"] = rag_score(answer if rag_text is None else rag_text, verdicts, passages, thresholds=t,
-                                     embed=embed)
+    metrics["rag_score"] = rag_score(
+        answer if rag_text is None else rag_text, verdicts, passages, thresholds=t, embed=embed
+    )
 
     risk_flags: list[dict] = []
     if not any_evidence:
-        risk_flags.append({"type": "no_evidence", "severity": "high",
-                           "description": "No documents matched the query"})
+        risk_flags.append(
+            {"type": "no_evidence", "severity": "high", "description": "No documents matched the query"}
+        )
     severity = {"no_evidence": "high", "conflict": "high", "outdated_source": "medium"}
     for v in verdicts:
         for flag in v.risk_flags:
             if flag == "no_evidence" and not any_evidence:
                 continue
-            risk_flags.append({"type": flag, "severity": severity.get(flag, "medium"), "claim_id": v.claim.claim_id,
-                               "description": _flag_text(flag, v)})
+            risk_flags.append(
+                {
+                    "type": flag,
+                    "severity": severity.get(flag, "medium"),
+                    "claim_id": v.claim.claim_id,
+                    "description": _flag_text(flag, v),
+                }
+            )
     gates = scoring.quality_gates(metrics, verdicts, t)
     score = scoring.audit_score(metrics, t)
-    flagged = (not all(gates.values()) or score < t.audit_score_threshold
-               or any(v.label != "SUPPORTED" and v.claim.importance != "minor" for v in verdicts)
-               or any(f["severity"] == "high" for f in risk_flags))
-    return AuditResult(query=query or "", answer=answer or "", claims=verdicts, metrics=metrics,
-                       audit_score=score, risk_flags=risk_flags, warnings=scoring.warnings_for(verdicts),
-                       quality_gates=gates, flagged=flagged,
-                       methods_not_run=dict(methods_not_run or {}),
-                       duration_ms=round(1000 * (time.perf_counter() - started), 2), passages=passages)
+    flagged = (
+        not all(gates.values())
+        or score < t.audit_score_threshold
+        or any(v.label != "SUPPORTED" and v.claim.importance != "minor" for v in verdicts)
+        or any(f["severity"] == "high" for f in risk_flags)
+    )
+    return AuditResult(
+        query=query or "",
+        answer=answer or "",
+        claims=verdicts,
+        metrics=metrics,
+        audit_score=score,
+        risk_flags=risk_flags,
+        warnings=scoring.warnings_for(verdicts),
+        quality_gates=gates,
+        flagged=flagged,
+        methods_not_run=dict(methods_not_run or {}),
+        duration_ms=round(1000 * (time.perf_counter() - started), 2),
+        passages=passages,
+    )
 
 
 def _retrieved_context(passages: list[Passage], hits: list[list[EvidenceHit]]) -> list[Passage]:
@@ -239,6 +351,8 @@ def _retrieved_context(passages: list[Passage], hits: list[list[EvidenceHit]]) -
 
 
 def _flag_text(flag: str, v: ClaimVerdict) -> str:
-    return {"no_evidence": "No passage matched this claim",
-            "conflict": "Sources disagree on this claim",
-            "outdated_source": "Its evidence is older than the freshness policy allows"}.get(flag, flag)
+    return {
+        "no_evidence": "No passage matched this claim",
+        "conflict": "Sources disagree on this claim",
+        "outdated_source": "Its evidence is older than the freshness policy allows",
+    }.get(flag, flag)

@@ -57,7 +57,9 @@ def _best_break(text: str, start: int, hard_end: int, min_end: int) -> int:
     return hard_end
 
 
-def chunk_text(text: str, *, size: int = CHUNK_SIZE_CHARS, overlap: int = CHUNK_OVERLAP_CHARS) -> list[TextChunk]:
+def chunk_text(
+    text: str, *, size: int = CHUNK_SIZE_CHARS, overlap: int = CHUNK_OVERLAP_CHARS
+) -> list[TextChunk]:
     """Split ``text`` into chunks of at most ``size`` characters overlapping by ~``overlap``.
 
     Offsets index into ``text`` itself (``text[c.start:c.end]`` is the chunk before trimming).

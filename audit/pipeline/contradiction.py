@@ -29,17 +29,25 @@ import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from audit.constants import (STRUCTURE_ANTONYM_CLAUSE_SHARED, STRUCTURE_CLAUSE_MIN_ALIGNMENT,
-                             STRUCTURE_MIN_ALIGNMENT, STRUCTURE_SUBSTITUTION_MAX_COS)
+from audit.constants import (
+    STRUCTURE_ANTONYM_CLAUSE_SHARED,
+    STRUCTURE_CLAUSE_MIN_ALIGNMENT,
+    STRUCTURE_MIN_ALIGNMENT,
+    STRUCTURE_SUBSTITUTION_MAX_COS,
+)
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.lexicon import NEGATION_CUES, OPPOSITES
 from audit.pipeline.text import STOPWORDS, WORD_RE, normalize, stem
 
-LEXICAL_NEGATIONS = frozenset("lack lacks lacking lacked absence absent fail fails failed failure unable "
-                              "neither nor unlikely".split())
+LEXICAL_NEGATIONS = frozenset(
+    "lack lacks lacking lacked absence absent fail fails failed failure unable neither nor unlikely".split()
+)
 DETERMINERS = frozenset("the a an its their his her this that these those".split())
-CLAUSE_SPLIT_RE = re.compile(r"[,;:()\[\]]|\s[-–—]\s|\b(?:although|though|but|whereas|while|however|except|"
-                             r"yet|unless|and)\b", re.I)
+CLAUSE_SPLIT_RE = re.compile(
+    r"[,;:()\[\]]|\s[-–—]\s|\b(?:although|though|but|whereas|while|however|except|"
+    r"yet|unless|and)\b",
+    re.I,
+)
 MAX_MISSING_FOR_SUBSTITUTION = 1
 SLOT_PREPOSITIONS = frozenset("in at from into on by".split())
 
@@ -61,8 +69,13 @@ class Finding:
     passage_id: str
 
     def as_dict(self) -> dict:
-        return {"rule": self.rule, "claim": self.claim_words, "evidence": self.evidence_words,
-                "sentence": self.sentence[:300], "passage_id": self.passage_id}
+        return {
+            "rule": self.rule,
+            "claim": self.claim_words,
+            "evidence": self.evidence_words,
+            "sentence": self.sentence[:300],
+            "passage_id": self.passage_id,
+        }
 
 
 CAPPING_RULES = ("missing_entity", "unstated_obligation")  # keep a claim below SUPPORTED; never refute it
@@ -78,10 +91,14 @@ class StructureReport:
     findings: list[Finding] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"contradicted": self.contradicted, "missing_entity": self.missing_entity,
-                "unstated_obligation": self.unstated_obligation,
-                "alignment": round(self.alignment, 4), "aligned_sentence": self.sentence[:300],
-                "findings": [f.as_dict() for f in self.findings]}
+        return {
+            "contradicted": self.contradicted,
+            "missing_entity": self.missing_entity,
+            "unstated_obligation": self.unstated_obligation,
+            "alignment": round(self.alignment, 4),
+            "aligned_sentence": self.sentence[:300],
+            "findings": [f.as_dict() for f in self.findings],
+        }
 
 
 def tokens(text: str, *, lower: bool = True) -> list[str]:
@@ -91,8 +108,12 @@ def tokens(text: str, *, lower: bool = True) -> list[str]:
 
 
 def _is_content(tok: str) -> bool:
-    return (tok not in STOPWORDS and tok not in NEGATION_CUES and not tok.endswith("n't")
-            and (len(tok) > 1 or tok.isdigit()))
+    return (
+        tok not in STOPWORDS
+        and tok not in NEGATION_CUES
+        and not tok.endswith("n't")
+        and (len(tok) > 1 or tok.isdigit())
+    )
 
 
 def _is_word(tok: str) -> bool:
@@ -105,15 +126,17 @@ def _content_stems(toks: list[str]) -> list[str]:
 
 def _strict_negated(toks: list[str]) -> bool:
     for k, t in enumerate(toks):
-        if t == "not" and ((k and toks[k - 1] in ("or", "whether")) or toks[k + 1: k + 2] == ["only"]):
+        if t == "not" and ((k and toks[k - 1] in ("or", "whether")) or toks[k + 1 : k + 2] == ["only"]):
             continue  # "whether or not", "not only … but": no negation of the predicate
         if t in NEGATION_CUES or t.endswith("n't"):
             return True
     return False
 
 
-AUXILIARIES = frozenset("be is are was were been being am do does did have has had can could will would shall "
-                        "should may might must to able yet even also always".split())
+AUXILIARIES = frozenset(
+    "be is are was were been being am do does did have has had can could will would shall "
+    "should may might must to able yet even also always".split()
+)
 
 
 def _scope_in(toks: list[str], target: set[str]) -> bool:
@@ -162,10 +185,21 @@ def _negation(claim: str, s: Sentence) -> Finding | None:
         if e_strict and not c_any and not _scope_in(parts[best_k], {stem(t) for t in ctoks}):
             continue  # the sentence negates something the claim does not say
         if (c_strict and not e_any) or (e_strict and not c_any):
-            cue = next((t for t in (ctoks if c_strict else parts[best_k])
-                        if t in NEGATION_CUES or t.endswith("n't")), "")
-            return Finding("negation", cue if c_strict else "(affirmative)",
-                           cue if e_strict else "(affirmative)", s.text, s.passage_id)
+            cue = next(
+                (
+                    t
+                    for t in (ctoks if c_strict else parts[best_k])
+                    if t in NEGATION_CUES or t.endswith("n't")
+                ),
+                "",
+            )
+            return Finding(
+                "negation",
+                cue if c_strict else "(affirmative)",
+                cue if e_strict else "(affirmative)",
+                s.text,
+                s.passage_id,
+            )
     return None
 
 
@@ -243,7 +277,12 @@ def _slot_fillers(claim_toks: list[str], idx: int, s: Sentence, claim_all: set[s
         if not _is_content(f) or not _is_word(f) or stem(f) in claim_all:
             continue
         phrase = [f]
-        if j + 1 < len(st) and _is_content(st[j + 1]) and _is_word(st[j + 1]) and stem(st[j + 1]) not in claim_all:
+        if (
+            j + 1 < len(st)
+            and _is_content(st[j + 1])
+            and _is_word(st[j + 1])
+            and stem(st[j + 1]) not in claim_all
+        ):
             phrase.append(st[j + 1])
         found.append(" ".join(phrase))
     return found
@@ -260,8 +299,8 @@ def _spelled_otherwise(word: str, evidence_tokens: list[str]) -> bool:
             return True
     if 2 <= len(word) <= 5:
         for k in range(len(evidence_tokens)):
-            letters = [t[0] for t in evidence_tokens[k:k + 3 * len(word)] if t not in ACRONYM_SKIP]
-            if evidence_tokens[k] not in ACRONYM_SKIP and "".join(letters[:len(word)]) == word:
+            letters = [t[0] for t in evidence_tokens[k : k + 3 * len(word)] if t not in ACRONYM_SKIP]
+            if evidence_tokens[k] not in ACRONYM_SKIP and "".join(letters[: len(word)]) == word:
                 return True
     return False
 
@@ -271,35 +310,51 @@ def _entities(claim: str) -> set[str]:
     raw = tokens(claim, lower=False)
     out = set()
     for k, t in enumerate(raw):
-        if (k > 0 and t[:1].isupper() and t.lower() not in STOPWORDS) or (len(t) >= 2 and t.isupper() and _is_word(t)):
+        if (k > 0 and t[:1].isupper() and t.lower() not in STOPWORDS) or (
+            len(t) >= 2 and t.isupper() and _is_word(t)
+        ):
             out.add(stem(t.lower()))
     return out
 
 
 # deontic cues only: "X requires Y" is how science states a dependence, not an obligation
 OBLIGATION_CUES = frozenset("must shall mandatory obligatory".split())
-OBLIGATION_PHRASES = (("have", "to"), ("has", "to"), ("required", "to"), ("obliged", "to"), ("obligated", "to"))
+OBLIGATION_PHRASES = (
+    ("have", "to"),
+    ("has", "to"),
+    ("required", "to"),
+    ("obliged", "to"),
+    ("obligated", "to"),
+)
 
 
 def _is_obligation(toks: list[str]) -> bool:
-    return any(t in OBLIGATION_CUES for t in toks) or any(pair in OBLIGATION_PHRASES for pair in pairwise(toks))
+    return any(t in OBLIGATION_CUES for t in toks) or any(
+        pair in OBLIGATION_PHRASES for pair in pairwise(toks)
+    )
 
 
 SPECIFIC_MARKERS = frozenset("by within before after from".split())  # "approved by <who>", "within <when>"
 SPECIFIC_LOOKBACK = 3  # a specific is a word at most this many words after its marker or a number
 
 
-def _unstated_specifics(claim_toks: list[str], evidence_stems: set[str], evidence_tokens: list[str]) -> list[str]:
+def _unstated_specifics(
+    claim_toks: list[str], evidence_stems: set[str], evidence_tokens: list[str]
+) -> list[str]:
     """The specifics of an obligation the evidence never states: content words found nowhere in the
     evidence that name who, when or how many ("by two pharmacists", "within 3 days")."""
     from audit.pipeline.numbers import SPELLED_COUNTS
 
     out = []
     for k, t in enumerate(claim_toks):
-        if not (_is_content(t) and _is_word(t) and len(t) > 2) or stem(t) in evidence_stems \
-                or _spelled_otherwise(t, evidence_tokens) or t in out:
+        if (
+            not (_is_content(t) and _is_word(t) and len(t) > 2)
+            or stem(t) in evidence_stems
+            or _spelled_otherwise(t, evidence_tokens)
+            or t in out
+        ):
             continue
-        before = claim_toks[max(0, k - SPECIFIC_LOOKBACK):k]
+        before = claim_toks[max(0, k - SPECIFIC_LOOKBACK) : k]
         if any(b in SPECIFIC_MARKERS or b.isdigit() or b in SPELLED_COUNTS for b in before):
             out.append(t)
     return out
@@ -338,14 +393,23 @@ def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> Struc
         for f in _antonyms(claim_toks, cstems, s):
             findings.append(f)
             explained.add(stem(f.claim_words))
-        missing = [(k, t) for k, t in enumerate(claim_toks) if _is_content(t) and _is_word(t)
-                   and stem(t) not in s.stems and stem(t) not in explained
-                   and not _spelled_otherwise(t, s.tokens)]
+        missing = [
+            (k, t)
+            for k, t in enumerate(claim_toks)
+            if _is_content(t)
+            and _is_word(t)
+            and stem(t) not in s.stems
+            and stem(t) not in explained
+            and not _spelled_otherwise(t, s.tokens)
+        ]
         if 0 < len(missing) <= MAX_MISSING_FOR_SUBSTITUTION:
             for k, t in missing:
                 if stem(t) in evidence_stems or _spelled_otherwise(t, evidence_tokens):
                     continue
-                if _coverage(cstems, s.stems, explained | {stem(m) for _, m in missing}) < STRUCTURE_MIN_ALIGNMENT:
+                if (
+                    _coverage(cstems, s.stems, explained | {stem(m) for _, m in missing})
+                    < STRUCTURE_MIN_ALIGNMENT
+                ):
                     continue
                 fillers = _slot_fillers(claim_toks, k, s, claim_all) if similarity else []
                 sub = next((fl for fl in fillers if similarity(t, fl) < STRUCTURE_SUBSTITUTION_MAX_COS), None)
@@ -369,8 +433,9 @@ def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> Struc
         if unstated:
             best = max(sentences, key=lambda x: _coverage(cstems, x.stems))
             report.unstated_obligation = True
-            report.findings.append(Finding("unstated_obligation", " ".join(unstated), "", best.text,
-                                           best.passage_id))
+            report.findings.append(
+                Finding("unstated_obligation", " ".join(unstated), "", best.text, best.passage_id)
+            )
     if not scored:
         return report
     scored.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)

@@ -44,8 +44,9 @@ class Embedder:
                     self._model = load_model()
         return self._model
 
-    def encode(self, texts: list[str], *, batch_size: int = ENCODE_BATCH_SIZE,
-               show_progress: bool = False) -> np.ndarray:
+    def encode(
+        self, texts: list[str], *, batch_size: int = ENCODE_BATCH_SIZE, show_progress: bool = False
+    ) -> np.ndarray:
         """Embed ``texts``; returns an (n, 384) float32 array of unit vectors."""
         texts = [t if isinstance(t, str) else str(t) for t in texts]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -61,10 +62,15 @@ class Embedder:
         if missing:
             unique = list(missing)
             vecs = self.model.encode(
-                [u if u.strip() else "." for u in unique], batch_size=batch_size,
-                convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=show_progress,
+                [u if u.strip() else "." for u in unique],
+                batch_size=batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=show_progress,
             ).astype(np.float32, copy=False)
-            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)  # exact unit length in float32
+            vecs /= np.maximum(
+                np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12
+            )  # exact unit length in float32
             with self._lock:
                 for text, vec in zip(unique, vecs):
                     out[missing[text]] = vec
@@ -74,8 +80,9 @@ class Embedder:
                     self._cache.popitem(last=False)
         return out
 
-    def encode_with_tokens(self, texts: list[str], *, batch_size: int = ENCODE_BATCH_SIZE,
-                           show_progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+    def encode_with_tokens(
+        self, texts: list[str], *, batch_size: int = ENCODE_BATCH_SIZE, show_progress: bool = False
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Sentence vectors plus, per text, the unit vectors of its content word-pieces (float32).
 
         One forward pass gives both (the token embeddings are what mean pooling averages), so
@@ -95,8 +102,13 @@ class Embedder:
         if todo:
             model = self.model
             keep = self._content_piece_mask(model)
-            outs = model.encode([u if u.strip() else "." for u in todo], batch_size=batch_size,
-                                output_value=None, convert_to_numpy=False, show_progress_bar=show_progress)
+            outs = model.encode(
+                [u if u.strip() else "." for u in todo],
+                batch_size=batch_size,
+                output_value=None,
+                convert_to_numpy=False,
+                show_progress_bar=show_progress,
+            )
             for text, out in zip(todo, outs):
                 vec = out["sentence_embedding"].float().numpy()
                 vec = vec / (np.linalg.norm(vec) or 1.0)
@@ -114,8 +126,9 @@ class Embedder:
                     self._tok_cache.popitem(last=False)
                 while len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
-        return np.stack([sent[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32), \
-            [toks[t] for t in texts]
+        return np.stack([sent[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32), [
+            toks[t] for t in texts
+        ]
 
     _piece_mask = None
 
@@ -127,8 +140,11 @@ class Embedder:
             mask = np.zeros(max(vocab.values()) + 1, dtype=bool)
             for piece, idx in vocab.items():
                 word = piece[2:] if piece.startswith("##") else piece
-                mask[idx] = (not piece.startswith("[") and any(ch.isalnum() for ch in word)
-                             and (piece.startswith("##") or word not in STOPWORDS))
+                mask[idx] = (
+                    not piece.startswith("[")
+                    and any(ch.isalnum() for ch in word)
+                    and (piece.startswith("##") or word not in STOPWORDS)
+                )
             self._piece_mask = mask
         return self._piece_mask
 

@@ -35,13 +35,23 @@ class LinearHead:
         return Z @ self.coef + self.intercept
 
     def as_dict(self) -> dict:
-        return {"mean": self.mean.tolist(), "scale": self.scale.tolist(), "coef": self.coef.tolist(),
-                "intercept": self.intercept}
+        return {
+            "mean": self.mean.tolist(),
+            "scale": self.scale.tolist(),
+            "coef": self.coef.tolist(),
+            "intercept": self.intercept,
+        }
 
 
 class EntailmentModel:
-    def __init__(self, support: LinearHead, refute: LinearHead, idf: dict[str, float],
-                 meta: dict | None = None, fast: LinearHead | None = None):
+    def __init__(
+        self,
+        support: LinearHead,
+        refute: LinearHead,
+        idf: dict[str, float],
+        meta: dict | None = None,
+        fast: LinearHead | None = None,
+    ):
         self.support = support
         self.refute = refute
         self.fast = fast  # support head over FAST_FEATURES only ("fast" verification depth)
@@ -61,22 +71,34 @@ class EntailmentModel:
 
     def save(self, path: Path = ARTIFACT_PATH) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"features": FEATURE_NAMES, "support": self.support.as_dict(),
-                   "refute": self.refute.as_dict(), "idf": self.idf, "meta": self.meta,
-                   "fast_features": FAST_FEATURES, "fast": self.fast.as_dict() if self.fast else None}
+        payload = {
+            "features": FEATURE_NAMES,
+            "support": self.support.as_dict(),
+            "refute": self.refute.as_dict(),
+            "idf": self.idf,
+            "meta": self.meta,
+            "fast_features": FAST_FEATURES,
+            "fast": self.fast.as_dict() if self.fast else None,
+        }
         path.write_text(json.dumps(payload, separators=(",", ":"), sort_keys=True))
 
     @classmethod
     def load(cls, path: Path = ARTIFACT_PATH) -> "EntailmentModel":
         payload = json.loads(Path(path).read_text())
         if payload["features"] != FEATURE_NAMES:
-            raise RuntimeError(f"{path} was fitted on other features; refit with "
-                               "`python manage.py fit_entailment`")
+            raise RuntimeError(
+                f"{path} was fitted on other features; refit with `python manage.py fit_entailment`"
+            )
         fast = payload.get("fast")
         if fast is not None and payload.get("fast_features") != FAST_FEATURES:
             raise RuntimeError(f"{path}: the fast head was fitted on other features; refit it")
-        return cls(LinearHead(**payload["support"]), LinearHead(**payload["refute"]),
-                   payload["idf"], payload.get("meta"), LinearHead(**fast) if fast else None)
+        return cls(
+            LinearHead(**payload["support"]),
+            LinearHead(**payload["refute"]),
+            payload["idf"],
+            payload.get("meta"),
+            LinearHead(**fast) if fast else None,
+        )
 
 
 @lru_cache(maxsize=1)

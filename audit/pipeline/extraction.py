@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from audit.constants import (ATOMIC_MIN_WORDS, IMPORTANCE_CRITICAL, IMPORTANCE_MATERIAL,
-                             IMPORTANCE_MINOR)
+from audit.constants import ATOMIC_MIN_WORDS, IMPORTANCE_CRITICAL, IMPORTANCE_MATERIAL, IMPORTANCE_MINOR
 from audit.pipeline.text import content_stems, normalize
 from audit.pipeline.types import ClaimDraft
 
@@ -62,21 +61,27 @@ def strip_citations(text: str) -> str:
 
 
 # --- sentence segmentation ------------------------------------------------------------------
-ABBREVIATIONS = frozenset("""
+ABBREVIATIONS = frozenset(
+    """
 mr mrs ms dr prof sr jr st vs etc al fig figs eq eqs no nos vol vols pp ed eds approx dept est
 inc ltd co corp jan feb mar apr jun jul aug sep sept oct nov dec e.g i.e cf ca resp mt gen gov
 sen rep u.s u.k u.n ph.d m.d b.a m.a a.m p.m op art sec ch chap ref refs incl max min avg
-""".split())
+""".split()
+)
 
 # end punctuation, then citation markers and closing quotes ("…occur?[8]\" Next…"), then a space
-_BOUNDARY_RE = re.compile(r"([.!?]+|\u3002|\uff01|\uff1f)((?:\[[^\[\]\s]{1,40}\])*[\"'\u201d\u2019)\]]*)(\s+|$)")
+_BOUNDARY_RE = re.compile(
+    r"([.!?]+|\u3002|\uff01|\uff1f)((?:\[[^\[\]\s]{1,40}\])*[\"'\u201d\u2019)\]]*)(\s+|$)"
+)
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+", re.MULTILINE)
 _MD_EMPHASIS_RE = re.compile(r"(\*\*|__|\*|`)(.+?)\1")
 _MD_LINK_RE = re.compile(r"\[([^\]]+)\]\((?:[^)]+)\)")
 
 
-NEVER_SPLIT_AFTER = frozenset("mr mrs ms dr prof sr jr st vs e.g i.e cf al fig figs eq no nos approx ca "
-                              "gen gov sen rep mt op pp vol".split())
+NEVER_SPLIT_AFTER = frozenset(
+    "mr mrs ms dr prof sr jr st vs e.g i.e cf al fig figs eq no nos approx ca "
+    "gen gov sen rep mt op pp vol".split()
+)
 
 
 def _abbreviation_token(before: str) -> str:
@@ -106,9 +111,9 @@ def split_sentences_with_spans(text: str) -> list[tuple[int, int]]:
         block_starts.append(m.end())
     for m in re.finditer(r"\n", text):
         # a line that ends without punctuation and is followed by a capital starts a new unit
-        before = text[max(0, m.start() - 1): m.start()]
+        before = text[max(0, m.start() - 1) : m.start()]
         if before and before not in ".!?:;,":
-            nxt = text[m.end(): m.end() + 1]
+            nxt = text[m.end() : m.end() + 1]
             if nxt.isupper() or nxt.isdigit():
                 block_starts.append(m.end())
     block_starts = sorted(set(block_starts))
@@ -118,16 +123,22 @@ def split_sentences_with_spans(text: str) -> list[tuple[int, int]]:
         for m in _BOUNDARY_RE.finditer(text, b_start, b_end):
             end = m.end(2)
             punct = m.group(1)
-            before = text[start: m.start()]
-            after = text[m.end(): m.end() + 2]
-            if punct == "." and re.fullmatch(r"\s*(?:[-*\u2022]\s*)?(?:\d{1,3}|[a-zA-Z]|[ivxlcIVXLC]{1,6})", before):
+            before = text[start : m.start()]
+            after = text[m.end() : m.end() + 2]
+            if punct == "." and re.fullmatch(
+                r"\s*(?:[-*\u2022]\s*)?(?:\d{1,3}|[a-zA-Z]|[ivxlcIVXLC]{1,6})", before
+            ):
                 continue  # a list number: "1. Refunds…", "b. …", "iv. …"
             if punct == "." and _abbreviation_token(before) in NEVER_SPLIT_AFTER:
                 continue
             if punct == "." and _is_abbreviation(before) and not after[:1].isupper():
                 continue
-            if punct == "." and re.search(r"\b[A-Z]$", before) and len(before) > 0 and \
-                    re.search(r"(?:^|\s)[A-Z]$", before):
+            if (
+                punct == "."
+                and re.search(r"\b[A-Z]$", before)
+                and len(before) > 0
+                and re.search(r"(?:^|\s)[A-Z]$", before)
+            ):
                 continue  # initial: "J. Smith"
             if m.group(3) == "" and m.end() < b_end:
                 continue
@@ -136,7 +147,9 @@ def split_sentences_with_spans(text: str) -> list[tuple[int, int]]:
             if after[:1].islower() and punct == "." and _is_abbreviation(before):
                 continue
             # citation markers right after the full stop belong to this sentence
-            tail = re.match(r"(?:\s*(?:\[[^\]]{1,40}\]|\((?:source|src|ref)[^)]{0,40}\)))+", text[end:b_end], re.I)
+            tail = re.match(
+                r"(?:\s*(?:\[[^\]]{1,40}\]|\((?:source|src|ref)[^)]{0,40}\)))+", text[end:b_end], re.I
+            )
             if tail:
                 end += tail.end()
             if text[start:end].strip():
@@ -179,27 +192,41 @@ def _starts_with(phrases: str, tail: str = r"\b") -> re.Pattern:
     return re.compile(r"^(?:" + "|".join(p.strip() for p in phrases.split("|")) + ")" + tail, re.I)
 
 
-_OPINION_RE = _starts_with(r"i think|i believe|i feel|i guess|in my (?:view|opinion)|personally|"
-                           r"it seems to me|i would (?:say|argue)|imho")
-_HYPOTHETICAL_RE = _starts_with(r"hypothetically|suppose|supposing|imagine|let'?s say|assuming|what if|"
-                                r"if (?:we|you|one) (?:were|imagine)")
-_GREETING_RE = _starts_with(r"thank(?:s| you)|you'?re welcome|hello|hi|hey|dear|sure|of course|certainly|"
-                            r"great question|good question|i understand|i hope this helps|hope this helps|"
-                            r"i'?m sorry|sorry|glad to help|happy to help|ok(?:ay)?")
-_META_RE = _starts_with(r"in (?:this|my) (?:answer|response|summary)|(?:this|my) (?:answer|response)|"
-                        r"here (?:is|are)|below (?:is|are)|as (?:mentioned|noted|discussed) (?:above|earlier)|"
-                        r"let me|i will|i'?ll|i can|i cannot|i can'?t|i don'?t know|to summari[sz]e|"
-                        r"in summary|in conclusion|to conclude|overall,? (?:this|the answer)|"
-                        r"feel free|please (?:note|let me know|consult)")
-CONNECTORS = ("therefore|however|thus|hence|moreover|furthermore|in addition|additionally|also|"
-              "consequently|meanwhile|nevertheless|nonetheless")
-_CONNECTOR_ONLY_RE = _starts_with(CONNECTORS + "|so|but|and|for example|for instance|in other words|that said",
-                                  r"[\s,.:;!]*$")
-_LEADING_CONNECTOR_RE = _starts_with(CONNECTORS + "|in fact|indeed|notably|importantly|similarly|likewise",
-                                     r"\s*,\s*")
+_OPINION_RE = _starts_with(
+    r"i think|i believe|i feel|i guess|in my (?:view|opinion)|personally|"
+    r"it seems to me|i would (?:say|argue)|imho"
+)
+_HYPOTHETICAL_RE = _starts_with(
+    r"hypothetically|suppose|supposing|imagine|let'?s say|assuming|what if|"
+    r"if (?:we|you|one) (?:were|imagine)"
+)
+_GREETING_RE = _starts_with(
+    r"thank(?:s| you)|you'?re welcome|hello|hi|hey|dear|sure|of course|certainly|"
+    r"great question|good question|i understand|i hope this helps|hope this helps|"
+    r"i'?m sorry|sorry|glad to help|happy to help|ok(?:ay)?"
+)
+_META_RE = _starts_with(
+    r"in (?:this|my) (?:answer|response|summary)|(?:this|my) (?:answer|response)|"
+    r"here (?:is|are)|below (?:is|are)|as (?:mentioned|noted|discussed) (?:above|earlier)|"
+    r"let me|i will|i'?ll|i can|i cannot|i can'?t|i don'?t know|to summari[sz]e|"
+    r"in summary|in conclusion|to conclude|overall,? (?:this|the answer)|"
+    r"feel free|please (?:note|let me know|consult)"
+)
+CONNECTORS = (
+    "therefore|however|thus|hence|moreover|furthermore|in addition|additionally|also|"
+    "consequently|meanwhile|nevertheless|nonetheless"
+)
+_CONNECTOR_ONLY_RE = _starts_with(
+    CONNECTORS + "|so|but|and|for example|for instance|in other words|that said", r"[\s,.:;!]*$"
+)
+_LEADING_CONNECTOR_RE = _starts_with(
+    CONNECTORS + "|in fact|indeed|notably|importantly|similarly|likewise", r"\s*,\s*"
+)
 _VERB_HINT_RE = re.compile(
     r"\b(?:is|are|was|were|be|been|being|has|have|had|do|does|did|can|could|will|would|shall|should|"
-    r"may|might|must|[a-z]{2,}(?:s|ed|es))\b", re.I)
+    r"may|might|must|[a-z]{2,}(?:s|ed|es))\b",
+    re.I,
+)
 
 
 def is_assertion(sentence: str) -> bool:
@@ -234,8 +261,9 @@ def _has_verb(part: str) -> bool:
 
 def _subject_of(sentence: str) -> str:
     """The words before the first verb: a crude subject to stand in for a pronoun."""
-    m = re.search(r"\b(?:is|are|was|were|has|have|had|can|could|will|would|should|may|might|must)\b",
-                  sentence)
+    m = re.search(
+        r"\b(?:is|are|was|were|has|have|had|can|could|will|would|should|may|might|must)\b", sentence
+    )
     head = sentence[: m.start()].strip() if m else ""
     return head if 0 < len(head.split()) <= 8 else ""
 
@@ -260,20 +288,35 @@ def decompose(sentence: str) -> list[str]:
 
 
 # --- type and importance (docs/SPEC_NOTES.md#claims) ---------------------------------------------
-NUMBER_RE = re.compile(r"(?<![\w.])[-+]?[$€£¥]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent|[kmbt]n?\b|million|billion|"
-                       r"thousand|trillion)?", re.I)
-_YEAR_OR_DATE_RE = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-                              r"[a-z]*\.? \d{1,2}\b", re.I)
-_POLICY_RE = re.compile(r"\b(?:must|shall|should|required?|requirements?|mandatory|prohibited|"
-                        r"not (?:allowed|permitted)|allowed|permitted|policy|policies|rules?|regulations?|"
-                        r"compliance|obliged|obligat\w+|need to|has to|have to)\b", re.I)
-_DEFINITION_RE = re.compile(r"^(?:an? |the )?[\w' -]{1,60}?\b(?:is defined as|refers to|is called|"
-                            r"means|is known as|denotes|is a term for|stands for)\b|^[\w' -]{1,40}\b(?:is|are) "
-                            r"(?:an?|the) (?:type|kind|form|class|measure|process|term|method) of\b", re.I)
-_IMPORTANCE_MARKERS_RE = re.compile(r"\b(?:always|never|only|all|none|every|critical|essential|"
-                                    r"important|significant(?:ly)?|key|primary|main|major|most|least|"
-                                    r"first|best|worst|required|guarantee\w*|proven|cause[sd]?|leads? to|"
-                                    r"increases?|decreases?|reduces?|prevents?)\b", re.I)
+NUMBER_RE = re.compile(
+    r"(?<![\w.])[-+]?[$€£¥]?\d[\d,]*(?:\.\d+)?\s*(?:%|percent|[kmbt]n?\b|million|billion|"
+    r"thousand|trillion)?",
+    re.I,
+)
+_YEAR_OR_DATE_RE = re.compile(
+    r"\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+    r"[a-z]*\.? \d{1,2}\b",
+    re.I,
+)
+_POLICY_RE = re.compile(
+    r"\b(?:must|shall|should|required?|requirements?|mandatory|prohibited|"
+    r"not (?:allowed|permitted)|allowed|permitted|policy|policies|rules?|regulations?|"
+    r"compliance|obliged|obligat\w+|need to|has to|have to)\b",
+    re.I,
+)
+_DEFINITION_RE = re.compile(
+    r"^(?:an? |the )?[\w' -]{1,60}?\b(?:is defined as|refers to|is called|"
+    r"means|is known as|denotes|is a term for|stands for)\b|^[\w' -]{1,40}\b(?:is|are) "
+    r"(?:an?|the) (?:type|kind|form|class|measure|process|term|method) of\b",
+    re.I,
+)
+_IMPORTANCE_MARKERS_RE = re.compile(
+    r"\b(?:always|never|only|all|none|every|critical|essential|"
+    r"important|significant(?:ly)?|key|primary|main|major|most|least|"
+    r"first|best|worst|required|guarantee\w*|proven|cause[sd]?|leads? to|"
+    r"increases?|decreases?|reduces?|prevents?)\b",
+    re.I,
+)
 
 
 def has_number(text: str) -> bool:
@@ -330,11 +373,17 @@ def extract_claims(answer: str, query: str = "", *, decompose_compound: bool = T
             part = _LEADING_CONNECTOR_RE.sub("", part)
             part = part[:1].upper() + part[1:]
             ctype = claim_type(part)
-            claims.append(ClaimDraft(
-                claim_id=f"c{len(claims) + 1}", text=part, span=(start, end), type=ctype,
-                importance=importance(part, query, ctype=ctype, first=first), citations=anchors,
-                sentence=sentence,
-            ))
+            claims.append(
+                ClaimDraft(
+                    claim_id=f"c{len(claims) + 1}",
+                    text=part,
+                    span=(start, end),
+                    type=ctype,
+                    importance=importance(part, query, ctype=ctype, first=first),
+                    citations=anchors,
+                    sentence=sentence,
+                )
+            )
         first = False
     return claims
 

@@ -30,10 +30,12 @@ MAX_SELECTED_SENTENCES = 8  # best-overlapping evidence sentences embedded per c
 MAX_WINDOW_STARTS = 8  # of those, how many are paired with their right neighbour (also embedded)
 MAX_SENTENCE_CHARS = 600
 
-NEGATIONS = frozenset("not no never none neither nor without cannot can't won't don't doesn't didn't "
-                      "isn't aren't wasn't weren't hasn't haven't hadn't shouldn't wouldn't couldn't "
-                      "nothing nobody lack lacks lacking absence absent fail fails failed unable "
-                      "unlikely neither".split())
+NEGATIONS = frozenset(
+    "not no never none neither nor without cannot can't won't don't doesn't didn't "
+    "isn't aren't wasn't weren't hasn't haven't hadn't shouldn't wouldn't couldn't "
+    "nothing nobody lack lacks lacking absence absent fail fails failed unable "
+    "unlikely neither".split()
+)
 _ANTONYM_PAIRS = """increase decrease|increase reduce|increase lower|higher lower|more less|more fewer|
 positive negative|rise fall|gain loss|larger smaller|greater lesser|bigger smaller|activate inhibit|
 promote suppress|enhance reduce|enhance impair|before after|early late|major minor|maximum minimum|
@@ -56,33 +58,87 @@ for _pair in re.split(r"[|\n]+", _ANTONYM_PAIRS):
         a, b = stem(_parts[0]), stem(_parts[1])
         ANTONYMS.setdefault(a, set()).add(b)
         ANTONYMS.setdefault(b, set()).add(a)
-HEDGES = frozenset("may might could possibly perhaps likely probably suggest suggests suggested "
-                   "appear appears seem seems reportedly potentially".split())
+HEDGES = frozenset(
+    "may might could possibly perhaps likely probably suggest suggests suggested "
+    "appear appears seem seems reportedly potentially".split()
+)
 
 FEATURE_NAMES = [
-    "cos_best_sent", "cos_best_window", "cos_top2", "cos_centroid", "cos_best_lex_sent",
-    "cov_best_sent", "cov_best_window", "cov_all", "cov_all_idf", "bigram_cov_best", "bigram_cov_all",
-    "longest_run", "unmatched_words", "n_claim_words_log",
-    "ent_cov", "n_entities", "num_cov", "num_contradicted", "n_numbers", "year_mismatch",
-    "neg_claim", "neg_sent", "neg_mismatch", "antonym_best", "antonym_any",
-    "hedge_claim", "ev_chars_log", "n_passages", "n_sentences_log",
-    "cos_x_cov", "cov_gap", "best_sent_len_ratio",
-    "cos_contrast", "rare_unmatched", "cov_best_3window", "prefix_antonym", "claim_contrast_words",
-    "tok_recall_win", "tok_min_win", "tok_unaligned_win", "tok_recall_all", "tok_unaligned_all",
-    "tok_recall_best_sent", "tok_precision_best_sent",
+    "cos_best_sent",
+    "cos_best_window",
+    "cos_top2",
+    "cos_centroid",
+    "cos_best_lex_sent",
+    "cov_best_sent",
+    "cov_best_window",
+    "cov_all",
+    "cov_all_idf",
+    "bigram_cov_best",
+    "bigram_cov_all",
+    "longest_run",
+    "unmatched_words",
+    "n_claim_words_log",
+    "ent_cov",
+    "n_entities",
+    "num_cov",
+    "num_contradicted",
+    "n_numbers",
+    "year_mismatch",
+    "neg_claim",
+    "neg_sent",
+    "neg_mismatch",
+    "antonym_best",
+    "antonym_any",
+    "hedge_claim",
+    "ev_chars_log",
+    "n_passages",
+    "n_sentences_log",
+    "cos_x_cov",
+    "cov_gap",
+    "best_sent_len_ratio",
+    "cos_contrast",
+    "rare_unmatched",
+    "cov_best_3window",
+    "prefix_antonym",
+    "claim_contrast_words",
+    "tok_recall_win",
+    "tok_min_win",
+    "tok_unaligned_win",
+    "tok_recall_all",
+    "tok_unaligned_all",
+    "tok_recall_best_sent",
+    "tok_precision_best_sent",
 ]
 # Features computed from the words alone (no evidence-side embedding): the "fast" verification
 # depth uses only these, so a claim costs no model time beyond its own embedding for retrieval.
 FAST_FEATURES = [
-    "cov_all", "cov_all_idf", "bigram_cov_all", "longest_run", "unmatched_words", "n_claim_words_log",
-    "ent_cov", "n_entities", "num_cov", "n_numbers", "year_mismatch", "neg_claim", "hedge_claim",
-    "ev_chars_log", "n_passages", "n_sentences_log", "rare_unmatched", "cov_best_3window",
-    "claim_contrast_words", "antonym_any",
+    "cov_all",
+    "cov_all_idf",
+    "bigram_cov_all",
+    "longest_run",
+    "unmatched_words",
+    "n_claim_words_log",
+    "ent_cov",
+    "n_entities",
+    "num_cov",
+    "n_numbers",
+    "year_mismatch",
+    "neg_claim",
+    "hedge_claim",
+    "ev_chars_log",
+    "n_passages",
+    "n_sentences_log",
+    "rare_unmatched",
+    "cov_best_3window",
+    "claim_contrast_words",
+    "antonym_any",
 ]
 TOKEN_ALIGNED = 0.55  # contextual word-piece cosine at or above which a claim piece counts as aligned
 NEG_PREFIXES = ("un", "in", "im", "ir", "il", "non", "dis", "anti")
-CONTRAST_WORDS = frozenset("only solely exclusively all every always never none entirely completely "
-                           "fully sole unique first last most least".split())
+CONTRAST_WORDS = frozenset(
+    "only solely exclusively all every always never none entirely completely "
+    "fully sole unique first last most least".split()
+)
 
 
 @dataclass
@@ -140,11 +196,23 @@ def prepare(claim: str, passages: list[str], allowed: set[str] | None = None) ->
     selected = set(top)
     windows = []
     for i in sorted(order[:MAX_WINDOW_STARTS]):
-        if i + 1 < len(sentences) and (i + 1) not in ends and (allowed is None or sentences[i + 1] in allowed):
+        if (
+            i + 1 < len(sentences)
+            and (i + 1) not in ends
+            and (allowed is None or sentences[i + 1] in allowed)
+        ):
             selected.add(i + 1)
             windows.append((i, i + 1))
-    return PreparedPair(claim, claim_stems, sentences, sent_stems, sorted(selected), windows,
-                        len(passages), "\n".join(passages))
+    return PreparedPair(
+        claim,
+        claim_stems,
+        sentences,
+        sent_stems,
+        sorted(selected),
+        windows,
+        len(passages),
+        "\n".join(passages),
+    )
 
 
 def texts_to_embed(pairs: list[PreparedPair]) -> list[str]:
@@ -195,8 +263,11 @@ def _token_features(f: dict, pair: PreparedPair, tok: dict[str, np.ndarray], bes
     if ct is None or not len(ct):
         return
     ct = np.asarray(ct, dtype=np.float32)
-    mats = {i: np.asarray(tok[pair.sentences[i]], dtype=np.float32) for i in pair.selected
-            if len(tok.get(pair.sentences[i], ()))}
+    mats = {
+        i: np.asarray(tok[pair.sentences[i]], dtype=np.float32)
+        for i in pair.selected
+        if len(tok.get(pair.sentences[i], ()))
+    }
     if not mats:
         return
     per_sent = {i: ct @ m.T for i, m in mats.items()}  # (claim pieces, sentence pieces)
@@ -215,8 +286,12 @@ def _token_features(f: dict, pair: PreparedPair, tok: dict[str, np.ndarray], bes
     f["tok_precision_best_sent"] = float(per_sent[best_i].max(axis=0).mean())
 
 
-def compute_features(pair: PreparedPair, vec: dict[str, np.ndarray], idf: dict[str, float] | None = None,
-                     tok: dict[str, np.ndarray] | None = None) -> np.ndarray:
+def compute_features(
+    pair: PreparedPair,
+    vec: dict[str, np.ndarray],
+    idf: dict[str, float] | None = None,
+    tok: dict[str, np.ndarray] | None = None,
+) -> np.ndarray:
     f = dict.fromkeys(FEATURE_NAMES, 0.0)
     cst = pair.claim_stems
     cset = set(cst)
@@ -292,9 +367,13 @@ def compute_features(pair: PreparedPair, vec: dict[str, np.ndarray], idf: dict[s
         matched = sum(1 for a in cq if any(values_match(a, b, 0.02, 0.1) for b in eq))
         f["num_cov"] = matched / len(cq)
         wq = extract_quantities(" ".join(pair.sentences[i] for i in best_window))
-        f["num_contradicted"] = float(sum(
-            1 for a in cq if not any(values_match(a, b, 0.02, 0.1) for b in eq)
-            and any(b.kind == a.kind for b in wq)))
+        f["num_contradicted"] = float(
+            sum(
+                1
+                for a in cq
+                if not any(values_match(a, b, 0.02, 0.1) for b in eq) and any(b.kind == a.kind for b in wq)
+            )
+        )
         years_c = {a.value for a in cq if a.kind == "year"}
         years_e = {b.value for b in eq if b.kind == "year"}
         f["year_mismatch"] = float(bool(years_c - years_e) and bool(years_e))
@@ -321,10 +400,14 @@ def compute_features(pair: PreparedPair, vec: dict[str, np.ndarray], idf: dict[s
     f["cov_best_3window"] = best3
     ev_words = {w for i in best_window for w in words(pair.sentences[i])}
     claim_words = set(toks)
-    f["prefix_antonym"] = float(sum(
-        1 for w in claim_words - ev_words
-        if any(w.startswith(px) and w[len(px):] in ev_words for px in NEG_PREFIXES)
-        or any(px + w in ev_words for px in NEG_PREFIXES)))
+    f["prefix_antonym"] = float(
+        sum(
+            1
+            for w in claim_words - ev_words
+            if any(w.startswith(px) and w[len(px) :] in ev_words for px in NEG_PREFIXES)
+            or any(px + w in ev_words for px in NEG_PREFIXES)
+        )
+    )
     f["claim_contrast_words"] = float(sum(1 for t in toks if t in CONTRAST_WORDS))
     if tok is not None:
         _token_features(f, pair, tok, best_window)
@@ -336,8 +419,9 @@ def compute_features(pair: PreparedPair, vec: dict[str, np.ndarray], idf: dict[s
 FEATURIZE_BATCH = 256  # claims per embedding batch (bounds the memory of token matrices)
 
 
-def featurize(items: list[tuple], encode_tokens, idf: dict[str, float] | None = None,
-              progress=None) -> tuple[np.ndarray, list[PreparedPair]]:
+def featurize(
+    items: list[tuple], encode_tokens, idf: dict[str, float] | None = None, progress=None
+) -> tuple[np.ndarray, list[PreparedPair]]:
     """Features for many (claim, passage texts[, allowed sentence texts]) items.
 
     ``encode_tokens(texts) -> (vectors (n, d), [piece matrices])`` — normally
@@ -347,7 +431,7 @@ def featurize(items: list[tuple], encode_tokens, idf: dict[str, float] | None = 
     pairs = [prepare(*item) for item in items]
     rows = []
     for start in range(0, len(pairs), FEATURIZE_BATCH):
-        batch = pairs[start: start + FEATURIZE_BATCH]
+        batch = pairs[start : start + FEATURIZE_BATCH]
         if encode_tokens is None:  # "fast" depth: words only
             table = tok_table = None
         else:

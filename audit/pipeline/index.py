@@ -29,8 +29,9 @@ class SearchIndex(Protocol):
 
     def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[str, float]]: ...
 
-    def search_many(self, query_texts: list[str], query_vecs: np.ndarray,
-                    k: int = 10) -> list[list[tuple[str, float]]]: ...
+    def search_many(
+        self, query_texts: list[str], query_vecs: np.ndarray, k: int = 10
+    ) -> list[list[tuple[str, float]]]: ...
 
     def __len__(self) -> int: ...
 
@@ -98,14 +99,14 @@ class HybridIndex:
                 alive[: self._n] = self._alive[: self._n]
                 self._alive = alive
             block = torch.from_numpy(np.ascontiguousarray(vectors[keep])).to(torch.bfloat16)
-            self._matrix[self._n: need] = block
+            self._matrix[self._n : need] = block
             for offset, j in enumerate(keep):
                 row = self._n + offset
                 self._ids.append(ids[j])
                 self._tokens.append(tokenize_for_bm25(texts[j]))
                 self._row[ids[j]] = row
                 self._texts[ids[j]] = texts[j]
-            self._alive[self._n: need] = True
+            self._alive[self._n : need] = True
             self._n = need
             self._bm25 = None  # rebuilt lazily on the next search
 
@@ -152,8 +153,9 @@ class HybridIndex:
     def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[str, float]]:
         return self.search_many([query_text], np.asarray(query_vec).reshape(1, -1), k)[0]
 
-    def search_many(self, query_texts: list[str], query_vecs: np.ndarray,
-                    k: int = 10) -> list[list[tuple[str, float]]]:
+    def search_many(
+        self, query_texts: list[str], query_vecs: np.ndarray, k: int = 10
+    ) -> list[list[tuple[str, float]]]:
         """For each query, the top ``k`` (id, fused score) pairs, best first."""
         torch = self._torch
         if not len(query_texts):
@@ -186,8 +188,10 @@ class HybridIndex:
                 else:
                     cand = dense_top[qi]
                 cand = cand[alive[cand]]
-                fused = (self.dense_weight * np.clip(sims_np[qi, cand], 0.0, 1.0)
-                         + (1.0 - self.dense_weight) * lex_n[cand])
+                fused = (
+                    self.dense_weight * np.clip(sims_np[qi, cand], 0.0, 1.0)
+                    + (1.0 - self.dense_weight) * lex_n[cand]
+                )
                 order = np.argsort(-fused, kind="stable")[:k]
                 results.append([(self._ids[cand[o]], float(fused[o])) for o in order])
             return results

@@ -95,9 +95,12 @@ class FeatureJudge(Judge):
         from audit.pipeline.features import featurize
 
         depth = ctx.thresholds.verification_depth
-        items = [(p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs]
-        return featurize(items, None if depth == "fast" else _encode_tokens_fn(ctx), self.model.idf,
-                         progress=progress)
+        items = [
+            (p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs
+        ]
+        return featurize(
+            items, None if depth == "fast" else _encode_tokens_fn(ctx), self.model.idf, progress=progress
+        )
 
     def judge(self, pairs, ctx, progress=None):
         from audit.pipeline.entailment_model import confidence_from_logit
@@ -108,10 +111,16 @@ class FeatureJudge(Judge):
         z = model.support_logit(X, ctx.thresholds.verification_depth)
         pref = model.refute_prob(X)
         conf = confidence_from_logit(z, ctx.thresholds.audit_score_threshold)
-        return [Judgement(float(conf[k]), float(pref[k]),
-                          best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems), float(z[k]),
-                          {"features": dict(zip(FEATURE_NAMES, map(float, X[k])))})
-                for k, p in enumerate(prepared)]
+        return [
+            Judgement(
+                float(conf[k]),
+                float(pref[k]),
+                best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems),
+                float(z[k]),
+                {"features": dict(zip(FEATURE_NAMES, map(float, X[k])))},
+            )
+            for k, p in enumerate(prepared)
+        ]
 
 
 class CrossEncoderJudge(Judge):
@@ -144,10 +153,16 @@ class CrossEncoderJudge(Judge):
         if getattr(config, "num_labels", 1) == 1:
             return None, None
         names = {int(i): str(n).lower() for i, n in config.id2label.items()}
-        ent = next((i for i, n in names.items() if n.startswith("entail") or n in ("supported", "support")), None)
-        con = next((i for i, n in names.items() if n.startswith("contradict") or n in ("refuted", "refute")), None)
+        ent = next(
+            (i for i, n in names.items() if n.startswith("entail") or n in ("supported", "support")), None
+        )
+        con = next(
+            (i for i, n in names.items() if n.startswith("contradict") or n in ("refuted", "refute")), None
+        )
         if ent is None:
-            raise RuntimeError(f"cross-encoder at {self.path}: no entailment label among {sorted(names.values())}")
+            raise RuntimeError(
+                f"cross-encoder at {self.path}: no entailment label among {sorted(names.values())}"
+            )
         return ent, con
 
     def judge(self, pairs, ctx, progress=None):
@@ -191,7 +206,9 @@ def load_cross_encoder(path: str):
     from pathlib import Path
 
     if not path:
-        raise RuntimeError("no cross-encoder configured: set THEORIA_CROSS_ENCODER_PATH to a local model folder")
+        raise RuntimeError(
+            "no cross-encoder configured: set THEORIA_CROSS_ENCODER_PATH to a local model folder"
+        )
     if not Path(path).is_dir():
         raise RuntimeError(f"cross-encoder path {path} is not a folder")
     from sentence_transformers import CrossEncoder
@@ -225,9 +242,13 @@ class LLMJudge(Judge):
             score = float(res.score)
             p_ref = float(res.details.get("p_refuted", 0.0))
             cited = [p.passages[i - 1] for i in res.details.get("passages", []) if 1 <= i <= len(p.passages)]
-            out[k] = Judgement(score, min(1.0, p_ref / max(1e-9, 1.0 - score)) if score < 1 else 0.0,
-                               _best_sentence(p.claim, cited or p.passages), None,
-                               {"decided_by": self.name, "judge_verdict": res.details.get("judge_verdict")})
+            out[k] = Judgement(
+                score,
+                min(1.0, p_ref / max(1e-9, 1.0 - score)) if score < 1 else 0.0,
+                _best_sentence(p.claim, cited or p.passages),
+                None,
+                {"decided_by": self.name, "judge_verdict": res.details.get("judge_verdict")},
+            )
         todo = [k for k, j in enumerate(out) if j is None]
         if todo:
             reason = "no LLM configured" if client is None else "the LLM did not answer"

@@ -41,8 +41,11 @@ def head_inputs(prepared, tok: dict) -> tuple[np.ndarray, np.ndarray]:
     claim = np.asarray(tok.get(prepared.claim, np.zeros((0, dim))), dtype=np.float32)[:MAX_CLAIM_PIECES]
     cset = set(prepared.claim_stems)
     order = sorted(prepared.selected, key=lambda i: (-len(cset & set(prepared.sent_stems[i])), i))
-    mats = [np.asarray(tok[prepared.sentences[i]], dtype=np.float32) for i in order[:HEAD_SENTENCES]
-            if len(tok.get(prepared.sentences[i], ()))]
+    mats = [
+        np.asarray(tok[prepared.sentences[i]], dtype=np.float32)
+        for i in order[:HEAD_SENTENCES]
+        if len(tok.get(prepared.sentences[i], ()))
+    ]
     ev = np.concatenate(mats)[:MAX_EVIDENCE_PIECES] if mats else np.zeros((0, dim), np.float32)
     return claim, ev
 
@@ -75,7 +78,9 @@ class HeadWeights:
 class LearnedModel:
     """Head weights + the stacker (an ``EntailmentModel`` over features and head logits) + calibration."""
 
-    def __init__(self, head: HeadWeights, stacker, calibration: tuple[float, float], meta: dict | None = None):
+    def __init__(
+        self, head: HeadWeights, stacker, calibration: tuple[float, float], meta: dict | None = None
+    ):
         self.head = head
         self.stacker = stacker
         self.calibration = calibration  # (a, b): P(supported) = sigmoid(a * logit + b)
@@ -86,8 +91,11 @@ class LearnedModel:
         return self.stacker.idf
 
     def head_logits(self, prepared: list, tok: dict) -> np.ndarray:
-        return np.stack([self.head.logits(*head_inputs(p, tok)) for p in prepared]) if prepared else \
-            np.zeros((0, 3), np.float32)
+        return (
+            np.stack([self.head.logits(*head_inputs(p, tok)) for p in prepared])
+            if prepared
+            else np.zeros((0, 3), np.float32)
+        )
 
     def calibrated(self, z: np.ndarray) -> np.ndarray:
         a, b = self.calibration
@@ -95,14 +103,22 @@ class LearnedModel:
 
     def save(self, path: Path = ARTIFACT_PATH) -> None:
         s = self.stacker
-        payload = {"support": s.support.as_dict(), "refute": s.refute.as_dict(),
-                   "fast": s.fast.as_dict() if s.fast else None, "idf": s.idf, "meta": self.meta,
-                   "calibration": list(self.calibration)}
+        payload = {
+            "support": s.support.as_dict(),
+            "refute": s.refute.as_dict(),
+            "fast": s.fast.as_dict() if s.fast else None,
+            "idf": s.idf,
+            "meta": self.meta,
+            "calibration": list(self.calibration),
+        }
         arrays = {n: getattr(self.head, n) for n in HeadWeights.NAMES}
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "wb") as fh:
-            np.savez_compressed(fh, stacker=np.frombuffer(json.dumps(payload).encode(), dtype=np.uint8),
-                                **{k: v.astype(np.float16 if v.size > 1000 else np.float32) for k, v in arrays.items()})
+            np.savez_compressed(
+                fh,
+                stacker=np.frombuffer(json.dumps(payload).encode(), dtype=np.uint8),
+                **{k: v.astype(np.float16 if v.size > 1000 else np.float32) for k, v in arrays.items()},
+            )
 
     @classmethod
     def load(cls, path: Path = ARTIFACT_PATH) -> "LearnedModel":
@@ -114,8 +130,13 @@ class LearnedModel:
             payload = json.loads(bytes(data["stacker"]).decode())
             head = HeadWeights(**{n: data[n] for n in HeadWeights.NAMES})
         fast = payload.get("fast")
-        stacker = EntailmentModel(LinearHead(**payload["support"]), LinearHead(**payload["refute"]), payload["idf"],
-                                  payload.get("meta"), LinearHead(**fast) if fast else None)
+        stacker = EntailmentModel(
+            LinearHead(**payload["support"]),
+            LinearHead(**payload["refute"]),
+            payload["idf"],
+            payload.get("meta"),
+            LinearHead(**fast) if fast else None,
+        )
         return cls(head, stacker, tuple(payload["calibration"]), payload.get("meta"))
 
 
@@ -153,7 +174,9 @@ class LearnedJudge(Judge):
 
         model = self.model
         depth = ctx.thresholds.verification_depth
-        items = [(p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs]
+        items = [
+            (p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs
+        ]
         rec = None if depth == "fast" else _Recorder(_encode_tokens_fn(ctx))
         X, prepared = featurize(items, rec, model.idf, progress=progress)
         H = np.zeros((len(pairs), 3), np.float32) if rec is None else model.head_logits(prepared, rec.tok)
@@ -161,8 +184,13 @@ class LearnedJudge(Judge):
         z = model.stacker.support_logit(XH, depth)
         pref = model.stacker.refute_prob(XH)
         conf = model.calibrated(z)
-        return [Judgement(float(conf[k]), float(pref[k]),
-                          best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems), float(z[k]),
-                          {"head": dict(zip(HEAD_OUTPUTS, map(float, H[k])))})
-                for k, p in enumerate(prepared)]
-
+        return [
+            Judgement(
+                float(conf[k]),
+                float(pref[k]),
+                best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems),
+                float(z[k]),
+                {"head": dict(zip(HEAD_OUTPUTS, map(float, H[k])))},
+            )
+            for k, p in enumerate(prepared)
+        ]

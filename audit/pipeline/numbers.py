@@ -6,14 +6,57 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
-          "billion": 1e9, "t": 1e12, "tn": 1e12, "trillion": 1e12, "lakh": 1e5, "crore": 1e7}
-_WORD_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-                 "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-                 "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-                 "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12,
-                 "half": 0.5, "twice": 2, "double": 2, "triple": 3}
+_SCALE = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "t": 1e12,
+    "tn": 1e12,
+    "trillion": 1e12,
+    "lakh": 1e5,
+    "crore": 1e7,
+}
+_WORD_NUMBERS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "dozen": 12,
+    "half": 0.5,
+    "twice": 2,
+    "double": 2,
+    "triple": 3,
+}
 NUM_RE = re.compile(
     r"(?P<cur>[$€£¥])?\s?(?P<num>(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.,])\d+(?:\.\d+)?)"
     r"(?:\s?(?P<scale>thousand|million|billion|trillion|lakh|crore|bn|mn|tn|[kmbt])\b)?"
@@ -23,12 +66,24 @@ NUM_RE = re.compile(
 WORD_NUM_RE = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
 # counts spelled out before the word they count ("three failed sign-in attempts", "two pharmacists"):
 # "one" is left out (a pronoun as often as a number), and so are the multipliers ("half", "twice")
-SPELLED_COUNTS = {w: v for w, v in _WORD_NUMBERS.items()
-                  if isinstance(v, int) and 2 <= v <= 90 and w not in ("double", "triple", "twice")}
-SPELLED_RE = re.compile(r"(?<![\w-])(?:(" + "|".join(k for k, v in SPELLED_COUNTS.items() if v >= 20) + r")-)?("
-                        + "|".join(SPELLED_COUNTS) + r")(?![\w-])", re.I)
-APPROX_RE = re.compile(r"\b(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|"
-                       r"close to|estimated|an estimated|over|more than|less than|under|up to|~)\s*$", re.I)
+SPELLED_COUNTS = {
+    w: v
+    for w, v in _WORD_NUMBERS.items()
+    if isinstance(v, int) and 2 <= v <= 90 and w not in ("double", "triple", "twice")
+}
+SPELLED_RE = re.compile(
+    r"(?<![\w-])(?:("
+    + "|".join(k for k, v in SPELLED_COUNTS.items() if v >= 20)
+    + r")-)?("
+    + "|".join(SPELLED_COUNTS)
+    + r")(?![\w-])",
+    re.I,
+)
+APPROX_RE = re.compile(
+    r"\b(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|"
+    r"close to|estimated|an estimated|over|more than|less than|under|up to|~)\s*$",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -43,8 +98,35 @@ class Quantity:
 
 
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z-]*")
-_NOT_UNITS = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "at", "for", "by", "with", "is", "are",
-              "was", "were", "be", "has", "have", "had", "than", "as", "from", "per", "that", "which"}
+_NOT_UNITS = {
+    "the",
+    "a",
+    "an",
+    "of",
+    "and",
+    "or",
+    "to",
+    "in",
+    "on",
+    "at",
+    "for",
+    "by",
+    "with",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "has",
+    "have",
+    "had",
+    "than",
+    "as",
+    "from",
+    "per",
+    "that",
+    "which",
+}
 
 
 def _norm_word(word: str) -> str:
@@ -59,7 +141,7 @@ def _next_word(text: str, end: int) -> str:
 
 
 def _prev_word(text: str, start: int) -> str:
-    m = re.search(r"([A-Za-z][A-Za-z-]*)\s$", text[max(0, start - 30):start])
+    m = re.search(r"([A-Za-z][A-Za-z-]*)\s$", text[max(0, start - 30) : start])
     word = m.group(1) if m else ""
     return "" if word.lower() in _NOT_UNITS else _norm_word(word)
 
@@ -94,12 +176,17 @@ def extract_quantities(text: str, *, words: bool = False) -> list[Quantity]:
             kind = "percent"
         elif m.group("cur"):
             kind = "currency"
-        elif not scale and "." not in m.group("num") and "," not in m.group("num") \
-                and 1500 <= value <= 2100 and len(m.group("num")) == 4:
+        elif (
+            not scale
+            and "." not in m.group("num")
+            and "," not in m.group("num")
+            and 1500 <= value <= 2100
+            and len(m.group("num")) == 4
+        ):
             kind = "year"
         else:
             kind = "count"
-        approx = bool(APPROX_RE.search(text[max(0, m.start() - 20): m.start()]))
+        approx = bool(APPROX_RE.search(text[max(0, m.start() - 20) : m.start()]))
         unit = _next_word(text, m.end()) if kind == "count" else ""
         label = _prev_word(text, m.start("num")) if kind == "count" else ""
         out.append(Quantity(m.group(0).strip(), value, kind, approx, unit, label))
@@ -118,9 +205,17 @@ def spelled_counts(text: str) -> list[Quantity]:
         value = SPELLED_COUNTS[m.group(2).lower()] + (SPELLED_COUNTS[m.group(1).lower()] if m.group(1) else 0)
         unit = _next_word(text, m.end())
         if unit and not unit[0].isdigit():
-            out.append(Quantity(m.group(0), float(value), "count", bool(APPROX_RE.search(text[max(0, m.start() - 20):
-                                                                                            m.start()])),
-                                unit, _prev_word(text, m.start()), written=True))
+            out.append(
+                Quantity(
+                    m.group(0),
+                    float(value),
+                    "count",
+                    bool(APPROX_RE.search(text[max(0, m.start() - 20) : m.start()])),
+                    unit,
+                    _prev_word(text, m.start()),
+                    written=True,
+                )
+            )
     return out
 
 
@@ -136,7 +231,8 @@ def values_match(a: Quantity, b: Quantity, rel_tol: float, approx_tol: float) ->
     # rounding: 3.2 vs 3.19, 25% vs 25.4%
     for digits in (0, 1, 2):
         if round(a.value, digits) == round(b.value, digits) and (
-                _decimals(a.raw) == digits or _decimals(b.raw) == digits):
+            _decimals(a.raw) == digits or _decimals(b.raw) == digits
+        ):
             return True
     return False
 
@@ -149,7 +245,9 @@ def _decimals(raw: str) -> int:
 RANGE_RE = re.compile(
     r"(?:\bbetween\s+)?(?P<cur>[$€£¥])?(?P<lo>\d+(?:\.\d+)?)\s*(?P<pct1>%|percent|per cent)?\s*"
     r"(?:to|and|-|–|—)\s*[$€£¥]?(?P<hi>\d+(?:\.\d+)?)\s?(?P<scale>thousand|million|billion|trillion)?\s*"
-    r"(?P<pct>%|percent|per cent)?", re.I)
+    r"(?P<pct>%|percent|per cent)?",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -168,7 +266,7 @@ def extract_ranges(text: str) -> list[Range]:
         if lo >= hi:
             continue
         scale = _SCALE.get((m.group("scale") or "").lower(), 1.0)
-        kind = ("percent" if m.group("pct") or m.group("pct1") else "currency" if m.group("cur") else "count")
+        kind = "percent" if m.group("pct") or m.group("pct1") else "currency" if m.group("cur") else "count"
         if kind == "count" and 1500 <= lo <= 2100 and 1500 <= hi <= 2100 and "." not in m.group(0):
             kind = "year"
         out.append(Range(m.group(0).strip(), lo * scale, hi * scale, kind))

@@ -29,12 +29,17 @@ class VerificationPlan:
     not_run: dict = field(default_factory=dict)  # method -> why the profile leaves it out
 
 
-def verification_plan(thresholds: Thresholds, profile: str = "", generation_mode: str = "") -> VerificationPlan:
+def verification_plan(
+    thresholds: Thresholds, profile: str = "", generation_mode: str = ""
+) -> VerificationPlan:
     """The plan for a request's ``profile`` and ``generation_mode`` ("" = the workspace's choice)."""
     name = profile or thresholds.verification_profile
     if not name:
-        return VerificationPlan(profile="", thresholds=thresholds,
-                                generation_mode=generation_mode or thresholds.generation_mode or DEFAULT_GENERATION_MODE)
+        return VerificationPlan(
+            profile="",
+            thresholds=thresholds,
+            generation_mode=generation_mode or thresholds.generation_mode or DEFAULT_GENERATION_MODE,
+        )
     if name not in VERIFICATION_PROFILES:
         raise ValueError(f"verification_profile must be one of {', '.join(VERIFICATION_PROFILES)}")
     spec = VERIFICATION_PROFILES[name]
@@ -47,7 +52,13 @@ def verification_plan(thresholds: Thresholds, profile: str = "", generation_mode
     not_run = {m: why for m in OFFLINE_METHODS if m not in methods}
     if not spec["llm_methods"]:
         not_run.update(dict.fromkeys(LLM_METHODS, why))
-    return VerificationPlan(profile=name, thresholds=applied, methods=methods, llm_methods=spec["llm_methods"],
-                            revise=applied.max_revisions > 0, web=spec["web"],
-                            generation_mode=generation_mode or thresholds.generation_mode or spec["generation_mode"],
-                            not_run=not_run)
+    return VerificationPlan(
+        profile=name,
+        thresholds=applied,
+        methods=methods,
+        llm_methods=spec["llm_methods"],
+        revise=applied.max_revisions > 0,
+        web=spec["web"],
+        generation_mode=generation_mode or thresholds.generation_mode or spec["generation_mode"],
+        not_run=not_run,
+    )

@@ -45,7 +45,9 @@ CITATION_PATTERNS = re.compile(
 SOURCE_TEXT_CHARS = 2000  # characters of a source embedded for alignment
 
 
-def top_sources(verdicts: list[ClaimVerdict], contexts: list[Passage], k: int = RAG_ALIGNMENT_SOURCES) -> list[Passage]:
+def top_sources(
+    verdicts: list[ClaimVerdict], contexts: list[Passage], k: int = RAG_ALIGNMENT_SOURCES
+) -> list[Passage]:
     """The answer's top sources: its claims' evidence by best relevance (cited first), else the contexts."""
     best: dict[str, tuple[float, Passage]] = {}
     for v in verdicts:
@@ -89,8 +91,14 @@ def citation_coverage(answer: str, sources: list[Passage]) -> float:
     return min(1.0, explicit + bonus)
 
 
-def rag_score(answer: str, verdicts: list[ClaimVerdict], contexts: list[Passage], *,
-              thresholds: Thresholds | None = None, embed=None) -> dict:
+def rag_score(
+    answer: str,
+    verdicts: list[ClaimVerdict],
+    contexts: list[Passage],
+    *,
+    thresholds: Thresholds | None = None,
+    embed=None,
+) -> dict:
     """The seed 001 score of one audited answer (see the module docstring)."""
     t = thresholds or Thresholds()
     method: dict = {}
@@ -112,12 +120,18 @@ def rag_score(answer: str, verdicts: list[ClaimVerdict], contexts: list[Passage]
     else:
         coverage, method["citation_coverage"] = RAG_NEUTRAL_SCORE, "neutral"
     if verdicts:
-        facts, method["fact_score"] = sum(v.label == "SUPPORTED" for v in verdicts) / len(verdicts), "claim_labels"
+        facts, method["fact_score"] = (
+            sum(v.label == "SUPPORTED" for v in verdicts) / len(verdicts),
+            "claim_labels",
+        )
     else:
         facts, method["fact_score"] = RAG_NEUTRAL_SCORE, "neutral"
     parts = {"alignment": alignment, "citation_coverage": coverage, "fact_score": facts}
     weights = t.rag_score_weights
     total = sum(weights.values()) or 1.0
     score = sum(weights.get(name, 0.0) * value for name, value in parts.items()) / total
-    return {**{k: round(v, 4) for k, v in parts.items()}, "score": round(min(1.0, max(0.0, score)), 4),
-            "method": method}
+    return {
+        **{k: round(v, 4) for k, v in parts.items()},
+        "score": round(min(1.0, max(0.0, score)), 4),
+        "method": method,
+    }

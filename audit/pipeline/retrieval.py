@@ -46,12 +46,18 @@ def as_passages(contexts) -> list[Passage]:
         elif isinstance(c, str):
             out.append(Passage(id=f"ctx{i + 1}", text=c))
         elif isinstance(c, dict):
-            out.append(Passage(id=str(c.get("id") or f"ctx{i + 1}"), text=str(c.get("text") or ""),
-                               title=str(c.get("title") or ""), uri=str(c.get("uri") or c.get("url") or ""),
-                               source_type=str(c.get("source_type") or "context"),
-                               published=_as_date(c.get("published") or c.get("published_at")),
-                               domain=str(c.get("domain") or ""),
-                               anchors=tuple(str(a) for a in c.get("anchors") or ())))
+            out.append(
+                Passage(
+                    id=str(c.get("id") or f"ctx{i + 1}"),
+                    text=str(c.get("text") or ""),
+                    title=str(c.get("title") or ""),
+                    uri=str(c.get("uri") or c.get("url") or ""),
+                    source_type=str(c.get("source_type") or "context"),
+                    published=_as_date(c.get("published") or c.get("published_at")),
+                    domain=str(c.get("domain") or ""),
+                    anchors=tuple(str(a) for a in c.get("anchors") or ()),
+                )
+            )
         else:
             raise TypeError(f"context {i + 1}: expected str, dict or Passage, got {type(c).__name__}")
     return out
@@ -106,7 +112,7 @@ def _windows(passages: list[Passage]) -> tuple[list[str], list[str], list[int]]:
         sents = split_sentences(p.text) or [p.text]
         for j in range(0, len(sents), CONTEXT_CHUNK_SENTENCES):
             ids.append(f"{pi}:{j}")
-            texts.append(" ".join(sents[j: j + CONTEXT_CHUNK_SENTENCES]))
+            texts.append(" ".join(sents[j : j + CONTEXT_CHUNK_SENTENCES]))
             owner.append(pi)
     return ids, texts, owner
 
@@ -123,9 +129,15 @@ def _shares_number(claim_q, text: str) -> bool:
     return any(values_match(a, b, 0.02, 0.1) for a in claim_q for b in _passage_quantities(text))
 
 
-def retrieve(claims: list[ClaimDraft], contexts: list[Passage], *, kb: KnowledgeBase | None = None,
-             embed=None, thresholds: Thresholds | None = None,
-             claim_vecs: np.ndarray | None = None) -> list[list[EvidenceHit]]:
+def retrieve(
+    claims: list[ClaimDraft],
+    contexts: list[Passage],
+    *,
+    kb: KnowledgeBase | None = None,
+    embed=None,
+    thresholds: Thresholds | None = None,
+    claim_vecs: np.ndarray | None = None,
+) -> list[list[EvidenceHit]]:
     """The evidence hits of each claim, best first (cited passages first)."""
     t = thresholds or Thresholds()
     top_k = t.retrieval_top_k
@@ -178,16 +190,25 @@ def retrieve(claims: list[ClaimDraft], contexts: list[Passage], *, kb: Knowledge
         for h in searched.values():
             if _shares_number(cq, h.passage.text):
                 h.relevance = min(1.0, h.relevance + t.numeric_boost)
-        ranked = sorted((h for h in searched.values() if h.relevance >= MIN_SEARCH_RELEVANCE),
-                        key=lambda h: (-h.relevance, h.passage.id))
+        ranked = sorted(
+            (h for h in searched.values() if h.relevance >= MIN_SEARCH_RELEVANCE),
+            key=lambda h: (-h.relevance, h.passage.id),
+        )
         cited = list(hits.values())
         all_hits.append((cited + ranked)[: max(top_k, len(cited))])
     return all_hits
 
 
-def search_filtered(index: SearchIndex, text: str, vec: np.ndarray, *, k: int,
-                    keep: Callable[[list[str]], set[str]], numeric_boost: float = 0.0,
-                    texts: Callable[[list[str]], Mapping[str, str]] | None = None) -> list[tuple[str, float]]:
+def search_filtered(
+    index: SearchIndex,
+    text: str,
+    vec: np.ndarray,
+    *,
+    k: int,
+    keep: Callable[[list[str]], set[str]],
+    numeric_boost: float = 0.0,
+    texts: Callable[[list[str]], Mapping[str, str]] | None = None,
+) -> list[tuple[str, float]]:
     """The ``k`` best (id, score) pairs of ``index`` for one query among the ids ``keep`` lets through.
 
     The same scoring as :func:`retrieve` uses for the knowledge base: the index's fused hybrid
@@ -208,8 +229,15 @@ def search_filtered(index: SearchIndex, text: str, vec: np.ndarray, *, k: int,
         kept = [(i, float(score)) for i, score in found if i in allowed]
         if quantities and kept:
             bodies = texts([i for i, _ in kept])
-            kept = [(i, min(1.0, score + numeric_boost) if _shares_number(quantities, bodies.get(i, "")) else score)
-                    for i, score in kept]
+            kept = [
+                (
+                    i,
+                    min(1.0, score + numeric_boost)
+                    if _shares_number(quantities, bodies.get(i, ""))
+                    else score,
+                )
+                for i, score in kept
+            ]
         kept = [(i, score) for i, score in kept if score >= MIN_SEARCH_RELEVANCE]
         if len(kept) >= k * SEARCH_FANOUT or fetch >= size or len(found) < fetch:
             break

@@ -17,8 +17,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit.constants import (CONTRADICTION_CAP, IMPORTANCE_CRITICAL, IMPORTANCE_MINOR, NUMERIC_ABSENT_MARGIN,
-                             STRUCTURE_CONTRADICTION_CAP, STRUCTURE_ENTITY_MARGIN, STRUCTURE_P_REFUTED, Thresholds)
+from audit.constants import (
+    CONTRADICTION_CAP,
+    IMPORTANCE_CRITICAL,
+    IMPORTANCE_MINOR,
+    NUMERIC_ABSENT_MARGIN,
+    STRUCTURE_CONTRADICTION_CAP,
+    STRUCTURE_ENTITY_MARGIN,
+    STRUCTURE_P_REFUTED,
+    Thresholds,
+)
 from audit.pipeline.methods.base import REGISTRY, ROLE_JUDGE, ROLE_NUMERIC, ROLE_STRUCTURE, ROLE_SUPPORT
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult
 
@@ -34,15 +42,23 @@ def _by_role(results: dict[str, MethodResult], role: str) -> MethodResult | None
     return None
 
 
-def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, MethodResult],
-                t: Thresholds) -> ClaimVerdict:
+def label_claim(
+    claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, MethodResult], t: Thresholds
+) -> ClaimVerdict:
     flags: list[str] = []
     for r in results.values():
         flags += [f for f in r.flags if f not in flags]
     if not hits:
-        return ClaimVerdict(claim=claim, label=NEI, verdict="not_found", confidence=0.0, evidence=[],
-                            methods=list(results.values()), risk_flags=["no_evidence"] + flags,
-                            metrics=method_metrics(results))
+        return ClaimVerdict(
+            claim=claim,
+            label=NEI,
+            verdict="not_found",
+            confidence=0.0,
+            evidence=[],
+            methods=list(results.values()),
+            risk_flags=["no_evidence"] + flags,
+            metrics=method_metrics(results),
+        )
     ent = _by_role(results, ROLE_SUPPORT)
     conf = float(ent.score) if ent and ent.score is not None else 0.0
     p_ref = float(ent.details.get("p_refuted", 0.0)) if ent else 0.0
@@ -67,8 +83,11 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
     if structural_contradiction:
         conf = min(conf, STRUCTURE_CONTRADICTION_CAP)
         p_ref = max(p_ref, STRUCTURE_P_REFUTED)
-    elif structure and structure.ran and (structure.details.get("missing_entity")
-                                          or structure.details.get("unstated_obligation")):
+    elif (
+        structure
+        and structure.ran
+        and (structure.details.get("missing_entity") or structure.details.get("unstated_obligation"))
+    ):
         conf = min(conf, t.audit_score_threshold - STRUCTURE_ENTITY_MARGIN)
     conflict = "conflict" in flags
     if numeric_contradiction:
@@ -85,9 +104,17 @@ def label_claim(claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, M
         label = NEI
         verdict = "weak" if conf >= t.weak_threshold else "not_found"
     best_sim = max((h.similarity for h in hits), default=0.0)
-    return ClaimVerdict(claim=claim, label=label, verdict=verdict, confidence=round(conf, 6),
-                        p_refuted=round(p_ref, 6), evidence=hits, methods=list(results.values()),
-                        risk_flags=flags, metrics={"best_similarity": round(best_sim, 4), **method_metrics(results)})
+    return ClaimVerdict(
+        claim=claim,
+        label=label,
+        verdict=verdict,
+        confidence=round(conf, 6),
+        p_refuted=round(p_ref, 6),
+        evidence=hits,
+        methods=list(results.values()),
+        risk_flags=flags,
+        metrics={"best_similarity": round(best_sim, 4), **method_metrics(results)},
+    )
 
 
 # Per-claim metrics a method reports in its details, copied to the claim card when it ran (docs/LLM.md):
@@ -96,8 +123,13 @@ CLAIM_METRIC_KEYS = ("selfcheck_disagreement", "cove_consistency")
 
 
 def method_metrics(results: dict[str, MethodResult]) -> dict:
-    return {key: r.details[key] for r in results.values() if r.ran
-            for key in CLAIM_METRIC_KEYS if r.details.get(key) is not None}
+    return {
+        key: r.details[key]
+        for r in results.values()
+        if r.ran
+        for key in CLAIM_METRIC_KEYS
+        if r.details.get(key) is not None
+    }
 
 
 def claim_card_metrics(v: ClaimVerdict, t: Thresholds, answer_relevance: float | None) -> dict:
@@ -106,10 +138,16 @@ def claim_card_metrics(v: ClaimVerdict, t: Thresholds, answer_relevance: float |
     to the query; context_precision = share of its evidence passages that support it (support
     score at or above ``audit_score_threshold``, the label's threshold)."""
     passages = {h.passage.id: h.entailment for h in v.evidence}
-    precision = (sum(1 for e in passages.values() if e >= t.audit_score_threshold) / len(passages)) if passages else 0.0
-    return {"faithfulness": round(float(v.confidence), 4),
-            "answer_relevance": None if answer_relevance is None else round(max(0.0, float(answer_relevance)), 4),
-            "context_precision": round(precision, 4)}
+    precision = (
+        (sum(1 for e in passages.values() if e >= t.audit_score_threshold) / len(passages))
+        if passages
+        else 0.0
+    )
+    return {
+        "faithfulness": round(float(v.confidence), 4),
+        "answer_relevance": None if answer_relevance is None else round(max(0.0, float(answer_relevance)), 4),
+        "context_precision": round(precision, 4),
+    }
 
 
 def coverage(verdicts: list[ClaimVerdict], any_evidence: bool = True) -> float:
@@ -152,8 +190,9 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def quality_gates(metrics: dict, verdicts: list[ClaimVerdict], t: Thresholds) -> dict:
-    critical_unsupported = sum(1 for v in verdicts if v.claim.importance == IMPORTANCE_CRITICAL
-                               and v.verdict == "not_found")
+    critical_unsupported = sum(
+        1 for v in verdicts if v.claim.importance == IMPORTANCE_CRITICAL and v.verdict == "not_found"
+    )
     contradictions = sum(1 for v in verdicts if v.verdict == "contradicted")
     return {
         "evidence_coverage": metrics["evidence_coverage"] >= t.coverage_threshold,
@@ -174,7 +213,11 @@ def warnings_for(verdicts: list[ClaimVerdict]) -> list[dict]:
     unsupported = [v for v in verdicts if v.verdict == "not_found" and v.claim.importance != IMPORTANCE_MINOR]
     out = []
     if unsupported:
-        out.append({"code": "UNSUPPORTED_CLAIMS",
-                    "message": f"{len(unsupported)} material claims could not be verified",
-                    "details": [v.claim.text for v in unsupported]})
+        out.append(
+            {
+                "code": "UNSUPPORTED_CLAIMS",
+                "message": f"{len(unsupported)} material claims could not be verified",
+                "details": [v.claim.text for v in unsupported],
+            }
+        )
     return out

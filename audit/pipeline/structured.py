@@ -21,7 +21,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 
-from audit.constants import CITATION_REPLACE_MARGIN, STRUCTURED_FIX_CANDIDATES, STRUCTURED_MAX_FIELDS, STRUCTURED_REFS_SUFFIX
+from audit.constants import (
+    CITATION_REPLACE_MARGIN,
+    STRUCTURED_FIX_CANDIDATES,
+    STRUCTURED_MAX_FIELDS,
+    STRUCTURED_REFS_SUFFIX,
+)
 from audit.pipeline.extraction import claim_type, importance
 from audit.pipeline.methods import VerifyContext, verify_context
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Passage
@@ -54,8 +59,9 @@ def _field_texts(value, path: str) -> list[tuple[str, str]]:
         return [(path, json.dumps(value))]
     if isinstance(value, list) and value and all(isinstance(v, str) and v.strip() for v in value):
         return [(f"{path}[{i}]", v) for i, v in enumerate(value)]
-    raise StructuredError(path, "a field with source refs must be a non-blank string, a number or a list of "
-                                "non-blank strings.")
+    raise StructuredError(
+        path, "a field with source refs must be a non-blank string, a number or a list of non-blank strings."
+    )
 
 
 def _refs(value, path: str, known: set[str] | None) -> tuple[str, ...]:
@@ -64,7 +70,9 @@ def _refs(value, path: str, known: set[str] | None) -> tuple[str, ...]:
     refs = []
     for i, ref in enumerate(value):
         if isinstance(ref, bool) or not isinstance(ref, (str, int)) or not str(ref).strip():
-            raise StructuredError(f"{path}[{i}]", "must be a passage id (a non-blank string or a whole number).")
+            raise StructuredError(
+                f"{path}[{i}]", "must be a passage id (a non-blank string or a whole number)."
+            )
         if known is not None and str(ref) not in known:
             raise StructuredError(f"{path}[{i}]", f'names no passage sent in contexts ("{ref}").')
         refs.append(str(ref))
@@ -90,7 +98,10 @@ def discover_fields(answer_json, context_ids=None) -> list[StructuredField]:
                     if not base or base not in node:
                         raise StructuredError(refs_path, f'has no sibling field "{base}" to verify.')
                     refs = _refs(value, refs_path, known)
-                    found.extend(StructuredField(p, text, refs) for p, text in _field_texts(node[base], _join(path, base)))
+                    found.extend(
+                        StructuredField(p, text, refs)
+                        for p, text in _field_texts(node[base], _join(path, base))
+                    )
                 else:
                     walk(value, _join(path, key))
         elif isinstance(node, list):
@@ -99,10 +110,15 @@ def discover_fields(answer_json, context_ids=None) -> list[StructuredField]:
 
     walk(answer_json, "")
     if not found:
-        raise StructuredError("answer_json", f'has no field with a sibling "<field>{STRUCTURED_REFS_SUFFIX}" to verify.')
+        raise StructuredError(
+            "answer_json", f'has no field with a sibling "<field>{STRUCTURED_REFS_SUFFIX}" to verify.'
+        )
     if len(found) > STRUCTURED_MAX_FIELDS:
-        raise StructuredError("answer_json", f"has {len(found)} fields with source refs; at most "
-                                             f"{STRUCTURED_MAX_FIELDS} are verified per answer.")
+        raise StructuredError(
+            "answer_json",
+            f"has {len(found)} fields with source refs; at most "
+            f"{STRUCTURED_MAX_FIELDS} are verified per answer.",
+        )
     return found
 
 
@@ -130,22 +146,39 @@ def field_claims(fields: list[StructuredField], text: str, query: str = "") -> l
         span = (at, at + len(needle)) if at >= 0 else (cursor, cursor)
         cursor = max(cursor, span[1])
         ctype = claim_type(f.text)
-        claims.append(ClaimDraft(claim_id=f"c{n}", text=f.text, span=span, type=ctype,
-                                 importance=importance(f.text, query, ctype=ctype, first=n == 1),
-                                 citations=f.source_refs, sentence=f.text))
+        claims.append(
+            ClaimDraft(
+                claim_id=f"c{n}",
+                text=f.text,
+                span=span,
+                type=ctype,
+                importance=importance(f.text, query, ctype=ctype, first=n == 1),
+                citations=f.source_refs,
+                sentence=f.text,
+            )
+        )
     return claims
 
 
-def verify_fields(claims: list[ClaimDraft], passages: list[Passage], ctx: VerifyContext, methods: tuple[str, ...],
-                  *, run_methods, search) -> tuple[list[ClaimVerdict], list[dict | None]]:
+def verify_fields(
+    claims: list[ClaimDraft],
+    passages: list[Passage],
+    ctx: VerifyContext,
+    methods: tuple[str, ...],
+    *,
+    run_methods,
+    search,
+) -> tuple[list[ClaimVerdict], list[dict | None]]:
     """Stages 4-6 on the field claims; returns their verdicts and a citation fix (or None) per field.
 
     ``run_methods(items, ctx, methods)`` is the pipeline's method runner; ``search(claims, passages)``
     returns each claim's best passages by hybrid search (``retrieval.retrieve``).
     """
     by_id = {p.id: p for p in passages}
-    items = [(c, [EvidenceHit(passage=by_id[r], relevance=1.0, cited=True) for r in c.citations if r in by_id])
-             for c in claims]
+    items = [
+        (c, [EvidenceHit(passage=by_id[r], relevance=1.0, cited=True) for r in c.citations if r in by_id])
+        for c in claims
+    ]
     verdicts = run_methods(items, ctx, methods)
     fixes: list[dict | None] = [None] * len(claims)
     weak = [i for i, v in enumerate(verdicts) if v.label != "SUPPORTED"]
@@ -155,10 +188,16 @@ def verify_fields(claims: list[ClaimDraft], passages: list[Passage], ctx: Verify
     found = search(unanchored, passages)
     trials, owners = [], []
     for i, hits in zip(weak, found):
-        others = [h.passage for h in hits if h.passage.id not in claims[i].citations][:STRUCTURED_FIX_CANDIDATES]
+        others = [h.passage for h in hits if h.passage.id not in claims[i].citations][
+            :STRUCTURED_FIX_CANDIDATES
+        ]
         for p in others:
-            trials.append((replace(claims[i], claim_id=f"{claims[i].claim_id}:{p.id}"),
-                           [EvidenceHit(passage=p, relevance=1.0, cited=True)]))
+            trials.append(
+                (
+                    replace(claims[i], claim_id=f"{claims[i].claim_id}:{p.id}"),
+                    [EvidenceHit(passage=p, relevance=1.0, cited=True)],
+                )
+            )
             owners.append((i, p.id))
     trial_verdicts = run_methods(trials, replace(ctx, results={}), methods) if trials else []
     supported: dict[int, list[tuple[str, float]]] = {}
@@ -174,8 +213,11 @@ def verify_fields(claims: list[ClaimDraft], passages: list[Passage], ctx: Verify
             beats = alternates[0][1] - float(verdicts[i].confidence) >= CITATION_REPLACE_MARGIN
             action = "REPLACE" if beats or not refs else "ADD_ALTERNATE"
             new_refs = (refs if action == "ADD_ALTERNATE" else []) + [pid for pid, _ in alternates]
-            fixes[i] = {"action": action, "source_refs": new_refs,
-                        "supported_by": [{"ref": pid, "confidence": conf} for pid, conf in alternates]}
+            fixes[i] = {
+                "action": action,
+                "source_refs": new_refs,
+                "supported_by": [{"ref": pid, "confidence": conf} for pid, conf in alternates],
+            }
         elif refs:
             fixes[i] = {"action": "REMOVE", "source_refs": [], "supported_by": []}
     return verdicts, fixes
@@ -189,8 +231,18 @@ class StructuredResult:
     text: str  # the stored text (canonical JSON)
 
 
-def audit_structured(query: str, answer_json: dict, contexts, *, thresholds, domain: str = "", now=None,
-                     embed=None, llm=None, methods: tuple[str, ...] | None = None) -> StructuredResult:
+def audit_structured(
+    query: str,
+    answer_json: dict,
+    contexts,
+    *,
+    thresholds,
+    domain: str = "",
+    now=None,
+    embed=None,
+    llm=None,
+    methods: tuple[str, ...] | None = None,
+) -> StructuredResult:
     """Discover, verify (stages 4-6) and score a structured answer against the request's passages."""
     import time
     from datetime import datetime, timezone
@@ -212,11 +264,27 @@ def audit_structured(query: str, answer_json: dict, contexts, *, thresholds, dom
         methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
     ctx = verify_context(t, now=now, domain=domain, query=query, embed=embed, llm=llm)
     verdicts, fixes = verify_fields(
-        claims, passages, ctx, methods, run_methods=run_methods,
-        search=lambda cs, ps: retrieve(cs, ps, embed=embed, thresholds=t) if ps else [[] for _ in cs])
+        claims,
+        passages,
+        ctx,
+        methods,
+        run_methods=run_methods,
+        search=lambda cs, ps: retrieve(cs, ps, embed=embed, thresholds=t) if ps else [[] for _ in cs],
+    )
     vecs = embed([c.text for c in claims] + [query or ""])
     rag_text = " ".join(f.text + "".join(f" [cite:{r}]" for r in f.source_refs) for f in fields)
-    result = summarize(query, text, verdicts, passages, thresholds=t, now=now, embed=embed, vecs=vecs,
-                       any_evidence=bool(passages), started=started, rag_text=rag_text,
-                       methods_not_run=NOT_RUN_OFFLINE if llm is None else {})
+    result = summarize(
+        query,
+        text,
+        verdicts,
+        passages,
+        thresholds=t,
+        now=now,
+        embed=embed,
+        vecs=vecs,
+        any_evidence=bool(passages),
+        started=started,
+        rag_text=rag_text,
+        methods_not_run=NOT_RUN_OFFLINE if llm is None else {},
+    )
     return StructuredResult(result=result, fields=fields, fixes=fixes, text=text)

@@ -6,7 +6,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a about above after again against all also am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further had
 has have having he her here hers herself him himself his how i if in into is it its itself just
@@ -15,7 +16,8 @@ same she should so some such than that the their theirs them themselves then the
 this those through to too under until up very was we were what when where which while who whom
 why will with would you your yours yourself yourselves s t don shall may might must upon via
 within without per etc e.g i.e one
-""".split())
+""".split()
+)
 
 WORD_RE = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
 NUMBER_TOKEN_RE = re.compile(r"\d")
@@ -34,8 +36,25 @@ def stem(word: str) -> str:
     """A crude suffix stripper: enough to match 'increases'/'increased', 'cells'/'cell'."""
     if len(word) <= 4 or NUMBER_TOKEN_RE.search(word):
         return word
-    for suffix in ("ations", "ation", "ingly", "ings", "ing", "edly", "ies", "ied", "ness",
-                   "ments", "ment", "ers", "er", "ed", "es", "ly", "s"):
+    for suffix in (
+        "ations",
+        "ation",
+        "ingly",
+        "ings",
+        "ing",
+        "edly",
+        "ies",
+        "ied",
+        "ness",
+        "ments",
+        "ment",
+        "ers",
+        "er",
+        "ed",
+        "es",
+        "ly",
+        "s",
+    ):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word

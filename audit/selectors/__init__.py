@@ -10,7 +10,10 @@ from audit.models import Answer, Claim, Document
 def home_summary(*, workspace) -> dict:
     """The home page's counts, of the caller's workspace only."""
     labels = dict(
-        Claim.objects.filter(answer__workspace=workspace).values_list("label").annotate(n=Count("id")).order_by()
+        Claim.objects.filter(answer__workspace=workspace)
+        .values_list("label")
+        .annotate(n=Count("id"))
+        .order_by()
     )
     return {
         "workspace": workspace,

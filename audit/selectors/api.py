@@ -20,7 +20,9 @@ def thresholds_for(workspace: Workspace) -> constants.Thresholds:
     (``Workspace.freshness_policy``, the limits the nightly report uses too), then its overrides."""
     policy = constants.usable_overrides({"freshness_months": dict(workspace.freshness_policy or {})})
     base = constants.Thresholds().updated(policy)
-    return base.updated(constants.usable_overrides(workspace.threshold_overrides))  # a bad stored value: default
+    return base.updated(
+        constants.usable_overrides(workspace.threshold_overrides)
+    )  # a bad stored value: default
 
 
 def evidence_ordered() -> QuerySet[Evidence]:
@@ -29,9 +31,23 @@ def evidence_ordered() -> QuerySet[Evidence]:
 
 # The columns a Claim Card reads: loading only these keeps large columns (the answer's contexts
 # and texts, the claim's label history) out of list pages and exports.
-_CARD_CLAIM_FIELDS = ("claim_id", "text", "label", "confidence", "methods", "metrics", "method_results", "revision",
-                      "drafted_at", "verified_at",
-                      "span_start", "answer__public_id", "answer__mode", "answer__created_at", "answer__workspace_id")
+_CARD_CLAIM_FIELDS = (
+    "claim_id",
+    "text",
+    "label",
+    "confidence",
+    "methods",
+    "metrics",
+    "method_results",
+    "revision",
+    "drafted_at",
+    "verified_at",
+    "span_start",
+    "answer__public_id",
+    "answer__mode",
+    "answer__created_at",
+    "answer__workspace_id",
+)
 _CARD_EVIDENCE_FIELDS = ("claim_id", "rank", "source_type", "source_id", "title", "uri", "snippet", "hash")
 
 
@@ -47,13 +63,20 @@ def claim_card_list(*, workspace: Workspace) -> QuerySet[Claim]:
 
 
 def answer_list(*, workspace: Workspace) -> QuerySet[Answer]:
-    return Answer.objects.filter(workspace=workspace).annotate(claim_count=Count("claims")).order_by("-created_at", "-id")
+    return (
+        Answer.objects.filter(workspace=workspace)
+        .annotate(claim_count=Count("claims"))
+        .order_by("-created_at", "-id")
+    )
 
 
 def answer_detail_list(*, workspace: Workspace) -> QuerySet[Answer]:
     """Answers with claims, evidence and runs (latest first) prefetched, for full serialization."""
-    claims = Claim.objects.select_related("answer").prefetch_related(
-        Prefetch("evidence", queryset=evidence_ordered())).order_by("span_start", "id")
+    claims = (
+        Claim.objects.select_related("answer")
+        .prefetch_related(Prefetch("evidence", queryset=evidence_ordered()))
+        .order_by("span_start", "id")
+    )
     return Answer.objects.filter(workspace=workspace).prefetch_related(
         Prefetch("claims", queryset=claims),
         Prefetch("runs", queryset=VerificationRun.objects.order_by("-started_at", "-id")),
@@ -61,19 +84,32 @@ def answer_detail_list(*, workspace: Workspace) -> QuerySet[Answer]:
 
 
 def evidence_list(*, workspace: Workspace) -> QuerySet[Evidence]:
-    return (Evidence.objects.filter(claim__answer__workspace=workspace)
-            .select_related("claim__answer").order_by("-claim__answer__created_at", "claim_id", "rank", "id"))
+    return (
+        Evidence.objects.filter(claim__answer__workspace=workspace)
+        .select_related("claim__answer")
+        .order_by("-claim__answer__created_at", "claim_id", "rank", "id")
+    )
 
 
 def run_list(*, workspace: Workspace) -> QuerySet[VerificationRun]:
-    return VerificationRun.objects.filter(answer__workspace=workspace).select_related("answer").order_by("-started_at", "-id")
+    return (
+        VerificationRun.objects.filter(answer__workspace=workspace)
+        .select_related("answer")
+        .order_by("-started_at", "-id")
+    )
 
 
 def document_list(*, workspace: Workspace) -> QuerySet[Document]:
-    return Document.objects.filter(workspace=workspace).annotate(chunk_count=Count("chunks")).order_by("title", "id")
+    return (
+        Document.objects.filter(workspace=workspace)
+        .annotate(chunk_count=Count("chunks"))
+        .order_by("title", "id")
+    )
 
 
-def low_confidence_claims(*, workspace: Workspace, day: dt.date, threshold: float | None = None) -> QuerySet[Claim]:
+def low_confidence_claims(
+    *, workspace: Workspace, day: dt.date, threshold: float | None = None
+) -> QuerySet[Claim]:
     """Return the day's REFUTED / NEI claims below the low-confidence threshold (docs/SPEC_NOTES.md#nightly-auditor).
 
     The weak-claim rule of the nightly auditor (``audit.selectors.nightly.weak_claims_q``): ``day``

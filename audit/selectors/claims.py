@@ -25,8 +25,12 @@ def answer_get(*, workspace: Workspace, answer_id: str) -> Answer | None:
         .filter(lookup)
         .select_related("user")
         .prefetch_related(
-            Prefetch("claims", queryset=Claim.objects.order_by("span_start", "id").prefetch_related(
-                Prefetch("evidence", queryset=top_evidence))),
+            Prefetch(
+                "claims",
+                queryset=Claim.objects.order_by("span_start", "id").prefetch_related(
+                    Prefetch("evidence", queryset=top_evidence)
+                ),
+            ),
             Prefetch("runs", queryset=_runs_latest_first()),
         )
         .first()
@@ -47,7 +51,11 @@ def claim_get(*, workspace: Workspace, claim_pk: int) -> Claim | None:
     return (
         Claim.objects.filter(answer__workspace=workspace, pk=claim_pk)
         .select_related("answer", "answer__user")
-        .prefetch_related(Prefetch("evidence", queryset=Evidence.objects.select_related("chunk__document").order_by("rank", "id")))
+        .prefetch_related(
+            Prefetch(
+                "evidence", queryset=Evidence.objects.select_related("chunk__document").order_by("rank", "id")
+            )
+        )
         .first()
     )
 
@@ -55,7 +63,8 @@ def claim_get(*, workspace: Workspace, claim_pk: int) -> Claim | None:
 def claim_events(*, claim: Claim) -> QuerySet[AuditEvent]:
     """Return the audit events recorded about a claim and its answer, latest first."""
     return AuditEvent.objects.filter(
-        Q(object_type="audit.claim", object_id=str(claim.pk)) | Q(object_type="audit.answer", object_id=str(claim.answer_id))
+        Q(object_type="audit.claim", object_id=str(claim.pk))
+        | Q(object_type="audit.answer", object_id=str(claim.answer_id))
     ).order_by("-at", "-id")
 
 
@@ -64,15 +73,21 @@ def claim_rows(*, workspace: Workspace) -> QuerySet[Claim]:
 
     Filtering is the caller's: ``audit.filters.ClaimFilter`` (shared with the API).
     """
-    return Claim.objects.filter(answer__workspace=workspace).select_related("answer").order_by(
-        "-answer__created_at", "-answer_id", "span_start", "id"
+    return (
+        Claim.objects.filter(answer__workspace=workspace)
+        .select_related("answer")
+        .order_by("-answer__created_at", "-answer_id", "span_start", "id")
     )
 
 
 def claim_domains(*, workspace: Workspace) -> list[str]:
     """Return the answer domains in use in the workspace (for filter menus)."""
     return sorted(
-        d for d in Answer.objects.filter(workspace=workspace).exclude(domain="").values_list("domain", flat=True).distinct()
+        d
+        for d in Answer.objects.filter(workspace=workspace)
+        .exclude(domain="")
+        .values_list("domain", flat=True)
+        .distinct()
     )
 
 
@@ -92,9 +107,11 @@ def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
     claims = Claim.objects.filter(answer=OuterRef("pk"))
     return (
         Answer.objects.filter(workspace=workspace)
-        .annotate(has_refuted=Exists(claims.filter(label=Label.REFUTED)),
-                  has_doubt=Exists(claims.exclude(label=Label.SUPPORTED)),
-                  escalated=Exists(ReviewCase.objects.filter(claim__answer=OuterRef("pk"))))
+        .annotate(
+            has_refuted=Exists(claims.filter(label=Label.REFUTED)),
+            has_doubt=Exists(claims.exclude(label=Label.SUPPORTED)),
+            escalated=Exists(ReviewCase.objects.filter(claim__answer=OuterRef("pk"))),
+        )
         .order_by("-created_at", "-id")
     )
 
@@ -109,26 +126,44 @@ def answer_facts(answers: list[Answer]) -> list[Answer]:
     from django.db.models.fields.json import KT
     from django.db.models.functions import Cast, Coalesce
 
-    open_cases = (ReviewCase.objects.filter(claim__answer=OuterRef("pk"), status__in=OPEN_CASE_STATUSES).order_by()
-                  .values("claim__answer").annotate(n=Count("id")).values("n")[:1])
+    open_cases = (
+        ReviewCase.objects.filter(claim__answer=OuterRef("pk"), status__in=OPEN_CASE_STATUSES)
+        .order_by()
+        .values("claim__answer")
+        .annotate(n=Count("id"))
+        .values("n")[:1]
+    )
     latest_run = VerificationRun.objects.filter(answer=OuterRef("pk")).order_by("-started_at", "-id")
-    audited_as = (AuditEvent.objects.filter(object_type="audit.answer", action=AUDIT_NOW_ACTION,
-                                            object_id=Cast(OuterRef("pk"), CharField()))
-                  .order_by("-at", "-id").annotate(copy=KT("details__audited_as")).values("copy")[:1])
-    rows = {a.pk: a for a in Answer.objects.filter(pk__in=[a.pk for a in answers]).annotate(
-        claims_total=Count("claims"),
-        supported=Count("claims", filter=Q(claims__label=Label.SUPPORTED)),
-        refuted=Count("claims", filter=Q(claims__label=Label.REFUTED)),
-        nei=Count("claims", filter=Q(claims__label=Label.NEI)),
-        open_cases=Coalesce(Subquery(open_cases, output_field=IntegerField()), 0),
-        audit_score=Subquery(latest_run.values("audit_score")[:1]),
-        audited_as=Subquery(audited_as, output_field=CharField()),
-    )}
+    audited_as = (
+        AuditEvent.objects.filter(
+            object_type="audit.answer", action=AUDIT_NOW_ACTION, object_id=Cast(OuterRef("pk"), CharField())
+        )
+        .order_by("-at", "-id")
+        .annotate(copy=KT("details__audited_as"))
+        .values("copy")[:1]
+    )
+    rows = {
+        a.pk: a
+        for a in Answer.objects.filter(pk__in=[a.pk for a in answers]).annotate(
+            claims_total=Count("claims"),
+            supported=Count("claims", filter=Q(claims__label=Label.SUPPORTED)),
+            refuted=Count("claims", filter=Q(claims__label=Label.REFUTED)),
+            nei=Count("claims", filter=Q(claims__label=Label.NEI)),
+            open_cases=Coalesce(Subquery(open_cases, output_field=IntegerField()), 0),
+            audit_score=Subquery(latest_run.values("audit_score")[:1]),
+            audited_as=Subquery(audited_as, output_field=CharField()),
+        )
+    }
     return [rows[a.pk] for a in answers if a.pk in rows]
 
 
 def answer_audited_as(*, answer: Answer) -> str:
     """Return the public id of the audited copy of a Normal answer ("" when nobody audited it)."""
-    event = (AuditEvent.objects.filter(object_type="audit.answer", object_id=str(answer.pk), action=AUDIT_NOW_ACTION)
-             .order_by("-at", "-id").first())
+    event = (
+        AuditEvent.objects.filter(
+            object_type="audit.answer", object_id=str(answer.pk), action=AUDIT_NOW_ACTION
+        )
+        .order_by("-at", "-id")
+        .first()
+    )
     return (event.details or {}).get("audited_as", "") if event else ""

@@ -47,14 +47,18 @@ class DateRange:
         return start, dt.datetime.combine(self.end + dt.timedelta(days=1), dt.time.min, tzinfo=tz)
 
 
-def claims_by_day_and_label(*, workspace: Workspace, period: DateRange) -> dict[dt.date, dict[str, dict[str, int]]]:
+def claims_by_day_and_label(
+    *, workspace: Workspace, period: DateRange
+) -> dict[dt.date, dict[str, dict[str, int]]]:
     """Return {day: {label: {"n": claims, "relabelled": claims a reviewer relabelled}}} (one query).
 
     Claims count on the day their answer was created.
     """
     start, end = period.bounds()
     rows = (
-        Claim.objects.filter(answer__workspace=workspace, answer__created_at__gte=start, answer__created_at__lt=end)
+        Claim.objects.filter(
+            answer__workspace=workspace, answer__created_at__gte=start, answer__created_at__lt=end
+        )
         .annotate(day=TruncDate("answer__created_at"))
         .values("day", "label")
         .annotate(n=Count("id"), relabelled=Count("id", filter=~Q(label=F("machine_label"))))
@@ -72,16 +76,30 @@ def audit_score_by_day(*, workspace: Workspace, period: DateRange) -> dict[dt.da
     start, end = period.bounds()
     rows = (
         VerificationRun.objects.filter(
-            answer__workspace=workspace, started_at__gte=start, started_at__lt=end, status=VerificationRun.Status.DONE
+            answer__workspace=workspace,
+            started_at__gte=start,
+            started_at__lt=end,
+            status=VerificationRun.Status.DONE,
         )
         .annotate(day=TruncDate("started_at"))
         .values("day")
-        .annotate(audit_score=Avg("audit_score"), faithfulness=Avg("faithfulness"), runs=Count("id"),
-                  rag_score=Avg(Cast(KT("rag_score__score"), FloatField())))
+        .annotate(
+            audit_score=Avg("audit_score"),
+            faithfulness=Avg("faithfulness"),
+            runs=Count("id"),
+            rag_score=Avg(Cast(KT("rag_score__score"), FloatField())),
+        )
         .order_by()
     )
-    return {r["day"]: {"audit_score": r["audit_score"], "faithfulness": r["faithfulness"], "runs": r["runs"],
-                       "rag_score": r["rag_score"]} for r in rows}
+    return {
+        r["day"]: {
+            "audit_score": r["audit_score"],
+            "faithfulness": r["faithfulness"],
+            "runs": r["runs"],
+            "rag_score": r["rag_score"],
+        }
+        for r in rows
+    }
 
 
 def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
@@ -103,7 +121,11 @@ def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
         counts = labels.get(day, {})
         n = sum(c["n"] for c in counts.values())
         claim_counts.append(n)
-        for series, label in ((supported_share, Label.SUPPORTED), (refuted_share, Label.REFUTED), (nei_share, Label.NEI)):
+        for series, label in (
+            (supported_share, Label.SUPPORTED),
+            (refuted_share, Label.REFUTED),
+            (nei_share, Label.NEI),
+        ):
             series.append(round(counts.get(label, {}).get("n", 0) / n, 4) if n else None)
         for label, c in counts.items():
             totals[label] = totals.get(label, 0) + c["n"]
@@ -111,8 +133,10 @@ def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
     return {
         "days": [d.isoformat() for d in days],
         "trust": [round(scores[d]["audit_score"], 4) if d in scores else None for d in days],
-        "rag_score": [round(scores[d]["rag_score"], 4) if scores.get(d, {}).get("rag_score") is not None else None
-                      for d in days],
+        "rag_score": [
+            round(scores[d]["rag_score"], 4) if scores.get(d, {}).get("rag_score") is not None else None
+            for d in days
+        ],
         "supported_share": supported_share,
         "refuted_share": refuted_share,
         "nei_share": nei_share,
@@ -168,20 +192,35 @@ def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict]:
     """
     start, end = period.bounds()
     rows = (
-        Claim.objects.filter(answer__workspace=workspace, answer__created_at__gte=start, answer__created_at__lt=end)
+        Claim.objects.filter(
+            answer__workspace=workspace, answer__created_at__gte=start, answer__created_at__lt=end
+        )
         .values("answer__domain")
-        .annotate(answers=Count("answer", distinct=True), claims=Count("id"),
-                  supported=Count("id", filter=Q(label=Label.SUPPORTED)),
-                  refuted=Count("id", filter=Q(label=Label.REFUTED)), nei=Count("id", filter=Q(label=Label.NEI)))
+        .annotate(
+            answers=Count("answer", distinct=True),
+            claims=Count("id"),
+            supported=Count("id", filter=Q(label=Label.SUPPORTED)),
+            refuted=Count("id", filter=Q(label=Label.REFUTED)),
+            nei=Count("id", filter=Q(label=Label.NEI)),
+        )
         .order_by()
     )
     out = []
     for row in rows:
         n = row["claims"] or 1
-        out.append({"domain": row["answer__domain"] or "(none)", "answers": row["answers"], "claims": row["claims"],
-                    "supported": row["supported"], "refuted": row["refuted"], "nei": row["nei"],
-                    "supported_share": round(row["supported"] / n, 4), "refuted_share": round(row["refuted"] / n, 4),
-                    "nei_share": round(row["nei"] / n, 4)})
+        out.append(
+            {
+                "domain": row["answer__domain"] or "(none)",
+                "answers": row["answers"],
+                "claims": row["claims"],
+                "supported": row["supported"],
+                "refuted": row["refuted"],
+                "nei": row["nei"],
+                "supported_share": round(row["supported"] / n, 4),
+                "refuted_share": round(row["refuted"] / n, 4),
+                "nei_share": round(row["nei"] / n, 4),
+            }
+        )
     return sorted(out, key=lambda r: (-r["claims"], r["domain"]))
 
 
@@ -200,23 +239,42 @@ def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime
     """
     now = now or timezone.now()
     start, end = period.bounds()
-    in_period = {"answer__workspace": workspace, "answer__created_at__gte": start, "answer__created_at__lt": end}
+    in_period = {
+        "answer__workspace": workspace,
+        "answer__created_at__gte": start,
+        "answer__created_at__lt": end,
+    }
     claims = Claim.objects.filter(**in_period).aggregate(
-        total=Count("id"), supported=Count("id", filter=Q(machine_label=Label.SUPPORTED, label=Label.SUPPORTED)))
+        total=Count("id"),
+        supported=Count("id", filter=Q(machine_label=Label.SUPPORTED, label=Label.SUPPORTED)),
+    )
     # from the cases' side (far fewer rows than claims): claims of the period that people looked at
     cases = ReviewCase.objects.filter(**{f"claim__{k}": v for k, v in in_period.items()}).aggregate(
-        supported=Count("claim", distinct=True, filter=Q(claim__machine_label=Label.SUPPORTED, claim__label=Label.SUPPORTED)),
-        missing=Count("claim", distinct=True, filter=Q(claim__machine_label=Label.NEI)))
-    counts = {"total": claims["total"], "unassisted": claims["supported"] - cases["supported"], "missing": cases["missing"]}
+        supported=Count(
+            "claim",
+            distinct=True,
+            filter=Q(claim__machine_label=Label.SUPPORTED, claim__label=Label.SUPPORTED),
+        ),
+        missing=Count("claim", distinct=True, filter=Q(claim__machine_label=Label.NEI)),
+    )
+    counts = {
+        "total": claims["total"],
+        "unassisted": claims["supported"] - cases["supported"],
+        "missing": cases["missing"],
+    }
     latency = VerificationRun.objects.filter(
-        answer__workspace=workspace, started_at__gte=start, started_at__lt=end, kind=VerificationRun.Kind.INTERACTIVE,
-        mode=constants.MODE_AUDIT_LOCAL, status=VerificationRun.Status.DONE,
+        answer__workspace=workspace,
+        started_at__gte=start,
+        started_at__lt=end,
+        kind=VerificationRun.Kind.INTERACTIVE,
+        mode=constants.MODE_AUDIT_LOCAL,
+        status=VerificationRun.Status.DONE,
     ).aggregate(mean=Avg("duration_ms"), runs=Count("id"))
     then = now - dt.timedelta(days=constants.SUCCESS_BACKLOG_WINDOW_DAYS)
     open_at = lambda t: Q(created_at__lte=t) & (Q(closed_at__isnull=True) | Q(closed_at__gt=t))  # noqa: E731
     backlog = CurationItem.objects.filter(workspace=workspace).aggregate(
-        now=Count("id", filter=open_at(now)), then=Count("id", filter=open_at(then)),
-        first=Min("created_at"))
+        now=Count("id", filter=open_at(now)), then=Count("id", filter=open_at(then)), first=Min("created_at")
+    )
     total = counts["total"]
 
     def share(n):
@@ -224,17 +282,39 @@ def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime
 
     change = round((backlog["now"] - backlog["then"]) / backlog["then"], 4) if backlog["then"] else None
     metrics = {
-        "supported_unassisted": {"value": share(counts["unassisted"]), "goal": constants.SUCCESS_SUPPORTED_SHARE_MIN,
-                                 "met": None if not total else share(counts["unassisted"]) >= constants.SUCCESS_SUPPORTED_SHARE_MIN,
-                                 "n": counts["unassisted"], "of": total},
-        "escalated_missing_evidence": {"value": share(counts["missing"]), "goal": constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
-                                       "met": None if not total else share(counts["missing"]) <= constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
-                                       "n": counts["missing"], "of": total},
-        "latency_ms": {"value": round(latency["mean"], 1) if latency["mean"] is not None else None,
-                       "goal": constants.SUCCESS_AUDIT_LATENCY_MS_MAX, "runs": latency["runs"],
-                       "met": None if latency["mean"] is None else latency["mean"] < constants.SUCCESS_AUDIT_LATENCY_MS_MAX},
-        "backlog_change": {"value": change, "goal": constants.SUCCESS_BACKLOG_CHANGE_MAX, "now": backlog["now"],
-                           "then": backlog["then"], "since": then.date(),
-                           "met": None if change is None else change <= constants.SUCCESS_BACKLOG_CHANGE_MAX},
+        "supported_unassisted": {
+            "value": share(counts["unassisted"]),
+            "goal": constants.SUCCESS_SUPPORTED_SHARE_MIN,
+            "met": None
+            if not total
+            else share(counts["unassisted"]) >= constants.SUCCESS_SUPPORTED_SHARE_MIN,
+            "n": counts["unassisted"],
+            "of": total,
+        },
+        "escalated_missing_evidence": {
+            "value": share(counts["missing"]),
+            "goal": constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
+            "met": None
+            if not total
+            else share(counts["missing"]) <= constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
+            "n": counts["missing"],
+            "of": total,
+        },
+        "latency_ms": {
+            "value": round(latency["mean"], 1) if latency["mean"] is not None else None,
+            "goal": constants.SUCCESS_AUDIT_LATENCY_MS_MAX,
+            "runs": latency["runs"],
+            "met": None
+            if latency["mean"] is None
+            else latency["mean"] < constants.SUCCESS_AUDIT_LATENCY_MS_MAX,
+        },
+        "backlog_change": {
+            "value": change,
+            "goal": constants.SUCCESS_BACKLOG_CHANGE_MAX,
+            "now": backlog["now"],
+            "then": backlog["then"],
+            "since": then.date(),
+            "met": None if change is None else change <= constants.SUCCESS_BACKLOG_CHANGE_MAX,
+        },
     }
     return metrics

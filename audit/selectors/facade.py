@@ -16,14 +16,25 @@ from audit.selectors.api import evidence_ordered, thresholds_for
 from audit.services.workspaces import workspace_for_user, workspace_home, workspace_member
 
 __all__ = [
-    "Answer", "Claim", "Document", "Evidence", "Label", "Workspace",
-    "claim_in_workspace", "evidence_ordered", "thresholds_for",
-    "workspace_for_user", "workspace_home", "workspace_member",
+    "Answer",
+    "Claim",
+    "Document",
+    "Evidence",
+    "Label",
+    "Workspace",
+    "claim_in_workspace",
+    "evidence_ordered",
+    "thresholds_for",
+    "workspace_for_user",
+    "workspace_home",
+    "workspace_member",
 ]
 
 
 def claim_in_workspace(*, workspace: Workspace, answer_id: str, claim_id: str) -> Claim | None:
     """Return the claim ``claim_id`` of the answer ``answer_id`` in the workspace (answer joined), or None."""
-    return (Claim.objects.select_related("answer__workspace")
-            .filter(answer__workspace=workspace, answer__public_id=answer_id, claim_id=claim_id).first())
-
+    return (
+        Claim.objects.select_related("answer__workspace")
+        .filter(answer__workspace=workspace, answer__public_id=answer_id, claim_id=claim_id)
+        .first()
+    )

@@ -13,12 +13,19 @@ from audit.models import AuditEvent, VerificationRun, Workspace
 def llm_tokens_used(*, workspace: Workspace, since: datetime) -> int:
     """Prompt + completion tokens the workspace spent since ``since``: its verification runs, and
     the drafts of Normal-mode answers (no run: their cost is on the ``answer.recorded`` event)."""
-    total = (VerificationRun.objects.filter(answer__workspace=workspace, started_at__gte=since)
-             .aggregate(tokens=Sum(F("prompt_tokens") + F("completion_tokens")))["tokens"])
-    drafted = AuditEvent.objects.filter(workspace=workspace, action="answer.recorded", at__gte=since,
-                                        details__drafted__has_key="prompt_tokens").values_list("details", flat=True)
-    drafts = sum(int(d["drafted"].get("prompt_tokens") or 0) + int(d["drafted"].get("completion_tokens") or 0)
-                 for d in drafted)
+    total = VerificationRun.objects.filter(answer__workspace=workspace, started_at__gte=since).aggregate(
+        tokens=Sum(F("prompt_tokens") + F("completion_tokens"))
+    )["tokens"]
+    drafted = AuditEvent.objects.filter(
+        workspace=workspace,
+        action="answer.recorded",
+        at__gte=since,
+        details__drafted__has_key="prompt_tokens",
+    ).values_list("details", flat=True)
+    drafts = sum(
+        int(d["drafted"].get("prompt_tokens") or 0) + int(d["drafted"].get("completion_tokens") or 0)
+        for d in drafted
+    )
     return int(total or 0) + drafts
 
 
@@ -35,8 +42,10 @@ class JSONArrayLength(Func):
     output_field = IntegerField()
 
     def as_postgresql(self, compiler, connection, **extra):
-        template = ("CASE WHEN jsonb_typeof(%(expressions)s) = 'array' "
-                    "THEN jsonb_array_length(%(expressions)s) ELSE 0 END")
+        template = (
+            "CASE WHEN jsonb_typeof(%(expressions)s) = 'array' "
+            "THEN jsonb_array_length(%(expressions)s) ELSE 0 END"
+        )
         return self.as_sql(compiler, connection, template=template, **extra)
 
 
@@ -48,14 +57,19 @@ def llm_usage_by_day(*, workspace: Workspace, since: datetime, until: datetime) 
     days, not the runs.
     """
     rows = (
-        VerificationRun.objects.filter(answer__workspace=workspace, started_at__gte=since, started_at__lt=until)
+        VerificationRun.objects.filter(
+            answer__workspace=workspace, started_at__gte=since, started_at__lt=until
+        )
         .annotate(day=TruncDate("started_at", tzinfo=timezone.utc))
         .values("day")
-        .annotate(runs=Count("id"), llm_calls=Coalesce(Sum("llm_calls"), 0),
-                  prompt_tokens=Coalesce(Sum("prompt_tokens"), 0),
-                  completion_tokens=Coalesce(Sum("completion_tokens"), 0),
-                  llm_latency_ms=Coalesce(Sum("llm_latency_ms"), 0.0),
-                  llm_failures=Coalesce(Sum(JSONArrayLength("llm_failures")), 0))
+        .annotate(
+            runs=Count("id"),
+            llm_calls=Coalesce(Sum("llm_calls"), 0),
+            prompt_tokens=Coalesce(Sum("prompt_tokens"), 0),
+            completion_tokens=Coalesce(Sum("completion_tokens"), 0),
+            llm_latency_ms=Coalesce(Sum("llm_latency_ms"), 0.0),
+            llm_failures=Coalesce(Sum(JSONArrayLength("llm_failures")), 0),
+        )
         .order_by("day")
     )
     return [dict(row) for row in rows]

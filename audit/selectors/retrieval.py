@@ -28,8 +28,16 @@ class RetrievalFilters:
     published_after: date | None = None  # dated passages published on or after this day
 
 
-def kb_retrieve(*, workspace: Workspace, text: str, is_claim: bool, top_k: int, filters: RetrievalFilters,
-                now: datetime, embed=None) -> list[dict]:
+def kb_retrieve(
+    *,
+    workspace: Workspace,
+    text: str,
+    is_claim: bool,
+    top_k: int,
+    filters: RetrievalFilters,
+    now: datetime,
+    embed=None,
+) -> list[dict]:
     """The workspace's best knowledge-base passages for a claim or a query, best first."""
     kb = kb_index(workspace)
     if not len(kb):
@@ -57,9 +65,15 @@ def kb_retrieve(*, workspace: Workspace, text: str, is_claim: bool, top_k: int, 
             return False
         return filters.max_age_months is None or age_of(meta) <= filters.max_age_months
 
-    hits = search_filtered(kb.index, query, vec, k=top_k, numeric_boost=thresholds.numeric_boost,
-                           keep=lambda ids: {i for i, meta in kb.meta_for(ids).items() if passes(meta)},
-                           texts=lambda ids: {i: p.text for i, p in kb.passages(ids).items()})
+    hits = search_filtered(
+        kb.index,
+        query,
+        vec,
+        k=top_k,
+        numeric_boost=thresholds.numeric_boost,
+        keep=lambda ids: {i for i, meta in kb.meta_for(ids).items() if passes(meta)},
+        texts=lambda ids: {i: p.text for i, p in kb.passages(ids).items()},
+    )
     ids = [source_id for source_id, _ in hits]
     metas, passages = kb.meta_for(ids), kb.passages(ids)
     results = []
@@ -69,11 +83,19 @@ def kb_retrieve(*, workspace: Workspace, text: str, is_claim: bool, top_k: int, 
             continue
         limit = thresholds.freshness_for(wanted_domain or meta.domain)
         age = age_of(meta)
-        results.append({
-            "id": source_id, "document_id": meta.document_pk, "title": meta.title, "uri": meta.uri,
-            "domain": meta.domain, "published_at": meta.published,
-            "age_months": None if age is None else round(age, 1),
-            "stale": None if age is None else age > limit, "freshness_limit_months": limit,
-            "score": round(score, 4), "text": stored_snippet(passage.text, sensitive=meta.sensitive),
-        })
+        results.append(
+            {
+                "id": source_id,
+                "document_id": meta.document_pk,
+                "title": meta.title,
+                "uri": meta.uri,
+                "domain": meta.domain,
+                "published_at": meta.published,
+                "age_months": None if age is None else round(age, 1),
+                "stale": None if age is None else age > limit,
+                "freshness_limit_months": limit,
+                "score": round(score, 4),
+                "text": stored_snippet(passage.text, sensitive=meta.sensitive),
+            }
+        )
     return results

@@ -22,5 +22,9 @@ def weak_claims_q(*, bar: float, day: dt.date) -> Q:
     """The weak claims of answers received on ``day``: REFUTED or NEI below ``bar`` (the workspace's
     ``low_confidence_threshold`` unless told otherwise); ``Thresholds.is_weak`` is the same rule in Python."""
     start, end = day_bounds(day)
-    return Q(label__in=constants.NIGHTLY_LABELS, confidence__lt=bar,
-             answer__created_at__gte=start, answer__created_at__lt=end)
+    return Q(
+        label__in=constants.NIGHTLY_LABELS,
+        confidence__lt=bar,
+        answer__created_at__gte=start,
+        answer__created_at__lt=end,
+    )

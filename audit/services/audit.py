@@ -64,15 +64,28 @@ def _evidence_row(claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict, now)
     meta = kb_meta.get(p.id)
     sensitive = bool(meta and meta.sensitive)
     chunk_id = meta.chunk_pk if meta is not None else None
-    source_type = p.source_type if p.source_type in Evidence.SourceType.values else Evidence.SourceType.CONTEXT
+    source_type = (
+        p.source_type if p.source_type in Evidence.SourceType.values else Evidence.SourceType.CONTEXT
+    )
     return Evidence(
-        claim=claim, rank=rank, source_type=source_type, source_id=str(p.id)[:200], chunk_id=chunk_id,
-        title=(p.title or "")[:500], uri=(p.uri or "")[:2000],
-        snippet=stored_snippet(p.text[:SNIPPET_CHARS], sensitive=sensitive), hash=_sha256(p.text),
-        relevance=_unit(hit.relevance), entailment=_unit(hit.entailment), published_at=p.published,
-        provenance={"method": "cited" if hit.cited else "hybrid_search", "cited": hit.cited,
-                    "similarity": round(float(hit.similarity), 4),
-                    "best_sentence": stored_snippet(hit.best_sentence[:300], sensitive=sensitive)},
+        claim=claim,
+        rank=rank,
+        source_type=source_type,
+        source_id=str(p.id)[:200],
+        chunk_id=chunk_id,
+        title=(p.title or "")[:500],
+        uri=(p.uri or "")[:2000],
+        snippet=stored_snippet(p.text[:SNIPPET_CHARS], sensitive=sensitive),
+        hash=_sha256(p.text),
+        relevance=_unit(hit.relevance),
+        entailment=_unit(hit.entailment),
+        published_at=p.published,
+        provenance={
+            "method": "cited" if hit.cited else "hybrid_search",
+            "cited": hit.cited,
+            "similarity": round(float(hit.similarity), 4),
+            "best_sentence": stored_snippet(hit.best_sentence[:300], sensitive=sensitive),
+        },
         retrieved_at=now,
     )
 
@@ -81,31 +94,73 @@ def _method_results(v: ClaimVerdict) -> dict:
     out = {}
     for m in v.methods:
         details = {k: val for k, val in (m.details or {}).items() if k != "features"}
-        out[m.method] = {"ran": m.ran, "score": m.score, "verdict": m.verdict, "flags": m.flags, "details": details}
+        out[m.method] = {
+            "ran": m.ran,
+            "score": m.score,
+            "verdict": m.verdict,
+            "flags": m.flags,
+            "details": details,
+        }
     return out
 
 
 def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at, verified_at) -> Claim:
     c = v.claim
     return Claim(
-        answer=answer, claim_id=c.claim_id, text=c.text, span_start=c.span[0], span_end=max(c.span), claim_type=c.type,
-        importance=c.importance, anchors=list(c.citations), label=v.label, machine_label=v.label, verdict=v.verdict,
-        confidence=_unit(v.confidence), metrics={**v.metrics, "p_refuted": round(float(v.p_refuted), 4)},
-        methods=v.method_names, method_results=_method_results(v), risk_flags=list(v.risk_flags),
-        drafted_at=drafted_at, verified_at=verified_at,
+        answer=answer,
+        claim_id=c.claim_id,
+        text=c.text,
+        span_start=c.span[0],
+        span_end=max(c.span),
+        claim_type=c.type,
+        importance=c.importance,
+        anchors=list(c.citations),
+        label=v.label,
+        machine_label=v.label,
+        verdict=v.verdict,
+        confidence=_unit(v.confidence),
+        metrics={**v.metrics, "p_refuted": round(float(v.p_refuted), 4)},
+        methods=v.method_names,
+        method_results=_method_results(v),
+        risk_flags=list(v.risk_flags),
+        drafted_at=drafted_at,
+        verified_at=verified_at,
     )
 
 
-def answer_store(*, workspace: Workspace, result: AuditResult, query: str, answer_text: str, contexts, mode: str,
-                 user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
-                 kb_meta: dict | None = None, started_at=None, llm_setup=None, kind: str = VerificationRun.Kind.INTERACTIVE,
-                 profile: str = "") -> tuple[Answer, VerificationRun]:
+def answer_store(
+    *,
+    workspace: Workspace,
+    result: AuditResult,
+    query: str,
+    answer_text: str,
+    contexts,
+    mode: str,
+    user=None,
+    conversation_id: str = "",
+    domain: str = "",
+    reference: str | None = None,
+    kb_meta: dict | None = None,
+    started_at=None,
+    llm_setup=None,
+    kind: str = VerificationRun.Kind.INTERACTIVE,
+    profile: str = "",
+) -> tuple[Answer, VerificationRun]:
     """Write the rows of one audit (call inside a transaction)."""
     now = timezone.now()
     started_at = started_at or now - timedelta(milliseconds=result.duration_ms)
-    answer = Answer(workspace=workspace, conversation_id=conversation_id or "", user=user, query=query or "",
-                    text=answer_text or "", original_text=answer_text or "", mode=mode, domain=domain or "",
-                    reference=reference or "", contexts=_json_contexts(contexts))
+    answer = Answer(
+        workspace=workspace,
+        conversation_id=conversation_id or "",
+        user=user,
+        query=query or "",
+        text=answer_text or "",
+        original_text=answer_text or "",
+        mode=mode,
+        domain=domain or "",
+        reference=reference or "",
+        contexts=_json_contexts(contexts),
+    )
     answer.full_clean()
     answer.save()
     claims = [_claim_row(answer, v, started_at, now) for v in result.claims]
@@ -113,40 +168,85 @@ def answer_store(*, workspace: Workspace, result: AuditResult, query: str, answe
         claim.full_clean(exclude=["answer"])
     Claim.objects.bulk_create(claims)
     saved = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
-    valid_chunks = set(Chunk.objects.filter(pk__in=[m.chunk_pk for m in (kb_meta or {}).values()])
-                       .values_list("pk", flat=True)) if kb_meta else set()
+    valid_chunks = (
+        set(
+            Chunk.objects.filter(pk__in=[m.chunk_pk for m in (kb_meta or {}).values()]).values_list(
+                "pk", flat=True
+            )
+        )
+        if kb_meta
+        else set()
+    )
     meta = {k: m for k, m in (kb_meta or {}).items() if m.chunk_pk in valid_chunks}
-    evidence = [_evidence_row(saved[v.claim.claim_id], rank, hit, meta, now)
-                for v in result.claims for rank, hit in enumerate(v.evidence)]
+    evidence = [
+        _evidence_row(saved[v.claim.claim_id], rank, hit, meta, now)
+        for v in result.claims
+        for rank, hit in enumerate(v.evidence)
+    ]
     Evidence.objects.bulk_create(evidence)
     m = result.metrics
     run = VerificationRun(
-        answer=answer, kind=kind, status=VerificationRun.Status.DONE, mode=mode, started_at=started_at,
-        finished_at=now, duration_ms=max(0.0, float(result.duration_ms)), claim_count=len(result.claims),
-        coverage=_unit(m.get("evidence_coverage")), unsupported_rate=_unit(m.get("unsupported_rate")),
-        audit_score=_unit(result.audit_score), faithfulness=_unit(m.get("faithfulness")),
-        answer_relevance=_unit(m.get("answer_relevance")), context_precision=_unit(m.get("context_precision")),
+        answer=answer,
+        kind=kind,
+        status=VerificationRun.Status.DONE,
+        mode=mode,
+        started_at=started_at,
+        finished_at=now,
+        duration_ms=max(0.0, float(result.duration_ms)),
+        claim_count=len(result.claims),
+        coverage=_unit(m.get("evidence_coverage")),
+        unsupported_rate=_unit(m.get("unsupported_rate")),
+        audit_score=_unit(result.audit_score),
+        faithfulness=_unit(m.get("faithfulness")),
+        answer_relevance=_unit(m.get("answer_relevance")),
+        context_precision=_unit(m.get("context_precision")),
         context_recall=None if m.get("context_recall") is None else _unit(m["context_recall"]),
         methods=sorted({name for v in result.claims for name in v.method_names}),
-        warnings=list(result.warnings) + [{"code": "method_not_run", "method": k, "message": why}
-                                          for k, why in sorted(result.methods_not_run.items())],
-        risk_flags=list(result.risk_flags), quality_gates=dict(result.quality_gates),
-        rag_score=dict(m.get("rag_score") or {}), verification_profile=profile,
+        warnings=list(result.warnings)
+        + [
+            {"code": "method_not_run", "method": k, "message": why}
+            for k, why in sorted(result.methods_not_run.items())
+        ],
+        risk_flags=list(result.risk_flags),
+        quality_gates=dict(result.quality_gates),
+        rag_score=dict(m.get("rag_score") or {}),
+        verification_profile=profile,
     )
     run.full_clean(exclude=["answer"])
     run.save()
     if llm_setup is not None:
         run_record_llm_usage(run=run, setup=llm_setup)
     labels = m.get("label_counts") or {}
-    event_record(action="answer.audited", obj=answer, actor=user, workspace=workspace, details={
-        "run": run.pk, "mode": mode, "claims": len(result.claims), "labels": labels,
-        "audit_score": round(result.audit_score, 4), "flagged": result.flagged,
-        "risk_flags": sorted({f["type"] for f in result.risk_flags}), "duration_ms": result.duration_ms})
+    event_record(
+        action="answer.audited",
+        obj=answer,
+        actor=user,
+        workspace=workspace,
+        details={
+            "run": run.pk,
+            "mode": mode,
+            "claims": len(result.claims),
+            "labels": labels,
+            "audit_score": round(result.audit_score, 4),
+            "flagged": result.flagged,
+            "risk_flags": sorted({f["type"] for f in result.risk_flags}),
+            "duration_ms": result.duration_ms,
+        },
+    )
     for v in result.claims:
         if v.label != "SUPPORTED" or v.risk_flags:
-            event_record(action="claim.flagged", obj=saved[v.claim.claim_id], actor=user, workspace=workspace,
-                         details={"label": v.label, "verdict": v.verdict, "confidence": round(v.confidence, 4),
-                                  "risk_flags": v.risk_flags})
+            event_record(
+                action="claim.flagged",
+                obj=saved[v.claim.claim_id],
+                actor=user,
+                workspace=workspace,
+                details={
+                    "label": v.label,
+                    "verdict": v.verdict,
+                    "confidence": round(v.confidence, 4),
+                    "risk_flags": v.risk_flags,
+                },
+            )
     return answer, run
 
 
@@ -154,8 +254,15 @@ def _json_contexts(contexts) -> list:
     out = []
     for c in contexts or []:
         if isinstance(c, Passage):
-            out.append({"id": c.id, "title": c.title, "uri": c.uri, "text": c.text,
-                        "published_at": c.published.isoformat() if c.published else None})
+            out.append(
+                {
+                    "id": c.id,
+                    "title": c.title,
+                    "uri": c.uri,
+                    "text": c.text,
+                    "published_at": c.published.isoformat() if c.published else None,
+                }
+            )
         elif isinstance(c, dict):
             out.append({k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in c.items()})
         else:
@@ -176,9 +283,19 @@ class AuditComputation:
     deferred: bool = False  # the LLM methods are left to the asynchronous deep check
 
 
-def audit_compute(*, workspace: Workspace, query: str, answer_text: str, contexts, domain: str = "",
-                  reference: str | None = None, revise: bool = False, profile: str = "", llm_setup=None,
-                  deep: str = "") -> AuditComputation:
+def audit_compute(
+    *,
+    workspace: Workspace,
+    query: str,
+    answer_text: str,
+    contexts,
+    domain: str = "",
+    reference: str | None = None,
+    revise: bool = False,
+    profile: str = "",
+    llm_setup=None,
+    deep: str = "",
+) -> AuditComputation:
     """Run the pipeline (and the revision loop) for ``answer_text``; reads only, writes nothing.
 
     The slow part of an audit (embedding, judges, LLM calls) happens here, outside any
@@ -202,31 +319,83 @@ def audit_compute(*, workspace: Workspace, query: str, answer_text: str, context
     deferred = llm is not None and (deep or thresholds.deep_checks) == "async"
     if deferred:
         llm = None  # the LLM methods run in the deep check; claims are extracted offline
-    result = pipeline_audit_answer(query, answer_text, contexts, kb=kb, reference=reference, domain=domain,
-                                   thresholds=thresholds, llm=llm, methods=plan.methods)
+    result = pipeline_audit_answer(
+        query,
+        answer_text,
+        contexts,
+        kb=kb,
+        reference=reference,
+        domain=domain,
+        thresholds=thresholds,
+        llm=llm,
+        methods=plan.methods,
+    )
     if plan.profile:
-        result.methods_not_run = {**result.methods_not_run, **{
-            name: why for name, why in plan.not_run.items() if name not in LLM_METHODS or setup.client is not None}}
+        result.methods_not_run = {
+            **result.methods_not_run,
+            **{
+                name: why
+                for name, why in plan.not_run.items()
+                if name not in LLM_METHODS or setup.client is not None
+            },
+        }
     outcome = None
     if revise and plan.revise:
-        outcome = revision_run(query=query, answer_text=answer_text, contexts=contexts, initial=result, kb=kb,
-                               domain=domain, thresholds=thresholds, llm=llm)
+        outcome = revision_run(
+            query=query,
+            answer_text=answer_text,
+            contexts=contexts,
+            initial=result,
+            kb=kb,
+            domain=domain,
+            thresholds=thresholds,
+            llm=llm,
+        )
     result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
     if deferred:
         result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
         result.methods_not_run.pop("llm_extraction", None)
-    return AuditComputation(started_at=started_at, result=result, outcome=outcome, setup=setup,
-                            kb_meta=_kb_meta(raw_kb, result), profile=plan.profile, deferred=deferred)
+    return AuditComputation(
+        started_at=started_at,
+        result=result,
+        outcome=outcome,
+        setup=setup,
+        kb_meta=_kb_meta(raw_kb, result),
+        profile=plan.profile,
+        deferred=deferred,
+    )
 
 
-def audit_store(computed: AuditComputation, *, workspace: Workspace, query: str, answer_text: str, contexts,
-                mode: str = constants.MODE_AUDIT_LOCAL, user=None, conversation_id: str = "", domain: str = "",
-                reference: str | None = None) -> Answer:
+def audit_store(
+    computed: AuditComputation,
+    *,
+    workspace: Workspace,
+    query: str,
+    answer_text: str,
+    contexts,
+    mode: str = constants.MODE_AUDIT_LOCAL,
+    user=None,
+    conversation_id: str = "",
+    domain: str = "",
+    reference: str | None = None,
+) -> Answer:
     """Write what :func:`audit_compute` computed (call inside a transaction: it is quick)."""
-    answer, run = answer_store(workspace=workspace, result=computed.result, query=query, answer_text=answer_text,
-                               contexts=contexts, mode=mode, user=user, conversation_id=conversation_id,
-                               domain=domain, reference=reference, kb_meta=computed.kb_meta,
-                               started_at=computed.started_at, llm_setup=computed.setup, profile=computed.profile)
+    answer, run = answer_store(
+        workspace=workspace,
+        result=computed.result,
+        query=query,
+        answer_text=answer_text,
+        contexts=contexts,
+        mode=mode,
+        user=user,
+        conversation_id=conversation_id,
+        domain=domain,
+        reference=reference,
+        kb_meta=computed.kb_meta,
+        started_at=computed.started_at,
+        llm_setup=computed.setup,
+        profile=computed.profile,
+    )
     if computed.outcome is not None:
         answer = revision_record(answer=answer, run=run, outcome=computed.outcome, actor=user)
     if computed.deferred:
@@ -234,9 +403,22 @@ def audit_store(computed: AuditComputation, *, workspace: Workspace, query: str,
     return answer
 
 
-def audit_and_store(*, workspace: Workspace, query: str, answer_text: str, contexts, mode: str = constants.MODE_AUDIT_LOCAL,
-                 user=None, conversation_id: str = "", domain: str = "", reference: str | None = None,
-                 revise: bool = False, profile: str = "", llm_setup=None, deep: str = "") -> Answer:
+def audit_and_store(
+    *,
+    workspace: Workspace,
+    query: str,
+    answer_text: str,
+    contexts,
+    mode: str = constants.MODE_AUDIT_LOCAL,
+    user=None,
+    conversation_id: str = "",
+    domain: str = "",
+    reference: str | None = None,
+    revise: bool = False,
+    profile: str = "",
+    llm_setup=None,
+    deep: str = "",
+) -> Answer:
     """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
 
     Returns the stored ``Answer``; its claims, evidence, run and events are written in one
@@ -245,9 +427,28 @@ def audit_and_store(*, workspace: Workspace, query: str, answer_text: str, conte
     with its revision, and ``Answer.text`` becomes the revised text.
     ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).
     """
-    computed = audit_compute(workspace=workspace, query=query, answer_text=answer_text, contexts=contexts,
-                             domain=domain, reference=reference, revise=revise, profile=profile,
-                             llm_setup=llm_setup, deep=deep)
+    computed = audit_compute(
+        workspace=workspace,
+        query=query,
+        answer_text=answer_text,
+        contexts=contexts,
+        domain=domain,
+        reference=reference,
+        revise=revise,
+        profile=profile,
+        llm_setup=llm_setup,
+        deep=deep,
+    )
     with transaction.atomic():
-        return audit_store(computed, workspace=workspace, query=query, answer_text=answer_text, contexts=contexts,
-                           mode=mode, user=user, conversation_id=conversation_id, domain=domain, reference=reference)
+        return audit_store(
+            computed,
+            workspace=workspace,
+            query=query,
+            answer_text=answer_text,
+            contexts=contexts,
+            mode=mode,
+            user=user,
+            conversation_id=conversation_id,
+            domain=domain,
+            reference=reference,
+        )

@@ -31,15 +31,32 @@ def answer_audit_now(*, answer: Answer, user) -> Answer:
     if earlier:
         raise InvalidInput("answer", f"{answer.public_id} was already audited as {earlier}.")
     structured = answer.answer_json is not None  # a structured answer is audited field by field again
-    request = AuditRequest(query=answer.query, answer=None if structured else answer.original_text or answer.text,
-                           answer_json=ordered_json(answer.original_text or answer.text, answer.answer_json)
-                           if structured else None, contexts=list(answer.contexts or []),
-                           mode=constants.MODE_AUDIT_LOCAL, conversation_id=answer.conversation_id,
-                           domain=answer.domain, reference=answer.reference or None)
+    request = AuditRequest(
+        query=answer.query,
+        answer=None if structured else answer.original_text or answer.text,
+        answer_json=ordered_json(answer.original_text or answer.text, answer.answer_json)
+        if structured
+        else None,
+        contexts=list(answer.contexts or []),
+        mode=constants.MODE_AUDIT_LOCAL,
+        conversation_id=answer.conversation_id,
+        domain=answer.domain,
+        reference=answer.reference or None,
+    )
     with transaction.atomic():
         audited = audit_submit(workspace=answer.workspace, user=user, request=request).answer
-        event_record(action=AUDIT_NOW_ACTION, obj=answer, actor=user, workspace=answer.workspace,
-                     details={"audited_as": audited.public_id})
-        event_record(action="answer.audited_from", obj=audited, actor=user, workspace=answer.workspace,
-                     details={"audited_from": answer.public_id})
+        event_record(
+            action=AUDIT_NOW_ACTION,
+            obj=answer,
+            actor=user,
+            workspace=answer.workspace,
+            details={"audited_as": audited.public_id},
+        )
+        event_record(
+            action="answer.audited_from",
+            obj=audited,
+            actor=user,
+            workspace=answer.workspace,
+            details={"audited_from": answer.public_id},
+        )
     return audited

@@ -45,7 +45,12 @@ def claim_relabel(*, claim: Claim, label: str, actor, reason: str) -> Claim:
         obj=locked,
         actor=actor,
         workspace=locked.answer.workspace,
-        details={"from": previous, "to": label, "machine_label": locked.machine_label, "reason": entry["reason"]},
+        details={
+            "from": previous,
+            "to": label,
+            "machine_label": locked.machine_label,
+            "reason": entry["reason"],
+        },
     )
     if previous != label:
         answer_follow_relabel(claim=locked, label=label, actor=actor, reason=entry["reason"])
@@ -69,15 +74,28 @@ def answer_follow_relabel(*, claim: Claim, label: str, actor, reason: str) -> An
     revision = dict(claim.revision or {})
     revised, received = _body(revision.get("text", "")), _body(claim.text)
     restored = False
-    if label == Claim.Label.SUPPORTED and revision.get("strategy") not in (None, "citation") and revised \
-            and revised != received and revised in answer.text:
+    if (
+        label == Claim.Label.SUPPORTED
+        and revision.get("strategy") not in (None, "citation")
+        and revised
+        and revised != received
+        and revised in answer.text
+    ):
         answer.text = answer.text.replace(revised, received, 1)
         restored = True
     elif label == Claim.Label.SUPPORTED and not revision:
         return answer  # the served text already states the claim as received
-    entry = {"source": "review", "at": timezone.now().isoformat(), "by": _actor_name(actor), "claim_id": claim.claim_id,
-             "label": label, "reason": reason, "text": answer.text, "superseded": not restored,
-             "action": "restored_received_wording" if restored else "marked_superseded"}
+    entry = {
+        "source": "review",
+        "at": timezone.now().isoformat(),
+        "by": _actor_name(actor),
+        "claim_id": claim.claim_id,
+        "label": label,
+        "reason": reason,
+        "text": answer.text,
+        "superseded": not restored,
+        "action": "restored_received_wording" if restored else "marked_superseded",
+    }
     answer.revisions = [*(answer.revisions or []), entry]
     answer.full_clean()
     answer.save(update_fields=["text", "revisions"])
@@ -85,8 +103,13 @@ def answer_follow_relabel(*, claim: Claim, label: str, actor, reason: str) -> An
         revision["review"] = {"label": label, "by": entry["by"], "at": entry["at"], "action": entry["action"]}
         Claim.objects.filter(pk=claim.pk).update(revision=revision)
         claim.revision = revision
-    event_record(action="answer.text_restored" if restored else "answer.text_superseded", obj=answer, actor=actor,
-                 workspace=answer.workspace, details={"claim_id": claim.claim_id, "label": label, "reason": reason})
+    event_record(
+        action="answer.text_restored" if restored else "answer.text_superseded",
+        obj=answer,
+        actor=actor,
+        workspace=answer.workspace,
+        details={"claim_id": claim.claim_id, "label": label, "reason": reason},
+    )
     return answer
 
 

@@ -54,8 +54,12 @@ def _now() -> str:
 
 def deep_check_queue(run: VerificationRun) -> None:
     """Mark ``run``'s deep check queued and schedule the task once the caller's transaction commits."""
-    run.deep_checks = {"status": "queued", "queued_at": _now(), "methods": list(LLM_METHODS),
-                       "progress": {"done": 0, "total": len(LLM_METHODS)}}
+    run.deep_checks = {
+        "status": "queued",
+        "queued_at": _now(),
+        "methods": list(LLM_METHODS),
+        "progress": {"done": 0, "total": len(LLM_METHODS)},
+    }
     run.save(update_fields=["deep_checks"])
     transaction.on_commit(lambda: _enqueue(run.pk))
 
@@ -76,26 +80,58 @@ def _passage(evidence, contexts: dict) -> Passage:
         text = evidence.chunk.text
     else:
         text = (contexts.get(evidence.source_id) or {}).get("text") or evidence.snippet
-    return Passage(id=evidence.source_id, text=text, title=evidence.title, uri=evidence.uri,
-                   source_type=evidence.source_type)
+    return Passage(
+        id=evidence.source_id,
+        text=text,
+        title=evidence.title,
+        uri=evidence.uri,
+        source_type=evidence.source_type,
+    )
 
 
 def _rebuilt(claim: Claim, contexts: dict) -> tuple[ClaimDraft, list[EvidenceHit], dict[str, MethodResult]]:
-    draft = ClaimDraft(claim_id=claim.claim_id, text=claim.text, span=(claim.span_start, claim.span_end),
-                       type=claim.claim_type, importance=claim.importance, citations=tuple(claim.anchors or ()))
-    hits = [EvidenceHit(passage=_passage(e, contexts), relevance=e.relevance, cited=bool(e.provenance.get("cited")),
-                        similarity=float(e.provenance.get("similarity") or 0.0), entailment=e.entailment,
-                        best_sentence=e.provenance.get("best_sentence", ""))
-            for e in claim.evidence.all()]
-    offline = {name: MethodResult(method=name, ran=bool(r.get("ran")), score=r.get("score"), verdict=r.get("verdict"),
-                                  details=dict(r.get("details") or {}), flags=list(r.get("flags") or []))
-               for name, r in (claim.method_results or {}).items() if name not in LLM_METHODS}
+    draft = ClaimDraft(
+        claim_id=claim.claim_id,
+        text=claim.text,
+        span=(claim.span_start, claim.span_end),
+        type=claim.claim_type,
+        importance=claim.importance,
+        citations=tuple(claim.anchors or ()),
+    )
+    hits = [
+        EvidenceHit(
+            passage=_passage(e, contexts),
+            relevance=e.relevance,
+            cited=bool(e.provenance.get("cited")),
+            similarity=float(e.provenance.get("similarity") or 0.0),
+            entailment=e.entailment,
+            best_sentence=e.provenance.get("best_sentence", ""),
+        )
+        for e in claim.evidence.all()
+    ]
+    offline = {
+        name: MethodResult(
+            method=name,
+            ran=bool(r.get("ran")),
+            score=r.get("score"),
+            verdict=r.get("verdict"),
+            details=dict(r.get("details") or {}),
+            flags=list(r.get("flags") or []),
+        )
+        for name, r in (claim.method_results or {}).items()
+        if name not in LLM_METHODS
+    }
     return draft, hits, offline
 
 
 def _card(result: MethodResult) -> dict:
-    return {"ran": result.ran, "score": result.score, "verdict": result.verdict, "flags": result.flags,
-            "details": {k: v for k, v in result.details.items() if k != "features"}}
+    return {
+        "ran": result.ran,
+        "score": result.score,
+        "verdict": result.verdict,
+        "flags": result.flags,
+        "details": {k: v for k, v in result.details.items() if k != "features"},
+    }
 
 
 def _evidence_note(results: dict[str, MethodResult]) -> str:
@@ -103,7 +139,9 @@ def _evidence_note(results: dict[str, MethodResult]) -> str:
     parts = []
     judge = results.get("llm_judge")
     if judge is not None and judge.ran:
-        parts.append(f"llm_judge {judge.details.get('judge_verdict')}: {judge.details.get('reasoning', '')[:200]}")
+        parts.append(
+            f"llm_judge {judge.details.get('judge_verdict')}: {judge.details.get('reasoning', '')[:200]}"
+        )
     cove = results.get("llm_cove")
     if cove is not None and cove.ran:
         parts.append(f"llm_cove consistency {cove.details.get('cove_consistency')}")
@@ -162,10 +200,22 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
             if not any(r.ran for r in mine.values()):
                 continue
             before = claim.machine_label
-            if claim_machine_relabel(claim=claim, label=verdict.label, confidence=verdict.confidence,
-                                     verdict=verdict.verdict, source=SOURCE, reason=_evidence_note(mine)):
-                relabels.append({"claim_id": claim.claim_id, "from": before, "to": verdict.label,
-                                 "confidence": round(verdict.confidence, 4)})
+            if claim_machine_relabel(
+                claim=claim,
+                label=verdict.label,
+                confidence=verdict.confidence,
+                verdict=verdict.verdict,
+                source=SOURCE,
+                reason=_evidence_note(mine),
+            ):
+                relabels.append(
+                    {
+                        "claim_id": claim.claim_id,
+                        "from": before,
+                        "to": verdict.label,
+                        "confidence": round(verdict.confidence, 4),
+                    }
+                )
         fields = llm_run_fields(setup)
         run.llm_calls += fields["llm_calls"]
         run.prompt_tokens += fields["prompt_tokens"]
@@ -173,17 +223,42 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
         run.llm_latency_ms += fields["llm_latency_ms"]
         run.llm_failures = [*run.llm_failures, *fields["llm_failures"]]
         run.methods = sorted({*run.methods, *(n for n, rs in llm_results.items() if any(r.ran for r in rs))})
-        run.warnings = [w for w in run.warnings
-                        if not (w.get("code") == "method_not_run" and w.get("method") in LLM_METHODS)] + [
-            {"code": "method_not_run", "method": name, "message": why} for name, why in sorted(not_run.items())
-            if not any(r.ran for r in llm_results[name])]
-        run.deep_checks = {**run.deep_checks, "status": "done", "finished_at": _now(), "relabels": relabels,
-                           "structured": setup.client.accounting.structured,
-                           "llm_calls": fields["llm_calls"]}
-        run.save(update_fields=["llm_calls", "prompt_tokens", "completion_tokens", "llm_latency_ms", "llm_failures",
-                                "methods", "warnings", "deep_checks"])
-        event_record(action="answer.deep_checked", obj=answer, actor_label=SOURCE, workspace=workspace,
-                     details={"run": run.pk, "relabels": relabels, "llm_calls": fields["llm_calls"]})
+        run.warnings = [
+            w
+            for w in run.warnings
+            if not (w.get("code") == "method_not_run" and w.get("method") in LLM_METHODS)
+        ] + [
+            {"code": "method_not_run", "method": name, "message": why}
+            for name, why in sorted(not_run.items())
+            if not any(r.ran for r in llm_results[name])
+        ]
+        run.deep_checks = {
+            **run.deep_checks,
+            "status": "done",
+            "finished_at": _now(),
+            "relabels": relabels,
+            "structured": setup.client.accounting.structured,
+            "llm_calls": fields["llm_calls"],
+        }
+        run.save(
+            update_fields=[
+                "llm_calls",
+                "prompt_tokens",
+                "completion_tokens",
+                "llm_latency_ms",
+                "llm_failures",
+                "methods",
+                "warnings",
+                "deep_checks",
+            ]
+        )
+        event_record(
+            action="answer.deep_checked",
+            obj=answer,
+            actor_label=SOURCE,
+            workspace=workspace,
+            details={"run": run.pk, "relabels": relabels, "llm_calls": fields["llm_calls"]},
+        )
         if any(r["to"] != "SUPPORTED" for r in relabels):
             hooks.answer_intake(answer=answer)
     _announce(run)
@@ -195,10 +270,16 @@ def _announce(run: VerificationRun) -> None:
     url = (settings.THEORIA.get("DEEP_CHECK_WEBHOOK_URL") or "").strip()
     if not url:
         return
-    payload = {"event": "deep_check.finished", "run": run.pk, "answer_id": run.answer.public_id,
-               "status": run.deep_checks.get("status"), "relabels": run.deep_checks.get("relabels", [])}
-    request = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+    payload = {
+        "event": "deep_check.finished",
+        "run": run.pk,
+        "answer_id": run.answer.public_id,
+        "status": run.deep_checks.get("status"),
+        "relabels": run.deep_checks.get("relabels", []),
+    }
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=constants.WEBHOOK_TIMEOUT_S) as response:  # noqa: S310 (admin-set URL)
             outcome = f"HTTP {response.status}"

@@ -114,8 +114,13 @@ def document_ingest(
         existing.full_clean()
         existing.save(update_fields=changed + ["updated_at"])
         _bump_kb_version(workspace)
-        event_record(action="kb.document_updated", obj=existing, actor=actor, workspace=workspace,
-                     details={"fields": changed})
+        event_record(
+            action="kb.document_updated",
+            obj=existing,
+            actor=actor,
+            workspace=workspace,
+            details={"fields": changed},
+        )
         return existing, "updated"
 
     vectors = embed([p.text for p in pieces]).astype("<f4", copy=False)
@@ -134,21 +139,36 @@ def document_ingest(
         document.chunks.all().delete()
     Chunk.objects.bulk_create(
         [
-            Chunk(document=document, ordinal=p.ordinal, text=p.text, start_offset=p.start, end_offset=p.end,
-                  content_hash=p.content_hash, embedding=vectors[i].tobytes(), search_vector=vectors[i])
+            Chunk(
+                document=document,
+                ordinal=p.ordinal,
+                text=p.text,
+                start_offset=p.start,
+                end_offset=p.end,
+                content_hash=p.content_hash,
+                embedding=vectors[i].tobytes(),
+                search_vector=vectors[i],
+            )
             for i, p in enumerate(pieces)
         ],
         batch_size=500,
     )
     _bump_kb_version(workspace)
-    event_record(action=f"kb.document_{outcome}", obj=document, actor=actor, workspace=workspace,
-                 details={"uri": document.uri, "chunks": len(pieces), "hash": content_hash})
+    event_record(
+        action=f"kb.document_{outcome}",
+        obj=document,
+        actor=actor,
+        workspace=workspace,
+        details={"uri": document.uri, "chunks": len(pieces), "hash": content_hash},
+    )
     return document, outcome
 
 
 def _same_chunks(document: Document, pieces) -> bool:
     """Whether the stored chunks are exactly these (same text, same chunking parameters)."""
-    stored = list(document.chunks.order_by("ordinal").values_list("content_hash", "start_offset", "end_offset"))
+    stored = list(
+        document.chunks.order_by("ordinal").values_list("content_hash", "start_offset", "end_offset")
+    )
     return stored == [(p.content_hash, p.start, p.end) for p in pieces]
 
 
@@ -164,13 +184,21 @@ def document_delete(*, document: Document, actor=None) -> None:
     pk = document.pk
     document.delete()
     _bump_kb_version(workspace)
-    event_record(action="kb.document_deleted", object_type="audit.document", object_id=pk, actor=actor,
-                 workspace=workspace, details=details)
+    event_record(
+        action="kb.document_deleted",
+        object_type="audit.document",
+        object_id=pk,
+        actor=actor,
+        workspace=workspace,
+        details=details,
+    )
 
 
 # --- Reading files ----------------------------------------------------------------------------
 
-_DATE_LINE = re.compile(r"^(?:published|publication date|date|updated|last updated)\s*[:=]\s*(\d{4}-\d{2}-\d{2})", re.I | re.M)
+_DATE_LINE = re.compile(
+    r"^(?:published|publication date|date|updated|last updated)\s*[:=]\s*(\d{4}-\d{2}-\d{2})", re.I | re.M
+)
 _ISO_DATE = re.compile(r"\b((?:19|20)\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")
 
 
@@ -240,7 +268,9 @@ def documents_from_file(path: Path, *, domain: str | None = None) -> Iterator[Do
     """Yield the documents a file holds; raise IngestError for an unusable file."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
-        raise IngestError(f"the type {suffix or '(none)'} is not supported (use {', '.join(SUPPORTED_SUFFIXES)})")
+        raise IngestError(
+            f"the type {suffix or '(none)'} is not supported (use {', '.join(SUPPORTED_SUFFIXES)})"
+        )
     raw = _read_text(path)
     if not raw.strip():
         raise IngestError("it is empty")
@@ -294,23 +324,33 @@ def _documents_from_jsonl(path: Path, raw: str, domain: str | None) -> Iterator[
                 yield doc
 
 
-def _records_to_documents(record: dict, stem: str, number: int, domain: str | None, source: str) -> Iterable[DocumentInput]:
+def _records_to_documents(
+    record: dict, stem: str, number: int, domain: str | None, source: str
+) -> Iterable[DocumentInput]:
     row_domain = domain or record.get("domain") or "general"
     if isinstance(record.get("evidence"), list):  # benchmark claim format
         for passage in record["evidence"]:
             text = (passage or {}).get("text", "")
             if text.strip():
-                yield DocumentInput(uri=f"kb://{stem}/{sha256_text(normalise_text(text))[7:23]}",
-                                    title=passage.get("title") or f"{record.get('dataset', stem)} passage",
-                                    text=text, domain=row_domain, source_path=source)
+                yield DocumentInput(
+                    uri=f"kb://{stem}/{sha256_text(normalise_text(text))[7:23]}",
+                    title=passage.get("title") or f"{record.get('dataset', stem)} passage",
+                    text=text,
+                    domain=row_domain,
+                    source_path=source,
+                )
         return
     if isinstance(record.get("contexts"), list):  # benchmark answer format
         for context in record["contexts"]:
             if isinstance(context, str) and context.strip():
                 header, _, body = context.partition("\n\n")
-                yield DocumentInput(uri=f"kb://{stem}/{sha256_text(normalise_text(context))[7:23]}",
-                                    title=header.strip()[:500] or "context", text=body or context,
-                                    domain=row_domain, source_path=source)
+                yield DocumentInput(
+                    uri=f"kb://{stem}/{sha256_text(normalise_text(context))[7:23]}",
+                    title=header.strip()[:500] or "context",
+                    text=body or context,
+                    domain=row_domain,
+                    source_path=source,
+                )
         return
     text = record.get("text")
     if not isinstance(text, str) or not text.strip():
@@ -333,7 +373,9 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES))
+            files.extend(
+                sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
+            )
         else:
             files.append(path)
     return files
@@ -359,8 +401,13 @@ def ingest_paths(
             continue
         for doc in docs:
             try:
-                document, outcome = document_ingest(workspace=workspace, doc=doc, actor=actor,
-                                                    chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+                document, outcome = document_ingest(
+                    workspace=workspace,
+                    doc=doc,
+                    actor=actor,
+                    chunk_size=chunk_size,
+                    chunk_overlap=chunk_overlap,
+                )
             except IngestError as exc:
                 report.failures.append((f"{path} ({doc.uri})", str(exc)))
                 continue

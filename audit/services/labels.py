@@ -35,20 +35,33 @@ def claim_machine_relabel(
     when the machine label changes. ``source`` names the component (e.g. ``"nightly_audit"``).
     """
     now = now or timezone.now()
-    drift = _relabel_in_memory(claim=claim, label=label, confidence=confidence, verdict=verdict, source=source,
-                               reason=reason, now=now)
+    drift = _relabel_in_memory(
+        claim=claim,
+        label=label,
+        confidence=confidence,
+        verdict=verdict,
+        source=source,
+        reason=reason,
+        now=now,
+    )
     claim.save(update_fields=RELABEL_FIELDS)
     if drift is not None:
-        event_record(action="claim.label_drifted", obj=claim, actor_label=source, workspace=claim.answer.workspace,
-                     details=drift)
+        event_record(
+            action="claim.label_drifted",
+            obj=claim,
+            actor_label=source,
+            workspace=claim.answer.workspace,
+            details=drift,
+        )
     return drift is not None
 
 
 RELABEL_FIELDS = ["machine_label", "label", "verdict", "confidence", "verified_at", "label_history"]
 
 
-def _relabel_in_memory(*, claim: Claim, label: str, confidence: float, verdict: str, source: str, reason: str,
-                       now) -> dict | None:
+def _relabel_in_memory(
+    *, claim: Claim, label: str, confidence: float, verdict: str, source: str, reason: str, now
+) -> dict | None:
     """Apply a new machine verdict to ``claim`` (unsaved); return the drift event's details, or None."""
     old_label, old_confidence = claim.machine_label, claim.confidence
     human = claim_has_human_label(claim)
@@ -62,9 +75,17 @@ def _relabel_in_memory(*, claim: Claim, label: str, confidence: float, verdict: 
     if changed:
         claim.label_history = [
             *(claim.label_history or []),
-            {"at": now.isoformat(), "by": source, "by_human": False, "from": old_label, "to": label,
-             "confidence_from": old_confidence, "confidence_to": claim.confidence, "reason": reason,
-             "label_kept_by_human": human},
+            {
+                "at": now.isoformat(),
+                "by": source,
+                "by_human": False,
+                "from": old_label,
+                "to": label,
+                "confidence_from": old_confidence,
+                "confidence_to": claim.confidence,
+                "reason": reason,
+                "label_kept_by_human": human,
+            },
         ]
     # Field values only (labels, verdict, confidence): the named check constraints guard the
     # rest in the database, and full_clean() would cost one query per constraint and for the
@@ -72,13 +93,20 @@ def _relabel_in_memory(*, claim: Claim, label: str, confidence: float, verdict: 
     claim.clean_fields(exclude=["answer"])
     if not changed:
         return None
-    return {"from": old_label, "to": label, "confidence_from": old_confidence, "confidence_to": claim.confidence,
-            "reason": reason, "label_kept_by_human": human}
+    return {
+        "from": old_label,
+        "to": label,
+        "confidence_from": old_confidence,
+        "confidence_to": claim.confidence,
+        "reason": reason,
+        "label_kept_by_human": human,
+    }
 
 
 @transaction.atomic
-def claims_machine_relabel(*, changes: list[tuple[Claim, str, float, str]], workspace, source: str,
-                           reason: str = "", now=None) -> list[bool]:
+def claims_machine_relabel(
+    *, changes: list[tuple[Claim, str, float, str]], workspace, source: str, reason: str = "", now=None
+) -> list[bool]:
     """:func:`claim_machine_relabel` for a batch of ``(claim, label, confidence, verdict)``, in bulk.
 
     Same rules and the same stored result (fields, history, one ``claim.label_drifted`` event per
@@ -88,13 +116,28 @@ def claims_machine_relabel(*, changes: list[tuple[Claim, str, float, str]], work
     now = now or timezone.now()
     drifted, events = [], []
     for claim, label, confidence, verdict in changes:
-        drift = _relabel_in_memory(claim=claim, label=label, confidence=confidence, verdict=verdict, source=source,
-                                   reason=reason, now=now)
+        drift = _relabel_in_memory(
+            claim=claim,
+            label=label,
+            confidence=confidence,
+            verdict=verdict,
+            source=source,
+            reason=reason,
+            now=now,
+        )
         drifted.append(drift is not None)
         if drift is not None:
-            events.append(AuditEvent(workspace=workspace, actor_label=source, action="claim.label_drifted",
-                                     object_type=Claim._meta.label_lower, object_id=str(claim.pk), at=now,
-                                     details=drift))
+            events.append(
+                AuditEvent(
+                    workspace=workspace,
+                    actor_label=source,
+                    action="claim.label_drifted",
+                    object_type=Claim._meta.label_lower,
+                    object_id=str(claim.pk),
+                    at=now,
+                    details=drift,
+                )
+            )
     rows_update([c for c, *_ in changes], RELABEL_FIELDS)  # executemany: see audit.bulk
     AuditEvent.objects.bulk_create(events, batch_size=500)
     return drifted

@@ -50,7 +50,9 @@ def endpoint_is_local(base_url: str) -> bool:
         return False
 
 
-def llm_setup_for(*, workspace: Workspace, now: datetime | None = None, time_budget_s: float | None = None) -> LLMSetup:
+def llm_setup_for(
+    *, workspace: Workspace, now: datetime | None = None, time_budget_s: float | None = None
+) -> LLMSetup:
     """Return the LLM client one run of ``workspace`` may use, or the reason it runs offline.
 
     The client's time budget (``time_budget_s``, default the setting ``LLM_TIME_BUDGET_S`` or
@@ -62,29 +64,56 @@ def llm_setup_for(*, workspace: Workspace, now: datetime | None = None, time_bud
     if not base_url:
         return LLMSetup(None, "no LLM configured")
     if urlparse(base_url).scheme not in ("http", "https") or not urlparse(base_url).hostname:
-        return LLMSetup(None, "LLM endpoint misconfigured", [{
-            "code": "llm_misconfigured",
-            "message": f"THEORIA_LLM_BASE_URL {base_url!r} is not an http(s) URL: offline methods used."}])
-    if not workspace.allow_external_calls and not (conf.get("LLM_INSIDE_RESIDENCY") or endpoint_is_local(base_url)):
-        return LLMSetup(None, "data residency: this workspace allows no external calls", [{
-            "code": "llm_residency",
-            "message": "The LLM endpoint is outside the data-residency boundary: offline methods used."}])
+        return LLMSetup(
+            None,
+            "LLM endpoint misconfigured",
+            [
+                {
+                    "code": "llm_misconfigured",
+                    "message": f"THEORIA_LLM_BASE_URL {base_url!r} is not an http(s) URL: offline methods used.",
+                }
+            ],
+        )
+    if not workspace.allow_external_calls and not (
+        conf.get("LLM_INSIDE_RESIDENCY") or endpoint_is_local(base_url)
+    ):
+        return LLMSetup(
+            None,
+            "data residency: this workspace allows no external calls",
+            [
+                {
+                    "code": "llm_residency",
+                    "message": "The LLM endpoint is outside the data-residency boundary: offline methods used.",
+                }
+            ],
+        )
     remaining = None
     if workspace.llm_token_budget:
         used = llm_tokens_used(workspace=workspace, since=start_of_day(now or timezone.now()))
         remaining = workspace.llm_token_budget - used
         if remaining <= 0:
-            return LLMSetup(None, "daily LLM token budget exceeded", [{
-                "code": "llm_budget_exceeded",
-                "message": f"Daily LLM token budget of {workspace.llm_token_budget} reached "
-                           f"({used} used today): offline methods used."}])
+            return LLMSetup(
+                None,
+                "daily LLM token budget exceeded",
+                [
+                    {
+                        "code": "llm_budget_exceeded",
+                        "message": f"Daily LLM token budget of {workspace.llm_token_budget} reached "
+                        f"({used} used today): offline methods used.",
+                    }
+                ],
+            )
     structured = (conf.get("LLM_STRUCTURED") or "auto").strip()
     if structured not in ("auto", PROMPT, *FORMS):
         structured = "auto"
     config = LLMConfig(
-        base_url=base_url, model=conf.get("LLM_MODEL") or DEFAULT_MODEL, api_key=conf.get("LLM_API_KEY") or "",
-        timeout_s=float(conf.get("LLM_TIMEOUT_S", 20.0)), max_retries=int(conf.get("LLM_MAX_RETRIES", 2)),
-        concurrency=int(conf.get("LLM_CONCURRENCY", 4)), token_budget=remaining,
+        base_url=base_url,
+        model=conf.get("LLM_MODEL") or DEFAULT_MODEL,
+        api_key=conf.get("LLM_API_KEY") or "",
+        timeout_s=float(conf.get("LLM_TIMEOUT_S", 20.0)),
+        max_retries=int(conf.get("LLM_MAX_RETRIES", 2)),
+        concurrency=int(conf.get("LLM_CONCURRENCY", 4)),
+        token_budget=remaining,
         time_budget_s=time_budget_s or float(conf.get("LLM_TIME_BUDGET_S") or 0) or LLM_TIME_BUDGET_S,
         structured=structured,
     )
@@ -94,7 +123,13 @@ def llm_setup_for(*, workspace: Workspace, now: datetime | None = None, time_bud
 def llm_run_fields(setup: LLMSetup) -> dict:
     """``VerificationRun`` field values for the LLM cost of a run (zeros when offline)."""
     if setup.client is None:
-        return {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_latency_ms": 0.0, "llm_failures": []}
+        return {
+            "llm_calls": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "llm_latency_ms": 0.0,
+            "llm_failures": [],
+        }
     return setup.client.accounting.run_fields()
 
 

@@ -44,15 +44,18 @@ def _check_mode(value: str, field_name: str = "mode", allow_blank: bool = False)
     return value
 
 
-def mode_resolve(*, workspace: Workspace, user=None, requested: str = "", conversation_id: str = "",
-                 domain: str = "") -> ModeDecision:
+def mode_resolve(
+    *, workspace: Workspace, user=None, requested: str = "", conversation_id: str = "", domain: str = ""
+) -> ModeDecision:
     """Return the mode an audit request runs in (see the module docstring for the order)."""
     if requested:
         mode, source = _check_mode(requested), "request"
     else:
         mode, source = "", ""
         if conversation_id:
-            conversation = Conversation.objects.filter(workspace=workspace, external_id=conversation_id).first()
+            conversation = Conversation.objects.filter(
+                workspace=workspace, external_id=conversation_id
+            ).first()
             if conversation is not None and conversation.default_mode:
                 mode, source = conversation.default_mode, "conversation"
         if not mode and getattr(user, "is_authenticated", False):
@@ -74,6 +77,7 @@ def mode_resolve(*, workspace: Workspace, user=None, requested: str = "", conver
 
 
 # --- Audit-Local -> Audit-Web (spec §4.3) ---------------------------------------------------------
+
 
 @dataclass
 class WebEscalation:
@@ -103,7 +107,10 @@ def web_escalation_reasons(claims: Iterable[Claim], thresholds: constants.Thresh
         if not evidence or claim.verdict == Verdict.NOT_FOUND:
             reasons.append("no_local_support")
         disagreement = (claim.metrics or {}).get(constants.WEB_SELFCHECK_METRIC)
-        if isinstance(disagreement, (int, float)) and disagreement > thresholds.selfcheck_disagreement_threshold:
+        if (
+            isinstance(disagreement, (int, float))
+            and disagreement > thresholds.selfcheck_disagreement_threshold
+        ):
             reasons.append("selfcheck_disagreement")
         if constants.WEB_STALE_FLAG in (claim.risk_flags or []):
             reasons.append("stale_source")
@@ -114,8 +121,16 @@ def web_escalation_reasons(claims: Iterable[Claim], thresholds: constants.Thresh
 
 # --- Toggles ----------------------------------------------------------------------------------------
 
-WORKSPACE_SETTINGS = ("default_mode", "regulated_domains", "auto_audit_roles", "allow_external_calls",
-                      "web_allowed_domains", "freshness_policy", "retention_days", "llm_token_budget")
+WORKSPACE_SETTINGS = (
+    "default_mode",
+    "regulated_domains",
+    "auto_audit_roles",
+    "allow_external_calls",
+    "web_allowed_domains",
+    "freshness_policy",
+    "retention_days",
+    "llm_token_budget",
+)
 
 
 def _changes(obj, values: dict) -> dict:
@@ -124,7 +139,10 @@ def _changes(obj, values: dict) -> dict:
 
 def workspace_settings_check(values: dict) -> None:
     """Retention, token budget and freshness policy within their documented ranges (400 naming the key)."""
-    checks = {"retention_days": constants.RETENTION_DAYS_RANGE, "llm_token_budget": (0, constants.LLM_TOKEN_BUDGET_MAX)}
+    checks = {
+        "retention_days": constants.RETENTION_DAYS_RANGE,
+        "llm_token_budget": (0, constants.LLM_TOKEN_BUDGET_MAX),
+    }
     for key, (low, high) in checks.items():
         if key in values and (problem := constants.whole_number_problem(values[key], low, high)):
             raise InvalidInput(key, problem)
@@ -133,7 +151,7 @@ def workspace_settings_check(values: dict) -> None:
         if not isinstance(policy, dict):
             raise InvalidInput("freshness_policy", "must be an object mapping domain tags to months.")
         for domain, months in policy.items():
-            if (problem := constants.whole_number_problem(months, *constants.FRESHNESS_MONTHS_RANGE)):
+            if problem := constants.whole_number_problem(months, *constants.FRESHNESS_MONTHS_RANGE):
                 raise InvalidInput(f"freshness_policy.{domain}", problem)
 
 
@@ -154,7 +172,9 @@ def workspace_settings_update(*, workspace: Workspace, actor, **values) -> Works
     if "auto_audit_roles" in values:
         for role in values["auto_audit_roles"]:
             if role not in roles.ALL_ROLES:
-                raise InvalidInput("auto_audit_roles", f'"{role}" is not a role; use one of {", ".join(roles.ALL_ROLES)}.')
+                raise InvalidInput(
+                    "auto_audit_roles", f'"{role}" is not a role; use one of {", ".join(roles.ALL_ROLES)}.'
+                )
     workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)
     changes = _changes(workspace, values)
     if not changes:
@@ -172,7 +192,9 @@ def workspace_settings_update(*, workspace: Workspace, actor, **values) -> Works
 def user_mode_set(*, workspace: Workspace, user, mode: str, actor) -> UserProfile:
     """Set a user's default mode in the workspace ("" = inherit the workspace's)."""
     _check_mode(mode, "default_mode", allow_blank=True)
-    profile, _ = UserProfile.objects.select_for_update().get_or_create(user=user, defaults={"workspace": workspace})
+    profile, _ = UserProfile.objects.select_for_update().get_or_create(
+        user=user, defaults={"workspace": workspace}
+    )
     if profile.workspace_id != workspace.pk:
         raise InvalidInput("user", "belongs to another workspace.")
     if profile.default_mode != mode:
@@ -180,8 +202,13 @@ def user_mode_set(*, workspace: Workspace, user, mode: str, actor) -> UserProfil
         profile.default_mode = mode
         profile.full_clean()
         profile.save(update_fields=["default_mode"])
-        event_record(action="settings.mode_changed", obj=profile, actor=actor, workspace=workspace,
-                     details={"scope": "user", "user": user.get_username(), "from": before, "to": mode})
+        event_record(
+            action="settings.mode_changed",
+            obj=profile,
+            actor=actor,
+            workspace=workspace,
+            details={"scope": "user", "user": user.get_username(), "from": before, "to": mode},
+        )
     return profile
 
 
@@ -192,15 +219,21 @@ def conversation_mode_set(*, workspace: Workspace, external_id: str, mode: str, 
     if not external_id or len(external_id) > 200:
         raise InvalidInput("conversation_id", "must be 1 to 200 characters.")
     conversation, created = Conversation.objects.select_for_update().get_or_create(
-        workspace=workspace, external_id=external_id, defaults={"default_mode": mode})
+        workspace=workspace, external_id=external_id, defaults={"default_mode": mode}
+    )
     before = "" if created else conversation.default_mode
     if not created and conversation.default_mode != mode:
         conversation.default_mode = mode
         conversation.full_clean()
         conversation.save(update_fields=["default_mode"])
     if created or before != mode:
-        event_record(action="settings.mode_changed", obj=conversation, actor=actor, workspace=workspace,
-                     details={"scope": "conversation", "conversation_id": external_id, "from": before, "to": mode})
+        event_record(
+            action="settings.mode_changed",
+            obj=conversation,
+            actor=actor,
+            workspace=workspace,
+            details={"scope": "conversation", "conversation_id": external_id, "from": before, "to": mode},
+        )
     return conversation
 
 
@@ -230,6 +263,11 @@ def thresholds_set(*, workspace: Workspace, overrides: dict, actor) -> Workspace
     workspace.threshold_overrides = overrides
     workspace.full_clean()
     workspace.save(update_fields=["threshold_overrides"])
-    event_record(action="settings.thresholds_changed", obj=workspace, actor=actor, workspace=workspace,
-                 details={"from": before, "to": overrides})
+    event_record(
+        action="settings.thresholds_changed",
+        obj=workspace,
+        actor=actor,
+        workspace=workspace,
+        details={"from": before, "to": overrides},
+    )
     return workspace

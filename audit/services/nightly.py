@@ -42,7 +42,11 @@ logger = logging.getLogger(__name__)
 
 SOURCE = "nightly_audit"
 FLAGGED_SOURCE = "nightly"  # the source of the documents it flags (``audit.hooks.documents_flagged``)
-IMPORTANCE_RANK = {constants.IMPORTANCE_CRITICAL: 0, constants.IMPORTANCE_MATERIAL: 1, constants.IMPORTANCE_MINOR: 2}
+IMPORTANCE_RANK = {
+    constants.IMPORTANCE_CRITICAL: 0,
+    constants.IMPORTANCE_MATERIAL: 1,
+    constants.IMPORTANCE_MINOR: 2,
+}
 
 
 @dataclass
@@ -72,7 +76,10 @@ def nightly_report_open(*, workspace: Workspace, day: dt.date) -> NightlyReport:
         return report
     due = nightly_claims_due(workspace=workspace, day=day).values_list("id", "label", "confidence")
     NightlyItem.objects.bulk_create(
-        [NightlyItem(report=report, claim_id=cid, old_label=label, old_confidence=conf) for cid, label, conf in due],
+        [
+            NightlyItem(report=report, claim_id=cid, old_label=label, old_confidence=conf)
+            for cid, label, conf in due
+        ],
         ignore_conflicts=True,
         batch_size=1000,
     )
@@ -81,15 +88,23 @@ def nightly_report_open(*, workspace: Workspace, day: dt.date) -> NightlyReport:
     )
     report.refresh_from_db()
     event_record(
-        action="nightly.started" if created else "nightly.resumed", obj=report, actor_label=SOURCE,
-        workspace=workspace, details={"date": day.isoformat(), "claims_selected": report.claims_selected,
-                                      "attempt": report.attempts},
+        action="nightly.started" if created else "nightly.resumed",
+        obj=report,
+        actor_label=SOURCE,
+        workspace=workspace,
+        details={
+            "date": day.isoformat(),
+            "claims_selected": report.claims_selected,
+            "attempt": report.attempts,
+        },
     )
     return report
 
 
 @transaction.atomic
-def nightly_items_record(*, report: NightlyReport, results: dict[int, nightly_verify.Recheck], now=None) -> int:
+def nightly_items_record(
+    *, report: NightlyReport, results: dict[int, nightly_verify.Recheck], now=None
+) -> int:
     """Store the re-checks of a batch of items; return how many this call processed.
 
     Locks the batch's still-unprocessed items (``select_for_update``) so a second runner of the
@@ -103,9 +118,14 @@ def nightly_items_record(*, report: NightlyReport, results: dict[int, nightly_ve
         .select_related("claim")
     )
     drifted = claims_machine_relabel(
-        changes=[(item.claim, results[item.id].label, results[item.id].confidence, results[item.id].verdict)
-                 for item in items],
-        workspace=report.workspace, source=SOURCE, reason=f"nightly re-check of {report.date.isoformat()}", now=now,
+        changes=[
+            (item.claim, results[item.id].label, results[item.id].confidence, results[item.id].verdict)
+            for item in items
+        ],
+        workspace=report.workspace,
+        source=SOURCE,
+        reason=f"nightly re-check of {report.date.isoformat()}",
+        now=now,
     )
     for item, changed_now in zip(items, drifted):
         recheck = results[item.id]
@@ -114,7 +134,9 @@ def nightly_items_record(*, report: NightlyReport, results: dict[int, nightly_ve
         item.result = recheck.as_json()
         item.changed = changed_now
     changed = sum(drifted)
-    rows_update(items, ["processed", "processed_at", "attempt", "new_label", "new_confidence", "result", "changed"])
+    rows_update(
+        items, ["processed", "processed_at", "attempt", "new_label", "new_confidence", "result", "changed"]
+    )
     NightlyReport.objects.filter(id=report.id).update(
         claims_processed=F("claims_processed") + len(items), labels_changed=F("labels_changed") + changed
     )
@@ -122,15 +144,22 @@ def nightly_items_record(*, report: NightlyReport, results: dict[int, nightly_ve
 
 
 def _todo_batches(report: NightlyReport, batch_size: int):
-    ids = list(NightlyItem.objects.filter(report=report, processed=False).order_by("id").values_list("id", flat=True))
+    ids = list(
+        NightlyItem.objects.filter(report=report, processed=False).order_by("id").values_list("id", flat=True)
+    )
     for start in range(0, len(ids), batch_size):
         yield ids[start : start + batch_size]
 
 
 def _drafts(items: list[NightlyItem]) -> list[ClaimDraft]:
     return [
-        ClaimDraft(claim_id=item.claim.claim_id, text=item.claim.text, span=(item.claim.span_start, item.claim.span_end),
-                   type=item.claim.claim_type, importance=item.claim.importance)
+        ClaimDraft(
+            claim_id=item.claim.claim_id,
+            text=item.claim.text,
+            span=(item.claim.span_start, item.claim.span_end),
+            type=item.claim.claim_type,
+            importance=item.claim.importance,
+        )
         for item in items
     ]
 
@@ -167,7 +196,9 @@ def nightly_audit_run(
         progress(done, report.claims_selected)
     for ids in _todo_batches(report, batch_size):
         items = list(
-            NightlyItem.objects.filter(id__in=ids, processed=False).select_related("claim__answer").order_by("id")
+            NightlyItem.objects.filter(id__in=ids, processed=False)
+            .select_related("claim__answer")
+            .order_by("id")
         )
         rechecks = verifier.recheck(_drafts(items), [item.claim for item in items], timings=stages)
         t0 = time.perf_counter()
@@ -178,15 +209,29 @@ def nightly_audit_run(
         if progress:
             progress(done, report.claims_selected)
     seconds = time.perf_counter() - started
-    figures = {"verification_depth": thresholds.verification_depth, "batch_size": batch_size,
-               "stage_seconds": {k: round(v, 2) for k, v in stages.items()}}
-    report = nightly_report_finish(report=report, seconds=seconds, processed_now=processed_now, figures=figures)
+    figures = {
+        "verification_depth": thresholds.verification_depth,
+        "batch_size": batch_size,
+        "stage_seconds": {k: round(v, 2) for k, v in stages.items()},
+    }
+    report = nightly_report_finish(
+        report=report, seconds=seconds, processed_now=processed_now, figures=figures
+    )
     outcome = NightlyOutcome(report=report, processed_now=processed_now, seconds=seconds, stages=stages)
     logger.info(
         "nightly_audit workspace=%s date=%s depth=%s selected=%d processed_now=%d changed=%d seconds=%.2f "
         "claims_per_s=%.1f retrieve_s=%.2f verify_s=%.2f store_s=%.2f",
-        workspace.slug, day, thresholds.verification_depth, report.claims_selected, processed_now,
-        report.labels_changed, seconds, outcome.claims_per_s, stages["retrieve"], stages["verify"], stages["store"],
+        workspace.slug,
+        day,
+        thresholds.verification_depth,
+        report.claims_selected,
+        processed_now,
+        report.labels_changed,
+        seconds,
+        outcome.claims_per_s,
+        stages["retrieve"],
+        stages["verify"],
+        stages["store"],
     )
     return outcome
 
@@ -213,9 +258,18 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
                 doc_fail[doc_id][item.new_label] += 1
     documents = {d.id: d for d in Document.objects.filter(id__in=docs_seen, workspace=workspace)}
     top_failing = sorted(
-        ({"document_id": doc_id, "title": documents[doc_id].title, "uri": documents[doc_id].uri,
-          "failing_claims": sum(c.values()), "refuted": c.get("REFUTED", 0), "nei": c.get("NEI", 0)}
-         for doc_id, c in doc_fail.items() if doc_id in documents),
+        (
+            {
+                "document_id": doc_id,
+                "title": documents[doc_id].title,
+                "uri": documents[doc_id].uri,
+                "failing_claims": sum(c.values()),
+                "refuted": c.get("REFUTED", 0),
+                "nei": c.get("NEI", 0),
+            }
+            for doc_id, c in doc_fail.items()
+            if doc_id in documents
+        ),
         key=lambda row: (-row["failing_claims"], -row["refuted"], row["title"], row["document_id"]),
     )[: constants.NIGHTLY_TOP_FAILING_DOCUMENTS]
 
@@ -226,19 +280,43 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
         limit = workspace.freshness_months(doc.domain)
         age = _months_between(doc.published_at, report.date)
         if age > limit:
-            stale.append({"document_id": doc.id, "title": doc.title, "uri": doc.uri, "domain": doc.domain,
-                          "published_at": doc.published_at.isoformat(), "age_months": age, "limit_months": limit})
+            stale.append(
+                {
+                    "document_id": doc.id,
+                    "title": doc.title,
+                    "uri": doc.uri,
+                    "domain": doc.domain,
+                    "published_at": doc.published_at.isoformat(),
+                    "age_months": age,
+                    "limit_months": limit,
+                }
+            )
 
     def claim_row(item: NightlyItem) -> dict:
-        return {"claim": item.claim_id, "answer": item.claim.answer.public_id, "claim_id": item.claim.claim_id,
-                "text": item.claim.text[:500], "importance": item.claim.importance,
-                "old_label": item.old_label, "new_label": item.new_label,
-                "old_confidence": round(item.old_confidence, 4), "new_confidence": round(item.new_confidence or 0.0, 4)}
+        return {
+            "claim": item.claim_id,
+            "answer": item.claim.answer.public_id,
+            "claim_id": item.claim.claim_id,
+            "text": item.claim.text[:500],
+            "importance": item.claim.importance,
+            "old_label": item.old_label,
+            "new_label": item.new_label,
+            "old_confidence": round(item.old_confidence, 4),
+            "new_confidence": round(item.new_confidence or 0.0, 4),
+        }
 
     review = sorted(
-        (i for i in still_failing if i.claim.importance != constants.IMPORTANCE_MINOR
-         or i.new_label == "REFUTED"),
-        key=lambda i: (IMPORTANCE_RANK.get(i.claim.importance, 3), i.new_label != "REFUTED", i.new_confidence or 0.0, i.id),
+        (
+            i
+            for i in still_failing
+            if i.claim.importance != constants.IMPORTANCE_MINOR or i.new_label == "REFUTED"
+        ),
+        key=lambda i: (
+            IMPORTANCE_RANK.get(i.claim.importance, 3),
+            i.new_label != "REFUTED",
+            i.new_confidence or 0.0,
+            i.id,
+        ),
     )
     drift = [claim_row(i) for i in items if i.changed]
     transitions = Counter(f"{i.old_label}->{i.new_label}" for i in items if i.changed)
@@ -266,8 +344,9 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
 
 
 @transaction.atomic
-def nightly_report_finish(*, report: NightlyReport, seconds: float, processed_now: int,
-                          figures: dict | None = None) -> NightlyReport:
+def nightly_report_finish(
+    *, report: NightlyReport, seconds: float, processed_now: int, figures: dict | None = None
+) -> NightlyReport:
     """Write the report body and mark the report DONE (once: a conditional update on RUNNING)."""
     report.refresh_from_db()
     if report.status == NightlyReport.Status.DONE:
@@ -294,8 +373,13 @@ def nightly_report_finish(*, report: NightlyReport, seconds: float, processed_no
             body["curation_items_opened"] = opened
             NightlyReport.objects.filter(id=report.id).update(report=body)
             report.refresh_from_db()
-        event_record(action="nightly.finished", obj=report, actor_label=SOURCE, workspace=report.workspace,
-                     details={"date": report.date.isoformat(), **body["counts"]})
+        event_record(
+            action="nightly.finished",
+            obj=report,
+            actor_label=SOURCE,
+            workspace=report.workspace,
+            details={"date": report.date.isoformat(), **body["counts"]},
+        )
     return report
 
 
@@ -311,13 +395,20 @@ def nightly_curation_open(*, report: NightlyReport) -> list[int]:
     for row in body.get("top_failing_documents", []):
         if row["refuted"]:
             reasons.setdefault(row["document_id"], []).append(
-                f"{row['refuted']} claim(s) contradicted by this document and {row['nei']} left without support")
+                f"{row['refuted']} claim(s) contradicted by this document and {row['nei']} left without support"
+            )
     for row in body.get("stale_sources", []):
         reasons.setdefault(row["document_id"], []).append(
             f"evidence for the day's claims but {row['age_months']} months old (policy for "
-            f"{row['domain']}: {row['limit_months']} months)")
+            f"{row['domain']}: {row['limit_months']} months)"
+        )
     documents = Document.objects.filter(workspace=report.workspace, id__in=list(reasons)).order_by("id")
-    return hooks.documents_flagged(workspace=report.workspace, source=FLAGGED_SOURCE, reasons={
-        document: f"Nightly re-check of {report.date.isoformat()}: {'; '.join(reasons[document.id])}. "
-                  "Check whether the document is correct and current, and re-ingest it if not."
-        for document in documents})
+    return hooks.documents_flagged(
+        workspace=report.workspace,
+        source=FLAGGED_SOURCE,
+        reasons={
+            document: f"Nightly re-check of {report.date.isoformat()}: {'; '.join(reasons[document.id])}. "
+            "Check whether the document is correct and current, and re-ingest it if not."
+            for document in documents
+        },
+    )

@@ -38,8 +38,15 @@ class Recheck:
     depth: str = ""  # the verification depth of the KB verdict ("fast", or "full" where it was confirmed)
 
     def as_json(self) -> dict:
-        return {"label": self.label, "verdict": self.verdict, "confidence": round(self.confidence, 6),
-                "evidence": self.evidence, "documents": self.documents, "web": self.web, "depth": self.depth}
+        return {
+            "label": self.label,
+            "verdict": self.verdict,
+            "confidence": round(self.confidence, 6),
+            "evidence": self.evidence,
+            "documents": self.documents,
+            "web": self.web,
+            "depth": self.depth,
+        }
 
 
 def _document_id(kb, source_id: str) -> int | None:
@@ -59,7 +66,9 @@ class Reverifier:
         self.embedder = embedder or get_embedder()
         self.web_budget = constants.NIGHTLY_WEB_MAX_CLAIMS if workspace.allow_external_calls else 0
         # a fast pass confirms the label changes it would record at the full depth, within a budget
-        self.full_budget = constants.NIGHTLY_FULL_DEPTH_MAX_CLAIMS if thresholds.verification_depth == "fast" else 0
+        self.full_budget = (
+            constants.NIGHTLY_FULL_DEPTH_MAX_CLAIMS if thresholds.verification_depth == "fast" else 0
+        )
 
     def retrieve(self, drafts: list[ClaimDraft]) -> list[list[EvidenceHit]]:
         """Embed every claim once and search the refreshed index for all of them in one call.
@@ -71,10 +80,13 @@ class Reverifier:
             return []
         kb = self.kb.for_pipeline()
         vectors = self.embedder.encode([d.text for d in drafts])
-        return retrieve(drafts, [], kb=kb, embed=self.embedder.encode, thresholds=self.thresholds,
-                        claim_vecs=vectors)
+        return retrieve(
+            drafts, [], kb=kb, embed=self.embedder.encode, thresholds=self.thresholds, claim_vecs=vectors
+        )
 
-    def recheck(self, drafts: list[ClaimDraft], claims: list[Claim], timings: dict | None = None) -> list[Recheck]:
+    def recheck(
+        self, drafts: list[ClaimDraft], claims: list[Claim], timings: dict | None = None
+    ) -> list[Recheck]:
         """Return one :class:`Recheck` per draft, in order; add stage seconds to ``timings``."""
         t0 = time.perf_counter()
         hits = self.retrieve(drafts)
@@ -89,13 +101,27 @@ class Reverifier:
         out = []
         for _draft, claim_hits, verdict, depth in zip(drafts, hits, verdicts, depths):
             evidence = [
-                {"source_id": h.passage.id, "document_id": _document_id(self.kb, h.passage.id),
-                 "relevance": round(h.relevance, 4), "entailment": round(h.entailment, 4)}
+                {
+                    "source_id": h.passage.id,
+                    "document_id": _document_id(self.kb, h.passage.id),
+                    "relevance": round(h.relevance, 4),
+                    "entailment": round(h.entailment, 4),
+                }
                 for h in claim_hits
             ]
-            documents = list(dict.fromkeys(e["document_id"] for e in evidence if e["document_id"] is not None))
-            out.append(Recheck(label=verdict.label, verdict=verdict.verdict, confidence=float(verdict.confidence),
-                               evidence=evidence, documents=documents, depth=depth))
+            documents = list(
+                dict.fromkeys(e["document_id"] for e in evidence if e["document_id"] is not None)
+            )
+            out.append(
+                Recheck(
+                    label=verdict.label,
+                    verdict=verdict.verdict,
+                    confidence=float(verdict.confidence),
+                    evidence=evidence,
+                    documents=documents,
+                    depth=depth,
+                )
+            )
         if self.web_budget > 0:
             t2 = time.perf_counter()
             self._web_pass(drafts, out)
@@ -112,7 +138,9 @@ class Reverifier:
         """
         if self.full_budget <= 0:
             return
-        todo = [i for i, claim in enumerate(claims) if verdicts[i].label != claim.machine_label][: self.full_budget]
+        todo = [i for i, claim in enumerate(claims) if verdicts[i].label != claim.machine_label][
+            : self.full_budget
+        ]
         if not todo:
             return
         self.full_budget -= len(todo)
@@ -127,8 +155,16 @@ class Reverifier:
         for i in indices:
             by_domain.setdefault(claims[i].answer.domain, []).append(i)
         for domain, idx in by_domain.items():
-            for i, v in zip(idx, verify_batch([drafts[i] for i in idx], [hits[i] for i in idx], thresholds,
-                                               self.embedder.encode, domain=domain)):
+            for i, v in zip(
+                idx,
+                verify_batch(
+                    [drafts[i] for i in idx],
+                    [hits[i] for i in idx],
+                    thresholds,
+                    self.embedder.encode,
+                    domain=domain,
+                ),
+            ):
                 verdicts[i] = v
 
     def _web_pass(self, drafts: list[ClaimDraft], out: list[Recheck]) -> None:
@@ -138,8 +174,10 @@ class Reverifier:
         business). A decisive web verdict (SUPPORTED or REFUTED) replaces the KB verdict; a web
         NEI leaves it, since the web holding nothing does not undo what the KB says.
         """
-        weak = sorted((i for i, r in enumerate(out) if self.thresholds.is_weak(r.label, r.confidence)),
-                      key=lambda i: out[i].confidence)
+        weak = sorted(
+            (i for i, r in enumerate(out) if self.thresholds.is_weak(r.label, r.confidence)),
+            key=lambda i: out[i].confidence,
+        )
         for i in weak[: self.web_budget]:
             self.web_budget -= 1
             try:
@@ -150,14 +188,28 @@ class Reverifier:
             if verdict is None:
                 continue
             used = verdict.label != "NEI"
-            out[i].web = {"label": verdict.label, "verdict": verdict.verdict,
-                          "confidence": round(float(verdict.confidence), 6), "used": used}
+            out[i].web = {
+                "label": verdict.label,
+                "verdict": verdict.verdict,
+                "confidence": round(float(verdict.confidence), 6),
+                "used": used,
+            }
             if used:
-                out[i].label, out[i].verdict, out[i].confidence = verdict.label, verdict.verdict, float(verdict.confidence)
+                out[i].label, out[i].verdict, out[i].confidence = (
+                    verdict.label,
+                    verdict.verdict,
+                    float(verdict.confidence),
+                )
 
 
-def verify_batch(drafts: list[ClaimDraft], hits: list[list[EvidenceHit]], thresholds: constants.Thresholds,
-                 embed, *, domain: str = "") -> list[ClaimVerdict]:
+def verify_batch(
+    drafts: list[ClaimDraft],
+    hits: list[list[EvidenceHit]],
+    thresholds: constants.Thresholds,
+    embed,
+    *,
+    domain: str = "",
+) -> list[ClaimVerdict]:
     """Run the pipeline's offline methods over every (claim, evidence) pair and label each claim."""
     ctx = verify_context(thresholds, embed=embed, domain=domain)
     return run_methods(list(zip(drafts, hits)), ctx)

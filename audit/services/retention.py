@@ -92,7 +92,9 @@ def _expired_events(workspace: Workspace, cutoff, answer_ids, claim_ids, case_id
     return AuditEvent.objects.filter(workspace=workspace, at__lt=cutoff).exclude(keep)
 
 
-def retention_purge(*, workspace: Workspace, now: dt.datetime | None = None, dry_run: bool = False) -> PurgeResult:
+def retention_purge(
+    *, workspace: Workspace, now: dt.datetime | None = None, dry_run: bool = False
+) -> PurgeResult:
     """Delete (or count, when ``dry_run``) the workspace's audit data past retention.
 
     Runs in one transaction so a failure leaves everything in place. Answers go in batches of
@@ -119,18 +121,29 @@ def retention_purge(*, workspace: Workspace, now: dt.datetime | None = None, dry
         if dry_run:
             return result
         for start in range(0, len(doomed_ids), constants.RETENTION_DELETE_BATCH):
-            Answer.objects.filter(id__in=doomed_ids[start : start + constants.RETENTION_DELETE_BATCH]).delete()
+            Answer.objects.filter(
+                id__in=doomed_ids[start : start + constants.RETENTION_DELETE_BATCH]
+            ).delete()
         reports.delete()
         events.purge_expired()  # the one sanctioned deletion of audit events
-        event_record(action="retention.purged", obj=workspace, actor_label=SOURCE, workspace=workspace,
-                     details={**result.counts(), "retention_days": retention_days_of(workspace),
-                              "kept_answer_ids": result.kept_answer_ids[:100]})
+        event_record(
+            action="retention.purged",
+            obj=workspace,
+            actor_label=SOURCE,
+            workspace=workspace,
+            details={
+                **result.counts(),
+                "retention_days": retention_days_of(workspace),
+                "kept_answer_ids": result.kept_answer_ids[:100],
+            },
+        )
     logger.info("retention workspace=%s cutoff=%s %s", workspace.slug, result.cutoff, result.counts())
     return result
 
 
-def retention_purge_all(*, now: dt.datetime | None = None, dry_run: bool = False,
-                        workspaces: QuerySet[Workspace] | None = None) -> list[PurgeResult]:
+def retention_purge_all(
+    *, now: dt.datetime | None = None, dry_run: bool = False, workspaces: QuerySet[Workspace] | None = None
+) -> list[PurgeResult]:
     """Purge every workspace (or the given ones) under its own retention period."""
     now = now or timezone.now()
     qs = workspaces if workspaces is not None else Workspace.objects.all()

@@ -27,21 +27,43 @@ SOURCE = "revision_loop"
 def revision_options() -> RevisionOptions:
     """The deployment's revision options (``THEORIA["REVISION_SOFTENING"]`` / ``["REVISION_UNSUPPORTED"]``)."""
     conf = settings.THEORIA
-    return RevisionOptions(softening=conf.get("REVISION_SOFTENING") or RevisionOptions.softening,
-                           unsupported_action=conf.get("REVISION_UNSUPPORTED") or RevisionOptions.unsupported_action)
+    return RevisionOptions(
+        softening=conf.get("REVISION_SOFTENING") or RevisionOptions.softening,
+        unsupported_action=conf.get("REVISION_UNSUPPORTED") or RevisionOptions.unsupported_action,
+    )
 
 
-def revision_run(*, query: str, answer_text: str, contexts, initial: AuditResult | None = None, kb=None, domain: str = "",
-                 thresholds: Thresholds | None = None, llm=None,
-                 options: RevisionOptions | None = None, given: int | None = None) -> RevisionOutcome:
+def revision_run(
+    *,
+    query: str,
+    answer_text: str,
+    contexts,
+    initial: AuditResult | None = None,
+    kb=None,
+    domain: str = "",
+    thresholds: Thresholds | None = None,
+    llm=None,
+    options: RevisionOptions | None = None,
+    given: int | None = None,
+) -> RevisionOutcome:
     """Revise ``answer_text`` from its first audit ``initial`` (audited here when None); stores nothing.
 
     ``kb`` is the pipeline's ``KnowledgeBase`` (corrective retrieval searches it); ``llm`` a
     usable LLM client, or None for the offline strategies; ``options`` default to the settings;
     ``given``: how many of ``contexts`` the request sent (the rest is evidence, cited as ``[n]``).
     """
-    return revise_audit(query=query, answer=answer_text, contexts=contexts, kb=kb, initial=initial, domain=domain,
-                        thresholds=thresholds, llm=llm, options=options or revision_options(), given=given)
+    return revise_audit(
+        query=query,
+        answer=answer_text,
+        contexts=contexts,
+        kb=kb,
+        initial=initial,
+        domain=domain,
+        thresholds=thresholds,
+        llm=llm,
+        options=options or revision_options(),
+        given=given,
+    )
 
 
 @transaction.atomic
@@ -58,12 +80,20 @@ def revision_record(*, answer: Answer, run: VerificationRun, outcome: RevisionOu
         answer.original_text = outcome.original_text
     answer.text = outcome.final_text
     if outcome.revised:
-        answer.revisions = [*(answer.revisions or []), {
-            "source": SOURCE, "at": timezone.now().isoformat(), "text": outcome.final_text,
-            "ledger": outcome.ledger_json(), "warnings": outcome.warnings, "stop_reason": outcome.stop_reason,
-            "kept_attempt": outcome.kept, "attempts": len(outcome.attempts),
-            "citations": cited_passages(outcome),
-        }]
+        answer.revisions = [
+            *(answer.revisions or []),
+            {
+                "source": SOURCE,
+                "at": timezone.now().isoformat(),
+                "text": outcome.final_text,
+                "ledger": outcome.ledger_json(),
+                "warnings": outcome.warnings,
+                "stop_reason": outcome.stop_reason,
+                "kept_attempt": outcome.kept,
+                "attempts": len(outcome.attempts),
+                "citations": cited_passages(outcome),
+            },
+        ]
     answer.full_clean()
     answer.save(update_fields=["original_text", "text", "revisions"])
     claims_record_revisions(answer=answer, outcome=outcome)
@@ -72,18 +102,30 @@ def revision_record(*, answer: Answer, run: VerificationRun, outcome: RevisionOu
     run.warnings = [*(run.warnings or []), *(w for w in outcome.warnings if w["code"] not in codes)]
     run.full_clean()
     run.save(update_fields=["revision_history", "warnings"])
-    event_record(action="answer.revised" if outcome.revised else "answer.revision_checked", obj=answer, actor=actor,
-                 workspace=answer.workspace, details={
-                     "run": run.pk, "attempts": len(outcome.attempts), "kept_attempt": outcome.kept,
-                     "stop_reason": outcome.stop_reason, "edits": dict(Counter(e.strategy for e in outcome.edits)),
-                     "warnings": [w["code"] for w in outcome.warnings]})
+    event_record(
+        action="answer.revised" if outcome.revised else "answer.revision_checked",
+        obj=answer,
+        actor=actor,
+        workspace=answer.workspace,
+        details={
+            "run": run.pk,
+            "attempts": len(outcome.attempts),
+            "kept_attempt": outcome.kept,
+            "stop_reason": outcome.stop_reason,
+            "edits": dict(Counter(e.strategy for e in outcome.edits)),
+            "warnings": [w["code"] for w in outcome.warnings],
+        },
+    )
     return answer
 
 
 def cited_passages(outcome: RevisionOutcome) -> list[dict]:
     """The passages the revised text names by position beyond the request's (``[n]``)."""
-    return [{"anchor": str(n), "id": p.id, "title": p.title, "uri": p.uri, "source_type": p.source_type}
-            for n, p in enumerate(outcome.passages, start=1) if n > outcome.given]
+    return [
+        {"anchor": str(n), "id": p.id, "title": p.title, "uri": p.uri, "source_type": p.source_type}
+        for n, p in enumerate(outcome.passages, start=1)
+        if n > outcome.given
+    ]
 
 
 def claims_record_revisions(*, answer: Answer, outcome: RevisionOutcome) -> None:

@@ -32,30 +32,57 @@ def structured_fields_check(answer_json, contexts) -> None:
         raise InvalidInput(where, exc.message) from None
 
 
-def structured_audit(*, workspace: Workspace, query: str, answer_json: dict, contexts: list[dict], user=None,
-                     conversation_id: str = "", domain: str = "", reference: str | None = None,
-                     profile: str = "") -> Answer:
+def structured_audit(
+    *,
+    workspace: Workspace,
+    query: str,
+    answer_json: dict,
+    contexts: list[dict],
+    user=None,
+    conversation_id: str = "",
+    domain: str = "",
+    reference: str | None = None,
+    profile: str = "",
+) -> Answer:
     """Verify each field of ``answer_json`` against the contexts its refs name and store the audit."""
     structured_fields_check(answer_json, contexts)
     started_at = timezone.now()
     plan = verification_plan(thresholds_for(workspace), profile)
     setup = llm_setup_for(workspace=workspace)
     llm = setup.client if plan.llm_methods else None
-    outcome = audit_structured(query, answer_json, contexts, thresholds=plan.thresholds, domain=domain, llm=llm,
-                               methods=plan.methods)
+    outcome = audit_structured(
+        query, answer_json, contexts, thresholds=plan.thresholds, domain=domain, llm=llm, methods=plan.methods
+    )
     result = outcome.result
     result.methods_not_run = {**result.methods_not_run, **plan.not_run}
     with transaction.atomic():
-        answer, _ = answer_store(workspace=workspace, result=result, query=query, answer_text=outcome.text,
-                                 contexts=contexts, mode=constants.MODE_AUDIT_LOCAL, user=user,
-                                 conversation_id=conversation_id, domain=domain, reference=reference,
-                                 started_at=started_at, llm_setup=setup, profile=plan.profile)
+        answer, _ = answer_store(
+            workspace=workspace,
+            result=result,
+            query=query,
+            answer_text=outcome.text,
+            contexts=contexts,
+            mode=constants.MODE_AUDIT_LOCAL,
+            user=user,
+            conversation_id=conversation_id,
+            domain=domain,
+            reference=reference,
+            started_at=started_at,
+            llm_setup=setup,
+            profile=plan.profile,
+        )
         answer.answer_json = answer_json
         answer.save(update_fields=["answer_json"])
         claims = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
         for n, (field, fix) in enumerate(zip(outcome.fields, outcome.fixes), 1):
             claim = claims[f"c{n}"]
-            claim.method_results = {**claim.method_results, "structured": {
-                "field": field.path, "source_refs": list(field.source_refs), "citation_fix": fix}}
+            claim.method_results = {
+                **claim.method_results,
+                "structured": {
+                    "field": field.path,
+                    "source_refs": list(field.source_refs),
+                    "citation_fix": fix,
+                },
+            }
         Claim.objects.bulk_update(list(claims.values()), ["method_results"])
     return answer

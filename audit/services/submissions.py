@@ -63,14 +63,23 @@ def request_fingerprint(payload: Any) -> str:
 
 
 def _replay(*, workspace: Workspace, user, key: str, fingerprint: str) -> Submission | None:
-    stored = IdempotencyKey.objects.select_related("answer").filter(workspace=workspace, user=user, key=key).first()
+    stored = (
+        IdempotencyKey.objects.select_related("answer")
+        .filter(workspace=workspace, user=user, key=key)
+        .first()
+    )
     if stored is None:
         return None
     if stored.fingerprint != fingerprint:
         raise Conflict(f'Idempotency-Key "{key}" was already used with a different request body.')
     extras = stored.extras or {}
-    return Submission(answer=stored.answer, decision=extras.get("mode_decision", {}), web=extras.get("web", {}),
-                      drafted=extras.get("drafted", {}), replayed=True)
+    return Submission(
+        answer=stored.answer,
+        decision=extras.get("mode_decision", {}),
+        web=extras.get("web", {}),
+        drafted=extras.get("drafted", {}),
+        replayed=True,
+    )
 
 
 def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
@@ -85,12 +94,14 @@ def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
         context = by_id.get(key) or by_key.get(key.lower())
         if context is None and key.isdigit() and 1 <= int(key) <= len(contexts):
             context = contexts[int(key) - 1]
-        found.append({
-            "anchor": anchor,
-            "id": None if context is None else str(context.get("id")),
-            "title": "" if context is None else context.get("title", ""),
-            "uri": "" if context is None else context.get("uri", ""),
-        })
+        found.append(
+            {
+                "anchor": anchor,
+                "id": None if context is None else str(context.get("id")),
+                "title": "" if context is None else context.get("title", ""),
+                "uri": "" if context is None else context.get("uri", ""),
+            }
+        )
     return found
 
 
@@ -112,32 +123,58 @@ def _draft(request: AuditRequest, workspace: Workspace, setup) -> tuple[str, dic
 
     if setup.client is None:
         raise InvalidInput("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
-    passages = [Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
-                for c in request.contexts]
+    passages = [
+        Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
+        for c in request.contexts
+    ]
     plan = verification_plan(thresholds_for(workspace), request.verification_profile, request.generation_mode)
     draft = generate(setup.client, request.query, passages, plan.generation_mode)
     keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
-    request.contexts = [{**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in request.contexts]
+    request.contexts = [
+        {**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in request.contexts
+    ]
     accounting = setup.client.accounting.run_fields()
-    return draft.text, {"method": draft.method, "fallback": draft.fallback, "generation_mode": draft.mode,
-                        "citation_keys": draft.keys, "llm_calls": accounting["llm_calls"],
-                        "prompt_tokens": accounting["prompt_tokens"],
-                        "completion_tokens": accounting["completion_tokens"]}
+    return draft.text, {
+        "method": draft.method,
+        "fallback": draft.fallback,
+        "generation_mode": draft.mode,
+        "citation_keys": draft.keys,
+        "llm_calls": accounting["llm_calls"],
+        "prompt_tokens": accounting["prompt_tokens"],
+        "completion_tokens": accounting["completion_tokens"],
+    }
 
 
-def _record_normal(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision,
-                   drafted: dict) -> Answer:
+def _record_normal(
+    *, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision, drafted: dict
+) -> Answer:
     answer = Answer(
-        workspace=workspace, user=user if getattr(user, "is_authenticated", False) else None,
-        conversation_id=request.conversation_id, query=request.query, text=text, original_text=text,
-        mode=constants.MODE_NORMAL, domain=request.domain, reference=request.reference or "",
-        contexts=request.contexts, answer_json=request.answer_json,
+        workspace=workspace,
+        user=user if getattr(user, "is_authenticated", False) else None,
+        conversation_id=request.conversation_id,
+        query=request.query,
+        text=text,
+        original_text=text,
+        mode=constants.MODE_NORMAL,
+        domain=request.domain,
+        reference=request.reference or "",
+        contexts=request.contexts,
+        answer_json=request.answer_json,
     )
     answer.full_clean()
     answer.save()
-    event_record(action="answer.recorded", obj=answer, actor=user, workspace=workspace,
-                 details={"mode": answer.mode, "mode_decision": decision.as_dict(), "drafted": drafted,
-                          "citations": len(citations_of(text, request.contexts))})
+    event_record(
+        action="answer.recorded",
+        obj=answer,
+        actor=user,
+        workspace=workspace,
+        details={
+            "mode": answer.mode,
+            "mode_decision": decision.as_dict(),
+            "drafted": drafted,
+            "citations": len(citations_of(text, request.contexts)),
+        },
+    )
     return answer
 
 
@@ -146,28 +183,61 @@ def _claims_cap(workspace: Workspace, request: AuditRequest, text: str) -> None:
     limit = thresholds_for(workspace).max_claims_per_answer
     found = len(extract_claims(text, request.query))
     if found > limit:
-        raise TooLarge("answer", f"has {found} claims; this workspace audits at most {limit} claims per answer "
-                                 f"(threshold max_claims_per_answer). Split the answer or raise the threshold.")
+        raise TooLarge(
+            "answer",
+            f"has {found} claims; this workspace audits at most {limit} claims per answer "
+            f"(threshold max_claims_per_answer). Split the answer or raise the threshold.",
+        )
 
 
 def _finish(*, workspace: Workspace, user, answer: Answer, decision: ModeDecision, web: dict) -> None:
     """The last writes of a verified answer: its events and the intake of what needs people."""
     if web:
         event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
-    event_record(action="answer.mode_resolved", obj=answer, actor=user, workspace=workspace,
-                 details={**decision.as_dict(), "final_mode": answer.mode})
+    event_record(
+        action="answer.mode_resolved",
+        obj=answer,
+        actor=user,
+        workspace=workspace,
+        details={**decision.as_dict(), "final_mode": answer.mode},
+    )
     hooks.answer_intake(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
 
 
-def _key_store(*, workspace: Workspace, user, key: str, fingerprint: str, answer: Answer, decision: ModeDecision,
-               web: dict, drafted: dict) -> None:
+def _key_store(
+    *,
+    workspace: Workspace,
+    user,
+    key: str,
+    fingerprint: str,
+    answer: Answer,
+    decision: ModeDecision,
+    web: dict,
+    drafted: dict,
+) -> None:
     if key:
-        IdempotencyKey.objects.create(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
-                                      extras={"mode_decision": decision.as_dict(), "web": web, "drafted": drafted})
+        IdempotencyKey.objects.create(
+            workspace=workspace,
+            user=user,
+            key=key,
+            fingerprint=fingerprint,
+            answer=answer,
+            extras={"mode_decision": decision.as_dict(), "web": web, "drafted": drafted},
+        )
 
 
-def _verify_and_intake(*, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision,
-            key: str, fingerprint: str, drafted: dict, llm_setup=None) -> tuple[Answer, dict]:
+def _verify_and_intake(
+    *,
+    workspace: Workspace,
+    user,
+    request: AuditRequest,
+    text: str,
+    decision: ModeDecision,
+    key: str,
+    fingerprint: str,
+    drafted: dict,
+    llm_setup=None,
+) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when spec §4.3 says
     so and the workspace allows external calls, then intake of what needs people (docs/SPEC_NOTES.md#human-escalation).
 
@@ -189,8 +259,14 @@ def _verify_and_intake(*, workspace: Workspace, user, request: AuditRequest, tex
     # audits and revises the same way first; the web step re-verifies the received claims and
     # revises again from the received text only when it brought evidence.
     plan = verification_plan(thresholds_for(workspace), request.verification_profile)
-    stored = {"workspace": workspace, "query": request.query, "answer_text": text, "contexts": request.contexts,
-              "domain": request.domain, "reference": request.reference}
+    stored = {
+        "workspace": workspace,
+        "query": request.query,
+        "answer_text": text,
+        "contexts": request.contexts,
+        "domain": request.domain,
+        "reference": request.reference,
+    }
 
     def close(answer: Answer, web: dict) -> None:
         """The request's last rows (events, intake, the idempotency key) in one short transaction;
@@ -198,34 +274,62 @@ def _verify_and_intake(*, workspace: Workspace, user, request: AuditRequest, tex
         try:
             with transaction.atomic():
                 _finish(workspace=workspace, user=user, answer=answer, decision=decision, web=web)
-                _key_store(workspace=workspace, user=user, key=key, fingerprint=fingerprint, answer=answer,
-                           decision=decision, web=web, drafted=drafted)
+                _key_store(
+                    workspace=workspace,
+                    user=user,
+                    key=key,
+                    fingerprint=fingerprint,
+                    answer=answer,
+                    decision=decision,
+                    web=web,
+                    drafted=drafted,
+                )
         except BaseException:
             Answer.objects.filter(pk=answer.pk).delete()
             raise
 
     structured = request.answer_json is not None
     if structured:  # one claim per field, checked against the passages its refs name (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)
-
         # computes, then stores in its own short transaction; the last writes follow below
         answer = structured_audit(
-            workspace=workspace, query=request.query, answer_json=request.answer_json, contexts=request.contexts,
-            user=user, conversation_id=request.conversation_id, domain=request.domain,
-            reference=request.reference, profile=plan.profile)
-        escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
+            workspace=workspace,
+            query=request.query,
+            answer_json=request.answer_json,
+            contexts=request.contexts,
+            user=user,
+            conversation_id=request.conversation_id,
+            domain=request.domain,
+            reference=request.reference,
+            profile=plan.profile,
+        )
+        escalation = web_escalation_reasons(
+            answer.claims.prefetch_related("evidence"), thresholds_for(workspace)
+        )
         web = {}
         if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
-            web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons,
-                   "status": "skipped: every claim is supported locally" if not escalation.needed else
-                   "skipped: a structured answer is verified against the passages its refs name"}
+            web = {
+                "requested": decision.mode == constants.MODE_AUDIT_WEB,
+                "reasons": escalation.reasons,
+                "status": "skipped: every claim is supported locally"
+                if not escalation.needed
+                else "skipped: a structured answer is verified against the passages its refs name",
+            }
         close(answer, web)
         return answer, web
-    computed = audit_compute(**stored, revise=True, profile=plan.profile, llm_setup=llm_setup,
-                             deep=request.deep)
+    computed = audit_compute(
+        **stored, revise=True, profile=plan.profile, llm_setup=llm_setup, deep=request.deep
+    )
     with transaction.atomic():
-        answer = audit_store(computed, **stored, mode=constants.MODE_AUDIT_LOCAL, user=user,
-                             conversation_id=request.conversation_id)
-        escalation = web_escalation_reasons(answer.claims.prefetch_related("evidence"), thresholds_for(workspace))
+        answer = audit_store(
+            computed,
+            **stored,
+            mode=constants.MODE_AUDIT_LOCAL,
+            user=user,
+            conversation_id=request.conversation_id,
+        )
+        escalation = web_escalation_reasons(
+            answer.claims.prefetch_related("evidence"), thresholds_for(workspace)
+        )
         web: dict = {}
         if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
             web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons}
@@ -239,11 +343,18 @@ def _verify_and_intake(*, workspace: Workspace, user, request: AuditRequest, tex
             close(answer, web)
             return answer, web
     try:
-        outcome = web_verify_answer(answer=answer, actor=user, reasons=escalation.reasons)  # network first, then its rows
+        outcome = web_verify_answer(
+            answer=answer, actor=user, reasons=escalation.reasons
+        )  # network first, then its rows
         answer = outcome.answer
         status = f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status
-        web.update(status=status, calls=outcome.calls, verified=outcome.verified,
-                   evidence_added=outcome.evidence_added, failures=outcome.failures)
+        web.update(
+            status=status,
+            calls=outcome.calls,
+            verified=outcome.verified,
+            evidence_added=outcome.evidence_added,
+            failures=outcome.failures,
+        )
     except BaseException:
         Answer.objects.filter(pk=answer.pk).delete()  # a failed request stores no answer
         raise
@@ -251,8 +362,9 @@ def _verify_and_intake(*, workspace: Workspace, user, request: AuditRequest, tex
     return answer, web
 
 
-def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempotency_key: str = "",
-                 fingerprint: str = "") -> Submission:
+def audit_submit(
+    *, workspace: Workspace, user, request: AuditRequest, idempotency_key: str = "", fingerprint: str = ""
+) -> Submission:
     """Run one audit request; a retried idempotency key returns the first answer unchanged.
 
     Raises InvalidInput (bad values), TooLarge (more claims than the workspace audits),
@@ -269,8 +381,13 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
             return replay
     if request.answer_json is not None:
         structured_fields_check(request.answer_json, request.contexts)
-    decision = mode_resolve(workspace=workspace, user=user, requested=request.mode,
-                            conversation_id=request.conversation_id, domain=request.domain)
+    decision = mode_resolve(
+        workspace=workspace,
+        user=user,
+        requested=request.mode,
+        conversation_id=request.conversation_id,
+        domain=request.domain,
+    )
     setup = None
     if (request.answer is None and request.answer_json is None) or decision.mode != constants.MODE_NORMAL:
         setup = llm_setup_for(workspace=workspace)  # one client (and time budget) for the request
@@ -279,14 +396,37 @@ def audit_submit(*, workspace: Workspace, user, request: AuditRequest, idempoten
         web: dict = {}
         if decision.mode == constants.MODE_NORMAL:
             with transaction.atomic():
-                answer = _record_normal(workspace=workspace, user=user, request=request, text=text, decision=decision,
-                                        drafted=drafted)
-                _key_store(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint,
-                           answer=answer, decision=decision, web=web, drafted=drafted)
+                answer = _record_normal(
+                    workspace=workspace,
+                    user=user,
+                    request=request,
+                    text=text,
+                    decision=decision,
+                    drafted=drafted,
+                )
+                _key_store(
+                    workspace=workspace,
+                    user=user,
+                    key=idempotency_key,
+                    fingerprint=fingerprint,
+                    answer=answer,
+                    decision=decision,
+                    web=web,
+                    drafted=drafted,
+                )
         else:
             _claims_cap(workspace, request, text)
-            answer, web = _verify_and_intake(workspace=workspace, user=user, request=request, text=text, decision=decision,
-                                  key=idempotency_key, fingerprint=fingerprint, drafted=drafted, llm_setup=setup)
+            answer, web = _verify_and_intake(
+                workspace=workspace,
+                user=user,
+                request=request,
+                text=text,
+                decision=decision,
+                key=idempotency_key,
+                fingerprint=fingerprint,
+                drafted=drafted,
+                llm_setup=setup,
+            )
     except IntegrityError:
         # A concurrent request with the same key committed first: answer as a retry would.
         if idempotency_key:

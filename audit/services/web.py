@@ -99,22 +99,40 @@ class WebVerificationResult:
 
 # --- the flow ---------------------------------------------------------------------------------
 
+
 def _draft_of(claim: Claim) -> ClaimDraft:
-    return ClaimDraft(claim_id=claim.claim_id, text=claim.text, span=(claim.span_start, claim.span_end),
-                      type=claim.claim_type, importance=claim.importance,
-                      citations=tuple(str(a) for a in claim.anchors or ()))
+    return ClaimDraft(
+        claim_id=claim.claim_id,
+        text=claim.text,
+        span=(claim.span_start, claim.span_end),
+        type=claim.claim_type,
+        importance=claim.importance,
+        citations=tuple(str(a) for a in claim.anchors or ()),
+    )
 
 
 def _local_hits(claim: Claim) -> list[EvidenceHit]:
-    return [EvidenceHit(passage=_passage_of(ev), relevance=ev.relevance, cited=bool((ev.provenance or {}).get("cited")))
-            for ev in claim.evidence.all() if ev.source_type != SourceType.WEB and ev.snippet]
+    return [
+        EvidenceHit(
+            passage=_passage_of(ev), relevance=ev.relevance, cited=bool((ev.provenance or {}).get("cited"))
+        )
+        for ev in claim.evidence.all()
+        if ev.source_type != SourceType.WEB and ev.snippet
+    ]
 
 
 def _passage_of(ev: Evidence) -> Passage:
     """The pipeline passage behind a stored evidence row (web rows keep their ``web:`` id)."""
     pid = f"web:{ev.source_id}" if ev.source_type == SourceType.WEB else ev.source_id
-    return Passage(id=pid, text=ev.snippet, title=ev.title, uri=ev.uri, source_type=ev.source_type,
-                   published=ev.published_at, anchors=(ev.source_id,))
+    return Passage(
+        id=pid,
+        text=ev.snippet,
+        title=ev.title,
+        uri=ev.uri,
+        source_type=ev.source_type,
+        published=ev.published_at,
+        anchors=(ev.source_id,),
+    )
 
 
 def _relevance(claim_text: str, text: str) -> float:
@@ -131,8 +149,12 @@ def _allowed_urls(urls, domains) -> tuple[str, ...]:
             parts = urlsplit(url)
         except ValueError:
             continue
-        if parts.scheme in ("http", "https") and parts.hostname and host_allowed(parts.hostname, domains) \
-                and url not in out:
+        if (
+            parts.scheme in ("http", "https")
+            and parts.hostname
+            and host_allowed(parts.hostname, domains)
+            and url not in out
+        ):
             out.append(url)
     return tuple(out)
 
@@ -144,12 +166,19 @@ def _cited_urls(claim: Claim, domains) -> tuple[str, ...]:
 
 
 def _providers():
-    return build_providers(pubmed_base_url=settings.THEORIA["PUBMED_BASE_URL"],
-                           arxiv_base_url=settings.THEORIA["ARXIV_BASE_URL"])
+    return build_providers(
+        pubmed_base_url=settings.THEORIA["PUBMED_BASE_URL"], arxiv_base_url=settings.THEORIA["ARXIV_BASE_URL"]
+    )
 
 
-def _lookup(claim_text: str, urls: tuple[str, ...], client: WebCallClient, providers,
-            failures: list[dict], claim_id: str = "") -> list[WebDocument]:
+def _lookup(
+    claim_text: str,
+    urls: tuple[str, ...],
+    client: WebCallClient,
+    providers,
+    failures: list[dict],
+    claim_id: str = "",
+) -> list[WebDocument]:
     """Ask every provider; a failure is noted and the other providers still run.
 
     A residency refusal stops the lookups at once (it would refuse every call).
@@ -160,8 +189,14 @@ def _lookup(claim_text: str, urls: tuple[str, ...], client: WebCallClient, provi
         try:
             found = provider.find(lookup, client=client)
         except WebError as error:
-            failures.append({"claim_id": claim_id, "provider": provider.name, "reason": error.reason.value,
-                             "detail": error.message[:300]})
+            failures.append(
+                {
+                    "claim_id": claim_id,
+                    "provider": provider.name,
+                    "reason": error.reason.value,
+                    "detail": error.message[:300],
+                }
+            )
             if error.reason is FailureReason.RESIDENCY:
                 raise
             if error.reason is FailureReason.MALFORMED:
@@ -169,16 +204,23 @@ def _lookup(claim_text: str, urls: tuple[str, ...], client: WebCallClient, provi
             continue
         except Exception as exc:  # a provider bug must not break the audit
             logger.exception("web provider %s failed", provider.name)
-            failures.append({"claim_id": claim_id, "provider": provider.name, "reason": "error",
-                             "detail": f"{type(exc).__name__}: {exc}"[:300]})
+            failures.append(
+                {
+                    "claim_id": claim_id,
+                    "provider": provider.name,
+                    "reason": "error",
+                    "detail": f"{type(exc).__name__}: {exc}"[:300],
+                }
+            )
             continue
         for document in found:
             documents.setdefault(document.source_id, document)
     return list(documents.values())
 
 
-def _verdicts_with_web_evidence(items: list[tuple[ClaimDraft, list[EvidenceHit]]], *, thresholds, domain: str = "",
-            query: str = "") -> list[ClaimVerdict]:
+def _verdicts_with_web_evidence(
+    items: list[tuple[ClaimDraft, list[EvidenceHit]]], *, thresholds, domain: str = "", query: str = ""
+) -> list[ClaimVerdict]:
     """Run the pipeline's methods, the same ones Audit-Local ran, on claims with web evidence."""
     from audit.pipeline.audit import run_methods
     from audit.pipeline.embedding import get_embedder
@@ -188,8 +230,14 @@ def _verdicts_with_web_evidence(items: list[tuple[ClaimDraft, list[EvidenceHit]]
     return run_methods(items, ctx, OFFLINE_METHODS)
 
 
-def web_verify_answer(*, answer: Answer, run: VerificationRun | None = None, actor=None,
-                      reasons: dict[str, list[str]] | None = None, providers=None) -> WebVerificationResult:
+def web_verify_answer(
+    *,
+    answer: Answer,
+    run: VerificationRun | None = None,
+    actor=None,
+    reasons: dict[str, list[str]] | None = None,
+    providers=None,
+) -> WebVerificationResult:
     """Re-verify the answer's escalated claims with web evidence (see the module docstring).
 
     ``reasons`` ({claim_id: [...]}) is the caller's escalation decision; when omitted it is
@@ -214,7 +262,9 @@ def web_verify_answer(*, answer: Answer, run: VerificationRun | None = None, act
         for claim in weak:
             client.claim = claim
             urls = _cited_urls(claim, workspace.web_allowed_domains or ())
-            found.append((claim, _lookup(claim.text, urls, client, providers, result.failures, claim.claim_id)))
+            found.append(
+                (claim, _lookup(claim.text, urls, client, providers, result.failures, claim.claim_id))
+            )
     except WebError:  # residency: nothing may leave; the local result stands
         result.skipped = "residency"
     result.calls, result.cache_hits, result.answered = client.calls, client.cache_hits, client.answered
@@ -223,8 +273,14 @@ def web_verify_answer(*, answer: Answer, run: VerificationRun | None = None, act
             _store(result, found, run=run, actor=actor, thresholds=thresholds)
     except Exception as exc:  # storing must never break the audit: the local result stands
         logger.exception("storing web verification of %s failed", answer.public_id)
-        result.failures.append({"claim_id": "", "provider": "", "reason": "error",
-                                "detail": f"storing failed: {type(exc).__name__}: {exc}"[:300]})
+        result.failures.append(
+            {
+                "claim_id": "",
+                "provider": "",
+                "reason": "error",
+                "detail": f"storing failed: {type(exc).__name__}: {exc}"[:300],
+            }
+        )
         result.verified, result.changed, result.evidence_added, result.revised = [], {}, 0, False
         result.store_failed = True
         answer.refresh_from_db()
@@ -239,17 +295,27 @@ def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> N
     if with_docs:
         items = []
         for claim, docs in with_docs:
-            hits = _local_hits(claim) + [EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text))
-                                         for d in docs]
+            hits = _local_hits(claim) + [
+                EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs
+            ]
             items.append((_draft_of(claim), hits))
-        verdicts = _verdicts_with_web_evidence(items, thresholds=thresholds, domain=answer.domain or "", query=answer.query or "")
+        verdicts = _verdicts_with_web_evidence(
+            items, thresholds=thresholds, domain=answer.domain or "", query=answer.query or ""
+        )
     by_claim = {claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(with_docs, verdicts)}
     for claim, docs in found:
         if claim.claim_id not in by_claim:
-            _event("claim.web_verified", claim, actor, {
-                             "reasons": result.reasons.get(claim.claim_id, []), "documents": 0,
-                             "outcome": "no web evidence: local result kept",
-                             "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id]})
+            _event(
+                "claim.web_verified",
+                claim,
+                actor,
+                {
+                    "reasons": result.reasons.get(claim.claim_id, []),
+                    "documents": 0,
+                    "outcome": "no web evidence: local result kept",
+                    "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
+                },
+            )
             continue
         docs, verdict = by_claim[claim.claim_id]
         _store_claim(result, claim, docs, verdict, actor)
@@ -263,12 +329,19 @@ def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> N
 
 def _event(action: str, obj, actor, details: dict) -> None:
     workspace = obj.workspace if isinstance(obj, Answer) else obj.answer.workspace
-    event_record(action=action, obj=obj, actor=actor, actor_label="" if actor else SOURCE, workspace=workspace,
-                 details=details)
+    event_record(
+        action=action,
+        obj=obj,
+        actor=actor,
+        actor_label="" if actor else SOURCE,
+        workspace=workspace,
+        details=details,
+    )
 
 
-def _store_claim(result: WebVerificationResult, claim: Claim, docs: list[WebDocument], verdict: ClaimVerdict,
-                 actor) -> None:
+def _store_claim(
+    result: WebVerificationResult, claim: Claim, docs: list[WebDocument], verdict: ClaimVerdict, actor
+) -> None:
     """Write a claim's web evidence and new verdict, its card note and its escalation-log event.
 
     The claim row is locked and read again (``select_for_update``), so two passes over the same
@@ -285,26 +358,40 @@ def _store_claim(result: WebVerificationResult, claim: Claim, docs: list[WebDocu
         passage = doc.as_passage()
         hit = by_passage.get(passage.id)
         evidence = Evidence(
-            claim=claim, rank=next_rank + offset, source_type=SourceType.WEB, source_id=doc.source_id[:200],
-            title=doc.title[:500], uri=doc.url[:2000], snippet=passage.text, hash=doc.hash,
+            claim=claim,
+            rank=next_rank + offset,
+            source_type=SourceType.WEB,
+            source_id=doc.source_id[:200],
+            title=doc.title[:500],
+            uri=doc.url[:2000],
+            snippet=passage.text,
+            hash=doc.hash,
             relevance=min(max(hit.relevance if hit else _relevance(claim.text, doc.text), 0.0), 1.0),
             entailment=min(max(hit.entailment if hit else 0.0, 0.0), 1.0),
-            published_at=doc.published, retrieved_at=doc.retrieved_at,
+            published_at=doc.published,
+            retrieved_at=doc.retrieved_at,
             provenance={**doc.provenance(), "method": METHOD_NAME, "escalation_reasons": reasons},
         )
         evidence.full_clean()
         evidence.save()
         result.evidence_added += 1
     before = claim.machine_label
-    changed = claim_machine_relabel(claim=claim, label=verdict.label, confidence=verdict.confidence,
-                                    verdict=verdict.verdict, source=SOURCE,
-                                    reason="re-verified with web evidence: " + ", ".join(reasons))
+    changed = claim_machine_relabel(
+        claim=claim,
+        label=verdict.label,
+        confidence=verdict.confidence,
+        verdict=verdict.verdict,
+        source=SOURCE,
+        reason="re-verified with web evidence: " + ", ".join(reasons),
+    )
     if changed:
         result.changed[claim.claim_id] = {"from": before, "to": verdict.label}
     web_note = {
         "reasons": reasons,
         "providers": sorted({d.provider for d in docs}),
-        "sources": [{"provider": d.provider, "source_id": d.source_id, "url": d.url, "hash": d.hash} for d in docs],
+        "sources": [
+            {"provider": d.provider, "source_id": d.source_id, "url": d.url, "hash": d.hash} for d in docs
+        ],
         "query": docs[0].query if docs else "",
         "label_before": before,
         "label_after": verdict.label,
@@ -312,14 +399,26 @@ def _store_claim(result: WebVerificationResult, claim: Claim, docs: list[WebDocu
     }
     claim.metrics = {**(claim.metrics or {}), **verdict.metrics, "external_provenance": True}
     claim.methods = list(dict.fromkeys([*(claim.methods or []), *verdict.method_names, METHOD_NAME]))
-    claim.method_results = {**(claim.method_results or {}),
-                            **{m.method: asdict(m) for m in verdict.methods}, "web": web_note}
+    claim.method_results = {
+        **(claim.method_results or {}),
+        **{m.method: asdict(m) for m in verdict.methods},
+        "web": web_note,
+    }
     claim.risk_flags = sorted(set(verdict.risk_flags))
     claim.full_clean(validate_unique=False)
     claim.save(update_fields=["metrics", "methods", "method_results", "risk_flags"])
     result.verified.append(claim.claim_id)
-    _event("claim.web_verified", claim, actor, {**web_note, "documents": len(docs), "outcome": "re-verified with web evidence",
-                          "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id]})
+    _event(
+        "claim.web_verified",
+        claim,
+        actor,
+        {
+            **web_note,
+            "documents": len(docs),
+            "outcome": "re-verified with web evidence",
+            "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
+        },
+    )
 
 
 def _evidence_pool(answer: Answer) -> list[Passage]:
@@ -345,9 +444,15 @@ def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | No
     if run is None:
         return
     answer = result.answer
-    outcome = revision_run(query=answer.query, answer_text=answer.original_text or answer.text,
-                           contexts=_evidence_pool(answer), initial=None, domain=answer.domain or "",
-                           thresholds=thresholds, given=len(answer.contexts or []))
+    outcome = revision_run(
+        query=answer.query,
+        answer_text=answer.original_text or answer.text,
+        contexts=_evidence_pool(answer),
+        initial=None,
+        domain=answer.domain or "",
+        thresholds=thresholds,
+        given=len(answer.contexts or []),
+    )
     prior = list(run.revision_history or [])
     revision_record(answer=answer, run=run, outcome=outcome, actor=actor)
     run.revision_history = [*prior, *run.revision_history]
@@ -356,11 +461,17 @@ def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | No
 
 def _failure_warning(result: WebVerificationResult) -> dict:
     reasons = sorted({f["reason"] for f in result.failures})
-    return {"code": WARNING_WEB_FAILED,
-            "message": (f"web verification failed: none of {result.calls} web calls brought a usable response"
-                        if not result.store_failed else "web verification failed: its results could not be stored")
-                       + (f" ({', '.join(reasons)})" if reasons else "") + "; the local result stands",
-            "details": result.failures}
+    return {
+        "code": WARNING_WEB_FAILED,
+        "message": (
+            f"web verification failed: none of {result.calls} web calls brought a usable response"
+            if not result.store_failed
+            else "web verification failed: its results could not be stored"
+        )
+        + (f" ({', '.join(reasons)})" if reasons else "")
+        + "; the local result stands",
+        "details": result.failures,
+    }
 
 
 def _record_failure_on_run(result: WebVerificationResult, run: VerificationRun | None) -> None:
@@ -383,8 +494,11 @@ def _update_run_and_answer(result: WebVerificationResult, run: VerificationRun |
     failed = result.status == WEB_FAILED
     if failed:
         if run is not None:
-            run.warnings = [*(run.warnings or []), *({"type": "web_call_failed", **f} for f in result.failures),
-                            _failure_warning(result)]
+            run.warnings = [
+                *(run.warnings or []),
+                *({"type": "web_call_failed", **f} for f in result.failures),
+                _failure_warning(result),
+            ]
             run.revision_history = [*(run.revision_history or []), {"web_verification": result.as_dict()}]
             run.full_clean()
             run.save(update_fields=["warnings", "revision_history"])

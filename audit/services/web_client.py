@@ -24,8 +24,15 @@ from audit.pipeline.web.fetch import check_url
 
 logger = logging.getLogger(__name__)
 
-REFUSALS = frozenset({FailureReason.RESIDENCY, FailureReason.INVALID_URL, FailureReason.SCHEME,
-                      FailureReason.DOMAIN, FailureReason.PRIVATE_ADDRESS})
+REFUSALS = frozenset(
+    {
+        FailureReason.RESIDENCY,
+        FailureReason.INVALID_URL,
+        FailureReason.SCHEME,
+        FailureReason.DOMAIN,
+        FailureReason.PRIVATE_ADDRESS,
+    }
+)
 
 
 def _cache_key(provider: str, url: str) -> str:
@@ -64,8 +71,14 @@ class WebCallClient:
         self.cache_hits += int(cache_hit)
         self.answered += int(status in (ExternalCall.Status.OK, ExternalCall.Status.CACHED))
         call = ExternalCall(
-            workspace=self.workspace, answer=self.answer, claim=self.claim, provider=provider, url=url[:2000],
-            query=query[:500], status=status, cache_hit=cache_hit,
+            workspace=self.workspace,
+            answer=self.answer,
+            claim=self.claim,
+            provider=provider,
+            url=url[:2000],
+            query=query[:500],
+            status=status,
+            cache_hit=cache_hit,
             duration_ms=round((time.monotonic() - started) * 1000.0, 3),
             http_status=(response.status if response else (error.status if error else None)),
             response_bytes=len(response.body) if response else 0,
@@ -87,30 +100,55 @@ class WebCallClient:
             self.answered -= 1
             call.status = ExternalCall.Status.FAILED
         ExternalCall.objects.filter(pk=call.pk).update(
-            status=ExternalCall.Status.FAILED, cache_hit=False, failure_reason=error.reason.value,
-            failure_detail=error.message[:500])
+            status=ExternalCall.Status.FAILED,
+            cache_hit=False,
+            failure_reason=error.reason.value,
+            failure_detail=error.message[:500],
+        )
         WebCacheEntry.objects.filter(key=_cache_key(provider, error.url)).delete()
 
-    def get(self, url: str, *, provider: str, content_types: tuple[str, ...], query: str = "") -> FetchResponse:
+    def get(
+        self, url: str, *, provider: str, content_types: tuple[str, ...], query: str = ""
+    ) -> FetchResponse:
         started = time.monotonic()
         policy = self.policy(content_types)
         try:
             if not self.workspace.allow_external_calls:
-                raise WebError(FailureReason.RESIDENCY, "the workspace's data-residency switch forbids external calls",
-                               url=url)
+                raise WebError(
+                    FailureReason.RESIDENCY,
+                    "the workspace's data-residency switch forbids external calls",
+                    url=url,
+                )
             check_url(url, policy)
         except WebError as error:
-            self._record(provider=provider, url=url, query=query, status=ExternalCall.Status.REFUSED,
-                         started=started, error=error)
+            self._record(
+                provider=provider,
+                url=url,
+                query=query,
+                status=ExternalCall.Status.REFUSED,
+                started=started,
+                error=error,
+            )
             raise
         now = timezone.now()
         key = _cache_key(provider, url)
         entry = WebCacheEntry.objects.filter(key=key, expires_at__gt=now).first()
         if entry is not None and entry.content_type in content_types:
-            response = FetchResponse(url=entry.final_url, status=entry.http_status, content_type=entry.content_type,
-                                     body=bytes(entry.body))
-            self._record(provider=provider, url=url, query=query, status=ExternalCall.Status.CACHED,
-                         started=started, response=response, cache_hit=True)
+            response = FetchResponse(
+                url=entry.final_url,
+                status=entry.http_status,
+                content_type=entry.content_type,
+                body=bytes(entry.body),
+            )
+            self._record(
+                provider=provider,
+                url=url,
+                query=query,
+                status=ExternalCall.Status.CACHED,
+                started=started,
+                response=response,
+                cache_hit=True,
+            )
             return response
         try:
             response = safe_fetch(url, policy)
@@ -118,8 +156,14 @@ class WebCallClient:
             status = ExternalCall.Status.REFUSED if error.reason in REFUSALS else ExternalCall.Status.FAILED
             self._record(provider=provider, url=url, query=query, status=status, started=started, error=error)
             raise
-        self._record(provider=provider, url=url, query=query, status=ExternalCall.Status.OK, started=started,
-                     response=response)
+        self._record(
+            provider=provider,
+            url=url,
+            query=query,
+            status=ExternalCall.Status.OK,
+            started=started,
+            response=response,
+        )
         if len(response.body) <= constants.WEB_CACHE_MAX_BODY_BYTES:
             self._store(key, provider, url, response, now)
         return response
@@ -127,11 +171,19 @@ class WebCallClient:
     def _store(self, key: str, provider: str, url: str, response: FetchResponse, now) -> None:
         try:
             with transaction.atomic():
-                WebCacheEntry.objects.update_or_create(key=key, defaults={
-                    "provider": provider, "url": url[:2000], "final_url": response.url[:2000],
-                    "http_status": response.status, "content_type": response.content_type, "body": response.body,
-                    "fetched_at": now, "expires_at": now + self.ttl,
-                })
+                WebCacheEntry.objects.update_or_create(
+                    key=key,
+                    defaults={
+                        "provider": provider,
+                        "url": url[:2000],
+                        "final_url": response.url[:2000],
+                        "http_status": response.status,
+                        "content_type": response.content_type,
+                        "body": response.body,
+                        "fetched_at": now,
+                        "expires_at": now + self.ttl,
+                    },
+                )
         except IntegrityError:  # another worker cached the same URL at the same moment: theirs stands
             pass
 

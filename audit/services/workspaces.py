@@ -23,7 +23,9 @@ _SWITCHED = "_theoria_workspace"
 @transaction.atomic
 def workspace_get_default() -> Workspace:
     """Return the default workspace, creating it on first use."""
-    workspace, _ = Workspace.objects.get_or_create(slug=DEFAULT_WORKSPACE_SLUG, defaults={"name": "Default workspace"})
+    workspace, _ = Workspace.objects.get_or_create(
+        slug=DEFAULT_WORKSPACE_SLUG, defaults={"name": "Default workspace"}
+    )
     return workspace
 
 

@@ -30,7 +30,9 @@ class EscalationApi(APIView):
         super().check_permissions(request)
         allowed = roles.can_review(request.user) if self.write else roles.can_read(request.user)
         if not allowed:
-            raise exceptions.PermissionDenied("your role may not " + ("act on" if self.write else "read") + " the escalation queue")
+            raise exceptions.PermissionDenied(
+                "your role may not " + ("act on" if self.write else "read") + " the escalation queue"
+            )
 
     def get_case(self, ticket: str) -> ReviewCase:
         case = selectors.case_get(user=self.request.user, ticket=ticket)
@@ -203,6 +205,7 @@ class CaseTransitionApi(EscalationApi):
 def _transition_view(name: str, input_fields: dict, call, doc: str) -> type[CaseTransitionApi]:
     """Build the APIView of one transition (its nested InputSerializer and its service call)."""
     input_serializer = type(f"{name}InputSerializer", (VersionedInput,), dict(input_fields))
+
     @extend_schema(request=input_serializer, responses=CaseDetailOutputSerializer)
     def post(self, request, ticket):  # its own function, so each view carries its own schema
         return CaseTransitionApi.post(self, request, ticket)
@@ -220,38 +223,49 @@ def _transition_view(name: str, input_fields: dict, call, doc: str) -> type[Case
 
 
 def _reason(required: bool = True, **extra):
-    return serializers.CharField(max_length=5000, required=required, allow_blank=not required, trim_whitespace=True, **extra)
+    return serializers.CharField(
+        max_length=5000, required=required, allow_blank=not required, trim_whitespace=True, **extra
+    )
 
 
 CaseAcknowledgeApi = _transition_view(
-    "CaseAcknowledgeApi", {}, lambda case, actor, data: services.case_acknowledge(case=case, actor=actor),
+    "CaseAcknowledgeApi",
+    {},
+    lambda case, actor, data: services.case_acknowledge(case=case, actor=actor),
     "Acknowledge an open case (you become its owner unless it has one).",
 )
 CaseAssignApi = _transition_view(
     "CaseAssignApi",
     {"owner": serializers.CharField(max_length=150), "reason": _reason(required=False)},
     lambda case, actor, data: services.case_assign(
-        case=case, actor=actor, owner=selectors.case_owner_candidate(case=case, username=data["owner"]),
+        case=case,
+        actor=actor,
+        owner=selectors.case_owner_candidate(case=case, username=data["owner"]),
         reason=data.get("reason", ""),
     ),
     "Assign or reassign a case to a reviewer (by username).",
 )
 CaseNoteApi = _transition_view(
-    "CaseNoteApi", {"note": _reason()}, lambda case, actor, data: services.case_note(case=case, actor=actor, note=data["note"]),
+    "CaseNoteApi",
+    {"note": _reason()},
+    lambda case, actor, data: services.case_note(case=case, actor=actor, note=data["note"]),
     "Add a note to a case.",
 )
 CaseEscalateApi = _transition_view(
-    "CaseEscalateApi", {"reason": _reason()},
+    "CaseEscalateApi",
+    {"reason": _reason()},
     lambda case, actor, data: services.case_escalate(case=case, actor=actor, reason=data["reason"]),
     "Escalate a case to the next tier (a note is required).",
 )
 CasePauseApi = _transition_view(
-    "CasePauseApi", {"reason": _reason()},
+    "CasePauseApi",
+    {"reason": _reason()},
     lambda case, actor, data: services.case_pause(case=case, actor=actor, reason=data["reason"]),
     "Pause the SLA clock while waiting on information.",
 )
 CaseResumeApi = _transition_view(
-    "CaseResumeApi", {"reason": _reason(required=False)},
+    "CaseResumeApi",
+    {"reason": _reason(required=False)},
     lambda case, actor, data: services.case_resume(case=case, actor=actor, reason=data.get("reason", "")),
     "Resume a paused case's SLA clock.",
 )
@@ -264,7 +278,8 @@ CaseResolveApi = _transition_view(
     "Resolve a case with a decision and a rationale (the decision flows back to the claim).",
 )
 CaseReopenApi = _transition_view(
-    "CaseReopenApi", {"reason": _reason()},
+    "CaseReopenApi",
+    {"reason": _reason()},
     lambda case, actor, data: services.case_reopen(case=case, actor=actor, reason=data["reason"]),
     "Reopen a resolved case.",
 )
@@ -286,10 +301,15 @@ class CaseOpenApi(EscalationApi):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        claim = claim_in_workspace(workspace=workspace_for_user(request.user), answer_id=values["answer_id"],
-                                   claim_id=values["claim_id"])
+        claim = claim_in_workspace(
+            workspace=workspace_for_user(request.user),
+            answer_id=values["answer_id"],
+            claim_id=values["claim_id"],
+        )
         if claim is None:
-            raise exceptions.ValidationError({"claim_id": [f"no claim {values['claim_id']} in answer {values['answer_id']}"]})
+            raise exceptions.ValidationError(
+                {"claim_id": [f"no claim {values['claim_id']} in answer {values['answer_id']}"]}
+            )
         case = services.case_open(claim=claim, actor=request.user, reason=values["reason"])
         return _detail(self, case.ticket, status=201)
 
@@ -318,5 +338,7 @@ class CurationListApi(EscalationApi):
         if status and status not in ("open", "done", "dismissed"):
             raise exceptions.ValidationError({"status": ["status must be open, done or dismissed"]})
         paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(selectors.curation_list(user=request.user, status=status), request, view=self)
+        page = paginator.paginate_queryset(
+            selectors.curation_list(user=request.user, status=status), request, view=self
+        )
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)

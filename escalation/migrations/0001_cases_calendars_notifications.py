@@ -9,218 +9,554 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('audit', '0001_initial'),
+        ("audit", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='TicketCounter',
+            name="TicketCounter",
             fields=[
-                ('prefix', models.CharField(max_length=16, primary_key=True, serialize=False)),
-                ('last', models.PositiveIntegerField(default=0)),
+                ("prefix", models.CharField(max_length=16, primary_key=True, serialize=False)),
+                ("last", models.PositiveIntegerField(default=0)),
             ],
         ),
         migrations.CreateModel(
-            name='BusinessCalendar',
+            name="BusinessCalendar",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('timezone', models.CharField(default='UTC', max_length=64, validators=[escalation.models._validate_zone])),
-                ('working_days', models.JSONField(default=escalation.models._default_working_days, help_text='Weekdays, 0 = Monday … 6 = Sunday.', validators=[escalation.models._validate_working_days])),
-                ('day_start', models.TimeField(default=datetime.time(9, 0))),
-                ('day_end', models.TimeField(default=datetime.time(17, 0))),
-                ('workspace', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='business_calendar', to='audit.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "timezone",
+                    models.CharField(
+                        default="UTC", max_length=64, validators=[escalation.models._validate_zone]
+                    ),
+                ),
+                (
+                    "working_days",
+                    models.JSONField(
+                        default=escalation.models._default_working_days,
+                        help_text="Weekdays, 0 = Monday … 6 = Sunday.",
+                        validators=[escalation.models._validate_working_days],
+                    ),
+                ),
+                ("day_start", models.TimeField(default=datetime.time(9, 0))),
+                ("day_end", models.TimeField(default=datetime.time(17, 0))),
+                (
+                    "workspace",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="business_calendar",
+                        to="audit.workspace",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Holiday',
+            name="Holiday",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('date', models.DateField()),
-                ('name', models.CharField(blank=True, max_length=200)),
-                ('calendar', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='holidays', to='escalation.businesscalendar')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("date", models.DateField()),
+                ("name", models.CharField(blank=True, max_length=200)),
+                (
+                    "calendar",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="holidays",
+                        to="escalation.businesscalendar",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['date'],
+                "ordering": ["date"],
             },
         ),
         migrations.CreateModel(
-            name='NotificationTarget',
+            name="NotificationTarget",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('channel', models.CharField(choices=[('email', 'Email'), ('webhook', 'Slack-compatible webhook')], max_length=16)),
-                ('address', models.CharField(help_text='An email address, or the webhook URL.', max_length=500)),
-                ('active', models.BooleanField(default=True)),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='notification_targets', to='audit.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "channel",
+                    models.CharField(
+                        choices=[("email", "Email"), ("webhook", "Slack-compatible webhook")], max_length=16
+                    ),
+                ),
+                (
+                    "address",
+                    models.CharField(help_text="An email address, or the webhook URL.", max_length=500),
+                ),
+                ("active", models.BooleanField(default=True)),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notification_targets",
+                        to="audit.workspace",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ReviewCase',
+            name="ReviewCase",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField(editable=False, unique=True)),
-                ('ticket', models.CharField(editable=False, max_length=32, unique=True)),
-                ('domain', models.CharField(blank=True, db_index=True, max_length=64)),
-                ('trigger', models.CharField(choices=[('low_confidence', 'Refuted / NEI with low confidence'), ('regulated_domain', 'Regulated domain'), ('manual', 'Manual escalation')], max_length=20)),
-                ('tier', models.PositiveSmallIntegerField(default=1)),
-                ('status', models.CharField(choices=[('open', 'Open'), ('acknowledged', 'Acknowledged'), ('paused', 'Paused (waiting on information)'), ('resolved', 'Resolved')], default='open', max_length=16)),
-                ('sla_state', models.CharField(choices=[('on_track', 'On track'), ('at_risk', 'At risk'), ('breached', 'Breached')], default='on_track', max_length=16)),
-                ('risk_score', models.FloatField(default=0.0)),
-                ('summary', models.CharField(blank=True, max_length=500)),
-                ('opened_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('acknowledged_at', models.DateTimeField(blank=True, null=True)),
-                ('clock_started_at', models.DateTimeField(blank=True, null=True)),
-                ('clock_used_s', models.FloatField(default=0.0)),
-                ('due_at', models.DateTimeField(blank=True, null=True)),
-                ('at_risk_at', models.DateTimeField(blank=True, null=True)),
-                ('paused_at', models.DateTimeField(blank=True, null=True)),
-                ('resolved_at', models.DateTimeField(blank=True, null=True)),
-                ('decision', models.CharField(blank=True, choices=[('confirm', 'Confirm the label'), ('relabel_supported', 'Relabel SUPPORTED'), ('relabel_refuted', 'Relabel REFUTED'), ('relabel_nei', 'Relabel NEI'), ('suppress', 'Suppress the answer'), ('kb_correction', 'Knowledge-base correction needed')], max_length=24)),
-                ('rationale', models.TextField(blank=True)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('claim', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='review_cases', to='audit.claim')),
-                ('owner', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='review_cases', to=settings.AUTH_USER_MODEL)),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='review_cases', to='audit.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField(editable=False, unique=True)),
+                ("ticket", models.CharField(editable=False, max_length=32, unique=True)),
+                ("domain", models.CharField(blank=True, db_index=True, max_length=64)),
+                (
+                    "trigger",
+                    models.CharField(
+                        choices=[
+                            ("low_confidence", "Refuted / NEI with low confidence"),
+                            ("regulated_domain", "Regulated domain"),
+                            ("manual", "Manual escalation"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("tier", models.PositiveSmallIntegerField(default=1)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("open", "Open"),
+                            ("acknowledged", "Acknowledged"),
+                            ("paused", "Paused (waiting on information)"),
+                            ("resolved", "Resolved"),
+                        ],
+                        default="open",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "sla_state",
+                    models.CharField(
+                        choices=[("on_track", "On track"), ("at_risk", "At risk"), ("breached", "Breached")],
+                        default="on_track",
+                        max_length=16,
+                    ),
+                ),
+                ("risk_score", models.FloatField(default=0.0)),
+                ("summary", models.CharField(blank=True, max_length=500)),
+                ("opened_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("acknowledged_at", models.DateTimeField(blank=True, null=True)),
+                ("clock_started_at", models.DateTimeField(blank=True, null=True)),
+                ("clock_used_s", models.FloatField(default=0.0)),
+                ("due_at", models.DateTimeField(blank=True, null=True)),
+                ("at_risk_at", models.DateTimeField(blank=True, null=True)),
+                ("paused_at", models.DateTimeField(blank=True, null=True)),
+                ("resolved_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "decision",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("confirm", "Confirm the label"),
+                            ("relabel_supported", "Relabel SUPPORTED"),
+                            ("relabel_refuted", "Relabel REFUTED"),
+                            ("relabel_nei", "Relabel NEI"),
+                            ("suppress", "Suppress the answer"),
+                            ("kb_correction", "Knowledge-base correction needed"),
+                        ],
+                        max_length=24,
+                    ),
+                ),
+                ("rationale", models.TextField(blank=True)),
+                ("version", models.PositiveIntegerField(default=1)),
+                (
+                    "claim",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="review_cases",
+                        to="audit.claim",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="review_cases",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="review_cases",
+                        to="audit.workspace",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-risk_score', 'due_at', 'id'],
+                "ordering": ["-risk_score", "due_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='CurationItem',
+            name="CurationItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(choices=[('review', 'Review decision'), ('nightly', 'Nightly auditor'), ('manual', 'Manual')], max_length=16)),
-                ('status', models.CharField(choices=[('open', 'Open'), ('done', 'Done'), ('dismissed', 'Dismissed')], default='open', max_length=16)),
-                ('reason', models.TextField()),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('closed_at', models.DateTimeField(blank=True, null=True)),
-                ('claim', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='curation_items', to='audit.claim')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('document', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='curation_items', to='audit.document')),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='curation_items', to='audit.workspace')),
-                ('case', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='curation_items', to='escalation.reviewcase')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("review", "Review decision"),
+                            ("nightly", "Nightly auditor"),
+                            ("manual", "Manual"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("open", "Open"), ("done", "Done"), ("dismissed", "Dismissed")],
+                        default="open",
+                        max_length=16,
+                    ),
+                ),
+                ("reason", models.TextField()),
+                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("closed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "claim",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="curation_items",
+                        to="audit.claim",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "document",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="curation_items",
+                        to="audit.document",
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="curation_items",
+                        to="audit.workspace",
+                    ),
+                ),
+                (
+                    "case",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="curation_items",
+                        to="escalation.reviewcase",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='ReviewEvent',
+            name="ReviewEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('opened', 'Opened'), ('acknowledged', 'Acknowledged'), ('assigned', 'Assigned'), ('note', 'Note'), ('escalated', 'Escalated'), ('paused', 'Paused'), ('resumed', 'Resumed'), ('resolved', 'Resolved'), ('reopened', 'Reopened'), ('at_risk', 'SLA at risk'), ('breached', 'SLA breached')], max_length=16)),
-                ('tier', models.PositiveSmallIntegerField()),
-                ('actor_label', models.CharField(blank=True, max_length=150)),
-                ('reason', models.TextField(blank=True)),
-                ('details', models.JSONField(blank=True, default=dict)),
-                ('at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='escalation.reviewcase')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("opened", "Opened"),
+                            ("acknowledged", "Acknowledged"),
+                            ("assigned", "Assigned"),
+                            ("note", "Note"),
+                            ("escalated", "Escalated"),
+                            ("paused", "Paused"),
+                            ("resumed", "Resumed"),
+                            ("resolved", "Resolved"),
+                            ("reopened", "Reopened"),
+                            ("at_risk", "SLA at risk"),
+                            ("breached", "SLA breached"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("tier", models.PositiveSmallIntegerField()),
+                ("actor_label", models.CharField(blank=True, max_length=150)),
+                ("reason", models.TextField(blank=True)),
+                ("details", models.JSONField(blank=True, default=dict)),
+                ("at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="events",
+                        to="escalation.reviewcase",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['at', 'id'],
+                "ordering": ["at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Notification',
+            name="Notification",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('channel', models.CharField(choices=[('email', 'Email'), ('webhook', 'Slack-compatible webhook')], max_length=16)),
-                ('address', models.CharField(max_length=500)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('sending', 'Sending'), ('sent', 'Sent'), ('failed', 'Failed')], default='pending', max_length=16)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('last_error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('sent_at', models.DateTimeField(blank=True, null=True)),
-                ('event', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to='escalation.reviewevent')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "channel",
+                    models.CharField(
+                        choices=[("email", "Email"), ("webhook", "Slack-compatible webhook")], max_length=16
+                    ),
+                ),
+                ("address", models.CharField(max_length=500)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("sending", "Sending"),
+                            ("sent", "Sent"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("last_error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("sent_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "event",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notifications",
+                        to="escalation.reviewevent",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='businesscalendar',
-            constraint=models.CheckConstraint(condition=models.Q(('day_end__gt', models.F('day_start'))), name='escalation_businesscalendar_day_ordered'),
+            model_name="businesscalendar",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("day_end__gt", models.F("day_start"))),
+                name="escalation_businesscalendar_day_ordered",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='holiday',
-            constraint=models.UniqueConstraint(fields=('calendar', 'date'), name='escalation_holiday_unique_date'),
+            model_name="holiday",
+            constraint=models.UniqueConstraint(
+                fields=("calendar", "date"), name="escalation_holiday_unique_date"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='notificationtarget',
-            constraint=models.UniqueConstraint(fields=('workspace', 'channel', 'address'), name='escalation_notificationtarget_unique'),
+            model_name="notificationtarget",
+            constraint=models.UniqueConstraint(
+                fields=("workspace", "channel", "address"), name="escalation_notificationtarget_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='notificationtarget',
-            constraint=models.CheckConstraint(condition=models.Q(('channel__in', ['email', 'webhook'])), name='escalation_notificationtarget_channel_valid'),
+            model_name="notificationtarget",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("channel__in", ["email", "webhook"])),
+                name="escalation_notificationtarget_channel_valid",
+            ),
         ),
         migrations.AddIndex(
-            model_name='reviewcase',
-            index=models.Index(condition=models.Q(('status__in', ('open', 'acknowledged')), ('due_at__isnull', False)), fields=['due_at'], name='escalation_case_open_due'),
+            model_name="reviewcase",
+            index=models.Index(
+                condition=models.Q(("status__in", ("open", "acknowledged")), ("due_at__isnull", False)),
+                fields=["due_at"],
+                name="escalation_case_open_due",
+            ),
         ),
         migrations.AddIndex(
-            model_name='reviewcase',
-            index=models.Index(fields=['workspace', 'status', 'tier'], name='escalation_case_ws_status'),
+            model_name="reviewcase",
+            index=models.Index(fields=["workspace", "status", "tier"], name="escalation_case_ws_status"),
         ),
         migrations.AddConstraint(
-            model_name='reviewcase',
-            constraint=models.CheckConstraint(condition=models.Q(('tier__gte', 1), ('tier__lte', 3)), name='escalation_reviewcase_tier_1_to_3'),
+            model_name="reviewcase",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("tier__gte", 1), ("tier__lte", 3)),
+                name="escalation_reviewcase_tier_1_to_3",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewcase',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['open', 'acknowledged', 'paused', 'resolved'])), name='escalation_reviewcase_status_valid'),
+            model_name="reviewcase",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["open", "acknowledged", "paused", "resolved"])),
+                name="escalation_reviewcase_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewcase',
-            constraint=models.CheckConstraint(condition=models.Q(('sla_state__in', ['on_track', 'at_risk', 'breached'])), name='escalation_reviewcase_sla_state_valid'),
+            model_name="reviewcase",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("sla_state__in", ["on_track", "at_risk", "breached"])),
+                name="escalation_reviewcase_sla_state_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewcase',
-            constraint=models.CheckConstraint(condition=models.Q(('risk_score__gte', 0.0), ('risk_score__lte', 1.0)), name='escalation_reviewcase_risk_unit_interval'),
+            model_name="reviewcase",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("risk_score__gte", 0.0), ("risk_score__lte", 1.0)),
+                name="escalation_reviewcase_risk_unit_interval",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewcase',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'resolved'), ('resolved_at__isnull', False)), models.Q(models.Q(('status', 'resolved'), _negated=True), ('resolved_at__isnull', True)), _connector='OR'), name='escalation_reviewcase_resolved_at_iff_resolved'),
+            model_name="reviewcase",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "resolved"), ("resolved_at__isnull", False)),
+                    models.Q(models.Q(("status", "resolved"), _negated=True), ("resolved_at__isnull", True)),
+                    _connector="OR",
+                ),
+                name="escalation_reviewcase_resolved_at_iff_resolved",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewcase',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'paused'), ('paused_at__isnull', False), ('due_at__isnull', True)), models.Q(models.Q(('status', 'paused'), _negated=True), ('paused_at__isnull', True)), _connector='OR'), name='escalation_reviewcase_paused_stops_clock'),
+            model_name="reviewcase",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "paused"), ("paused_at__isnull", False), ("due_at__isnull", True)),
+                    models.Q(models.Q(("status", "paused"), _negated=True), ("paused_at__isnull", True)),
+                    _connector="OR",
+                ),
+                name="escalation_reviewcase_paused_stops_clock",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewcase',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'resolved'), _negated=True), models.Q(('decision', ''), _negated=True), _connector='OR'), name='escalation_reviewcase_resolved_has_decision'),
+            model_name="reviewcase",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "resolved"), _negated=True),
+                    models.Q(("decision", ""), _negated=True),
+                    _connector="OR",
+                ),
+                name="escalation_reviewcase_resolved_has_decision",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewcase',
-            constraint=models.UniqueConstraint(condition=models.Q(('status__in', ('open', 'acknowledged', 'paused'))), fields=('claim',), name='escalation_reviewcase_one_open_case_per_claim'),
+            model_name="reviewcase",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status__in", ("open", "acknowledged", "paused"))),
+                fields=("claim",),
+                name="escalation_reviewcase_one_open_case_per_claim",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='curationitem',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['open', 'done', 'dismissed'])), name='escalation_curationitem_status_valid'),
+            model_name="curationitem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["open", "done", "dismissed"])),
+                name="escalation_curationitem_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='curationitem',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'open'), ('closed_at__isnull', True)), models.Q(models.Q(('status', 'open'), _negated=True), ('closed_at__isnull', False)), _connector='OR'), name='escalation_curationitem_closed_at_iff_closed'),
+            model_name="curationitem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "open"), ("closed_at__isnull", True)),
+                    models.Q(models.Q(("status", "open"), _negated=True), ("closed_at__isnull", False)),
+                    _connector="OR",
+                ),
+                name="escalation_curationitem_closed_at_iff_closed",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewevent',
-            constraint=models.CheckConstraint(condition=models.Q(('tier__gte', 1), ('tier__lte', 3)), name='escalation_reviewevent_tier_1_to_3'),
+            model_name="reviewevent",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("tier__gte", 1), ("tier__lte", 3)),
+                name="escalation_reviewevent_tier_1_to_3",
+            ),
         ),
         migrations.AddIndex(
-            model_name='notification',
-            index=models.Index(condition=models.Q(('status__in', ['pending', 'failed'])), fields=['id'], name='escalation_notif_unsent'),
+            model_name="notification",
+            index=models.Index(
+                condition=models.Q(("status__in", ["pending", "failed"])),
+                fields=["id"],
+                name="escalation_notif_unsent",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='notification',
-            constraint=models.UniqueConstraint(fields=('event', 'channel', 'address'), name='escalation_notification_once_per_event'),
+            model_name="notification",
+            constraint=models.UniqueConstraint(
+                fields=("event", "channel", "address"), name="escalation_notification_once_per_event"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='notification',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'sent'), ('sent_at__isnull', False)), models.Q(models.Q(('status', 'sent'), _negated=True), ('sent_at__isnull', True)), _connector='OR'), name='escalation_notification_sent_at_iff_sent'),
+            model_name="notification",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "sent"), ("sent_at__isnull", False)),
+                    models.Q(models.Q(("status", "sent"), _negated=True), ("sent_at__isnull", True)),
+                    _connector="OR",
+                ),
+                name="escalation_notification_sent_at_iff_sent",
+            ),
         ),
     ]

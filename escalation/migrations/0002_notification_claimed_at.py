@@ -4,20 +4,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('escalation', '0001_cases_calendars_notifications'),
+        ("escalation", "0001_cases_calendars_notifications"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='notification',
-            name='claimed_at',
-            field=models.DateTimeField(blank=True, help_text='When a sender last claimed it (status sending).', null=True),
+            model_name="notification",
+            name="claimed_at",
+            field=models.DateTimeField(
+                blank=True, help_text="When a sender last claimed it (status sending).", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='notification',
-            name='stuck_retried',
-            field=models.BooleanField(default=False, help_text="Left in 'sending' by a crashed sender and retried once (never again)."),
+            model_name="notification",
+            name="stuck_retried",
+            field=models.BooleanField(
+                default=False,
+                help_text="Left in 'sending' by a crashed sender and retried once (never again).",
+            ),
         ),
     ]

@@ -4,20 +4,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('escalation', '0002_notification_claimed_at'),
+        ("escalation", "0002_notification_claimed_at"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='reviewcase',
-            name='reasons',
-            field=models.JSONField(blank=True, default=list, help_text='Every intake reason (the trigger is the first).'),
+            model_name="reviewcase",
+            name="reasons",
+            field=models.JSONField(
+                blank=True, default=list, help_text="Every intake reason (the trigger is the first)."
+            ),
         ),
         migrations.AlterField(
-            model_name='reviewcase',
-            name='trigger',
-            field=models.CharField(choices=[('refuted', 'Refuted as received'), ('auto_corrected', 'Corrected by the revision loop: confirm the correction'), ('low_confidence', 'Refuted / NEI with low confidence'), ('regulated_domain', 'Regulated domain'), ('manual', 'Manual escalation')], max_length=20),
+            model_name="reviewcase",
+            name="trigger",
+            field=models.CharField(
+                choices=[
+                    ("refuted", "Refuted as received"),
+                    ("auto_corrected", "Corrected by the revision loop: confirm the correction"),
+                    ("low_confidence", "Refuted / NEI with low confidence"),
+                    ("regulated_domain", "Regulated domain"),
+                    ("manual", "Manual escalation"),
+                ],
+                max_length=20,
+            ),
         ),
     ]

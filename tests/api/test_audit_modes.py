@@ -13,10 +13,17 @@ from tests.api.test_serializers import CARD_EXAMPLE
 pytestmark = pytest.mark.slow
 
 CONTEXTS = [
-    {"id": "kb1", "title": "Synaptic Plasticity Overview", "uri": "kb://synaptic_plasticity_overview",
-     "text": "Long-term potentiation (LTP) is dependent on NMDA receptor activation in CA1 synapses."},
-    {"id": "kb2", "title": "Hippocampus Anatomy",
-     "text": "The hippocampus proper has three layers: the stratum oriens, the pyramidal layer and the stratum radiatum."},
+    {
+        "id": "kb1",
+        "title": "Synaptic Plasticity Overview",
+        "uri": "kb://synaptic_plasticity_overview",
+        "text": "Long-term potentiation (LTP) is dependent on NMDA receptor activation in CA1 synapses.",
+    },
+    {
+        "id": "kb2",
+        "title": "Hippocampus Anatomy",
+        "text": "The hippocampus proper has three layers: the stratum oriens, the pyramidal layer and the stratum radiatum.",
+    },
 ]
 SUPPORTED = "Long-term potentiation requires NMDA receptor activation [1]."
 UNSUPPORTED = "The cerebellum stores every childhood memory of taste in Purkinje cells."
@@ -31,7 +38,12 @@ def front_end(client_for, submitter, embedder, workspace):
 
 
 def audit(client, answer: str, **extra):
-    body = {"query": "What does long-term potentiation require?", "answer": answer, "contexts": CONTEXTS, **extra}
+    body = {
+        "query": "What does long-term potentiation require?",
+        "answer": answer,
+        "contexts": CONTEXTS,
+        **extra,
+    }
     response = client.post("/api/v1/audits", body, format="json")
     assert response.status_code == 201, response.content
     return response.json()
@@ -45,7 +57,10 @@ def test_it_verifies_an_audit_local_answer_and_revises_or_flags_the_unsupported_
     cards = {card["text"]: card for card in data["claims"]}
     supported = cards["Long-term potentiation requires NMDA receptor activation."]
     assert (supported["label"], supported["mode"], supported["evidence"][0]["source_id"]) == (
-        "SUPPORTED", "Audit-Local", "kb1")
+        "SUPPORTED",
+        "Audit-Local",
+        "kb1",
+    )
     assert supported["confidence"] >= 0.8 and supported["verification_methods"]
     kept = UNSUPPORTED.rstrip(".")
     if kept.lower() in data["answer"].lower():
@@ -67,14 +82,20 @@ def test_it_verifies_an_audit_local_answer_and_revises_or_flags_the_unsupported_
     assert AuditEvent.objects.filter(action="answer.mode_resolved", object_id=str(stored.pk)).exists()
 
 
-def test_it_raises_a_normal_request_in_a_regulated_domain_and_sends_its_claims_to_people(front_end, workspace):
+def test_it_raises_a_normal_request_in_a_regulated_domain_and_sends_its_claims_to_people(
+    front_end, workspace
+):
     workspace.regulated_domains = ["neuroscience"]
     workspace.save(update_fields=["regulated_domains"])
 
     data = audit(front_end, SUPPORTED, mode="normal", domain="neuroscience")
 
     assert data["mode"] == "audit-local"
-    assert data["mode_decision"] == {"mode": "audit-local", "source": "request", "triggers": ["domain:neuroscience"]}
+    assert data["mode_decision"] == {
+        "mode": "audit-local",
+        "source": "request",
+        "triggers": ["domain:neuroscience"],
+    }
     [card] = data["claims"]
     [case] = card["escalations"]
     assert case["type"] == "review" and case["ticket"].startswith("COMP-ESC-") and case["tier"] == 1

@@ -11,12 +11,23 @@ from audit.models import Answer, AuditEvent, Claim, IdempotencyKey
 URL = "/api/v1/audits"
 
 CONTEXTS = [
-    {"id": "kb1", "title": "Synaptic Plasticity Overview", "uri": "kb://synaptic", "text": "LTP depends on NMDA receptors.",
-     "published_at": "2024-05-01"},
+    {
+        "id": "kb1",
+        "title": "Synaptic Plasticity Overview",
+        "uri": "kb://synaptic",
+        "text": "LTP depends on NMDA receptors.",
+        "published_at": "2024-05-01",
+    },
     {"id": "kb2", "title": "Hippocampus", "text": "The hippocampus has three layers."},
 ]
-BODY = {"query": "What does LTP require?", "answer": "LTP requires NMDA receptors [1]. It has three layers [cite:kb2].",
-        "contexts": CONTEXTS, "mode": "normal", "conversation_id": "conv-1", "domain": "neuroscience"}
+BODY = {
+    "query": "What does LTP require?",
+    "answer": "LTP requires NMDA receptors [1]. It has three layers [cite:kb2].",
+    "contexts": CONTEXTS,
+    "mode": "normal",
+    "conversation_id": "conv-1",
+    "domain": "neuroscience",
+}
 
 
 def post(client, body, **headers):
@@ -25,10 +36,16 @@ def post(client, body, **headers):
 
 
 def snapshot():
-    return (Answer.objects.count(), Claim.objects.count(), AuditEvent.objects.count(), IdempotencyKey.objects.count())
+    return (
+        Answer.objects.count(),
+        Claim.objects.count(),
+        AuditEvent.objects.count(),
+        IdempotencyKey.objects.count(),
+    )
 
 
 # --- Normal mode ---------------------------------------------------------------------------
+
 
 def test_it_stores_and_returns_a_normal_answer_with_its_citations_and_no_verification(client_for, submitter):
     response = post(client_for(submitter), BODY)
@@ -66,11 +83,14 @@ def test_it_requires_an_answer_when_no_llm_is_configured_to_draft_one(client_for
 
 # --- Idempotency ---------------------------------------------------------------------------
 
+
 def test_it_returns_the_first_result_when_a_request_is_retried_with_its_key(client_for, submitter):
     client = client_for(submitter)
     first = post(client, BODY, HTTP_IDEMPOTENCY_KEY="req-42")
     # the same body with its keys in another order and other spacing is the same request
-    retry = post(client, json.dumps(dict(reversed(list(BODY.items()))), indent=2), HTTP_IDEMPOTENCY_KEY="req-42")
+    retry = post(
+        client, json.dumps(dict(reversed(list(BODY.items()))), indent=2), HTTP_IDEMPOTENCY_KEY="req-42"
+    )
 
     assert first.status_code == retry.status_code == 201
     assert retry.json() == first.json()
@@ -115,7 +135,10 @@ def test_it_does_not_store_a_key_for_a_rejected_request_so_a_corrected_retry_suc
 
 # --- Mode resolution through the API ---------------------------------------------------------
 
-def test_it_uses_the_conversation_default_when_the_request_names_no_mode(client_for, submitter, admin_user_obj):
+
+def test_it_uses_the_conversation_default_when_the_request_names_no_mode(
+    client_for, submitter, admin_user_obj
+):
     admin = client_for(admin_user_obj)
     admin.put("/api/v1/settings/conversations/conv-9", {"default_mode": "normal"}, format="json")
     body = {k: v for k, v in BODY.items() if k != "mode"}
@@ -142,33 +165,61 @@ BAD_BODIES = [
     pytest.param({"query": "q", "answer": "a", "mode": "turbo"}, "mode", id="unknown-mode"),
     pytest.param({"query": "q", "answer": "a", "mode": "Audit-Local"}, "mode", id="mode-display-name"),
     pytest.param({"query": "q", "answer": "a", "contexts": {"id": 1}}, "contexts", id="contexts-not-a-list"),
-    pytest.param({"query": "q", "answer": "a", "contexts": [{"id": "1"}]}, "contexts[0].text", id="context-no-text"),
-    pytest.param({"query": "q", "answer": "a", "contexts": [{"id": "1", "text": "t"}, {"text": "t"}]}, "contexts[1].id",
-                 id="context-no-id"),
-    pytest.param({"query": "q", "answer": "a", "contexts": [{"id": True, "text": "t"}]}, "contexts[0].id",
-                 id="context-bool-id"),
-    pytest.param({"query": "q", "answer": "a", "contexts": [{"id": "1", "text": "t", "published_at": "last May"}]},
-                 "contexts[0].published_at", id="context-bad-date"),
-    pytest.param({"query": "q", "answer": "a", "contexts": [{"id": "1", "text": "t", "colour": "red"}]},
-                 "contexts[0].colour", id="context-unknown-field"),
-    pytest.param({"query": "q", "answer": "a", "contexts": ["just text"]}, "contexts[0]", id="context-not-object"),
-    pytest.param({"query": "q", "answer": "a", "conversation_id": "c" * 201}, "conversation_id", id="long-conversation"),
+    pytest.param(
+        {"query": "q", "answer": "a", "contexts": [{"id": "1"}]}, "contexts[0].text", id="context-no-text"
+    ),
+    pytest.param(
+        {"query": "q", "answer": "a", "contexts": [{"id": "1", "text": "t"}, {"text": "t"}]},
+        "contexts[1].id",
+        id="context-no-id",
+    ),
+    pytest.param(
+        {"query": "q", "answer": "a", "contexts": [{"id": True, "text": "t"}]},
+        "contexts[0].id",
+        id="context-bool-id",
+    ),
+    pytest.param(
+        {"query": "q", "answer": "a", "contexts": [{"id": "1", "text": "t", "published_at": "last May"}]},
+        "contexts[0].published_at",
+        id="context-bad-date",
+    ),
+    pytest.param(
+        {"query": "q", "answer": "a", "contexts": [{"id": "1", "text": "t", "colour": "red"}]},
+        "contexts[0].colour",
+        id="context-unknown-field",
+    ),
+    pytest.param(
+        {"query": "q", "answer": "a", "contexts": ["just text"]}, "contexts[0]", id="context-not-object"
+    ),
+    pytest.param(
+        {"query": "q", "answer": "a", "conversation_id": "c" * 201}, "conversation_id", id="long-conversation"
+    ),
     pytest.param({"query": "q", "answer": "a", "anwser": "typo"}, "anwser", id="unknown-field"),
     pytest.param({"query": "q", "answer": "bad \u0000 nul"}, "answer", id="nul-character"),
     pytest.param(b'{"query": "q", "answer": "lone \\ud800 surrogate"}', "answer", id="lone-surrogate"),
-    pytest.param(b'{"query": "q", "answer": "a", "contexts": [{"id": "1", "text": "caf\xe9"}]}', "contexts[0].text",
-                 id="latin1-bytes"),
+    pytest.param(
+        b'{"query": "q", "answer": "a", "contexts": [{"id": "1", "text": "caf\xe9"}]}',
+        "contexts[0].text",
+        id="latin1-bytes",
+    ),
     pytest.param(b'{"query": "q", "answer": "a"}\xff', "body", id="bad-byte-outside-strings"),
-    pytest.param(b'{"query": "q", "answer": "a", "contexts": ' + b"[" * 50000 + b"]" * 50000 + b"}", "body",
-                 id="nested-too-deeply"),
-    pytest.param(b'{"query": "q", "answer": "a", "contexts": [{"id": ' + b"9" * 5000 + b', "text": "t"}]}', "body",
-                 id="integer-too-long"),
+    pytest.param(
+        b'{"query": "q", "answer": "a", "contexts": ' + b"[" * 50000 + b"]" * 50000 + b"}",
+        "body",
+        id="nested-too-deeply",
+    ),
+    pytest.param(
+        b'{"query": "q", "answer": "a", "contexts": [{"id": ' + b"9" * 5000 + b', "text": "t"}]}',
+        "body",
+        id="integer-too-long",
+    ),
 ]
 
 
 @pytest.mark.parametrize("body, field", BAD_BODIES)
-def test_it_answers_bad_input_with_400_naming_the_field_and_stores_nothing(client_for, submitter, audited_answer,
-                                                                        body, field):
+def test_it_answers_bad_input_with_400_naming_the_field_and_stores_nothing(
+    client_for, submitter, audited_answer, body, field
+):
     before = snapshot()
 
     response = post(client_for(submitter), body)
@@ -201,7 +252,9 @@ def test_it_refuses_a_body_over_the_configured_size_limit(client_for, submitter,
 
 
 def test_it_answers_415_for_a_body_that_is_not_json(client_for, submitter):
-    response = client_for(submitter).post(URL, data="query=q", content_type="application/x-www-form-urlencoded")
+    response = client_for(submitter).post(
+        URL, data="query=q", content_type="application/x-www-form-urlencoded"
+    )
 
     assert response.status_code == 415
     assert Answer.objects.count() == 0
@@ -217,14 +270,20 @@ def test_it_answers_401_without_credentials_and_with_a_wrong_token(db, client_fo
     assert Answer.objects.count() == 0
 
 
-def test_it_drafts_a_missing_answer_with_the_configured_llm_and_keeps_its_citations(client_for, submitter, settings):
+def test_it_drafts_a_missing_answer_with_the_configured_llm_and_keeps_its_citations(
+    client_for, submitter, settings
+):
     from tests.llm.fake_llm import FakeLLMServer, ok
 
     server = FakeLLMServer().start()
     try:
         server.route("TASK: draft_answer", ok("LTP depends on NMDA receptors [1]."))
-        settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": server.base_url, "LLM_MODEL": "test-model",
-                            "LLM_MAX_RETRIES": 0}
+        settings.THEORIA = {
+            **settings.THEORIA,
+            "LLM_BASE_URL": server.base_url,
+            "LLM_MODEL": "test-model",
+            "LLM_MAX_RETRIES": 0,
+        }
         body = {k: v for k, v in BODY.items() if k != "answer"}
 
         response = post(client_for(submitter), body)

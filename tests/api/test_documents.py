@@ -28,13 +28,20 @@ def search_titles(workspace, query: str):
 
 
 def test_it_ingests_a_json_document_and_search_finds_it(admin, workspace):
-    response = admin.post("/api/v1/documents", {"title": "LTP notes", "text": TEXT, "domain": "Neuroscience",
-                                                "published_at": "2025-06-01"}, format="json")
+    response = admin.post(
+        "/api/v1/documents",
+        {"title": "LTP notes", "text": TEXT, "domain": "Neuroscience", "published_at": "2025-06-01"},
+        format="json",
+    )
 
     assert response.status_code == 201, response.content
     [doc] = response.json()
-    assert (doc["uri"], doc["domain"], doc["outcome"], doc["published_at"]) == ("kb://ltp-notes", "neuroscience", "created",
-                                                                                "2025-06-01")
+    assert (doc["uri"], doc["domain"], doc["outcome"], doc["published_at"]) == (
+        "kb://ltp-notes",
+        "neuroscience",
+        "created",
+        "2025-06-01",
+    )
     assert doc["chunks"] >= 1
     assert search_titles(workspace, "NMDA receptors and LTP")[0] == "LTP notes"
     assert AuditEvent.objects.filter(action="kb.document_created").count() == 1
@@ -51,14 +58,21 @@ def test_it_answers_200_unchanged_when_the_same_document_is_uploaded_again(admin
 
 
 def test_it_ingests_an_uploaded_markdown_file_with_its_front_matter(admin):
-    upload = SimpleUploadedFile("dopamine.md", b"---\ntitle: Dopamine pathways\npublished: 2024-01-02\n---\n"
-                                               b"# Dopamine\n\nDopamine neurons project to the striatum.\n")
+    upload = SimpleUploadedFile(
+        "dopamine.md",
+        b"---\ntitle: Dopamine pathways\npublished: 2024-01-02\n---\n"
+        b"# Dopamine\n\nDopamine neurons project to the striatum.\n",
+    )
 
     response = admin.post("/api/v1/documents", {"file": upload, "domain": "neuroscience"}, format="multipart")
 
     assert response.status_code == 201, response.content
     [doc] = response.json()
-    assert (doc["title"], doc["published_at"], doc["uri"]) == ("Dopamine pathways", "2024-01-02", "kb://dopamine")
+    assert (doc["title"], doc["published_at"], doc["uri"]) == (
+        "Dopamine pathways",
+        "2024-01-02",
+        "kb://dopamine",
+    )
 
 
 def test_it_lists_and_deletes_a_document_and_search_drops_it(admin, workspace):
@@ -77,13 +91,16 @@ def test_it_lists_and_deletes_a_document_and_search_drops_it(admin, workspace):
     assert admin.delete(f"/api/v1/documents/{doc['id']}").status_code == 404
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"text": TEXT}, "title"),
-    ({"title": "No text"}, "text"),
-    ({"title": "Blank", "text": "   "}, "text"),
-    ({"title": "T", "text": TEXT, "published_at": "soon"}, "published_at"),
-    ({"title": "T", "text": TEXT, "pages": 3}, "pages"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"text": TEXT}, "title"),
+        ({"title": "No text"}, "text"),
+        ({"title": "Blank", "text": "   "}, "text"),
+        ({"title": "T", "text": TEXT, "published_at": "soon"}, "published_at"),
+        ({"title": "T", "text": TEXT, "pages": 3}, "pages"),
+    ],
+)
 def test_it_refuses_a_bad_json_document_naming_the_field(admin, body, field):
     response = admin.post("/api/v1/documents", body, format="json")
 
@@ -92,13 +109,18 @@ def test_it_refuses_a_bad_json_document_naming_the_field(admin, body, field):
     assert not Document.objects.exists()
 
 
-@pytest.mark.parametrize("name, content", [
-    ("paper.pdf", b"%PDF-1.4"),
-    ("latin1.txt", "caf\xe9 au lait".encode("latin-1")),
-    ("empty.md", b"   \n"),
-])
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("paper.pdf", b"%PDF-1.4"),
+        ("latin1.txt", "caf\xe9 au lait".encode("latin-1")),
+        ("empty.md", b"   \n"),
+    ],
+)
 def test_it_refuses_an_unusable_file_naming_the_file_field(admin, name, content):
-    response = admin.post("/api/v1/documents", {"file": SimpleUploadedFile(name, content)}, format="multipart")
+    response = admin.post(
+        "/api/v1/documents", {"file": SimpleUploadedFile(name, content)}, format="multipart"
+    )
 
     assert response.status_code == 400
     assert "file" in response.json()["errors"]
@@ -109,7 +131,9 @@ def test_it_ingests_all_records_of_a_jsonl_file_or_none(admin):
     good = b'{"id": "1", "title": "One", "text": "First passage about synapses."}\n'
     bad = good + b'{"id": "2", "title": "Two"}\n'
 
-    refused = admin.post("/api/v1/documents", {"file": SimpleUploadedFile("kb.jsonl", bad)}, format="multipart")
+    refused = admin.post(
+        "/api/v1/documents", {"file": SimpleUploadedFile("kb.jsonl", bad)}, format="multipart"
+    )
 
     assert refused.status_code == 400 and "line 2" in refused.json()["detail"]
     assert not Document.objects.exists()

@@ -17,7 +17,9 @@ def test_an_answer_with_more_claims_than_the_cap_gets_413_naming_the_threshold(c
     from audit.models import Answer
 
     client = client_for(make_user("frontend", roles.SUBMITTER))
-    response = client.post("/api/v1/audits", {"query": "q", "answer": _answer(201), "mode": "audit-local"}, format="json")
+    response = client.post(
+        "/api/v1/audits", {"query": "q", "answer": _answer(201), "mode": "audit-local"}, format="json"
+    )
     assert response.status_code == 413
     assert "max_claims_per_answer" in response.json()["detail"] and "201 claims" in response.json()["detail"]
     assert "answer" in response.json()["errors"]
@@ -28,11 +30,21 @@ def test_the_cap_is_a_workspace_threshold(client_for, make_user, admin_user_obj)
     from audit.models import Answer
 
     admin = client_for(admin_user_obj)
-    assert admin.put("/api/v1/settings/thresholds", {"threshold_overrides": {"max_claims_per_answer": 3}},
-                     format="json").status_code == 200
+    assert (
+        admin.put(
+            "/api/v1/settings/thresholds",
+            {"threshold_overrides": {"max_claims_per_answer": 3}},
+            format="json",
+        ).status_code
+        == 200
+    )
     client = client_for(make_user("frontend", roles.SUBMITTER))
-    response = client.post("/api/v1/audits", {"query": "q", "answer": _answer(4), "mode": "audit-local"}, format="json")
+    response = client.post(
+        "/api/v1/audits", {"query": "q", "answer": _answer(4), "mode": "audit-local"}, format="json"
+    )
     assert response.status_code == 413 and "at most 3 claims" in response.json()["detail"]
-    normal = client.post("/api/v1/audits", {"query": "q", "answer": _answer(4), "mode": "normal"}, format="json")
+    normal = client.post(
+        "/api/v1/audits", {"query": "q", "answer": _answer(4), "mode": "normal"}, format="json"
+    )
     assert normal.status_code == 201  # Normal mode verifies nothing, so it has no claims to cap
     assert Answer.objects.count() == 1

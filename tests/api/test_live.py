@@ -20,7 +20,9 @@ from tests.api.conftest import build_answer
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
-def call(live_server, method: str, path: str, token: str = "", body=None, raw: bytes | None = None, headers=None):
+def call(
+    live_server, method: str, path: str, token: str = "", body=None, raw: bytes | None = None, headers=None
+):
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
     request = urllib.request.Request(live_server.url + path, data=data, method=method)
     if data is not None:
@@ -48,16 +50,36 @@ def test_it_serves_the_walkthrough_over_real_http(live_server, make_user, worksp
     build_answer(workspace)
     token = token_for("frontend")
 
-    status, headers, body = call(live_server, "POST", "/api/v1/audits", token, {
-        "query": "What does LTP require?", "answer": "LTP requires NMDA receptors [1].", "mode": "normal",
-        "contexts": [{"id": "kb1", "text": "LTP depends on NMDA receptors."}]}, headers={"Idempotency-Key": "walk-1"})
+    status, headers, body = call(
+        live_server,
+        "POST",
+        "/api/v1/audits",
+        token,
+        {
+            "query": "What does LTP require?",
+            "answer": "LTP requires NMDA receptors [1].",
+            "mode": "normal",
+            "contexts": [{"id": "kb1", "text": "LTP depends on NMDA receptors."}],
+        },
+        headers={"Idempotency-Key": "walk-1"},
+    )
     assert status == 201, body
     created = json.loads(body)
     assert created["mode"] == "normal" and created["citations"][0]["id"] == "kb1"
 
-    status, headers, body = call(live_server, "POST", "/api/v1/audits", token, {
-        "query": "What does LTP require?", "answer": "LTP requires NMDA receptors [1].", "mode": "normal",
-        "contexts": [{"id": "kb1", "text": "LTP depends on NMDA receptors."}]}, headers={"Idempotency-Key": "walk-1"})
+    status, headers, body = call(
+        live_server,
+        "POST",
+        "/api/v1/audits",
+        token,
+        {
+            "query": "What does LTP require?",
+            "answer": "LTP requires NMDA receptors [1].",
+            "mode": "normal",
+            "contexts": [{"id": "kb1", "text": "LTP depends on NMDA receptors."}],
+        },
+        headers={"Idempotency-Key": "walk-1"},
+    )
     assert status == 201 and json.loads(body)["answer_id"] == created["answer_id"]
     assert headers.get("Idempotent-Replayed") == "true"
 
@@ -134,8 +156,19 @@ def test_it_stores_one_answer_when_two_retries_with_one_key_arrive_together(live
     body = {"query": "q", "answer": "LTP requires NMDA receptors.", "mode": "normal"}
 
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(lambda _: call(live_server, "POST", "/api/v1/audits", token, body,
-                                               headers={"Idempotency-Key": "same-key"}), range(4)))
+        results = list(
+            pool.map(
+                lambda _: call(
+                    live_server,
+                    "POST",
+                    "/api/v1/audits",
+                    token,
+                    body,
+                    headers={"Idempotency-Key": "same-key"},
+                ),
+                range(4),
+            )
+        )
 
     assert [status for status, _, _ in results] == [201] * 4, results
     assert len({json.loads(payload)["answer_id"] for _, _, payload in results}) == 1

@@ -22,7 +22,10 @@ def test_it_takes_the_request_then_conversation_then_user_then_workspace_mode(wo
     assert mode_resolve(workspace=workspace, user=front_end).source == "workspace"
 
     UserProfile.objects.filter(user=front_end).update(default_mode=constants.MODE_NORMAL)
-    assert (mode_resolve(workspace=workspace, user=front_end).mode, mode_resolve(workspace=workspace, user=front_end).source) == ("normal", "user")
+    assert (
+        mode_resolve(workspace=workspace, user=front_end).mode,
+        mode_resolve(workspace=workspace, user=front_end).source,
+    ) == ("normal", "user")
 
     Conversation.objects.create(workspace=workspace, external_id="c1", default_mode=constants.MODE_AUDIT_WEB)
     decision = mode_resolve(workspace=workspace, user=front_end, conversation_id="c1")
@@ -32,7 +35,9 @@ def test_it_takes_the_request_then_conversation_then_user_then_workspace_mode(wo
     assert (decision.mode, decision.source) == ("normal", "request")
 
 
-def test_it_raises_normal_to_audit_local_for_a_regulated_domain_or_an_auto_audit_role(workspace, front_end, make_user):
+def test_it_raises_normal_to_audit_local_for_a_regulated_domain_or_an_auto_audit_role(
+    workspace, front_end, make_user
+):
     workspace.regulated_domains = ["finance"]
     workspace.auto_audit_roles = [roles.L1_ANALYST]
     workspace.save(update_fields=["regulated_domains", "auto_audit_roles"])
@@ -57,20 +62,25 @@ def test_it_refuses_an_unknown_mode_naming_the_field(workspace):
 
 
 def test_it_escalates_to_web_on_each_condition_of_spec_4_3(workspace):
-    answer, claims = build_answer(workspace, specs=(
-        ("SUPPORTED", "supported", 0.91, "Fine", "fine"),
-        ("SUPPORTED", "supported", 0.85, "Stale", "stale"),
-        ("SUPPORTED", "supported", 0.90, "Unstable", "unstable"),
-        ("NEI", "weak", 0.79, "Weak", "weak"),
-        ("SUPPORTED", "supported", 0.95, "Orphan", "orphan"),
-    ))
+    answer, claims = build_answer(
+        workspace,
+        specs=(
+            ("SUPPORTED", "supported", 0.91, "Fine", "fine"),
+            ("SUPPORTED", "supported", 0.85, "Stale", "stale"),
+            ("SUPPORTED", "supported", 0.90, "Unstable", "unstable"),
+            ("NEI", "weak", 0.79, "Weak", "weak"),
+            ("SUPPORTED", "supported", 0.95, "Orphan", "orphan"),
+        ),
+    )
     claims[1].risk_flags = [constants.WEB_STALE_FLAG]
     claims[1].save(update_fields=["risk_flags"])
     claims[2].metrics = {**claims[2].metrics, "selfcheck_disagreement": 0.41}
     claims[2].save(update_fields=["metrics"])
     claims[4].evidence.all().delete()
 
-    reasons = web_escalation_reasons(answer.claims.prefetch_related("evidence"), constants.Thresholds()).reasons
+    reasons = web_escalation_reasons(
+        answer.claims.prefetch_related("evidence"), constants.Thresholds()
+    ).reasons
 
     assert reasons == {
         "c2": ["stale_source"],

@@ -40,20 +40,41 @@ def client_as(make_user, client_for):
 
 def attempt(client, action: str, workspace):
     answer, _ = build_answer(workspace)
-    document = Document.objects.create(workspace=workspace, title="Doc", uri="kb://doc", content_hash="sha256:" + "0" * 64)
+    document = Document.objects.create(
+        workspace=workspace, title="Doc", uri="kb://doc", content_hash="sha256:" + "0" * 64
+    )
     if action == "read":
-        return [client.get("/api/v1/claims"), client.get(f"/api/v1/answers/{answer.public_id}"),
-                client.get("/api/v1/claim-cards/export?format=csv"), client.get("/api/v1/documents"),
-                client.get("/api/v1/settings/workspace")]
+        return [
+            client.get("/api/v1/claims"),
+            client.get(f"/api/v1/answers/{answer.public_id}"),
+            client.get("/api/v1/claim-cards/export?format=csv"),
+            client.get("/api/v1/documents"),
+            client.get("/api/v1/settings/workspace"),
+        ]
     if action == "submit":
-        return [client.post("/api/v1/audits", {"query": "q", "answer": "An answer.", "mode": "normal"}, format="json")]
+        return [
+            client.post(
+                "/api/v1/audits", {"query": "q", "answer": "An answer.", "mode": "normal"}, format="json"
+            )
+        ]
     if action == "escalate":
-        return [client.post("/api/v1/cases/open", {"answer_id": answer.public_id, "claim_id": "c2",
-                                                   "reason": "Looks wrong to me."}, format="json")]
-    return [client.patch("/api/v1/settings/workspace", {"default_mode": "audit-local"}, format="json"),
-            client.put("/api/v1/settings/thresholds", {"threshold_overrides": {"audit_score_threshold": 0.7}}, format="json"),
-            client.put("/api/v1/settings/conversations/c-1", {"default_mode": "normal"}, format="json"),
-            client.delete(f"/api/v1/documents/{document.pk}")]
+        return [
+            client.post(
+                "/api/v1/cases/open",
+                {"answer_id": answer.public_id, "claim_id": "c2", "reason": "Looks wrong to me."},
+                format="json",
+            )
+        ]
+    return [
+        client.patch("/api/v1/settings/workspace", {"default_mode": "audit-local"}, format="json"),
+        client.put(
+            "/api/v1/settings/thresholds",
+            {"threshold_overrides": {"audit_score_threshold": 0.7}},
+            format="json",
+        ),
+        client.put("/api/v1/settings/conversations/c-1", {"default_mode": "normal"}, format="json"),
+        client.delete(f"/api/v1/documents/{document.pk}"),
+    ]
 
 
 @pytest.mark.parametrize("action", list(MATRIX))
@@ -90,7 +111,9 @@ def test_it_requires_the_csrf_token_for_session_writes(make_user):
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(user)
 
-    response = browser.patch("/api/v1/settings/workspace", {"default_mode": "audit-local"}, content_type="application/json")
+    response = browser.patch(
+        "/api/v1/settings/workspace", {"default_mode": "audit-local"}, content_type="application/json"
+    )
 
     assert response.status_code == 403
     assert not AuditEvent.objects.filter(action__startswith="settings.").exists()

@@ -25,19 +25,42 @@ def test_it_serves_a_valid_openapi_3_schema(schema):
 def test_it_documents_every_endpoint_of_the_api(schema):
     paths = set(schema["paths"])
 
-    assert {"/api/v1/audits", "/api/v1/answers", "/api/v1/answers/{answer_id}",
-            "/api/v1/answers/{answer_id}/claims/{claim_id}", "/api/v1/claims", "/api/v1/evidence", "/api/v1/runs",
-            "/api/v1/claim-cards/export", "/api/v1/claim-cards/daily-bundle", "/api/v1/documents",
-            "/api/v1/documents/{id}", "/api/v1/settings/workspace", "/api/v1/settings/thresholds",
-            "/api/v1/settings/users/{username}", "/api/v1/settings/conversations/{conversation_id}"} <= paths
+    assert {
+        "/api/v1/audits",
+        "/api/v1/answers",
+        "/api/v1/answers/{answer_id}",
+        "/api/v1/answers/{answer_id}/claims/{claim_id}",
+        "/api/v1/claims",
+        "/api/v1/evidence",
+        "/api/v1/runs",
+        "/api/v1/claim-cards/export",
+        "/api/v1/claim-cards/daily-bundle",
+        "/api/v1/documents",
+        "/api/v1/documents/{id}",
+        "/api/v1/settings/workspace",
+        "/api/v1/settings/thresholds",
+        "/api/v1/settings/users/{username}",
+        "/api/v1/settings/conversations/{conversation_id}",
+    } <= paths
 
 
 def test_it_documents_the_claim_card_and_the_audit_request(schema):
     components = schema["components"]["schemas"]
 
     assert list(components["ClaimCard"]["properties"]) == [
-        "claim_id", "answer_id", "text", "mode", "label", "confidence", "evidence", "verification_methods",
-        "metrics", "timestamps", "escalations", "revision"]
+        "claim_id",
+        "answer_id",
+        "text",
+        "mode",
+        "label",
+        "confidence",
+        "evidence",
+        "verification_methods",
+        "metrics",
+        "timestamps",
+        "escalations",
+        "revision",
+    ]
     revision = components["ClaimRevision"]["properties"]
     assert list(revision) == ["strategy", "text", "label", "confidence", "passage_id"]
     request = components["AuditCreateInput"]
@@ -45,8 +68,18 @@ def test_it_documents_the_claim_card_and_the_audit_request(schema):
     assert request["properties"]["mode"]["$ref"] == "#/components/schemas/ModeEnum"
     assert components["ModeEnum"]["enum"] == ["normal", "audit-local", "audit-web"]
     parameters = {p["name"] for p in schema["paths"]["/api/v1/claims"]["get"]["parameters"]}
-    assert {"label", "confidence_min", "confidence_max", "date_from", "date_to", "mode", "domain",
-            "escalation", "page", "page_size"} <= parameters
+    assert {
+        "label",
+        "confidence_min",
+        "confidence_max",
+        "date_from",
+        "date_to",
+        "mode",
+        "domain",
+        "escalation",
+        "page",
+        "page_size",
+    } <= parameters
 
 
 def test_it_also_serves_the_schema_as_yaml(client, db):
@@ -66,8 +99,12 @@ def test_it_serves_the_docs_page_with_local_assets_only(client, db):
 
 
 def test_every_operation_has_a_unique_id_and_a_described_success_response(schema):
-    ids = [op["operationId"] for item in schema["paths"].values() for method, op in item.items()
-           if method in ("get", "post", "put", "patch", "delete")]
+    ids = [
+        op["operationId"]
+        for item in schema["paths"].values()
+        for method, op in item.items()
+        if method in ("get", "post", "put", "patch", "delete")
+    ]
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
     assert not [i for i in ids if re.search(r"_\d+$", i)]  # no numeral suffixes from collisions
     for path, item in schema["paths"].items():

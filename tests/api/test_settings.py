@@ -14,9 +14,16 @@ def admin(client_for, admin_user_obj):
 
 
 def test_it_changes_workspace_defaults_and_records_each_change(admin, workspace, admin_user_obj):
-    response = admin.patch("/api/v1/settings/workspace", {
-        "default_mode": "audit-local", "regulated_domains": ["Finance", "neuroscience", "finance"],
-        "auto_audit_roles": [roles.AUDITOR], "allow_external_calls": False}, format="json")
+    response = admin.patch(
+        "/api/v1/settings/workspace",
+        {
+            "default_mode": "audit-local",
+            "regulated_domains": ["Finance", "neuroscience", "finance"],
+            "auto_audit_roles": [roles.AUDITOR],
+            "allow_external_calls": False,
+        },
+        format="json",
+    )
 
     assert response.status_code == 200, response.content
     workspace.refresh_from_db()
@@ -26,8 +33,12 @@ def test_it_changes_workspace_defaults_and_records_each_change(admin, workspace,
     event = AuditEvent.objects.get(action="settings.workspace_changed")
     assert event.actor == admin_user_obj
     assert event.details["changes"]["default_mode"] == {"from": "normal", "to": "audit-local"}
-    assert set(event.details["changes"]) == {"default_mode", "regulated_domains", "auto_audit_roles",
-                                             "allow_external_calls"}
+    assert set(event.details["changes"]) == {
+        "default_mode",
+        "regulated_domains",
+        "auto_audit_roles",
+        "allow_external_calls",
+    }
 
 
 def test_it_records_nothing_when_a_change_changes_nothing(admin, workspace):
@@ -36,14 +47,17 @@ def test_it_records_nothing_when_a_change_changes_nothing(admin, workspace):
     assert not AuditEvent.objects.filter(action__startswith="settings.").exists()
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"default_mode": "fast"}, "default_mode"),
-    ({"auto_audit_roles": ["Janitor"]}, "auto_audit_roles[0]"),
-    ({"regulated_domains": "finance"}, "regulated_domains"),
-    ({"retention_days": 0}, "retention_days"),
-    ({"name": "Renamed"}, "name"),
-    ([], "body"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"default_mode": "fast"}, "default_mode"),
+        ({"auto_audit_roles": ["Janitor"]}, "auto_audit_roles[0]"),
+        ({"regulated_domains": "finance"}, "regulated_domains"),
+        ({"retention_days": 0}, "retention_days"),
+        ({"name": "Renamed"}, "name"),
+        ([], "body"),
+    ],
+)
 def test_it_refuses_bad_workspace_settings_and_changes_nothing(admin, workspace, body, field):
     response = admin.patch("/api/v1/settings/workspace", body, format="json")
 
@@ -54,9 +68,11 @@ def test_it_refuses_bad_workspace_settings_and_changes_nothing(admin, workspace,
 
 
 def test_it_sets_and_resets_threshold_overrides(admin, workspace):
-    response = admin.put("/api/v1/settings/thresholds",
-                         {"threshold_overrides": {"audit_score_threshold": 0.7, "freshness_months": {"finance": 12}}},
-                         format="json")
+    response = admin.put(
+        "/api/v1/settings/thresholds",
+        {"threshold_overrides": {"audit_score_threshold": 0.7, "freshness_months": {"finance": 12}}},
+        format="json",
+    )
 
     data = response.json()
     assert response.status_code == 200
@@ -69,15 +85,18 @@ def test_it_sets_and_resets_threshold_overrides(admin, workspace):
     assert reset["effective"]["audit_score_threshold"] == 0.8
 
 
-@pytest.mark.parametrize("overrides, field", [
-    ({"audit_score_treshold": 0.7}, "threshold_overrides.audit_score_treshold"),
-    ({"audit_score_threshold": 1.7}, "threshold_overrides.audit_score_threshold"),
-    ({"audit_score_threshold": "high"}, "threshold_overrides.audit_score_threshold"),
-    ({"audit_score_threshold": True}, "threshold_overrides.audit_score_threshold"),
-    ({"max_revisions": 1.5}, "threshold_overrides.max_revisions"),
-    ({"freshness_months": {"finance": -1}}, "threshold_overrides.freshness_months.finance"),
-    ({"audit_score_weights": {"vibes": 0.2}}, "threshold_overrides.audit_score_weights.vibes"),
-])
+@pytest.mark.parametrize(
+    "overrides, field",
+    [
+        ({"audit_score_treshold": 0.7}, "threshold_overrides.audit_score_treshold"),
+        ({"audit_score_threshold": 1.7}, "threshold_overrides.audit_score_threshold"),
+        ({"audit_score_threshold": "high"}, "threshold_overrides.audit_score_threshold"),
+        ({"audit_score_threshold": True}, "threshold_overrides.audit_score_threshold"),
+        ({"max_revisions": 1.5}, "threshold_overrides.max_revisions"),
+        ({"freshness_months": {"finance": -1}}, "threshold_overrides.freshness_months.finance"),
+        ({"audit_score_weights": {"vibes": 0.2}}, "threshold_overrides.audit_score_weights.vibes"),
+    ],
+)
 def test_it_refuses_bad_thresholds_naming_the_key(admin, workspace, overrides, field):
     response = admin.put("/api/v1/settings/thresholds", {"threshold_overrides": overrides}, format="json")
 
@@ -87,7 +106,9 @@ def test_it_refuses_bad_thresholds_naming_the_key(admin, workspace, overrides, f
 
 
 def test_it_sets_a_users_default_mode(admin, analyst):
-    response = admin.put(f"/api/v1/settings/users/{analyst.username}", {"default_mode": "audit-web"}, format="json")
+    response = admin.put(
+        f"/api/v1/settings/users/{analyst.username}", {"default_mode": "audit-web"}, format="json"
+    )
 
     assert response.json() == {"username": analyst.username, "default_mode": "audit-web"}
     assert UserProfile.objects.get(user=analyst).default_mode == "audit-web"
@@ -96,7 +117,9 @@ def test_it_sets_a_users_default_mode(admin, analyst):
 
 
 def test_it_creates_and_changes_a_conversation_default(admin, workspace):
-    created = admin.put("/api/v1/settings/conversations/conv-7", {"default_mode": "audit-local"}, format="json")
+    created = admin.put(
+        "/api/v1/settings/conversations/conv-7", {"default_mode": "audit-local"}, format="json"
+    )
     changed = admin.put("/api/v1/settings/conversations/conv-7", {"default_mode": ""}, format="json")
 
     assert created.status_code == changed.status_code == 200
@@ -117,7 +140,9 @@ def test_it_previews_the_mode_a_request_would_get(client_for, make_user, workspa
     assert regulated == {"mode": "audit-local", "source": "request", "triggers": ["domain:finance"]}
 
 
-def test_it_sets_the_mode_of_a_user_without_a_profile_and_hides_other_workspaces_users(admin, django_user_model):
+def test_it_sets_the_mode_of_a_user_without_a_profile_and_hides_other_workspaces_users(
+    admin, django_user_model
+):
     from audit.models import Workspace as W
 
     loose = django_user_model.objects.create_user(username="loose")
@@ -129,27 +154,34 @@ def test_it_sets_the_mode_of_a_user_without_a_profile_and_hides_other_workspaces
     assert response.json() == {"username": "loose", "default_mode": "audit-local"}
     assert UserProfile.objects.get(user=loose).default_mode == "audit-local"
     assert admin.get("/api/v1/settings/users/outsider").status_code == 404
-    assert admin.put("/api/v1/settings/users/outsider", {"default_mode": "normal"}, format="json").status_code == 404
+    assert (
+        admin.put("/api/v1/settings/users/outsider", {"default_mode": "normal"}, format="json").status_code
+        == 404
+    )
 
 
 def test_it_sets_the_verification_depth_word_and_the_pipeline_takes_it(admin, workspace):
     from audit.selectors.api import thresholds_for
 
-    response = admin.put("/api/v1/settings/thresholds", {"threshold_overrides": {"verification_depth": "fast"}},
-                         format="json")
+    response = admin.put(
+        "/api/v1/settings/thresholds", {"threshold_overrides": {"verification_depth": "fast"}}, format="json"
+    )
 
     assert response.status_code == 200, response.json()
     assert response.json()["effective"]["verification_depth"] == "fast"
     assert thresholds_for(Workspace.objects.get(pk=workspace.pk)).verification_depth == "fast"
-    assert AuditEvent.objects.get(action="settings.thresholds_changed").details["to"] == {"verification_depth": "fast"}
+    assert AuditEvent.objects.get(action="settings.thresholds_changed").details["to"] == {
+        "verification_depth": "fast"
+    }
 
 
 @pytest.mark.parametrize("value", ["slow", "FAST", "", 1, 0.5, None, True, ["fast"], {"depth": "fast"}])
 def test_it_refuses_a_verification_depth_outside_its_words_naming_the_key(admin, workspace, value):
     Workspace.objects.filter(pk=workspace.pk).update(threshold_overrides={"audit_score_threshold": 0.7})
 
-    response = admin.put("/api/v1/settings/thresholds", {"threshold_overrides": {"verification_depth": value}},
-                         format="json")
+    response = admin.put(
+        "/api/v1/settings/thresholds", {"threshold_overrides": {"verification_depth": value}}, format="json"
+    )
 
     assert response.status_code == 400
     errors = response.json()["errors"]
@@ -159,27 +191,35 @@ def test_it_refuses_a_verification_depth_outside_its_words_naming_the_key(admin,
 
 
 def test_it_refuses_a_word_for_a_numeric_threshold_beside_a_valid_depth(admin, workspace):
-    response = admin.put("/api/v1/settings/thresholds",
-                         {"threshold_overrides": {"verification_depth": "fast", "weak_threshold": "fast"}},
-                         format="json")
+    response = admin.put(
+        "/api/v1/settings/thresholds",
+        {"threshold_overrides": {"verification_depth": "fast", "weak_threshold": "fast"}},
+        format="json",
+    )
 
     assert response.status_code == 400
     assert "threshold_overrides.weak_threshold" in response.json()["errors"]
     assert Workspace.objects.get(pk=workspace.pk).threshold_overrides == {}
 
 
-@pytest.mark.parametrize("overrides, accepted", [
-    ('{"verification_depth": "fast"}', True),
-    ('{"verification_depth": "slow"}', False),
-    ('{"weak_threshold": "high"}', False),
-])
-def test_it_checks_threshold_overrides_in_the_admin_with_the_apis_rule(client, admin_user_obj, workspace,
-                                                                      overrides, accepted):
+@pytest.mark.parametrize(
+    "overrides, accepted",
+    [
+        ('{"verification_depth": "fast"}', True),
+        ('{"verification_depth": "slow"}', False),
+        ('{"weak_threshold": "high"}', False),
+    ],
+)
+def test_it_checks_threshold_overrides_in_the_admin_with_the_apis_rule(
+    client, admin_user_obj, workspace, overrides, accepted
+):
     from tests.ui.test_admin import _workspace_form
 
     client.force_login(admin_user_obj)
-    response = client.post(f"/admin/audit/workspace/{workspace.pk}/change/",
-                           _workspace_form(workspace, threshold_overrides=overrides))
+    response = client.post(
+        f"/admin/audit/workspace/{workspace.pk}/change/",
+        _workspace_form(workspace, threshold_overrides=overrides),
+    )
 
     workspace.refresh_from_db()
     if accepted:

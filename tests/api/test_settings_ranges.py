@@ -13,30 +13,49 @@ def _put_raw(client, raw: str):
     return client.generic("PUT", "/api/v1/settings/thresholds", raw, content_type="application/json")
 
 
-@pytest.mark.parametrize("raw, key", [
-    ('{"threshold_overrides": {"max_revisions": 1e309}}', "threshold_overrides.max_revisions"),
-    ('{"threshold_overrides": {"retrieval_top_k": 1e309}}', "threshold_overrides.retrieval_top_k"),
-    ('{"threshold_overrides": {"retrieval_top_k": 1e18}}', "threshold_overrides.retrieval_top_k"),
-    ('{"threshold_overrides": {"retrieval_top_k": 2.5}}', "threshold_overrides.retrieval_top_k"),
-    ('{"threshold_overrides": {"freshness_months": {"law": 1e309}}}', "threshold_overrides.freshness_months.law"),
-    ('{"threshold_overrides": {"audit_score_weights": {"faithfulness": 1e309}}}',
-     "threshold_overrides.audit_score_weights.faithfulness"),
-    ('{"threshold_overrides": {"audit_score_threshold": -1e309}}', "threshold_overrides.audit_score_threshold"),
-    ('{"threshold_overrides": {"max_claims_per_answer": 0}}', "threshold_overrides.max_claims_per_answer"),
-])
+@pytest.mark.parametrize(
+    "raw, key",
+    [
+        ('{"threshold_overrides": {"max_revisions": 1e309}}', "threshold_overrides.max_revisions"),
+        ('{"threshold_overrides": {"retrieval_top_k": 1e309}}', "threshold_overrides.retrieval_top_k"),
+        ('{"threshold_overrides": {"retrieval_top_k": 1e18}}', "threshold_overrides.retrieval_top_k"),
+        ('{"threshold_overrides": {"retrieval_top_k": 2.5}}', "threshold_overrides.retrieval_top_k"),
+        (
+            '{"threshold_overrides": {"freshness_months": {"law": 1e309}}}',
+            "threshold_overrides.freshness_months.law",
+        ),
+        (
+            '{"threshold_overrides": {"audit_score_weights": {"faithfulness": 1e309}}}',
+            "threshold_overrides.audit_score_weights.faithfulness",
+        ),
+        (
+            '{"threshold_overrides": {"audit_score_threshold": -1e309}}',
+            "threshold_overrides.audit_score_threshold",
+        ),
+        (
+            '{"threshold_overrides": {"max_claims_per_answer": 0}}',
+            "threshold_overrides.max_claims_per_answer",
+        ),
+    ],
+)
 def test_an_impossible_threshold_gets_400_naming_its_key(client_for, admin_user_obj, raw, key):
     response = _put_raw(client_for(admin_user_obj), raw)
     assert response.status_code == 400, response.content
     assert key in response.json()["errors"], response.json()
 
 
-@pytest.mark.parametrize("body, key", [
-    ({"retention_days": 2147483648}, "retention_days"),
-    ({"retention_days": 0}, "retention_days"),
-    ({"llm_token_budget": 10**13}, "llm_token_budget"),
-    ({"freshness_policy": {"law": 10**9}}, "freshness_policy.law"),
-])
-def test_an_impossible_workspace_setting_gets_400_naming_its_key(client_for, admin_user_obj, workspace, body, key):
+@pytest.mark.parametrize(
+    "body, key",
+    [
+        ({"retention_days": 2147483648}, "retention_days"),
+        ({"retention_days": 0}, "retention_days"),
+        ({"llm_token_budget": 10**13}, "llm_token_budget"),
+        ({"freshness_policy": {"law": 10**9}}, "freshness_policy.law"),
+    ],
+)
+def test_an_impossible_workspace_setting_gets_400_naming_its_key(
+    client_for, admin_user_obj, workspace, body, key
+):
     response = client_for(admin_user_obj).patch("/api/v1/settings/workspace", body, format="json")
     assert response.status_code == 400, response.content
     assert key in response.json()["detail"]
@@ -49,9 +68,15 @@ def test_a_bad_stored_threshold_is_ignored_when_read(client_for, admin_user_obj,
     from audit.models import Workspace
     from audit.selectors.api import thresholds_for
 
-    Workspace.objects.filter(pk=workspace.pk).update(threshold_overrides={
-        "retrieval_top_k": 10**18, "max_revisions": 1.5, "audit_score_threshold": 0.9, "no_such": 1,
-        "freshness_months": {"law": -3, "medicine": 12}})
+    Workspace.objects.filter(pk=workspace.pk).update(
+        threshold_overrides={
+            "retrieval_top_k": 10**18,
+            "max_revisions": 1.5,
+            "audit_score_threshold": 0.9,
+            "no_such": 1,
+            "freshness_months": {"law": -3, "medicine": 12},
+        }
+    )
     workspace.refresh_from_db()
     thresholds = thresholds_for(workspace)
     assert thresholds.retrieval_top_k == constants.RETRIEVAL_TOP_K

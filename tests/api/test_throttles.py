@@ -11,12 +11,16 @@ from audit import roles
 pytestmark = pytest.mark.django_db
 
 
-def test_wrong_passwords_at_the_token_endpoint_are_throttled_with_retry_after(client_for, make_user, settings):
+def test_wrong_passwords_at_the_token_endpoint_are_throttled_with_retry_after(
+    client_for, make_user, settings
+):
     settings.THEORIA = {**settings.THEORIA, "THROTTLE_TOKEN": "5/min"}
     make_user("frontend", roles.SUBMITTER)
     client = client_for()
-    statuses = [client.post("/api/v1/auth/token", {"username": "frontend", "password": f"guess-{n}"}).status_code
-                for n in range(8)]
+    statuses = [
+        client.post("/api/v1/auth/token", {"username": "frontend", "password": f"guess-{n}"}).status_code
+        for n in range(8)
+    ]
     assert statuses[:5] == [400] * 5 and statuses[5:] == [429] * 3
     response = client.post("/api/v1/auth/token", {"username": "frontend", "password": "pw-frontend"})
     assert response.status_code == 429 and int(response["Retry-After"]) > 0
@@ -31,7 +35,9 @@ def test_audits_are_throttled_per_token(client_for, make_user, settings):
     statuses = [first.post("/api/v1/audits", body, format="json").status_code for _ in range(4)]
     assert statuses == [201, 201, 201, 429]
     assert int(first.post("/api/v1/audits", body, format="json")["Retry-After"]) > 0
-    assert second.post("/api/v1/audits", body, format="json").status_code == 201  # another token has its own count
+    assert (
+        second.post("/api/v1/audits", body, format="json").status_code == 201
+    )  # another token has its own count
 
 
 @pytest.mark.parametrize("payload", [b"Policy text\x00with a NUL.", b"Policy text\x1bwith an escape."])

@@ -18,9 +18,19 @@ def make_answer(workspace):
     def factory(claims, *, domain: str = "", importance: str = "material", ws=None):
         answer = AnswerFactory(workspace=ws or workspace, domain=domain)
         for i, (label, confidence) in enumerate(claims, start=1):
-            claim = ClaimFactory(answer=answer, claim_id=f"c{i}", text=f"Claim number {i} of the answer.", label=label,
-                                 confidence=confidence, importance=importance, span_start=i * 10, span_end=i * 10 + 5)
-            EvidenceFactory(claim=claim, source_id=f"kb_chunk_{i}", snippet=f"Evidence passage for claim {i}.")
+            claim = ClaimFactory(
+                answer=answer,
+                claim_id=f"c{i}",
+                text=f"Claim number {i} of the answer.",
+                label=label,
+                confidence=confidence,
+                importance=importance,
+                span_start=i * 10,
+                span_end=i * 10 + 5,
+            )
+            EvidenceFactory(
+                claim=claim, source_id=f"kb_chunk_{i}", snippet=f"Evidence passage for claim {i}."
+            )
         return answer
 
     return factory

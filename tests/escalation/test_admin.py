@@ -20,10 +20,17 @@ def admin_client_(admin_user_obj):
 
 def calendar_form(workspace, **overrides):
     data = {
-        "workspace": workspace.pk, "timezone": "Europe/Berlin", "working_days": "[0, 1, 2, 3]",
-        "day_start": "08:00", "day_end": "16:00",
-        "holidays-TOTAL_FORMS": "1", "holidays-INITIAL_FORMS": "0", "holidays-MIN_NUM_FORMS": "0",
-        "holidays-MAX_NUM_FORMS": "1000", "holidays-0-date": "2026-12-24", "holidays-0-name": "Christmas Eve",
+        "workspace": workspace.pk,
+        "timezone": "Europe/Berlin",
+        "working_days": "[0, 1, 2, 3]",
+        "day_start": "08:00",
+        "day_end": "16:00",
+        "holidays-TOTAL_FORMS": "1",
+        "holidays-INITIAL_FORMS": "0",
+        "holidays-MIN_NUM_FORMS": "0",
+        "holidays-MAX_NUM_FORMS": "1000",
+        "holidays-0-date": "2026-12-24",
+        "holidays-0-name": "Christmas Eve",
     }
     data.update(overrides)
     return data
@@ -33,15 +40,23 @@ def test_an_admin_sets_a_business_calendar_that_the_sla_clock_uses(admin_client_
     response = admin_client_.post("/admin/escalation/businesscalendar/add/", calendar_form(workspace))
     assert response.status_code == 302, response.content.decode()[:2000]
     cal = selectors.calendar_for_workspace(workspace)
-    assert (cal.tz, sorted(cal.working_days), str(cal.start), str(cal.end)) == ("Europe/Berlin", [0, 1, 2, 3], "08:00:00", "16:00:00")
+    assert (cal.tz, sorted(cal.working_days), str(cal.start), str(cal.end)) == (
+        "Europe/Berlin",
+        [0, 1, 2, 3],
+        "08:00:00",
+        "16:00:00",
+    )
     assert [str(d) for d in cal.holidays] == ["2026-12-24"]
 
 
 @pytest.mark.parametrize(
-    "field, value", [("timezone", "Mars/Olympus"), ("working_days", "[7]"), ("working_days", "[]"), ("day_end", "07:00")]
+    "field, value",
+    [("timezone", "Mars/Olympus"), ("working_days", "[7]"), ("working_days", "[]"), ("day_end", "07:00")],
 )
 def test_a_bad_calendar_is_refused_with_a_form_error(admin_client_, workspace, field, value):
-    response = admin_client_.post("/admin/escalation/businesscalendar/add/", calendar_form(workspace, **{field: value}))
+    response = admin_client_.post(
+        "/admin/escalation/businesscalendar/add/", calendar_form(workspace, **{field: value})
+    )
     assert response.status_code == 200
     assert "errornote" in response.content.decode() or "errorlist" in response.content.decode()
     assert BusinessCalendar.objects.count() == 0
@@ -51,7 +66,9 @@ def test_cases_are_listed_but_not_editable_in_the_admin(admin_client_, case):
     assert admin_client_.get("/admin/escalation/reviewcase/").status_code == 200
     page = admin_client_.get(f"/admin/escalation/reviewcase/{case.pk}/change/")
     assert page.status_code == 200 and case.ticket in page.content.decode()
-    assert admin_client_.post(f"/admin/escalation/reviewcase/{case.pk}/change/", {"tier": 3}).status_code == 403
+    assert (
+        admin_client_.post(f"/admin/escalation/reviewcase/{case.pk}/change/", {"tier": 3}).status_code == 403
+    )
     case.refresh_from_db()
     assert case.tier == 1
 

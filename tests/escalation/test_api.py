@@ -31,7 +31,9 @@ def test_the_queue_lists_cases_in_risk_order_with_their_sla(make_answer, workspa
     workspace.regulated_domains = ["finance"]
     workspace.save(update_fields=["regulated_domains"])
     services.cases_open_for_answer(answer=make_answer([("NEI", 0.55)], importance="minor"))
-    services.cases_open_for_answer(answer=make_answer([("REFUTED", 0.02)], domain="finance", importance="critical"))
+    services.cases_open_for_answer(
+        answer=make_answer([("REFUTED", 0.02)], domain="finance", importance="critical")
+    )
     response = as_user(analyst).get("/api/v1/cases")
     assert response.status_code == 200
     rows = response.json()["results"]
@@ -42,7 +44,10 @@ def test_the_queue_lists_cases_in_risk_order_with_their_sla(make_answer, workspa
 
 
 def test_the_queue_filters_by_tier_status_owner_and_domain(make_answer, analyst, as_user):
-    a, b, c = (services.cases_open_for_answer(answer=make_answer([("REFUTED", 0.1)], domain=d))[0] for d in ("med", "law", "med"))
+    a, b, c = (
+        services.cases_open_for_answer(answer=make_answer([("REFUTED", 0.1)], domain=d))[0]
+        for d in ("med", "law", "med")
+    )
     services.case_acknowledge(case=a, actor=analyst)
     services.case_escalate(case=b, actor=analyst, reason="expert needed")
     client = as_user(analyst)
@@ -65,7 +70,9 @@ def test_a_bad_filter_value_answers_400_naming_the_field(case, analyst, as_user)
     assert "tier" in response.json()["errors"] or "tier" in response.json()
 
 
-def test_the_queue_costs_the_same_number_of_queries_for_3_or_12_cases(make_answer, analyst, as_user, django_assert_max_num_queries):
+def test_the_queue_costs_the_same_number_of_queries_for_3_or_12_cases(
+    make_answer, analyst, as_user, django_assert_max_num_queries
+):
     client = as_user(analyst)
     for _ in range(3):
         services.cases_open_for_answer(answer=make_answer([("REFUTED", 0.1)]))
@@ -115,7 +122,9 @@ def test_acknowledging_twice_answers_409_the_second_time(case, analyst, make_use
     second = post(as_user(other), f"/api/v1/cases/{case.ticket}/acknowledge")
     assert second.status_code == 409
     assert "acknowledged" in second.json()["detail"]
-    assert second.json()["code"] in ("case_conflict", "transition_not_allowed") and second.json()["errors"] == {}
+    assert (
+        second.json()["code"] in ("case_conflict", "transition_not_allowed") and second.json()["errors"] == {}
+    )
 
 
 def test_acting_on_a_stale_version_answers_409_and_changes_nothing(case, analyst, as_user):
@@ -138,7 +147,9 @@ def test_escalating_without_a_note_answers_400_naming_reason(case, analyst, as_u
 
 
 def test_resolving_with_a_bad_decision_answers_400_naming_decision(case, analyst, as_user):
-    response = post(as_user(analyst), f"/api/v1/cases/{case.ticket}/resolve", {"decision": "maybe", "rationale": "x"})
+    response = post(
+        as_user(analyst), f"/api/v1/cases/{case.ticket}/resolve", {"decision": "maybe", "rationale": "x"}
+    )
     assert response.status_code == 400
     assert "decision" in response.content.decode()
     case.refresh_from_db()
@@ -156,13 +167,29 @@ def test_a_full_walk_through_the_tiers_ends_with_the_label_on_the_claim(case, an
     assert post(as_user(analyst), f"{path}/acknowledge").status_code == 200
     assert post(as_user(analyst), f"{path}/note", {"note": "Evidence looks thin"}).status_code == 200
     assert post(as_user(analyst), f"{path}/escalate", {"reason": "Needs a domain expert"}).json()["tier"] == 2
-    assert post(as_user(expert), f"{path}/pause", {"reason": "Waiting for the author"}).json()["status"] == "paused"
+    assert (
+        post(as_user(expert), f"{path}/pause", {"reason": "Waiting for the author"}).json()["status"]
+        == "paused"
+    )
     assert post(as_user(expert), f"{path}/resume").json()["status"] == "open"
-    assert post(as_user(expert), f"{path}/escalate", {"reason": "Dispute: legal must look"}).json()["tier"] == 3
-    body = post(as_user(lead), f"{path}/resolve", {"decision": "relabel_nei", "rationale": "Source is ambiguous"}).json()
+    assert (
+        post(as_user(expert), f"{path}/escalate", {"reason": "Dispute: legal must look"}).json()["tier"] == 3
+    )
+    body = post(
+        as_user(lead), f"{path}/resolve", {"decision": "relabel_nei", "rationale": "Source is ambiguous"}
+    ).json()
     assert body["status"] == "resolved" and body["decision"] == "relabel_nei"
     kinds = [e["kind"] for e in body["events"]]
-    assert kinds == ["opened", "acknowledged", "note", "escalated", "paused", "resumed", "escalated", "resolved"]
+    assert kinds == [
+        "opened",
+        "acknowledged",
+        "note",
+        "escalated",
+        "paused",
+        "resumed",
+        "escalated",
+        "resolved",
+    ]
     claim = Claim.objects.get(pk=case.claim_id)
     assert (claim.label, claim.machine_label) == ("NEI", "REFUTED")
     reopened = post(as_user(lead), f"{path}/reopen", {"reason": "New source arrived"})
@@ -172,21 +199,35 @@ def test_a_full_walk_through_the_tiers_ends_with_the_label_on_the_claim(case, an
 def test_a_moderator_opens_a_case_for_a_claim_by_answer_and_claim_id(make_answer, analyst, as_user):
     answer = make_answer([("SUPPORTED", 0.97)])
     client = as_user(analyst)
-    response = post(client, "/api/v1/cases/open", {"answer_id": answer.public_id, "claim_id": "c1", "reason": "User report"})
+    response = post(
+        client,
+        "/api/v1/cases/open",
+        {"answer_id": answer.public_id, "claim_id": "c1", "reason": "User report"},
+    )
     assert response.status_code == 201
     assert response.json()["trigger"] == "manual"
-    again = post(client, "/api/v1/cases/open", {"answer_id": answer.public_id, "claim_id": "c1", "reason": "again"})
+    again = post(
+        client, "/api/v1/cases/open", {"answer_id": answer.public_id, "claim_id": "c1", "reason": "again"}
+    )
     assert again.status_code == 409
-    missing = post(client, "/api/v1/cases/open", {"answer_id": answer.public_id, "claim_id": "c9", "reason": "x"})
+    missing = post(
+        client, "/api/v1/cases/open", {"answer_id": answer.public_id, "claim_id": "c9", "reason": "x"}
+    )
     assert missing.status_code == 400 and "claim_id" in missing.content.decode()
     assert ReviewCase.objects.count() == 1
 
 
 def test_a_knowledge_base_correction_shows_in_the_curation_list(case, analyst, as_user):
     client = as_user(analyst)
-    post(client, f"/api/v1/cases/{case.ticket}/resolve", {"decision": "kb_correction", "rationale": "Page 3 is outdated"})
+    post(
+        client,
+        f"/api/v1/cases/{case.ticket}/resolve",
+        {"decision": "kb_correction", "rationale": "Page 3 is outdated"},
+    )
     rows = client.get("/api/v1/curation-items?status=open").json()["results"]
-    assert [(r["ticket"], r["reason"], r["source"]) for r in rows] == [(case.ticket, "Page 3 is outdated", "review")]
+    assert [(r["ticket"], r["reason"], r["source"]) for r in rows] == [
+        (case.ticket, "Page 3 is outdated", "review")
+    ]
     assert client.get("/api/v1/curation-items?status=nope").status_code == 400
 
 
@@ -196,9 +237,14 @@ def test_the_openapi_schema_documents_each_transition_with_its_own_input():
     schema = SchemaGenerator().get_schema(request=None, public=True)
     paths = schema["paths"]
     for name in ("acknowledge", "assign", "note", "escalate", "pause", "resume", "resolve", "reopen"):
-        body = paths[f"/api/v1/cases/{{ticket}}/{name}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        body = paths[f"/api/v1/cases/{{ticket}}/{name}"]["post"]["requestBody"]["content"][
+            "application/json"
+        ]["schema"]
         assert body["$ref"].endswith(f"Case{name.capitalize()}ApiInput")
-    assert set(schema["components"]["schemas"]["CaseResolveApiInput"]["required"]) == {"decision", "rationale"}
+    assert set(schema["components"]["schemas"]["CaseResolveApiInput"]["required"]) == {
+        "decision",
+        "rationale",
+    }
     listed = paths["/api/v1/cases"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert listed["$ref"].endswith("PaginatedCaseList")
 
@@ -209,9 +255,11 @@ def test_escalation_errors_are_theoria_errors_mapped_to_http_by_the_one_handler(
     from escalation.errors import CaseConflict, EscalationError, NotPermitted
 
     assert issubclass(EscalationError, TheoriaError)
-    for error, status, code in ((CaseConflict("COMP-ESC-000001 changed"), 409, "case_conflict"),
-                                (NotPermitted("an L1 analyst may not resolve at L3"), 403, "not_permitted"),
-                                (Conflict("key reused"), 409, "conflict")):
+    for error, status, code in (
+        (CaseConflict("COMP-ESC-000001 changed"), 409, "case_conflict"),
+        (NotPermitted("an L1 analyst may not resolve at L3"), 403, "not_permitted"),
+        (Conflict("key reused"), 409, "conflict"),
+    ):
         response = api_exception_handler(error, {})
         assert response.status_code == status
         assert response.data == {"detail": str(error), "code": code, "errors": {}}

@@ -15,12 +15,15 @@ from escalation.models import Notification
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("address, reason", [
-    ("http://127.0.0.1:9/hook", "private_address"),
-    ("http://169.254.169.254/latest/meta-data/", "private_address"),
-    ("file:///etc/passwd", "scheme"),
-    ("http://user:secret@hooks.example.test/x", "invalid_url"),
-])
+@pytest.mark.parametrize(
+    "address, reason",
+    [
+        ("http://127.0.0.1:9/hook", "private_address"),
+        ("http://169.254.169.254/latest/meta-data/", "private_address"),
+        ("file:///etc/passwd", "scheme"),
+        ("http://user:secret@hooks.example.test/x", "invalid_url"),
+    ],
+)
 def test_a_webhook_to_a_private_or_odd_address_is_refused_before_any_byte_is_sent(case, address, reason):
     Notification.objects.all().delete()
     event = case.events.order_by("id").first()
@@ -61,4 +64,8 @@ def test_every_outbound_channel_has_a_timeout(settings):
     from audit import constants
 
     assert settings.EMAIL_TIMEOUT and settings.EMAIL_TIMEOUT > 0
-    assert constants.WEBHOOK_TIMEOUT_S > 0 and settings.THEORIA["LLM_TIMEOUT_S"] > 0 and constants.WEB_TIMEOUT_S > 0
+    assert (
+        constants.WEBHOOK_TIMEOUT_S > 0
+        and settings.THEORIA["LLM_TIMEOUT_S"] > 0
+        and constants.WEB_TIMEOUT_S > 0
+    )

@@ -150,8 +150,10 @@ def test_it_refuses_naive_datetimes_and_calendars_without_working_time(cal):
         policy.Calendar(start=time(17), end=time(9))
     with pytest.raises(KeyError):
         policy.Calendar(tz="Mars/Olympus")
-    every_day_off = policy.Calendar(working_days=frozenset({0}), holidays=frozenset(
-        date(2026, 1, 5) + timedelta(weeks=w) for w in range(200)))
+    every_day_off = policy.Calendar(
+        working_days=frozenset({0}),
+        holidays=frozenset(date(2026, 1, 5) + timedelta(weeks=w) for w in range(200)),
+    )
     with pytest.raises(policy.PolicyError, match="no working time"):
         policy.business_add(every_day_off, datetime(2026, 1, 1, tzinfo=UTC), 60)
 
@@ -163,7 +165,10 @@ def test_intake_takes_refuted_or_nei_below_the_threshold_and_regulated_domains()
     assert policy.needs_review(label="NEI", confidence=0.59, **kw) == "low_confidence"
     assert policy.needs_review(label="NEI", confidence=0.6, **kw) == ""
     assert policy.needs_review(label="SUPPORTED", confidence=0.1, **kw) == ""
-    assert policy.needs_review(label="SUPPORTED", confidence=0.99, **{**kw, "domain": "Finance"}) == "regulated_domain"
+    assert (
+        policy.needs_review(label="SUPPORTED", confidence=0.99, **{**kw, "domain": "Finance"})
+        == "regulated_domain"
+    )
 
 
 def test_the_risk_score_ranks_importance_label_doubt_and_regulation():
@@ -182,21 +187,38 @@ def test_the_ticket_key_is_zero_padded():
         policy.ticket_key(0)
 
 
-CORRECTED = {"strategy": "correct", "text": "Reports are kept for 7 years.", "label": "SUPPORTED", "confidence": 0.92,
-             "passage_id": "1"}
+CORRECTED = {
+    "strategy": "correct",
+    "text": "Reports are kept for 7 years.",
+    "label": "SUPPORTED",
+    "confidence": 0.92,
+    "passage_id": "1",
+}
 
 
 def test_a_refuted_claim_the_loop_corrected_is_reviewed_for_both_reasons_unless_a_minor_one_is_spared():
     kw = {"domain": "", "regulated_domains": (), "low_confidence_threshold": 0.6}
-    assert policy.review_reasons(label="REFUTED", confidence=0.05, revision=CORRECTED, **kw) == ["refuted", "auto_corrected"]
-    assert policy.review_reasons(label="REFUTED", confidence=0.05, revision=CORRECTED, importance="minor", **kw) == [
-        "refuted", "auto_corrected"]  # by default every correction is reviewed
+    assert policy.review_reasons(label="REFUTED", confidence=0.05, revision=CORRECTED, **kw) == [
+        "refuted",
+        "auto_corrected",
+    ]
+    assert policy.review_reasons(
+        label="REFUTED", confidence=0.05, revision=CORRECTED, importance="minor", **kw
+    ) == ["refuted", "auto_corrected"]  # by default every correction is reviewed
     spare = {**kw, "auto_corrected_review": "material"}
-    assert policy.review_reasons(label="REFUTED", confidence=0.05, revision=CORRECTED, importance="minor", **spare) == []
-    assert policy.review_reasons(label="REFUTED", confidence=0.05, revision=CORRECTED, importance="material",
-                                 **spare) == ["refuted", "auto_corrected"]
+    assert (
+        policy.review_reasons(
+            label="REFUTED", confidence=0.05, revision=CORRECTED, importance="minor", **spare
+        )
+        == []
+    )
+    assert policy.review_reasons(
+        label="REFUTED", confidence=0.05, revision=CORRECTED, importance="material", **spare
+    ) == ["refuted", "auto_corrected"]
     unverified = {**CORRECTED, "label": "NEI"}
-    assert policy.review_reasons(label="REFUTED", confidence=0.05, revision=unverified, importance="minor",
-                                 **spare) == ["refuted", "auto_corrected"]
-    assert policy.review_reasons(label="REFUTED", confidence=0.05, revision={**CORRECTED, "strategy": "qualify"},
-                                 **kw) == ["refuted"]
+    assert policy.review_reasons(
+        label="REFUTED", confidence=0.05, revision=unverified, importance="minor", **spare
+    ) == ["refuted", "auto_corrected"]
+    assert policy.review_reasons(
+        label="REFUTED", confidence=0.05, revision={**CORRECTED, "strategy": "qualify"}, **kw
+    ) == ["refuted"]

@@ -29,7 +29,9 @@ def kinds(case):
 
 
 def test_it_opens_cases_for_refuted_claims_and_nei_claims_below_the_low_confidence_threshold(make_answer):
-    answer = make_answer([("REFUTED", 0.1), ("NEI", 0.59), ("NEI", 0.60), ("SUPPORTED", 0.9), ("REFUTED", 0.7)])
+    answer = make_answer(
+        [("REFUTED", 0.1), ("NEI", 0.59), ("NEI", 0.60), ("SUPPORTED", 0.9), ("REFUTED", 0.7)]
+    )
     with time_machine.travel(MONDAY_10, tick=False):
         cases = services.cases_open_for_answer(answer=answer)
     assert [c.claim.claim_id for c in cases] == ["c1", "c2", "c5"]  # a refutation at any confidence
@@ -60,7 +62,9 @@ def test_it_uses_the_workspace_override_of_the_low_confidence_threshold(make_ans
 
 
 @pytest.mark.parametrize("share, at_risk_minutes", [(0.5, 15), (1.7, 24)])
-def test_it_uses_the_workspace_at_risk_share_and_falls_back_on_a_bad_one(make_answer, workspace, share, at_risk_minutes):
+def test_it_uses_the_workspace_at_risk_share_and_falls_back_on_a_bad_one(
+    make_answer, workspace, share, at_risk_minutes
+):
     workspace.threshold_overrides = {"sla_at_risk_share": share}
     workspace.save(update_fields=["threshold_overrides"])
     with time_machine.travel(MONDAY_10, tick=False):
@@ -77,7 +81,9 @@ def test_it_keeps_one_open_case_per_claim_when_intake_runs_again(make_answer):
 
 
 def test_the_database_refuses_a_second_open_case_for_a_claim(case):
-    duplicate = ReviewCase(workspace=case.workspace, number=99, ticket="COMP-ESC-000099", claim=case.claim, trigger="manual")
+    duplicate = ReviewCase(
+        workspace=case.workspace, number=99, ticket="COMP-ESC-000099", claim=case.claim, trigger="manual"
+    )
     with pytest.raises(IntegrityError), transaction.atomic():
         duplicate.save()
 
@@ -92,7 +98,9 @@ def test_the_database_refuses_a_tier_outside_1_to_3_and_resolved_without_resolve
 def test_it_scores_a_critical_refuted_regulated_claim_above_a_minor_nei_one(make_answer, workspace):
     workspace.regulated_domains = ["finance"]
     workspace.save(update_fields=["regulated_domains"])
-    high = services.cases_open_for_answer(answer=make_answer([("REFUTED", 0.05)], domain="finance", importance="critical"))[0]
+    high = services.cases_open_for_answer(
+        answer=make_answer([("REFUTED", 0.05)], domain="finance", importance="critical")
+    )[0]
     low = services.cases_open_for_answer(answer=make_answer([("NEI", 0.55)], importance="minor"))[0]
     assert 0 <= low.risk_score < high.risk_score <= 1
 
@@ -141,7 +149,9 @@ def test_an_acknowledgement_whose_note_cannot_be_stored_is_not_stored_either(cas
     assert (case.status, case.owner, kinds(case)) == ("open", None, ["opened"])
 
 
-def test_of_two_analysts_acknowledging_the_same_case_one_wins_and_the_other_gets_a_conflict(case, analyst, make_user):
+def test_of_two_analysts_acknowledging_the_same_case_one_wins_and_the_other_gets_a_conflict(
+    case, analyst, make_user
+):
     other = make_user("analyst2", roles.L1_ANALYST)
     seen_by_first = ReviewCase.objects.get(pk=case.pk)
     seen_by_second = ReviewCase.objects.get(pk=case.pk)
@@ -154,7 +164,9 @@ def test_of_two_analysts_acknowledging_the_same_case_one_wins_and_the_other_gets
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_analysts_acknowledging_at_the_same_moment_in_two_threads_one_succeeds(refuted_claim, analyst, make_user):
+def test_two_analysts_acknowledging_at_the_same_moment_in_two_threads_one_succeeds(
+    refuted_claim, analyst, make_user
+):
     if connection.vendor != "postgresql":
         pytest.skip("needs row locks across connections (PostgreSQL); SQLite serialises writers")
     other = make_user("analyst2", roles.L1_ANALYST)
@@ -251,12 +263,19 @@ def test_a_note_is_recorded_without_changing_the_case(case, analyst):
 
 
 def test_a_relabel_decision_flows_back_to_the_claim_keeping_the_machine_label(case, analyst):
-    case = services.case_resolve(case=case, actor=analyst, decision="relabel_supported", rationale="Section 4.2 says so")
+    case = services.case_resolve(
+        case=case, actor=analyst, decision="relabel_supported", rationale="Section 4.2 says so"
+    )
     assert case.status == "resolved" and case.resolved_at is not None and case.due_at is None
     claim = Claim.objects.get(pk=case.claim_id)
     assert (claim.label, claim.machine_label) == ("SUPPORTED", "REFUTED")
     entry = claim.label_history[-1]
-    assert (entry["from"], entry["to"], entry["by"], entry["by_human"]) == ("REFUTED", "SUPPORTED", "analyst1", True)
+    assert (entry["from"], entry["to"], entry["by"], entry["by_human"]) == (
+        "REFUTED",
+        "SUPPORTED",
+        "analyst1",
+        True,
+    )
     assert case.ticket in entry["reason"]
     assert AuditEvent.objects.filter(action="claim.relabelled", object_id=str(claim.pk)).exists()
     assert case.events.get(kind="resolved").details["label"] == "SUPPORTED"
@@ -281,9 +300,16 @@ def test_resolving_needs_a_rationale_and_a_known_decision(case, analyst):
 
 
 def test_a_knowledge_base_correction_decision_opens_a_curation_item(case, analyst):
-    services.case_resolve(case=case, actor=analyst, decision="kb_correction", rationale="Handbook page is outdated")
+    services.case_resolve(
+        case=case, actor=analyst, decision="kb_correction", rationale="Handbook page is outdated"
+    )
     item = CurationItem.objects.get()
-    assert (item.case_id, item.claim_id, item.source, item.status) == (case.pk, case.claim_id, "review", "open")
+    assert (item.case_id, item.claim_id, item.source, item.status) == (
+        case.pk,
+        case.claim_id,
+        "review",
+        "open",
+    )
     assert item.reason == "Handbook page is outdated"
 
 
@@ -319,8 +345,12 @@ def test_the_live_sla_state_of_a_case_never_goes_back_within_one_clock(case):
 def test_a_human_label_from_a_resolution_survives_a_later_machine_re_verification(case, analyst):
     from audit.services.labels import claim_machine_relabel
 
-    services.case_resolve(case=case, actor=analyst, decision="relabel_supported", rationale="Checked the source")
+    services.case_resolve(
+        case=case, actor=analyst, decision="relabel_supported", rationale="Checked the source"
+    )
     claim = Claim.objects.select_related("answer__workspace").get(pk=case.claim_id)
-    claim_machine_relabel(claim=claim, label="NEI", confidence=0.4, verdict="not_found", source="nightly_audit")
+    claim_machine_relabel(
+        claim=claim, label="NEI", confidence=0.4, verdict="not_found", source="nightly_audit"
+    )
     claim.refresh_from_db()
     assert (claim.label, claim.machine_label) == ("SUPPORTED", "NEI")

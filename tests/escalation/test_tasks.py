@@ -65,7 +65,9 @@ class Webhook:
 def webhook(settings):
     hook = Webhook()
     settings.THEORIA = {
-        **settings.THEORIA, "SLACK_WEBHOOK_URL": hook.url, "ONCALL_EMAIL": "oncall@example.test",
+        **settings.THEORIA,
+        "SLACK_WEBHOOK_URL": hook.url,
+        "ONCALL_EMAIL": "oncall@example.test",
         "PUBLIC_URL": "https://theoria.example.test/",
         "WEB_ALLOW_PRIVATE_ADDRESSES": True,  # the stand-in listens on loopback, which the guard refuses otherwise
     }
@@ -85,7 +87,9 @@ def open_case(make_answer, capture, now=MONDAY_10):
     return case
 
 
-def test_a_new_case_alerts_once_by_email_and_webhook(make_answer, webhook, django_capture_on_commit_callbacks):
+def test_a_new_case_alerts_once_by_email_and_webhook(
+    make_answer, webhook, django_capture_on_commit_callbacks
+):
     case = open_case(make_answer, django_capture_on_commit_callbacks)
     assert [m.to for m in mail.outbox] == [["oncall@example.test"]]
     assert case.ticket in mail.outbox[0].subject and "new case" in mail.outbox[0].subject
@@ -121,11 +125,15 @@ def test_the_sweep_marks_at_risk_and_breach_at_their_deadlines_and_alerts_once_e
     assert "SLA at risk" in mail.outbox[0].subject and "SLA breached" in mail.outbox[1].subject
     assert [e["event"] for e in webhook.received] == ["at_risk", "breached"]
     assert list(case.events.values_list("kind", "actor_label")) == [
-        ("opened", "intake"), ("at_risk", "sla_sweep"), ("breached", "sla_sweep")
+        ("opened", "intake"),
+        ("at_risk", "sla_sweep"),
+        ("breached", "sla_sweep"),
     ]
 
 
-def test_a_case_acknowledged_in_time_is_never_breached(make_answer, analyst, webhook, django_capture_on_commit_callbacks):
+def test_a_case_acknowledged_in_time_is_never_breached(
+    make_answer, analyst, webhook, django_capture_on_commit_callbacks
+):
     case = open_case(make_answer, django_capture_on_commit_callbacks)
     with time_machine.travel(MONDAY_10 + timedelta(minutes=29), tick=False):
         services.case_acknowledge(case=case, actor=analyst)
@@ -166,7 +174,9 @@ def test_an_l2_case_breaches_after_4_business_hours_not_over_the_weekend(
         case = services.case_escalate(case=case, actor=analyst, reason="expert needed")
     monday_due = datetime(2026, 11, 30, 11, 5, tzinfo=dt_timezone.utc)
     assert case.due_at == monday_due
-    sweep(datetime(2026, 11, 29, 23, 0, tzinfo=dt_timezone.utc), django_capture_on_commit_callbacks)  # Sunday night
+    sweep(
+        datetime(2026, 11, 29, 23, 0, tzinfo=dt_timezone.utc), django_capture_on_commit_callbacks
+    )  # Sunday night
     case.refresh_from_db()
     assert case.sla_state == "on_track"
     sweep(monday_due + timedelta(seconds=1), django_capture_on_commit_callbacks)
@@ -194,12 +204,16 @@ def test_workspace_targets_are_notified_in_addition_to_the_deployment_defaults(
     make_answer, workspace, webhook, django_capture_on_commit_callbacks
 ):
     NotificationTarget.objects.create(workspace=workspace, channel="email", address="team@example.test")
-    NotificationTarget.objects.create(workspace=workspace, channel="email", address="off@example.test", active=False)
+    NotificationTarget.objects.create(
+        workspace=workspace, channel="email", address="off@example.test", active=False
+    )
     open_case(make_answer, django_capture_on_commit_callbacks)
     assert sorted(m.to[0] for m in mail.outbox) == ["oncall@example.test", "team@example.test"]
 
 
-def test_without_configured_targets_nothing_is_queued(make_answer, settings, django_capture_on_commit_callbacks):
+def test_without_configured_targets_nothing_is_queued(
+    make_answer, settings, django_capture_on_commit_callbacks
+):
     settings.THEORIA = {**settings.THEORIA, "SLACK_WEBHOOK_URL": "", "ONCALL_EMAIL": ""}
     open_case(make_answer, django_capture_on_commit_callbacks)
     assert Notification.objects.count() == 0 and mail.outbox == []
@@ -211,11 +225,15 @@ def test_setup_schedules_installs_the_sweep_every_minute_idempotently():
     call_command("setup_schedules")
     (schedule,) = Schedule.objects.filter(name="escalation.sweep_overdue_cases")
     assert (schedule.func, schedule.schedule_type, schedule.minutes) == (
-        "escalation.tasks.sweep_overdue_cases", Schedule.MINUTES, 1
+        "escalation.tasks.sweep_overdue_cases",
+        Schedule.MINUTES,
+        1,
     )
 
 
-def test_the_sweep_command_reports_what_it_did_and_is_idempotent(make_answer, webhook, django_capture_on_commit_callbacks):
+def test_the_sweep_command_reports_what_it_did_and_is_idempotent(
+    make_answer, webhook, django_capture_on_commit_callbacks
+):
     from io import StringIO
 
     open_case(make_answer, django_capture_on_commit_callbacks)
@@ -225,4 +243,7 @@ def test_the_sweep_command_reports_what_it_did_and_is_idempotent(make_answer, we
         with time_machine.travel(MONDAY_10 + timedelta(hours=1), tick=False):
             call_command("sweep_cases", stdout=out)
         outputs.append(out.getvalue().strip())
-    assert outputs == ["at risk: 0, breached: 1, alerts sent: 2, failed: 0", "at risk: 0, breached: 0, alerts sent: 0, failed: 0"]
+    assert outputs == [
+        "at risk: 0, breached: 1, alerts sent: 2, failed: 0",
+        "at risk: 0, breached: 0, alerts sent: 0, failed: 0",
+    ]

@@ -18,7 +18,9 @@ def console(client, admin_user_obj):
 
 
 def test_deleting_a_document_goes_through_the_ingestion_service(console, workspace):
-    document = Document.objects.create(workspace=workspace, uri="kb://gone", title="Gone", content_hash="sha256:x")
+    document = Document.objects.create(
+        workspace=workspace, uri="kb://gone", title="Gone", content_hash="sha256:x"
+    )
     version = Workspace.objects.get(pk=workspace.pk).kb_version
     response = console.post(f"/admin/audit/document/{document.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
@@ -28,11 +30,17 @@ def test_deleting_a_document_goes_through_the_ingestion_service(console, workspa
 
 
 def test_bulk_deleting_documents_moves_kb_version_once_per_document(console, workspace):
-    docs = [Document.objects.create(workspace=workspace, uri=f"kb://d{n}", title=f"D{n}", content_hash=f"sha256:{n}")
-            for n in range(2)]
+    docs = [
+        Document.objects.create(
+            workspace=workspace, uri=f"kb://d{n}", title=f"D{n}", content_hash=f"sha256:{n}"
+        )
+        for n in range(2)
+    ]
     version = Workspace.objects.get(pk=workspace.pk).kb_version
-    console.post("/admin/audit/document/", {"action": "delete_selected", "_selected_action": [d.pk for d in docs],
-                                            "post": "yes"})
+    console.post(
+        "/admin/audit/document/",
+        {"action": "delete_selected", "_selected_action": [d.pk for d in docs], "post": "yes"},
+    )
     assert not Document.objects.filter(pk__in=[d.pk for d in docs]).exists()
     assert Workspace.objects.get(pk=workspace.pk).kb_version == version + 2
 
@@ -47,7 +55,9 @@ def test_a_relabel_in_the_console_is_a_human_decision_with_a_reason(console, wor
     stored = Claim.objects.get(pk=claim.pk)
     assert stored.label == "REFUTED" and stored.machine_label == "SUPPORTED" and stored.text == claim.text
     entry = stored.label_history[-1]
-    assert entry["by_human"] and entry["to"] == "REFUTED" and entry["reason"] == "the passage says the opposite"
+    assert (
+        entry["by_human"] and entry["to"] == "REFUTED" and entry["reason"] == "the passage says the opposite"
+    )
 
 
 def test_system_written_records_are_read_only_in_the_console(console, workspace):
@@ -60,5 +70,7 @@ def test_system_written_records_are_read_only_in_the_console(console, workspace)
     assert type(answer).objects.get(pk=answer.pk).query == answer.query
     assert console.post(f"/admin/audit/claim/{claims[0].pk}/delete/", {"post": "yes"}).status_code == 403
     if run is not None:
-        assert console.post(f"/admin/audit/verificationrun/{run.pk}/delete/", {"post": "yes"}).status_code == 403
+        assert (
+            console.post(f"/admin/audit/verificationrun/{run.pk}/delete/", {"post": "yes"}).status_code == 403
+        )
     assert console.get("/admin/audit/claim/add/").status_code == 403

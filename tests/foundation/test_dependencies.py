@@ -11,15 +11,29 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What escalation may import of audit: the selectors facade, the public services and hooks, and
 # the shared foundations; audit/pipeline is plain Python any app may use.
-AUDIT_PUBLIC = ("audit.selectors.facade", "audit.services.claims", "audit.services.events", "audit.hooks",
-                "audit.constants", "audit.roles", "audit.errors", "audit.filters", "audit.admin_events",
-                "audit.presentation", "audit.pipeline")
+AUDIT_PUBLIC = (
+    "audit.selectors.facade",
+    "audit.services.claims",
+    "audit.services.events",
+    "audit.hooks",
+    "audit.constants",
+    "audit.roles",
+    "audit.errors",
+    "audit.filters",
+    "audit.admin_events",
+    "audit.presentation",
+    "audit.pipeline",
+)
 
 # The places audit still reads escalation's rows to show them (pages, dashboard, demo data, admin);
 # a new one is a design decision, not an accident: add it here and to docs/ARCHITECTURE.md.
 AUDIT_READS_ESCALATION = {
-    "audit/admin.py", "audit/views.py", "audit/selectors/claims.py", "audit/selectors/dashboard.py",
-    "audit/services/demo_history.py", "audit/management/commands/screenshots.py",
+    "audit/admin.py",
+    "audit/views.py",
+    "audit/selectors/claims.py",
+    "audit/selectors/dashboard.py",
+    "audit/services/demo_history.py",
+    "audit/management/commands/screenshots.py",
     "audit/management/commands/evaluate_revision.py",
 }
 
@@ -45,15 +59,23 @@ def _within(name: str, prefixes) -> bool:
 
 
 def test_escalation_imports_audit_only_through_its_facade_services_and_hooks():
-    offending = {(path, name) for path, names in _sources("escalation") for name in names
-                 if _within(name, ("audit",)) and name != "audit" and not _within(name, AUDIT_PUBLIC)}
+    offending = {
+        (path, name)
+        for path, names in _sources("escalation")
+        for name in names
+        if _within(name, ("audit",)) and name != "audit" and not _within(name, AUDIT_PUBLIC)
+    }
     assert offending == set()
 
 
 def test_audit_opens_no_case_itself_and_reads_escalation_only_where_listed():
-    importers = {path for path, names in _sources("audit") for name in names if _within(name, ("escalation",))}
+    importers = {
+        path for path, names in _sources("audit") for name in names if _within(name, ("escalation",))
+    }
     assert importers <= AUDIT_READS_ESCALATION
-    services = {name for _, names in _sources("audit") for name in names if name.startswith("escalation.services")}
+    services = {
+        name for _, names in _sources("audit") for name in names if name.startswith("escalation.services")
+    }
     assert services <= {"escalation.services", "escalation.services.RELABEL_DECISIONS"}
 
 

@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 from audit import roles
-from tests.factories import (ChunkFactory, ClaimFactory, EvidenceFactory, ReviewCaseFactory, UserFactory,
-                             WorkspaceFactory, sha)
+from tests.factories import (
+    ChunkFactory,
+    ClaimFactory,
+    EvidenceFactory,
+    ReviewCaseFactory,
+    UserFactory,
+    WorkspaceFactory,
+    sha,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +28,9 @@ def test_a_user_gets_the_role_group_the_password_and_a_profile_in_the_workspace(
 
 def test_rows_built_alone_share_one_workspace_through_their_parents():
     evidence = EvidenceFactory()
-    case = ReviewCaseFactory(claim=ClaimFactory(answer=evidence.claim.answer, label="REFUTED", confidence=0.1))
+    case = ReviewCaseFactory(
+        claim=ClaimFactory(answer=evidence.claim.answer, label="REFUTED", confidence=0.1)
+    )
     assert case.workspace == evidence.claim.answer.workspace
     assert evidence.hash == sha(evidence.snippet)
 

@@ -29,7 +29,9 @@ with AP5 prevents LTP induction.
 @pytest.fixture
 def kb_dir(tmp_path: Path) -> Path:
     (tmp_path / "ltp.md").write_text(LTP)
-    (tmp_path / "retention.txt").write_text("Published: 2026-01-12\nAudit records are retained for 90 days by default.")
+    (tmp_path / "retention.txt").write_text(
+        "Published: 2026-01-12\nAudit records are retained for 90 days by default."
+    )
     (tmp_path / "page.html").write_text(
         "<html><head><title>Sleep</title><script>var x=1;</script></head>"
         "<body><p>Slow-wave sleep supports memory consolidation.</p></body></html>"
@@ -57,7 +59,11 @@ def test_it_ingests_every_supported_format_with_its_metadata(workspace, kb_dir):
     assert report.ok and report.created == 4
     ltp = Document.objects.get(uri="kb://ltp")
     assert (ltp.title, ltp.domain, str(ltp.published_at), ltp.date_inferred) == (
-        "Synaptic Plasticity", "neuroscience", "2025-06-02", False)
+        "Synaptic Plasticity",
+        "neuroscience",
+        "2025-06-02",
+        False,
+    )
     retention = Document.objects.get(uri="kb://retention")
     assert str(retention.published_at) == "2026-01-12" and retention.date_inferred
     page = Document.objects.get(uri="kb://page")
@@ -79,9 +85,12 @@ def test_it_leaves_the_same_rows_when_a_folder_is_ingested_twice(workspace, kb_d
 def test_it_reindexes_a_changed_file_and_search_follows(workspace, kb_dir):
     ingest_paths(workspace=workspace, paths=[kb_dir])
     assert search_titles(workspace, "NMDA receptors and LTP")[0] == "Synaptic Plasticity"
-    (kb_dir / "ltp.md").write_text(LTP.replace("Synaptic Plasticity", "Cerebellar Learning").replace(
-        "Long-term potentiation at CA1 synapses depends on NMDA receptor activation.",
-        "Cerebellar Purkinje cells learn through climbing fibre error signals."))
+    (kb_dir / "ltp.md").write_text(
+        LTP.replace("Synaptic Plasticity", "Cerebellar Learning").replace(
+            "Long-term potentiation at CA1 synapses depends on NMDA receptor activation.",
+            "Cerebellar Purkinje cells learn through climbing fibre error signals.",
+        )
+    )
     report = ingest_paths(workspace=workspace, paths=[kb_dir / "ltp.md"])
     assert report.updated == 1
     doc = Document.objects.get(uri="kb://ltp")
@@ -112,11 +121,20 @@ def test_it_reports_each_bad_file_in_one_line_and_ingests_the_others(workspace, 
     (kb_dir / "broken.jsonl").write_text('{"id": 1, "text": "ok"}\n{not json\n')
     with pytest.raises(CommandError, match="4 file"):
         call_command(
-            "ingest_kb", str(kb_dir / "empty.txt"), str(kb_dir / "latin1.txt"), str(kb_dir / "notes.pdf"),
-            str(kb_dir / "broken.jsonl"), str(kb_dir / "ltp.md"), verbosity=0,
+            "ingest_kb",
+            str(kb_dir / "empty.txt"),
+            str(kb_dir / "latin1.txt"),
+            str(kb_dir / "notes.pdf"),
+            str(kb_dir / "broken.jsonl"),
+            str(kb_dir / "ltp.md"),
+            verbosity=0,
         )
     # the model's own loading bar may share stderr when this test loads it first
-    err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("Loading weights")]
+    err = [
+        line
+        for line in capsys.readouterr().err.strip().splitlines()
+        if not line.startswith("Loading weights")
+    ]
     assert len(err) == 4
     assert any("empty.txt" in line and "empty" in line for line in err)
     assert any("latin1.txt" in line and "UTF-8" in line for line in err)
@@ -126,8 +144,10 @@ def test_it_reports_each_bad_file_in_one_line_and_ingests_the_others(workspace, 
 
 
 def test_it_ingests_benchmark_evidence_once_per_passage(workspace, tmp_path):
-    row = ('{"id": "x%d", "dataset": "scifact", "claim": "c", "label": "SUPPORTED", "domain": "biomedical", '
-           '"evidence": [{"id": "e1", "title": "Shared abstract", "text": "Aspirin lowers fever."}]}\n')
+    row = (
+        '{"id": "x%d", "dataset": "scifact", "claim": "c", "label": "SUPPORTED", "domain": "biomedical", '
+        '"evidence": [{"id": "e1", "title": "Shared abstract", "text": "Aspirin lowers fever."}]}\n'
+    )
     (tmp_path / "claims.jsonl").write_text(row % 1 + row % 2)
     report = ingest_paths(workspace=workspace, paths=[tmp_path / "claims.jsonl"])
     assert report.created == 1

@@ -40,8 +40,15 @@ def test_it_allows_one_claim_id_per_answer(answer, workspace):
 
 @pytest.mark.parametrize(
     "field, value",
-    [("label", "TRUE"), ("machine_label", "maybe"), ("claim_type", "opinion"), ("importance", "huge"),
-     ("verdict", "perhaps"), ("claim_id", "claim-1"), ("claim_id", "c0")],
+    [
+        ("label", "TRUE"),
+        ("machine_label", "maybe"),
+        ("claim_type", "opinion"),
+        ("importance", "huge"),
+        ("verdict", "perhaps"),
+        ("claim_id", "claim-1"),
+        ("claim_id", "c0"),
+    ],
 )
 def test_it_refuses_values_outside_the_choices(answer, field, value):
     fields = {"answer": answer, "claim_id": "c1", "text": "x", field: value}
@@ -88,8 +95,15 @@ def test_it_allows_one_document_per_uri_in_a_workspace(workspace):
 def test_it_refuses_chunk_offsets_out_of_order(workspace):
     doc = Document.objects.create(workspace=workspace, title="a", uri="kb://a", content_hash="sha256:1")
     with pytest.raises(IntegrityError), transaction.atomic():
-        Chunk.objects.create(document=doc, ordinal=0, text="t", start_offset=9, end_offset=3,
-                             content_hash="sha256:x", embedding=b"")
+        Chunk.objects.create(
+            document=doc,
+            ordinal=0,
+            text="t",
+            start_offset=9,
+            end_offset=3,
+            content_hash="sha256:x",
+            embedding=b"",
+        )
 
 
 def test_it_never_changes_or_deletes_an_audit_event(workspace):

@@ -15,7 +15,7 @@ def test_it_chunks_within_the_size_and_maps_offsets_back_to_the_text():
     assert len(chunks) > 5
     for c in chunks:
         assert len(c.text) <= 300
-        assert TEXT[c.start:c.end].strip() == c.text
+        assert TEXT[c.start : c.end].strip() == c.text
     assert all(b.start < a.end for a, b in pairwise(chunks)), "consecutive chunks overlap"
 
 

@@ -17,9 +17,19 @@ def test_the_search_back_end_follows_the_database(workspace):
 
 
 def test_without_pgvector_a_chunk_keeps_no_second_copy_of_its_vector(workspace):
-    document = Document.objects.create(workspace=workspace, title="T", uri="kb://t", content_hash="sha256:" + "0" * 64)
-    chunk = Chunk.objects.create(document=document, ordinal=0, text="t", start_offset=0, end_offset=1,
-                                 content_hash="x", embedding=bytes(4 * 384), search_vector=[0.5] * 384)
+    document = Document.objects.create(
+        workspace=workspace, title="T", uri="kb://t", content_hash="sha256:" + "0" * 64
+    )
+    chunk = Chunk.objects.create(
+        document=document,
+        ordinal=0,
+        text="t",
+        start_offset=0,
+        end_offset=1,
+        content_hash="x",
+        embedding=bytes(4 * 384),
+        search_vector=[0.5] * 384,
+    )
 
     stored = Chunk.objects.get(pk=chunk.pk).search_vector
 
@@ -38,5 +48,8 @@ def test_keyword_candidates_need_two_consecutive_words_of_the_query_and_ranking_
     from audit.kb_pgvector import tsquery_pairs, tsquery_terms
 
     assert tsquery_terms("NMDA receptors drive LTP") == "nmda | receptors | drive | ltp"
-    assert tsquery_pairs("NMDA receptors drive LTP") == "(nmda & receptors) | (receptors & drive) | (drive & ltp)"
+    assert (
+        tsquery_pairs("NMDA receptors drive LTP")
+        == "(nmda & receptors) | (receptors & drive) | (drive & ltp)"
+    )
     assert tsquery_pairs("ZX-4471") == "(zx & 4471)" and tsquery_pairs("the LTP") == "ltp"

@@ -17,15 +17,23 @@ ROOT = Path(__file__).resolve().parents[2]
 def read_in_fresh_process(code: str, **env) -> dict:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("THEORIA_", "DJANGO_SETTINGS"))}
     env = {"DJANGO_DEBUG": "1", **env}  # development settings: no secret key needed to read them
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**clean, **env}, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-GUNICORN = ("import json, os, runpy; c = runpy.run_path('theoria/gunicorn.conf.py'); print(json.dumps({k: c[k] for k in "
-            "('bind', 'workers', 'worker_class', 'preload_app', 'timeout', 'backlog', 'max_requests')} | "
-            "{'torch_threads': os.environ['THEORIA_TORCH_THREADS']}))")
-Q_CLUSTER = ("import json; import theoria.settings.base as s; print(json.dumps(s.Q_CLUSTER))")
+GUNICORN = (
+    "import json, os, runpy; c = runpy.run_path('theoria/gunicorn.conf.py'); print(json.dumps({k: c[k] for k in "
+    "('bind', 'workers', 'worker_class', 'preload_app', 'timeout', 'backlog', 'max_requests')} | "
+    "{'torch_threads': os.environ['THEORIA_TORCH_THREADS']}))"
+)
+Q_CLUSTER = "import json; import theoria.settings.base as s; print(json.dumps(s.Q_CLUSTER))"
 
 
 def test_gunicorn_preloads_the_app_and_gives_each_worker_its_share_of_the_cores():
@@ -54,5 +62,9 @@ def test_the_task_cluster_uses_redis_with_a_worker_per_core_when_redis_is_config
 def test_the_task_cluster_keeps_one_worker_on_the_database_broker_and_takes_a_set_count():
     assert read_in_fresh_process(Q_CLUSTER)["workers"] == 1
     assert read_in_fresh_process(Q_CLUSTER)["orm"] == "default"
-    assert read_in_fresh_process(Q_CLUSTER, THEORIA_REDIS_URL="redis://127.0.0.1:6379/3",
-                                 THEORIA_Q_WORKERS="6")["workers"] == 6
+    assert (
+        read_in_fresh_process(Q_CLUSTER, THEORIA_REDIS_URL="redis://127.0.0.1:6379/3", THEORIA_Q_WORKERS="6")[
+            "workers"
+        ]
+        == 6
+    )

@@ -48,15 +48,31 @@ def routes():
 def _values(a, *, missing: bool) -> dict:
     """Path values naming A's rows (or rows that exist nowhere)."""
     if missing:
-        return {"answer_id": "a-1999-01-01-00000000", "claim_id": "c99", "ticket": "COMP-ESC-999999",
-                "username": "nobody-anywhere", "conversation_id": "no-such-conversation", "date": "1999-01-01",
-                "pk": 99999999}
-    return {"answer_id": a["answer"].public_id, "claim_id": "c1", "ticket": a["case"].ticket,
-            "username": a["user"].username, "conversation_id": a["conversation"].external_id,
-            "date": DAY.isoformat(), "pk": None}
+        return {
+            "answer_id": "a-1999-01-01-00000000",
+            "claim_id": "c99",
+            "ticket": "COMP-ESC-999999",
+            "username": "nobody-anywhere",
+            "conversation_id": "no-such-conversation",
+            "date": "1999-01-01",
+            "pk": 99999999,
+        }
+    return {
+        "answer_id": a["answer"].public_id,
+        "claim_id": "c1",
+        "ticket": a["case"].ticket,
+        "username": a["user"].username,
+        "conversation_id": a["conversation"].external_id,
+        "date": DAY.isoformat(),
+        "pk": None,
+    }
 
 
-PK_OF = {"api-document-detail": "document", "claim-detail": "claim", "api-run-detail": "run"}  # which of A's rows a route's <pk> names
+PK_OF = {
+    "api-document-detail": "document",
+    "claim-detail": "claim",
+    "api-run-detail": "run",
+}  # which of A's rows a route's <pk> names
 
 
 def _url(route: str, name: str | None, params: list[str], a: dict, *, missing: bool) -> str:
@@ -80,9 +96,21 @@ def _url(route: str, name: str | None, params: list[str], a: dict, *, missing: b
 
 def _body(a: dict) -> dict:
     """A write body that names A's rows wherever an endpoint takes an identifier."""
-    return {"answer_id": a["answer"].public_id, "claim_id": "c1", "ticket": a["case"].ticket, "owner": a["user"].username,
-            "reason": "probe", "note": "probe", "rationale": "probe", "decision": "suppress", "confirm": "on",
-            "version": 1, "default_mode": "audit-web", "workspace": a["workspace"].slug, "username": a["user"].username}
+    return {
+        "answer_id": a["answer"].public_id,
+        "claim_id": "c1",
+        "ticket": a["case"].ticket,
+        "owner": a["user"].username,
+        "reason": "probe",
+        "note": "probe",
+        "rationale": "probe",
+        "decision": "suppress",
+        "confirm": "on",
+        "version": 1,
+        "default_mode": "audit-web",
+        "workspace": a["workspace"].slug,
+        "username": a["user"].username,
+    }
 
 
 def _text(response) -> str:
@@ -93,13 +121,20 @@ def _text(response) -> str:
 
 def _normalised(response) -> tuple:
     """Status and body with request-specific tokens (CSRF, dates of the request) removed."""
+
     def plain(text: str) -> str:
-        return re.sub(r"(a-\d{4}-\d\d-\d\d-[0-9a-f]{8}|nobody-anywhere|no-such-conversation|COMP-ESC-\d{6}|"
-                      r"1999-01-01|2026-01-15|c99|c1|\d+)", "X", text)
+        return re.sub(
+            r"(a-\d{4}-\d\d-\d\d-[0-9a-f]{8}|nobody-anywhere|no-such-conversation|COMP-ESC-\d{6}|"
+            r"1999-01-01|2026-01-15|c99|c1|\d+)",
+            "X",
+            text,
+        )
 
     if response.status_code == 302:
         return 302, plain(response.get("Location", ""))
-    return response.status_code, plain(re.sub(r'(csrfmiddlewaretoken" value="|csrfToken: ")[^"]+', r"\1", _text(response)))
+    return response.status_code, plain(
+        re.sub(r'(csrfmiddlewaretoken" value="|csrfToken: ")[^"]+', r"\1", _text(response))
+    )
 
 
 def _snapshot(a: dict) -> dict:
@@ -112,8 +147,13 @@ def _snapshot(a: dict) -> dict:
     return {
         "case": (case.status, case.version, case.owner_id, case.tier, case.events.count()),
         "answer": (answer.suppressed, list(answer.claims.values_list("label", "confidence"))),
-        "workspace": (workspace.default_mode, workspace.threshold_overrides, workspace.retention_days,
-                      workspace.kb_version, workspace.regulated_domains),
+        "workspace": (
+            workspace.default_mode,
+            workspace.threshold_overrides,
+            workspace.retention_days,
+            workspace.kb_version,
+            workspace.regulated_domains,
+        ),
         "documents": Document.objects.filter(workspace=workspace).count(),
         "events": AuditEvent.objects.filter(workspace=workspace).count(),
         "profile": UserProfile.objects.get(user=a["user"]).default_mode,
@@ -131,23 +171,62 @@ def alpha(workspace, make_user):
     workspace.name = "Alpha workspace"
     workspace.save()
     user = make_user("alpha-analyst", roles.L1_ANALYST)
-    answer = Answer.objects.create(workspace=workspace, query="alpha-secret query", text="An answer.",
-                                   original_text="An answer.", mode=Answer.Mode.AUDIT_LOCAL, created_at=dt.datetime(
-                                       2026, 1, 15, 12, tzinfo=dt.timezone.utc))
-    claim = Claim.objects.create(answer=answer, claim_id="c1", text="alpha-secret claim text", label="REFUTED",
-                                 machine_label="REFUTED", confidence=0.1, importance="material", span_start=0, span_end=5)
-    Evidence.objects.create(claim=claim, rank=0, source_type="kb", source_id="kb_chunk_1", title="Alpha secret handbook",
-                            uri="kb://alpha", snippet="alpha-secret snippet",
-                            hash="sha256:" + hashlib.sha256(b"alpha").hexdigest(), relevance=0.7, entailment=0.2)
-    document = Document.objects.create(workspace=workspace, uri="kb://alpha", title="Alpha secret handbook",
-                                       content_hash="sha256:alpha")
+    answer = Answer.objects.create(
+        workspace=workspace,
+        query="alpha-secret query",
+        text="An answer.",
+        original_text="An answer.",
+        mode=Answer.Mode.AUDIT_LOCAL,
+        created_at=dt.datetime(2026, 1, 15, 12, tzinfo=dt.timezone.utc),
+    )
+    claim = Claim.objects.create(
+        answer=answer,
+        claim_id="c1",
+        text="alpha-secret claim text",
+        label="REFUTED",
+        machine_label="REFUTED",
+        confidence=0.1,
+        importance="material",
+        span_start=0,
+        span_end=5,
+    )
+    Evidence.objects.create(
+        claim=claim,
+        rank=0,
+        source_type="kb",
+        source_id="kb_chunk_1",
+        title="Alpha secret handbook",
+        uri="kb://alpha",
+        snippet="alpha-secret snippet",
+        hash="sha256:" + hashlib.sha256(b"alpha").hexdigest(),
+        relevance=0.7,
+        entailment=0.2,
+    )
+    document = Document.objects.create(
+        workspace=workspace, uri="kb://alpha", title="Alpha secret handbook", content_hash="sha256:alpha"
+    )
     conversation = Conversation.objects.create(workspace=workspace, external_id="alpha-conversation")
-    NightlyReport.objects.create(workspace=workspace, date=DAY, status="done", finished_at=dt.datetime(
-        2026, 1, 16, 1, tzinfo=dt.timezone.utc), report={"note": "alpha-secret claim text"})
-    run = VerificationRun.objects.create(answer=answer, mode=Answer.Mode.AUDIT_LOCAL, warnings=["alpha-secret warning"])
+    NightlyReport.objects.create(
+        workspace=workspace,
+        date=DAY,
+        status="done",
+        finished_at=dt.datetime(2026, 1, 16, 1, tzinfo=dt.timezone.utc),
+        report={"note": "alpha-secret claim text"},
+    )
+    run = VerificationRun.objects.create(
+        answer=answer, mode=Answer.Mode.AUDIT_LOCAL, warnings=["alpha-secret warning"]
+    )
     (case,) = services.cases_open_for_answer(answer=answer)
-    return {"workspace": workspace, "user": user, "answer": answer, "claim": claim, "document": document,
-            "conversation": conversation, "case": case, "run": run}
+    return {
+        "workspace": workspace,
+        "user": user,
+        "answer": answer,
+        "claim": claim,
+        "document": document,
+        "conversation": conversation,
+        "case": case,
+        "run": run,
+    }
 
 
 @pytest.fixture
@@ -161,7 +240,9 @@ def beta_users(db, django_user_model):
     users = []
     for role in (*roles.ALL_ROLES, None):
         name = "beta-" + (re.sub(r"\W+", "-", role.lower()) if role else "superuser")
-        extra = {"is_staff": True, "is_superuser": True} if role is None else {"is_staff": role == roles.ADMIN}
+        extra = (
+            {"is_staff": True, "is_superuser": True} if role is None else {"is_staff": role == roles.ADMIN}
+        )
         user = django_user_model.objects.create_user(username=name, password="pw", **extra)
         if role:
             user.groups.add(Group.objects.get(name=role))
@@ -188,7 +269,9 @@ def _call(client, method: str, url: str, body: dict):
 
 def test_the_walk_covers_every_route_of_the_url_configuration():
     names = [name for _, name, _ in routes()]
-    assert {"api-case-list", "api-case-open", "escalation-queue", "home", "api-claim-card-export"} <= set(names)
+    assert {"api-case-list", "api-case-open", "escalation-queue", "home", "api-claim-card-export"} <= set(
+        names
+    )
 
 
 @pytest.mark.django_db
@@ -210,10 +293,14 @@ def test_no_route_lets_another_workspace_read_or_change_a_row(alpha, beta_users)
                 if response.status_code >= 500:
                     failures.append(f"{who} {method.upper()} {route}: {response.status_code}")
                 if params and method == "get":
-                    same = _normalised(_call(client, method, _url(route, name, params, alpha, missing=True), body))
+                    same = _normalised(
+                        _call(client, method, _url(route, name, params, alpha, missing=True), body)
+                    )
                     if _normalised(response) != same:
-                        failures.append(f"{who} GET {route}: A's row answers {response.status_code}, "
-                                        f"a missing row {same[0]} (or another body)")
+                        failures.append(
+                            f"{who} GET {route}: A's row answers {response.status_code}, "
+                            f"a missing row {same[0]} (or another body)"
+                        )
     assert not failures, "\n".join(failures[:40])
     assert _snapshot(alpha) == before
 
@@ -232,7 +319,9 @@ def test_no_admin_console_page_shows_another_workspaces_rows(alpha, beta_users):
             path = workspace_path(model)
             if path is None:
                 continue
-            row = model._default_manager.filter(**({"pk": alpha["workspace"].pk} if path == "" else {path: alpha["workspace"]})).first()
+            row = model._default_manager.filter(
+                **({"pk": alpha["workspace"].pk} if path == "" else {path: alpha["workspace"]})
+            ).first()
             if row is None:
                 continue
             own = client.get(reverse("admin:%s_%s_change" % info, args=[row.pk]))
@@ -276,7 +365,9 @@ def test_only_a_superuser_may_name_another_workspace(alpha, beta_users):
 
 
 @pytest.mark.django_db
-def test_a_case_is_assigned_only_within_its_workspace_and_the_refusal_names_no_one(alpha, beta_users, make_user):
+def test_a_case_is_assigned_only_within_its_workspace_and_the_refusal_names_no_one(
+    alpha, beta_users, make_user
+):
     from escalation.models import ReviewCase
 
     outsider = next(u for u in beta_users if u.username == "beta-l1-analyst")
@@ -287,7 +378,9 @@ def test_a_case_is_assigned_only_within_its_workspace_and_the_refusal_names_no_o
     other = client.post(url, {"owner": outsider.username}, content_type="application/json")
     nobody = client.post(url, {"owner": "nobody-at-all"}, content_type="application/json")
     assert other.status_code == nobody.status_code == 400
-    assert other.json()["detail"].replace(outsider.username, "X") == nobody.json()["detail"].replace("nobody-at-all", "X")
+    assert other.json()["detail"].replace(outsider.username, "X") == nobody.json()["detail"].replace(
+        "nobody-at-all", "X"
+    )
     assert ReviewCase.objects.get(pk=alpha["case"].pk).owner_id is None
     page = client.post(f"/escalations/{alpha['case'].ticket}/assign", {"owner": outsider.username})
     assert page.status_code == 400

@@ -32,8 +32,15 @@ def make_client(llm_server):
             sleeps.append(seconds)
             time.sleep(seconds)
 
-        options = {"base_url": llm_server.base_url, "model": "test-model", "timeout_s": 10.0,
-                   "max_retries": 2, "concurrency": 2, "structured": "prompt", **overrides}
+        options = {
+            "base_url": llm_server.base_url,
+            "model": "test-model",
+            "timeout_s": 10.0,
+            "max_retries": 2,
+            "concurrency": 2,
+            "structured": "prompt",
+            **overrides,
+        }
         client = LLMClient(LLMConfig(**options), sleep=sleep)
         client.sleeps = sleeps
         return client

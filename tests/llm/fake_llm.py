@@ -64,9 +64,15 @@ class FakeLLMServer:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
-                    payload = json.dumps({"error": {"message": f"scripted {reply.status}", "type": "server_error"}}).encode()
+                    payload = json.dumps(
+                        {"error": {"message": f"scripted {reply.status}", "type": "server_error"}}
+                    ).encode()
                 else:
-                    payload = reply.raw_body if reply.raw_body is not None else json.dumps(server._completion(body, reply)).encode()
+                    payload = (
+                        reply.raw_body
+                        if reply.raw_body is not None
+                        else json.dumps(server._completion(body, reply)).encode()
+                    )
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
@@ -135,15 +141,27 @@ class FakeLLMServer:
     @staticmethod
     def _completion(body: dict, reply: Reply) -> dict:
         out = {
-            "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": body.get("model", "test-model"),
-            "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                         "message": {"role": "assistant",
-                                     "content": reply.content(body) if callable(reply.content) else reply.content}}],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": reply.finish_reason,
+                    "message": {
+                        "role": "assistant",
+                        "content": reply.content(body) if callable(reply.content) else reply.content,
+                    },
+                }
+            ],
         }
         if reply.usage:
-            out["usage"] = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                            "total_tokens": reply.prompt_tokens + reply.completion_tokens}
+            out["usage"] = {
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            }
         return out
 
 
@@ -158,6 +176,7 @@ def claims_in(body: dict) -> dict[str, str]:
 
 def per_claim(key: str, row, **kw) -> Reply:
     """A reply to a batched prompt: ``{key: [{"claim_id": id, **row(claim_text)}, ...]}`` for every claim listed."""
+
     def content(body: dict) -> str:
         return json.dumps({key: [{"claim_id": cid, **row(text)} for cid, text in claims_in(body).items()]})
 

@@ -49,7 +49,9 @@ def wait_ready(base_url: str, server: subprocess.Popen, timeout_s: float) -> Non
 
 
 def report(path: Path) -> None:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    rows = (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    )
     audits = [r for r in rows if r["kind"] in ("structured", "prompt")]
     if not audits:
         print("no figures recorded")
@@ -66,33 +68,48 @@ def report(path: Path) -> None:
                 total[task] += n
         form = mine[0]["structured"] or "prompt"
         print(f"\n{kind} ({form}): {len(mine)} audits")
-        print("  JSON validity per task: " + ", ".join(
-            f"{task} {valid[task]}/{total[task]} ({100 * valid[task] / total[task]:.0f}%)" for task in sorted(total)))
-        print(f"  LLM calls per audit: mean {statistics.mean(r['calls'] for r in mine):.1f} "
-              f"(min {min(r['calls'] for r in mine)}, max {max(r['calls'] for r in mine)})")
+        print(
+            "  JSON validity per task: "
+            + ", ".join(
+                f"{task} {valid[task]}/{total[task]} ({100 * valid[task] / total[task]:.0f}%)"
+                for task in sorted(total)
+            )
+        )
+        print(
+            f"  LLM calls per audit: mean {statistics.mean(r['calls'] for r in mine):.1f} "
+            f"(min {min(r['calls'] for r in mine)}, max {max(r['calls'] for r in mine)})"
+        )
         by_task = defaultdict(int)
         for r in mine:
             for task, n in r["by_task"].items():
                 by_task[task] += n
         print("  calls by task (all audits): " + ", ".join(f"{t} {n}" for t, n in sorted(by_task.items())))
-        print(f"  audit latency: median {statistics.median(r['seconds'] for r in mine):.1f} s, "
-              f"max {max(r['seconds'] for r in mine):.1f} s; LLM time per audit median "
-              f"{statistics.median(r['llm_ms'] for r in mine) / 1000:.1f} s; tokens per audit median "
-              f"{statistics.median(r['tokens'] for r in mine):.0f}")
+        print(
+            f"  audit latency: median {statistics.median(r['seconds'] for r in mine):.1f} s, "
+            f"max {max(r['seconds'] for r in mine):.1f} s; LLM time per audit median "
+            f"{statistics.median(r['llm_ms'] for r in mine) / 1000:.1f} s; tokens per audit median "
+            f"{statistics.median(r['tokens'] for r in mine):.0f}"
+        )
         print(f"  LLM methods that ran: {[r['ran'] for r in mine]}; labels {[r['labels'] for r in mine]}")
         failures = [f for r in mine for f in r["failures"]]
         print(f"  failed calls: {len(failures)} {sorted(set(failures))}")
     for r in rows:
         if r["kind"] == "budget":
-            print(f"\ntime budget 1.5 s: audit {r['seconds']:.1f} s, {r['calls']} calls, failures {r['failures']}")
+            print(
+                f"\ntime budget 1.5 s: audit {r['seconds']:.1f} s, {r['calls']} calls, failures {r['failures']}"
+            )
         if r["kind"] == "async":
-            print(f"async deep check: answered in {r['answered_s']:.1f} s, deep check {r['deep_s']:.1f} s, "
-                  f"{r['calls']} calls, relabels {r['relabels']}")
+            print(
+                f"async deep check: answered in {r['answered_s']:.1f} s, deep check {r['deep_s']:.1f} s, "
+                f"{r['calls']} calls, relabels {r['relabels']}"
+            )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server-python", required=True, help="python of the venv with llama-cpp-python[server]")
+    parser.add_argument(
+        "--server-python", required=True, help="python of the venv with llama-cpp-python[server]"
+    )
     parser.add_argument("--model", required=True, help="the GGUF model file")
     parser.add_argument("--ctx", type=int, default=4096)
     # one thread: on shared, oversubscribed cores OpenMP's threads wait on each other (measured here:
@@ -108,16 +125,36 @@ def main() -> int:
     figures.unlink(missing_ok=True)
     with open(log_path, "w") as log:
         server = subprocess.Popen(
-            [args.server_python, "-m", "llama_cpp.server", "--model", args.model, "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", str(args.ctx), "--n_threads", str(args.threads)],
-            stdout=log, stderr=subprocess.STDOUT)
+            [
+                args.server_python,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                args.model,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                str(args.ctx),
+                "--n_threads",
+                str(args.threads),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         print(f"LLM server (pid {server.pid}) starting on {base_url} with {args.model}")
         wait_ready(base_url, server, args.ready_timeout)
-        env = {"THEORIA_TEST_LLM_TIMEOUT_S": "240", **os.environ,  # CPU inference on shared cores is slow
-               "THEORIA_TEST_LLM_BASE_URL": base_url, "THEORIA_TEST_LLM_FIGURES": str(figures)}
-        code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *TESTS],
-                               cwd=ROOT, env=env)
+        env = {
+            "THEORIA_TEST_LLM_TIMEOUT_S": "240",
+            **os.environ,  # CPU inference on shared cores is slow
+            "THEORIA_TEST_LLM_BASE_URL": base_url,
+            "THEORIA_TEST_LLM_FIGURES": str(figures),
+        }
+        code = subprocess.call(
+            [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *TESTS], cwd=ROOT, env=env
+        )
         report(figures)
         return code
     finally:

@@ -17,15 +17,26 @@ def client_for(user) -> APIClient:
 
 
 def test_it_answers_an_audit_while_the_llm_fails_and_shows_the_failures_on_the_run(
-        submitter, auditor, settings, llm_server):
-    settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": llm_server.base_url, "LLM_MODEL": "test-model",
-                        "LLM_MAX_RETRIES": 0, "LLM_STRUCTURED": "prompt"}  # default route: HTTP 500 for every call
-    response = client_for(submitter).post("/api/v1/audits", {"query": QUERY, "answer": ANSWER, "contexts": CONTEXTS,
-                                                             "mode": "audit-local"}, format="json")
+    submitter, auditor, settings, llm_server
+):
+    settings.THEORIA = {
+        **settings.THEORIA,
+        "LLM_BASE_URL": llm_server.base_url,
+        "LLM_MODEL": "test-model",
+        "LLM_MAX_RETRIES": 0,
+        "LLM_STRUCTURED": "prompt",
+    }  # default route: HTTP 500 for every call
+    response = client_for(submitter).post(
+        "/api/v1/audits",
+        {"query": QUERY, "answer": ANSWER, "contexts": CONTEXTS, "mode": "audit-local"},
+        format="json",
+    )
     assert response.status_code == 201, response.content
     data = response.json()
     assert data["claims"] and all(c["verification_methods"] for c in data["claims"])
-    assert all(not {"llm_judge", "llm_cove", "selfcheck"} & set(c["verification_methods"]) for c in data["claims"])
+    assert all(
+        not {"llm_judge", "llm_cove", "selfcheck"} & set(c["verification_methods"]) for c in data["claims"]
+    )
     not_run = {w["method"] for w in data["audit"]["warnings"] if w.get("code") == "method_not_run"}
     assert {"llm_judge", "llm_cove", "selfcheck", "llm_extraction"} <= not_run
     # the breaker opens after LLM_BREAKER_FAILURES failures in a row; calls already in flight finish
@@ -37,17 +48,27 @@ def test_it_answers_an_audit_while_the_llm_fails_and_shows_the_failures_on_the_r
     assert run["llm_failures"][0]["purpose"] == "extract_claims"
 
 
-def test_a_drafted_answer_shares_the_audits_llm_client_so_the_draft_is_on_the_run(submitter, settings, llm_server):
+def test_a_drafted_answer_shares_the_audits_llm_client_so_the_draft_is_on_the_run(
+    submitter, settings, llm_server
+):
     from audit.models import VerificationRun
     from tests.llm.test_pipeline import script_a_working_llm
 
     script_a_working_llm(llm_server)
-    llm_server.route("TASK: draft_answer", ok("The hippocampus consolidates long-term memory [1]. "
-                                              "Arantius named the hippocampus in 1587 [2]."))
-    settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": llm_server.base_url, "LLM_MODEL": "test-model",
-                        "LLM_STRUCTURED": "prompt", "LLM_TIME_BUDGET_S": 300.0}
-    response = client_for(submitter).post("/api/v1/audits", {"query": QUERY, "contexts": CONTEXTS,
-                                                             "mode": "audit-local"}, format="json")
+    llm_server.route(
+        "TASK: draft_answer",
+        ok("The hippocampus consolidates long-term memory [1]. Arantius named the hippocampus in 1587 [2]."),
+    )
+    settings.THEORIA = {
+        **settings.THEORIA,
+        "LLM_BASE_URL": llm_server.base_url,
+        "LLM_MODEL": "test-model",
+        "LLM_STRUCTURED": "prompt",
+        "LLM_TIME_BUDGET_S": 300.0,
+    }
+    response = client_for(submitter).post(
+        "/api/v1/audits", {"query": QUERY, "contexts": CONTEXTS, "mode": "audit-local"}, format="json"
+    )
     assert response.status_code == 201, response.content
     run = VerificationRun.objects.get(answer__public_id=response.json()["answer_id"])
     assert run.llm_calls == len(llm_server.requests)  # the draft's call included
@@ -61,11 +82,20 @@ def test_a_normal_mode_draft_counts_in_the_daily_token_budget(submitter, workspa
 
     from audit.selectors.llm import llm_tokens_used, start_of_day
 
-    llm_server.route("TASK: draft_answer", ok("The hippocampus consolidates long-term memory [1].",
-                                              prompt_tokens=40, completion_tokens=12))
-    settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": llm_server.base_url, "LLM_MODEL": "test-model",
-                        "LLM_STRUCTURED": "prompt"}
-    response = client_for(submitter).post("/api/v1/audits", {"query": QUERY, "contexts": CONTEXTS, "mode": "normal"},
-                                          format="json")
+    llm_server.route(
+        "TASK: draft_answer",
+        ok("The hippocampus consolidates long-term memory [1].", prompt_tokens=40, completion_tokens=12),
+    )
+    settings.THEORIA = {
+        **settings.THEORIA,
+        "LLM_BASE_URL": llm_server.base_url,
+        "LLM_MODEL": "test-model",
+        "LLM_STRUCTURED": "prompt",
+    }
+    response = client_for(submitter).post(
+        "/api/v1/audits", {"query": QUERY, "contexts": CONTEXTS, "mode": "normal"}, format="json"
+    )
     assert response.status_code == 201, response.content
-    assert llm_tokens_used(workspace=workspace, since=start_of_day(timezone.now())) == 52  # no run, still counted
+    assert (
+        llm_tokens_used(workspace=workspace, since=start_of_day(timezone.now())) == 52
+    )  # no run, still counted

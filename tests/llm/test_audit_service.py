@@ -15,9 +15,16 @@ LLM_METHODS = {"llm_judge", "llm_cove", "selfcheck"}
 @pytest.fixture
 def point_llm_at(settings):
     def configure(base_url: str):
-        settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": base_url, "LLM_MODEL": "test-model",
-                            "LLM_TIMEOUT_S": 10.0, "LLM_MAX_RETRIES": 1, "LLM_STRUCTURED": "prompt",
-                            "LLM_TIME_BUDGET_S": 300.0}  # a cold embedder load must not spend it
+        settings.THEORIA = {
+            **settings.THEORIA,
+            "LLM_BASE_URL": base_url,
+            "LLM_MODEL": "test-model",
+            "LLM_TIMEOUT_S": 10.0,
+            "LLM_MAX_RETRIES": 1,
+            "LLM_STRUCTURED": "prompt",
+            "LLM_TIME_BUDGET_S": 300.0,
+        }  # a cold embedder load must not spend it
+
     return configure
 
 
@@ -42,7 +49,9 @@ def test_it_audits_offline_without_an_llm_and_says_which_methods_ran(workspace, 
     assert (run.llm_calls, run.prompt_tokens, run.llm_failures) == (0, 0, [])
 
 
-def test_it_stores_an_offline_audit_with_the_failures_when_every_llm_call_fails(workspace, point_llm_at, llm_server):
+def test_it_stores_an_offline_audit_with_the_failures_when_every_llm_call_fails(
+    workspace, point_llm_at, llm_server
+):
     point_llm_at(llm_server.base_url)  # default route: HTTP 500
     answer, run = run_audit(workspace)
     claims = list(answer.claims.all())
@@ -71,7 +80,9 @@ def test_it_goes_offline_and_warns_once_the_daily_budget_is_spent(workspace, poi
     workspace.llm_token_budget = 250  # less than one audit's worth (prompts are estimated before each call)
     workspace.save(update_fields=["llm_token_budget"])
     _, first = run_audit(workspace)
-    assert first.prompt_tokens + first.completion_tokens > 0 and "llm_budget_exceeded" in {w["code"] for w in first.warnings}
+    assert first.prompt_tokens + first.completion_tokens > 0 and "llm_budget_exceeded" in {
+        w["code"] for w in first.warnings
+    }
     _, second = run_audit(workspace)  # gets what is left of today's budget, and no more
     spent = sum(r.prompt_tokens + r.completion_tokens for r in (first, second))
     assert spent <= 250 and "llm_budget_exceeded" in {w["code"] for w in second.warnings}

@@ -136,7 +136,9 @@ def test_it_bounds_a_slow_call_by_the_timeout_without_retrying(llm_server, make_
 def test_it_reports_a_refused_connection(make_client):
     from audit.pipeline.llm import LLMClient, LLMConfig
 
-    client = LLMClient(LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", max_retries=1), sleep=lambda s: None)
+    client = LLMClient(
+        LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", max_retries=1), sleep=lambda s: None
+    )
     with pytest.raises(LLMError) as err:
         client.complete(purpose="judge", messages=MSG)
     assert err.value.kind == "connection" and err.value.attempts == 2
@@ -212,7 +214,7 @@ def test_it_parses_json_inside_a_code_fence():
     from audit.pipeline.llm.client import parse_json_reply
 
     assert parse_json_reply('```json\n{"a": 1}\n```') == {"a": 1}
-    assert parse_json_reply('Here you go: [1, 2] hope it helps') == [1, 2]
+    assert parse_json_reply("Here you go: [1, 2] hope it helps") == [1, 2]
     with pytest.raises(ValueError):
         parse_json_reply("no json here")
 
@@ -234,19 +236,31 @@ def test_it_reads_only_the_replys_json_value_never_a_citation_or_echoed_template
     dots = '{"results": [{"claim_id": "c1", "questions": ["...", "..."]}]}'
     with pytest.raises(jsonschema.ValidationError):
         parse_json_reply(dots, schema)
-    assert parse_json_reply(COVE_PLAN_SYSTEM + "\n" + __import__('json').dumps(real), schema,
-                            prompt=COVE_PLAN_SYSTEM) == real  # the prompt repeated, then the answer
+    assert (
+        parse_json_reply(
+            COVE_PLAN_SYSTEM + "\n" + __import__("json").dumps(real), schema, prompt=COVE_PLAN_SYSTEM
+        )
+        == real
+    )  # the prompt repeated, then the answer
 
 
-@pytest.mark.parametrize("honours, rejects, expected", [
-    ({"json_schema"}, set(), "json_schema"),
-    ({"llama_json_object"}, {"json_schema"}, "llama_json_object"),  # llama-cpp-python: json_schema is a 500
-    ({"vllm_guided_json"}, set(), "vllm_guided_json"),
-    ({"ollama_format"}, set(), "ollama_format"),
-    (set(), {"json_schema"}, "prompt"),
-])
-def test_it_probes_once_per_endpoint_which_structured_output_form_works(llm_server, make_client, honours, rejects,
-                                                                       expected):
+@pytest.mark.parametrize(
+    "honours, rejects, expected",
+    [
+        ({"json_schema"}, set(), "json_schema"),
+        (
+            {"llama_json_object"},
+            {"json_schema"},
+            "llama_json_object",
+        ),  # llama-cpp-python: json_schema is a 500
+        ({"vllm_guided_json"}, set(), "vllm_guided_json"),
+        ({"ollama_format"}, set(), "ollama_format"),
+        (set(), {"json_schema"}, "prompt"),
+    ],
+)
+def test_it_probes_once_per_endpoint_which_structured_output_form_works(
+    llm_server, make_client, honours, rejects, expected
+):
     llm_server.honours, llm_server.rejects = honours, rejects
     llm_server.route("extract_claims", ok(CLAIMS))
     first = make_client(structured="auto")
@@ -267,7 +281,9 @@ def test_it_sends_a_schema_small_enough_for_grammar_engines():
 
     def bounds(node):
         if isinstance(node, dict):
-            return [v for k, v in node.items() if k == "maxItems"] + [b for v in node.values() for b in bounds(v)]
+            return [v for k, v in node.items() if k == "maxItems"] + [
+                b for v in node.values() for b in bounds(v)
+            ]
         return [b for v in node for b in bounds(v)] if isinstance(node, list) else []
 
     for task in TASKS:
@@ -277,7 +293,9 @@ def test_it_sends_a_schema_small_enough_for_grammar_engines():
         assert all(b <= WIRE_MAX_ITEMS for b in bounds(sent))  # only short repetitions in a grammar
         assert sent["type"] == "object" and sent["additionalProperties"] is False
         strict = format_kwargs("json_schema", task)["response_format"]["json_schema"]
-        assert strict["strict"] is True and set(strict["schema"]["required"]) == set(strict["schema"]["properties"])
+        assert strict["strict"] is True and set(strict["schema"]["required"]) == set(
+            strict["schema"]["properties"]
+        )
 
 
 def test_a_batched_call_binds_its_rows_to_the_claims_it_sent():
@@ -286,7 +304,12 @@ def test_a_batched_call_binds_its_rows_to_the_claims_it_sent():
     rows = wire_schema("judge", items=3)["properties"]["results"]
     assert rows["minItems"] == rows["maxItems"] == 3
     assert rows["items"]["properties"]["claim_id"] == {"enum": ["c1", "c2", "c3"]}
-    assert wire_schema("cove_questions", 2)["properties"]["results"]["items"]["properties"]["questions"]["maxItems"] <= 8
+    assert (
+        wire_schema("cove_questions", 2)["properties"]["results"]["items"]["properties"]["questions"][
+            "maxItems"
+        ]
+        <= 8
+    )
     # more claims than a grammar should repeat: no bound, any id (checked locally instead)
     many = wire_schema("selfcheck_judge", items=40)["properties"]["results"]
     assert "maxItems" not in many and many["items"]["properties"]["claim_id"] == {"type": "string"}
@@ -300,7 +323,9 @@ def test_it_reads_a_string_with_a_raw_line_break_as_the_replys_own_json():
 
 
 def test_a_reply_cut_off_at_the_cap_gets_no_repair_call(llm_server, make_client):
-    llm_server.route("extract_claims", ok('{"claims": [{"text": "Logs are kept for ninety', finish_reason="length"))
+    llm_server.route(
+        "extract_claims", ok('{"claims": [{"text": "Logs are kept for ninety', finish_reason="length")
+    )
     client = make_client()
     with pytest.raises(LLMError):
         client.complete_json(purpose="extract_claims", messages=MSG)

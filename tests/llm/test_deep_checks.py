@@ -25,10 +25,25 @@ def client_for(user) -> APIClient:
 def llm_for_audits(settings, llm_server):
     script_a_working_llm(llm_server)
     # the judge contradicts the first claim, which the offline methods support: a relabel
-    llm_server.routes.insert(0, (("TASK: isolated_verification",), [per_claim("results", lambda text: {
-        "verdict": "CONTRADICTED", "reasoning": "Passage [1] says otherwise."})]))
-    settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": llm_server.base_url, "LLM_MODEL": "test-model",
-                        "LLM_STRUCTURED": "prompt", "LLM_TIME_BUDGET_S": 300.0}
+    llm_server.routes.insert(
+        0,
+        (
+            ("TASK: isolated_verification",),
+            [
+                per_claim(
+                    "results",
+                    lambda text: {"verdict": "CONTRADICTED", "reasoning": "Passage [1] says otherwise."},
+                )
+            ],
+        ),
+    )
+    settings.THEORIA = {
+        **settings.THEORIA,
+        "LLM_BASE_URL": llm_server.base_url,
+        "LLM_MODEL": "test-model",
+        "LLM_STRUCTURED": "prompt",
+        "LLM_TIME_BUDGET_S": 300.0,
+    }
     return llm_server
 
 
@@ -41,12 +56,15 @@ def post_audit(user, django_capture_on_commit_callbacks, **extra):
 
 
 def test_it_answers_offline_at_once_and_relabels_the_cards_in_the_deep_check(
-        submitter, auditor, llm_for_audits, django_capture_on_commit_callbacks):
+    submitter, auditor, llm_for_audits, django_capture_on_commit_callbacks
+):
     requests_before = len(llm_for_audits.requests)
     data, callbacks = post_audit(submitter, django_capture_on_commit_callbacks, deep="async")
     # the response: offline verdicts, the LLM methods deferred, the deep check queued
     assert all(not LLM_METHODS & set(c["verification_methods"]) for c in data["claims"])
-    deferred = {w["method"]: w["message"] for w in data["audit"]["warnings"] if w.get("code") == "method_not_run"}
+    deferred = {
+        w["method"]: w["message"] for w in data["audit"]["warnings"] if w.get("code") == "method_not_run"
+    }
     assert all(deferred[m].startswith("deferred") for m in LLM_METHODS)
     assert data["audit"]["deep_checks"]["status"] == "queued" and data["audit"]["llm_calls"] == 0
     offline_labels = {c["claim_id"]: c["label"] for c in data["claims"]}
@@ -54,20 +72,33 @@ def test_it_answers_offline_at_once_and_relabels_the_cards_in_the_deep_check(
     # the task ran after the commit (django-q2 synchronous in tests)
     assert len(callbacks) >= 1 and len(llm_for_audits.requests) > requests_before
     run = client_for(auditor).get(f"/api/v1/runs/{data['audit']['run_id']}").json()
-    assert run["deep_checks"]["status"] == "done" and run["deep_checks"]["progress"] == {"done": 3, "total": 3}
-    assert {"claim_id": "c1", "from": "SUPPORTED", "to": "REFUTED"}.items() <= run["deep_checks"]["relabels"][0].items()
-    assert set(run["methods"]) >= LLM_METHODS and run["llm_calls"] == len(llm_for_audits.requests) - requests_before
-    assert not any(w.get("method") in LLM_METHODS for w in run["warnings"] if w.get("code") == "method_not_run")
+    assert run["deep_checks"]["status"] == "done" and run["deep_checks"]["progress"] == {
+        "done": 3,
+        "total": 3,
+    }
+    assert {"claim_id": "c1", "from": "SUPPORTED", "to": "REFUTED"}.items() <= run["deep_checks"]["relabels"][
+        0
+    ].items()
+    assert (
+        set(run["methods"]) >= LLM_METHODS
+        and run["llm_calls"] == len(llm_for_audits.requests) - requests_before
+    )
+    assert not any(
+        w.get("method") in LLM_METHODS for w in run["warnings"] if w.get("code") == "method_not_run"
+    )
     c1 = Claim.objects.get(answer__public_id=data["answer_id"], claim_id="c1")
     assert c1.label == "REFUTED" and set(c1.methods) >= LLM_METHODS
     assert c1.method_results["llm_judge"]["details"]["reasoning"] == "Passage [1] says otherwise."
     entry = c1.label_history[-1]
-    assert entry["by"] == "deep_check" and not entry["by_human"] and "llm_judge CONTRADICTED" in entry["reason"]
+    assert (
+        entry["by"] == "deep_check" and not entry["by_human"] and "llm_judge CONTRADICTED" in entry["reason"]
+    )
     assert c1.review_cases.exists()  # the relabel to REFUTED went through the usual intake
 
 
 def test_the_workspace_default_makes_deep_checks_asynchronous(
-        submitter, workspace, llm_for_audits, django_capture_on_commit_callbacks):
+    submitter, workspace, llm_for_audits, django_capture_on_commit_callbacks
+):
     workspace.threshold_overrides = {**workspace.threshold_overrides, "deep_checks": "async"}
     workspace.save(update_fields=["threshold_overrides"])
     data, _ = post_audit(submitter, django_capture_on_commit_callbacks)
@@ -77,7 +108,8 @@ def test_the_workspace_default_makes_deep_checks_asynchronous(
 
 
 def test_it_announces_the_finished_deep_check_to_the_webhook(
-        submitter, settings, llm_for_audits, django_capture_on_commit_callbacks):
+    submitter, settings, llm_for_audits, django_capture_on_commit_callbacks
+):
     from tests.llm.fake_llm import ok
 
     hook = FakeLLMServer().start()
@@ -93,13 +125,16 @@ def test_it_announces_the_finished_deep_check_to_the_webhook(
     assert VerificationRun.objects.get(pk=data["audit"]["run_id"]).deep_checks["webhook"] == "HTTP 200"
 
 
-def test_without_an_llm_async_is_an_ordinary_offline_audit(submitter, settings, django_capture_on_commit_callbacks):
+def test_without_an_llm_async_is_an_ordinary_offline_audit(
+    submitter, settings, django_capture_on_commit_callbacks
+):
     settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": ""}
     data, _ = post_audit(submitter, django_capture_on_commit_callbacks, deep="async")
     assert data["audit"]["deep_checks"] == {}
 
 
 def test_it_refuses_an_unknown_deep_value_naming_the_field(submitter):
-    response = client_for(submitter).post("/api/v1/audits", {"query": QUERY, "answer": ANSWER, "deep": "later"},
-                                          format="json")
+    response = client_for(submitter).post(
+        "/api/v1/audits", {"query": QUERY, "answer": ANSWER, "deep": "later"}, format="json"
+    )
     assert response.status_code == 400 and "deep" in response.json().get("errors", response.json())

@@ -25,21 +25,33 @@ BASE_URL = os.environ.get("THEORIA_TEST_LLM_BASE_URL", "")
 pytestmark = pytest.mark.skipif(not BASE_URL, reason="THEORIA_TEST_LLM_BASE_URL is not set (see docs/LLM.md)")
 
 CONTEXTS = [
-    {"id": "p1", "text": "The hippocampus is a structure of the medial temporal lobe that consolidates "
-                         "declarative memories from short-term to long-term storage."},
-    {"id": "p2", "text": "The anatomist Giulio Cesare Aranzi (Arantius) named the hippocampus in 1564, "
-                         "after its resemblance to a seahorse."},
+    {
+        "id": "p1",
+        "text": "The hippocampus is a structure of the medial temporal lobe that consolidates "
+        "declarative memories from short-term to long-term storage.",
+    },
+    {
+        "id": "p2",
+        "text": "The anatomist Giulio Cesare Aranzi (Arantius) named the hippocampus in 1564, "
+        "after its resemblance to a seahorse.",
+    },
 ]
-ANSWER = ("The hippocampus consolidates declarative memories into long-term storage [1]. "
-          "Arantius named the hippocampus in 1587 [2].")
+ANSWER = (
+    "The hippocampus consolidates declarative memories into long-term storage [1]. "
+    "Arantius named the hippocampus in 1587 [2]."
+)
 
 
 def real_client(**overrides) -> LLMClient:
-    options = {"base_url": BASE_URL, "model": os.environ.get("THEORIA_TEST_LLM_MODEL", "default"),
-               "api_key": os.environ.get("THEORIA_TEST_LLM_API_KEY", ""),
-               "timeout_s": float(os.environ.get("THEORIA_TEST_LLM_TIMEOUT_S", "60")),
-               "max_retries": 1, "concurrency": int(os.environ.get("THEORIA_TEST_LLM_CONCURRENCY", "1")),
-               **overrides}
+    options = {
+        "base_url": BASE_URL,
+        "model": os.environ.get("THEORIA_TEST_LLM_MODEL", "default"),
+        "api_key": os.environ.get("THEORIA_TEST_LLM_API_KEY", ""),
+        "timeout_s": float(os.environ.get("THEORIA_TEST_LLM_TIMEOUT_S", "60")),
+        "max_retries": 1,
+        "concurrency": int(os.environ.get("THEORIA_TEST_LLM_CONCURRENCY", "1")),
+        **overrides,
+    }
     return LLMClient(LLMConfig(**options))
 
 
@@ -56,9 +68,11 @@ def test_it_runs_a_whole_audit_against_the_real_server():
     if "selfcheck" in ran:
         assert any("selfcheck_disagreement" in c.metrics for c in result.claims)
     assert acc.calls == sum(acc.calls_by_purpose.values())
-    print(f"\nreal LLM audit: {acc.calls} calls, {acc.prompt_tokens}+{acc.completion_tokens} tokens, "
-          f"{acc.latency_ms:.0f} ms LLM time, {len(acc.failures)} failures, structured {acc.structured}, "
-          f"labels {[c.label for c in result.claims]}, ran {sorted(ran)}")
+    print(
+        f"\nreal LLM audit: {acc.calls} calls, {acc.prompt_tokens}+{acc.completion_tokens} tokens, "
+        f"{acc.latency_ms:.0f} ms LLM time, {len(acc.failures)} failures, structured {acc.structured}, "
+        f"labels {[c.label for c in result.claims]}, ran {sorted(ran)}"
+    )
 
 
 def test_it_drafts_an_answer_with_anchors_from_the_real_server():

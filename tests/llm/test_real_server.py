@@ -26,26 +26,50 @@ pytestmark = pytest.mark.skipif(not BASE_URL, reason="THEORIA_TEST_LLM_BASE_URL 
 LLM_METHODS = {"llm_judge", "llm_cove", "selfcheck"}
 
 CASES = [
-    ("How long are access logs retained?",
-     "Access logs are retained for 180 days [1]. They are reviewed every month by the security team [1].",
-     [{"id": "p1", "text": "Access logs are retained for 90 days. The security team reviews them every month."}]),
-    ("What does the hippocampus do and who named it?",
-     "The hippocampus consolidates declarative memories into long-term storage [1]. "
-     "Arantius named the hippocampus in 1587 [2].",
-     [{"id": "p1", "text": "The hippocampus is a structure of the medial temporal lobe that consolidates "
-                           "declarative memories from short-term to long-term storage."},
-      {"id": "p2", "text": "The anatomist Giulio Cesare Aranzi (Arantius) named the hippocampus in 1564, "
-                           "after its resemblance to a seahorse."}]),
-    ("When is the annual fee charged?",
-     "The annual fee for the Gold card is $150 [1]. It is charged every January [1].",
-     [{"id": "p1", "text": "The annual fee for the Gold card is $150. The fee is charged every January."}]),
+    (
+        "How long are access logs retained?",
+        "Access logs are retained for 180 days [1]. They are reviewed every month by the security team [1].",
+        [
+            {
+                "id": "p1",
+                "text": "Access logs are retained for 90 days. The security team reviews them every month.",
+            }
+        ],
+    ),
+    (
+        "What does the hippocampus do and who named it?",
+        "The hippocampus consolidates declarative memories into long-term storage [1]. "
+        "Arantius named the hippocampus in 1587 [2].",
+        [
+            {
+                "id": "p1",
+                "text": "The hippocampus is a structure of the medial temporal lobe that consolidates "
+                "declarative memories from short-term to long-term storage.",
+            },
+            {
+                "id": "p2",
+                "text": "The anatomist Giulio Cesare Aranzi (Arantius) named the hippocampus in 1564, "
+                "after its resemblance to a seahorse.",
+            },
+        ],
+    ),
+    (
+        "When is the annual fee charged?",
+        "The annual fee for the Gold card is $150 [1]. It is charged every January [1].",
+        [{"id": "p1", "text": "The annual fee for the Gold card is $150. The fee is charged every January."}],
+    ),
 ]
 
 
 def real_client(**overrides) -> LLMClient:
-    options = {"base_url": BASE_URL, "model": os.environ.get("THEORIA_TEST_LLM_MODEL", "default"),
-               "timeout_s": float(os.environ.get("THEORIA_TEST_LLM_TIMEOUT_S", "60")), "max_retries": 1,
-               "concurrency": int(os.environ.get("THEORIA_TEST_LLM_CONCURRENCY", "1")), **overrides}
+    options = {
+        "base_url": BASE_URL,
+        "model": os.environ.get("THEORIA_TEST_LLM_MODEL", "default"),
+        "timeout_s": float(os.environ.get("THEORIA_TEST_LLM_TIMEOUT_S", "60")),
+        "max_retries": 1,
+        "concurrency": int(os.environ.get("THEORIA_TEST_LLM_CONCURRENCY", "1")),
+        **overrides,
+    }
     return LLMClient(LLMConfig(**options))
 
 
@@ -53,11 +77,19 @@ def record(kind: str, client: LLMClient, seconds: float, result=None) -> None:
     if not FIGURES:
         return
     acc = client.accounting
-    row = {"kind": kind, "structured": acc.structured, "calls": acc.calls, "by_task": acc.calls_by_purpose,
-           "json": acc.json_results, "seconds": round(seconds, 2), "llm_ms": round(acc.latency_ms),
-           "tokens": acc.total_tokens, "failures": [f["kind"] for f in acc.failures],
-           "ran": sorted({m for c in result.claims for m in c.method_names} & LLM_METHODS) if result else [],
-           "labels": [c.label for c in result.claims] if result else []}
+    row = {
+        "kind": kind,
+        "structured": acc.structured,
+        "calls": acc.calls,
+        "by_task": acc.calls_by_purpose,
+        "json": acc.json_results,
+        "seconds": round(seconds, 2),
+        "llm_ms": round(acc.latency_ms),
+        "tokens": acc.total_tokens,
+        "failures": [f["kind"] for f in acc.failures],
+        "ran": sorted({m for c in result.claims for m in c.method_names} & LLM_METHODS) if result else [],
+        "labels": [c.label for c in result.claims] if result else [],
+    }
     with open(FIGURES, "a", encoding="utf-8") as out:
         out.write(json.dumps(row) + "\n")
 
@@ -110,12 +142,18 @@ def test_accounting_matches_the_servers_usage():
 
     client = real_client()
     try:
-        client.complete(purpose="probe_accounting", messages=[{"role": "user", "content": "Say hello."}],
-                        max_tokens=16)
+        client.complete(
+            purpose="probe_accounting", messages=[{"role": "user", "content": "Say hello."}], max_tokens=16
+        )
     except LLMError as exc:  # a tiny model may stop at once: the call and its tokens still count
         assert exc.kind == "empty"
     raw = openai.OpenAI(base_url=BASE_URL, api_key="x").chat.completions.create(
-        model="default", messages=[{"role": "user", "content": "Say hello."}], max_tokens=16, temperature=0.0, seed=7)
+        model="default",
+        messages=[{"role": "user", "content": "Say hello."}],
+        max_tokens=16,
+        temperature=0.0,
+        seed=7,
+    )
     assert client.accounting.calls == 1 and raw.usage.prompt_tokens > 0
     assert client.accounting.prompt_tokens == raw.usage.prompt_tokens
     assert client.accounting.completion_tokens == raw.usage.completion_tokens
@@ -123,22 +161,31 @@ def test_accounting_matches_the_servers_usage():
 
 @pytest.mark.django_db
 def test_the_asynchronous_deep_check_runs_against_the_real_server(
-        submitter, settings, django_capture_on_commit_callbacks):
+    submitter, settings, django_capture_on_commit_callbacks
+):
     from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     from audit.models import VerificationRun
 
     endpoints_reset()
-    settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": BASE_URL, "LLM_MODEL": "default",
-                        "LLM_TIMEOUT_S": 60.0, "LLM_CONCURRENCY": 1}
+    settings.THEORIA = {
+        **settings.THEORIA,
+        "LLM_BASE_URL": BASE_URL,
+        "LLM_MODEL": "default",
+        "LLM_TIMEOUT_S": 60.0,
+        "LLM_CONCURRENCY": 1,
+    }
     query, answer, contexts = CASES[2]
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=submitter)[0].key}")
     started = time.perf_counter()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = api.post("/api/v1/audits", {"query": query, "answer": answer, "contexts": contexts,
-                                               "mode": "audit-local", "deep": "async"}, format="json")
+        response = api.post(
+            "/api/v1/audits",
+            {"query": query, "answer": answer, "contexts": contexts, "mode": "audit-local", "deep": "async"},
+            format="json",
+        )
     answered = time.perf_counter() - started
     assert response.status_code == 201, response.content
     assert response.json()["audit"]["llm_calls"] == 0 and answered < 15
@@ -150,6 +197,15 @@ def test_the_asynchronous_deep_check_runs_against_the_real_server(
     assert LLM_METHODS & set(run.methods), run.warnings
     if FIGURES:
         with open(FIGURES, "a", encoding="utf-8") as out:
-            out.write(json.dumps({"kind": "async", "answered_s": round(answered, 2),
-                                  "deep_s": round(time.perf_counter() - started - answered, 2),
-                                  "calls": run.llm_calls, "relabels": run.deep_checks.get("relabels", [])}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "kind": "async",
+                        "answered_s": round(answered, 2),
+                        "deep_s": round(time.perf_counter() - started - answered, 2),
+                        "calls": run.llm_calls,
+                        "relabels": run.deep_checks.get("relabels", []),
+                    }
+                )
+                + "\n"
+            )

@@ -19,11 +19,25 @@ NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 
 BODY = {
     "date": DAY.isoformat(),
-    "counts": {"claims_selected": 1, "claims_processed": 1, "labels_changed": 1, "review_recommended": 0,
-               "stale_sources": 1},
+    "counts": {
+        "claims_selected": 1,
+        "claims_processed": 1,
+        "labels_changed": 1,
+        "review_recommended": 0,
+        "stale_sources": 1,
+    },
     "top_failing_documents": [],
-    "stale_sources": [{"document_id": 1, "title": "Old", "uri": "kb://old", "domain": "neuroscience",
-                       "published_at": "2020-01-01", "age_months": 82, "limit_months": 18}],
+    "stale_sources": [
+        {
+            "document_id": 1,
+            "title": "Old",
+            "uri": "kb://old",
+            "domain": "neuroscience",
+            "published_at": "2020-01-01",
+            "age_months": 82,
+            "limit_months": 18,
+        }
+    ],
     "review_recommended": [],
     "label_drift": {"transitions": {"NEI->SUPPORTED": 1}, "claims": []},
 }
@@ -41,16 +55,41 @@ def _client(user) -> APIClient:
 def reports(workspace, store_answer):
     """Two finished days and one running day in the default workspace, one day in another."""
     answer = store_answer(workspace, NOON, claims=[("LTP needs NMDA receptors.", "SUPPORTED", 0.9)])
-    done = NightlyReport.objects.create(workspace=workspace, date=DAY, status="done", finished_at=NOON,
-                                        claims_selected=1, claims_processed=1, labels_changed=1, report=BODY)
-    NightlyItem.objects.create(report=done, claim=answer.claims.get(), old_label="NEI", old_confidence=0.3,
-                               processed=True, processed_at=NOON, attempt=1, new_label="SUPPORTED",
-                               new_confidence=0.9, changed=True, result={"documents": [1]})
-    NightlyReport.objects.create(workspace=workspace, date=DAY - dt.timedelta(days=1), status="done",
-                                 finished_at=NOON, report={"counts": {}})
+    done = NightlyReport.objects.create(
+        workspace=workspace,
+        date=DAY,
+        status="done",
+        finished_at=NOON,
+        claims_selected=1,
+        claims_processed=1,
+        labels_changed=1,
+        report=BODY,
+    )
+    NightlyItem.objects.create(
+        report=done,
+        claim=answer.claims.get(),
+        old_label="NEI",
+        old_confidence=0.3,
+        processed=True,
+        processed_at=NOON,
+        attempt=1,
+        new_label="SUPPORTED",
+        new_confidence=0.9,
+        changed=True,
+        result={"documents": [1]},
+    )
+    NightlyReport.objects.create(
+        workspace=workspace,
+        date=DAY - dt.timedelta(days=1),
+        status="done",
+        finished_at=NOON,
+        report={"counts": {}},
+    )
     NightlyReport.objects.create(workspace=workspace, date=DAY + dt.timedelta(days=1))  # still running
     other = Workspace.objects.create(name="Other", slug="other")
-    NightlyReport.objects.create(workspace=other, date=DAY + dt.timedelta(days=2), status="done", finished_at=NOON)
+    NightlyReport.objects.create(
+        workspace=other, date=DAY + dt.timedelta(days=2), status="done", finished_at=NOON
+    )
     return done
 
 
@@ -104,7 +143,8 @@ def test_the_claims_csv_lists_every_rechecked_claim(reports, auditor):
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert [(r["claim_id"], r["old_label"], r["new_label"], r["changed"]) for r in rows] == [
-        ("c1", "NEI", "SUPPORTED", "True")]
+        ("c1", "NEI", "SUPPORTED", "True")
+    ]
 
 
 def test_the_bundle_holds_the_report_json_and_its_tables(reports, auditor):
@@ -113,8 +153,14 @@ def test_the_bundle_holds_the_report_json_and_its_tables(reports, auditor):
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     assert "theoria-nightly-default-2026-11-20.zip" in response["Content-Disposition"]
     with zipfile.ZipFile(io.BytesIO(response.content)) as zf:
-        assert set(zf.namelist()) == {"report.json", "claims.csv", "review_recommended.csv", "label_drift.csv",
-                                      "top_failing_documents.csv", "stale_sources.csv"}
+        assert set(zf.namelist()) == {
+            "report.json",
+            "claims.csv",
+            "review_recommended.csv",
+            "label_drift.csv",
+            "top_failing_documents.csv",
+            "stale_sources.csv",
+        }
         header = json.loads(zf.read("report.json"))
         stale = list(csv.DictReader(io.StringIO(zf.read("stale_sources.csv").decode())))
     assert header["date"] == "2026-11-20" and header["report"]["counts"]["stale_sources"] == 1
@@ -137,14 +183,24 @@ def test_every_nightly_csv_neutralises_formula_cells(workspace):
 
     from audit.nightly_export import bundle_zip
 
-    report = NightlyReport.objects.create(workspace=workspace, date=DAY, status="done", finished_at=NOON, report={
-        "review_recommended": [{"claim": 1, "text": "=cmd|' /C calc'!A0", "old_label": "+SUM(1)"}],
-        "top_failing_documents": [{"title": "@evil", "uri": "-1+2"}]})
+    report = NightlyReport.objects.create(
+        workspace=workspace,
+        date=DAY,
+        status="done",
+        finished_at=NOON,
+        report={
+            "review_recommended": [{"claim": 1, "text": "=cmd|' /C calc'!A0", "old_label": "+SUM(1)"}],
+            "top_failing_documents": [{"title": "@evil", "uri": "-1+2"}],
+        },
+    )
     with zipfile.ZipFile(io.BytesIO(bundle_zip(report, header={}))) as zf:
         for name in zf.namelist():
             if name.endswith(".csv"):
                 for row in csv.reader(io.StringIO(zf.read(name).decode())):
-                    assert not any(cell[:1] in "=+@" or (cell[:1] == "-" and not cell[1:].replace(".", "").isdigit())
-                                   for cell in row if cell), (name, row)
+                    assert not any(
+                        cell[:1] in "=+@" or (cell[:1] == "-" and not cell[1:].replace(".", "").isdigit())
+                        for cell in row
+                        if cell
+                    ), (name, row)
         review = zf.read("review_recommended.csv").decode()
     assert "'=cmd" in review and "'+SUM(1)" in review

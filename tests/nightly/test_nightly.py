@@ -29,18 +29,34 @@ def seeded_day(workspace, store_answer, ingest):
     """
     workspace.allow_external_calls = False
     workspace.save(update_fields=["allow_external_calls"])
-    synapses = ingest(workspace, "kb://synapses", f"Synaptic plasticity. {LTP} It is a cellular basis of memory.",
-                      title="Synaptic plasticity overview", domain="neuroscience", published_at=dt.date(2020, 3, 1))
-    capital = ingest(workspace, "kb://capital", f"Capital requirements. {CET1} The buffer comes on top.",
-                     title="Capital requirements", domain="general", published_at=dt.date(2025, 6, 1))
-    answer = store_answer(workspace, NOON, claims=[
-        (LTP, "NEI", 0.30),           # c1: the KB supports it now
-        (CET1, "REFUTED", 0.20),      # c2: supported too
-        (LTP_HISTORY, "NEI", 0.40),   # c3: on topic, but the KB does not say it: stays NEI
-        (MOON, "NEI", 0.10),          # c4: nothing in the KB: stays NEI, for human review
-        (MOON, "NEI", 0.60),          # c5: at the bar: not weak, not selected
-        (LTP, "SUPPORTED", 0.30),     # c6: supported: not selected
-    ])
+    synapses = ingest(
+        workspace,
+        "kb://synapses",
+        f"Synaptic plasticity. {LTP} It is a cellular basis of memory.",
+        title="Synaptic plasticity overview",
+        domain="neuroscience",
+        published_at=dt.date(2020, 3, 1),
+    )
+    capital = ingest(
+        workspace,
+        "kb://capital",
+        f"Capital requirements. {CET1} The buffer comes on top.",
+        title="Capital requirements",
+        domain="general",
+        published_at=dt.date(2025, 6, 1),
+    )
+    answer = store_answer(
+        workspace,
+        NOON,
+        claims=[
+            (LTP, "NEI", 0.30),  # c1: the KB supports it now
+            (CET1, "REFUTED", 0.20),  # c2: supported too
+            (LTP_HISTORY, "NEI", 0.40),  # c3: on topic, but the KB does not say it: stays NEI
+            (MOON, "NEI", 0.10),  # c4: nothing in the KB: stays NEI, for human review
+            (MOON, "NEI", 0.60),  # c5: at the bar: not weak, not selected
+            (LTP, "SUPPORTED", 0.30),  # c6: supported: not selected
+        ],
+    )
     store_answer(workspace, NOON - dt.timedelta(days=1), claims=[(LTP, "NEI", 0.1)])  # the day before
     other = Workspace.objects.create(name="Other", slug="other")
     store_answer(other, NOON, claims=[(LTP, "NEI", 0.1)])
@@ -55,7 +71,9 @@ def test_it_selects_the_days_refuted_and_nei_claims_below_the_low_confidence_bar
     outcome = nightly_audit_run(workspace=seeded_day["workspace"], day=DAY)
 
     answer = seeded_day["answer"]
-    selected = set(NightlyItem.objects.filter(report=outcome.report).values_list("claim__claim_id", flat=True))
+    selected = set(
+        NightlyItem.objects.filter(report=outcome.report).values_list("claim__claim_id", flat=True)
+    )
     assert selected == {"c1", "c2", "c3", "c4"}
     assert outcome.report.claims_selected == 4 and outcome.processed_now == 4
     assert _claim(answer, "c5").label_history == [] and _claim(answer, "c6").label == "SUPPORTED"
@@ -68,7 +86,11 @@ def test_a_seeded_day_gives_the_expected_report(seeded_day):
 
     assert report.status == NightlyReport.Status.DONE and report.finished_at is not None
     assert {c: _claim(answer, c).label for c in ("c1", "c2", "c3", "c4")} == {
-        "c1": "SUPPORTED", "c2": "SUPPORTED", "c3": "NEI", "c4": "NEI"}
+        "c1": "SUPPORTED",
+        "c2": "SUPPORTED",
+        "c3": "NEI",
+        "c4": "NEI",
+    }
     body = report.report
     assert body["counts"]["claims_selected"] == 4 == body["counts"]["claims_processed"]
     assert body["counts"]["labels_changed"] == 2 == report.labels_changed
@@ -76,7 +98,9 @@ def test_a_seeded_day_gives_the_expected_report(seeded_day):
     assert body["label_drift"]["transitions"] == {"NEI->SUPPORTED": 1, "REFUTED->SUPPORTED": 1}
     assert [d["claim_id"] for d in body["label_drift"]["claims"]] == ["c1", "c2"]
     # the on-topic claim the KB cannot support points at the synapses document
-    assert [(d["uri"], d["failing_claims"], d["nei"]) for d in body["top_failing_documents"]] == [("kb://synapses", 1, 1)]
+    assert [(d["uri"], d["failing_claims"], d["nei"]) for d in body["top_failing_documents"]] == [
+        ("kb://synapses", 1, 1)
+    ]
     # ... which is older than the neuroscience freshness policy (18 months); the capital one is fresh
     assert [(s["uri"], s["limit_months"]) for s in body["stale_sources"]] == [("kb://synapses", 18)]
     # still failing and material: lowest confidence first
@@ -105,7 +129,8 @@ def test_each_label_change_is_recorded_as_drift_and_keeps_the_machine_history(se
     assert c1.label_history[-1]["from"] == "NEI" and c1.label_history[-1]["by"] == "nightly_audit"
     drifted = AuditEvent.objects.filter(action="claim.label_drifted")
     assert sorted(int(e.object_id) for e in drifted) == sorted(
-        _claim(seeded_day["answer"], c).id for c in ("c1", "c2"))
+        _claim(seeded_day["answer"], c).id for c in ("c1", "c2")
+    )
     assert _claim(seeded_day["answer"], "c3").label_history == []  # re-checked, unchanged: no drift
 
 
@@ -165,7 +190,10 @@ def test_the_nightly_task_runs_the_auditor(seeded_day, django_capture_on_commit_
     with django_capture_on_commit_callbacks(execute=True):
         async_task("audit.tasks.nightly_audit", seeded_day["workspace"].id, DAY.isoformat())
 
-    assert NightlyReport.objects.get(workspace=seeded_day["workspace"], date=DAY).status == NightlyReport.Status.DONE
+    assert (
+        NightlyReport.objects.get(workspace=seeded_day["workspace"], date=DAY).status
+        == NightlyReport.Status.DONE
+    )
 
 
 def test_the_schedules_are_declared_and_installed_idempotently(db):
@@ -174,8 +202,10 @@ def test_the_schedules_are_declared_and_installed_idempotently(db):
     call_command("setup_schedules")
     call_command("setup_schedules")
 
-    for name, func in (("audit.nightly_audit", "audit.tasks.nightly_audit"),
-                       ("audit.purge_expired", "audit.tasks.purge_expired")):
+    for name, func in (
+        ("audit.nightly_audit", "audit.tasks.nightly_audit"),
+        ("audit.purge_expired", "audit.tasks.purge_expired"),
+    ):
         rows = Schedule.objects.filter(name=name)
         assert rows.count() == 1 and rows.get().func == func and rows.get().schedule_type == Schedule.DAILY
 
@@ -192,7 +222,17 @@ def test_a_fast_run_records_its_depth_and_stage_timings(seeded_day):
 def test_the_bench_option_seeds_weak_claims_and_prints_claims_per_second(db, capsys):
     import json
 
-    call_command("nightly_audit", "--bench", "30", "--bench-chunks", "20", "--date", DAY.isoformat(), "--verbosity", "0")
+    call_command(
+        "nightly_audit",
+        "--bench",
+        "30",
+        "--bench-chunks",
+        "20",
+        "--date",
+        DAY.isoformat(),
+        "--verbosity",
+        "0",
+    )
 
     figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert figures["claims"] == 30 and figures["claims_per_s"] > 0
@@ -206,11 +246,25 @@ def local_web(settings, seeded_day):
     from tests.web.conftest import ARXIV_PATH, PUBMED_PATH, LocalServer, serve_arxiv, serve_pubmed
 
     server = LocalServer()
-    settings.THEORIA = {**settings.THEORIA, "WEB_ALLOW_PRIVATE_ADDRESSES": True, "WEB_TIMEOUT_S": 2.0,
-                        "PUBMED_BASE_URL": server.url(PUBMED_PATH), "ARXIV_BASE_URL": server.url(ARXIV_PATH)}
-    serve_pubmed(server, [{"pmid": "1973", "title": "Long-lasting potentiation of synaptic transmission",
-                           "abstract": LTP_HISTORY + " The potentiation lasted for hours in anaesthetised rabbits.",
-                           "year": "2023", "month": "Jan"}])
+    settings.THEORIA = {
+        **settings.THEORIA,
+        "WEB_ALLOW_PRIVATE_ADDRESSES": True,
+        "WEB_TIMEOUT_S": 2.0,
+        "PUBMED_BASE_URL": server.url(PUBMED_PATH),
+        "ARXIV_BASE_URL": server.url(ARXIV_PATH),
+    }
+    serve_pubmed(
+        server,
+        [
+            {
+                "pmid": "1973",
+                "title": "Long-lasting potentiation of synaptic transmission",
+                "abstract": LTP_HISTORY + " The potentiation lasted for hours in anaesthetised rabbits.",
+                "year": "2023",
+                "month": "Jan",
+            }
+        ],
+    )
     serve_arxiv(server, [])
     workspace = seeded_day["workspace"]
     workspace.allow_external_calls = True

@@ -41,8 +41,9 @@ def test_a_workspace_that_sets_its_depth_gets_that_depth_at_night(seeded_day, ad
     workspace = seeded_day["workspace"]
     api = APIClient()
     api.force_authenticate(admin_user_obj)
-    response = api.put("/api/v1/settings/thresholds", {"threshold_overrides": {"verification_depth": "full"}},
-                       format="json")
+    response = api.put(
+        "/api/v1/settings/thresholds", {"threshold_overrides": {"verification_depth": "full"}}, format="json"
+    )
     assert response.status_code == 200
     workspace.refresh_from_db()
 

@@ -79,13 +79,24 @@ def scratch(tmp_path):
 
 
 def _env(db: ScratchDB) -> dict:
-    return {**os.environ, "DATABASE_URL": db.url, "DJANGO_SETTINGS_MODULE": "theoria.settings.test",
-            "PYTHONUNBUFFERED": "1", "THEORIA_LOG_LEVEL": "WARNING"}
+    return {
+        **os.environ,
+        "DATABASE_URL": db.url,
+        "DJANGO_SETTINGS_MODULE": "theoria.settings.test",
+        "PYTHONUNBUFFERED": "1",
+        "THEORIA_LOG_LEVEL": "WARNING",
+    }
 
 
 def _manage(db: ScratchDB, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=_env(db), capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=_env(db),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _items(db: ScratchDB) -> dict[int, tuple]:
@@ -104,16 +115,27 @@ def test_a_run_killed_halfway_and_restarted_processes_every_claim_exactly_once(s
     # One process migrates, seeds and starts the run (each start of Django with the embedding model
     # costs seconds); it is killed as soon as KILL_AFTER_BATCHES batches have committed.
     run = subprocess.Popen(
-        [sys.executable, "manage.py", "shell", "-c",
-         "import datetime as dt; from django.core.management import call_command; "
-         "from audit.evaluation.nightly_bench import bench_seed; call_command('migrate', '--noinput', verbosity=0); "
-         f"bench_seed(claims={CLAIMS}, chunks={CHUNKS}, day=dt.date.fromisoformat('{DAY}')); "
-         f"call_command('nightly_audit', workspace='nightly-bench', date='{DAY}', batch_size={BATCH}, "
-         f"depth='{DEPTH}', verbosity=0)"],
-        cwd=ROOT, env=_env(scratch), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "manage.py",
+            "shell",
+            "-c",
+            "import datetime as dt; from django.core.management import call_command; "
+            "from audit.evaluation.nightly_bench import bench_seed; call_command('migrate', '--noinput', verbosity=0); "
+            f"bench_seed(claims={CLAIMS}, chunks={CHUNKS}, day=dt.date.fromisoformat('{DAY}')); "
+            f"call_command('nightly_audit', workspace='nightly-bench', date='{DAY}', batch_size={BATCH}, "
+            f"depth='{DEPTH}', verbosity=0)",
+        ],
+        cwd=ROOT,
+        env=_env(scratch),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 300
     while _processed(scratch) < KILL_AFTER_BATCHES * BATCH:
-        assert run.poll() is None, f"the run ended before it could be killed: {run.stderr.read().decode()[-2000:]}"
+        assert run.poll() is None, (
+            f"the run ended before it could be killed: {run.stderr.read().decode()[-2000:]}"
+        )
         assert time.monotonic() < deadline, "the run did not commit two batches in 300 s"
         time.sleep(0.01)
     run.send_signal(signal.SIGKILL)
@@ -129,8 +151,18 @@ def test_a_run_killed_halfway_and_restarted_processes_every_claim_exactly_once(s
     assert len(done_before) % BATCH == 0  # whole batches only: a batch commits all or nothing
     assert scratch.query("SELECT status, attempts FROM audit_nightlyreport") == [("running", 1)]
 
-    resumed = _manage(scratch, "nightly_audit", "--workspace", "nightly-bench", "--date", DAY,
-                      "--batch-size", str(BATCH), "--depth", DEPTH)
+    resumed = _manage(
+        scratch,
+        "nightly_audit",
+        "--workspace",
+        "nightly-bench",
+        "--date",
+        DAY,
+        "--batch-size",
+        str(BATCH),
+        "--depth",
+        DEPTH,
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"{CLAIMS - len(done_before)} processed now ({CLAIMS} in total)" in resumed.stdout
 
@@ -140,11 +172,14 @@ def test_a_run_killed_halfway_and_restarted_processes_every_claim_exactly_once(s
     assert {cid: after[cid] for cid in done_before} == done_before
     assert {row[2] for cid, row in after.items() if cid not in done_before} == {2}
     status, attempts, processed, changed = scratch.query(
-        "SELECT status, attempts, claims_processed, labels_changed FROM audit_nightlyreport")[0]
+        "SELECT status, attempts, claims_processed, labels_changed FROM audit_nightlyreport"
+    )[0]
     assert (status, attempts, processed) == ("done", 2, CLAIMS)
     # one drift event per changed claim, never two for the same claim
-    drift = scratch.query("SELECT object_id, COUNT(*) FROM audit_auditevent WHERE action = 'claim.label_drifted' "
-                          "GROUP BY object_id")
+    drift = scratch.query(
+        "SELECT object_id, COUNT(*) FROM audit_auditevent WHERE action = 'claim.label_drifted' "
+        "GROUP BY object_id"
+    )
     assert all(n == 1 for _, n in drift)
     changed_items = scratch.query("SELECT COUNT(*) FROM audit_nightlyitem WHERE changed")[0][0]
     assert len(drift) == changed == changed_items > 0
@@ -152,4 +187,3 @@ def test_a_run_killed_halfway_and_restarted_processes_every_claim_exactly_once(s
     again = _manage(scratch, "nightly_audit", "--workspace", "nightly-bench", "--date", DAY)
     assert again.returncode == 0 and "already done" in again.stdout
     assert _items(scratch) == after
-

@@ -19,7 +19,9 @@ def _cutoff(workspace):
 
 def test_it_purges_answers_just_before_the_cutoff_and_keeps_those_at_and_after_it(workspace, store_answer):
     cutoff = _cutoff(workspace)
-    before = store_answer(workspace, cutoff - dt.timedelta(seconds=1), claims=[("a", "NEI", 0.1), ("b", "REFUTED", 0.2)])
+    before = store_answer(
+        workspace, cutoff - dt.timedelta(seconds=1), claims=[("a", "NEI", 0.1), ("b", "REFUTED", 0.2)]
+    )
     at = store_answer(workspace, cutoff)
     after = store_answer(workspace, cutoff + dt.timedelta(seconds=1))
 
@@ -58,9 +60,16 @@ def test_it_leaves_other_workspaces_alone(workspace, store_answer):
 
 def test_it_purges_audit_events_before_the_cutoff_only(workspace):
     cutoff = _cutoff(workspace)
-    AuditEvent.objects.create(action="test.old", object_type="x", object_id="1", workspace=workspace,
-                              at=cutoff - dt.timedelta(microseconds=1))
-    AuditEvent.objects.create(action="test.edge", object_type="x", object_id="2", workspace=workspace, at=cutoff)
+    AuditEvent.objects.create(
+        action="test.old",
+        object_type="x",
+        object_id="1",
+        workspace=workspace,
+        at=cutoff - dt.timedelta(microseconds=1),
+    )
+    AuditEvent.objects.create(
+        action="test.edge", object_type="x", object_id="2", workspace=workspace, at=cutoff
+    )
 
     result = retention_purge(workspace=workspace, now=NOW)
 
@@ -71,14 +80,24 @@ def test_it_purges_audit_events_before_the_cutoff_only(workspace):
 def test_it_keeps_an_answer_under_an_open_case_with_its_events_however_old(workspace, store_answer, lead):
     from escalation.services import case_open
 
-    old_open = store_answer(workspace, NOW - dt.timedelta(days=400), claims=[("x", "REFUTED", 0.1), ("y", "NEI", 0.2)])
+    old_open = store_answer(
+        workspace, NOW - dt.timedelta(days=400), claims=[("x", "REFUTED", 0.1), ("y", "NEI", 0.2)]
+    )
     old_closed = store_answer(workspace, NOW - dt.timedelta(days=400))
     case = case_open(claim=old_open.claims.get(claim_id="c2"), actor=lead, reason="check this")
     # events about the kept answer and its claims, older than retention
-    for obj_type, obj_id in (("audit.answer", old_open.id), ("audit.claim", old_open.claims.get(claim_id="c1").id),
-                             ("audit.answer", old_closed.id)):
-        AuditEvent.objects.create(action="answer.audited", object_type=obj_type, object_id=str(obj_id),
-                                  workspace=workspace, at=NOW - dt.timedelta(days=400))
+    for obj_type, obj_id in (
+        ("audit.answer", old_open.id),
+        ("audit.claim", old_open.claims.get(claim_id="c1").id),
+        ("audit.answer", old_closed.id),
+    ):
+        AuditEvent.objects.create(
+            action="answer.audited",
+            object_type=obj_type,
+            object_id=str(obj_id),
+            workspace=workspace,
+            at=NOW - dt.timedelta(days=400),
+        )
 
     result = retention_purge(workspace=workspace, now=NOW)
 
@@ -87,7 +106,8 @@ def test_it_keeps_an_answer_under_an_open_case_with_its_events_however_old(works
     assert old_open.claims.count() == 2  # the whole answer stays, not only the escalated claim
     kept_events = AuditEvent.objects.filter(action="answer.audited")
     assert sorted((e.object_type, e.object_id) for e in kept_events) == sorted(
-        [("audit.answer", str(old_open.id)), ("audit.claim", str(old_open.claims.get(claim_id="c1").id))])
+        [("audit.answer", str(old_open.id)), ("audit.claim", str(old_open.claims.get(claim_id="c1").id))]
+    )
     case.refresh_from_db()
     assert case.is_open
 

@@ -19,8 +19,9 @@ def ingest(workspace, embedder):
 
     def factory(title: str, text: str, *, into=None):
         slug = title.lower().replace(" ", "-")
-        document, _ = document_ingest(workspace=into or workspace,
-                                      doc=DocumentInput(uri=f"kb://{slug}", title=title, text=text))
+        document, _ = document_ingest(
+            workspace=into or workspace, doc=DocumentInput(uri=f"kb://{slug}", title=title, text=text)
+        )
         return document
 
     return factory

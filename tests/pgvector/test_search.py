@@ -8,8 +8,15 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from audit.kb_pgvector import (_DENSE_SQL, HNSW_INDEX, PgVectorIndex, backfill_vectors, kb_backend, pgvector_ready,
-                               vector_literal)
+from audit.kb_pgvector import (
+    _DENSE_SQL,
+    HNSW_INDEX,
+    PgVectorIndex,
+    backfill_vectors,
+    kb_backend,
+    pgvector_ready,
+    vector_literal,
+)
 from audit.kb_search import PgKnowledgeBase, kb_index
 from audit.models import Chunk, Document, Evidence, Workspace
 
@@ -50,7 +57,9 @@ def test_capping_the_keyword_leg_changes_candidates_never_scores(ingest, workspa
     full = PgVectorIndex(workspace.pk, 4).search(query, vec, 4)
     capped = PgVectorIndex(workspace.pk, 4, lexical_cap=1).search(query, vec, 4)  # 3 matches, 1 ranked
     assert capped == full and full[0][0].startswith("kb_chunk_")
-    assert {kb_index(workspace).passages([full[0][0]])[full[0][0]].title} <= {f"Shipping rules {n}" for n in range(3)}
+    assert {kb_index(workspace).passages([full[0][0]])[full[0][0]].title} <= {
+        f"Shipping rules {n}" for n in range(3)
+    }
 
 
 def test_a_deleted_document_leaves_search_at_once(ingest, workspace, embedder):
@@ -86,11 +95,25 @@ def seeded_vectors(n: int, seed: int = 19) -> np.ndarray:
 
 def test_hnsw_finds_the_exact_nearest_chunks(workspace):
     vectors = seeded_vectors(3000)
-    document = Document.objects.create(workspace=workspace, title="Seeded", uri="kb://seeded",
-                                       content_hash="sha256:" + "0" * 64)
-    chunks = Chunk.objects.bulk_create([
-        Chunk(document=document, ordinal=i, text=f"chunk {i}", start_offset=0, end_offset=8, content_hash="x",
-              embedding=v.tobytes(), search_vector=v) for i, v in enumerate(vectors)], batch_size=1000)
+    document = Document.objects.create(
+        workspace=workspace, title="Seeded", uri="kb://seeded", content_hash="sha256:" + "0" * 64
+    )
+    chunks = Chunk.objects.bulk_create(
+        [
+            Chunk(
+                document=document,
+                ordinal=i,
+                text=f"chunk {i}",
+                start_offset=0,
+                end_offset=8,
+                content_hash="x",
+                embedding=v.tobytes(),
+                search_vector=v,
+            )
+            for i, v in enumerate(vectors)
+        ],
+        batch_size=1000,
+    )
     pks = np.array([c.pk for c in chunks])
     index = PgVectorIndex(workspace.pk, len(chunks))
     queries = seeded_vectors(50, seed=7)
@@ -132,11 +155,20 @@ def test_an_audit_local_answer_cites_knowledge_base_chunks_found_in_postgresql(i
     ingest("Plasticity", LTP)
     ingest("Tax calendar", TAXES)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user('fe', roles.SUBMITTER)).key}")
+    client.credentials(
+        HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user('fe', roles.SUBMITTER)).key}"
+    )
 
-    response = client.post("/api/v1/audits", {"query": "What does LTP depend on?", "mode": "audit-local",
-                                              "answer": "Long-term potentiation depends on NMDA receptor activation.",
-                                              "contexts": []}, format="json")
+    response = client.post(
+        "/api/v1/audits",
+        {
+            "query": "What does LTP depend on?",
+            "mode": "audit-local",
+            "answer": "Long-term potentiation depends on NMDA receptor activation.",
+            "contexts": [],
+        },
+        format="json",
+    )
 
     assert response.status_code == 201, response.content
     [claim] = response.json()["claims"]

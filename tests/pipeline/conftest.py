@@ -17,7 +17,13 @@ def embedder():
 @pytest.fixture
 def ltp_passages():
     return [
-        {"id": "1", "text": "Long-term potentiation (LTP) in the hippocampus requires the activation of NMDA "
-                            "receptors. Blocking NMDA receptors prevents LTP induction."},
-        {"id": "2", "text": "The annual membership fee is $150 and must be paid within 30 days of the invoice."},
+        {
+            "id": "1",
+            "text": "Long-term potentiation (LTP) in the hippocampus requires the activation of NMDA "
+            "receptors. Blocking NMDA receptors prevents LTP induction.",
+        },
+        {
+            "id": "2",
+            "text": "The annual membership fee is $150 and must be paid within 30 days of the invoice.",
+        },
     ]

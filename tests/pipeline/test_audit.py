@@ -29,14 +29,18 @@ def test_it_audits_an_answer_against_cited_passages(embedder, ltp_passages):
 
 
 def test_it_searches_the_passages_when_a_citation_anchor_is_invalid(embedder, ltp_passages):
-    r = audit_answer(QUERY, "LTP in the hippocampus requires NMDA receptor activation [9].", ltp_passages, now=NOW)
+    r = audit_answer(
+        QUERY, "LTP in the hippocampus requires NMDA receptor activation [9].", ltp_passages, now=NOW
+    )
     hit = r.claims[0].evidence[0]
     assert not hit.cited and hit.passage.id == "1"
 
 
-KB_TEXTS = {"k1": "The hippocampus is essential for forming new episodic memories.",
-            "k2": "Dopamine neurons signal reward prediction errors.",
-            "k3": "The cafeteria opens at 9 AM on weekdays."}
+KB_TEXTS = {
+    "k1": "The hippocampus is essential for forming new episodic memories.",
+    "k2": "Dopamine neurons signal reward prediction errors.",
+    "k3": "The cafeteria opens at 9 AM on weekdays.",
+}
 
 
 def _kb(embedder) -> KnowledgeBase:
@@ -50,16 +54,21 @@ def _kb(embedder) -> KnowledgeBase:
 
 
 def test_it_finds_evidence_in_the_knowledge_base(embedder):
-    r = audit_answer("When does the cafeteria open?", "The cafeteria opens at 9 AM on weekdays.",
-                     kb=_kb(embedder), now=NOW)
+    r = audit_answer(
+        "When does the cafeteria open?", "The cafeteria opens at 9 AM on weekdays.", kb=_kb(embedder), now=NOW
+    )
     assert r.claims[0].evidence[0].passage.id == "k3"
     assert r.claims[0].label == "SUPPORTED"
 
 
 def test_it_computes_context_recall_over_knowledge_base_passages_when_the_request_has_none(embedder):
-    r = audit_answer("When does the cafeteria open?", "The cafeteria opens at 9 AM on weekdays.",
-                     kb=_kb(embedder), now=NOW,
-                     reference="The cafeteria opens at 9 AM on weekdays. Dolphins sleep with one eye open.")
+    r = audit_answer(
+        "When does the cafeteria open?",
+        "The cafeteria opens at 9 AM on weekdays.",
+        kb=_kb(embedder),
+        now=NOW,
+        reference="The cafeteria opens at 9 AM on weekdays. Dolphins sleep with one eye open.",
+    )
     assert r.metrics["context_recall"] == 0.5
 
 
@@ -79,24 +88,42 @@ def test_it_audits_an_empty_answer_without_claims(embedder, ltp_passages):
 
 
 def test_it_flags_an_outdated_source_in_the_audit(embedder):
-    ctx = [{"id": "1", "text": "LTP in the hippocampus requires NMDA receptor activation.",
-            "published": date(2023, 1, 1), "domain": "neuroscience"}]
-    r = audit_answer(QUERY, "LTP in the hippocampus requires NMDA receptor activation [1].", ctx,
-                     domain="neuroscience", now=NOW)
+    ctx = [
+        {
+            "id": "1",
+            "text": "LTP in the hippocampus requires NMDA receptor activation.",
+            "published": date(2023, 1, 1),
+            "domain": "neuroscience",
+        }
+    ]
+    r = audit_answer(
+        QUERY,
+        "LTP in the hippocampus requires NMDA receptor activation [1].",
+        ctx,
+        domain="neuroscience",
+        now=NOW,
+    )
     assert any(f["type"] == "outdated_source" for f in r.risk_flags)
 
 
 def test_it_computes_context_recall_against_a_reference_answer(embedder, ltp_passages):
-    r = audit_answer(QUERY, "LTP requires NMDA receptors [1].", ltp_passages, now=NOW,
-                     reference="LTP in the hippocampus requires NMDA receptor activation. "
-                               "Dolphins sleep with one eye open.")
+    r = audit_answer(
+        QUERY,
+        "LTP requires NMDA receptors [1].",
+        ltp_passages,
+        now=NOW,
+        reference="LTP in the hippocampus requires NMDA receptor activation. "
+        "Dolphins sleep with one eye open.",
+    )
     assert r.metrics["context_recall"] == 0.5
 
 
 @pytest.mark.slow  # a 20,000-word answer
 def test_it_audits_a_20000_word_answer(embedder, ltp_passages):
-    sentence = ("LTP in the hippocampus requires NMDA receptor activation in many experiments "
-                "reported by several laboratories over the years. ")  # 20 words
+    sentence = (
+        "LTP in the hippocampus requires NMDA receptor activation in many experiments "
+        "reported by several laboratories over the years. "
+    )  # 20 words
     r = audit_answer(QUERY, sentence * 1000, ltp_passages, now=NOW)
     assert len(r.claims) == 1000
     assert r.metrics["faithfulness"] > 0.9
@@ -104,6 +131,8 @@ def test_it_audits_a_20000_word_answer(embedder, ltp_passages):
 
 def test_it_audits_non_english_and_odd_unicode_text(embedder):
     ctx = ["Die Jahresgebühr beträgt 150 Euro.", "海马体对记忆巩固至关重要。"]
-    r = audit_answer("Wie hoch ist die Gebühr?", "Die Jahresgebühr beträgt 150 Euro [1]. \u200b🧠\ufeff", ctx, now=NOW)
+    r = audit_answer(
+        "Wie hoch ist die Gebühr?", "Die Jahresgebühr beträgt 150 Euro [1]. \u200b🧠\ufeff", ctx, now=NOW
+    )
     assert r.claims and r.claims[0].label in ("SUPPORTED", "NEI", "REFUTED")
     assert 0.0 <= r.claims[0].confidence <= 1.0

@@ -7,8 +7,13 @@ import json
 import pytest
 from django.core.management import call_command
 
-CLAIM = {"id": "x1", "dataset": "t", "claim": "The annual fee is $150.",
-         "evidence": [{"id": "e1", "title": "", "text": "The annual membership fee is $150."}], "label": "SUPPORTED"}
+CLAIM = {
+    "id": "x1",
+    "dataset": "t",
+    "claim": "The annual fee is $150.",
+    "evidence": [{"id": "e1", "title": "", "text": "The annual membership fee is $150."}],
+    "label": "SUPPORTED",
+}
 
 
 def _write(path, lines):
@@ -17,8 +22,15 @@ def _write(path, lines):
 
 
 def test_verify_claims_writes_one_line_per_good_line_and_names_the_bad_ones(tmp_path, embedder, capsys):
-    src = _write(tmp_path / "in.jsonl", [json.dumps(CLAIM), "{not json", json.dumps({"id": "x3"}),
-                                         json.dumps({**CLAIM, "id": "x4", "claim": "The fee is $90."})])
+    src = _write(
+        tmp_path / "in.jsonl",
+        [
+            json.dumps(CLAIM),
+            "{not json",
+            json.dumps({"id": "x3"}),
+            json.dumps({**CLAIM, "id": "x4", "claim": "The fee is $90."}),
+        ],
+    )
     out = tmp_path / "out.jsonl"
     with pytest.raises(SystemExit) as exit_info:
         call_command("verify_claims", "--input", str(src), "--output", str(out))
@@ -33,16 +45,24 @@ def test_verify_claims_writes_one_line_per_good_line_and_names_the_bad_ones(tmp_
 
 def test_verify_claims_says_so_in_one_line_when_the_input_file_is_missing(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        call_command("verify_claims", "--input", str(tmp_path / "nope.jsonl"), "--output", str(tmp_path / "o"))
+        call_command(
+            "verify_claims", "--input", str(tmp_path / "nope.jsonl"), "--output", str(tmp_path / "o")
+        )
     assert exit_info.value.code == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert err == [f"verify_claims: {tmp_path / 'nope.jsonl'}: no such file"]
 
 
 def test_verify_answers_writes_the_answer_format(tmp_path, embedder):
-    answer = {"id": "a1", "query": "What is the fee?", "answer": "The annual fee is $150 [1].",
-              "contexts": ["[1] https://example.org\n\nThe annual membership fee is $150."]}
-    src = _write(tmp_path / "a.jsonl", [json.dumps(answer), json.dumps({"id": "a2", "answer": 3, "contexts": []})])
+    answer = {
+        "id": "a1",
+        "query": "What is the fee?",
+        "answer": "The annual fee is $150 [1].",
+        "contexts": ["[1] https://example.org\n\nThe annual membership fee is $150."],
+    }
+    src = _write(
+        tmp_path / "a.jsonl", [json.dumps(answer), json.dumps({"id": "a2", "answer": 3, "contexts": []})]
+    )
     out = tmp_path / "p.jsonl"
     with pytest.raises(SystemExit):
         call_command("verify_answers", "--input", str(src), "--output", str(out))
@@ -58,7 +78,9 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
     from audit.evaluation.cli import run_bench
 
     out, err = io.StringIO(), io.StringIO()
-    summary = run_bench(300, n_answers=3, claims_per_answer=4, out=out, err=err, cache_dir=tmp_path, pool_size=60)
+    summary = run_bench(
+        300, n_answers=3, claims_per_answer=4, out=out, err=err, cache_dir=tmp_path, pool_size=60
+    )
     last = json.loads(out.getvalue().strip().splitlines()[-1])
     assert last == summary
     assert set(last) == {"p50_ms", "p95_ms", "claims_per_s", "peak_mb", "chunks"}
@@ -76,8 +98,16 @@ def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, e
     parts = {}
     for depth in ("full", "fast"):
         out = io.StringIO()
-        run_bench(300, n_answers=3, claims_per_answer=4, depth=depth, out=out, err=io.StringIO(), cache_dir=tmp_path,
-                  pool_size=60)
+        run_bench(
+            300,
+            n_answers=3,
+            claims_per_answer=4,
+            depth=depth,
+            out=out,
+            err=io.StringIO(),
+            cache_dir=tmp_path,
+            pool_size=60,
+        )
         line = next(x for x in out.getvalue().splitlines() if x.startswith("mean per answer"))
         mean, tok, enc, rest = map(float, re.findall(r"(-?\d+\.\d) ms", line))
         assert tok + enc + rest == pytest.approx(mean, abs=0.2) and enc > 0 and rest > 0

@@ -12,8 +12,13 @@ def _vecs(n, seed=0):
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-TEXTS = ["cats purr when they are content", "dogs bark at strangers", "the stock rose five percent",
-         "neurons fire action potentials", "long-term potentiation needs NMDA receptors"]
+TEXTS = [
+    "cats purr when they are content",
+    "dogs bark at strangers",
+    "the stock rose five percent",
+    "neurons fire action potentials",
+    "long-term potentiation needs NMDA receptors",
+]
 
 
 def _index():

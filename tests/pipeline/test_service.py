@@ -25,11 +25,23 @@ with AP5 prevents LTP induction.
 def test_it_stores_the_answer_claims_evidence_run_and_events(workspace, embedder, tmp_path: Path):
     (tmp_path / "ltp.md").write_text(KB_NOTE)
     ingest_paths(workspace=workspace, paths=[tmp_path])
-    contexts = [{"id": "1", "title": "Fees", "uri": "kb://fees", "text": "The annual membership fee is $150.",
-                 "published_at": "2026-01-10"}]
-    answer = audit_and_store(workspace=workspace, query="What does LTP depend on?",
-                          answer_text="LTP at CA1 synapses depends on NMDA receptor activation. The annual fee is $200 [1].",
-                          contexts=contexts, mode="audit-local", domain="neuroscience")
+    contexts = [
+        {
+            "id": "1",
+            "title": "Fees",
+            "uri": "kb://fees",
+            "text": "The annual membership fee is $150.",
+            "published_at": "2026-01-10",
+        }
+    ]
+    answer = audit_and_store(
+        workspace=workspace,
+        query="What does LTP depend on?",
+        answer_text="LTP at CA1 synapses depends on NMDA receptor activation. The annual fee is $200 [1].",
+        contexts=contexts,
+        mode="audit-local",
+        domain="neuroscience",
+    )
     assert Answer.objects.count() == 1 and answer.text.startswith("LTP at CA1")
     c1, c2 = Claim.objects.filter(answer=answer).order_by("claim_id")
     assert (c1.label, c2.label) == ("SUPPORTED", "REFUTED")
@@ -53,6 +65,11 @@ def test_it_stores_nothing_when_the_store_fails(workspace, embedder, monkeypatch
 
     monkeypatch.setattr(service, "event_record", boom)
     with pytest.raises(RuntimeError):
-        audit_and_store(workspace=workspace, query="q", answer_text="The annual fee is $150.",
-                     contexts=["The annual membership fee is $150."], mode="audit-local")
+        audit_and_store(
+            workspace=workspace,
+            query="q",
+            answer_text="The annual fee is $150.",
+            contexts=["The annual membership fee is $150."],
+            mode="audit-local",
+        )
     assert not Answer.objects.exists() and not Claim.objects.exists() and not VerificationRun.objects.exists()

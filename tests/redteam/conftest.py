@@ -31,7 +31,9 @@ def demo_kb(workspace, embedder):  # noqa: F811 - fixture imported above
     return workspace
 
 
-def post_audit(client, answer: str, contexts=None, *, query: str = "What does the policy say?", **extra) -> dict:
+def post_audit(
+    client, answer: str, contexts=None, *, query: str = "What does the policy say?", **extra
+) -> dict:
     body = {"query": query, "answer": answer, "contexts": contexts or [], "mode": "audit-local", **extra}
     response = client.post("/api/v1/audits", body, format="json")
     assert response.status_code == 201, response.content

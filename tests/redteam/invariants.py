@@ -22,7 +22,9 @@ from audit.pipeline.revision import DISPUTED_QUALIFIER
 from audit.pipeline.text import content_stems
 
 QUALIFIERS = (UNSUPPORTED_QUALIFIER, DISPUTED_QUALIFIER, "reportedly", "(unverified)")
-BAD_AGREEMENT = re.compile(r"(?<![\d.,])1 (?:business |calendar |working )?(?:days|hours|years|months|weeks|minutes)\b")
+BAD_AGREEMENT = re.compile(
+    r"(?<![\d.,])1 (?:business |calendar |working )?(?:days|hours|years|months|weeks|minutes)\b"
+)
 
 
 def passage_text(card: dict, passage_id: str, contexts: list[dict]) -> str:
@@ -34,8 +36,11 @@ def passage_text(card: dict, passage_id: str, contexts: list[dict]) -> str:
             return ev["snippet"]
     from audit.models import Chunk
 
-    chunk = Chunk.objects.filter(pk=int(passage_id.rsplit("_", 1)[-1])).first() if passage_id.startswith("kb_chunk_") \
+    chunk = (
+        Chunk.objects.filter(pk=int(passage_id.rsplit("_", 1)[-1])).first()
+        if passage_id.startswith("kb_chunk_")
         else None
+    )
     assert chunk is not None, f"passage {passage_id} of {card['claim_id']} is nowhere"
     return chunk.text
 
@@ -51,7 +56,9 @@ def check_rules(data: dict, original: str, contexts: list[dict]) -> None:
     assert data["original_answer"] == original
     received = set(content_stems(original))
     for card in cards:
-        assert not any(q.lower() in card["text"].lower() for q in QUALIFIERS if q.lower() not in original.lower()), card
+        assert not any(
+            q.lower() in card["text"].lower() for q in QUALIFIERS if q.lower() not in original.lower()
+        ), card
         assert set(content_stems(card["text"])) <= received, card["text"]
     if data["answer"] != original:
         assert any(card["revision"] for card in cards), "the answer changed but no card records a revision"
@@ -69,15 +76,23 @@ def check_rules(data: dict, original: str, contexts: list[dict]) -> None:
             continue
         if rev["strategy"] == "correct":
             assert rev["passage_id"] and rev["label"] == "SUPPORTED", card
-            assert kept_share(card["text"], rev["text"]) >= 0.6, f"subject changed: {card['text']!r} -> {rev['text']!r}"
-        if rev["passage_id"] and rev["strategy"] in ("correct", "citation", "corrective_retrieval") and rev["text"]:
+            assert kept_share(card["text"], rev["text"]) >= 0.6, (
+                f"subject changed: {card['text']!r} -> {rev['text']!r}"
+            )
+        if (
+            rev["passage_id"]
+            and rev["strategy"] in ("correct", "citation", "corrective_retrieval")
+            and rev["text"]
+        ):
             verdict = verify_claim(rev["text"], [passage_text(card, rev["passage_id"], contexts)])
             assert verdict.label == "SUPPORTED", (rev, verdict.label, verdict.confidence)
     # rule 6: clean returned text
     answer = data["answer"]
     by_anchor = {c["anchor"]: c for c in data["citations"]}
     for anchor in citation_anchors(answer):
-        assert by_anchor.get(anchor, {}).get("id"), f"marker [{anchor}] resolves to no passage: {data['citations']}"
+        assert by_anchor.get(anchor, {}).get("id"), (
+            f"marker [{anchor}] resolves to no passage: {data['citations']}"
+        )
     assert "[cite:kb_" not in answer and "[cite:chunk" not in answer
     sentences = [CITATION_RE.sub("", s).strip().lower() for s in split_sentences(answer)]
     sentences = [s for s in sentences if s]

@@ -14,8 +14,9 @@ from tests.redteam.conftest import DEMO_KB
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 
-def test_the_demo_shows_refuted_claims_on_the_dashboard_and_their_cases_in_the_queue(workspace, embedder, client,
-                                                                                    admin_user_obj):
+def test_the_demo_shows_refuted_claims_on_the_dashboard_and_their_cases_in_the_queue(
+    workspace, embedder, client, admin_user_obj
+):
     call_command("ingest_kb", str(DEMO_KB), verbosity=0)
     call_command("seed_demo", str(DEMO_KB.parent / "answers.jsonl"), username=admin_user_obj.username)
 

@@ -40,16 +40,27 @@ def lexical_verify(text: str, passages: list[Passage], query: str = "") -> Audit
             sentences = split_sentences(p.text) or [p.text]
             best = max(sentences, key=lambda s: _overlap(claim.text, s))
             score = _overlap(claim.text, p.text)
-            hits.append(EvidenceHit(passage=p, relevance=score, cited=p.id in cited, similarity=score,
-                                    entailment=score, best_sentence=best))
+            hits.append(
+                EvidenceHit(
+                    passage=p,
+                    relevance=score,
+                    cited=p.id in cited,
+                    similarity=score,
+                    entailment=score,
+                    best_sentence=best,
+                )
+            )
         hits.sort(key=lambda h: (-h.entailment, h.passage.id))
         best = hits[0] if hits else None
         cq = extract_quantities(claim.text)
         verdict, conf = "not_found", 0.0
         if best is not None and best.entailment >= WEAK:
             eq = extract_quantities(best.best_sentence)
-            clash = [q for q in cq if not any(values_match(q, e, 0.02, 0.1) for e in eq)
-                     and any(e.kind == q.kind for e in eq)]
+            clash = [
+                q
+                for q in cq
+                if not any(values_match(q, e, 0.02, 0.1) for e in eq) and any(e.kind == q.kind for e in eq)
+            ]
             if clash:
                 verdict, conf = "contradicted", 0.02
                 best.entailment = 0.05
@@ -59,10 +70,27 @@ def lexical_verify(text: str, passages: list[Passage], query: str = "") -> Audit
                 conf = best.entailment
                 verdict = "supported" if conf >= SUPPORT else "weak"
         label = {"supported": "SUPPORTED", "contradicted": "REFUTED"}.get(verdict, "NEI")
-        verdicts.append(ClaimVerdict(claim=claim, label=label, verdict=verdict, confidence=conf,
-                                     evidence=[h for h in hits if h.entailment > 0]))
-    return AuditResult(query=query, answer=text, claims=verdicts, metrics={}, audit_score=0.0, risk_flags=[],
-                       warnings=[], quality_gates={}, flagged=False, passages=list(passages))
+        verdicts.append(
+            ClaimVerdict(
+                claim=claim,
+                label=label,
+                verdict=verdict,
+                confidence=conf,
+                evidence=[h for h in hits if h.entailment > 0],
+            )
+        )
+    return AuditResult(
+        query=query,
+        answer=text,
+        claims=verdicts,
+        metrics={},
+        audit_score=0.0,
+        risk_flags=[],
+        warnings=[],
+        quality_gates={},
+        flagged=False,
+        passages=list(passages),
+    )
 
 
 @pytest.fixture
@@ -73,8 +101,16 @@ def verify():
 @pytest.fixture
 def passages():
     return [
-        Passage(id="p1", anchors=("1",), text="The annual fee for the Gold card is $150. The fee is charged every January."),
-        Passage(id="p2", anchors=("2",), text="Refunds are processed within 14 business days of the refund request."),
+        Passage(
+            id="p1",
+            anchors=("1",),
+            text="The annual fee for the Gold card is $150. The fee is charged every January.",
+        ),
+        Passage(
+            id="p2",
+            anchors=("2",),
+            text="Refunds are processed within 14 business days of the refund request.",
+        ),
         Passage(id="p3", anchors=("3",), text="Gold card holders get free airport lounge access worldwide."),
     ]
 
@@ -84,5 +120,9 @@ def llm_client(llm_server):  # noqa: F811 - the fixture imported above
     """An LLMClient pointed at the scripted local server (no retries: failures show at once)."""
     from audit.pipeline.llm import LLMClient, LLMConfig
 
-    return LLMClient(LLMConfig(base_url=llm_server.base_url, model="test-model", timeout_s=2.0, max_retries=0,
-                               concurrency=1), sleep=lambda s: None)
+    return LLMClient(
+        LLMConfig(
+            base_url=llm_server.base_url, model="test-model", timeout_s=2.0, max_retries=0, concurrency=1
+        ),
+        sleep=lambda s: None,
+    )

@@ -34,21 +34,32 @@ def test_it_refuses_a_negative_revision_limit(tmp_path):
 
 @pytest.mark.slow
 def test_it_revises_benchmark_answers_and_reports_the_figures(tmp_path, capsys):
-    contexts = ["[1] https://example.org/fees\n\nThe annual fee for the Gold card is $150. "
-                "The fee is charged every January.",
-                "[2] https://example.org/lounges\n\nGold card holders get free airport lounge access worldwide."]
+    contexts = [
+        "[1] https://example.org/fees\n\nThe annual fee for the Gold card is $150. "
+        "The fee is charged every January.",
+        "[2] https://example.org/lounges\n\nGold card holders get free airport lounge access worldwide.",
+    ]
     records = [
-        {"id": "a1", "query": "What does the Gold card cost?", "contexts": contexts,
-         "answer": "The annual fee for the Gold card is $150 [1]. Gold card holders get free airport "
-                   "lounge access worldwide [2]. The card also always includes a personal concierge who "
-                   "books restaurants in every city of the world [2].",
-         "sentences": [{"text": "The annual fee for the Gold card is $150 [1].", "hallucinated": False}]},
-        {"id": "a2", "query": "Do Gold card holders get lounge access?", "contexts": contexts,
-         "answer": "Gold card holders get free airport lounge access worldwide [2]."},
+        {
+            "id": "a1",
+            "query": "What does the Gold card cost?",
+            "contexts": contexts,
+            "answer": "The annual fee for the Gold card is $150 [1]. Gold card holders get free airport "
+            "lounge access worldwide [2]. The card also always includes a personal concierge who "
+            "books restaurants in every city of the world [2].",
+            "sentences": [{"text": "The annual fee for the Gold card is $150 [1].", "hallucinated": False}],
+        },
+        {
+            "id": "a2",
+            "query": "Do Gold card holders get lounge access?",
+            "contexts": contexts,
+            "answer": "Gold card holders get free airport lounge access worldwide [2].",
+        },
     ]
     out_json = tmp_path / "figures.json"
-    call_command("evaluate_revision", "--answers", str(_write(tmp_path, records)), "--json", str(out_json),
-                 verbosity=0)
+    call_command(
+        "evaluate_revision", "--answers", str(_write(tmp_path, records)), "--json", str(out_json), verbosity=0
+    )
     report = capsys.readouterr().out
     figures = json.loads(out_json.read_text())
     assert figures["answers"] == 2

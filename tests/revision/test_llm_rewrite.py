@@ -11,18 +11,27 @@ FIXED = "The annual fee for the Gold card is $150 [1]. Gold card holders get fre
 
 
 def _revise(verify, passages, client):
-    return revise_answer(query=QUERY, answer=ANSWER, passages=passages, verify=lambda t, p: verify(t, p, QUERY),
-                         rewriter=llm_rewriter(client))
+    return revise_answer(
+        query=QUERY,
+        answer=ANSWER,
+        passages=passages,
+        verify=lambda t, p: verify(t, p, QUERY),
+        rewriter=llm_rewriter(client),
+    )
 
 
-def test_it_sends_the_problems_and_the_passages_and_uses_the_rewrite(llm_server, llm_client, passages, verify):
+def test_it_sends_the_problems_and_the_passages_and_uses_the_rewrite(
+    llm_server, llm_client, passages, verify
+):
     llm_server.route("TASK: rewrite_answer", ok(FIXED))
     out = _revise(verify, passages, llm_client)
     assert out.final_text == FIXED and out.attempts[1].author == "llm"
     (call,) = llm_server.calls("TASK: rewrite_answer")
     prompt = call["body"]["messages"][-1]["content"]
-    assert ('c1 (contradicted): The annual fee for the Gold card is $200. -> '
-            'Correct claim based on evidence: "The annual fee for the Gold card is $200."') in prompt
+    assert (
+        "c1 (contradicted): The annual fee for the Gold card is $200. -> "
+        'Correct claim based on evidence: "The annual fee for the Gold card is $200."'
+    ) in prompt
     assert "[1] The annual fee for the Gold card is $150." in prompt
     assert llm_client.accounting.calls == 1
 

@@ -16,12 +16,17 @@ from audit.pipeline.types import ClaimDraft, Passage
 
 QUERY = "How long are incident reports kept?"
 PASSAGES = [
-    Passage(id="1", anchors=("1",), text="Retention is managed by the records office. Incident reports must be kept "
-                                         "for 7 years."),
+    Passage(
+        id="1",
+        anchors=("1",),
+        text="Retention is managed by the records office. Incident reports must be kept for 7 years.",
+    ),
     Passage(id="2", anchors=("2",), text="Level 1 analysts acknowledge cases within 30 minutes."),
 ]
-ANSWER = ("The retention office is open on Mondays [1]. Incident reports are kept for several years by the records "
-          "office [2]. Level 1 analysts acknowledge cases within 30 minutes [2].")
+ANSWER = (
+    "The retention office is open on Mondays [1]. Incident reports are kept for several years by the records "
+    "office [2]. Level 1 analysts acknowledge cases within 30 minutes [2]."
+)
 
 
 def test_claim_keys_ignore_markers_hedges_and_qualifiers_but_not_words():
@@ -45,9 +50,13 @@ def test_a_verdict_is_kept_only_for_the_same_claim_with_no_new_marker():
 def test_audit_answer_keeps_a_reused_verdict_and_verifies_the_other_claims():
     first = audit_answer(QUERY, ANSWER, PASSAGES)
     kept = first.claims[0]
-    again = audit_answer(QUERY, f"The retention office is open on Mondays {UNSUPPORTED_QUALIFIER}. "
-                                "Level 1 analysts acknowledge cases within 30 minutes [2].", PASSAGES,
-                         reuse=lambda draft: kept if claim_key(draft.text) == claim_key(kept.claim.text) else None)
+    again = audit_answer(
+        QUERY,
+        f"The retention office is open on Mondays {UNSUPPORTED_QUALIFIER}. "
+        "Level 1 analysts acknowledge cases within 30 minutes [2].",
+        PASSAGES,
+        reuse=lambda draft: kept if claim_key(draft.text) == claim_key(kept.claim.text) else None,
+    )
     assert (again.claims[0].label, again.claims[0].confidence) == (kept.label, kept.confidence)
     assert again.claims[0].claim.text.endswith(f"{UNSUPPORTED_QUALIFIER}.")  # the claim is the new wording
     assert again.claims[0].claim.importance == kept.claim.importance
@@ -61,8 +70,10 @@ def test_revision_keeps_labels_removes_unbacked_markers_and_moves_a_wrong_one_ev
     final = {c.claim.claim_id: (c.label, round(c.confidence, 6)) for c in out.final.claims}
     assert final["c1"] == received["c1"]  # the same claim, the same verdict, its marker gone
     # the weak claim's marker went; the misplaced one now names the passage that supports the claim
-    assert out.final_text.startswith("The retention office is open on Mondays. Incident reports are kept for "
-                                     "several years by the records office [1].")
+    assert out.final_text.startswith(
+        "The retention office is open on Mondays. Incident reports are kept for "
+        "several years by the records office [1]."
+    )
     amap = anchor_map(out.passages)
     for claim in out.final.claims:
         for anchor in claim.claim.citations:

@@ -12,10 +12,18 @@ QUERY = "What does the Gold card cost?"
 
 
 def _stored(workspace, text, passages):
-    answer = Answer.objects.create(workspace=workspace, query=QUERY, text=text, mode="audit-local",
-                                   contexts=[{"id": p.id, "text": p.text, "anchors": list(p.anchors)} for p in passages])
-    run = VerificationRun.objects.create(answer=answer, mode="audit-local",
-                                         warnings=[{"code": "UNSUPPORTED_CLAIMS", "message": "1 material claims"}])
+    answer = Answer.objects.create(
+        workspace=workspace,
+        query=QUERY,
+        text=text,
+        mode="audit-local",
+        contexts=[{"id": p.id, "text": p.text, "anchors": list(p.anchors)} for p in passages],
+    )
+    run = VerificationRun.objects.create(
+        answer=answer,
+        mode="audit-local",
+        warnings=[{"code": "UNSUPPORTED_CLAIMS", "message": "1 material claims"}],
+    )
     return answer, run
 
 
@@ -25,7 +33,9 @@ def _outcome(text, passages, verify):
 
 @pytest.mark.django_db
 def test_it_stores_the_revised_text_the_original_and_the_ledger(workspace, passages, verify, analyst):
-    original = "The annual fee for the Gold card is $200 [1]. Gold card holders get free airport lounge access [3]."
+    original = (
+        "The annual fee for the Gold card is $200 [1]. Gold card holders get free airport lounge access [3]."
+    )
     answer, run = _stored(workspace, original, passages)
     outcome = _outcome(original, passages, verify)
     revision_record(answer=answer, run=run, outcome=outcome, actor=analyst)
@@ -33,7 +43,10 @@ def test_it_stores_the_revised_text_the_original_and_the_ledger(workspace, passa
     answer.refresh_from_db()
     run.refresh_from_db()
     assert answer.original_text == original
-    assert answer.text == "The annual fee for the Gold card is $150 [1]. Gold card holders get free airport lounge access [3]."
+    assert (
+        answer.text
+        == "The annual fee for the Gold card is $150 [1]. Gold card holders get free airport lounge access [3]."
+    )
     (entry,) = answer.revisions
     assert entry["source"] == "revision_loop" and entry["text"] == answer.text
     assert [(e["claim_id"], e["strategy"], e["attempt"]) for e in entry["ledger"]] == [("c1", "correct", 1)]
@@ -64,9 +77,16 @@ def test_termination_warnings_join_the_run_without_repeating_a_code(workspace, p
 
     original = "The card always includes travel insurance for the whole family [1]."
     answer, run = _stored(workspace, original, passages)
-    outcome = revise_answer(query=QUERY, answer=original, passages=passages, verify=lambda t, p: verify(t, p, QUERY),
-                            rewriter=ScriptedRewriter("The card always includes travel insurance for each family member [1].",
-                                                      "The card always includes travel insurance for all of the family [1]."))
+    outcome = revise_answer(
+        query=QUERY,
+        answer=original,
+        passages=passages,
+        verify=lambda t, p: verify(t, p, QUERY),
+        rewriter=ScriptedRewriter(
+            "The card always includes travel insurance for each family member [1].",
+            "The card always includes travel insurance for all of the family [1].",
+        ),
+    )
     revision_record(answer=answer, run=run, outcome=outcome)
     run.refresh_from_db()
     assert [w["code"] for w in run.warnings] == ["UNSUPPORTED_CLAIMS", "NO_IMPROVEMENT"]
@@ -75,7 +95,11 @@ def test_termination_warnings_join_the_run_without_repeating_a_code(workspace, p
 def test_the_revision_options_come_from_the_settings(settings):
     from audit.services.revision import revision_options
 
-    settings.THEORIA = {**settings.THEORIA, "REVISION_SOFTENING": "parenthetical", "REVISION_UNSUPPORTED": "qualify"}
+    settings.THEORIA = {
+        **settings.THEORIA,
+        "REVISION_SOFTENING": "parenthetical",
+        "REVISION_UNSUPPORTED": "qualify",
+    }
     options = revision_options()
     assert (options.softening, options.unsupported_action) == ("parenthetical", "qualify")
 
@@ -87,8 +111,11 @@ def test_a_bad_revision_setting_fails_at_start_up_naming_the_variable(monkeypatc
     from theoria.settings.env import envchoice
 
     monkeypatch.setenv("THEORIA_REVISION_SOFTENING", "Shout")
-    with pytest.raises(ImproperlyConfigured, match=r"^THEORIA_REVISION_SOFTENING must be one of hedge, qualify, "
-                                                   r"parenthetical, not 'Shout'\.$"):
+    with pytest.raises(
+        ImproperlyConfigured,
+        match=r"^THEORIA_REVISION_SOFTENING must be one of hedge, qualify, "
+        r"parenthetical, not 'Shout'\.$",
+    ):
         envchoice("THEORIA_REVISION_SOFTENING", "hedge", SOFTENING_STYLES)
     monkeypatch.setenv("THEORIA_REVISION_SOFTENING", " Qualify ")
     assert envchoice("THEORIA_REVISION_SOFTENING", "hedge", SOFTENING_STYLES) == "qualify"

@@ -16,14 +16,29 @@ NOW = dt.datetime(2026, 11, 24, 12, 0, tzinfo=dt.timezone.utc)
 @pytest.fixture
 def kb(ingest):
     return {
-        "ltp_new": ingest("LTP review 2026", "Long-term potentiation requires NMDA receptor activation in CA1.",
-                          domain="neuroscience", published_at=dt.date(2026, 5, 1)),
-        "ltp_old": ingest("LTP classic 2019", "Long-term potentiation depends on NMDA receptors at CA1 synapses.",
-                          domain="neuroscience", published_at=dt.date(2019, 3, 1)),
-        "ltp_undated": ingest("LTP notes", "NMDA receptor activation is needed for long-term potentiation.",
-                              domain="neuroscience"),
-        "finance": ingest("Revenue report", "Apple reported revenue of 394 billion dollars in 2023.",
-                          domain="finance", published_at=dt.date(2024, 2, 1)),
+        "ltp_new": ingest(
+            "LTP review 2026",
+            "Long-term potentiation requires NMDA receptor activation in CA1.",
+            domain="neuroscience",
+            published_at=dt.date(2026, 5, 1),
+        ),
+        "ltp_old": ingest(
+            "LTP classic 2019",
+            "Long-term potentiation depends on NMDA receptors at CA1 synapses.",
+            domain="neuroscience",
+            published_at=dt.date(2019, 3, 1),
+        ),
+        "ltp_undated": ingest(
+            "LTP notes",
+            "NMDA receptor activation is needed for long-term potentiation.",
+            domain="neuroscience",
+        ),
+        "finance": ingest(
+            "Revenue report",
+            "Apple reported revenue of 394 billion dollars in 2023.",
+            domain="finance",
+            published_at=dt.date(2024, 2, 1),
+        ),
     }
 
 
@@ -57,8 +72,14 @@ def test_it_applies_the_domain_age_and_date_filters(client_for, auditor, kb):
     client = client_for(auditor)
 
     fresh = post(client, {"query": "NMDA receptors and long-term potentiation", "max_age_months": 24}).json()
-    after = post(client, {"query": "NMDA receptors and long-term potentiation", "published_after": "2019-04-01",
-                          "domain": "neuroscience"}).json()
+    after = post(
+        client,
+        {
+            "query": "NMDA receptors and long-term potentiation",
+            "published_after": "2019-04-01",
+            "domain": "neuroscience",
+        },
+    ).json()
     finance = post(client, {"query": "NMDA receptors and long-term potentiation", "domain": "Finance"}).json()
 
     assert {r["title"] for r in fresh["results"]} <= {"LTP review 2026", "Revenue report"}
@@ -80,30 +101,36 @@ def test_staleness_follows_the_workspace_freshness_policy(client_for, auditor, k
 
 @time_machine.travel(NOW, tick=False)
 def test_the_request_domain_decides_which_freshness_limit_applies(client_for, auditor, kb):
-    results = post(client_for(auditor), {"claim": "Apple reported revenue of 394 billion dollars.",
-                                         "domain": "finance"}).json()["results"]
+    results = post(
+        client_for(auditor), {"claim": "Apple reported revenue of 394 billion dollars.", "domain": "finance"}
+    ).json()["results"]
 
     assert results[0]["title"] == "Revenue report"
     assert (results[0]["freshness_limit_months"], results[0]["stale"]) == (36, False)  # general fallback
 
 
 def test_it_names_each_bad_filter_in_one_400(client_for, auditor, kb):
-    response = post(client_for(auditor), {"query": "LTP", "top_k": 0, "max_age_months": "soon",
-                                          "published_after": "last year", "domain": 7})
+    response = post(
+        client_for(auditor),
+        {"query": "LTP", "top_k": 0, "max_age_months": "soon", "published_after": "last year", "domain": 7},
+    )
 
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert set(errors) == {"top_k", "max_age_months", "published_after", "domain"}
 
 
-@pytest.mark.parametrize("body, field", [
-    ({}, "claim"),
-    ({"claim": "a", "query": "b"}, "claim"),
-    ({"claim": ""}, "claim"),
-    ({"query": "LTP", "top_k": 51}, "top_k"),
-    ({"query": "LTP", "max_age_months": -1}, "max_age_months"),
-    ({"query": "LTP", "since": "2020-01-01"}, "since"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({}, "claim"),
+        ({"claim": "a", "query": "b"}, "claim"),
+        ({"claim": ""}, "claim"),
+        ({"query": "LTP", "top_k": 51}, "top_k"),
+        ({"query": "LTP", "max_age_months": -1}, "max_age_months"),
+        ({"query": "LTP", "since": "2020-01-01"}, "since"),
+    ],
+)
 def test_it_refuses_a_request_without_one_text_or_with_an_unknown_filter(client_for, auditor, body, field):
     response = post(client_for(auditor), body)
 
@@ -114,8 +141,12 @@ def test_it_searches_only_the_callers_workspace(client_for, auditor, ingest, kb)
     from audit.models import Workspace
 
     other = Workspace.objects.create(name="Other", slug="other")
-    ingest("Secret LTP memo", "Long-term potentiation requires NMDA receptor activation, says the memo.",
-           into=other, domain="neuroscience")
+    ingest(
+        "Secret LTP memo",
+        "Long-term potentiation requires NMDA receptor activation, says the memo.",
+        into=other,
+        domain="neuroscience",
+    )
 
     results = post(client_for(auditor), {"claim": "LTP requires NMDA receptor activation."}).json()["results"]
 

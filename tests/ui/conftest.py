@@ -11,15 +11,28 @@ import os
 
 import pytest
 
-from tests.factories import AnswerFactory, ClaimFactory, EvidenceFactory, ReviewCaseFactory, VerificationRunFactory
+from tests.factories import (
+    AnswerFactory,
+    ClaimFactory,
+    EvidenceFactory,
+    ReviewCaseFactory,
+    VerificationRunFactory,
+)
 
 # Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
 # thread with a running loop unless told the caller knows what it does.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 ANSWER_TEXT = (
     "Long-term potentiation requires NMDA receptor activation. "
@@ -28,7 +41,9 @@ ANSWER_TEXT = (
 )
 
 
-def build_answer(workspace, *, text: str = ANSWER_TEXT, revised_text: str = "", created_at=None, domain="neuroscience"):
+def build_answer(
+    workspace, *, text: str = ANSWER_TEXT, revised_text: str = "", created_at=None, domain="neuroscience"
+):
     """Store an audited answer of three claims (SUPPORTED, REFUTED, NEI) with evidence and a run."""
     from django.utils import timezone
 
@@ -36,20 +51,57 @@ def build_answer(workspace, *, text: str = ANSWER_TEXT, revised_text: str = "", 
 
     created_at = created_at or timezone.now()
     # As the revision service stores them: every attempt on the run, the kept text's ledger on the answer.
-    attempts = [
-        {"attempt": 0, "author": "original", "text": text, "edits": [], "kept": False,
-         "summary": {"coverage": 0.33, "unsupported_rate": 0.33}},
-        {"attempt": 1, "author": "offline", "text": revised_text, "kept": True,
-         "summary": {"coverage": 1.0, "unsupported_rate": 0.0},
-         "edits": [{"claim_id": "c2", "claim_text": "The hippocampus has 12 layers.", "strategy": "remove",
-                    "span": [58, 89], "before": "The hippocampus has 12 layers.", "after": "",
-                    "reason": "contradicted by Hippocampus Anatomy"}]},
-    ] if revised_text else []
+    attempts = (
+        [
+            {
+                "attempt": 0,
+                "author": "original",
+                "text": text,
+                "edits": [],
+                "kept": False,
+                "summary": {"coverage": 0.33, "unsupported_rate": 0.33},
+            },
+            {
+                "attempt": 1,
+                "author": "offline",
+                "text": revised_text,
+                "kept": True,
+                "summary": {"coverage": 1.0, "unsupported_rate": 0.0},
+                "edits": [
+                    {
+                        "claim_id": "c2",
+                        "claim_text": "The hippocampus has 12 layers.",
+                        "strategy": "remove",
+                        "span": [58, 89],
+                        "before": "The hippocampus has 12 layers.",
+                        "after": "",
+                        "reason": "contradicted by Hippocampus Anatomy",
+                    }
+                ],
+            },
+        ]
+        if revised_text
+        else []
+    )
     answer = AnswerFactory(
-        workspace=workspace, query="What does LTP require?", original_text=text, text=revised_text or text,
-        mode="audit-local", domain=domain, created_at=created_at,
-        revisions=[{"source": "revision_loop", "text": revised_text, "ledger": attempts[1]["edits"],
-                    "kept_attempt": 1, "attempts": 2}] if revised_text else [],
+        workspace=workspace,
+        query="What does LTP require?",
+        original_text=text,
+        text=revised_text or text,
+        mode="audit-local",
+        domain=domain,
+        created_at=created_at,
+        revisions=[
+            {
+                "source": "revision_loop",
+                "text": revised_text,
+                "ledger": attempts[1]["edits"],
+                "kept_attempt": 1,
+                "attempts": 2,
+            }
+        ]
+        if revised_text
+        else [],
     )
     returned = answer.text  # the stored claims are those of the answer as returned
     sentences = []
@@ -60,24 +112,60 @@ def build_answer(workspace, *, text: str = ANSWER_TEXT, revised_text: str = "", 
         sentences.append((i, i + len(sentence), sentence))
         start = i + len(sentence)
     specs = [
-        (Label.SUPPORTED, Verdict.SUPPORTED, 0.91, "Synaptic Plasticity Overview", "LTP is dependent on NMDA receptors in CA1."),
-        (Label.REFUTED, Verdict.CONTRADICTED, 0.08, "Hippocampus Anatomy", "The hippocampus proper has three layers."),
+        (
+            Label.SUPPORTED,
+            Verdict.SUPPORTED,
+            0.91,
+            "Synaptic Plasticity Overview",
+            "LTP is dependent on NMDA receptors in CA1.",
+        ),
+        (
+            Label.REFUTED,
+            Verdict.CONTRADICTED,
+            0.08,
+            "Hippocampus Anatomy",
+            "The hippocampus proper has three layers.",
+        ),
         (Label.NEI, Verdict.NOT_FOUND, 0.35, "Basal Ganglia", "The striatum receives input from the cortex."),
     ]
     claims = []
-    for n, ((s, e, sentence), (label, verdict, conf, title, snippet)) in enumerate(zip(sentences, specs), start=1):
+    for n, ((s, e, sentence), (label, verdict, conf, title, snippet)) in enumerate(
+        zip(sentences, specs), start=1
+    ):
         claim = ClaimFactory(
-            answer=answer, claim_id=f"c{n}", text=sentence, span_start=s, span_end=e, label=label,
-            verdict=verdict, confidence=conf, methods=["nli", "numeric"],
+            answer=answer,
+            claim_id=f"c{n}",
+            text=sentence,
+            span_start=s,
+            span_end=e,
+            label=label,
+            verdict=verdict,
+            confidence=conf,
+            methods=["nli", "numeric"],
             metrics={"faithfulness": conf, "answer_relevance": 0.9, "selfcheck_disagreement": 0.1},
-            drafted_at=created_at, verified_at=created_at + dt.timedelta(seconds=2),
+            drafted_at=created_at,
+            verified_at=created_at + dt.timedelta(seconds=2),
         )
-        EvidenceFactory(claim=claim, source_id=f"kb_chunk_{n}", title=title,
-                        uri=f"kb://{title.lower().replace(' ', '_')}", snippet=snippet, relevance=0.8, entailment=conf,
-                        provenance={"method": "hybrid", "query": sentence[:40]})
+        EvidenceFactory(
+            claim=claim,
+            source_id=f"kb_chunk_{n}",
+            title=title,
+            uri=f"kb://{title.lower().replace(' ', '_')}",
+            snippet=snippet,
+            relevance=0.8,
+            entailment=conf,
+            provenance={"method": "hybrid", "query": sentence[:40]},
+        )
         claims.append(claim)
-    VerificationRunFactory(answer=answer, started_at=created_at, audit_score=0.62, faithfulness=0.33, coverage=0.66,
-                           claim_count=len(claims), revision_history=attempts)
+    VerificationRunFactory(
+        answer=answer,
+        started_at=created_at,
+        audit_score=0.62,
+        faithfulness=0.33,
+        coverage=0.66,
+        claim_count=len(claims),
+        revision_history=attempts,
+    )
     return answer, claims
 
 

@@ -12,8 +12,10 @@ def _post(form_html_client, workspace, **changes):
     from audit.admin_settings import WorkspaceSettingsForm
 
     form = WorkspaceSettingsForm(workspace=workspace)
-    data = {name: ("on" if value is True else "" if value in (False, None) else value)
-            for name, value in ((n, form.initial.get(n)) for n in form.fields)}
+    data = {
+        name: ("on" if value is True else "" if value in (False, None) else value)
+        for name, value in ((n, form.initial.get(n)) for n in form.fields)
+    }
     data.update(changes)
     return form_html_client.post(f"/admin/audit/workspace/{workspace.pk}/settings/", data)
 
@@ -36,15 +38,25 @@ def test_it_shows_every_threshold_with_its_value_unit_and_seed_default(client, a
     assert "Overridden now: audit_score_threshold." in html
 
 
-def test_saving_keeps_only_values_that_differ_from_the_seed_and_records_an_event(client, admin_user_obj, workspace):
+def test_saving_keeps_only_values_that_differ_from_the_seed_and_records_an_event(
+    client, admin_user_obj, workspace
+):
     from audit.models import AuditEvent
 
     client.force_login(admin_user_obj)
-    response = _post(client, workspace, t__low_confidence_threshold="0.5", t__freshness_months__neuroscience="24",
-                     default_mode="audit-local")
+    response = _post(
+        client,
+        workspace,
+        t__low_confidence_threshold="0.5",
+        t__freshness_months__neuroscience="24",
+        default_mode="audit-local",
+    )
     assert response.status_code == 302
     workspace.refresh_from_db()
-    assert workspace.threshold_overrides == {"low_confidence_threshold": 0.5, "freshness_months": {"neuroscience": 24}}
+    assert workspace.threshold_overrides == {
+        "low_confidence_threshold": 0.5,
+        "freshness_months": {"neuroscience": 24},
+    }
     assert workspace.default_mode == "audit-local"
     assert AuditEvent.objects.filter(action="settings.thresholds_changed").exists()
 

@@ -12,9 +12,16 @@ pytestmark = pytest.mark.django_db
 def _normal_answer(workspace, text="Dopamine neurons signal reward prediction errors.", **extra):
     from audit.models import Answer
 
-    return Answer.objects.create(workspace=workspace, query="What do dopamine neurons signal?", text=text,
-                                 original_text=text, mode="normal", domain=extra.pop("domain", "neuroscience"),
-                                 contexts=[{"id": "1", "title": "Dopamine", "text": text}], **extra)
+    return Answer.objects.create(
+        workspace=workspace,
+        query="What do dopamine neurons signal?",
+        text=text,
+        original_text=text,
+        mode="normal",
+        domain=extra.pop("domain", "neuroscience"),
+        contexts=[{"id": "1", "title": "Dopamine", "text": text}],
+        **extra,
+    )
 
 
 def test_it_lists_every_answer_and_marks_normal_ones_not_audited(client, analyst, workspace):
@@ -107,22 +114,36 @@ def test_the_submit_form_runs_the_api_service_and_opens_the_answer(client, analy
 
     client.force_login(analyst)
     assert client.get("/answers/new/").status_code == 200
-    response = client.post("/answers/new/", {
-        "query": "What does LTP require?",
-        "answer": "Long-term potentiation requires NMDA receptor activation [1].",
-        "mode": "audit-local", "domain": "neuroscience",
-        "passage-TOTAL_FORMS": "2", "passage-INITIAL_FORMS": "0", "passage-MIN_NUM_FORMS": "0",
-        "passage-MAX_NUM_FORMS": "50",
-        "passage-0-title": "Synaptic Plasticity", "passage-0-uri": "kb://synaptic", "passage-0-published_at": "2025-03-01",
-        "passage-0-text": "LTP at CA1 synapses is dependent on NMDA receptor activation.",
-        "passage-1-text": "",
-    })
+    response = client.post(
+        "/answers/new/",
+        {
+            "query": "What does LTP require?",
+            "answer": "Long-term potentiation requires NMDA receptor activation [1].",
+            "mode": "audit-local",
+            "domain": "neuroscience",
+            "passage-TOTAL_FORMS": "2",
+            "passage-INITIAL_FORMS": "0",
+            "passage-MIN_NUM_FORMS": "0",
+            "passage-MAX_NUM_FORMS": "50",
+            "passage-0-title": "Synaptic Plasticity",
+            "passage-0-uri": "kb://synaptic",
+            "passage-0-published_at": "2025-03-01",
+            "passage-0-text": "LTP at CA1 synapses is dependent on NMDA receptor activation.",
+            "passage-1-text": "",
+        },
+    )
     answer = Answer.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/answers/{answer.public_id}/"
     assert answer.mode == "audit-local" and answer.domain == "neuroscience"
-    assert answer.contexts == [{"id": "1", "title": "Synaptic Plasticity", "uri": "kb://synaptic",
-                                "text": "LTP at CA1 synapses is dependent on NMDA receptor activation.",
-                                "published_at": "2025-03-01"}]
+    assert answer.contexts == [
+        {
+            "id": "1",
+            "title": "Synaptic Plasticity",
+            "uri": "kb://synaptic",
+            "text": "LTP at CA1 synapses is dependent on NMDA receptor activation.",
+            "published_at": "2025-03-01",
+        }
+    ]
     assert answer.claims.exists() and answer.runs.exists()
 
 
@@ -130,11 +151,20 @@ def test_the_submit_form_keeps_what_was_typed_and_names_the_bad_field(client, an
     from audit.models import Answer
 
     client.force_login(analyst)
-    response = client.post("/answers/new/", {
-        "query": "What does LTP require?", "answer": "   ", "mode": "normal",
-        "passage-TOTAL_FORMS": "1", "passage-INITIAL_FORMS": "0", "passage-MIN_NUM_FORMS": "0",
-        "passage-MAX_NUM_FORMS": "50", "passage-0-title": "Only a title", "passage-0-text": "",
-    })
+    response = client.post(
+        "/answers/new/",
+        {
+            "query": "What does LTP require?",
+            "answer": "   ",
+            "mode": "normal",
+            "passage-TOTAL_FORMS": "1",
+            "passage-INITIAL_FORMS": "0",
+            "passage-MIN_NUM_FORMS": "0",
+            "passage-MAX_NUM_FORMS": "50",
+            "passage-0-title": "Only a title",
+            "passage-0-text": "",
+        },
+    )
     html = response.content.decode()
     assert response.status_code == 400
     assert "Answer: This field is required." in html
@@ -153,7 +183,9 @@ def test_claim_filters_accept_any_letter_case(client, analyst, audited_answer):
     response = client.get("/claims/?label=nei")
     assert response.status_code == 200
     assert "1 claim." in response.content.decode()
-    assert client.get("/claims/?label=Refuted,supported&mode=AUDIT-LOCAL").content.decode().count("badge--") >= 2
+    assert (
+        client.get("/claims/?label=Refuted,supported&mode=AUDIT-LOCAL").content.decode().count("badge--") >= 2
+    )
 
 
 def test_the_site_has_a_favicon(client):

@@ -19,15 +19,26 @@ def test_it_draws_every_dashboard_chart(browser_page, live_server, lead, workspa
     from audit.models import VerificationRun
 
     answer, claims = build_answer(workspace)
-    VerificationRun.objects.filter(answer=answer).update(llm_calls=4, prompt_tokens=900, completion_tokens=240,
-                                                         llm_latency_ms=1800.0)
+    VerificationRun.objects.filter(answer=answer).update(
+        llm_calls=4, prompt_tokens=900, completion_tokens=240, llm_latency_ms=1800.0
+    )
     open_case(claims[1])
     login(browser_page, live_server, lead, "/dashboard/")
     page = browser_page
     assert page.url.endswith("/dashboard/")
     page.wait_for_selector(".plot[data-drawn=true]")
-    keys = ("trust-trend", "label-rates", "sla-trend", "rag-score", "label-distribution", "queue-aging",
-            "sla-attainment", "escalation-volume", "domains", "llm-usage")
+    keys = (
+        "trust-trend",
+        "label-rates",
+        "sla-trend",
+        "rag-score",
+        "label-distribution",
+        "queue-aging",
+        "sla-attainment",
+        "escalation-volume",
+        "domains",
+        "llm-usage",
+    )
     page.wait_for_function(f"document.querySelectorAll('.plot[data-drawn=true]').length === {len(keys)}")
     for key in keys:
         chart = page.locator(f"#chart-{key}")
@@ -39,12 +50,16 @@ def test_it_draws_every_dashboard_chart(browser_page, live_server, lead, workspa
     # the LLM-usage chart draws token bars and the calls line on its second axis
     llm = page.locator("#chart-llm-usage")
     assert llm.locator(".gtitle").text_content() == "LLM usage: calls and tokens per day"
-    assert llm.locator("g.barlayer g.trace").count() == 2 and llm.locator("g.scatterlayer g.trace").count() == 1
+    assert (
+        llm.locator("g.barlayer g.trace").count() == 2 and llm.locator("g.scatterlayer g.trace").count() == 1
+    )
     assert llm.locator("g.y2tick").count() >= 2
     assert page.locator("#llm-totals").inner_text().split("\n")[0].split("\t") == ["LLM calls", "4"]
 
 
-def test_it_shows_a_badge_tooltip_on_hover_and_on_keyboard_focus(browser_page, live_server, analyst, workspace):
+def test_it_shows_a_badge_tooltip_on_hover_and_on_keyboard_focus(
+    browser_page, live_server, analyst, workspace
+):
     answer, claims = build_answer(workspace)
     login(browser_page, live_server, analyst, f"/answers/{answer.public_id}/")
     page = browser_page
@@ -53,7 +68,11 @@ def test_it_shows_a_badge_tooltip_on_hover_and_on_keyboard_focus(browser_page, l
     page.hover(f"a.badge[aria-describedby='tip-{claims[1].pk}']")
     tip.wait_for(state="visible")
     text = tip.inner_text()
-    assert "c2 · Refuted" in text and "confidence it is supported: only 0.08" in text and "Hippocampus Anatomy" in text
+    assert (
+        "c2 · Refuted" in text
+        and "confidence it is supported: only 0.08" in text
+        and "Hippocampus Anatomy" in text
+    )
     page.keyboard.press("Escape")
     tip.wait_for(state="hidden")
     page.mouse.move(0, 0)
@@ -63,7 +82,9 @@ def test_it_shows_a_badge_tooltip_on_hover_and_on_keyboard_focus(browser_page, l
     assert "c1 · Supported" in page.locator(f"#tip-{claims[0].pk}").inner_text()
 
 
-def test_it_ticks_the_countdown_and_stops_it_when_the_case_is_acknowledged(browser_page, live_server, analyst, workspace):
+def test_it_ticks_the_countdown_and_stops_it_when_the_case_is_acknowledged(
+    browser_page, live_server, analyst, workspace
+):
     from escalation.models import ReviewCase
 
     _, claims = build_answer(workspace)
@@ -89,7 +110,9 @@ def test_it_ticks_the_countdown_and_stops_it_when_the_case_is_acknowledged(brows
     assert case.status == ReviewCase.Status.ACKNOWLEDGED and case.owner == analyst and case.due_at is None
 
 
-def test_it_turns_a_countdown_at_risk_then_breached_in_the_browser(browser_page, live_server, analyst, workspace):
+def test_it_turns_a_countdown_at_risk_then_breached_in_the_browser(
+    browser_page, live_server, analyst, workspace
+):
     _, claims = build_answer(workspace)
     case = open_case(claims[2])
     assert case.at_risk_at < case.due_at
@@ -136,7 +159,9 @@ def test_it_resolves_a_case_after_a_confirmation(browser_page, live_server, lead
     assert Claim.objects.get(pk=claims[1].pk).label == "NEI"
 
 
-def test_it_exports_the_filtered_claims_as_a_csv_file(browser_page, live_server, analyst, workspace, tmp_path):
+def test_it_exports_the_filtered_claims_as_a_csv_file(
+    browser_page, live_server, analyst, workspace, tmp_path
+):
     answer, _ = build_answer(workspace)
     build_answer(workspace, domain="cardiology")
     login(browser_page, live_server, analyst, "/claims/")
@@ -151,7 +176,9 @@ def test_it_exports_the_filtered_claims_as_a_csv_file(browser_page, live_server,
     path = tmp_path / "cards.csv"
     info.value.save_as(path)
     rows = list(csv.DictReader(path.open(encoding="utf-8")))
-    assert [(r["answer_id"], r["claim_id"], r["label"]) for r in rows] == [(answer.public_id, "c2", "REFUTED")]
+    assert [(r["answer_id"], r["claim_id"], r["label"]) for r in rows] == [
+        (answer.public_id, "c2", "REFUTED")
+    ]
     assert rows[0]["evidence_hashes"].startswith("sha256:")
 
 
@@ -163,10 +190,25 @@ def test_it_refreshes_a_screenshot_of_every_page(admin_user_obj, workspace, tmp_
     open_case(claims[1])
     call_command("screenshots", out=str(tmp_path), username=admin_user_obj.username)
     names = sorted(p.name for p in tmp_path.glob("*.png"))
-    pages = ("home", "dashboard", "escalations", "case", "claims", "answer", "claim-card", "nightly-report", "admin",
-             "admin-workspace", "admin-settings", "answers", "answer-new")
+    pages = (
+        "home",
+        "dashboard",
+        "escalations",
+        "case",
+        "claims",
+        "answer",
+        "claim-card",
+        "nightly-report",
+        "admin",
+        "admin-workspace",
+        "admin-settings",
+        "answers",
+        "answer-new",
+    )
     phone = ("home", "dashboard", "escalations", "case", "answers", "answer", "claim-card", "answer-new")
-    assert names == sorted([f"{n}.png" for n in ("login", "answer-tooltip", *pages)] + [f"phone-{n}.png" for n in phone])
+    assert names == sorted(
+        [f"{n}.png" for n in ("login", "answer-tooltip", *pages)] + [f"phone-{n}.png" for n in phone]
+    )
     assert all(p.stat().st_size > 10_000 for p in tmp_path.glob("*.png"))
 
 

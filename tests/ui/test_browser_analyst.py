@@ -13,15 +13,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 AUDIT_TIMEOUT_MS = 120_000
 
 
-def test_an_analyst_submits_an_answer_with_two_passages_and_lands_on_its_page(browser_page, live_server, analyst,
-                                                                             workspace):
+def test_an_analyst_submits_an_answer_with_two_passages_and_lands_on_its_page(
+    browser_page, live_server, analyst, workspace
+):
     from audit.models import Answer
 
     page = browser_page
     login(page, live_server, analyst, "/answers/")
     page.click("#new-answer")
     page.fill("#id_query", "What does LTP require?")
-    page.fill("#id_answer", "Long-term potentiation requires NMDA receptor activation [1]. It was first described in 1973 [2].")
+    page.fill(
+        "#id_answer",
+        "Long-term potentiation requires NMDA receptor activation [1]. It was first described in 1973 [2].",
+    )
     page.select_option("#id_mode", "audit-local")
     page.fill("#id_passage-0-title", "Synaptic Plasticity")
     page.fill("#id_passage-0-text", "LTP at CA1 synapses is dependent on NMDA receptor activation.")
@@ -40,8 +44,14 @@ def test_audit_now_from_the_list_opens_the_audited_copy(browser_page, live_serve
     from audit.models import Answer
 
     text = "Long-term potentiation requires NMDA receptor activation."
-    normal = Answer.objects.create(workspace=workspace, query="What does LTP require?", text=text, original_text=text,
-                                   mode="normal", contexts=[{"id": "1", "text": text}])
+    normal = Answer.objects.create(
+        workspace=workspace,
+        query="What does LTP require?",
+        text=text,
+        original_text=text,
+        mode="normal",
+        contexts=[{"id": "1", "text": text}],
+    )
     page = browser_page
     login(page, live_server, analyst, "/answers/")
     row = page.locator(f"tr[data-answer='{normal.public_id}']")
@@ -54,7 +64,8 @@ def test_audit_now_from_the_list_opens_the_audited_copy(browser_page, live_serve
 
 
 def test_a_reviewer_acknowledges_notes_assigns_resolves_and_reopens_a_case_without_leaving_it(
-        browser_page, live_server, analyst, expert, workspace):
+    browser_page, live_server, analyst, expert, workspace
+):
     from escalation.models import ReviewCase
 
     _, claims = build_answer(workspace)
@@ -91,20 +102,37 @@ def test_a_reviewer_acknowledges_notes_assigns_resolves_and_reopens_a_case_witho
 PHONE = {"width": 390, "height": 844}
 
 
-def test_every_page_fits_a_390_px_phone_without_sideways_scrolling(browser_page, live_server, admin_user_obj,
-                                                                   workspace):
+def test_every_page_fits_a_390_px_phone_without_sideways_scrolling(
+    browser_page, live_server, admin_user_obj, workspace
+):
     from audit.models import Answer
 
     answer, claims = build_answer(workspace)
     case = open_case(claims[1])
-    normal = Answer.objects.create(workspace=workspace, query="Q?", text="A normal answer.", original_text="A normal answer.",
-                                   mode="normal")
+    normal = Answer.objects.create(
+        workspace=workspace,
+        query="Q?",
+        text="A normal answer.",
+        original_text="A normal answer.",
+        mode="normal",
+    )
     page = browser_page
     login(page, live_server, admin_user_obj, "/")
     page.set_viewport_size(PHONE)
-    paths = ["/", "/dashboard/", "/escalations/", f"/escalations/{case.ticket}/", "/answers/", "/answers/new/",
-             f"/answers/{answer.public_id}/", f"/answers/{normal.public_id}/", "/claims/", f"/claims/{claims[1].pk}/",
-             "/reports/nightly/", f"/admin/audit/workspace/{workspace.pk}/settings/"]
+    paths = [
+        "/",
+        "/dashboard/",
+        "/escalations/",
+        f"/escalations/{case.ticket}/",
+        "/answers/",
+        "/answers/new/",
+        f"/answers/{answer.public_id}/",
+        f"/answers/{normal.public_id}/",
+        "/claims/",
+        f"/claims/{claims[1].pk}/",
+        "/reports/nightly/",
+        f"/admin/audit/workspace/{workspace.pk}/settings/",
+    ]
     too_wide = {}
     for path in paths:
         page.goto(live_server.url + path)

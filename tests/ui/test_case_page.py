@@ -33,7 +33,9 @@ def test_an_unknown_owner_is_an_inline_error_on_the_case_page(client, analyst, c
     assert case.owner is None
 
 
-def test_the_owner_picker_offers_the_tiers_role_holders_of_the_workspace(client, analyst, expert, make_user, case):
+def test_the_owner_picker_offers_the_tiers_role_holders_of_the_workspace(
+    client, analyst, expert, make_user, case
+):
     from audit import roles
     from audit.models import Workspace
 
@@ -66,12 +68,18 @@ def test_a_note_can_be_added_after_acknowledging_and_an_empty_one_is_refused_inl
 
 def test_a_resolved_case_can_be_reopened_with_a_reason(client, analyst, case):
     client.force_login(analyst)
-    client.post(f"/escalations/{case.ticket}/resolve", {"decision": "confirm", "rationale": "Checked.", "confirm": "on"})
+    client.post(
+        f"/escalations/{case.ticket}/resolve",
+        {"decision": "confirm", "rationale": "Checked.", "confirm": "on"},
+    )
     html = client.get(f"/escalations/{case.ticket}/").content.decode()
     assert 'id="form-reopen"' in html and 'id="form-resolve"' not in html
     bad = client.post(f"/escalations/{case.ticket}/reopen", {"reason": ""})
     assert bad.status_code == 400 and "Why reopen" in bad.content.decode()
-    assert client.post(f"/escalations/{case.ticket}/reopen", {"reason": "New evidence arrived."}).status_code == 302
+    assert (
+        client.post(f"/escalations/{case.ticket}/reopen", {"reason": "New evidence arrived."}).status_code
+        == 302
+    )
     case.refresh_from_db()
     assert case.status == "open" and case.due_at is not None
 
@@ -95,7 +103,9 @@ def test_an_l2_countdown_counts_business_hours_and_shows_the_wall_clock_deadline
 def test_the_case_page_says_how_fast_it_was_acknowledged_and_that_the_sla_was_met(client, analyst, case):
     from escalation.models import ReviewEvent
 
-    ReviewEvent.objects.filter(case=case, kind="opened").update(at=timezone.now() - dt.timedelta(minutes=4, seconds=10))
+    ReviewEvent.objects.filter(case=case, kind="opened").update(
+        at=timezone.now() - dt.timedelta(minutes=4, seconds=10)
+    )
     client.force_login(analyst)
     client.post(f"/escalations/{case.ticket}/acknowledge", {})
     html = client.get(f"/escalations/{case.ticket}/").content.decode()
@@ -124,7 +134,10 @@ def test_the_risk_score_is_explained_in_one_line(client, analyst, case):
 
 def test_resolved_rows_say_view_and_the_export_link_follows_the_filter(client, analyst, workspace, case):
     client.force_login(analyst)
-    client.post(f"/escalations/{case.ticket}/resolve", {"decision": "confirm", "rationale": "Checked.", "confirm": "on"})
+    client.post(
+        f"/escalations/{case.ticket}/resolve",
+        {"decision": "confirm", "rationale": "Checked.", "confirm": "on"},
+    )
     html = client.get("/escalations/?status=resolved").content.decode()
     row = html.split(f'data-ticket="{case.ticket}"')[1].split("</tr>")[0]
     assert ">View</a>" in row and ">Open</a>" not in row
@@ -143,15 +156,29 @@ def test_the_claim_audit_trail_uses_words_and_says_system_for_automatic_actors(c
     from audit.models import AuditEvent
 
     answer, claims = build_answer(workspace)
-    AuditEvent.objects.create(workspace=workspace, actor_label="system", action="answer.audited",
-                              object_type="audit.answer", object_id=str(answer.pk))
-    AuditEvent.objects.create(workspace=workspace, actor_label="audit_web", action="answer.web_verified",
-                              object_type="audit.answer", object_id=str(answer.pk), details={"status": "failed"})
+    AuditEvent.objects.create(
+        workspace=workspace,
+        actor_label="system",
+        action="answer.audited",
+        object_type="audit.answer",
+        object_id=str(answer.pk),
+    )
+    AuditEvent.objects.create(
+        workspace=workspace,
+        actor_label="audit_web",
+        action="answer.web_verified",
+        object_type="audit.answer",
+        object_id=str(answer.pk),
+        details={"status": "failed"},
+    )
     client.force_login(analyst)
     html = client.get(f"/claims/{claims[0].pk}/").content.decode()
     trail = html.split('id="ev-log-h"')[1]
     assert "<strong>system</strong> audited the answer" in trail
-    assert "<strong>system (audit web)</strong> tried web sources; every call failed, so the local result stands" in trail
+    assert (
+        "<strong>system (audit web)</strong> tried web sources; every call failed, so the local result stands"
+        in trail
+    )
 
 
 def test_a_supported_claims_tooltip_never_shows_p_refuted(client, analyst, workspace):
@@ -172,9 +199,12 @@ def test_an_l2_acknowledgement_says_the_wall_clock_time_and_the_business_time():
 
     calendar = policy.Calendar(tz="UTC", working_days=frozenset(range(5)), start=dt.time(9), end=dt.time(17))
     sunday = dt.datetime(2026, 10, 25, 13, 54, tzinfo=dt.timezone.utc)
-    events = [SimpleNamespace(kind="escalated", at=sunday, tier=2, details={}),
-              SimpleNamespace(kind="acknowledged", at=sunday + dt.timedelta(minutes=34), tier=2,
-                              details={"within_sla": True})]
+    events = [
+        SimpleNamespace(kind="escalated", at=sunday, tier=2, details={}),
+        SimpleNamespace(
+            kind="acknowledged", at=sunday + dt.timedelta(minutes=34), tier=2, details={"within_sla": True}
+        ),
+    ]
     ack = display.acknowledgement(SimpleNamespace(acknowledged_at=events[1].at), events, calendar)
     assert ack["text"] == "34 min (under 1 min of business time)" and ack["met"]
 

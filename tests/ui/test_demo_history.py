@@ -21,7 +21,11 @@ def _snapshot():
     return (
         sorted(Answer.objects.values_list("public_id", "created_at", "mode", "domain")),
         sorted(Claim.objects.values_list("answer__public_id", "claim_id", "text", "label", "machine_label")),
-        sorted(ReviewCase.objects.values_list("claim__text", "tier", "status", "sla_state", "decision", "opened_at")),
+        sorted(
+            ReviewCase.objects.values_list(
+                "claim__text", "tier", "status", "sla_state", "decision", "opened_at"
+            )
+        ),
         ReviewEvent.objects.count(),
     )
 
@@ -29,6 +33,7 @@ def _snapshot():
 def test_it_seeds_past_days_with_mixed_labels_cases_and_nightly_reports_once(workspace):
     from audit.models import Answer, Claim
     from audit.models.nightly import NightlyReport
+
     call_command("ingest_kb", str(KB), stdout=io.StringIO(), stderr=io.StringIO())
     out = io.StringIO()
     call_command("seed_history", "--days", "6", stdout=out, stderr=io.StringIO())
@@ -61,5 +66,7 @@ def test_the_same_days_come_out_the_same_when_seeded_again(workspace):
 def test_it_stops_with_one_sentence_without_the_demo_knowledge_base(workspace):
     from django.core.management.base import CommandError
 
-    with pytest.raises(CommandError, match="No history was added: the knowledge base holds none of the demo documents"):
+    with pytest.raises(
+        CommandError, match="No history was added: the knowledge base holds none of the demo documents"
+    ):
         call_command("seed_history", "--days", "2", stdout=io.StringIO(), stderr=io.StringIO())

@@ -15,8 +15,13 @@ from tests.ui.conftest import build_answer
 
 pytestmark = pytest.mark.django_db
 
-FAILURE = {"purpose": "judge", "kind": "timeout", "message": "no reply within 2.0 s", "attempts": 3,
-           "at": "2026-11-20T10:00:00+00:00"}
+FAILURE = {
+    "purpose": "judge",
+    "kind": "timeout",
+    "message": "no reply within 2.0 s",
+    "attempts": 3,
+    "at": "2026-11-20T10:00:00+00:00",
+}
 
 
 def _with_llm(answer, *, calls, prompt, completion, latency_ms, failures=()):
@@ -24,8 +29,12 @@ def _with_llm(answer, *, calls, prompt, completion, latency_ms, failures=()):
     from audit.models import VerificationRun
 
     VerificationRun.objects.filter(answer=answer).update(
-        llm_calls=calls, prompt_tokens=prompt, completion_tokens=completion, llm_latency_ms=latency_ms,
-        llm_failures=list(failures))
+        llm_calls=calls,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        llm_latency_ms=latency_ms,
+        llm_failures=list(failures),
+    )
     return answer
 
 
@@ -37,7 +46,11 @@ def no_llm(settings):
 
 @pytest.fixture
 def with_llm(settings):
-    settings.THEORIA = {**settings.THEORIA, "LLM_BASE_URL": "http://127.0.0.1:8080/v1", "LLM_MODEL": "qwen2.5-7b"}
+    settings.THEORIA = {
+        **settings.THEORIA,
+        "LLM_BASE_URL": "http://127.0.0.1:8080/v1",
+        "LLM_MODEL": "qwen2.5-7b",
+    }
     return settings
 
 
@@ -63,12 +76,28 @@ def test_it_says_no_llm_is_configured_when_none_is_and_no_run_called_one(client,
 def test_it_charts_llm_calls_and_tokens_per_day_of_the_range_with_totals(client, lead, workspace, with_llm):
     today = timezone.now()
     yesterday = today - dt.timedelta(days=1)
-    _with_llm(build_answer(workspace, created_at=yesterday)[0], calls=4, prompt=1200, completion=300, latency_ms=2500.0,
-              failures=[FAILURE])
-    _with_llm(build_answer(workspace, created_at=yesterday)[0], calls=2, prompt=800, completion=200, latency_ms=1500.0)
-    _with_llm(build_answer(workspace, created_at=today)[0], calls=1, prompt=100, completion=50, latency_ms=400.0)
+    _with_llm(
+        build_answer(workspace, created_at=yesterday)[0],
+        calls=4,
+        prompt=1200,
+        completion=300,
+        latency_ms=2500.0,
+        failures=[FAILURE],
+    )
+    _with_llm(
+        build_answer(workspace, created_at=yesterday)[0],
+        calls=2,
+        prompt=800,
+        completion=200,
+        latency_ms=1500.0,
+    )
+    _with_llm(
+        build_answer(workspace, created_at=today)[0], calls=1, prompt=100, completion=50, latency_ms=400.0
+    )
     old = today - dt.timedelta(days=60)  # outside the default 30 days
-    _with_llm(build_answer(workspace, created_at=old)[0], calls=9, prompt=9000, completion=900, latency_ms=9000.0)
+    _with_llm(
+        build_answer(workspace, created_at=old)[0], calls=9, prompt=9000, completion=900, latency_ms=9000.0
+    )
     client.force_login(lead)
 
     html = client.get("/dashboard/").content.decode()
@@ -79,11 +108,20 @@ def test_it_charts_llm_calls_and_tokens_per_day_of_the_range_with_totals(client,
     days = series["LLM calls"]["x"]
     assert days[-2:] == [yesterday.date().isoformat(), today.date().isoformat()] and len(days) == 30
     assert series["LLM calls"]["y"][-2:] == [6, 1] and sum(series["LLM calls"]["y"]) == 7
-    assert series["Prompt tokens"]["y"][-2:] == [2000, 100] and series["Completion tokens"]["y"][-2:] == [500, 50]
+    assert series["Prompt tokens"]["y"][-2:] == [2000, 100] and series["Completion tokens"]["y"][-2:] == [
+        500,
+        50,
+    ]
     assert series["LLM calls"]["yaxis"] == "y2" and figure["layout"]["title"]["text"].startswith("LLM usage")
     assert figure["layout"]["yaxis2"]["dtick"] == 2, "whole, round call ticks up to the busiest day's 6"
-    assert _totals(html) == {"LLM calls": "7", "Prompt tokens": "2100", "Completion tokens": "550",
-                             "LLM time": "4.4 s", "Failed calls": "1", "Verification runs": "3"}
+    assert _totals(html) == {
+        "LLM calls": "7",
+        "Prompt tokens": "2100",
+        "Completion tokens": "550",
+        "LLM time": "4.4 s",
+        "Failed calls": "1",
+        "Verification runs": "3",
+    }
 
     # the old run counts once its day is in the chosen range
     start = (old - dt.timedelta(days=1)).date().isoformat()
@@ -95,7 +133,10 @@ def test_it_says_a_configured_llm_was_not_called_in_the_range(client, lead, work
     build_answer(workspace)
     client.force_login(lead)
     html = client.get("/dashboard/").content.decode()
-    assert "No LLM configured" not in html and "An LLM is configured (qwen2.5-7b), but no run of this period called it" in html
+    assert (
+        "No LLM configured" not in html
+        and "An LLM is configured (qwen2.5-7b), but no run of this period called it" in html
+    )
     assert _totals(html)["LLM calls"] == "0" and _figure(html, "llm-usage")["data"][2]["y"][-1] == 0
 
 
@@ -109,7 +150,8 @@ def test_it_charts_calls_made_earlier_when_no_llm_is_configured_now(client, lead
 
 
 def test_it_shows_the_runs_llm_calls_tokens_latency_and_failures_on_the_answer_and_claim_pages(
-        client, analyst, workspace):
+    client, analyst, workspace
+):
     answer, claims = build_answer(workspace)
     _with_llm(answer, calls=5, prompt=1234, completion=321, latency_ms=2345.6, failures=[FAILURE, FAILURE])
     client.force_login(analyst)
@@ -118,7 +160,9 @@ def test_it_shows_the_runs_llm_calls_tokens_latency_and_failures_on_the_answer_a
         assert '<dd id="run-llm-calls">5</dd>' in html, path
         assert '<dd id="run-llm-tokens">1234 prompt · 321 completion</dd>' in html, path
         assert '<dd id="run-llm-latency">2346 ms</dd>' in html, path
-        assert "2 failed" in html and "judge</strong>: timeout after 3 attempts — no reply within 2.0 s" in html, path
+        assert (
+            "2 failed" in html and "judge</strong>: timeout after 3 attempts — no reply within 2.0 s" in html
+        ), path
 
 
 def test_it_says_a_run_used_no_llm_on_the_answer_and_claim_pages(client, analyst, workspace):

@@ -40,14 +40,18 @@ def test_it_marks_each_claim_of_an_answer_with_a_badge_and_tooltip(client, analy
     assert html.count('class="claim-mark"') == 3
     for text in ("Supported", "Refuted", "Needs Evidence"):
         assert text in html
-    assert 'role="tooltip"' in html and "Supported: confidence 0.91 that the evidence backs this claim." in html
+    assert (
+        'role="tooltip"' in html and "Supported: confidence 0.91 that the evidence backs this claim." in html
+    )
     assert "Top evidence: <em>Synaptic Plasticity Overview</em>" in html
     assert "Revision" not in html
 
 
 def test_it_shows_the_revision_diff_of_a_revised_answer(client, analyst, workspace):
     original = "Long-term potentiation requires NMDA receptor activation. The hippocampus has 12 layers. Dopamine neurons project to the striatum."
-    revised = "Long-term potentiation requires NMDA receptor activation. Dopamine neurons project to the striatum."
+    revised = (
+        "Long-term potentiation requires NMDA receptor activation. Dopamine neurons project to the striatum."
+    )
     answer, _ = build_answer(workspace, text=original, revised_text=revised)
     client.force_login(analyst)
     html = client.get(f"/answers/{answer.pk}/").content.decode()
@@ -70,7 +74,9 @@ def test_it_shows_provenance_escalations_and_decisions_on_the_claim_card(client,
     _, claims = audited_answer
     case = open_case(claims[1])
     case = services.case_acknowledge(case=case, actor=lead)
-    services.case_resolve(case=case, actor=lead, decision="confirm", rationale="Three layers, per the anatomy text.")
+    services.case_resolve(
+        case=case, actor=lead, decision="confirm", rationale="Three layers, per the anatomy text."
+    )
     client.force_login(lead)
     html = client.get(f"/claims/{claims[1].pk}/").content.decode()
     assert claims[1].evidence.first().hash in html
@@ -90,7 +96,9 @@ def test_it_filters_the_claim_list_and_rejects_a_bad_filter_naming_the_field(cli
     assert response.status_code == 400 and "date_from" in response.content.decode()
 
 
-def test_it_links_the_filtered_list_to_the_claim_card_export_with_the_same_filters(client, analyst, audited_answer):
+def test_it_links_the_filtered_list_to_the_claim_card_export_with_the_same_filters(
+    client, analyst, audited_answer
+):
     answer, claims = audited_answer
     client.force_login(analyst)
     html = client.get("/claims/", {"label": "NEI"}).content.decode()
@@ -115,7 +123,9 @@ PAGE_QUERIES = {"/claims/": 7, "/escalations/": 7, "/dashboard/": 23, "/answers/
 
 
 @pytest.mark.parametrize("path", sorted(PAGE_QUERIES))
-def test_it_reads_each_list_page_in_a_fixed_number_of_queries(client, lead, workspace, path, django_assert_num_queries):
+def test_it_reads_each_list_page_in_a_fixed_number_of_queries(
+    client, lead, workspace, path, django_assert_num_queries
+):
     _, claims = build_answer(workspace)
     open_case(claims[1])
     client.force_login(lead)
@@ -135,23 +145,62 @@ def _nightly_report(workspace, claim, day):
     from audit.models import NightlyReport
 
     body = {
-        "date": day.isoformat(), "workspace": workspace.slug,
+        "date": day.isoformat(),
+        "workspace": workspace.slug,
         "counts": {"claims_selected": 2, "claims_processed": 2, "labels_changed": 1, "review_recommended": 1},
-        "top_failing_documents": [{"document_id": 1, "title": "Hippocampus Anatomy", "uri": "kb://hippocampus_anatomy",
-                                   "failing_claims": 2, "refuted": 1, "nei": 1}],
-        "stale_sources": [{"document_id": 1, "title": "Old Atlas", "uri": "kb://old_atlas", "domain": "neuroscience",
-                           "published_at": "2020-01-01", "age_months": 70, "limit_months": 18}],
-        "review_recommended": [{"claim": claim.pk, "answer": claim.answer.public_id, "claim_id": claim.claim_id,
-                                "text": claim.text, "importance": "material", "old_label": "NEI", "new_label": "REFUTED",
-                                "old_confidence": 0.35, "new_confidence": 0.1}],
+        "top_failing_documents": [
+            {
+                "document_id": 1,
+                "title": "Hippocampus Anatomy",
+                "uri": "kb://hippocampus_anatomy",
+                "failing_claims": 2,
+                "refuted": 1,
+                "nei": 1,
+            }
+        ],
+        "stale_sources": [
+            {
+                "document_id": 1,
+                "title": "Old Atlas",
+                "uri": "kb://old_atlas",
+                "domain": "neuroscience",
+                "published_at": "2020-01-01",
+                "age_months": 70,
+                "limit_months": 18,
+            }
+        ],
+        "review_recommended": [
+            {
+                "claim": claim.pk,
+                "answer": claim.answer.public_id,
+                "claim_id": claim.claim_id,
+                "text": claim.text,
+                "importance": "material",
+                "old_label": "NEI",
+                "new_label": "REFUTED",
+                "old_confidence": 0.35,
+                "new_confidence": 0.1,
+            }
+        ],
         "label_drift": {"transitions": {"NEI->REFUTED": 1}, "claims": []},
     }
     return NightlyReport.objects.create(
-        workspace=workspace, date=day, status=NightlyReport.Status.DONE, finished_at=timezone.now(),
-        claims_selected=2, claims_processed=2, labels_changed=1, review_recommended=1, claims_per_s=180.0, report=body)
+        workspace=workspace,
+        date=day,
+        status=NightlyReport.Status.DONE,
+        finished_at=timezone.now(),
+        claims_selected=2,
+        claims_processed=2,
+        labels_changed=1,
+        review_recommended=1,
+        claims_per_s=180.0,
+        report=body,
+    )
 
 
-def test_it_shows_the_latest_nightly_report_on_its_page_and_the_dashboard(client, analyst, workspace, audited_answer):
+def test_it_shows_the_latest_nightly_report_on_its_page_and_the_dashboard(
+    client, analyst, workspace, audited_answer
+):
     import datetime as dt
 
     from django.utils import timezone
@@ -196,8 +245,16 @@ def test_it_counts_the_dashboard_figures_of_the_chosen_range_only(client, lead, 
     assert response.context["figures"]["label-distribution"]["data"][0]["y"] == [2, 2, 2]
     trend = response.context["figures"]["trust-trend"]["data"][0]
     assert trend["y"][1] == 0.62 and trend["y"][-1] == 0.62 and trend["y"][2] is None
-    assert _json.loads(re.search(r'<script id="trust-trend" type="application/json">(.*?)</script>',
-                                 response.content.decode(), re.S).group(1))["data"][0]["y"][1] == 0.62
+    assert (
+        _json.loads(
+            re.search(
+                r'<script id="trust-trend" type="application/json">(.*?)</script>',
+                response.content.decode(),
+                re.S,
+            ).group(1)
+        )["data"][0]["y"][1]
+        == 0.62
+    )
 
 
 def test_it_counts_reviewer_relabels_and_breaches_in_the_incident_summary(client, lead, workspace):
@@ -205,7 +262,9 @@ def test_it_counts_reviewer_relabels_and_breaches_in_the_incident_summary(client
 
     _, claims = build_answer(workspace)
     case = services.case_acknowledge(case=open_case(claims[1]), actor=lead)
-    services.case_resolve(case=case, actor=lead, decision="relabel_nei", rationale="Not settled by the sources.")
+    services.case_resolve(
+        case=case, actor=lead, decision="relabel_nei", rationale="Not settled by the sources."
+    )
     client.force_login(lead)
     response = client.get("/dashboard/")
     assert response.context["trust"]["human_relabels"] == 1
@@ -220,7 +279,10 @@ def test_the_dashboard_says_a_bad_range_beside_the_form_and_shows_the_default_on
     response = client.get("/dashboard/", {"date_from": "2026-05-02", "date_to": "2026-05-01"})
     html = response.content.decode()
     assert response.status_code == 400 and 'id="range-error"' in html
-    assert "must not be before From: the range was not applied." in html and "Showing the last 30 days instead." in html
+    assert (
+        "must not be before From: the range was not applied." in html
+        and "Showing the last 30 days instead." in html
+    )
     assert 'id="kpis"' in html  # the dashboard itself is still there
 
 

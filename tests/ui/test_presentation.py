@@ -16,13 +16,19 @@ def test_it_cuts_text_into_plain_and_claim_stretches_in_order():
     text = "One. Two. Three."
     segments = mark_claims(text, [claim("c2", 5, 9), claim("c1", 0, 4)])
     assert [(s.text, [c.claim_id for c in s.claims]) for s in segments] == [
-        ("One.", ["c1"]), (" ", []), ("Two.", ["c2"]), (" Three.", [])]
+        ("One.", ["c1"]),
+        (" ", []),
+        ("Two.", ["c2"]),
+        (" Three.", []),
+    ]
     assert "".join(s.text for s in segments) == text
 
 
 def test_it_groups_claims_sharing_a_sentence_and_keeps_badges_of_bad_spans():
     text = "Alpha and beta. Gamma."
-    segments = mark_claims(text, [claim("c1", 0, 15), claim("c2", 0, 15), claim("c3", 10, 20), claim("c4", 30, 40)])
+    segments = mark_claims(
+        text, [claim("c1", 0, 15), claim("c2", 0, 15), claim("c3", 10, 20), claim("c4", 30, 40)]
+    )
     assert [c.claim_id for c in segments[0].claims] == ["c1", "c2", "c3", "c4"]
     assert "".join(s.text for s in segments) == text
 
@@ -34,18 +40,32 @@ def test_it_still_shows_badges_when_no_span_fits_the_text():
 
 def test_it_diffs_words_keeping_whitespace():
     parts = word_diff("The cat sat on the mat.", "The dog sat on the mat.")
-    assert [(p.op, p.text) for p in parts] == [("equal", "The "), ("delete", "cat"), ("insert", "dog"), ("equal", " sat on the mat.")]
+    assert [(p.op, p.text) for p in parts] == [
+        ("equal", "The "),
+        ("delete", "cat"),
+        ("insert", "dog"),
+        ("equal", " sat on the mat."),
+    ]
 
 
 def test_it_picks_the_headline_metrics_in_plain_words_and_leaves_internal_scores_out():
-    metrics = {"zeta": 0.1, "p_refuted": 1.0, "best_similarity": 0.84, "faithfulness": 0.8, "flag": True, "note": "x"}
+    metrics = {
+        "zeta": 0.1,
+        "p_refuted": 1.0,
+        "best_similarity": 0.84,
+        "faithfulness": 0.8,
+        "flag": True,
+        "note": "x",
+    }
     assert key_metrics(metrics) == [("faithfulness", 0.8), ("similarity to the best passage", 0.84)]
 
 
 def test_it_says_what_each_label_means_with_its_confidence():
     from audit.presentation import label_meaning
 
-    assert label_meaning("SUPPORTED", 0.951) == "Supported: confidence 0.95 that the evidence backs this claim."
+    assert (
+        label_meaning("SUPPORTED", 0.951) == "Supported: confidence 0.95 that the evidence backs this claim."
+    )
     assert label_meaning("REFUTED", 0.08).startswith("Refuted: the evidence contradicts this claim")
     assert "nothing found backs or contradicts" in label_meaning("NEI", 0.35)
 

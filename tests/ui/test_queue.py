@@ -28,7 +28,9 @@ def test_it_lists_open_cases_by_risk_and_filters_them(client, analyst, cases):
     html = client.get("/escalations/").content.decode()
     by_risk = sorted(cases, key=lambda c: (-c.risk_score, c.due_at, c.id))
     assert _tickets(html) == [c.ticket for c in by_risk]
-    assert _tickets(client.get("/escalations/", {"domain": "cardiology"}).content.decode()) == [cases[2].ticket]
+    assert _tickets(client.get("/escalations/", {"domain": "cardiology"}).content.decode()) == [
+        cases[2].ticket
+    ]
     assert _tickets(client.get("/escalations/", {"owner": "none", "tier": "2"}).content.decode()) == []
     assert f'data-due="{cases[0].due_at.isoformat()}"' in html
 

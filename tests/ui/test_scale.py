@@ -29,31 +29,70 @@ def _load(workspace):
     rng = random.Random(9)
     now = timezone.now()
     answers = Answer.objects.bulk_create(
-        Answer(workspace=workspace, public_id=f"a-bench-{i:06d}", query="q", text="t", original_text="t",
-               mode="audit-local", domain=rng.choice(["neuroscience", "pharmacology", "general"]),
-               created_at=now - dt.timedelta(minutes=rng.randrange(60 * 24 * 60)))
-        for i in range(CLAIMS // PER_ANSWER))
+        Answer(
+            workspace=workspace,
+            public_id=f"a-bench-{i:06d}",
+            query="q",
+            text="t",
+            original_text="t",
+            mode="audit-local",
+            domain=rng.choice(["neuroscience", "pharmacology", "general"]),
+            created_at=now - dt.timedelta(minutes=rng.randrange(60 * 24 * 60)),
+        )
+        for i in range(CLAIMS // PER_ANSWER)
+    )
     labels = ["SUPPORTED", "REFUTED", "NEI"]
     Claim.objects.bulk_create(
-        (Claim(answer=a, claim_id=f"c{j + 1}", text=f"claim {a.pk}/{j}", label=(lab := rng.choice(labels)),
-               machine_label=lab, confidence=rng.random(), drafted_at=a.created_at, verified_at=a.created_at)
-         for a in answers for j in range(PER_ANSWER)), batch_size=5000)
+        (
+            Claim(
+                answer=a,
+                claim_id=f"c{j + 1}",
+                text=f"claim {a.pk}/{j}",
+                label=(lab := rng.choice(labels)),
+                machine_label=lab,
+                confidence=rng.random(),
+                drafted_at=a.created_at,
+                verified_at=a.created_at,
+            )
+            for a in answers
+            for j in range(PER_ANSWER)
+        ),
+        batch_size=5000,
+    )
     VerificationRun.objects.bulk_create(
-        (VerificationRun(answer=a, mode="audit-local", started_at=a.created_at, audit_score=rng.random()) for a in answers),
-        batch_size=5000)
+        (
+            VerificationRun(answer=a, mode="audit-local", started_at=a.created_at, audit_score=rng.random())
+            for a in answers
+        ),
+        batch_size=5000,
+    )
     claim_ids = list(Claim.objects.values_list("id", flat=True)[:CASES])
     ReviewCase.objects.bulk_create(
-        (ReviewCase(workspace=workspace, number=n, ticket=f"COMP-ESC-{n:06d}", claim_id=cid, trigger="low_confidence",
-                    tier=rng.choice([1, 2, 3]), risk_score=rng.random(),
-                    opened_at=(opened := now - dt.timedelta(minutes=rng.randrange(60 * 24 * 20))),
-                    clock_started_at=opened, due_at=opened + dt.timedelta(hours=rng.choice([0.5, 4, 8])))
-         for n, cid in enumerate(claim_ids, start=1)), batch_size=5000)
+        (
+            ReviewCase(
+                workspace=workspace,
+                number=n,
+                ticket=f"COMP-ESC-{n:06d}",
+                claim_id=cid,
+                trigger="low_confidence",
+                tier=rng.choice([1, 2, 3]),
+                risk_score=rng.random(),
+                opened_at=(opened := now - dt.timedelta(minutes=rng.randrange(60 * 24 * 20))),
+                clock_started_at=opened,
+                due_at=opened + dt.timedelta(hours=rng.choice([0.5, 4, 8])),
+            )
+            for n, cid in enumerate(claim_ids, start=1)
+        ),
+        batch_size=5000,
+    )
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:  # planner statistics, as autovacuum keeps them in production
             cursor.execute("ANALYZE")
 
 
-def test_it_serves_the_pages_with_bounded_queries_at_100000_claims(client, lead, workspace, django_assert_max_num_queries, capsys):
+def test_it_serves_the_pages_with_bounded_queries_at_100000_claims(
+    client, lead, workspace, django_assert_max_num_queries, capsys
+):
     from audit.models import Claim
 
     started = time.perf_counter()
@@ -62,9 +101,15 @@ def test_it_serves_the_pages_with_bounded_queries_at_100000_claims(client, lead,
     assert Claim.objects.count() == CLAIMS
     client.force_login(lead)
     timings = {}
-    for path in ("/dashboard/", "/claims/", "/claims/?label=REFUTED&domain=neuroscience", "/escalations/",
-                 f"/dashboard/?date_from={(timezone.now() - dt.timedelta(days=90)).date()}", "/answers/",
-                 "/answers/?refuted=true&domain=neuroscience"):
+    for path in (
+        "/dashboard/",
+        "/claims/",
+        "/claims/?label=REFUTED&domain=neuroscience",
+        "/escalations/",
+        f"/dashboard/?date_from={(timezone.now() - dt.timedelta(days=90)).date()}",
+        "/answers/",
+        "/answers/?refuted=true&domain=neuroscience",
+    ):
         client.get(path)  # warm caches (roles, templates)
         with django_assert_max_num_queries(25):
             started = time.perf_counter()

@@ -52,8 +52,9 @@ class LocalServer:
 
             def do_GET(self):
                 parts = urlsplit(self.path)
-                server.requests.append(Seen(parts.path, parse_qs(parts.query), dict(self.headers),
-                                            self.headers.get("Host", "")))
+                server.requests.append(
+                    Seen(parts.path, parse_qs(parts.query), dict(self.headers), self.headers.get("Host", ""))
+                )
                 handler = server.routes.get(parts.path)
                 reply = handler(self) if callable(handler) else handler
                 if reply is None:
@@ -85,7 +86,9 @@ class LocalServer:
         self.httpd.daemon_threads = True
         self.httpd.block_on_close = False
         self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
@@ -114,8 +117,9 @@ def xml_reply(text: str, content_type: str = "text/xml; charset=UTF-8") -> Reply
     return Reply(200, {"Content-Type": content_type}, text.encode("utf-8"))
 
 
-def stream_reply(total_bytes: int, piece: int = 64 * 1024, content_type: str = "text/xml",
-                 pause_s: float = 0.0) -> Reply:
+def stream_reply(
+    total_bytes: int, piece: int = 64 * 1024, content_type: str = "text/xml", pause_s: float = 0.0
+) -> Reply:
     """A body of ``total_bytes`` sent as a stream without Content-Length."""
 
     def pieces():
@@ -132,8 +136,10 @@ def stream_reply(total_bytes: int, piece: int = 64 * 1024, content_type: str = "
 
 def esearch_xml(ids: list[str]) -> str:
     id_list = "".join(f"<Id>{i}</Id>" for i in ids)
-    return (f'<?xml version="1.0" encoding="UTF-8" ?>\n<eSearchResult><Count>{len(ids)}</Count>'
-            f"<RetMax>{len(ids)}</RetMax><RetStart>0</RetStart><IdList>{id_list}</IdList></eSearchResult>")
+    return (
+        f'<?xml version="1.0" encoding="UTF-8" ?>\n<eSearchResult><Count>{len(ids)}</Count>'
+        f"<RetMax>{len(ids)}</RetMax><RetStart>0</RetStart><IdList>{id_list}</IdList></eSearchResult>"
+    )
 
 
 def efetch_xml(articles: list[dict]) -> str:
@@ -143,11 +149,12 @@ def efetch_xml(articles: list[dict]) -> str:
         items.append(
             f'<PubmedArticle><MedlineCitation Status="MEDLINE" Owner="NLM"><PMID Version="1">{a["pmid"]}</PMID>'
             f'<Article PubModel="Print"><Journal><JournalIssue CitedMedium="Internet"><PubDate>'
-            f'<Year>{a.get("year", "2024")}</Year><Month>{a.get("month", "Mar")}</Month></PubDate></JournalIssue>'
-            f'<Title>{a.get("journal", "Journal of Neuroscience")}</Title></Journal>'
-            f'<ArticleTitle>{a["title"]}</ArticleTitle>'
+            f"<Year>{a.get('year', '2024')}</Year><Month>{a.get('month', 'Mar')}</Month></PubDate></JournalIssue>"
+            f"<Title>{a.get('journal', 'Journal of Neuroscience')}</Title></Journal>"
+            f"<ArticleTitle>{a['title']}</ArticleTitle>"
             f'<Abstract><AbstractText Label="RESULTS">{a["abstract"]}</AbstractText></Abstract>'
-            f"</Article></MedlineCitation></PubmedArticle>")
+            f"</Article></MedlineCitation></PubmedArticle>"
+        )
     return '<?xml version="1.0" ?>\n<PubmedArticleSet>' + "".join(items) + "</PubmedArticleSet>"
 
 
@@ -156,13 +163,15 @@ def atom_xml(entries: list[dict]) -> str:
     items = []
     for e in entries:
         items.append(
-            f'<entry><id>http://arxiv.org/abs/{e["id"]}</id><updated>{e.get("published", "2023-05-01T00:00:00Z")}</updated>'
-            f'<published>{e.get("published", "2023-05-01T00:00:00Z")}</published><title>{e["title"]}</title>'
-            f'<summary>{e["summary"]}</summary><author><name>A. Author</name></author>'
-            f'<link href="http://arxiv.org/abs/{e["id"]}" rel="alternate" type="text/html"/></entry>')
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">'
-            '<title type="html">ArXiv Query</title><id>http://arxiv.org/api/x</id>'
-            + "".join(items) + "</feed>")
+            f"<entry><id>http://arxiv.org/abs/{e['id']}</id><updated>{e.get('published', '2023-05-01T00:00:00Z')}</updated>"
+            f"<published>{e.get('published', '2023-05-01T00:00:00Z')}</published><title>{e['title']}</title>"
+            f"<summary>{e['summary']}</summary><author><name>A. Author</name></author>"
+            f'<link href="http://arxiv.org/abs/{e["id"]}" rel="alternate" type="text/html"/></entry>'
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">'
+        '<title type="html">ArXiv Query</title><id>http://arxiv.org/api/x</id>' + "".join(items) + "</feed>"
+    )
 
 
 # --- Django side: settings pointed at the local server, and an answer with weak claims ----------
@@ -170,8 +179,10 @@ def atom_xml(entries: list[dict]) -> str:
 WEAK_CLAIM = "Long-term potentiation requires NMDA receptor activation."
 STRONG_CLAIM = "The hippocampus is located in the medial temporal lobe."
 KB_SECRET = "Internal memo 7731: patient cohort B showed CONFIDENTIAL-KB-TEXT results."
-SUPPORTING_ABSTRACT = ("Long-term potentiation requires NMDA receptor activation at hippocampal synapses; "
-                       "blocking NMDA receptors prevents long-term potentiation.")
+SUPPORTING_ABSTRACT = (
+    "Long-term potentiation requires NMDA receptor activation at hippocampal synapses; "
+    "blocking NMDA receptors prevents long-term potentiation."
+)
 
 
 @pytest.fixture
@@ -196,25 +207,75 @@ def web_workspace(workspace):
     return workspace
 
 
-def make_answer(workspace, *, weak_text: str = WEAK_CLAIM, query: str = "Question from patient John Doe about LTP",
-                local_uri: str = "kb://memo-7731"):
+def make_answer(
+    workspace,
+    *,
+    weak_text: str = WEAK_CLAIM,
+    query: str = "Question from patient John Doe about LTP",
+    local_uri: str = "kb://memo-7731",
+):
     """An audited answer: c1 weak (NEI, one unhelpful KB passage), c2 supported; and its run."""
     from audit.models import Answer, Claim, Evidence, VerificationRun
 
     text = f"{weak_text} {STRONG_CLAIM}"
-    answer = Answer.objects.create(workspace=workspace, query=query, text=text, original_text=text,
-                                   mode="audit-local", domain="neuroscience")
-    weak = Claim.objects.create(answer=answer, claim_id="c1", text=weak_text, span_start=0, span_end=len(weak_text),
-                                label="NEI", machine_label="NEI", verdict="not_found", confidence=0.22,
-                                importance="material", methods=["entailment"])
-    Evidence.objects.create(claim=weak, rank=0, source_type="kb", source_id="kb_chunk_7731", title="Memo 7731",
-                            uri=local_uri, snippet=KB_SECRET, hash="sha256:" + "0" * 64, relevance=0.3, entailment=0.1)
-    strong = Claim.objects.create(answer=answer, claim_id="c2", text=STRONG_CLAIM, span_start=len(weak_text) + 1,
-                                  span_end=len(text), label="SUPPORTED", machine_label="SUPPORTED", verdict="supported",
-                                  confidence=0.95, importance="material", methods=["entailment"])
-    Evidence.objects.create(claim=strong, rank=0, source_type="kb", source_id="kb_chunk_1", title="Anatomy",
-                            uri="kb://anatomy", snippet=STRONG_CLAIM, hash="sha256:" + "1" * 64, relevance=0.9,
-                            entailment=0.93)
+    answer = Answer.objects.create(
+        workspace=workspace,
+        query=query,
+        text=text,
+        original_text=text,
+        mode="audit-local",
+        domain="neuroscience",
+    )
+    weak = Claim.objects.create(
+        answer=answer,
+        claim_id="c1",
+        text=weak_text,
+        span_start=0,
+        span_end=len(weak_text),
+        label="NEI",
+        machine_label="NEI",
+        verdict="not_found",
+        confidence=0.22,
+        importance="material",
+        methods=["entailment"],
+    )
+    Evidence.objects.create(
+        claim=weak,
+        rank=0,
+        source_type="kb",
+        source_id="kb_chunk_7731",
+        title="Memo 7731",
+        uri=local_uri,
+        snippet=KB_SECRET,
+        hash="sha256:" + "0" * 64,
+        relevance=0.3,
+        entailment=0.1,
+    )
+    strong = Claim.objects.create(
+        answer=answer,
+        claim_id="c2",
+        text=STRONG_CLAIM,
+        span_start=len(weak_text) + 1,
+        span_end=len(text),
+        label="SUPPORTED",
+        machine_label="SUPPORTED",
+        verdict="supported",
+        confidence=0.95,
+        importance="material",
+        methods=["entailment"],
+    )
+    Evidence.objects.create(
+        claim=strong,
+        rank=0,
+        source_type="kb",
+        source_id="kb_chunk_1",
+        title="Anatomy",
+        uri="kb://anatomy",
+        snippet=STRONG_CLAIM,
+        hash="sha256:" + "1" * 64,
+        relevance=0.9,
+        entailment=0.93,
+    )
     VerificationRun.objects.create(answer=answer, mode="audit-local", claim_count=2, methods=["entailment"])
     return answer
 
@@ -228,5 +289,10 @@ def serve_arxiv(server, entries: list[dict]):
     server.route(ARXIV_PATH, xml_reply(atom_xml(entries), content_type="application/atom+xml"))
 
 
-SUPPORTING_ARTICLE = {"pmid": "31415", "title": "NMDA receptors gate long-term potentiation",
-                      "abstract": SUPPORTING_ABSTRACT, "year": "2024", "month": "Jan"}
+SUPPORTING_ARTICLE = {
+    "pmid": "31415",
+    "title": "NMDA receptors gate long-term potentiation",
+    "abstract": SUPPORTING_ABSTRACT,
+    "year": "2024",
+    "month": "Jan",
+}

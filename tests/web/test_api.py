@@ -10,7 +10,15 @@ from audit.models import Claim, Evidence, ExternalCall
 from audit.services.web import web_verify_answer
 
 from .conftest import (
-    ARXIV_PATH, PUBMED_PATH, STRONG_CLAIM, SUPPORTING_ARTICLE, WEAK_CLAIM, Reply, make_answer, serve_arxiv, serve_pubmed,
+    ARXIV_PATH,
+    PUBMED_PATH,
+    STRONG_CLAIM,
+    SUPPORTING_ARTICLE,
+    WEAK_CLAIM,
+    Reply,
+    make_answer,
+    serve_arxiv,
+    serve_pubmed,
 )
 
 pytestmark = pytest.mark.django_db
@@ -25,15 +33,21 @@ def _client(user) -> APIClient:
 
 def _post_audit_web(user, answer_text: str, **extra):
     """POST an Audit-Web request whose context supports only STRONG_CLAIM; assert it was stored."""
-    body = {"query": "What does LTP require?", "mode": "audit-web", "answer": answer_text,
-            "contexts": [{"id": "kb1", "title": "Anatomy", "text": STRONG_CLAIM}], **extra}
+    body = {
+        "query": "What does LTP require?",
+        "mode": "audit-web",
+        "answer": answer_text,
+        "contexts": [{"id": "kb1", "title": "Anatomy", "text": STRONG_CLAIM}],
+        **extra,
+    }
     response = _client(user).post("/api/v1/audits", body, format="json")
     assert response.status_code == 201, response.content
     return response
 
 
 def test_it_reverifies_weak_claims_of_an_audit_web_request_and_returns_cards_with_web_provenance(
-        web_settings, web_workspace, web_server, submitter):
+    web_settings, web_workspace, web_server, submitter
+):
     pytest.importorskip("audit.services.audit", reason="needs the pipeline's audit_answer service (issue 3)")
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     serve_arxiv(web_server, [])
@@ -44,7 +58,11 @@ def test_it_reverifies_weak_claims_of_an_audit_web_request_and_returns_cards_wit
     cards = {card["text"]: card for card in data["claims"]}
     weak = next(card for text, card in cards.items() if "potentiation" in text.lower())
     web = [ev for ev in weak["evidence"] if ev["source_type"] == "web"]
-    assert web and web[0]["uri"] == "https://pubmed.ncbi.nlm.nih.gov/31415/" and web[0]["hash"].startswith("sha256:")
+    assert (
+        web
+        and web[0]["uri"] == "https://pubmed.ncbi.nlm.nih.gov/31415/"
+        and web[0]["hash"].startswith("sha256:")
+    )
     assert weak["mode"] == "Audit-Web" and weak["label"] == "SUPPORTED"
     stored = Evidence.objects.get(claim__answer__public_id=data["answer_id"], source_type="web")
     assert stored.provenance["provider"] == "pubmed" and stored.provenance["query"]
@@ -52,7 +70,8 @@ def test_it_reverifies_weak_claims_of_an_audit_web_request_and_returns_cards_wit
 
 
 def test_it_completes_an_audit_web_request_with_the_local_result_when_the_web_fails(
-        web_settings, web_workspace, web_server, submitter):
+    web_settings, web_workspace, web_server, submitter
+):
     pytest.importorskip("audit.services.audit", reason="needs the pipeline's audit_answer service (issue 3)")
     web_workspace.web_allowed_domains = ["export.arxiv.org"]  # the local providers are not allowed
     web_workspace.save(update_fields=["web_allowed_domains"])
@@ -66,7 +85,8 @@ def test_it_completes_an_audit_web_request_with_the_local_result_when_the_web_fa
 
 
 def test_it_shows_web_provenance_on_the_claim_page_and_the_mode_on_the_answer_page(
-        web_settings, web_workspace, web_server, client, analyst):
+    web_settings, web_workspace, web_server, client, analyst
+):
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     serve_arxiv(web_server, [])
     answer = make_answer(web_workspace)
@@ -84,7 +104,8 @@ def test_it_shows_web_provenance_on_the_claim_page_and_the_mode_on_the_answer_pa
 
 
 def test_it_says_the_web_step_failed_when_every_web_call_fails_and_keeps_the_local_result(
-        web_settings, web_workspace, web_server, submitter):
+    web_settings, web_workspace, web_server, submitter
+):
     pytest.importorskip("audit.services.audit", reason="needs the pipeline's audit_answer service (issue 3)")
     from audit.models import Answer, AuditEvent, VerificationRun
 

@@ -83,8 +83,10 @@ def test_it_refuses_a_host_resolving_to_a_private_address_when_the_setting_is_of
 
 def test_it_refuses_a_name_when_any_of_its_addresses_is_private():
     def resolver(host, port, type=0):  # a DNS answer mixing a public and an internal address
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port)),
-                (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("169.254.169.254", port))]
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port)),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("169.254.169.254", port)),
+        ]
 
     error = _fail("http://example.org/", FetchPolicy(("example.org",)), resolver=resolver)
     assert error.reason is FailureReason.PRIVATE_ADDRESS and "169.254.169.254" in error.message
@@ -102,12 +104,26 @@ def test_it_connects_to_the_address_it_checked_not_to_a_second_resolution(web_se
     assert response.address == "127.0.0.1" and web_server.requests[0].host == f"docs.test:{web_server.port}"
 
 
-@pytest.mark.parametrize("address,public", [
-    ("127.0.0.1", False), ("10.1.2.3", False), ("172.16.0.1", False), ("192.168.1.1", False),
-    ("169.254.169.254", False), ("0.0.0.0", False), ("224.0.0.1", False), ("100.64.0.1", False),
-    ("::1", False), ("fe80::1", False), ("::ffff:10.0.0.1", False), ("fc00::1", False),
-    ("8.8.8.8", True), ("130.14.29.110", True), ("2606:4700::1111", True),
-])
+@pytest.mark.parametrize(
+    "address,public",
+    [
+        ("127.0.0.1", False),
+        ("10.1.2.3", False),
+        ("172.16.0.1", False),
+        ("192.168.1.1", False),
+        ("169.254.169.254", False),
+        ("0.0.0.0", False),
+        ("224.0.0.1", False),
+        ("100.64.0.1", False),
+        ("::1", False),
+        ("fe80::1", False),
+        ("::ffff:10.0.0.1", False),
+        ("fc00::1", False),
+        ("8.8.8.8", True),
+        ("130.14.29.110", True),
+        ("2606:4700::1111", True),
+    ],
+)
 def test_it_classifies_addresses(address, public):
     assert address_is_public(address) is public
 

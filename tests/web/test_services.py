@@ -34,14 +34,22 @@ pytestmark = pytest.mark.django_db
 
 
 def _calls(answer):
-    return list(ExternalCall.objects.filter(answer=answer).order_by("id").values_list("provider", "status", "failure_reason"))
+    return list(
+        ExternalCall.objects.filter(answer=answer)
+        .order_by("id")
+        .values_list("provider", "status", "failure_reason")
+    )
 
 
 def _snapshot(answer):
-    return [(c.claim_id, c.label, c.machine_label, c.confidence, c.evidence.count()) for c in answer.claims.all()]
+    return [
+        (c.claim_id, c.label, c.machine_label, c.confidence, c.evidence.count()) for c in answer.claims.all()
+    ]
 
 
-def test_it_reverifies_the_weak_claim_with_web_evidence_and_full_provenance(web_settings, web_workspace, web_server):
+def test_it_reverifies_the_weak_claim_with_web_evidence_and_full_provenance(
+    web_settings, web_workspace, web_server
+):
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     serve_arxiv(web_server, [])
     answer = make_answer(web_workspace)
@@ -54,7 +62,9 @@ def test_it_reverifies_the_weak_claim_with_web_evidence_and_full_provenance(web_
     assert (web.source_id, web.uri) == ("pmid:31415", "https://pubmed.ncbi.nlm.nih.gov/31415/")
     assert web.hash.startswith("sha256:") and web.snippet.startswith("NMDA receptors gate")
     provenance = web.provenance
-    assert provenance["provider"] == "pubmed" and provenance["url"] == web.uri and provenance["hash"] == web.hash
+    assert (
+        provenance["provider"] == "pubmed" and provenance["url"] == web.uri and provenance["hash"] == web.hash
+    )
     assert provenance["query"] == "long-term potentiation requires nmda receptor activation"
     assert provenance["retrieved_at"] and provenance["request_url"].startswith(web_server.url(PUBMED_PATH))
     assert weak.label == "SUPPORTED" and weak.confidence > 0.8, weak.method_results.get("entailment")
@@ -70,8 +80,9 @@ def test_it_reverifies_the_weak_claim_with_web_evidence_and_full_provenance(web_
     assert {"claim.web_verified", "answer.web_verified", "claim.label_drifted"} <= actions
 
 
-def test_it_stores_the_web_verdict_over_what_another_pass_wrote_meanwhile(web_settings, web_workspace, web_server,
-                                                                           settings):
+def test_it_stores_the_web_verdict_over_what_another_pass_wrote_meanwhile(
+    web_settings, web_workspace, web_server, settings
+):
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     serve_arxiv(web_server, [])
     answer = make_answer(web_workspace)
@@ -83,18 +94,27 @@ def test_it_stores_the_web_verdict_over_what_another_pass_wrote_meanwhile(web_se
 
         def find(self, lookup, *, client):
             claim = Claim.objects.get(answer=answer, claim_id="c1")
-            Claim.objects.filter(pk=claim.pk).update(method_results={**claim.method_results, "nightly": {"ok": True}},
-                                                     metrics={**claim.metrics, "nightly_checked": 1.0})
+            Claim.objects.filter(pk=claim.pk).update(
+                method_results={**claim.method_results, "nightly": {"ok": True}},
+                metrics={**claim.metrics, "nightly_checked": 1.0},
+            )
             return []
 
-    providers = [AnotherPass(), *build_providers(pubmed_base_url=settings.THEORIA["PUBMED_BASE_URL"],
-                                                 arxiv_base_url=settings.THEORIA["ARXIV_BASE_URL"])]
+    providers = [
+        AnotherPass(),
+        *build_providers(
+            pubmed_base_url=settings.THEORIA["PUBMED_BASE_URL"],
+            arxiv_base_url=settings.THEORIA["ARXIV_BASE_URL"],
+        ),
+    ]
     result = web_verify_answer(answer=answer, providers=providers)
 
     assert result.verified == ["c1"]
     weak = Claim.objects.get(answer=answer, claim_id="c1")
     assert weak.method_results["nightly"] == {"ok": True} and weak.metrics["nightly_checked"] == 1.0
-    assert weak.method_results["web"]["providers"] == ["pubmed"] and weak.metrics["external_provenance"] is True
+    assert (
+        weak.method_results["web"]["providers"] == ["pubmed"] and weak.metrics["external_provenance"] is True
+    )
 
 
 def test_it_sends_only_the_query_derived_from_the_claim(web_settings, web_workspace, web_server):
@@ -122,7 +142,9 @@ def test_it_serves_a_repeated_lookup_from_the_cache_until_it_expires(web_setting
     assert all(c.cache_hit for c in ExternalCall.objects.filter(answer=second))
     assert Claim.objects.get(answer=second, claim_id="c1").label == "SUPPORTED"
 
-    WebCacheEntry.objects.update(expires_at=timezone.now() - timedelta(seconds=1), fetched_at=timezone.now() - timedelta(days=2))
+    WebCacheEntry.objects.update(
+        expires_at=timezone.now() - timedelta(seconds=1), fetched_at=timezone.now() - timedelta(days=2)
+    )
     web_verify_answer(answer=make_answer(web_workspace))
     assert len(web_server.requests) == 6
     assert web_cache_purge() == 0  # the expired rows were refreshed by the calls
@@ -132,12 +154,15 @@ def test_it_purges_only_expired_cache_entries(web_settings, web_workspace, web_s
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     serve_arxiv(web_server, [])
     web_verify_answer(answer=make_answer(web_workspace))
-    WebCacheEntry.objects.filter(provider="arxiv").update(fetched_at=timezone.now() - timedelta(days=3),
-                                                          expires_at=timezone.now() - timedelta(days=2))
+    WebCacheEntry.objects.filter(provider="arxiv").update(
+        fetched_at=timezone.now() - timedelta(days=3), expires_at=timezone.now() - timedelta(days=2)
+    )
     assert web_cache_purge() == 1 and WebCacheEntry.objects.count() == 2
 
 
-def test_it_makes_no_call_under_the_residency_switch_and_records_the_refusal(web_settings, web_workspace, web_server):
+def test_it_makes_no_call_under_the_residency_switch_and_records_the_refusal(
+    web_settings, web_workspace, web_server
+):
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     web_workspace.allow_external_calls = False
     web_workspace.save(update_fields=["allow_external_calls"])
@@ -168,11 +193,16 @@ def test_it_records_allow_list_refusals_and_keeps_the_local_result(web_settings,
     assert [f["reason"] for f in result.failures] == ["domain", "domain"]
     assert _snapshot(answer) == before
     event = AuditEvent.objects.get(action="claim.web_verified")
-    assert event.details["outcome"] == "no web evidence: local result kept" and len(event.details["failures"]) == 2
+    assert (
+        event.details["outcome"] == "no web evidence: local result kept"
+        and len(event.details["failures"]) == 2
+    )
 
 
 def test_it_refuses_a_redirect_to_a_disallowed_host(web_settings, web_workspace, web_server):
-    web_server.route(PUBMED_PATH + "esearch.fcgi", Reply(302, {"Location": web_server.url("/steal", host="localhost")}))
+    web_server.route(
+        PUBMED_PATH + "esearch.fcgi", Reply(302, {"Location": web_server.url("/steal", host="localhost")})
+    )
     serve_arxiv(web_server, [])
     answer = make_answer(web_workspace)
     web_verify_answer(answer=answer)
@@ -182,20 +212,27 @@ def test_it_refuses_a_redirect_to_a_disallowed_host(web_settings, web_workspace,
 
 
 def test_it_refuses_a_host_resolving_to_a_private_address(web_settings, web_workspace, web_server):
-    web_settings.THEORIA = {**web_settings.THEORIA, "WEB_ALLOW_PRIVATE_ADDRESSES": False,
-                            "PUBMED_BASE_URL": web_server.url(PUBMED_PATH, host="localhost")}
+    web_settings.THEORIA = {
+        **web_settings.THEORIA,
+        "WEB_ALLOW_PRIVATE_ADDRESSES": False,
+        "PUBMED_BASE_URL": web_server.url(PUBMED_PATH, host="localhost"),
+    }
     web_workspace.web_allowed_domains = ["localhost", "127.0.0.1"]
     web_workspace.save(update_fields=["web_allowed_domains"])
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     answer = make_answer(web_workspace)
     result = web_verify_answer(answer=answer)
     assert web_server.requests == []
-    assert _calls(answer) == [("pubmed", "refused", "private_address"), ("arxiv", "refused", "private_address")]
+    assert _calls(answer) == [
+        ("pubmed", "refused", "private_address"),
+        ("arxiv", "refused", "private_address"),
+    ]
     assert Claim.objects.get(answer=answer, claim_id="c1").label == "NEI" and result.verified == []
 
 
-def test_it_records_a_too_large_body_malformed_xml_and_a_timeout_and_still_completes(web_settings, web_workspace,
-                                                                                       web_server):
+def test_it_records_a_too_large_body_malformed_xml_and_a_timeout_and_still_completes(
+    web_settings, web_workspace, web_server
+):
     web_server.route(PUBMED_PATH + "esearch.fcgi", stream_reply(50 * 1024 * 1024))
     web_server.route(ARXIV_PATH, xml_reply("<feed xmlns='http://www.w3.org/2005/Atom'><entry><title>cut"))
     answer = make_answer(web_workspace)
@@ -217,11 +254,19 @@ def test_it_records_a_too_large_body_malformed_xml_and_a_timeout_and_still_compl
     assert Claim.objects.get(answer=later, claim_id="c1").label == "SUPPORTED"
 
 
-def test_it_fetches_an_allow_listed_page_the_claim_sources_name_and_no_other(web_settings, web_workspace, web_server):
+def test_it_fetches_an_allow_listed_page_the_claim_sources_name_and_no_other(
+    web_settings, web_workspace, web_server
+):
     serve_pubmed(web_server, [])
     serve_arxiv(web_server, [])
-    web_server.route("/paper", Reply(200, {"Content-Type": "text/html"},
-                                     f"<html><title>LTP</title><p>{SUPPORTING_ABSTRACT}</p></html>".encode()))
+    web_server.route(
+        "/paper",
+        Reply(
+            200,
+            {"Content-Type": "text/html"},
+            f"<html><title>LTP</title><p>{SUPPORTING_ABSTRACT}</p></html>".encode(),
+        ),
+    )
     answer = make_answer(web_workspace, local_uri=web_server.url("/paper"))
     web_verify_answer(answer=answer)
     assert "/paper" in web_server.paths()
@@ -235,11 +280,14 @@ def test_it_fetches_an_allow_listed_page_the_claim_sources_name_and_no_other(web
 
 def test_it_leaves_an_answer_without_weak_claims_alone(web_settings, web_workspace, web_server):
     answer = make_answer(web_workspace)
-    Claim.objects.filter(answer=answer, claim_id="c1").update(label="SUPPORTED", machine_label="SUPPORTED",
-                                                                verdict="supported", confidence=0.9)
+    Claim.objects.filter(answer=answer, claim_id="c1").update(
+        label="SUPPORTED", machine_label="SUPPORTED", verdict="supported", confidence=0.9
+    )
     Evidence.objects.filter(claim__answer=answer, claim__claim_id="c1").update(entailment=0.9)
     result = web_verify_answer(answer=answer)
-    assert result.skipped == "no_weak_claims" and web_server.requests == [] and ExternalCall.objects.count() == 0
+    assert (
+        result.skipped == "no_weak_claims" and web_server.requests == [] and ExternalCall.objects.count() == 0
+    )
 
 
 def test_its_result_carries_the_refreshed_answer(web_settings, web_workspace, web_server):
@@ -253,14 +301,18 @@ def test_its_result_carries_the_refreshed_answer(web_settings, web_workspace, we
 def test_it_checks_one_claim_on_the_web_for_the_nightly_batch(web_settings, web_workspace, web_server):
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     serve_arxiv(web_server, [])
-    verdict = web_verify_claim(workspace=web_workspace, claim=ClaimDraft("c1", WEAK_CLAIM, (0, len(WEAK_CLAIM))))
+    verdict = web_verify_claim(
+        workspace=web_workspace, claim=ClaimDraft("c1", WEAK_CLAIM, (0, len(WEAK_CLAIM)))
+    )
     assert verdict.label == "SUPPORTED"
     assert ExternalCall.objects.filter(answer=None, status="ok").count() == 3
     web_workspace.allow_external_calls = False
     assert web_verify_claim(workspace=web_workspace, claim=ClaimDraft("c1", STRONG_CLAIM, (0, 5))) is None
 
 
-def test_it_never_sends_kb_text_even_when_the_snippet_is_the_only_local_evidence(web_settings, web_workspace, web_server):
+def test_it_never_sends_kb_text_even_when_the_snippet_is_the_only_local_evidence(
+    web_settings, web_workspace, web_server
+):
     serve_pubmed(web_server, [])
     serve_arxiv(web_server, [])
     answer = make_answer(web_workspace, weak_text="Cohort B showed improved recall after treatment.")
@@ -279,14 +331,24 @@ def test_it_declares_a_daily_cache_purge_that_runs_the_service(web_workspace):
     assert Schedule.objects.get(name="audit.web_cache_purge").func == "audit.tasks.web_cache_purge"
     now = timezone.now()
     for key, expires in (("a" * 64, now - timedelta(hours=1)), ("b" * 64, now + timedelta(hours=1))):
-        WebCacheEntry.objects.create(key=key, provider="pubmed", url="u", final_url="u", http_status=200,
-                                     content_type="text/xml", body=b"<x/>", fetched_at=now - timedelta(days=1),
-                                     expires_at=expires)
+        WebCacheEntry.objects.create(
+            key=key,
+            provider="pubmed",
+            url="u",
+            final_url="u",
+            http_status=200,
+            content_type="text/xml",
+            body=b"<x/>",
+            fetched_at=now - timedelta(days=1),
+            expires_at=expires,
+        )
     assert tasks.web_cache_purge() == 1
     assert list(WebCacheEntry.objects.values_list("key", flat=True)) == ["b" * 64]
 
 
-def test_it_shows_the_call_log_read_only_in_the_admin(web_settings, web_workspace, web_server, client, admin_user_obj):
+def test_it_shows_the_call_log_read_only_in_the_admin(
+    web_settings, web_workspace, web_server, client, admin_user_obj
+):
     web_workspace.allow_external_calls = False
     web_workspace.save(update_fields=["allow_external_calls"])
     web_verify_answer(answer=make_answer(web_workspace))
@@ -298,12 +360,21 @@ def test_it_shows_the_call_log_read_only_in_the_admin(web_settings, web_workspac
     assert ExternalCall.objects.filter(pk=call.pk).exists()
 
 
-def test_it_marks_a_claim_web_evidence_refutes_and_does_not_rewrite_it_into_another_fact(web_settings, web_workspace,
-                                                                                          web_server):
+def test_it_marks_a_claim_web_evidence_refutes_and_does_not_rewrite_it_into_another_fact(
+    web_settings, web_workspace, web_server
+):
     wrong = "Long-term potentiation was first described in 1995 by Smith."
-    serve_pubmed(web_server, [{"pmid": "27182", "title": "History of synaptic plasticity",
-                               "abstract": "Long-term potentiation was first described in 1973 by Bliss and Lomo.",
-                               "year": "2024"}])
+    serve_pubmed(
+        web_server,
+        [
+            {
+                "pmid": "27182",
+                "title": "History of synaptic plasticity",
+                "abstract": "Long-term potentiation was first described in 1973 by Bliss and Lomo.",
+                "year": "2024",
+            }
+        ],
+    )
     serve_arxiv(web_server, [])
     answer = make_answer(web_workspace, weak_text=wrong)
 
@@ -333,11 +404,15 @@ def test_it_links_a_web_source_once_when_a_claim_is_verified_again(web_settings,
 
 
 def test_it_reports_a_failed_pass_when_no_host_resolves_and_keeps_the_answer_audit_local(
-        web_settings, web_workspace):
+    web_settings, web_workspace
+):
     from audit.models import VerificationRun
 
-    web_settings.THEORIA = {**web_settings.THEORIA, "PUBMED_BASE_URL": "http://pubmed.theoria-test.invalid/eutils/",
-                            "ARXIV_BASE_URL": "http://arxiv.theoria-test.invalid/api/query"}
+    web_settings.THEORIA = {
+        **web_settings.THEORIA,
+        "PUBMED_BASE_URL": "http://pubmed.theoria-test.invalid/eutils/",
+        "ARXIV_BASE_URL": "http://arxiv.theoria-test.invalid/api/query",
+    }
     web_workspace.web_allowed_domains = ["theoria-test.invalid"]
     web_workspace.save(update_fields=["web_allowed_domains"])
     answer = make_answer(web_workspace)
@@ -359,7 +434,8 @@ def test_it_reports_a_failed_pass_when_no_host_resolves_and_keeps_the_answer_aud
 
 
 def test_it_reports_a_done_pass_when_one_provider_answers_and_lists_the_other_failure(
-        web_settings, web_workspace, web_server):
+    web_settings, web_workspace, web_server
+):
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     web_server.route(ARXIV_PATH, Reply(503, {"Content-Type": "text/plain"}, b"busy"))
     answer = make_answer(web_workspace)

@@ -15,8 +15,13 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from audit.constants import (DEFAULT_SOFTENING_STYLE, DEFAULT_UNSUPPORTED_ACTION, EMAIL_TIMEOUT_S, SOFTENING_STYLES,
-                             UNSUPPORTED_ACTIONS)
+from audit.constants import (
+    DEFAULT_SOFTENING_STYLE,
+    DEFAULT_UNSUPPORTED_ACTION,
+    EMAIL_TIMEOUT_S,
+    SOFTENING_STYLES,
+    UNSUPPORTED_ACTIONS,
+)
 
 from .env import envbool, envchoice, envfloat, envint, envlist, envstr
 
@@ -30,8 +35,10 @@ DEBUG = envbool("DJANGO_DEBUG", False)
 DEV_SECRET_KEY = "dev-only-insecure-key-change-me-in-production"
 SECRET_KEY = envstr("DJANGO_SECRET_KEY", "") or (DEV_SECRET_KEY if DEBUG else "")
 if not DEBUG and SECRET_KEY in ("", DEV_SECRET_KEY):
-    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a secret value when DEBUG is off "
-                               "(set DJANGO_DEBUG=1 for development).")
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY must be set to a secret value when DEBUG is off "
+        "(set DJANGO_DEBUG=1 for development)."
+    )
 ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -47,14 +54,19 @@ SECURE_HSTS_PRELOAD = envbool("DJANGO_SECURE_HSTS_PRELOAD", True)
 _PROXY_HEADER = envlist("DJANGO_SECURE_PROXY_SSL_HEADER", [])
 if _PROXY_HEADER:
     if len(_PROXY_HEADER) != 2:
-        raise ImproperlyConfigured("DJANGO_SECURE_PROXY_SSL_HEADER must be HEADER,VALUE, e.g. HTTP_X_FORWARDED_PROTO,https.")
+        raise ImproperlyConfigured(
+            "DJANGO_SECURE_PROXY_SSL_HEADER must be HEADER,VALUE, e.g. HTTP_X_FORWARDED_PROTO,https."
+        )
     SECURE_PROXY_SSL_HEADER = tuple(_PROXY_HEADER)
 SESSION_COOKIE_HTTPONLY = True
 # Content-Security-Policy of every page (audit.middleware.SecurityHeadersMiddleware): scripts
 # and styles from this server only (Plotly adds style rules, hence 'unsafe-inline' for styles).
-THEORIA_CSP = envstr("THEORIA_CSP", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-                                    "img-src 'self' data:; font-src 'self' data:; object-src 'none'; base-uri 'self'; "
-                                    "form-action 'self'; frame-ancestors 'none'")
+THEORIA_CSP = envstr(
+    "THEORIA_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'",
+)
 
 INSTALLED_APPS = [
     "audit.apps.TheoriaAdminConfig",
@@ -114,8 +126,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE: a transaction takes the write lock when it begins and waits up to `timeout` for
     # it; a deferred one that read first fails at once ("database is locked") when another
     # writer committed in between (two API requests with one Idempotency-Key showed it).
-    DATABASES["default"]["OPTIONS"].update({"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;",
-                                            "transaction_mode": "IMMEDIATE"})
+    DATABASES["default"]["OPTIONS"].update(
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -162,7 +175,10 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI assets are served from this server (drf-spectacular-sidecar), no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"ModeEnum": "audit.models.choices.Mode", "LabelEnum": "audit.models.choices.Label"},
+    "ENUM_NAME_OVERRIDES": {
+        "ModeEnum": "audit.models.choices.Mode",
+        "LabelEnum": "audit.models.choices.Label",
+    },
 }
 
 # django-q2: the ORM broker by default (no extra service, one worker); set THEORIA_REDIS_URL to use
@@ -189,7 +205,9 @@ else:
 
 EMAIL_BACKEND = envstr("THEORIA_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = envstr("THEORIA_FROM_EMAIL", "theoria-audit@localhost")
-EMAIL_TIMEOUT = envint("THEORIA_EMAIL_TIMEOUT_S", EMAIL_TIMEOUT_S, minimum=1)  # every outbound call has a timeout
+EMAIL_TIMEOUT = envint(
+    "THEORIA_EMAIL_TIMEOUT_S", EMAIL_TIMEOUT_S, minimum=1
+)  # every outbound call has a timeout
 
 # --- Theoria deployment settings (not domain thresholds: those are in audit/constants.py) ---
 THEORIA = {
@@ -227,8 +245,9 @@ THEORIA = {
     # Answer revision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop): how unverified facts are softened (hedge | qualify | parenthetical)
     # and what happens to a material claim nothing supports (remove | qualify).
     "REVISION_SOFTENING": envchoice("THEORIA_REVISION_SOFTENING", DEFAULT_SOFTENING_STYLE, SOFTENING_STYLES),
-    "REVISION_UNSUPPORTED": envchoice("THEORIA_REVISION_UNSUPPORTED", DEFAULT_UNSUPPORTED_ACTION,
-                                      UNSUPPORTED_ACTIONS),
+    "REVISION_UNSUPPORTED": envchoice(
+        "THEORIA_REVISION_UNSUPPORTED", DEFAULT_UNSUPPORTED_ACTION, UNSUPPORTED_ACTIONS
+    ),
     # API request limits (docs/API.md).
     "API_MAX_BODY_BYTES": envint("THEORIA_API_MAX_BODY_BYTES", 1_000_000, minimum=1),
     "API_MAX_CONTEXTS": envint("THEORIA_API_MAX_CONTEXTS", 200, minimum=1),

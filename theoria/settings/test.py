@@ -6,7 +6,9 @@ PostgreSQL (DATABASE_URL=postgres://postgres@127.0.0.1:5432/theoria).
 
 import os
 
-os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-key-" + "x" * 50)  # base refuses the dev key without DEBUG
+os.environ.setdefault(
+    "DJANGO_SECRET_KEY", "test-only-key-" + "x" * 50
+)  # base refuses the dev key without DEBUG
 
 from .base import *  # noqa: F403 — the one place a star import is the point
 from .base import Q_CLUSTER, THEORIA

@@ -11,27 +11,43 @@ from audit.api.views.audits import AuditCreateApi, audit_request_from
 from audit.api.views.documents import DocumentDetailApi, DocumentListApi
 from audit.api.views.exports import ClaimCardDailyBundleApi, ClaimCardExportApi
 from audit.api.views.records import (
-                                     AnswerDetailApi,
-                                     AnswerListApi,
-                                     ClaimDetailApi,
-                                     ClaimListApi,
-                                     EvidenceListApi,
-                                     RunDetailApi,
-                                     RunListApi,
+    AnswerDetailApi,
+    AnswerListApi,
+    ClaimDetailApi,
+    ClaimListApi,
+    EvidenceListApi,
+    RunDetailApi,
+    RunListApi,
 )
 from audit.api.views.retrieval import RetrieveApi
 from audit.api.views.tokens import TokenApi
 from audit.api.views.workspace_settings import (
-                                     ConversationModeApi,
-                                     ModePreviewApi,
-                                     ThresholdsApi,
-                                     UserModeApi,
-                                     WorkspaceSettingsApi,
+    ConversationModeApi,
+    ModePreviewApi,
+    ThresholdsApi,
+    UserModeApi,
+    WorkspaceSettingsApi,
 )
 
 __all__ = [
-    "AnswerDetailApi", "AnswerListApi", "AuditCreateApi", "ClaimCardDailyBundleApi", "ClaimCardExportApi",
-    "ClaimDetailApi", "ClaimListApi", "ConversationModeApi", "DocumentDetailApi", "DocumentListApi",
-    "EvidenceListApi", "ModePreviewApi", "RetrieveApi", "RunDetailApi", "RunListApi", "ThresholdsApi", "TokenApi",
-    "UserModeApi", "WorkspaceSettingsApi", "audit_request_from",
+    "AnswerDetailApi",
+    "AnswerListApi",
+    "AuditCreateApi",
+    "ClaimCardDailyBundleApi",
+    "ClaimCardExportApi",
+    "ClaimDetailApi",
+    "ClaimListApi",
+    "ConversationModeApi",
+    "DocumentDetailApi",
+    "DocumentListApi",
+    "EvidenceListApi",
+    "ModePreviewApi",
+    "RetrieveApi",
+    "RunDetailApi",
+    "RunListApi",
+    "ThresholdsApi",
+    "TokenApi",
+    "UserModeApi",
+    "WorkspaceSettingsApi",
+    "audit_request_from",
 ]

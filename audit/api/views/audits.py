@@ -34,6 +34,7 @@ from audit.services.submissions import AuditRequest, audit_submit, request_finge
 
 # --- Audits -------------------------------------------------------------------------------------
 
+
 class ContextInput(StrictInputSerializer):
     """A passage sent with an audit request."""
 
@@ -51,13 +52,21 @@ class ContextInput(StrictInputSerializer):
 
 def audit_request_from(values: dict) -> AuditRequest:
     """Return the service's request of a validated ``AuditCreateApi.InputSerializer`` (API and answer form)."""
-    contexts = [{**c, "published_at": c["published_at"].isoformat() if c.get("published_at") else None}
-                for c in values.get("contexts", [])]
+    contexts = [
+        {**c, "published_at": c["published_at"].isoformat() if c.get("published_at") else None}
+        for c in values.get("contexts", [])
+    ]
     return AuditRequest(
-        query=values["query"], answer=values.get("answer"), contexts=contexts, mode=values.get("mode", ""),
-        conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""),
-        reference=values.get("reference"), generation_mode=values.get("generation_mode", ""),
-        verification_profile=values.get("verification_profile", ""), answer_json=values.get("answer_json"),
+        query=values["query"],
+        answer=values.get("answer"),
+        contexts=contexts,
+        mode=values.get("mode", ""),
+        conversation_id=values.get("conversation_id", ""),
+        domain=values.get("domain", ""),
+        reference=values.get("reference"),
+        generation_mode=values.get("generation_mode", ""),
+        verification_profile=values.get("verification_profile", ""),
+        answer_json=values.get("answer_json"),
         deep=values.get("deep", ""),
     )
 
@@ -79,15 +88,22 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         domain = StrictCharField(required=False, allow_blank=True, max_length=64)
         reference = StrictCharField(required=False, allow_blank=True)
         generation_mode = serializers.ChoiceField(choices=constants.GENERATION_MODES, required=False)
-        verification_profile = serializers.ChoiceField(choices=tuple(constants.VERIFICATION_PROFILES), required=False)
-        deep = serializers.ChoiceField(choices=constants.DEEP_CHECKS, required=False,
-                                       help_text="async: answer with the offline result now, run the LLM methods "
-                                                 "in a background deep check (GET /api/v1/runs/<id> shows it)")
+        verification_profile = serializers.ChoiceField(
+            choices=tuple(constants.VERIFICATION_PROFILES), required=False
+        )
+        deep = serializers.ChoiceField(
+            choices=constants.DEEP_CHECKS,
+            required=False,
+            help_text="async: answer with the offline result now, run the LLM methods "
+            "in a background deep check (GET /api/v1/runs/<id> shows it)",
+        )
         answer_json = serializers.DictField(required=False)
 
         def validate(self, attrs):
             if "answer_json" in attrs and "answer" in attrs:
-                raise serializers.ValidationError({"answer_json": ["Send either answer or answer_json (one of them)."]})
+                raise serializers.ValidationError(
+                    {"answer_json": ["Send either answer or answer_json (one of them)."]}
+                )
             return attrs
 
         def validate_contexts(self, value):
@@ -103,25 +119,44 @@ class AuditCreateApi(CleanRequestMixin, APIView):
 
     @extend_schema(
         request=InputSerializer,
-        parameters=[OpenApiParameter("Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER,
-                                     description="A retry with the same key and body returns the first result; "
-                                                 "the same key with another body is 409.")],
-        responses={201: AnswerSerializer, 400: OpenApiResponse(description="Bad input; the message names the field."),
-                   409: OpenApiResponse(description="Idempotency-Key reused with a different body.")},
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="A retry with the same key and body returns the first result; "
+                "the same key with another body is 409.",
+            )
+        ],
+        responses={
+            201: AnswerSerializer,
+            400: OpenApiResponse(description="Bad input; the message names the field."),
+            409: OpenApiResponse(description="Idempotency-Key reused with a different body."),
+        },
     )
     def post(self, request):
         key = request.headers.get("Idempotency-Key", "")
         if key and not _IDEMPOTENCY_KEY_RE.match(key):
-            raise InvalidInput("Idempotency-Key", "must be 1 to 255 printable ASCII characters without spaces.")
+            raise InvalidInput(
+                "Idempotency-Key", "must be 1 to 255 printable ASCII characters without spaces."
+            )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = _workspace(request)
         submission = audit_submit(
-            workspace=workspace, user=request.user, idempotency_key=key,
-            fingerprint=request_fingerprint(request.data), request=audit_request_from(data.validated_data),
+            workspace=workspace,
+            user=request.user,
+            idempotency_key=key,
+            fingerprint=request_fingerprint(request.data),
+            request=audit_request_from(data.validated_data),
         )
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
-        body = _with_escalations(AnswerSerializer, answer, mode_decision=submission.decision, web=submission.web,
-                                 drafted=submission.drafted)
+        body = _with_escalations(
+            AnswerSerializer,
+            answer,
+            mode_decision=submission.decision,
+            web=submission.web,
+            drafted=submission.drafted,
+        )
         headers = {"Idempotent-Replayed": "true"} if submission.replayed else {}
         return Response(body, status=status.HTTP_201_CREATED, headers=headers)

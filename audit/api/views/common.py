@@ -27,10 +27,16 @@ class CleanRequestMixin:
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication and permissions first: 401/403 before 400
         values = [(name, value) for name, value in kwargs.items() if isinstance(value, str)]
-        values += [(name, value) for name in request.query_params for value in request.query_params.getlist(name)]
+        values += [
+            (name, value) for name in request.query_params for value in request.query_params.getlist(name)
+        ]
         if hasattr(request.data, "getlist"):  # form and multipart bodies (JSON is checked by its parser)
-            values += [(name, value) for name in request.data for value in request.data.getlist(name)
-                       if isinstance(value, str)]
+            values += [
+                (name, value)
+                for name in request.data
+                for value in request.data.getlist(name)
+                if isinstance(value, str)
+            ]
         for name, value in values:
             found = find_bad_text(value, name) or find_bad_text(name, "query")
             if found:

@@ -38,6 +38,7 @@ from audit.services.ingestion import (
 
 # --- Knowledge base -----------------------------------------------------------------------------
 
+
 class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
     """List the knowledge base; upload a document (JSON body or a multipart ``file``)."""
 
@@ -74,7 +75,11 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
 
     @extend_schema(request=InputSerializer, responses={201: DocumentSerializer(many=True)})
     def post(self, request):
-        form = {key: request.data.get(key) for key in request.data} if hasattr(request.data, "getlist") else request.data
+        form = (
+            {key: request.data.get(key) for key in request.data}
+            if hasattr(request.data, "getlist")
+            else request.data
+        )
         data = self.InputSerializer(data=form)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -83,10 +88,17 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
             if values.get("file"):
                 docs = list(_documents_from_upload(values["file"], values, documents_from_file))
             else:
-                docs = [DocumentInput(uri=values.get("uri") or f"kb://{slugify(values['title']) or 'document'}",
-                                      title=values["title"], text=values["text"], domain=values["domain"],
-                                      published_at=values.get("published_at"), sensitive=values["sensitive"],
-                                      source_path="api")]
+                docs = [
+                    DocumentInput(
+                        uri=values.get("uri") or f"kb://{slugify(values['title']) or 'document'}",
+                        title=values["title"],
+                        text=values["text"],
+                        domain=values["domain"],
+                        published_at=values.get("published_at"),
+                        sensitive=values["sensitive"],
+                        source_path="api",
+                    )
+                ]
             for doc in docs:
                 for name in ("text", "title"):
                     if problem := control_character_problem(getattr(doc, name, "")):
@@ -94,10 +106,15 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
             with transaction.atomic():
                 results = [document_ingest(workspace=workspace, doc=doc, actor=request.user) for doc in docs]
         except IngestError as exc:
-            raise InvalidInput("file" if values.get("file") else "text", f"cannot be ingested: {exc}.") from None
+            raise InvalidInput(
+                "file" if values.get("file") else "text", f"cannot be ingested: {exc}."
+            ) from None
         ids = [document.pk for document, _ in results]
         documents = {d.pk: d for d in selectors.document_list(workspace=workspace).filter(pk__in=ids)}
-        body = [{**DocumentSerializer(documents[pk]).data, "outcome": outcome} for pk, (_, outcome) in zip(ids, results)]
+        body = [
+            {**DocumentSerializer(documents[pk]).data, "outcome": outcome}
+            for pk, (_, outcome) in zip(ids, results)
+        ]
         created = any(outcome == "created" for _, outcome in results)
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

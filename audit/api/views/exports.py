@@ -30,6 +30,7 @@ from audit.selectors import api as selectors
 
 # --- Exports ------------------------------------------------------------------------------------
 
+
 class IgnoreFormatNegotiation(BaseContentNegotiation):
     """Exports read ``?format=`` themselves; errors are always JSON."""
 
@@ -49,9 +50,13 @@ def _card_stream(queryset):
 
 def _export_response(queryset, fmt: str, filename: str) -> StreamingHttpResponse:
     if fmt == "csv":
-        response = StreamingHttpResponse(exports.iter_csv(_card_stream(queryset)), content_type="text/csv; charset=utf-8")
+        response = StreamingHttpResponse(
+            exports.iter_csv(_card_stream(queryset)), content_type="text/csv; charset=utf-8"
+        )
     else:
-        response = StreamingHttpResponse(exports.iter_json(_card_stream(queryset)), content_type="application/json")
+        response = StreamingHttpResponse(
+            exports.iter_json(_card_stream(queryset)), content_type="application/json"
+        )
     response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
     return response
 
@@ -63,7 +68,9 @@ def _export_format(request) -> str:
     return fmt
 
 
-_FORMAT_PARAM = OpenApiParameter("format", OpenApiTypes.STR, enum=["csv", "json"], description="csv (default) or json")
+_FORMAT_PARAM = OpenApiParameter(
+    "format", OpenApiTypes.STR, enum=["csv", "json"], description="csv (default) or json"
+)
 
 
 class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView):
@@ -76,8 +83,13 @@ class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView):
     serializer_class = ClaimCardSerializer
     queryset = Claim.objects.none()  # the real one comes from the selector; this names the model
 
-    @extend_schema(parameters=[_FORMAT_PARAM], responses={(200, "text/csv"): OpenApiTypes.STR,
-                                                           (200, "application/json"): ClaimCardSerializer(many=True)})
+    @extend_schema(
+        parameters=[_FORMAT_PARAM],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/json"): ClaimCardSerializer(many=True),
+        },
+    )
     def get(self, request):
         fmt = _export_format(request)
         queryset = self.filter_queryset(selectors.claim_card_list(workspace=_workspace(request)))
@@ -95,16 +107,27 @@ class ClaimCardDailyBundleApi(CleanRequestMixin, APIView):
         date = serializers.DateField(required=False)
         threshold = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
 
-    @extend_schema(parameters=[
-        _FORMAT_PARAM,
-        OpenApiParameter("date", OpenApiTypes.DATE, description="UTC day (default: today)"),
-        OpenApiParameter("threshold", OpenApiTypes.FLOAT, description="default: the workspace's low_confidence_threshold"),
-    ], responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): ClaimCardSerializer(many=True)})
+    @extend_schema(
+        parameters=[
+            _FORMAT_PARAM,
+            OpenApiParameter("date", OpenApiTypes.DATE, description="UTC day (default: today)"),
+            OpenApiParameter(
+                "threshold",
+                OpenApiTypes.FLOAT,
+                description="default: the workspace's low_confidence_threshold",
+            ),
+        ],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/json"): ClaimCardSerializer(many=True),
+        },
+    )
     def get(self, request):
         fmt = _export_format(request)
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
         day = data.validated_data.get("date") or timezone.now().date()
-        queryset = selectors.low_confidence_claims(workspace=_workspace(request), day=day,
-                                                   threshold=data.validated_data.get("threshold"))
+        queryset = selectors.low_confidence_claims(
+            workspace=_workspace(request), day=day, threshold=data.validated_data.get("threshold")
+        )
         return _export_response(queryset, fmt, f"low-confidence-claims-{day:%Y-%m-%d}")

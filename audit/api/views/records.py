@@ -26,6 +26,7 @@ from audit.selectors import api as selectors
 
 # --- Reads --------------------------------------------------------------------------------------
 
+
 class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView):
     """A paginated, filtered list of the caller's workspace rows, read through ``selector``."""
 
@@ -63,7 +64,9 @@ class AnswerDetailApi(CleanRequestMixin, APIView):
 
     @extend_schema(responses={200: AnswerSerializer})
     def get(self, request, answer_id: str):
-        answer = get_object_or_404(selectors.answer_detail_list(workspace=_workspace(request)), public_id=answer_id)
+        answer = get_object_or_404(
+            selectors.answer_detail_list(workspace=_workspace(request)), public_id=answer_id
+        )
         return Response(_with_escalations(AnswerSerializer, answer))
 
 
@@ -87,8 +90,11 @@ class ClaimDetailApi(CleanRequestMixin, APIView):
 
     @extend_schema(responses={200: ClaimCardSerializer})
     def get(self, request, answer_id: str, claim_id: str):
-        claim = get_object_or_404(selectors.claim_card_list(workspace=_workspace(request)),
-                                  answer__public_id=answer_id, claim_id=claim_id)
+        claim = get_object_or_404(
+            selectors.claim_card_list(workspace=_workspace(request)),
+            answer__public_id=answer_id,
+            claim_id=claim_id,
+        )
         return Response(_with_escalations(ClaimCardSerializer, claim))
 
 

@@ -26,6 +26,7 @@ from audit.selectors.retrieval import RetrievalFilters, kb_retrieve
 
 # --- Retrieval (spec 004 §7) --------------------------------------------------------------------
 
+
 class RetrieveApi(CleanRequestMixin, APIView):
     """Claim-focused retrieval from the workspace knowledge base, with freshness filters."""
 
@@ -60,9 +61,21 @@ class RetrieveApi(CleanRequestMixin, APIView):
         score = serializers.FloatField()
         text = serializers.CharField()
 
-    @extend_schema(request=InputSerializer, responses={200: inline_serializer("RetrieveOutput", {
-        "kind": serializers.CharField(), "text": serializers.CharField(), "domain": serializers.CharField(),
-        "top_k": serializers.IntegerField(), "results": PassageSerializer(many=True)})})
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            200: inline_serializer(
+                "RetrieveOutput",
+                {
+                    "kind": serializers.CharField(),
+                    "text": serializers.CharField(),
+                    "domain": serializers.CharField(),
+                    "top_k": serializers.IntegerField(),
+                    "results": PassageSerializer(many=True),
+                },
+            )
+        },
+    )
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -70,9 +83,25 @@ class RetrieveApi(CleanRequestMixin, APIView):
         workspace = _workspace(request)
         kind = "claim" if "claim" in values else "query"
         top_k = values.get("top_k") or selectors.thresholds_for(workspace).retrieval_top_k
-        filters = RetrievalFilters(domain=values.get("domain", "").strip(), max_age_months=values.get("max_age_months"),
-                                   published_after=values.get("published_after"))
-        results = kb_retrieve(workspace=workspace, text=values[kind], is_claim=kind == "claim", top_k=top_k,
-                              filters=filters, now=timezone.now())
-        return Response({"kind": kind, "text": values[kind], "domain": filters.domain, "top_k": top_k,
-                         "results": self.PassageSerializer(results, many=True).data})
+        filters = RetrievalFilters(
+            domain=values.get("domain", "").strip(),
+            max_age_months=values.get("max_age_months"),
+            published_after=values.get("published_after"),
+        )
+        results = kb_retrieve(
+            workspace=workspace,
+            text=values[kind],
+            is_claim=kind == "claim",
+            top_k=top_k,
+            filters=filters,
+            now=timezone.now(),
+        )
+        return Response(
+            {
+                "kind": kind,
+                "text": values[kind],
+                "domain": filters.domain,
+                "top_k": top_k,
+                "results": self.PassageSerializer(results, many=True).data,
+            }
+        )

@@ -31,6 +31,7 @@ from audit.services.workspaces import workspace_member
 
 # --- Settings (mode toggles and thresholds) --------------------------------------------------------
 
+
 def _read_or_admin(request):
     return [CanRead()] if request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
 
@@ -58,14 +59,25 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
     class InputSerializer(StrictInputSerializer):
         default_mode = serializers.ChoiceField(choices=Mode.choices, required=False)
         regulated_domains = serializers.ListField(child=StrictCharField(max_length=64), required=False)
-        auto_audit_roles = serializers.ListField(child=serializers.ChoiceField(choices=roles.ALL_ROLES), required=False)
+        auto_audit_roles = serializers.ListField(
+            child=serializers.ChoiceField(choices=roles.ALL_ROLES), required=False
+        )
         allow_external_calls = serializers.BooleanField(required=False)
         web_allowed_domains = serializers.ListField(child=StrictCharField(max_length=253), required=False)
-        freshness_policy = serializers.DictField(child=serializers.IntegerField(
-            min_value=constants.FRESHNESS_MONTHS_RANGE[0], max_value=constants.FRESHNESS_MONTHS_RANGE[1]), required=False)
-        retention_days = serializers.IntegerField(min_value=constants.RETENTION_DAYS_RANGE[0],
-                                                  max_value=constants.RETENTION_DAYS_RANGE[1], required=False)
-        llm_token_budget = serializers.IntegerField(min_value=0, max_value=constants.LLM_TOKEN_BUDGET_MAX, required=False)
+        freshness_policy = serializers.DictField(
+            child=serializers.IntegerField(
+                min_value=constants.FRESHNESS_MONTHS_RANGE[0], max_value=constants.FRESHNESS_MONTHS_RANGE[1]
+            ),
+            required=False,
+        )
+        retention_days = serializers.IntegerField(
+            min_value=constants.RETENTION_DAYS_RANGE[0],
+            max_value=constants.RETENTION_DAYS_RANGE[1],
+            required=False,
+        )
+        llm_token_budget = serializers.IntegerField(
+            min_value=0, max_value=constants.LLM_TOKEN_BUDGET_MAX, required=False
+        )
 
     def get_permissions(self):
         return _read_or_admin(self.request)
@@ -82,7 +94,9 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         for key in ("regulated_domains", "web_allowed_domains"):
             if key in values:
                 values[key] = sorted({v.strip().lower() for v in values[key] if v.strip()})
-        workspace = modes.workspace_settings_update(workspace=_workspace(request), actor=request.user, **values)
+        workspace = modes.workspace_settings_update(
+            workspace=_workspace(request), actor=request.user, **values
+        )
         return Response(self.OutputSerializer(workspace).data)
 
 
@@ -105,8 +119,11 @@ class ThresholdsApi(CleanRequestMixin, APIView):
         return _read_or_admin(self.request)
 
     def _body(self, workspace) -> dict:
-        return {"defaults": asdict(constants.Thresholds()), "overrides": workspace.threshold_overrides or {},
-                "effective": asdict(selectors.thresholds_for(workspace))}
+        return {
+            "defaults": asdict(constants.Thresholds()),
+            "overrides": workspace.threshold_overrides or {},
+            "effective": asdict(selectors.thresholds_for(workspace)),
+        }
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request):
@@ -116,8 +133,11 @@ class ThresholdsApi(CleanRequestMixin, APIView):
     def put(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        workspace = modes.thresholds_set(workspace=_workspace(request), actor=request.user,
-                                         overrides=data.validated_data["threshold_overrides"])
+        workspace = modes.thresholds_set(
+            workspace=_workspace(request),
+            actor=request.user,
+            overrides=data.validated_data["threshold_overrides"],
+        )
         return Response(self._body(workspace))
 
 
@@ -158,8 +178,12 @@ class UserModeApi(CleanRequestMixin, APIView):
         user = self._user(request, username)
         data = _ModeInput(data=request.data)
         data.is_valid(raise_exception=True)
-        modes.user_mode_set(workspace=_workspace(request), user=user, actor=request.user,
-                            mode=data.validated_data["default_mode"])
+        modes.user_mode_set(
+            workspace=_workspace(request),
+            user=user,
+            actor=request.user,
+            mode=data.validated_data["default_mode"],
+        )
         return Response(self.OutputSerializer(self._body(user)).data)
 
 
@@ -178,15 +202,21 @@ class ConversationModeApi(CleanRequestMixin, APIView):
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request, conversation_id: str):
-        conversation = get_object_or_404(Conversation, workspace=_workspace(request), external_id=conversation_id)
+        conversation = get_object_or_404(
+            Conversation, workspace=_workspace(request), external_id=conversation_id
+        )
         return Response(self.OutputSerializer(conversation).data)
 
     @extend_schema(request=_ModeInput, responses={200: OutputSerializer})
     def put(self, request, conversation_id: str):
         data = _ModeInput(data=request.data)
         data.is_valid(raise_exception=True)
-        conversation = modes.conversation_mode_set(workspace=_workspace(request), external_id=conversation_id,
-                                                   mode=data.validated_data["default_mode"], actor=request.user)
+        conversation = modes.conversation_mode_set(
+            workspace=_workspace(request),
+            external_id=conversation_id,
+            mode=data.validated_data["default_mode"],
+            actor=request.user,
+        )
         return Response(self.OutputSerializer(conversation).data)
 
 
@@ -201,13 +231,28 @@ class ModePreviewApi(CleanRequestMixin, APIView):
         conversation_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
         domain = serializers.CharField(required=False, allow_blank=True, max_length=64)
 
-    @extend_schema(parameters=[InputSerializer], responses={200: inline_serializer("ModeDecision", {
-        "mode": serializers.CharField(), "source": serializers.CharField(),
-        "triggers": serializers.ListField(child=serializers.CharField())})})
+    @extend_schema(
+        parameters=[InputSerializer],
+        responses={
+            200: inline_serializer(
+                "ModeDecision",
+                {
+                    "mode": serializers.CharField(),
+                    "source": serializers.CharField(),
+                    "triggers": serializers.ListField(child=serializers.CharField()),
+                },
+            )
+        },
+    )
     def get(self, request):
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        decision = modes.mode_resolve(workspace=_workspace(request), user=request.user, requested=values.get("mode", ""),
-                                      conversation_id=values.get("conversation_id", ""), domain=values.get("domain", ""))
+        decision = modes.mode_resolve(
+            workspace=_workspace(request),
+            user=request.user,
+            requested=values.get("mode", ""),
+            conversation_id=values.get("conversation_id", ""),
+            domain=values.get("domain", ""),
+        )
         return Response(decision.as_dict())

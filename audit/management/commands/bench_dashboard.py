@@ -16,8 +16,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from audit.management.browser import CHROMIUM, CHROMIUM_ARGS, served, session_cookie, user_named
 
-DRAWN = "document.querySelectorAll('.plot').length > 0 && " \
-        "document.querySelectorAll('.plot[data-drawn=true]').length === document.querySelectorAll('.plot').length"
+DRAWN = (
+    "document.querySelectorAll('.plot').length > 0 && "
+    "document.querySelectorAll('.plot[data-drawn=true]').length === document.querySelectorAll('.plot').length"
+)
 
 
 class Command(BaseCommand):
@@ -26,8 +28,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--rounds", type=int, default=5)
         parser.add_argument("--username", default="")
-        parser.add_argument("--full-plotly", action="store_true",
-                            help="serve the full plotly.js bundle in place of the partial one (the old page)")
+        parser.add_argument(
+            "--full-plotly",
+            action="store_true",
+            help="serve the full plotly.js bundle in place of the partial one (the old page)",
+        )
 
     def handle(self, *args, **options):
         from playwright.sync_api import sync_playwright
@@ -47,30 +52,47 @@ class Command(BaseCommand):
                 context = browser.new_context(viewport={"width": 1280, "height": 900})
                 context.add_cookies([session_cookie(user, base)])
                 if full is not None:
-                    context.route("**/vendor/plotly-basic.min.js",
-                                  lambda route: route.fulfill(body=full, content_type="text/javascript"))
+                    context.route(
+                        "**/vendor/plotly-basic.min.js",
+                        lambda route: route.fulfill(body=full, content_type="text/javascript"),
+                    )
                 page = context.new_page()
                 page.goto(f"{base}/dashboard/")
                 page.wait_for_function(DRAWN, timeout=60000)
                 drawn_ms = page.evaluate("performance.now()")
-                nav = page.evaluate("(() => { const n = performance.getEntriesByType('navigation')[0];"
-                                    " return [n.responseEnd, n.domContentLoadedEventEnd]; })()")
+                nav = page.evaluate(
+                    "(() => { const n = performance.getEntriesByType('navigation')[0];"
+                    " return [n.responseEnd, n.domContentLoadedEventEnd]; })()"
+                )
                 served_ms.append(nav[0])
                 ready_ms.append(nav[1])
-                size = page.evaluate("performance.getEntriesByType('resource').filter(r => r.name.includes('plotly'))"
-                                     ".map(r => r.decodedBodySize || r.encodedBodySize)[0] || 0")
+                size = page.evaluate(
+                    "performance.getEntriesByType('resource').filter(r => r.name.includes('plotly'))"
+                    ".map(r => r.decodedBodySize || r.encodedBodySize)[0] || 0"
+                )
                 times.append(drawn_ms)
                 scripts.append(size or (len(full) if full else 0))
                 context.close()
             browser.close()
         times, served_ms, ready_ms = times[1:], served_ms[1:], ready_ms[1:]
         bundle = "full plotly.min.js" if full else "plotly-basic.min.js"
-        self.stdout.write(f"dashboard cold load ({bundle}, {len(times)} rounds, fresh browser cache each): "
-                          f"median {statistics.median(times):.0f} ms, min {min(times):.0f} ms, max {max(times):.0f} ms; "
-                          f"plotly bundle {scripts[-1] / 1e6:.2f} MB; median HTML received {statistics.median(served_ms):.0f} ms, "
-                          f"DOM ready {statistics.median(ready_ms):.0f} ms")
-        self.stdout.write(json.dumps({"bundle": bundle, "rounds": len(times), "median_ms": round(statistics.median(times)),
-                                      "min_ms": round(min(times)), "max_ms": round(max(times)),
-                                      "plotly_bytes": scripts[-1],
-                                      "html_received_ms": round(statistics.median(served_ms)),
-                                      "dom_ready_ms": round(statistics.median(ready_ms))}))
+        self.stdout.write(
+            f"dashboard cold load ({bundle}, {len(times)} rounds, fresh browser cache each): "
+            f"median {statistics.median(times):.0f} ms, min {min(times):.0f} ms, max {max(times):.0f} ms; "
+            f"plotly bundle {scripts[-1] / 1e6:.2f} MB; median HTML received {statistics.median(served_ms):.0f} ms, "
+            f"DOM ready {statistics.median(ready_ms):.0f} ms"
+        )
+        self.stdout.write(
+            json.dumps(
+                {
+                    "bundle": bundle,
+                    "rounds": len(times),
+                    "median_ms": round(statistics.median(times)),
+                    "min_ms": round(min(times)),
+                    "max_ms": round(max(times)),
+                    "plotly_bytes": scripts[-1],
+                    "html_received_ms": round(statistics.median(served_ms)),
+                    "dom_ready_ms": round(statistics.median(ready_ms)),
+                }
+            )
+        )

@@ -23,9 +23,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("username")
-        parser.add_argument("--rotate", action="store_true", help="Delete the current token and issue a new one.")
-        parser.add_argument("--role", choices=roles.ALL_ROLES,
-                            help="Create the user if missing and give it this role (e.g. Submitter).")
+        parser.add_argument(
+            "--rotate", action="store_true", help="Delete the current token and issue a new one."
+        )
+        parser.add_argument(
+            "--role",
+            choices=roles.ALL_ROLES,
+            help="Create the user if missing and give it this role (e.g. Submitter).",
+        )
 
     @transaction.atomic
     def handle(self, *args, username: str, rotate: bool = False, role: str | None = None, **options):
@@ -44,7 +49,12 @@ class Command(BaseCommand):
             Token.objects.filter(user=user).delete()
         token, created = Token.objects.get_or_create(user=user)
         if created:
-            event_record(action="api.token_created", object_type="authtoken.token", object_id=user.pk,
-                         actor_label="create_token", workspace=workspace_for_user(user),
-                         details={"user": username, "rotated": rotate, "role": role or ""})
+            event_record(
+                action="api.token_created",
+                object_type="authtoken.token",
+                object_id=user.pk,
+                actor_label="create_token",
+                workspace=workspace_for_user(user),
+                details={"user": username, "rotated": rotate, "role": role or ""},
+            )
         self.stdout.write(token.key)

@@ -27,7 +27,11 @@ class Command(BaseCommand):
         user.groups.add(Group.objects.get(name=roles.ADMIN))
         UserProfile.objects.get_or_create(user=user, defaults={"workspace": workspace_get_default()})
         if created:
-            self.stdout.write(f"Created the admin user. Log in at http://127.0.0.1:8000/ as {username} / {password}")
+            self.stdout.write(
+                f"Created the admin user. Log in at http://127.0.0.1:8000/ as {username} / {password}"
+            )
         else:
-            self.stdout.write(f"Admin user {username!r} exists. Log in at http://127.0.0.1:8000/ "
-                              "(password unchanged; the default is theoria-admin).")
+            self.stdout.write(
+                f"Admin user {username!r} exists. Log in at http://127.0.0.1:8000/ "
+                "(password unchanged; the default is theoria-admin)."
+            )

@@ -12,32 +12,57 @@ from audit.services.llm import DEFAULT_MODEL
 
 
 class Command(BaseCommand):
-    help = ("Per dataset: accuracy, macro-F1 and balanced accuracy (2-class; 3-class on scifact) beside the "
-            "keyword-overlap baseline, and the answer-level AUROC of (1 - faithfulness). Figures for the "
-            "fitted entailment model come from grouped 5-fold cross-validation.")
+    help = (
+        "Per dataset: accuracy, macro-F1 and balanced accuracy (2-class; 3-class on scifact) beside the "
+        "keyword-overlap baseline, and the answer-level AUROC of (1 - faithfulness). Figures for the "
+        "fitted entailment model come from grouped 5-fold cross-validation."
+    )
     requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("--claims", default=str(BENCHMARKS_DIR / "claims_dev.jsonl"))
         parser.add_argument("--answers", default=str(BENCHMARKS_DIR / "answers_dev.jsonl"))
         parser.add_argument("--folds", type=int, default=5)
-        parser.add_argument("--claims-only", action="store_true",
-                            help="skip the answer-level AUROC (the claims take about a quarter of the time)")
-        parser.add_argument("--judge", choices=JUDGES, default=None,
-                            help=f"entailment judge to measure (default {JUDGE}); compare judges on the same claims")
-        parser.add_argument("--every", type=int, default=None,
-                            help="keep the claims of every n-th group only (a quicker comparison, same claims "
-                                 "for every judge)")
+        parser.add_argument(
+            "--claims-only",
+            action="store_true",
+            help="skip the answer-level AUROC (the claims take about a quarter of the time)",
+        )
+        parser.add_argument(
+            "--judge",
+            choices=JUDGES,
+            default=None,
+            help=f"entailment judge to measure (default {JUDGE}); compare judges on the same claims",
+        )
+        parser.add_argument(
+            "--every",
+            type=int,
+            default=None,
+            help="keep the claims of every n-th group only (a quicker comparison, same claims "
+            "for every judge)",
+        )
 
-        parser.add_argument("--threshold", type=float, default=None,
-                            help="confidence SUPPORTED needs (default: audit_score_threshold, 0.8)")
+        parser.add_argument(
+            "--threshold",
+            type=float,
+            default=None,
+            help="confidence SUPPORTED needs (default: audit_score_threshold, 0.8)",
+        )
 
     def handle(self, *args, **options):
         llm = llm_client_from_settings() if options["judge"] == "llm" else None
-        code = run_evaluate(options["claims"], options["answers"], out=self.stdout._out,
-                            err=self.stderr._out, n_folds=options["folds"],
-                            with_answers=not options["claims_only"], judge=options["judge"], llm=llm,
-                            limit=options["every"], threshold=options["threshold"])
+        code = run_evaluate(
+            options["claims"],
+            options["answers"],
+            out=self.stdout._out,
+            err=self.stderr._out,
+            n_folds=options["folds"],
+            with_answers=not options["claims_only"],
+            judge=options["judge"],
+            llm=llm,
+            limit=options["every"],
+            threshold=options["threshold"],
+        )
         if code:
             raise SystemExit(code)
 
@@ -50,7 +75,13 @@ def llm_client_from_settings():
     base_url = (conf.get("LLM_BASE_URL") or "").strip()
     if not base_url:
         return None
-    kwargs = {"base_url": base_url, "model": conf.get("LLM_MODEL") or DEFAULT_MODEL, "api_key": conf.get("LLM_API_KEY") or "",
-              "timeout_s": float(conf.get("LLM_TIMEOUT_S", 20.0)), "max_retries": int(conf.get("LLM_MAX_RETRIES", 2)),
-              "concurrency": int(conf.get("LLM_CONCURRENCY", 4)), "structured": conf.get("LLM_STRUCTURED") or "auto"}
+    kwargs = {
+        "base_url": base_url,
+        "model": conf.get("LLM_MODEL") or DEFAULT_MODEL,
+        "api_key": conf.get("LLM_API_KEY") or "",
+        "timeout_s": float(conf.get("LLM_TIMEOUT_S", 20.0)),
+        "max_retries": int(conf.get("LLM_MAX_RETRIES", 2)),
+        "concurrency": int(conf.get("LLM_CONCURRENCY", 4)),
+        "structured": conf.get("LLM_STRUCTURED") or "auto",
+    }
     return LLMClient(LLMConfig(**kwargs))

@@ -21,16 +21,20 @@ DEFAULT_ANSWERS = BENCHMARKS_DIR / "answers_dev.jsonl"
 
 
 class Command(BaseCommand):
-    help = ("Audit and revise every answer of a benchmark answers file offline (no LLM, no web) and print, "
-            "before and after revision, the unsupported rate among material claims, the supported claims "
-            "removed, the edits per strategy and whether every edit is traceable to a claim and a strategy.")
+    help = (
+        "Audit and revise every answer of a benchmark answers file offline (no LLM, no web) and print, "
+        "before and after revision, the unsupported rate among material claims, the supported claims "
+        "removed, the edits per strategy and whether every edit is traceable to a claim and a strategy."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--answers", default=str(DEFAULT_ANSWERS), help="answers JSONL file")
         parser.add_argument("--limit", type=int, default=None, help="only the first N answers")
         defaults = revision_options()  # THEORIA_REVISION_SOFTENING / THEORIA_REVISION_UNSUPPORTED
         parser.add_argument("--softening", default=defaults.softening, choices=SOFTENING_STYLES)
-        parser.add_argument("--unsupported-action", default=defaults.unsupported_action, choices=UNSUPPORTED_ACTIONS)
+        parser.add_argument(
+            "--unsupported-action", default=defaults.unsupported_action, choices=UNSUPPORTED_ACTIONS
+        )
         parser.add_argument("--max-revisions", type=int, default=None, help="override MAX_REVISIONS")
         parser.add_argument("--json", default="", help="also write the figures as JSON to this file")
 
@@ -51,36 +55,60 @@ class Command(BaseCommand):
         records = [rec for _, rec in good][: options["limit"]]
         if not records:
             raise CommandError(f"{path} holds no usable answer.")
-        revision_options = RevisionOptions(softening=options["softening"],
-                                           unsupported_action=options["unsupported_action"])
+        revision_options = RevisionOptions(
+            softening=options["softening"], unsupported_action=options["unsupported_action"]
+        )
 
         def revise(query, answer, passages):
-            return revise_audit(query=query, answer=answer, contexts=passages, thresholds=thresholds,
-                                options=revision_options)
+            return revise_audit(
+                query=query, answer=answer, contexts=passages, thresholds=thresholds, options=revision_options
+            )
 
         def judge(text, passage):  # the claim judge on one passage, at these thresholds
             return verify_claims([(text, [passage])], thresholds=thresholds)[0]
 
         def needs_case(verdict, revision) -> bool:  # the escalation intake on the claim as received
-            return bool(review_reasons(label=verdict.label, confidence=verdict.confidence, domain="",
-                                       regulated_domains=(), revision=revision, importance=verdict.claim.importance,
-                                       low_confidence_threshold=thresholds.low_confidence_threshold,
-                                       auto_corrected_review=thresholds.auto_corrected_review))
+            return bool(
+                review_reasons(
+                    label=verdict.label,
+                    confidence=verdict.confidence,
+                    domain="",
+                    regulated_domains=(),
+                    revision=revision,
+                    importance=verdict.claim.importance,
+                    low_confidence_threshold=thresholds.low_confidence_threshold,
+                    auto_corrected_review=thresholds.auto_corrected_review,
+                )
+            )
 
-        bar = tqdm(total=len(records), desc="answers", unit="answer", file=sys.stderr,
-                   disable=options["verbosity"] == 0)
+        bar = tqdm(
+            total=len(records),
+            desc="answers",
+            unit="answer",
+            file=sys.stderr,
+            disable=options["verbosity"] == 0,
+        )
         try:
             ev = evaluate_answers(records, revise, progress=bar.update, judge=judge, needs_case=needs_case)
         finally:
             bar.close()
-        self.stdout.write(f"{path.name}: {len(records)} answers, softening {options['softening']}, "
-                          f"unsupported claims: {options['unsupported_action']}, "
-                          f"max revisions {thresholds.max_revisions}")
+        self.stdout.write(
+            f"{path.name}: {len(records)} answers, softening {options['softening']}, "
+            f"unsupported claims: {options['unsupported_action']}, "
+            f"max revisions {thresholds.max_revisions}"
+        )
         self.stdout.write(ev.report(thresholds.unsupported_rate_threshold))
         if options["json"]:
             Path(options["json"]).write_text(json.dumps(ev.as_json(), indent=2))
-        failed = (ev.untraceable or ev.invalid_markers or ev.supported_claims_removed or ev.unsupported_edits
-                  or ev.subject_changed or ev.refuted_without_case or ev.unbacked_markers
-                  or ev.unsupported_rate_after > thresholds.unsupported_rate_threshold)
+        failed = (
+            ev.untraceable
+            or ev.invalid_markers
+            or ev.supported_claims_removed
+            or ev.unsupported_edits
+            or ev.subject_changed
+            or ev.refuted_without_case
+            or ev.unbacked_markers
+            or ev.unsupported_rate_after > thresholds.unsupported_rate_threshold
+        )
         if failed:
             raise CommandError("At least one revision target was missed (see the report above).")

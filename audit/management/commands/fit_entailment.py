@@ -8,8 +8,10 @@ from audit.evaluation.entailment_fit import DEFAULT_CLAIMS, main
 
 
 class Command(BaseCommand):
-    help = ("Featurise claims_dev.jsonl (embeddings cached under var/), print grouped 5-fold CV figures and "
-            "write the model fitted on all rows to audit/pipeline/artifacts/entailment_model.json.")
+    help = (
+        "Featurise claims_dev.jsonl (embeddings cached under var/), print grouped 5-fold CV figures and "
+        "write the model fitted on all rows to audit/pipeline/artifacts/entailment_model.json."
+    )
     requires_system_checks = []
 
     def add_arguments(self, parser):

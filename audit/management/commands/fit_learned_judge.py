@@ -9,9 +9,11 @@ from audit.evaluation.learned_fit import EPOCHS, N_PAIRS, SEED, build
 
 
 class Command(BaseCommand):
-    help = ("Generate training pairs from the DEV evidence, train the cross-attention head over frozen MiniLM "
-            "word-piece states, print grouped 5-fold CV figures and the ECE of the stacker, and write the "
-            "artefact fitted on all DEV claims (seeded; embeddings cached under var/).")
+    help = (
+        "Generate training pairs from the DEV evidence, train the cross-attention head over frozen MiniLM "
+        "word-piece states, print grouped 5-fold CV figures and the ECE of the stacker, and write the "
+        "artefact fitted on all DEV claims (seeded; embeddings cached under var/)."
+    )
     requires_system_checks = []
 
     def add_arguments(self, parser):
@@ -26,5 +28,11 @@ class Command(BaseCommand):
             self.stdout.write(line)
             self.stdout.flush()
 
-        build(options["input"], seed=options["seed"], n_pairs=options["pairs"], epochs=options["epochs"],
-              write=not options["no_write"], log=log)
+        build(
+            options["input"],
+            seed=options["seed"],
+            n_pairs=options["pairs"],
+            epochs=options["epochs"],
+            write=not options["no_write"],
+            log=log,
+        )

@@ -21,7 +21,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", help="files or folders")
         parser.add_argument("--workspace", default="", help="workspace slug (default: the default workspace)")
-        parser.add_argument("--domain", default=None, help="domain tag for every document (e.g. neuroscience)")
+        parser.add_argument(
+            "--domain", default=None, help="domain tag for every document (e.g. neuroscience)"
+        )
         parser.add_argument("--chunk-size", type=int, default=None, help="characters per chunk")
         parser.add_argument("--overlap", type=int, default=None, help="characters of overlap between chunks")
 
@@ -33,8 +35,12 @@ class Command(BaseCommand):
         bar = tqdm(desc="documents", unit="doc", file=sys.stderr, disable=options["verbosity"] == 0)
         try:
             report = ingest_paths(
-                workspace=workspace, paths=options["paths"], domain=options["domain"],
-                chunk_size=options["chunk_size"], chunk_overlap=options["overlap"], progress=bar.update,
+                workspace=workspace,
+                paths=options["paths"],
+                domain=options["domain"],
+                chunk_size=options["chunk_size"],
+                chunk_overlap=options["overlap"],
+                progress=bar.update,
             )
         except ValueError as exc:  # bad chunking parameters
             raise CommandError(f"{exc}.") from None

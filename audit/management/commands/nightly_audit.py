@@ -32,15 +32,32 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--date", default="", help="the day to re-check, YYYY-MM-DD (default: yesterday, UTC)")
+        parser.add_argument(
+            "--date", default="", help="the day to re-check, YYYY-MM-DD (default: yesterday, UTC)"
+        )
         parser.add_argument("--workspace", default="", help="workspace slug (default: every workspace)")
-        parser.add_argument("--batch-size", type=int, default=constants.NIGHTLY_BATCH_SIZE,
-                            help="claims embedded, searched and committed together")
-        parser.add_argument("--depth", choices=constants.VERIFICATION_DEPTHS, default=None,
-                            help="verification depth for this run (default: the workspace's verification_depth)")
-        parser.add_argument("--bench", type=int, default=0, metavar="N",
-                            help="seed N synthetic weak claims in the 'nightly-bench' workspace and time the run")
-        parser.add_argument("--bench-chunks", type=int, default=2000, help="knowledge-base chunks for --bench")
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=constants.NIGHTLY_BATCH_SIZE,
+            help="claims embedded, searched and committed together",
+        )
+        parser.add_argument(
+            "--depth",
+            choices=constants.VERIFICATION_DEPTHS,
+            default=None,
+            help="verification depth for this run (default: the workspace's verification_depth)",
+        )
+        parser.add_argument(
+            "--bench",
+            type=int,
+            default=0,
+            metavar="N",
+            help="seed N synthetic weak claims in the 'nightly-bench' workspace and time the run",
+        )
+        parser.add_argument(
+            "--bench-chunks", type=int, default=2000, help="knowledge-base chunks for --bench"
+        )
 
     def handle(self, *args, **options):
         if options["batch_size"] < 1:
@@ -49,7 +66,9 @@ class Command(BaseCommand):
             raise CommandError("--bench and --bench-chunks must be positive.")
         day = _date(options["date"]) if options["date"] else timezone.now().date() - dt.timedelta(days=1)
         if options["bench"]:
-            self.stderr.write(f"seeding {options['bench']} weak claims and {options['bench_chunks']} chunks ...")
+            self.stderr.write(
+                f"seeding {options['bench']} weak claims and {options['bench_chunks']} chunks ..."
+            )
             workspace = bench_seed(claims=options["bench"], chunks=options["bench_chunks"], day=day)
             workspaces = [workspace]
         elif options["workspace"]:
@@ -66,13 +85,20 @@ class Command(BaseCommand):
                 bar.refresh()
 
             try:
-                outcome = nightly_audit_run(workspace=workspace, day=day, batch_size=options["batch_size"],
-                                            depth=options["depth"], progress=progress)
+                outcome = nightly_audit_run(
+                    workspace=workspace,
+                    day=day,
+                    batch_size=options["batch_size"],
+                    depth=options["depth"],
+                    progress=progress,
+                )
             finally:
                 bar.close()
             report = outcome.report
             if outcome.already_done:
-                self.stdout.write(f"{workspace.slug} {day}: already done ({report.claims_processed} claims); nothing to do.")
+                self.stdout.write(
+                    f"{workspace.slug} {day}: already done ({report.claims_processed} claims); nothing to do."
+                )
                 continue
             counts = report.report.get("counts", {})
             self.stdout.write(
@@ -84,8 +110,16 @@ class Command(BaseCommand):
                 f"store {outcome.stages['store']:.1f} s; depth {report.report['figures']['verification_depth']})"
             )
             if options["bench"]:
-                self.stdout.write(json.dumps({
-                    "claims": outcome.processed_now, "seconds": round(outcome.seconds, 2),
-                    "claims_per_s": round(outcome.claims_per_s, 1), **report.report["figures"],
-                    "retrieve_claims_per_s": round(outcome.processed_now / max(outcome.stages["retrieve"], 1e-9), 1),
-                }))
+                self.stdout.write(
+                    json.dumps(
+                        {
+                            "claims": outcome.processed_now,
+                            "seconds": round(outcome.seconds, 2),
+                            "claims_per_s": round(outcome.claims_per_s, 1),
+                            **report.report["figures"],
+                            "retrieve_claims_per_s": round(
+                                outcome.processed_now / max(outcome.stages["retrieve"], 1e-9), 1
+                            ),
+                        }
+                    )
+                )

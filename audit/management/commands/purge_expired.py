@@ -17,7 +17,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--dry-run", action="store_true", help="count what would be deleted; delete nothing")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="count what would be deleted; delete nothing"
+        )
         parser.add_argument("--workspace", default="", help="workspace slug (default: every workspace)")
 
     def handle(self, *args, **options):

@@ -17,7 +17,10 @@ from audit.management.browser import CHROMIUM, CHROMIUM_ARGS, served, session_co
 
 VIEWPORT = {"width": 1280, "height": 900}
 PHONE_PAGES = ("home", "dashboard", "escalations", "case", "answers", "answer", "claim-card", "answer-new")
-PHONE = {"width": 390, "height": 844}  # an iPhone 12-14 in portrait: every page must fit it without sideways scrolling
+PHONE = {
+    "width": 390,
+    "height": 844,
+}  # an iPhone 12-14 in portrait: every page must fit it without sideways scrolling
 
 
 def _pages(workspace) -> list[tuple[str, str, str]]:
@@ -25,20 +28,37 @@ def _pages(workspace) -> list[tuple[str, str, str]]:
     from audit.models import Answer, Claim
     from escalation.models import ReviewCase
 
-    answer = (Answer.objects.filter(workspace=workspace).annotate(n=Count("claims")).filter(n__gt=0)
-              .order_by("-n", "-created_at").first())
+    answer = (
+        Answer.objects.filter(workspace=workspace)
+        .annotate(n=Count("claims"))
+        .filter(n__gt=0)
+        .order_by("-n", "-created_at")
+        .first()
+    )
     if answer is None:
-        raise CommandError("There is no audited answer to show; run `make setup` (or `manage.py seed_demo`) first.")
+        raise CommandError(
+            "There is no audited answer to show; run `make setup` (or `manage.py seed_demo`) first."
+        )
     revised = Answer.objects.filter(workspace=workspace, claims__isnull=False).exclude(revisions=[]).first()
     # a claim card with the most to show: a human decision, else evidence
-    claim = (Claim.objects.filter(answer__workspace=workspace, review_cases__status="resolved").order_by("-id").first()
-             or Claim.objects.filter(answer__workspace=workspace, evidence__isnull=False).order_by("confidence").first()
-             or answer.claims.first())
+    claim = (
+        Claim.objects.filter(answer__workspace=workspace, review_cases__status="resolved")
+        .order_by("-id")
+        .first()
+        or Claim.objects.filter(answer__workspace=workspace, evidence__isnull=False)
+        .order_by("confidence")
+        .first()
+        or answer.claims.first()
+    )
     case = ReviewCase.objects.filter(workspace=workspace).order_by("-risk_score", "id").first()
     pages = [
         ("home", "/", "main"),
-        ("dashboard", "/dashboard/", "js:document.querySelectorAll('.plot[data-drawn=true]').length"
-                                     " === document.querySelectorAll('.plot').length"),
+        (
+            "dashboard",
+            "/dashboard/",
+            "js:document.querySelectorAll('.plot[data-drawn=true]').length"
+            " === document.querySelectorAll('.plot').length",
+        ),
         ("escalations", "/escalations/", "#queue"),
         ("claims", "/claims/", "#claims"),
         ("answer", f"/answers/{answer.public_id}/", "#answer-text"),
@@ -62,7 +82,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--out", default=str(Path(settings.BASE_DIR) / "docs" / "screenshots"))
-        parser.add_argument("--username", default="", help="User to sign in as (default: the first superuser).")
+        parser.add_argument(
+            "--username", default="", help="User to sign in as (default: the first superuser)."
+        )
 
     def handle(self, *args, **options):
         from playwright.sync_api import sync_playwright
@@ -107,7 +129,9 @@ class Command(BaseCommand):
     def _shoot(self, page, url: str, ready: str, path: Path) -> None:
         response = page.goto(url)
         if response is None or response.status >= 400:
-            raise CommandError(f"{url} answered {response.status if response else 'nothing'}; no screenshot taken.")
+            raise CommandError(
+                f"{url} answered {response.status if response else 'nothing'}; no screenshot taken."
+            )
         if ready.startswith("js:"):
             page.wait_for_function(ready[3:])
         else:

@@ -22,8 +22,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", help="JSONL file of demo answers")
-        parser.add_argument("--username", default="",
-                            help="the user the demo answers are submitted as (default: none; the audit trail says 'system')")
+        parser.add_argument(
+            "--username",
+            default="",
+            help="the user the demo answers are submitted as (default: none; the audit trail says 'system')",
+        )
 
     def handle(self, *args, **options):
         path = Path(options["path"])
@@ -41,11 +44,18 @@ class Command(BaseCommand):
                 continue
             try:
                 row = json.loads(line)
-                request = AuditRequest(query=row["query"], answer=row["answer"], contexts=row.get("contexts", []),
-                                       mode=row.get("mode", ""), domain=row.get("domain", ""))
+                request = AuditRequest(
+                    query=row["query"],
+                    answer=row["answer"],
+                    contexts=row.get("contexts", []),
+                    mode=row.get("mode", ""),
+                    domain=row.get("domain", ""),
+                )
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise CommandError(f"{path} line {number} is not a demo answer ({exc}).") from None
-            if Answer.objects.filter(workspace=workspace, query=request.query, original_text=request.answer).exists():
+            if Answer.objects.filter(
+                workspace=workspace, query=request.query, original_text=request.answer
+            ).exists():
                 skipped += 1
                 continue
             try:
@@ -54,4 +64,6 @@ class Command(BaseCommand):
                 raise CommandError(f"{path} line {number}: {exc}.") from None
             cases += submission.answer.claims.filter(review_cases__isnull=False).distinct().count()
             audited += 1
-        self.stdout.write(f"Demo answers: {audited} audited, {skipped} already stored, {cases} claims in review.")
+        self.stdout.write(
+            f"Demo answers: {audited} audited, {skipped} already stored, {cases} claims in review."
+        )

@@ -8,8 +8,10 @@ from audit.evaluation.cli import run_verify_answers
 
 
 class Command(BaseCommand):
-    help = ('Read answers (shared/benchmarks answer format), audit each against its contexts and write '
-            '{"id", "faithfulness", "audit_score", "flagged", "claims": [...]} per line.')
+    help = (
+        "Read answers (shared/benchmarks answer format), audit each against its contexts and write "
+        '{"id", "faithfulness", "audit_score", "flagged", "claims": [...]} per line.'
+    )
     requires_system_checks = []
 
     def add_arguments(self, parser):

@@ -8,8 +8,10 @@ from audit.evaluation.cli import run_verify_claims
 
 
 class Command(BaseCommand):
-    help = ("Read claims (shared/benchmarks claim format), verify each against its own evidence and write "
-            '{"id", "label", "confidence"} per line, in input order.')
+    help = (
+        "Read claims (shared/benchmarks claim format), verify each against its own evidence and write "
+        '{"id", "label", "confidence"} per line, in input order.'
+    )
     requires_system_checks = []
 
     def add_arguments(self, parser):

@@ -37,12 +37,20 @@ from typing import Any, Callable
 import jsonschema
 import openai
 
-from audit.constants import (LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_MIN_CALL_S, LLM_MIN_COMPLETION_TOKENS,
-                             LLM_RETRY_BACKOFF_S, LLM_RETRY_MAX_WAIT_S, LLM_SEED, LLM_TASK_MAX_TOKENS, LLM_TEMPERATURE)
+from audit.constants import (
+    LLM_MAX_TOKENS,
+    LLM_MAX_TOKENS_CEILING,
+    LLM_MIN_CALL_S,
+    LLM_MIN_COMPLETION_TOKENS,
+    LLM_RETRY_BACKOFF_S,
+    LLM_RETRY_MAX_WAIT_S,
+    LLM_SEED,
+    LLM_TASK_MAX_TOKENS,
+    LLM_TEMPERATURE,
+)
 from audit.pipeline.llm.endpoint import PROMPT, Endpoint, endpoint_for, format_kwargs
 from audit.pipeline.llm.prompts import for_structured_output
 from audit.pipeline.llm.schemas import TASKS, wire_schema
-
 
 
 @dataclass(frozen=True)
@@ -63,8 +71,18 @@ class LLMConfig:
 class LLMError(Exception):
     """A call that gave no usable answer. ``kind`` is one of KINDS."""
 
-    KINDS = ("timeout", "connection", "rate_limited", "server_error", "client_error", "empty",
-             "invalid_json", "schema", "budget", "circuit_open")
+    KINDS = (
+        "timeout",
+        "connection",
+        "rate_limited",
+        "server_error",
+        "client_error",
+        "empty",
+        "invalid_json",
+        "schema",
+        "budget",
+        "circuit_open",
+    )
 
     def __init__(self, kind: str, message: str, *, purpose: str = "", attempts: int = 0):
         super().__init__(f"{kind}: {message}")
@@ -98,7 +116,9 @@ class LLMAccounting:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def add_call(self, *, purpose: str, prompt_tokens: int, completion_tokens: int, latency_ms: float) -> None:
+    def add_call(
+        self, *, purpose: str, prompt_tokens: int, completion_tokens: int, latency_ms: float
+    ) -> None:
         with self._lock:
             self.calls += 1
             self.prompt_tokens += prompt_tokens
@@ -108,10 +128,15 @@ class LLMAccounting:
 
     def add_failure(self, error: LLMError) -> None:
         with self._lock:
-            self.failures.append({
-                "purpose": error.purpose, "kind": error.kind, "message": error.message[:300],
-                "attempts": error.attempts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            })
+            self.failures.append(
+                {
+                    "purpose": error.purpose,
+                    "kind": error.kind,
+                    "message": error.message[:300],
+                    "attempts": error.attempts,
+                    "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                }
+            )
 
     def add_json_result(self, task: str, valid: bool) -> None:
         with self._lock:
@@ -126,9 +151,13 @@ class LLMAccounting:
 
     def run_fields(self) -> dict:
         """The ``VerificationRun`` field values for this accounting."""
-        return {"llm_calls": self.calls, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "llm_latency_ms": round(self.latency_ms, 1),
-                "llm_failures": list(self.failures)}
+        return {
+            "llm_calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "llm_latency_ms": round(self.latency_ms, 1),
+            "llm_failures": list(self.failures),
+        }
 
 
 def retry_after_seconds(headers) -> float | None:
@@ -259,8 +288,14 @@ class LLMClient:
     talks through is shared by every run of the process.
     """
 
-    def __init__(self, config: LLMConfig, *, accounting: LLMAccounting | None = None,
-                 sleep: Callable[[float], None] = time.sleep, endpoint: Endpoint | None = None):
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        accounting: LLMAccounting | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        endpoint: Endpoint | None = None,
+    ):
         self.config = config
         self.accounting = accounting or LLMAccounting()
         self._sleep = sleep
@@ -299,13 +334,15 @@ class LLMClient:
     def _warn_budget(self) -> None:
         self.accounting.add_warning(
             "llm_budget_exceeded",
-            f"LLM token budget of {self.config.token_budget} reached: offline methods used from here on.")
+            f"LLM token budget of {self.config.token_budget} reached: offline methods used from here on.",
+        )
 
     def _warn_time(self) -> None:
         self.accounting.add_warning(
             "llm_time_budget_exceeded",
             f"The audit's LLM time budget of {self.config.time_budget_s:g} s was spent: offline verdicts "
-            "stand for the methods not done.")
+            "stand for the methods not done.",
+        )
 
     def _tokens_left(self) -> int | None:
         budget = self.config.token_budget
@@ -313,8 +350,9 @@ class LLMClient:
             return None
         return budget - self.accounting.total_tokens - self._reserved
 
-    def _fail(self, kind: str, message: str, purpose: str, attempts: int, *, trip: bool = False,
-              hard: bool = False) -> LLMError:
+    def _fail(
+        self, kind: str, message: str, purpose: str, attempts: int, *, trip: bool = False, hard: bool = False
+    ) -> LLMError:
         """Record a failed call; ``trip`` counts it against the endpoint's breaker (``hard``: opens it now)."""
         error = LLMError(kind, message, purpose=purpose, attempts=attempts)
         self.accounting.add_failure(error)
@@ -326,9 +364,19 @@ class LLMClient:
         """Return the reply text of one chat completion, or raise LLMError (recorded)."""
         return self.complete_reply(purpose=purpose, messages=messages, **kwargs).text
 
-    def complete_reply(self, *, purpose: str, messages: list[dict], temperature: float = LLM_TEMPERATURE,
-                       max_tokens: int | None = None, seed: int | None = LLM_SEED, task: str = "",
-                       items: int = 1, extra: dict | None = None, probing: bool = False) -> Completion:
+    def complete_reply(
+        self,
+        *,
+        purpose: str,
+        messages: list[dict],
+        temperature: float = LLM_TEMPERATURE,
+        max_tokens: int | None = None,
+        seed: int | None = LLM_SEED,
+        task: str = "",
+        items: int = 1,
+        extra: dict | None = None,
+        probing: bool = False,
+    ) -> Completion:
         """One chat completion as a :class:`Completion`, or raise LLMError (recorded).
 
         ``max_tokens`` defaults to the task's cap and is lowered to what the token budget has
@@ -354,8 +402,13 @@ class LLMClient:
                     raise self._fail("budget", "token budget exceeded", purpose, 0)
             reserved = prompt_estimate + wanted
             self._reserved += reserved
-        kwargs: dict[str, Any] = {"model": self.config.model, "messages": messages,
-                                  "temperature": temperature, "max_tokens": wanted, **(extra or {})}
+        kwargs: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": wanted,
+            **(extra or {}),
+        }
         if seed is not None:
             kwargs["seed"] = seed
         try:
@@ -365,8 +418,9 @@ class LLMClient:
             with self._lock:
                 self._reserved -= reserved
 
-    def _call(self, kwargs: dict, purpose: str, messages: list[dict], prompt_estimate: int,
-              probing: bool = False) -> Completion:
+    def _call(
+        self, kwargs: dict, purpose: str, messages: list[dict], prompt_estimate: int, probing: bool = False
+    ) -> Completion:
         attempt = 0
         retries = 0 if probing else self.config.max_retries
         while True:
@@ -383,9 +437,15 @@ class LLMClient:
                 self._count(purpose, started, prompt_estimate, kwargs["max_tokens"])
                 if timeout < self.config.timeout_s:
                     self._warn_time()
-                    raise self._fail("budget", f"the audit's LLM time budget ran out during the call "
-                                     f"({timeout:.1f} s)", purpose, attempt) from exc
-                raise self._fail("timeout", f"no reply within {timeout:g} s", purpose, attempt, trip=True) from exc
+                    raise self._fail(
+                        "budget",
+                        f"the audit's LLM time budget ran out during the call ({timeout:.1f} s)",
+                        purpose,
+                        attempt,
+                    ) from exc
+                raise self._fail(
+                    "timeout", f"no reply within {timeout:g} s", purpose, attempt, trip=True
+                ) from exc
             except openai.APIConnectionError as exc:
                 self._count(purpose, started)
                 if attempt <= retries:
@@ -397,12 +457,22 @@ class LLMClient:
                 status = exc.status_code
                 retriable = status == 429 or status >= 500
                 if probing:
-                    raise LLMError("client_error" if not retriable else "server_error",
-                                   f"HTTP {status}: {exc.message}"[:300], purpose=purpose, attempts=attempt) from exc
+                    raise LLMError(
+                        "client_error" if not retriable else "server_error",
+                        f"HTTP {status}: {exc.message}"[:300],
+                        purpose=purpose,
+                        attempts=attempt,
+                    ) from exc
                 if not retriable:
                     # 401/403/404 are configuration errors: no later call can succeed.
-                    raise self._fail("client_error", f"HTTP {status}: {exc.message}"[:300], purpose, attempt,
-                                     trip=status in (401, 403, 404), hard=True) from exc
+                    raise self._fail(
+                        "client_error",
+                        f"HTTP {status}: {exc.message}"[:300],
+                        purpose,
+                        attempt,
+                        trip=status in (401, 403, 404),
+                        hard=True,
+                    ) from exc
                 kind = "rate_limited" if status == 429 else "server_error"
                 wait = retry_after_seconds(exc.response.headers)
                 if wait is None:
@@ -410,24 +480,39 @@ class LLMClient:
                 if attempt <= retries and wait <= LLM_RETRY_MAX_WAIT_S:
                     self._sleep(wait)
                     continue
-                raise self._fail(kind, f"HTTP {status} after {attempt} attempt(s)", purpose, attempt, trip=True) from exc
+                raise self._fail(
+                    kind, f"HTTP {status} after {attempt} attempt(s)", purpose, attempt, trip=True
+                ) from exc
             except openai.OpenAIError as exc:  # malformed body, unexpected payload
                 self._count(purpose, started)
-                raise self._fail("server_error", f"{type(exc).__name__}: {exc}"[:300], purpose, attempt) from exc
+                raise self._fail(
+                    "server_error", f"{type(exc).__name__}: {exc}"[:300], purpose, attempt
+                ) from exc
             self.endpoint.breaker.success()
             return self._reply(response, purpose, started, attempt, messages)
 
-    def _count(self, purpose: str, started: float, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
-        self.accounting.add_call(purpose=purpose, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                                 latency_ms=(time.perf_counter() - started) * 1000)
+    def _count(
+        self, purpose: str, started: float, prompt_tokens: int = 0, completion_tokens: int = 0
+    ) -> None:
+        self.accounting.add_call(
+            purpose=purpose,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
 
-    def _reply(self, response, purpose: str, started: float, attempt: int, messages: list[dict]) -> Completion:
+    def _reply(
+        self, response, purpose: str, started: float, attempt: int, messages: list[dict]
+    ) -> Completion:
         choices = getattr(response, "choices", None) or []
         text = (choices[0].message.content or "") if choices and choices[0].message else ""
         finish = (getattr(choices[0], "finish_reason", "") or "") if choices else ""
         usage = getattr(response, "usage", None)
         if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
-            prompt_tokens, completion_tokens = int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0)
+            prompt_tokens, completion_tokens = (
+                int(usage.prompt_tokens or 0),
+                int(usage.completion_tokens or 0),
+            )
         else:
             # No usage reported (some servers): estimate at 4 characters a token so the budget still holds.
             prompt_tokens = len(prompt_text(messages)) // 4
@@ -446,8 +531,16 @@ class LLMClient:
         self.accounting.structured = form
         return form
 
-    def complete_json(self, *, purpose: str, messages: list[dict], task: str = "", schema: dict | None = None,
-                      items: int = 1, **kwargs) -> Any:
+    def complete_json(
+        self,
+        *,
+        purpose: str,
+        messages: list[dict],
+        task: str = "",
+        schema: dict | None = None,
+        items: int = 1,
+        **kwargs,
+    ) -> Any:
         """Return the reply parsed as JSON and valid against the task's schema.
 
         ``task`` names the schema in :data:`audit.pipeline.llm.schemas.TASKS` (default: the
@@ -475,22 +568,31 @@ class LLMClient:
             shape = wire_schema(task, items) if task in TASKS else schema
             repair = messages + [
                 {"role": "assistant", "content": reply or "(empty reply)"},
-                {"role": "user", "content": (
-                    f"That reply was not valid ({first.message}). Reply again with ONLY the JSON value, "
-                    f"no prose and no code fence, valid against this JSON schema:\n{json.dumps(shape)}")},
+                {
+                    "role": "user",
+                    "content": (
+                        f"That reply was not valid ({first.message}). Reply again with ONLY the JSON value, "
+                        f"no prose and no code fence, valid against this JSON schema:\n{json.dumps(shape)}"
+                    ),
+                },
             ]
             completion = self.complete_reply(purpose=f"{purpose}:repair", messages=repair, **kwargs)
-            return self._validated(completion.text, schema, f"{purpose}:repair", task, messages, completion.truncated)
+            return self._validated(
+                completion.text, schema, f"{purpose}:repair", task, messages, completion.truncated
+            )
 
-    def _validated(self, reply: str, schema: dict, purpose: str, task: str, messages: list[dict],
-                   truncated: bool = False) -> Any:
+    def _validated(
+        self, reply: str, schema: dict, purpose: str, task: str, messages: list[dict], truncated: bool = False
+    ) -> Any:
         """Parse and check a reply; a bad one is recorded as a failed call and raised."""
         try:
             value = parse_json_reply(reply, schema, prompt_text(messages))
         except (ValueError, jsonschema.ValidationError) as exc:
             message = exc.message if isinstance(exc, jsonschema.ValidationError) else str(exc)
             if truncated:  # the reply's own value was cut off: say so, not what a fragment of it broke
-                error = LLMError("invalid_json", "the reply was cut off at the token cap", purpose=purpose, attempts=1)
+                error = LLMError(
+                    "invalid_json", "the reply was cut off at the token cap", purpose=purpose, attempts=1
+                )
             else:
                 kind = "schema" if isinstance(exc, jsonschema.ValidationError) else "invalid_json"
                 error = LLMError(kind, message[:200], purpose=purpose, attempts=1)

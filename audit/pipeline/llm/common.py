@@ -37,7 +37,7 @@ def failure_reason(exc: LLMError, what: str) -> str:
 
 
 def batches(items: list[T], size: int = LLM_BATCH_CLAIMS) -> list[list[T]]:
-    return [items[i:i + size] for i in range(0, len(items), size)] if items else []
+    return [items[i : i + size] for i in range(0, len(items), size)] if items else []
 
 
 def concurrently(client: LLMClient, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:

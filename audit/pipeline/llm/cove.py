@@ -14,8 +14,13 @@ from __future__ import annotations
 from audit.constants import COVE_MAX_QUESTIONS, LLM_EVIDENCE_PASSAGES
 from audit.pipeline.llm.client import LLMClient, LLMError
 from audit.pipeline.llm.common import batches, concurrently, failure_reason, not_run, unavailable_reason
-from audit.pipeline.llm.prompts import (COVE_ANSWER_SYSTEM, COVE_COMPARE_SYSTEM, COVE_PLAN_SYSTEM, messages,
-                                        numbered_passages)
+from audit.pipeline.llm.prompts import (
+    COVE_ANSWER_SYSTEM,
+    COVE_COMPARE_SYSTEM,
+    COVE_PLAN_SYSTEM,
+    messages,
+    numbered_passages,
+)
 from audit.pipeline.types import MethodResult
 
 METHOD = "llm_cove"
@@ -31,8 +36,10 @@ def cove_checks(client: LLMClient | None, items: list[tuple[str, list[str]]]) ->
     reason = unavailable_reason(client)
     if reason:
         return [not_run(METHOD, reason) for _ in items]
-    todo = [(i, text, [e for e in evidence if e and e.strip()][:LLM_EVIDENCE_PASSAGES])
-            for i, (text, evidence) in enumerate(items)]
+    todo = [
+        (i, text, [e for e in evidence if e and e.strip()][:LLM_EVIDENCE_PASSAGES])
+        for i, (text, evidence) in enumerate(items)
+    ]
     results: list[MethodResult | None] = [None] * len(items)
     for batch_results in concurrently(client, lambda batch: _cove_batch(client, batch), batches(todo)):
         for i, result in batch_results:
@@ -43,8 +50,13 @@ def cove_checks(client: LLMClient | None, items: list[tuple[str, list[str]]]) ->
 def _answer(client: LLMClient, questions: list[str], evidence: list[str]) -> list[dict] | LLMError:
     listing = "\n".join(f"{n}. {q}" for n, q in enumerate(questions, 1))
     try:
-        reply = client.complete_json(purpose="cove_answer", items=len(questions), messages=messages(
-            COVE_ANSWER_SYSTEM, f"Passages:\n{numbered_passages(evidence)}\n\nQuestions:\n{listing}"))
+        reply = client.complete_json(
+            purpose="cove_answer",
+            items=len(questions),
+            messages=messages(
+                COVE_ANSWER_SYSTEM, f"Passages:\n{numbered_passages(evidence)}\n\nQuestions:\n{listing}"
+            ),
+        )
     except LLMError as exc:
         return exc
     by_number = {row["question"]: row for row in reply["answers"]}
@@ -54,15 +66,23 @@ def _answer(client: LLMClient, questions: list[str], evidence: list[str]) -> lis
 def _cove_batch(client: LLMClient, batch: list[tuple[int, str, list[str]]]) -> list[tuple[int, MethodResult]]:
     claims = "\n".join(f"c{n}: {text}" for n, (_, text, _) in enumerate(batch, 1))
     try:
-        plan = client.complete_json(purpose="cove_questions", items=len(batch),
-                                    messages=messages(COVE_PLAN_SYSTEM, f"Claims:\n{claims}"))
+        plan = client.complete_json(
+            purpose="cove_questions",
+            items=len(batch),
+            messages=messages(COVE_PLAN_SYSTEM, f"Claims:\n{claims}"),
+        )
     except LLMError as exc:
         reason = failure_reason(exc, "during CoVe")
         return [(i, not_run(METHOD, reason)) for i, _, _ in batch]
-    planned = {row["claim_id"]: [q.strip() for q in row["questions"]][:COVE_MAX_QUESTIONS] for row in plan["results"]}
+    planned = {
+        row["claim_id"]: [q.strip() for q in row["questions"]][:COVE_MAX_QUESTIONS] for row in plan["results"]
+    }
     questions = [planned.get(f"c{n}", []) for n in range(1, len(batch) + 1)]
-    answers = concurrently(client, lambda job: _answer(client, *job) if job[0] else [],
-                           [(q, evidence) for q, (_, _, evidence) in zip(questions, batch)])
+    answers = concurrently(
+        client,
+        lambda job: _answer(client, *job) if job[0] else [],
+        [(q, evidence) for q, (_, _, evidence) in zip(questions, batch)],
+    )
     out: list[tuple[int, MethodResult]] = []
     listing = []
     for n, ((i, text, _), qs, ans) in enumerate(zip(batch, questions, answers), 1):
@@ -75,12 +95,17 @@ def _cove_batch(client: LLMClient, batch: list[tuple[int, str, list[str]]]) -> l
     if not listing:
         return out
     body = "\n\n".join(
-        f"Claim c{n}: {text}\n" + "\n".join(f"  {k}. Q: {q}\n     A: {a['answer'] if a['found'] else '(not in the passages)'}"
-                                            for k, (q, a) in enumerate(zip(qs, ans), 1))
-        for n, _, text, qs, ans in listing)
+        f"Claim c{n}: {text}\n"
+        + "\n".join(
+            f"  {k}. Q: {q}\n     A: {a['answer'] if a['found'] else '(not in the passages)'}"
+            for k, (q, a) in enumerate(zip(qs, ans), 1)
+        )
+        for n, _, text, qs, ans in listing
+    )
     try:
-        compared = client.complete_json(purpose="cove_compare", items=len(listing),
-                                        messages=messages(COVE_COMPARE_SYSTEM, body))
+        compared = client.complete_json(
+            purpose="cove_compare", items=len(listing), messages=messages(COVE_COMPARE_SYSTEM, body)
+        )
     except LLMError as exc:
         reason = failure_reason(exc, "during CoVe")
         return out + [(i, not_run(METHOD, reason)) for _, i, _, _, _ in listing]
@@ -104,8 +129,15 @@ def _result(questions: list[str], answers: list[dict], verdicts: list[str]) -> M
         vote = "supported"
     else:
         vote = "not_found"
-    return MethodResult(method=METHOD, score=consistency, verdict=vote, details={
-        "cove_consistency": consistency,
-        "questions": [{"question": q, "answer": a["answer"][:500], "found": a["found"], "verdict": v}
-                      for q, a, v in zip(questions, answers, verdicts)],
-    })
+    return MethodResult(
+        method=METHOD,
+        score=consistency,
+        verdict=vote,
+        details={
+            "cove_consistency": consistency,
+            "questions": [
+                {"question": q, "answer": a["answer"][:500], "found": a["found"], "verdict": v}
+                for q, a, v in zip(questions, answers, verdicts)
+            ],
+        },
+    )

@@ -15,7 +15,13 @@ from audit.constants import DRAFT_MAX_SENTENCES, LLM_EVIDENCE_CHARS
 from audit.pipeline import extraction as offline
 from audit.pipeline.llm.client import LLMClient, LLMError, task_max_tokens
 from audit.pipeline.llm.common import unavailable_reason
-from audit.pipeline.llm.prompts import DRAFT_SYSTEM, REWRITE_SYSTEM, echoes_prompt, messages, numbered_passages
+from audit.pipeline.llm.prompts import (
+    DRAFT_SYSTEM,
+    REWRITE_SYSTEM,
+    echoes_prompt,
+    messages,
+    numbered_passages,
+)
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import Passage
 
@@ -71,7 +77,9 @@ def _valid_anchors(text: str, count: int) -> str | None:
     return cleaned.strip() if any(1 <= int(n) <= count for n in _ANCHOR_RE.findall(cleaned)) else None
 
 
-def draft_answer(client: LLMClient | None, query: str, passages: list[Passage], *, system: str = DRAFT_SYSTEM) -> Draft:
+def draft_answer(
+    client: LLMClient | None, query: str, passages: list[Passage], *, system: str = DRAFT_SYSTEM
+) -> Draft:
     """Draft an answer to ``query`` from ``passages`` with ``[n]`` anchors; offline on any failure.
 
     ``system`` is the prompt of a generation mode (``audit.pipeline.llm.generation``).
@@ -118,8 +126,9 @@ def passage_marker(passage: Passage) -> str:
     return f"[{anchor}]"
 
 
-def rewrite_answer(client: LLMClient | None, *, query: str, answer: str, instructions: list[dict],
-                   passages: list[Passage]) -> str:
+def rewrite_answer(
+    client: LLMClient | None, *, query: str, answer: str, instructions: list[dict], passages: list[Passage]
+) -> str:
     """Return ``answer`` rewritten by the LLM to carry out the revision ``instructions``.
 
     Matches ``audit.pipeline.revision.Rewriter`` once bound to a client (:func:`make_rewriter`):
@@ -131,14 +140,24 @@ def rewrite_answer(client: LLMClient | None, *, query: str, answer: str, instruc
     reason = unavailable_reason(client)
     if reason:
         raise LLMError("circuit_open", reason, purpose="rewrite_answer")
-    listing = "\n".join(
-        f"- {i.get('claim_id') or 'answer'} ({i.get('verdict') or 'citations'}): {i.get('claim', '')} "
-        f"-> {i.get('instruction', '')}".strip() for i in instructions) or "- (none)"
+    listing = (
+        "\n".join(
+            f"- {i.get('claim_id') or 'answer'} ({i.get('verdict') or 'citations'}): {i.get('claim', '')} "
+            f"-> {i.get('instruction', '')}".strip()
+            for i in instructions
+        )
+        or "- (none)"
+    )
     sources = "\n\n".join(f"{passage_marker(p)} {p.text.strip()[:LLM_EVIDENCE_CHARS]}" for p in passages)
-    user = (f"Question: {query}\n\nPassages:\n{sources or '(no passages)'}\n\nAnswer:\n{answer}\n\n"
-            f"Problem claims and what to do:\n{listing}")
-    reply = client.complete_reply(purpose="rewrite_answer", messages=messages(REWRITE_SYSTEM, user),
-                                  max_tokens=task_max_tokens("rewrite_answer") + len(answer) // 3)
+    user = (
+        f"Question: {query}\n\nPassages:\n{sources or '(no passages)'}\n\nAnswer:\n{answer}\n\n"
+        f"Problem claims and what to do:\n{listing}"
+    )
+    reply = client.complete_reply(
+        purpose="rewrite_answer",
+        messages=messages(REWRITE_SYSTEM, user),
+        max_tokens=task_max_tokens("rewrite_answer") + len(answer) // 3,
+    )
     return unrepeated(client, reply, REWRITE_SYSTEM, "rewrite_answer")
 
 

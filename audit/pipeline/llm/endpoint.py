@@ -44,8 +44,12 @@ def format_kwargs(form: str, task: str, items: int | None = None) -> dict:
         return {}
     schema = wire_schema(task, items)
     if form == "json_schema":
-        return {"response_format": {"type": "json_schema",
-                                    "json_schema": {"name": task, "strict": True, "schema": schema}}}
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": task, "strict": True, "schema": schema},
+            }
+        }
     if form == "llama_json_object":
         return {"response_format": {"type": "json_object", "schema": schema}}
     if form == "vllm_guided_json":
@@ -60,8 +64,12 @@ def format_kwargs(form: str, task: str, items: int | None = None) -> dict:
 class CircuitBreaker:
     """Consecutive failures open it for a cool-down; see the module doc."""
 
-    def __init__(self, failures: int = LLM_BREAKER_FAILURES, cooldown_s: float = LLM_BREAKER_COOLDOWN_S,
-                 clock=time.monotonic):
+    def __init__(
+        self,
+        failures: int = LLM_BREAKER_FAILURES,
+        cooldown_s: float = LLM_BREAKER_COOLDOWN_S,
+        clock=time.monotonic,
+    ):
         self.failures_to_open = max(1, failures)
         self.cooldown_s = cooldown_s
         self._clock = clock
@@ -79,8 +87,10 @@ class CircuitBreaker:
             if waited >= self.cooldown_s:
                 return None  # half-open: the next call is the trial
             kind = self.last_error.kind if self.last_error else "failure"
-            return (f"LLM unavailable after an earlier failure ({kind}); circuit open for "
-                    f"{self.cooldown_s - waited:.0f} s more")
+            return (
+                f"LLM unavailable after an earlier failure ({kind}); circuit open for "
+                f"{self.cooldown_s - waited:.0f} s more"
+            )
 
     def success(self) -> None:
         with self._lock:
@@ -103,8 +113,9 @@ class Endpoint:
 
     def __init__(self, base_url: str, api_key: str = "", concurrency: int = 4):
         self.base_url = base_url
-        self.openai = openai.OpenAI(base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY,
-                                    max_retries=0)  # retries are the client's: counted and bounded
+        self.openai = openai.OpenAI(
+            base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, max_retries=0
+        )  # retries are the client's: counted and bounded
         self.slots = threading.BoundedSemaphore(max(1, concurrency))
         self.breaker = CircuitBreaker()
         self.form: str | None = None  # None until probed
@@ -125,8 +136,13 @@ class Endpoint:
 
             for form in FORMS:
                 try:
-                    reply = client.complete(purpose="probe", messages=[{"role": "user", "content": PROBE_PROMPT}],
-                                            task="probe", extra=format_kwargs(form, "probe"), probing=True)
+                    reply = client.complete(
+                        purpose="probe",
+                        messages=[{"role": "user", "content": PROBE_PROMPT}],
+                        task="probe",
+                        extra=format_kwargs(form, "probe"),
+                        probing=True,
+                    )
                 except LLMError as exc:
                     if exc.kind in ("client_error", "server_error", "empty"):
                         continue  # the server refuses this form (llama-cpp-python answers 500): try the next

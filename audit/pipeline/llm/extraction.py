@@ -42,15 +42,19 @@ def extract_claims(client: LLMClient | None, answer: str, query: str = "") -> Ex
         return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, reason)
     sentences = len(offline.split_sentences(text)) or 1
     try:
-        rows = client.complete_json(purpose="extract_claims", items=sentences,
-                                    messages=messages(EXTRACT_SYSTEM, f"Answer:\n{text}"))["claims"]
+        rows = client.complete_json(
+            purpose="extract_claims", items=sentences, messages=messages(EXTRACT_SYSTEM, f"Answer:\n{text}")
+        )["claims"]
     except LLMError as exc:
         reason = failure_reason(exc, "") if exc.kind in ("budget", "circuit_open") else exc.kind
         return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, reason)
     claims = claims_from_rows(rows, text, query)
     if not claims:
-        client.accounting.add_failure(LLMError("schema", "no extracted claim is grounded in the answer",
-                                               purpose="extract_claims", attempts=1))
+        client.accounting.add_failure(
+            LLMError(
+                "schema", "no extracted claim is grounded in the answer", purpose="extract_claims", attempts=1
+            )
+        )
         return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, "schema")
     return Extraction(claims, METHOD_LLM)
 
@@ -80,10 +84,15 @@ def claims_from_rows(rows: list[dict], text: str, query: str = "") -> list[Claim
         start, end = spans[best]
         first_span = first_span if first_span is not None else best
         ctype = offline.claim_type(claim_text)
-        claims.append(ClaimDraft(
-            claim_id=f"c{len(claims) + 1}", text=claim_text, span=(start, end), type=ctype,
-            importance=offline.importance(claim_text, query, ctype=ctype, first=best == first_span),
-            citations=offline.citation_anchors(text[start:end]),
-            sentence=offline.clean_sentence(text[start:end]),
-        ))
+        claims.append(
+            ClaimDraft(
+                claim_id=f"c{len(claims) + 1}",
+                text=claim_text,
+                span=(start, end),
+                type=ctype,
+                importance=offline.importance(claim_text, query, ctype=ctype, first=best == first_span),
+                citations=offline.citation_anchors(text[start:end]),
+                sentence=offline.clean_sentence(text[start:end]),
+            )
+        )
     return claims

@@ -107,21 +107,27 @@ def _link(passage: Passage) -> str:
 def with_keys(text: str, passages: list[Passage], mode: str) -> tuple[str, list[Passage], dict[str, str]]:
     """Replace ``[n]`` markers by the mode's citation style; the passages gain their keys as anchors."""
     if mode == "classical":
-        text = _NUMBER_RE.sub(lambda m: _link(passages[int(m.group(1)) - 1])
-                              if 1 <= int(m.group(1)) <= len(passages) else "", text)
+        text = _NUMBER_RE.sub(
+            lambda m: _link(passages[int(m.group(1)) - 1]) if 1 <= int(m.group(1)) <= len(passages) else "",
+            text,
+        )
         return text, passages, {}
     keys = citation_keys(passages)
-    text = _NUMBER_RE.sub(lambda m: f"[{keys[int(m.group(1)) - 1]}]"
-                          if 1 <= int(m.group(1)) <= len(passages) else "", text)
+    text = _NUMBER_RE.sub(
+        lambda m: f"[{keys[int(m.group(1)) - 1]}]" if 1 <= int(m.group(1)) <= len(passages) else "", text
+    )
     keyed = [replace(p, anchors=tuple(dict.fromkeys((*p.anchors, key)))) for p, key in zip(passages, keys)]
     return text, keyed, {key: p.id for key, p in zip(keys, passages)}
 
 
-def generate(client: LLMClient | None, query: str, passages: list[Passage], mode: str = DEFAULT_GENERATION_MODE
-             ) -> Generation:
+def generate(
+    client: LLMClient | None, query: str, passages: list[Passage], mode: str = DEFAULT_GENERATION_MODE
+) -> Generation:
     """Draft an answer to ``query`` in ``mode`` (offline extractive draft when no LLM is usable)."""
     if mode not in GENERATION_MODES:
         raise ValueError(f"generation mode must be one of {', '.join(GENERATION_MODES)}")
     draft = draft_answer(client, query, passages, system=system_prompt(mode))
     text, keyed, keys = with_keys(draft.text, draft.passages, mode)
-    return Generation(text=text, passages=keyed, mode=mode, method=draft.method, fallback=draft.fallback, keys=keys)
+    return Generation(
+        text=text, passages=keyed, mode=mode, method=draft.method, fallback=draft.fallback, keys=keys
+    )

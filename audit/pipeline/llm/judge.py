@@ -45,11 +45,17 @@ def judge_claims(client: LLMClient | None, items: list[tuple[str, list[str]]]) -
     return results
 
 
-def _judge_batch(client: LLMClient, batch: list[tuple[int, str, list[str]]]) -> list[tuple[int, MethodResult]]:
-    listing = "\n\n".join(f"Claim c{n}: {text}\nEvidence for c{n}:\n{numbered_passages(evidence)}"
-                          for n, (_, text, evidence) in enumerate(batch, 1))
+def _judge_batch(
+    client: LLMClient, batch: list[tuple[int, str, list[str]]]
+) -> list[tuple[int, MethodResult]]:
+    listing = "\n\n".join(
+        f"Claim c{n}: {text}\nEvidence for c{n}:\n{numbered_passages(evidence)}"
+        for n, (_, text, evidence) in enumerate(batch, 1)
+    )
     try:
-        reply = client.complete_json(purpose="judge", items=len(batch), messages=messages(JUDGE_SYSTEM, listing))
+        reply = client.complete_json(
+            purpose="judge", items=len(batch), messages=messages(JUDGE_SYSTEM, listing)
+        )
     except LLMError as exc:
         reason = failure_reason(exc, "during isolated verification: offline methods decided")
         return [(i, not_run(METHOD, reason)) for i, _, _ in batch]
@@ -62,7 +68,22 @@ def _judge_batch(client: LLMClient, batch: list[tuple[int, str, list[str]]]) -> 
             continue
         score, p_refuted, fever, verdict = LLM_JUDGE_VERDICTS[row["verdict"]]
         vote = {"supported": "supported", "contradicted": "contradicted"}.get(verdict, "not_found")
-        out.append((i, MethodResult(method=METHOD, score=score, verdict=vote, details={
-            "judge_verdict": row["verdict"], "fever_label": fever, "verdict": verdict, "p_refuted": p_refuted,
-            "reasoning": row["reasoning"][:1000], "batch_size": len(batch)})))
+        out.append(
+            (
+                i,
+                MethodResult(
+                    method=METHOD,
+                    score=score,
+                    verdict=vote,
+                    details={
+                        "judge_verdict": row["verdict"],
+                        "fever_label": fever,
+                        "verdict": verdict,
+                        "p_refuted": p_refuted,
+                        "reasoning": row["reasoning"][:1000],
+                        "batch_size": len(batch),
+                    },
+                ),
+            )
+        )
     return out

@@ -81,7 +81,10 @@ Reply with the revised answer text only."""
 
 def numbered_passages(texts: list[str]) -> str:
     """``[1] text`` blocks, each cut to LLM_EVIDENCE_CHARS characters."""
-    return "\n\n".join(f"[{i}] {t.strip()[:LLM_EVIDENCE_CHARS]}" for i, t in enumerate(texts, 1)) or "(no passages)"
+    return (
+        "\n\n".join(f"[{i}] {t.strip()[:LLM_EVIDENCE_CHARS]}" for i, t in enumerate(texts, 1))
+        or "(no passages)"
+    )
 
 
 def messages(instructions: str, user: str) -> list[dict]:

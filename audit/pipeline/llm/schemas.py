@@ -27,8 +27,12 @@ _TEXT = {"type": "string", "minLength": 3, "maxLength": 2000}
 
 
 def _rows(row_properties: dict, max_items: int) -> dict:
-    return {"type": "array", "minItems": 1, "maxItems": max_items,
-            "items": {"type": "object", "required": list(row_properties), "properties": row_properties}}
+    return {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": max_items,
+        "items": {"type": "object", "required": list(row_properties), "properties": row_properties},
+    }
 
 
 def _root(**properties) -> dict:
@@ -41,21 +45,57 @@ SELFCHECK_VERDICTS = ["SUPPORTS", "CONTRADICTS", "NOT_MENTION"]
 
 TASKS: dict[str, dict] = {
     "extract_claims": _root(claims=_rows({"text": _TEXT}, 200)),
-    "judge": _root(results=_rows({"claim_id": _CLAIM_ID, "verdict": {"enum": JUDGE_VERDICTS},
-                                  "reasoning": {"type": "string", "minLength": 3, "maxLength": 1000}},
-                                 LLM_BATCH_CLAIMS)),
-    "cove_questions": _root(results=_rows({
-        "claim_id": _CLAIM_ID,
-        "questions": {"type": "array", "minItems": 1, "maxItems": COVE_MAX_QUESTIONS + 3,
-                      "items": {"type": "string", "minLength": 8, "maxLength": 400}}}, LLM_BATCH_CLAIMS)),
-    "cove_answer": _root(answers=_rows({"question": {"type": "integer"},
-                                        "answer": {"type": "string", "maxLength": 1000},
-                                        "found": {"type": "boolean"}}, COVE_MAX_QUESTIONS + 3)),
-    "cove_compare": _root(results=_rows({
-        "claim_id": _CLAIM_ID,
-        "verdicts": {"type": "array", "minItems": 1, "maxItems": COVE_MAX_QUESTIONS + 3,
-                     "items": {"enum": COVE_VERDICTS}}}, LLM_BATCH_CLAIMS)),
-    "selfcheck_judge": _root(results=_rows({"claim_id": _CLAIM_ID, "verdict": {"enum": SELFCHECK_VERDICTS}}, 200)),
+    "judge": _root(
+        results=_rows(
+            {
+                "claim_id": _CLAIM_ID,
+                "verdict": {"enum": JUDGE_VERDICTS},
+                "reasoning": {"type": "string", "minLength": 3, "maxLength": 1000},
+            },
+            LLM_BATCH_CLAIMS,
+        )
+    ),
+    "cove_questions": _root(
+        results=_rows(
+            {
+                "claim_id": _CLAIM_ID,
+                "questions": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": COVE_MAX_QUESTIONS + 3,
+                    "items": {"type": "string", "minLength": 8, "maxLength": 400},
+                },
+            },
+            LLM_BATCH_CLAIMS,
+        )
+    ),
+    "cove_answer": _root(
+        answers=_rows(
+            {
+                "question": {"type": "integer"},
+                "answer": {"type": "string", "maxLength": 1000},
+                "found": {"type": "boolean"},
+            },
+            COVE_MAX_QUESTIONS + 3,
+        )
+    ),
+    "cove_compare": _root(
+        results=_rows(
+            {
+                "claim_id": _CLAIM_ID,
+                "verdicts": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": COVE_MAX_QUESTIONS + 3,
+                    "items": {"enum": COVE_VERDICTS},
+                },
+            },
+            LLM_BATCH_CLAIMS,
+        )
+    ),
+    "selfcheck_judge": _root(
+        results=_rows({"claim_id": _CLAIM_ID, "verdict": {"enum": SELFCHECK_VERDICTS}}, 200)
+    ),
     # the structured-output probe: a reply a model only gives when the server constrains it
     "probe": _root(probe={"enum": ["theoria"]}),
 }
@@ -72,10 +112,14 @@ def wire_schema(task: str, items: int | None = None) -> dict:
     exactly that many and each ``claim_id`` to those names, so a constrained model can neither
     invent an id ("108") nor stop before the last claim.
     """
+
     def strip(node):
         if isinstance(node, dict):
-            out = {k: strip(v) for k, v in node.items()
-                   if k not in _LIMIT_KEYS or (k == "maxItems" and v <= WIRE_MAX_ITEMS)}
+            out = {
+                k: strip(v)
+                for k, v in node.items()
+                if k not in _LIMIT_KEYS or (k == "maxItems" and v <= WIRE_MAX_ITEMS)
+            }
             if out.get("type") == "object" and "properties" in out:
                 out["required"] = list(out["properties"])
                 out["additionalProperties"] = False

@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from audit.constants import LLM_SEED, SELFCHECK_SAMPLES, SELFCHECK_TEMPERATURE
 from audit.pipeline.llm.client import LLMClient, LLMError
 from audit.pipeline.llm.common import concurrently, failure_reason, not_run, unavailable_reason
-from audit.pipeline.llm.prompts import SELFCHECK_JUDGE_SYSTEM, SELFCHECK_SAMPLE_SYSTEM, messages, numbered_passages
+from audit.pipeline.llm.prompts import (
+    SELFCHECK_JUDGE_SYSTEM,
+    SELFCHECK_SAMPLE_SYSTEM,
+    messages,
+    numbered_passages,
+)
 from audit.pipeline.types import ClaimDraft, MethodResult
 
 METHOD = "selfcheck"
@@ -36,15 +41,20 @@ class SelfCheckOutcome:
         return bool(self.samples) and any(r.ran for r in self.results.values())
 
 
-def draw_samples(client: LLMClient, query: str, passages: list[str],
-                 k: int = SELFCHECK_SAMPLES) -> tuple[list[str], list[LLMError]]:
+def draw_samples(
+    client: LLMClient, query: str, passages: list[str], k: int = SELFCHECK_SAMPLES
+) -> tuple[list[str], list[LLMError]]:
     """Up to ``k`` sampled answers, and the errors of the samples that failed (recorded by the client)."""
     user = f"Passages:\n{numbered_passages(passages)}\n\nQuestion: {query}"
 
     def draw(i: int) -> str | LLMError:
         try:
-            return client.complete(purpose="selfcheck_sample", messages=messages(SELFCHECK_SAMPLE_SYSTEM, user),
-                                   temperature=SELFCHECK_TEMPERATURE, seed=LLM_SEED + 1 + i)
+            return client.complete(
+                purpose="selfcheck_sample",
+                messages=messages(SELFCHECK_SAMPLE_SYSTEM, user),
+                temperature=SELFCHECK_TEMPERATURE,
+                seed=LLM_SEED + 1 + i,
+            )
         except LLMError as exc:
             return exc
 
@@ -52,8 +62,15 @@ def draw_samples(client: LLMClient, query: str, passages: list[str],
     return [d for d in drawn if isinstance(d, str)], [d for d in drawn if isinstance(d, LLMError)]
 
 
-def selfcheck(client: LLMClient | None, query: str, claims: list[ClaimDraft], passages: list[str], *,
-              k: int = SELFCHECK_SAMPLES, threshold: float) -> SelfCheckOutcome:
+def selfcheck(
+    client: LLMClient | None,
+    query: str,
+    claims: list[ClaimDraft],
+    passages: list[str],
+    *,
+    k: int = SELFCHECK_SAMPLES,
+    threshold: float,
+) -> SelfCheckOutcome:
     """Draw samples, judge every claim against each, and return per-claim disagreement.
 
     ``threshold`` is ``Thresholds.selfcheck_disagreement_threshold``: a claim above it gets the
@@ -68,8 +85,11 @@ def selfcheck(client: LLMClient | None, query: str, claims: list[ClaimDraft], pa
         return SelfCheckOutcome({c.claim_id: not_run(METHOD, reason) for c in claims}, reason=reason)
     samples, errors = draw_samples(client, query, passages, k)
     if not samples:
-        reason = (failure_reason(errors[0], "drawing SelfCheck samples") if errors
-                  else "no sample could be drawn from the LLM")
+        reason = (
+            failure_reason(errors[0], "drawing SelfCheck samples")
+            if errors
+            else "no sample could be drawn from the LLM"
+        )
         return SelfCheckOutcome({c.claim_id: not_run(METHOD, reason) for c in claims}, reason=reason)
     ids = {f"c{n}": c.claim_id for n, c in enumerate(claims, 1)}
     claim_list = "\n".join(f"c{n}: {c.text}" for n, c in enumerate(claims, 1))
@@ -77,8 +97,11 @@ def selfcheck(client: LLMClient | None, query: str, claims: list[ClaimDraft], pa
 
     def judge(sample: str):
         try:
-            return client.complete_json(purpose="selfcheck_judge", items=len(claims), messages=messages(
-                SELFCHECK_JUDGE_SYSTEM, f"Passage:\n{sample}\n\nClaims:\n{claim_list}"))
+            return client.complete_json(
+                purpose="selfcheck_judge",
+                items=len(claims),
+                messages=messages(SELFCHECK_JUDGE_SYSTEM, f"Passage:\n{sample}\n\nClaims:\n{claim_list}"),
+            )
         except LLMError:
             return None
 
@@ -98,10 +121,15 @@ def selfcheck(client: LLMClient | None, query: str, claims: list[ClaimDraft], pa
         ratio = sum(v != "SUPPORTS" for v in judged) / len(judged)
         contradicted = judged.count("CONTRADICTS")
         results[claim.claim_id] = MethodResult(
-            method=METHOD, score=round(1.0 - ratio, 4),
+            method=METHOD,
+            score=round(1.0 - ratio, 4),
             verdict="contradicted" if contradicted > len(judged) / 2 else None,
-            details={"selfcheck_disagreement": round(ratio, 4), "samples_drawn": len(samples),
-                     "samples_judged": len(judged), "votes": judged},
+            details={
+                "selfcheck_disagreement": round(ratio, 4),
+                "samples_drawn": len(samples),
+                "samples_judged": len(judged),
+                "votes": judged,
+            },
             flags=["selfcheck_disagreement"] if ratio > threshold else [],
         )
     return SelfCheckOutcome(results, samples)

@@ -2,25 +2,32 @@
 
 # importing the method modules registers them
 from audit.pipeline.methods import conflict, cove, entailment, freshness, linguistic, numeric, structure
-from audit.pipeline.methods.base import REGISTRY, VerificationMethod, VerifyContext, get_method, register, verify_context
+from audit.pipeline.methods.base import (
+    REGISTRY,
+    VerificationMethod,
+    VerifyContext,
+    get_method,
+    register,
+    verify_context,
+)
 from audit.pipeline.methods.llm import LLM_METHODS  # registers llm_judge, llm_cove, selfcheck (docs/LLM.md)
 
 OFFLINE_METHODS = ("entailment", "numeric", "structure", "cove", "conflict", "freshness", "linguistic")
 
 __all__ = [
-           "LLM_METHODS",
-           "OFFLINE_METHODS",
-           "REGISTRY",
-           "VerificationMethod",
-           "VerifyContext",
-           "conflict",
-           "cove",
-           "entailment",
-           "freshness",
-           "get_method",
-           "linguistic",
-           "numeric",
-           "register",
-           "structure",
-           "verify_context",
+    "LLM_METHODS",
+    "OFFLINE_METHODS",
+    "REGISTRY",
+    "VerificationMethod",
+    "VerifyContext",
+    "conflict",
+    "cove",
+    "entailment",
+    "freshness",
+    "get_method",
+    "linguistic",
+    "numeric",
+    "register",
+    "structure",
+    "verify_context",
 ]

@@ -32,14 +32,30 @@ class VerifyContext:
     results: dict = field(default_factory=dict)  # method name -> {claim_id: MethodResult}, for later methods
 
 
-def verify_context(thresholds: Thresholds, *, domain: str | None = "", query: str | None = "",
-                   now: datetime | None = None, embed=None, encode_tokens=None, progress=None,
-                   llm=None) -> VerifyContext:
+def verify_context(
+    thresholds: Thresholds,
+    *,
+    domain: str | None = "",
+    query: str | None = "",
+    now: datetime | None = None,
+    embed=None,
+    encode_tokens=None,
+    progress=None,
+    llm=None,
+) -> VerifyContext:
     """The one way to build the context the methods run in (the pipeline's audit and structured
     audit, the deep-check, web and nightly services): a missing domain or query is "", a missing
     ``now`` the current UTC time; ``embed`` / ``encode_tokens`` left None default in the methods."""
-    return VerifyContext(thresholds=thresholds, now=now or datetime.now(timezone.utc), domain=domain or "",
-                         query=query or "", embed=embed, encode_tokens=encode_tokens, progress=progress, llm=llm)
+    return VerifyContext(
+        thresholds=thresholds,
+        now=now or datetime.now(timezone.utc),
+        domain=domain or "",
+        query=query or "",
+        embed=embed,
+        encode_tokens=encode_tokens,
+        progress=progress,
+        llm=llm,
+    )
 
 
 class VerificationMethod:
@@ -56,8 +72,9 @@ class VerificationMethod:
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
         raise NotImplementedError
 
-    def verify_many(self, items: list[tuple[ClaimDraft, list[EvidenceHit]]],
-                    ctx: VerifyContext) -> list[MethodResult]:
+    def verify_many(
+        self, items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext
+    ) -> list[MethodResult]:
         return [self.verify(claim, hits, ctx) for claim, hits in items]
 
 
@@ -75,4 +92,6 @@ def get_method(name: str) -> VerificationMethod:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise KeyError(f"unknown verification method {name!r}; known: {', '.join(sorted(REGISTRY))}") from None
+        raise KeyError(
+            f"unknown verification method {name!r}; known: {', '.join(sorted(REGISTRY))}"
+        ) from None

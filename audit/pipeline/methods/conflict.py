@@ -32,24 +32,40 @@ class ConflictMethod(VerificationMethod):
         per_hit = (entail.details.get("per_hit") if entail else None) or {}
         source_of = {h.passage.id: source_key(h.passage) for h in hits}
         supporting = [pid for pid, v in per_hit.items() if v["score"] >= t.audit_score_threshold]
-        contradicting = [pid for pid, v in per_hit.items()
-                         if v["p_refuted"] >= t.refuted_threshold and v["score"] < t.weak_threshold]
+        contradicting = [
+            pid
+            for pid, v in per_hit.items()
+            if v["p_refuted"] >= t.refuted_threshold and v["score"] < t.weak_threshold
+        ]
         pairs = [(a, b) for a in supporting for b in contradicting if source_of.get(a) != source_of.get(b)]
         numeric_conflict = []
         if extract_quantities(claim.text):
             verdicts = {}
             for h in hits[:3]:
-                res = compare_numbers(claim.text, [h.passage.text], t.numeric_rel_tolerance,
-                                      t.numeric_approx_tolerance)
+                res = compare_numbers(
+                    claim.text, [h.passage.text], t.numeric_rel_tolerance, t.numeric_approx_tolerance
+                )
                 if res["items"]:
-                    verdicts[h.passage.id] = "match" if res["matched"] and not res["mismatched"] else (
-                        "mismatch" if res["mismatched"] else "absent")
-            by_verdict = {v: {source_of[pid] for pid, x in verdicts.items() if x == v} for v in ("match", "mismatch")}
-            if by_verdict["match"] and by_verdict["mismatch"] and by_verdict["match"] != by_verdict["mismatch"]:
+                    verdicts[h.passage.id] = (
+                        "match"
+                        if res["matched"] and not res["mismatched"]
+                        else ("mismatch" if res["mismatched"] else "absent")
+                    )
+            by_verdict = {
+                v: {source_of[pid] for pid, x in verdicts.items() if x == v} for v in ("match", "mismatch")
+            }
+            if (
+                by_verdict["match"]
+                and by_verdict["mismatch"]
+                and by_verdict["match"] != by_verdict["mismatch"]
+            ):
                 numeric_conflict = sorted(verdicts.items())
         conflict = bool(pairs or numeric_conflict)
         return MethodResult(
-            self.name, ran=True, score=0.0 if conflict else 1.0,
+            self.name,
+            ran=True,
+            score=0.0 if conflict else 1.0,
             verdict="contradicted" if conflict else None,
             details={"supporting": supporting, "contradicting": contradicting, "numeric": numeric_conflict},
-            flags=["conflict"] if conflict else [])
+            flags=["conflict"] if conflict else [],
+        )

@@ -26,8 +26,14 @@ def questions_for(claim: str) -> list[dict]:
     out = []
     for q in extract_quantities(claim):
         wh = {"year": "When", "percent": "What percentage", "currency": "How much"}.get(q.kind, "How many")
-        out.append({"question": f"{wh}: {claim.replace(q.raw, '___', 1)}", "span": q.raw, "kind": q.kind,
-                    "value": q.value})
+        out.append(
+            {
+                "question": f"{wh}: {claim.replace(q.raw, '___', 1)}",
+                "span": q.raw,
+                "kind": q.kind,
+                "value": q.value,
+            }
+        )
     for m in ENTITY_RE.finditer(claim):
         if m.group(1).lower() in STOPWORDS:
             continue  # a capitalised function word ("The", "This") is no name
@@ -54,7 +60,9 @@ def answer_from_evidence(question: dict, claim: str, sentences: list[str]) -> st
         for m in ENTITY_RE.finditer(best):
             if set(content_stems(m.group(1))) & span_stems:
                 return m.group(1)
-        ents = [m.group(1) for m in ENTITY_RE.finditer(best) if not (set(content_stems(m.group(1))) & context)]
+        ents = [
+            m.group(1) for m in ENTITY_RE.finditer(best) if not (set(content_stems(m.group(1))) & context)
+        ]
         return ents[0] if ents else None
     same = [q for q in extract_quantities(best) if q.kind == question["kind"]]
     for q in same:
@@ -80,15 +88,26 @@ class CoveMethod(VerificationMethod):
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
         questions = questions_for(claim.text)
         if not questions:
-            return MethodResult(self.name, ran=False, details={"reason": "nothing to ask (no number, date or name)"})
+            return MethodResult(
+                self.name, ran=False, details={"reason": "nothing to ask (no number, date or name)"}
+            )
         sentences = [s for h in hits for s in split_sentences(h.passage.text)]
         answered = []
         for q in questions:
             ans = answer_from_evidence(q, claim.text, sentences)
-            answered.append({**{k: v for k, v in q.items() if k != "value"}, "evidence_answer": ans,
-                             "consistent": bool(ans) and agrees(q, ans)})
+            answered.append(
+                {
+                    **{k: v for k, v in q.items() if k != "value"},
+                    "evidence_answer": ans,
+                    "consistent": bool(ans) and agrees(q, ans),
+                }
+            )
         consistent = sum(a["consistent"] for a in answered)
         contradicted = sum(1 for a in answered if a["evidence_answer"] and not a["consistent"])
-        return MethodResult(self.name, ran=True, score=consistent / len(answered),
-                            verdict="contradicted" if contradicted and not consistent else None,
-                            details={"questions": answered})
+        return MethodResult(
+            self.name,
+            ran=True,
+            score=consistent / len(answered),
+            verdict="contradicted" if contradicted and not consistent else None,
+            details={"questions": answered},
+        )

@@ -31,8 +31,9 @@ class EntailmentMethod(VerificationMethod):
     def judge_for(self, ctx: VerifyContext) -> Judge:
         return self._judge or get_judge(ctx.thresholds.judge)
 
-    def verify_many(self, items: list[tuple[ClaimDraft, list[EvidenceHit]]],
-                    ctx: VerifyContext) -> list[MethodResult]:
+    def verify_many(
+        self, items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext
+    ) -> list[MethodResult]:
         from audit.pipeline.features import prepare
 
         judge = self.judge_for(ctx)
@@ -51,8 +52,12 @@ class EntailmentMethod(VerificationMethod):
                 for j, hit in enumerate(hits[:PER_HIT_LIMIT]):
                     pairs.append(JudgePair(claim.text, [hit.passage.text], allowed))
                     slots.append((i, j))
-        results = [MethodResult(self.name, ran=True, score=0.0, verdict="not_found",
-                                details={"reason": "no evidence"}) for _ in items]
+        results = [
+            MethodResult(
+                self.name, ran=True, score=0.0, verdict="not_found", details={"reason": "no evidence"}
+            )
+            for _ in items
+        ]
         if not pairs:
             return results
         done = [0]
@@ -73,16 +78,30 @@ class EntailmentMethod(VerificationMethod):
             if j is None:
                 res = results[i]
                 res.score = jd.p_supported
-                res.details = {"judge": judge.name, "logit": jd.logit, "p_refuted": jd.p_refuted,
-                               "sentence": jd.sentence[:300], **jd.details, "per_hit": {}}
-                res.verdict = ("supported" if jd.p_supported >= threshold else
-                               "contradicted" if jd.p_refuted >= ctx.thresholds.refuted_threshold else "not_found")
+                res.details = {
+                    "judge": judge.name,
+                    "logit": jd.logit,
+                    "p_refuted": jd.p_refuted,
+                    "sentence": jd.sentence[:300],
+                    **jd.details,
+                    "per_hit": {},
+                }
+                res.verdict = (
+                    "supported"
+                    if jd.p_supported >= threshold
+                    else "contradicted"
+                    if jd.p_refuted >= ctx.thresholds.refuted_threshold
+                    else "not_found"
+                )
                 if len(hits) == 1:
                     self._fill_hit(hits[0], jd)
             else:
                 self._fill_hit(hits[j], jd)
                 results[i].details["per_hit"][hits[j].passage.id] = {
-                    "score": jd.p_supported, "p_refuted": jd.p_refuted, "logit": jd.logit}
+                    "score": jd.p_supported,
+                    "p_refuted": jd.p_refuted,
+                    "logit": jd.logit,
+                }
         return results
 
     @staticmethod

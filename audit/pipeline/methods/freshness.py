@@ -33,9 +33,16 @@ class FreshnessMethod(VerificationMethod):
             age = age_months(h.passage.published, ctx.now)
             stale = age > limit
             outdated += stale
-            items.append({"source_id": h.passage.id, "age_months": round(age, 1), "limit_months": limit,
-                          "outdated": stale})
+            items.append(
+                {
+                    "source_id": h.passage.id,
+                    "age_months": round(age, 1),
+                    "limit_months": limit,
+                    "outdated": stale,
+                }
+            )
         # the claim's support is stale when its best (first) dated evidence is
         flags = ["outdated_source"] if items[0]["outdated"] else []
-        return MethodResult(self.name, ran=True, score=1.0 - outdated / len(items),
-                            details={"sources": items}, flags=flags)
+        return MethodResult(
+            self.name, ran=True, score=1.0 - outdated / len(items), details={"sources": items}, flags=flags
+        )

@@ -14,10 +14,36 @@ from audit.pipeline.methods.base import VerificationMethod, VerifyContext, regis
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 from audit.constants import LINGUISTIC_BASE, LINGUISTIC_STEP
 
-HIGH = ("according to", "states that", "reports that", "shows that", "indicates that", "confirms that",
-        "demonstrates that", "based on", "the study found", "found that", "reported that")
-LOW = ("may", "might", "could", "possibly", "perhaps", "likely", "probably", "appears to", "seems to",
-       "suggests that", "approximately", "reportedly", "allegedly", "it is believed", "some evidence")
+HIGH = (
+    "according to",
+    "states that",
+    "reports that",
+    "shows that",
+    "indicates that",
+    "confirms that",
+    "demonstrates that",
+    "based on",
+    "the study found",
+    "found that",
+    "reported that",
+)
+LOW = (
+    "may",
+    "might",
+    "could",
+    "possibly",
+    "perhaps",
+    "likely",
+    "probably",
+    "appears to",
+    "seems to",
+    "suggests that",
+    "approximately",
+    "reportedly",
+    "allegedly",
+    "it is believed",
+    "some evidence",
+)
 
 
 def linguistic_score(text: str, evidence_texts: list[str] = ()) -> tuple[float, dict]:

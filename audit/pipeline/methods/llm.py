@@ -79,13 +79,17 @@ class SelfCheckMethod(VerificationMethod):
                 if h.passage.id not in seen:
                     seen.add(h.passage.id)
                     passages.append(h.passage.text)
-        outcome = selfcheck(_client(ctx), ctx.query, claims, passages,
-                            threshold=ctx.thresholds.selfcheck_disagreement_threshold)
+        outcome = selfcheck(
+            _client(ctx),
+            ctx.query,
+            claims,
+            passages,
+            threshold=ctx.thresholds.selfcheck_disagreement_threshold,
+        )
         return [outcome.results[c.claim_id] for c in claims]
 
     def verify(self, claim, hits, ctx):
         return self.verify_many([(claim, hits)], ctx)[0]
-
 
 
 def llm_methods_not_run(verdicts, llm, extraction=None) -> dict[str, str]:

@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from audit.constants import NUMERIC_RELEVANT_OVERLAP as RELEVANT_OVERLAP
 from audit.pipeline.methods.base import ROLE_NUMERIC, VerificationMethod, VerifyContext, register
-from audit.pipeline.numbers import (extract_quantities, extract_ranges, same_quantity, spelled_counts, values_match,
-                                    within_range)
+from audit.pipeline.numbers import (
+    extract_quantities,
+    extract_ranges,
+    same_quantity,
+    spelled_counts,
+    values_match,
+    within_range,
+)
 from audit.pipeline.text import content_stems
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
@@ -22,8 +28,9 @@ def quantities(text: str) -> list:
     return extract_quantities(text) + spelled_counts(text)
 
 
-def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float = 0.02,
-                    approx_tol: float = 0.10) -> dict:
+def compare_numbers(
+    claim_text: str, evidence_texts: list[str], rel_tol: float = 0.02, approx_tol: float = 0.10
+) -> dict:
     """{"quantities": [...], "matched": n, "mismatched": n, "absent": n, "items": [...]}"""
     cq = quantities(claim_text)
     cstems = {w for w in content_stems(claim_text) if not any(ch.isdigit() for ch in w)}
@@ -40,6 +47,7 @@ def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float =
     all_ranges = [r for t in evidence_texts for r in extract_ranges(t)]
     items = []
     for q in cq:
+
         def rival_in(sentences, pick, kind=q.kind):
             for _, s in sentences:
                 found = [e for e in quantities(s) if e.kind == kind and pick(e)]
@@ -52,21 +60,39 @@ def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float =
 
         # 1. the same count of the same unit ("1 business day" for "1 business day")
         if any(same_unit(e) and values_match(q, e, rel_tol, approx_tol) for e in all_q):
-            items.append({"claim_value": q.raw, "match_type": "exact" if any(
-                same_unit(e) and e.value == q.value for e in all_q) else "approximate", "match": True})
+            items.append(
+                {
+                    "claim_value": q.raw,
+                    "match_type": "exact"
+                    if any(same_unit(e) and e.value == q.value for e in all_q)
+                    else "approximate",
+                    "match": True,
+                }
+            )
             continue
         # 2. a relevant sentence counts the same unit differently ("1 business day" for "2 business days")
         rival = rival_in(relevant[:3], same_unit)
         if rival is None:
             # 3. the value stated anywhere in the evidence, or inside a stated range
             if any(values_match(q, e, rel_tol, approx_tol) for e in all_q):
-                items.append({"claim_value": q.raw, "match_type": "exact" if any(e.value == q.value for e in all_q)
-                              else "approximate", "match": True})
+                items.append(
+                    {
+                        "claim_value": q.raw,
+                        "match_type": "exact" if any(e.value == q.value for e in all_q) else "approximate",
+                        "match": True,
+                    }
+                )
                 continue
             span = next((r for r in all_ranges if within_range(q, r, approx_tol)), None)
             if span:
-                items.append({"claim_value": q.raw, "evidence_value": span.raw, "match_type": "within_range",
-                              "match": True})
+                items.append(
+                    {
+                        "claim_value": q.raw,
+                        "evidence_value": span.raw,
+                        "match_type": "within_range",
+                        "match": True,
+                    }
+                )
                 continue
             if q.written:
                 # a spelled count is a specific only where what it counts is unstated too ("two
@@ -77,14 +103,25 @@ def compare_numbers(claim_text: str, evidence_texts: list[str], rel_tol: float =
             # 4. a relevant sentence states a quantity of the same kind (and not of another unit)
             rival = rival_in(relevant[:3], lambda e, q=q: same_quantity(q, e))
         if rival:
-            items.append({"claim_value": q.raw, "evidence_value": rival[0].raw, "match_type": "mismatch",
-                          "match": False, "normalized_claim": q.value, "normalized_evidence": rival[0].value,
-                          "sentence": rival[1][:300]})
+            items.append(
+                {
+                    "claim_value": q.raw,
+                    "evidence_value": rival[0].raw,
+                    "match_type": "mismatch",
+                    "match": False,
+                    "normalized_claim": q.value,
+                    "normalized_evidence": rival[0].value,
+                    "sentence": rival[1][:300],
+                }
+            )
         else:
             items.append({"claim_value": q.raw, "match_type": "absent", "match": False})
-    return {"matched": sum(1 for i in items if i["match"]),
-            "mismatched": sum(1 for i in items if i["match_type"] == "mismatch"),
-            "absent": sum(1 for i in items if i["match_type"] == "absent"), "items": items}
+    return {
+        "matched": sum(1 for i in items if i["match"]),
+        "mismatched": sum(1 for i in items if i["match_type"] == "mismatch"),
+        "absent": sum(1 for i in items if i["match_type"] == "absent"),
+        "items": items,
+    }
 
 
 @register
@@ -97,15 +134,16 @@ class NumericMethod(VerificationMethod):
         if not quantities(claim.text):
             return MethodResult(self.name, ran=False, details={"reason": "no quantity in the claim"})
         if not hits:
-            return MethodResult(self.name, ran=True, score=0.0, verdict="not_found",
-                                details={"reason": "no evidence"})
+            return MethodResult(
+                self.name, ran=True, score=0.0, verdict="not_found", details={"reason": "no evidence"}
+            )
         t = ctx.thresholds
-        res = compare_numbers(claim.text, [h.passage.text for h in hits], t.numeric_rel_tolerance,
-                              t.numeric_approx_tolerance)
+        res = compare_numbers(
+            claim.text, [h.passage.text for h in hits], t.numeric_rel_tolerance, t.numeric_approx_tolerance
+        )
         n = len(res["items"])
         if not n:  # only spelled numbers that count what the evidence also names: nothing to verify
             return MethodResult(self.name, ran=False, details={"reason": "no quantity to verify"})
         score = res["matched"] / n if n else None
-        verdict = ("contradicted" if res["mismatched"] else "supported" if res["matched"] == n
-                   else "not_found")
+        verdict = "contradicted" if res["mismatched"] else "supported" if res["matched"] == n else "not_found"
         return MethodResult(self.name, ran=True, score=score, verdict=verdict, details=res)

@@ -37,10 +37,23 @@ class StructureMethod(VerificationMethod):
 
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
         if not hits:
-            return MethodResult(self.name, ran=True, score=None, verdict="not_found",
-                                details={"reason": "no evidence"})
+            return MethodResult(
+                self.name, ran=True, score=None, verdict="not_found", details={"reason": "no evidence"}
+            )
         report = check(claim.text, [(h.passage.id, h.passage.text) for h in hits], _similarity_fn(ctx))
-        verdict = ("contradicted" if report.contradicted else "not_found" if report.missing_entity or report.unstated_obligation
-                   else "supported" if report.alignment else "not_found")
-        return MethodResult(self.name, ran=True, score=0.0 if report.contradicted else None, verdict=verdict,
-                            details=report.as_dict())
+        verdict = (
+            "contradicted"
+            if report.contradicted
+            else "not_found"
+            if report.missing_entity or report.unstated_obligation
+            else "supported"
+            if report.alignment
+            else "not_found"
+        )
+        return MethodResult(
+            self.name,
+            ran=True,
+            score=0.0 if report.contradicted else None,
+            verdict=verdict,
+            details=report.as_dict(),
+        )

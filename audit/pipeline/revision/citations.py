@@ -40,21 +40,39 @@ class _Support:
         return self._seen[key]
 
 
-def _correct_citations(plan: _SentencePlan, claims: list[ClaimVerdict], by_anchor: _Anchors,
-                       support: _Support, retrieved_ids: frozenset[str], *, corrected: bool = False,
-                       demote: bool = True, dropped: frozenset[str] = frozenset(),
-                       cite: Callable[[Passage], str] = marker_for) -> None:
+def _correct_citations(
+    plan: _SentencePlan,
+    claims: list[ClaimVerdict],
+    by_anchor: _Anchors,
+    support: _Support,
+    retrieved_ids: frozenset[str],
+    *,
+    corrected: bool = False,
+    demote: bool = True,
+    dropped: frozenset[str] = frozenset(),
+    cite: Callable[[Passage], str] = marker_for,
+) -> None:
     if plan.removed:
         return
     anchors = plan.sent.anchors()
     # markers that name no passage: REMOVE
     for a in anchors:
         if a not in by_anchor:
+
             def drop(s, a=a):
-                s.body, s.trail = _rewrite_markers(s.body, lambda x: [] if x == a else [x]), \
-                    _rewrite_markers(s.trail, lambda x: [] if x == a else [x])
-            plan.step(claims[0], Strategy.CITATION, f"citation [{a}] names no passage", drop,
-                      action=CitationAction.REMOVE, details={"anchor": a})
+                s.body, s.trail = (
+                    _rewrite_markers(s.body, lambda x: [] if x == a else [x]),
+                    _rewrite_markers(s.trail, lambda x: [] if x == a else [x]),
+                )
+
+            plan.step(
+                claims[0],
+                Strategy.CITATION,
+                f"citation [{a}] names no passage",
+                drop,
+                action=CitationAction.REMOVE,
+                details={"anchor": a},
+            )
 
     def score(passage_id: str, c: ClaimVerdict) -> float:
         return max((h.entailment for h in c.evidence if h.passage.id == passage_id), default=0.0)
@@ -67,7 +85,8 @@ def _correct_citations(plan: _SentencePlan, claims: list[ClaimVerdict], by_ancho
         cited = [by_anchor[a] for a in plan.sent.anchors() if a in by_anchor]
         cited_best = max((score(p.id, c) for p in cited), default=0.0)
         if any(p.id == best.passage.id for p in cited) or (
-                any(support(c, p) for p in cited) and best.entailment < cited_best + CITATION_REPLACE_MARGIN):
+            any(support(c, p) for p in cited) and best.entailment < cited_best + CITATION_REPLACE_MARGIN
+        ):
             continue
         strategy = Strategy.CORRECTIVE_RETRIEVAL if best.passage.id in retrieved_ids else Strategy.CITATION
         new_marker = cite(best.passage)
@@ -86,26 +105,53 @@ def _correct_citations(plan: _SentencePlan, claims: list[ClaimVerdict], by_ancho
                             return [new_anchor]
                         return []
                     return [x]
+
                 s.body = _rewrite_markers(s.body, m)
                 s.trail = _rewrite_markers(s.trail, m)
-            plan.step(c, strategy, "the cited passage does not support the claim; a better one does", swap,
-                      action=CitationAction.REPLACE, passage_id=best.passage.id,
-                      details={"replaced": sorted(old), "entailment": round(best.entailment, 4),
-                               "cited_entailment": round(cited_best, 4)})
+
+            plan.step(
+                c,
+                strategy,
+                "the cited passage does not support the claim; a better one does",
+                swap,
+                action=CitationAction.REPLACE,
+                passage_id=best.passage.id,
+                details={
+                    "replaced": sorted(old),
+                    "entailment": round(best.entailment, 4),
+                    "cited_entailment": round(cited_best, 4),
+                },
+            )
         else:
-            plan.step(c, strategy, "a better passage supports the claim" if cited else "uncited claim: a passage supports it",
-                      lambda s, mk=new_marker: _add_marker(s, mk), action=CitationAction.ADD_ALTERNATE,
-                      passage_id=best.passage.id,
-                      details={"entailment": round(best.entailment, 4), "cited_entailment": round(cited_best, 4)})
+            plan.step(
+                c,
+                strategy,
+                "a better passage supports the claim" if cited else "uncited claim: a passage supports it",
+                lambda s, mk=new_marker: _add_marker(s, mk),
+                action=CitationAction.ADD_ALTERNATE,
+                passage_id=best.passage.id,
+                details={"entailment": round(best.entailment, 4), "cited_entailment": round(cited_best, 4)},
+            )
     # a marker stays only where the passage it names supports a claim of the sentence (the same
     # decision as above): markers of a sentence that no longer holds a supported claim go
     if demote and not corrected:
         judged = [c for c in claims if c.claim.claim_id not in dropped]
-        useless = {a for a in plan.sent.anchors() if a in by_anchor
-                   and not any(c.label == "SUPPORTED" and support(c, by_anchor[a]) for c in judged)}
+        useless = {
+            a
+            for a in plan.sent.anchors()
+            if a in by_anchor and not any(c.label == "SUPPORTED" and support(c, by_anchor[a]) for c in judged)
+        }
         if useless:
+
             def demote(s, useless=useless):
                 s.body = _rewrite_markers(s.body, lambda x: [] if x in useless else [x])
                 s.trail = _rewrite_markers(s.trail, lambda x: [] if x in useless else [x])
-            plan.step(claims[0], Strategy.CITATION, "the cited passage does not support this sentence's claims", demote,
-                      action=CitationAction.REMOVE, details={"anchors": sorted(useless)})
+
+            plan.step(
+                claims[0],
+                Strategy.CITATION,
+                "the cited passage does not support this sentence's claims",
+                demote,
+                action=CitationAction.REMOVE,
+                details={"anchors": sorted(useless)},
+            )

@@ -19,8 +19,13 @@ def targeted_queries(claim: ClaimVerdict, query: str = "") -> list[str]:
     for fact in decompose(text):
         if fact not in queries:
             queries.append(fact)
-    terms = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", text)
-                               if w.lower() not in STOPWORDS and len(w) > 2))
+    terms = list(
+        dict.fromkeys(
+            w
+            for w in re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", text)
+            if w.lower() not in STOPWORDS and len(w) > 2
+        )
+    )
     key = " ".join(terms[:10])
     topic = " ".join(w for w in re.findall(r"[^\W_]+", query) if w.lower() not in STOPWORDS)[:120]
     if key and key not in queries:
@@ -28,8 +33,9 @@ def targeted_queries(claim: ClaimVerdict, query: str = "") -> list[str]:
     return queries[:CORRECTIVE_QUERIES_PER_CLAIM]
 
 
-def corrective_retrieval(claims: list[ClaimVerdict], pool: list[Passage], retrieve: Retrieve,
-                         query: str = "") -> tuple[list[Passage], list[dict]]:
+def corrective_retrieval(
+    claims: list[ClaimVerdict], pool: list[Passage], retrieve: Retrieve, query: str = ""
+) -> tuple[list[Passage], list[dict]]:
     """New passages for the claims nothing supports, and a record per claim of what was asked."""
     known_ids = {p.id for p in pool}
     known_texts = {normalize(p.text).strip() for p in pool}
@@ -48,6 +54,7 @@ def corrective_retrieval(claims: list[ClaimVerdict], pool: list[Passage], retrie
             known_texts.add(key)
             new.append(passage)
             found.append(passage.id)
-        records.append({"claim_id": c.claim.claim_id, "claim": c.claim.text, "queries": queries,
-                        "new_passages": found})
+        records.append(
+            {"claim_id": c.claim.claim_id, "claim": c.claim.text, "queries": queries, "new_passages": found}
+        )
     return new, records

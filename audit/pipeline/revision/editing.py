@@ -46,7 +46,9 @@ from audit.pipeline.text import content_stems
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
 
 
-def _numeric_corrections(c: ClaimVerdict, evidence_sentence: str, thresholds: Thresholds) -> list[tuple[str, str]]:
+def _numeric_corrections(
+    c: ClaimVerdict, evidence_sentence: str, thresholds: Thresholds
+) -> list[tuple[str, str]]:
     """(claim value, evidence value) pairs: the numbers and dates of the claim the evidence disagrees with.
 
     The numeric method's parsed values are used when it reports them; otherwise the claim and
@@ -56,20 +58,31 @@ def _numeric_corrections(c: ClaimVerdict, evidence_sentence: str, thresholds: Th
     for m in c.methods:
         if m.method == "numeric" and m.ran:
             for row in m.details.get("items", []) or []:
-                if row.get("match_type") == "mismatch" and row.get("evidence_value") and \
-                        _normal_space(row.get("sentence", "")) in _normal_space(evidence_sentence):
+                if (
+                    row.get("match_type") == "mismatch"
+                    and row.get("evidence_value")
+                    and _normal_space(row.get("sentence", "")) in _normal_space(evidence_sentence)
+                ):
                     pairs.append((str(row["claim_value"]), str(row["evidence_value"])))
     if pairs:
         return pairs
     claim_q = extract_quantities(c.claim.text)
     ev_q = extract_quantities(evidence_sentence)
     for q in claim_q:
-        if any(values_match(q, e, thresholds.numeric_rel_tolerance, thresholds.numeric_approx_tolerance)
-               for e in ev_q):
+        if any(
+            values_match(q, e, thresholds.numeric_rel_tolerance, thresholds.numeric_approx_tolerance)
+            for e in ev_q
+        ):
             continue
-        candidates = [e for e in ev_q if e.kind == q.kind and not any(
-            values_match(e, cq, thresholds.numeric_rel_tolerance, thresholds.numeric_approx_tolerance)
-            for cq in claim_q)]
+        candidates = [
+            e
+            for e in ev_q
+            if e.kind == q.kind
+            and not any(
+                values_match(e, cq, thresholds.numeric_rel_tolerance, thresholds.numeric_approx_tolerance)
+                for cq in claim_q
+            )
+        ]
         if candidates:
             pairs.append((q.raw, _closest(q, candidates).raw))
     claim_months = _MONTH_RE.findall(c.claim.text)
@@ -88,6 +101,7 @@ def _closest(q: Quantity, candidates: list[Quantity]) -> Quantity:
         if q.kind == "year" or q.value <= 0 or e.value <= 0:
             return abs(e.value - q.value)
         return abs(math.log(e.value / q.value))
+
     return min(candidates, key=distance)
 
 
@@ -125,15 +139,28 @@ def _drop_clauses(body: str, claims: list[ClaimVerdict], drop: set[str]) -> str 
             sep_start = pieces[i - 1][1]
             sep = body[sep_start:a] if keep[n - 1] == i - 1 else "; "
             out += sep + piece
-    markers = "".join(m.group(0) for i, (a, b) in enumerate(pieces) if i not in keep
-                      for m in CITATION_RE.finditer(body[a:b]))
+    markers = "".join(
+        m.group(0)
+        for i, (a, b) in enumerate(pieces)
+        if i not in keep
+        for m in CITATION_RE.finditer(body[a:b])
+    )
     return _cap(out) + (" " + markers if markers else "")
 
 
-def plan_revision(text: str, result: AuditResult, pool: list[Passage], *, thresholds: Thresholds = Thresholds(),
-                  options: RevisionOptions = RevisionOptions(), retrieved_ids: frozenset[str] = frozenset(),
-                  protected: list[set[str]] = (), unsoftenable: list[set[str]] = (), judge: Judge | None = None,
-                  cite: Callable[[Passage], str] | None = None) -> tuple[str, list[Edit]]:
+def plan_revision(
+    text: str,
+    result: AuditResult,
+    pool: list[Passage],
+    *,
+    thresholds: Thresholds = Thresholds(),
+    options: RevisionOptions = RevisionOptions(),
+    retrieved_ids: frozenset[str] = frozenset(),
+    protected: list[set[str]] = (),
+    unsoftenable: list[set[str]] = (),
+    judge: Judge | None = None,
+    cite: Callable[[Passage], str] | None = None,
+) -> tuple[str, list[Edit]]:
     """Apply the offline strategies to every sentence that needs them; return the new text and edits.
 
     ``text`` must be the text ``result`` was computed on (claim spans index into it).
@@ -149,8 +176,22 @@ def plan_revision(text: str, result: AuditResult, pool: list[Passage], *, thresh
     sentences: dict[tuple[int, int], list[ClaimVerdict]] = {}
     for c in result.claims:
         sentences.setdefault(tuple(c.claim.span), []).append(c)
-    plans = [_plan_sentence(span, text[span[0]: span[1]], claims, by_anchor, thresholds, options, retrieved_ids,
-                            protected, unsoftenable, judge, cite) for span, claims in sorted(sentences.items())]
+    plans = [
+        _plan_sentence(
+            span,
+            text[span[0] : span[1]],
+            claims,
+            by_anchor,
+            thresholds,
+            options,
+            retrieved_ids,
+            protected,
+            unsoftenable,
+            judge,
+            cite,
+        )
+        for span, claims in sorted(sentences.items())
+    ]
     # a revised sentence that repeats another sentence of the answer goes (no repeated sentences)
     seen: set[str] = set()
     for p in plans:
@@ -159,9 +200,18 @@ def plan_revision(text: str, result: AuditResult, pool: list[Passage], *, thresh
         key = _sentence_key(p.sent.text)
         if key in seen and p.edits:
             c = sentences[p.span][0]
-            p.edits = [Edit(claim_id=c.claim.claim_id, claim_text=c.claim.text, strategy=p.edits[0].strategy,
-                            span=p.span, before=text[p.span[0]: p.span[1]], after="", action="remove_sentence",
-                            reason="the revised sentence repeats another sentence of the answer")]
+            p.edits = [
+                Edit(
+                    claim_id=c.claim.claim_id,
+                    claim_text=c.claim.text,
+                    strategy=p.edits[0].strategy,
+                    span=p.span,
+                    before=text[p.span[0] : p.span[1]],
+                    after="",
+                    action="remove_sentence",
+                    reason="the revised sentence repeats another sentence of the answer",
+                )
+            ]
             p.removed = True
         seen.add(key)
     # never empty the answer: if every claim would go, say that the documents do not support it
@@ -170,9 +220,18 @@ def plan_revision(text: str, result: AuditResult, pool: list[Passage], *, thresh
         last = plans[-1]
         c = sentences[last.span][0]
         last.removed = False
-        last.edits.append(Edit(claim_id=c.claim.claim_id, claim_text=c.claim.text, strategy=str(Strategy.REMOVE),
-                               span=last.span, before="", after=NO_ANSWER_NOTICE, action="no_answer_notice",
-                               reason="every claim was removed: the answer says the documents do not support it"))
+        last.edits.append(
+            Edit(
+                claim_id=c.claim.claim_id,
+                claim_text=c.claim.text,
+                strategy=str(Strategy.REMOVE),
+                span=last.span,
+                before="",
+                after=NO_ANSWER_NOTICE,
+                action="no_answer_notice",
+                reason="every claim was removed: the answer says the documents do not support it",
+            )
+        )
     # removal spans take the whitespace around the sentence; computed on this text and kept apart
     prev_end = 0
     for p in plans:
@@ -237,8 +296,19 @@ def is_protected(c: ClaimVerdict, protected: list[set[str]]) -> bool:
     return any(p and len(p & stems) / len(p) >= PROTECTED_CONTAINMENT for p in protected)
 
 
-def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_ids, protected=(),
-                   unsoftenable=(), judge=None, cite=marker_for) -> _SentencePlan:
+def _plan_sentence(
+    span,
+    raw,
+    claims,
+    by_anchor,
+    thresholds,
+    options,
+    retrieved_ids,
+    protected=(),
+    unsoftenable=(),
+    judge=None,
+    cite=marker_for,
+) -> _SentencePlan:
     plan = _SentencePlan(span, raw)
     support = _Support(thresholds, judge)
     if options.citations_only:
@@ -249,10 +319,17 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
     reverted: set[str] = set()
     for c in claims:
         if c.verdict not in COVERED and is_protected(c, protected) and _already_softened(plan.sent.body):
+
             def revert(s):
                 s.body = unsoften(s.body)
-            if plan.step(c, Strategy.SOFTEN, "the softened wording lost the support the claim had; restored",
-                         revert, action="revert"):
+
+            if plan.step(
+                c,
+                Strategy.SOFTEN,
+                "the softened wording lost the support the claim had; restored",
+                revert,
+                action="revert",
+            ):
                 reverted.add(c.claim.claim_id)
     # a) contradicted claims: correct to match the evidence
     uncorrected: list[ClaimVerdict] = []
@@ -266,8 +343,13 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
             uncorrected.append(c)
 
     # b) claims nothing supports (and contradictions that could not be corrected)
-    to_drop = [c for c in claims if (c.verdict == NOT_FOUND or c in uncorrected) and not is_protected(c, protected)
-               and c.claim.claim_id not in reverted]
+    to_drop = [
+        c
+        for c in claims
+        if (c.verdict == NOT_FOUND or c in uncorrected)
+        and not is_protected(c, protected)
+        and c.claim.claim_id not in reverted
+    ]
     clause_dropped, drop_ids = False, set()
     if to_drop:
         material = [c for c in to_drop if c.claim.importance != IMPORTANCE_MINOR]
@@ -275,36 +357,73 @@ def _plan_sentence(span, raw, claims, by_anchor, thresholds, options, retrieved_
         removable = options.unsupported_action == "remove" and bool(material)
         drop_ids = {c.claim.claim_id for c in material}
         if removable and len(to_drop) == len(claims):
-            plan.step(lead, Strategy.REMOVE, "no passage supports the sentence's claims", remove=True,
-                      action="remove_sentence", details={"claims": [c.claim.claim_id for c in to_drop]})
+            plan.step(
+                lead,
+                Strategy.REMOVE,
+                "no passage supports the sentence's claims",
+                remove=True,
+                action="remove_sentence",
+                details={"claims": [c.claim.claim_id for c in to_drop]},
+            )
             return plan
         dropped = _drop_clauses(plan.sent.body, claims, drop_ids) if removable else None
         if dropped is not None:
+
             def cut(s, new=dropped):
                 s.body = new
-            clause_dropped = plan.step(lead, Strategy.REMOVE, "no passage supports this clause; the rest stays",
-                                       cut, action="remove_clause", details={"claims": sorted(drop_ids)})
+
+            clause_dropped = plan.step(
+                lead,
+                Strategy.REMOVE,
+                "no passage supports this clause; the rest stays",
+                cut,
+                action="remove_clause",
+                details={"claims": sorted(drop_ids)},
+            )
         elif not _already_softened(plan.sent.body):
-            note = UNSUPPORTED_QUALIFIER if any(c.verdict == NOT_FOUND for c in to_drop) else DISPUTED_QUALIFIER
+            note = (
+                UNSUPPORTED_QUALIFIER if any(c.verdict == NOT_FOUND for c in to_drop) else DISPUTED_QUALIFIER
+            )
 
             def qualify(s, note=note):
                 s.body = s.body.rstrip() + " " + note
-            plan.step(lead, Strategy.QUALIFY, "no passage supports the claim; the answer says so", qualify,
-                      action="qualify", details={"claims": [c.claim.claim_id for c in to_drop]})
+
+            plan.step(
+                lead,
+                Strategy.QUALIFY,
+                "no passage supports the claim; the answer says so",
+                qualify,
+                action="qualify",
+                details={"claims": [c.claim.claim_id for c in to_drop]},
+            )
     # c) weak claims: soften (seed 003 stage 7c)
     for c in claims:
-        if c.verdict == WEAK and not reverted and not _already_softened(plan.sent.body) \
-                and not is_protected(c, unsoftenable):
+        if (
+            c.verdict == WEAK
+            and not reverted
+            and not _already_softened(plan.sent.body)
+            and not is_protected(c, unsoftenable)
+        ):
             style = options.softening
 
             def soft(s, style=style):
                 s.body = soften(s.body, style)
-            plan.step(c, Strategy.SOFTEN, f"evidence only partly supports the claim ({style})", soft,
-                      action=style)
+
+            plan.step(
+                c, Strategy.SOFTEN, f"evidence only partly supports the claim ({style})", soft, action=style
+            )
     # d) citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     if options.correct_citations:
-        _correct_citations(plan, claims, by_anchor, support, retrieved_ids, corrected=bool(corrected),
-                           dropped=frozenset(drop_ids) if clause_dropped else frozenset(), cite=cite)
+        _correct_citations(
+            plan,
+            claims,
+            by_anchor,
+            support,
+            retrieved_ids,
+            corrected=bool(corrected),
+            dropped=frozenset(drop_ids) if clause_dropped else frozenset(),
+            cite=cite,
+        )
     return plan
 
 
@@ -322,7 +441,10 @@ def _span_corrections(c: ClaimVerdict, h: EvidenceHit, thresholds: Thresholds) -
                 continue
             if _normal_space(f.get("sentence", ""))[:200] not in _normal_space(sentence)[:300] + " ":
                 continue
-            a, b = _surface(str(f.get("claim") or ""), c.claim.text), _surface(str(f.get("evidence") or ""), sentence)
+            a, b = (
+                _surface(str(f.get("claim") or ""), c.claim.text),
+                _surface(str(f.get("evidence") or ""), sentence),
+            )
             if a and b and a.lower() != b.lower():
                 found.append((a, b, str(f.get("rule"))))
     text = c.claim.text
@@ -357,32 +479,50 @@ def _replace_span(text: str, a: str, b: str, evidence: str) -> str:
     m = re.search(rf"(?<!\w){re.escape(a)}(?!\w)", text, re.I)
     if not m:
         return text
-    out = text[: m.start()] + b + text[m.end():]
+    out = text[: m.start()] + b + text[m.end() :]
     after_at = m.start() + len(b)
     ev = re.search(rf"(?<!\w){re.escape(b)}(?!\w)((?:\s+[^\W\d_]+){{1,2}})", evidence)
     tail = re.match(r"((?:\s+[^\W\d_]+){1,2})", out[after_at:])
     if ev and tail:
         mine, theirs = tail.group(1).split(), ev.group(1).split()
-        fixed = [t if (t != w and t.lower().rstrip("s") == w.lower().rstrip("s")) else w
-                 for w, t in zip(mine, theirs)] + mine[len(theirs):]
+        fixed = [
+            t if (t != w and t.lower().rstrip("s") == w.lower().rstrip("s")) else w
+            for w, t in zip(mine, theirs)
+        ] + mine[len(theirs) :]
         if fixed != mine:
             words = iter(fixed)
             rebuilt = re.sub(r"\S+", lambda _match: next(words), tail.group(1))
-            out = out[:after_at] + rebuilt + out[after_at + len(tail.group(1)):]
+            out = out[:after_at] + rebuilt + out[after_at + len(tail.group(1)) :]
     return out
 
 
-def _correct(plan: _SentencePlan, c: ClaimVerdict, claims: list[ClaimVerdict], thresholds: Thresholds,
-             judge: "Judge | None" = None, cite: Callable[[Passage], str] = marker_for) -> bool:
+def _correct(
+    plan: _SentencePlan,
+    c: ClaimVerdict,
+    claims: list[ClaimVerdict],
+    thresholds: Thresholds,
+    judge: "Judge | None" = None,
+    cite: Callable[[Passage], str] = marker_for,
+) -> bool:
     """Correct the contradicted span of a claim (value, unit, date, entity, predicate, polarity) with
     what one evidence sentence states, only when the rest of the claim aligns with that sentence,
     and only when the corrected claim verifies SUPPORTED against that passage under ``judge`` (the
     judge that labels claims). Never replaces the claim with another sentence."""
-    hits = [h for h in sorted(c.evidence, key=lambda h: (h.cited, h.relevance, h.similarity), reverse=True)
-            if h.best_sentence]
+    hits = [
+        h
+        for h in sorted(c.evidence, key=lambda h: (h.cited, h.relevance, h.similarity), reverse=True)
+        if h.best_sentence
+    ]
     for h in hits:
-        spans = [(a, b, k) for a, b, k in _span_corrections(c, h, thresholds) if a.lower() in plan.sent.body.lower()]
-        if not spans or _aligned(c.claim.text, [a for a, _, _ in spans], h.best_sentence) < CORRECTION_MIN_ALIGNMENT:
+        spans = [
+            (a, b, k)
+            for a, b, k in _span_corrections(c, h, thresholds)
+            if a.lower() in plan.sent.body.lower()
+        ]
+        if (
+            not spans
+            or _aligned(c.claim.text, [a for a, _, _ in spans], h.best_sentence) < CORRECTION_MIN_ALIGNMENT
+        ):
             continue
         new_claim = c.claim.text
         for a, b, _ in spans:
@@ -399,10 +539,20 @@ def _correct(plan: _SentencePlan, c: ClaimVerdict, claims: list[ClaimVerdict], t
                 s.body = _replace_span(s.body, a, b, evidence)
             if marker not in s.text:
                 _add_marker(s, marker)
-        details = {"replaced": [{"from": a, "to": b, "kind": k} for a, b, k in spans], "corrected_claim": new_claim}
+
+        details = {
+            "replaced": [{"from": a, "to": b, "kind": k} for a, b, k in spans],
+            "corrected_claim": new_claim,
+        }
         if check is not None:
             details["verified"] = {"label": check.label, "confidence": round(float(check.confidence), 4)}
-        return plan.step(c, Strategy.CORRECT, "the evidence states this fact differently; only the differing words change",
-                         fix, action="numeric" if all(k == "value" for _, _, k in spans) else "span",
-                         passage_id=h.passage.id, details=details)
+        return plan.step(
+            c,
+            Strategy.CORRECT,
+            "the evidence states this fact differently; only the differing words change",
+            fix,
+            action="numeric" if all(k == "value" for _, _, k in spans) else "span",
+            passage_id=h.passage.id,
+            details=details,
+        )
     return False

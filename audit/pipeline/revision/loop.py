@@ -39,24 +39,44 @@ def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict]]:
         # the original as first verified: corrective retrieval counts as an improvement
         first, last = attempts[0].before_retrieval or attempts[0].summary, attempts[-1].summary
         if last["coverage"] <= first["coverage"] or keys[-1] < quality_key(first):
-            warnings.append({"code": str(RevisionWarning.NO_IMPROVEMENT),
-                             "message": "Revisions did not improve evidence coverage"
-                             + (f"; attempt {kept} is kept" if kept != len(attempts) - 1 else ""),
-                             "details": {"first": first, "last": last, "kept": kept}})
+            warnings.append(
+                {
+                    "code": str(RevisionWarning.NO_IMPROVEMENT),
+                    "message": "Revisions did not improve evidence coverage"
+                    + (f"; attempt {kept} is kept" if kept != len(attempts) - 1 else ""),
+                    "details": {"first": first, "last": last, "kept": kept},
+                }
+            )
     final = attempts[kept].result
-    unsupported = [c for c in final.claims if c.verdict == NOT_FOUND and c.claim.importance != IMPORTANCE_MINOR]
+    unsupported = [
+        c for c in final.claims if c.verdict == NOT_FOUND and c.claim.importance != IMPORTANCE_MINOR
+    ]
     if unsupported:
-        warnings.append({"code": str(RevisionWarning.UNSUPPORTED_CLAIMS),
-                         "message": f"{len(unsupported)} material claims could not be verified",
-                         "details": [c.claim.text for c in unsupported]})
+        warnings.append(
+            {
+                "code": str(RevisionWarning.UNSUPPORTED_CLAIMS),
+                "message": f"{len(unsupported)} material claims could not be verified",
+                "details": [c.claim.text for c in unsupported],
+            }
+        )
     return kept, warnings
 
 
-def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: Verify,
-                  retrieve: Retrieve | None = None, rewriter: Rewriter | None = None,
-                  thresholds: Thresholds = Thresholds(), options: RevisionOptions = RevisionOptions(),
-                  initial: AuditResult | None = None, judge: Judge | None = None,
-                  given: int | None = None, reverify: Reverify | None = None) -> RevisionOutcome:
+def revise_answer(
+    *,
+    query: str,
+    answer: str,
+    passages: list[Passage],
+    verify: Verify,
+    retrieve: Retrieve | None = None,
+    rewriter: Rewriter | None = None,
+    thresholds: Thresholds = Thresholds(),
+    options: RevisionOptions = RevisionOptions(),
+    initial: AuditResult | None = None,
+    judge: Judge | None = None,
+    given: int | None = None,
+    reverify: Reverify | None = None,
+) -> RevisionOutcome:
     """Run the revision loop of docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop on one answer and return every attempt.
 
     ``initial`` is the audit of ``answer`` when the caller already has it (it must have been
@@ -73,6 +93,7 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
     pool = list(passages)
     given = len(pool) if given is None else min(given, len(pool))
     if judge is None:
+
         def judge(claim_text: str, passage: Passage) -> ClaimVerdict | None:
             return next(iter(verify(claim_text, [passage]).claims), None)
 
@@ -104,13 +125,29 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
             stop_reason = decision.reason
             # the text meets the thresholds, and its markers still follow the one support decision:
             # a marker stays only where the judge finds the claim SUPPORTED by the passage it names
-            new_text, edits = plan_revision(current.text, current.result, pool, thresholds=thresholds,
-                                            options=replace(options, citations_only=True),
-                                            retrieved_ids=frozenset(retrieved_ids), protected=protected,
-                                            unsoftenable=unsoftenable, judge=judge, cite=cite)
+            new_text, edits = plan_revision(
+                current.text,
+                current.result,
+                pool,
+                thresholds=thresholds,
+                options=replace(options, citations_only=True),
+                retrieved_ids=frozenset(retrieved_ids),
+                protected=protected,
+                unsoftenable=unsoftenable,
+                judge=judge,
+                cite=cite,
+            )
             if edits and new_text != current.text:
-                attempts.append(RevisionAttempt(len(attempts), new_text, verify_edited(new_text, current), edits,
-                                                "offline", notes=["citation markers checked against the final wording"]))
+                attempts.append(
+                    RevisionAttempt(
+                        len(attempts),
+                        new_text,
+                        verify_edited(new_text, current),
+                        edits,
+                        "offline",
+                        notes=["citation markers checked against the final wording"],
+                    )
+                )
             break
         if retrieve is not None and options.corrective_retrieval:
             new, records = corrective_retrieval(current.result.claims, pool, retrieve, query)
@@ -121,7 +158,9 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
                 pool.extend(new)
                 retrieved_ids.update(p.id for p in new)
                 current.result = verify(current.text, pool)  # re-verify with the extra evidence
-                protected += [set(content_stems(c.claim.text)) for c in current.result.claims if c.verdict in COVERED]
+                protected += [
+                    set(content_stems(c.claim.text)) for c in current.result.claims if c.verdict in COVERED
+                ]
                 decision = decide_revision(current.result.claims, len(attempts) - 1, thresholds, options)
                 current.decision = decision
         new_text, edits, author, notes = None, [], "offline", []
@@ -132,13 +171,18 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
             plan_options = replace(options, citations_only=True)
         elif rewriter is not None:
             try:
-                candidate = normalize(rewriter(query=query, answer=current.text, instructions=decision.instructions,
-                                               passages=pool) or "")
+                candidate = normalize(
+                    rewriter(
+                        query=query, answer=current.text, instructions=decision.instructions, passages=pool
+                    )
+                    or ""
+                )
             except Exception as exc:  # the LLM is an edge: any failure means the offline path
                 notes.append(f"LLM rewrite failed ({type(exc).__name__}): offline strategies used")
             else:
-                traced, why = trace_changes(current.text, candidate, current.result.claims, decision.instructions,
-                                            _Anchors(pool))
+                traced, why = trace_changes(
+                    current.text, candidate, current.result.claims, decision.instructions, _Anchors(pool)
+                )
                 if traced:
                     why = _unbacked_correction(traced, _Anchors(pool), judge)
                     traced = None if why else traced
@@ -147,18 +191,38 @@ def revise_answer(*, query: str, answer: str, passages: list[Passage], verify: V
                 else:
                     notes.append(f"LLM rewrite rejected ({why or 'no change'}): offline strategies used")
         if new_text is None:
-            new_text, edits = plan_revision(current.text, current.result, pool, thresholds=thresholds,
-                                            options=plan_options, retrieved_ids=frozenset(retrieved_ids),
-                                            protected=protected, unsoftenable=unsoftenable, judge=judge, cite=cite)
+            new_text, edits = plan_revision(
+                current.text,
+                current.result,
+                pool,
+                thresholds=thresholds,
+                options=plan_options,
+                retrieved_ids=frozenset(retrieved_ids),
+                protected=protected,
+                unsoftenable=unsoftenable,
+                judge=judge,
+                cite=cite,
+            )
         if not edits or new_text == current.text:
             stop_reason = stop_reason or "No applicable edits"
             break
         unsoftenable += [set(content_stems(unsoften(e.claim_text))) for e in edits if e.action == "revert"]
-        attempts.append(RevisionAttempt(len(attempts), new_text, verify_edited(new_text, current), edits, author,
-                                        notes=notes))
+        attempts.append(
+            RevisionAttempt(
+                len(attempts), new_text, verify_edited(new_text, current), edits, author, notes=notes
+            )
+        )
         if not decision.should_revise:
             break
     kept, warnings = terminate(attempts)
-    return RevisionOutcome(original_text=answer or "", final_text=attempts[kept].text, final=attempts[kept].result,
-                           attempts=attempts, kept=kept, warnings=warnings, stop_reason=stop_reason, passages=pool,
-                           given=given)
+    return RevisionOutcome(
+        original_text=answer or "",
+        final_text=attempts[kept].text,
+        final=attempts[kept].result,
+        attempts=attempts,
+        kept=kept,
+        warnings=warnings,
+        stop_reason=stop_reason,
+        passages=pool,
+        given=given,
+    )

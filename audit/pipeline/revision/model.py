@@ -25,12 +25,16 @@ COVERED = (SUPPORTED, WEAK)
 
 
 class Strategy(StrEnum):
-    REMOVE = "remove"  # claim nothing supports, taken out (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+    REMOVE = (
+        "remove"  # claim nothing supports, taken out (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+    )
     QUALIFY = "qualify"  # claim nothing supports, kept with a "not found" qualifier (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     CORRECT = "correct"  # contradicted claim corrected to match the evidence (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     SOFTEN = "soften"  # unverified (weak) fact softened (seed 003 stage 7c)
     CITATION = "citation"  # citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
-    CORRECTIVE_RETRIEVAL = "corrective_retrieval"  # citation to a passage found by corrective retrieval (seed 002)
+    CORRECTIVE_RETRIEVAL = (
+        "corrective_retrieval"  # citation to a passage found by corrective retrieval (seed 002)
+    )
 
 
 class CitationAction(StrEnum):
@@ -105,7 +109,9 @@ class RevisionAttempt:
     number: int  # 0 = the answer as received
     text: str
     result: AuditResult
-    edits: list[Edit] = field(default_factory=list)  # the edits that turned the previous attempt into this one
+    edits: list[Edit] = field(
+        default_factory=list
+    )  # the edits that turned the previous attempt into this one
     author: str = "original"  # original | offline | llm
     retrieval: list[dict] = field(default_factory=list)  # corrective retrieval run on this attempt
     decision: RevisionDecision | None = None
@@ -118,12 +124,16 @@ class RevisionAttempt:
 
     def as_json(self) -> dict:
         return {
-            "attempt": self.number, "author": self.author, "text": self.text, "summary": self.summary,
+            "attempt": self.number,
+            "author": self.author,
+            "text": self.text,
+            "summary": self.summary,
             "ledger": claim_ledger(self.result.claims),
             "edits": [asdict(e) | {"span": list(e.span)} for e in self.edits],
             "retrieval": self.retrieval,
             "decision": asdict(self.decision) if self.decision else None,
-            "notes": self.notes, "before_retrieval": self.before_retrieval,
+            "notes": self.notes,
+            "before_retrieval": self.before_retrieval,
         }
 
 
@@ -146,7 +156,7 @@ class RevisionOutcome:
     @property
     def edits(self) -> list[Edit]:
         """The edits that lead from the original to the kept attempt."""
-        return [e for a in self.attempts[1: self.kept + 1] for e in a.edits]
+        return [e for a in self.attempts[1 : self.kept + 1] for e in a.edits]
 
     def history_json(self) -> list[dict]:
         rows = [a.as_json() for a in self.attempts]
@@ -163,14 +173,16 @@ class RevisionOutcome:
         """
         current = {c.claim.claim_id: c for c in self.attempts[0].result.claims}
         touched: dict[str, list[Edit]] = {cid: [] for cid in current}
-        for attempt in self.attempts[1: self.kept + 1]:
+        for attempt in self.attempts[1 : self.kept + 1]:
             previous = self.attempts[attempt.number - 1].result.claims
             moved = _follow_claims(previous, attempt.result.claims, attempt.edits)
             for cid, verdict in list(current.items()):
                 if verdict is None:
                     continue
                 mine = verdict.claim.claim_id
-                touched[cid] += [e for e in attempt.edits if e.claim_id == mine or mine in e.details.get("claims", [])]
+                touched[cid] += [
+                    e for e in attempt.edits if e.claim_id == mine or mine in e.details.get("claims", [])
+                ]
                 current[cid] = moved.get(mine)
         out = {}
         amap = anchor_map(self.passages)
@@ -182,31 +194,55 @@ class RevisionOutcome:
             last = max(reversed(substantive), key=lambda e: _STRATEGY_RANK.get(e.strategy, 0))
             passage = next((e.passage_id for e in reversed(edits) if e.passage_id), "")
             # the passage the revision itself cited (a correction, a marker) and the returned text still names
-            cited = bool(passage) and final is not None and passage in {
-                p.id for a in final.claim.citations if (p := resolve_anchor(a, amap)) is not None}
+            cited = (
+                bool(passage)
+                and final is not None
+                and passage
+                in {p.id for a in final.claim.citations if (p := resolve_anchor(a, amap)) is not None}
+            )
             if final is not None and not passage and final.label == "SUPPORTED" and final.evidence:
                 passage = _best_hit(final).passage.id
             out[cid] = {
-                "strategy": last.strategy, "action": last.action, "text": final.claim.text if final else "",
+                "strategy": last.strategy,
+                "action": last.action,
+                "text": final.claim.text if final else "",
                 "label": final.label if final else None,
                 "confidence": round(float(final.confidence), 4) if final else None,
-                "passage_id": passage, "cited": cited, "edits": len(edits),
-                "replaced": [r["from"] for e in edits if e.strategy == Strategy.CORRECT
-                             for r in e.details.get("replaced", [])],
+                "passage_id": passage,
+                "cited": cited,
+                "edits": len(edits),
+                "replaced": [
+                    r["from"]
+                    for e in edits
+                    if e.strategy == Strategy.CORRECT
+                    for r in e.details.get("replaced", [])
+                ],
             }
         return out
 
     def ledger_json(self) -> list[dict]:
         """Every edit from the original to the kept text, with the attempt that made it."""
-        return [asdict(e) | {"span": list(e.span), "attempt": a.number}
-                for a in self.attempts[1: self.kept + 1] for e in a.edits]
+        return [
+            asdict(e) | {"span": list(e.span), "attempt": a.number}
+            for a in self.attempts[1 : self.kept + 1]
+            for e in a.edits
+        ]
 
 
 # the strategy a claim's revision is named after when several edits touched it
-_STRATEGY_RANK = {"correct": 5, "remove": 4, "qualify": 3, "soften": 2, "corrective_retrieval": 1, "citation": 1}
+_STRATEGY_RANK = {
+    "correct": 5,
+    "remove": 4,
+    "qualify": 3,
+    "soften": 2,
+    "corrective_retrieval": 1,
+    "citation": 1,
+}
 
 
-def _follow_claims(before: list[ClaimVerdict], after: list[ClaimVerdict], edits: list[Edit]) -> dict[str, ClaimVerdict]:
+def _follow_claims(
+    before: list[ClaimVerdict], after: list[ClaimVerdict], edits: list[Edit]
+) -> dict[str, ClaimVerdict]:
     """Claim id in the text the edits were planned on -> the claim it became in the next text
     (absent when its sentence was removed). Sentences are followed through the edit spans."""
     chains: dict[tuple[int, int], list[Edit]] = {}
@@ -251,32 +287,47 @@ def ledger_summary(claims: list[ClaimVerdict]) -> dict:
     material = [c for c in claims if c.claim.importance != IMPORTANCE_MINOR]
     counts = {v: sum(1 for c in claims if c.verdict == v) for v in (SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND)}
     return {
-        "claims": len(claims), "material": len(material),
+        "claims": len(claims),
+        "material": len(material),
         "coverage": round(scoring.coverage(claims), 4),
         "unsupported_rate": round(scoring.unsupported_rate(claims), 4),
         "unsupported_material": sum(1 for c in material if c.verdict == NOT_FOUND),
-        "critical_unsupported": sum(1 for c in claims if c.claim.importance == IMPORTANCE_CRITICAL
-                                    and c.verdict == NOT_FOUND),
-        "contradicted": counts[CONTRADICTED], "verdicts": counts,
+        "critical_unsupported": sum(
+            1 for c in claims if c.claim.importance == IMPORTANCE_CRITICAL and c.verdict == NOT_FOUND
+        ),
+        "contradicted": counts[CONTRADICTED],
+        "verdicts": counts,
     }
 
 
 def quality_key(summary: dict) -> tuple:
     """Order attempts: higher coverage, then fewer unsupported, contradicted, critical unsupported."""
-    return (summary["coverage"], -summary["unsupported_rate"], -summary["contradicted"],
-            -summary["critical_unsupported"])
+    return (
+        summary["coverage"],
+        -summary["unsupported_rate"],
+        -summary["contradicted"],
+        -summary["critical_unsupported"],
+    )
 
 
 def claim_ledger(claims: list[ClaimVerdict]) -> list[dict]:
     rows = []
     for c in claims:
         best = _best_hit(c)
-        rows.append({
-            "claim_id": c.claim.claim_id, "text": c.claim.text, "span": list(c.claim.span),
-            "importance": c.claim.importance, "type": c.claim.type, "verdict": c.verdict, "label": c.label,
-            "confidence": round(float(c.confidence), 4), "citations": list(c.claim.citations),
-            "best_passage": best.passage.id if best else "",
-        })
+        rows.append(
+            {
+                "claim_id": c.claim.claim_id,
+                "text": c.claim.text,
+                "span": list(c.claim.span),
+                "importance": c.claim.importance,
+                "type": c.claim.type,
+                "verdict": c.verdict,
+                "label": c.label,
+                "confidence": round(float(c.confidence), 4),
+                "citations": list(c.claim.citations),
+                "best_passage": best.passage.id if best else "",
+            }
+        )
     return rows
 
 

@@ -16,18 +16,38 @@ from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, Passage
 
 # --- 3. deterministic rewriting of the claim sentences --------------------------------------
 _PREFIX_RE = re.compile(r"^\s*(?:(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|#{1,6})\s+)?")
-_TRAIL_RE = re.compile(r"(?:\s*(?:\[[^\[\]]{1,60}\]|\((?:source|src|ref)\b[^)]{0,40}\)|[.!?;:\u3002]+|"
-                       r"[\"'\u201d\u2019]+(?=[.!?]|$)))*\s*$", re.I)
+_TRAIL_RE = re.compile(
+    r"(?:\s*(?:\[[^\[\]]{1,60}\]|\((?:source|src|ref)\b[^)]{0,40}\)|[.!?;:\u3002]+|"
+    r"[\"'\u201d\u2019]+(?=[.!?]|$)))*\s*$",
+    re.I,
+)
 _AUX_WORDS = "is|are|was|were|has|have|had|can|could|will|would|should|must|may|might|does|do|did"
 _AUX_RE = re.compile(rf"\b(?:{_AUX_WORDS})\b(?! not\b)")
 _QUOTED_RE = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _MONTH_RE = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS) + r")\b")
 DISPUTED_QUALIFIER = "(disputed by the provided documents)"
 PROTECTED_CONTAINMENT = 0.8  # share of a once-supported claim's content words a later claim must keep
-_SOFTENED_MARKERS = (SOFTENING_HEDGE, SOFTENING_QUALIFY, SOFTENING_PARENTHETICAL, UNSUPPORTED_QUALIFIER,
-                     DISPUTED_QUALIFIER)
+_SOFTENED_MARKERS = (
+    SOFTENING_HEDGE,
+    SOFTENING_QUALIFY,
+    SOFTENING_PARENTHETICAL,
+    UNSUPPORTED_QUALIFIER,
+    DISPUTED_QUALIFIER,
+)
 
 
 @dataclass
@@ -41,7 +61,7 @@ class _Sentence:
     @classmethod
     def parse(cls, raw: str) -> "_Sentence":
         prefix = _PREFIX_RE.match(raw).group(0)
-        rest = raw[len(prefix):]
+        rest = raw[len(prefix) :]
         trail = _TRAIL_RE.search(rest).group(0)
         body = rest[: len(rest) - len(trail)]
         if not body.strip():  # a sentence made only of markers: keep it whole as body
@@ -64,13 +84,13 @@ def _decap(body: str) -> str | None:
     word = m.group(1)
     if word.lower() in STOPWORDS and not word.isupper():
         i = m.start(1)
-        return body[:i] + body[i].lower() + body[i + 1:]
+        return body[:i] + body[i].lower() + body[i + 1 :]
     return body if word.islower() else None
 
 
 def _cap(body: str) -> str:
     m = re.search(r"[^\W\d_]", body)
-    return body[: m.start()] + body[m.start()].upper() + body[m.start() + 1:] if m else body
+    return body[: m.start()] + body[m.start()].upper() + body[m.start() + 1 :] if m else body
 
 
 def soften(body: str, style: str) -> str:
@@ -80,7 +100,7 @@ def soften(body: str, style: str) -> str:
         # the first auxiliary outside quotation marks: a quoted question is someone's words
         m = next((a for a in _AUX_RE.finditer(body) if not any(x <= a.start() < y for x, y in quoted)), None)
         if m:
-            return f"{body[: m.end()]} {SOFTENING_HEDGE}{body[m.end():]}"
+            return f"{body[: m.end()]} {SOFTENING_HEDGE}{body[m.end() :]}"
         lowered = _decap(body.lstrip())
         if lowered is not None:
             return f"{SOFTENING_HEDGE.capitalize()}, {lowered}"
@@ -97,7 +117,7 @@ def unsoften(body: str) -> str:
     out = re.sub(rf"\b({_AUX_WORDS}) {SOFTENING_HEDGE}\b", r"\1", body)
     for lead in (f"{SOFTENING_HEDGE.capitalize()}, ", f"{SOFTENING_QUALIFY} "):
         if out.lstrip().startswith(lead):
-            out = _cap(out.lstrip()[len(lead):])
+            out = _cap(out.lstrip()[len(lead) :])
     return out.replace(f" {SOFTENING_PARENTHETICAL}", "")
 
 
@@ -123,6 +143,7 @@ def verdicts_to_keep(result: AuditResult) -> Callable[[ClaimDraft], ClaimVerdict
         if prev is None or not set(draft.citations) <= set(prev.claim.citations):
             return None
         return prev
+
     return reuse
 
 
@@ -148,6 +169,7 @@ def marker_for(passage: Passage) -> str:
 
 def _rewrite_markers(text: str, mapping: Callable[[str], list[str]]) -> str:
     """Rewrite every citation marker of ``text``: each anchor becomes ``mapping(anchor)`` (maybe none)."""
+
     def repl(m: re.Match) -> str:
         anchors = citation_anchors(m.group(0))
         new: list[str] = []
@@ -161,8 +183,10 @@ def _rewrite_markers(text: str, mapping: Callable[[str], list[str]]) -> str:
             return ""
         if all(a.isdigit() for a in new) and m.group("num"):
             return "[" + ", ".join(new) + "]"
-        return "".join(f"[{a}]" if (a.isdigit() or a.startswith("cite:") or m.group("key")) else f"[cite:{a}]"
-                       for a in new)
+        return "".join(
+            f"[{a}]" if (a.isdigit() or a.startswith("cite:") or m.group("key")) else f"[cite:{a}]"
+            for a in new
+        )
 
     out = CITATION_RE.sub(repl, text)
     if out == text:
@@ -179,7 +203,7 @@ def _add_marker(sent: _Sentence, marker: str) -> None:
     for m in re.finditer(r"\[[^\[\]]{1,60}\]", trail):
         last = m
     if last is not None:
-        sent.trail = trail[: last.end()] + marker + trail[last.end():]
+        sent.trail = trail[: last.end()] + marker + trail[last.end() :]
     else:
         sent.body = sent.body.rstrip() + " " + marker
         sent.trail = trail.lstrip() if trail.strip() else trail
@@ -212,8 +236,18 @@ class _SentencePlan:
         self.removed = False
         self.edits: list[Edit] = []
 
-    def step(self, c: ClaimVerdict, strategy: Strategy, reason: str, change: Callable[[_Sentence], None] | None = None,
-             *, remove: bool = False, action: str = "", passage_id: str = "", details: dict | None = None) -> bool:
+    def step(
+        self,
+        c: ClaimVerdict,
+        strategy: Strategy,
+        reason: str,
+        change: Callable[[_Sentence], None] | None = None,
+        *,
+        remove: bool = False,
+        action: str = "",
+        passage_id: str = "",
+        details: dict | None = None,
+    ) -> bool:
         before = self.sent.text
         if remove:
             after = ""
@@ -222,8 +256,19 @@ class _SentencePlan:
             after = self.sent.text
         if after == before:
             return False
-        self.edits.append(Edit(claim_id=c.claim.claim_id, claim_text=c.claim.text, strategy=str(strategy),
-                               span=self.span, before=before, after=after, reason=reason, action=action,
-                               passage_id=passage_id, details=details or {}))
+        self.edits.append(
+            Edit(
+                claim_id=c.claim.claim_id,
+                claim_text=c.claim.text,
+                strategy=str(strategy),
+                span=self.span,
+                before=before,
+                after=after,
+                reason=reason,
+                action=action,
+                passage_id=passage_id,
+                details=details or {},
+            )
+        )
         self.removed = remove
         return True

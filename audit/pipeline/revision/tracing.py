@@ -24,8 +24,9 @@ def _map_position(opcodes, pos: int) -> int:
     return opcodes[-1][4] if opcodes else pos
 
 
-def trace_changes(before: str, after: str, claims: list[ClaimVerdict], instructions: list[dict],
-                  valid_anchors) -> tuple[list[Edit] | None, str]:
+def trace_changes(
+    before: str, after: str, claims: list[ClaimVerdict], instructions: list[dict], valid_anchors
+) -> tuple[list[Edit] | None, str]:
     """Edits for a free rewrite, or (None, why) when a change is not traceable to an instructed claim."""
     for a in citation_anchors(after):
         if a not in valid_anchors:
@@ -47,7 +48,10 @@ def trace_changes(before: str, after: str, claims: list[ClaimVerdict], instructi
             continue
         region = [sent for (a, b), sent in spans.items() if a <= i1 and i2 <= b]
         if not region:
-            return None, f"the rewrite changed text outside the claims it was told to revise: {before[i1:i2][:60]!r}"
+            return (
+                None,
+                f"the rewrite changed text outside the claims it was told to revise: {before[i1:i2][:60]!r}",
+            )
         touched.add(region[0])
     # merge the touched sentences' regions (with their surrounding whitespace) into disjoint spans
     regions: list[list[int]] = []
@@ -63,9 +67,18 @@ def trace_changes(before: str, after: str, claims: list[ClaimVerdict], instructi
         j1, j2 = _map_position(opcodes, a), _map_position(opcodes, b)
         for c, strategy in instructed:
             if a <= c.claim.span[0] and c.claim.span[1] <= b and tuple(c.claim.span) in touched:
-                edits.append(Edit(claim_id=c.claim.claim_id, claim_text=c.claim.text, strategy=strategy,
-                                  span=(a, b), before=before[a:b], after=after[j1:j2], reason="LLM rewrite_answer",
-                                  action="llm_rewrite"))
+                edits.append(
+                    Edit(
+                        claim_id=c.claim.claim_id,
+                        claim_text=c.claim.text,
+                        strategy=strategy,
+                        span=(a, b),
+                        before=before[a:b],
+                        after=after[j1:j2],
+                        reason="LLM rewrite_answer",
+                        action="llm_rewrite",
+                    )
+                )
     if edits and replay_edits(before, edits) != after:
         return None, "the rewrite could not be mapped onto the instructed sentences"
     return edits, ""

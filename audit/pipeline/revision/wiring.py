@@ -12,6 +12,7 @@ from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
 # --- wiring to the pipeline, the knowledge base and the LLM ----------------------------------
 def kb_retriever(kb, *, embed=None, k: int = CORRECTIVE_PASSAGES_PER_QUERY) -> Retrieve:
     """``retrieve(queries)`` over a ``KnowledgeBase``: the best ``k`` chunks of each targeted query."""
+
     def retrieve(queries: list[str]) -> list[Passage]:
         if kb is None or not len(kb.index) or not queries:
             return []
@@ -24,6 +25,7 @@ def kb_retriever(kb, *, embed=None, k: int = CORRECTIVE_PASSAGES_PER_QUERY) -> R
         ids = list(dict.fromkeys(i for res in results for i, _ in res))
         found = kb.lookup(ids) if ids else {}
         return [found[i] for i in ids if i in found]
+
     return retrieve
 
 
@@ -36,9 +38,20 @@ def llm_rewriter(client) -> Rewriter | None:
     return make_rewriter(client)
 
 
-def revise_audit(*, query: str, answer: str, contexts=None, kb=None, initial: AuditResult | None = None,
-                 domain: str = "", thresholds: Thresholds | None = None, llm=None, embed=None,
-                 options: RevisionOptions = RevisionOptions(), given: int | None = None) -> RevisionOutcome:
+def revise_audit(
+    *,
+    query: str,
+    answer: str,
+    contexts=None,
+    kb=None,
+    initial: AuditResult | None = None,
+    domain: str = "",
+    thresholds: Thresholds | None = None,
+    llm=None,
+    embed=None,
+    options: RevisionOptions = RevisionOptions(),
+    given: int | None = None,
+) -> RevisionOutcome:
     """Audit and revise one answer with the pipeline's ``audit_answer`` as the verifier.
 
     Corrective retrieval searches ``kb`` (a ``KnowledgeBase``) when given; the LLM rewrites when
@@ -50,16 +63,32 @@ def revise_audit(*, query: str, answer: str, contexts=None, kb=None, initial: Au
 
     t = thresholds or Thresholds()
     # the judge on one passage runs the methods that label claims (with the LLM judge when configured)
-    methods = (*OFFLINE_METHODS, "llm_judge") if llm is not None and "llm_judge" in LLM_METHODS else OFFLINE_METHODS
+    methods = (
+        (*OFFLINE_METHODS, "llm_judge") if llm is not None and "llm_judge" in LLM_METHODS else OFFLINE_METHODS
+    )
 
     def verify(text: str, pool: list[Passage], reuse=None) -> AuditResult:
-        return audit_answer(query, text, pool, kb=kb, domain=domain, thresholds=t, embed=embed, llm=llm, reuse=reuse)
+        return audit_answer(
+            query, text, pool, kb=kb, domain=domain, thresholds=t, embed=embed, llm=llm, reuse=reuse
+        )
 
     def judge(claim_text: str, passage: Passage) -> ClaimVerdict:
-        return verify_claims([(claim_text, [passage])], thresholds=t, domain=domain, embed=embed, llm=llm,
-                             methods=methods)[0]
+        return verify_claims(
+            [(claim_text, [passage])], thresholds=t, domain=domain, embed=embed, llm=llm, methods=methods
+        )[0]
 
     retrieve = kb_retriever(kb, embed=embed) if kb is not None else None
-    return revise_answer(query=query, answer=answer, passages=as_passages(contexts or []), verify=verify,
-                         retrieve=retrieve, rewriter=llm_rewriter(llm), thresholds=t, options=options,
-                         initial=initial, judge=judge, given=given, reverify=verify)
+    return revise_answer(
+        query=query,
+        answer=answer,
+        passages=as_passages(contexts or []),
+        verify=verify,
+        retrieve=retrieve,
+        rewriter=llm_rewriter(llm),
+        thresholds=t,
+        options=options,
+        initial=initial,
+        judge=judge,
+        given=given,
+        reverify=verify,
+    )

@@ -28,7 +28,20 @@ def build_providers(*, pubmed_base_url: str, arxiv_base_url: str) -> list[WebPro
 
 
 __all__ = [
-    "REGISTRY", "ArxivProvider", "FailureReason", "FetchPolicy", "FetchResponse", "PageProvider",
-    "PubMedProvider", "WebClient", "WebDocument", "WebError", "WebLookup", "WebProvider", "build_providers",
-    "claim_query", "safe_fetch", "urls_in",
+    "REGISTRY",
+    "ArxivProvider",
+    "FailureReason",
+    "FetchPolicy",
+    "FetchResponse",
+    "PageProvider",
+    "PubMedProvider",
+    "WebClient",
+    "WebDocument",
+    "WebError",
+    "WebLookup",
+    "WebProvider",
+    "build_providers",
+    "claim_query",
+    "safe_fetch",
+    "urls_in",
 ]

@@ -38,8 +38,18 @@ class ArxivProvider(WebProvider):
         if not terms:
             return []
         search_query = " OR ".join(f"all:{term}" for term in terms)
-        url = self.base_url + ("&" if "?" in self.base_url else "?") + urlencode(
-            {"search_query": search_query, "start": 0, "max_results": lookup.max_results, "sortBy": "relevance"})
+        url = (
+            self.base_url
+            + ("&" if "?" in self.base_url else "?")
+            + urlencode(
+                {
+                    "search_query": search_query,
+                    "start": 0,
+                    "max_results": lookup.max_results,
+                    "sortBy": "relevance",
+                }
+            )
+        )
         root = parse_xml(self._get(client, url, lookup.query).body, self.name, url)
         if root.tag != f"{ATOM}feed":
             raise malformed(self.name, url, f"expected an Atom feed, got {root.tag}")
@@ -54,12 +64,26 @@ class ArxivProvider(WebProvider):
             if not entry_id or not (title or summary):
                 continue
             arxiv_id = entry_id.rstrip("/").rsplit("/abs/", 1)[-1]
-            link = next((ln.get("href") for ln in entry.findall(f"{ATOM}link")
-                         if ln.get("rel", "alternate") == "alternate" and ln.get("href")), entry_id)
-            documents.append(WebDocument(
-                provider=self.name, source_id=f"arxiv:{arxiv_id}", url=link, title=title[:500],
-                text=f"{title}. {summary}".strip(), query=lookup.query, retrieved_at=retrieved,
-                published=_date(entry.findtext(f"{ATOM}published") or ""), request_url=url,
-                extra={"arxiv_id": arxiv_id, "updated": _clean(entry.findtext(f"{ATOM}updated"))},
-            ))
+            link = next(
+                (
+                    ln.get("href")
+                    for ln in entry.findall(f"{ATOM}link")
+                    if ln.get("rel", "alternate") == "alternate" and ln.get("href")
+                ),
+                entry_id,
+            )
+            documents.append(
+                WebDocument(
+                    provider=self.name,
+                    source_id=f"arxiv:{arxiv_id}",
+                    url=link,
+                    title=title[:500],
+                    text=f"{title}. {summary}".strip(),
+                    query=lookup.query,
+                    retrieved_at=retrieved,
+                    published=_date(entry.findtext(f"{ATOM}published") or ""),
+                    request_url=url,
+                    extra={"arxiv_id": arxiv_id, "updated": _clean(entry.findtext(f"{ATOM}updated"))},
+                )
+            )
         return documents

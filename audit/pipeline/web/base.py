@@ -28,8 +28,9 @@ _CITATION_MARK_RE = re.compile(r"\[[^\]]{0,40}\]|\((?:source|cite)[^)]{0,40}\)",
 class WebClient(Protocol):
     """Performs one GET for a provider; raises WebError when refused or failed."""
 
-    def get(self, url: str, *, provider: str, content_types: tuple[str, ...], query: str = "") -> FetchResponse:
-        ...
+    def get(
+        self, url: str, *, provider: str, content_types: tuple[str, ...], query: str = ""
+    ) -> FetchResponse: ...
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,15 @@ class WebDocument:
         }
 
     def as_passage(self) -> Passage:
-        return Passage(id=f"web:{self.source_id}", text=self.text[: constants.WEB_PASSAGE_MAX_CHARS],
-                       title=self.title, uri=self.url, source_type="web", published=self.published,
-                       anchors=(self.source_id,))
+        return Passage(
+            id=f"web:{self.source_id}",
+            text=self.text[: constants.WEB_PASSAGE_MAX_CHARS],
+            title=self.title,
+            uri=self.url,
+            source_type="web",
+            published=self.published,
+            anchors=(self.source_id,),
+        )
 
 
 class WebProvider:

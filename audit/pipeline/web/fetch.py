@@ -125,8 +125,14 @@ def address_is_public(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    if (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_reserved
-            or ip.is_unspecified):
+    if (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+    ):
         return False
     return ip.is_global
 
@@ -148,8 +154,11 @@ def check_url(url: str, policy: FetchPolicy) -> _Target:
         raise WebError(FailureReason.INVALID_URL, f"invalid URL: {exc}", url=url) from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
-        raise WebError(FailureReason.SCHEME, f"scheme {scheme or '(none)'!r} is not allowed; only http and https",
-                       url=url)
+        raise WebError(
+            FailureReason.SCHEME,
+            f"scheme {scheme or '(none)'!r} is not allowed; only http and https",
+            url=url,
+        )
     if parts.username is not None or parts.password is not None:
         raise WebError(FailureReason.INVALID_URL, "URLs with credentials are refused", url=url)
     host = (parts.hostname or "").rstrip(".")
@@ -183,8 +192,11 @@ def resolve(target: _Target, policy: FetchPolicy, *, resolver=socket.getaddrinfo
             except ValueError:
                 public = False
             if not public:
-                raise WebError(FailureReason.PRIVATE_ADDRESS,
-                               f"host {target.host} resolves to non-public address {address}", url=url)
+                raise WebError(
+                    FailureReason.PRIVATE_ADDRESS,
+                    f"host {target.host} resolves to non-public address {address}",
+                    url=url,
+                )
     return addresses[0]
 
 
@@ -222,8 +234,15 @@ def _remaining(deadline: float, url: str) -> float:
     return left
 
 
-def safe_fetch(url: str, policy: FetchPolicy, *, headers: dict | None = None,
-               resolver=socket.getaddrinfo, method: str = "GET", body: bytes | None = None) -> FetchResponse:
+def safe_fetch(
+    url: str,
+    policy: FetchPolicy,
+    *,
+    headers: dict | None = None,
+    resolver=socket.getaddrinfo,
+    method: str = "GET",
+    body: bytes | None = None,
+) -> FetchResponse:
     """GET (or ``method`` with ``body``: webhooks POST) ``url`` under ``policy`` (see the module
     docstring) and return the response.
 
@@ -246,26 +265,47 @@ def safe_fetch(url: str, policy: FetchPolicy, *, headers: dict | None = None,
         else:
             conn = _PinnedHTTPConnection(target.host, target.port, address, timeout)
         try:
-            status, location, content_type, payload = _exchange(conn, target, current, policy, deadline, headers,
-                                                                method=method, body=body)
+            status, location, content_type, payload = _exchange(
+                conn, target, current, policy, deadline, headers, method=method, body=body
+            )
         finally:
             conn.close()
         if status in REDIRECT_STATUSES and location:
             if len(redirects) >= policy.max_redirects:
-                raise WebError(FailureReason.REDIRECTS, f"more than {policy.max_redirects} redirects", url=current)
+                raise WebError(
+                    FailureReason.REDIRECTS, f"more than {policy.max_redirects} redirects", url=current
+                )
             redirects.append(current)
             current = urljoin(current, location)
             continue
-        return FetchResponse(url=current, status=status, content_type=content_type, body=payload,
-                             redirects=redirects, address=address,
-                             duration_ms=(time.monotonic() - started) * 1000.0)
+        return FetchResponse(
+            url=current,
+            status=status,
+            content_type=content_type,
+            body=payload,
+            redirects=redirects,
+            address=address,
+            duration_ms=(time.monotonic() - started) * 1000.0,
+        )
 
 
-def _exchange(conn, target: _Target, url: str, policy: FetchPolicy, deadline: float,
-              headers: dict | None, *, method: str = "GET", body: bytes | None = None) -> tuple[int, str, str, bytes]:
+def _exchange(
+    conn,
+    target: _Target,
+    url: str,
+    policy: FetchPolicy,
+    deadline: float,
+    headers: dict | None,
+    *,
+    method: str = "GET",
+    body: bytes | None = None,
+) -> tuple[int, str, str, bytes]:
     """Send one request and read its answer within the limits; return status, location, type, body."""
-    request_headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity",
-                       "Accept": ", ".join(policy.content_types) or "*/*"}
+    request_headers = {
+        "User-Agent": USER_AGENT,
+        "Accept-Encoding": "identity",
+        "Accept": ", ".join(policy.content_types) or "*/*",
+    }
     request_headers.update(headers or {})
     try:
         conn.request(method, target.path, body=body, headers=request_headers)
@@ -276,21 +316,33 @@ def _exchange(conn, target: _Target, url: str, policy: FetchPolicy, deadline: fl
         if status in REDIRECT_STATUSES:
             return status, response.getheader("Location", ""), "", b""
         if not 200 <= status < 300:
-            raise WebError(FailureReason.HTTP_STATUS, f"HTTP {status} from {target.host}", url=url, status=status)
+            raise WebError(
+                FailureReason.HTTP_STATUS, f"HTTP {status} from {target.host}", url=url, status=status
+            )
         encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
         if encoding != "identity":
-            raise WebError(FailureReason.CONTENT_TYPE, f"content encoding {encoding!r} is not accepted",
-                           url=url, status=status)
+            raise WebError(
+                FailureReason.CONTENT_TYPE,
+                f"content encoding {encoding!r} is not accepted",
+                url=url,
+                status=status,
+            )
         content_type = _media_type(response.getheader("Content-Type"))
         if policy.content_types and content_type not in policy.content_types:
-            raise WebError(FailureReason.CONTENT_TYPE,
-                           f"content type {content_type or '(none)'!r} is not one of {', '.join(policy.content_types)}",
-                           url=url, status=status)
+            raise WebError(
+                FailureReason.CONTENT_TYPE,
+                f"content type {content_type or '(none)'!r} is not one of {', '.join(policy.content_types)}",
+                url=url,
+                status=status,
+            )
         declared = response.getheader("Content-Length")
         if declared and declared.isdigit() and int(declared) > policy.max_bytes:
-            raise WebError(FailureReason.TOO_LARGE,
-                           f"declared length {declared} bytes exceeds the {policy.max_bytes}-byte limit",
-                           url=url, status=status)
+            raise WebError(
+                FailureReason.TOO_LARGE,
+                f"declared length {declared} bytes exceeds the {policy.max_bytes}-byte limit",
+                url=url,
+                status=status,
+            )
         pieces: list[bytes] = []
         size = 0
         while True:
@@ -300,15 +352,23 @@ def _exchange(conn, target: _Target, url: str, policy: FetchPolicy, deadline: fl
                 break
             size += len(piece)
             if size > policy.max_bytes:
-                raise WebError(FailureReason.TOO_LARGE, f"body exceeds the {policy.max_bytes}-byte limit",
-                               url=url, status=status)
+                raise WebError(
+                    FailureReason.TOO_LARGE,
+                    f"body exceeds the {policy.max_bytes}-byte limit",
+                    url=url,
+                    status=status,
+                )
             pieces.append(piece)
         return status, "", content_type, b"".join(pieces)
     except WebError:
         raise
     except (socket.timeout, TimeoutError):
-        raise WebError(FailureReason.TIMEOUT, f"no answer from {target.host} within the time limit", url=url) from None
+        raise WebError(
+            FailureReason.TIMEOUT, f"no answer from {target.host} within the time limit", url=url
+        ) from None
     except ssl.SSLError as exc:
         raise WebError(FailureReason.CONNECTION, f"TLS failure with {target.host}: {exc}", url=url) from None
     except (http.client.HTTPException, OSError) as exc:
-        raise WebError(FailureReason.CONNECTION, f"connection to {target.host} failed: {exc}", url=url) from None
+        raise WebError(
+            FailureReason.CONNECTION, f"connection to {target.host} failed: {exc}", url=url
+        ) from None

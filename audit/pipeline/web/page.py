@@ -14,9 +14,30 @@ from html.parser import HTMLParser
 from .base import WebClient, WebDocument, WebLookup, WebProvider, now_utc
 
 PAGE_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
-SKIPPED_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head", "nav", "footer", "iframe"})
-BLOCK_TAGS = frozenset({"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section", "article",
-                        "blockquote", "pre", "dd", "dt"})
+SKIPPED_TAGS = frozenset(
+    {"script", "style", "noscript", "template", "svg", "head", "nav", "footer", "iframe"}
+)
+BLOCK_TAGS = frozenset(
+    {
+        "p",
+        "div",
+        "br",
+        "li",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "tr",
+        "section",
+        "article",
+        "blockquote",
+        "pre",
+        "dd",
+        "dt",
+    }
+)
 TITLE_META = ("citation_title", "dc.title", "og:title")
 DATE_META = ("citation_publication_date", "citation_date", "article:published_time", "dc.date", "date")
 
@@ -91,15 +112,28 @@ class PageProvider(WebProvider):
             response = self._get(client, url, lookup.query)
             raw = response.text
             if response.content_type == "text/plain":
-                title, text, meta = "", "\n".join(" ".join(ln.split()) for ln in raw.splitlines() if ln.strip()), {}
+                title, text, meta = (
+                    "",
+                    "\n".join(" ".join(ln.split()) for ln in raw.splitlines() if ln.strip()),
+                    {},
+                )
             else:
                 title, text, meta = html_to_text(raw)
             if not text:
                 continue
             title = next((meta[k] for k in TITLE_META if meta.get(k)), title)
             digest = hashlib.sha256(response.url.encode("utf-8")).hexdigest()[:16]
-            documents.append(WebDocument(
-                provider=self.name, source_id=f"url:{digest}", url=response.url, title=title[:500], text=text,
-                query=lookup.query, retrieved_at=now_utc(), published=meta_date(meta), request_url=url,
-            ))
+            documents.append(
+                WebDocument(
+                    provider=self.name,
+                    source_id=f"url:{digest}",
+                    url=response.url,
+                    title=title[:500],
+                    text=text,
+                    query=lookup.query,
+                    retrieved_at=now_utc(),
+                    published=meta_date(meta),
+                    request_url=url,
+                )
+            )
         return documents

@@ -51,7 +51,9 @@ def _pub_date(article) -> date | None:
         if year.isdigit():
             day = (node.findtext("Day") or "1").strip()
             try:
-                return date(int(year), _month(node.findtext("Month") or "1"), int(day) if day.isdigit() else 1)
+                return date(
+                    int(year), _month(node.findtext("Month") or "1"), int(day) if day.isdigit() else 1
+                )
             except ValueError:
                 return date(int(year), 1, 1)
     return None
@@ -69,9 +71,20 @@ class PubMedProvider(WebProvider):
     def find(self, lookup: WebLookup, *, client: WebClient) -> list[WebDocument]:
         if not lookup.query:
             return []
-        search_url = self.base_url + "esearch.fcgi?" + urlencode(
-            {"db": "pubmed", "term": lookup.query, "retmax": lookup.max_results, "retmode": "xml",
-             "sort": "relevance", "tool": "theoria-audit"})
+        search_url = (
+            self.base_url
+            + "esearch.fcgi?"
+            + urlencode(
+                {
+                    "db": "pubmed",
+                    "term": lookup.query,
+                    "retmax": lookup.max_results,
+                    "retmode": "xml",
+                    "sort": "relevance",
+                    "tool": "theoria-audit",
+                }
+            )
+        )
         root = parse_xml(self._get(client, search_url, lookup.query).body, self.name, search_url)
         if root.tag != "eSearchResult":
             raise malformed(self.name, search_url, f"expected eSearchResult, got {root.tag}")
@@ -79,8 +92,19 @@ class PubMedProvider(WebProvider):
         ids = ids[: lookup.max_results]
         if not ids:
             return []
-        fetch_url = self.base_url + "efetch.fcgi?" + urlencode(
-            {"db": "pubmed", "id": ",".join(ids), "retmode": "xml", "rettype": "abstract", "tool": "theoria-audit"})
+        fetch_url = (
+            self.base_url
+            + "efetch.fcgi?"
+            + urlencode(
+                {
+                    "db": "pubmed",
+                    "id": ",".join(ids),
+                    "retmode": "xml",
+                    "rettype": "abstract",
+                    "tool": "theoria-audit",
+                }
+            )
+        )
         root = parse_xml(self._get(client, fetch_url, lookup.query).body, self.name, fetch_url)
         if root.tag != "PubmedArticleSet":
             raise malformed(self.name, fetch_url, f"expected PubmedArticleSet, got {root.tag}")
@@ -102,10 +126,18 @@ class PubMedProvider(WebProvider):
             abstract = " ".join(parts)
             if not (title or abstract):
                 continue
-            documents.append(WebDocument(
-                provider=self.name, source_id=f"pmid:{pmid}", url=ARTICLE_URL.format(pmid=pmid), title=title[:500],
-                text=f"{title}. {abstract}".strip() if abstract else title, query=lookup.query,
-                retrieved_at=retrieved, published=_pub_date(article), request_url=fetch_url,
-                extra={"pmid": pmid, "journal": _text(article.find("Journal/Title"))[:300]},
-            ))
+            documents.append(
+                WebDocument(
+                    provider=self.name,
+                    source_id=f"pmid:{pmid}",
+                    url=ARTICLE_URL.format(pmid=pmid),
+                    title=title[:500],
+                    text=f"{title}. {abstract}".strip() if abstract else title,
+                    query=lookup.query,
+                    retrieved_at=retrieved,
+                    published=_pub_date(article),
+                    request_url=fetch_url,
+                    extra={"pmid": pmid, "journal": _text(article.find("Journal/Title"))[:300]},
+                )
+            )
         return documents
