@@ -64,7 +64,7 @@ def trust_trend(summary: dict) -> dict:
 
 
 def rag_score_trend(summary: dict) -> dict:
-    """Line chart: mean weighted RAG verification score of the day's runs (seed 001)."""
+    """Line chart: mean weighted RAG verification score of the day's runs (docs/SPEC_NOTES.md#the-rag-score)."""
     return {
         "data": [
             {

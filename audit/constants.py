@@ -101,7 +101,7 @@ STRUCTURE_ENTITY_MARGIN = (
 MIN_SEARCH_RELEVANCE = 0.25  # searched (uncited) passages below this fused retrieval score are not evidence
 LINGUISTIC_BASE = 0.50  # docs/SPEC_NOTES.md#labels-verdicts-and-confidence: base score
 LINGUISTIC_STEP = 0.15  # docs/SPEC_NOTES.md#labels-verdicts-and-confidence: per high/low confidence indicator
-ATOMIC_MIN_WORDS = 8  # seed 003 stage 7a: skip decomposition below this many words
+ATOMIC_MIN_WORDS = 8  # docs/SPEC_NOTES.md#claims: skip decomposition below this many words
 RETRIEVAL_TOP_K = 5  # passages kept per claim
 RETRIEVE_MAX_TOP_K = 50  # POST /api/v1/retrieve: most passages one request may ask for
 # "full": the entailment judge embeds the evidence sentences (most accurate); "fast": it reads the
@@ -122,7 +122,7 @@ CROSS_ENCODER_WINDOWS = 3  # best-aligned evidence sentences (and as many 2-sent
 GENERATION_MODES = ("strict", "natural", "classical")
 DEFAULT_GENERATION_MODE = "natural"
 CITATION_KEY_MAX_CHARS = 24  # a key is letters and digits, at most this long (then "-2", "-3" on collisions)
-# Verification depth profiles of seed 003 ("Per-Depth Configuration") mapped onto the existing
+# Verification depth profiles of docs/SPEC_NOTES.md#verification-depths-and-profiles ("Per-Depth Configuration") mapped onto the existing
 # settings: verification_depth, the methods run (numeric QA = the "numeric" method), the LLM
 # methods, the revision loop's max_revisions (stage 7; None keeps the workspace's), Audit-Web
 # (stage 7's external search) and the generation mode used when none is chosen.
@@ -165,7 +165,7 @@ STRUCTURED_FIX_CANDIDATES = 3  # citation fix (stage 5): other passages tried pe
 # methods (judge, CoVe, SelfCheck) in a django-q2 task that relabels the claim cards
 DEEP_CHECKS = ("sync", "async")
 DEEP_CHECKS_DEFAULT = "sync"
-# auto_corrected_review (issue 13): which claims refuted as received but corrected by the revision
+# auto_corrected_review (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop): which claims refuted as received but corrected by the revision
 # loop go to people: "all" (default: a person confirms every correction) or "material" (minor claims
 # whose correction verified SUPPORTED are spared; a refuted claim without one is always reviewed).
 AUTO_CORRECTED_REVIEW_CHOICES = ("all", "material")
@@ -199,16 +199,14 @@ AUDIT_SCORE_WEIGHTS = {
     "answer_relevance": 0.1,
     "context_precision": 0.1,
 }
-# Weighted RAG verification score of seed 001 (audit/pipeline/rag_score.py): alignment of the answer
+# Weighted RAG verification score of docs/SPEC_NOTES.md#the-rag-score (audit/pipeline/rag_score.py): alignment of the answer
 # with its top sources, citation coverage, fact verification; score = weighted mean (weights are
 # normalised by their sum, so an override need not sum to 1)
 RAG_SCORE_WEIGHTS = {"alignment": 0.4, "citation_coverage": 0.3, "fact_score": 0.3}
-RAG_ALIGNMENT_SOURCES = 5  # seed 001: alignment reads the top 5 chunks
-RAG_CITATION_PATTERN_STEP = (
-    0.1  # seed 001: each citation pattern ("according to", "[Source: 1]") adds this ...
-)
+RAG_ALIGNMENT_SOURCES = 5  # docs/SPEC_NOTES.md#the-rag-score: alignment reads the top 5 chunks
+RAG_CITATION_PATTERN_STEP = 0.1  # docs/SPEC_NOTES.md#the-rag-score: each citation pattern ("according to", "[Source: 1]") adds this ...
 RAG_CITATION_PATTERN_MAX = 0.3  # ... up to this bonus
-RAG_NEUTRAL_SCORE = 0.5  # seed 001: a part that cannot run scores this
+RAG_NEUTRAL_SCORE = 0.5  # docs/SPEC_NOTES.md#the-rag-score: a part that cannot run scores this
 # --- LLM-backed methods (docs/LLM.md; docs/SPEC_NOTES.md#claims/§4.2, docs/SPEC_NOTES.md#labels-verdicts-and-confidence) ----------------------
 # Deployment values (base URL, key, model, timeout, retries, concurrency) are Django settings
 # (THEORIA["LLM_*"]); these are the method parameters.
@@ -253,17 +251,23 @@ LLM_JUDGE_VERDICTS = {
     "UNSUPPORTED": (0.20, 0.10, "NEI", "not_found"),
     "CONTRADICTED": (0.05, 0.95, "REFUTED", "contradicted"),
 }
-COVE_MAX_QUESTIONS = 2  # verification questions per claim (spec §4.2.1)
-SELFCHECK_SAMPLES = 3  # k alternate answers (spec §4.2.2)
+COVE_MAX_QUESTIONS = (
+    2  # verification questions per claim (docs/SPEC_NOTES.md#verification-depths-and-profiles)
+)
+SELFCHECK_SAMPLES = 3  # k alternate answers (docs/SPEC_NOTES.md#verification-depths-and-profiles)
 SELFCHECK_TEMPERATURE = 0.7  # controlled temperature of the samples
 DRAFT_MAX_SENTENCES = 4  # offline extractive draft: sentences kept
 IMPORTANCE_CRITICAL = "critical"
 IMPORTANCE_MATERIAL = "material"
 IMPORTANCE_MINOR = "minor"
 
-# --- Answer revision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop and 7c, seed 002) ----------------
+# --- Answer revision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop) ----------------
 # COVERAGE_THRESHOLD, UNSUPPORTED_RATE_THRESHOLD and MAX_REVISIONS above decide when to stop.
-SOFTENING_STYLES = ("hedge", "qualify", "parenthetical")  # seed 003 stage 7c
+SOFTENING_STYLES = (
+    "hedge",
+    "qualify",
+    "parenthetical",
+)  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 DEFAULT_SOFTENING_STYLE = "hedge"
 SOFTENING_HEDGE = "reportedly"
 SOFTENING_QUALIFY = "Some evidence suggests that"
@@ -280,10 +284,12 @@ CITATION_REPLACE_MARGIN = (
 CORRECTION_MIN_ALIGNMENT = (
     0.60  # share of a contradicted claim's other content words its correcting evidence sentence must hold
 )
-CORRECTIVE_QUERIES_PER_CLAIM = 3  # seed 002: targeted queries per unsupported claim
+CORRECTIVE_QUERIES_PER_CLAIM = (
+    3  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop: targeted queries per unsupported claim
+)
 CORRECTIVE_PASSAGES_PER_QUERY = 3  # extra passages kept per targeted query
 
-# --- Audit-Web: controlled verification against allow-listed web sources (docs/SPEC_NOTES.md#escalation-to-audit-web, spec §4.3) --
+# --- Audit-Web: controlled verification against allow-listed web sources (docs/SPEC_NOTES.md#escalation-to-audit-web) --
 WEB_TIMEOUT_S = 10.0  # wall-clock limit of one external call, redirects and body included
 WEB_MAX_RESPONSE_BYTES = 5 * 1024 * 1024  # body cap, enforced while streaming
 WEB_MAX_REDIRECTS = 5  # each hop is checked against the allow-list and the address policy

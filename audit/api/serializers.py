@@ -53,7 +53,7 @@ class ClaimTimestampsSerializer(serializers.Serializer):
 
 class EscalationRefSerializer(serializers.Serializer):
     """One entry of a claim's escalation log: a human-review case (``COMP-ESC-…``, docs/SPEC_NOTES.md#human-escalation) or its
-    Audit-Web re-verification (spec §4.3; ``ticket`` blank, ``reasons`` the §4.3 conditions met)."""
+    Audit-Web re-verification (docs/SPEC_NOTES.md#escalation-to-audit-web; ``ticket`` blank, ``reasons`` the §4.3 conditions met)."""
 
     type = serializers.ChoiceField(
         choices=[("review", "Human review case"), ("audit-web", "Web verification")]

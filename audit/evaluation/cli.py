@@ -1,6 +1,6 @@
 """The logic of the pipeline's management commands (plain Python; the commands are thin wrappers).
 
-verify_claims / verify_answers / evaluate / bench — interfaces in issue 3 §6. Progress bars go to
+verify_claims / verify_answers / evaluate / bench — interfaces in docs/ARCHITECTURE.md. Progress bars go to
 stderr; a bad input line gets one line naming its number and the reason, the other lines are
 still processed, and the command then exits non-zero.
 """

@@ -12,7 +12,7 @@ version. Reported, before and after revision (docs/SPEC_NOTES.md#answer-metrics-
 - traceability: every edit names a claim of the attempt it was planned on and a known strategy,
   and replaying each attempt's ledger on the previous text gives exactly the next text;
 - citation markers of every revised answer resolve to a passage;
-- issue 13, each must be 0: claim revisions (corrections, citations) whose new text the judge
+- docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, each must be 0: claim revisions (corrections, citations) whose new text the judge
   that labels claims does not find SUPPORTED by the passage they cite; corrections whose subject
   changed (a content word of the claim outside the replaced span is gone); claims refuted as
   received that would open no review case; citation markers of the revised text whose passage the

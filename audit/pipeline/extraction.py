@@ -1,4 +1,4 @@
-"""Claim extraction (docs/SPEC_NOTES.md#claims, seed 003 stage 7a): answer text -> ClaimDraft list.
+"""Claim extraction (docs/SPEC_NOTES.md#claims): answer text -> ClaimDraft list.
 
 Deterministic: the same text always gives the same claims, ids c1, c2, … in reading order.
 1. ``split_sentences`` — segmentation that survives abbreviations (e.g., Dr., U.S.), decimals
@@ -250,7 +250,7 @@ def is_assertion(sentence: str) -> bool:
     return True
 
 
-# --- atomic decomposition (seed 003 stage 7a) ----------------------------------------------
+# --- atomic decomposition (docs/SPEC_NOTES.md#claims) ----------------------------------------------
 _SPLIT_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas)\s+|\s+(?:but|whereas)\s+", re.I)
 _SUBJECT_PRONOUN_RE = re.compile(r"^(?:it|they|this|these|he|she)\b", re.I)
 

@@ -1,4 +1,4 @@
-"""Verification depth profiles of seed 003 ("light", "medium", "extended") mapped onto the
+"""Verification depth profiles of docs/SPEC_NOTES.md#verification-depths-and-profiles ("light", "medium", "extended") mapped onto the
 pipeline's existing settings. Plain Python.
 
 A profile is chosen per request, else by the workspace (threshold ``verification_profile``); no
@@ -23,7 +23,7 @@ class VerificationPlan:
     thresholds: Thresholds
     methods: tuple[str, ...] = OFFLINE_METHODS
     llm_methods: bool = True  # the LLM methods run when an LLM is configured
-    revise: bool = True  # the revision loop (seed 003 stage 7) may run
+    revise: bool = True  # the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop) may run
     web: bool = True  # Audit-Web (stage 7's external search) may run
     generation_mode: str = DEFAULT_GENERATION_MODE
     not_run: dict = field(default_factory=dict)  # method -> why the profile leaves it out

@@ -1,4 +1,4 @@
-"""The weighted RAG verification score of seed 001: answer-source alignment (0.4), citation
+"""The weighted RAG verification score of docs/SPEC_NOTES.md#the-rag-score: answer-source alignment (0.4), citation
 coverage (0.3) and fact verification (0.3), each with the seed's fallbacks.
 
 Plain Python. ``rag_score`` returns ``{"alignment", "citation_coverage", "fact_score", "score",
@@ -99,7 +99,7 @@ def rag_score(
     thresholds: Thresholds | None = None,
     embed=None,
 ) -> dict:
-    """The seed 001 score of one audited answer (see the module docstring)."""
+    """The RAG score of one audited answer (docs/SPEC_NOTES.md#the-rag-score; see the module docstring)."""
     t = thresholds or Thresholds()
     method: dict = {}
     sources = top_sources(verdicts, contexts)

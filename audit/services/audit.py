@@ -1,4 +1,4 @@
-"""Audit one answer and store everything it produced (issue 3 §5).
+"""Audit one answer and store everything it produced (docs/ARCHITECTURE.md).
 
 ``audit_answer`` runs the verification pipeline (``audit.pipeline.audit_answer``) outside the
 database transaction, then stores the answer, its claims, their evidence links, the
@@ -300,14 +300,14 @@ def audit_compute(
 
     The slow part of an audit (embedding, judges, LLM calls) happens here, outside any
     transaction, so other requests are never blocked behind it. ``profile`` is a verification
-    depth profile (seed 003; "" = the workspace's, if any). ``llm_setup`` is the request's LLM
+    depth profile (docs/SPEC_NOTES.md#verification-depths-and-profiles; "" = the workspace's, if any). ``llm_setup`` is the request's LLM
     setup when it already has one (a drafted answer): one client, so the draft's calls and tokens
     are on this run and its time budget covers both. The result's ``duration_ms`` is the whole
     computation, revision included. ``deep`` is ``sync`` or ``async`` ("" = the workspace's
     ``deep_checks``): with ``async`` and a usable LLM the LLM methods are left to the asynchronous
     deep check (``services.deep_checks``), queued by :func:`audit_store`. ``result`` stays the audit of the
     text as received even when the loop revised it: the claims stored, counted and escalated are
-    those of the submitted text, each with its revision (issue 13).
+    those of the submitted text, each with its revision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop).
     """
     started_at = timezone.now()
     started = time.perf_counter()
@@ -425,7 +425,7 @@ def audit_and_store(
     transaction, so a failure stores nothing. With ``revise=True`` the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     runs on the result first; the claims stored are still those of the answer as received, each
     with its revision, and ``Answer.text`` becomes the revised text.
-    ``profile`` is a verification depth profile (seed 003; "" = the workspace's, if any).
+    ``profile`` is a verification depth profile (docs/SPEC_NOTES.md#verification-depths-and-profiles; "" = the workspace's, if any).
     """
     computed = audit_compute(
         workspace=workspace,

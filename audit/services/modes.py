@@ -76,7 +76,7 @@ def mode_resolve(
     return ModeDecision(mode=mode, source=source, triggers=tuple(triggers))
 
 
-# --- Audit-Local -> Audit-Web (spec §4.3) ---------------------------------------------------------
+# --- Audit-Local -> Audit-Web (docs/SPEC_NOTES.md#escalation-to-audit-web) ---------------------------------------------------------
 
 
 @dataclass
@@ -91,7 +91,7 @@ class WebEscalation:
 
 
 def web_escalation_reasons(claims: Iterable[Claim], thresholds: constants.Thresholds) -> WebEscalation:
-    """Apply the four conditions of spec §4.3 to stored claims.
+    """Apply the four conditions of docs/SPEC_NOTES.md#escalation-to-audit-web to stored claims.
 
     A claim escalates when its confidence is below ``audit_score_threshold``, when no local
     passage supports it (no evidence, or verdict not found), when its SelfCheck disagreement is

@@ -41,8 +41,10 @@ class AuditRequest:
     conversation_id: str = ""
     domain: str = ""
     reference: str | None = None
-    generation_mode: str = ""  # seed 003 drafting mode ("" = the workspace's, else the profile's)
-    verification_profile: str = ""  # seed 003 depth profile ("" = the workspace's, if any)
+    generation_mode: str = ""  # docs/SPEC_NOTES.md#verification-depths-and-profiles drafting mode ("" = the workspace's, else the profile's)
+    verification_profile: str = (
+        ""  # docs/SPEC_NOTES.md#verification-depths-and-profiles depth profile ("" = the workspace's, if any)
+    )
     answer_json: dict | None = None  # a structured answer (seed 003), sent instead of ``answer``
     deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks), docs/LLM.md
 
@@ -238,7 +240,7 @@ def _verify_and_intake(
     drafted: dict,
     llm_setup=None,
 ) -> tuple[Answer, dict]:
-    """Audit-Local (with the revision loop), then Audit-Web when asked for or when spec §4.3 says
+    """Audit-Local (with the revision loop), then Audit-Web when asked for or when docs/SPEC_NOTES.md#escalation-to-audit-web says
     so and the workspace allows external calls, then intake of what needs people (docs/SPEC_NOTES.md#human-escalation).
 
     Compute first, write after: the pipeline and the revision loop run outside any transaction

@@ -1,7 +1,7 @@
 """Audit-Web: re-verify weak claims against allow-listed web sources (docs/SPEC_NOTES.md#modes, docs/SPEC_NOTES.md#escalation-to-audit-web).
 
 ``web_verify_answer`` is the flow the API calls for Audit-Web (its result's ``answer`` is the
-refreshed answer). For each claim that meets an escalation condition of spec §4.3
+refreshed answer). For each claim that meets an escalation condition of docs/SPEC_NOTES.md#escalation-to-audit-web
 (``audit.services.modes.web_escalation_reasons``), weakest first:
 
 1. the providers (PubMed, arXiv, the page fetcher) are asked through

@@ -1,4 +1,4 @@
-"""Latency of Audit-Local against a synthetic knowledge base (issue 3 §6)."""
+"""Latency of Audit-Local against a synthetic knowledge base (docs/ARCHITECTURE.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Accuracy of the offline pipeline on the DEV benchmark, by grouped cross-validation (issue 3 §6)."""
+"""Accuracy of the offline pipeline on the DEV benchmark, by grouped cross-validation (docs/ARCHITECTURE.md)."""
 
 from __future__ import annotations
 

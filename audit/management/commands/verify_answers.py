@@ -1,4 +1,4 @@
-"""Audit benchmark-format answers against their contexts (issue 3 §6); no database rows needed."""
+"""Audit benchmark-format answers against their contexts (docs/ARCHITECTURE.md); no database rows needed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Verify benchmark-format claims against their own evidence (issue 3 §6); no database rows needed."""
+"""Verify benchmark-format claims against their own evidence (docs/ARCHITECTURE.md); no database rows needed."""
 
 from __future__ import annotations
 

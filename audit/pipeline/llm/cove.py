@@ -1,4 +1,4 @@
-"""Chain-of-Verification (spec §4.2.1): plan questions, answer them independently, compare.
+"""Chain-of-Verification (docs/SPEC_NOTES.md#verification-depths-and-profiles): plan questions, answer them independently, compare.
 
 1. The planner sees a batch of claims and writes up to COVE_MAX_QUESTIONS questions for each
    (one call per LLM_BATCH_CLAIMS claims).

@@ -1,4 +1,4 @@
-"""Generation modes of seed 003 (stage 2) for answers Theoria drafts with an LLM, and their
+"""Generation modes of docs/SPEC_NOTES.md#verification-depths-and-profiles for answers Theoria drafts with an LLM, and their
 human-readable citation keys.
 
 ``strict`` — only what the passages state, every sentence cited (maximum citation density);

@@ -1,4 +1,4 @@
-"""SelfCheck sampling (spec §4.2.2): k alternate answers at a controlled temperature.
+"""SelfCheck sampling (docs/SPEC_NOTES.md#verification-depths-and-profiles): k alternate answers at a controlled temperature.
 
 Each sample is drawn independently at SELFCHECK_TEMPERATURE (a distinct seed per sample, so a
 server honouring seeds still varies); then one judge call per sample says, for every claim,
@@ -74,7 +74,7 @@ def selfcheck(
     """Draw samples, judge every claim against each, and return per-claim disagreement.
 
     ``threshold`` is ``Thresholds.selfcheck_disagreement_threshold``: a claim above it gets the
-    ``selfcheck_disagreement`` risk flag, which feeds escalation (spec §4.3).
+    ``selfcheck_disagreement`` risk flag, which feeds escalation (docs/SPEC_NOTES.md#escalation-to-audit-web).
     """
     reason = unavailable_reason(client)
     if reason is None and not (query or "").strip():

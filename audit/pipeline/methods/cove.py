@@ -1,4 +1,4 @@
-"""CoVe-style verification questions, answered from the evidence alone (seed 004 §4.2.1).
+"""CoVe-style verification questions, answered from the evidence alone (docs/SPEC_NOTES.md#verification-depths-and-profiles).
 
 Offline form: the claim's checkable spans (numbers, dates, named entities) become questions by
 template ("When …?", "How many …?", "Who/What …?" with the span removed); each question is

@@ -58,14 +58,14 @@ class LLMJudgeMethod(_PerClaimLLMMethod):
 
 @register
 class LLMCoveMethod(_PerClaimLLMMethod):
-    """CoVe with LLM questions, each answered independently from the evidence (spec §4.2.1)."""
+    """CoVe with LLM questions, each answered independently from the evidence (docs/SPEC_NOTES.md#verification-depths-and-profiles)."""
 
     name, display_name, check = "llm_cove", "LLM Chain-of-Verification", staticmethod(cove_checks)
 
 
 @register
 class SelfCheckMethod(VerificationMethod):
-    """SelfCheck sampling over the whole answer (spec §4.2.2); flags claims above the threshold."""
+    """SelfCheck sampling over the whole answer (docs/SPEC_NOTES.md#verification-depths-and-profiles); flags claims above the threshold."""
 
     name = "selfcheck"
     display_name = "SelfCheck sampling"

@@ -4,7 +4,7 @@ Plain Python (no Django); a package along the loop's own steps: ``model`` (recor
 ledger), ``decision`` (1), ``corrective`` (2), ``sentences`` / ``editing`` / ``citations`` (3),
 ``tracing`` (the LLM rewrite), ``loop`` (4) and ``wiring`` (``revise_audit``). The names below
 are exported from here, so ``from audit.pipeline.revision import …`` keeps working. Seed 000 §6 (revision loop), docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop (citation correction,
-CiteFix) and stage 7c (softening), seed 002 (corrective retrieval).
+CiteFix) and stage 7c (softening), docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop (corrective retrieval).
 
 The loop (``revise_answer``) works on any verifier: ``verify(text, passages) -> AuditResult``
 (the pipeline's audit entry point) and optionally ``retrieve(queries) -> list[Passage]`` (the

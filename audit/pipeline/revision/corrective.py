@@ -1,4 +1,4 @@
-"""2. Corrective retrieval: targeted queries for the claims nothing supports (seed 002)."""
+"""2. Corrective retrieval: targeted queries for the claims nothing supports (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from audit.pipeline.text import STOPWORDS, normalize
 from audit.pipeline.types import ClaimVerdict, Passage
 
 
-# --- 2. corrective retrieval (seed 002) ----------------------------------------------------
+# --- 2. corrective retrieval (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop) ----------------------------------------------------
 def targeted_queries(claim: ClaimVerdict, query: str = "") -> list[str]:
     """Search queries aimed at one unsupported claim: the claim, its atomic facts, its key terms."""
     text = claim.claim.text.strip()

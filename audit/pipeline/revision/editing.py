@@ -396,7 +396,7 @@ def _plan_sentence(
                 action="qualify",
                 details={"claims": [c.claim.claim_id for c in to_drop]},
             )
-    # c) weak claims: soften (seed 003 stage 7c)
+    # c) weak claims: soften (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     for c in claims:
         if (
             c.verdict == WEAK

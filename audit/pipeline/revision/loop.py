@@ -166,7 +166,7 @@ def revise_answer(
         new_text, edits, author, notes = None, [], "offline", []
         plan_options = options
         if not decision.should_revise:
-            # the extra evidence settled it: only cite the passages found (seed 003 stage 7c)
+            # the extra evidence settled it: only cite the passages found (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
             stop_reason = decision.reason + " after corrective retrieval"
             plan_options = replace(options, citations_only=True)
         elif rewriter is not None:

@@ -30,11 +30,11 @@ class Strategy(StrEnum):
     )
     QUALIFY = "qualify"  # claim nothing supports, kept with a "not found" qualifier (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     CORRECT = "correct"  # contradicted claim corrected to match the evidence (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
-    SOFTEN = "soften"  # unverified (weak) fact softened (seed 003 stage 7c)
-    CITATION = "citation"  # citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
-    CORRECTIVE_RETRIEVAL = (
-        "corrective_retrieval"  # citation to a passage found by corrective retrieval (seed 002)
+    SOFTEN = (
+        "soften"  # unverified (weak) fact softened (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     )
+    CITATION = "citation"  # citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+    CORRECTIVE_RETRIEVAL = "corrective_retrieval"  # citation to a passage found by corrective retrieval (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
 
 
 class CitationAction(StrEnum):

@@ -94,7 +94,7 @@ def _cap(body: str) -> str:
 
 
 def soften(body: str, style: str) -> str:
-    """Soften an unverified statement (seed 003 stage 7c): hedge, qualify or parenthetical."""
+    """Soften an unverified statement (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop): hedge, qualify or parenthetical."""
     if style == "hedge":
         quoted = [q.span() for q in _QUOTED_RE.finditer(body)]
         # the first auxiliary outside quotation marks: a quoted question is someone's words
