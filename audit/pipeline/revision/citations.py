@@ -48,7 +48,6 @@ def _correct_citations(
     retrieved_ids: frozenset[str],
     *,
     corrected: bool = False,
-    demote: bool = True,
     dropped: frozenset[str] = frozenset(),
     cite: Callable[[Passage], str] = marker_for,
 ) -> None:
@@ -134,7 +133,7 @@ def _correct_citations(
             )
     # a marker stays only where the passage it names supports a claim of the sentence (the same
     # decision as above): markers of a sentence that no longer holds a supported claim go
-    if demote and not corrected:
+    if not corrected:
         judged = [c for c in claims if c.claim.claim_id not in dropped]
         useless = {
             a
@@ -143,7 +142,7 @@ def _correct_citations(
         }
         if useless:
 
-            def demote(s, useless=useless):
+            def drop_useless(s, useless=useless):
                 s.body = _rewrite_markers(s.body, lambda x: [] if x in useless else [x])
                 s.trail = _rewrite_markers(s.trail, lambda x: [] if x in useless else [x])
 
@@ -151,7 +150,7 @@ def _correct_citations(
                 claims[0],
                 Strategy.CITATION,
                 "the cited passage does not support this sentence's claims",
-                demote,
+                drop_useless,
                 action=CitationAction.REMOVE,
                 details={"anchors": sorted(useless)},
             )

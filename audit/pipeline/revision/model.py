@@ -67,7 +67,7 @@ class RevisionOptions:
     correct_contradictions: bool = True
     correct_citations: bool = True
     corrective_retrieval: bool = True
-    citations_only: bool = False  # only citation correction (after corrective retrieval settled the rest)
+    citations_only: bool = False  # only citation correction (the claims are settled; the markers are checked)
 
     def __post_init__(self):
         if self.softening not in SOFTENING_STYLES:
