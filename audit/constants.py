@@ -189,8 +189,9 @@ INDEX_CANDIDATES_FACTOR = 4  # each side proposes k * this many candidates befor
 PGVECTOR_HNSW_M = 16
 PGVECTOR_HNSW_EF_CONSTRUCTION = 64
 PGVECTOR_EF_SEARCH = 40
-# keyword matches ranked per query: past this many (a phrase in thousands of chunks) an arbitrary
-# this-many are ranked, which bounds the lexical leg's cost on large knowledge bases
+# keyword matches ranked per query: past this many (a phrase in thousands of chunks) the newest
+# this-many are ranked (the same ones every time), which bounds the lexical leg's cost on large
+# knowledge bases
 PGVECTOR_LEXICAL_SCAN_CAP = 2000
 # answer-level audit_score = weighted mean of these metrics (weights sum to 1)
 AUDIT_SCORE_WEIGHTS = {

@@ -7,9 +7,10 @@ SQL and no process holds the knowledge base in memory: :class:`PgVectorIndex` as
 nearest chunks and full-text search (GIN) for the best keyword matches among chunks sharing two
 consecutive content words with the query, and fuses the union exactly as the in-process
 ``HybridIndex`` does (``w * cosine + (1 - w) * rank / max rank``), with ``ts_rank`` over all the
-query's words in place of BM25 (at most ``PGVECTOR_LEXICAL_SCAN_CAP`` keyword matches ranked per
-query). SQLite, and PostgreSQL without the extension, keep the in-process
-index (``audit.kb_search``); :func:`pgvector_ready` makes the choice, per database.
+query's words in place of BM25 (at most the ``PGVECTOR_LEXICAL_SCAN_CAP`` newest keyword
+matches ranked per query, so the same query always ranks the same chunks). SQLite, and
+PostgreSQL without the extension, keep the in-process index (``audit.kb_search``);
+:func:`pgvector_ready` makes the choice, per database.
 """
 
 from __future__ import annotations
@@ -240,7 +241,7 @@ WITH dense AS (
 ), matches AS (
     SELECT c.id, c.search_tsv FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id
     WHERE d.workspace_id = %(ws)s AND c.search_tsv @@ to_tsquery('{TS_CONFIG}', %(pairs)s)
-    LIMIT %(cap)s
+    ORDER BY c.id DESC LIMIT %(cap)s
 ), lexical AS (
     SELECT m.id FROM matches m
     ORDER BY ts_rank(m.search_tsv, to_tsquery('{TS_CONFIG}', %(terms)s)) DESC, m.id LIMIT %(n)s

@@ -48,18 +48,36 @@ def test_an_ingested_document_is_found_by_meaning_and_by_a_rare_keyword(ingest, 
     assert np.allclose(stored.search_vector, stored.vector(), atol=1e-6)
 
 
-def test_capping_the_keyword_leg_changes_candidates_never_scores(ingest, workspace, embedder):
-    for n in range(3):
-        ingest(f"Shipping rules {n}", CODE)
-    ingest("Tax calendar", TAXES)
-    query = "ZX-4471 countersigned by the radiation safety officer"
-    vec = embedder.encode([query])[0]
-    full = PgVectorIndex(workspace.pk, 4).search(query, vec, 4)
-    capped = PgVectorIndex(workspace.pk, 4, lexical_cap=1).search(query, vec, 4)  # 3 matches, 1 ranked
-    assert capped == full and full[0][0].startswith("kb_chunk_")
-    assert {kb_index(workspace).passages([full[0][0]])[full[0][0]].title} <= {
-        f"Shipping rules {n}" for n in range(3)
+def _candidate_titles(workspace, query: str, vec, *, n: int, cap: int) -> set[str]:
+    from audit.kb_pgvector import _SEARCH_SQL, tsquery_pairs, tsquery_terms
+
+    params = {
+        "ws": workspace.pk,
+        "vec": vector_literal(vec),
+        "n": n,
+        "cap": cap,
+        "terms": tsquery_terms(query),
+        "pairs": tsquery_pairs(query),
     }
+    with connection.cursor() as cur:
+        cur.execute(_SEARCH_SQL, params)
+        ids = [row[0] for row in cur.fetchall()]
+    return set(Chunk.objects.filter(pk__in=ids).values_list("document__title", flat=True))
+
+
+def test_the_keyword_leg_ranks_only_the_newest_matches_up_to_its_cap(ingest, workspace, embedder):
+    ingest("Strong match", f"{CODE} {CODE} {CODE}")  # the best keyword rank, ingested first
+    ingest("Weak match", f"{TAXES} The radiation safety officer signs it. {LTP}")
+    ingest("Tax calendar", TAXES)
+    other = Workspace.objects.create(name="Other company", slug="other-company")
+    ingest("Their shipping rules", CODE, into=other)  # newest of all, in another workspace
+    query = "Form ZX-4471 is countersigned by the radiation safety officer"
+    tax_vec = embedder.encode([TAXES])[0]  # the dense leg (n=1) proposes the tax calendar only
+
+    assert _candidate_titles(workspace, query, tax_vec, n=1, cap=2000) == {"Tax calendar", "Strong match"}
+    # capped at one, only the newest match of this workspace is ranked, every time
+    for _ in range(3):
+        assert _candidate_titles(workspace, query, tax_vec, n=1, cap=1) == {"Tax calendar", "Weak match"}
 
 
 def test_a_deleted_document_leaves_search_at_once(ingest, workspace, embedder):
