@@ -26,6 +26,7 @@ unless another sentence without findings aligns at least as well (that sentence 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -102,9 +103,15 @@ class StructureReport:
 
 
 def tokens(text: str, *, lower: bool = True) -> list[str]:
+    return list(_tokens(text, lower))
+
+
+@lru_cache(maxsize=50_000)
+def _tokens(text: str, lower: bool) -> tuple[str, ...]:
+    """Cached: every claim checked against a passage splits the same sentences into words."""
     text = normalize(text).replace("\u2019", "'")
     found = WORD_RE.findall(text.lower() if lower else text)
-    return [p for w in found for p in (w[:-2] if w[-2:] in ("'s", "'S") else w).split("-") if p]
+    return tuple(p for w in found for p in (w[:-2] if w[-2:] in ("'s", "'S") else w).split("-") if p)
 
 
 def _is_content(tok: str) -> bool:

@@ -75,6 +75,15 @@ class HybridIndex:
     def text(self, id_: str) -> str | None:
         return self._texts.get(id_)
 
+    def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """The stored unit vectors (float32) of the ``ids`` held here; unknown ids are left out."""
+        with self._lock:
+            rows = [(i, r) for i in ids if (r := self._row.get(i)) is not None]
+            if not rows:
+                return {}
+            block = self._matrix[[r for _, r in rows]].float().numpy()
+        return {i: block[j] for j, (i, _) in enumerate(rows)}
+
     def add(self, ids: list[str], texts: list[str], vectors: np.ndarray) -> None:
         """Add or replace entries. ``vectors`` are (n, dim) and should be L2-normalised."""
         torch = self._torch
@@ -176,21 +185,28 @@ class HybridIndex:
             results = []
             for qi, text in enumerate(query_texts):
                 tokens = tokenize_for_bm25(text)
-                lex = np.zeros(n, dtype=np.float32)
+                # only the live chunks holding a query word have a keyword score: work on those, not
+                # on every row (a chunk outside both top lists can never reach the fused top k)
+                lex = np.zeros(0, dtype=np.float32)
+                hit = np.zeros(0, dtype=np.int64)
                 if tokens and bm25 is not None:
                     lex = np.asarray(bm25.get_scores(tokens), dtype=np.float32)[:n]
-                    lex = np.where(alive, lex, 0.0)
-                lex_max = float(lex.max()) if lex.size else 0.0
-                lex_n = lex / lex_max if lex_max > 0 else lex
-                if lex_max > 0:
-                    lex_top = np.argpartition(-lex, min(n_cand, n) - 1)[:n_cand]
-                    cand = np.union1d(dense_top[qi], lex_top)
+                    hit = np.flatnonzero(lex > 0)
+                    hit = hit[alive[hit]]
+                if hit.size:
+                    hit_scores = lex[hit]
+                    lex_max = float(hit_scores.max())
+                    if hit.size > n_cand:
+                        hit = hit[np.argpartition(-hit_scores, n_cand - 1)[:n_cand]]
+                    cand = np.union1d(dense_top[qi], hit)
                 else:
+                    lex_max = 0.0
                     cand = dense_top[qi]
                 cand = cand[alive[cand]]
+                lex_n = lex[cand] / lex_max if lex_max > 0 else np.zeros(len(cand), dtype=np.float32)
                 fused = (
                     self.dense_weight * np.clip(sims_np[qi, cand], 0.0, 1.0)
-                    + (1.0 - self.dense_weight) * lex_n[cand]
+                    + (1.0 - self.dense_weight) * lex_n
                 )
                 order = np.argsort(-fused, kind="stable")[:k]
                 results.append([(self._ids[cand[o]], float(fused[o])) for o in order])

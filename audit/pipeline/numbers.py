@@ -4,6 +4,7 @@ written scales (million, billion), unit conversions of scale ($1,000M == $1B) an
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 
 _SCALE = {
@@ -160,6 +161,13 @@ def same_quantity(a: Quantity, b: Quantity) -> bool:
 
 
 def extract_quantities(text: str, *, words: bool = False) -> list[Quantity]:
+    """The quantities written in ``text`` (digits; with ``words``, number words too), in order."""
+    return list(_extract_quantities(text or "", words))
+
+
+@lru_cache(maxsize=20_000)
+def _extract_quantities(text: str, words: bool) -> tuple[Quantity, ...]:
+    """Cached: the judge, the numeric, structural and conflict checks read the same sentences per claim."""
     out: list[Quantity] = []
     for m in NUM_RE.finditer(text or ""):
         try:
@@ -193,7 +201,7 @@ def extract_quantities(text: str, *, words: bool = False) -> list[Quantity]:
     if words:
         for m in WORD_NUM_RE.finditer(text or ""):
             out.append(Quantity(m.group(0), float(_WORD_NUMBERS[m.group(1).lower()]), "count"))
-    return out
+    return tuple(out)
 
 
 def spelled_counts(text: str) -> list[Quantity]:
