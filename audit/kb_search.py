@@ -66,9 +66,12 @@ class _Searchable:
     def passage(self, source_id: str) -> Passage | None:
         return self.passages([source_id]).get(source_id)
 
+    def vectors(self, source_ids: list[str]) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
     def for_pipeline(self) -> RetrievalKnowledgeBase:
-        """This knowledge base as the pipeline's retrieval sees one (its index, passages by id)."""
-        return RetrievalKnowledgeBase(index=self.index, lookup=self.passages)
+        """This knowledge base as the pipeline's retrieval sees one (its index, passages and stored vectors by id)."""
+        return RetrievalKnowledgeBase(index=self.index, lookup=self.passages, vectors=self.vectors)
 
     def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[Passage, float]]:
         return self.search_many([query_text], np.asarray(query_vec).reshape(1, -1), k)[0]
@@ -110,6 +113,9 @@ class InProcessKnowledgeBase(_Searchable):
 
     def meta_for(self, source_ids) -> dict[str, ChunkMeta]:
         return {i: m for i in source_ids if (m := self.meta.get(i)) is not None}
+
+    def vectors(self, source_ids: list[str]) -> dict[str, np.ndarray]:
+        return self.index.vectors(source_ids)
 
     def sync(self, version: int) -> None:
         """Bring the index to the database's current chunks (added and deleted since last sync)."""
@@ -187,6 +193,13 @@ class PgKnowledgeBase(_Searchable):
             self._remember(source_id, chunk_meta)
             out[source_id] = _passage(source_id, text, chunk_meta)
         return out
+
+    def vectors(self, source_ids: list[str]) -> dict[str, np.ndarray]:
+        return {
+            f"kb_chunk_{pk}": np.frombuffer(bytes(emb), dtype="<f4").astype(np.float32)
+            for pk, emb in self._rows(source_ids, "pk", "embedding")
+            if emb
+        }
 
     def meta_for(self, source_ids) -> dict[str, ChunkMeta]:
         with self.lock:

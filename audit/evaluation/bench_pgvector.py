@@ -280,20 +280,28 @@ def _worker(workspace_id: int, size: int, answers: list[tuple[str, str]], warmup
 
     index = PgVectorIndex(workspace_id, size, connection=connection)
 
-    def lookup(ids: list[str]) -> dict[str, Passage]:
+    def rows(ids: list[str], columns: str) -> list[tuple]:
         pks = [int(i.removeprefix("kb_chunk_")) for i in ids]
         with connection.cursor() as cur:
             cur.execute(
-                "SELECT c.id, c.text, d.title FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id "
+                f"SELECT c.id, {columns} FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id "
                 "WHERE c.id = ANY(%s) AND d.workspace_id = %s",
                 [pks, workspace_id],
             )
-            return {
-                f"kb_chunk_{pk}": Passage(id=f"kb_chunk_{pk}", text=text, title=title, source_type="kb")
-                for pk, text, title in cur.fetchall()
-            }
+            return cur.fetchall()
 
-    kb = KnowledgeBase(index=index, lookup=lookup)
+    def lookup(ids: list[str]) -> dict[str, Passage]:
+        return {
+            f"kb_chunk_{pk}": Passage(id=f"kb_chunk_{pk}", text=text, title=title, source_type="kb")
+            for pk, text, title in rows(ids, "c.text, d.title")
+        }
+
+    def vectors(ids: list[str]) -> dict[str, np.ndarray]:
+        return {
+            f"kb_chunk_{pk}": np.frombuffer(bytes(emb), dtype="<f4") for pk, emb in rows(ids, "c.embedding")
+        }
+
+    kb = KnowledgeBase(index=index, lookup=lookup, vectors=vectors)
     thresholds = Thresholds().updated(
         {**({"verification_depth": depth} if depth else {}), **({"judge": judge} if judge else {})}
     )

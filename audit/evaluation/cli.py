@@ -468,7 +468,7 @@ def run_bench(
     def lookup(wanted: list[str]) -> dict[str, Passage]:
         return {i: Passage(id=i, text=index.text(i) or "", source_type="kb") for i in wanted if i in index}
 
-    kb = KnowledgeBase(index=index, lookup=lookup)
+    kb = KnowledgeBase(index=index, lookup=lookup, vectors=index.vectors)
     from audit.constants import Thresholds
     from audit.pipeline.embedding import get_embedder
 
@@ -512,9 +512,10 @@ def run_bench(
     tok_ms, enc_ms = (1000 * model_time.seconds[k] / n_answers for k in ("encode_with_tokens", "encode"))
     mean_ms = float(lat.mean())
     print(
-        f"mean per answer {mean_ms:.1f} ms: model time {tok_ms:.1f} ms in encode_with_tokens (the judge's claims and "
-        f"evidence sentences), {enc_ms:.1f} ms in encode (queries and claims for retrieval, answer-level "
-        f"alignment), the rest {mean_ms - tok_ms - enc_ms:.1f} ms (search, features, checks, scoring)",
+        f"mean per answer {mean_ms:.1f} ms: model time {tok_ms:.1f} ms in encode_with_tokens (the judge's evidence "
+        f"sentences; at full depth also the claims and the query, one pass for retrieval and the judge), "
+        f"{enc_ms:.1f} ms in encode (the claims and the query at fast depth), "
+        f"the rest {mean_ms - tok_ms - enc_ms:.1f} ms (search, features, checks, scoring)",
         file=out,
     )
     print(json.dumps(summary), file=out)

@@ -22,7 +22,7 @@ from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
 from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, VerifyContext, verify_context
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
 from audit.pipeline.rag_score import rag_score
-from audit.pipeline.retrieval import KnowledgeBase, as_passages, retrieve
+from audit.pipeline.retrieval import KnowledgeBase, as_passages, passage_vectors, retrieve
 from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 
 NOT_RUN_OFFLINE = {"selfcheck": "SelfCheck sampling needs an LLM; not run in offline Audit-Local mode"}
@@ -153,6 +153,7 @@ def audit_answer(
     started = time.perf_counter()
     t = _thresholds(thresholds)
     now = now or datetime.now(timezone.utc)
+    shared_model = embed is None and encode_tokens is None and t.verification_depth == "full"
     embed = _embed(embed)
     if isinstance(kb, tuple):
         kb = KnowledgeBase(*kb)
@@ -162,7 +163,16 @@ def audit_answer(
     texts = [c.text for c in claims]
     # claims and the query only: embedding the whole answer in the same batch would pad every
     # claim to the answer's length (256 pieces) and cost more than everything else together
-    vecs = embed(texts + [query or ""]) if (claims or query) else None
+    if not (claims or query):
+        vecs = None
+    elif shared_model:
+        # one forward pass gives retrieval the claims' vectors and the judge their word pieces
+        # (the embedder keeps both), so the judge never embeds a claim again
+        from audit.pipeline.embedding import get_embedder
+
+        vecs = get_embedder().encode_with_tokens(texts + [query or ""])[0]
+    else:
+        vecs = embed(texts + [query or ""])
     claim_vecs = vecs[: len(claims)] if vecs is not None else None
     prior = [reuse(c) if reuse is not None else None for c in claims]
     fresh = [i for i, p in enumerate(prior) if p is None]
@@ -213,6 +223,7 @@ def audit_answer(
         any_evidence=any_evidence,
         reference=reference,
         hits=hits,
+        source_vectors=lambda sources: passage_vectors(sources, kb=kb, embed=embed),
         reference_searchable=bool(passages or kb is not None),
         overrides=overrides,
         encode_tokens=encode_tokens,
@@ -243,11 +254,14 @@ def summarize(
     methods_not_run: dict | None = None,
     rag_text: str | None = None,
     hits: list[list[EvidenceHit]] | None = None,
+    source_vectors: Callable[[list[Passage]], list[np.ndarray]] | None = None,
 ) -> AuditResult:
     """The answer-level result of verified claims: RAGAS-style metrics, the RAG score, risk flags,
     quality gates and the audit score. ``vecs`` are the claims' embeddings followed by the query's
     (answer relevance); ``hits`` each claim's retrieved passages (with ``passages``, the context of
-    context recall); ``rag_text`` is the text the RAG score reads (default: ``answer``)."""
+    context recall); ``rag_text`` is the text the RAG score reads (default: ``answer``);
+    ``source_vectors(passages)`` the vectors search holds for its sources (``retrieval.passage_vectors``),
+    which with the claims' vectors spares the RAG score's alignment any embedding."""
     t = thresholds
     started = time.perf_counter() if started is None else started
     metrics: dict = {
@@ -295,8 +309,19 @@ def summarize(
         else:
             metrics["context_recall"] = 0.0
 
+    answer_vector = None
+    if vecs is not None and verdicts:
+        # the answer's meaning as answer relevance reads it: the mean of its claims
+        mean = np.asarray(vecs[:-1], dtype=np.float32).mean(axis=0)
+        answer_vector = mean if np.all(np.isfinite(mean)) and np.linalg.norm(mean) > 0 else None
     metrics["rag_score"] = rag_score(
-        answer if rag_text is None else rag_text, verdicts, passages, thresholds=t, embed=embed
+        answer if rag_text is None else rag_text,
+        verdicts,
+        passages,
+        thresholds=t,
+        embed=embed,
+        answer_vector=answer_vector,
+        source_vectors=source_vectors,
     )
 
     risk_flags: list[dict] = []

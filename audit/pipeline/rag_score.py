@@ -5,7 +5,11 @@ Plain Python. ``rag_score`` returns ``{"alignment", "citation_coverage", "fact_s
 "method"}``; ``method`` names how each part was computed:
 
 - alignment: ``embedding`` — mean cosine of the answer to each of its top sources (at most
-  ``RAG_ALIGNMENT_SOURCES``, best retrieved first); ``keyword`` when the embedding fails — the
+  ``RAG_ALIGNMENT_SOURCES``, best retrieved first). The answer's vector is the caller's
+  ``answer_vector`` (the pipeline passes the mean of its claims' vectors, which retrieval embedded)
+  and the sources' come from ``source_vectors`` (what search holds: a chunk's stored vector, a
+  request passage's windows), so the score embeds nothing new; without them, both are embedded
+  here (the source's first ``SOURCE_TEXT_CHARS`` characters). ``keyword`` when the embedding fails — the
   seed's keyword overlap (share of the answer's content words found in a source, averaged over
   the sources); ``neutral`` (``RAG_NEUTRAL_SCORE``) without any source.
 - citation_coverage: ``citations`` — sources the answer cites (a resolving anchor, or the
@@ -21,6 +25,7 @@ Plain Python. ``rag_score`` returns ``{"alignment", "citation_coverage", "fact_s
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import numpy as np
 
@@ -67,9 +72,22 @@ def keyword_alignment(answer: str, sources: list[Passage]) -> float:
     return float(np.mean([len(words & set(content_stems(p.text))) / len(words) for p in sources]))
 
 
-def embedding_alignment(answer: str, sources: list[Passage], embed) -> float:
-    """Mean cosine (clipped at 0) of the answer to each source, one embedding call."""
-    vecs = np.asarray(embed([answer] + [p.text[:SOURCE_TEXT_CHARS] for p in sources]), dtype=np.float32)
+def embedding_alignment(
+    answer: str,
+    sources: list[Passage],
+    embed,
+    *,
+    answer_vector: np.ndarray | None = None,
+    source_vectors: Callable[[list[Passage]], list[np.ndarray]] | None = None,
+) -> float:
+    """Mean cosine (clipped at 0) of the answer to each source; what is not given is embedded in one call."""
+    texts = [] if answer_vector is not None else [answer]
+    if source_vectors is None:
+        texts += [p.text[:SOURCE_TEXT_CHARS] for p in sources]
+    embedded = list(np.asarray(embed(texts), dtype=np.float32)) if texts else []
+    head = [np.asarray(answer_vector, dtype=np.float32)] if answer_vector is not None else [embedded.pop(0)]
+    rest = [np.asarray(v, dtype=np.float32) for v in source_vectors(sources)] if source_vectors else embedded
+    vecs = np.stack(head + rest)
     norms = np.linalg.norm(vecs, axis=1)
     if not np.all(np.isfinite(vecs)) or np.any(norms == 0):
         raise ValueError("degenerate embedding")
@@ -98,6 +116,8 @@ def rag_score(
     *,
     thresholds: Thresholds | None = None,
     embed=None,
+    answer_vector: np.ndarray | None = None,
+    source_vectors: Callable[[list[Passage]], list[np.ndarray]] | None = None,
 ) -> dict:
     """The RAG score of one audited answer (docs/SPEC_NOTES.md#the-rag-score; see the module docstring)."""
     t = thresholds or Thresholds()
@@ -108,9 +128,12 @@ def rag_score(
         alignment, method["alignment"] = RAG_NEUTRAL_SCORE, "neutral"
     else:
         try:
-            if embed is None:
+            if embed is None and (answer_vector is None or source_vectors is None):
                 raise RuntimeError("no embedding function")
-            alignment, method["alignment"] = embedding_alignment(plain, sources, embed), "embedding"
+            alignment = embedding_alignment(
+                plain, sources, embed, answer_vector=answer_vector, source_vectors=source_vectors
+            )
+            method["alignment"] = "embedding"
         except Exception as exc:  # noqa: BLE001 - any failure of the model falls back, as the seed says
             alignment, method["alignment"] = keyword_alignment(plain, sources), "keyword"
             method["alignment_fallback"] = f"embedding failed: {type(exc).__name__}"

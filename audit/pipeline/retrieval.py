@@ -31,10 +31,12 @@ _HEADER_ANCHOR_RE = re.compile(r"^\s*\[(\w[\w.\-]*)\]")
 
 @dataclass
 class KnowledgeBase:
-    """A workspace KB: an index over chunk ids and a lookup from ids to ``Passage``."""
+    """A workspace KB: an index over chunk ids, a lookup from ids to ``Passage`` and, optionally,
+    the chunks' stored vectors by id (so answer-level scoring never embeds a chunk again)."""
 
     index: SearchIndex
     lookup: Callable[[list[str]], Mapping[str, Passage]]
+    vectors: Callable[[list[str]], Mapping[str, np.ndarray]] | None = None
 
 
 def as_passages(contexts) -> list[Passage]:
@@ -115,6 +117,38 @@ def _windows(passages: list[Passage]) -> tuple[list[str], list[str], list[int]]:
             texts.append(" ".join(sents[j : j + CONTEXT_CHUNK_SENTENCES]))
             owner.append(pi)
     return ids, texts, owner
+
+
+def passage_vectors(
+    passages: list[Passage], *, kb: KnowledgeBase | None = None, embed=None
+) -> list[np.ndarray]:
+    """One unit vector per passage, the way search sees it: a knowledge-base chunk's stored vector
+    (``kb.vectors``), else the mean of the passage's search windows. Retrieval embedded those
+    windows already, so with the process embedder its cache answers and nothing is embedded again."""
+    stored: Mapping[str, np.ndarray] = {}
+    if kb is not None and kb.vectors is not None:
+        wanted = [p.id for p in passages if p.source_type == "kb"]
+        stored = kb.vectors(wanted) if wanted else {}
+    out: list[np.ndarray | None] = [stored.get(p.id) if p.source_type == "kb" else None for p in passages]
+    todo = [i for i, v in enumerate(out) if v is None]
+    if todo:
+        if embed is None:
+            from audit.pipeline.embedding import get_embedder
+
+            embed = get_embedder().encode
+        _, texts, owner = _windows([passages[i] for i in todo])
+        vecs = np.asarray(embed(texts), dtype=np.float32) if texts else np.zeros((0, 1), np.float32)
+        for j, i in enumerate(todo):
+            rows = vecs[[k for k, o in enumerate(owner) if o == j]]
+            out[i] = rows.mean(axis=0) if len(rows) else None
+    result = []
+    for v in out:
+        v = np.asarray(v, dtype=np.float32)
+        norm = float(np.linalg.norm(v))
+        if not np.all(np.isfinite(v)) or norm == 0.0:
+            raise ValueError("degenerate passage vector")
+        result.append(v / norm)
+    return result
 
 
 @functools.lru_cache(maxsize=20_000)

@@ -92,6 +92,19 @@ def test_a_deleted_document_leaves_search_at_once(ingest, workspace, embedder):
     assert titles(workspace, "NMDA receptors and LTP", embedder) == ["Tax calendar"]
 
 
+def test_the_pipeline_reads_a_chunks_stored_vector_and_never_another_workspaces(ingest, workspace, embedder):
+    other = Workspace.objects.create(name="Other company", slug="other-company")
+    ingest("Their plasticity notes", LTP, into=other)
+    ingest("Tax calendar", TAXES)
+    mine = Chunk.objects.get(document__title="Tax calendar")
+    theirs = Chunk.objects.get(document__workspace=other)
+
+    found = kb_index(workspace).for_pipeline().vectors([f"kb_chunk_{mine.pk}", f"kb_chunk_{theirs.pk}"])
+
+    assert list(found) == [f"kb_chunk_{mine.pk}"]
+    assert np.allclose(found[f"kb_chunk_{mine.pk}"], mine.vector(), atol=1e-6)
+
+
 def test_search_never_returns_another_workspaces_chunks(ingest, workspace, embedder):
     other = Workspace.objects.create(name="Other company", slug="other-company")
     ingest("Their plasticity notes", LTP, into=other)

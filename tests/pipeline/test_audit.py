@@ -72,6 +72,30 @@ def test_it_computes_context_recall_over_knowledge_base_passages_when_the_reques
     assert r.metrics["context_recall"] == 0.5
 
 
+def test_its_rag_score_embeds_neither_the_answer_nor_a_knowledge_base_chunk_again(embedder, ltp_passages):
+    index = HybridIndex()
+    index.add(list(KB_TEXTS), list(KB_TEXTS.values()), embedder.encode(list(KB_TEXTS.values())))
+    kb = KnowledgeBase(
+        index,
+        lambda ids: {i: Passage(id=i, text=KB_TEXTS[i], source_type="kb") for i in ids},
+        vectors=index.vectors,
+    )
+    embedded: list[str] = []
+
+    def embed(texts):
+        embedded.extend(texts)
+        return embedder.encode(texts)
+
+    answer = "LTP in the hippocampus requires NMDA receptor activation [1]. On weekdays the cafeteria opens at 9 AM."
+    r = audit_answer(QUERY, answer, ltp_passages, kb=kb, now=NOW, embed=embed)
+
+    assert {h.passage.id for c in r.claims for h in c.evidence} >= {"1", "k3"}
+    assert r.metrics["rag_score"]["method"]["alignment"] == "embedding"
+    assert 0.3 < r.metrics["rag_score"]["alignment"] <= 1.0
+    assert not any("cafeteria" in t and "LTP" in t for t in embedded)  # never the whole answer
+    assert KB_TEXTS["k3"] not in embedded  # the chunk's stored vector is used
+
+
 def test_it_reports_no_evidence_when_nothing_was_retrieved(embedder):
     r = audit_answer(QUERY, "LTP requires NMDA receptors. The fee is $150.", [], now=NOW)
     assert len(r.claims) == 2

@@ -66,6 +66,27 @@ def test_it_falls_back_to_keyword_alignment_when_the_embedding_fails():
     assert 0.5 < result["alignment"] < 1.0
 
 
+def test_given_the_answer_and_source_vectors_it_embeds_nothing():
+    import numpy as np
+
+    asked = []
+
+    result = rag_score(
+        ANSWER,
+        [verdict("SUPPORTED")],
+        SOURCES,
+        embed=failing_embed,
+        answer_vector=np.array([1.0, 0.0], dtype="float32"),
+        source_vectors=lambda sources: (
+            asked.extend(p.id for p in sources) or [np.array([0.6, 0.8], dtype="float32") for _ in sources]
+        ),
+    )
+
+    assert asked == ["kb1"]  # the answer's top source, as before
+    assert result["method"]["alignment"] == "embedding"
+    assert result["alignment"] == pytest.approx(0.6)
+
+
 def test_parts_that_cannot_run_score_neutral_and_say_so():
     result = rag_score("Nothing to check here.", [], [], embed=fake_embed)
 
