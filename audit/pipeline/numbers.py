@@ -208,6 +208,11 @@ def spelled_counts(text: str) -> list[Quantity]:
     """Counts written as words and followed by the word they count: "three failed sign-in attempts"
     -> 3 (unit "failed"), "twenty-five days" -> 25. A spelled number with no counted word after it
     ("the two of them") is left out."""
+    return list(_spelled_counts(text or ""))
+
+
+@lru_cache(maxsize=20_000)
+def _spelled_counts(text: str) -> tuple[Quantity, ...]:
     out = []
     for m in SPELLED_RE.finditer(text or ""):
         value = SPELLED_COUNTS[m.group(2).lower()] + (SPELLED_COUNTS[m.group(1).lower()] if m.group(1) else 0)
@@ -224,7 +229,7 @@ def spelled_counts(text: str) -> list[Quantity]:
                     written=True,
                 )
             )
-    return out
+    return tuple(out)
 
 
 def values_match(a: Quantity, b: Quantity, rel_tol: float, approx_tol: float) -> bool:

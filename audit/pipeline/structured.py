@@ -249,7 +249,7 @@ def audit_structured(
 
     from audit.pipeline.audit import NOT_RUN_OFFLINE, _embed, _thresholds, run_methods, summarize
     from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS
-    from audit.pipeline.retrieval import as_passages, retrieve
+    from audit.pipeline.retrieval import as_passages, passage_vectors, retrieve
 
     started = time.perf_counter()
     t = _thresholds(thresholds)
@@ -285,6 +285,7 @@ def audit_structured(
         any_evidence=bool(passages),
         started=started,
         rag_text=rag_text,
+        source_vectors=lambda sources: passage_vectors(sources, embed=embed),
         methods_not_run=NOT_RUN_OFFLINE if llm is None else {},
     )
     return StructuredResult(result=result, fields=fields, fixes=fixes, text=text)
