@@ -102,3 +102,22 @@ def test_it_compacts_after_many_removals_and_stays_correct():
     assert len(ix) == 500
     top = ix.search("document", vecs[2700], k=1)
     assert top[0][0] == "x2700"
+
+
+def test_it_hands_back_the_stored_vectors_of_live_ids_only():
+    ix, vecs = _index()
+    ix.remove(["d1"])
+
+    found = ix.vectors(["d3", "d1", "nope", "d0"])
+
+    assert list(found) == ["d3", "d0"]
+    assert np.allclose(found["d3"], vecs[3], atol=1e-2) and found["d0"].dtype == np.float32
+    assert ix.vectors([]) == {}
+
+
+def test_its_keyword_leg_ignores_removed_documents_and_words_no_document_holds():
+    ix, vecs = _index()
+    ix.remove(["d4"])
+
+    assert "d4" not in [i for i, _ in ix.search("NMDA receptors potentiation", vecs[0], k=5)]
+    assert [i for i, _ in ix.search("zzzz qqqq", vecs[2], k=1)] == ["d2"]  # the dense leg alone
