@@ -144,7 +144,7 @@ class InProcessKnowledgeBase(_Searchable):
             source_id = f"kb_chunk_{pk}"
             ids.append(source_id)
             texts.append(text)
-            vectors.append(np.frombuffer(bytes(emb), dtype="<f4"))
+            vectors.append(Chunk.decode_vector(emb))
             self.meta[source_id] = ChunkMeta(pk, *meta)
         if ids:
             self.index.add(ids, texts, np.vstack(vectors).reshape(len(ids), constants.EMBEDDING_DIM))
@@ -196,9 +196,8 @@ class PgKnowledgeBase(_Searchable):
 
     def vectors(self, source_ids: list[str]) -> dict[str, np.ndarray]:
         return {
-            f"kb_chunk_{pk}": np.frombuffer(bytes(emb), dtype="<f4").astype(np.float32)
+            f"kb_chunk_{pk}": Chunk.decode_vector(emb)
             for pk, emb in self._rows(source_ids, "pk", "embedding")
-            if emb
         }
 
     def meta_for(self, source_ids) -> dict[str, ChunkMeta]:

@@ -273,6 +273,7 @@ def _worker(workspace_id: int, size: int, answers: list[tuple[str, str]], warmup
 
     from audit.constants import Thresholds
     from audit.kb_pgvector import PgVectorIndex
+    from audit.models import Chunk
     from audit.pipeline.audit import audit_answer
     from audit.pipeline.embedding import get_embedder
     from audit.pipeline.retrieval import KnowledgeBase
@@ -297,9 +298,7 @@ def _worker(workspace_id: int, size: int, answers: list[tuple[str, str]], warmup
         }
 
     def vectors(ids: list[str]) -> dict[str, np.ndarray]:
-        return {
-            f"kb_chunk_{pk}": np.frombuffer(bytes(emb), dtype="<f4") for pk, emb in rows(ids, "c.embedding")
-        }
+        return {f"kb_chunk_{pk}": Chunk.decode_vector(emb) for pk, emb in rows(ids, "c.embedding")}
 
     kb = KnowledgeBase(index=index, lookup=lookup, vectors=vectors)
     thresholds = Thresholds().updated(

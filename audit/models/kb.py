@@ -88,4 +88,9 @@ class Chunk(models.Model):
         return f"kb_chunk_{self.pk}"
 
     def vector(self) -> np.ndarray:
-        return np.frombuffer(bytes(self.embedding), dtype="<f4").reshape(constants.EMBEDDING_DIM)
+        return self.decode_vector(self.embedding)
+
+    @staticmethod
+    def decode_vector(raw) -> np.ndarray:
+        """The float32 vector stored in an ``embedding`` value (bytes or memoryview, as a query returns it)."""
+        return np.frombuffer(bytes(raw), dtype="<f4").reshape(constants.EMBEDDING_DIM)

@@ -278,9 +278,13 @@ def summarize(
             lab: sum(v.label == lab for v in verdicts) for lab in ("SUPPORTED", "REFUTED", "NEI")
         },
     }
-    if vecs is not None and query and verdicts:
-        # answer relevance: cosine of the question to the answer's meaning (the mean of its claims)
-        metrics["answer_relevance"] = max(0.0, scoring.cosine(vecs[-1], vecs[:-1].mean(axis=0)))
+    # the answer's meaning: the mean of its claims' vectors (answer relevance and the RAG score's alignment)
+    answer_vector = (
+        np.asarray(vecs[:-1], dtype=np.float32).mean(axis=0) if vecs is not None and verdicts else None
+    )
+    if answer_vector is not None and query:
+        # answer relevance: cosine of the question to the answer's meaning
+        metrics["answer_relevance"] = max(0.0, scoring.cosine(vecs[-1], answer_vector))
     if passages:
         supporting = {
             h.passage.id
@@ -309,11 +313,6 @@ def summarize(
         else:
             metrics["context_recall"] = 0.0
 
-    answer_vector = None
-    if vecs is not None and verdicts:
-        # the answer's meaning as answer relevance reads it: the mean of its claims
-        mean = np.asarray(vecs[:-1], dtype=np.float32).mean(axis=0)
-        answer_vector = mean if np.all(np.isfinite(mean)) and np.linalg.norm(mean) > 0 else None
     metrics["rag_score"] = rag_score(
         answer if rag_text is None else rag_text,
         verdicts,
