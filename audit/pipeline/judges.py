@@ -69,6 +69,21 @@ def best_aligned_sentence(claim_stems: list[str], sentences: list[str], sent_ste
     return sentences[best]
 
 
+def judgements_of(prepared, conf, pref, z, details: list[dict]) -> list[Judgement]:
+    """One ``Judgement`` per prepared pair of a feature-based judge: its confidence, refute probability and
+    support logit, the best lexically aligned evidence sentence, and the judge's own details."""
+    return [
+        Judgement(
+            float(conf[k]),
+            float(pref[k]),
+            best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems),
+            float(z[k]),
+            details[k],
+        )
+        for k, p in enumerate(prepared)
+    ]
+
+
 def _encode_tokens_fn(ctx):
     if getattr(ctx, "encode_tokens", None) is not None:
         return ctx.encode_tokens
@@ -111,16 +126,9 @@ class FeatureJudge(Judge):
         z = model.support_logit(X, ctx.thresholds.verification_depth)
         pref = model.refute_prob(X)
         conf = confidence_from_logit(z, ctx.thresholds.audit_score_threshold)
-        return [
-            Judgement(
-                float(conf[k]),
-                float(pref[k]),
-                best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems),
-                float(z[k]),
-                {"features": dict(zip(FEATURE_NAMES, map(float, X[k])))},
-            )
-            for k, p in enumerate(prepared)
-        ]
+        return judgements_of(
+            prepared, conf, pref, z, [{"features": dict(zip(FEATURE_NAMES, map(float, row)))} for row in X]
+        )
 
 
 class CrossEncoderJudge(Judge):

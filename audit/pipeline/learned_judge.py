@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.pipeline.judges import Judge, Judgement, best_aligned_sentence
+from audit.pipeline.judges import Judge, judgements_of
 
 ARTIFACT_PATH = Path(__file__).resolve().parent / "artifacts" / "learned_judge.npz"
 HEAD_SENTENCES = 4  # evidence sentences (best lexical alignment first) the head attends over
@@ -184,13 +184,6 @@ class LearnedJudge(Judge):
         z = model.stacker.support_logit(XH, depth)
         pref = model.stacker.refute_prob(XH)
         conf = model.calibrated(z)
-        return [
-            Judgement(
-                float(conf[k]),
-                float(pref[k]),
-                best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems),
-                float(z[k]),
-                {"head": dict(zip(HEAD_OUTPUTS, map(float, H[k])))},
-            )
-            for k, p in enumerate(prepared)
-        ]
+        return judgements_of(
+            prepared, conf, pref, z, [{"head": dict(zip(HEAD_OUTPUTS, map(float, row)))} for row in H]
+        )
