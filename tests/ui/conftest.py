@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+from audit.management.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.factories import (
     AnswerFactory,
     ClaimFactory,
@@ -22,17 +23,6 @@ from tests.factories import (
 # Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
 # thread with a running loop unless told the caller knows what it does.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 ANSWER_TEXT = (
     "Long-term potentiation requires NMDA receptor activation. "
