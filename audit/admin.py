@@ -8,8 +8,10 @@ from django.contrib import admin
 from django.db import transaction
 
 from audit import constants
-from audit.errors import InvalidInput
 from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
+from audit.admin_settings import WorkspaceSettingsForm
+from audit.errors import InvalidInput
+from audit.kb_pgvector import kb_backend_label
 from audit.models import (
     Answer,
     AuditEvent,
@@ -24,17 +26,15 @@ from audit.models import (
 )
 from audit.models.nightly import NightlyReport
 from audit.models.web import ExternalCall, WebCacheEntry
+from audit.services.claims import claim_relabel
+from audit.services.ingestion import document_delete
 from audit.services.modes import (
     thresholds_check,
-    workspace_settings_check,
     thresholds_set,
+    workspace_settings_check,
     workspace_settings_update,
 )
 from escalation.models import BusinessCalendar, NotificationTarget
-from audit.admin_settings import WorkspaceSettingsForm
-from audit.kb_pgvector import kb_backend_label
-from audit.services.ingestion import document_delete
-from audit.services.claims import claim_relabel
 
 
 class WorkspaceAdminForm(forms.ModelForm):

@@ -12,9 +12,9 @@ import django_filters as filters
 from django import forms
 from django.db.models import Q
 
+from audit.hooks import claim_escalation_filter
 from audit.models import Answer, Claim, Evidence, VerificationRun
 from audit.models.choices import Label, Mode, SourceType
-from audit.hooks import claim_escalation_filter
 
 
 def _canonical_choice(value, choices):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+
 from audit.models.choices import Mode
 
 

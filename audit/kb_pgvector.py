@@ -19,7 +19,8 @@ import re
 from itertools import pairwise
 
 import numpy as np
-from django.db import DatabaseError, connection as default_connection, models, transaction
+from django.db import DatabaseError, models, transaction
+from django.db import connection as default_connection
 
 from audit.constants import (
     EMBEDDING_DIM,

@@ -7,10 +7,10 @@ import datetime as dt
 from django.utils import timezone
 
 from audit.models import Workspace
+from audit.services.deep_checks import deep_check_run
 from audit.services.nightly import nightly_audit_run
 from audit.services.retention import retention_purge_all
 from audit.services.web_client import web_cache_purge as purge
-from audit.services.deep_checks import deep_check_run
 
 
 def nightly_audit(workspace_id: int | None = None, date: str | None = None) -> list[dict]:

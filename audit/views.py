@@ -16,22 +16,26 @@ from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonRespo
 from django.shortcuts import redirect, render
 
 from audit import charts, constants, hooks, presentation, roles, selectors
-from audit.selectors import (
-    claims as claims_selectors,
-    dashboard as dashboard_selectors,
-    nightly as nightly_selectors,
-)
 from audit.api.serializers import ClaimCardSerializer
+from audit.api.views import AuditCreateApi, audit_request_from
 from audit.errors import InvalidInput
 from audit.filters import AnswerPageFilter, ClaimFilter
 from audit.forms import AnswerSubmitForm, DateRangeForm, PassageFormSet, audit_payload, form_errors_text
-from audit.models.choices import LABEL_BADGES, Label
 from audit.models import Workspace
+from audit.models.choices import LABEL_BADGES, Label
+from audit.selectors import (
+    claims as claims_selectors,
+)
+from audit.selectors import (
+    dashboard as dashboard_selectors,
+)
+from audit.selectors import (
+    nightly as nightly_selectors,
+)
+from audit.services.audit_now import answer_audit_now
+from audit.services.submissions import audit_submit
 from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user
 from escalation import reporting
-from audit.api.views import AuditCreateApi, audit_request_from
-from audit.services.submissions import audit_submit
-from audit.services.audit_now import answer_audit_now
 
 CLAIMS_PER_PAGE = constants.UI_CLAIMS_PER_PAGE
 

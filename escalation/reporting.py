@@ -16,7 +16,7 @@ from audit import constants
 
 from . import selectors
 from .models import CurationItem, ReviewCase, ReviewEvent
-from .policy import TIERS, TIER_NAMES
+from .policy import TIER_NAMES, TIERS
 
 
 def case_dict(case: ReviewCase) -> dict:

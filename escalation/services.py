@@ -27,7 +27,6 @@ from audit.services.claims import answer_suppress, claim_relabel
 from audit.services.events import event_record
 
 from . import policy, selectors
-from .notifications import notifications_queue
 from .errors import CaseConflict, NotPermitted, TransitionNotAllowed
 from .models import (
     CLOCK_STATUSES,
@@ -39,6 +38,7 @@ from .models import (
     SlaState,
     TicketCounter,
 )
+from .notifications import notifications_queue
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,6 @@ from audit.nightly_export import bundle_filename, bundle_zip, claims_csv
 from audit.selectors.nightly import nightly_report_for_date, nightly_report_latest, nightly_report_list
 from audit.services.workspaces import workspace_for_user
 
-
 _DATE = OpenApiParameter(
     "date", OpenApiTypes.DATE, OpenApiParameter.PATH, description="The day, YYYY-MM-DD (UTC)"
 )

@@ -8,9 +8,8 @@ NUL characters, which no database text column accepts, are refused the same way.
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 
 from django.conf import settings
 from rest_framework import exceptions

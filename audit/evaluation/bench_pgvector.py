@@ -192,9 +192,10 @@ def _workspace(connection) -> int:
 
 def ingest(connection, workspace_id: int, n: int, pool: list[str], pool_vectors: np.ndarray, err) -> dict:
     """COPY n synthetic chunks (indexes dropped), then build GIN and HNSW; the timings."""
+    from tqdm import tqdm
+
     from audit.constants import PGVECTOR_HNSW_EF_CONSTRUCTION, PGVECTOR_HNSW_M
     from audit.kb_pgvector import GIN_INDEX, HNSW_INDEX
-    from tqdm import tqdm
 
     connection.ensure_connection()
     cur = connection.connection.cursor()  # psycopg's own cursor, for COPY (Django's connection autocommits)
@@ -341,8 +342,8 @@ def run_pgvector_bench(
     from django.conf import settings
 
     from audit.constants import PGVECTOR_EF_SEARCH
-    from audit.kb_pgvector import PgVectorIndex
     from audit.evaluation.cli import bench_answers
+    from audit.kb_pgvector import PgVectorIndex
 
     out, err = out or sys.stdout, err or sys.stderr
     var_dir = Path(settings.VAR_DIR)

@@ -187,8 +187,8 @@ def run_evaluate(
 
     from audit.constants import AUDIT_SCORE_THRESHOLD, JUDGE, JUDGES
     from audit.evaluation import bench_eval as be
-    from audit.pipeline.audit import audit_answer, verify_claims
     from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features, fit, load_dev
+    from audit.pipeline.audit import audit_answer, verify_claims
     from audit.pipeline.judges import get_judge
     from audit.pipeline.methods.entailment import EntailmentMethod
 

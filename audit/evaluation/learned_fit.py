@@ -27,8 +27,8 @@ import numpy as np
 
 from audit.evaluation.bench_data import claim_evidence_texts, group_key
 from audit.evaluation.entailment_fit import (
-    CachedEmbed,
     DEFAULT_CLAIMS,
+    CachedEmbed,
     compute_idf,
     dev_features,
     fit,

@@ -17,7 +17,7 @@ import numpy as np
 
 from audit.constants import Thresholds
 from audit.pipeline import scoring
-from audit.pipeline.extraction import split_sentences, is_assertion, clean_sentence
+from audit.pipeline.extraction import clean_sentence, is_assertion, split_sentences
 from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
 from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, VerifyContext, verify_context
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run

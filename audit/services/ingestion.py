@@ -24,7 +24,7 @@ from django.db.models import F
 from audit import constants
 from audit.models import Chunk, Document, Workspace
 from audit.pipeline.chunking import chunk_text, normalise_text, sha256_text
-from audit.pipeline.web.page import meta_date, html_to_text
+from audit.pipeline.web.page import html_to_text, meta_date
 from audit.services.events import event_record
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl")

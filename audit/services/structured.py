@@ -14,10 +14,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit import constants
+from audit.errors import InvalidInput
 from audit.models import Answer, Claim, Workspace
 from audit.pipeline.profiles import verification_plan
 from audit.pipeline.structured import StructuredError, audit_structured, discover_fields
-from audit.errors import InvalidInput
 from audit.selectors.api import thresholds_for
 from audit.services.audit import answer_store
 from audit.services.llm import llm_setup_for

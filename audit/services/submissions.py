@@ -19,15 +19,15 @@ from audit.errors import Conflict, InvalidInput, TooLarge
 from audit.models import Answer, IdempotencyKey, Workspace
 from audit.pipeline.extraction import citation_anchors, extract_claims
 from audit.pipeline.profiles import verification_plan
-from audit.selectors.api import thresholds_for
-from audit.services.events import event_record
-from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
-from audit.services.web import web_verify_answer
 from audit.pipeline.structured import canonical_text
 from audit.pipeline.types import Passage
+from audit.selectors.api import thresholds_for
 from audit.services.audit import audit_compute, audit_store
-from audit.services.structured import structured_audit, structured_fields_check
+from audit.services.events import event_record
 from audit.services.llm import llm_setup_for
+from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
+from audit.services.structured import structured_audit, structured_fields_check
+from audit.services.web import web_verify_answer
 
 
 @dataclass

@@ -44,15 +44,22 @@ from audit.models import Answer, Claim, Evidence, VerificationRun, Workspace
 from audit.models.choices import SourceType
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Passage
-from audit.pipeline.web import FailureReason, WebDocument, WebError, WebLookup
-from audit.pipeline.web import build_providers, claim_query, urls_in
+from audit.pipeline.web import (
+    FailureReason,
+    WebDocument,
+    WebError,
+    WebLookup,
+    build_providers,
+    claim_query,
+    urls_in,
+)
 from audit.pipeline.web.fetch import host_allowed
-from audit.services.events import event_record
-from audit.services.web_client import WebCallClient
-from audit.services.labels import claim_machine_relabel
 from audit.selectors.api import thresholds_for
+from audit.services.events import event_record
+from audit.services.labels import claim_machine_relabel
 from audit.services.modes import web_escalation_reasons
 from audit.services.revision import revision_record, revision_run
+from audit.services.web_client import WebCallClient
 
 logger = logging.getLogger(__name__)
 

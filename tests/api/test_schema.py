@@ -119,7 +119,6 @@ def test_every_operation_has_a_unique_id_and_a_described_success_response(schema
 
 def test_schema_generation_warns_about_nothing():
     from django.core.management import call_command
-
     from drf_spectacular.drainage import GENERATOR_STATS
 
     GENERATOR_STATS.reset()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import threading
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest

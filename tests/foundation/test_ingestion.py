@@ -8,8 +8,8 @@ from django.core.management.base import CommandError
 
 from audit.models import AuditEvent, Chunk, Document
 from audit.pipeline.embedding import get_embedder
-from audit.selectors import kb_index
 from audit.pipeline.web.page import html_to_text
+from audit.selectors import kb_index
 from audit.services.ingestion import document_delete, ingest_paths
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,6 @@ drafting and rewriting, each with its fallback."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from audit.pipeline.llm import LLMError

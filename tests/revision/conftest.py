@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.llm.conftest import llm_server  # noqa: F401 - the scripted OpenAI-compatible server
-
 from audit.pipeline.extraction import extract_claims, split_sentences
 from audit.pipeline.numbers import extract_quantities, values_match
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
+from tests.llm.conftest import llm_server  # noqa: F401 - the scripted OpenAI-compatible server
 
 SUPPORT, WEAK = 0.9, 0.6
 

@@ -225,8 +225,8 @@ def test_the_dashboard_trends_the_mean_rag_score_per_day(workspace, client, anal
 
     from django.utils import timezone
 
-    from audit.selectors import dashboard as dashboard_selectors
     from audit.models import VerificationRun
+    from audit.selectors import dashboard as dashboard_selectors
     from tests.api.conftest import build_answer
 
     today = timezone.now().replace(hour=12)

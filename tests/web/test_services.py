@@ -8,11 +8,11 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent, Claim, Evidence, ExternalCall, WebCacheEntry
-from audit.services.web import web_verify_answer, web_verify_claim
-from audit.services.web_client import web_cache_purge
 from audit.pipeline.revision import DISPUTED_QUALIFIER
 from audit.pipeline.types import ClaimDraft
 from audit.pipeline.web import WebProvider, build_providers
+from audit.services.web import web_verify_answer, web_verify_claim
+from audit.services.web_client import web_cache_purge
 
 from .conftest import (
     ARXIV_PATH,

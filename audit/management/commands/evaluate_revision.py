@@ -10,10 +10,10 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from audit.constants import SOFTENING_STYLES, UNSUPPORTED_ACTIONS, Thresholds
-from audit.pipeline.audit import verify_claims
 from audit.evaluation.bench_data import BENCHMARKS_DIR, read_jsonl
-from audit.pipeline.revision import RevisionOptions, revise_audit
 from audit.evaluation.revision_eval import evaluate_answers
+from audit.pipeline.audit import verify_claims
+from audit.pipeline.revision import RevisionOptions, revise_audit
 from audit.services.revision import revision_options
 from escalation.policy import review_reasons
 

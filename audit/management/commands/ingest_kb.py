@@ -7,9 +7,9 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from audit.management.workspace_option import workspace_from_option
 from audit.services.ingestion import ingest_paths
 from audit.services.workspaces import workspace_get_default
-from audit.management.workspace_option import workspace_from_option
 
 
 class Command(BaseCommand):

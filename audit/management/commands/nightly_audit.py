@@ -11,10 +11,10 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from audit import constants
+from audit.evaluation.nightly_bench import bench_seed
+from audit.management.workspace_option import workspace_from_option
 from audit.models import Workspace
 from audit.services.nightly import nightly_audit_run
-from audit.management.workspace_option import workspace_from_option
-from audit.evaluation.nightly_bench import bench_seed
 
 
 def _date(value: str) -> dt.date:

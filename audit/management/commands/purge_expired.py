@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
+from audit.management.workspace_option import workspace_from_option
 from audit.models import Workspace
 from audit.services.retention import retention_purge_all
-from audit.management.workspace_option import workspace_from_option
 
 
 class Command(BaseCommand):

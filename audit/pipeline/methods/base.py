@@ -14,7 +14,6 @@ from datetime import datetime, timezone
 from audit.constants import Thresholds
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
-
 # The roles a method's result can play in labelling a claim (``VerificationMethod.label_role``).
 ROLE_SUPPORT, ROLE_JUDGE, ROLE_NUMERIC, ROLE_STRUCTURE = "support", "judge", "numeric", "structure"
 

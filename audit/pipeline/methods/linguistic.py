@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
+from audit.constants import LINGUISTIC_BASE, LINGUISTIC_STEP
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
-from audit.constants import LINGUISTIC_BASE, LINGUISTIC_STEP
 
 HIGH = (
     "according to",

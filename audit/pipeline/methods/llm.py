@@ -10,8 +10,8 @@ the client's concurrency (``audit.pipeline.audit.run_methods`` also runs the thr
 
 from __future__ import annotations
 
-from audit.pipeline.llm.cove import cove_checks
 from audit.pipeline.llm.common import NO_LLM, not_run, unavailable_reason
+from audit.pipeline.llm.cove import cove_checks
 from audit.pipeline.llm.judge import judge_claims
 from audit.pipeline.llm.selfcheck import selfcheck
 from audit.pipeline.methods.base import ROLE_JUDGE, VerificationMethod, VerifyContext, register

@@ -8,6 +8,7 @@ that a relevant evidence sentence states differently (same kind, other value) is
 from __future__ import annotations
 
 from audit.constants import NUMERIC_RELEVANT_OVERLAP as RELEVANT_OVERLAP
+from audit.pipeline.extraction import split_sentences
 from audit.pipeline.methods.base import ROLE_NUMERIC, VerificationMethod, VerifyContext, register
 from audit.pipeline.numbers import (
     extract_quantities,
@@ -18,7 +19,6 @@ from audit.pipeline.numbers import (
     within_range,
 )
 from audit.pipeline.text import content_stems
-from audit.pipeline.extraction import split_sentences
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 

@@ -18,9 +18,9 @@ from audit.pipeline.revision.model import (
     RevisionAttempt,
     RevisionOptions,
     RevisionOutcome,
+    RevisionWarning,
     Rewriter,
     Verify,
-    RevisionWarning,
     quality_key,
 )
 from audit.pipeline.revision.sentences import _Anchors, marker_for, unsoften, verdicts_to_keep
