@@ -112,7 +112,11 @@ VERIFICATION_DEPTHS = ("full", "fast")
 # (a cross-attention head over MiniLM word-piece states stacked with the features), "cross-encoder" (a local sentence-transformers CrossEncoder at CROSS_ENCODER_PATH) or "llm" (the
 # isolated LLM judge; the features judge decides where no LLM answers). A workspace picks one.
 JUDGE = "features"
-JUDGES = ("features", "learned", "cross-encoder", "llm")
+JUDGES = ("features", "learned", "nli", "cross-encoder", "llm")
+# The NLI judge's cross-encoder reads, per claim, the evidence sentences and two-sentence windows that
+# share most words with it (audit/pipeline/nli_judge.py): its cost per claim stays bounded
+NLI_SENTENCES = 2
+NLI_WINDOWS = 1
 # a local CrossEncoder / NLI model folder, set by the deployment's admin (never downloaded)
 CROSS_ENCODER_PATH = os.environ.get("THEORIA_CROSS_ENCODER_PATH", "")
 CROSS_ENCODER_WINDOWS = 3  # best-aligned evidence sentences (and as many 2-sentence windows) scored per claim

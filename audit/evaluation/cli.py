@@ -208,7 +208,7 @@ def run_evaluate(
     cache = CachedEmbed()
     groups = np.array([group_key(r) for r in records])
     folds = list(GroupKFold(n_splits=n_folds).split(np.zeros(len(records)), groups=groups))
-    fitted = judge in ("features", "learned")
+    fitted = judge in ("features", "learned", "nli")
     X = dev_features(records, idf, cache) if fitted else None
     if judge == "learned":  # the head is trained on generated pairs only; the stacker is refitted per fold
         from audit.evaluation.learned_fit import dev_head_logits, fold_model
@@ -216,6 +216,11 @@ def run_evaluate(
 
         head = default_learned_model().head
         X = np.concatenate([X, dev_head_logits(records, head, cache)], axis=1)
+    if judge == "nli":  # the cross-encoder never saw a DEV label; the stacker is refitted per fold
+        from audit.evaluation.nli_fit import dev_nli_features, fit_stacker
+        from audit.pipeline.nli_model import get_nli_model
+
+        X = np.concatenate([X, dev_nli_features(records, get_nli_model())], axis=1)
     methods, fold_of_group = [], {}
     labels: list[str | None] = [None] * len(records)
     conf = np.zeros(len(records))
@@ -225,6 +230,10 @@ def run_evaluate(
         if judge == "learned":
             method = EntailmentMethod(
                 judge=get_judge("learned", model=fold_model([records[i] for i in train], X[train], idf, head))
+            )
+        elif judge == "nli":
+            method = EntailmentMethod(
+                judge=get_judge("nli", stacker=fit_stacker([records[i] for i in train], X[train], idf))
             )
         elif fitted:
             method = EntailmentMethod(model=fit([records[i] for i in train], X[train], idf))

@@ -151,6 +151,8 @@ class PreparedPair:
     windows: list[tuple[int, int]]  # (i, i+1) pairs among selected
     passage_count: int
     evidence_text: str
+    # sentence indices where a new passage begins (a window never spans one)
+    passage_breaks: tuple[int, ...] = ()
 
 
 def _split_passage(text: str) -> list[str]:
@@ -212,6 +214,7 @@ def prepare(claim: str, passages: list[str], allowed: set[str] | None = None) ->
         windows,
         len(passages),
         "\n".join(passages),
+        tuple(boundaries),
     )
 
 

@@ -11,6 +11,9 @@ Judges:
   ``features.FEATURE_NAMES``);
 - ``learned``: frozen MiniLM word-piece states aligned by a small trained cross-attention head,
   stacked with the features (``learned_judge.py``; artefact ``learned_judge.npz``);
+- ``nli``: the project's own NLI cross-encoder (MiniLM fine-tuned on public entailment data) reads the
+  claim against its best evidence sentences and windows, stacked with the features and calibrated
+  (``nli_judge.py``; artefacts ``artifacts/nli/``);
 - ``cross-encoder``: a local sentence-transformers ``CrossEncoder`` (an NLI model or a one-logit
   relevance model) that the deployment points to by path (``THEORIA_CROSS_ENCODER_PATH``); offline;
 - ``llm``: the isolated LLM judge (``llm/judge.py``); where no LLM can answer, the features judge
@@ -84,7 +87,7 @@ def judgements_of(prepared, conf, pref, z, details: list[dict]) -> list[Judgemen
     ]
 
 
-def _encode_tokens_fn(ctx):
+def encode_tokens_fn(ctx):
     if getattr(ctx, "encode_tokens", None) is not None:
         return ctx.encode_tokens
     from audit.pipeline.embedding import get_embedder
@@ -114,7 +117,7 @@ class FeatureJudge(Judge):
             (p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs
         ]
         return featurize(
-            items, None if depth == "fast" else _encode_tokens_fn(ctx), self.model.idf, progress=progress
+            items, None if depth == "fast" else encode_tokens_fn(ctx), self.model.idf, progress=progress
         )
 
     def judge(self, pairs, ctx, progress=None):
@@ -292,6 +295,10 @@ def _make(name: str, **kwargs) -> Judge:
         from audit.pipeline.learned_judge import LearnedJudge
 
         return LearnedJudge(**kwargs)
+    if name == "nli":
+        from audit.pipeline.nli_judge import NLIJudge
+
+        return NLIJudge(**kwargs)
     if name == "cross-encoder":
         return CrossEncoderJudge(**kwargs)
     return LLMJudge(**kwargs)

@@ -170,14 +170,14 @@ class LearnedJudge(Judge):
 
     def judge(self, pairs, ctx, progress=None):
         from audit.pipeline.features import featurize
-        from audit.pipeline.judges import _encode_tokens_fn
+        from audit.pipeline.judges import encode_tokens_fn
 
         model = self.model
         depth = ctx.thresholds.verification_depth
         items = [
             (p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs
         ]
-        rec = None if depth == "fast" else _Recorder(_encode_tokens_fn(ctx))
+        rec = None if depth == "fast" else _Recorder(encode_tokens_fn(ctx))
         X, prepared = featurize(items, rec, model.idf, progress=progress)
         H = np.zeros((len(pairs), 3), np.float32) if rec is None else model.head_logits(prepared, rec.tok)
         XH = np.concatenate([X, H], axis=1)

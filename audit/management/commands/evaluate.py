@@ -43,6 +43,12 @@ class Command(BaseCommand):
         )
 
         parser.add_argument(
+            "--contrast",
+            action="store_true",
+            help="the contrastive suite (hand-written minimal pairs) instead of DEV: accuracy per family, "
+            "for --judge or for every offline judge",
+        )
+        parser.add_argument(
             "--threshold",
             type=float,
             default=None,
@@ -51,6 +57,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         llm = llm_client_from_settings() if options["judge"] == "llm" else None
+        if options["contrast"]:
+            from audit.evaluation.contrast import run_contrast
+
+            judges = [options["judge"]] if options["judge"] else offline_judges()
+            run_contrast(judges, out=self.stdout._out, err=self.stderr._out, llm=llm)
+            return
         code = run_evaluate(
             options["claims"],
             options["answers"],
@@ -65,6 +77,13 @@ class Command(BaseCommand):
         )
         if code:
             raise SystemExit(code)
+
+
+def offline_judges() -> list[str]:
+    """The judges that run here without an LLM: the cross-encoder slot only where a model is configured."""
+    from audit.constants import CROSS_ENCODER_PATH
+
+    return [j for j in JUDGES if j != "llm" and (j != "cross-encoder" or CROSS_ENCODER_PATH)]
 
 
 def llm_client_from_settings():

@@ -1,0 +1,119 @@
+"""The contrastive suite: hand-written minimal pairs that only a judge that reads can tell apart.
+
+``audit/evaluation/data/contrast_suite.jsonl`` holds 12 families (quantifier, roles, unit, rank,
+modality, condition, detail, number, date, entity, negation, paraphrase) of at least 30 minimal
+pairs each. A pair is one premise with two claims: a faithful one (SUPPORTED) and one that keeps
+almost all of its words and changes what they say (REFUTED or NEI); in the paraphrase family the
+SUPPORTED member is the one reworded most. Written by hand for this suite, on other sentences than
+the ones the cross-encoder's generated training pairs come from (``minimal_pairs.py``).
+
+``python manage.py evaluate --contrast [--judge NAME]`` verifies every claim against its premise
+through the whole offline pipeline (the judge, then the numeric and structural checks, as an audit
+runs them) and prints, per family and judge, the accuracy of SUPPORTED vs not (the product's
+decision), the share of pairs with both members right, and the 3-class accuracy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+SUITE_PATH = Path(__file__).resolve().parent / "data" / "contrast_suite.jsonl"
+FAMILIES = (
+    "quantifier",
+    "roles",
+    "unit",
+    "rank",
+    "modality",
+    "condition",
+    "detail",
+    "number",
+    "date",
+    "entity",
+    "negation",
+    "paraphrase",
+)
+TARGET = 0.90  # per family, SUPPORTED vs not
+
+
+def load_suite(path: Path = SUITE_PATH) -> list[dict]:
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            missing = {"family", "pair", "premise", "hypothesis", "label"} - set(row)
+            if missing:
+                raise ValueError(f"{path}: line {no}: missing {', '.join(sorted(missing))}")
+            rows.append(row)
+    return rows
+
+
+def score_family(rows: list[dict], labels: list[str]) -> dict:
+    """Accuracy (2-class: SUPPORTED vs not, and 3-class) and the share of pairs with both members right."""
+    right2 = [(r["label"] == "SUPPORTED") == (lab == "SUPPORTED") for r, lab in zip(rows, labels)]
+    right3 = [r["label"] == lab for r, lab in zip(rows, labels)]
+    by_pair: dict[str, list[bool]] = defaultdict(list)
+    for r, ok in zip(rows, right2):
+        by_pair[r["pair"]].append(ok)
+    return {
+        "n": len(rows),
+        "acc2": sum(right2) / len(rows) if rows else 0.0,
+        "acc3": sum(right3) / len(rows) if rows else 0.0,
+        "pairs": sum(all(v) for v in by_pair.values()) / len(by_pair) if by_pair else 0.0,
+    }
+
+
+def run_contrast(judges: list[str], *, out, err, path: Path = SUITE_PATH, llm=None) -> dict[str, dict]:
+    """Verify the suite with each judge; print one table; return {judge: {family: scores}}."""
+    from audit.evaluation.cli import _bar
+    from audit.pipeline.audit import verify_claims
+
+    rows = load_suite(path)
+    results: dict[str, dict] = {}
+    for judge in judges:
+        bar = _bar(len(rows), f"contrast claims ({judge})", err)
+        verdicts = verify_claims(
+            [(r["hypothesis"], [r["premise"]]) for r in rows],
+            thresholds={"judge": judge},
+            progress=bar.update,
+            llm=llm,
+        )
+        bar.close()
+        labels = [v.label for v in verdicts]
+        per = {}
+        for family in FAMILIES:
+            idx = [i for i, r in enumerate(rows) if r["family"] == family]
+            per[family] = score_family([rows[i] for i in idx], [labels[i] for i in idx])
+        per["all"] = score_family(rows, labels)
+        results[judge] = per
+    print(format_contrast(results), file=out)
+    return results
+
+
+def format_contrast(results: dict[str, dict]) -> str:
+    judges = list(results)
+    head = (
+        "Contrastive suite (hand-written minimal pairs; 2-class = SUPPORTED vs not, "
+        f"target {100 * TARGET:.0f} per family; pairs = both members right; 3-class in brackets)"
+    )
+    lines = [head, "family".ljust(12) + "".join(f"{j:>24}" for j in judges)]
+    for family in (*FAMILIES, "all"):
+        cells = []
+        for j in judges:
+            s = results[j].get(family)
+            if not s or not s["n"]:
+                cells.append(f"{'-':>24}")
+                continue
+            mark = "" if family == "all" or s["acc2"] >= TARGET else " *"
+            cells.append(
+                f"{100 * s['acc2']:5.1f} pairs {100 * s['pairs']:5.1f} ({100 * s['acc3']:4.1f}){mark}".rjust(
+                    24
+                )
+            )
+        n = next((results[j][family]["n"] for j in judges if results[j].get(family)), 0)
+        lines.append(f"{family:<8}{n:>4}" + "".join(cells))
+    lines.append("* below the target")
+    return "\n".join(lines)

