@@ -28,7 +28,7 @@ import numpy as np
 from audit.constants import NLI_SENTENCES, NLI_WINDOWS
 from audit.pipeline.entailment_model import LinearHead
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, PreparedPair, _coverage, featurize
-from audit.pipeline.judges import Judge, best_aligned_sentence, encode_tokens_fn
+from audit.pipeline.judges import Judge, encode_tokens_fn, judgements_of
 from audit.pipeline.nli_model import ARTIFACT_DIR, CONTRADICTION, ENTAILMENT, NEUTRAL, get_nli_model
 
 STACKER_FILE = "stacker.json"
@@ -218,28 +218,15 @@ class NLIJudge(Judge):
         return np.concatenate([X, N], axis=1), prepared
 
     def judge(self, pairs, ctx, progress=None):
-        from audit.pipeline.judges import Judgement
-
         if not pairs:
             return []
         depth = ctx.thresholds.verification_depth
         XN, prepared = self.stack_inputs(pairs, ctx, progress)
         stacker = self.stacker
         z = stacker.support_logit(XN, depth)
-        conf = stacker.calibrated(z, depth)
-        pref = stacker.refute_prob(XN)
         version = self.version
-        nli_cols = XN[:, len(FEATURE_NAMES) :]
-        return [
-            Judgement(
-                float(conf[k]),
-                float(pref[k]),
-                best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems),
-                float(z[k]),
-                {
-                    "nli": {n: round(float(v), 4) for n, v in zip(NLI_FEATURE_NAMES, nli_cols[k])},
-                    "judge_version": version,
-                },
-            )
-            for k, p in enumerate(prepared)
+        details = [
+            {"nli": {n: round(float(v), 4) for n, v in zip(NLI_FEATURE_NAMES, row)}, "judge_version": version}
+            for row in XN[:, len(FEATURE_NAMES) :]
         ]
+        return judgements_of(prepared, stacker.calibrated(z, depth), stacker.refute_prob(XN), z, details)
