@@ -66,29 +66,40 @@ def score_family(rows: list[dict], labels: list[str]) -> dict:
     }
 
 
+def suite_scores(judge, *, rows: list[dict] | None = None, progress=None, llm=None) -> dict[str, dict]:
+    """{family: scores} of one judge (a name or a ``Judge``) over the suite, through the offline pipeline."""
+    from audit.pipeline.audit import verify_claims
+    from audit.pipeline.methods.entailment import EntailmentMethod
+
+    rows = load_suite() if rows is None else rows
+    by_name = isinstance(judge, str)
+    verdicts = verify_claims(
+        [(r["hypothesis"], [r["premise"]]) for r in rows],
+        thresholds={"judge": judge} if by_name else None,
+        overrides=None if by_name else {"entailment": EntailmentMethod(judge=judge)},
+        progress=progress,
+        llm=llm,
+    )
+    labels = [v.label for v in verdicts]
+    per = {}
+    for family in FAMILIES:
+        idx = [i for i, r in enumerate(rows) if r["family"] == family]
+        if idx:
+            per[family] = score_family([rows[i] for i in idx], [labels[i] for i in idx])
+    per["all"] = score_family(rows, labels)
+    return per
+
+
 def run_contrast(judges: list[str], *, out, err, path: Path = SUITE_PATH, llm=None) -> dict[str, dict]:
     """Verify the suite with each judge; print one table; return {judge: {family: scores}}."""
     from audit.evaluation.cli import _bar
-    from audit.pipeline.audit import verify_claims
 
     rows = load_suite(path)
     results: dict[str, dict] = {}
     for judge in judges:
         bar = _bar(len(rows), f"contrast claims ({judge})", err)
-        verdicts = verify_claims(
-            [(r["hypothesis"], [r["premise"]]) for r in rows],
-            thresholds={"judge": judge},
-            progress=bar.update,
-            llm=llm,
-        )
+        results[judge] = suite_scores(judge, rows=rows, progress=bar.update, llm=llm)
         bar.close()
-        labels = [v.label for v in verdicts]
-        per = {}
-        for family in FAMILIES:
-            idx = [i for i, r in enumerate(rows) if r["family"] == family]
-            per[family] = score_family([rows[i] for i in idx], [labels[i] for i in idx])
-        per["all"] = score_family(rows, labels)
-        results[judge] = per
     print(format_contrast(results), file=out)
     return results
 
@@ -99,13 +110,13 @@ def format_contrast(results: dict[str, dict]) -> str:
         "Contrastive suite (hand-written minimal pairs; 2-class = SUPPORTED vs not, "
         f"target {100 * TARGET:.0f} per family; pairs = both members right; 3-class in brackets)"
     )
-    lines = [head, "family".ljust(12) + "".join(f"{j:>24}" for j in judges)]
+    lines = [head, "family".ljust(11) + "n".rjust(5) + "".join(f"{j:>28}" for j in judges)]
     for family in (*FAMILIES, "all"):
         cells = []
         for j in judges:
             s = results[j].get(family)
             if not s or not s["n"]:
-                cells.append(f"{'-':>24}")
+                cells.append(f"{'-':>28}")
                 continue
             mark = "" if family == "all" or s["acc2"] >= TARGET else " *"
             cells.append(
@@ -114,6 +125,6 @@ def format_contrast(results: dict[str, dict]) -> str:
                 )
             )
         n = next((results[j][family]["n"] for j in judges if results[j].get(family)), 0)
-        lines.append(f"{family:<8}{n:>4}" + "".join(cells))
+        lines.append(f"{family:<11}{n:>5}" + "".join(cells))
     lines.append("* below the target")
     return "\n".join(lines)

@@ -310,6 +310,92 @@ def build(
     return 0
 
 
+MODEL_CARD = """# Model card: the NLI cross-encoder of the `nli` judge
+
+Written by `python manage.py fit_nli` (`audit/evaluation/nli_fit.py`); every figure below was printed by
+that command on the run that wrote these files (model version `{version}`).
+
+## What it is
+- Base: {base}, fine-tuned as a cross-encoder: `[CLS] premise [SEP] claim [SEP]`, at most 128 word
+  pieces, three logits (entailment, contradiction, neutral) from the mean and the first of the last
+  layer's states. The word-piece embeddings were frozen and are read from the installed package; the
+  file `model.safetensors` holds every other weight in float16.
+- Use: the `nli` judge (`audit/pipeline/nli_judge.py`) reads each claim against its best two evidence
+  sentences and best two-sentence window; a stacker (`stacker.json`, logistic heads over the feature
+  model's features and the cross-encoder's probabilities, Platt-calibrated) gives the confidence.
+- Not for: languages other than English; evidence longer than a few sentences at once (the judge picks
+  the sentences); a verdict without the numeric and structural checks that run beside it.
+
+## Training data and terms
+Read from `THEORIA_NLI_DIR` (the data is not part of this repository; its README names sources and
+terms). Each source's held-out part (10 % of its groups, by a hash: VitaminC by page, FEVER,
+Climate-FEVER and HealthVer by claim, SNLI by premise) was never trained on.
+
+| source | training pairs | terms |
+|---|---|---|
+{data_rows}
+
+Then {generated} minimal pairs generated from real sentences (the DEV benchmark claims' evidence text,
+never their labels, and the demo knowledge base: `audit/evaluation/minimal_pairs.py`) mixed with
+{replay} of the public pairs again. Settings: {epochs}, batch 32, AdamW, learning rate 1e-4 (head 1e-3),
+warm-up then linear decay, bfloat16 forward pass on the CPU, seed {seed}.
+
+## Results
+Held-out public pairs (balanced accuracy; 3-way where the source has three labels):
+
+{heldout_rows}
+
+DEV claims (`shared/benchmarks/claims_dev.jsonl`), the stacker alone (no numeric or structural
+overrides), grouped 5-fold cross-validation (README group keys), SUPPORTED at confidence >= 0.8,
+2-class balanced accuracy:
+
+| dataset | bAcc |
+|---|---|
+{dev_rows}
+
+SciFact 3-class balanced accuracy {scifact3}; expected calibration error of the confidence {ece}.
+
+The contrastive suite (`audit/evaluation/data/contrast_suite.jsonl`, hand-written minimal pairs,
+through the whole offline pipeline), accuracy of SUPPORTED vs not per family:
+
+| family | accuracy |
+|---|---|
+{contrast_rows}
+
+The build took {minutes} minutes on this machine. `python manage.py evaluate --judge nli` and
+`python manage.py evaluate --contrast` measure the judge as the product runs it.
+"""
+TERMS = {
+    "vitaminc": "Apache-2.0 (BIG-bench); text from Wikipedia, CC BY-SA",
+    "snli": "CC BY-SA 4.0 (e-SNLI repository: MIT)",
+    "fever_nli": "Wikipedia-derived (CC BY-SA); carrier repository states no licence",
+    "climate_fever": "no licence stated: trained and evaluated, paper cited (Diggelmann et al., 2020)",
+    "healthver": "no licence stated: trained and evaluated, paper cited (Sarrouti et al., EMNLP 2021)",
+}
+
+
+def write_model_card(out_dir: Path, *, meta: dict, dev: dict, scifact3, ece, contrast: dict, minutes) -> Path:
+    heldout = meta.get("heldout", {}).get("after step 2", {})
+    text = MODEL_CARD.format(
+        version=meta.get("version"),
+        base=meta.get("base"),
+        data_rows="\n".join(f"| {s} | {n} | {TERMS.get(s, '')} |" for s, n in meta.get("data", [])),
+        generated=meta.get("generated_pairs"),
+        replay=meta.get("replay_pairs"),
+        epochs=", ".join(f"{k} {v} epoch(s)" for k, v in meta.get("epochs", {}).items()),
+        seed=meta.get("seed"),
+        heldout_rows="\n".join(f"- {_format_heldout(s, v)}" for s, v in heldout.items()),
+        dev_rows="\n".join(f"| {d} | {v} |" for d, v in dev.items()),
+        scifact3=scifact3,
+        ece=ece,
+        contrast_rows="\n".join(f"| {f} | {v} |" for f, v in contrast.items()),
+        minutes=minutes,
+    )
+    path = out_dir / "MODEL_CARD.md"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def _format_heldout(source: str, v: dict) -> str:
     three = f"3-way {100 * v['bacc3']:.1f}, " if v.get("bacc3") is not None else ""
     return f"{source} (n={v['n']}) {three}entailment vs rest {100 * v['bacc2']:.1f}"

@@ -122,6 +122,7 @@ def train_stage(
     checkpoint_dir: Path = CHECKPOINT_DIR,
     max_minutes: float | None = None,
     lr_scale: float = 1.0,
+    checkpoint_every: int = CHECKPOINT_EVERY,
     err=None,
 ) -> Path | None:
     """Train ``name`` on ``pairs`` (resuming its checkpoint); the path of ``<name>.done.pt``, or None
@@ -164,6 +165,8 @@ def train_stage(
         module.load_state_dict(state["model"], strict=False)
         opt.load_state_dict(state["optimizer"])
         step = int(state["step"])
+        if "rng" in state:  # dropout goes on as it would have without the interruption
+            torch.set_rng_state(state["rng"])
         if state.get("total") != total:
             raise RuntimeError(
                 f"{ckpt} was written for {state.get('total')} steps, this run has {total}: delete it to start over"
@@ -188,10 +191,16 @@ def train_stage(
         ema = value if ema is None else 0.98 * ema + 0.02 * value
         bar.set_postfix(loss=f"{ema:.3f}")
         bar.update(1)
-        if step % CHECKPOINT_EVERY == 0 or step == total:
+        if step % checkpoint_every == 0 or step == total:
             _save(
                 ckpt,
-                {"model": trained_state(module), "optimizer": opt.state_dict(), "step": step, "total": total},
+                {
+                    "model": trained_state(module),
+                    "optimizer": opt.state_dict(),
+                    "step": step,
+                    "total": total,
+                    "rng": torch.get_rng_state(),
+                },
             )
             if max_minutes is not None and step < total and time.monotonic() - started > 60 * max_minutes:
                 bar.close()

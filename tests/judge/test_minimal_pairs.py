@@ -21,17 +21,37 @@ def _run(family, sentence, seed=0):
     ("family", "sentence", "want", "label"),
     [
         ("unit", "The dose was raised to 40 mg after two weeks.", "40 mg", mp.C),
-        ("roles", "The lender pays the borrower a fee at the end of the term.", "The borrower pays the lender", mp.C),
-        ("roles", "Coffee exports were higher than tea exports in 2020.", "tea exports were higher than coffee", mp.C),
+        (
+            "roles",
+            "The lender pays the borrower a fee at the end of the term.",
+            "The borrower pays the lender",
+            mp.C,
+        ),
+        (
+            "roles",
+            "Coffee exports were higher than tea exports in 2020.",
+            "tea exports were higher than coffee",
+            mp.C,
+        ),
         ("quantifier", "Only some branches were audited in the first quarter.", "all branches", mp.C),
         ("quantifier", "Some branches were audited in the first quarter of the year.", "all branches", mp.N),
         ("modality", "Employees may work from home on Fridays under the new policy.", "must work", mp.N),
-        ("condition", "If the budget is approved, the bridge will be repaired next spring.", "The bridge will be repaired", mp.N),
+        (
+            "condition",
+            "If the budget is approved, the bridge will be repaired next spring.",
+            "The bridge will be repaired",
+            mp.N,
+        ),
         ("negation", "The committee did not approve the merger in its March meeting.", "did approve", mp.C),
         ("number", "The survey covered 412 households in the eastern districts.", "412", mp.C),
         ("date", "The treaty was signed in 1848 after a long siege of the port.", "1848", mp.C),
         ("rank", "The firm is the second-largest insurer in the region by premiums.", "the largest", mp.C),
-        ("complement_negated", "The museum is closed on Mondays during the winter season.", "is not open", mp.E),
+        (
+            "complement_negated",
+            "The museum is closed on Mondays during the winter season.",
+            "is not open",
+            mp.E,
+        ),
         ("compression", "The drug (a beta blocker) lowered blood pressure in most adults.", "beta", mp.E),
     ],
 )
@@ -41,7 +61,9 @@ def test_each_family_makes_its_edit_with_its_label(family, sentence, want, label
     text, got = made
     assert got == label and text != sentence
     if family in ("unit", "number", "date", "compression"):
-        assert not re.search(rf"(?<![\w.]){re.escape(want)}(?![\w.])", text)  # the named words are gone or changed
+        assert not re.search(
+            rf"(?<![\w.]){re.escape(want)}(?![\w.])", text
+        )  # the named words are gone or changed
     else:
         assert want.lower() in text.lower()
 

@@ -19,7 +19,10 @@ def test_it_reads_every_source_and_keeps_each_group_on_one_side_of_the_split(tmp
         for k in range(60)
         for h, lab in ((300, "entailment"), (310, "contradiction"), (320, "neutral"))
     ]
-    fever = [{"premise": f"Claim {k} holds.", "hypothesis": f"Claim {k}.", "label": "not_entailment"} for k in range(40)]
+    fever = [
+        {"premise": f"Claim {k} holds.", "hypothesis": f"Claim {k}.", "label": "not_entailment"}
+        for k in range(40)
+    ]
     _write(tmp_path, "vitaminc.jsonl", vitaminc)
     _write(tmp_path, "fever_nli.jsonl", fever + [{"premise": "x", "hypothesis": "y", "label": "maybe"}])
     train, held = load_nli(tmp_path)
