@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # theoria/__init__.py says why
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np

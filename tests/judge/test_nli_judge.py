@@ -1,0 +1,98 @@
+"""The NLI judge's parts: which evidence the cross-encoder reads, what it makes of the probabilities,
+the stacker's file, and the model's contract."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audit.constants import NLI_SENTENCES, NLI_WINDOWS
+from audit.pipeline.entailment_model import LinearHead
+from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, prepare
+from audit.pipeline.nli_judge import NLI_FEATURE_NAMES, NLIStacker, candidate_texts, nli_features
+from audit.pipeline.nli_model import NLIModel
+
+LONG_PAGE = " ".join(
+    f"Section {k} of the handbook covers topic {k} and nothing about travel refunds." for k in range(40)
+)
+
+
+def test_it_reads_a_bounded_number_of_texts_however_long_the_evidence():
+    claim = "Travel refunds are paid within 30 days of the request."
+    passages = [
+        LONG_PAGE,
+        "Travel refunds are paid within 30 days. Requests go to the finance team.",
+        "The finance team answers requests in writing.",
+    ]
+    texts = candidate_texts(prepare(claim, passages))
+    assert 1 <= len(texts) <= NLI_SENTENCES + NLI_WINDOWS
+    assert (
+        texts[0] == "Travel refunds are paid within 30 days."
+    )  # the sentence sharing most words comes first
+    windows = [t for t in texts if t.count(".") == 2]
+    assert windows == ["Travel refunds are paid within 30 days. Requests go to the finance team."]
+    # a window never joins the last sentence of one passage to the first of the next
+    assert all("team. The finance" not in t for t in texts)
+
+
+def test_no_evidence_means_nothing_to_read():
+    assert candidate_texts(prepare("A claim.", [])) == []
+
+
+def test_the_nli_features_take_the_text_that_entails_most_and_the_strongest_contradiction():
+    probs = np.array([[0.1, 0.8, 0.1], [0.7, 0.1, 0.2], [0.2, 0.2, 0.6]], dtype=np.float32)
+    f = dict(zip(NLI_FEATURE_NAMES, nli_features(probs)))
+    assert f["nli_entail_max"] == pytest.approx(0.7) and f["nli_contra_at_best"] == pytest.approx(0.1)
+    assert f["nli_contra_max"] == pytest.approx(0.8) and f["nli_entail_first"] == pytest.approx(0.1)
+    assert f["nli_entail_logit"] == pytest.approx(np.log(0.7 / 0.3), rel=1e-4)
+    empty = dict(zip(NLI_FEATURE_NAMES, nli_features(np.zeros((0, 3)))))
+    assert empty["nli_entail_max"] == 0 and empty["nli_neutral_at_best"] == 1
+
+
+def _stacker():
+    n = len(FEATURE_NAMES) + len(NLI_FEATURE_NAMES)
+    rng = np.random.default_rng(0)
+
+    def head(k):
+        return LinearHead(np.zeros(k), np.ones(k), rng.normal(size=k), 0.1)
+
+    return NLIStacker(
+        head(n),
+        head(n),
+        head(len(FAST_FEATURES) + len(NLI_FEATURE_NAMES)),
+        (1.2, -0.3),
+        (0.9, 0.1),
+        {"x": 1.0},
+        {"version": "t1"},
+    )
+
+
+def test_the_stacker_round_trips_through_its_file(tmp_path):
+    st = _stacker()
+    st.save(tmp_path / "stacker.json")
+    again = NLIStacker.load(tmp_path / "stacker.json")
+    XN = np.random.default_rng(1).normal(size=(4, len(FEATURE_NAMES) + len(NLI_FEATURE_NAMES)))
+    for depth in ("full", "fast"):
+        assert np.allclose(st.support_logit(XN, depth), again.support_logit(XN, depth))
+        z = again.support_logit(XN, depth)
+        assert np.all((again.calibrated(z, depth) > 0) & (again.calibrated(z, depth) < 1))
+    assert np.allclose(st.refute_prob(XN), again.refute_prob(XN)) and again.version == "t1"
+
+
+def test_a_stacker_fitted_on_other_features_is_refused(tmp_path):
+    import json
+
+    st = _stacker()
+    st.save(tmp_path / "stacker.json")
+    payload = json.loads((tmp_path / "stacker.json").read_text())
+    payload["nli_features"] = payload["nli_features"][:-1]
+    (tmp_path / "stacker.json").write_text(json.dumps(payload))
+    with pytest.raises(RuntimeError, match="fit_nli"):
+        NLIStacker.load(tmp_path / "stacker.json")
+    with pytest.raises(RuntimeError, match="fit_nli"):
+        NLIStacker.load(tmp_path / "missing.json")
+
+
+def test_a_model_folder_without_weights_says_how_to_build_them(tmp_path):
+    with pytest.raises(RuntimeError, match="fit_nli"):
+        NLIModel(tmp_path).probabilities([("A premise.", "A claim.")])
