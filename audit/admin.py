@@ -1,14 +1,13 @@
 """Admin console of the audit domain: workspace settings (modes, thresholds, allow-listed domains,
 business calendar, notification targets), user and conversation modes; every change an audit event."""
 
-import dataclasses
-
 from django import forms
 from django.contrib import admin
 from django.db import transaction
 
 from audit import constants
 from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
+from audit.admin_learning import calibration_rollback_view, calibration_run_view
 from audit.admin_settings import WorkspaceSettingsForm
 from audit.errors import InvalidInput
 from audit.kb_pgvector import kb_backend_label
@@ -26,6 +25,7 @@ from audit.models import (
 )
 from audit.models.nightly import NightlyReport
 from audit.models.web import ExternalCall, WebCacheEntry
+from audit.selectors.learning import calibration_state
 from audit.services.claims import claim_relabel
 from audit.services.ingestion import document_delete
 from audit.services.modes import (
@@ -51,7 +51,7 @@ class WorkspaceAdminForm(forms.ModelForm):
         try:
             thresholds_check(value)  # the API's check: numbers in range, known words for string settings
         except InvalidInput as exc:
-            names = ", ".join(f.name for f in dataclasses.fields(constants.Thresholds))
+            names = ", ".join(f.name for f in constants.setting_fields())
             raise forms.ValidationError(f"{exc}. Known thresholds: {names}.") from None
         return value
 
@@ -134,6 +134,20 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
                 self.admin_site.admin_view(self.settings_view),
                 name="audit_workspace_settings",
             ),
+            path(
+                "<int:object_id>/calibration/run/",
+                self.admin_site.admin_view(
+                    lambda request, object_id: calibration_run_view(self, request, object_id)
+                ),
+                name="audit_workspace_calibration_run",
+            ),
+            path(
+                "<int:object_id>/calibration/rollback/",
+                self.admin_site.admin_view(
+                    lambda request, object_id: calibration_rollback_view(self, request, object_id)
+                ),
+                name="audit_workspace_calibration_rollback",
+            ),
             *super().get_urls(),
         ]
 
@@ -179,6 +193,7 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
             "form": form,
             "opts": self.model._meta,
             "overridden": sorted((workspace.threshold_overrides or {}).keys()),
+            "calibration": calibration_state(workspace),
         }
         return TemplateResponse(
             request,

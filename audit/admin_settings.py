@@ -8,8 +8,6 @@ value left at its seed default is no override; the overrides are checked by the 
 
 from __future__ import annotations
 
-import dataclasses
-
 from django import forms
 
 from audit import constants
@@ -79,7 +77,7 @@ class WorkspaceSettingsForm(forms.Form):
         super().__init__(*args, initial=initial, **kwargs)
         self.threshold_names: list[str] = []  # form field names, in order
         self.keys: dict[str, tuple[str, str | None]] = {}  # form field -> (threshold, dict key or None)
-        for f in dataclasses.fields(self.defaults):
+        for f in constants.setting_fields():
             label, unit = THRESHOLD_LABELS.get(f.name, (f.name.replace("_", " "), ""))
             default = getattr(self.defaults, f.name)
             value = getattr(current, f.name)

@@ -118,3 +118,9 @@ def iter_json(cards: Iterable[dict]) -> Iterator[str]:
         yield ("\n" if first else ",\n") + json.dumps(card, ensure_ascii=False, default=str)
         first = False
     yield "\n]\n"
+
+
+def iter_jsonl(rows: Iterable[dict]) -> Iterator[str]:
+    """Yield one JSON object per line (the benchmark files' format: ``export_reviewed_examples``)."""
+    for row in rows:
+        yield json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"

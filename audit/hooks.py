@@ -12,6 +12,9 @@ Announcements (audit → receivers):
   receiver returns what it opened for people (escalation: its review cases).
 - ``documents_flagged(workspace, source, reasons)``: knowledge-base documents need a person's look
   (``reasons``: {document: reason}); each receiver returns the ids of what it opened.
+- ``reviewer_agreement_low(workspace, alerts)``: reviewers agreed with the machine less than the
+  threshold in some domains (``alerts``: one dict per domain); each receiver returns how many
+  alerts it queued (escalation: one notification per target).
 
 Questions (receivers answer audit's pages and API):
 
@@ -50,11 +53,13 @@ _answer_intake = Hook("answer_intake")
 _documents_flagged = Hook("documents_flagged")
 _claim_escalations = Hook("claim_escalations")
 _claim_escalation_filter = Hook("claim_escalation_filter")
+_reviewer_agreement_low = Hook("reviewer_agreement_low")
 
 register_answer_intake = _answer_intake.register
 register_documents_flagged = _documents_flagged.register
 register_claim_escalations = _claim_escalations.register
 register_claim_escalation_filter = _claim_escalation_filter.register
+register_reviewer_agreement_low = _reviewer_agreement_low.register
 
 
 def answer_intake(*, answer, actor=None) -> list:
@@ -71,6 +76,13 @@ def documents_flagged(*, workspace, source: str, reasons: dict) -> list[int]:
         for opened in _documents_flagged.call(workspace=workspace, source=source, reasons=reasons)
         for pk in opened
     ]
+
+
+def reviewer_agreement_low(*, workspace, alerts: list[dict]) -> int:
+    """Announce domains whose reviewers agree less with the machine; return the alerts queued."""
+    if not alerts:
+        return 0
+    return sum(_reviewer_agreement_low.call(workspace=workspace, alerts=alerts))
 
 
 def claim_escalations(claim_pks) -> dict[int, list[dict]]:

@@ -15,7 +15,7 @@ from django.db import connection
 from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
 
-from audit import charts, constants, hooks, presentation, roles, selectors
+from audit import charts, constants, hooks, presentation, review_charts, roles, selectors
 from audit.api.serializers import ClaimCardSerializer
 from audit.api.views import AuditCreateApi, audit_request_from
 from audit.errors import InvalidInput
@@ -28,6 +28,9 @@ from audit.selectors import (
 )
 from audit.selectors import (
     dashboard as dashboard_selectors,
+)
+from audit.selectors import (
+    learning as learning_selectors,
 )
 from audit.selectors import (
     nightly as nightly_selectors,
@@ -320,6 +323,9 @@ def dashboard(request):
         "domains": charts.domain_breakdown(domains),
     }
     incidents = dashboard_selectors.incident_counts(workspace=workspace, period=period)
+    review = learning_selectors.learning_summary(
+        workspace=workspace, start=period.bounds()[0], end=period.bounds()[1]
+    )
     llm = dashboard_selectors.llm_usage(workspace=workspace, period=period)
     shown = {"date_from": period.start, "date_to": period.end}
     return render(
@@ -336,6 +342,8 @@ def dashboard(request):
             "incidents": incidents,
             "llm": llm,
             "llm_figure": charts.llm_usage(llm) if llm["configured"] or llm["used"] else None,
+            "review": review,
+            "review_figures": review_charts.review_figures(review),
             "queue": queue,
             "nightly": nightly_selectors.nightly_report_latest(workspace=workspace),
             "labels": Label,

@@ -380,11 +380,19 @@ class NotificationStatus(models.TextChoices):
 
 
 class Notification(models.Model):
-    """One alert for one review event on one channel: at most one per (event, channel, address)."""
+    """One alert on one channel: for a review event (at most one per event, channel and address), or
+    a workspace alert that is no case event (``subject`` and ``body`` stored, e.g. reviewer drift)."""
 
     Status = NotificationStatus
 
-    event = models.ForeignKey(ReviewEvent, on_delete=models.CASCADE, related_name="notifications")
+    workspace = models.ForeignKey(
+        "audit.Workspace", null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
+    )
+    event = models.ForeignKey(
+        ReviewEvent, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
+    )
+    subject = models.CharField(max_length=200, blank=True, help_text="A workspace alert's subject.")
+    body = models.TextField(blank=True, help_text="A workspace alert's text.")
     channel = models.CharField(max_length=16, choices=Channel.choices)
     address = models.CharField(max_length=500)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)

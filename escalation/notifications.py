@@ -34,13 +34,59 @@ logger = logging.getLogger(__name__)
 
 def notifications_queue(event: ReviewEvent) -> None:
     """Create one pending notification per target for ``event`` and deliver them after commit."""
-    targets = selectors.notification_targets(event.case.workspace)
+    workspace = event.case.workspace
+    targets = selectors.notification_targets(workspace)
     Notification.objects.bulk_create(
-        [Notification(event=event, channel=channel, address=address) for channel, address in targets],
+        [
+            Notification(workspace=workspace, event=event, channel=channel, address=address)
+            for channel, address in targets
+        ],
         ignore_conflicts=True,
     )
     if targets:
         transaction.on_commit(_enqueue_delivery)
+
+
+def alert_queue(*, workspace, subject: str, body: str) -> int:
+    """Queue one workspace alert (no case event) to every target; return how many were queued."""
+    targets = selectors.notification_targets(workspace)
+    Notification.objects.bulk_create(
+        [
+            Notification(
+                workspace=workspace, channel=channel, address=address, subject=subject[:200], body=body
+            )
+            for channel, address in targets
+        ]
+    )
+    if targets:
+        transaction.on_commit(_enqueue_delivery)
+    return len(targets)
+
+
+def review_agreement_alerts_queue(*, workspace, alerts: list[dict]) -> int:
+    """Alert the workspace's targets that reviewers agree less with the machine in some domains
+    (the receiver of ``audit.hooks.reviewer_agreement_low``)."""
+    if not alerts:
+        return 0
+    domains = ", ".join(a["domain"] for a in alerts)
+    lines = [
+        f"{a['domain']}: reviewers agreed with the machine on {a['agreement']:.0%} of {a['decisions']} decisions "
+        f"in the last {a['window_days']} days (threshold {a['threshold']:.0%})"
+        + (f"; commonest change {a['top_relabel']}" if a.get("top_relabel") else "")
+        for a in alerts
+    ]
+    url = settings.THEORIA.get("PUBLIC_URL", "").rstrip("/") + _dashboard_path()
+    body = "\n".join([f"Reviewer agreement fell in {workspace.name}:", *lines, f"Dashboard: {url}"])
+    return alert_queue(
+        workspace=workspace, subject=f"[{workspace.slug}] reviewer agreement low: {domains}", body=body
+    )
+
+
+def _dashboard_path() -> str:
+    try:
+        return reverse("dashboard")
+    except NoReverseMatch:
+        return "/dashboard/"
 
 
 def _enqueue_delivery() -> None:
@@ -83,15 +129,16 @@ def _message(event: ReviewEvent) -> tuple[str, str]:
 
 
 def _send(notification: Notification) -> None:
-    subject, body = _message(notification.event)
+    event = notification.event
+    subject, body = _message(event) if event is not None else (notification.subject, notification.body)
     if notification.channel == Channel.EMAIL:
         send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [notification.address], fail_silently=False)
         return
     payload = {
         "channel": settings.THEORIA.get("SLACK_CHANNEL", ""),
         "text": f"*{subject}*\n{body}",
-        "ticket": notification.event.case.ticket,
-        "event": notification.event.kind,
+        "ticket": event.case.ticket if event is not None else "",
+        "event": event.kind if event is not None else "alert",
     }
     # through the Audit-Web guard: http(s) only, no credentials, public addresses only (no loopback,
     # metadata or private hosts), the checked address pinned, no redirects, a timeout, a capped reply

@@ -25,6 +25,7 @@ from audit import constants, roles
 from audit.selectors.facade import Answer, Claim, Document, Label, thresholds_for, workspace_home
 from audit.services.claims import answer_suppress, claim_relabel
 from audit.services.events import event_record
+from audit.services.reviewed_examples import case_decision_example_record
 
 from . import policy, selectors
 from .errors import CaseConflict, NotPermitted, TransitionNotAllowed
@@ -457,6 +458,13 @@ def case_resolve(*, case: ReviewCase, actor, decision: str, rationale: str) -> R
     case = _transition(case, allowed=OPEN_CASE_STATUSES, changes=changes, action="resolve")
     claim = case.claim
     details = {"decision": decision}
+    # the decision as a labelled example, before it changes the claim (docs/ARCHITECTURE.md,
+    # "Learning from reviewers")
+    example = case_decision_example_record(
+        claim=claim, decision=decision, actor=actor, rationale=rationale, ticket=case.ticket, decided_at=now
+    )
+    if example is not None:
+        details["reviewed_example"] = example.pk
     if decision == Decision.CONFIRM:
         claim_relabel(claim=claim, label=claim.label, actor=actor, reason=f"{case.ticket}: {rationale}")
     elif decision in RELABEL_DECISIONS:

@@ -4,6 +4,7 @@ from .answers import Answer, Claim, Evidence, VerificationRun
 from .api import IdempotencyKey
 from .events import AuditEvent
 from .kb import Chunk, Document
+from .learning import CalibrationVersion, ReviewedExample
 from .nightly import NightlyItem, NightlyReport
 from .web import ExternalCall, WebCacheEntry
 from .workspace import Conversation, UserProfile, Workspace
@@ -11,6 +12,7 @@ from .workspace import Conversation, UserProfile, Workspace
 __all__ = [
     "Answer",
     "AuditEvent",
+    "CalibrationVersion",
     "Chunk",
     "Claim",
     "Conversation",
@@ -20,6 +22,7 @@ __all__ = [
     "IdempotencyKey",
     "NightlyItem",
     "NightlyReport",
+    "ReviewedExample",
     "UserProfile",
     "VerificationRun",
     "WebCacheEntry",

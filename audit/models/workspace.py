@@ -59,6 +59,12 @@ class Workspace(models.Model):
     kb_version = models.PositiveBigIntegerField(
         default=0, help_text="Bumped on every knowledge-base change so search indexes reload."
     )
+    calibration = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The calibration in force (a copy of the active CalibrationVersion's parameters); "
+        "written only by audit.services.calibration.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -54,13 +54,59 @@ class Judge:
     """Base class: ``judge(pairs, ctx, progress)`` returns one ``Judgement`` per pair, in order.
 
     ``progress(n)`` is told as batches of n pairs are done. ``ctx`` is the ``VerifyContext`` (its
-    thresholds, ``encode_tokens`` cache, ``llm`` client).
+    thresholds, ``encode_tokens`` cache, ``llm`` client). ``version`` names the fitted artefact, so a
+    claim card and a workspace calibration can say which judge produced a label.
+
+    The linear-stacker hook (optional; ``audit.pipeline.calibration`` refits a workspace's stacker
+    through it): a judge whose support logit is a ``LinearHead`` over rows of inputs implements
+    ``stack_inputs(pairs, ctx) -> (X, names)`` (the rows its head reads for these pairs, at the
+    context's depth) and ``stacker_head(depth)`` (that head), and its ``judge`` accepts ``head=``:
+    a replacement head over the same inputs, whose logit then becomes ``Judgement.logit``. A judge
+    without a stacker leaves ``stacker_head`` returning None; its calibration refits only the
+    threshold and the Platt scaling of ``Judgement.logit``.
     """
 
     name = ""
 
     def judge(self, pairs: list[JudgePair], ctx, progress=None) -> list[Judgement]:
         raise NotImplementedError
+
+    @property
+    def version(self) -> str:
+        return self.name
+
+    def stack_inputs(self, pairs: list[JudgePair], ctx, progress=None) -> tuple[np.ndarray, list[str]]:
+        raise NotImplementedError(f"the {self.name} judge has no linear stacker")
+
+    def stacker_head(self, depth: str):
+        return None
+
+
+def model_digest(*parts) -> str:
+    """A short, stable digest of a fitted model's parameters (arrays, dicts, numbers): its version."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            h.update(np.ascontiguousarray(part, dtype=np.float64).tobytes())
+        else:
+            h.update(json.dumps(part, sort_keys=True, default=float).encode())
+    return h.hexdigest()[:12]
+
+
+def linear_stack(model, X: np.ndarray, depth: str) -> tuple[np.ndarray, list[str], object]:
+    """(the inputs, their names, the head) of an ``EntailmentModel``'s support logit at ``depth``
+    over full feature rows ``X`` (the features, plus any columns a stacker appends)."""
+    from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES
+
+    if depth == "fast":
+        if model.fast is None:
+            raise RuntimeError("this entailment model has no fast head; refit it")
+        return np.asarray(X)[:, model.fast_columns], list(FAST_FEATURES), model.fast
+    extra = [f"input_{i}" for i in range(len(FEATURE_NAMES), np.asarray(X).shape[1])]
+    return np.asarray(X), list(FEATURE_NAMES) + extra, model.support
 
 
 def best_aligned_sentence(claim_stems: list[str], sentences: list[str], sent_stems: list[list[str]]) -> str:
@@ -120,13 +166,30 @@ class FeatureJudge(Judge):
             items, None if depth == "fast" else encode_tokens_fn(ctx), self.model.idf, progress=progress
         )
 
-    def judge(self, pairs, ctx, progress=None):
+    @property
+    def version(self) -> str:
+        model = self.model
+        if getattr(self, "_version", (None,))[0] is not model:  # computed once per model
+            heads = [h.as_dict() for h in (model.support, model.refute, model.fast) if h is not None]
+            self._version = (model, f"{self.name}:{model_digest(heads)}")
+        return self._version[1]
+
+    def stack_inputs(self, pairs, ctx, progress=None):
+        X, _ = self.featurize(pairs, ctx, progress)
+        inputs, names, _ = linear_stack(self.model, X, ctx.thresholds.verification_depth)
+        return inputs, names
+
+    def stacker_head(self, depth: str):
+        return self.model.fast if depth == "fast" else self.model.support
+
+    def judge(self, pairs, ctx, progress=None, head=None):
         from audit.pipeline.entailment_model import confidence_from_logit
         from audit.pipeline.features import FEATURE_NAMES
 
         X, prepared = self.featurize(pairs, ctx, progress)
         model = self.model
-        z = model.support_logit(X, ctx.thresholds.verification_depth)
+        inputs, _, shipped = linear_stack(model, X, ctx.thresholds.verification_depth)
+        z = (head or shipped).logit(inputs)
         pref = model.refute_prob(X)
         conf = confidence_from_logit(z, ctx.thresholds.audit_score_threshold)
         return judgements_of(
@@ -149,6 +212,12 @@ class CrossEncoderJudge(Judge):
         self.path = path if path is not None else CROSS_ENCODER_PATH
         self._model = None
         self._lock = threading.Lock()
+
+    @property
+    def version(self) -> str:
+        from pathlib import Path
+
+        return f"{self.name}:{Path(self.path).name or 'unset'}"
 
     @property
     def model(self):

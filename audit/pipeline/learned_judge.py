@@ -168,20 +168,51 @@ class LearnedJudge(Judge):
     def model(self) -> LearnedModel:
         return self._model or default_learned_model()
 
-    def judge(self, pairs, ctx, progress=None):
+    @property
+    def version(self) -> str:
+        from audit.pipeline.judges import model_digest
+
+        model, s = self.model, self.model.stacker
+        if getattr(self, "_version", (None,))[0] is not model:  # computed once per model
+            heads = [h.as_dict() for h in (s.support, s.refute, s.fast) if h is not None]
+            arrays = [getattr(model.head, n) for n in HeadWeights.NAMES]
+            self._version = (model, f"{self.name}:{model_digest(heads, list(model.calibration), *arrays)}")
+        return self._version[1]
+
+    def _stack(self, pairs, ctx, progress=None):
+        """(the features and head logits of every pair, the prepared pairs), at the context's depth."""
         from audit.pipeline.features import featurize
         from audit.pipeline.judges import encode_tokens_fn
 
         model = self.model
-        depth = ctx.thresholds.verification_depth
         items = [
             (p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs
         ]
-        rec = None if depth == "fast" else _Recorder(encode_tokens_fn(ctx))
+        rec = None if ctx.thresholds.verification_depth == "fast" else _Recorder(encode_tokens_fn(ctx))
         X, prepared = featurize(items, rec, model.idf, progress=progress)
         H = np.zeros((len(pairs), 3), np.float32) if rec is None else model.head_logits(prepared, rec.tok)
-        XH = np.concatenate([X, H], axis=1)
-        z = model.stacker.support_logit(XH, depth)
+        return np.concatenate([X, H], axis=1), H, prepared
+
+    def stack_inputs(self, pairs, ctx, progress=None):
+        from audit.pipeline.features import FEATURE_NAMES
+        from audit.pipeline.judges import linear_stack
+
+        XH, _, _ = self._stack(pairs, ctx, progress)
+        depth = ctx.thresholds.verification_depth
+        inputs, names, _ = linear_stack(self.model.stacker, XH, depth)
+        return inputs, names if depth == "fast" else list(FEATURE_NAMES) + list(HEAD_OUTPUTS)
+
+    def stacker_head(self, depth: str):
+        s = self.model.stacker
+        return s.fast if depth == "fast" else s.support
+
+    def judge(self, pairs, ctx, progress=None, head=None):
+        from audit.pipeline.judges import linear_stack
+
+        model = self.model
+        XH, H, prepared = self._stack(pairs, ctx, progress)
+        inputs, _, shipped = linear_stack(model.stacker, XH, ctx.thresholds.verification_depth)
+        z = (head or shipped).logit(inputs)
         pref = model.stacker.refute_prob(XH)
         conf = model.calibrated(z)
         return judgements_of(

@@ -205,8 +205,8 @@ class NLIJudge(Judge):
         model = self._model or get_nli_model()
         return f"nli:{model.version}+{self.stacker.version}"
 
-    def stack_inputs(self, pairs, ctx, progress=None) -> tuple[np.ndarray, list[PreparedPair]]:
-        """The stacker's inputs (features then ``NLI_FEATURE_NAMES``) of each pair, and the prepared pairs."""
+    def _stack(self, pairs, ctx, progress=None) -> tuple[np.ndarray, list[PreparedPair]]:
+        """The stacker's full rows (features then ``NLI_FEATURE_NAMES``) of each pair, and the prepared pairs."""
         depth = ctx.thresholds.verification_depth
         items = [
             (p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs
@@ -217,13 +217,27 @@ class NLIJudge(Judge):
         N, _ = read_candidates(prepared, self._model)
         return np.concatenate([X, N], axis=1), prepared
 
-    def judge(self, pairs, ctx, progress=None):
+    def stack_inputs(self, pairs, ctx, progress=None) -> tuple[np.ndarray, list[str]]:
+        """The rows the support head reads at the context's depth, and their names (the calibration hook)."""
+        XN, _ = self._stack(pairs, ctx, progress)
+        if ctx.thresholds.verification_depth == "fast":
+            return XN[:, self.stacker.fast_columns], list(FAST_FEATURES) + NLI_FEATURE_NAMES
+        return XN, list(FEATURE_NAMES) + NLI_FEATURE_NAMES
+
+    def stacker_head(self, depth: str):
+        return self.stacker.fast if depth == "fast" else self.stacker.support
+
+    def judge(self, pairs, ctx, progress=None, head=None):
+        """``head``: a workspace's refitted support head over the same inputs (``audit.pipeline.calibration``)."""
         if not pairs:
             return []
         depth = ctx.thresholds.verification_depth
-        XN, prepared = self.stack_inputs(pairs, ctx, progress)
+        XN, prepared = self._stack(pairs, ctx, progress)
         stacker = self.stacker
-        z = stacker.support_logit(XN, depth)
+        if head is None:
+            z = stacker.support_logit(XN, depth)
+        else:
+            z = head.logit(XN[:, stacker.fast_columns] if depth == "fast" else XN)
         version = self.version
         details = [
             {"nli": {n: round(float(v), 4) for n, v in zip(NLI_FEATURE_NAMES, row)}, "judge_version": version}

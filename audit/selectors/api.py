@@ -7,6 +7,7 @@ costs a fixed number of queries whatever its length.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 from django.db.models import Count, Prefetch, QuerySet
 
@@ -15,14 +16,33 @@ from audit.models import Answer, Claim, Document, Evidence, VerificationRun, Wor
 from audit.selectors.weak_claims import weak_claims_q
 
 
-def thresholds_for(workspace: Workspace) -> constants.Thresholds:
+def thresholds_for(workspace: Workspace, *, calibrated: bool = True) -> constants.Thresholds:
     """Return the thresholds in force in a workspace: the seed defaults, its freshness policy
-    (``Workspace.freshness_policy``, the limits the nightly report uses too), then its overrides."""
+    (``Workspace.freshness_policy``, the limits the nightly report uses too), then its overrides,
+    then its calibration (``calibration_in_force``) unless ``calibrated`` is False."""
     policy = constants.usable_overrides({"freshness_months": dict(workspace.freshness_policy or {})})
     base = constants.Thresholds().updated(policy)
-    return base.updated(
+    thresholds = base.updated(
         constants.usable_overrides(workspace.threshold_overrides)
     )  # a bad stored value: default
+    return calibration_in_force(workspace, thresholds) if calibrated else thresholds
+
+
+def calibration_in_force(workspace: Workspace, thresholds: constants.Thresholds) -> constants.Thresholds:
+    """``thresholds`` with the workspace's calibration attached, when it fits the workspace's judge.
+
+    Its decision threshold becomes ``audit_score_threshold`` (SUPPORTED needs it whatever the
+    depth); the entailment method applies its Platt scaling and stacker at the depth it was fitted
+    for (``audit.pipeline.calibration``). A calibration fitted for another judge or artefact (the
+    workspace switched judges, a new model shipped) is not applied: the judge's own figures stand.
+    """
+    from audit.pipeline.calibration import Calibration
+    from audit.pipeline.judges import get_judge
+
+    calibration = Calibration.from_dict(workspace.calibration)
+    if calibration is None or not calibration.fits(get_judge(thresholds.judge)):
+        return thresholds
+    return replace(thresholds, calibration=calibration, audit_score_threshold=calibration.threshold)
 
 
 def evidence_ordered() -> QuerySet[Evidence]:

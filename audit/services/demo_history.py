@@ -30,6 +30,7 @@ from django.utils import timezone
 from audit import constants, hooks, roles
 from audit.models import Answer, AuditEvent, Chunk, Claim, Evidence, VerificationRun, Workspace
 from audit.models.choices import Label
+from audit.services.reviewed_examples import case_decision_example_record
 
 HISTORY_PREFIX = "demo-history"  # conversation ids of history answers: demo-history-YYYY-MM-DD-N
 
@@ -517,6 +518,15 @@ def _live_case(case, rng, reviewers, now, calendar) -> None:
             "confirm": "The evidence says what the label says.",
             "kb_correction": "The knowledge base is out of date here; correction requested.",
         }.get(decision, "A reviewer read the source and relabelled the claim.")
+        # the decision as a labelled example, as case_resolve records it (the reviewer-agreement panel)
+        case_decision_example_record(
+            claim=claim,
+            decision=decision,
+            actor=owner,
+            rationale=rationale,
+            ticket=case.ticket,
+            decided_at=resolved_at,
+        )
         if decision in RELABEL_DECISIONS and RELABEL_DECISIONS[decision] != claim.label:
             new = RELABEL_DECISIONS[decision]
             claim.label_history = [

@@ -15,6 +15,7 @@ AUDIT_PUBLIC = (
     "audit.selectors.facade",
     "audit.services.claims",
     "audit.services.events",
+    "audit.services.reviewed_examples",
     "audit.hooks",
     "audit.constants",
     "audit.roles",

@@ -217,6 +217,16 @@ def alpha(workspace, make_user):
         answer=answer, mode=Answer.Mode.AUDIT_LOCAL, warnings=["alpha-secret warning"]
     )
     (case,) = services.cases_open_for_answer(answer=answer)
+    from audit.services.reviewed_examples import review_example_record
+
+    review_example_record(  # a reviewed example copies the claim's text and evidence
+        claim=claim,
+        source="case",
+        decision="confirm",
+        reviewer_label="REFUTED",
+        actor=user,
+        reference=case.ticket,
+    )
     return {
         "workspace": workspace,
         "user": user,

@@ -3,13 +3,21 @@ selector, and serialize, one module per resource. Errors become responses in ``a
 
 ``audits`` (POST /audits), ``retrieval`` (POST /retrieve), ``records`` (answers, claims, evidence,
 runs), ``exports`` (Claim Card exports), ``documents`` (the knowledge base), ``workspace_settings``
-(modes and thresholds), ``tokens`` (auth token); ``common`` holds the pagination and the request checks."""
+(modes and thresholds), ``learning`` (reviewed examples, calibration), ``tokens`` (auth token);
+``common`` holds the pagination and the request checks."""
 
 from __future__ import annotations
 
 from audit.api.views.audits import AuditCreateApi, audit_request_from
 from audit.api.views.documents import DocumentDetailApi, DocumentListApi
 from audit.api.views.exports import ClaimCardDailyBundleApi, ClaimCardExportApi
+from audit.api.views.learning import (
+    CalibrationApi,
+    CalibrationRollbackApi,
+    CalibrationRunApi,
+    ReviewedExampleExportApi,
+    ReviewedExampleListApi,
+)
 from audit.api.views.records import (
     AnswerDetailApi,
     AnswerListApi,
@@ -33,6 +41,9 @@ __all__ = [
     "AnswerDetailApi",
     "AnswerListApi",
     "AuditCreateApi",
+    "CalibrationApi",
+    "CalibrationRollbackApi",
+    "CalibrationRunApi",
     "ClaimCardDailyBundleApi",
     "ClaimCardExportApi",
     "ClaimDetailApi",
@@ -43,6 +54,8 @@ __all__ = [
     "EvidenceListApi",
     "ModePreviewApi",
     "RetrieveApi",
+    "ReviewedExampleExportApi",
+    "ReviewedExampleListApi",
     "RunDetailApi",
     "RunListApi",
     "ThresholdsApi",

@@ -49,6 +49,12 @@ class Command(BaseCommand):
             "for --judge or for every offline judge",
         )
         parser.add_argument(
+            "--workspace",
+            default=None,
+            metavar="SLUG",
+            help="measure every available judge on this workspace's reviewed examples instead of the DEV files",
+        )
+        parser.add_argument(
             "--threshold",
             type=float,
             default=None,
@@ -56,6 +62,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        if options["workspace"]:
+            code = self._workspace(options["workspace"])
+            if code:
+                raise SystemExit(code)
+            return
         llm = llm_client_from_settings() if options["judge"] == "llm" else None
         if options["contrast"]:
             from audit.evaluation.contrast import run_contrast
@@ -77,6 +88,26 @@ class Command(BaseCommand):
         )
         if code:
             raise SystemExit(code)
+
+    def _workspace(self, slug: str) -> int:
+        from audit.evaluation.workspace_eval import run_evaluate_workspace
+        from audit.management.workspace_option import workspace_from_option
+        from audit.selectors.api import thresholds_for
+        from audit.selectors.learning import benchmark_id, benchmark_rows, calibration_active
+
+        workspace = workspace_from_option(slug)
+        active = calibration_active(workspace=workspace)
+        fitted_on = {benchmark_id(workspace.slug, pk) for pk in (active.example_ids if active else [])}
+        return run_evaluate_workspace(
+            list(benchmark_rows(workspace=workspace)),
+            slug=workspace.slug,
+            thresholds=thresholds_for(workspace, calibrated=False),
+            calibrated=thresholds_for(workspace),
+            fitted_on=fitted_on,
+            llm=llm_client_from_settings(),
+            out=self.stdout._out,
+            err=self.stderr._out,
+        )
 
 
 def offline_judges() -> list[str]:

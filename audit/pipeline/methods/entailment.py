@@ -8,6 +8,7 @@ evidence links, citations and the conflict check). The same judge does both.
 
 from __future__ import annotations
 
+from audit.pipeline.calibration import calibrated_judge
 from audit.pipeline.judges import Judge, JudgePair, get_judge
 from audit.pipeline.methods.base import ROLE_SUPPORT, VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
@@ -29,7 +30,12 @@ class EntailmentMethod(VerificationMethod):
         self._judge = judge
 
     def judge_for(self, ctx: VerifyContext) -> Judge:
-        return self._judge or get_judge(ctx.thresholds.judge)
+        """The judge given, else the workspace's, under the workspace's calibration where it applies
+        (``audit.pipeline.calibration``: the confidence the claim gets is the calibrated one)."""
+        if self._judge is not None:
+            return self._judge
+        judge = get_judge(ctx.thresholds.judge)
+        return calibrated_judge(judge, ctx.thresholds.calibration, ctx.thresholds.verification_depth)
 
     def verify_many(
         self, items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext
@@ -80,6 +86,9 @@ class EntailmentMethod(VerificationMethod):
                 res.score = jd.p_supported
                 res.details = {
                     "judge": judge.name,
+                    "judge_version": judge.version,
+                    "calibration": None,  # the version that rescaled the confidence (below), if one did
+                    "threshold": threshold,
                     "logit": jd.logit,
                     "p_refuted": jd.p_refuted,
                     "sentence": jd.sentence[:300],

@@ -1,0 +1,142 @@
+"""Plotly figures of what reviewers tell the verifier (``audit.selectors.learning.learning_summary``).
+
+The dashboard's "Calibration and reviewer agreement" panel: the reliability diagram (the machine's
+confidence against the share reviewers found SUPPORTED), reviewer agreement with the machine per
+day, and agreement per domain over the drift window. Same conventions as ``audit.charts``.
+"""
+
+from __future__ import annotations
+
+from audit.charts import _layout
+
+AGREE_COLOUR = "#2f5bd3"
+COUNT_COLOUR = "#c9d3ea"
+DIAGONAL_COLOUR = "#8a94a6"
+
+
+def reliability_diagram(rel: dict) -> dict:
+    """Mean confidence per bin against the share of its claims reviewers found SUPPORTED; the diagonal
+    is a perfectly calibrated machine."""
+    bins = rel["bins"]
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Perfectly calibrated",
+                "x": [0, 1],
+                "y": [0, 1],
+                "line": {"color": DIAGONAL_COLOUR, "dash": "dash"},
+                "hoverinfo": "skip",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Reviewed claims",
+                "x": [b["confidence"] for b in bins],
+                "y": [b["supported"] for b in bins],
+                "customdata": [[b["n"], b["low"], b["high"]] for b in bins],
+                "marker": {"color": AGREE_COLOUR, "size": 9},
+                "line": {"color": AGREE_COLOUR},
+                "hovertemplate": "confidence %{customdata[1]:.1f}–%{customdata[2]:.1f} (mean %{x:.2f}): "
+                "%{y:.0%} of %{customdata[0]} found SUPPORTED<extra></extra>",
+            },
+        ],
+        "layout": _layout(
+            "Reliability: confidence vs reviewers' SUPPORTED share"
+            + (f" (ECE {rel['ece']:.3f})" if rel.get("ece") is not None else ""),
+            xaxis={"title": {"text": "machine confidence"}, "range": [0, 1]},
+            yaxis={"title": {"text": "share reviewers found SUPPORTED"}, "range": [0, 1.05]},
+        ),
+    }
+
+
+def agreement_trend(agreement: dict) -> dict:
+    """Per day: reviewer decisions (bars) and the share that gave the machine's label (line)."""
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "name": "Decisions",
+                "x": agreement["days"],
+                "y": agreement["decisions"],
+                "yaxis": "y2",
+                "marker": {"color": COUNT_COLOUR},
+                "hovertemplate": "%{x|%d %b}: %{y} decisions<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Agreement with the machine",
+                "x": agreement["days"],
+                "y": agreement["agreement"],
+                "connectgaps": False,
+                "line": {"color": AGREE_COLOUR},
+                "hovertemplate": "%{x|%d %b}: reviewers gave the machine's label on %{y:.0%}<extra></extra>",
+            },
+        ],
+        "layout": _layout(
+            "Reviewer agreement with the machine",
+            xaxis={"title": {"text": "day"}},
+            yaxis={"title": {"text": "agreement"}, "range": [0, 1.05]},
+            yaxis2={
+                "title": {"text": "decisions"},
+                "overlaying": "y",
+                "side": "right",
+                "rangemode": "tozero",
+            },
+        ),
+    }
+
+
+def domain_agreement(drift: list[dict], min_agreement: float, window_days: int) -> dict:
+    """Agreement per domain in the last window and the one before, against the alert threshold."""
+    domains = [d["domain"] for d in drift]
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "name": f"Last {window_days} days",
+                "x": domains,
+                "y": [d["agreement"] for d in drift],
+                "customdata": [d["decisions"] for d in drift],
+                "marker": {"color": AGREE_COLOUR},
+                "hovertemplate": "%{x}: %{y:.0%} of %{customdata} decisions<extra></extra>",
+            },
+            {
+                "type": "bar",
+                "name": f"The {window_days} days before",
+                "x": domains,
+                "y": [d["agreement_before"] for d in drift],
+                "customdata": [d["decisions_before"] for d in drift],
+                "marker": {"color": COUNT_COLOUR},
+                "hovertemplate": "%{x}: %{y:.0%} of %{customdata} decisions<extra></extra>",
+            },
+        ],
+        "layout": _layout(
+            f"Label drift by domain (alert below {min_agreement:.0%})",
+            barmode="group",
+            xaxis={"title": {"text": "domain"}},
+            yaxis={"title": {"text": "agreement"}, "range": [0, 1.05]},
+            shapes=[
+                {
+                    "type": "line",
+                    "xref": "paper",
+                    "x0": 0,
+                    "x1": 1,
+                    "y0": min_agreement,
+                    "y1": min_agreement,
+                    "line": {"color": "#b42318", "dash": "dot"},
+                }
+            ],
+        ),
+    }
+
+
+def review_figures(summary: dict) -> dict:
+    """The panel's figures by chart id (the template embeds each, ``static/dashboard.js`` draws them)."""
+    return {
+        "review-reliability": reliability_diagram(summary["reliability"]),
+        "review-agreement": agreement_trend(summary["agreement"]),
+        "review-drift": domain_agreement(summary["drift"], summary["min_agreement"], summary["window_days"]),
+    }
