@@ -12,6 +12,8 @@ Announcements (audit → receivers):
   receiver returns what it opened for people (escalation: its review cases).
 - ``documents_flagged(workspace, source, reasons)``: knowledge-base documents need a person's look
   (``reasons``: {document: reason}); each receiver returns the ids of what it opened.
+- ``answer_decided(answer, audit_event)``: a person decided on an answer outside any case (a held
+  revision accepted or rejected); escalation notifies its targets as for a case decision.
 
 Questions (receivers answer audit's pages and API):
 
@@ -48,11 +50,13 @@ class Hook:
 
 _answer_intake = Hook("answer_intake")
 _documents_flagged = Hook("documents_flagged")
+_answer_decided = Hook("answer_decided")
 _claim_escalations = Hook("claim_escalations")
 _claim_escalation_filter = Hook("claim_escalation_filter")
 
 register_answer_intake = _answer_intake.register
 register_documents_flagged = _documents_flagged.register
+register_answer_decided = _answer_decided.register
 register_claim_escalations = _claim_escalations.register
 register_claim_escalation_filter = _claim_escalation_filter.register
 
@@ -71,6 +75,11 @@ def documents_flagged(*, workspace, source: str, reasons: dict) -> list[int]:
         for opened in _documents_flagged.call(workspace=workspace, source=source, reasons=reasons)
         for pk in opened
     ]
+
+
+def answer_decided(*, answer, audit_event) -> None:
+    """Announce a person's decision on an answer (recorded as ``audit_event``) to the receivers."""
+    _answer_decided.call(answer=answer, audit_event=audit_event)
 
 
 def claim_escalations(claim_pks) -> dict[int, list[dict]]:

@@ -10,9 +10,10 @@ class EscalationConfig(AppConfig):
         """Register with audit's hooks: intake of answers and flagged documents, and the claim reads."""
         from audit import hooks
 
-        from . import selectors, services
+        from . import notifications, selectors, services
 
         hooks.register_answer_intake(services.cases_open_for_answer)
         hooks.register_documents_flagged(services.curation_items_open_for_documents)
+        hooks.register_answer_decided(notifications.notifications_queue_for_answer_decision)
         hooks.register_claim_escalations(selectors.claim_escalations)
         hooks.register_claim_escalation_filter(selectors.escalation_state_q)

@@ -175,6 +175,7 @@ class ReviewEvent(models.Model):
         OPENED = "opened", "Opened"
         ACKNOWLEDGED = "acknowledged", "Acknowledged"
         ASSIGNED = "assigned", "Assigned"
+        UNASSIGNED = "unassigned", "Unassigned"
         NOTE = "note", "Note"
         ESCALATED = "escalated", "Escalated"
         PAUSED = "paused", "Paused"
@@ -380,11 +381,22 @@ class NotificationStatus(models.TextChoices):
 
 
 class Notification(models.Model):
-    """One alert for one review event on one channel: at most one per (event, channel, address)."""
+    """One alert on one channel: at most one per (event, channel, address).
+
+    The event is a review event (a case transition) or, for a decision on an answer that is no
+    case's (a held revision accepted or rejected), the audit event that recorded it: exactly one
+    of ``event`` and ``audit_event`` is set.
+    """
 
     Status = NotificationStatus
 
-    event = models.ForeignKey(ReviewEvent, on_delete=models.CASCADE, related_name="notifications")
+    workspace = models.ForeignKey("audit.Workspace", on_delete=models.CASCADE, related_name="+")
+    event = models.ForeignKey(
+        ReviewEvent, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
+    )
+    audit_event = models.ForeignKey(
+        "audit.AuditEvent", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     channel = models.CharField(max_length=16, choices=Channel.choices)
     address = models.CharField(max_length=500)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
@@ -404,6 +416,15 @@ class Notification(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["event", "channel", "address"], name="%(app_label)s_%(class)s_once_per_event"
+            ),
+            models.UniqueConstraint(
+                fields=["audit_event", "channel", "address"],
+                name="%(app_label)s_%(class)s_once_per_audit_event",
+            ),
+            models.CheckConstraint(
+                condition=(Q(event__isnull=False) & Q(audit_event__isnull=True))
+                | (Q(event__isnull=True) & Q(audit_event__isnull=False)),
+                name="%(app_label)s_%(class)s_one_event",
             ),
             models.CheckConstraint(
                 condition=(Q(status=NotificationStatus.SENT) & Q(sent_at__isnull=False))

@@ -13,6 +13,7 @@ from audit.api.views.exports import ClaimCardDailyBundleApi, ClaimCardExportApi
 from audit.api.views.records import (
     AnswerDetailApi,
     AnswerListApi,
+    AnswerRevisionDecisionApi,
     ClaimDetailApi,
     ClaimListApi,
     EvidenceListApi,
@@ -32,6 +33,7 @@ from audit.api.views.workspace_settings import (
 __all__ = [
     "AnswerDetailApi",
     "AnswerListApi",
+    "AnswerRevisionDecisionApi",
     "AuditCreateApi",
     "ClaimCardDailyBundleApi",
     "ClaimCardExportApi",
