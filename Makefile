@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# the commands of `make setup` / `make run` say the URL the server will answer on
+export HOST PORT
 PG_URL ?= postgres://postgres@127.0.0.1:5432/theoria
 export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1

@@ -1,12 +1,36 @@
 // Draw each dashboard figure (built server-side in audit/charts.py) with the local Plotly bundle.
+// A click on a point opens the list it summarises (the figure's ``links``, audit/drilldown.py);
+// on a phone the legend goes below the plot, the title shrinks and the axes keep few ticks, so
+// nothing overlaps.
 (function () {
+  function narrowLayout(layout) {
+    var out = Object.assign({}, layout);
+    out.title = Object.assign({}, layout.title || {}, { font: { size: 13 }, y: 0.97, yanchor: "top", automargin: true });
+    out.legend = Object.assign({}, layout.legend || {}, { orientation: "h", x: 0, xanchor: "left", y: -0.32, yanchor: "top", font: { size: 11 } });
+    out.margin = { l: 44, r: 10, t: 44, b: 110 };
+    out.height = Math.max(layout.height || 320, 380);
+    ["xaxis", "yaxis", "yaxis2"].forEach(function (axis) {
+      if (!layout[axis]) return;
+      out[axis] = Object.assign({}, layout[axis], { automargin: true, tickfont: { size: 10 } });
+    });
+    if (out.xaxis) { out.xaxis.nticks = 4; out.xaxis.tickangle = 0; }
+    return out;
+  }
+
   function draw() {
+    var narrow = window.matchMedia("(max-width: 720px)").matches;
     document.querySelectorAll(".plot[data-figure]").forEach(function (el) {
       var key = el.id.replace(/^chart-/, "");
       var fig = JSON.parse(document.getElementById(key).textContent);
-      var narrow = window.matchMedia("(max-width: 720px)").matches; // no tool bar over the titles on a phone
-      Plotly.newPlot(el, fig.data, fig.layout, { displaylogo: false, responsive: true, displayModeBar: narrow ? false : "hover" }).then(function () {
+      var layout = narrow ? narrowLayout(fig.layout) : fig.layout;
+      Plotly.newPlot(el, fig.data, layout, { displaylogo: false, responsive: true, displayModeBar: narrow ? false : "hover" }).then(function () {
         el.setAttribute("data-drawn", "true");
+        el.on("plotly_click", function (event) {
+          var point = event.points && event.points[0];
+          var links = fig.links && point ? fig.links[point.curveNumber] : null;
+          var url = links ? links[point.pointNumber] : null;
+          if (url) window.location.assign(url);
+        });
       });
     });
   }

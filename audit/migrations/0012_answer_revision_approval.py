@@ -90,4 +90,31 @@ class Migration(migrations.Migration):
                 name="audit_workspace_revision_approval_valid",
             ),
         ),
+        migrations.AlterField(
+            model_name="answer",
+            name="answer_json",
+            field=models.JSONField(
+                blank=True,
+                help_text="A structured answer as sent (fields with their source references); text then holds its JSON.",
+                null=True,
+            ),
+        ),
+        migrations.AlterField(
+            model_name="verificationrun",
+            name="rag_score",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="Weighted RAG verification score: alignment, citation_coverage, fact_score, score, method.",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="verificationrun",
+            name="verification_profile",
+            field=models.CharField(
+                blank=True,
+                help_text="Verification depth profile the run used (light/medium/extended); blank: none.",
+                max_length=16,
+            ),
+        ),
     ]

@@ -60,7 +60,9 @@ class Answer(models.Model):
     contexts = models.JSONField(default=list, blank=True)
     revisions = models.JSONField(default=list, blank=True)
     answer_json = models.JSONField(
-        null=True, blank=True, help_text="A structured answer as sent (seed 003); text then holds its JSON."
+        null=True,
+        blank=True,
+        help_text="A structured answer as sent (fields with their source references); text then holds its JSON.",
     )
     suppressed = models.BooleanField(
         default=False, help_text="Set by a compliance decision: not to be shown to users."
@@ -273,12 +275,12 @@ class VerificationRun(models.Model):
     rag_score = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Seed 001 weighted RAG score: alignment, citation_coverage, fact_score, score, method.",
+        help_text="Weighted RAG verification score: alignment, citation_coverage, fact_score, score, method.",
     )
     verification_profile = models.CharField(
         max_length=16,
         blank=True,
-        help_text="Seed 003 depth profile the run used (light/medium/extended); blank: none.",
+        help_text="Verification depth profile the run used (light/medium/extended); blank: none.",
     )
 
     class Meta:

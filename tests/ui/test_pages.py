@@ -215,7 +215,7 @@ def test_it_shows_the_latest_nightly_report_on_its_page_and_the_dashboard(
     assert f"Latest: {today.isoformat()}" in html
     assert "Hippocampus Anatomy" in html and "Old Atlas" in html and "70 / 18" in html
     assert "NEI-&gt;REFUTED: 1" in html and f'href="/claims/{claims[2].pk}/"' in html
-    assert html.count("<tr><td>20") == 2  # both days listed
+    assert html.count('<tr><td data-label="Day">20') == 2  # both days listed
     dashboard = client.get("/dashboard/").content.decode()
     assert "Latest nightly audit" in dashboard and "2 of 2" in dashboard and "180.0 claims/s" in dashboard
 
@@ -272,7 +272,10 @@ def test_it_counts_reviewer_relabels_and_breaches_in_the_incident_summary(client
     assert response.context["queue"]["period"]["resolved"] == 1
     assert response.context["figures"]["label-distribution"]["data"][0]["y"] == [1, 0, 2]
     html = response.content.decode()
-    assert '<th scope="row">Labels changed by reviewers</th><td>1</td>' in html
+    assert (
+        '<th scope="row">Labels changed by reviewers</th><td><a href="/claims/?relabelled=true&amp;' in html
+    )
+    assert re.search(r'Labels changed by reviewers</th><td><a href="[^"]+">1</a></td>', html)
 
 
 def test_the_dashboard_says_a_bad_range_beside_the_form_and_shows_the_default_one(client, analyst):
@@ -303,7 +306,7 @@ def test_the_dashboard_shows_the_success_metrics_and_a_per_domain_breakdown(clie
     latency = html.split('id="kpi-latency"')[1].split("</li>")[0]
     assert "0.42 s" in latency and "goal met" in latency
     table = html.split('id="domain-table"')[1].split("</table>")[0]
-    assert "compliance" in table and "neuroscience" in table and "1 (33 %)" in table
+    assert "compliance" in table and "neuroscience" in table and '">1</a> (33 %)' in table
     for key in ("label-rates", "sla-trend", "domains"):
         assert f'id="chart-{key}"' in html
 
