@@ -39,7 +39,7 @@ setup: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ensure_admin
 	$(PY) manage.py ingest_kb demo/kb
-	$(PY) manage.py seed_demo demo/answers.jsonl
+	$(PY) manage.py seed_demo demo/answers.jsonl --hold-revisions neuroscience
 	$(PY) manage.py seed_history --days 30
 	$(PY) manage.py setup_schedules
 

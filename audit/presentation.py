@@ -416,21 +416,27 @@ def _passages_of(answer) -> dict[str, dict]:
     for claim in answer.claims.all():
         for ev in claim.evidence.all():
             out.setdefault(
-                str(ev.source_id),
-                {
-                    "title": ev.title or ev.source_id,
-                    "uri": ev.uri,
-                    "sentence": (ev.provenance or {}).get("best_sentence") or ev.snippet[:300],
-                },
+                str(ev.source_id), {"title": ev.title or ev.source_id, "uri": ev.uri, "text": ev.snippet}
             )
     for ctx in answer.contexts or []:
         if isinstance(ctx, dict) and str(ctx.get("id", "")) not in out:
             out[str(ctx.get("id", ""))] = {
                 "title": ctx.get("title") or f"Passage [{ctx.get('id')}]",
                 "uri": ctx.get("uri", ""),
-                "sentence": (ctx.get("text") or "")[:300],
+                "text": ctx.get("text") or "",
             }
     return out
+
+
+def backing_sentence(passage_text: str, wording: str) -> str:
+    """The sentence of a passage that holds most of ``wording``'s content words (what backs an edit)."""
+    text = strip_markdown(passage_text)
+    stems = set(content_stems(wording))
+    spans = sentence_spans(text)
+    if not spans:
+        return text[:300]
+    start, end = max(spans, key=lambda span: _alignment(stems, text[span[0] : span[1]]))
+    return text[start:end]
 
 
 def proposal_view(answer) -> dict:
@@ -450,6 +456,10 @@ def proposal_view(answer) -> dict:
     edits = []
     for edit in loop.get("ledger") or []:
         strategy = edit.get("strategy", "")
+        passage = passages.get(str(edit.get("passage_id") or ""))
+        if passage is not None:
+            wording = edit.get("after") or edit.get("claim_text") or ""
+            passage = {**passage, "sentence": backing_sentence(passage["text"], wording)}
         edits.append(
             {
                 "claim_id": edit.get("claim_id", ""),
@@ -457,7 +467,7 @@ def proposal_view(answer) -> dict:
                 "before": edit.get("before", ""),
                 "after": edit.get("after", ""),
                 "reason": edit.get("reason", ""),
-                "passage": passages.get(str(edit.get("passage_id") or "")),
+                "passage": passage,
                 "unbacked": _UNBACKED_STRATEGIES.get(strategy, ""),
             }
         )
@@ -478,8 +488,16 @@ def proposal_view(answer) -> dict:
                 "findings": [finding_words(f) for f in sentence.get("findings") or []],
             }
         )
+    workspace = answer.workspace
+    held_in = (
+        "every domain"
+        if workspace.revision_approval == "all"
+        else ", ".join(workspace.revision_approval_domains or workspace.regulated_domains or [])
+        or "no domain"
+    )
     return {
         "answer": answer,
+        "held_in": held_in,
         "status": answer.revision_status,
         "decision": answer.revision_decision or {},
         "original": original,

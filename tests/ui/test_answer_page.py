@@ -48,9 +48,11 @@ def _held(workspace):
     }
     claim.save()
     ev = claim.evidence.get()
-    ev.provenance = {
-        "best_sentence": "Wolfram Schultz and colleagues reported this pattern in recordings from monkeys in 1997."
-    }
+    ev.title = "Dopamine and reward"
+    ev.snippet = (
+        "Midbrain dopamine neurons signal a reward prediction error. "
+        "Wolfram Schultz and colleagues reported this pattern in recordings from monkeys in 1997."
+    )
     ev.save()
     answer.revision_status = "proposed"
     answer.proposed_text = PROPOSED
@@ -89,8 +91,9 @@ def test_a_held_revision_is_shown_as_a_proposal_with_its_diff_evidence_and_whole
         '<del>1987</del><span class="diff-gap" aria-hidden="true"> </span><span class="sr-only">added:</span><ins>1997</ins>'
         in section
     )
+    # the sentence of the passage that backs the edit, not the passage's first one
     assert (
-        "Evidence: <em>Synaptic Plasticity Overview</em> — “Wolfram Schultz and colleagues reported this pattern in recordings from monkeys in 1997.”"
+        "Evidence: <em>Dopamine and reward</em> — “Wolfram Schultz and colleagues reported this pattern in recordings from monkeys in 1997.”"
         in section
     )
     judged = section.split('class="sentence-label"')[1].split("</td>")[0]
