@@ -239,3 +239,13 @@ def test_the_claim_list_searches_claim_text_and_shows_a_bad_filter_inline(client
     assert '<a href="#f-cmin">Confidence ≥: Must be between 0 and 1.</a>' in text
     assert '<a href="#f-from">From: Must not be after date_to.</a>' in text  # every bad filter at once
     assert len(re.findall(r'<td data-label="Text">', text)) == 3
+
+
+def test_each_audit_now_button_of_the_list_names_its_answer(client, analyst, workspace):
+    import re
+
+    first, second = _normal_answer(workspace), _normal_answer(workspace)
+    client.force_login(analyst)
+    html = client.get("/answers/").content.decode()
+    names = re.findall(r'class="small">Audit now<span class="sr-only"> ([^<]+)</span></button>', html)
+    assert sorted(names) == sorted([first.public_id, second.public_id])
