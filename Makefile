@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# the commands of `make setup` / `make run` say the URL the server will answer on
+export HOST PORT
 PG_URL ?= postgres://postgres@127.0.0.1:5432/theoria
 export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
@@ -37,7 +39,7 @@ setup: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ensure_admin
 	$(PY) manage.py ingest_kb demo/kb
-	$(PY) manage.py seed_demo demo/answers.jsonl
+	$(PY) manage.py seed_demo demo/answers.jsonl --hold-revisions neuroscience
 	$(PY) manage.py seed_history --days 30
 	$(PY) manage.py setup_schedules
 

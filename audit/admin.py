@@ -10,6 +10,7 @@ from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
 from audit.admin_learning import calibration_rollback_view, calibration_run_view
 from audit.admin_settings import WorkspaceSettingsForm
 from audit.errors import InvalidInput
+from audit.forms import mark_invalid
 from audit.kb_pgvector import kb_backend_label
 from audit.models import (
     Answer,
@@ -70,6 +71,9 @@ class WorkspaceAdminForm(forms.ModelForm):
 
     def clean_regulated_domains(self):
         return self._clean_domain_list("regulated_domains")
+
+    def clean_revision_approval_domains(self):
+        return self._clean_domain_list("revision_approval_domains")
 
     def clean_freshness_policy(self):
         value = self.cleaned_data.get("freshness_policy") or {}
@@ -179,6 +183,8 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
                         actor=request.user,
                         default_mode=form.cleaned_data["default_mode"],
                         allow_external_calls=form.cleaned_data["allow_external_calls"],
+                        revision_approval=form.cleaned_data["revision_approval"],
+                        revision_approval_domains=form.cleaned_data["revision_approval_domains"],
                     )
                     thresholds_set(workspace=workspace, overrides=overrides, actor=request.user)
             except InvalidInput as exc:
@@ -186,6 +192,8 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
             else:
                 messages.success(request, f"The settings of {workspace.name} were saved.")
                 return redirect("admin:audit_workspace_settings", object_id=workspace.pk)
+        if form.is_bound:
+            mark_invalid(form)
         context = {
             **self.admin_site.each_context(request),
             "title": f"Settings of {workspace.name}",
@@ -217,10 +225,17 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
             },
         ),
         (
+            "Revised answers",
+            {
+                "fields": ("revision_approval", "revision_approval_domains"),
+                "description": "Whether a revised answer is served at once or held until a reviewer approves it.",
+            },
+        ),
+        (
             "Verification thresholds",
             {
                 "fields": ("threshold_overrides", "freshness_policy", "llm_token_budget"),
-                "description": "Overrides of the seed thresholds by name, e.g. "
+                "description": "Overrides of the default thresholds by name, e.g. "
                 '{"audit_score_threshold": 0.85, "low_confidence_threshold": 0.6}.',
             },
         ),

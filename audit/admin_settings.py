@@ -1,7 +1,8 @@
 """The admin console's settings page of one workspace: modes and every threshold as a named, typed field.
 
-Each field shows the value in force, its unit and the seed default (``audit.constants``). A
-value left at its seed default is no override; the overrides are checked by the API's check
+Each field shows the value in force, its unit and the default (``audit.constants``). A
+value left at its default is no override; every field is checked at once (the form's own
+checks and the range check of every threshold), so a page with three bad values names all three; the overrides are checked by the API's check
 (``audit.services.modes.thresholds_check``) and stored by the same services as the API
 (``thresholds_set``, ``workspace_settings_update``), so every change is an audit event.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from django import forms
 
 from audit import constants
-from audit.models.choices import Mode
+from audit.models.choices import Mode, RevisionApproval
 
 # name -> (label, unit) of each threshold on the page; the values themselves live in audit.constants.
 THRESHOLD_LABELS = {
@@ -65,6 +66,17 @@ class WorkspaceSettingsForm(forms.Form):
     allow_external_calls = forms.BooleanField(
         label="Allow external calls (Audit-Web, LLM outside residency)", required=False
     )
+    revision_approval = forms.ChoiceField(
+        label="Revised answers",
+        choices=RevisionApproval.choices,
+        help_text="Served at once, or held as a proposal until a reviewer accepts or rejects it.",
+    )
+    revision_approval_domains = forms.CharField(
+        label="Domains whose revisions are held",
+        required=False,
+        max_length=2000,
+        help_text="With “regulated domains”: comma-separated domain tags; empty holds every regulated domain.",
+    )
 
     def __init__(self, *args, workspace, **kwargs):
         self.workspace = workspace
@@ -73,6 +85,8 @@ class WorkspaceSettingsForm(forms.Form):
         initial = {
             "default_mode": workspace.default_mode,
             "allow_external_calls": workspace.allow_external_calls,
+            "revision_approval": workspace.revision_approval,
+            "revision_approval_domains": ", ".join(workspace.revision_approval_domains or []),
         }
         super().__init__(*args, initial=initial, **kwargs)
         self.threshold_names: list[str] = []  # form field names, in order
@@ -88,7 +102,7 @@ class WorkspaceSettingsForm(forms.Form):
                     self.fields[name] = _field_for(
                         0.0 if isinstance(value[key], float) else 0,
                         f"{label} {key}",
-                        f"{unit}; seed default {seed if seed is not None else 'none'}",
+                        f"{unit}; default {seed if seed is not None else 'none'}",
                     )
                     self.initial[name] = value[key]
                     self.threshold_names.append(name)
@@ -98,7 +112,7 @@ class WorkspaceSettingsForm(forms.Form):
             self.fields[name] = _field_for(
                 default,
                 label,
-                f"{unit}; seed default {default if default != '' else '(none)'}",
+                f"{unit}; default {default if default != '' else '(none)'}",
                 constants.STRING_THRESHOLDS.get(f.name),
             )
             self.initial[name] = value
@@ -108,8 +122,24 @@ class WorkspaceSettingsForm(forms.Form):
     def threshold_fields(self):
         return [self[name] for name in self.threshold_names]
 
+    def clean_revision_approval_domains(self) -> list[str]:
+        raw = self.cleaned_data.get("revision_approval_domains") or ""
+        return sorted({d.strip().lower() for d in raw.split(",") if d.strip()})
+
+    def clean(self):
+        """Check every threshold that parsed against its range, so all bad values are named at once."""
+        data = super().clean()
+        for name, (threshold, key) in self.keys.items():
+            value = data.get(name)
+            if value in (None, "") or name in self.errors:
+                continue
+            problem = constants.threshold_problem(threshold, {key: value} if key else value)
+            if problem:
+                self.add_error(name, problem[1][:1].upper() + problem[1][1:])
+        return data
+
     def overrides(self) -> dict:
-        """The threshold overrides of a valid form: every value that differs from its seed default."""
+        """The threshold overrides of a valid form: every value that differs from its default."""
         out: dict = {}
         for name, (threshold, key) in self.keys.items():
             value = self.cleaned_data.get(name)

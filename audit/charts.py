@@ -79,7 +79,7 @@ def rag_score_trend(summary: dict) -> dict:
             },
         ],
         "layout": _layout(
-            "RAG verification score (seed 001)",
+            "RAG verification score",
             yaxis={"title": {"text": "score"}, "range": [0, 1.05]},
             xaxis={"title": {"text": "day"}},
         ),

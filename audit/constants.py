@@ -289,6 +289,9 @@ CITATION_REPLACE_MARGIN = (
 CORRECTION_MIN_ALIGNMENT = (
     0.60  # share of a contradicted claim's other content words its correcting evidence sentence must hold
 )
+# A revised sentence is judged whole (audit.pipeline.revision.whole): the structural check examines
+# up to this many of its words that no evidence sentence states as substitutions (a claim: one).
+WHOLE_SENTENCE_MAX_MISSING = 3
 CORRECTIVE_QUERIES_PER_CLAIM = (
     3  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop: targeted queries per unsupported claim
 )
@@ -344,6 +347,8 @@ UI_EVIDENCE_MIN_ALIGNMENT = (
     0.4  # a passage bears on a claim when its best sentence holds this share of the claim's content words
 )
 UI_NIGHTLY_REPORTS_LISTED = 60  # days of nightly reports listed on the report page
+UI_PROPOSALS_LISTED = 20  # held revisions shown on the queue page (oldest first; the rest on the answers)
+UI_HOME_DEADLINES = 3  # next deadlines on the home page
 # Success metrics of spec 004 §12 (the dashboard's KPI tiles).
 SUCCESS_SUPPORTED_SHARE_MIN = 0.90  # audited claims SUPPORTED without human intervention
 SUCCESS_MISSING_EVIDENCE_SHARE_MAX = 0.05  # audited claims escalated because evidence was missing
@@ -472,6 +477,8 @@ INT_THRESHOLD_RANGES = {
     "max_claims_per_answer": (1, 5000),
     "fallback_freshness_months": (1, 1200),
 }
+# Shares whose 0 would be meaningless: at 0 every case would be "at risk" the moment it opens.
+SHARES_ABOVE_ZERO = frozenset({"sla_at_risk_share"})
 FRESHNESS_MONTHS_RANGE = (1, 1200)  # a domain's maximum source age (freshness_months, freshness_policy)
 WEIGHT_RANGE = (0.0, 100.0)  # one weight of audit_score_weights / rag_score_weights
 RETENTION_DAYS_RANGE = (1, 36500)  # Workspace.retention_days: one day to a hundred years
@@ -528,9 +535,18 @@ def threshold_problem(name: str, value) -> tuple[str, str] | None:
     if name in INT_THRESHOLD_RANGES:
         problem = whole_number_problem(value, *INT_THRESHOLD_RANGES[name])
         return (name, problem) if problem else None
+    if name in SHARES_ABOVE_ZERO and _number(value) and value == 0:
+        return name, "must be above 0 and at most 1: at 0 every case would be at risk the moment it opens."
     if not _number(value) or not 0.0 <= value <= 1.0:
         return name, "must be a number between 0 and 1."
     return None
+
+
+def threshold_problems(overrides) -> list[tuple[str, str]]:
+    """Every (key, message) of :func:`threshold_problem` over a dict of overrides, not only the first."""
+    if not isinstance(overrides, dict):
+        return [("threshold_overrides", "must be an object.")]
+    return [problem for name, value in overrides.items() if (problem := threshold_problem(name, value))]
 
 
 def usable_overrides(overrides) -> dict:

@@ -36,3 +36,16 @@ class TooLarge(InvalidInput):
 
     status_code = 413
     code = "too_large"
+
+
+class NotAllowed(TheoriaError):
+    """The caller's role does not allow this action (HTTP 403)."""
+
+    status_code = 403
+    code = "not_permitted"
+
+
+class AlreadyDone(Conflict):
+    """The caller's own earlier request already did this (a double submit); nothing else changed."""
+
+    code = "already_done"

@@ -1,6 +1,7 @@
 """FilterSets of claim, answer, evidence and run lists: one definition for the API and the pages.
 
-Query parameters: ``label`` (SUPPORTED, REFUTED, NEI; repeat or comma-separate for several),
+Query parameters: ``q`` (text search: PostgreSQL full-text search in English, websearch syntax;
+every word as a substring on other databases), ``label`` (SUPPORTED, REFUTED, NEI; repeat or comma-separate for several),
 ``confidence_min`` / ``confidence_max`` (inclusive, 0..1), ``date_from`` / ``date_to``
 (inclusive UTC days of the answer), ``mode``, ``domain``, ``escalation`` (open, resolved, any,
 none), ``answer`` (answer id). A bad value is a 400 naming the parameter.
@@ -8,9 +9,13 @@ none), ``answer`` (answer id). A bad value is a 400 naming the parameter.
 
 from __future__ import annotations
 
+from functools import reduce
+from operator import or_
+
 import django_filters as filters
 from django import forms
-from django.db.models import Q
+from django.db import connections
+from django.db.models import F, Q
 
 from audit.hooks import claim_escalation_filter
 from audit.models import Answer, Claim, Evidence, VerificationRun
@@ -62,6 +67,28 @@ class _CommaSeparated(forms.SelectMultiple):
         return [part.strip() for value in values if value for part in str(value).split(",") if part.strip()]
 
 
+def text_search(queryset, fields: tuple[str, ...], value: str):
+    """Rows whose ``fields`` match the words of ``value``.
+
+    On PostgreSQL: full-text search (English stemming, web-search syntax: quoted phrases, ``or``,
+    ``-word``) over the fields together. Elsewhere (SQLite): every word must occur, in any letter
+    case, in one of the fields.
+    """
+    value = (value or "").strip()
+    if not value:
+        return queryset
+    if connections[queryset.db].vendor == "postgresql":
+        from django.contrib.postgres.search import SearchQuery, SearchVector
+
+        return queryset.annotate(_search=SearchVector(*fields, config="english")).filter(
+            _search=SearchQuery(value, search_type="websearch", config="english")
+        )
+    words = [w.strip("\"'") for w in value.split() if w.strip("\"'")]
+    return queryset.filter(
+        *[reduce(or_, [Q(**{f"{field}__icontains": word}) for field in fields]) for word in words]
+    )
+
+
 class _DateRange(CaseInsensitiveChoices):
     date_from = filters.DateFilter(
         field_name="created_at", lookup_expr="date__gte", label="From (UTC day, inclusive)"
@@ -72,7 +99,9 @@ class _DateRange(CaseInsensitiveChoices):
 
 
 class ClaimFilter(CaseInsensitiveChoices):
+    q = filters.CharFilter(method="filter_text", label="Search", max_length=200)
     label = CommaMultipleChoiceFilter(choices=Label.choices)
+    machine_label = CommaMultipleChoiceFilter(choices=Label.choices, label="The machine's label")
     confidence_min = filters.NumberFilter(field_name="confidence", lookup_expr="gte")
     confidence_max = filters.NumberFilter(field_name="confidence", lookup_expr="lte")
     date_from = filters.DateFilter(field_name="answer__created_at", lookup_expr="date__gte")
@@ -89,10 +118,24 @@ class ClaimFilter(CaseInsensitiveChoices):
         method="filter_escalation",
     )
     answer = filters.CharFilter(field_name="answer__public_id")
+    relabelled = filters.BooleanFilter(
+        method="filter_relabelled",
+        label="Relabelled by a reviewer",
+        help_text="The label differs from the machine's.",
+    )
 
     class Meta:
         model = Claim
         fields: list[str] = []
+
+    def filter_text(self, queryset, name, value):
+        return text_search(queryset, ("text",), value)
+
+    def filter_relabelled(self, queryset, name, value):
+        if value is None:
+            return queryset
+        differs = ~Q(label=F("machine_label"))
+        return queryset.filter(differs) if value else queryset.exclude(differs)
 
     def filter_escalation(self, queryset, name, value):
         return queryset.filter(claim_escalation_filter(value)).distinct() if value else queryset
@@ -106,23 +149,28 @@ class ClaimFilter(CaseInsensitiveChoices):
                 self.form.add_error(name, "Must be between 0 and 1.")
                 valid = False
         low, high = data.get("confidence_min"), data.get("confidence_max")
-        if valid and low is not None and high is not None and low > high:
+        if low is not None and high is not None and low > high:
             self.form.add_error("confidence_min", "Must not exceed confidence_max.")
             valid = False
-        if valid and data.get("date_from") and data.get("date_to") and data["date_from"] > data["date_to"]:
+        if data.get("date_from") and data.get("date_to") and data["date_from"] > data["date_to"]:
             self.form.add_error("date_from", "Must not be after date_to.")
             valid = False
         return valid
 
 
 class AnswerFilter(_DateRange):
+    q = filters.CharFilter(method="filter_text", label="Search", max_length=200)
     mode = filters.ChoiceFilter(choices=Mode.choices)
     domain = filters.CharFilter()
     conversation_id = filters.CharFilter()
+    suppressed = filters.BooleanFilter(label="Suppressed by compliance")
 
     class Meta:
         model = Answer
         fields: list[str] = []
+
+    def filter_text(self, queryset, name, value):
+        return text_search(queryset, ("query", "original_text", "text"), value)
 
 
 class EvidenceFilter(CaseInsensitiveChoices):
@@ -173,7 +221,7 @@ class AnswerPageFilter(AnswerFilter):
     def is_valid(self):
         valid = super().is_valid()
         data = getattr(self.form, "cleaned_data", {})
-        if valid and data.get("date_from") and data.get("date_to") and data["date_from"] > data["date_to"]:
+        if data.get("date_from") and data.get("date_to") and data["date_from"] > data["date_to"]:
             self.form.add_error("date_from", "Must not be after date_to.")
             valid = False
         return valid

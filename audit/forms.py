@@ -25,11 +25,39 @@ def form_errors_text(form: forms.Form) -> str:
     return " ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
 
 
+def mark_invalid(form: forms.Form) -> forms.Form:
+    """Give every field with an error ``aria-invalid`` and ``aria-describedby`` (its message's id,
+    ``<field id>-error``, which the template puts beside it); return the form."""
+    for name in form.errors:
+        if name in form.fields:
+            attrs = form.fields[name].widget.attrs
+            attrs["aria-invalid"] = "true"
+            attrs["aria-describedby"] = f"{form[name].auto_id}-error"
+    return form
+
+
+def error_summary(form: forms.Form, prefix: str = "") -> list[dict]:
+    """The error summary's lines of a form: each message with the id of its field (none for the form's own)."""
+    lines = [{"id": "", "text": f"{prefix}{e}"} for e in form.non_field_errors()]
+    for field in form:
+        lines += [{"id": field.auto_id, "text": f"{prefix}{field.label}: {e}"} for e in field.errors]
+    return lines
+
+
 class AnswerSubmitForm(forms.Form):
     """An answer submitted from the browser: the same fields as ``POST /api/v1/audits``."""
 
-    query = forms.CharField(label="Question", widget=forms.Textarea(attrs={"rows": 2}))
-    answer = forms.CharField(label="Answer", strip=False, widget=forms.Textarea(attrs={"rows": 6}))
+    query = forms.CharField(
+        label="Question",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": "Write the question the answer replies to."},
+    )
+    answer = forms.CharField(
+        label="Answer",
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        error_messages={"required": "Paste the answer to audit."},
+    )
     mode = forms.ChoiceField(label="Mode", required=False)
     domain = forms.CharField(
         label="Domain",
@@ -45,7 +73,7 @@ class AnswerSubmitForm(forms.Form):
 
     def clean_answer(self):
         if not self.cleaned_data["answer"].strip():
-            raise forms.ValidationError("This field is required.")
+            raise forms.ValidationError("Paste the answer to audit.")
         return self.cleaned_data["answer"]
 
 
@@ -94,3 +122,19 @@ def audit_payload(form: AnswerSubmitForm, passages) -> dict:
         if data.get(key):
             payload[key] = data[key].strip()
     return payload
+
+
+class RevisionDecisionForm(forms.Form):
+    """A person's decision on a held revision: accept or reject, and why (both required)."""
+
+    decision = forms.ChoiceField(
+        choices=[("accept", "Accept"), ("reject", "Reject")],
+        error_messages={
+            "required": "Choose Accept or Reject.",
+            "invalid_choice": "Choose Accept or Reject.",
+        },
+    )
+    reason = forms.CharField(
+        max_length=2000,
+        error_messages={"required": "Say why: the reason is recorded in the audit trail."},
+    )

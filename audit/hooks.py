@@ -15,6 +15,8 @@ Announcements (audit → receivers):
 - ``reviewer_agreement_low(workspace, alerts)``: reviewers agreed with the machine less than the
   threshold in some domains (``alerts``: one dict per domain); each receiver returns how many
   alerts it queued (escalation: one notification per target).
+- ``answer_decided(answer, audit_event)``: a person decided on an answer outside any case (a held
+  revision accepted or rejected); escalation notifies its targets as for a case decision.
 
 Questions (receivers answer audit's pages and API):
 
@@ -51,12 +53,14 @@ class Hook:
 
 _answer_intake = Hook("answer_intake")
 _documents_flagged = Hook("documents_flagged")
+_answer_decided = Hook("answer_decided")
 _claim_escalations = Hook("claim_escalations")
 _claim_escalation_filter = Hook("claim_escalation_filter")
 _reviewer_agreement_low = Hook("reviewer_agreement_low")
 
 register_answer_intake = _answer_intake.register
 register_documents_flagged = _documents_flagged.register
+register_answer_decided = _answer_decided.register
 register_claim_escalations = _claim_escalations.register
 register_claim_escalation_filter = _claim_escalation_filter.register
 register_reviewer_agreement_low = _reviewer_agreement_low.register
@@ -83,6 +87,11 @@ def reviewer_agreement_low(*, workspace, alerts: list[dict]) -> int:
     if not alerts:
         return 0
     return sum(_reviewer_agreement_low.call(workspace=workspace, alerts=alerts))
+
+
+def answer_decided(*, answer, audit_event) -> None:
+    """Announce a person's decision on an answer (recorded as ``audit_event``) to the receivers."""
+    _answer_decided.call(answer=answer, audit_event=audit_event)
 
 
 def claim_escalations(claim_pks) -> dict[int, list[dict]]:

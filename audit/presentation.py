@@ -106,10 +106,15 @@ _TOKEN = re.compile(r"\s+|[^\s]+")
 
 @dataclass(frozen=True)
 class DiffPart:
-    """A piece of a word diff: ``op`` is "equal", "insert" or "delete"."""
+    """A piece of a word diff: ``op`` is "equal", "insert" or "delete".
+
+    ``replaced`` marks a deletion directly followed by its replacement, which the page keeps
+    apart (a struck "8" and an added "4" must not read as "84").
+    """
 
     op: str
     text: str
+    replaced: bool = field(default=False, compare=False)
 
 
 def word_diff(before: str, after: str) -> list[DiffPart]:
@@ -121,7 +126,7 @@ def word_diff(before: str, after: str) -> list[DiffPart]:
             parts.append(DiffPart("equal", "".join(a[i1:i2])))
             continue
         if i2 > i1:
-            parts.append(DiffPart("delete", "".join(a[i1:i2])))
+            parts.append(DiffPart("delete", "".join(a[i1:i2]), replaced=j2 > j1))
         if j2 > j1:
             parts.append(DiffPart("insert", "".join(b[j1:j2])))
     return parts
@@ -147,6 +152,30 @@ def key_metrics(metrics: dict | None, limit: int = 3) -> list[tuple[str, float]]
         k: float(v) for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
     }
     return [(name, round(numeric[key], 3)) for key, name in KEY_METRICS.items() if key in numeric][:limit]
+
+
+METRIC_NAMES = {
+    **KEY_METRICS,
+    "p_refuted": "chance it is contradicted, if it is not supported",
+    "confidence": "confidence it is supported",
+    "best_similarity": "similarity to the best passage",
+    "cove_consistency": "consistency of the verification questions",
+    "external_provenance": "checked against web sources",
+}
+
+
+def metric_rows(metrics: dict | None, label: str) -> list[tuple[str, str, object]]:
+    """(plain name, stored key, value) of a claim's metrics for its card.
+
+    ``p_refuted`` is P(contradicted | not supported): beside a SUPPORTED label it answers a
+    question nobody asked (a supported claim can show 1.0), so it is left out there.
+    """
+    rows = []
+    for key, value in (metrics or {}).items():
+        if key == "p_refuted" and label == Label.SUPPORTED:
+            continue
+        rows.append((METRIC_NAMES.get(key, key.replace("_", " ")), key, value))
+    return rows
 
 
 LABEL_MEANINGS = {
@@ -354,3 +383,201 @@ def event_actor(event) -> str:
         return event.actor_label or "a user"
     label = (event.actor_label or "").strip()
     return "system" if label in ("", "system") else f"system ({label.replace('_', ' ')})"
+
+
+# --- Revisions a person approves -------------------------------------------------------------------
+
+_FINDING_WORDS = {
+    "substitution": "“{claim}” where the source says “{evidence}”",
+    "antonym": "“{claim}” where the source says the opposite, “{evidence}”",
+    "negation": "the source states the opposite (a negation)",
+    "missing_entity": "“{claim}” is named by no source",
+    "unstated_obligation": "no source states “{claim}”",
+}
+# edits that need no passage: they take back, qualify or soften what the evidence does not back
+_UNBACKED_STRATEGIES = {
+    "remove": "removes what no passage backs",
+    "qualify": "marks what no passage backs as not found",
+    "soften": "softens what the evidence only weakly backs",
+}
+
+
+def finding_words(finding: dict) -> str:
+    """One structural finding in words ("“rats” where the source says “monkeys”")."""
+    template = _FINDING_WORDS.get(finding.get("rule", ""), "{rule}")
+    return template.format(
+        claim=finding.get("claim", ""), evidence=finding.get("evidence", ""), rule=finding.get("rule", "")
+    )
+
+
+def _passages_of(answer) -> dict[str, dict]:
+    """Every passage an edit of the answer may name, by id: its claims' evidence, then its contexts."""
+    out: dict[str, dict] = {}
+    for claim in answer.claims.all():
+        for ev in claim.evidence.all():
+            out.setdefault(
+                str(ev.source_id), {"title": ev.title or ev.source_id, "uri": ev.uri, "text": ev.snippet}
+            )
+    for ctx in answer.contexts or []:
+        if isinstance(ctx, dict) and str(ctx.get("id", "")) not in out:
+            out[str(ctx.get("id", ""))] = {
+                "title": ctx.get("title") or f"Passage [{ctx.get('id')}]",
+                "uri": ctx.get("uri", ""),
+                "text": ctx.get("text") or "",
+            }
+    return out
+
+
+def backing_sentence(passage_text: str, wording: str) -> str:
+    """The sentence of a passage that holds most of ``wording``'s content words (what backs an edit)."""
+    text = strip_markdown(passage_text)
+    stems = set(content_stems(wording))
+    spans = sentence_spans(text)
+    if not spans:
+        return text[:300]
+    start, end = max(spans, key=lambda span: _alignment(stems, text[span[0] : span[1]]))
+    return text[start:end]
+
+
+def proposal_view(answer) -> dict:
+    """What a revision shows for a person's approval (claims and their evidence loaded).
+
+    The answer as received and the proposed text, their word diff, each edit with the passage
+    that backs it (or why it needs none), and each revised claim with its finding beside the new
+    wording and the label of its sentence judged whole.
+    """
+    loop = next(
+        (r for r in reversed(answer.revisions or []) if r.get("source") == "revision_loop"),
+        {},
+    )
+    original = answer.original_text or answer.text
+    proposed = answer.proposed_text or answer.text
+    passages = _passages_of(answer)
+    edits = []
+    for edit in loop.get("ledger") or []:
+        strategy = edit.get("strategy", "")
+        passage = passages.get(str(edit.get("passage_id") or ""))
+        if passage is not None:
+            wording = edit.get("after") or edit.get("claim_text") or ""
+            passage = {**passage, "sentence": backing_sentence(passage["text"], wording)}
+        edits.append(
+            {
+                "claim_id": edit.get("claim_id", ""),
+                "strategy": strategy,
+                "before": edit.get("before", ""),
+                "after": edit.get("after", ""),
+                "reason": edit.get("reason", ""),
+                "passage": passage,
+                "unbacked": _UNBACKED_STRATEGIES.get(strategy, ""),
+            }
+        )
+    claims = []
+    for claim in answer.claims.all():
+        revision = claim.revision or {}
+        if not revision:
+            continue
+        sentence = revision.get("sentence") or {}
+        claims.append(
+            {
+                "claim": claim,
+                "strategy": revision.get("strategy", ""),
+                "text": revision.get("text", ""),
+                "label": revision.get("label"),
+                "confidence": revision.get("confidence"),
+                "sentence": sentence,
+                "findings": [finding_words(f) for f in sentence.get("findings") or []],
+            }
+        )
+    workspace = answer.workspace
+    held_in = (
+        "every domain"
+        if workspace.revision_approval == "all"
+        else ", ".join(workspace.revision_approval_domains or workspace.regulated_domains or [])
+        or "no domain"
+    )
+    return {
+        "answer": answer,
+        "held_in": held_in,
+        "status": answer.revision_status,
+        "decision": answer.revision_decision or {},
+        "original": original,
+        "proposed": proposed,
+        "diff": word_diff(original, proposed),
+        "edits": edits,
+        "claims": claims,
+    }
+
+
+# --- External sources (Audit-Web) in words -------------------------------------------------------
+
+_WEB_REASONS = {
+    "audit_score_below_threshold": "confidence below {t.audit_score_threshold:.2f}",
+    "no_local_support": "no supporting passage in the request or the knowledge base",
+    "selfcheck_disagreement": "self-check disagreement above {t.selfcheck_disagreement_threshold:.2f}",
+    "stale_source": "a source past its freshness limit",
+}
+_PROVIDERS = {"pubmed": "PubMed", "arxiv": "arXiv", "page": "a web page"}
+
+
+def web_reason_words(reason: str, thresholds) -> str:
+    """Why a claim went to the web, in words, with the threshold in force."""
+    template = _WEB_REASONS.get(reason)
+    return template.format(t=thresholds) if template else reason.replace("_", " ")
+
+
+def web_status_words(status: str) -> str:
+    if status == "done":
+        return "the web sources were consulted and their evidence weighed"
+    if status == "failed":
+        return "every call was refused or failed, so the local result stands"
+    if status.startswith("skipped"):
+        why = status.partition(":")[2].strip()
+        return f"skipped ({why})" if why else "skipped"
+    return status
+
+
+def provider_name(provider: str) -> str:
+    return _PROVIDERS.get(provider, provider)
+
+
+def providers_text(calls: list[dict]) -> str:
+    """'PubMed and arXiv' for the providers of the given calls, in the order first called."""
+    names = list(dict.fromkeys(provider_name(c["provider"]) for c in calls))
+    return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else "".join(names)
+
+
+def attempt_summary(summary: dict) -> str:
+    """A revision attempt's figures in words: coverage, material claims without evidence, contradicted."""
+    coverage = float(summary.get("coverage") or 0.0)
+    parts = [f"evidence coverage {coverage * 100:.0f} %"]
+    if "material" in summary:
+        parts.append(
+            f"no evidence found for {summary.get('unsupported_material', 0)} of "
+            f"{summary['material']} material claim{'s' if summary['material'] != 1 else ''}"
+        )
+    else:
+        parts.append(
+            f"no evidence found for {float(summary.get('unsupported_rate') or 0) * 100:.0f} % of material claims"
+        )
+    if "contradicted" in summary:
+        parts.append(f"{summary['contradicted']} contradicted")
+    return " · ".join(parts)
+
+
+def human_label(claim) -> dict:
+    """Whether a person set or confirmed the claim's label, and what the machine said.
+
+    ``{"override", "confirmed", "by", "machine_label", "machine_text"}``; a claim as the revised
+    text states it (``ReturnedClaim``) is judged by the claim it stands for.
+    """
+    claim = getattr(claim, "claim", None) or claim
+    entries = [h for h in (claim.label_history or []) if isinstance(h, dict) and h.get("by_human")]
+    last = entries[-1] if entries else {}
+    override = claim.label != claim.machine_label
+    return {
+        "override": override,
+        "confirmed": bool(last) and not override and last.get("to") == claim.label,
+        "by": last.get("by", "a reviewer") if last else "a reviewer",
+        "machine_label": claim.machine_label,
+        "machine_text": badge_for(claim.machine_label)[0],
+    }

@@ -14,15 +14,27 @@ from django.core.paginator import Paginator
 from django.db import connection
 from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 
-from audit import charts, constants, hooks, presentation, review_charts, roles, selectors
+from audit import charts, constants, drilldown, hooks, presentation, review_charts, roles, selectors
 from audit.api.serializers import ClaimCardSerializer
 from audit.api.views import AuditCreateApi, audit_request_from
-from audit.errors import InvalidInput
+from audit.errors import AlreadyDone, InvalidInput, TheoriaError
 from audit.filters import AnswerPageFilter, ClaimFilter
-from audit.forms import AnswerSubmitForm, DateRangeForm, PassageFormSet, audit_payload, form_errors_text
+from audit.forms import (
+    AnswerSubmitForm,
+    DateRangeForm,
+    PassageFormSet,
+    RevisionDecisionForm,
+    audit_payload,
+    error_summary,
+    form_errors_text,
+    mark_invalid,
+)
 from audit.models import Workspace
 from audit.models.choices import LABEL_BADGES, Label
+from audit.selectors import api as selectors_api
 from audit.selectors import (
     claims as claims_selectors,
 )
@@ -36,6 +48,7 @@ from audit.selectors import (
     nightly as nightly_selectors,
 )
 from audit.services.audit_now import answer_audit_now
+from audit.services.revision import answer_revision_decide
 from audit.services.submissions import audit_submit
 from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user
 from escalation import reporting
@@ -56,19 +69,20 @@ def _found(obj, what: str):
     return obj
 
 
-def _bad_request(request, form, template: str = "audit/bad_request.html") -> HttpResponse:
-    return render(request, template, {"form": form, "message": form_errors_text(form)}, status=400)
-
-
 @login_required
 def home(request):
-    summary = (
-        selectors.home_summary(workspace=workspace_for_user(request.user))
-        if roles.can_read(request.user)
-        else None
-    )
+    """My work first (my open cases, at risk, breached, unassigned, the next deadlines), then the totals."""
+    reader = roles.can_read(request.user)
+    workspace = workspace_for_user(request.user) if reader else None
+    summary = selectors.home_summary(workspace=workspace) if reader else None
+    work = reporting.my_work(user=request.user, workspace=workspace) if reader else None
+    proposals = claims_selectors.revision_proposals_count(workspace=workspace) if reader else 0
     workspaces = Workspace.objects.order_by("name") if request.user.is_superuser else []
-    return render(request, "home.html", {"summary": summary, "workspaces": workspaces})
+    return render(
+        request,
+        "home.html",
+        {"summary": summary, "work": work, "proposals": proposals, "workspaces": workspaces},
+    )
 
 
 @login_required
@@ -108,19 +122,70 @@ def _escalations_by_claim(claim_ids) -> dict[int, list[dict]]:
 ANSWERS_PER_PAGE = constants.UI_CLAIMS_PER_PAGE
 
 
-def _filtered_page(request, filterset_class, queryset, per_page: int):
-    """Filter a list with the API's FilterSet and cut one page; a bad filter is a 400 page naming it.
+def _filtered_page(request, filterset_class, queryset, per_page: int, field_ids: dict[str, str]) -> dict:
+    """Filter a list with the API's FilterSet and cut one page.
 
-    Returns the template context (page, query string without the page, the filters as read,
-    choices already in their canonical letter case) or the 400 response.
+    Returns the template context: the page, the query string without the page, the filters as
+    read (choices in their canonical letter case) and, when a filter is bad, the error summary
+    linked to the filter fields (``field_ids``: filter name -> element id); the list is then shown
+    unfiltered and the filters stay as typed, so nothing is lost (the view answers 400).
     """
     query = request.GET.copy()
     query.pop("page", None)
     filterset = filterset_class(query, queryset=queryset)
+    errors = []
     if not filterset.is_valid():
-        return _bad_request(request, filterset.form)
-    page = Paginator(filterset.qs, per_page).get_page(request.GET.get("page"))
-    return {"page": page, "query": query.urlencode(), "params": filterset.form.data}
+        labels = {name: (f.label or name.replace("_", " ")) for name, f in filterset.filters.items()}
+        errors = [
+            {"id": field_ids.get(name, ""), "text": f"{FILTER_LABELS.get(name, labels.get(name, name))}: {e}"}
+            for name, messages_ in filterset.form.errors.items()
+            for e in messages_
+        ]
+        rows = queryset
+    else:
+        rows = filterset.qs
+    page = Paginator(rows, per_page).get_page(request.GET.get("page"))
+    return {
+        "page": page,
+        "query": query.urlencode() if not errors else "",
+        "params": filterset.form.data,
+        "summary_errors": errors,
+        "invalid": set(filterset.form.errors) if errors else set(),
+    }
+
+
+# how the list pages name their filters in an error message
+FILTER_LABELS = {
+    "date_from": "From",
+    "date_to": "To",
+    "confidence_min": "Confidence ≥",
+    "confidence_max": "Confidence ≤",
+    "q": "Search",
+    "answer": "Answer id",
+}
+ANSWER_FILTER_IDS = {
+    "q": "f-q",
+    "mode": "f-mode",
+    "domain": "f-domain",
+    "date_from": "f-from",
+    "date_to": "f-to",
+    "flagged": "f-flagged",
+    "refuted": "f-refuted",
+    "suppressed": "f-suppressed",
+}
+CLAIM_FILTER_IDS = {
+    "q": "f-q",
+    "label": "f-label",
+    "domain": "f-domain",
+    "mode": "f-mode",
+    "escalation": "f-esc",
+    "answer": "f-answer",
+    "date_from": "f-from",
+    "date_to": "f-to",
+    "confidence_min": "f-cmin",
+    "confidence_max": "f-cmax",
+    "relabelled": "f-relabelled",
+}
 
 
 @login_required
@@ -128,10 +193,12 @@ def answer_list(request):
     """Every answer of the workspace, any mode, with filters; unaudited (Normal) answers say so."""
     workspace = _reader_workspace(request)
     listed = _filtered_page(
-        request, AnswerPageFilter, claims_selectors.answer_rows(workspace=workspace), ANSWERS_PER_PAGE
+        request,
+        AnswerPageFilter,
+        claims_selectors.answer_rows(workspace=workspace),
+        ANSWERS_PER_PAGE,
+        ANSWER_FILTER_IDS,
     )
-    if isinstance(listed, HttpResponse):
-        return listed
     listed["page"].object_list = claims_selectors.answer_facts(list(listed["page"].object_list))
     return render(
         request,
@@ -142,6 +209,7 @@ def answer_list(request):
             "domains": claims_selectors.claim_domains(workspace=workspace),
             "can_submit": roles.can_submit(request.user),
         },
+        status=400 if listed["summary_errors"] else 200,
     )
 
 
@@ -168,25 +236,34 @@ def answer_new(request):
     form = AnswerSubmitForm(request.POST or None, default_mode_label=default_label)
     passages = PassageFormSet(request.POST or None, prefix="passage")
     errors: list[str] = []
-    if request.method == "POST" and form.is_valid() and passages.is_valid():
-        data = AuditCreateApi.InputSerializer(data=audit_payload(form, passages))
-        if data.is_valid():
-            try:
-                submission = audit_submit(
-                    workspace=workspace, user=request.user, request=audit_request_from(data.validated_data)
-                )
-            except InvalidInput as exc:
-                errors.append(str(exc))
+    if request.method == "POST":
+        valid = form.is_valid() & passages.is_valid()  # both checked, so every bad field is named at once
+        if valid:
+            data = AuditCreateApi.InputSerializer(data=audit_payload(form, passages))
+            if data.is_valid():
+                try:
+                    submission = audit_submit(
+                        workspace=workspace,
+                        user=request.user,
+                        request=audit_request_from(data.validated_data),
+                    )
+                except InvalidInput as exc:
+                    errors.append(str(exc))
+                else:
+                    return redirect("answer-detail", answer_id=submission.answer.public_id)
             else:
-                return redirect("answer-detail", answer_id=submission.answer.public_id)
-        else:
-            errors.extend(_flat_errors(data.errors))
-    status = 400 if request.method == "POST" else 200
+                errors.extend(_flat_errors(data.errors))
+    summary = [{"id": "", "text": e} for e in errors]
+    if request.method == "POST":
+        summary += error_summary(mark_invalid(form))
+        summary += [{"id": "", "text": f"Passages: {e}"} for e in passages.non_form_errors()]
+        for n, block in enumerate(passages, start=1):
+            summary += error_summary(mark_invalid(block), prefix=f"Passage {n} ")
     return render(
         request,
         "audit/answer_new.html",
-        {"form": form, "passages": passages, "errors": errors},
-        status=status,
+        {"form": form, "passages": passages, "errors": errors, "summary_errors": summary},
+        status=400 if request.method == "POST" else 200,
     )
 
 
@@ -214,9 +291,16 @@ def answer_audit(request, answer_id: str):
 def answer_detail(request, answer_id: str):
     workspace = _reader_workspace(request)
     answer = _found(claims_selectors.answer_get(workspace=workspace, answer_id=answer_id), "answer")
+    return _answer_page(request, workspace, answer)
+
+
+def _answer_page(request, workspace, answer, *, decision_errors=None, status: int = 200) -> HttpResponse:
     claims = list(answer.claims.all())
     revised = bool(answer.original_text) and answer.original_text != answer.text
     run = next(iter(answer.runs.all()), None)
+    by_claim = _escalations_by_claim(c.pk for c in claims)
+    cases = [{**case, "claim": claim} for claim in claims for case in by_claim.get(claim.pk, [])]
+    decision_errors = decision_errors or {}
     context = {
         "answer": answer,
         "audited": answer.mode != claims_selectors.Mode.NORMAL,
@@ -241,8 +325,64 @@ def answer_detail(request, answer_id: str):
         "label_counts": {
             text: sum(1 for c in claims if c.label == label) for label, (text, _) in LABEL_BADGES.items()
         },
+        "cases": sorted(cases, key=lambda c: c["opened_at"] or ""),
+        "proposal": presentation.proposal_view(answer)
+        if answer.revision_status in _PROPOSAL_STATES
+        else None,
+        "can_review": roles.can_review(request.user),
+        "external": claims_selectors.answer_external_sources(answer=answer),
+        "allow_external_calls": workspace.allow_external_calls,
+        "thresholds": selectors_api.thresholds_for(workspace),
+        "decision_errors": decision_errors,
+        "decision_posted": request.POST if decision_errors else {},
+        "summary_errors": [
+            {"id": f"decide-{answer.public_id}-{'reason' if key == 'reason' else 'accept'}", "text": m}
+            for key, messages_ in decision_errors.items()
+            for m in messages_
+        ],
     }
-    return render(request, "audit/answer_detail.html", context)
+    return render(request, "audit/answer_detail.html", context, status=status)
+
+
+_PROPOSAL_STATES = ("proposed", "accepted", "rejected")
+
+
+@login_required
+def answer_revision(request, answer_id: str):
+    """Accept or reject the answer's held revision (a reviewer, with a reason), then its page.
+
+    Bad input re-renders the answer page with the errors beside the form, focus on their summary
+    (400); a decision someone else made first is said as an error, one's own earlier one (a
+    double submit) as a note.
+    """
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    workspace = _reader_workspace(request)
+    if not roles.can_review(request.user):
+        raise PermissionDenied("Your account has no reviewer role.")
+    answer = _found(claims_selectors.answer_get(workspace=workspace, answer_id=answer_id), "answer")
+    form = RevisionDecisionForm(request.POST)
+    from django.contrib import messages
+
+    if not form.is_valid():
+        return _answer_page(request, workspace, answer, decision_errors=form.errors, status=400)
+    try:
+        answer_revision_decide(answer=answer, actor=request.user, **form.cleaned_data)
+    except AlreadyDone as exc:
+        messages.info(request, str(exc))
+    except TheoriaError as exc:
+        messages.error(request, f"The revision of {answer.public_id} was not changed: {exc}")
+    else:
+        done = (
+            "accepted: the proposed text is served"
+            if form.cleaned_data["decision"] == "accept"
+            else ("rejected: the answer is served as received")
+        )
+        messages.success(request, f"The revision of {answer.public_id} was {done}.")
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return redirect(target)
+    return redirect(f"{reverse('answer-detail', args=[answer.public_id])}#proposal")
 
 
 @login_required
@@ -270,10 +410,12 @@ def claim_list(request):
     """List claims with the API's filters (one FilterSet for both); export links reuse the API."""
     workspace = _reader_workspace(request)
     listed = _filtered_page(
-        request, ClaimFilter, claims_selectors.claim_rows(workspace=workspace), CLAIMS_PER_PAGE
+        request,
+        ClaimFilter,
+        claims_selectors.claim_rows(workspace=workspace),
+        CLAIMS_PER_PAGE,
+        CLAIM_FILTER_IDS,
     )
-    if isinstance(listed, HttpResponse):
-        return listed
     return render(
         request,
         "audit/claim_list.html",
@@ -284,6 +426,7 @@ def claim_list(request):
             "domains": claims_selectors.claim_domains(workspace=workspace),
             "escalation_choices": ClaimFilter.base_filters["escalation"].extra["choices"],
         },
+        status=400 if listed["summary_errors"] else 200,
     )
 
 
@@ -312,21 +455,25 @@ def dashboard(request):
     queue = reporting.dashboard_summary(workspace=workspace, start=period.bounds()[0], end=period.bounds()[1])
     domains = dashboard_selectors.domain_breakdown(workspace=workspace, period=period)
     figures = {
-        "trust-trend": charts.trust_trend(trust),
-        "label-rates": charts.label_rates(trust),
-        "sla-trend": charts.sla_attainment_trend(queue["attainment_by_day"]),
-        "rag-score": charts.rag_score_trend(trust),
-        "label-distribution": charts.label_distribution(trust),
-        "queue-aging": charts.queue_aging(queue["aging"]),
-        "sla-attainment": charts.sla_attainment(queue["attainment"]),
-        "escalation-volume": charts.escalation_volume(queue["volume"]),
-        "domains": charts.domain_breakdown(domains),
+        key: drilldown.with_links(key, figure, period)
+        for key, figure in {
+            "trust-trend": charts.trust_trend(trust),
+            "label-rates": charts.label_rates(trust),
+            "sla-trend": charts.sla_attainment_trend(queue["attainment_by_day"]),
+            "rag-score": charts.rag_score_trend(trust),
+            "label-distribution": charts.label_distribution(trust),
+            "queue-aging": charts.queue_aging(queue["aging"]),
+            "sla-attainment": charts.sla_attainment(queue["attainment"]),
+            "escalation-volume": charts.escalation_volume(queue["volume"]),
+            "domains": charts.domain_breakdown(domains),
+        }.items()
     }
     incidents = dashboard_selectors.incident_counts(workspace=workspace, period=period)
     review = learning_selectors.learning_summary(
         workspace=workspace, start=period.bounds()[0], end=period.bounds()[1]
     )
     llm = dashboard_selectors.llm_usage(workspace=workspace, period=period)
+    llm_figure = charts.llm_usage(llm) if llm["configured"] or llm["used"] else None
     shown = {"date_from": period.start, "date_to": period.end}
     return render(
         request,
@@ -338,10 +485,11 @@ def dashboard(request):
             "trust": trust,
             "figures": figures,
             "kpis": dashboard_selectors.success_metrics(workspace=workspace, period=period),
-            "domains": domains,
+            "domains": drilldown.domain_links(domains, period),
+            "links": drilldown.tiles(period, staff=request.user.is_staff),
             "incidents": incidents,
             "llm": llm,
-            "llm_figure": charts.llm_usage(llm) if llm["configured"] or llm["used"] else None,
+            "llm_figure": drilldown.with_links("llm-usage", llm_figure, period) if llm_figure else None,
             "review": review,
             "review_figures": review_charts.review_figures(review),
             "queue": queue,

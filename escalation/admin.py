@@ -70,9 +70,20 @@ class ReviewCaseAdmin(ReadOnlyAdmin):
 
 @admin.register(Notification)
 class NotificationAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "event", "channel", "address", "status", "attempts", "sent_at")
+    """Alerts about case transitions and about decisions on answers (scoped by their ``workspace``)."""
+
+    list_display = (
+        "created_at",
+        "event",
+        "audit_event",
+        "channel",
+        "address",
+        "status",
+        "attempts",
+        "sent_at",
+    )
     list_filter = ("status", "channel")
-    list_select_related = ("event",)
+    list_select_related = ("event", "audit_event")
 
 
 @admin.register(CurationItem)

@@ -15,6 +15,7 @@ class EscalationConfig(AppConfig):
 
         hooks.register_answer_intake(services.cases_open_for_answer)
         hooks.register_documents_flagged(services.curation_items_open_for_documents)
+        hooks.register_answer_decided(notifications.notifications_queue_for_answer_decision)
         hooks.register_claim_escalations(selectors.claim_escalations)
         hooks.register_claim_escalation_filter(selectors.escalation_state_q)
         hooks.register_reviewer_agreement_low(notifications.review_agreement_alerts_queue)

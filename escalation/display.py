@@ -100,3 +100,64 @@ def acknowledgement(case, events, calendar: policy.Calendar) -> dict | None:
         "met": bool((ack.details or {}).get("within_sla", True)),
         "at": ack.at,
     }
+
+
+def event_text(event, decisions: dict | None = None) -> tuple[str, str]:
+    """(what happened, the detail) of a review event, naming who was assigned, the decision, the reasons.
+
+    ``decisions`` maps decision codes to their labels (``ReviewCase.Decision``).
+    """
+    details = event.details or {}
+    decisions = decisions or {}
+    kind, reason = event.kind, event.reason or ""
+    if kind == "assigned":
+        title = f"Assigned to {details.get('to') or 'someone'}"
+        was = details.get("from")
+        return title, (f"was {was}" if was else "was unassigned") + (f"; {reason}" if reason else "")
+    if kind == "unassigned":
+        return "Unassigned", f"was {details.get('from') or 'nobody'}" + (f"; {reason}" if reason else "")
+    if kind == "escalated":
+        return f"Escalated to Level {details.get('to_tier', event.tier)}", reason
+    if kind == "resolved":
+        decision = details.get("decision", "")
+        return f"Resolved: {decisions.get(decision, decision) or 'no decision'}", reason
+    if kind == "reopened":
+        previous = details.get("previous") or {}
+        earlier = previous.get("decision")
+        note = (
+            f" (it had been resolved: {decisions.get(earlier, earlier)}"
+            + (f" — {previous['rationale']}" if previous.get("rationale") else "")
+            + ")"
+            if earlier
+            else ""
+        )
+        return "Reopened", f"why: {reason}{note}" if reason else note.strip()
+    titles = {"at_risk": "SLA at risk", "breached": "SLA breached"}
+    return titles.get(kind, kind.replace("_", " ").capitalize()), reason
+
+
+def resolutions(events, decisions: dict | None = None) -> list[dict]:
+    """Every resolution of a case, oldest first, with whether a later reopening undid it (and why)."""
+    decisions = decisions or {}
+    out: list[dict] = []
+    for event in events:
+        if event.kind == "resolved":
+            decision = (event.details or {}).get("decision", "")
+            out.append(
+                {
+                    "decision": decisions.get(decision, decision),
+                    "rationale": event.reason,
+                    "by": event.actor_label or "system",
+                    "at": event.at,
+                    "tier": event.tier,
+                    "reopened": None,
+                }
+            )
+        elif event.kind == "reopened" and out and out[-1]["reopened"] is None:
+            out[-1]["reopened"] = {"at": event.at, "by": event.actor_label or "system", "why": event.reason}
+    return out
+
+
+def tier_clock_text(tier: int) -> str:
+    """How a tier's SLA clock counts, in words: 'wall-clock time' or 'business hours'."""
+    return "business hours" if clock_word(tier) else "wall-clock time"

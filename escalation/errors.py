@@ -30,3 +30,9 @@ class NotPermitted(EscalationError):
 
     status_code = 403
     code = "not_permitted"
+
+
+class AlreadyDone(EscalationError):
+    """The caller's own earlier request already did this (a double submit): nothing else changed."""
+
+    code = "already_done"

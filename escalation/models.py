@@ -175,6 +175,7 @@ class ReviewEvent(models.Model):
         OPENED = "opened", "Opened"
         ACKNOWLEDGED = "acknowledged", "Acknowledged"
         ASSIGNED = "assigned", "Assigned"
+        UNASSIGNED = "unassigned", "Unassigned"
         NOTE = "note", "Note"
         ESCALATED = "escalated", "Escalated"
         PAUSED = "paused", "Paused"
@@ -380,16 +381,23 @@ class NotificationStatus(models.TextChoices):
 
 
 class Notification(models.Model):
-    """One alert on one channel: for a review event (at most one per event, channel and address), or
-    a workspace alert that is no case event (``subject`` and ``body`` stored, e.g. reviewer drift)."""
+    """One alert on one channel, at most one per (event, channel, address). What it is about:
+
+    - a review event (a case transition): ``event``;
+    - a decision on an answer that is no case's (a held revision accepted or rejected): the audit
+      event that recorded it, ``audit_event``;
+    - a workspace alert that is neither (reviewer agreement fell): ``subject`` and ``body`` stored.
+    At most one of ``event`` and ``audit_event`` is set, and an alert with neither has a subject.
+    """
 
     Status = NotificationStatus
 
-    workspace = models.ForeignKey(
-        "audit.Workspace", null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
-    )
+    workspace = models.ForeignKey("audit.Workspace", on_delete=models.CASCADE, related_name="notifications")
     event = models.ForeignKey(
         ReviewEvent, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
+    )
+    audit_event = models.ForeignKey(
+        "audit.AuditEvent", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
     subject = models.CharField(max_length=200, blank=True, help_text="A workspace alert's subject.")
     body = models.TextField(blank=True, help_text="A workspace alert's text.")
@@ -412,6 +420,16 @@ class Notification(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["event", "channel", "address"], name="%(app_label)s_%(class)s_once_per_event"
+            ),
+            models.UniqueConstraint(
+                fields=["audit_event", "channel", "address"],
+                name="%(app_label)s_%(class)s_once_per_audit_event",
+            ),
+            models.CheckConstraint(
+                condition=(Q(event__isnull=False) & Q(audit_event__isnull=True))
+                | (Q(event__isnull=True) & Q(audit_event__isnull=False))
+                | (Q(event__isnull=True) & Q(audit_event__isnull=True) & ~Q(subject="")),
+                name="%(app_label)s_%(class)s_one_event",
             ),
             models.CheckConstraint(
                 condition=(Q(status=NotificationStatus.SENT) & Q(sent_at__isnull=False))

@@ -63,6 +63,28 @@ def alert_queue(*, workspace, subject: str, body: str) -> int:
     return len(targets)
 
 
+def notifications_queue_for_answer_decision(*, answer, audit_event) -> int:
+    """Queue one notification per target of the answer's workspace for a decision on the answer.
+
+    Registered as audit's ``answer_decided`` hook (a held revision accepted or rejected): the
+    front end learns it like a case decision, through the same targets, delivery and retries.
+    Returns how many were queued.
+    """
+    targets = selectors.notification_targets(answer.workspace)
+    Notification.objects.bulk_create(
+        [
+            Notification(
+                workspace=answer.workspace, audit_event=audit_event, channel=channel, address=address
+            )
+            for channel, address in targets
+        ],
+        ignore_conflicts=True,
+    )
+    if targets:
+        transaction.on_commit(_enqueue_delivery)
+    return len(targets)
+
+
 def review_agreement_alerts_queue(*, workspace, alerts: list[dict]) -> int:
     """Alert the workspace's targets that reviewers agree less with the machine in some domains
     (the receiver of ``audit.hooks.reviewer_agreement_low``)."""
@@ -128,17 +150,50 @@ def _message(event: ReviewEvent) -> tuple[str, str]:
     return subject, body
 
 
+def _answer_url(answer_id: str) -> str:
+    try:
+        path = reverse("answer-detail", args=[answer_id])
+    except NoReverseMatch:
+        path = f"/api/v1/answers/{answer_id}"
+    return settings.THEORIA.get("PUBLIC_URL", "").rstrip("/") + path
+
+
+def _decision_message(event) -> tuple[str, str, dict]:
+    """Subject, body and webhook fields of a decision on an answer (an audit event's details)."""
+    details = event.details or {}
+    answer_id = details.get("answer_id", event.object_id)
+    status = details.get("status", "")
+    subject = f"[{answer_id}] revision {status} by {event.actor_label or 'system'}"
+    body = "\n".join(
+        [
+            f"Answer {answer_id}: the held revision was {status}.",
+            f"Reason: {details.get('reason', '')}",
+            f"Served text now: {'the revised text' if status == 'accepted' else 'the text as received'}",
+            f"Answer: {_answer_url(answer_id)}",
+        ]
+    )
+    fields = {"answer_id": answer_id, "revision": {"status": status, "reason": details.get("reason", "")}}
+    return subject, body, fields
+
+
 def _send(notification: Notification) -> None:
-    event = notification.event
-    subject, body = _message(event) if event is not None else (notification.subject, notification.body)
+    if notification.event_id is not None:
+        subject, body = _message(notification.event)
+        fields = {"ticket": notification.event.case.ticket}
+        event = notification.event.kind
+    elif notification.audit_event_id is not None:
+        subject, body, fields = _decision_message(notification.audit_event)
+        event = notification.audit_event.action
+    else:  # a workspace alert (reviewer drift): its text was stored when it was queued
+        subject, body, fields, event = notification.subject, notification.body, {"ticket": ""}, "alert"
     if notification.channel == Channel.EMAIL:
         send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [notification.address], fail_silently=False)
         return
     payload = {
         "channel": settings.THEORIA.get("SLACK_CHANNEL", ""),
         "text": f"*{subject}*\n{body}",
-        "ticket": event.case.ticket if event is not None else "",
-        "event": event.kind if event is not None else "alert",
+        **fields,
+        "event": event,
     }
     # through the Audit-Web guard: http(s) only, no credentials, public addresses only (no loopback,
     # metadata or private hosts), the checked address pinned, no redirects, a timeout, a capped reply
@@ -176,7 +231,7 @@ def notifications_deliver(*, limit: int = 200) -> dict:
             status__in=[NotificationStatus.PENDING, NotificationStatus.FAILED],
             attempts__lt=constants.NOTIFICATION_MAX_ATTEMPTS,
         )
-        .select_related("event__case")
+        .select_related("event__case", "audit_event")
         .order_by("id")[:limit]
     )
     for notification in list(due):
@@ -219,7 +274,9 @@ def _recover_stuck(counts: dict) -> None:
         attempts=constants.NOTIFICATION_MAX_ATTEMPTS,
         last_error="left 'sending' twice by a crashed sender; given up",
     )
-    for notification in stuck.filter(stuck_retried=False).select_related("event__case").order_by("id"):
+    for notification in (
+        stuck.filter(stuck_retried=False).select_related("event__case", "audit_event").order_by("id")
+    ):
         claimed = Notification.objects.filter(
             id=notification.id,
             status=NotificationStatus.SENDING,

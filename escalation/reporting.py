@@ -28,6 +28,7 @@ def case_dict(case: ReviewCase) -> dict:
         "status": case.status,
         "status_label": case.get_status_display(),
         "sla_state": case.sla_state,
+        "sla_label": case.get_sla_state_display(),
         "trigger": case.trigger,
         "risk_score": case.risk_score,
         "owner": case.owner.get_username() if case.owner_id else None,
@@ -203,3 +204,30 @@ def dashboard_summary(
         "open": open_counts,
         "period": {**period, "breaches": breaches, "kb_corrections": corrections},
     }
+
+
+def my_work(
+    *, user, workspace, now: dt.datetime | None = None, deadlines: int = constants.UI_HOME_DEADLINES
+) -> dict:
+    """What needs the user first, in their workspace: their open cases (and how many of those are at
+    risk or breached), the workspace's at-risk, breached and unassigned open cases, and the next
+    ``deadlines`` running clocks among their cases and the unassigned ones (two queries)."""
+    now = now or timezone.now()
+    mine = Q(owner=user)
+    counts = ReviewCase.objects.filter(workspace=workspace, status__in=ReviewCase.OPEN_STATUSES).aggregate(
+        mine=Count("id", filter=mine),
+        mine_at_risk=Count("id", filter=mine & Q(sla_state=ReviewCase.SlaState.AT_RISK)),
+        mine_breached=Count("id", filter=mine & Q(sla_state=ReviewCase.SlaState.BREACHED)),
+        at_risk=Count("id", filter=Q(sla_state=ReviewCase.SlaState.AT_RISK)),
+        breached=Count("id", filter=Q(sla_state=ReviewCase.SlaState.BREACHED)),
+        unassigned=Count("id", filter=Q(owner__isnull=True)),
+    )
+    upcoming = list(
+        ReviewCase.objects.filter(
+            workspace=workspace, status__in=ReviewCase.OPEN_STATUSES, due_at__isnull=False
+        )
+        .filter(mine | Q(owner__isnull=True))
+        .select_related("claim", "owner")
+        .order_by("due_at", "-risk_score", "id")[:deadlines]
+    )
+    return {**counts, "deadlines": upcoming, "now": now}

@@ -54,6 +54,13 @@ def notification_targets(workspace: Workspace) -> list[tuple[str, str]]:
     return [(str(c), a) for c, a in pairs]
 
 
+ORDERINGS = {
+    # time to breach first (the most overdue on top; stopped clocks last), then risk
+    "deadline": (F("due_at").asc(nulls_last=True), F("risk_score").desc(), "opened_at", "id"),
+    "risk": (F("risk_score").desc(), F("due_at").asc(nulls_last=True), "opened_at", "id"),
+}
+
+
 class CaseFilter(CaseInsensitiveChoices):
     """The queue's filters, shared by the API list and the queue page (bad values are form errors)."""
 
@@ -64,8 +71,28 @@ class CaseFilter(CaseInsensitiveChoices):
     owner = django_filters.CharFilter(
         method="filter_owner", help_text="A username, 'me', or 'none' (unassigned)."
     )
-    open = django_filters.BooleanFilter(
-        method="filter_open", help_text="true: open cases only; false: resolved only."
+    open = django_filters.ChoiceFilter(
+        choices=[("true", "Open"), ("false", "Resolved"), ("any", "Any")],
+        method="filter_open",
+        help_text="true: open cases only; false: resolved only; any: both.",
+    )
+    decision = django_filters.ChoiceFilter(choices=ReviewCase.Decision.choices)
+    opened_from = django_filters.DateFilter(field_name="opened_at", lookup_expr="date__gte")
+    opened_to = django_filters.DateFilter(field_name="opened_at", lookup_expr="date__lte")
+    opened_after = django_filters.IsoDateTimeFilter(field_name="opened_at", lookup_expr="gt")
+    opened_before = django_filters.IsoDateTimeFilter(field_name="opened_at", lookup_expr="lte")
+    resolved_from = django_filters.DateFilter(field_name="resolved_at", lookup_expr="date__gte")
+    resolved_to = django_filters.DateFilter(field_name="resolved_at", lookup_expr="date__lte")
+    breached_from = django_filters.DateFilter(
+        method="filter_breached_from", help_text="Breached on or after this UTC day."
+    )
+    breached_to = django_filters.DateFilter(
+        method="filter_breached_to", help_text="Breached on or before this UTC day."
+    )
+    order = django_filters.ChoiceFilter(
+        choices=[("deadline", "Time to breach"), ("risk", "Risk")],
+        method="filter_order",
+        help_text="deadline: time to breach first, risk second; risk: the other way round.",
     )
 
     class Meta:
@@ -83,13 +110,26 @@ class CaseFilter(CaseInsensitiveChoices):
         return queryset.filter(owner__username=value)
 
     def filter_open(self, queryset, name, value):
-        if value is None:
+        if value in (None, "", "any"):
             return queryset
         return (
             queryset.filter(status__in=ReviewCase.OPEN_STATUSES)
-            if value
+            if value == "true"
             else queryset.exclude(status__in=ReviewCase.OPEN_STATUSES)
         )
+
+    def _breached(self, queryset, **at):
+        events = ReviewEvent.objects.filter(kind=ReviewEvent.Kind.BREACHED, **at)
+        return queryset.filter(pk__in=events.values("case_id"))
+
+    def filter_breached_from(self, queryset, name, value):
+        return self._breached(queryset, at__date__gte=value) if value else queryset
+
+    def filter_breached_to(self, queryset, name, value):
+        return self._breached(queryset, at__date__lte=value) if value else queryset
+
+    def filter_order(self, queryset, name, value):
+        return queryset.order_by(*ORDERINGS[value]) if value else queryset
 
 
 def case_queryset(*, user) -> QuerySet[ReviewCase]:
@@ -99,11 +139,11 @@ def case_queryset(*, user) -> QuerySet[ReviewCase]:
     qs = ReviewCase.objects.select_related("claim", "claim__answer", "owner", "workspace").filter(
         workspace=workspace_for_user(user)  # admins included: a superuser crosses only by an explicit switch
     )
-    return qs.order_by(F("risk_score").desc(), F("due_at").asc(nulls_last=True), "opened_at", "id")
+    return qs.order_by(*ORDERINGS["risk"])
 
 
 def case_list(*, user, filters: dict | None = None, request=None) -> QuerySet[ReviewCase]:
-    """The queue: readable cases in risk order, filtered (tier, status, sla_state, domain, owner, open).
+    """The queue: readable cases in risk order (``order=deadline``: time to breach first), filtered.
 
     Raises ``django.core.exceptions.ValidationError`` naming the field of a bad filter value.
     """
@@ -210,30 +250,39 @@ def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:
     return qs
 
 
-def case_owner_choices(case: ReviewCase) -> list[tuple[str, list]]:
-    """Who may own a case: active users of its workspace holding its tier's role, then the roles above.
+def owner_choices(*, workspace_id: int, tier: int = policy.FIRST_TIER) -> list[tuple[str, list]]:
+    """Who may own a case of ``tier``: active users of the workspace holding its tier's role, the
+    roles above, then admins (who may act at every tier).
 
-    Returns [(role name, [users by username])] with empty roles left out (one query).
+    Returns [(role name, [users by username])] with empty roles left out; a user is listed once,
+    under the lowest role that lets them own it (one query).
     """
     from django.contrib.auth import get_user_model
 
-    eligible = [roles.TIER_ROLES[t] for t in policy.TIERS if t >= case.tier]
+    eligible = [roles.TIER_ROLES[t] for t in policy.TIERS if t >= tier]
     users = (
         get_user_model()
-        .objects.filter(
-            is_active=True, theoria_profile__workspace_id=case.workspace_id, groups__name__in=eligible
-        )
+        .objects.filter(is_active=True, theoria_profile__workspace_id=workspace_id)
+        .filter(Q(groups__name__in=[*eligible, roles.ADMIN]) | Q(is_superuser=True))
         .annotate(role=F("groups__name"))
         .order_by("username")
     )
-    by_role: dict[str, list] = {role: [] for role in eligible}
-    seen: set[int] = set()
-    for user in users:  # a user holding two roles is listed under the tier's own role first
-        by_role[user.role].append(user)
-    out = []
-    for role in eligible:
-        fresh = [u for u in by_role[role] if u.pk not in seen]
-        seen.update(u.pk for u in fresh)
+    order = [*eligible, roles.ADMIN]
+    by_role: dict[str, list] = {role: [] for role in order}
+    for user in users:  # a superuser without the Admin group is listed as one
+        by_role[user.role if user.role in by_role else roles.ADMIN].append(user)
+    out, seen = [], set()
+    for role in order:
+        fresh = []
+        for u in by_role[role]:
+            if u.pk not in seen:
+                seen.add(u.pk)
+                fresh.append(u)
         if fresh:
             out.append((role, fresh))
     return out
+
+
+def case_owner_choices(case: ReviewCase) -> list[tuple[str, list]]:
+    """Who may own a case: ``owner_choices`` for its workspace and tier."""
+    return owner_choices(workspace_id=case.workspace_id, tier=case.tier)

@@ -14,6 +14,7 @@ Audit data (claim labels, answer suppression) changes only through ``audit.servi
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
@@ -28,7 +29,7 @@ from audit.services.events import event_record
 from audit.services.reviewed_examples import case_decision_example_record
 
 from . import policy, selectors
-from .errors import CaseConflict, NotPermitted, TransitionNotAllowed
+from .errors import AlreadyDone, CaseConflict, EscalationError, NotPermitted, TransitionNotAllowed
 from .models import (
     CLOCK_STATUSES,
     OPEN_CASE_STATUSES,
@@ -139,13 +140,63 @@ def _record(
     return event
 
 
-def _transition(case: ReviewCase, *, allowed: tuple, changes: dict, action: str) -> ReviewCase:
+# the event each transition records, and how a message says it was done
+ACTION_KINDS = {
+    "acknowledge": (ReviewEvent.Kind.ACKNOWLEDGED, "acknowledged"),
+    "assign": (ReviewEvent.Kind.ASSIGNED, "assigned"),
+    "unassign": (ReviewEvent.Kind.UNASSIGNED, "unassigned"),
+    "escalate": (ReviewEvent.Kind.ESCALATED, "escalated"),
+    "pause": (ReviewEvent.Kind.PAUSED, "paused"),
+    "resume": (ReviewEvent.Kind.RESUMED, "resumed"),
+    "resolve": (ReviewEvent.Kind.RESOLVED, "resolved"),
+    "reopen": (ReviewEvent.Kind.REOPENED, "reopened"),
+}
+# the columns whose new value says a transition's change is in place
+_TARGET_COLUMNS = ("status", "tier", "owner", "decision")
+
+
+def _own_earlier_success(case: ReviewCase, current: ReviewCase | None, changes: dict, action: str, actor):
+    """The actor's own event of this very change, when it is the last transition of the case and the
+    case is in the state the change asks for (a double submit whose first request succeeded): read
+    before it (``current`` one version on) or after it (``case`` is ``current``). None otherwise."""
+    actor = _actor_or_none(actor)
+    if actor is None or current is None or action not in ACTION_KINDS:
+        return None
+    if current.version not in (case.version, case.version + 1):
+        return None
+    for column in _TARGET_COLUMNS:
+        if column not in changes:
+            continue
+        wanted = changes[column]
+        have = current.owner_id if column == "owner" else getattr(current, column)
+        if (wanted.pk if column == "owner" and wanted is not None else wanted) != have:
+            return None
+    event = current.events.exclude(kind=ReviewEvent.Kind.NOTE).order_by("-at", "-id").first()
+    if event is None or event.kind != ACTION_KINDS[action][0] or event.actor_id != actor.pk:
+        return None
+    return event
+
+
+def _already_done(case: ReviewCase, current: ReviewCase | None, changes: dict, action: str, actor) -> None:
+    """Raise :class:`AlreadyDone` when the actor's own earlier request made this very change."""
+    own = _own_earlier_success(case, current, changes, action, actor)
+    if own is not None:
+        raise AlreadyDone(
+            f"You already {ACTION_KINDS[action][1]} {case.ticket} at {own.at:%H:%M:%S} UTC; "
+            "the second request changed nothing."
+        )
+
+
+def _transition(case: ReviewCase, *, allowed: tuple, changes: dict, action: str, actor=None) -> ReviewCase:
     """Apply ``changes`` if the case is still what the caller saw; raise on a concurrent change.
 
     The new state is validated with ``full_clean`` first; then one conditional UPDATE on
-    (id, version, status) does the change, and its row count tells whether we won.
+    (id, version, status) does the change, and its row count tells whether we won. When we lost
+    to our own earlier request (the same actor, the same change, nothing else since: a double
+    submit), :class:`AlreadyDone` says so instead of blaming someone else.
     """
     if case.status not in allowed:
+        _already_done(case, case, changes, action, actor)
         raise TransitionNotAllowed(
             f"cannot {action} {case.ticket}: it is {case.get_status_display().lower()}"
         )
@@ -164,6 +215,7 @@ def _transition(case: ReviewCase, *, allowed: tuple, changes: dict, action: str)
         ) from None
     if moved != 1:
         current = ReviewCase.objects.select_related("owner").filter(id=case.id).first()
+        _already_done(case, current, changes, action, actor)
         who = f" by {current.owner.get_username()}" if current and current.owner_id else ""
         state = current.get_status_display().lower() if current else "deleted"
         raise CaseConflict(
@@ -310,7 +362,7 @@ def case_acknowledge(*, case: ReviewCase, actor, note: str = "") -> ReviewCase:
         changes["owner"] = actor
     if not _clock_runs(case.tier, acknowledged=True):
         changes.update(_clock_stopped())
-    case = _transition(case, allowed=(CaseStatus.OPEN,), changes=changes, action="acknowledge")
+    case = _transition(case, allowed=(CaseStatus.OPEN,), changes=changes, action="acknowledge", actor=actor)
     _record(
         case,
         ReviewEvent.Kind.ACKNOWLEDGED,
@@ -334,13 +386,31 @@ def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCa
             {"owner": f"the owner must hold the role {roles.TIER_ROLES[case.tier]} or above"}
         )
     previous = case.owner.get_username() if case.owner_id else None
-    case = _transition(case, allowed=OPEN_CASE_STATUSES, changes={"owner": owner}, action="assign")
+    case = _transition(
+        case, allowed=OPEN_CASE_STATUSES, changes={"owner": owner}, action="assign", actor=actor
+    )
     _record(
         case,
         ReviewEvent.Kind.ASSIGNED,
         actor=actor,
         reason=reason,
         details={"from": previous, "to": owner.get_username()},
+    )
+    return case
+
+
+@transaction.atomic
+def case_unassign(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
+    """Take the owner off an open case (it goes back to the unassigned pile); its clock is unchanged."""
+    _require_tier(actor, case.tier, "unassigning")
+    if not case.owner_id:
+        raise TransitionNotAllowed(f"cannot unassign {case.ticket}: it has no owner")
+    previous = case.owner.get_username()
+    case = _transition(
+        case, allowed=OPEN_CASE_STATUSES, changes={"owner": None}, action="unassign", actor=actor
+    )
+    _record(
+        case, ReviewEvent.Kind.UNASSIGNED, actor=actor, reason=reason, details={"from": previous, "to": None}
     )
     return case
 
@@ -373,7 +443,11 @@ def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
     }
     from_tier = case.tier
     case = _transition(
-        case, allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED), changes=changes, action="escalate"
+        case,
+        allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED),
+        changes=changes,
+        action="escalate",
+        actor=actor,
     )
     _record(
         case,
@@ -398,7 +472,7 @@ def case_pause(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
         used += policy.clock_elapsed(case.tier, calendar, case.clock_started_at, now)
     changes = {"status": CaseStatus.PAUSED, "paused_at": now, **_clock_stopped(used)}
     case = _transition(
-        case, allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED), changes=changes, action="pause"
+        case, allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED), changes=changes, action="pause", actor=actor
     )
     _record(
         case,
@@ -420,7 +494,7 @@ def case_resume(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
     changes = {"status": CaseStatus.ACKNOWLEDGED if acknowledged else CaseStatus.OPEN, "paused_at": None}
     if _clock_runs(case.tier, acknowledged):
         changes.update(_clock_start(case, tier=case.tier, start=now, used_s=case.clock_used_s))
-    case = _transition(case, allowed=(CaseStatus.PAUSED,), changes=changes, action="resume")
+    case = _transition(case, allowed=(CaseStatus.PAUSED,), changes=changes, action="resume", actor=actor)
     _record(
         case,
         ReviewEvent.Kind.RESUMED,
@@ -455,7 +529,7 @@ def case_resolve(*, case: ReviewCase, actor, decision: str, rationale: str) -> R
         "rationale": rationale,
         **_clock_stopped(case.clock_used_s),
     }
-    case = _transition(case, allowed=OPEN_CASE_STATUSES, changes=changes, action="resolve")
+    case = _transition(case, allowed=OPEN_CASE_STATUSES, changes=changes, action="resolve", actor=actor)
     claim = case.claim
     details = {"decision": decision}
     # the decision as a labelled example, before it changes the claim (docs/ARCHITECTURE.md,
@@ -511,11 +585,61 @@ def case_reopen(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
     if other is not None:
         raise TransitionNotAllowed(f"cannot reopen {case.ticket}: {other.ticket} is open for the same claim")
     previous = {"decision": case.decision, "rationale": case.rationale}
-    case = _transition(case, allowed=(CaseStatus.RESOLVED,), changes=changes, action="reopen")
+    case = _transition(case, allowed=(CaseStatus.RESOLVED,), changes=changes, action="reopen", actor=actor)
     _record(
         case, ReviewEvent.Kind.REOPENED, actor=actor, reason=reason, at=now, details={"previous": previous}
     )
     return case
+
+
+# --- bulk actions -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BulkOutcome:
+    """What a bulk action did to one case: ``done``, or why not (the row's own message)."""
+
+    ticket: str
+    done: bool
+    message: str
+
+
+BULK_ACTIONS = ("acknowledge", "assign", "unassign")
+
+
+def cases_bulk_apply(*, cases, actor, action: str, owner=None) -> list[BulkOutcome]:
+    """Apply one action to each case through the single-case service, one transaction per case.
+
+    The same conditional update guards every row, so a case changed meanwhile (or refused: its
+    state, the actor's tier, an owner who may not own it) is reported on its own row while the
+    others go through. ``owner`` is the new owner of ``assign``.
+    """
+    if action not in BULK_ACTIONS:
+        raise ValidationError({"action": f"action must be one of {', '.join(BULK_ACTIONS)}"})
+    if action == "assign" and owner is None:
+        raise ValidationError({"owner": "pick who the cases go to"})
+    outcomes = []
+    for case in cases:
+        try:
+            if action == "acknowledge":
+                case_acknowledge(case=case, actor=actor)
+                done = "acknowledged"
+            elif action == "assign":
+                case_assign(case=case, actor=actor, owner=owner)
+                done = f"assigned to {owner.get_username()}"
+            else:
+                case_unassign(case=case, actor=actor)
+                done = "unassigned"
+        except AlreadyDone as exc:
+            outcomes.append(BulkOutcome(case.ticket, True, str(exc)))
+        except EscalationError as exc:
+            outcomes.append(BulkOutcome(case.ticket, False, f"not changed: {exc}"))
+        except ValidationError as exc:
+            reasons = "; ".join(m for msgs in exc.message_dict.values() for m in msgs)
+            outcomes.append(BulkOutcome(case.ticket, False, f"not changed: {reasons}"))
+        else:
+            outcomes.append(BulkOutcome(case.ticket, True, done))
+    return outcomes
 
 
 # --- curation -----------------------------------------------------------------------------------

@@ -17,13 +17,23 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 
 from audit import constants, presentation, roles
+from audit.selectors.facade import revision_proposals, workspace_for_user
 
 from . import display, selectors, services
-from .errors import EscalationError
-from .forms import AssignForm, EscalateForm, NoteForm, ReasonForm, ReopenForm, RequiredNoteForm, ResolveForm
+from .errors import AlreadyDone, EscalationError
+from .forms import (
+    AssignForm,
+    BulkForm,
+    EscalateForm,
+    NoteForm,
+    ReasonForm,
+    ReopenForm,
+    RequiredNoteForm,
+    ResolveForm,
+)
 from .models import CaseStatus, ReviewCase, SlaState
 from .policy import TIER_NAMES, TIERS
 
@@ -45,13 +55,21 @@ def _with_clocks(cases, now, events_by_case=None) -> None:
         case.ack = display.acknowledgement(case, events, calendar) if events is not None else None
 
 
+# parameters that ask for resolved cases too: without one, the queue shows open cases only
+_SCOPE_PARAMS = ("open", "status", "resolved_from", "resolved_to", "decision")
+BULK_SESSION_KEY = "escalation_bulk_results"
+
+
 @login_required
 def queue(request):
+    """The queue: open cases by time to breach (``order=risk``: by risk), filtered; bulk actions."""
     _require_reader(request)
     params = request.GET.copy()
     params.pop("page", None)
-    if "open" not in params and "status" not in params:
+    if not any(params.get(key) for key in _SCOPE_PARAMS):
         params["open"] = "true"
+    if not params.get("order"):
+        params["order"] = "deadline"
     try:
         cases = selectors.case_list(user=request.user, filters=params, request=request)
     except ValidationError as exc:
@@ -60,6 +78,10 @@ def queue(request):
     now = timezone.now()
     _with_clocks(page.object_list, now)
     statuses = params.getlist("status")
+    can_review = roles.can_review(request.user)
+    workspace = workspace_for_user(request.user)
+    order_switch = params.copy()
+    order_switch["order"] = "risk" if params["order"] == "deadline" else "deadline"
     return render(
         request,
         "escalation/queue.html",
@@ -67,11 +89,19 @@ def queue(request):
             "page": page,
             "query": params.urlencode(),
             "params": params,
+            "order_switch": order_switch.urlencode(),
+            "quick_filters": _quick_filters(params),
             "tiers": [(t, TIER_NAMES[t]) for t in TIERS],
             "statuses": CaseStatus.choices,
             "sla_states": SlaState.choices,
             "now": now,
-            "can_review": roles.can_review(request.user),
+            "can_review": can_review,
+            "owners": selectors.owner_choices(workspace_id=workspace.pk) if can_review else [],
+            "bulk_results": request.session.pop(BULK_SESSION_KEY, None),
+            "proposals": [
+                presentation.proposal_view(answer)
+                for answer in revision_proposals(workspace=workspace, limit=constants.UI_PROPOSALS_LISTED)
+            ],
             # the export link exports what the list shows: open cases, resolved ones, or every case
             "export_scope": (
                 "resolved"
@@ -84,6 +114,112 @@ def queue(request):
     )
 
 
+def _quick_filters(params) -> list[dict]:
+    """The one-click views above the queue: mine, unassigned, at risk, breached (each keeps the order)."""
+    views = [
+        ("mine", "My cases", {"owner": "me"}),
+        ("unassigned", "Unassigned", {"owner": "none"}),
+        ("at-risk", "At risk", {"sla_state": "at_risk"}),
+        ("breached", "Breached", {"sla_state": "breached"}),
+    ]
+    out = []
+    for key, label, query in views:
+        current = all(params.get(k) == v for k, v in query.items())
+        out.append(
+            {
+                "key": key,
+                "label": label,
+                "query": urlencode({**query, "order": params["order"]}),
+                "current": current,
+            }
+        )
+    return out
+
+
+@login_required
+def queue_bulk(request):
+    """Acknowledge, assign or unassign the ticked cases, each through its single-case service.
+
+    Every row is reported on its own (done, or why not); the results are shown at the top of
+    the queue the request came from.
+    """
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if not roles.can_review(request.user):
+        raise PermissionDenied("Your account has no reviewer role.")
+    form = BulkForm(
+        request.POST, owners=selectors.owner_choices(workspace_id=workspace_for_user(request.user).pk)
+    )
+    if not form.is_valid():
+        results = [{"ticket": "", "done": False, "message": m} for m in _messages(form.errors)]
+    else:
+        data = form.cleaned_data
+        tickets = data["tickets"]
+        found = {c.ticket: c for c in selectors.case_list(user=request.user).filter(ticket__in=tickets)}
+        cases = [found[t] for t in tickets if t in found]
+        outcomes = services.cases_bulk_apply(
+            cases=cases, actor=request.user, action=data["action"], owner=data.get("owner")
+        )
+        results = [{"ticket": o.ticket, "done": o.done, "message": o.message} for o in outcomes]
+        results += [
+            {"ticket": t, "done": False, "message": "not found in your workspace"}
+            for t in tickets
+            if t not in found
+        ]
+    request.session[BULK_SESSION_KEY] = results
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return redirect(target)
+    return redirect("escalation-queue")
+
+
+# the element each (action, field) error points at on the case page; service fields named as the form's
+FIELD_IDS = {
+    ("acknowledge", "note"): "ack-note",
+    ("assign", "owner"): "assign-owner",
+    ("unassign", "note"): "unassign-note",
+    ("note", "note"): "note-text",
+    ("escalate", "note"): "esc-note",
+    ("pause", "reason"): "pause-reason",
+    ("resume", "note"): "resume-note",
+    ("resolve", "decision"): "id_decision",
+    ("resolve", "rationale"): "res-rationale",
+    ("resolve", "confirm"): "res-confirm",
+    ("reopen", "reason"): "reopen-reason",
+}
+FIELD_ALIASES = {("escalate", "reason"): "note", ("unassign", "reason"): "note", ("resume", "reason"): "note"}
+FIELD_NAMES = {
+    "note": "Note",
+    "owner": "Owner",
+    "reason": "Reason",
+    "decision": "Decision",
+    "rationale": "Rationale",
+    "confirm": "Confirmation",
+}
+
+
+def _field_errors(action: str, errors: dict) -> dict[str, list[str]]:
+    """{form field: [messages]} of an action, service field names mapped to the form's."""
+    out: dict[str, list[str]] = {}
+    for field, messages_ in errors.items():
+        name = "form" if field == "__all__" else FIELD_ALIASES.get((action, field), field)
+        out.setdefault(name, []).extend(str(m) for m in messages_)
+    return out
+
+
+def _summary(errors: dict) -> list[dict]:
+    """The error summary's lines: each message, linked to its field."""
+    return [
+        {
+            "id": FIELD_IDS.get((action, field), f"form-{action}"),
+            "text": f"{FIELD_NAMES.get(field, 'This action')}: {m}",
+        }
+        for action, fields in errors.items()
+        for field, messages_ in fields.items()
+        for m in messages_
+    ]
+
+
 def _case_page(request, case: ReviewCase, *, errors: dict | None = None, status: int = 200):
     now = timezone.now()
     events = list(case.events.all())
@@ -91,13 +227,17 @@ def _case_page(request, case: ReviewCase, *, errors: dict | None = None, status:
     views = presentation.evidence_views(
         case.claim, case.claim.evidence.all(), min_alignment=constants.UI_EVIDENCE_MIN_ALIGNMENT
     )
+    errors = {action: _field_errors(action, fields) for action, fields in (errors or {}).items()}
     posted = request.POST if errors else {}
+    decisions = dict(ReviewCase.Decision.choices)
     return render(
         request,
         "escalation/case_detail.html",
         {
             "case": case,
-            "events": events,
+            "events": [(e, *display.event_text(e, decisions)) for e in events],
+            "resolutions": display.resolutions(events, decisions),
+            "summary_errors": _summary(errors),
             "evidence": [v for v in views if v["bears"]],
             "unrelated": [v for v in views if not v["bears"]],
             "now": now,
@@ -106,9 +246,9 @@ def _case_page(request, case: ReviewCase, *, errors: dict | None = None, status:
             "resolve_form": ResolveForm(),
             "decisions": ReviewCase.Decision.choices,
             "last_tier": case.tier >= TIERS[-1],
-            "errors": errors or {},
+            "errors": errors,
             "posted": posted,
-            "tier_clock": display.clock_word(case.tier) or "wall-clock",
+            "tier_clock": display.tier_clock_text(case.tier),
         },
         status=status,
     )
@@ -141,6 +281,11 @@ ACTIONS = {
         AssignForm,
         lambda user, case, data: services.case_assign(case=case, actor=user, owner=data["owner"]),
         "assigned",
+    ),
+    "unassign": (
+        NoteForm,
+        lambda user, case, data: services.case_unassign(case=case, actor=user, reason=data.get("note", "")),
+        "unassigned; it is back in the unassigned pile",
     ),
     "note": (
         RequiredNoteForm,
@@ -195,11 +340,13 @@ def case_action(request, ticket: str, action: str):
     kwargs = {"owners": selectors.case_owner_choices(case)} if form_class is AssignForm else {}
     form = form_class(request.POST, **kwargs)
     if not form.is_valid():
-        return _case_page(request, case, errors={action: _messages(form.errors)}, status=400)
+        return _case_page(request, case, errors={action: form.errors}, status=400)
     try:
         perform(request.user, case, form.cleaned_data)
     except ValidationError as exc:
-        return _case_page(request, case, errors={action: _messages(exc.message_dict)}, status=400)
+        return _case_page(request, case, errors={action: exc.message_dict}, status=400)
+    except AlreadyDone as exc:
+        messages.info(request, str(exc))
     except EscalationError as exc:
         messages.error(request, f"{case.ticket} was not changed: {exc}")
     else:

@@ -1,12 +1,44 @@
 // Draw each dashboard figure (built server-side in audit/charts.py) with the local Plotly bundle.
+// A click on a point opens the list it summarises (the figure's ``links``, audit/drilldown.py);
+// in a narrow plot (a phone, or a half-width chart) the legend goes below the plot, the title
+// shrinks and the axes keep few ticks, so nothing overlaps.
 (function () {
+  function isDates(values) {
+    return Array.isArray(values) && values.length > 0 && /^\d{4}-\d{2}-\d{2}/.test(String(values[0]));
+  }
+
+  function narrowLayout(layout, data) {
+    var out = Object.assign({}, layout);
+    out.title = Object.assign({}, layout.title || {}, { font: { size: 13 }, y: 0.97, yanchor: "top", automargin: true });
+    out.legend = Object.assign({}, layout.legend || {}, { orientation: "h", x: 0, xanchor: "left", y: -0.32, yanchor: "top", font: { size: 11 } });
+    out.margin = { l: 44, r: 10, t: 44, b: 110 };
+    out.height = Math.max(layout.height || 320, 380);
+    ["xaxis", "yaxis", "yaxis2"].forEach(function (axis) {
+      if (!layout[axis]) return;
+      out[axis] = Object.assign({}, layout[axis], { automargin: true, tickfont: { size: 10 } });
+    });
+    var first = (data || [])[0] || {};
+    var categories = first.orientation === "h" ? null : first.x;
+    if (out.xaxis && isDates(categories)) { out.xaxis.nticks = 4; out.xaxis.tickangle = 0; }
+    else if (out.xaxis && Array.isArray(categories) && categories.length > 3) { out.xaxis.tickangle = -90; }
+    return out;
+  }
+
   function draw() {
+    var narrow = window.matchMedia("(max-width: 720px)").matches;
     document.querySelectorAll(".plot[data-figure]").forEach(function (el) {
       var key = el.id.replace(/^chart-/, "");
       var fig = JSON.parse(document.getElementById(key).textContent);
-      var narrow = window.matchMedia("(max-width: 720px)").matches; // no tool bar over the titles on a phone
-      Plotly.newPlot(el, fig.data, fig.layout, { displaylogo: false, responsive: true, displayModeBar: narrow ? false : "hover" }).then(function () {
+      var compact = narrow || el.clientWidth < 720;
+      var layout = compact ? narrowLayout(fig.layout, fig.data) : fig.layout;
+      Plotly.newPlot(el, fig.data, layout, { displaylogo: false, responsive: true, displayModeBar: narrow ? false : "hover" }).then(function () {
         el.setAttribute("data-drawn", "true");
+        el.on("plotly_click", function (event) {
+          var point = event.points && event.points[0];
+          var links = fig.links && point ? fig.links[point.curveNumber] : null;
+          var url = links ? links[point.pointNumber] : null;
+          if (url) window.location.assign(url);
+        });
       });
     });
   }

@@ -13,7 +13,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audit.models import Answer, Claim, Document, Evidence, VerificationRun
-from audit.models.choices import Mode
+from audit.models.choices import Mode, RevisionStatus
 from audit.services.submissions import citations_of
 
 # Claim metrics named by the docs/SPEC_NOTES.md#analyst-pages example, in its order.
@@ -66,16 +66,61 @@ class EscalationRefSerializer(serializers.Serializer):
     at = serializers.DateTimeField(allow_null=True)
 
 
+class SentenceJudgementSerializer(serializers.Serializer):
+    """The revised sentence judged whole by the judge that labels claims (with its findings)."""
+
+    text = serializers.CharField()
+    label = serializers.ChoiceField(choices=Claim.Label.choices)
+    confidence = serializers.FloatField()
+    findings = serializers.ListField(child=serializers.DictField())
+
+
 class ClaimRevisionSerializer(serializers.Serializer):
     """How the revision loop remediated a claim: the new wording and its own verdict."""
 
     strategy = serializers.CharField()
     text = serializers.CharField(
-        allow_blank=True, help_text="The claim's wording in the returned answer; blank when removed."
+        allow_blank=True,
+        help_text="The claim's wording in the revised answer (served, or proposed); blank when removed.",
     )
-    label = serializers.ChoiceField(choices=Claim.Label.choices, allow_null=True)
+    label = serializers.ChoiceField(
+        choices=Claim.Label.choices,
+        allow_null=True,
+        help_text="The weaker of the new wording's verdict and its sentence's judged whole.",
+    )
     confidence = serializers.FloatField(allow_null=True)
     passage_id = serializers.CharField(allow_blank=True)
+    status = serializers.ChoiceField(
+        choices=RevisionStatus.choices,
+        help_text="proposed (held for approval), accepted, rejected or served (at once): the answer's.",
+    )
+    sentence = SentenceJudgementSerializer(allow_null=True)
+
+
+class AnswerRevisionSerializer(serializers.Serializer):
+    """Where an answer's revision stands: proposed (held, the answer is served as received),
+    accepted or rejected (by whom, when, why), or served at once."""
+
+    status = serializers.ChoiceField(choices=RevisionStatus.choices)
+    proposed_text = serializers.CharField(allow_blank=True, help_text="The revised text (held or decided).")
+    decided_by = serializers.CharField(allow_null=True)
+    decided_at = serializers.DateTimeField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+
+
+def answer_revision(answer: Answer) -> dict | None:
+    """The ``revision`` block of an answer (None when the revision loop changed nothing)."""
+    if not answer.revision_status:
+        return None
+    decision = answer.revision_decision or {}
+    served = answer.revision_status == RevisionStatus.SERVED
+    return {
+        "status": answer.revision_status,
+        "proposed_text": answer.text if served else answer.proposed_text,
+        "decided_by": decision.get("by"),
+        "decided_at": parse_datetime(decision["at"]) if decision.get("at") else None,
+        "reason": decision.get("reason", ""),
+    }
 
 
 def answer_passages(answer: Answer) -> list[dict]:
@@ -116,8 +161,16 @@ class ClaimCardSerializer(serializers.Serializer):
     def get_revision(self, claim: Claim) -> dict | None:
         if not claim.revision:
             return None
+        sentence = claim.revision.get("sentence")
         return {
-            key: claim.revision.get(key) for key in ("strategy", "text", "label", "confidence", "passage_id")
+            **{
+                key: claim.revision.get(key)
+                for key in ("strategy", "text", "label", "confidence", "passage_id")
+            },
+            "status": claim.answer.revision_status or RevisionStatus.SERVED,
+            "sentence": {k: sentence.get(k) for k in ("text", "label", "confidence", "findings")}
+            if sentence
+            else None,
         }
 
     @extend_schema_field(serializers.ChoiceField(choices=Mode.labels))
@@ -335,6 +388,8 @@ class AnswerSerializer(serializers.Serializer):
 
     ``answer`` is the text returned to the user (revised or not) and ``original_answer`` the text
     received, which the claims describe; ``revisions`` is present only when the answer was revised.
+    ``revision`` says where the revision stands: ``status`` proposed (held for a person's approval:
+    ``answer`` is the text as received until it is accepted), accepted, rejected or served (at once).
     Context: ``escalations`` ({claim pk: [refs]}) as for Claim Cards, ``citations`` for Normal
     mode, ``mode_decision`` when the answer was just produced.
     """
@@ -351,6 +406,12 @@ class AnswerSerializer(serializers.Serializer):
     claims = serializers.SerializerMethodField()
     audit = serializers.SerializerMethodField()
     escalations = serializers.SerializerMethodField()
+    revision = serializers.SerializerMethodField()
+
+    @extend_schema_field(AnswerRevisionSerializer(allow_null=True))
+    def get_revision(self, answer: Answer) -> dict | None:
+        block = answer_revision(answer)
+        return AnswerRevisionSerializer(block).data if block else None
 
     def to_representation(self, answer: Answer) -> dict:
         data = super().to_representation(answer)

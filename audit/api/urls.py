@@ -12,6 +12,11 @@ urlpatterns = [
     path("answers", views.AnswerListApi.as_view(), name="api-answer-list"),
     path("answers/<str:answer_id>", views.AnswerDetailApi.as_view(), name="api-answer-detail"),
     path(
+        "answers/<str:answer_id>/revision",
+        views.AnswerRevisionDecisionApi.as_view(),
+        name="api-answer-revision",
+    ),
+    path(
         "answers/<str:answer_id>/claims/<str:claim_id>",
         views.ClaimDetailApi.as_view(),
         name="api-claim-detail",

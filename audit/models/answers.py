@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from audit import constants
 
-from .choices import ClaimType, Importance, Label, Mode, SourceType, Verdict
+from .choices import ClaimType, Importance, Label, Mode, RevisionStatus, SourceType, Verdict
 from .kb import Chunk
 from .workspace import Workspace
 
@@ -35,9 +35,15 @@ class Answer(models.Model):
     the user, which differs after a revision. ``contexts`` keeps the passages sent with the
     request (id, title, uri, text, published_at) so the audit can be replayed. ``revisions``
     lists each revision attempt (text and ledger of edits).
+
+    A revision held for approval (the workspace's ``revision_approval``) leaves ``text`` as
+    received and keeps the revised text in ``proposed_text`` with ``revision_status`` proposed
+    until a person accepts it (``text`` becomes the proposal) or rejects it; ``revision_decision``
+    records who decided, when and why.
     """
 
     Mode = Mode
+    RevisionStatus = RevisionStatus
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="answers")
     public_id = models.CharField(max_length=40, unique=True, default=new_answer_public_id)
@@ -54,10 +60,19 @@ class Answer(models.Model):
     contexts = models.JSONField(default=list, blank=True)
     revisions = models.JSONField(default=list, blank=True)
     answer_json = models.JSONField(
-        null=True, blank=True, help_text="A structured answer as sent (seed 003); text then holds its JSON."
+        null=True,
+        blank=True,
+        help_text="A structured answer as sent (fields with their source references); text then holds its JSON.",
     )
     suppressed = models.BooleanField(
         default=False, help_text="Set by a compliance decision: not to be shown to users."
+    )
+    revision_status = models.CharField(max_length=16, choices=RevisionStatus.choices, blank=True)
+    proposed_text = models.TextField(
+        blank=True, help_text="A revised text held for a person's approval (see revision_status)."
+    )
+    revision_decision = models.JSONField(
+        default=dict, blank=True, help_text="Who accepted or rejected the held revision, when and why."
     )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
@@ -67,8 +82,19 @@ class Answer(models.Model):
             models.CheckConstraint(
                 condition=Q(mode__in=constants.MODES), name="%(app_label)s_%(class)s_mode_valid"
             ),
+            models.CheckConstraint(
+                condition=Q(revision_status="") | Q(revision_status__in=RevisionStatus.values),
+                name="%(app_label)s_%(class)s_revision_status_valid",
+            ),
         ]
-        indexes = [models.Index(fields=["workspace", "created_at"], name="audit_answer_ws_created")]
+        indexes = [
+            models.Index(fields=["workspace", "created_at"], name="audit_answer_ws_created"),
+            models.Index(
+                fields=["workspace", "created_at"],
+                condition=Q(revision_status=RevisionStatus.PROPOSED),
+                name="audit_answer_ws_proposed",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.public_id
@@ -249,12 +275,12 @@ class VerificationRun(models.Model):
     rag_score = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Seed 001 weighted RAG score: alignment, citation_coverage, fact_score, score, method.",
+        help_text="Weighted RAG verification score: alignment, citation_coverage, fact_score, score, method.",
     )
     verification_profile = models.CharField(
         max_length=16,
         blank=True,
-        help_text="Seed 003 depth profile the run used (light/medium/extended); blank: none.",
+        help_text="Verification depth profile the run used (light/medium/extended); blank: none.",
     )
 
     class Meta:

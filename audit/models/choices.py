@@ -53,3 +53,20 @@ class SourceType(models.TextChoices):
     KB = "kb", "Knowledge base"
     CONTEXT = "context", "Passage sent with the request"
     WEB = "web", "Web"
+
+
+class RevisionStatus(models.TextChoices):
+    """Where an answer's revision stands (blank: the revision loop changed nothing)."""
+
+    PROPOSED = "proposed", "Proposed: awaiting approval"
+    ACCEPTED = "accepted", "Accepted"
+    REJECTED = "rejected", "Rejected"
+    SERVED = "served", "Served at once"
+
+
+class RevisionApproval(models.TextChoices):
+    """A workspace's rule for revisions: served at once, or held for a person's approval."""
+
+    SERVE = "serve", "Serve revisions at once"
+    REGULATED = "regulated", "Hold revisions in regulated domains for approval"
+    ALL = "all", "Hold every revision for approval"

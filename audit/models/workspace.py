@@ -8,7 +8,7 @@ from django.db.models import Q
 
 from audit import constants
 
-from .choices import Mode
+from .choices import Mode, RevisionApproval
 
 
 def default_freshness_policy() -> dict:
@@ -48,6 +48,20 @@ class Workspace(models.Model):
     regulated_domains = models.JSONField(
         default=list, blank=True, help_text="Domain tags whose answers are always audited and escalated."
     )
+    revision_approval = models.CharField(
+        max_length=16,
+        choices=RevisionApproval.choices,
+        default=RevisionApproval.SERVE,
+        help_text="Whether a revised answer is served at once or held until a person approves it.",
+    )
+    revision_approval_domains = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=(
+            "With 'regulated domains': the domain tags whose revisions are held "
+            "(empty: every regulated domain)."
+        ),
+    )
     auto_audit_roles = models.JSONField(
         default=list,
         blank=True,
@@ -77,10 +91,23 @@ class Workspace(models.Model):
                 condition=Q(default_mode__in=constants.MODES),
                 name="%(app_label)s_%(class)s_default_mode_valid",
             ),
+            models.CheckConstraint(
+                condition=Q(revision_approval__in=RevisionApproval.values),
+                name="%(app_label)s_%(class)s_revision_approval_valid",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    def holds_revisions(self, domain: str) -> bool:
+        """Whether a revision of an answer in ``domain`` waits for a person's approval."""
+        if self.revision_approval == RevisionApproval.ALL:
+            return True
+        if self.revision_approval != RevisionApproval.REGULATED:
+            return False
+        held = self.revision_approval_domains or self.regulated_domains or []
+        return (domain or "").lower() in {d.lower() for d in held}
 
     def freshness_months(self, domain: str) -> int:
         """Return the maximum source age in months for a domain tag."""

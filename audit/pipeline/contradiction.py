@@ -367,11 +367,19 @@ def _unstated_specifics(
     return out
 
 
-def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> StructureReport:
+def check(
+    claim: str,
+    passages: list[tuple[str, str]],
+    similarity=None,
+    *,
+    max_missing: int = MAX_MISSING_FOR_SUBSTITUTION,
+) -> StructureReport:
     """Run the rules on ``claim`` against ``passages`` ([(passage id, text)]).
 
     ``similarity(a, b) -> cosine`` tells a substituted entity from a near-synonym; without it the
-    substitution rule does not fire (it can still report a missing named entity).
+    substitution rule does not fire (it can still report a missing named entity). ``max_missing``:
+    how many claim words a sentence may lack for each of them to be examined as a substitution
+    (a revised sentence is examined with more: see ``audit.pipeline.revision.whole``).
     """
     claim_toks = tokens(claim)
     cstems = _content_stems(claim_toks)
@@ -393,7 +401,7 @@ def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> Struc
     scored = []  # (adjusted alignment, raw alignment, order, sentence, findings, explained words)
     for order, s in enumerate(sentences):
         raw = _coverage(cstems, s.stems)
-        if raw + 1.0 / len(cstems) * MAX_MISSING_FOR_SUBSTITUTION < STRUCTURE_MIN_ALIGNMENT:
+        if raw + 1.0 / len(cstems) * max_missing < STRUCTURE_MIN_ALIGNMENT:
             continue
         findings: list[Finding] = []
         explained: set[str] = set()
@@ -409,7 +417,7 @@ def check(claim: str, passages: list[tuple[str, str]], similarity=None) -> Struc
             and stem(t) not in explained
             and not _spelled_otherwise(t, s.tokens)
         ]
-        if 0 < len(missing) <= MAX_MISSING_FOR_SUBSTITUTION:
+        if 0 < len(missing) <= max_missing:
             for k, t in missing:
                 if stem(t) in evidence_stems or _spelled_otherwise(t, evidence_tokens):
                     continue

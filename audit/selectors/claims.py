@@ -12,6 +12,7 @@ from audit.models import Answer, AuditEvent, Claim, Evidence, VerificationRun, W
 from audit.models.choices import (
     Label,
     Mode,  # noqa: F401 — re-exported for the list page's menu
+    RevisionStatus,
 )
 from escalation.models import OPEN_CASE_STATUSES, ReviewCase
 
@@ -169,3 +170,57 @@ def answer_audited_as(*, answer: Answer) -> str:
         .first()
     )
     return (event.details or {}).get("audited_as", "") if event else ""
+
+
+def revision_proposals(*, workspace: Workspace, limit: int | None = None) -> list[Answer]:
+    """The workspace's answers whose revision waits for a person's approval, oldest first.
+
+    Claims (with their evidence) come along, so a page of proposals costs three queries.
+    """
+    qs = (
+        Answer.objects.filter(workspace=workspace, revision_status=RevisionStatus.PROPOSED)
+        .order_by("created_at", "id")
+        .prefetch_related(
+            Prefetch(
+                "claims",
+                queryset=Claim.objects.order_by("span_start", "id").prefetch_related(
+                    Prefetch("evidence", queryset=Evidence.objects.order_by("rank", "id"))
+                ),
+            )
+        )
+    )
+    return list(qs[:limit] if limit else qs)
+
+
+def revision_proposals_count(*, workspace: Workspace) -> int:
+    """How many of the workspace's answers hold a revision awaiting approval."""
+    return Answer.objects.filter(workspace=workspace, revision_status=RevisionStatus.PROPOSED).count()
+
+
+def answer_external_sources(*, answer: Answer) -> dict:
+    """When and why the answer's claim text went to external sources, and what came of it.
+
+    ``decision`` is the details of the answer's ``answer.web_escalation`` event (``requested``,
+    ``reasons`` per claim, ``status``) with its time, or None when the web step never came up;
+    ``calls`` lists the external calls made for the answer (provider, status, the query that
+    left, when), oldest first. Two queries.
+    """
+    from audit.models import ExternalCall
+
+    event = (
+        AuditEvent.objects.filter(
+            object_type="audit.answer", object_id=str(answer.pk), action="answer.web_escalation"
+        )
+        .order_by("-at", "-id")
+        .first()
+    )
+    calls = list(
+        ExternalCall.objects.filter(answer=answer)
+        .order_by("at", "id")
+        .values("provider", "status", "query", "at", "failure_reason", "claim__claim_id")
+    )
+    return {
+        "decision": {**(event.details or {}), "at": event.at} if event else None,
+        "calls": calls,
+        "left": [c for c in calls if c["status"] == "ok"],
+    }

@@ -13,6 +13,7 @@ from __future__ import annotations
 from audit.models import Answer, Claim, Document, Evidence, Workspace
 from audit.models.choices import Label
 from audit.selectors.api import evidence_ordered, thresholds_for
+from audit.selectors.claims import revision_proposals
 from audit.services.workspaces import workspace_for_user, workspace_home, workspace_member
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "Workspace",
     "claim_in_workspace",
     "evidence_ordered",
+    "revision_proposals",
     "thresholds_for",
     "workspace_for_user",
     "workspace_home",

@@ -7,6 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import Answer, Claim
+from audit.models.choices import RevisionStatus
 from audit.services.events import event_record
 
 
@@ -74,14 +75,16 @@ def answer_follow_relabel(*, claim: Claim, label: str, actor, reason: str) -> An
     revision = dict(claim.revision or {})
     revised, received = _body(revision.get("text", "")), _body(claim.text)
     restored = False
+    # a revision held for approval is the proposal's to follow; the served text is as received
+    field = "proposed_text" if answer.revision_status == RevisionStatus.PROPOSED else "text"
     if (
         label == Claim.Label.SUPPORTED
         and revision.get("strategy") not in (None, "citation")
         and revised
         and revised != received
-        and revised in answer.text
+        and revised in getattr(answer, field)
     ):
-        answer.text = answer.text.replace(revised, received, 1)
+        setattr(answer, field, getattr(answer, field).replace(revised, received, 1))
         restored = True
     elif label == Claim.Label.SUPPORTED and not revision:
         return answer  # the served text already states the claim as received
@@ -98,7 +101,7 @@ def answer_follow_relabel(*, claim: Claim, label: str, actor, reason: str) -> An
     }
     answer.revisions = [*(answer.revisions or []), entry]
     answer.full_clean()
-    answer.save(update_fields=["text", "revisions"])
+    answer.save(update_fields=["text", "proposed_text", "revisions"])
     if revision:
         revision["review"] = {"label": label, "by": entry["by"], "at": entry["at"], "action": entry["action"]}
         Claim.objects.filter(pk=claim.pk).update(revision=revision)

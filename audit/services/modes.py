@@ -130,6 +130,8 @@ WORKSPACE_SETTINGS = (
     "freshness_policy",
     "retention_days",
     "llm_token_budget",
+    "revision_approval",
+    "revision_approval_domains",
 )
 
 

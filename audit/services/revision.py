@@ -3,8 +3,15 @@
 ``audit_and_store(..., revise=True)`` (``audit.services.audit``) runs ``revision_run`` on the
 pipeline's result, stores the claims of the answer as received, then calls ``revision_record``
 in the same transaction: the claims keep their text and verdict, and each claim the kept
-attempt changed gets its ``revision`` (strategy, new wording, its own verdict, passage). The
-audit event ``answer.revised`` lists the edits per strategy, the kept attempt and the warnings.
+attempt changed gets its ``revision`` (strategy, new wording, its own verdict, the judgement of
+its sentence as a whole, passage). The audit event ``answer.revised`` lists the edits per
+strategy, the kept attempt, the warnings and whether the revision was served or held.
+
+Where the workspace holds revisions for approval (``Workspace.holds_revisions``: every domain, or
+its regulated ones), the answer is served as received and the revised text waits in
+``proposed_text`` (``revision_status`` proposed) until ``answer_revision_decide`` accepts it (it
+becomes the served text) or rejects it; the decision is an audit event, and the apps registered
+with ``audit.hooks.answer_decided`` (escalation's notifications) hear of it.
 """
 
 from __future__ import annotations
@@ -12,14 +19,19 @@ from __future__ import annotations
 from collections import Counter
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from audit import hooks, roles
 from audit.constants import Thresholds
+from audit.errors import AlreadyDone, Conflict, NotAllowed
 from audit.models import Answer, VerificationRun
+from audit.models.choices import RevisionStatus
 from audit.pipeline.revision import RevisionOptions, RevisionOutcome, revise_audit
 from audit.pipeline.types import AuditResult
 from audit.services.events import event_record
+from audit.services.reviewed_examples import revision_review_example_record
 
 SOURCE = "revision_loop"
 
@@ -78,7 +90,13 @@ def revision_record(*, answer: Answer, run: VerificationRun, outcome: RevisionOu
     """
     if not answer.original_text:
         answer.original_text = outcome.original_text
-    answer.text = outcome.final_text
+    held = outcome.revised and answer.workspace.holds_revisions(answer.domain)
+    answer.text = outcome.original_text if held else outcome.final_text
+    answer.proposed_text = outcome.final_text if held else ""
+    answer.revision_status = (
+        RevisionStatus.PROPOSED if held else RevisionStatus.SERVED if outcome.revised else ""
+    )
+    answer.revision_decision = {}
     if outcome.revised:
         answer.revisions = [
             *(answer.revisions or []),
@@ -92,10 +110,20 @@ def revision_record(*, answer: Answer, run: VerificationRun, outcome: RevisionOu
                 "kept_attempt": outcome.kept,
                 "attempts": len(outcome.attempts),
                 "citations": cited_passages(outcome),
+                "status": answer.revision_status,
             },
         ]
     answer.full_clean()
-    answer.save(update_fields=["original_text", "text", "revisions"])
+    answer.save(
+        update_fields=[
+            "original_text",
+            "text",
+            "revisions",
+            "proposed_text",
+            "revision_status",
+            "revision_decision",
+        ]
+    )
     claims_record_revisions(answer=answer, outcome=outcome)
     run.revision_history = outcome.history_json()
     codes = {w.get("code") for w in run.warnings or []}
@@ -114,8 +142,85 @@ def revision_record(*, answer: Answer, run: VerificationRun, outcome: RevisionOu
             "stop_reason": outcome.stop_reason,
             "edits": dict(Counter(e.strategy for e in outcome.edits)),
             "warnings": [w["code"] for w in outcome.warnings],
+            "status": answer.revision_status,
         },
     )
+    return answer
+
+
+DECISIONS = {"accept": RevisionStatus.ACCEPTED, "reject": RevisionStatus.REJECTED}
+
+
+@transaction.atomic
+def answer_revision_decide(*, answer: Answer, actor, decision: str, reason: str) -> Answer:
+    """Accept or reject an answer's held revision, with a reason; return the answer.
+
+    Accepting makes the proposed text the served ``text``; rejecting keeps the answer as received.
+    The claims, their verdicts and their cases are untouched either way. A conditional update on
+    the proposed status decides who wins when two people decide at once: the other gets
+    :class:`~audit.errors.Conflict` naming the decision that stands, or
+    :class:`~audit.errors.AlreadyDone` when it was their own (a double submit). Records the audit
+    event ``answer.revision_accepted`` / ``answer.revision_rejected`` and announces it
+    (``hooks.answer_decided``: escalation notifies the workspace's targets, webhook and e-mail).
+    Each revised claim's wording becomes a reviewed example (SUPPORTED when accepted, NEI when
+    rejected), as a case resolution does.
+    """
+    if not roles.can_review(actor):
+        raise NotAllowed("deciding on a held revision needs a reviewer role")
+    errors = {}
+    if decision not in DECISIONS:
+        errors["decision"] = "decision must be accept or reject"
+    reason = (reason or "").strip()
+    if not reason:
+        errors["reason"] = "say why you accept or reject this revision"
+    if errors:
+        raise ValidationError(errors)
+    status = DECISIONS[decision]
+    now = timezone.now()
+    by = actor.get_username()
+    record = {"decision": decision, "by": by, "at": now.isoformat(), "reason": reason}
+    changes = {"revision_status": status, "revision_decision": record}
+    if status == RevisionStatus.ACCEPTED:
+        changes["text"] = answer.proposed_text
+    moved = Answer.objects.filter(pk=answer.pk, revision_status=RevisionStatus.PROPOSED).update(**changes)
+    if moved != 1:
+        current = Answer.objects.filter(pk=answer.pk).values("revision_status", "revision_decision").first()
+        earlier = (current or {}).get("revision_decision") or {}
+        if current and current["revision_status"] == status and earlier.get("by") == by:
+            raise AlreadyDone(
+                f"You already {status} this revision at {earlier.get('at', '')[11:19]} UTC; "
+                "the second request changed nothing."
+            )
+        if current and earlier:
+            raise Conflict(
+                f"this revision was already {current['revision_status']} by {earlier.get('by')} "
+                f"at {earlier.get('at', '')[11:19]} UTC; reload the answer"
+            )
+        raise Conflict(f"{answer.public_id} has no revision awaiting approval")
+    answer = Answer.objects.select_for_update().get(pk=answer.pk)
+    answer.revisions = [
+        *(answer.revisions or []),
+        {"source": "approval", **record, "status": status, "text": answer.text},
+    ]
+    answer.save(update_fields=["revisions"])
+    event = event_record(
+        action=f"answer.revision_{status}",
+        obj=answer,
+        actor=actor,
+        workspace=answer.workspace,
+        details={
+            "answer_id": answer.public_id,
+            "status": status,
+            "decision": decision,
+            "reason": reason,
+            "served": "proposed" if status == RevisionStatus.ACCEPTED else "as_received",
+        },
+    )
+    for claim in answer.claims.exclude(revision__isnull=True):  # each revised wording, a labelled example
+        revision_review_example_record(
+            claim=claim, accepted=status == RevisionStatus.ACCEPTED, actor=actor, rationale=reason
+        )
+    hooks.answer_decided(answer=answer, audit_event=event)
     return answer
 
 

@@ -89,6 +89,52 @@ def admin_workspaces(request) -> list:
 
 
 @register.filter
+def metric_rows(claim) -> list:
+    return presentation.metric_rows(claim.metrics, claim.label)
+
+
+@register.filter
+def attempt_summary(summary) -> str:
+    return presentation.attempt_summary(summary or {})
+
+
+@register.filter
+def web_reason(reason: str, thresholds) -> str:
+    return presentation.web_reason_words(reason, thresholds)
+
+
+@register.filter
+def web_status(status: str) -> str:
+    return presentation.web_status_words(str(status))
+
+
+@register.filter
+def provider_name(provider: str) -> str:
+    return presentation.provider_name(provider)
+
+
+@register.filter
+def providers_text(calls) -> str:
+    return presentation.providers_text(list(calls))
+
+
+@register.filter
+def claims_count(calls) -> int:
+    """How many distinct claims the given external calls were made for."""
+    return len({c.get("claim__claim_id") for c in calls})
+
+
+@register.filter
+def human_label(claim) -> dict:
+    return presentation.human_label(claim)
+
+
+@register.filter
+def finding_words(finding) -> str:
+    return presentation.finding_words(finding)
+
+
+@register.filter
 def pretty_json(value) -> str:
     import json
 

@@ -62,7 +62,7 @@ def test_it_documents_the_claim_card_and_the_audit_request(schema):
         "revision",
     ]
     revision = components["ClaimRevision"]["properties"]
-    assert list(revision) == ["strategy", "text", "label", "confidence", "passage_id"]
+    assert list(revision) == ["strategy", "text", "label", "confidence", "passage_id", "status", "sentence"]
     request = components["AuditCreateInput"]
     assert request["required"] == ["query"]
     assert request["properties"]["mode"]["$ref"] == "#/components/schemas/ModeEnum"

@@ -27,7 +27,9 @@ pytestmark = pytest.mark.django_db
 def test_a_webhook_to_a_private_or_odd_address_is_refused_before_any_byte_is_sent(case, address, reason):
     Notification.objects.all().delete()
     event = case.events.order_by("id").first()
-    Notification.objects.create(event=event, channel="webhook", address=address)
+    Notification.objects.create(
+        workspace=event.case.workspace, event=event, channel="webhook", address=address
+    )
     counts = notifications.notifications_deliver()
     row = Notification.objects.get(address=address)
     assert counts["failed"] == 1 and row.status == "failed"

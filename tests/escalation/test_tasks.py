@@ -248,3 +248,28 @@ def test_the_sweep_command_reports_what_it_did_and_is_idempotent(
         "at risk: 0, breached: 1, alerts sent: 2, failed: 0",
         "at risk: 0, breached: 0, alerts sent: 0, failed: 0",
     ]
+
+
+def test_a_decision_on_a_held_revision_is_notified_once_by_email_and_webhook(
+    make_answer, analyst, webhook, django_capture_on_commit_callbacks
+):
+    from audit.services.revision import answer_revision_decide
+
+    answer = make_answer([("REFUTED", 0.1)])
+    type(answer).objects.filter(pk=answer.pk).update(
+        revision_status="proposed", proposed_text="The revised text.", text="The text as received."
+    )
+    answer.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=True):
+        answer_revision_decide(answer=answer, actor=analyst, decision="reject", reason="Still wrong.")
+    (body,) = webhook.received
+    assert body["event"] == "answer.revision_rejected" and body["answer_id"] == answer.public_id
+    assert body["revision"] == {"status": "rejected", "reason": "Still wrong."}
+    assert "revision rejected by analyst1" in body["text"] and "the text as received" in body["text"]
+    (message,) = mail.outbox
+    assert f"[{answer.public_id}] revision rejected by analyst1" == message.subject
+    assert f"https://theoria.example.test/answers/{answer.public_id}/" in message.body
+    notifications_before = Notification.objects.count()
+    with django_capture_on_commit_callbacks(execute=True):
+        async_task("escalation.tasks.deliver_notifications")
+    assert len(webhook.received) == 1 and Notification.objects.count() == notifications_before

@@ -16,6 +16,8 @@ def _workspace_form(workspace, **changes) -> dict:
         "default_mode": workspace.default_mode,
         "auto_audit_roles": "[]",
         "regulated_domains": "[]",
+        "revision_approval": "serve",
+        "revision_approval_domains": "[]",
         "threshold_overrides": "{}",
         "freshness_policy": '{"neuroscience": 18, "general": 36}',
         "llm_token_budget": "0",

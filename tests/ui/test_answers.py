@@ -66,11 +66,19 @@ def test_it_filters_answers_by_mode_domain_date_flagged_and_refuted(client, anal
     assert ids(f"date_from={day}&date_to={day}") == {clean.public_id}
 
 
-def test_it_explains_a_bad_answer_filter(client, analyst, workspace):
+def test_a_reversed_date_range_is_said_beside_the_filters_which_keep_what_was_typed(
+    client, analyst, workspace
+):
+    answer, _ = build_answer(workspace)
     client.force_login(analyst)
-    response = client.get("/answers/?date_from=2026-02-02&date_to=2026-01-01")
+    response = client.get("/answers/?date_from=2026-02-02&date_to=2026-01-01&q=potentiation&mode=audit-local")
+    html = response.content.decode()
     assert response.status_code == 400
-    assert "date_from: Must not be after date_to." in response.content.decode()
+    assert '<a href="#f-from">From: Must not be after date_to.</a>' in html
+    assert 'id="f-from" type="date" name="date_from" value="2026-02-02" aria-invalid="true"' in html
+    assert 'value="2026-01-01"' in html and 'value="potentiation"' in html
+    assert '<option value="audit-local" selected>' in html
+    assert f'data-answer="{answer.public_id}"' in html  # the list is still there, unfiltered
 
 
 def test_a_normal_answer_page_says_not_audited_and_never_counts_labels(client, analyst, workspace):
@@ -167,8 +175,10 @@ def test_the_submit_form_keeps_what_was_typed_and_names_the_bad_field(client, an
     )
     html = response.content.decode()
     assert response.status_code == 400
-    assert "Answer: This field is required." in html
-    assert "Passage 1 text: A passage needs its text" in html
+    assert '<a href="#id_answer">Answer: Paste the answer to audit.</a>' in html
+    assert '<a href="#id_passage-0-text">Passage 1 Text: A passage needs its text' in html
+    assert 'aria-invalid="true" aria-describedby="id_answer-error"' in html
+    assert '<p class="error field-error" id="id_passage-0-text-error">A passage needs its text' in html
     assert "What does LTP require?" in html and 'value="Only a title"' in html
     assert not Answer.objects.exists()
 
@@ -191,3 +201,51 @@ def test_claim_filters_accept_any_letter_case(client, analyst, audited_answer):
 def test_the_site_has_a_favicon(client):
     response = client.get("/favicon.ico")
     assert response.status_code == 301 and response["Location"].endswith("favicon.svg")
+
+
+def test_the_answer_list_searches_questions_and_answer_text(client, analyst, workspace):
+    from tests.ui.conftest import build_answer
+
+    ltp, _ = build_answer(workspace)
+    other, _ = build_answer(
+        workspace, text="Dopamine neurons signal reward. The striatum has 3 parts. Levodopa helps."
+    )
+    client.force_login(analyst)
+
+    def ids(q):
+        import re
+
+        return set(re.findall(r'data-answer="([^"]+)"', client.get("/answers/", {"q": q}).content.decode()))
+
+    assert ids("NMDA receptor") == {ltp.public_id}
+    assert ids("dopamine") == {ltp.public_id, other.public_id}  # "Dopamine neurons project…" in the first
+    assert ids("levodopa") == {other.public_id}
+    assert ids("nothing-like-this") == set()
+
+
+def test_the_claim_list_searches_claim_text_and_shows_a_bad_filter_inline(client, analyst, workspace):
+    from tests.ui.conftest import build_answer
+
+    build_answer(workspace)
+    client.force_login(analyst)
+    html = client.get("/claims/", {"q": "hippocampus layers"}).content.decode()
+    import re
+
+    rows = re.findall(r'<td data-label="Text">([^<]+)</td>', html)
+    assert rows == ["The hippocampus has 12 layers."]
+    bad = client.get("/claims/", {"confidence_min": "2", "date_from": "2026-02-02", "date_to": "2026-01-01"})
+    text = bad.content.decode()
+    assert bad.status_code == 400
+    assert '<a href="#f-cmin">Confidence ≥: Must be between 0 and 1.</a>' in text
+    assert '<a href="#f-from">From: Must not be after date_to.</a>' in text  # every bad filter at once
+    assert len(re.findall(r'<td data-label="Text">', text)) == 3
+
+
+def test_each_audit_now_button_of_the_list_names_its_answer(client, analyst, workspace):
+    import re
+
+    first, second = _normal_answer(workspace), _normal_answer(workspace)
+    client.force_login(analyst)
+    html = client.get("/answers/").content.decode()
+    names = re.findall(r'class="small">Audit now<span class="sr-only"> ([^<]+)</span></button>', html)
+    assert sorted(names) == sorted([first.public_id, second.public_id])

@@ -63,7 +63,7 @@ def test_a_note_can_be_added_after_acknowledging_and_an_empty_one_is_refused_inl
     html = client.get(f"/escalations/{case.ticket}/").content.decode()
     assert "<strong>Note</strong> at Level 1 by analyst1 — Asked the KB owner." in html
     response = client.post(f"/escalations/{case.ticket}/note", {"note": ""})
-    assert response.status_code == 400 and "This field is required." in response.content.decode()
+    assert response.status_code == 400 and "Write the note before adding it." in response.content.decode()
 
 
 def test_a_resolved_case_can_be_reopened_with_a_reason(client, analyst, case):
@@ -123,7 +123,7 @@ def test_an_escalated_case_shows_its_business_clock_with_the_deadline(client, an
     assert case.tier == 2
     assert "business time left" in html or "outside business hours" in html
     assert f'datetime="{case.due_at.isoformat()}"' in html and "UTC" in html
-    assert "SLA (business clock)" in html
+    assert "SLA (business hours)" in html
 
 
 def test_the_risk_score_is_explained_in_one_line(client, analyst, case):
@@ -140,7 +140,7 @@ def test_resolved_rows_say_view_and_the_export_link_follows_the_filter(client, a
     )
     html = client.get("/escalations/?status=resolved").content.decode()
     row = html.split(f'data-ticket="{case.ticket}"')[1].split("</tr>")[0]
-    assert ">View</a>" in row and ">Open</a>" not in row
+    assert f'>View<span class="sr-only"> {case.ticket}</span></a>' in row and ">Open" not in row
     assert "Export the claim cards of the resolved cases" in html and "escalation=resolved" in html
     html = client.get("/escalations/").content.decode()
     assert "Export the claim cards of the open cases" in html
@@ -213,3 +213,84 @@ def test_queue_filters_accept_any_letter_case(client, analyst, case):
     client.force_login(analyst)
     response = client.get("/escalations/", {"status": "OPEN", "sla_state": "On_Track"})
     assert response.status_code == 200 and f'data-ticket="{case.ticket}"' in response.content.decode()
+
+
+def test_a_failed_action_puts_an_error_summary_first_linking_each_message_to_its_marked_field(
+    client, analyst, workspace
+):
+    _, claims = build_answer(workspace)
+    case = open_case(claims[1])
+    client.force_login(analyst)
+    response = client.post(f"/escalations/{case.ticket}/resolve", {"decision": "confirm", "rationale": ""})
+    html = response.content.decode()
+    assert response.status_code == 400
+    summary = html.split('id="error-summary"')[1].split("</div>")[0]
+    assert '<a href="#res-rationale">Rationale: Give the rationale for your decision.</a>' in summary
+    assert (
+        '<a href="#res-confirm">Confirmation: Tick “I confirm this resolution” to resolve the case' in summary
+    )
+    assert (
+        'id="res-rationale" name="rationale" rows="3" required aria-invalid="true" aria-describedby="res-rationale-error"'
+        in html
+    )
+    assert 'id="res-confirm" required aria-invalid="true" aria-describedby="res-confirm-error"' in html
+    assert '<p class="error" id="res-confirm-error">Tick' in html
+    assert html.index('id="error-summary"') < html.index('id="form-resolve"')
+
+
+def test_the_history_names_the_assignee_the_decision_and_the_reopen_reason(client, lead, expert, workspace):
+    _, claims = build_answer(workspace)
+    case = open_case(claims[1])
+    client.force_login(lead)
+    base = f"/escalations/{case.ticket}"
+    client.post(f"{base}/assign", {"owner": "expert1"})
+    client.post(f"{base}/unassign", {"note": "expert on leave"})
+    client.post(
+        f"{base}/resolve", {"decision": "relabel_nei", "rationale": "No source states it.", "confirm": "on"}
+    )
+    client.post(f"{base}/reopen", {"reason": "A newer source appeared."})
+    html = client.get(f"{base}/").content.decode()
+    history = html.split('id="hist-h"')[1]
+    assert "<strong>Assigned to expert1</strong> at Level 1 by lead1 — was unassigned" in history
+    assert "<strong>Unassigned</strong> at Level 1 by lead1 — was expert1; expert on leave" in history
+    assert "<strong>Resolved: Relabel NEI</strong> at Level 1 by lead1 — No source states it." in history
+    assert (
+        "<strong>Reopened</strong> at Level 1 by lead1 — why: A newer source appeared. "
+        "(it had been resolved: Relabel NEI — No source states it.)"
+    ) in history
+
+
+def test_a_reopened_case_keeps_its_earlier_resolutions_on_its_page(client, lead, workspace):
+    _, claims = build_answer(workspace)
+    case = open_case(claims[1])
+    client.force_login(lead)
+    base = f"/escalations/{case.ticket}"
+    client.post(f"{base}/resolve", {"decision": "confirm", "rationale": "First look.", "confirm": "on"})
+    client.post(f"{base}/reopen", {"reason": "Second opinion."})
+    client.post(f"{base}/resolve", {"decision": "relabel_nei", "rationale": "Second look.", "confirm": "on"})
+    html = client.get(f"{base}/").content.decode()
+    section = html.split('id="resolutions"')[1].split("</section>")[0]
+    assert "<strong>Confirm the label</strong> by lead1" in section and "First look." in section
+    assert "Reopened by lead1" in section and "Second opinion." in section
+    assert (
+        "<strong>Relabel NEI</strong> by lead1" in section and '<span class="pill">current</span>' in section
+    )
+
+
+def test_a_double_submit_of_an_action_says_it_already_succeeded(client, analyst, workspace):
+    _, claims = build_answer(workspace)
+    case = open_case(claims[1])
+    client.force_login(analyst)
+    client.post(f"/escalations/{case.ticket}/acknowledge", {})
+    response = client.post(f"/escalations/{case.ticket}/acknowledge", {}, follow=True)
+    html = response.content.decode()
+    assert f"You already acknowledged {case.ticket} at" in html and "someone else" not in html
+    assert case.events.filter(kind="acknowledged").count() == 1
+
+
+def test_the_sla_label_says_how_the_clock_counts_in_plain_words(client, analyst, workspace):
+    _, claims = build_answer(workspace)
+    case = open_case(claims[1])
+    client.force_login(analyst)
+    html = client.get(f"/escalations/{case.ticket}/").content.decode()
+    assert "<dt>SLA (wall-clock time)</dt>" in html and "clock clock" not in html.lower()

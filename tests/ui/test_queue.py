@@ -23,11 +23,15 @@ def _tickets(html: str) -> list[str]:
     return re.findall(r'data-ticket="(COMP-ESC-\d+)"', html)
 
 
-def test_it_lists_open_cases_by_risk_and_filters_them(client, analyst, cases):
+def test_it_lists_open_cases_by_time_to_breach_or_by_risk_and_filters_them(client, analyst, cases):
     client.force_login(analyst)
     html = client.get("/escalations/").content.decode()
+    by_deadline = sorted(cases, key=lambda c: (c.due_at, -c.risk_score, c.id))
+    assert _tickets(html) == [c.ticket for c in by_deadline]
     by_risk = sorted(cases, key=lambda c: (-c.risk_score, c.due_at, c.id))
-    assert _tickets(html) == [c.ticket for c in by_risk]
+    assert _tickets(client.get("/escalations/", {"order": "risk"}).content.decode()) == [
+        c.ticket for c in by_risk
+    ]
     assert _tickets(client.get("/escalations/", {"domain": "cardiology"}).content.decode()) == [
         cases[2].ticket
     ]
@@ -106,3 +110,85 @@ def test_it_exports_the_claim_cards_of_the_open_cases_of_a_domain(client, analys
     href = re.search(r'id="export-open-csv" href="([^"]+)"', html).group(1).replace("&amp;", "&")
     rows = list(csv.DictReader(io.StringIO(b"".join(client.get(href).streaming_content).decode())))
     assert [r["escalation_tickets"] for r in rows] == [cases[2].ticket]
+
+
+def test_every_row_action_and_tick_box_has_an_accessible_name_of_its_own(client, analyst, cases):
+    import re
+
+    client.force_login(analyst)
+    html = client.get("/escalations/").content.decode()
+    buttons = re.findall(r'class="js-ack">Acknowledge<span class="sr-only"> (COMP-ESC-\d+)</span>', html)
+    ticks = re.findall(r'aria-label="Tick (COMP-ESC-\d+)"', html)
+    assert sorted(buttons) == sorted(ticks) == sorted(c.ticket for c in cases)
+
+
+def test_the_quick_views_filter_mine_unassigned_at_risk_and_breached(client, analyst, cases):
+    client.force_login(analyst)
+    client.post(f"/escalations/{cases[0].ticket}/acknowledge", {})
+    ReviewCase.objects.filter(pk=cases[1].pk).update(sla_state="breached")
+    html = client.get("/escalations/").content.decode()
+    for view in ("mine", "unassigned", "at-risk", "breached"):
+        assert f'id="view-{view}"' in html
+    assert _tickets(client.get("/escalations/", {"owner": "me"}).content.decode()) == [cases[0].ticket]
+    assert set(_tickets(client.get("/escalations/", {"owner": "none"}).content.decode())) == {
+        cases[1].ticket,
+        cases[2].ticket,
+    }
+    breached = client.get("/escalations/", {"sla_state": "breached"}).content.decode()
+    assert _tickets(breached) == [cases[1].ticket]
+    assert 'id="view-breached" class="chip-link" aria-current="page"' in breached
+
+
+def test_a_bulk_action_reports_each_row_at_the_top_of_the_queue(client, analyst, expert, cases):
+    from escalation import services
+
+    services.case_acknowledge(case=cases[1], actor=expert)  # someone else took this one
+    client.force_login(analyst)
+    response = client.post(
+        "/escalations/bulk",
+        {
+            "ticket": [c.ticket for c in cases] + ["COMP-ESC-999999"],
+            "action": "acknowledge",
+            "next": "/escalations/",
+        },
+    )
+    assert response.status_code == 302 and response["Location"] == "/escalations/"
+    html = client.get("/escalations/").content.decode()
+    section = html.split('id="bulk-results"')[1].split("</section>")[0]
+    assert section.count('class="bulk-done"') == 2 and section.count('class="bulk-failed"') == 2
+    assert f"{cases[1].ticket}</a> not changed: cannot acknowledge" in section
+    assert "COMP-ESC-999999</a> not found in your workspace" in section
+    assert set(ReviewCase.objects.values_list("status", flat=True)) == {"acknowledged"}
+    # shown once: the next visit of the queue no longer has it
+    assert 'id="bulk-results"' not in client.get("/escalations/").content.decode()
+
+
+def test_a_bulk_assignment_and_unassignment_go_through_the_services(client, lead, expert, cases):
+    client.force_login(lead)
+    tickets = [c.ticket for c in cases]
+    client.post("/escalations/bulk", {"ticket": tickets, "action": "assign", "owner": "expert1"})
+    assert set(ReviewCase.objects.values_list("owner__username", flat=True)) == {"expert1"}
+    assert ReviewEvent.objects.filter(kind="assigned").count() == 3
+    client.post("/escalations/bulk", {"ticket": tickets[:2], "action": "unassign"})
+    assert (
+        list(ReviewCase.objects.filter(owner__isnull=True).order_by("id").values_list("ticket", flat=True))
+        == tickets[:2]
+    )
+
+
+def test_a_bulk_action_without_ticks_or_owner_says_what_is_missing_and_changes_nothing(client, lead, cases):
+    client.force_login(lead)
+    client.post("/escalations/bulk", {"action": "assign"})
+    html = client.get("/escalations/").content.decode()
+    assert "Tick at least one case." in html and "Pick who the cases go to." in html
+    assert not ReviewEvent.objects.filter(kind="assigned").exists()
+
+
+def test_a_reader_without_a_reviewer_role_gets_no_bulk_bar_and_may_not_post_one(client, auditor, cases):
+    client.force_login(auditor)
+    html = client.get("/escalations/").content.decode()
+    assert 'id="bulk-form"' not in html and 'class="js-tick"' not in html
+    assert (
+        client.post("/escalations/bulk", {"ticket": [cases[0].ticket], "action": "acknowledge"}).status_code
+        == 403
+    )

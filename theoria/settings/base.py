@@ -178,6 +178,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ModeEnum": "audit.models.choices.Mode",
         "LabelEnum": "audit.models.choices.Label",
+        "RevisionStatusEnum": "audit.models.choices.RevisionStatus",
     },
 }
 

@@ -21,6 +21,7 @@ from audit.api.views.learning import (
 from audit.api.views.records import (
     AnswerDetailApi,
     AnswerListApi,
+    AnswerRevisionDecisionApi,
     ClaimDetailApi,
     ClaimListApi,
     EvidenceListApi,
@@ -40,6 +41,7 @@ from audit.api.views.workspace_settings import (
 __all__ = [
     "AnswerDetailApi",
     "AnswerListApi",
+    "AnswerRevisionDecisionApi",
     "AuditCreateApi",
     "CalibrationApi",
     "CalibrationRollbackApi",

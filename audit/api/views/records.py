@@ -6,23 +6,27 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     extend_schema,
 )
-from rest_framework import generics
+from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import hooks
-from audit.api.permissions import CanRead
+from audit.api.parsers import StrictJSONParser
+from audit.api.permissions import CanRead, CanReview
 from audit.api.serializers import (
     AnswerSerializer,
     AnswerSummarySerializer,
     ClaimCardSerializer,
     EvidenceSerializer,
     RunSerializer,
+    StrictCharField,
+    StrictInputSerializer,
 )
 from audit.api.views.common import CleanRequestMixin, Pagination, _workspace
 from audit.filters import AnswerFilter, ClaimFilter, EvidenceFilter, RunFilter
 from audit.models import Answer, Claim, Evidence, VerificationRun
 from audit.selectors import api as selectors
+from audit.services.revision import answer_revision_decide
 
 # --- Reads --------------------------------------------------------------------------------------
 
@@ -67,6 +71,33 @@ class AnswerDetailApi(CleanRequestMixin, APIView):
         answer = get_object_or_404(
             selectors.answer_detail_list(workspace=_workspace(request)), public_id=answer_id
         )
+        return Response(_with_escalations(AnswerSerializer, answer))
+
+
+class AnswerRevisionDecisionApi(CleanRequestMixin, APIView):
+    """Accept or reject an answer's revision held for approval (a reviewer, with a reason).
+
+    Accepting serves the proposed text; rejecting keeps the answer as received. The response is
+    the answer (its ``revision.status`` accepted or rejected); 409 when the revision was already
+    decided (``already_done`` when by the caller: a repeated request changes nothing).
+    """
+
+    permission_classes = [CanReview]
+    parser_classes = [StrictJSONParser]
+
+    class InputSerializer(StrictInputSerializer):
+        decision = serializers.ChoiceField(choices=[("accept", "accept"), ("reject", "reject")])
+        reason = StrictCharField(max_length=2000)
+
+    @extend_schema(request=InputSerializer, responses={200: AnswerSerializer})
+    def post(self, request, answer_id: str):
+        answer = get_object_or_404(
+            selectors.answer_detail_list(workspace=_workspace(request)), public_id=answer_id
+        )
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        answer_revision_decide(answer=answer, actor=request.user, **data.validated_data)
+        answer = selectors.answer_detail_list(workspace=_workspace(request)).get(pk=answer.pk)
         return Response(_with_escalations(AnswerSerializer, answer))
 
 

@@ -24,7 +24,7 @@ from audit.api.serializers import (
 )
 from audit.api.views.common import CleanRequestMixin, _workspace
 from audit.models import Conversation, UserProfile
-from audit.models.choices import Mode
+from audit.models.choices import Mode, RevisionApproval
 from audit.selectors import api as selectors
 from audit.services import modes
 from audit.services.workspaces import workspace_member
@@ -53,6 +53,8 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         freshness_policy = serializers.DictField(child=serializers.IntegerField())
         retention_days = serializers.IntegerField()
         llm_token_budget = serializers.IntegerField()
+        revision_approval = serializers.ChoiceField(choices=RevisionApproval.choices)
+        revision_approval_domains = serializers.ListField(child=serializers.CharField())
         threshold_overrides = serializers.DictField()
 
     @extend_schema_serializer(component_name="WorkspaceSettingsInput")
@@ -78,6 +80,15 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         llm_token_budget = serializers.IntegerField(
             min_value=0, max_value=constants.LLM_TOKEN_BUDGET_MAX, required=False
         )
+        revision_approval = serializers.ChoiceField(
+            choices=RevisionApproval.choices,
+            required=False,
+            help_text="serve: revisions are served at once; regulated: held for approval in regulated "
+            "domains (or those of revision_approval_domains); all: every revision is held.",
+        )
+        revision_approval_domains = serializers.ListField(
+            child=StrictCharField(max_length=64), required=False
+        )
 
     def get_permissions(self):
         return _read_or_admin(self.request)
@@ -91,7 +102,7 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        for key in ("regulated_domains", "web_allowed_domains"):
+        for key in ("regulated_domains", "web_allowed_domains", "revision_approval_domains"):
             if key in values:
                 values[key] = sorted({v.strip().lower() for v in values[key] if v.strip()})
         workspace = modes.workspace_settings_update(

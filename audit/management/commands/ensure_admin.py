@@ -1,4 +1,5 @@
-"""Create the first admin user if there is none, and say how to log in."""
+"""Create the first admin user if there is none, and say how to log in (at the URL ``make run`` serves:
+``HOST`` and ``PORT`` from the environment, which the Makefile exports)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,13 @@ from django.core.management.base import BaseCommand
 from audit import roles
 from audit.models import UserProfile
 from audit.services.workspaces import workspace_get_default
+
+
+def served_url() -> str:
+    """The development server's URL: ``http://$HOST:$PORT/`` (default 127.0.0.1:8000, as ``make run``)."""
+    host = os.environ.get("HOST", "").strip() or "127.0.0.1"
+    port = os.environ.get("PORT", "").strip() or "8000"
+    return f"http://{host}:{port}/"
 
 
 class Command(BaseCommand):
@@ -27,11 +35,9 @@ class Command(BaseCommand):
         user.groups.add(Group.objects.get(name=roles.ADMIN))
         UserProfile.objects.get_or_create(user=user, defaults={"workspace": workspace_get_default()})
         if created:
-            self.stdout.write(
-                f"Created the admin user. Log in at http://127.0.0.1:8000/ as {username} / {password}"
-            )
+            self.stdout.write(f"Created the admin user. Log in at {served_url()} as {username} / {password}")
         else:
             self.stdout.write(
-                f"Admin user {username!r} exists. Log in at http://127.0.0.1:8000/ "
+                f"Admin user {username!r} exists. Log in at {served_url()} "
                 "(password unchanged; the default is theoria-admin)."
             )

@@ -15,8 +15,22 @@ from django.db.models import Count
 
 from audit.management.browser import CHROMIUM, CHROMIUM_ARGS, served, session_cookie, user_named
 
-VIEWPORT = {"width": 1280, "height": 900}
-PHONE_PAGES = ("home", "dashboard", "escalations", "case", "answers", "answer", "claim-card", "answer-new")
+VIEWPORT = {"width": 1366, "height": 900}
+PHONE_PAGES = (
+    "home",
+    "dashboard",
+    "escalations",
+    "case",
+    "answers",
+    "answer",
+    "answer-proposal",
+    "claim-card",
+    "claims",
+    "answer-new",
+    "nightly-report",
+    "admin",
+    "admin-settings",
+)
 PHONE = {
     "width": 390,
     "height": 844,
@@ -39,7 +53,12 @@ def _pages(workspace) -> list[tuple[str, str, str]]:
         raise CommandError(
             "There is no audited answer to show; run `make setup` (or `manage.py seed_demo`) first."
         )
-    revised = Answer.objects.filter(workspace=workspace, claims__isnull=False).exclude(revisions=[]).first()
+    revised = (
+        Answer.objects.filter(workspace=workspace, claims__isnull=False)
+        .exclude(revisions=[])
+        .exclude(revision_status__in=["proposed", "rejected"])
+        .first()
+    )
     # a claim card with the most to show: a human decision, else evidence
     claim = (
         Claim.objects.filter(answer__workspace=workspace, review_cases__status="resolved")
@@ -51,6 +70,12 @@ def _pages(workspace) -> list[tuple[str, str, str]]:
         or answer.claims.first()
     )
     case = ReviewCase.objects.filter(workspace=workspace).order_by("-risk_score", "id").first()
+    # a held revision, the one with a finding on its revised sentence first
+    proposed = Answer.objects.filter(workspace=workspace, revision_status=Answer.RevisionStatus.PROPOSED)
+    proposal = (
+        proposed.filter(claims__revision__sentence__findings__0__isnull=False).first()
+        or proposed.order_by("-created_at").first()
+    )
     pages = [
         ("home", "/", "main"),
         (
@@ -70,8 +95,10 @@ def _pages(workspace) -> list[tuple[str, str, str]]:
         ("answers", "/answers/", "#answers"),
         ("answer-new", "/answers/new/", "#answer-form"),
     ]
-    if revised is not None and revised.pk != answer.pk:
+    if revised is not None and revised.pk != answer.pk and revised.revision_status != "proposed":
         pages.append(("answer-revised", f"/answers/{revised.public_id}/", "#revision-diff"))
+    if proposal is not None:
+        pages.append(("answer-proposal", f"/answers/{proposal.public_id}/#proposal", "#proposal"))
     if case is not None:
         pages.insert(3, ("case", f"/escalations/{case.ticket}/", "main"))
     return pages

@@ -10,6 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from audit.errors import InvalidInput
 from audit.models import Answer
+from audit.models.choices import RevisionApproval
+from audit.services.modes import workspace_settings_update
 from audit.services.submissions import AuditRequest, audit_submit
 from audit.services.workspaces import workspace_get_default
 
@@ -22,6 +24,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", help="JSONL file of demo answers")
+        parser.add_argument(
+            "--hold-revisions",
+            action="append",
+            default=[],
+            metavar="DOMAIN",
+            help="on the first run, hold the revisions of answers in DOMAIN for a person's approval "
+            "(the workspace's revision_approval; repeatable), so the demo shows proposals",
+        )
         parser.add_argument(
             "--username",
             default="",
@@ -38,6 +48,14 @@ class Command(BaseCommand):
             user = get_user_model().objects.filter(username=options["username"]).first()
             if user is None:
                 raise CommandError(f"No user is called {options['username']!r}.")
+        if options["hold_revisions"] and not Answer.objects.filter(workspace=workspace).exists():
+            workspace_settings_update(
+                workspace=workspace,
+                actor=user,
+                revision_approval=RevisionApproval.REGULATED,
+                revision_approval_domains=sorted({d.strip().lower() for d in options["hold_revisions"]}),
+            )
+            workspace.refresh_from_db()
         audited = skipped = cases = 0
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():

@@ -79,6 +79,7 @@ from audit.pipeline.revision.sentences import (
     verdicts_to_keep,
 )
 from audit.pipeline.revision.tracing import trace_changes
+from audit.pipeline.revision.whole import judge_revised_sentences, judge_whole
 from audit.pipeline.revision.wiring import kb_retriever, llm_rewriter, revise_audit
 
 __all__ = [
@@ -108,6 +109,8 @@ __all__ = [
     "corrective_retrieval",
     "decide_revision",
     "is_protected",
+    "judge_revised_sentences",
+    "judge_whole",
     "kb_retriever",
     "ledger_summary",
     "llm_rewriter",

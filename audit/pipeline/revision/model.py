@@ -148,6 +148,8 @@ class RevisionOutcome:
     stop_reason: str
     passages: list[Passage]  # the pool at the end, with passages found by corrective retrieval
     given: int = 0  # how many of ``passages`` were given (the request's); the others are cited as [n]
+    # each revised sentence of the kept text judged whole ("start:end" -> judgement; revision.whole)
+    sentences: dict[str, dict] = field(default_factory=dict)
 
     @property
     def revised(self) -> bool:
@@ -164,13 +166,9 @@ class RevisionOutcome:
             row["kept"] = row["attempt"] == self.kept
         return rows
 
-    def claim_revisions(self) -> dict[str, dict]:
-        """The remediation of each claim of the answer as received: {original claim_id: revision}.
-
-        A revision is ``{"strategy", "text", "label", "confidence", "passage_id", "edits"}``: the
-        claim's wording in the kept attempt (``""`` when removed) and the verdict of the pipeline on
-        it there (``None`` when removed). Claims no kept edit touched are absent.
-        """
+    def revised_claims(self) -> dict[str, tuple[list[Edit], ClaimVerdict | None]]:
+        """{claim id as received: (the kept edits that touched it, its verdict in the kept text or None
+        when removed)}, for the claims some kept edit touched."""
         current = {c.claim.claim_id: c for c in self.attempts[0].result.claims}
         touched: dict[str, list[Edit]] = {cid: [] for cid in current}
         for attempt in self.attempts[1 : self.kept + 1]:
@@ -184,12 +182,21 @@ class RevisionOutcome:
                     e for e in attempt.edits if e.claim_id == mine or mine in e.details.get("claims", [])
                 ]
                 current[cid] = moved.get(mine)
+        return {cid: (edits, current[cid]) for cid, edits in touched.items() if edits}
+
+    def claim_revisions(self) -> dict[str, dict]:
+        """The remediation of each claim of the answer as received: {original claim_id: revision}.
+
+        A revision is ``{"strategy", "text", "label", "confidence", "passage_id", "edits"}``: the
+        claim's wording in the kept attempt (``""`` when removed) and the verdict of the pipeline on
+        it there (``None`` when removed). Claims no kept edit touched are absent. When the sentence
+        holding the new wording was judged whole (``sentences``), ``sentence`` is that judgement and
+        ``label``/``confidence`` are the weaker of the claim's and the sentence's, so an edit that
+        fixed one detail and left another wrong is never shown as SUPPORTED.
+        """
         out = {}
         amap = anchor_map(self.passages)
-        for cid, edits in touched.items():
-            if not edits:
-                continue
-            final = current[cid]
+        for cid, (edits, final) in self.revised_claims().items():
             substantive = [e for e in edits if e.action != "revert"] or edits
             last = max(reversed(substantive), key=lambda e: _STRATEGY_RANK.get(e.strategy, 0))
             passage = next((e.passage_id for e in reversed(edits) if e.passage_id), "")
@@ -202,12 +209,18 @@ class RevisionOutcome:
             )
             if final is not None and not passage and final.label == "SUPPORTED" and final.evidence:
                 passage = _best_hit(final).passage.id
+            sentence = self.sentences.get(span_key(final.claim.span)) if final is not None else None
+            label, confidence = (final.label, float(final.confidence)) if final else (None, None)
+            if sentence and _LABEL_STRENGTH[sentence["label"]] < _LABEL_STRENGTH[label]:
+                label = sentence["label"]
+            if sentence:
+                confidence = min(confidence, sentence["confidence"])
             out[cid] = {
                 "strategy": last.strategy,
                 "action": last.action,
                 "text": final.claim.text if final else "",
-                "label": final.label if final else None,
-                "confidence": round(float(final.confidence), 4) if final else None,
+                "label": label,
+                "confidence": round(confidence, 4) if final else None,
                 "passage_id": passage,
                 "cited": cited,
                 "edits": len(edits),
@@ -218,6 +231,8 @@ class RevisionOutcome:
                     for r in e.details.get("replaced", [])
                 ],
             }
+            if sentence:
+                out[cid]["sentence"] = sentence
         return out
 
     def ledger_json(self) -> list[dict]:
@@ -227,6 +242,15 @@ class RevisionOutcome:
             for a in self.attempts[1 : self.kept + 1]
             for e in a.edits
         ]
+
+
+# REFUTED < NEI < SUPPORTED: the weaker of two labels is the one with the lower strength
+_LABEL_STRENGTH = {"REFUTED": 0, "NEI": 1, "SUPPORTED": 2}
+
+
+def span_key(span) -> str:
+    """The key of a sentence span in ``RevisionOutcome.sentences`` ("start:end")."""
+    return f"{span[0]}:{span[1]}"
 
 
 # the strategy a claim's revision is named after when several edits touched it

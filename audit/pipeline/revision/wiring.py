@@ -6,6 +6,7 @@ from __future__ import annotations
 from audit.constants import CORRECTIVE_PASSAGES_PER_QUERY, Thresholds
 from audit.pipeline.revision.loop import revise_answer
 from audit.pipeline.revision.model import Retrieve, RevisionOptions, RevisionOutcome, Rewriter
+from audit.pipeline.revision.whole import judge_revised_sentences
 from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
 
 
@@ -77,8 +78,13 @@ def revise_audit(
             [(claim_text, [passage])], thresholds=t, domain=domain, embed=embed, llm=llm, methods=methods
         )[0]
 
+    def judge_sentence(text: str, passages: list[Passage]) -> ClaimVerdict:
+        return verify_claims(
+            [(text, passages)], thresholds=t, domain=domain, embed=embed, llm=llm, methods=methods
+        )[0]
+
     retrieve = kb_retriever(kb, embed=embed) if kb is not None else None
-    return revise_answer(
+    outcome = revise_answer(
         query=query,
         answer=answer,
         passages=as_passages(contexts or []),
@@ -92,3 +98,24 @@ def revise_audit(
         given=given,
         reverify=verify,
     )
+    outcome.sentences = judge_revised_sentences(
+        outcome, judge=judge_sentence, similarity=_similarity(embed), threshold=t.audit_score_threshold
+    )
+    return outcome
+
+
+def _similarity(embed=None):
+    """Cosine of two short texts with the embedder the pipeline uses (the structural check's own)."""
+    import numpy as np
+
+    def similarity(a: str, b: str) -> float:
+        if embed is None:
+            from audit.pipeline.embedding import get_embedder
+
+            vectors = get_embedder().encode([a, b])
+        else:
+            vectors = embed([a, b])
+        v = np.asarray(vectors, dtype=np.float32)
+        return float(v[0] @ v[1] / ((np.linalg.norm(v[0]) * np.linalg.norm(v[1])) or 1.0))
+
+    return similarity

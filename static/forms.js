@@ -1,0 +1,34 @@
+// Every page: after a failed POST, focus moves to the error summary (its links lead to the fields);
+// a submitted form says it is busy and cannot be sent twice (the first audit can take seconds).
+(function () {
+  var summary = document.getElementById("error-summary");
+  if (summary) summary.focus();
+
+  function busy(form, button) {
+    form.setAttribute("aria-busy", "true");
+    button.setAttribute("data-idle-label", button.innerHTML);
+    button.classList.add("is-busy");
+    button.innerHTML = '<span class="spinner" aria-hidden="true"></span> ' + (button.getAttribute("data-busy-label") || "Working…");
+    // disabled after the browser has read the form's data (a disabled submitter would not be sent)
+    window.setTimeout(function () { button.disabled = true; }, 0);
+  }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (event.defaultPrevented || (form.getAttribute("method") || "get").toLowerCase() !== "post") return;
+    var button = event.submitter || form.querySelector("button[type=submit], button:not([type])");
+    if (!button) return;
+    if (button.classList.contains("is-busy")) { event.preventDefault(); return; }
+    busy(form, button);
+  });
+
+  // back/forward cache: a page shown again must not keep its buttons busy
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("button.is-busy").forEach(function (button) {
+      button.disabled = false;
+      button.classList.remove("is-busy");
+      button.innerHTML = button.getAttribute("data-idle-label");
+      button.form && button.form.removeAttribute("aria-busy");
+    });
+  });
+})();
