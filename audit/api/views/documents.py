@@ -5,7 +5,6 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from django.db import transaction
 from django.utils.text import slugify
 from drf_spectacular.utils import (
     extend_schema,
@@ -32,8 +31,8 @@ from audit.services.ingestion import (
     DocumentInput,
     IngestError,
     document_delete,
-    document_ingest,
     documents_from_file,
+    documents_ingest,
 )
 
 # --- Knowledge base -----------------------------------------------------------------------------
@@ -103,8 +102,8 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
                 for name in ("text", "title"):
                     if problem := control_character_problem(getattr(doc, name, "")):
                         raise InvalidInput("file" if values.get("file") else name, problem)
-            with transaction.atomic():
-                results = [document_ingest(workspace=workspace, doc=doc, actor=request.user) for doc in docs]
+            # embedded first, then written in one short transaction (all the file's documents or none)
+            results = documents_ingest(workspace=workspace, docs=docs, actor=request.user)
         except IngestError as exc:
             raise InvalidInput(
                 "file" if values.get("file") else "text", f"cannot be ingested: {exc}."
