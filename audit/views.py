@@ -7,6 +7,7 @@ is a 400 naming the field), call selectors and render. Charts are built in ``aud
 from __future__ import annotations
 
 import json
+import math
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -17,6 +18,7 @@ from django.shortcuts import redirect, render
 
 from audit import charts, constants, hooks, presentation, roles, selectors
 from audit.api.serializers import ClaimCardSerializer
+from audit.api.throttles import audit_throttle
 from audit.api.views import AuditCreateApi, audit_request_from
 from audit.errors import InvalidInput
 from audit.filters import AnswerPageFilter, ClaimFilter
@@ -165,7 +167,15 @@ def answer_new(request):
     form = AnswerSubmitForm(request.POST or None, default_mode_label=default_label)
     passages = PassageFormSet(request.POST or None, prefix="passage")
     errors: list[str] = []
-    if request.method == "POST" and form.is_valid() and passages.is_valid():
+    status = 400 if request.method == "POST" else 200
+    wait = audit_throttle(request) if request.method == "POST" else None  # the API's audit limit, shared
+    if wait is not None:
+        errors.append(
+            f"You have submitted more answers than this workspace audits per user in this period; "
+            f"try again in {math.ceil(wait)} seconds."
+        )
+        status = 429
+    elif request.method == "POST" and form.is_valid() and passages.is_valid():
         data = AuditCreateApi.InputSerializer(data=audit_payload(form, passages))
         if data.is_valid():
             try:
@@ -178,13 +188,15 @@ def answer_new(request):
                 return redirect("answer-detail", answer_id=submission.answer.public_id)
         else:
             errors.extend(_flat_errors(data.errors))
-    status = 400 if request.method == "POST" else 200
-    return render(
+    response = render(
         request,
         "audit/answer_new.html",
         {"form": form, "passages": passages, "errors": errors},
         status=status,
     )
+    if wait is not None:
+        response["Retry-After"] = str(math.ceil(wait))
+    return response
 
 
 @login_required
