@@ -140,3 +140,56 @@ def test_the_token_limit_holds_across_two_gunicorn_workers():
     with served_server as (base, _tokens, _folder), concurrent.futures.ThreadPoolExecutor(8) as pool:
         statuses = list(pool.map(lambda n: attempt(base, n), range(20)))
     assert sorted(statuses) == [400] * 6 + [429] * 14
+
+
+def _redis_up() -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _redis_up(), reason="no Redis on 127.0.0.1:6379")
+def test_with_a_redis_url_the_counts_live_in_redis_for_every_process(settings):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import redis
+    from django.core.cache import caches
+
+    from audit import throttling
+    from audit.rates import Rate
+
+    url = "redis://127.0.0.1:6379/15"
+    probe = "from django.core.cache import caches; print(type(caches['default']).__name__)"
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-v0", "-c", probe],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "DJANGO_DEBUG": "1", "THEORIA_REDIS_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.stdout.strip() == "RedisCache", result.stderr
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "theoria-test",
+        }
+    }
+    caches["default"].clear()
+    rate = Rate.parse("2/min")
+    assert [throttling.take("redis", "one", rate, now=3000.0) is None for _ in range(3)] == [
+        True,
+        True,
+        False,
+    ]
+    other = redis.Redis.from_url(url)  # what another process reads
+    assert any(b"theoria:throttle:redis:" in key for key in other.keys("theoria-test:*"))
+    caches["default"].clear()
