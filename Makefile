@@ -34,9 +34,11 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	  || { echo "Could not install chromium: run 'apt-get install chromium' as root."; exit 1; }; }
 
-# Database, admin user, demo knowledge base, sample audits and schedules (all idempotent).
+# Database (and its cache table: throttle and sign-in lockout counts), admin user, demo knowledge
+# base, sample audits and schedules (all idempotent).
 setup: install
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py createcachetable
 	$(PY) manage.py ensure_admin
 	$(PY) manage.py ingest_kb demo/kb
 	$(PY) manage.py seed_demo demo/answers.jsonl --hold-revisions neuroscience

@@ -28,7 +28,7 @@ from audit.models.nightly import NightlyReport
 from audit.models.web import ExternalCall, WebCacheEntry
 from audit.selectors.learning import calibration_state
 from audit.services.claims import claim_relabel
-from audit.services.ingestion import document_delete
+from audit.services.ingestion import DOCUMENT_METADATA, document_delete, document_metadata_update
 from audit.services.modes import (
     thresholds_check,
     thresholds_set,
@@ -67,7 +67,8 @@ class WorkspaceAdminForm(forms.ModelForm):
         return [d.strip().lower() for d in value]
 
     def clean_web_allowed_domains(self):
-        return self._clean_domain_list("web_allowed_domains")
+        domains = self._clean_domain_list("web_allowed_domains")
+        return self._checked("web_allowed_domains", domains)
 
     def clean_regulated_domains(self):
         return self._clean_domain_list("regulated_domains")
@@ -252,8 +253,9 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
 
 @admin.register(Document)
 class DocumentAdmin(AuditedAdminMixin, admin.ModelAdmin):
-    """Documents are added by ingestion (``ingest_kb``, the API); deleting one goes through the
-    ingestion service, so ``kb_version`` moves and every search index drops its chunks."""
+    """Documents are added by ingestion (``ingest_kb``, the API); editing one's title, domain, date
+    or sensitivity and deleting one go through the ingestion services, so ``kb_version`` moves and
+    every search index sees the change at once (each with its audit event)."""
 
     list_display = ("title", "workspace", "domain", "published_at", "sensitive", "updated_at")
     list_filter = ("workspace", "domain", "sensitive")
@@ -274,6 +276,13 @@ class DocumentAdmin(AuditedAdminMixin, admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    def save_model(self, request, obj, form, change):
+        document_metadata_update(
+            document=obj,
+            actor=request.user,
+            **{name: form.cleaned_data[name] for name in DOCUMENT_METADATA if name in form.cleaned_data},
+        )
 
     def delete_model(self, request, obj):
         with transaction.atomic():

@@ -42,7 +42,7 @@ THRESHOLD_LABELS = {
 }
 
 
-def _field_for(default, label: str, help_text: str, choices=None):
+def _field_for(default, label: str, help_text: str, choices=None, bounds: tuple[int, int] | None = None):
     if choices is not None:
         return forms.ChoiceField(
             label=label,
@@ -53,7 +53,10 @@ def _field_for(default, label: str, help_text: str, choices=None):
     if isinstance(default, bool):
         return forms.BooleanField(label=label, help_text=help_text, required=False)
     if isinstance(default, int):
-        return forms.IntegerField(label=label, help_text=help_text, required=True)
+        low, high = bounds or (None, None)
+        return forms.IntegerField(
+            label=label, help_text=help_text, required=True, min_value=low, max_value=high
+        )
     return forms.FloatField(label=label, help_text=help_text, required=True)
 
 
@@ -103,6 +106,7 @@ class WorkspaceSettingsForm(forms.Form):
                         0.0 if isinstance(value[key], float) else 0,
                         f"{label} {key}",
                         f"{unit}; default {seed if seed is not None else 'none'}",
+                        bounds=None if f.name.endswith("_weights") else constants.FRESHNESS_MONTHS_RANGE,
                     )
                     self.initial[name] = value[key]
                     self.threshold_names.append(name)
@@ -114,6 +118,7 @@ class WorkspaceSettingsForm(forms.Form):
                 label,
                 f"{unit}; default {default if default != '' else '(none)'}",
                 constants.STRING_THRESHOLDS.get(f.name),
+                bounds=constants.INT_THRESHOLD_RANGES.get(f.name),
             )
             self.initial[name] = value
             self.threshold_names.append(name)

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.db import models
+from django.forms.fields import InvalidJSONInput, JSONString
+
+from audit.pipeline import json_limits
 
 MAX_DEPTH = 4
 
@@ -49,7 +53,48 @@ def workspace_path(model) -> str | None:
     return through_user
 
 
-class WorkspaceScopedAdmin:
+class LimitedJSONFormField(forms.JSONField):
+    """The admin's JSON fields read through ``audit.pipeline.json_limits``: nesting past
+    ``JSON_MAX_DEPTH`` or a 400-digit integer is a form error naming the problem, never a
+    RecursionError or an overflow (also when the page is shown again with the error)."""
+
+    def to_python(self, value):
+        if self.disabled or isinstance(value, (list, dict, int, float, JSONString)):
+            return value
+        if value in self.empty_values:
+            return None
+        try:
+            converted = json_limits.loads(value)
+        except json_limits.JSONLimitError as exc:
+            where = f"{exc.path}: " if exc.path else "The value "
+            raise forms.ValidationError(f"{where}{exc.message}", code="limits") from None
+        except ValueError:
+            raise forms.ValidationError(
+                self.error_messages["invalid"], code="invalid", params={"value": value}
+            ) from None
+        return JSONString(converted) if isinstance(converted, str) else converted
+
+    def bound_data(self, data, initial):
+        if self.disabled:
+            return initial
+        if data is None:
+            return None
+        try:
+            return json_limits.loads(data)
+        except ValueError:
+            return InvalidJSONInput(data)
+
+
+class LimitedJSONAdmin:
+    """Every JSON field of a ModelAdmin or inline uses :class:`LimitedJSONFormField`."""
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if isinstance(db_field, models.JSONField):
+            kwargs.setdefault("form_class", LimitedJSONFormField)
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+
+class WorkspaceScopedAdmin(LimitedJSONAdmin):
     """Filter a ModelAdmin's rows and foreign-key choices to the caller's workspace."""
 
     def _workspace(self, request):
@@ -95,8 +140,27 @@ class WorkspaceScopedAdmin:
 
 
 class TheoriaAdminSite(admin.AdminSite):
+    @property
+    def login_form(self):
+        from audit.signin import LockoutAdminAuthenticationForm
+
+        return LockoutAdminAuthenticationForm  # failed passwords lock the account and the address out
+
+    def login(self, request, extra_context=None):
+        from audit.signin import locked_response
+
+        response = super().login(request, extra_context)
+        form = (getattr(response, "context_data", None) or {}).get("form")
+        return locked_response(response, form) if form is not None else response
+
     def register(self, model_or_iterable, admin_class=None, **options):
         base = admin_class or admin.ModelAdmin
         if not issubclass(base, WorkspaceScopedAdmin):
             base = type(base.__name__, (WorkspaceScopedAdmin, base), {"__module__": base.__module__})
+        base.inlines = [
+            inline
+            if issubclass(inline, LimitedJSONAdmin)
+            else type(inline.__name__, (LimitedJSONAdmin, inline), {"__module__": inline.__module__})
+            for inline in base.inlines
+        ]
         return super().register(model_or_iterable, base, **options)

@@ -1,5 +1,14 @@
 from django.apps import AppConfig
 from django.contrib.admin import apps as admin_apps
+from django.db.models.signals import post_migrate
+
+
+def _create_cache_table(sender, using="default", **kwargs) -> None:
+    """Every ``migrate`` also creates the database cache table (throttle and lockout counts,
+    ``audit.throttling``) where the settings use one: a fresh database never serves without it."""
+    from django.core.management import call_command
+
+    call_command("createcachetable", database=using, verbosity=0)
 
 
 class AuditConfig(AppConfig):
@@ -7,6 +16,9 @@ class AuditConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "audit"
     verbose_name = "Audit"
+
+    def ready(self):
+        post_migrate.connect(_create_cache_table, sender=self, dispatch_uid="audit.createcachetable")
 
 
 class TheoriaAdminConfig(admin_apps.AdminConfig):

@@ -47,6 +47,10 @@ SEED_CHUNK_OVERLAP_CHARS = 1000
 EMBEDDING_DIM = 384
 EMBEDDING_BATCH_SIZE = 64
 INGEST_MAX_FILE_BYTES = 20 * 1024 * 1024
+# JSON from users (API bodies, .jsonl records, JSON fields of the admin; audit.pipeline.json_limits):
+# deeper nesting or longer integers are a 400 naming where (no setting or record needs either)
+JSON_MAX_DEPTH = 32
+JSON_MAX_INT_DIGITS = 18  # every integer setting fits (the largest, llm_token_budget, is at most 10**12)
 
 # --- Verification pipeline (seed 004 §4.2/§13, seed 000 §§4–8, docs/SPEC_NOTES.md#evidence-and-retrieval) ---
 # Owned by the pipeline (audit/pipeline/). Everything below is a default; a workspace may
@@ -160,6 +164,7 @@ VERIFICATION_PROFILES = {
 # sibling "<field>_source_refs" is a claim verified against the passages its refs name (stages 4-6)
 STRUCTURED_REFS_SUFFIX = "_source_refs"
 STRUCTURED_MAX_FIELDS = 50  # seed 003: max_claims_to_verify; more fields with refs is a 400
+STRUCTURED_MAX_DEPTH = 16  # levels of nesting of an answer_json (objects and arrays); deeper is a 400
 STRUCTURED_FIX_CANDIDATES = 3  # citation fix (stage 5): other passages tried per unsupported field
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
 # admin accept exactly these; see audit.services.modes.thresholds_check). The profile and the
@@ -486,9 +491,13 @@ LLM_TOKEN_BUDGET_MAX = 10**12
 
 
 def _number(value) -> bool:
+    """A finite int or float (never a bool). An int of any size is finite: ``math.isfinite`` would
+    convert it to a float first and overflow on a 400-digit one."""
     import math
 
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def whole_number_problem(value, low: int, high: int) -> str | None:

@@ -118,14 +118,21 @@ class InProcessKnowledgeBase(_Searchable):
         return self.index.vectors(source_ids)
 
     def sync(self, version: int) -> None:
-        """Bring the index to the database's current chunks (added and deleted since last sync)."""
+        """Bring the index to the database's current chunks (added and deleted since last sync) and
+        their documents' current metadata (an edited domain or date is searched at once)."""
         with self.lock:
             if version == self.version:
                 return
-            db_ids = set(
-                Chunk.objects.filter(document__workspace_id=self.workspace_id).values_list("pk", flat=True)
-            )
+            current = {
+                pk: ChunkMeta(pk, *meta)
+                for pk, *meta in Chunk.objects.filter(document__workspace_id=self.workspace_id).values_list(
+                    *META_FIELDS
+                )
+            }
+            db_ids = set(current)
             known = {m.chunk_pk for m in self.meta.values()}
+            for pk in known & db_ids:
+                self.meta[f"kb_chunk_{pk}"] = current[pk]
             stale = known - db_ids
             if stale:
                 gone = [f"kb_chunk_{pk}" for pk in stale]

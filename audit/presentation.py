@@ -196,10 +196,13 @@ def label_meaning(label: str, confidence: float | None) -> str:
 
 # --- Evidence: the sentence a verdict rests on, highlighted inside its snippet -------------------
 
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# Linear time on any input: a link's text and target hold no bracket of their own, and a rule is
+# one line (a run of blank lines is never re-read from each of its lines).
+_MD_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^)\[\]]*\)")
 _MD_LINE_PREFIX = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)", re.MULTILINE)
 _MD_EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
-_MD_RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$", re.MULTILINE)
+_MD_RULE = re.compile(r"^[^\S\n]*(?:[-*_][^\S\n]*){3,}$", re.MULTILINE)
+_BLANK_LINES = re.compile(r"\n{2,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 
 POLARITY_TEXT = {
@@ -215,7 +218,7 @@ def strip_markdown(text: str) -> str:
     text = _MD_RULE.sub("", text)
     text = _MD_LINE_PREFIX.sub("", text)
     text = _MD_EMPHASIS.sub(r"\2", text)
-    return re.sub(r"\n{2,}", "\n", text).strip()
+    return _BLANK_LINES.sub("\n", text).strip()
 
 
 _ABBREVIATION_END = re.compile(r"(?:\b[A-Z]|\b(?:e\.g|i\.e|et al|Dr|Mr|Mrs|Ms|St|vs|Fig|No|approx|cf))\.$")
@@ -226,7 +229,10 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     initials and common abbreviations such as "H.M." or "e.g." do not)."""
     spans, start = [], 0
     for match in _SENTENCE_END.finditer(text):
-        if "\n" not in match.group() and _ABBREVIATION_END.search(text[start : match.start()]):
+        # the abbreviation is read in the last dozen characters, not in the whole sentence so far
+        if "\n" not in match.group() and _ABBREVIATION_END.search(
+            text, max(start, match.start() - 12), match.start()
+        ):
             continue
         if text[start : match.start()].strip():
             spans.append((start, match.start()))

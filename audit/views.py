@@ -7,6 +7,7 @@ is a 400 naming the field), call selectors and render. Charts are built in ``aud
 from __future__ import annotations
 
 import json
+import math
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -19,6 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from audit import charts, constants, drilldown, hooks, presentation, review_charts, roles, selectors
 from audit.api.serializers import ClaimCardSerializer
+from audit.api.throttles import audit_throttle
 from audit.api.views import AuditCreateApi, audit_request_from
 from audit.errors import AlreadyDone, InvalidInput, TheoriaError
 from audit.filters import AnswerPageFilter, ClaimFilter
@@ -236,7 +238,15 @@ def answer_new(request):
     form = AnswerSubmitForm(request.POST or None, default_mode_label=default_label)
     passages = PassageFormSet(request.POST or None, prefix="passage")
     errors: list[str] = []
-    if request.method == "POST":
+    status = 400 if request.method == "POST" else 200
+    wait = audit_throttle(request) if request.method == "POST" else None  # the API's audit limit, shared
+    if wait is not None:
+        errors.append(
+            f"You have submitted more answers than this workspace audits per user in this period; "
+            f"try again in {math.ceil(wait)} seconds."
+        )
+        status = 429
+    elif request.method == "POST":
         valid = form.is_valid() & passages.is_valid()  # both checked, so every bad field is named at once
         if valid:
             data = AuditCreateApi.InputSerializer(data=audit_payload(form, passages))
@@ -254,17 +264,20 @@ def answer_new(request):
             else:
                 errors.extend(_flat_errors(data.errors))
     summary = [{"id": "", "text": e} for e in errors]
-    if request.method == "POST":
+    if request.method == "POST" and wait is None:
         summary += error_summary(mark_invalid(form))
         summary += [{"id": "", "text": f"Passages: {e}"} for e in passages.non_form_errors()]
         for n, block in enumerate(passages, start=1):
             summary += error_summary(mark_invalid(block), prefix=f"Passage {n} ")
-    return render(
+    response = render(
         request,
         "audit/answer_new.html",
         {"form": form, "passages": passages, "errors": errors, "summary_errors": summary},
-        status=400 if request.method == "POST" else 200,
+        status=status,
     )
+    if wait is not None:
+        response["Retry-After"] = str(math.ceil(wait))
+    return response
 
 
 @login_required

@@ -1,11 +1,12 @@
 """Admin console: business calendars and notification targets are edited here; cases are read-only.
 
 Cases change only through escalation.services (the queue pages and the API); the admin shows
-them, their events and their notifications for inspection. Curation items can be closed with
-an action that calls the service.
+them, their events and their notifications for inspection. Curation items change only through
+the services too (closed by an action, reworded or deleted): each change is an audit event.
 """
 
 from django.contrib import admin, messages
+from django.db import transaction
 
 from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
 from escalation import services
@@ -105,6 +106,17 @@ class CurationItemAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    def save_model(self, request, obj, form, change):
+        services.curation_item_update(item=obj, actor=request.user, reason=obj.reason)
+
+    def delete_model(self, request, obj):
+        services.curation_item_delete(item=obj, actor=request.user)
+
+    def delete_queryset(self, request, queryset):
+        with transaction.atomic():
+            for item in queryset:
+                services.curation_item_delete(item=item, actor=request.user)
 
     def _close(self, request, queryset, status):
         closed = 0

@@ -11,20 +11,18 @@ backend) and the Slack-style webhook (through the Audit-Web fetch guard). A new 
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import timedelta
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from audit import constants
-from audit.pipeline.web.fetch import FetchPolicy, WebError, safe_fetch
+from audit.pipeline.web.fetch import WebError, post_json
 
 from . import policy, selectors
 from .models import Channel, Notification, NotificationStatus, ReviewCase, ReviewEvent
@@ -197,21 +195,11 @@ def _send(notification: Notification) -> None:
     }
     # through the Audit-Web guard: http(s) only, no credentials, public addresses only (no loopback,
     # metadata or private hosts), the checked address pinned, no redirects, a timeout, a capped reply
-    host = urlsplit(notification.address).hostname or ""
-    policy = FetchPolicy(
-        allowed_domains=(host,) if host else (),
-        allow_private=bool(settings.THEORIA.get("WEB_ALLOW_PRIVATE_ADDRESSES")),
-        timeout_s=constants.WEBHOOK_TIMEOUT_S,
-        max_bytes=constants.WEBHOOK_MAX_RESPONSE_BYTES,
-        max_redirects=0,
-    )
     try:
-        safe_fetch(
+        post_json(
             notification.address,
-            policy,
-            method="POST",
-            body=json.dumps(payload).encode(),
-            headers={"Content-Type": "application/json"},
+            payload,
+            allow_private=bool(settings.THEORIA.get("WEB_ALLOW_PRIVATE_ADDRESSES")),
         )
     except WebError as exc:
         raise OSError(f"webhook refused or failed ({exc.reason.value}): {exc.message}") from None
@@ -266,9 +254,13 @@ def _recover_stuck(counts: dict) -> None:
 
     Whether it reached its target is unknown, so it is sent once more (a duplicate beats a lost
     breach alert) and marked; one stuck a second time is given up (failed, attempts exhausted).
+    A notification with no ``claimed_at`` (left 'sending' before the column existed) has been
+    stuck for at least as long as any other and is recovered the same way.
     """
     cutoff = timezone.now() - timedelta(seconds=constants.NOTIFICATION_STUCK_AFTER_S)
-    stuck = Notification.objects.filter(status=NotificationStatus.SENDING, claimed_at__lt=cutoff)
+    stuck = Notification.objects.filter(
+        Q(claimed_at__lt=cutoff) | Q(claimed_at__isnull=True), status=NotificationStatus.SENDING
+    )
     Notification.objects.filter(pk__in=stuck.filter(stuck_retried=True).values("pk")).update(
         status=NotificationStatus.FAILED,
         attempts=constants.NOTIFICATION_MAX_ATTEMPTS,

@@ -23,7 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from audit import constants, roles
-from audit.selectors.facade import Answer, Claim, Document, Label, thresholds_for, workspace_home
+from audit.selectors.facade import Answer, Claim, Document, Label, thresholds_for, workspace_of
 from audit.services.claims import answer_suppress, claim_relabel
 from audit.services.events import event_record
 from audit.services.reviewed_examples import case_decision_example_record
@@ -379,7 +379,8 @@ def case_acknowledge(*, case: ReviewCase, actor, note: str = "") -> ReviewCase:
 def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCase:
     """Assign or reassign an open case to a reviewer of its tier (or above)."""
     _require_tier(actor, case.tier, "assigning")
-    if owner is None or workspace_home(owner).pk != case.workspace_id:
+    home = workspace_of(owner) if owner is not None else None
+    if home is None or home.pk != case.workspace_id:
         raise ValidationError({"owner": "the owner must be an active user of the case's workspace"})
     if roles.review_tier(owner) < case.tier:
         raise ValidationError(
@@ -715,6 +716,47 @@ def curation_item_close(*, item: CurationItem, actor, status: str, note: str = "
         action=f"curation.{status}", obj=item, actor=actor, workspace=item.workspace, details={"note": note}
     )
     return item
+
+
+@transaction.atomic
+def curation_item_update(*, item: CurationItem, actor, reason: str) -> CurationItem:
+    """Reword a curation item's reason (the admin console); one ``curation.changed`` event with before and after."""
+    item = CurationItem.objects.select_for_update().get(pk=item.pk)
+    reason = _required(reason, "reason")
+    if reason == item.reason:
+        return item
+    before = item.reason
+    item.reason = reason
+    item.full_clean()
+    item.save(update_fields=["reason"])
+    event_record(
+        action="curation.changed",
+        obj=item,
+        actor=actor,
+        workspace=item.workspace,
+        details={"changes": {"reason": {"from": before, "to": reason}}},
+    )
+    return item
+
+
+@transaction.atomic
+def curation_item_delete(*, item: CurationItem, actor) -> None:
+    """Delete a curation item (the admin console); the ``curation.deleted`` event keeps what it said."""
+    event_record(
+        action="curation.deleted",
+        obj=item,
+        actor=actor,
+        workspace=item.workspace,
+        details={
+            "source": item.source,
+            "status": item.status,
+            "reason": item.reason,
+            "case": item.case_id,
+            "claim": item.claim_id,
+            "document": item.document_id,
+        },
+    )
+    item.delete()
 
 
 # --- SLA sweep ----------------------------------------------------------------------------------

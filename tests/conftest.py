@@ -82,10 +82,46 @@ def _fresh_kb_indexes():
     kb_index_reset()
 
 
-@pytest.fixture(autouse=True)
-def _fresh_throttles():
-    """Start each test with empty throttle counts (they live in the process's cache)."""
-    from django.core.cache import cache
+_DATABASE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "live_server",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+}
 
-    cache.clear()
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles(request):
+    """Start each test that uses the database with empty throttle and lockout counts.
+
+    They live in the shared cache, the database cache table in the suite (as in a deployment
+    without Redis): a test in a transaction rolls its counts back, a transactional test (a live
+    server) would leave them to the next one.
+    """
+    if request.node.get_closest_marker("django_db") or _DATABASE_FIXTURES & set(request.fixturenames):
+        request.getfixturevalue("_django_db_helper")  # the test's database, as pytest-django sets it up
+        from django.core.cache import cache
+
+        cache.clear()
     yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _transaction_guard_installed():
+    """Embedding, the judges and the LLM client refuse to run inside a transaction the code opened."""
+    from tests import transaction_guard
+
+    transaction_guard.install()
+
+
+@pytest.fixture(autouse=True)
+def _no_long_work_in_transactions(_transaction_guard_installed):
+    """Fail a test whose code embedded, judged or called the LLM inside ``atomic()`` (even when the
+    code caught the guard's exception): see ``tests/transaction_guard.py``."""
+    from tests import transaction_guard
+
+    yield
+    found = transaction_guard.take()
+    if found:
+        pytest.fail("Long work inside a database transaction:\n" + "\n".join(dict.fromkeys(found)))

@@ -7,7 +7,9 @@ ever receives an HTML error page or, with DEBUG off, a traceback.
 
 from __future__ import annotations
 
-from django.http import JsonResponse
+from django.http import HttpResponseForbidden, JsonResponse
+from django.template import TemplateDoesNotExist, loader
+from django.utils.html import escape
 from django.views import defaults
 
 
@@ -24,8 +26,16 @@ def bad_request(request, exception=None):
 
 
 def permission_denied(request, exception=None):
+    """403, with the sentence the refusal gave (e.g. an account in no workspace) when it gave one."""
+    reason = str(exception or "").strip()
     if _api(request):
-        return _json(403, "You do not have permission to perform this action.")
+        return _json(403, reason or "You do not have permission to perform this action.")
+    try:
+        loader.get_template(defaults.ERROR_403_TEMPLATE_NAME)
+    except TemplateDoesNotExist:  # no page of our own: Django's would drop the sentence
+        return HttpResponseForbidden(
+            f"<h1>403 Forbidden</h1><p>{escape(reason)}</p>" if reason else "<h1>403 Forbidden</h1>"
+        )
     return defaults.permission_denied(request, exception)
 
 

@@ -5,13 +5,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from audit import views as audit_views
+from audit.signin import SignInView
 
 urlpatterns = [
     path("", audit_views.home, name="home"),
     path("healthz", audit_views.healthz, name="healthz"),
     # pages that do not extend base.html (admin, API docs) still get the icon browsers ask for
     path("favicon.ico", audit_views.favicon),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("audit.api.urls")),

@@ -60,6 +60,8 @@ def served(
         "THEORIA_VAR_DIR": str(folder),
         "THEORIA_THROTTLE_AUDITS": "",
         "THEORIA_THROTTLE_TOKEN": "",
+        "THEORIA_SIGNIN_ACCOUNT_LOCKOUT": "",
+        "THEORIA_SIGNIN_ADDRESS_LOCKOUT": "",
         "THEORIA_LLM_BASE_URL": "",
         "THEORIA_SLACK_WEBHOOK_URL": "",
         "THEORIA_ONCALL_EMAIL": "",

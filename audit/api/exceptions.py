@@ -73,7 +73,7 @@ def api_exception_handler(exc, context):
     if isinstance(exc, ObjectDoesNotExist):
         exc = Http404()
     if isinstance(exc, DjangoPermissionDenied):
-        exc = exceptions.PermissionDenied()
+        exc = exceptions.PermissionDenied(str(exc) or None)  # the refusal's own sentence, when it has one
 
     response = exception_handler(exc, context)
     if response is None:

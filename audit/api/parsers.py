@@ -1,5 +1,9 @@
 """A strict JSON parser: size limit, UTF-8 only, no NaN, no NUL, and errors that name the field.
 
+Every API endpoint parses JSON with it (``DEFAULT_PARSER_CLASSES``; the token endpoint too):
+depth and integer size are limited by ``audit.pipeline.json_limits``, so no body ends in a
+RecursionError or an overflow.
+
 Bad bytes are located, not just refused: the body is decoded with ``surrogateescape`` so the
 JSON still parses, then the value holding an undecodable byte is found and named
 (``contexts[3].text: is not valid UTF-8 text.``). Lone surrogate escapes (``"\\ud800"``) and
@@ -8,12 +12,13 @@ NUL characters, which no database text column accepts, are refused the same way.
 
 from __future__ import annotations
 
-import json
 import re
 
 from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.parsers import BaseParser
+
+from audit.pipeline import json_limits
 
 _BAD_UTF8 = "is not valid UTF-8 text."
 _NUL = "contains a NUL character."
@@ -25,10 +30,6 @@ def max_body_bytes() -> int:
 
 def _invalid(field: str, message: str) -> exceptions.ValidationError:
     return exceptions.ValidationError({field: [message]})
-
-
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _child(path: str, key) -> str:
@@ -95,14 +96,14 @@ class StrictJSONParser(BaseParser):
         if text.startswith("\ufeff"):
             text = text[1:]
         try:
-            data = json.loads(text, parse_constant=_reject_constant)
-            found = find_bad_text(data)
+            data = json_limits.loads(text)
+        except json_limits.JSONLimitError as exc:
+            raise _invalid(exc.path or "body", exc.message) from None
         except ValueError as exc:
             where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
             reason = getattr(exc, "msg", str(exc))
             raise _invalid("body", f"is not valid JSON: {reason}{where}.") from None
-        except RecursionError:
-            raise _invalid("body", "is nested too deeply.") from None
+        found = find_bad_text(data)
         if found:
             raise _invalid(*found)
         return data

@@ -1,44 +1,56 @@
-"""Request throttles of the API (DRF): the token endpoint per client address, audits per token.
+"""Request throttles of the API (DRF): the token endpoint per client address, audits per user.
 
-Rates come from ``settings.THEORIA`` when a request is checked (``THROTTLE_TOKEN``,
-``THROTTLE_AUDITS``, e.g. ``"10/min"``; empty: no limit), so a deployment sets them by
-environment. Over the rate DRF answers 429 with ``Retry-After``. Counts live in Django's cache:
-with several server processes, point ``CACHES`` at Redis for one count across them.
+Thin adapters over ``audit.throttling``, whose counts live in the shared cache (one count for
+every server process). Rates come from ``settings.THEORIA`` when a request is checked
+(``THROTTLE_TOKEN``, ``THROTTLE_AUDITS``, e.g. ``"10/min"``; empty: no limit), so a deployment
+sets them by environment. Over the rate DRF answers 429 with ``Retry-After``. The answer form
+(``/answers/new/``) counts against the same audit limit (:func:`audit_throttle`).
 """
 
 from __future__ import annotations
 
+import math
+
 from django.conf import settings
-from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.throttling import BaseThrottle
+
+from audit import throttling
+from audit.rates import Rate
 
 
-class _SettingsRateThrottle(SimpleRateThrottle):
-    setting = ""
-
-    def __init__(self):  # the rate is read per request, not frozen at import
-        self.rate = self.get_rate()
-        self.num_requests, self.duration = self.parse_rate(self.rate)
-
-    def get_rate(self):
-        return settings.THEORIA.get(self.setting) or None
-
-
-class TokenThrottle(_SettingsRateThrottle):
-    """``POST /auth/token``: password guesses per client address (authenticated or not)."""
-
-    scope = "token"
-    setting = "THROTTLE_TOKEN"
-
-    def get_cache_key(self, request, view):
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+def audit_throttle(request) -> float | None:
+    """Count one audit submission of the caller; seconds to wait when over ``THROTTLE_AUDITS``."""
+    user = getattr(request, "user", None)
+    ident = (
+        f"user:{user.pk}"
+        if user is not None and user.is_authenticated
+        else throttling.client_address(request)
+    )
+    return throttling.take("audits", ident, Rate.parse(settings.THEORIA.get("THROTTLE_AUDITS")))
 
 
-class AuditThrottle(_SettingsRateThrottle):
+class _SharedThrottle(BaseThrottle):
+    def allow_request(self, request, view) -> bool:
+        self._wait = self.take(request)
+        return self._wait is None
+
+    def take(self, request) -> float | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def wait(self):
+        return math.ceil(self._wait) if self._wait is not None else None
+
+
+class TokenThrottle(_SharedThrottle):
+    """``POST /auth/token``: requests per client address (authenticated or not)."""
+
+    def take(self, request) -> float | None:
+        rate = Rate.parse(settings.THEORIA.get("THROTTLE_TOKEN"))
+        return throttling.take("token", throttling.client_address(request), rate)
+
+
+class AuditThrottle(_SharedThrottle):
     """``POST /audits``: audits per user (per token), so one front end cannot starve the others."""
 
-    scope = "audits"
-    setting = "THROTTLE_AUDITS"
-
-    def get_cache_key(self, request, view):
-        ident = request.user.pk if request.user and request.user.is_authenticated else self.get_ident(request)
-        return self.cache_format % {"scope": self.scope, "ident": ident}
+    def take(self, request) -> float | None:
+        return audit_throttle(request)

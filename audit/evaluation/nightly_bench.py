@@ -52,90 +52,92 @@ def _hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-@transaction.atomic
 def bench_seed(*, claims: int, chunks: int, day: dt.date, seed: int = 7) -> Workspace:
-    """Recreate the bench workspace with ``chunks`` KB chunks and ``claims`` weak claims on ``day``."""
+    """Recreate the bench workspace with ``chunks`` KB chunks and ``claims`` weak claims on ``day``.
+
+    The chunks are embedded first; everything is then written in one transaction."""
     from audit.pipeline.embedding import get_embedder
 
     rng = random.Random(seed)
-    Workspace.objects.filter(slug=BENCH_SLUG).delete()
-    workspace = Workspace.objects.create(
-        name="Nightly benchmark", slug=BENCH_SLUG, allow_external_calls=False
-    )
     facts = []
     texts = []
     for _ in range(chunks):
         chunk_facts = [_fact(rng) for _ in range(4)]
         facts.extend(chunk_facts)
         texts.append(" ".join(_sentence(s, pos, o, y) for s, pos, _neg, o, y in chunk_facts))
-    docs_n = max(1, chunks // 10)
-    documents = Document.objects.bulk_create(
-        [
-            Document(
-                workspace=workspace,
-                title=f"Bench document {d}",
-                uri=f"kb://bench-{d}",
-                domain="neuroscience" if d % 2 else "general",
-                content_hash=_hash(f"doc{d}"),
-                published_at=dt.date(2015 + d % 11, 1 + d % 12, 1),
-            )
-            for d in range(docs_n)
-        ]
-    )
     vectors = get_embedder().encode(texts).astype("<f4")
-    Chunk.objects.bulk_create(
-        [
-            Chunk(
-                document=documents[c % docs_n],
-                ordinal=c // docs_n,
-                text=text,
-                start_offset=0,
-                end_offset=len(text),
-                content_hash=_hash(text),
-                embedding=np.ascontiguousarray(vectors[c]).tobytes(),
-                search_vector=vectors[c],
-            )
-            for c, text in enumerate(texts)
-        ],
-        batch_size=1000,
-    )
-    Workspace.objects.filter(id=workspace.id).update(kb_version=1)
-    start, _ = day_bounds(day)
-    per_answer = 10
-    answers = Answer.objects.bulk_create(
-        [
-            Answer(
-                workspace=workspace,
-                query="benchmark question",
-                text="",
-                mode=constants.MODE_AUDIT_LOCAL,
-                created_at=start + dt.timedelta(seconds=i),
-                public_id=f"a-bench-{i:07d}",
-            )
-            for i in range((claims + per_answer - 1) // per_answer)
-        ],
-        batch_size=1000,
-    )
-    rows = []
-    for i in range(claims):
-        subject, pos, neg, obj, year = rng.choice(facts)
-        kind = i % 3
-        if kind == 0:
-            text = _sentence(subject, pos, obj, year)
-        elif kind == 1:
-            text = _sentence(subject, neg, obj, year) if i % 2 else _sentence(subject, pos, obj, year + 7)
-        else:
-            text = f"{_name(rng)} {rng.choice(_RELATIONS)[0]} {rng.choice(_OBJECTS)} in {rng.randint(1990, 2025)} trials."
-        rows.append(
-            Claim(
-                answer=answers[i // per_answer],
-                claim_id=f"c{i % per_answer + 1}",
-                text=text,
-                label=Claim.Label.REFUTED if kind == 1 else Claim.Label.NEI,
-                machine_label=Claim.Label.REFUTED if kind == 1 else Claim.Label.NEI,
-                confidence=round(rng.uniform(0.05, 0.55), 3),
-                importance=constants.IMPORTANCE_MATERIAL,
-            )
+    with transaction.atomic():
+        Workspace.objects.filter(slug=BENCH_SLUG).delete()
+        workspace = Workspace.objects.create(
+            name="Nightly benchmark", slug=BENCH_SLUG, allow_external_calls=False
         )
-    Claim.objects.bulk_create(rows, batch_size=1000)
-    return workspace
+        docs_n = max(1, chunks // 10)
+        documents = Document.objects.bulk_create(
+            [
+                Document(
+                    workspace=workspace,
+                    title=f"Bench document {d}",
+                    uri=f"kb://bench-{d}",
+                    domain="neuroscience" if d % 2 else "general",
+                    content_hash=_hash(f"doc{d}"),
+                    published_at=dt.date(2015 + d % 11, 1 + d % 12, 1),
+                )
+                for d in range(docs_n)
+            ]
+        )
+        Chunk.objects.bulk_create(
+            [
+                Chunk(
+                    document=documents[c % docs_n],
+                    ordinal=c // docs_n,
+                    text=text,
+                    start_offset=0,
+                    end_offset=len(text),
+                    content_hash=_hash(text),
+                    embedding=np.ascontiguousarray(vectors[c]).tobytes(),
+                    search_vector=vectors[c],
+                )
+                for c, text in enumerate(texts)
+            ],
+            batch_size=1000,
+        )
+        Workspace.objects.filter(id=workspace.id).update(kb_version=1)
+        start, _ = day_bounds(day)
+        per_answer = 10
+        answers = Answer.objects.bulk_create(
+            [
+                Answer(
+                    workspace=workspace,
+                    query="benchmark question",
+                    text="",
+                    mode=constants.MODE_AUDIT_LOCAL,
+                    created_at=start + dt.timedelta(seconds=i),
+                    public_id=f"a-bench-{i:07d}",
+                )
+                for i in range((claims + per_answer - 1) // per_answer)
+            ],
+            batch_size=1000,
+        )
+        rows = []
+        for i in range(claims):
+            subject, pos, neg, obj, year = rng.choice(facts)
+            kind = i % 3
+            if kind == 0:
+                text = _sentence(subject, pos, obj, year)
+            elif kind == 1:
+                text = _sentence(subject, neg, obj, year) if i % 2 else _sentence(subject, pos, obj, year + 7)
+            else:
+                text = f"{_name(rng)} {rng.choice(_RELATIONS)[0]} {rng.choice(_OBJECTS)} in {rng.randint(1990, 2025)} trials."
+            rows.append(
+                Claim(
+                    answer=answers[i // per_answer],
+                    claim_id=f"c{i % per_answer + 1}",
+                    text=text,
+                    label=Claim.Label.REFUTED if kind == 1 else Claim.Label.NEI,
+                    machine_label=Claim.Label.REFUTED if kind == 1 else Claim.Label.NEI,
+                    confidence=round(rng.uniform(0.05, 0.55), 3),
+                    importance=constants.IMPORTANCE_MATERIAL,
+                )
+            )
+        Claim.objects.bulk_create(rows, batch_size=1000)
+        return workspace

@@ -33,7 +33,7 @@ CITATION_RE = re.compile(
 
 def citation_anchors(text: str) -> tuple[str, ...]:
     """The anchors a text cites, in order, without duplicates: ("1", "2", "cite:ab12", "Arxiv")."""
-    found: list[str] = []
+    found: dict[str, None] = {}
     for m in CITATION_RE.finditer(text):
         if m.group("cite"):
             values = ["cite:" + m.group("cite")]
@@ -42,22 +42,27 @@ def citation_anchors(text: str) -> tuple[str, ...]:
         else:
             raw = m.group("src") or m.group("psrc") or m.group("num")
             values = []
-            for part in re.split(r"\s*,\s*", raw.strip()):
-                rng = re.match(r"^(\d+)\s*[\u2013-]\s*(\d+)$", part)
+            for part in (piece.strip() for piece in raw.split(",")):
+                rng = _NUMBER_RANGE_RE.fullmatch(part)
                 if rng and int(rng.group(2)) - int(rng.group(1)) < 50:
                     values += [str(i) for i in range(int(rng.group(1)), int(rng.group(2)) + 1)]
                 elif part:
                     values.append(part)
-        for v in values:
-            if v not in found:
-                found.append(v)
+        found.update(dict.fromkeys(values))
     return tuple(found)
+
+
+_NUMBER_RANGE_RE = re.compile(r"(?<!\d)(\d+)\s*+[\u2013-]\s*+(\d+)")
+# Linear time on any input: a run of spaces is matched from its first character only (the
+# lookbehind), never again from each of its characters (docs/ARCHITECTURE.md, "Tenancy and hardening").
+SPACE_BEFORE_PUNCT_RE = re.compile(r"(?<!\s)\s+([.,;:!?])")
+_SPACES_RE = re.compile(r"\s{2,}")
 
 
 def strip_citations(text: str) -> str:
     text = CITATION_RE.sub("", text)
-    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
-    return re.sub(r"\s{2,}", " ", text).strip()
+    text = SPACE_BEFORE_PUNCT_RE.sub(r"\1", text)
+    return _SPACES_RE.sub(" ", text).strip()
 
 
 # --- sentence segmentation ------------------------------------------------------------------
@@ -69,13 +74,25 @@ sen rep u.s u.k u.n ph.d m.d b.a m.a a.m p.m op art sec ch chap ref refs incl ma
 """.split()
 )
 
-# end punctuation, then citation markers and closing quotes ("…occur?[8]\" Next…"), then a space
+# end punctuation, then citation markers and closing quotes ("…occur?[8]\" Next…"), then a space;
+# a run of end punctuation is matched from its first mark only (linear time on "....x")
 _BOUNDARY_RE = re.compile(
-    r"([.!?]+|\u3002|\uff01|\uff1f)((?:\[[^\[\]\s]{1,40}\])*[\"'\u201d\u2019)\]]*)(\s+|$)"
+    r"((?<![.!?])[.!?]++|\u3002|\uff01|\uff1f)((?:\[[^\[\]\s]{1,40}\])*[\"'\u201d\u2019)\]]*)(\s+|$)"
 )
-_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+", re.MULTILINE)
+_LIST_ITEM_RE = re.compile(r"^[^\S\n]*(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+", re.MULTILINE)
 _MD_EMPHASIS_RE = re.compile(r"(\*\*|__|\*|`)(.+?)\1")
-_MD_LINK_RE = re.compile(r"\[([^\]]+)\]\((?:[^)]+)\)")
+# a link's text and target hold no bracket of their own, so a scan never runs past the next one
+_MD_LINK_RE = re.compile(r"\[([^\[\]]+)\]\((?:[^)\[\]]+)\)")
+_BLOCK_START_RE = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|#{1,6})\s)")
+_LIST_NUMBER_RE = re.compile(r"(?:[-*\u2022]\s*+)?(?:\d{1,3}|[a-zA-Z]|[ivxlcIVXLC]{1,6})")
+_LIST_NUMBER_MAX = 16  # characters before a full stop that can still be a list number ("- iv.")
+_ACRONYM_RE = re.compile(r"(?:[a-z]\.)+[a-z]?")
+_LEADING_SPACE_RE = re.compile(r"\s*")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.")
+# citation markers right after a full stop ("… rises.[2] (Source: 3)")
+_TRAILING_MARKERS_RE = re.compile(
+    r"(?<!\s)(?:\s*+(?:\[[^\]]{1,40}\]|\((?:source|src|ref)[^)]{0,40}\)))+", re.I
+)
 
 
 NEVER_SPLIT_AFTER = frozenset(
@@ -84,78 +101,94 @@ NEVER_SPLIT_AFTER = frozenset(
 )
 
 
-def _abbreviation_token(before: str) -> str:
-    m = re.search(r"([A-Za-z][A-Za-z.]*)$", before)
-    return m.group(1).lower().rstrip(".") if m else ""
+def _last_token(text: str, start: int, end: int) -> str:
+    """The word (letters and dots) that ends at ``end``, lower-cased, without dots at its ends.
+
+    Walks back from ``end`` over that word only: a sentence cut at many full stops costs the
+    length of its words, not the length of the sentence once per full stop.
+    """
+    i = end
+    while i > start and text[i - 1] in _WORD_CHARS:
+        i -= 1
+    return text[i:end].lstrip(".").lower().rstrip(".")
 
 
-def _is_abbreviation(before: str) -> bool:
-    m = re.search(r"([A-Za-z][A-Za-z.]*)$", before)
-    if not m:
+def _is_abbreviation(token: str) -> bool:
+    if not token:
         return False
-    token = m.group(1).lower().rstrip(".")
     if token in ABBREVIATIONS:
         return True
     # single capital initials ("J. Smith") and dotted acronyms ("U.S.")
-    return len(token) == 1 or bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]?", token))
+    return len(token) == 1 or bool(_ACRONYM_RE.fullmatch(token))
+
+
+def _block_starts(text: str) -> list[int]:
+    """Where the units of ``text`` start: blank lines, list items and headings, and a line that
+    follows one without end punctuation and opens with a capital or a digit."""
+    starts = [0] + [m.end() for m in _BLOCK_START_RE.finditer(text)]
+    at = text.find("\n")
+    while at != -1:
+        before = text[at - 1 : at] if at else ""
+        if before and before not in ".!?:;,":
+            nxt = text[at + 1 : at + 2]
+            if nxt.isupper() or nxt.isdigit():
+                starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    return sorted(set(starts))
 
 
 def split_sentences_with_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the sentences of ``text`` (lines and list items always end one)."""
+    """Character spans of the sentences of ``text`` (lines and list items always end one).
+
+    Linear in the length of ``text``: every check at a candidate full stop looks at a bounded
+    stretch before it (the last word, the last few characters), never at the whole sentence so far.
+    """
     spans: list[tuple[int, int]] = []
     if not text:
         return spans
-    # blocks: blank lines, list items and headings start new units
-    block_starts = [0]
-    for m in re.finditer(r"\n\s*\n|\n(?=\s*(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|#{1,6})\s)", text):
-        block_starts.append(m.end())
-    for m in re.finditer(r"\n", text):
-        # a line that ends without punctuation and is followed by a capital starts a new unit
-        before = text[max(0, m.start() - 1) : m.start()]
-        if before and before not in ".!?:;,":
-            nxt = text[m.end() : m.end() + 1]
-            if nxt.isupper() or nxt.isdigit():
-                block_starts.append(m.end())
-    block_starts = sorted(set(block_starts))
+    block_starts = _block_starts(text)
     bounds = list(zip(block_starts, block_starts[1:] + [len(text)]))
     for b_start, b_end in bounds:
-        start = b_start
+        start = _LEADING_SPACE_RE.match(text, b_start, b_end).end()
         for m in _BOUNDARY_RE.finditer(text, b_start, b_end):
+            if m.start() < start:
+                continue
             end = m.end(2)
             punct = m.group(1)
-            before = text[start : m.start()]
+            cut = m.start()  # the sentence so far is text[start:cut]
             after = text[m.end() : m.end() + 2]
-            if punct == "." and re.fullmatch(
-                r"\s*(?:[-*\u2022]\s*)?(?:\d{1,3}|[a-zA-Z]|[ivxlcIVXLC]{1,6})", before
+            token = _last_token(text, start, cut) if punct == "." else ""
+            if (
+                punct == "."
+                and cut - start <= _LIST_NUMBER_MAX
+                and _LIST_NUMBER_RE.fullmatch(text, start, cut)
             ):
                 continue  # a list number: "1. Refunds…", "b. …", "iv. …"
-            if punct == "." and _abbreviation_token(before) in NEVER_SPLIT_AFTER:
+            if punct == "." and token in NEVER_SPLIT_AFTER:
                 continue
-            if punct == "." and _is_abbreviation(before) and not after[:1].isupper():
+            if punct == "." and _is_abbreviation(token) and not after[:1].isupper():
                 continue
             if (
                 punct == "."
-                and re.search(r"\b[A-Z]$", before)
-                and len(before) > 0
-                and re.search(r"(?:^|\s)[A-Z]$", before)
+                and cut > start
+                and "A" <= text[cut - 1] <= "Z"
+                and (cut - 1 == start or text[cut - 2].isspace())
             ):
                 continue  # initial: "J. Smith"
             if m.group(3) == "" and m.end() < b_end:
                 continue
-            if punct[-1] in "?!" and re.search(r"[\"\u201d]", m.group(2)) and after[:1].islower():
+            if punct[-1] in "?!" and ('"' in m.group(2) or "\u201d" in m.group(2)) and after[:1].islower():
                 continue  # a quoted question inside a sentence: 'such as "Why?" or "How?"'
-            if after[:1].islower() and punct == "." and _is_abbreviation(before):
+            if after[:1].islower() and punct == "." and _is_abbreviation(token):
                 continue
             # citation markers right after the full stop belong to this sentence
-            tail = re.match(
-                r"(?:\s*(?:\[[^\]]{1,40}\]|\((?:source|src|ref)[^)]{0,40}\)))+", text[end:b_end], re.I
-            )
+            tail = _TRAILING_MARKERS_RE.match(text, end, b_end)
             if tail:
-                end += tail.end()
-            if text[start:end].strip():
+                end = tail.end()
+            if end > start:
                 spans.append(_trim(text, start, end))
-            start = end
-        if text[start:b_end].strip():
+            start = _LEADING_SPACE_RE.match(text, end, b_end).end()
+        if start < b_end:
             spans.append(_trim(text, start, b_end))
     return [s for s in spans if s[1] > s[0]]
 
@@ -251,7 +284,7 @@ def is_assertion(sentence: str) -> bool:
 
 
 # --- atomic decomposition (docs/SPEC_NOTES.md#claims) ----------------------------------------------
-_SPLIT_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas)\s+|\s+(?:but|whereas)\s+", re.I)
+_SPLIT_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas)\s+|(?<!\s)\s+(?:but|whereas)\s+", re.I)
 _SUBJECT_PRONOUN_RE = re.compile(r"^(?:it|they|this|these|he|she)\b", re.I)
 
 

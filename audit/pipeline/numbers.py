@@ -136,13 +136,19 @@ def _norm_word(word: str) -> str:
 
 
 def _next_word(text: str, end: int) -> str:
-    m = _WORD_RE.match(text[end:].lstrip())
-    word = m.group(0) if m and len(text[end:]) - len(text[end:].lstrip()) <= 1 else ""
+    """The word right after ``end`` (one space at most between), read without copying the rest of the text."""
+    at = end + 1 if text[end : end + 1].isspace() else end
+    m = _WORD_RE.match(text, at) if not text[at : at + 1].isspace() else None
+    word = m.group(0) if m else ""
     return "" if word.lower() in _NOT_UNITS else _norm_word(word)
 
 
+# the word (letters and hyphens) before the last space, read from the start of its run only
+_PREV_WORD_RE = re.compile(r"(?<![A-Za-z-])-*+([A-Za-z][A-Za-z-]*)\s$")
+
+
 def _prev_word(text: str, start: int) -> str:
-    m = re.search(r"([A-Za-z][A-Za-z-]*)\s$", text[max(0, start - 30) : start])
+    m = _PREV_WORD_RE.search(text[max(0, start - 30) : start])
     word = m.group(1) if m else ""
     return "" if word.lower() in _NOT_UNITS else _norm_word(word)
 
@@ -255,8 +261,9 @@ def _decimals(raw: str) -> int:
     return len(m.group(1)) if m else 0
 
 
+# a range starts at the first digit of a number (never inside one) and its spaces are matched once
 RANGE_RE = re.compile(
-    r"(?:\bbetween\s+)?(?P<cur>[$€£¥])?(?P<lo>\d+(?:\.\d+)?)\s*(?P<pct1>%|percent|per cent)?\s*"
+    r"(?:\bbetween\s+)?(?P<cur>[$€£¥])?(?<!\d)(?P<lo>\d+(?:\.\d+)?)\s*+(?P<pct1>%|percent|per cent)?\s*+"
     r"(?:to|and|-|–|—)\s*[$€£¥]?(?P<hi>\d+(?:\.\d+)?)\s?(?P<scale>thousand|million|billion|trillion)?\s*"
     r"(?P<pct>%|percent|per cent)?",
     re.I,

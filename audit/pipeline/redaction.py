@@ -12,7 +12,8 @@ import re
 from audit.pipeline.chunking import sha256_text
 
 _PATTERNS = [
-    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
+    # the local part is matched from its first character only, so "1.1.1.1…" is scanned once
+    ("email", re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
     ("card", re.compile(r"\b(?:\d[ -]?){13,16}\b")),
     ("ssn", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
     ("phone", re.compile(r"(?<![\w.])\+?\d{1,3}[ .-]?\(?\d{2,4}\)?[ .-]\d{3,4}[ .-]\d{3,4}\b")),

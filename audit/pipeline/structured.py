@@ -24,10 +24,12 @@ from dataclasses import dataclass, replace
 from audit.constants import (
     CITATION_REPLACE_MARGIN,
     STRUCTURED_FIX_CANDIDATES,
+    STRUCTURED_MAX_DEPTH,
     STRUCTURED_MAX_FIELDS,
     STRUCTURED_REFS_SUFFIX,
 )
 from audit.pipeline.extraction import claim_type, importance
+from audit.pipeline.json_limits import depth_of
 from audit.pipeline.methods import VerifyContext, verify_context
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 
@@ -87,6 +89,11 @@ def discover_fields(answer_json, context_ids=None) -> list[StructuredField]:
     known = None if context_ids is None else {str(i) for i in context_ids}
     if not isinstance(answer_json, dict):
         raise StructuredError("answer_json", "must be a JSON object.")
+    if depth_of(answer_json, STRUCTURED_MAX_DEPTH) > STRUCTURED_MAX_DEPTH:
+        raise StructuredError(
+            "answer_json",
+            f"is nested more than {STRUCTURED_MAX_DEPTH} levels deep; at most {STRUCTURED_MAX_DEPTH} are verified.",
+        )
     found: list[StructuredField] = []
 
     def walk(node, path: str) -> None:

@@ -24,9 +24,7 @@ the offline verdicts as they are; an unexpected error ends it ``failed`` with th
 
 from __future__ import annotations
 
-import json
 import logging
-import urllib.request
 from datetime import datetime, timezone
 
 from django.conf import settings
@@ -38,6 +36,7 @@ from audit.pipeline import scoring
 from audit.pipeline.methods import REGISTRY, verify_context
 from audit.pipeline.methods.llm import LLM_METHODS
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
+from audit.pipeline.web.fetch import WebError, post_json
 from audit.selectors.api import thresholds_for
 from audit.services.events import event_record
 from audit.services.labels import claim_machine_relabel
@@ -277,12 +276,12 @@ def _announce(run: VerificationRun) -> None:
         "status": run.deep_checks.get("status"),
         "relabels": run.deep_checks.get("relabels", []),
     }
-    request = urllib.request.Request(
-        url, data=json.dumps(payload).encode(), method="POST", headers={"Content-Type": "application/json"}
-    )
+    # the same guard as the alert webhooks: public addresses only, no redirects, no file:// (fetch.post_json)
     try:
-        with urllib.request.urlopen(request, timeout=constants.WEBHOOK_TIMEOUT_S) as response:  # noqa: S310 (admin-set URL)
-            outcome = f"HTTP {response.status}"
-    except OSError as exc:
-        outcome = f"failed: {exc}"[:300]
+        response = post_json(
+            url, payload, allow_private=bool(settings.THEORIA.get("WEB_ALLOW_PRIVATE_ADDRESSES"))
+        )
+        outcome = f"HTTP {response.status}"
+    except WebError as exc:
+        outcome = f"refused or failed ({exc.reason.value}): {exc.message}"[:300]
     _progress(run, webhook=outcome)

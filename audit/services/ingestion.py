@@ -1,8 +1,11 @@
 """Knowledge-base ingestion: files and records in, chunked and embedded documents out.
 
 One service per change: :func:`document_ingest` (create or update one document, idempotent by
-content hash), :func:`document_delete`, and :func:`ingest_paths` which reads files (.txt, .md,
-.html, .jsonl) and reports per file, so one bad file never stops the others. Every change bumps
+content hash; :func:`documents_ingest` for several at once, all or none), :func:`document_delete`,
+:func:`document_metadata_update` (the admin's edits), and :func:`ingest_paths` which reads files
+(.txt, .md, .html, .jsonl) and reports per file, so one bad file never stops the others. Chunks
+are embedded before any transaction begins (:func:`document_prepare`); the rows are then written
+in one short transaction (:func:`document_write`). Every change bumps
 ``Workspace.kb_version`` so search indexes in every process reload what changed
 (``audit.selectors.kb_index``).
 """
@@ -10,7 +13,6 @@ content hash), :func:`document_delete`, and :func:`ingest_paths` which reads fil
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,9 @@ from django.db import transaction
 from django.db.models import F
 
 from audit import constants
+from audit.errors import InvalidInput
 from audit.models import Chunk, Document, Workspace
+from audit.pipeline import json_limits
 from audit.pipeline.chunking import chunk_text, normalise_text, sha256_text
 from audit.pipeline.web.page import html_to_text, meta_date
 from audit.services.events import event_record
@@ -74,38 +78,86 @@ def _embed(texts: list[str]) -> np.ndarray:
     return get_embedder().encode(texts)
 
 
-@transaction.atomic
-def document_ingest(
+@dataclass
+class PreparedDocument:
+    """A document normalised, chunked and (when its chunks changed) embedded: what
+    :func:`document_write` stores. Preparing reads the database and writes nothing."""
+
+    doc: DocumentInput
+    content_hash: str
+    metadata: dict
+    pieces: list
+    vectors: np.ndarray | None = None
+
+
+class _StaleVectors(Exception):
+    """The stored document changed between preparing and writing: its chunks need vectors."""
+
+    def __init__(self, prepared: PreparedDocument):
+        super().__init__(prepared.doc.uri)
+        self.prepared = prepared
+
+
+def document_prepare(
     *,
     workspace: Workspace,
     doc: DocumentInput,
-    actor=None,
     chunk_size: int | None = None,
     chunk_overlap: int | None = None,
     embed: Callable[[list[str]], np.ndarray] = _embed,
-) -> tuple[Document, str]:
-    """Create or update one document and its chunks; return (document, "created"|"updated"|"unchanged").
+) -> PreparedDocument:
+    """Normalise, chunk and embed one document outside any transaction (the slow part).
 
-    Idempotent: an unchanged text and metadata change nothing; a changed text is re-chunked and
-    re-embedded. Raises IngestError for an empty text.
+    The chunks are embedded only when the stored document does not already hold exactly these
+    chunks. Raises IngestError for an empty text.
     """
     text = normalise_text(doc.text)
     if not text:
         raise IngestError("it holds no text")
     size, overlap = chunk_settings()
     size, overlap = chunk_size or size, overlap if chunk_overlap is None else chunk_overlap
-    content_hash = sha256_text(text)
-    metadata = {
-        "title": doc.title[:500] or doc.uri,
-        "domain": (doc.domain or "general").lower()[:64],
-        "published_at": doc.published_at,
-        "date_inferred": doc.date_inferred,
-        "sensitive": doc.sensitive,
-        "source_path": doc.source_path[:1000],
-    }
-    existing = Document.objects.select_for_update().filter(workspace=workspace, uri=doc.uri).first()
-    pieces = chunk_text(text, size=size, overlap=overlap)
-    if existing is not None and existing.content_hash == content_hash and _same_chunks(existing, pieces):
+    prepared = PreparedDocument(
+        doc=doc,
+        content_hash=sha256_text(text),
+        metadata={
+            "title": doc.title[:500] or doc.uri,
+            "domain": (doc.domain or "general").lower()[:64],
+            "published_at": doc.published_at,
+            "date_inferred": doc.date_inferred,
+            "sensitive": doc.sensitive,
+            "source_path": doc.source_path[:1000],
+        },
+        pieces=chunk_text(text, size=size, overlap=overlap),
+    )
+    stored = Document.objects.filter(workspace=workspace, uri=doc.uri).first()
+    if not _holds(stored, prepared):
+        prepared.vectors = _vectors(prepared, embed)
+    return prepared
+
+
+def _vectors(prepared: PreparedDocument, embed) -> np.ndarray:
+    return embed([p.text for p in prepared.pieces]).astype("<f4", copy=False)
+
+
+def _holds(document: Document | None, prepared: PreparedDocument) -> bool:
+    """Whether ``document`` already holds exactly the prepared text and chunks."""
+    return (
+        document is not None
+        and document.content_hash == prepared.content_hash
+        and _same_chunks(document, prepared.pieces)
+    )
+
+
+def document_write(*, workspace: Workspace, prepared: PreparedDocument, actor=None) -> tuple[Document, str]:
+    """Store one prepared document (call inside a transaction: it only writes rows).
+
+    Locks the stored document (``select_for_update``); returns (document, "created"|"updated"|
+    "unchanged"). Raises ``_StaleVectors`` when the stored text changed since it was prepared and
+    the new chunks were not embedded.
+    """
+    metadata = prepared.metadata
+    existing = Document.objects.select_for_update().filter(workspace=workspace, uri=prepared.doc.uri).first()
+    if _holds(existing, prepared):
         changed = [k for k, v in metadata.items() if getattr(existing, k) != v]
         if not changed:
             return existing, "unchanged"
@@ -122,16 +174,19 @@ def document_ingest(
             details={"fields": changed},
         )
         return existing, "updated"
-
-    vectors = embed([p.text for p in pieces]).astype("<f4", copy=False)
+    if prepared.vectors is None:
+        raise _StaleVectors(prepared)
+    vectors = prepared.vectors
     if existing is None:
-        document = Document(workspace=workspace, uri=doc.uri, content_hash=content_hash, **metadata)
+        document = Document(
+            workspace=workspace, uri=prepared.doc.uri, content_hash=prepared.content_hash, **metadata
+        )
         outcome = "created"
     else:
         document = existing
         for key, value in metadata.items():
             setattr(document, key, value)
-        document.content_hash = content_hash
+        document.content_hash = prepared.content_hash
         outcome = "updated"
     document.full_clean()
     document.save()
@@ -149,7 +204,7 @@ def document_ingest(
                 embedding=vectors[i].tobytes(),
                 search_vector=vectors[i],
             )
-            for i, p in enumerate(pieces)
+            for i, p in enumerate(prepared.pieces)
         ],
         batch_size=500,
     )
@@ -159,9 +214,63 @@ def document_ingest(
         obj=document,
         actor=actor,
         workspace=workspace,
-        details={"uri": document.uri, "chunks": len(pieces), "hash": content_hash},
+        details={"uri": document.uri, "chunks": len(prepared.pieces), "hash": prepared.content_hash},
     )
     return document, outcome
+
+
+def documents_ingest(
+    *,
+    workspace: Workspace,
+    docs: list[DocumentInput],
+    actor=None,
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    embed: Callable[[list[str]], np.ndarray] = _embed,
+) -> list[tuple[Document, str]]:
+    """Create or update documents together: all of them or none.
+
+    Every document is chunked and embedded first, outside any transaction; the rows are then
+    written in one short transaction. Idempotent: an unchanged text and metadata change nothing;
+    a changed text is re-chunked and re-embedded. When a concurrent ingestion changed one of the
+    documents in between, its chunks are embedded after the transaction is left and it is tried
+    again. Raises IngestError for an empty text.
+    """
+    prepared = [
+        document_prepare(
+            workspace=workspace, doc=doc, chunk_size=chunk_size, chunk_overlap=chunk_overlap, embed=embed
+        )
+        for doc in docs
+    ]
+    while True:
+        try:
+            with transaction.atomic():
+                return [document_write(workspace=workspace, prepared=p, actor=actor) for p in prepared]
+        except _StaleVectors as stale:
+            stale.prepared.vectors = _vectors(stale.prepared, embed)
+
+
+def document_ingest(
+    *,
+    workspace: Workspace,
+    doc: DocumentInput,
+    actor=None,
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    embed: Callable[[list[str]], np.ndarray] = _embed,
+) -> tuple[Document, str]:
+    """Create or update one document and its chunks; return (document, "created"|"updated"|"unchanged").
+
+    See :func:`documents_ingest`: embedded outside any transaction, written in one short one.
+    """
+    return documents_ingest(
+        workspace=workspace,
+        docs=[doc],
+        actor=actor,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        embed=embed,
+    )[0]
 
 
 def _same_chunks(document: Document, pieces) -> bool:
@@ -174,6 +283,55 @@ def _same_chunks(document: Document, pieces) -> bool:
 
 def _bump_kb_version(workspace: Workspace) -> None:
     Workspace.objects.filter(pk=workspace.pk).update(kb_version=F("kb_version") + 1)
+
+
+DOCUMENT_METADATA = ("title", "domain", "published_at", "sensitive")
+
+
+@transaction.atomic
+def document_metadata_update(*, document: Document, actor=None, **values) -> Document:
+    """Change a document's title, domain, publication date or sensitivity (the admin console).
+
+    Bumps ``kb_version`` so every search index reloads the document's description at once (a
+    new domain is searched under it, a new date ages its evidence); one ``kb.document_updated``
+    event lists the fields with their old and new values. Nothing is written when nothing changed.
+    """
+    unknown = sorted(set(values) - set(DOCUMENT_METADATA))
+    if unknown:
+        raise InvalidInput(
+            unknown[0], "is not document metadata that can be edited; re-ingest the document instead."
+        )
+    if "domain" in values:
+        values["domain"] = (values["domain"] or "general").strip().lower()[:64]
+    document = Document.objects.select_for_update().get(pk=document.pk)
+    changes = {k: v for k, v in values.items() if getattr(document, k) != v}
+    if not changes:
+        return document
+    before = {k: getattr(document, k) for k in changes}
+    for key, value in changes.items():
+        setattr(document, key, value)
+    if "published_at" in changes:
+        document.date_inferred = False  # a date someone set is no longer one read from the text
+    document.full_clean()
+    document.save(
+        update_fields=[*changes, *(["date_inferred"] if "published_at" in changes else []), "updated_at"]
+    )
+    _bump_kb_version(document.workspace)
+    event_record(
+        action="kb.document_updated",
+        obj=document,
+        actor=actor,
+        workspace=document.workspace,
+        details={
+            "fields": sorted(changes),
+            "changes": {k: {"from": _plain(before[k]), "to": _plain(changes[k])} for k in changes},
+        },
+    )
+    return document
+
+
+def _plain(value):
+    return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 @transaction.atomic
@@ -313,9 +471,13 @@ def _documents_from_jsonl(path: Path, raw: str, domain: str | None) -> Iterator[
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise IngestError(f"line {number} is not valid JSON ({exc.msg})") from None
+            record = json_limits.loads(line)
+        except json_limits.JSONLimitError as exc:
+            raise IngestError(
+                f"line {number}{' field ' + exc.path if exc.path else ''} {exc.message.rstrip('.')}"
+            ) from None
+        except ValueError as exc:
+            raise IngestError(f"line {number} is not valid JSON ({getattr(exc, 'msg', exc)})") from None
         if not isinstance(record, dict):
             raise IngestError(f"line {number} is not a JSON object")
         for doc in _records_to_documents(record, stem, number, domain, str(path)):

@@ -18,6 +18,7 @@ from audit import constants, roles
 from audit.errors import InvalidInput
 from audit.models import Claim, Conversation, UserProfile, Workspace
 from audit.models.choices import Verdict
+from audit.pipeline.web.fetch import allowed_domain_problem
 from audit.services.events import event_record
 
 _RANK = {constants.MODE_NORMAL: 0, constants.MODE_AUDIT_LOCAL: 1, constants.MODE_AUDIT_WEB: 2}
@@ -140,7 +141,11 @@ def _changes(obj, values: dict) -> dict:
 
 
 def workspace_settings_check(values: dict) -> None:
-    """Retention, token budget and freshness policy within their documented ranges (400 naming the key)."""
+    """Retention, token budget and freshness policy within their documented ranges, and web
+    domains that are public host names (400 naming the key)."""
+    for i, entry in enumerate(values.get("web_allowed_domains") or ()):
+        if problem := allowed_domain_problem(entry):
+            raise InvalidInput(f"web_allowed_domains[{i}]", problem)
     checks = {
         "retention_days": constants.RETENTION_DAYS_RANGE,
         "llm_token_budget": (0, constants.LLM_TOKEN_BUDGET_MAX),

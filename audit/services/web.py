@@ -276,8 +276,11 @@ def web_verify_answer(
         result.skipped = "residency"
     result.calls, result.cache_hits, result.answered = client.calls, client.cache_hits, client.answered
     try:
+        # the methods and the revision loop run before the transaction; it only writes their results
+        run = run or answer.runs.order_by("-started_at", "-id").first()
+        computed = _compute(result, found, run=run, thresholds=thresholds)
         with transaction.atomic():
-            _store(result, found, run=run, actor=actor, thresholds=thresholds)
+            _store(result, computed, run=run, actor=actor)
     except Exception as exc:  # storing must never break the audit: the local result stands
         logger.exception("storing web verification of %s failed", answer.public_id)
         result.failures.append(
@@ -295,7 +298,18 @@ def web_verify_answer(
     return result
 
 
-def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> None:
+@dataclass
+class _WebComputation:
+    """What a web pass computed from the documents found, before anything is written."""
+
+    found: list  # [(claim, [WebDocument])]
+    with_docs: list  # the part of ``found`` with documents
+    verdicts: list[ClaimVerdict]  # one per ``with_docs`` item
+    revision: object = None  # the revision outcome with the web documents in the pool, or None
+
+
+def _compute(result: WebVerificationResult, found, *, run, thresholds) -> _WebComputation:
+    """Verify the claims with their web evidence and revise the answer (embedding, judges): reads only."""
     answer = result.answer
     with_docs = [(claim, docs) for claim, docs in found if docs]
     verdicts: list[ClaimVerdict] = []
@@ -309,6 +323,23 @@ def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> N
         verdicts = _verdicts_with_web_evidence(
             items, thresholds=thresholds, domain=answer.domain or "", query=answer.query or ""
         )
+    computed = _WebComputation(found=found, with_docs=with_docs, verdicts=verdicts)
+    if with_docs and run is not None:  # without web evidence the Audit-Local revision stands
+        computed.revision = revision_run(
+            query=answer.query,
+            answer_text=answer.original_text or answer.text,
+            contexts=_evidence_pool(answer, adding=with_docs),
+            initial=None,
+            domain=answer.domain or "",
+            thresholds=thresholds,
+            given=len(answer.contexts or []),
+        )
+    return computed
+
+
+def _store(result: WebVerificationResult, computed: _WebComputation, *, run, actor) -> None:
+    answer = result.answer
+    found, with_docs, verdicts = computed.found, computed.with_docs, computed.verdicts
     by_claim = {claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(with_docs, verdicts)}
     for claim, docs in found:
         if claim.claim_id not in by_claim:
@@ -327,8 +358,8 @@ def _store(result: WebVerificationResult, found, *, run, actor, thresholds) -> N
         docs, verdict = by_claim[claim.claim_id]
         _store_claim(result, claim, docs, verdict, actor)
     run = run or answer.runs.order_by("-started_at", "-id").first()
-    if with_docs:  # without web evidence the Audit-Local result (and its revision) stands as it was
-        _revise(result, thresholds, run, actor)
+    if computed.revision is not None:  # without web evidence the Audit-Local result (and its revision) stands
+        _revision_store(result, computed.revision, run, actor)
     if result.skipped != "residency":
         _update_run_and_answer(result, run)
     _event("answer.web_verified", answer, actor, result.as_dict())
@@ -428,40 +459,60 @@ def _store_claim(
     )
 
 
-def _evidence_pool(answer: Answer) -> list[Passage]:
-    """The passages the answer was verified against: its contexts, its claims' evidence, the web's."""
+def _evidence_pool(answer: Answer, adding=()) -> list[Passage]:
+    """The passages the answer was verified against: its contexts, its claims' evidence, the web's.
+
+    ``adding`` ([(claim, [WebDocument])]) are web documents about to be linked to their claims:
+    each takes the place its evidence row will have (after the claim's stored evidence).
+    """
     from audit.pipeline.retrieval import as_passages
 
     pool = {p.id: p for p in as_passages(answer.contexts or [])}
+    rows: dict[int, list[Evidence]] = {}
     for ev in Evidence.objects.filter(claim__answer=answer).order_by("claim_id", "rank", "id"):
-        if ev.snippet:
-            passage = _passage_of(ev)
-            pool.setdefault(passage.id, passage)
+        rows.setdefault(ev.claim_id, []).append(ev)
+    new = {claim.pk: docs for claim, docs in adding}
+    for claim_pk in sorted(set(rows) | set(new)):
+        stored = rows.get(claim_pk, [])
+        for ev in stored:
+            if ev.snippet:
+                passage = _passage_of(ev)
+                pool.setdefault(passage.id, passage)
+        known = {ev.source_id for ev in stored if ev.source_type == SourceType.WEB}
+        for doc in new.get(claim_pk, ()):
+            if doc.source_id[:200] in known:
+                continue
+            passage = _web_passage(doc)
+            if passage.text:
+                pool.setdefault(passage.id, passage)
     return list(pool.values())
 
 
-def _revise(result: WebVerificationResult, thresholds, run: VerificationRun | None, actor) -> None:
-    """Run the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop) over the answer with the web documents in its evidence pool.
-
-    It runs when the web brought evidence, from the answer as received (the stored claims are
-    its claims, so their revisions are recomputed). The revision service stores the outcome
-    (``revision_record``); the history of the run's earlier (Audit-Local) revision is kept in
-    front of this one.
-    """
-    if run is None:
-        return
-    answer = result.answer
-    outcome = revision_run(
-        query=answer.query,
-        answer_text=answer.original_text or answer.text,
-        contexts=_evidence_pool(answer),
-        initial=None,
-        domain=answer.domain or "",
-        thresholds=thresholds,
-        given=len(answer.contexts or []),
+def _web_passage(doc: WebDocument) -> Passage:
+    """The passage a web document's evidence row will give back (``_passage_of`` of that row)."""
+    source_id = doc.source_id[:200]
+    return Passage(
+        id=f"web:{source_id}",
+        text=doc.as_passage().text,
+        title=doc.title[:500],
+        uri=doc.url[:2000],
+        source_type=SourceType.WEB,
+        published=doc.published,
+        anchors=(source_id,),
     )
+
+
+def _revision_store(result: WebVerificationResult, outcome, run: VerificationRun, actor) -> None:
+    """Store the revision loop's outcome over the answer with the web documents in its pool
+    (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop).
+
+    It ran (:func:`_compute`) when the web brought evidence, from the answer as received (the
+    stored claims are its claims, so their revisions are recomputed). The revision service stores
+    the outcome (``revision_record``); the history of the run's earlier (Audit-Local) revision is
+    kept in front of this one.
+    """
     prior = list(run.revision_history or [])
-    revision_record(answer=answer, run=run, outcome=outcome, actor=actor)
+    revision_record(answer=result.answer, run=run, outcome=outcome, actor=actor)
     run.revision_history = [*prior, *run.revision_history]
     result.revised = outcome.revised
 

@@ -1,7 +1,8 @@
 """Workspaces, profiles and the one answer to "which workspace is this caller in?".
 
 Every read and action is scoped to :func:`workspace_for_user`. A user's workspace is the one of
-their profile (the default workspace without one); the Admin role does not widen it. A superuser
+their profile; a signed-in user without one is refused (:class:`NoWorkspace`, a 403 saying why),
+never put in a workspace by default. The Admin role does not widen it. A superuser
 works in another workspace only after an explicit switch (:func:`workspace_switch`, applied per
 request by ``audit.middleware`` for pages and ``X-Theoria-Workspace`` for the API).
 """
@@ -29,13 +30,30 @@ def workspace_get_default() -> Workspace:
     return workspace
 
 
+class NoWorkspace(PermissionDenied):
+    """A user with no profile belongs to no workspace: every page and API call refuses it (403)."""
+
+
+NO_WORKSPACE = (
+    "Your account belongs to no workspace, so there is nothing it may see or change here; "
+    "ask an administrator to add it to a workspace."
+)
+
+
+def workspace_of(user) -> Workspace | None:
+    """The workspace of the user's profile; None for a user without one (or anonymous)."""
+    if not getattr(user, "is_authenticated", False):
+        return None
+    profile = UserProfile.objects.select_related("workspace").filter(user=user).first()
+    return profile.workspace if profile is not None else None
+
+
 def workspace_home(user) -> Workspace:
-    """Return the user's home workspace (the default one for users without a profile)."""
-    if getattr(user, "is_authenticated", False):
-        profile = UserProfile.objects.select_related("workspace").filter(user=user).first()
-        if profile is not None:
-            return profile.workspace
-    return workspace_get_default()
+    """Return the user's home workspace; raise :class:`NoWorkspace` when the user has none."""
+    home = workspace_of(user)
+    if home is None:
+        raise NoWorkspace(NO_WORKSPACE)
+    return home
 
 
 def workspace_for_user(user) -> Workspace:
@@ -71,6 +89,7 @@ def workspace_member(workspace: Workspace, username: str):
     so no response reveals which usernames exist elsewhere.
     """
     user = get_user_model().objects.filter(username=username, is_active=True).first()
-    if user is None or workspace_home(user).pk != workspace.pk:
+    home = workspace_of(user) if user is not None else None
+    if home is None or home.pk != workspace.pk:
         return None
     return user

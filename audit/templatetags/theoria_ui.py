@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import template
+from django.core.exceptions import PermissionDenied
 
 from audit import presentation
 from audit.models.choices import Label
@@ -84,7 +85,10 @@ def seconds(ms) -> str:
 @register.filter
 def admin_workspaces(request) -> list:
     """The workspace whose settings the admin index links to: the caller's (a superuser's after a switch)."""
-    workspace = workspace_for_user(request.user)
+    try:
+        workspace = workspace_for_user(request.user)
+    except PermissionDenied:  # an account in no workspace: no settings to link to
+        return []
     return [workspace] if workspace else []
 
 

@@ -177,7 +177,10 @@ class CaseDetailApi(EscalationApi):
 
 class VersionedInput(serializers.Serializer):
     version = serializers.IntegerField(
-        required=False, min_value=1, help_text="The case version you saw; a changed case answers 409."
+        required=False,
+        min_value=1,
+        max_value=2**31 - 1,  # the column's range (a PositiveIntegerField)
+        help_text="The case version you saw; a changed case answers 409.",
     )
 
 

@@ -210,7 +210,7 @@ BAD_BODIES = [
     ),
     pytest.param(
         b'{"query": "q", "answer": "a", "contexts": [{"id": ' + b"9" * 5000 + b', "text": "t"}]}',
-        "body",
+        "contexts[0].id",
         id="integer-too-long",
     ),
 ]

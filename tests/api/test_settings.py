@@ -140,7 +140,7 @@ def test_it_previews_the_mode_a_request_would_get(client_for, make_user, workspa
     assert regulated == {"mode": "audit-local", "source": "request", "triggers": ["domain:finance"]}
 
 
-def test_it_sets_the_mode_of_a_user_without_a_profile_and_hides_other_workspaces_users(
+def test_a_user_without_a_profile_is_in_no_workspace_and_other_workspaces_users_are_hidden(
     admin, django_user_model
 ):
     from audit.models import Workspace as W
@@ -151,8 +151,8 @@ def test_it_sets_the_mode_of_a_user_without_a_profile_and_hides_other_workspaces
 
     response = admin.put("/api/v1/settings/users/loose", {"default_mode": "audit-local"}, format="json")
 
-    assert response.json() == {"username": "loose", "default_mode": "audit-local"}
-    assert UserProfile.objects.get(user=loose).default_mode == "audit-local"
+    assert response.status_code == 404  # not adopted into the caller's (or the default) workspace
+    assert not UserProfile.objects.filter(user=loose).exists()
     assert admin.get("/api/v1/settings/users/outsider").status_code == 404
     assert (
         admin.put("/api/v1/settings/users/outsider", {"default_mode": "normal"}, format="json").status_code

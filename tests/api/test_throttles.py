@@ -49,3 +49,147 @@ def test_an_upload_with_a_control_character_gets_400_and_stores_nothing(client_f
     assert response.status_code == 400, response.content
     assert "file" in response.json()["errors"] and "control character" in response.json()["detail"]
     assert not Document.objects.exists()
+
+
+def test_the_answer_form_shares_the_audit_limit_of_the_api(client, client_for, make_user, settings):
+    settings.THEORIA = {**settings.THEORIA, "THROTTLE_AUDITS": "3/min"}
+    user = make_user("frontend", roles.SUBMITTER)
+    api = client_for(user)
+    body = {"query": "q", "answer": "The office opens at nine.", "mode": "normal"}
+    assert [api.post("/api/v1/audits", body, format="json").status_code for _ in range(2)] == [201, 201]
+    client.force_login(user)
+    form = {
+        "query": "q",
+        "answer": "The office opens at nine.",
+        "mode": "normal",
+        "passage-TOTAL_FORMS": "0",
+        "passage-INITIAL_FORMS": "0",
+        "passage-MIN_NUM_FORMS": "0",
+        "passage-MAX_NUM_FORMS": "20",
+    }
+    assert client.post("/answers/new/", form).status_code == 302  # the third audit of the minute
+    response = client.post("/answers/new/", form)
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    assert "more answers than this workspace audits per user" in response.content.decode()
+    assert api.post("/api/v1/audits", body, format="json").status_code == 429
+
+
+def test_throttle_counts_live_in_the_shared_cache_not_in_a_process(settings):
+    from django.core.cache import caches
+    from django.core.cache.backends.db import DatabaseCache
+
+    from audit import throttling
+    from audit.rates import Rate
+
+    assert isinstance(caches["default"], DatabaseCache)  # the suite runs as a deployment without Redis
+    rate = Rate.parse("2/min")
+    assert [throttling.take("probe", "ident", rate, now=1000.0) for _ in range(3)][:2] == [None, None]
+    # another process reads the same table: a fresh cache handler sees the counts
+    fresh = DatabaseCache(settings.CACHES["default"]["LOCATION"], {})
+    assert any(key.startswith(":1:theoria:throttle:probe:") for key in _cache_keys(fresh))
+
+
+def _cache_keys(cache) -> list[str]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT cache_key FROM {connection.ops.quote_name(cache._table)}")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_the_sliding_window_refuses_a_burst_across_a_window_boundary():
+    from audit import throttling
+    from audit.rates import Rate
+
+    rate = Rate.parse("4/min")
+    assert [throttling.take("burst", "x", rate, now=119.0) is None for _ in range(4)] == [True] * 4
+    # a new minute: the previous one's 4 still weigh 59/60 (3.93), so one more passes, not four more
+    after = [throttling.take("burst", "x", rate, now=121.0) for _ in range(4)]
+    assert after[0] is None and all(wait is not None and 1 <= wait <= 60 for wait in after[1:])
+    assert (
+        throttling.take("burst", "x", rate, now=170.0) is None
+    )  # refusals were not counted: 1 + 4 x 10/60 < 4
+
+
+@pytest.mark.slow
+def test_the_token_limit_holds_across_two_gunicorn_workers():
+    """Two worker processes answer; together they let through exactly the limit (before this,
+    each counted in its own memory and twice the limit passed)."""
+    import concurrent.futures
+    import json
+    import urllib.error
+    import urllib.request
+
+    from tools.served import served
+
+    def attempt(base: str, n: int) -> int:
+        request = urllib.request.Request(
+            base + "/api/v1/auth/token",
+            data=json.dumps({"username": f"nobody{n}", "password": "x"}).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    env = {"THEORIA_THROTTLE_TOKEN": "6/day", "THEORIA_SIGNIN_ADDRESS_LOCKOUT": ""}
+    served_server = served("throttle-workers", workers=2, threads=2, seed_kb=False, extra_env=env)
+    with served_server as (base, _tokens, _folder), concurrent.futures.ThreadPoolExecutor(8) as pool:
+        statuses = list(pool.map(lambda n: attempt(base, n), range(20)))
+    assert sorted(statuses) == [400] * 6 + [429] * 14
+
+
+def _redis_up() -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _redis_up(), reason="no Redis on 127.0.0.1:6379")
+def test_with_a_redis_url_the_counts_live_in_redis_for_every_process(settings):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import redis
+    from django.core.cache import caches
+
+    from audit import throttling
+    from audit.rates import Rate
+
+    url = "redis://127.0.0.1:6379/15"
+    probe = "from django.core.cache import caches; print(type(caches['default']).__name__)"
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-v0", "-c", probe],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "DJANGO_DEBUG": "1", "THEORIA_REDIS_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.stdout.strip() == "RedisCache", result.stderr
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "theoria-test",
+        }
+    }
+    caches["default"].clear()
+    rate = Rate.parse("2/min")
+    assert [throttling.take("redis", "one", rate, now=3000.0) is None for _ in range(3)] == [
+        True,
+        True,
+        False,
+    ]
+    other = redis.Redis.from_url(url)  # what another process reads
+    assert any(b"theoria:throttle:redis:" in key for key in other.keys("theoria-test:*"))
+    caches["default"].clear()

@@ -71,3 +71,13 @@ def test_every_outbound_channel_has_a_timeout(settings):
         and settings.THEORIA["LLM_TIMEOUT_S"] > 0
         and constants.WEB_TIMEOUT_S > 0
     )
+
+
+def test_a_notification_left_sending_before_claimed_at_existed_is_recovered(case):
+    Notification.objects.exclude(channel="email").delete()
+    row = Notification.objects.get(channel="email")
+    Notification.objects.filter(pk=row.pk).update(status="sending", attempts=1, claimed_at=None)
+
+    counts = notifications.notifications_deliver()
+    row.refresh_from_db()
+    assert counts["stuck"] == 1 and row.status == "sent" and row.stuck_retried and len(mail.outbox) == 1

@@ -115,7 +115,11 @@ def test_it_announces_the_finished_deep_check_to_the_webhook(
     hook = FakeLLMServer().start()
     try:
         hook.default = ok("received")
-        settings.THEORIA = {**settings.THEORIA, "DEEP_CHECK_WEBHOOK_URL": hook.base_url + "/hook"}
+        settings.THEORIA = {
+            **settings.THEORIA,
+            "DEEP_CHECK_WEBHOOK_URL": hook.base_url + "/hook",
+            "WEB_ALLOW_PRIVATE_ADDRESSES": True,  # the stand-in listens on loopback, which the guard refuses otherwise
+        }
         data, _ = post_audit(submitter, django_capture_on_commit_callbacks, deep="async")
     finally:
         hook.stop()

@@ -23,7 +23,7 @@ from audit.constants import (
     UNSUPPORTED_ACTIONS,
 )
 
-from .env import envbool, envchoice, envfloat, envint, envlist, envstr
+from .env import envbool, envchoice, envfloat, envint, envlist, envrate, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(envstr("THEORIA_VAR_DIR", str(BASE_DIR / "var")))
@@ -34,10 +34,26 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 DEBUG = envbool("DJANGO_DEBUG", False)
 DEV_SECRET_KEY = "dev-only-insecure-key-change-me-in-production"
 SECRET_KEY = envstr("DJANGO_SECRET_KEY", "") or (DEV_SECRET_KEY if DEBUG else "")
+# With DEBUG off the key must be one Django's `check --deploy` accepts (security.W009): at least
+# SECRET_KEY_MIN_LENGTH characters, SECRET_KEY_MIN_UNIQUE of them different, not the development
+# key and not Django's "django-insecure-" placeholder. A weak key signs sessions and CSRF tokens
+# that can be forged, so the server refuses to start rather than warn.
+SECRET_KEY_MIN_LENGTH = 50
+SECRET_KEY_MIN_UNIQUE = 5
 if not DEBUG and SECRET_KEY in ("", DEV_SECRET_KEY):
     raise ImproperlyConfigured(
         "DJANGO_SECRET_KEY must be set to a secret value when DEBUG is off "
         "(set DJANGO_DEBUG=1 for development)."
+    )
+if not DEBUG and (
+    len(SECRET_KEY) < SECRET_KEY_MIN_LENGTH
+    or len(set(SECRET_KEY)) < SECRET_KEY_MIN_UNIQUE
+    or SECRET_KEY.startswith("django-insecure-")
+):
+    raise ImproperlyConfigured(
+        f"DJANGO_SECRET_KEY is too weak for DEBUG off: use at least {SECRET_KEY_MIN_LENGTH} random "
+        f"characters (at least {SECRET_KEY_MIN_UNIQUE} different), e.g. the output of "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))'."
     )
 ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -154,7 +170,20 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
+# Reverse proxies in front of the server that append the client's address to X-Forwarded-For
+# (nginx: proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for). 0: none, the client address
+# is REMOTE_ADDR and X-Forwarded-For is ignored; N: the address the outermost of N proxies saw
+# (audit.throttling.client_address). Set it only when every request passes through those proxies.
+TRUSTED_PROXIES = envint("THEORIA_TRUSTED_PROXIES", 0, minimum=0)
+
 REST_FRAMEWORK = {
+    # every JSON body goes through the one strict parser (size, depth, integer size, UTF-8)
+    "DEFAULT_PARSER_CLASSES": [
+        "audit.api.parsers.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "NUM_PROXIES": TRUSTED_PROXIES,
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "audit.api.authentication.TokenAuthentication",
         "audit.api.authentication.SessionAuthentication",
@@ -188,6 +217,7 @@ SPECTACULAR_SETTINGS = {
 # and is recycled after THEORIA_Q_RECYCLE tasks, or sooner past THEORIA_Q_MAX_RSS_MB, so memory
 # stays bounded.
 REDIS_URL = envstr("THEORIA_REDIS_URL", "")
+
 Q_CLUSTER = {
     "name": "theoria",
     "workers": envint("THEORIA_Q_WORKERS", (os.cpu_count() or 1) if REDIS_URL else 1, minimum=1),
@@ -203,6 +233,26 @@ if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
 else:
     Q_CLUSTER["orm"] = "default"
+
+# The shared cache: throttle and sign-in lockout counts (audit.throttling) must be one count for
+# every server process, so never a per-process memory cache. Redis when THEORIA_REDIS_URL is set,
+# else a database table (created by `manage.py createcachetable`, which `make setup` runs).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "theoria",
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "theoria_cache",
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    }
 
 EMAIL_BACKEND = envstr("THEORIA_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = envstr("THEORIA_FROM_EMAIL", "theoria-audit@localhost")
@@ -252,9 +302,16 @@ THEORIA = {
     # API request limits (docs/API.md).
     "API_MAX_BODY_BYTES": envint("THEORIA_API_MAX_BODY_BYTES", 1_000_000, minimum=1),
     "API_MAX_CONTEXTS": envint("THEORIA_API_MAX_CONTEXTS", 200, minimum=1),
-    # Throttles (audit/api/throttles.py): "N/sec|min|hour|day"; empty: no limit.
-    "THROTTLE_TOKEN": envstr("THEORIA_THROTTLE_TOKEN", "10/min"),
-    "THROTTLE_AUDITS": envstr("THEORIA_THROTTLE_AUDITS", "120/min"),
+    # Throttles (audit/throttling.py): "N/unit" or "N/<k>unit" (s, min, hour, day); empty: no limit.
+    # The token endpoint per client address; audits per user (the API and the answer form share it).
+    "THROTTLE_TOKEN": envrate("THEORIA_THROTTLE_TOKEN", "10/min"),
+    "THROTTLE_AUDITS": envrate("THEORIA_THROTTLE_AUDITS", "120/min"),
+    # Sign-in lockout (the login page, the admin login, the token endpoint): after this many
+    # failed passwords for one account, or from one client address, sign-in is refused until the
+    # window has passed, even with the right password.
+    "SIGNIN_ACCOUNT_LOCKOUT": envrate("THEORIA_SIGNIN_ACCOUNT_LOCKOUT", "5/15min"),
+    "SIGNIN_ADDRESS_LOCKOUT": envrate("THEORIA_SIGNIN_ADDRESS_LOCKOUT", "30/15min"),
+    "TRUSTED_PROXIES": TRUSTED_PROXIES,
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(THEORIA["API_MAX_BODY_BYTES"] * 2, 2_621_440)
 

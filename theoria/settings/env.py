@@ -60,6 +60,19 @@ def envlist(name: str, default: list[str] | None = None) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def envrate(name: str, default: str) -> str:
+    """A throttle rate such as ``10/min`` or ``5/15min`` (``audit.rates``); empty means no limit."""
+    from audit.rates import Rate
+
+    raw = os.environ.get(name)
+    value = default if raw is None else raw.strip()
+    try:
+        Rate.parse(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}: {exc}") from None
+    return value
+
+
 def envchoice(name: str, default: str, choices) -> str:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":

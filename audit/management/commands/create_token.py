@@ -15,7 +15,7 @@ from rest_framework.authtoken.models import Token
 from audit import roles
 from audit.models import UserProfile
 from audit.services.events import event_record
-from audit.services.workspaces import workspace_for_user, workspace_get_default
+from audit.services.workspaces import workspace_for_user, workspace_get_default, workspace_of
 
 
 class Command(BaseCommand):
@@ -43,6 +43,10 @@ class Command(BaseCommand):
             UserProfile.objects.create(user=user, workspace=workspace_get_default())
         if not user.is_active:
             raise CommandError(f'The user "{username}" is inactive; activate it before issuing a token.')
+        if workspace_of(user) is None:
+            raise CommandError(
+                f'The user "{username}" belongs to no workspace; give it a profile (admin console) first.'
+            )
         if role is not None:
             user.groups.add(Group.objects.get(name=role))
         if rotate:

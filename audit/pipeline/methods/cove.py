@@ -18,13 +18,16 @@ from audit.pipeline.text import STOPWORDS, content_stems, stem
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 MAX_QUESTIONS = 4
-ENTITY_RE = re.compile(r"\b([A-Z][a-zA-Z0-9\-]+(?:\s+(?:of|de|the|and)?\s*[A-Z][a-zA-Z0-9\-]+)*)")
+# possessive spaces: a name followed by a long run of spaces is tried once, not once per split of the run
+ENTITY_RE = re.compile(r"\b([A-Z][a-zA-Z0-9\-]+(?:\s++(?:(?:of|de|the|and)\s*+)?[A-Z][a-zA-Z0-9\-]+)*)")
 
 
 def questions_for(claim: str) -> list[dict]:
     """[{"question", "span", "kind"}] for the claim's numbers, years and entities."""
     out = []
     for q in extract_quantities(claim):
+        if len(out) == MAX_QUESTIONS:
+            return out  # a claim of a thousand numbers asks four questions, built once each
         wh = {"year": "When", "percent": "What percentage", "currency": "How much"}.get(q.kind, "How many")
         out.append(
             {
@@ -35,6 +38,8 @@ def questions_for(claim: str) -> list[dict]:
             }
         )
     for m in ENTITY_RE.finditer(claim):
+        if len(out) == MAX_QUESTIONS:
+            break
         if m.group(1).lower() in STOPWORDS:
             continue  # a capitalised function word ("The", "This") is no name
         text = m.group(1)

@@ -46,12 +46,17 @@ LOW = (
 )
 
 
+# a quotation of eight characters or more; an opening curly quote ends one (linear time on "““““")
+_QUOTE_RE = re.compile(r"[\"\u201c]([^\"\u201c\u201d]{8,})[\"\u201d]")
+
+
 def linguistic_score(text: str, evidence_texts: list[str] = ()) -> tuple[float, dict]:
     low = text.lower()
     highs = [p for p in HIGH if re.search(r"\b" + re.escape(p) + r"\b", low)]
     lows = [p for p in LOW if re.search(r"\b" + re.escape(p) + r"\b", low)]
-    quotes = re.findall(r"[\"\u201c]([^\"\u201d]{8,})[\"\u201d]", text)
-    quote_match = any(q.lower() in " ".join(evidence_texts).lower() for q in quotes)
+    quotes = _QUOTE_RE.findall(text)
+    evidence = " ".join(evidence_texts).lower() if quotes else ""
+    quote_match = any(q.lower() in evidence for q in quotes)
     score = LINGUISTIC_BASE + LINGUISTIC_STEP * (len(highs) - len(lows) + int(quote_match))
     score = min(1.0, max(0.0, score))
     route = "quick" if score >= 0.7 else "standard" if score >= 0.4 else "full"

@@ -473,6 +473,9 @@ def _aligned(claim_text: str, replaced: list[str], sentence: str) -> float:
     return sum(1 for s in stems if s in have) / len(stems)
 
 
+_UNIT_WORDS_RE = re.compile(r"(?<!\s)((?:\s++[^\W\d_]+){1,2})")  # one or two words after a value
+
+
 def _replace_span(text: str, a: str, b: str, evidence: str) -> str:
     """``text`` with the claim words ``a`` replaced by the evidence's ``b``; the unit word after a
     value takes the evidence's number ("2 business days" -> "1 business day")."""
@@ -482,7 +485,7 @@ def _replace_span(text: str, a: str, b: str, evidence: str) -> str:
     out = text[: m.start()] + b + text[m.end() :]
     after_at = m.start() + len(b)
     ev = re.search(rf"(?<!\w){re.escape(b)}(?!\w)((?:\s+[^\W\d_]+){{1,2}})", evidence)
-    tail = re.match(r"((?:\s+[^\W\d_]+){1,2})", out[after_at:])
+    tail = _UNIT_WORDS_RE.match(out, after_at)
     if ev and tail:
         mine, theirs = tail.group(1).split(), ev.group(1).split()
         fixed = [
@@ -492,7 +495,7 @@ def _replace_span(text: str, a: str, b: str, evidence: str) -> str:
         if fixed != mine:
             words = iter(fixed)
             rebuilt = re.sub(r"\S+", lambda _match: next(words), tail.group(1))
-            out = out[:after_at] + rebuilt + out[after_at + len(tail.group(1)) :]
+            out = out[:after_at] + rebuilt + out[tail.end(1) :]
     return out
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from audit.constants import SOFTENING_HEDGE, SOFTENING_PARENTHETICAL, SOFTENING_QUALIFY, UNSUPPORTED_QUALIFIER
-from audit.pipeline.extraction import CITATION_RE, citation_anchors
+from audit.pipeline.extraction import CITATION_RE, SPACE_BEFORE_PUNCT_RE, citation_anchors
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
 from audit.pipeline.revision.model import Edit, Strategy
 from audit.pipeline.text import STOPWORDS
@@ -16,14 +16,27 @@ from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, Passage
 
 # --- 3. deterministic rewriting of the claim sentences --------------------------------------
 _PREFIX_RE = re.compile(r"^\s*(?:(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|#{1,6})\s+)?")
-_TRAIL_RE = re.compile(
-    r"(?:\s*(?:\[[^\[\]]{1,60}\]|\((?:source|src|ref)\b[^)]{0,40}\)|[.!?;:\u3002]+|"
-    r"[\"'\u201d\u2019]+(?=[.!?]|$)))*\s*$",
+# The trail of a sentence (its citation markers, final punctuation and closing quotes): the
+# longest end of the text made only of spaces, "[marker]" (1-60 characters), "(source …)"
+# (up to 40), runs of . ! ? ; : and runs of closing quotes followed by . ! ? or the end (or a
+# final line break).
+# It is matched on the reversed text from its start, once: searching the text for where the
+# trail begins would try every position and cost the square of the length.
+_TRAIL_REVERSED_RE = re.compile(
+    r"\s*+(?:(?:\][^\[\]]{1,60}\[|\)[^)]{0,40}(?<!\w)(?:ecruos|crs|fer)\(|[.!?;:\u3002]++"
+    r"|(?:(?<=[.!?])|^|(?<=^\n))[\"'\u201d\u2019]++)\s*+)*+",
     re.I,
 )
+
+
+def trail_of(text: str) -> str:
+    """The trail of ``text`` (see ``_TRAIL_REVERSED_RE``): "" when it ends with a word."""
+    return _TRAIL_REVERSED_RE.match(text[::-1]).group(0)[::-1]
+
+
 _AUX_WORDS = "is|are|was|were|has|have|had|can|could|will|would|should|must|may|might|does|do|did"
 _AUX_RE = re.compile(rf"\b(?:{_AUX_WORDS})\b(?! not\b)")
-_QUOTED_RE = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d")
+_QUOTED_RE = re.compile(r"\"[^\"]*\"|\u201c[^\u201c\u201d]*\u201d")  # an opening quote ends a scan
 _MONTHS = (
     "january",
     "february",
@@ -38,6 +51,7 @@ _MONTHS = (
     "november",
     "december",
 )
+_FIRST_WORD_RE = re.compile(r"(?<!\s)\s*+([^\W\d_]+)")
 _MONTH_RE = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS) + r")\b")
 DISPUTED_QUALIFIER = "(disputed by the provided documents)"
 PROTECTED_CONTAINMENT = 0.8  # share of a once-supported claim's content words a later claim must keep
@@ -62,7 +76,7 @@ class _Sentence:
     def parse(cls, raw: str) -> "_Sentence":
         prefix = _PREFIX_RE.match(raw).group(0)
         rest = raw[len(prefix) :]
-        trail = _TRAIL_RE.search(rest).group(0)
+        trail = trail_of(rest)
         body = rest[: len(rest) - len(trail)]
         if not body.strip():  # a sentence made only of markers: keep it whole as body
             return cls(prefix, rest, "")
@@ -78,7 +92,7 @@ class _Sentence:
 
 def _decap(body: str) -> str | None:
     """The body with its first word lower-cased, or None when that word may be a name."""
-    m = re.match(r"\s*([^\W\d_]+)", body)
+    m = _FIRST_WORD_RE.match(body)
     if not m:
         return None
     word = m.group(1)
@@ -191,7 +205,7 @@ def _rewrite_markers(text: str, mapping: Callable[[str], list[str]]) -> str:
     out = CITATION_RE.sub(repl, text)
     if out == text:
         return out
-    out = re.sub(r"[ \t]{2,}", " ", re.sub(r"\s+([.,;:!?])", r"\1", out))
+    out = re.sub(r"[ \t]{2,}", " ", SPACE_BEFORE_PUNCT_RE.sub(r"\1", out))
     # a marker dropped at the end of a sentence body must not leave a space before its full stop
     return out if text[-1:].isspace() else out.rstrip()
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
 import time
@@ -110,6 +111,54 @@ def normalize_domain(entry: str) -> str:
     return entry.strip(".")
 
 
+# top-level names that are never public (RFC 6761, RFC 6762, RFC 8375, RFC 9476, common private ones)
+SPECIAL_USE_TLDS = frozenset(
+    "localhost local localdomain internal intranet lan home corp private test example invalid onion arpa alt".split()
+)
+_LABEL_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+
+
+def allowed_domain_problem(entry) -> str | None:
+    """Why ``entry`` cannot be on a workspace's web allow-list (None when it can).
+
+    Only a real public host name can: two labels at least, letters, digits and inner hyphens, a
+    top-level name of letters (or an xn-- one); never a wildcard alone, an address (the
+    allow-list is by name; the fetcher checks the addresses a name resolves to), a port or a
+    path, nor a special-use name such as ``localhost``, ``*.internal`` or ``metadata.local``.
+    A leading ``*.`` is allowed: subdomains are always included.
+    """
+    if not isinstance(entry, str):
+        return "must be a host name (text)."
+    raw = entry.strip()
+    name = normalize_domain(raw)
+    shown = f'"{raw[:80]}"'
+    if not name or "*" in name:
+        return f"{shown} is a wildcard; name the domain (its subdomains are included)."
+    if any(ch in name for ch in "/:@?#[] \\"):
+        return f"{shown} is not a host name: give the name only, without scheme, port or path."
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        pass
+    else:
+        return f"{shown} is an address; the allow-list takes public host names only."
+    try:
+        name = name.encode("idna").decode("ascii")
+    except UnicodeError:
+        return f"{shown} is not a valid host name."
+    labels = name.split(".")
+    if len(name) > 253 or not all(_LABEL_RE.fullmatch(label) for label in labels):
+        return f"{shown} is not a valid host name."
+    if len(labels) < 2:
+        return f"{shown} is not a public host name (a name of one label is local)."
+    tld = labels[-1]
+    if tld in SPECIAL_USE_TLDS:
+        return f"{shown} is not a public host name (.{tld} is for local or special use)."
+    if not (tld.isalpha() or tld.startswith("xn--")):
+        return f"{shown} is not a public host name (.{tld} is no top-level domain)."
+    return None
+
+
 def host_allowed(host: str, allowed_domains) -> bool:
     """Return whether ``host`` is an allowed domain or a subdomain of one."""
     host = normalize_domain(host)
@@ -120,11 +169,37 @@ def host_allowed(host: str, allowed_domains) -> bool:
     return False
 
 
+# Ranges Python's ``is_global`` counts as global but that no server should be sent to: the IPv6
+# transition mechanisms carry an IPv4 address inside (6to4 2002::/16, Teredo 2001::/32, NAT64
+# 64:ff9b::/96 and 64:ff9b:1::/48, IPv4-compatible ::/96), so "2002:7f00:1::" is 127.0.0.1 through
+# a relay; plus the old 6bone, the IPv6 documentation ranges and the 6to4 relay anycast block.
+NON_PUBLIC_NETWORKS = tuple(
+    ipaddress.ip_network(net)
+    for net in (
+        "2002::/16",
+        "2001::/32",
+        "64:ff9b::/96",
+        "64:ff9b:1::/48",
+        "::/96",
+        "3ffe::/16",
+        "2001:db8::/32",
+        "3fff::/20",
+        "192.88.99.0/24",
+        "100.64.0.0/10",
+        "192.0.0.0/24",
+        "198.18.0.0/15",
+    )
+)
+
+
 def address_is_public(address: str) -> bool:
-    """Return whether an IP address may be contacted from a server (globally routable unicast)."""
+    """Return whether an IP address may be contacted from a server (globally routable unicast,
+    not a transition address that carries another one inside)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
+    if any(ip.version == net.version and ip in net for net in NON_PUBLIC_NETWORKS):
+        return False
     if (
         ip.is_private
         or ip.is_loopback
@@ -372,3 +447,32 @@ def _exchange(
         raise WebError(
             FailureReason.CONNECTION, f"connection to {target.host} failed: {exc}", url=url
         ) from None
+
+
+def post_json(
+    url: str, payload: dict, *, allow_private: bool = False, resolver=socket.getaddrinfo
+) -> FetchResponse:
+    """POST ``payload`` as JSON to a webhook ``url`` (an alert channel, the deep-check
+    announcement) under the same guard as Audit-Web: http(s) only, no credentials in the URL,
+    every resolved address public and pinned (``allow_private``: only where a deployment or a
+    test says so), no redirects, ``WEBHOOK_TIMEOUT_S``, a reply read to
+    ``WEBHOOK_MAX_RESPONSE_BYTES``. Raises WebError on any refusal or failure.
+    """
+    import json
+
+    host = urlsplit(url).hostname or ""
+    policy = FetchPolicy(
+        allowed_domains=(host,) if host else (),
+        allow_private=allow_private,
+        timeout_s=constants.WEBHOOK_TIMEOUT_S,
+        max_bytes=constants.WEBHOOK_MAX_RESPONSE_BYTES,
+        max_redirects=0,
+    )
+    return safe_fetch(
+        url,
+        policy,
+        method="POST",
+        body=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json"},
+        resolver=resolver,
+    )

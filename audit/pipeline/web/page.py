@@ -79,10 +79,50 @@ class _TextExtractor(HTMLParser):
             self.parts.append(data)
 
 
+def well_formed_tags(html: str) -> str:
+    """``html`` with every "<" that opens no tag written as "&lt;", and an unclosed comment cut.
+
+    A "<" opens a tag when a ">" follows before the next "<" (a comment: when "-->" follows).
+    The standard library's parser reads an unclosed tag or comment on to the end of the page,
+    from each one again, which costs the square of the page's length ("<a<a<a…", '<a x="<a x="…'
+    or "<!--<!--…"); after this pass each character is read a bounded number of times. Linear:
+    the next ">" is looked up once and reused until the scan passes it.
+    """
+    out: list[str] = []
+    pos = 0
+    gt = -2  # the next ">" at or after the current "<" (-1: none left)
+    while True:
+        lt = html.find("<", pos)
+        if lt == -1:
+            out.append(html[pos:])
+            break
+        if html.startswith("<!--", lt):
+            end = html.find("-->", lt + 4)
+            if end == -1:  # a comment that never closes hides the rest of the page, as in a browser
+                out.append(html[pos:lt])
+                break
+            out.append(html[pos : end + 3])
+            pos = end + 3
+            continue
+        if gt != -1 and gt < lt:
+            gt = html.find(">", lt + 1)
+        if gt == -1:  # no ">" is left: every "<" from here on is text
+            out.append(html[pos:].replace("<", "&lt;"))
+            break
+        following = html.find("<", lt + 1, gt)
+        if following != -1:  # another "<" before the ">": this one is text
+            out.append(html[pos:lt] + "&lt;")
+            pos = lt + 1
+            continue
+        out.append(html[pos : gt + 1])
+        pos = gt + 1
+    return "".join(out)
+
+
 def html_to_text(html: str) -> tuple[str, str, dict]:
     """Return (title, text, meta) of an HTML page; text keeps paragraph breaks."""
     parser = _TextExtractor()
-    parser.feed(html)
+    parser.feed(well_formed_tags(html))
     parser.close()
     lines = (" ".join(line.split()) for line in "".join(parser.parts).split("\n"))
     text = "\n".join(line for line in lines if line)

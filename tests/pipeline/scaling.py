@@ -1,0 +1,205 @@
+"""How the cost of a text function grows with its input: a scaling check, not a time limit.
+
+``growth(fn, family)`` runs ``fn`` on the family's text at two sizes, SMALL and LARGE characters,
+and returns the ratio of the CPU time per call (the thread's own time, so other processes on the
+machine hardly matter). A linear function gives about LARGE / SMALL; a quadratic one its square.
+A run that does not finish within STOP_AFTER_S (catastrophic backtracking) is stopped by a
+timer signal and reported as unbounded growth.
+
+``ADVERSARIAL`` holds the inputs that make regular expressions backtrack: nested and unbalanced
+brackets, long runs of one punctuation mark (with and without a character that ends the match),
+whitespace, digits, quotes, markup and repeated short sentences.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import re
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+SMALL = 500
+LARGE = 8_000
+LINEAR_RATIO = LARGE / SMALL
+MAX_RATIO = 2.5 * LINEAR_RATIO  # n·log n stays well below it; n² is 16 times above
+STOP_AFTER_S = 5.0
+MIN_SAMPLE_S = 0.0005  # repeat a call until one measurement takes at least this long
+
+
+def _run(unit: str, tail: str = "") -> Callable[[int], str]:
+    return lambda size: unit * max(1, (size - len(tail)) // len(unit)) + tail
+
+
+def _nested(open_: str, close: str) -> Callable[[int], str]:
+    return lambda size: open_ * (size // 2) + "x" + close * (size // 2)
+
+
+_PUNCTUATION = ".!?,;:-*_#`~'\"|/\\=+<>()[]{}\u201c\u201d\u2019\u2022\u3002%$&@^"
+ADVERSARIAL: dict[str, Callable[[int], str]] = {
+    "nested square brackets": _nested("[", "]"),
+    "nested parentheses": _nested("(", ")"),
+    "nested links": lambda size: "[" * (size // 4) + "x](" * (size // 4),
+    "unclosed link texts": _run("[a"),
+    "unclosed link targets": _run("[x]("),
+    "link ends": _run("]("),
+    "citation openers": _run("[1,"),
+    "citation markers": _run("[1]"),
+    "source openers": _run("(source "),
+    **{f"run of {ch!r}": _run(ch) for ch in _PUNCTUATION},
+    **{f"run of {ch!r} then a letter": _run(ch, "x") for ch in _PUNCTUATION},
+    **{f"run of {ch!r} then a space": _run(ch, " ") for ch in ".!?;:\"'\u201d"},
+    "spaces": _run(" ", "x"),
+    "spaces after a word": lambda size: "a" + " " * size + "!",
+    "spaces after a name": lambda size: "Ab" + " " * size + "x",
+    "newlines": lambda size: "a" + "\n" * size + "!",
+    "tabs": _run("\t", "x"),
+    "spaces and newlines": _run(" \n", "x"),
+    "blank lines and bullets": _run("\n - "),
+    "digits": _run("1", "x"),
+    "digits and commas": _run("1,"),
+    "digits and points": _run("1."),
+    "digits and hyphens": _run("1-"),
+    "digits and spaces": _run("1 "),
+    "amounts": _run("$1"),
+    "quoted words": _run('"x'),
+    "curly quoted words": _run("\u201cx"),
+    "words": _run("a "),
+    "names": _run("Ab "),
+    "one long word": _run("a", "!"),
+    "one long capitalised word": _run("A", " "),
+    "dotted letters": _run("a."),
+    "initials": _run("A. "),
+    "abbreviations": _run("e.g. "),
+    "titles": _run("Dr. "),
+    "short sentences": _run("A b. "),
+    "list numbers": _run("1. "),
+    "hyphenated letters": _run("a-"),
+    "apostrophes": _run("a'"),
+    "names with of": _run("The of "),
+    "tags": _run("<a"),
+    "bold marks": _run("**x"),
+    "urls": _run("http://"),
+    "at signs": _run("a@"),
+    "dotted local part": _run("a.", "@"),
+}
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _stop(signum, frame):
+    raise _Stopped
+
+
+def cost(fn: Callable[[str], object], text: str, samples: int = 1) -> float:
+    """CPU seconds per call of ``fn(text)`` (the best of ``samples``); inf when it ran too long."""
+    previous = signal.signal(signal.SIGALRM, _stop)
+    signal.setitimer(signal.ITIMER_REAL, STOP_AFTER_S)
+    try:
+        best = float("inf")
+        for _ in range(samples):
+            reps = 1
+            while True:
+                started = time.thread_time()
+                for _ in range(reps):
+                    fn(text)
+                spent = time.thread_time() - started
+                if spent >= MIN_SAMPLE_S or reps >= 4096:
+                    break
+                reps *= 4
+            best = min(best, spent / reps)
+        return best
+    except _Stopped:
+        return float("inf")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def growth(fn: Callable[[str], object], family: Callable[[int], str], samples: int = 1) -> float:
+    """How much more one call costs on LARGE characters of ``family`` than on SMALL ones."""
+    large = cost(fn, family(LARGE), samples)
+    if large == float("inf"):
+        return large
+    small = cost(fn, family(SMALL), samples)
+    return large / max(small, 1e-9)
+
+
+def super_linear(fn: Callable[[str], object], families=None) -> dict[str, float]:
+    """The families on which ``fn`` grows faster than linearly (a suspect is measured again, best
+    of three, so a busy machine does not make a linear function look quadratic)."""
+    found = {}
+    for name, family in (families or ADVERSARIAL).items():
+        ratio = growth(fn, family)
+        if ratio > MAX_RATIO:
+            ratio = min(ratio, growth(fn, family, samples=3))
+            if ratio > MAX_RATIO:
+                found[name] = round(ratio, 1)
+    return found
+
+
+# --- the patterns of the project's modules -------------------------------------------------------
+
+
+def _patterns_in(value) -> list[re.Pattern]:
+    if isinstance(value, re.Pattern):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values()) + list(value.keys())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [p for item in value for p in _patterns_in(item)]
+    return []
+
+
+def _literal_patterns(path: Path) -> list[tuple[int, str, int]]:
+    """(line, pattern, flags) of each ``re.<function>("literal", …)`` call in a source file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "re"
+            and node.args
+        ):
+            continue
+        first = node.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            found.append((node.lineno, first.value, 0))
+    return found
+
+
+def project_patterns(packages: tuple[str, ...], skip: tuple[str, ...] = ()) -> dict[str, re.Pattern]:
+    """Every compiled pattern held by a module of ``packages`` (module globals, also inside lists,
+    tuples and dicts) and every literal pattern passed to a function of ``re`` in their source."""
+    out: dict[str, re.Pattern] = {}
+    for package in packages:
+        root = importlib.import_module(package)
+        names = [package] + [
+            info.name for info in pkgutil.walk_packages(root.__path__, package + ".") if not info.ispkg
+        ]
+        for name in names:
+            if any(name.startswith(s) for s in skip) or ".migrations" in name or ".tests" in name:
+                continue
+            module = importlib.import_module(name)
+            for attr, value in vars(module).items():
+                for i, pattern in enumerate(_patterns_in(value)):
+                    out.setdefault(f"{name}.{attr}" + (f"[{i}]" if i else ""), pattern)
+            source = Path(module.__file__)
+            for line, text, flags in _literal_patterns(source):
+                out.setdefault(f"{name}:{line}", re.compile(text, flags))
+    # the same pattern imported into several modules is measured once
+    unique: dict[tuple, str] = {}
+    for name, pattern in sorted(out.items()):
+        unique.setdefault((pattern.pattern, pattern.flags), name)
+    return {name: out[name] for name in unique.values()}
+
+
+def scanner(pattern: re.Pattern) -> Callable[[str], int]:
+    """A search over the whole text, as ``sub`` and ``findall`` do: every match from every position."""
+    return lambda text: sum(1 for _ in pattern.finditer(text))
