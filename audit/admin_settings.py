@@ -54,8 +54,14 @@ def _field_for(default, label: str, help_text: str, choices=None, bounds: tuple[
         return forms.BooleanField(label=label, help_text=help_text, required=False)
     if isinstance(default, int):
         low, high = bounds or (None, None)
+        out_of_range = f"Must be between {low} and {high}." if bounds else None
         return forms.IntegerField(
-            label=label, help_text=help_text, required=True, min_value=low, max_value=high
+            label=label,
+            help_text=help_text,
+            required=True,
+            min_value=low,
+            max_value=high,
+            error_messages={"min_value": out_of_range, "max_value": out_of_range} if bounds else None,
         )
     return forms.FloatField(label=label, help_text=help_text, required=True)
 

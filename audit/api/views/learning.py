@@ -196,7 +196,7 @@ class CalibrationRollbackApi(CleanRequestMixin, APIView):
 
     @extend_schema_serializer(component_name="CalibrationRollbackInput")
     class InputSerializer(serializers.Serializer):
-        version = serializers.IntegerField(min_value=1, allow_null=True)
+        version = serializers.IntegerField(min_value=1, max_value=2_147_483_647, allow_null=True)
         reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
 
     @extend_schema(request=InputSerializer, responses={200: CalibrationApi.OutputSerializer})

@@ -15,12 +15,11 @@ judgement is shown beside the revision (its label and findings), never instead o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from audit.constants import STRUCTURE_CONTRADICTION_CAP, STRUCTURE_ENTITY_MARGIN, WHOLE_SENTENCE_MAX_MISSING
 from audit.pipeline import contradiction
-from audit.pipeline.extraction import CITATION_RE
+from audit.pipeline.extraction import CITATION_RE, SPACE_BEFORE_PUNCT_RE
 from audit.pipeline.revision.model import RevisionOutcome, span_key
 from audit.pipeline.types import ClaimVerdict, Passage
 
@@ -33,7 +32,7 @@ Similarity = Callable[[str, str], float]
 
 def sentence_body(text: str) -> str:
     """The sentence without its citation markers, whitespace collapsed (what the judge reads)."""
-    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(CITATION_RE.sub(" ", text or "").split()))
+    return SPACE_BEFORE_PUNCT_RE.sub(r"\1", " ".join(CITATION_RE.sub(" ", text or "").split()))
 
 
 def judge_whole(
