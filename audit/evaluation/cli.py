@@ -217,10 +217,11 @@ def run_evaluate(
         head = default_learned_model().head
         X = np.concatenate([X, dev_head_logits(records, head, cache)], axis=1)
     if judge == "nli":  # the cross-encoder never saw a DEV label; the stacker is refitted per fold
-        from audit.evaluation.nli_fit import dev_nli_features, fit_stacker
+        from audit.evaluation.nli_fit import dev_nli_features, fit_stacker, generated_rows
         from audit.pipeline.nli_model import get_nli_model
 
         X = np.concatenate([X, dev_nli_features(records, get_nli_model())], axis=1)
+        extra = generated_rows(records, get_nli_model(), idf, cache)
     methods, fold_of_group = [], {}
     labels: list[str | None] = [None] * len(records)
     conf = np.zeros(len(records))
@@ -233,7 +234,9 @@ def run_evaluate(
             )
         elif judge == "nli":
             method = EntailmentMethod(
-                judge=get_judge("nli", stacker=fit_stacker([records[i] for i in train], X[train], idf))
+                judge=get_judge(
+                    "nli", stacker=fit_stacker([records[i] for i in train], X[train], idf, extra=extra)
+                )
             )
         elif fitted:
             method = EntailmentMethod(model=fit([records[i] for i in train], X[train], idf))

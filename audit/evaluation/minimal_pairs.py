@@ -162,6 +162,7 @@ UNITS = [  # same dimension, so the number means something else
     ["per day", "per week", "per month", "per year"],
 ]
 ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 MONTHS = [
     "January",
     "February",
@@ -576,6 +577,230 @@ def detail(s, rng, ctx):
     return f"{s.rstrip('. ')} {_pick(rng, SPECIFICS)}.", N
 
 
+# --- families added for the third training step (roles, voice, paraphrase, more negation and modality) ---
+_SYMMETRIC_BETWEEN = re.compile(r"\b(?:and|or|with|vs|versus|between|nor|&)\b|[,;(]")
+# a verb between the two names (a relation, not one name's parts: "Centers for Medicare")
+_VERB_BETWEEN = re.compile(
+    r"\b(?:[a-z]{3,}ed|[a-z]{3,}s|beat|won|lost|led|paid|sold|bought|hired|took|gave|sent|told|met|owes|leads)\b"
+)
+
+
+def entity_swap(s, rng, ctx):
+    """Two different names of the sentence trade places: who did what to whom is reversed."""
+    spans = [
+        m
+        for m in re.finditer(r"(?<=\s)[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})*(?![\w'’])", s)
+        if m.group(0).split()[0] not in MONTHS and m.group(0).split()[0] not in WEEKDAYS
+    ]
+    pairs = [
+        (a, b)
+        for i, a in enumerate(spans)
+        for b in spans[i + 1 :]
+        if a.group(0) != b.group(0)
+        and 0 < b.start() - a.end() < 60
+        and not _SYMMETRIC_BETWEEN.search(s[a.end() : b.start()])
+        and _VERB_BETWEEN.search(s[a.end() : b.start()])
+        and a.group(0) not in b.group(0)
+        and b.group(0) not in a.group(0)
+    ]
+    if not pairs:
+        return None
+    a, b = _pick(rng, pairs)
+    out = s[: a.start()] + b.group(0) + s[a.end() : b.start()] + a.group(0) + s[b.end() :]
+    return out, C
+
+
+VOICE = re.compile(
+    r"^(The [a-z][\w\- ]{2,40}?) (was|were) ([a-z]{3,}ed) by ((?:the )?[A-Z][\w\-]*(?: [A-Z][\w\-]*){0,3})(?=\.$| in | on | at )"
+)
+
+
+def voice(s, rng, ctx):
+    """A passive sentence said in the active voice ("The plan was approved by the Board" -> "The Board approved the plan")."""
+    m = VOICE.match(s)
+    if not m:
+        return None
+    subject, _, verb, agent = m.groups()
+    agent = agent[:1].upper() + agent[1:]
+    return _sentence(f"{agent} {verb} {subject[:1].lower()}{subject[1:]}{s[m.end() :]}".rstrip(".")), E
+
+
+NEGATION_SWAPS = [
+    (r"\bno longer\b", "still"),
+    (r"\bstill\b", "no longer"),
+    (r"\bnot yet\b", "already"),
+    (r"\balready\b", "not yet"),
+    (r"\bnone of\b", "all of"),
+    (r"\bwithout\b", "with"),
+    (r"\bnever\b", "sometimes"),
+    (r"\bfailed to\b", "managed to"),
+    (r"\bunable to\b", "able to"),
+    (r"\bno evidence\b", "evidence"),
+    (r"\bneither\b", "either"),
+]
+
+
+def negation_words(s, rng, ctx):
+    """A negation carried by another word than "not": no longer/still, not yet/already, none of/all of, …"""
+    found = [(p, new) for p, new in NEGATION_SWAPS if re.search(p, s)]
+    if not found:
+        return None
+    pattern, new = _pick(rng, found)
+    return re.sub(pattern, new, s, count=1), C
+
+
+MODAL_MORE = [
+    (r"\bshould\b", "must"),
+    (r"\bis expected to\b", "will"),
+    (r"\bare expected to\b", "will"),
+    (r"\bplans to\b", "will"),
+    (r"\bcan cause\b", "always causes"),
+    (r"\bcan lead to\b", "always leads to"),
+    (r"\bmay cause\b", "causes"),
+    (r"\bmay reduce\b", "reduces"),
+    (r"\bmay increase\b", "increases"),
+    (r"\bpossibly\b", "certainly"),
+    (r"\bprobably\b", "certainly"),
+    (r"\bappears to\b", "is proven to"),
+    (r"\bis thought to\b", "is known to"),
+    (r"\bis believed to\b", "is known to"),
+    (r"\bis permitted\b", "is required"),
+    (r"\bare permitted\b", "are required"),
+    (r"\bis allowed\b", "is required"),
+    (r"\bare allowed\b", "are required"),
+    (r"\bis voluntary\b", "is compulsory"),
+    (r"\bis encouraged\b", "is required"),
+]
+
+
+def modality_more(s, rng, ctx):
+    found = [(p, new) for p, new in MODAL_MORE if re.search(p, s)]
+    if not found:
+        return None
+    pattern, new = _pick(rng, found)
+    return re.sub(pattern, new, s, count=1), N
+
+
+PARAPHRASES = {  # whole phrases a reader takes as the same (the first family's synonyms are single words)
+    "the majority of": "most of",
+    "more than half of": "most of",
+    "is required to": "must",
+    "are required to": "must",
+    "must": "is required to",
+    "shall": "must",
+    "is prohibited": "is not allowed",
+    "are prohibited": "are not allowed",
+    "is not permitted": "is forbidden",
+    "is mandatory": "is compulsory",
+    "a number of": "several",
+    "in excess of": "more than",
+    "fewer than": "less than",
+    "at least": "no fewer than",
+    "approximately": "roughly",
+    "a total of": "altogether",
+    "was founded": "was established",
+    "was established": "was founded",
+    "began": "started",
+    "started": "began",
+    "finished": "completed",
+    "completed": "finished",
+    "increased": "went up",
+    "decreased": "went down",
+    "doubled": "became twice as large",
+    "died": "passed away",
+    "purchase": "buy",
+    "assistance": "help",
+    "commence": "begin",
+    "terminate": "end",
+    "prior to": "before",
+    "subsequent to": "after",
+    "in the event of": "in case of",
+    "with regard to": "about",
+    "does not exceed": "is at most",
+    "is not less than": "is at least",
+}
+
+
+def paraphrase(s, rng, ctx):
+    found = [w for w in PARAPHRASES if _has_word(s, w)]
+    if not found:
+        return None
+    w = _pick(rng, found)
+    return _sub_word(s, w, PARAPHRASES[w]), E
+
+
+# Relations with a converse: A rel B means B conv A, and says the opposite of B rel A. They make
+# pairs from templates over names taken from the evidence (the sentences are new, the names real).
+CONVERSES = [
+    ("{a} is older than {b}.", "{b} is younger than {a}."),
+    ("{a} is larger than {b}.", "{b} is smaller than {a}."),
+    ("{a} earns more than {b}.", "{b} earns less than {a}."),
+    ("{a} finished ahead of {b}.", "{b} finished behind {a}."),
+    ("{p} lies north of {q}.", "{q} lies south of {p}."),
+    ("{p} lies east of {q}.", "{q} lies west of {p}."),
+    ("{p} is larger than {q}.", "{q} is smaller than {p}."),
+    (
+        "The road from {p} to {q} opened before the railway.",
+        "The railway opened after the road from {p} to {q}.",
+    ),
+    ("{a} opened before {b}.", "{b} opened after {a}."),
+    ("{a} sold the warehouse to {b}.", "{b} bought the warehouse from {a}."),
+    ("{a} lent {n} million euros to {b}.", "{b} borrowed {n} million euros from {a}."),
+    ("{a} paid {b} {n} thousand dollars.", "{b} received {n} thousand dollars from {a}."),
+    ("{a} hired {b} as an adviser.", "{b} was hired by {a} as an adviser."),
+    ("{a} acquired {b} in {y}.", "{b} was acquired by {a} in {y}."),
+    ("{a} defeated {b} in the final.", "{b} lost to {a} in the final."),
+    ("{a} reports to {b}.", "{b} supervises {a}."),
+    ("{a} trained {b}.", "{b} was trained by {a}."),
+    ("{a} is the parent company of {b}.", "{b} is a subsidiary of {a}."),
+    ("{a} succeeded {b} as chair in {y}.", "{b} was succeeded as chair by {a} in {y}."),
+    ("{a} sued {b} over the contract.", "{b} was sued by {a} over the contract."),
+    ("{a} owes {b} {n} million pounds.", "{b} is owed {n} million pounds by {a}."),
+    ("{a} supplies parts to {b}.", "{b} buys parts from {a}."),
+    ("{a} invited {b} to the summit.", "{b} was invited to the summit by {a}."),
+    ("{a} outnumbered {b} at the meeting.", "{b} were fewer than {a} at the meeting."),
+]
+
+
+FIRST_NAMES = (
+    "Anna Boris Chen Dara Elif Farid Greta Hugo Ines Jonas Kemal Lena Marek Nadia Oskar Priya Quentin Rosa "
+    "Sami Tilde Umar Vera Wen Yusuf Zofia"
+).split()
+LAST_NAMES = (
+    "Abbott Brandt Castillo Dimitrov Eriksen Fontaine Gallo Haddad Ivanova Jensen Kowalski Lindqvist "
+    "Moreau Novak Okafor Petrov Quinn Rahman Sandoval Takahashi Urban Varga Whitlock Yilmaz Zeller"
+).split()
+ORG_PARTS = (
+    "Alder Birch Cobalt Delta Ember Fairview Granite Harbor Iris Juniper Kestrel Linden Meadow Northgate "
+    "Orchid Pinecrest Quill Ridge Summit Tidewater Upland Vantage Willow"
+).split()
+ORG_KINDS = "Bank Insurance Capital Energy Logistics Pharma Holdings Foods Systems Media".split()
+PLACES = (
+    "Ashford Brenmoor Caldera Dunmere Eastwick Fernhill Glenrock Holloway Ivybridge Kingsmere Larkfield "
+    "Millbrook Norcastle Oakhurst Pembury Redwater Stonebridge Thornbury Westholm Yarrow"
+).split()
+
+
+def _party(rng) -> str:
+    if rng.random() < 0.5:
+        return f"{_pick(rng, FIRST_NAMES)} {_pick(rng, LAST_NAMES)}"
+    return f"{_pick(rng, ORG_PARTS)} {_pick(rng, ORG_KINDS)}"
+
+
+def converse_pairs(rng, ctx=None) -> list[tuple[str, str, int]]:
+    """One template: (premise, the converse (entailed), the roles swapped (contradicted), the premise itself)."""
+    a = _party(rng)
+    b = _party(rng)
+    while b == a:
+        b = _party(rng)
+    p, q = (str(x) for x in rng.choice(PLACES, size=2, replace=False))
+    left, right = CONVERSES[int(rng.integers(len(CONVERSES)))]
+    fill = {"a": a, "b": b, "p": p, "q": q, "n": int(rng.integers(2, 90)), "y": int(rng.integers(1950, 2025))}
+    premise = left.format(**fill)
+    swapped = left.format(**{**fill, "a": b, "b": a, "p": q, "q": p})
+    return [(premise, right.format(**fill), E), (premise, swapped, C), (premise, premise, E)]
+
+
 FAMILIES: dict[str, Family] = {
     "compression": compression,
     "clause": clause,
@@ -595,6 +820,11 @@ FAMILIES: dict[str, Family] = {
     "modality": modality,
     "condition": condition,
     "detail": detail,
+    "entity_swap": entity_swap,
+    "voice": voice,
+    "negation_words": negation_words,
+    "modality_more": modality_more,
+    "paraphrase": paraphrase,
 }
 # how often each family is tried, relative (the supported ones add up to about a third)
 WEIGHTS = {
@@ -618,6 +848,18 @@ WEIGHTS = {
     "detail": 3,
     "sibling": 2,
     "identity": 1,
+}
+# the third training step leans on what the second left weakest: roles, voice and converses, negation
+# without "not", modality, and paraphrases; "converse" draws template pairs (``converse_pairs``)
+WEIGHTS_STEP3 = {
+    **WEIGHTS,
+    "roles": 3,
+    "entity_swap": 5,
+    "voice": 3,
+    "negation_words": 4,
+    "modality_more": 4,
+    "paraphrase": 5,
+    "converse": 6,
 }
 
 
@@ -683,10 +925,12 @@ def _supported_twin(s: str, rng, ctx) -> str:
     return s
 
 
-def generate(docs: list[list[str]], n_pairs: int, seed: int) -> list[NLIPair]:
-    """About ``n_pairs`` pairs from the documents' sentences; deterministic for a seed.
+def generate(
+    docs: list[list[str]], n_pairs: int, seed: int, weights: dict[str, int] = WEIGHTS
+) -> list[NLIPair]:
+    """About ``n_pairs`` pairs from the documents' sentences; deterministic for a seed and weights.
 
-    Each family gets its share of ``WEIGHTS`` and scans the sentences (in a seeded order) until it
+    Each family gets its share of ``weights`` and scans the sentences (in a seeded order) until it
     has made that many or none is left that it applies to. Half the refuted and not-enough-info pairs
     come with a supported twin on the same premise (a compression, synonym, … or the sentence
     itself), so the model sees the same words read both ways.
@@ -697,10 +941,17 @@ def generate(docs: list[list[str]], n_pairs: int, seed: int) -> list[NLIPair]:
         "entities": sorted({m for d in docs for s in d for m in re.findall(r"(?<=\s)[A-Z][a-z]{3,}\b", s)}),
     }
     slots = [(d, i) for d, doc in enumerate(docs) for i in range(len(doc))]
-    total_weight = sum(WEIGHTS.values())
+    total_weight = sum(weights.values())
     out: list[NLIPair] = []
-    for family, weight in WEIGHTS.items():
+    for family, weight in weights.items():
         quota = round(n_pairs * weight / total_weight)
+        if family == "converse":
+            for k in range(0, quota, 3):
+                out += [
+                    NLIPair(p, h, lab, "generated:converse", f"converse{k}")
+                    for p, h, lab in converse_pairs(rng)
+                ]
+            continue
         made = 0
         for k in rng.permutation(len(slots)):
             if made >= quota:

