@@ -115,7 +115,7 @@ VERIFICATION_DEPTHS = ("full", "fast")
 # The entailment judge (audit/pipeline/judges.py): "features" (the fitted feature model), "learned"
 # (a cross-attention head over MiniLM word-piece states stacked with the features), "cross-encoder" (a local sentence-transformers CrossEncoder at CROSS_ENCODER_PATH) or "llm" (the
 # isolated LLM judge; the features judge decides where no LLM answers). A workspace picks one.
-JUDGE = "features"
+JUDGE = "nli"
 JUDGES = ("features", "learned", "nli", "cross-encoder", "llm")
 # The NLI judge's cross-encoder reads, per claim, the evidence sentences and two-sentence windows that
 # share most words with it (audit/pipeline/nli_judge.py): its cost per claim stays bounded

@@ -43,12 +43,15 @@ os.environ.setdefault("THEORIA_TORCH_THREADS", str(max(1, _cores // max(1, worke
 
 
 def when_ready(server):
-    """In the master, after the app is loaded and before forking: load the model's weights once."""
+    """In the master, after the app is loaded and before forking: load the models' weights once (the
+    embedder, and the default judge's cross-encoder)."""
     from audit.pipeline.embedding import get_embedder
+    from audit.pipeline.nli_model import get_nli_model
 
     get_embedder().model  # noqa: B018 — loads the weights; no inference before the fork
+    get_nli_model().load()
     server.log.info(
-        "theoria: embedding model loaded in the master; %s workers, %s torch threads each",
+        "theoria: embedding and NLI models loaded in the master; %s workers, %s torch threads each",
         workers,
         os.environ["THEORIA_TORCH_THREADS"],
     )

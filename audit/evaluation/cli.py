@@ -225,6 +225,7 @@ def run_evaluate(
     methods, fold_of_group = [], {}
     labels: list[str | None] = [None] * len(records)
     conf = np.zeros(len(records))
+    prob = np.full(len(records), np.nan)  # the judge's calibrated P(supported), where it gives one
     thresholds = {"audit_score_threshold": threshold} if threshold is not None else None
     bar = _bar(len(records), "evaluate claims (CV)" if fitted else f"evaluate claims ({judge})", err)
     for k, (train, test) in enumerate(folds):
@@ -255,6 +256,7 @@ def run_evaluate(
         )
         for i, v in zip(test, verdicts):
             labels[i], conf[i] = v.label, v.confidence
+            prob[i] = calibrated_probability(v)
     bar.close()
     cache.save()
     rows = be.claim_table(records, labels)
@@ -286,7 +288,7 @@ def run_evaluate(
         )
     supported = [int(r["label"] == "SUPPORTED") for r in records]
     print(
-        f"calibration of the confidence P(supported), 10 equal-width bins: ECE "
+        f"calibration of the confidence (the audit score the threshold reads), 10 equal-width bins: ECE "
         f"{be.expected_calibration_error(supported, conf):.3f} over all claims; per dataset: "
         + ", ".join(
             f"{r['dataset']} {be.expected_calibration_error(*_subset(records, supported, conf, r['dataset'])):.3f}"
@@ -294,6 +296,16 @@ def run_evaluate(
         ),
         file=out,
     )
+    if not np.isnan(prob).any():
+        print(
+            f"calibration of the judge's P(supported) (the calibrated probability beside the confidence): ECE "
+            f"{be.expected_calibration_error(supported, prob):.3f} over all claims; per dataset: "
+            + ", ".join(
+                f"{r['dataset']} {be.expected_calibration_error(*_subset(records, supported, prob, r['dataset'])):.3f}"
+                for r in rows
+            ),
+            file=out,
+        )
 
     if not with_answers:
         return 0
@@ -323,6 +335,14 @@ def run_evaluate(
         file=out,
     )
     return 0
+
+
+def calibrated_probability(verdict) -> float:
+    """The judge's calibrated P(supported) of a claim (its entailment result's ``p_supported``), or NaN."""
+    for m in verdict.methods:
+        if m.method == "entailment" and m.details.get("p_supported") is not None:
+            return float(m.details["p_supported"])
+    return float("nan")
 
 
 def subsample_groups(records: list[dict], every: int) -> list[dict]:

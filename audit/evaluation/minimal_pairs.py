@@ -729,6 +729,39 @@ def paraphrase(s, rng, ctx):
     return _sub_word(s, w, PARAPHRASES[w]), E
 
 
+RANGE = re.compile(
+    r"\b(?:between )?(\d+(?:\.\d+)?)(\s*%|\s*percent)?\s*(?:to|and|-|–)\s*(\d+(?:\.\d+)?)(\s*%|\s*percent| [a-z]+)?"
+)
+
+
+def numeric_range(s, rng, ctx):
+    """A stated range read as one value: a value inside it is entailed ("about 70%" of "60 to 80
+    percent"), one outside it is not."""
+    m = RANGE.search(s)
+    if not m:
+        return None
+    low, high = float(m.group(1)), float(m.group(3))
+    unit = (m.group(4) or m.group(2) or "").strip()
+    if not low < high or high - low < 2 or high > 1e6:
+        return None
+    if rng.random() < 0.7:
+        value, label = low + (high - low) * float(rng.uniform(0.25, 0.75)), E
+    else:
+        value, label = (
+            (
+                high * float(rng.uniform(1.3, 2.0))
+                if rng.random() < 0.5
+                else low * float(rng.uniform(0.2, 0.6))
+            ),
+            C,
+        )
+    shown = f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+    unit = {"%": "%", "percent": " percent"}.get(unit, f" {unit}" if unit else "")
+    before = s[: m.start()]
+    about = "" if re.search(r"\b(?:about|around|approximately|roughly)\s*$", before) else "about "
+    return before + f"{about}{shown}{unit}" + s[m.end() :], label
+
+
 # Relations with a converse: A rel B means B conv A, and says the opposite of B rel A. They make
 # pairs from templates over names taken from the evidence (the sentences are new, the names real).
 CONVERSES = [
@@ -825,6 +858,7 @@ FAMILIES: dict[str, Family] = {
     "negation_words": negation_words,
     "modality_more": modality_more,
     "paraphrase": paraphrase,
+    "numeric_range": numeric_range,
 }
 # how often each family is tried, relative (the supported ones add up to about a third)
 WEIGHTS = {
@@ -860,6 +894,7 @@ WEIGHTS_STEP3 = {
     "modality_more": 4,
     "paraphrase": 5,
     "converse": 6,
+    "numeric_range": 3,
 }
 
 

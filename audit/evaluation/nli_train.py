@@ -159,12 +159,14 @@ def train_stage(
     total = math.ceil(epochs * len(pairs) / BATCH)
     batches = batch_order([len(a) for a, _ in encoded], total, seed)
     step = 0
+    spent = 0.0  # seconds of training before this run (a resumed stage adds them up)
     ckpt = checkpoint_dir / f"{name}.pt"
     if ckpt.is_file():
         state = torch.load(ckpt, weights_only=False)
         module.load_state_dict(state["model"], strict=False)
         opt.load_state_dict(state["optimizer"])
         step = int(state["step"])
+        spent = float(state.get("seconds", 0.0))
         if "rng" in state:  # dropout goes on as it would have without the interruption
             torch.set_rng_state(state["rng"])
         if state.get("total") != total:
@@ -200,13 +202,23 @@ def train_stage(
                     "step": step,
                     "total": total,
                     "rng": torch.get_rng_state(),
+                    "seconds": spent + time.monotonic() - started,
                 },
             )
             if max_minutes is not None and step < total and time.monotonic() - started > 60 * max_minutes:
                 bar.close()
                 return None
     bar.close()
-    _save(done, {"model": trained_state(module), "pairs": len(pairs), "steps": total, "seed": seed})
+    _save(
+        done,
+        {
+            "model": trained_state(module),
+            "pairs": len(pairs),
+            "steps": total,
+            "seed": seed,
+            "seconds": spent + time.monotonic() - started,
+        },
+    )
     ckpt.unlink(missing_ok=True)
     return done
 

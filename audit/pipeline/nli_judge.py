@@ -9,7 +9,16 @@ For each (claim, evidence passages) pair:
    entailment / contradiction / neutral probabilities come ``NLI_FEATURE_NAMES``;
 3. a stacker (logistic heads, ``artifacts/nli/stacker.json``) reads both: the support head gives the
    support logit, Platt scaling turns it into P(supported) (calibrated on out-of-fold logits: of the
-   claims at confidence 0.8, about 80 % are supported), and the refute head P(refuted | not supported).
+   claims it gives 0.7, about 70 % are supported), and the refute head P(refuted | not supported).
+
+Two numbers come out, because the workspace threshold is a threshold on an audit score, not on a
+probability: ``details["p_supported"]`` is the calibrated probability (the claim card shows it, the
+reliability diagram and ``evaluate``'s ECE read it), and the judgement's ``p_supported`` (the claim's
+confidence) is that probability moved so that the decision point chosen on DEV lands on the
+workspace's ``audit_score_threshold`` (``NLIStacker.audit_score``). At the seed's 0.8, SUPPORTED is
+exactly "P(supported) at or above the DEV-chosen point"; a workspace that raises its threshold asks
+for more. Labelling at 0.8 on the calibrated probability itself would call SUPPORTED only claims 80 %
+likely to be, and most supported claims would fall to NEI (docs/ARCHITECTURE.md has the figures).
 
 The stacker is fitted on the DEV claims and measured by grouped cross-validation
 (``audit/evaluation/nli_fit.py``, ``manage.py fit_nli``); the numeric and structural checks still
@@ -26,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from audit.constants import NLI_SENTENCES, NLI_WINDOWS
-from audit.pipeline.entailment_model import LinearHead
+from audit.pipeline.entailment_model import LinearHead, confidence_from_logit
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, PreparedPair, _coverage, featurize
 from audit.pipeline.judges import Judge, encode_tokens_fn, judgements_of
 from audit.pipeline.nli_model import ARTIFACT_DIR, CONTRADICTION, ENTAILMENT, NEUTRAL, get_nli_model
@@ -153,6 +162,19 @@ class NLIStacker:
     def version(self) -> str:
         return str(self.meta.get("version", "unversioned"))
 
+    @property
+    def decision_threshold(self) -> float:
+        """The calibrated P(supported) at which SUPPORTED is decided, chosen on DEV (best mean bAcc)."""
+        return float(self.meta.get("best_threshold", 0.5))
+
+    def audit_score(self, p: np.ndarray, threshold: float) -> np.ndarray:
+        """The confidence compared with the workspace's ``audit_score_threshold``: P(supported) moved so
+        that the DEV-chosen decision point lands on ``threshold`` (at the seed's 0.8, SUPPORTED means
+        P(supported) >= ``decision_threshold``; a workspace that raises the threshold asks for more)."""
+        t = min(max(self.decision_threshold, 1e-6), 1 - 1e-6)
+        p = np.clip(np.asarray(p, dtype=np.float64), 1e-9, 1 - 1e-9)
+        return confidence_from_logit(np.log(p / (1 - p)) - math.log(t / (1 - t)), threshold)
+
     def save(self, path: Path) -> None:
         payload = {
             "features": FEATURE_NAMES,
@@ -262,8 +284,14 @@ class NLIJudge(Judge):
         else:
             z = head.logit(XN[:, stacker.fast_columns] if depth == "fast" else XN)
         version = self.version
+        p = stacker.calibrated(z, depth)
         details = [
-            {"nli": {n: round(float(v), 4) for n, v in zip(NLI_FEATURE_NAMES, row)}, "judge_version": version}
-            for row in XN[:, len(FEATURE_NAMES) :]
+            {
+                "p_supported": round(float(pk), 4),  # calibrated: of claims at 0.7, about 70 % are supported
+                "nli": {n: round(float(v), 4) for n, v in zip(NLI_FEATURE_NAMES, row)},
+                "judge_version": version,
+            }
+            for pk, row in zip(p, XN[:, len(FEATURE_NAMES) :])
         ]
-        return judgements_of(prepared, stacker.calibrated(z, depth), stacker.refute_prob(XN), z, details)
+        score = stacker.audit_score(p, ctx.thresholds.audit_score_threshold)
+        return judgements_of(prepared, score, stacker.refute_prob(XN), z, details)

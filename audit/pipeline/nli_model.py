@@ -48,7 +48,10 @@ def base_model_path() -> str:
 def build_module():
     """The torch module: the MiniLM encoder (base weights) and a 3-way head over [mean; CLS]."""
     import torch
+    import transformers
     from transformers import BertModel
+
+    transformers.logging.set_verbosity_error()  # the base checkpoint's pooler, unused here, is expected
 
     class NLICrossEncoder(torch.nn.Module):
         def __init__(self):
@@ -117,6 +120,13 @@ class NLIModel:
         module.eval()
         self._module = module.to(torch.bfloat16)
         self._tokenizer = load_tokenizer()
+
+    def load(self) -> NLIModel:
+        """Load the weights now (a server's master before it forks); no inference."""
+        with self._lock:
+            if self._module is None:
+                self._load()
+        return self
 
     def probabilities(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """P(entailment), P(contradiction), P(neutral) of each (premise, hypothesis) pair."""

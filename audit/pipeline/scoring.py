@@ -73,6 +73,10 @@ def label_claim(
     # claim, and one found nowhere in the evidence leaves it unverified (on DEV: 76% and 80% of such
     # claims are not supported), whatever the embedding-based judge says
     numeric_contradiction = bool(numeric and numeric.ran and numeric.verdict == "contradicted")
+    # every quantity of the claim found in the evidence (exactly or inside a stated range): a judge's
+    # refutation alone does not make it REFUTED then (a reader model takes "about 70%" against "60 to 80
+    # percent" for a changed number); a structural contradiction still does
+    numeric_support = bool(numeric and numeric.ran and numeric.verdict == "supported")
     if numeric and numeric.ran and numeric.details.get("absent") and not numeric_contradiction:
         conf = min(conf, t.audit_score_threshold - NUMERIC_ABSENT_MARGIN)
     # structural checks (negation, opposite predicate, substituted entity against the best-aligned
@@ -95,7 +99,9 @@ def label_claim(
         p_ref = max(p_ref, 1.0)
     if conf >= t.audit_score_threshold and not conflict:
         label, verdict = SUPPORTED, "supported"
-    elif numeric_contradiction or p_ref >= t.refuted_threshold:
+    elif numeric_contradiction or (
+        p_ref >= t.refuted_threshold and (not numeric_support or structural_contradiction)
+    ):
         label, verdict = REFUTED, "contradicted"
     elif conflict:
         label, verdict = NEI, "contradicted"
