@@ -112,7 +112,8 @@ RETRIEVE_MAX_TOP_K = 50  # POST /api/v1/retrieve: most passages one request may 
 # words only (no model time beyond the claims' own embeddings; see docs/ARCHITECTURE.md for both)
 VERIFICATION_DEPTH = "full"
 VERIFICATION_DEPTHS = ("full", "fast")
-# The entailment judge (audit/pipeline/judges.py): "features" (the fitted feature model), "learned"
+# The entailment judge (audit/pipeline/judges.py): "nli" (the default: a MiniLM cross-encoder trained
+# on public entailment pairs, stacked with the features), "features" (the fitted feature model), "learned"
 # (a cross-attention head over MiniLM word-piece states stacked with the features), "cross-encoder" (a local sentence-transformers CrossEncoder at CROSS_ENCODER_PATH) or "llm" (the
 # isolated LLM judge; the features judge decides where no LLM answers). A workspace picks one.
 JUDGE = "nli"
@@ -121,6 +122,12 @@ JUDGES = ("features", "learned", "nli", "cross-encoder", "llm")
 # share most words with it (audit/pipeline/nli_judge.py): its cost per claim stays bounded
 NLI_SENTENCES = 2
 NLI_WINDOWS = 1
+# Evidence that holds none of the claim's content words, in a text the cross-encoder does not read as
+# entailing it (P(entailment) below NLI_UNRELATED_MAX_ENTAIL), never supports the claim: its calibrated
+# P(supported) is at most NLI_UNRELATED_MAX_P (on DEV, 15 of the 53 such claims are supported: 28 %).
+# A citation is judged on its passage alone, where an unrelated passage is common.
+NLI_UNRELATED_MAX_ENTAIL = 0.5
+NLI_UNRELATED_MAX_P = 0.28
 # a local CrossEncoder / NLI model folder, set by the deployment's admin (never downloaded)
 CROSS_ENCODER_PATH = os.environ.get("THEORIA_CROSS_ENCODER_PATH", "")
 CROSS_ENCODER_WINDOWS = 3  # best-aligned evidence sentences (and as many 2-sentence windows) scored per claim

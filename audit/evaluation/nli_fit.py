@@ -66,6 +66,11 @@ READING_GENERATED = 30_000  # step 3: the families the second step left weakest 
 READING_REPLAY = 20_000
 READING_EPOCHS = 1.0
 STACKER_GENERATED = 4000  # generated rows the stacker learns from beside the DEV claims
+# DEV claims paired with another group's evidence (NEI): DEV always gives a claim its own evidence,
+# and without these rows a stacker reads "no word in common" as a coin flip, which lets a citation
+# stand on an unrelated passage (the revision judges each cited passage alone)
+STACKER_UNRELATED = 1000
+UNRELATED_MAX_SHARED = 0.25
 GENERATED_WEIGHT = 0.3  # their weight relative to their class balance (DEV's own rows weigh 1)
 GENERATED = "generated"
 HELDOUT_PER_SOURCE = 1500  # held-out pairs scored per source (a seeded sample)
@@ -213,8 +218,9 @@ def generated_rows(records: list[dict], model, idf: dict, embed, cache_dir: Path
             "meta": {"family": p.source},
         }
         for k, p in enumerate(pairs)
-    ]
-    cache = cache_dir / f"generated_rows_{model.version}.npy"
+    ] + unrelated_rows(records, STACKER_UNRELATED, SEED + 4)
+    digest = hashlib.sha256(json.dumps([(r["claim"], r["evidence"]) for r in rows]).encode()).hexdigest()[:8]
+    cache = cache_dir / f"generated_rows_{model.version}_{digest}.npy"
     if cache.is_file():
         XN = np.load(cache)
         if XN.shape == (len(rows), len(FEATURE_NAMES) + len(NLI_FEATURE_NAMES)):
@@ -227,6 +233,39 @@ def generated_rows(records: list[dict], model, idf: dict, embed, cache_dir: Path
     cache_dir.mkdir(parents=True, exist_ok=True)
     np.save(cache, XN)
     return rows, XN
+
+
+def unrelated_rows(records: list[dict], n: int, seed: int) -> list[dict]:
+    """``n`` DEV claims (text only, never their labels), each with the evidence of a claim of another
+    group that holds at most ``UNRELATED_MAX_SHARED`` of its content words: rows labelled NEI."""
+    import random
+
+    from audit.pipeline.text import content_stems
+
+    rng = random.Random(seed)
+    pool = [r for r in records if claim_evidence_texts(r)]
+    out: list[dict] = []
+    for _ in range(20 * n):
+        if len(out) == n:
+            break
+        a, b = rng.sample(pool, 2)
+        if group_key(a) == group_key(b):
+            continue
+        texts = claim_evidence_texts(b)
+        claim = set(content_stems(a["claim"]))
+        if not claim or len(claim & set(content_stems(" ".join(texts)))) > UNRELATED_MAX_SHARED * len(claim):
+            continue
+        out.append(
+            {
+                "id": f"unrelated-{len(out)}",
+                "dataset": GENERATED,
+                "claim": a["claim"],
+                "evidence": [{"id": f"u{k}", "text": t} for k, t in enumerate(texts)],
+                "label": "NEI",
+                "meta": {"family": "unrelated"},
+            }
+        )
+    return out
 
 
 def _heads(records: list[dict], XN: np.ndarray):
@@ -335,18 +374,20 @@ def build(
     nli_dir: Path = NLI_DIR,
     max_minutes: float | None = None,
     write: bool = True,
+    stacker_only: bool = False,
     log=print,
     err=None,
 ) -> int:
-    """Every step in order (see the module docstring); 0 when done, 3 when the time budget ran out first."""
-    from audit.evaluation import bench_eval as be
-    from audit.evaluation.contrast import format_contrast, suite_scores
-    from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features, load_dev
-    from audit.pipeline.nli_judge import NLIJudge
-    from audit.pipeline.nli_model import NLIModel
+    """Every step in order (see the module docstring); 0 when done, 3 when the time budget ran out first.
+
+    ``stacker_only``: keep the shipped cross-encoder (``artifacts/nli/``, its training record and
+    held-out figures in ``model.json``) and redo steps 4 and 5 only: the stacker and the model card."""
+    from audit.evaluation.entailment_fit import load_dev
 
     started = time.monotonic()
     records = load_dev(Path(claims_path))
+    if stacker_only:
+        return _stack_and_report(records, claims_path, ARTIFACT_DIR, started, log)
     nli_train, held = load_nli(nli_dir)
     log(
         f"public pairs: {len(nli_train)} for training, {len(held)} held out "
@@ -388,6 +429,17 @@ def build(
     }
     out_dir = ARTIFACT_DIR if write else CHECKPOINT_DIR / "export"
     export_model(done["reading"], meta, out_dir)
+    return _stack_and_report(records, claims_path, out_dir, started, log)
+
+
+def _stack_and_report(records: list[dict], claims_path: Path, out_dir: Path, started: float, log) -> int:
+    """Steps 4 and 5 on the cross-encoder in ``out_dir``: the stacker by grouped CV, then the model card."""
+    from audit.evaluation import bench_eval as be
+    from audit.evaluation.contrast import format_contrast, suite_scores
+    from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features
+    from audit.pipeline.nli_judge import NLIJudge
+    from audit.pipeline.nli_model import NLIModel
+
     model = NLIModel(out_dir)
     idf = compute_idf(records)
     embed = CachedEmbed()

@@ -36,15 +36,18 @@ def available_judges(llm=None) -> list[str]:
     return names
 
 
+TITLE_WIDTH = (
+    60  # a judge's version with its calibration ("nli:<model>+<stacker> + calibration v3"), never cut
+)
 _HEADER = (
-    f"{'judge':44s} {'n':>5s} {'bAcc 2c':>8s} {'bAcc 3c':>8s} {'ECE':>6s} {'agree':>6s} {'cases':>6s} "
+    f"{'judge':{TITLE_WIDTH}s} {'n':>5s} {'bAcc 2c':>8s} {'bAcc 3c':>8s} {'ECE':>6s} {'agree':>6s} {'cases':>6s} "
     f"{'SUPP!':>6s}"
 )
 
 
 def _line(title: str, f: dict) -> str:
     return (
-        f"{title[:44]:44s} {f['n']:5d} {f['bacc']:8.3f} {f['bacc3']:8.3f} {f['ece']:6.3f} {f['agreement']:6.3f} "
+        f"{title:{TITLE_WIDTH}s} {f['n']:5d} {f['bacc']:8.3f} {f['bacc3']:8.3f} {f['ece']:6.3f} {f['agreement']:6.3f} "
         f"{f['cases']:6d} {f['false_supported']:6d}"
     )
 

@@ -191,3 +191,15 @@ def set_embedder(embedder: Embedder | None) -> None:
     """Replace the process-wide embedder (tests, or a worker that preloads another backend)."""
     global _EMBEDDER
     _EMBEDDER = embedder
+
+
+def similarity_fn(embed=None):
+    """``similarity(a, b) -> cosine`` of two short texts with ``embed`` (default: the process-wide
+    embedder), the structural check's way of telling a substituted word from a near-synonym."""
+
+    def similarity(a: str, b: str) -> float:
+        vectors = (embed or get_embedder().encode)([a, b])
+        v = np.asarray(vectors, dtype=np.float32)
+        return float(v[0] @ v[1] / ((np.linalg.norm(v[0]) * np.linalg.norm(v[1])) or 1.0))
+
+    return similarity

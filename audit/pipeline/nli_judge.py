@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.constants import NLI_SENTENCES, NLI_WINDOWS
+from audit.constants import NLI_SENTENCES, NLI_UNRELATED_MAX_ENTAIL, NLI_UNRELATED_MAX_P, NLI_WINDOWS
 from audit.pipeline.entailment_model import LinearHead, confidence_from_logit
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, PreparedPair, _coverage, featurize
 from audit.pipeline.judges import Judge, encode_tokens_fn, judgements_of
@@ -232,6 +232,15 @@ def read_candidates(prepared: list[PreparedPair], model=None) -> tuple[np.ndarra
     return N, texts
 
 
+def unrelated_cap(p: np.ndarray, N: np.ndarray) -> np.ndarray:
+    """``p`` (calibrated P(supported)) capped at ``NLI_UNRELATED_MAX_P`` where the texts read share no
+    content word with the claim and none is read as entailing it (``N``: the ``NLI_FEATURE_NAMES`` rows)."""
+    unrelated = (N[:, NLI_FEATURE_NAMES.index("nli_coverage")] <= 0.0) & (
+        N[:, NLI_FEATURE_NAMES.index("nli_entail_max")] < NLI_UNRELATED_MAX_ENTAIL
+    )
+    return np.where(unrelated, np.minimum(p, NLI_UNRELATED_MAX_P), p)
+
+
 class NLIJudge(Judge):
     """Features + the cross-encoder's reading, stacked and calibrated (``NLIStacker``)."""
 
@@ -284,7 +293,7 @@ class NLIJudge(Judge):
         else:
             z = head.logit(XN[:, stacker.fast_columns] if depth == "fast" else XN)
         version = self.version
-        p = stacker.calibrated(z, depth)
+        p = unrelated_cap(stacker.calibrated(z, depth), XN[:, len(FEATURE_NAMES) :])
         details = [
             {
                 "p_supported": round(float(pk), 4),  # calibrated: of claims at 0.7, about 70 % are supported

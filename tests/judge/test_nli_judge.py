@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.constants import NLI_SENTENCES, NLI_WINDOWS
+from audit.constants import NLI_SENTENCES, NLI_UNRELATED_MAX_P, NLI_WINDOWS
 from audit.pipeline.entailment_model import LinearHead
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, prepare
 from audit.pipeline.nli_judge import (
@@ -15,6 +15,7 @@ from audit.pipeline.nli_judge import (
     candidate_texts,
     nli_features,
     text_coverage,
+    unrelated_cap,
 )
 from audit.pipeline.nli_model import NLIModel
 
@@ -111,3 +112,22 @@ def test_a_stacker_fitted_on_other_features_is_refused(tmp_path):
 def test_a_model_folder_without_weights_says_how_to_build_them(tmp_path):
     with pytest.raises(RuntimeError, match="fit_nli"):
         NLIModel(tmp_path).probabilities([("A premise.", "A claim.")])
+
+
+def test_a_text_sharing_no_word_with_the_claim_and_not_read_as_entailing_caps_its_support():
+    unrelated = nli_features(np.array([[0.01, 0.0, 0.99]], dtype=np.float32), coverage=0.0)
+    paraphrase = nli_features(np.array([[0.9, 0.0, 0.1]], dtype=np.float32), coverage=0.0)
+    related = nli_features(np.array([[0.01, 0.0, 0.99]], dtype=np.float32), coverage=0.5)
+    capped = unrelated_cap(np.array([0.9, 0.9, 0.9]), np.stack([unrelated, paraphrase, related]))
+    assert capped.tolist() == [NLI_UNRELATED_MAX_P, 0.9, 0.9]
+
+
+def test_an_unrelated_passage_never_supports_a_claim():
+    from audit.pipeline import verify_claim
+
+    v = verify_claim(
+        "Incident reports are kept for several years by the records office.",
+        ["Level 1 analysts acknowledge cases within 30 minutes."],
+    )
+    entailment = next(m for m in v.methods if m.method == "entailment")
+    assert v.label != "SUPPORTED" and entailment.details["p_supported"] <= NLI_UNRELATED_MAX_P

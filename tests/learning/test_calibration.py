@@ -170,7 +170,7 @@ def test_the_calibration_in_force_rescales_the_judge_and_names_its_version_on_th
         thresholds=t,
     )
     details = next(m for m in verdict.methods if m.method == "entailment").details
-    assert details["calibration"] == 1 and details["judge_version"].startswith("features:")
+    assert details["calibration"] == 1 and details["judge_version"].startswith(f"{constants.JUDGE}:")
     assert details["threshold"] == t.audit_score_threshold
     assert verdict.label != "SUPPORTED"  # the reviewers' lesson: such numbers are not to be trusted here
     # at another depth, or for another judge, the calibration does not rescale the judge

@@ -1,8 +1,8 @@
 """Revisions a person approves: the revised sentence judged whole, held revisions, accept and reject.
 
 The real pipeline and judge run on the demo knowledge base's dopamine passage (Schultz recorded
-from monkeys in 1997), as the analyst saw it: a wrong year is corrected, and the sentence that
-still says "rats" must not be shown as supported.
+from monkeys in 1997), as the analyst saw it: the wrong year and the wrong animal are corrected
+together, and a sentence that still says "rats" is never shown as supported.
 """
 
 from __future__ import annotations
@@ -28,15 +28,29 @@ def dopamine():
 
 
 @pytest.mark.slow
-def test_a_corrected_sentence_that_still_says_rats_is_judged_whole_and_not_shown_as_supported(dopamine):
+def test_a_sentence_that_states_two_facts_differently_is_corrected_in_both_and_supported(dopamine):
     outcome = revise_audit(query=QUERY, answer=RATS, contexts=dopamine)
-    assert "1997 using recordings from rats" in outcome.final_text  # the year was corrected
+    assert "1997 using recordings from monkeys [1]" in outcome.final_text
     revision = outcome.claim_revisions()["c2"]
-    assert revision["strategy"] == "correct"
-    assert revision["label"] != "SUPPORTED"
-    sentence = revision["sentence"]
-    assert sentence["label"] == "REFUTED"
-    assert {"rule": "substitution", "claim": "rats", "evidence": "monkeys"}.items() <= sentence["findings"][
+    assert revision["strategy"] == "correct" and revision["replaced"] == ["1987", "rats"]
+    assert (revision["label"], revision["sentence"]["label"]) == ("SUPPORTED", "SUPPORTED")
+
+
+@pytest.mark.slow
+def test_a_corrected_sentence_that_still_says_rats_is_judged_whole_and_refuted(dopamine):
+    from audit.pipeline.audit import verify_claims
+    from audit.pipeline.embedding import similarity_fn
+    from audit.pipeline.revision.whole import judge_whole
+
+    verdict = judge_whole(
+        "Schultz reported this in 1997 using recordings from rats [1].",
+        dopamine,
+        judge=lambda text, passages: verify_claims([(text, passages)])[0],
+        similarity=similarity_fn(),
+        threshold=0.8,
+    )
+    assert verdict["label"] == "REFUTED"
+    assert {"rule": "substitution", "claim": "rats", "evidence": "monkeys"}.items() <= verdict["findings"][
         0
     ].items()
 
@@ -190,14 +204,14 @@ def test_the_api_returns_the_revision_status_and_takes_a_decision(held, analyst,
     assert body["revision"]["status"] == "proposed" and body["answer"] == RATS
     assert "1997" in body["revision"]["proposed_text"]
     card = next(c for c in body["claims"] if c["claim_id"] == "c2")
-    assert card["revision"]["status"] == "proposed" and card["revision"]["sentence"]["label"] == "REFUTED"
+    assert card["revision"]["status"] == "proposed" and card["revision"]["sentence"]["label"] == "SUPPORTED"
     bad = client.post(
         f"/api/v1/answers/{held.public_id}/revision", {"decision": "accept"}, content_type="application/json"
     )
     assert bad.status_code == 400 and "reason" in bad.json()["errors"]
     done = client.post(
         f"/api/v1/answers/{held.public_id}/revision",
-        {"decision": "reject", "reason": "Still says rats."},
+        {"decision": "reject", "reason": "The study design needs a citation of its own."},
         content_type="application/json",
     )
     assert done.status_code == 200
@@ -207,12 +221,12 @@ def test_the_api_returns_the_revision_status_and_takes_a_decision(held, analyst,
         "proposed_text": held.proposed_text,
         "decided_by": "analyst1",
         "decided_at": None,
-        "reason": "Still says rats.",
+        "reason": "The study design needs a citation of its own.",
     }
     assert done.json()["answer"] == RATS
     again = client.post(
         f"/api/v1/answers/{held.public_id}/revision",
-        {"decision": "reject", "reason": "Still says rats."},
+        {"decision": "reject", "reason": "The study design needs a citation of its own."},
         content_type="application/json",
     )
     assert again.status_code == 409 and again.json()["code"] == "already_done"

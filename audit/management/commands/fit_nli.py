@@ -36,6 +36,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-write", action="store_true", help="measure only; artefacts go to var/nli/export"
         )
+        parser.add_argument(
+            "--stacker-only",
+            action="store_true",
+            help="keep the shipped cross-encoder; refit the stacker on DEV and rewrite the model card",
+        )
 
     def handle(self, *args, **options):
         from audit.evaluation.nli_fit import build
@@ -48,6 +53,7 @@ class Command(BaseCommand):
             nli_dir=Path(options["nli_dir"]),
             max_minutes=options["max_minutes"],
             write=not options["no_write"],
+            stacker_only=options["stacker_only"],
             log=lambda line: self.stdout.write(str(line)),
             err=self.stderr._out,
         )

@@ -8,25 +8,14 @@ override does, and a missing named entity into a confidence below the SUPPORTED 
 
 from __future__ import annotations
 
-import numpy as np
-
 from audit.pipeline.contradiction import check
+from audit.pipeline.embedding import similarity_fn
 from audit.pipeline.methods.base import ROLE_STRUCTURE, VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 
 def _similarity_fn(ctx: VerifyContext):
-    embed = getattr(ctx, "embed", None)
-    if embed is None:
-        from audit.pipeline.embedding import get_embedder
-
-        embed = get_embedder().encode
-
-    def similarity(a: str, b: str) -> float:
-        v = np.asarray(embed([a, b]), dtype=np.float32)
-        return float(v[0] @ v[1] / ((np.linalg.norm(v[0]) * np.linalg.norm(v[1])) or 1.0))
-
-    return similarity
+    return similarity_fn(getattr(ctx, "embed", None))
 
 
 @register

@@ -12,8 +12,11 @@ from audit.constants import (
     IMPORTANCE_MINOR,
     NO_ANSWER_NOTICE,
     UNSUPPORTED_QUALIFIER,
+    WHOLE_SENTENCE_MAX_MISSING,
     Thresholds,
 )
+from audit.pipeline import contradiction
+from audit.pipeline.embedding import similarity_fn
 from audit.pipeline.extraction import _SPLIT_RE as CLAUSE_SPLIT_RE
 from audit.pipeline.extraction import CITATION_RE
 from audit.pipeline.numbers import Quantity, extract_quantities, values_match
@@ -451,6 +454,28 @@ def _span_corrections(c: ClaimVerdict, h: EvidenceHit, thresholds: Thresholds) -
     return [(a, b, k) for a, b, k in found if re.search(rf"(?<!\w){re.escape(a)}(?!\w)", text, re.I)]
 
 
+def _remaining_spans(claim_text: str, h: EvidenceHit) -> list[tuple[str, str, str]]:
+    """(claim words, evidence words, rule) that the structural check finds between ``claim_text`` and
+    the evidence sentence of ``h``, examining as many unstated words as the whole-sentence check."""
+    report = contradiction.check(
+        claim_text,
+        [(h.passage.id, h.passage.text)],
+        similarity_fn(),
+        max_missing=WHOLE_SENTENCE_MAX_MISSING,
+    )
+    out = []
+    for f in report.findings:
+        if (
+            f.rule == "missing_entity"
+            or _normal_space(f.sentence)[:200] not in _normal_space(h.best_sentence) + " "
+        ):
+            continue
+        a, b = _surface(f.claim_words, claim_text), _surface(f.evidence_words, h.best_sentence)
+        if a and b and a.lower() != b.lower():
+            out.append((a, b, f.rule))
+    return out
+
+
 def _surface(words: str, text: str) -> str:
     """``words`` as ``text`` writes them (the structural check reports them lower-cased); "" when absent."""
     if not words.strip():
@@ -534,7 +559,21 @@ def _correct(
             continue
         check = judge(new_claim, h.passage) if judge is not None else None
         if judge is not None and (check is None or check.label != "SUPPORTED"):
-            continue
+            # the sentence may state more than one thing differently ("1987 … rats" against "monkeys
+            # in 1997"): correct what the structural check still finds on the corrected claim, once
+            more = [
+                (a, b, k)
+                for a, b, k in _remaining_spans(new_claim, h)
+                if a.lower() in plan.sent.body.lower() and all(a.lower() != x.lower() for x, _, _ in spans)
+            ]
+            if not more:
+                continue
+            spans = spans + more
+            for a, b, _ in more:
+                new_claim = _replace_span(new_claim, a, b, h.best_sentence)
+            check = judge(new_claim, h.passage)
+            if check is None or check.label != "SUPPORTED":
+                continue
         marker = cite(h.passage)
 
         def fix(s, spans=spans, marker=marker, evidence=h.best_sentence):

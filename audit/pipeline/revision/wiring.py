@@ -106,16 +106,6 @@ def revise_audit(
 
 def _similarity(embed=None):
     """Cosine of two short texts with the embedder the pipeline uses (the structural check's own)."""
-    import numpy as np
+    from audit.pipeline.embedding import similarity_fn
 
-    def similarity(a: str, b: str) -> float:
-        if embed is None:
-            from audit.pipeline.embedding import get_embedder
-
-            vectors = get_embedder().encode([a, b])
-        else:
-            vectors = embed([a, b])
-        v = np.asarray(vectors, dtype=np.float32)
-        return float(v[0] @ v[1] / ((np.linalg.norm(v[0]) * np.linalg.norm(v[1])) or 1.0))
-
-    return similarity
+    return similarity_fn(embed)
