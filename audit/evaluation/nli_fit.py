@@ -561,7 +561,8 @@ Held-out public pairs (balanced accuracy; 3-way where the source has three label
 {heldout_rows}
 
 DEV claims (`shared/benchmarks/claims_dev.jsonl`), the stacker alone (no numeric or structural
-overrides), grouped 5-fold cross-validation (README group keys), SUPPORTED at P(supported) >=
+overrides; fitted with {stacker_generated} generated minimal pairs and {stacker_unrelated} DEV claims paired with another
+group's evidence, labelled NEI, as extra rows), grouped 5-fold cross-validation (README group keys), SUPPORTED at P(supported) >=
 {best_threshold} (the decision point chosen on DEV: the workspace's 0.8 audit score maps to it),
 2-class balanced accuracy:
 
@@ -616,6 +617,8 @@ def write_model_card(
         ),
         contrast_rows="\n".join(f"| {f} | {v} |" for f, v in contrast.items()),
         minutes=minutes,
+        stacker_generated=STACKER_GENERATED,
+        stacker_unrelated=STACKER_UNRELATED,
     )
     path = out_dir / "MODEL_CARD.md"
     path.write_text(text, encoding="utf-8")
