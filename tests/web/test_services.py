@@ -384,11 +384,11 @@ def test_it_marks_a_claim_web_evidence_refutes_and_does_not_rewrite_it_into_anot
     assert claim.machine_label == "REFUTED" and claim.confidence < 0.5
     answer.refresh_from_db()
     assert result.revised and answer.original_text.startswith(wrong)
-    # "in 1973 by Smith" is not what the source says either (it names Bliss and Lomo): no correction
-    # stands, so the claim is marked disputed, and no internal id reaches the text
-    assert f"1995 by Smith {DISPUTED_QUALIFIER}" in answer.text and STRONG_CLAIM.rstrip(".") in answer.text
-    assert "[cite:" not in answer.text
-    assert claim.revision["strategy"] == "qualify" and claim.text == wrong
+    # "in 1973 by Smith" is not what the source says either: the name is corrected too, and the
+    # corrected sentence stands only because the judge finds it SUPPORTED; no internal id reaches the text
+    assert "first described in 1973 by Bliss [" in answer.text and STRONG_CLAIM.rstrip(".") in answer.text
+    assert "Smith" not in answer.text and "[cite:" not in answer.text
+    assert claim.revision["strategy"] == "correct" and claim.text == wrong
     assert answer.revisions and answer.runs.get().revision_history[-1]["web_verification"]["revised"] is True
     assert AuditEvent.objects.filter(action="answer.revised", object_id=str(answer.pk)).exists()
 

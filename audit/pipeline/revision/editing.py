@@ -559,14 +559,18 @@ def _correct(
             continue
         check = judge(new_claim, h.passage) if judge is not None else None
         if judge is not None and (check is None or check.label != "SUPPORTED"):
-            # the sentence may state more than one thing differently ("1987 … rats" against "monkeys
-            # in 1997"): correct what the structural check still finds on the corrected claim, once
+            # the sentence may state two things differently ("1987 … rats" against "monkeys in 1997"):
+            # correct one more span the structural check finds on the corrected claim, then judge again
             more = [
                 (a, b, k)
                 for a, b, k in _remaining_spans(new_claim, h)
                 if a.lower() in plan.sent.body.lower() and all(a.lower() != x.lower() for x, _, _ in spans)
-            ]
-            if not more:
+            ][:1]
+            if (
+                not more
+                or _aligned(c.claim.text, [a for a, _, _ in spans + more], h.best_sentence)
+                < CORRECTION_MIN_ALIGNMENT
+            ):
                 continue
             spans = spans + more
             for a, b, _ in more:
