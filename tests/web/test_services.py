@@ -8,7 +8,6 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent, Claim, Evidence, ExternalCall, WebCacheEntry
-from audit.pipeline.revision import DISPUTED_QUALIFIER
 from audit.pipeline.types import ClaimDraft
 from audit.pipeline.web import WebProvider, build_providers
 from audit.services.web import web_verify_answer, web_verify_claim
