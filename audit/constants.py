@@ -463,8 +463,15 @@ class Thresholds:
 
     def is_weak(self, label: str, confidence: float) -> bool:
         """The weak-claim rule: REFUTED or NEI below ``low_confidence_threshold`` (a claim at the bar
-        is not weak). ``audit.selectors.nightly.weak_claims_q`` is the same rule in SQL."""
+        is not weak). ``audit.selectors.weak_claims.weak_claims_q`` is the same rule in SQL."""
         return label in NIGHTLY_LABELS and confidence < self.low_confidence_threshold
+
+
+def is_regulated(domain: str | None, regulated_domains) -> bool:
+    """Whether ``domain`` is one of ``regulated_domains`` (case-insensitive; no domain is never
+    regulated): the one rule behind Audit-Local's trigger, a case's risk and reasons, and the
+    revisions a workspace holds (``Workspace.is_regulated``)."""
+    return bool(domain) and domain.lower() in {str(d).lower() for d in regulated_domains or ()}
 
 
 def setting_fields():

@@ -17,6 +17,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from audit import constants
+from audit.pipeline.types import Label
 
 TIERS = tuple(sorted(constants.SLA_BY_TIER))
 FIRST_TIER = TIERS[0]
@@ -243,22 +244,22 @@ def review_reasons(
     """
     reasons: list[str] = []
     corrected = bool(revision) and revision.get("strategy") == "correct"
-    if label == "REFUTED":
+    if label == Label.REFUTED:
         spared = (
             corrected
             and auto_corrected_review == "material"
             and importance == "minor"
-            and revision.get("label") == "SUPPORTED"
+            and revision.get("label") == Label.SUPPORTED
         )
         if not spared:
             reasons.append("refuted")
             if corrected:
                 reasons.append("auto_corrected")
-    elif label == "NEI" and confidence < low_confidence_threshold:
+    elif label == Label.NEI and confidence < low_confidence_threshold:
         reasons.append("low_confidence")
     elif corrected:
         reasons.append("auto_corrected")
-    if domain and domain.lower() in {d.lower() for d in regulated_domains or ()}:
+    if constants.is_regulated(domain, regulated_domains):
         reasons.append("regulated_domain")
     return reasons
 
@@ -284,7 +285,7 @@ def risk_score(*, importance: str, label: str, confidence: float, regulated: boo
     score = (
         weights["importance"]
         * constants.RISK_IMPORTANCE.get(importance, constants.RISK_IMPORTANCE["material"])
-        + weights["label"] * constants.RISK_LABEL.get(label, constants.RISK_LABEL["NEI"])
+        + weights["label"] * constants.RISK_LABEL.get(label, constants.RISK_LABEL[Label.NEI])
         + weights["doubt"] * doubt
         + weights["regulated"] * (1.0 if regulated else 0.0)
     )

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from audit.constants import REFUTED_THRESHOLD
 from audit.evaluation.bench_data import claim_evidence_texts, group_key
 from audit.evaluation.entailment_fit import (
     C_REFUTE,
@@ -54,6 +55,7 @@ from audit.pipeline.nli_judge import (
     text_coverage,
 )
 from audit.pipeline.nli_model import ARTIFACT_DIR, LABELS, META_FILE, WEIGHTS_FILE
+from audit.pipeline.scoring import decide_labels
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 25
@@ -450,7 +452,7 @@ def build(
 
 
 def _labels(conf, pref, threshold: float) -> list[str]:
-    return ["SUPPORTED" if c >= threshold else ("REFUTED" if p >= 0.5 else "NEI") for c, p in zip(conf, pref)]
+    return decide_labels(conf, pref, supported_at=threshold, refuted_at=REFUTED_THRESHOLD)
 
 
 def _mean_bacc(records: list[dict], labels: list[str]) -> float:

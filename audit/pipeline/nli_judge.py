@@ -37,7 +37,7 @@ import numpy as np
 from audit.constants import NLI_SENTENCES, NLI_WINDOWS
 from audit.pipeline.entailment_model import LinearHead, confidence_from_logit
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, PreparedPair, _coverage, featurize
-from audit.pipeline.judges import Judge, encode_tokens_fn, judgements_of
+from audit.pipeline.judge_base import Judge, encode_tokens_fn, judgements_of
 from audit.pipeline.nli_model import ARTIFACT_DIR, CONTRADICTION, ENTAILMENT, NEUTRAL, get_nli_model
 from audit.pipeline.text import content_stems
 

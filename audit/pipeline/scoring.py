@@ -28,9 +28,38 @@ from audit.constants import (
     Thresholds,
 )
 from audit.pipeline.methods.base import REGISTRY, ROLE_JUDGE, ROLE_NUMERIC, ROLE_STRUCTURE, ROLE_SUPPORT
-from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult
+from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Label, MethodResult
 
-SUPPORTED, REFUTED, NEI = "SUPPORTED", "REFUTED", "NEI"
+SUPPORTED, REFUTED, NEI = Label.SUPPORTED, Label.REFUTED, Label.NEI
+
+
+def decide_label(
+    confidence: float,
+    p_refuted: float,
+    *,
+    supported_at: float,
+    refuted_at: float,
+    conflict: bool = False,
+    forced_refutation: bool = False,
+    refutation_blocked: bool = False,
+) -> Label:
+    """The one label decision: SUPPORTED at ``confidence >= supported_at`` unless sources conflict;
+    REFUTED when a check forces it or ``p_refuted >= refuted_at`` and nothing blocks the judge's
+    refutation; NEI otherwise. ``label_claim`` passes the checks' overrides; the evaluation code
+    (``bench_eval``, ``learned_fit``, ``nli_fit``) calls it with the judge's outputs alone."""
+    if confidence >= supported_at and not conflict:
+        return Label.SUPPORTED
+    if forced_refutation or (p_refuted >= refuted_at and not refutation_blocked):
+        return Label.REFUTED
+    return Label.NEI
+
+
+def decide_labels(confidences, p_refuted, *, supported_at: float, refuted_at: float) -> list[str]:
+    """``decide_label`` over parallel sequences of the judge's outputs (no checks' overrides)."""
+    return [
+        decide_label(float(c), float(p), supported_at=supported_at, refuted_at=refuted_at).value
+        for c, p in zip(confidences, p_refuted)
+    ]
 
 
 def _by_role(results: dict[str, MethodResult], role: str) -> MethodResult | None:
@@ -97,17 +126,23 @@ def label_claim(
     if numeric_contradiction:
         conf = min(conf, CONTRADICTION_CAP)
         p_ref = max(p_ref, 1.0)
-    if conf >= t.audit_score_threshold and not conflict:
-        label, verdict = SUPPORTED, "supported"
-    elif numeric_contradiction or (
-        p_ref >= t.refuted_threshold and (not numeric_support or structural_contradiction)
-    ):
-        label, verdict = REFUTED, "contradicted"
+    label = decide_label(
+        conf,
+        p_ref,
+        supported_at=t.audit_score_threshold,
+        refuted_at=t.refuted_threshold,
+        conflict=conflict,
+        forced_refutation=numeric_contradiction,
+        refutation_blocked=numeric_support and not structural_contradiction,
+    )
+    if label == SUPPORTED:
+        verdict = "supported"
+    elif label == REFUTED:
+        verdict = "contradicted"
     elif conflict:
-        label, verdict = NEI, "contradicted"
+        verdict = "contradicted"
         conf = min(conf, t.audit_score_threshold - 1e-6)
     else:
-        label = NEI
         verdict = "weak" if conf >= t.weak_threshold else "not_found"
     best_sim = max((h.similarity for h in hits), default=0.0)
     return ClaimVerdict(

@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from enum import StrEnum
+
+
+class Label(StrEnum):
+    """FEVER label of a claim, decided by ``scoring.decide_label``; ``audit.models.Label`` (the
+    model's choices) is built from this enum."""
+
+    SUPPORTED = "SUPPORTED"
+    REFUTED = "REFUTED"
+    NEI = "NEI"
 
 
 @dataclass

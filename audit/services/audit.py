@@ -24,7 +24,7 @@ from audit.pipeline import audit_answer as pipeline_audit_answer
 from audit.pipeline.methods import LLM_METHODS
 from audit.pipeline.profiles import verification_plan
 from audit.pipeline.redaction import stored_snippet
-from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
+from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Label, Passage
 from audit.selectors import kb_index
 from audit.selectors.api import thresholds_for
 from audit.services.deep_checks import DEFERRED, deep_check_queue
@@ -234,7 +234,7 @@ def answer_store(
         },
     )
     for v in result.claims:
-        if v.label != "SUPPORTED" or v.risk_flags:
+        if v.label != Label.SUPPORTED or v.risk_flags:
             event_record(
                 action="claim.flagged",
                 obj=saved[v.claim.claim_id],

@@ -35,7 +35,7 @@ from audit.models import Answer, Claim, VerificationRun
 from audit.pipeline import scoring
 from audit.pipeline.methods import REGISTRY, verify_context
 from audit.pipeline.methods.llm import LLM_METHODS
-from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
+from audit.pipeline.types import ClaimDraft, EvidenceHit, Label, MethodResult, Passage
 from audit.pipeline.web.fetch import WebError, post_json
 from audit.selectors.api import thresholds_for
 from audit.services.events import event_record
@@ -258,7 +258,7 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
             workspace=workspace,
             details={"run": run.pk, "relabels": relabels, "llm_calls": fields["llm_calls"]},
         )
-        if any(r["to"] != "SUPPORTED" for r in relabels):
+        if any(r["to"] != Label.SUPPORTED for r in relabels):
             hooks.answer_intake(answer=answer)
     _announce(run)
     return run

@@ -67,8 +67,7 @@ def mode_resolve(
             mode, source = workspace.default_mode or constants.MODE_NORMAL, "workspace"
 
     triggers: list[str] = []
-    regulated = {str(d).lower() for d in workspace.regulated_domains or []}
-    if domain and domain.lower() in regulated:
+    if workspace.is_regulated(domain):
         triggers.append(f"domain:{domain.lower()}")
     auto_roles = set(workspace.auto_audit_roles or []) & roles.roles_of(user)
     triggers.extend(f"role:{name}" for name in sorted(auto_roles))
