@@ -2,9 +2,12 @@
 
 Audit stores answers, claims and documents; an app that acts on them (``escalation``: review
 cases, knowledge-base curation) registers its receivers here in its ``AppConfig.ready()``. Audit
-calls the hooks and never imports that app, so the dependency points one way (escalation → audit,
-see docs/ARCHITECTURE.md). With no receiver registered, an announcement does nothing and a
-question gets an empty answer.
+acts on that app only through these hooks: no audit module opens, changes or queries a case for
+its own rules. Audit does still read escalation's rows to show them, in exactly three modules
+(``audit/views.py``, ``audit/selectors/dashboard.py``, ``audit/admin.py``; listed in
+``audit.selectors.facade`` and enforced by ``tests/foundation/test_dependencies.py``), so the
+import graph has that one edge back (docs/ARCHITECTURE.md). With no receiver registered, an
+announcement does nothing and a question gets an empty answer.
 
 Announcements (audit → receivers):
 
@@ -23,6 +26,8 @@ Questions (receivers answer audit's pages and API):
 - ``claim_escalations(claim_pks)`` → {claim pk: [escalation refs]} (the Claim Card's log).
 - ``claim_escalation_filter(state)`` → a ``Q`` on claims for an escalation state
   (open, resolved, any, none).
+- ``records_held(workspace)`` → {"answer_ids": set, "events": {(object_type, object_id)}}: what
+  retention must keep because people are still working on it (escalation: open cases).
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ _answer_decided = Hook("answer_decided")
 _claim_escalations = Hook("claim_escalations")
 _claim_escalation_filter = Hook("claim_escalation_filter")
 _reviewer_agreement_low = Hook("reviewer_agreement_low")
+_records_held = Hook("records_held")
 
 register_answer_intake = _answer_intake.register
 register_documents_flagged = _documents_flagged.register
@@ -64,6 +70,7 @@ register_answer_decided = _answer_decided.register
 register_claim_escalations = _claim_escalations.register
 register_claim_escalation_filter = _claim_escalation_filter.register
 register_reviewer_agreement_low = _reviewer_agreement_low.register
+register_records_held = _records_held.register
 
 
 def answer_intake(*, answer, actor=None) -> list:
@@ -110,3 +117,14 @@ def claim_escalation_filter(state: str) -> Q:
     for q in _claim_escalation_filter.call(state=state):
         combined &= q
     return combined
+
+
+def records_held(*, workspace) -> tuple[set[int], set[tuple[str, str]]]:
+    """Return (answer ids, audit-event keys (object_type, object_id)) the receivers hold open in
+    ``workspace`` (retention keeps them); empty sets when none is registered."""
+    answer_ids: set[int] = set()
+    events: set[tuple[str, str]] = set()
+    for held in _records_held.call(workspace=workspace):
+        answer_ids |= set(held.get("answer_ids", ()))
+        events |= set(held.get("events", ()))
+    return answer_ids, events

@@ -8,7 +8,7 @@ class EscalationConfig(AppConfig):
 
     def ready(self):
         """Register with audit's hooks: intake of answers and flagged documents, reviewer-agreement
-        alerts, and the claim reads."""
+        alerts, the claim reads, and what retention keeps."""
         from audit import hooks
 
         from . import notifications, selectors, services
@@ -19,3 +19,4 @@ class EscalationConfig(AppConfig):
         hooks.register_claim_escalations(selectors.claim_escalations)
         hooks.register_claim_escalation_filter(selectors.escalation_state_q)
         hooks.register_reviewer_agreement_low(notifications.review_agreement_alerts_queue)
+        hooks.register_records_held(selectors.records_held_open)

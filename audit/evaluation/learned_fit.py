@@ -275,7 +275,7 @@ def generate_pairs(
 
 
 # --- the head, in torch, for training ---------------------------------------------------------
-def _torch_head(hidden: int = HIDDEN):
+def torch_head(hidden: int = HIDDEN):
     import torch
     from torch import nn
 
@@ -342,7 +342,7 @@ def train_head(
     import torch
 
     torch.manual_seed(seed)
-    head = _torch_head()
+    head = torch_head()
     opt = torch.optim.AdamW(head.parameters(), lr=2e-3, weight_decay=1e-4)
     rng = np.random.default_rng(seed)
     y = torch.from_numpy(np.asarray(labels, dtype=np.int64))

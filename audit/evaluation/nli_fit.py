@@ -39,7 +39,7 @@ from audit.evaluation.entailment_fit import (
     C_REFUTE,
     C_SUPPORT,
     DEFAULT_CLAIMS,
-    _fit_head,
+    fit_head,
     refute_rows,
     sample_weights,
 )
@@ -238,11 +238,11 @@ def _heads(records: list[dict], XN: np.ndarray):
     weights = sample_weights(records, y)
     generated = np.array([r.get("dataset") == GENERATED for r in records])
     weights[generated] *= GENERATED_WEIGHT
-    support = _fit_head(XN, y, C_SUPPORT, weights)
-    fast = _fit_head(XN[:, FAST_COLUMNS], y, C_SUPPORT, weights)
+    support = fit_head(XN, y, C_SUPPORT, weights)
+    fast = fit_head(XN[:, FAST_COLUMNS], y, C_SUPPORT, weights)
     rmask = refute_rows(records) | (generated & (y == 0))
     y_ref = np.array([r["label"] == "REFUTED" for r in records], dtype=int)
-    refute = _fit_head(XN[rmask], y_ref[rmask], C_REFUTE)
+    refute = fit_head(XN[rmask], y_ref[rmask], C_REFUTE)
     return support, fast, refute
 
 

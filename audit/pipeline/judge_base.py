@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from audit.pipeline.embedding import get_embedder
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES
+
+Progress = Callable[[int], None]  # told as batches of n pairs are done
 
 
 @dataclass
@@ -29,7 +33,8 @@ class Judgement:
     p_refuted: float  # P(the evidence contradicts the claim | it does not support it)
     sentence: str = ""  # the evidence sentence (or window) the claim was aligned with
     logit: float | None = None  # the judge's support logit where it has one (0 = class-balanced point)
-    details: dict = field(default_factory=dict)  # judge-specific (features, the judge that decided…)
+    # judge-specific (features, the judge that decided…)
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 class Judge:
@@ -50,21 +55,23 @@ class Judge:
 
     name = ""
 
-    def judge(self, pairs: list[JudgePair], ctx, progress=None) -> list[Judgement]:
+    def judge(self, pairs: list[JudgePair], ctx: Any, progress: Progress | None = None) -> list[Judgement]:
         raise NotImplementedError
 
     @property
     def version(self) -> str:
         return self.name
 
-    def stack_inputs(self, pairs: list[JudgePair], ctx, progress=None) -> tuple[np.ndarray, list[str]]:
+    def stack_inputs(
+        self, pairs: list[JudgePair], ctx: Any, progress: Progress | None = None
+    ) -> tuple[np.ndarray, list[str]]:
         raise NotImplementedError(f"the {self.name} judge has no linear stacker")
 
-    def stacker_head(self, depth: str):
+    def stacker_head(self, depth: str) -> Any:
         return None
 
 
-def model_digest(*parts) -> str:
+def model_digest(*parts: Any) -> str:
     """A short, stable digest of a fitted model's parameters (arrays, dicts, numbers): its version."""
     h = hashlib.sha256()
     for part in parts:
@@ -75,7 +82,7 @@ def model_digest(*parts) -> str:
     return h.hexdigest()[:12]
 
 
-def linear_stack(model, X: np.ndarray, depth: str) -> tuple[np.ndarray, list[str], object]:
+def linear_stack(model: Any, X: np.ndarray, depth: str) -> tuple[np.ndarray, list[str], Any]:
     """(the inputs, their names, the head) of an ``EntailmentModel``'s support logit at ``depth``
     over full feature rows ``X`` (the features, plus any columns a stacker appends)."""
     if depth == "fast":
@@ -95,7 +102,13 @@ def best_aligned_sentence(claim_stems: list[str], sentences: list[str], sent_ste
     return sentences[best]
 
 
-def judgements_of(prepared, conf, pref, z, details: list[dict]) -> list[Judgement]:
+def judgements_of(
+    prepared: Sequence[Any],
+    conf: Sequence[float],
+    pref: Sequence[float],
+    z: Sequence[float],
+    details: list[dict[str, Any]],
+) -> list[Judgement]:
     """One ``Judgement`` per prepared pair of a feature-based judge: its confidence, refute probability and
     support logit, the best lexically aligned evidence sentence, and the judge's own details."""
     return [
@@ -110,7 +123,8 @@ def judgements_of(prepared, conf, pref, z, details: list[dict]) -> list[Judgemen
     ]
 
 
-def encode_tokens_fn(ctx):
-    if getattr(ctx, "encode_tokens", None) is not None:
-        return ctx.encode_tokens
+def encode_tokens_fn(ctx: Any) -> Callable[..., Any]:
+    given: Callable[..., Any] | None = getattr(ctx, "encode_tokens", None)
+    if given is not None:
+        return given
     return get_embedder().encode_with_tokens

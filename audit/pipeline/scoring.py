@@ -10,10 +10,13 @@
   relevance = cosine(query, answer); context precision = average precision of the contexts in
   the order given, a context being relevant when it supports some claim; context recall (with a
   reference answer) = share of reference sentences supported by the contexts. Evidence coverage
-  and unsupported rate over non-minor claims and the quality gates of seed 000 §7.
+  and unsupported rate over non-minor claims and the quality gates (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +57,9 @@ def decide_label(
     return Label.NEI
 
 
-def decide_labels(confidences, p_refuted, *, supported_at: float, refuted_at: float) -> list[str]:
+def decide_labels(
+    confidences: Iterable[float], p_refuted: Iterable[float], *, supported_at: float, refuted_at: float
+) -> list[str]:
     """``decide_label`` over parallel sequences of the judge's outputs (no checks' overrides)."""
     return [
         decide_label(float(c), float(p), supported_at=supported_at, refuted_at=refuted_at).value
@@ -163,7 +168,7 @@ def label_claim(
 CLAIM_METRIC_KEYS = ("selfcheck_disagreement", "cove_consistency")
 
 
-def method_metrics(results: dict[str, MethodResult]) -> dict:
+def method_metrics(results: dict[str, MethodResult]) -> dict[str, Any]:
     return {
         key: r.details[key]
         for r in results.values()
@@ -173,7 +178,7 @@ def method_metrics(results: dict[str, MethodResult]) -> dict:
     }
 
 
-def claim_card_metrics(v: ClaimVerdict, t: Thresholds, answer_relevance: float | None) -> dict:
+def claim_card_metrics(v: ClaimVerdict, t: Thresholds, answer_relevance: float | None) -> dict[str, Any]:
     """The per-claim metrics of the Claim Card (docs/SPEC_NOTES.md#analyst-pages): faithfulness = the claim's support
     probability against its best evidence (its confidence); answer_relevance = cosine of the claim
     to the query; context_precision = share of its evidence passages that support it (support
@@ -230,7 +235,7 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.dot(a, b) / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
 
 
-def quality_gates(metrics: dict, verdicts: list[ClaimVerdict], t: Thresholds) -> dict:
+def quality_gates(metrics: dict[str, Any], verdicts: list[ClaimVerdict], t: Thresholds) -> dict[str, Any]:
     critical_unsupported = sum(
         1 for v in verdicts if v.claim.importance == IMPORTANCE_CRITICAL and v.verdict == "not_found"
     )
@@ -243,14 +248,14 @@ def quality_gates(metrics: dict, verdicts: list[ClaimVerdict], t: Thresholds) ->
     }
 
 
-def audit_score(metrics: dict, t: Thresholds) -> float:
+def audit_score(metrics: dict[str, Any], t: Thresholds) -> float:
     w = t.audit_score_weights
     total = sum(w.values()) or 1.0
     score = sum(weight * float(metrics.get(name) or 0.0) for name, weight in w.items()) / total
-    return round(min(1.0, max(0.0, score)), 6)
+    return round(min(1.0, max(0.0, float(score))), 6)
 
 
-def warnings_for(verdicts: list[ClaimVerdict]) -> list[dict]:
+def warnings_for(verdicts: list[ClaimVerdict]) -> list[dict[str, Any]]:
     unsupported = [v for v in verdicts if v.verdict == "not_found" and v.claim.importance != IMPORTANCE_MINOR]
     out = []
     if unsupported:

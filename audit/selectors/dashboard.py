@@ -225,7 +225,7 @@ def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict]:
 
 
 def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime | None = None) -> dict:
-    """The spec's success metrics (004 §12) over the period, each with its goal and whether it is met.
+    """The success metrics (docs/SPEC_NOTES.md#success-metrics) over the period, each with its goal and whether it is met.
 
     - ``supported_unassisted``: share of audited claims SUPPORTED by the machine and never escalated
       or relabelled by a person (goal >= SUCCESS_SUPPORTED_SHARE_MIN);

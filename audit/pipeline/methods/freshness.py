@@ -1,4 +1,4 @@
-"""Source freshness against the workspace policy (seed 000 §8.3, seed 004 §4.3).
+"""Source freshness against the workspace policy (docs/SPEC_NOTES.md#freshness-and-retention).
 
 A dated passage older than the policy for its domain (neuroscience 18 months, general 36, or the
 workspace's override) raises ``outdated_source``. Without any dated evidence it does not run.
