@@ -313,6 +313,7 @@ def _reviewers(workspace: Workspace) -> dict[int, object]:
     return users
 
 
+# long: demo data: one answer's rows in the shape audit_and_store writes them
 def _store_answer(workspace, day_start, rng, bank, per_claim_ms, number) -> Answer:
     """One answer of two to four bank claims about one document, stored as audit_and_store stores it."""
     uri = rng.choice(sorted({row[0] for row, _, _ in bank}))
@@ -446,6 +447,7 @@ def _event(case, kind, at, tier, actor=None, reason="", details=None):
     )
 
 
+# long: demo data: one case's life, event after event, in time order
 def _live_case(case, rng, reviewers, now, calendar) -> None:
     """Walk a case through a plausible life from its opening time, never past ``now``."""
 

@@ -326,6 +326,7 @@ def _worker(workspace_id: int, size: int, answers: list[tuple[str, str]], warmup
 
 
 # --- the command ------------------------------------------------------------------------------
+# long: a benchmark script: the server, the data and the timings it reports share one run
 def run_pgvector_bench(
     n_chunks: int,
     n_answers: int = 30,

@@ -160,6 +160,7 @@ README_KEYWORD_2CLASS_BACC = {  # shared/benchmarks/README.md, "Reference baseli
 }
 
 
+# long: the evaluate command's report, printed in the order it reads; its parts share the folds and the judge
 def run_evaluate(
     claims_path: str,
     answers_path: str,
@@ -468,6 +469,7 @@ def bench_answers(
     return out
 
 
+# long: the bench command's report, printed in order over one set of timings
 def run_bench(
     n_chunks: int = 100_000,
     n_answers: int = 30,

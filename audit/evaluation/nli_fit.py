@@ -331,6 +331,7 @@ def train_all(records, nli_train, *, max_minutes=None, log=print, err=None) -> d
     return done
 
 
+# long: the fit_nli recipe, its steps in order under one time budget
 def build(
     claims_path: Path = DEFAULT_CLAIMS,
     *,

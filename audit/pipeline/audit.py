@@ -123,6 +123,7 @@ def verify_claim(
     )[0]
 
 
+# long: the pipeline's stages in order, sharing the embedder, the index and the context
 def audit_answer(
     query: str,
     answer: str,
@@ -235,6 +236,7 @@ def audit_answer(
     )
 
 
+# long: the answer-level metrics in the result's order, each reading the verdicts and the vectors
 def summarize(
     query: str,
     answer: str,

@@ -289,6 +289,7 @@ def _token_features(f: dict, pair: PreparedPair, tok: dict[str, np.ndarray], bes
     f["tok_precision_best_sent"] = float(per_sent[best_i].max(axis=0).mean())
 
 
+# long: the features in the fitted model's input order; the order is the artefact's contract
 def compute_features(
     pair: PreparedPair,
     vec: dict[str, np.ndarray],

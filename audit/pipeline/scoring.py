@@ -76,6 +76,7 @@ def _by_role(results: dict[str, MethodResult], role: str) -> MethodResult | None
     return None
 
 
+# long: the overrides apply in this order (docs/SPEC_NOTES.md#labels-verdicts-and-confidence), each reading the one before
 def label_claim(
     claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, MethodResult], t: Thresholds
 ) -> ClaimVerdict:

@@ -224,6 +224,7 @@ def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict]:
     return sorted(out, key=lambda r: (-r["claims"], r["domain"]))
 
 
+# long: one query and goal per success metric, in the order the tiles show them
 def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime | None = None) -> dict:
     """The success metrics (docs/SPEC_NOTES.md#success-metrics) over the period, each with its goal and whether it is met.
 

@@ -139,47 +139,63 @@ def answer_store(
 ) -> tuple[Answer, VerificationRun]:
     """Write the rows of one audit of ``job`` (call inside a transaction): the answer as received
     (``answer_text``), its claims and evidence, the run (with the job's LLM usage) and events."""
-    workspace, user, query, contexts = job.workspace, job.user, job.query, job.contexts
-    llm_setup, profile = job.llm_setup, job.plan.profile
     now = timezone.now()
     started_at = started_at or now - timedelta(milliseconds=result.duration_ms)
     answer = Answer(
-        workspace=workspace,
+        workspace=job.workspace,
         conversation_id=job.conversation_id or "",
-        user=user,
-        query=query or "",
+        user=job.user,
+        query=job.query or "",
         text=answer_text or "",
         original_text=answer_text or "",
         mode=mode,
         domain=job.domain or "",
         reference=job.reference or "",
-        contexts=_json_contexts(contexts),
+        contexts=_json_contexts(job.contexts),
     )
     answer.full_clean()
     answer.save()
+    saved = _claims_store(answer, result, kb_meta, started_at, now)
+    run = _run_row(
+        answer, result, kind=kind, mode=mode, started_at=started_at, now=now, profile=job.plan.profile
+    )
+    run.full_clean(exclude=["answer"])
+    run.save()
+    run_record_llm_usage(run=run, setup=job.llm_setup)
+    _audit_events(job, answer, run, result, saved, mode=mode)
+    return answer, run
+
+
+def _claims_store(
+    answer: Answer, result: AuditResult, kb_meta: dict | None, started_at, now
+) -> dict[str, Claim]:
+    """Write the claims and their evidence (only knowledge-base chunks that still exist are linked);
+    return the stored claims by claim id."""
     claims = [_claim_row(answer, v, started_at, now) for v in result.claims]
     for claim in claims:
         claim.full_clean(exclude=["answer"])
     Claim.objects.bulk_create(claims)
     saved = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
+    chunk_pks = [m.chunk_pk for m in (kb_meta or {}).values()]
     valid_chunks = (
-        set(
-            Chunk.objects.filter(pk__in=[m.chunk_pk for m in (kb_meta or {}).values()]).values_list(
-                "pk", flat=True
-            )
-        )
-        if kb_meta
-        else set()
+        set(Chunk.objects.filter(pk__in=chunk_pks).values_list("pk", flat=True)) if kb_meta else set()
     )
     meta = {k: m for k, m in (kb_meta or {}).items() if m.chunk_pk in valid_chunks}
-    evidence = [
-        _evidence_row(saved[v.claim.claim_id], rank, hit, meta, now)
-        for v in result.claims
-        for rank, hit in enumerate(v.evidence)
-    ]
-    Evidence.objects.bulk_create(evidence)
+    Evidence.objects.bulk_create(
+        [
+            _evidence_row(saved[v.claim.claim_id], rank, hit, meta, now)
+            for v in result.claims
+            for rank, hit in enumerate(v.evidence)
+        ]
+    )
+    return saved
+
+
+def _run_row(
+    answer: Answer, result: AuditResult, *, kind: str, mode: str, started_at, now, profile: str
+) -> VerificationRun:
     m = result.metrics
-    run = VerificationRun(
+    return VerificationRun(
         answer=answer,
         kind=kind,
         status=VerificationRun.Status.DONE,
@@ -206,21 +222,28 @@ def answer_store(
         rag_score=dict(m.get("rag_score") or {}),
         verification_profile=profile,
     )
-    run.full_clean(exclude=["answer"])
-    run.save()
-    if llm_setup is not None:
-        run_record_llm_usage(run=run, setup=llm_setup)
-    labels = m.get("label_counts") or {}
+
+
+def _audit_events(
+    job: AuditJob,
+    answer: Answer,
+    run: VerificationRun,
+    result: AuditResult,
+    saved: dict[str, Claim],
+    *,
+    mode: str,
+) -> None:
+    """``answer.audited`` with the run's figures, and ``claim.flagged`` for each claim not SUPPORTED or flagged."""
     event_record(
         action="answer.audited",
         obj=answer,
-        actor=user,
-        workspace=workspace,
+        actor=job.user,
+        workspace=job.workspace,
         details={
             "run": run.pk,
             "mode": mode,
             "claims": len(result.claims),
-            "labels": labels,
+            "labels": result.metrics.get("label_counts") or {},
             "audit_score": round(result.audit_score, 4),
             "flagged": result.flagged,
             "risk_flags": sorted({f["type"] for f in result.risk_flags}),
@@ -232,8 +255,8 @@ def answer_store(
             event_record(
                 action="claim.flagged",
                 obj=saved[v.claim.claim_id],
-                actor=user,
-                workspace=workspace,
+                actor=job.user,
+                workspace=job.workspace,
                 details={
                     "label": v.label,
                     "verdict": v.verdict,
@@ -241,7 +264,6 @@ def answer_store(
                     "risk_flags": v.risk_flags,
                 },
             )
-    return answer, run
 
 
 def _json_contexts(contexts) -> list:

@@ -165,6 +165,7 @@ def deep_check_run(*, run_id: int) -> VerificationRun:
         return run
 
 
+# long: the deep check's steps share the run, its claims and the LLM setup; to split with the next job step
 def _deep_check(run: VerificationRun) -> VerificationRun:
     answer: Answer = run.answer
     workspace = answer.workspace

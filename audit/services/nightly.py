@@ -240,6 +240,7 @@ def _months_between(older: dt.date, newer: dt.date) -> int:
     return (newer.year - older.year) * 12 + (newer.month - older.month) - (newer.day < older.day)
 
 
+# long: one pass over the day's items fills every section of the report
 def nightly_report_build(*, report: NightlyReport) -> dict:
     """Compute the report body from the day's processed items (a pure read of stored rows)."""
     workspace = report.workspace

@@ -3,9 +3,9 @@
 Audit data is the answers with their claims, evidence links, verification runs and nightly
 work items (deleted together through the foreign keys), nightly reports, and audit events.
 A record is older than retention when its time stamp is strictly before ``now -
-retention_days``; a record exactly at the cutoff is kept. Answers with a claim under an open
-escalation case (``escalation.ReviewCase`` in an open status) are kept, with the audit events
-about them and about the open case, however old. Every real purge writes one
+retention_days``; a record exactly at the cutoff is kept. What people still work on is kept,
+however old: the answers and audit events the ``hooks.records_held`` receivers name (escalation:
+the answers with a claim under an open case, and the open cases' own events). Every real purge writes one
 ``retention.purged`` audit event with the counts; a dry run writes nothing.
 """
 
