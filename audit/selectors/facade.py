@@ -7,13 +7,11 @@ its shared foundations (``audit.constants``, ``audit.roles``, ``audit.errors``, 
 Audit's model classes are re-exported here: escalation's models hold foreign keys to them and its
 services annotate and query with them, so escalation reads audit's rows directly.
 
-The dependency is two-way, on purpose and in exactly three places: audit reads escalation's rows
-to show them in ``audit/views.py`` (``escalation.reporting``: the claim page's cases and the
-dashboard), ``audit/selectors/dashboard.py`` (``ReviewCase``, ``CurationItem``: the success
-metrics) and ``audit/admin.py`` (the workspace admin's calendar and notification-target inlines).
-Audit never changes escalation's rows; it acts on escalation only through ``audit.hooks``.
-``tests/foundation/test_dependencies.py`` holds that list exactly (imports and
-``apps.get_model`` alike); docs/ARCHITECTURE.md, "Dependencies between the parts", draws it.
+Audit imports nothing of escalation: what its pages show of escalation's rows (the claim page's
+cases, the home page's work, the dashboard's queue, success metrics and correction backlog, the
+workspace admin's calendar and notification targets) it asks through ``audit.hooks``.
+``tests/foundation/test_dependencies.py`` holds both directions (imports and ``apps.get_model``
+alike); docs/ARCHITECTURE.md, "Dependencies between the parts", draws it.
 """
 
 from __future__ import annotations

@@ -26,15 +26,6 @@ AUDIT_PUBLIC = (
     "audit.pipeline",
 )
 
-# Exactly the places audit reads escalation's rows to show them (the claim page and the dashboard,
-# their success metrics, the workspace admin's calendar and notification-target inlines). A new one,
-# or one removed, is a design decision: change it here and in docs/ARCHITECTURE.md together.
-AUDIT_READS_ESCALATION = {
-    "audit/admin.py": {"escalation.models.BusinessCalendar", "escalation.models.NotificationTarget"},
-    "audit/views.py": {"escalation.reporting"},
-    "audit/selectors/dashboard.py": {"escalation.models.CurationItem", "escalation.models.ReviewCase"},
-}
-
 
 def _imports(path: Path) -> list[str]:
     """Every module or name ``path`` imports, at any depth, and every model it looks up by name
@@ -80,13 +71,11 @@ def test_escalation_imports_audit_only_through_its_facade_services_and_hooks():
     assert offending == set()
 
 
-def test_audit_reads_escalation_exactly_where_listed_and_opens_no_case_itself():
-    reads: dict[str, set[str]] = {}
-    for path, names in _sources("audit"):
-        for name in names:
-            if _within(name, ("escalation",)) and name not in ("escalation", "escalation.models"):
-                reads.setdefault(path, set()).add(name)
-    assert reads == AUDIT_READS_ESCALATION
+def test_audit_imports_nothing_of_escalation_not_even_a_model_by_name():
+    reads = {
+        (path, name) for path, names in _sources("audit") for name in names if _within(name, ("escalation",))
+    }
+    assert reads == set()
 
 
 def test_neither_app_imports_the_layer_built_on_both():
@@ -112,13 +101,21 @@ def test_the_dependency_reader_sees_a_model_looked_up_by_name(tmp_path):
 
 
 def test_escalation_registers_its_receivers_when_the_apps_are_ready():
-    from escalation import selectors, services
+    from escalation import reporting, selectors, services
 
     assert services.cases_open_for_answer in hooks._answer_intake.receivers
     assert services.curation_items_open_for_documents in hooks._documents_flagged.receivers
     assert selectors.claim_escalations in hooks._claim_escalations.receivers
     assert selectors.escalation_state_q in hooks._claim_escalation_filter.receivers
     assert selectors.records_held_open in hooks._records_held.receivers
+    assert reporting.cases_by_claim in hooks._claim_reviews.receivers
+    assert reporting.my_work in hooks._user_work.receivers
+    assert reporting.dashboard_summary in hooks._queue_summary.receivers
+    assert reporting.correction_backlog in hooks._correction_backlog.receivers
+    assert [i.model.__name__ for i in hooks.workspace_admin_inlines()] == [
+        "BusinessCalendar",
+        "NotificationTarget",
+    ]
 
 
 def test_a_hook_calls_each_receiver_once_in_the_order_they_registered():
