@@ -8,6 +8,8 @@ override does, and a missing named entity into a confidence below the SUPPORTED 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from audit.pipeline.contradiction import check
@@ -15,7 +17,7 @@ from audit.pipeline.methods.base import ROLE_STRUCTURE, VerificationMethod, Veri
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 
-def _similarity_fn(ctx: VerifyContext):
+def _similarity_fn(ctx: VerifyContext) -> Callable[[str, str], float]:
     embed = getattr(ctx, "embed", None)
     if embed is None:
         from audit.pipeline.embedding import get_embedder
