@@ -111,10 +111,12 @@ $(LLM_MODEL): $(LLM_VENV)/.installed
 test-llm: install $(LLM_MODEL)
 	$(PY) tests/llm/real_server.py --server-python $(LLM_VENV)/bin/python --model $(LLM_MODEL)
 
-# Lint (CI runs it): ruff's rules, and the formatting (`make format` applies both).
+# Lint (CI runs it): ruff's rules, the formatting (`make format` applies both) and mypy (strict on
+# the pipeline and the escalation policy; settings in pyproject.toml).
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 
 format: install
 	$(PY) -m ruff format .

@@ -5,7 +5,7 @@ from django import forms
 from django.contrib import admin
 from django.db import transaction
 
-from audit import constants
+from audit import constants, hooks
 from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
 from audit.admin_learning import calibration_rollback_view, calibration_run_view
 from audit.admin_settings import WorkspaceSettingsForm
@@ -35,7 +35,6 @@ from audit.services.modes import (
     workspace_settings_check,
     workspace_settings_update,
 )
-from escalation.models import BusinessCalendar, NotificationTarget
 
 
 class WorkspaceAdminForm(forms.ModelForm):
@@ -104,22 +103,6 @@ class UserProfileInline(admin.TabularInline):
     extra = 0
     fields = ("user", "default_mode")
     autocomplete_fields = ("user",)
-
-
-class BusinessCalendarInline(admin.StackedInline):
-    """The workspace's business hours (holidays are edited on the calendar's own page)."""
-
-    model = BusinessCalendar
-    extra = 0
-    max_num = 1
-    show_change_link = True
-
-
-class NotificationTargetInline(admin.TabularInline):
-    """Where the workspace's escalation alerts go, besides the deployment's defaults."""
-
-    model = NotificationTarget
-    extra = 0
 
 
 @admin.register(Workspace)
@@ -215,7 +198,13 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ("name", "slug", "default_mode", "retention_days", "allow_external_calls")
     list_editable = ("default_mode", "allow_external_calls")
     prepopulated_fields = {"slug": ("name",)}
-    inlines = [UserProfileInline, BusinessCalendarInline, NotificationTargetInline]
+    inlines = [UserProfileInline]
+
+    def get_inlines(self, request, obj):
+        """The workspace's users, then what the apps built on audit add (``hooks.workspace_admin_inlines``:
+        escalation's business calendar and notification targets)."""
+        return [*self.inlines, *hooks.workspace_admin_inlines()]
+
     fieldsets = (
         (None, {"fields": ("name", "slug")}),
         (

@@ -16,7 +16,7 @@ TIER_COLOURS = {1: "#2f5bd3", 2: "#7a3fc2", 3: "#1d2433"}
 FONT = {"family": "system-ui, -apple-system, Segoe UI, sans-serif", "size": 13, "color": "#1d2433"}
 
 
-def _layout(title: str, **extra) -> dict:
+def chart_layout(title: str, **extra) -> dict:
     layout = {
         "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
         "font": FONT,
@@ -55,7 +55,7 @@ def trust_trend(summary: dict) -> dict:
                 "hovertemplate": "%{x|%d %b}: %{y:.0%} of claims supported<extra></extra>",
             },
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             "Trust-score trend",
             yaxis={"title": {"text": "score / share"}, "range": [0, 1.05]},
             xaxis={"title": {"text": "day"}},
@@ -78,7 +78,7 @@ def rag_score_trend(summary: dict) -> dict:
                 "hovertemplate": "%{x|%d %b}: mean RAG score %{y:.2f}<extra></extra>",
             },
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             "RAG verification score",
             yaxis={"title": {"text": "score"}, "range": [0, 1.05]},
             xaxis={"title": {"text": "day"}},
@@ -111,7 +111,7 @@ def label_rates(summary: dict) -> dict:
                 "hovertemplate": "%{x|%d %b}: %{y:.0%} of claims need evidence<extra></extra>",
             },
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             "Refuted and needs-evidence rates",
             xaxis={"title": {"text": "day"}},
             yaxis={
@@ -147,7 +147,7 @@ def sla_attainment_trend(by_day: dict) -> dict:
                 "hovertemplate": "%{x|%d %b}: %{y:.0%} of SLA clocks met<extra></extra>",
             },
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             "SLA attainment trend",
             xaxis={"title": {"text": "day the clock started"}},
             yaxis={"title": {"text": "share met"}, "range": [0, 1.05], "tickformat": ".0%"},
@@ -158,7 +158,7 @@ def sla_attainment_trend(by_day: dict) -> dict:
                 "showgrid": False,
                 "rangemode": "tozero",
                 "tick0": 0,
-                "dtick": _count_step(max(by_day["started"], default=0)),
+                "dtick": count_step(max(by_day["started"], default=0)),
             },
             margin={"l": 56, "r": 56, "t": 48, "b": 48},
         ),
@@ -185,7 +185,7 @@ def domain_breakdown(rows: list[dict]) -> dict:
         )
     return {
         "data": data,
-        "layout": _layout(
+        "layout": chart_layout(
             "Claims by domain",
             barmode="stack",
             xaxis={"title": {"text": "claims"}},
@@ -211,7 +211,9 @@ def label_distribution(summary: dict) -> dict:
                 "name": "Claims",
             }
         ],
-        "layout": _layout("Claim label distribution", yaxis={"title": {"text": "claims"}}, showlegend=False),
+        "layout": chart_layout(
+            "Claim label distribution", yaxis={"title": {"text": "claims"}}, showlegend=False
+        ),
     }
 
 
@@ -232,7 +234,7 @@ def queue_aging(aging: dict) -> dict:
             }
             for tier, counts in sorted(aging["tiers"].items())
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             "Queue aging (open cases)",
             barmode="stack",
             yaxis={"title": {"text": "open cases"}},
@@ -264,7 +266,7 @@ def sla_attainment(attainment: dict) -> dict:
                 "name": "SLA met",
             }
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             "SLA attainment by tier",
             yaxis={"title": {"text": "share met"}, "range": [0, 1.05], "tickformat": ".0%"},
             showlegend=False,
@@ -293,7 +295,7 @@ def escalation_volume(volume: dict) -> dict:
                 "hovertemplate": "%{x|%d %b}: %{y} resolved<extra></extra>",
             },
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             "Escalation volume",
             barmode="group",
             yaxis={"title": {"text": "cases"}},
@@ -302,7 +304,7 @@ def escalation_volume(volume: dict) -> dict:
     }
 
 
-def _count_step(top: int) -> int:
+def count_step(top: int) -> int:
     """A round tick step (1, 2, 5, 10, 20, 50, ...) giving at most five ticks up to ``top`` calls."""
     step = 1
     while step * 5 < top:
@@ -348,7 +350,7 @@ def llm_usage(usage: dict) -> dict:
                 "hovertemplate": "%{x|%d %b}: %{y} LLM calls<extra></extra>",
             },
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             "LLM usage: calls and tokens per day",
             barmode="stack",
             xaxis={"title": {"text": "day"}},
@@ -360,7 +362,7 @@ def llm_usage(usage: dict) -> dict:
                 "rangemode": "tozero",
                 "showgrid": False,
                 "tick0": 0,
-                "dtick": _count_step(max(usage["llm_calls"], default=0)),
+                "dtick": count_step(max(usage["llm_calls"], default=0)),
             },
             legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"},
             margin={"l": 64, "r": 56, "t": 48, "b": 96},

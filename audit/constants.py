@@ -3,7 +3,7 @@
 Plain Python (no Django): the pipeline, the services, the admin and the tests all import from
 here. A workspace may override the verification thresholds in the database
 (``Workspace.threshold_overrides``); :func:`thresholds_for` merges such overrides over these
-defaults. Sources: seed 004 §13 (appendix), seed 000 §§5–9, seed 003, docs/SPEC_NOTES.md#human-escalation (SLAs).
+defaults. Sources: docs/SPEC_NOTES.md (each value with its source in the design documents).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ MODE_AUDIT_LOCAL = "audit-local"
 MODE_AUDIT_WEB = "audit-web"
 MODES = (MODE_NORMAL, MODE_AUDIT_LOCAL, MODE_AUDIT_WEB)
 
-# --- Data retention and freshness (docs/SPEC_NOTES.md#freshness-and-retention, seed 004 §4.3/§13) ---------------------------
+# --- Data retention and freshness (docs/SPEC_NOTES.md#freshness-and-retention) ---------------------------
 DEFAULT_RETENTION_DAYS = 90
 DEFAULT_FRESHNESS_MONTHS = {"neuroscience": 18, "general": 36}
 FALLBACK_FRESHNESS_MONTHS = 36
@@ -52,11 +52,13 @@ INGEST_MAX_FILE_BYTES = 20 * 1024 * 1024
 JSON_MAX_DEPTH = 32
 JSON_MAX_INT_DIGITS = 18  # every integer setting fits (the largest, llm_token_budget, is at most 10**12)
 
-# --- Verification pipeline (seed 004 §4.2/§13, seed 000 §§4–8, docs/SPEC_NOTES.md#evidence-and-retrieval) ---
+# --- Verification pipeline (docs/SPEC_NOTES.md#evidence-and-retrieval, #labels-verdicts-and-confidence) ---
 # Owned by the pipeline (audit/pipeline/). Everything below is a default; a workspace may
 # override any field of `Thresholds` by name through `Workspace.threshold_overrides`.
-AUDIT_SCORE_THRESHOLD = 0.80  # SUPPORTED needs confidence >= this (seed 004 §13)
-SELFCHECK_DISAGREEMENT_THRESHOLD = 0.40  # seed 004 §4.3
+AUDIT_SCORE_THRESHOLD = (
+    0.80  # SUPPORTED needs confidence >= this (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)
+)
+SELFCHECK_DISAGREEMENT_THRESHOLD = 0.40  # docs/SPEC_NOTES.md#escalation-to-audit-web
 LOW_CONFIDENCE_THRESHOLD = 0.60  # nightly re-check / escalation intake (docs/SPEC_NOTES.md#nightly-auditor)
 COVERAGE_THRESHOLD = (
     0.85  # quality gate: evidence coverage (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
@@ -167,10 +169,10 @@ VERIFICATION_PROFILES = {
         "generation_mode": "strict",
     },
 }
-# Structured JSON answers (seed 003 "Post-Verification for Structured Output"): every field with a
+# Structured JSON answers (docs/SPEC_NOTES.md#structured-answers): every field with a
 # sibling "<field>_source_refs" is a claim verified against the passages its refs name (stages 4-6)
 STRUCTURED_REFS_SUFFIX = "_source_refs"
-STRUCTURED_MAX_FIELDS = 50  # seed 003: max_claims_to_verify; more fields with refs is a 400
+STRUCTURED_MAX_FIELDS = 50  # docs/SPEC_NOTES.md#structured-answers; more fields with refs is a 400
 STRUCTURED_MAX_DEPTH = 16  # levels of nesting of an answer_json (objects and arrays); deeper is a 400
 STRUCTURED_FIX_CANDIDATES = 3  # citation fix (stage 5): other passages tried per unsupported field
 # Threshold overrides that take a word, not a number: name -> the values allowed (the API and the
@@ -224,7 +226,7 @@ RAG_ALIGNMENT_SOURCES = 5  # docs/SPEC_NOTES.md#the-rag-score: alignment reads t
 RAG_CITATION_PATTERN_STEP = 0.1  # docs/SPEC_NOTES.md#the-rag-score: each citation pattern ("according to", "[Source: 1]") adds this ...
 RAG_CITATION_PATTERN_MAX = 0.3  # ... up to this bonus
 RAG_NEUTRAL_SCORE = 0.5  # docs/SPEC_NOTES.md#the-rag-score: a part that cannot run scores this
-# --- LLM-backed methods (docs/LLM.md; docs/SPEC_NOTES.md#claims/§4.2, docs/SPEC_NOTES.md#labels-verdicts-and-confidence) ----------------------
+# --- LLM-backed methods (docs/LLM.md; docs/SPEC_NOTES.md#claims, docs/SPEC_NOTES.md#labels-verdicts-and-confidence) ----------------------
 # Deployment values (base URL, key, model, timeout, retries, concurrency) are Django settings
 # (THEORIA["LLM_*"]); these are the method parameters.
 LLM_TEMPERATURE = 0.0  # deterministic prompts (extraction, judge, CoVe)
@@ -361,7 +363,7 @@ UI_EVIDENCE_MIN_ALIGNMENT = (
 UI_NIGHTLY_REPORTS_LISTED = 60  # days of nightly reports listed on the report page
 UI_PROPOSALS_LISTED = 20  # held revisions shown on the queue page (oldest first; the rest on the answers)
 UI_HOME_DEADLINES = 3  # next deadlines on the home page
-# Success metrics of spec 004 §12 (the dashboard's KPI tiles).
+# Success metrics (docs/SPEC_NOTES.md#success-metrics) (the dashboard's KPI tiles).
 SUCCESS_SUPPORTED_SHARE_MIN = 0.90  # audited claims SUPPORTED without human intervention
 SUCCESS_MISSING_EVIDENCE_SHARE_MAX = 0.05  # audited claims escalated because evidence was missing
 SUCCESS_AUDIT_LATENCY_MS_MAX = 2000.0  # mean latency an Audit-Local audit adds to an answer
@@ -470,8 +472,15 @@ class Thresholds:
 
     def is_weak(self, label: str, confidence: float) -> bool:
         """The weak-claim rule: REFUTED or NEI below ``low_confidence_threshold`` (a claim at the bar
-        is not weak). ``audit.selectors.nightly.weak_claims_q`` is the same rule in SQL."""
+        is not weak). ``audit.selectors.weak_claims.weak_claims_q`` is the same rule in SQL."""
         return label in NIGHTLY_LABELS and confidence < self.low_confidence_threshold
+
+
+def is_regulated(domain: str | None, regulated_domains) -> bool:
+    """Whether ``domain`` is one of ``regulated_domains`` (case-insensitive; no domain is never
+    regulated): the one rule behind Audit-Local's trigger, a case's risk and reasons, and the
+    revisions a workspace holds (``Workspace.is_regulated``)."""
+    return bool(domain) and domain.lower() in {str(d).lower() for d in regulated_domains or ()}
 
 
 def setting_fields():

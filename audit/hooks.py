@@ -1,10 +1,11 @@
 """What audit announces to, and asks of, the apps built on it, without importing them.
 
 Audit stores answers, claims and documents; an app that acts on them (``escalation``: review
-cases, knowledge-base curation) registers its receivers here in its ``AppConfig.ready()``. Audit
-calls the hooks and never imports that app, so the dependency points one way (escalation → audit,
-see docs/ARCHITECTURE.md). With no receiver registered, an announcement does nothing and a
-question gets an empty answer.
+cases, knowledge-base curation) registers its receivers here in its ``AppConfig.ready()`` (and its
+admin inlines from its ``admin.py``). Audit calls the hooks and imports nothing of that app, not
+even a model by name, so the dependency points one way (escalation → audit;
+``tests/foundation/test_dependencies.py`` holds it, docs/ARCHITECTURE.md draws it). With no
+receiver registered, an announcement does nothing and a question gets an empty answer (or None).
 
 Announcements (audit → receivers):
 
@@ -23,6 +24,16 @@ Questions (receivers answer audit's pages and API):
 - ``claim_escalations(claim_pks)`` → {claim pk: [escalation refs]} (the Claim Card's log).
 - ``claim_escalation_filter(state)`` → a ``Q`` on claims for an escalation state
   (open, resolved, any, none).
+- ``records_held(workspace)`` → {"answer_ids": set, "events": {(object_type, object_id)}}: what
+  retention must keep because people are still working on it (escalation: open cases).
+- ``claim_reviews(claim_ids)`` → {claim id: [review dicts, newest first]} (the claim page's cases).
+- ``user_work(user, workspace)`` → what needs the user first (the home page's "my work"), or None.
+- ``queue_summary(workspace, start, end)`` → the dashboard's queue figures, or None.
+- ``correction_backlog(workspace, moments)`` → the open knowledge-base corrections at each moment
+  (the dashboard's backlog metric), or None.
+
+Admin (the apps add to audit's pages): ``register_workspace_admin_inline(inline)`` adds an inline
+to the workspace admin page (escalation: the business calendar, the notification targets).
 """
 
 from __future__ import annotations
@@ -57,6 +68,12 @@ _answer_decided = Hook("answer_decided")
 _claim_escalations = Hook("claim_escalations")
 _claim_escalation_filter = Hook("claim_escalation_filter")
 _reviewer_agreement_low = Hook("reviewer_agreement_low")
+_records_held = Hook("records_held")
+_claim_reviews = Hook("claim_reviews")
+_user_work = Hook("user_work")
+_queue_summary = Hook("queue_summary")
+_correction_backlog = Hook("correction_backlog")
+_workspace_admin_inlines = Hook("workspace_admin_inlines")
 
 register_answer_intake = _answer_intake.register
 register_documents_flagged = _documents_flagged.register
@@ -64,6 +81,12 @@ register_answer_decided = _answer_decided.register
 register_claim_escalations = _claim_escalations.register
 register_claim_escalation_filter = _claim_escalation_filter.register
 register_reviewer_agreement_low = _reviewer_agreement_low.register
+register_records_held = _records_held.register
+register_claim_reviews = _claim_reviews.register
+register_user_work = _user_work.register
+register_queue_summary = _queue_summary.register
+register_correction_backlog = _correction_backlog.register
+register_workspace_admin_inline = _workspace_admin_inlines.register
 
 
 def answer_intake(*, answer, actor=None) -> list:
@@ -94,14 +117,19 @@ def answer_decided(*, answer, audit_event) -> None:
     _answer_decided.call(answer=answer, audit_event=audit_event)
 
 
+def _per_claim(answers: list[dict[int, list[dict]]]) -> dict[int, list[dict]]:
+    """Merge the receivers' {claim pk: [items]} answers, in the order they registered."""
+    merged: dict[int, list[dict]] = {}
+    for answer in answers:
+        for pk, items in answer.items():
+            merged.setdefault(pk, []).extend(items)
+    return merged
+
+
 def claim_escalations(claim_pks) -> dict[int, list[dict]]:
     """Return {claim pk: [escalation refs]} from every receiver (empty when none is registered)."""
     pks = list(claim_pks)
-    merged: dict[int, list[dict]] = {}
-    for refs in _claim_escalations.call(claim_pks=pks) if pks else []:
-        for pk, items in refs.items():
-            merged.setdefault(pk, []).extend(items)
-    return merged
+    return _per_claim(_claim_escalations.call(claim_pks=pks)) if pks else {}
 
 
 def claim_escalation_filter(state: str) -> Q:
@@ -110,3 +138,45 @@ def claim_escalation_filter(state: str) -> Q:
     for q in _claim_escalation_filter.call(state=state):
         combined &= q
     return combined
+
+
+def records_held(*, workspace) -> tuple[set[int], set[tuple[str, str]]]:
+    """Return (answer ids, audit-event keys (object_type, object_id)) the receivers hold open in
+    ``workspace`` (retention keeps them); empty sets when none is registered."""
+    answer_ids: set[int] = set()
+    events: set[tuple[str, str]] = set()
+    for held in _records_held.call(workspace=workspace):
+        answer_ids |= set(held.get("answer_ids", ()))
+        events |= set(held.get("events", ()))
+    return answer_ids, events
+
+
+def _first(answers: list) -> Any:
+    """The first receiver's answer, or None when none is registered."""
+    return answers[0] if answers else None
+
+
+def claim_reviews(claim_ids) -> dict[int, list[dict]]:
+    """Return {claim id: [review dicts, newest first]} from every receiver (empty when none)."""
+    ids = list(claim_ids)
+    return _per_claim(_claim_reviews.call(claim_ids=ids)) if ids else {}
+
+
+def user_work(*, user, workspace) -> dict | None:
+    """What needs ``user`` first in ``workspace`` (the first receiver's answer; None when none)."""
+    return _first(_user_work.call(user=user, workspace=workspace))
+
+
+def queue_summary(*, workspace, start, end) -> dict | None:
+    """The review queue's figures for [start, end) (the first receiver's answer; None when none)."""
+    return _first(_queue_summary.call(workspace=workspace, start=start, end=end))
+
+
+def correction_backlog(*, workspace, moments: list) -> list[int] | None:
+    """How many knowledge-base corrections were open at each of ``moments`` (None when no receiver)."""
+    return _first(_correction_backlog.call(workspace=workspace, moments=moments))
+
+
+def workspace_admin_inlines() -> list:
+    """The admin inlines the apps added to the workspace page, in the order they registered."""
+    return list(_workspace_admin_inlines.receivers)

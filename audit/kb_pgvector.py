@@ -234,7 +234,7 @@ def tsquery_pairs(text: str) -> str:
     return " | ".join(f"({a} & {b})" for a, b in pairwise(terms))
 
 
-_SEARCH_SQL = f"""
+SEARCH_SQL = f"""
 WITH dense AS (
     SELECT c.id FROM audit_chunk c JOIN audit_document d ON d.id = c.document_id
     WHERE d.workspace_id = %(ws)s AND c.search_vector IS NOT NULL
@@ -252,7 +252,7 @@ SELECT c.id, 1 - (c.search_vector <=> %(vec)s::vector),
 FROM audit_chunk c WHERE c.id IN (SELECT id FROM dense UNION SELECT id FROM lexical)
 """
 
-_DENSE_SQL = """
+DENSE_SQL = """
 SELECT c.id, 1 - (c.search_vector <=> %(vec)s::vector) FROM audit_chunk c
 JOIN audit_document d ON d.id = c.document_id
 WHERE d.workspace_id = %(ws)s AND c.search_vector IS NOT NULL
@@ -326,7 +326,7 @@ class PgVectorIndex:
             self._tune(cur, n)
             for text, vec in zip(query_texts, vecs):
                 cur.execute(
-                    _SEARCH_SQL,
+                    SEARCH_SQL,
                     {
                         "ws": self.workspace_id,
                         "vec": vector_literal(vec),
@@ -343,5 +343,5 @@ class PgVectorIndex:
         """The ``k`` nearest chunks by cosine alone (HNSW): (chunk pk, cosine), nearest first."""
         with self.connection.cursor() as cur:
             self._tune(cur, k)
-            cur.execute(_DENSE_SQL, {"ws": self.workspace_id, "vec": vector_literal(query_vec), "n": k})
+            cur.execute(DENSE_SQL, {"ws": self.workspace_id, "vec": vector_literal(query_vec), "n": k})
             return [(pk, float(c)) for pk, c in cur.fetchall()]

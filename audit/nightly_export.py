@@ -1,4 +1,4 @@
-"""CSV/JSON bundle of a nightly report (spec §4.4: daily bundles of low-confidence claims).
+"""CSV/JSON bundle of a nightly report (docs/SPEC_NOTES.md#nightly-auditor: daily bundles of low-confidence claims).
 
 The bundle is a zip with ``report.json`` (the stored report and its figures) and one CSV per
 table: every re-checked claim, the claims recommended for human review, label drift, top

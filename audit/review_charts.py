@@ -7,7 +7,7 @@ day, and agreement per domain over the drift window. Same conventions as ``audit
 
 from __future__ import annotations
 
-from audit.charts import _layout
+from audit.charts import chart_layout
 
 AGREE_COLOUR = "#2f5bd3"
 COUNT_COLOUR = "#c9d3ea"
@@ -42,7 +42,7 @@ def reliability_diagram(rel: dict) -> dict:
                 "%{y:.0%} of %{customdata[0]} found SUPPORTED<extra></extra>",
             },
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             "Reliability: confidence vs reviewers' SUPPORTED share"
             + (f" (ECE {rel['ece']:.3f})" if rel.get("ece") is not None else ""),
             xaxis={"title": {"text": "machine confidence"}, "range": [0, 1]},
@@ -75,7 +75,7 @@ def agreement_trend(agreement: dict) -> dict:
                 "hovertemplate": "%{x|%d %b}: reviewers gave the machine's label on %{y:.0%}<extra></extra>",
             },
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             "Reviewer agreement with the machine",
             xaxis={"title": {"text": "day"}},
             yaxis={"title": {"text": "agreement"}, "range": [0, 1.05]},
@@ -113,7 +113,7 @@ def domain_agreement(drift: list[dict], min_agreement: float, window_days: int) 
                 "hovertemplate": "%{x}: %{y:.0%} of %{customdata} decisions<extra></extra>",
             },
         ],
-        "layout": _layout(
+        "layout": chart_layout(
             f"Label drift by domain (alert below {min_agreement:.0%})",
             barmode="group",
             xaxis={"title": {"text": "domain"}},

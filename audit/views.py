@@ -53,7 +53,6 @@ from audit.services.audit_now import answer_audit_now
 from audit.services.revision import answer_revision_decide
 from audit.services.submissions import audit_submit
 from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user
-from escalation import reporting
 
 CLAIMS_PER_PAGE = constants.UI_CLAIMS_PER_PAGE
 
@@ -77,7 +76,7 @@ def home(request):
     reader = roles.can_read(request.user)
     workspace = workspace_for_user(request.user) if reader else None
     summary = selectors.home_summary(workspace=workspace) if reader else None
-    work = reporting.my_work(user=request.user, workspace=workspace) if reader else None
+    work = hooks.user_work(user=request.user, workspace=workspace) if reader else None
     proposals = claims_selectors.revision_proposals_count(workspace=workspace) if reader else 0
     workspaces = Workspace.objects.order_by("name") if request.user.is_superuser else []
     return render(
@@ -118,7 +117,7 @@ def healthz(request):
 
 def _escalations_by_claim(claim_ids) -> dict[int, list[dict]]:
     """Return the escalation cases of the given claims as plain dicts (see escalation.selectors)."""
-    return reporting.cases_by_claim(claim_ids=list(claim_ids))
+    return hooks.claim_reviews(claim_ids)
 
 
 ANSWERS_PER_PAGE = constants.UI_CLAIMS_PER_PAGE
@@ -465,7 +464,7 @@ def dashboard(request):
     range_error = form_errors_text(form) if request.GET and form.errors else ""
     trust = dashboard_selectors.trust_summary(workspace=workspace, period=period)
 
-    queue = reporting.dashboard_summary(workspace=workspace, start=period.bounds()[0], end=period.bounds()[1])
+    queue = hooks.queue_summary(workspace=workspace, start=period.bounds()[0], end=period.bounds()[1])
     domains = dashboard_selectors.domain_breakdown(workspace=workspace, period=period)
     figures = {
         key: drilldown.with_links(key, figure, period)

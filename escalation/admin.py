@@ -8,6 +8,7 @@ the services too (closed by an action, reworded or deleted): each change is an a
 from django.contrib import admin, messages
 from django.db import transaction
 
+from audit import hooks
 from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
 from escalation import services
 from escalation.errors import EscalationError
@@ -20,6 +21,27 @@ from escalation.models import (
     ReviewCase,
     ReviewEvent,
 )
+
+
+class BusinessCalendarInline(admin.StackedInline):
+    """The workspace's business hours (holidays are edited on the calendar's own page)."""
+
+    model = BusinessCalendar
+    extra = 0
+    max_num = 1
+    show_change_link = True
+
+
+class NotificationTargetInline(admin.TabularInline):
+    """Where the workspace's escalation alerts go, besides the deployment's defaults."""
+
+    model = NotificationTarget
+    extra = 0
+
+
+# the workspace admin page (audit's) shows them, after its users
+hooks.register_workspace_admin_inline(BusinessCalendarInline)
+hooks.register_workspace_admin_inline(NotificationTargetInline)
 
 
 class HolidayInline(admin.TabularInline):

@@ -8,10 +8,10 @@ class EscalationConfig(AppConfig):
 
     def ready(self):
         """Register with audit's hooks: intake of answers and flagged documents, reviewer-agreement
-        alerts, and the claim reads."""
+        alerts, the claim reads, the pages' review figures, and what retention keeps."""
         from audit import hooks
 
-        from . import notifications, selectors, services
+        from . import notifications, reporting, selectors, services
 
         hooks.register_answer_intake(services.cases_open_for_answer)
         hooks.register_documents_flagged(services.curation_items_open_for_documents)
@@ -19,3 +19,8 @@ class EscalationConfig(AppConfig):
         hooks.register_claim_escalations(selectors.claim_escalations)
         hooks.register_claim_escalation_filter(selectors.escalation_state_q)
         hooks.register_reviewer_agreement_low(notifications.review_agreement_alerts_queue)
+        hooks.register_records_held(selectors.records_held_open)
+        hooks.register_claim_reviews(reporting.cases_by_claim)
+        hooks.register_user_work(reporting.my_work)
+        hooks.register_queue_summary(reporting.dashboard_summary)
+        hooks.register_correction_backlog(reporting.correction_backlog)

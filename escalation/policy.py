@@ -12,11 +12,14 @@ after a change keeps its local working hour.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from audit import constants
+from audit.pipeline.types import Label
 
 TIERS = tuple(sorted(constants.SLA_BY_TIER))
 FIRST_TIER = TIERS[0]
@@ -47,7 +50,7 @@ class Calendar:
     end: time = field(default_factory=lambda: _parse_time(constants.DEFAULT_WORKDAY_END))
     holidays: frozenset[date] = frozenset()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         ZoneInfo(self.tz)  # raises ZoneInfoNotFoundError (a KeyError) for an unknown zone
         if not self.working_days or not set(self.working_days) <= set(range(7)):
             raise PolicyError("working_days must be a non-empty set of weekdays 0 (Monday) to 6")
@@ -75,7 +78,7 @@ class Calendar:
         closes = datetime.combine(day, self.end, tzinfo=zone).astimezone(timezone.utc)
         return opens, closes
 
-    def windows_from(self, moment: datetime):
+    def windows_from(self, moment: datetime) -> Iterator[tuple[datetime, datetime]]:
         """Yield the working windows (UTC) that end after ``moment``, in order, clipped to start at it."""
         _require_aware(moment)
         day = moment.astimezone(self.zone).date() - timedelta(days=1)  # a window may straddle midnight UTC
@@ -228,9 +231,9 @@ def review_reasons(
     label: str,
     confidence: float,
     domain: str,
-    regulated_domains,
+    regulated_domains: Iterable[str] | None,
     low_confidence_threshold: float,
-    revision: dict | None = None,
+    revision: dict[str, Any] | None = None,
     importance: str = "material",
     auto_corrected_review: str = "all",
 ) -> list[str]:
@@ -242,29 +245,35 @@ def review_reasons(
     is spared (its other reasons, e.g. a regulated domain, still count).
     """
     reasons: list[str] = []
-    corrected = bool(revision) and revision.get("strategy") == "correct"
-    if label == "REFUTED":
+    rev = revision or {}
+    corrected = rev.get("strategy") == "correct"
+    if label == Label.REFUTED:
         spared = (
             corrected
             and auto_corrected_review == "material"
             and importance == "minor"
-            and revision.get("label") == "SUPPORTED"
+            and rev.get("label") == Label.SUPPORTED
         )
         if not spared:
             reasons.append("refuted")
             if corrected:
                 reasons.append("auto_corrected")
-    elif label == "NEI" and confidence < low_confidence_threshold:
+    elif label == Label.NEI and confidence < low_confidence_threshold:
         reasons.append("low_confidence")
     elif corrected:
         reasons.append("auto_corrected")
-    if domain and domain.lower() in {d.lower() for d in regulated_domains or ()}:
+    if constants.is_regulated(domain, regulated_domains):
         reasons.append("regulated_domain")
     return reasons
 
 
 def needs_review(
-    *, label: str, confidence: float, domain: str, regulated_domains, low_confidence_threshold: float
+    *,
+    label: str,
+    confidence: float,
+    domain: str,
+    regulated_domains: Iterable[str] | None,
+    low_confidence_threshold: float,
 ) -> str:
     """Return the first reason of :func:`review_reasons` ("" when a claim needs no human)."""
     reasons = review_reasons(
@@ -284,7 +293,7 @@ def risk_score(*, importance: str, label: str, confidence: float, regulated: boo
     score = (
         weights["importance"]
         * constants.RISK_IMPORTANCE.get(importance, constants.RISK_IMPORTANCE["material"])
-        + weights["label"] * constants.RISK_LABEL.get(label, constants.RISK_LABEL["NEI"])
+        + weights["label"] * constants.RISK_LABEL.get(label, constants.RISK_LABEL[Label.NEI])
         + weights["doubt"] * doubt
         + weights["regulated"] * (1.0 if regulated else 0.0)
     )

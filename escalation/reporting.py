@@ -231,3 +231,16 @@ def my_work(
         .order_by("due_at", "-risk_score", "id")[:deadlines]
     )
     return {**counts, "deadlines": upcoming, "now": now}
+
+
+def correction_backlog(*, workspace, moments: list[dt.datetime]) -> list[int]:
+    """How many knowledge-base corrections of ``workspace`` were open at each of ``moments`` (one
+    query). Registered as audit's ``correction_backlog`` hook (the dashboard's backlog metric)."""
+
+    def open_at(t):
+        return Q(created_at__lte=t) & (Q(closed_at__isnull=True) | Q(closed_at__gt=t))
+
+    counts = CurationItem.objects.filter(workspace=workspace).aggregate(
+        **{f"m{i}": Count("id", filter=open_at(t)) for i, t in enumerate(moments)}
+    )
+    return [counts[f"m{i}"] for i in range(len(moments))]

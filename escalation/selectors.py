@@ -238,6 +238,16 @@ def escalation_state_q(state: str) -> Q:
     return Q(review_cases__isnull=True)
 
 
+def records_held_open(*, workspace) -> dict:
+    """What retention keeps in ``workspace`` while cases are open: the answers of their claims and
+    the cases' own audit events. Registered as audit's ``records_held`` hook."""
+    open_cases = ReviewCase.objects.filter(workspace=workspace, status__in=OPEN_CASE_STATUSES)
+    return {
+        "answer_ids": set(open_cases.values_list("claim__answer_id", flat=True)),
+        "events": {("escalation.reviewcase", str(pk)) for pk in open_cases.values_list("id", flat=True)},
+    }
+
+
 def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:
     """Knowledge-base correction items the user may read, newest first."""
     if not roles.can_read(user):

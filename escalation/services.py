@@ -243,7 +243,7 @@ def _case_create(
     answer = claim.answer
     workspace = answer.workspace
     now = now or timezone.now()
-    regulated = (answer.domain or "").lower() in {d.lower() for d in workspace.regulated_domains or []}
+    regulated = workspace.is_regulated(answer.domain)
     try:
         with transaction.atomic():
             number = _next_ticket_number()

@@ -53,7 +53,7 @@ class ClaimTimestampsSerializer(serializers.Serializer):
 
 class EscalationRefSerializer(serializers.Serializer):
     """One entry of a claim's escalation log: a human-review case (``COMP-ESC-…``, docs/SPEC_NOTES.md#human-escalation) or its
-    Audit-Web re-verification (docs/SPEC_NOTES.md#escalation-to-audit-web; ``ticket`` blank, ``reasons`` the §4.3 conditions met)."""
+    Audit-Web re-verification (docs/SPEC_NOTES.md#escalation-to-audit-web; ``ticket`` blank, ``reasons`` the conditions met)."""
 
     type = serializers.ChoiceField(
         choices=[("review", "Human review case"), ("audit-web", "Web verification")]
@@ -347,7 +347,7 @@ class AnswerSummarySerializer(serializers.ModelSerializer):
 
 
 def structured_fields(answer: Answer) -> list[dict]:
-    """The fields of a structured answer (seed 003) with their claim's verdict, evidence and fix.
+    """The fields of a structured answer (docs/SPEC_NOTES.md#structured-answers) with their claim's verdict, evidence and fix.
 
     A Normal-mode answer was not verified: its fields come back with ``label`` null.
     """

@@ -12,6 +12,7 @@ import numpy as np
 
 from audit.constants import AUDIT_SCORE_THRESHOLD, REFUTED_THRESHOLD
 from audit.evaluation.bench_data import claim_evidence_texts
+from audit.pipeline.scoring import decide_labels
 from audit.pipeline.text import content_words
 
 DATASET_ORDER = [
@@ -136,11 +137,7 @@ def labels_from_scores(
     from audit.pipeline.entailment_model import confidence_from_logit
 
     conf = confidence_from_logit(z, threshold)
-    labels = [
-        "SUPPORTED" if c >= threshold else ("REFUTED" if p >= refuted_threshold else "NEI")
-        for c, p in zip(conf, pref)
-    ]
-    return labels, conf
+    return decide_labels(conf, pref, supported_at=threshold, refuted_at=refuted_threshold), conf
 
 
 def claim_table(records: list[dict], labels: list[str]) -> list[dict]:

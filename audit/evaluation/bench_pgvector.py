@@ -65,10 +65,10 @@ def sentence_pool(cache_dir: Path, err, size: int = 4000) -> tuple[list[str], np
     if path.exists():
         data = np.load(path, allow_pickle=False)
         return [str(t) for t in data["texts"]], data["vectors"]
-    from audit.evaluation.cli import _sentence_pool
+    from audit.evaluation.cli import benchmark_sentences
     from audit.pipeline.embedding import get_embedder
 
-    texts = _sentence_pool(err, size)
+    texts = benchmark_sentences(err, size)
     print(f"bench: embedding a pool of {len(texts)} sentences (once; cached in {path})", file=err)
     vectors = get_embedder().encode(texts, show_progress=True).astype(np.float32)
     np.savez(path, texts=np.array(texts), vectors=vectors)
@@ -326,6 +326,7 @@ def _worker(workspace_id: int, size: int, answers: list[tuple[str, str]], warmup
 
 
 # --- the command ------------------------------------------------------------------------------
+# long: a benchmark script: the server, the data and the timings it reports share one run
 def run_pgvector_bench(
     n_chunks: int,
     n_answers: int = 30,

@@ -41,7 +41,7 @@ def claim_evidence(rec: dict) -> list[dict]:
     ]
 
 
-def _bar(total: int, desc: str, stream=None):
+def text_bar(total: int, desc: str, stream=None):
     from tqdm import tqdm
 
     return tqdm(
@@ -92,7 +92,7 @@ def _run_lines(command: str, input_path: str, output_path: str, fields: tuple[st
     except InputError as exc:
         print(f"{command}: {exc}", file=err)
         return EXIT_NO_INPUT
-    bar = _bar(len(rows), command, err)
+    bar = text_bar(len(rows), command, err)
     with open(output_path, "w", encoding="utf-8") as out:
         write(rows, out, bar)
     bar.update(len(rows) - bar.n)
@@ -160,6 +160,7 @@ README_KEYWORD_2CLASS_BACC = {  # shared/benchmarks/README.md, "Reference baseli
 }
 
 
+# long: the evaluate command's report, printed in the order it reads; its parts share the folds and the judge
 def run_evaluate(
     claims_path: str,
     answers_path: str,
@@ -227,7 +228,7 @@ def run_evaluate(
     conf = np.zeros(len(records))
     prob = np.full(len(records), np.nan)  # the judge's calibrated P(supported), where it gives one
     thresholds = {"audit_score_threshold": threshold} if threshold is not None else None
-    bar = _bar(len(records), "evaluate claims (CV)" if fitted else f"evaluate claims ({judge})", err)
+    bar = text_bar(len(records), "evaluate claims (CV)" if fitted else f"evaluate claims ({judge})", err)
     for k, (train, test) in enumerate(folds):
         if judge == "learned":
             method = EntailmentMethod(
@@ -311,7 +312,7 @@ def run_evaluate(
         return 0
     good, _bad = read_jsonl(answers_path, ANSWER_FIELDS)
     answers = [rec for _, rec in good]
-    bar = _bar(len(answers), "evaluate answers (CV)", err)
+    bar = text_bar(len(answers), "evaluate answers (CV)", err)
     y, faith, score = [], [], []
     for rec in answers:
         k = fold_of_group.get(group_key({**rec, "meta": {"question": rec.get("query")}}), 0)
@@ -363,7 +364,7 @@ def _subset(
 BENCH_POOL_SENTENCES = 4000  # distinct real sentences embedded once; chunks are drawn from them
 
 
-def _sentence_pool(err, size: int = BENCH_POOL_SENTENCES) -> list[str]:
+def benchmark_sentences(err, size: int = BENCH_POOL_SENTENCES) -> list[str]:
     """Real evidence sentences from the DEV benchmark (deterministic order), else a built-in set."""
     from audit.evaluation.entailment_fit import DEFAULT_CLAIMS
     from audit.pipeline.extraction import split_sentences
@@ -427,7 +428,7 @@ def build_bench_kb(
         return [f"kb_chunk_{i}" for i in range(len(texts))], texts, np.load(path)
     from audit.pipeline.embedding import get_embedder
 
-    pool = _sentence_pool(err, pool_size)
+    pool = benchmark_sentences(err, pool_size)
     print(f"bench: embedding a pool of {len(pool)} sentences", file=err)
     vecs = get_embedder().encode(pool, show_progress=True)
     rng = np.random.default_rng(20261122)
@@ -468,6 +469,7 @@ def bench_answers(
     return out
 
 
+# long: the bench command's report, printed in order over one set of timings
 def run_bench(
     n_chunks: int = 100_000,
     n_answers: int = 30,
@@ -512,7 +514,7 @@ def run_bench(
     for query, answer in answers[:3]:  # warm-up: model load, first searches
         audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
     latencies, n_claims = [], 0
-    bar = _bar(n_answers, "bench answers", err)
+    bar = text_bar(n_answers, "bench answers", err)
     with ModelTimer(get_embedder()) as model_time:
         for query, answer in answers[3:]:
             start = time.perf_counter()

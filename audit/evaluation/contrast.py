@@ -92,12 +92,12 @@ def suite_scores(judge, *, rows: list[dict] | None = None, progress=None, llm=No
 
 def run_contrast(judges: list[str], *, out, err, path: Path = SUITE_PATH, llm=None) -> dict[str, dict]:
     """Verify the suite with each judge; print one table; return {judge: {family: scores}}."""
-    from audit.evaluation.cli import _bar
+    from audit.evaluation.cli import text_bar
 
     rows = load_suite(path)
     results: dict[str, dict] = {}
     for judge in judges:
-        bar = _bar(len(rows), f"contrast claims ({judge})", err)
+        bar = text_bar(len(rows), f"contrast claims ({judge})", err)
         results[judge] = suite_scores(judge, rows=rows, progress=bar.update, llm=llm)
         bar.close()
     print(format_contrast(results), file=out)

@@ -127,7 +127,7 @@ def sample_weights(records: list[dict], y: np.ndarray, alpha: float = DATASET_WE
     return w / w.mean()
 
 
-def _fit_head(X: np.ndarray, y: np.ndarray, C: float, weights: np.ndarray | None = None) -> LinearHead:
+def fit_head(X: np.ndarray, y: np.ndarray, C: float, weights: np.ndarray | None = None) -> LinearHead:
     from sklearn.linear_model import LogisticRegression
 
     mean = X.mean(axis=0)
@@ -149,10 +149,10 @@ def fit(
     rmask = refute_rows(records)
     y_ref = np.array([r["label"] == "REFUTED" for r in records], dtype=int)
     weights = sample_weights(records, y_sup)
-    support = _fit_head(X, y_sup, C_SUPPORT, weights)
+    support = fit_head(X, y_sup, C_SUPPORT, weights)
     fast_cols = [FEATURE_NAMES.index(n) for n in FAST_FEATURES]
-    fast = _fit_head(X[:, fast_cols], y_sup, C_SUPPORT, weights)
-    refute = _fit_head(X[rmask], y_ref[rmask], C_REFUTE)
+    fast = fit_head(X[:, fast_cols], y_sup, C_SUPPORT, weights)
+    refute = fit_head(X[rmask], y_ref[rmask], C_REFUTE)
     return EntailmentModel(support, refute, idf, meta, fast)
 
 

@@ -36,6 +36,7 @@ from audit.evaluation.entailment_fit import (
 )
 from audit.pipeline.features import prepare
 from audit.pipeline.learned_judge import ARTIFACT_PATH, HeadWeights, LearnedModel, head_inputs
+from audit.pipeline.scoring import decide_labels
 
 SEED = 14
 N_PAIRS = 6000
@@ -274,7 +275,7 @@ def generate_pairs(
 
 
 # --- the head, in torch, for training ---------------------------------------------------------
-def _torch_head(hidden: int = HIDDEN):
+def torch_head(hidden: int = HIDDEN):
     import torch
     from torch import nn
 
@@ -341,7 +342,7 @@ def train_head(
     import torch
 
     torch.manual_seed(seed)
-    head = _torch_head()
+    head = torch_head()
     opt = torch.optim.AdamW(head.parameters(), lr=2e-3, weight_decay=1e-4)
     rng = np.random.default_rng(seed)
     y = torch.from_numpy(np.asarray(labels, dtype=np.int64))
@@ -453,10 +454,7 @@ def build(
         conf[test] = m.calibrated(z[test])
         pref[test] = m.stacker.refute_prob(XH[test])
     y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
-    labels = [
-        "SUPPORTED" if c >= AUDIT_SCORE_THRESHOLD else ("REFUTED" if p >= REFUTED_THRESHOLD else "NEI")
-        for c, p in zip(conf, pref)
-    ]
+    labels = decide_labels(conf, pref, supported_at=AUDIT_SCORE_THRESHOLD, refuted_at=REFUTED_THRESHOLD)
     log(
         be.format_rows(
             be.claim_table(records, labels),

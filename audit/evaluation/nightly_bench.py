@@ -52,6 +52,7 @@ def _hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
+# long: the bench workspace's bulk inserts, one table after the other
 def bench_seed(*, claims: int, chunks: int, day: dt.date, seed: int = 7) -> Workspace:
     """Recreate the bench workspace with ``chunks`` KB chunks and ``claims`` weak claims on ``day``.
 

@@ -33,12 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
+from audit.constants import REFUTED_THRESHOLD
 from audit.evaluation.bench_data import claim_evidence_texts, group_key
 from audit.evaluation.entailment_fit import (
     C_REFUTE,
     C_SUPPORT,
     DEFAULT_CLAIMS,
-    _fit_head,
+    fit_head,
     refute_rows,
     sample_weights,
 )
@@ -54,6 +55,7 @@ from audit.pipeline.nli_judge import (
     text_coverage,
 )
 from audit.pipeline.nli_model import ARTIFACT_DIR, LABELS, META_FILE, WEIGHTS_FILE
+from audit.pipeline.scoring import decide_labels
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 25
@@ -275,11 +277,11 @@ def _heads(records: list[dict], XN: np.ndarray):
     weights = sample_weights(records, y)
     generated = np.array([r.get("dataset") == GENERATED for r in records])
     weights[generated] *= GENERATED_WEIGHT
-    support = _fit_head(XN, y, C_SUPPORT, weights)
-    fast = _fit_head(XN[:, FAST_COLUMNS], y, C_SUPPORT, weights)
+    support = fit_head(XN, y, C_SUPPORT, weights)
+    fast = fit_head(XN[:, FAST_COLUMNS], y, C_SUPPORT, weights)
     rmask = refute_rows(records) | (generated & (y == 0))
     y_ref = np.array([r["label"] == "REFUTED" for r in records], dtype=int)
-    refute = _fit_head(XN[rmask], y_ref[rmask], C_REFUTE)
+    refute = fit_head(XN[rmask], y_ref[rmask], C_REFUTE)
     return support, fast, refute
 
 
@@ -368,6 +370,7 @@ def train_all(records, nli_train, *, max_minutes=None, log=print, err=None) -> d
     return done
 
 
+# long: the fit_nli recipe, its steps in order under one time budget
 def build(
     claims_path: Path = DEFAULT_CLAIMS,
     *,
@@ -502,7 +505,7 @@ def _stack_and_report(records: list[dict], claims_path: Path, out_dir: Path, sta
 
 
 def _labels(conf, pref, threshold: float) -> list[str]:
-    return ["SUPPORTED" if c >= threshold else ("REFUTED" if p >= 0.5 else "NEI") for c, p in zip(conf, pref)]
+    return decide_labels(conf, pref, supported_at=threshold, refuted_at=REFUTED_THRESHOLD)
 
 
 def _mean_bacc(records: list[dict], labels: list[str]) -> float:

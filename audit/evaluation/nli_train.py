@@ -112,6 +112,7 @@ def _save(path: Path, payload: dict) -> None:
     os.replace(tmp, path)
 
 
+# long: one training loop with its checkpoint, resume and early-stop state
 def train_stage(
     name: str,
     pairs: list[NLIPair],

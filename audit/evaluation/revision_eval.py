@@ -170,7 +170,7 @@ def _rest_stems(claim_text: str, replaced: list[str]) -> set[str]:
 def check_integrity(
     out: RevisionOutcome, record_id: str, ev: RevisionEvaluation, judge=None, needs_case=None
 ) -> None:
-    """Issue 13's checks: ``judge(text, passage) -> ClaimVerdict`` (the claim judge on one passage),
+    """The revision gates' checks: ``judge(text, passage) -> ClaimVerdict`` (the claim judge on one passage),
     ``needs_case(claim verdict as received, its revision or None) -> bool`` (the intake rule)."""
     revisions = out.claim_revisions() if out.revised else {}
     passages = {p.id: p for p in out.passages}

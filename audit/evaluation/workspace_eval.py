@@ -18,7 +18,7 @@ import numpy as np
 
 from audit.constants import CROSS_ENCODER_PATH, Thresholds
 from audit.evaluation.calibration_fit import figures
-from audit.evaluation.cli import _bar, claim_evidence
+from audit.evaluation.cli import claim_evidence, text_bar
 
 
 def available_judges(llm=None) -> list[str]:
@@ -94,7 +94,7 @@ def run_evaluate_workspace(
     shipped = {}
     for name in available_judges(llm):
         judge = get_judge(name)
-        bar = _bar(len(records), f"evaluate {slug} claims ({name})", err)
+        bar = text_bar(len(records), f"evaluate {slug} claims ({name})", err)
         verdicts = verify_claims(
             claims,
             thresholds=replace(plain, judge=name),
@@ -118,7 +118,7 @@ def run_evaluate_workspace(
             file=out,
         )
         return 0
-    bar = _bar(len(held), f"evaluate {slug} claims (calibration v{cal.version})", err)
+    bar = text_bar(len(held), f"evaluate {slug} claims (calibration v{cal.version})", err)
     verdicts = verify_claims([claims[i] for i in held], thresholds=calibrated, progress=bar.update)
     bar.close()
     truth = [gold[i] for i in held]

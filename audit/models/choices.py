@@ -3,6 +3,7 @@
 from django.db import models
 
 from audit import constants
+from audit.pipeline.types import Label as PipelineLabel
 
 
 class Mode(models.TextChoices):
@@ -11,12 +12,15 @@ class Mode(models.TextChoices):
     AUDIT_WEB = constants.MODE_AUDIT_WEB, "Audit-Web"
 
 
-class Label(models.TextChoices):
-    """FEVER label of a claim."""
-
-    SUPPORTED = "SUPPORTED", "Supported"
-    REFUTED = "REFUTED", "Refuted"
-    NEI = "NEI", "Needs evidence"
+# FEVER label of a claim: the model's choices are built from the pipeline's enum (one set of values).
+LABEL_NAMES = {
+    PipelineLabel.SUPPORTED: "Supported",
+    PipelineLabel.REFUTED: "Refuted",
+    PipelineLabel.NEI: "Needs evidence",
+}
+Label = models.TextChoices(
+    "Label", [(member.name, (member.value, LABEL_NAMES[member])) for member in PipelineLabel]
+)
 
 
 # Badge text and CSS modifier per label (text, not colour alone, carries the state).

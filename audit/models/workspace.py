@@ -106,8 +106,11 @@ class Workspace(models.Model):
             return True
         if self.revision_approval != RevisionApproval.REGULATED:
             return False
-        held = self.revision_approval_domains or self.regulated_domains or []
-        return (domain or "").lower() in {d.lower() for d in held}
+        return constants.is_regulated(domain, self.revision_approval_domains or self.regulated_domains)
+
+    def is_regulated(self, domain: str | None) -> bool:
+        """Whether ``domain`` is one of this workspace's regulated domains (``constants.is_regulated``)."""
+        return constants.is_regulated(domain, self.regulated_domains)
 
     def freshness_months(self, domain: str) -> int:
         """Return the maximum source age in months for a domain tag."""

@@ -28,7 +28,7 @@ from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, Evidence
 NOT_RUN_OFFLINE = {"selfcheck": "SelfCheck sampling needs an LLM; not run in offline Audit-Local mode"}
 
 
-def _thresholds(thresholds) -> Thresholds:
+def resolve_thresholds(thresholds) -> Thresholds:
     if thresholds is None:
         return Thresholds()
     if isinstance(thresholds, Thresholds):
@@ -36,7 +36,7 @@ def _thresholds(thresholds) -> Thresholds:
     return Thresholds().updated(dict(thresholds))
 
 
-def _embed(embed):
+def resolve_embed(embed):
     if embed is not None:
         return embed
     from audit.pipeline.embedding import get_embedder
@@ -95,12 +95,12 @@ def verify_claims(
     ``progress(n)`` is called as the entailment judge finishes each batch of n claims; ``llm`` is
     the client an LLM judge may call (the LLM methods themselves run only when named in ``methods``).
     """
-    t = _thresholds(thresholds)
+    t = resolve_thresholds(thresholds)
     ctx = verify_context(
         t,
         now=now,
         domain=domain,
-        embed=_embed(embed),
+        embed=resolve_embed(embed),
         progress=progress,
         encode_tokens=encode_tokens,
         llm=llm,
@@ -123,6 +123,7 @@ def verify_claim(
     )[0]
 
 
+# long: the pipeline's stages in order, sharing the embedder, the index and the context
 def audit_answer(
     query: str,
     answer: str,
@@ -151,10 +152,10 @@ def audit_answer(
     revision loop: a claim whose words it did not change), which the claim keeps, or None.
     """
     started = time.perf_counter()
-    t = _thresholds(thresholds)
+    t = resolve_thresholds(thresholds)
     now = now or datetime.now(timezone.utc)
     shared_model = embed is None and encode_tokens is None and t.verification_depth == "full"
-    embed = _embed(embed)
+    embed = resolve_embed(embed)
     if isinstance(kb, tuple):
         kb = KnowledgeBase(*kb)
     passages = as_passages(contexts)
@@ -235,6 +236,7 @@ def audit_answer(
     )
 
 
+# long: the answer-level metrics in the result's order, each reading the verdicts and the vectors
 def summarize(
     query: str,
     answer: str,

@@ -367,6 +367,7 @@ def _unstated_specifics(
     return out
 
 
+# long: the structural rules in order on one alignment of claim and evidence
 def check(
     claim: str,
     passages: list[tuple[str, str]],

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # theoria/__init__.py says why
@@ -193,7 +195,7 @@ def set_embedder(embedder: Embedder | None) -> None:
     _EMBEDDER = embedder
 
 
-def similarity_fn(embed=None):
+def similarity_fn(embed: Callable[[list[str]], Any] | None = None) -> Callable[[str, str], float]:
     """``similarity(a, b) -> cosine`` of two short texts with ``embed`` (default: the process-wide
     embedder), the structural check's way of telling a substituted word from a near-synonym."""
 

@@ -227,7 +227,7 @@ def texts_to_embed(pairs: list[PreparedPair]) -> list[str]:
     return list(seen)
 
 
-def _coverage(cstems: list[str], target: set[str]) -> float:
+def stem_coverage(cstems: list[str], target: set[str]) -> float:
     return sum(1 for w in cstems if w in target) / len(cstems) if cstems else 0.0
 
 
@@ -289,6 +289,7 @@ def _token_features(f: dict, pair: PreparedPair, tok: dict[str, np.ndarray], bes
     f["tok_precision_best_sent"] = float(per_sent[best_i].max(axis=0).mean())
 
 
+# long: the features in the fitted model's input order; the order is the artefact's contract
 def compute_features(
     pair: PreparedPair,
     vec: dict[str, np.ndarray],
@@ -308,7 +309,7 @@ def compute_features(
         return np.array([f[n] for n in FEATURE_NAMES], dtype=np.float32)
 
     all_stems = set().union(*map(set, pair.sent_stems))
-    f["cov_all"] = _coverage(cst, all_stems)
+    f["cov_all"] = stem_coverage(cst, all_stems)
     if idf:
         weights = [idf.get(w, 1.0) for w in cst]
         total = sum(weights) or 1.0
@@ -326,7 +327,7 @@ def compute_features(
     if lexical_only:  # "fast" depth: rank sentences by word overlap instead of cosine
         sv = np.zeros((len(sel), 1), dtype=np.float32)
         cv = np.zeros(1, dtype=np.float32)
-        sims = np.array([_coverage(cst, set(pair.sent_stems[i])) for i in sel], dtype=np.float32)
+        sims = np.array([stem_coverage(cst, set(pair.sent_stems[i])) for i in sel], dtype=np.float32)
     else:
         cv = vec[pair.claim]
         sv = np.stack([vec[pair.sentences[i]] for i in sel])
@@ -345,14 +346,14 @@ def compute_features(
         if c > best_window_cos:
             best_window_cos, best_window = c, (a, b)
     f["cos_best_window"] = best_window_cos
-    lex_scores = [_coverage(cst, set(pair.sent_stems[i])) for i in sel]
+    lex_scores = [stem_coverage(cst, set(pair.sent_stems[i])) for i in sel]
     best_lex_k = int(np.argmax(lex_scores))
     f["cos_best_lex_sent"] = float(sims[best_lex_k])
 
     best_stems = set(pair.sent_stems[best_i])
     win_stems = set().union(*(set(pair.sent_stems[i]) for i in best_window))
-    f["cov_best_sent"] = max(_coverage(cst, best_stems), lex_scores[best_lex_k])
-    f["cov_best_window"] = _coverage(cst, win_stems)
+    f["cov_best_sent"] = max(stem_coverage(cst, best_stems), lex_scores[best_lex_k])
+    f["cov_best_window"] = stem_coverage(cst, win_stems)
     win_bigrams = set().union(*(_bigrams(pair.sent_stems[i]) for i in best_window))
     f["bigram_cov_best"] = len(cbg & win_bigrams) / len(cbg) if cbg else f["cov_best_window"]
     best_sentence = pair.sentences[best_i]
@@ -361,7 +362,7 @@ def compute_features(
     ents = _entities(pair.claim)
     f["n_entities"] = float(len(ents))
     ev_lower_stems = all_stems | {stem(w) for w in words(pair.evidence_text)}
-    f["ent_cov"] = _coverage(list(ents), ev_lower_stems) if ents else 1.0
+    f["ent_cov"] = stem_coverage(list(ents), ev_lower_stems) if ents else 1.0
 
     cq = extract_quantities(pair.claim)
     f["n_numbers"] = float(len(cq))
@@ -399,7 +400,7 @@ def compute_features(
     best3 = 0.0
     for i in range(len(pair.sentences)):
         window = set().union(*(set(pair.sent_stems[j]) for j in range(i, min(i + 3, len(pair.sentences)))))
-        best3 = max(best3, _coverage(cst, window))
+        best3 = max(best3, stem_coverage(cst, window))
     f["cov_best_3window"] = best3
     ev_words = {w for i in best_window for w in words(pair.sentences[i])}
     claim_words = set(toks)

@@ -24,121 +24,35 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 from audit.constants import CROSS_ENCODER_PATH, CROSS_ENCODER_WINDOWS, JUDGE, JUDGES
+from audit.pipeline.judge_base import (
+    Judge,
+    Judgement,
+    JudgePair,
+    best_aligned_sentence,
+    encode_tokens_fn,
+    judgements_of,
+    linear_stack,
+    model_digest,
+)
+from audit.pipeline.learned_judge import LearnedJudge
+from audit.pipeline.nli_judge import NLIJudge
 
-
-@dataclass
-class JudgePair:
-    claim: str
-    passages: list[str]
-    # sentences the joint judgement of the same claim already read: a per-passage pair may reuse
-    # them (the feature judges embed nothing new); a hint, judges may ignore it
-    allowed: set[str] | None = None
-
-
-@dataclass
-class Judgement:
-    p_supported: float  # P(the evidence supports the claim), calibrated to the workspace threshold
-    p_refuted: float  # P(the evidence contradicts the claim | it does not support it)
-    sentence: str = ""  # the evidence sentence (or window) the claim was aligned with
-    logit: float | None = None  # the judge's support logit where it has one (0 = class-balanced point)
-    details: dict = field(default_factory=dict)  # judge-specific (features, the judge that decided…)
-
-
-class Judge:
-    """Base class: ``judge(pairs, ctx, progress)`` returns one ``Judgement`` per pair, in order.
-
-    ``progress(n)`` is told as batches of n pairs are done. ``ctx`` is the ``VerifyContext`` (its
-    thresholds, ``encode_tokens`` cache, ``llm`` client). ``version`` names the fitted artefact, so a
-    claim card and a workspace calibration can say which judge produced a label.
-
-    The linear-stacker hook (optional; ``audit.pipeline.calibration`` refits a workspace's stacker
-    through it): a judge whose support logit is a ``LinearHead`` over rows of inputs implements
-    ``stack_inputs(pairs, ctx) -> (X, names)`` (the rows its head reads for these pairs, at the
-    context's depth) and ``stacker_head(depth)`` (that head), and its ``judge`` accepts ``head=``:
-    a replacement head over the same inputs, whose logit then becomes ``Judgement.logit``. A judge
-    without a stacker leaves ``stacker_head`` returning None; its calibration refits only the
-    threshold and the Platt scaling of ``Judgement.logit``.
-    """
-
-    name = ""
-
-    def judge(self, pairs: list[JudgePair], ctx, progress=None) -> list[Judgement]:
-        raise NotImplementedError
-
-    @property
-    def version(self) -> str:
-        return self.name
-
-    def stack_inputs(self, pairs: list[JudgePair], ctx, progress=None) -> tuple[np.ndarray, list[str]]:
-        raise NotImplementedError(f"the {self.name} judge has no linear stacker")
-
-    def stacker_head(self, depth: str):
-        return None
-
-
-def model_digest(*parts) -> str:
-    """A short, stable digest of a fitted model's parameters (arrays, dicts, numbers): its version."""
-    import hashlib
-    import json
-
-    h = hashlib.sha256()
-    for part in parts:
-        if isinstance(part, np.ndarray):
-            h.update(np.ascontiguousarray(part, dtype=np.float64).tobytes())
-        else:
-            h.update(json.dumps(part, sort_keys=True, default=float).encode())
-    return h.hexdigest()[:12]
-
-
-def linear_stack(model, X: np.ndarray, depth: str) -> tuple[np.ndarray, list[str], object]:
-    """(the inputs, their names, the head) of an ``EntailmentModel``'s support logit at ``depth``
-    over full feature rows ``X`` (the features, plus any columns a stacker appends)."""
-    from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES
-
-    if depth == "fast":
-        if model.fast is None:
-            raise RuntimeError("this entailment model has no fast head; refit it")
-        return np.asarray(X)[:, model.fast_columns], list(FAST_FEATURES), model.fast
-    extra = [f"input_{i}" for i in range(len(FEATURE_NAMES), np.asarray(X).shape[1])]
-    return np.asarray(X), list(FEATURE_NAMES) + extra, model.support
-
-
-def best_aligned_sentence(claim_stems: list[str], sentences: list[str], sent_stems: list[list[str]]) -> str:
-    """The evidence sentence sharing most content words with the claim (first among equals)."""
-    if not sentences:
-        return ""
-    cset = set(claim_stems)
-    best = max(range(len(sentences)), key=lambda i: (len(cset & set(sent_stems[i])), -i))
-    return sentences[best]
-
-
-def judgements_of(prepared, conf, pref, z, details: list[dict]) -> list[Judgement]:
-    """One ``Judgement`` per prepared pair of a feature-based judge: its confidence, refute probability and
-    support logit, the best lexically aligned evidence sentence, and the judge's own details."""
-    return [
-        Judgement(
-            float(conf[k]),
-            float(pref[k]),
-            best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems),
-            float(z[k]),
-            details[k],
-        )
-        for k, p in enumerate(prepared)
-    ]
-
-
-def encode_tokens_fn(ctx):
-    if getattr(ctx, "encode_tokens", None) is not None:
-        return ctx.encode_tokens
-    from audit.pipeline.embedding import get_embedder
-
-    return get_embedder().encode_with_tokens
+__all__ = [
+    "Judge",
+    "JudgePair",
+    "Judgement",
+    "best_aligned_sentence",
+    "encode_tokens_fn",
+    "get_judge",
+    "judgements_of",
+    "linear_stack",
+    "model_digest",
+]
 
 
 class FeatureJudge(Judge):
@@ -361,12 +275,8 @@ def _make(name: str, **kwargs) -> Judge:
     if name == "features":
         return FeatureJudge(**kwargs)
     if name == "learned":
-        from audit.pipeline.learned_judge import LearnedJudge
-
         return LearnedJudge(**kwargs)
     if name == "nli":
-        from audit.pipeline.nli_judge import NLIJudge
-
         return NLIJudge(**kwargs)
     if name == "cross-encoder":
         return CrossEncoderJudge(**kwargs)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.pipeline.judges import Judge, judgements_of
+from audit.pipeline.judge_base import Judge, encode_tokens_fn, judgements_of, linear_stack, model_digest
 
 ARTIFACT_PATH = Path(__file__).resolve().parent / "artifacts" / "learned_judge.npz"
 HEAD_SENTENCES = 4  # evidence sentences (best lexical alignment first) the head attends over
@@ -170,7 +170,6 @@ class LearnedJudge(Judge):
 
     @property
     def version(self) -> str:
-        from audit.pipeline.judges import model_digest
 
         model, s = self.model, self.model.stacker
         if getattr(self, "_version", (None,))[0] is not model:  # computed once per model
@@ -182,7 +181,6 @@ class LearnedJudge(Judge):
     def _stack(self, pairs, ctx, progress=None):
         """(the features and head logits of every pair, the prepared pairs), at the context's depth."""
         from audit.pipeline.features import featurize
-        from audit.pipeline.judges import encode_tokens_fn
 
         model = self.model
         items = [
@@ -195,7 +193,6 @@ class LearnedJudge(Judge):
 
     def stack_inputs(self, pairs, ctx, progress=None):
         from audit.pipeline.features import FEATURE_NAMES
-        from audit.pipeline.judges import linear_stack
 
         XH, _, _ = self._stack(pairs, ctx, progress)
         depth = ctx.thresholds.verification_depth
@@ -207,7 +204,6 @@ class LearnedJudge(Judge):
         return s.fast if depth == "fast" else s.support
 
     def judge(self, pairs, ctx, progress=None, head=None):
-        from audit.pipeline.judges import linear_stack
 
         model = self.model
         XH, H, prepared = self._stack(pairs, ctx, progress)

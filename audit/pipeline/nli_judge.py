@@ -36,8 +36,8 @@ import numpy as np
 
 from audit.constants import NLI_SENTENCES, NLI_UNRELATED_MAX_ENTAIL, NLI_UNRELATED_MAX_P, NLI_WINDOWS
 from audit.pipeline.entailment_model import LinearHead, confidence_from_logit
-from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, PreparedPair, _coverage, featurize
-from audit.pipeline.judges import Judge, encode_tokens_fn, judgements_of
+from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, PreparedPair, featurize, stem_coverage
+from audit.pipeline.judge_base import Judge, encode_tokens_fn, judgements_of
 from audit.pipeline.nli_model import ARTIFACT_DIR, CONTRADICTION, ENTAILMENT, NEUTRAL, get_nli_model
 from audit.pipeline.text import content_stems
 
@@ -67,7 +67,7 @@ def candidate_texts(p: PreparedPair, sentences: int = NLI_SENTENCES, windows: in
         return []
     cst = p.claim_stems
     sets = [set(s) for s in p.sent_stems]
-    cov = [_coverage(cst, s) for s in sets]
+    cov = [stem_coverage(cst, s) for s in sets]
     order = sorted(range(len(p.sentences)), key=lambda i: (-cov[i], i))
     out = [p.sentences[i] for i in order[:sentences]]
     breaks = set(p.passage_breaks)
@@ -77,7 +77,7 @@ def candidate_texts(p: PreparedPair, sentences: int = NLI_SENTENCES, windows: in
         for a in (i - 1, i)
         if a >= 0 and a + 1 < len(p.sentences) and (a + 1) not in breaks
     }
-    ranked = sorted(pairs, key=lambda ab: (-_coverage(cst, sets[ab[0]] | sets[ab[1]]), ab))
+    ranked = sorted(pairs, key=lambda ab: (-stem_coverage(cst, sets[ab[0]] | sets[ab[1]]), ab))
     for a, b in ranked[:windows]:
         out.append(f"{p.sentences[a]} {p.sentences[b]}")
     return list(dict.fromkeys(out))
@@ -122,7 +122,7 @@ def text_coverage(p: PreparedPair, texts: list[str]) -> float:
     read: set[str] = set()
     for t in texts:
         read |= stems.get(t) or set(content_stems(t))
-    return _coverage(p.claim_stems, read)
+    return stem_coverage(p.claim_stems, read)
 
 
 class NLIStacker:

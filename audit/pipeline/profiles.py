@@ -26,7 +26,7 @@ class VerificationPlan:
     revise: bool = True  # the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop) may run
     web: bool = True  # Audit-Web (stage 7's external search) may run
     generation_mode: str = DEFAULT_GENERATION_MODE
-    not_run: dict = field(default_factory=dict)  # method -> why the profile leaves it out
+    not_run: dict[str, str] = field(default_factory=dict)  # method -> why the profile leaves it out
 
 
 def verification_plan(
@@ -56,9 +56,9 @@ def verification_plan(
         profile=name,
         thresholds=applied,
         methods=methods,
-        llm_methods=spec["llm_methods"],
+        llm_methods=bool(spec["llm_methods"]),
         revise=applied.max_revisions > 0,
-        web=spec["web"],
-        generation_mode=generation_mode or thresholds.generation_mode or spec["generation_mode"],
+        web=bool(spec["web"]),
+        generation_mode=generation_mode or thresholds.generation_mode or str(spec["generation_mode"]),
         not_run=not_run,
     )

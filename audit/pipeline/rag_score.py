@@ -65,7 +65,7 @@ def top_sources(
 
 
 def keyword_alignment(answer: str, sources: list[Passage]) -> float:
-    """Seed 001's fallback: share of the answer's content words in each source, averaged."""
+    """The fallback of docs/SPEC_NOTES.md#the-rag-score: share of the answer's content words in each source, averaged."""
     words = set(content_stems(answer))
     if not words or not sources:
         return 0.0

@@ -10,10 +10,13 @@
   relevance = cosine(query, answer); context precision = average precision of the contexts in
   the order given, a context being relevant when it supports some claim; context recall (with a
   reference answer) = share of reference sentences supported by the contexts. Evidence coverage
-  and unsupported rate over non-minor claims and the quality gates of seed 000 §7.
+  and unsupported rate over non-minor claims and the quality gates (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -28,9 +31,40 @@ from audit.constants import (
     Thresholds,
 )
 from audit.pipeline.methods.base import REGISTRY, ROLE_JUDGE, ROLE_NUMERIC, ROLE_STRUCTURE, ROLE_SUPPORT
-from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult
+from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Label, MethodResult
 
-SUPPORTED, REFUTED, NEI = "SUPPORTED", "REFUTED", "NEI"
+SUPPORTED, REFUTED, NEI = Label.SUPPORTED, Label.REFUTED, Label.NEI
+
+
+def decide_label(
+    confidence: float,
+    p_refuted: float,
+    *,
+    supported_at: float,
+    refuted_at: float,
+    conflict: bool = False,
+    forced_refutation: bool = False,
+    refutation_blocked: bool = False,
+) -> Label:
+    """The one label decision: SUPPORTED at ``confidence >= supported_at`` unless sources conflict;
+    REFUTED when a check forces it or ``p_refuted >= refuted_at`` and nothing blocks the judge's
+    refutation; NEI otherwise. ``label_claim`` passes the checks' overrides; the evaluation code
+    (``bench_eval``, ``learned_fit``, ``nli_fit``) calls it with the judge's outputs alone."""
+    if confidence >= supported_at and not conflict:
+        return Label.SUPPORTED
+    if forced_refutation or (p_refuted >= refuted_at and not refutation_blocked):
+        return Label.REFUTED
+    return Label.NEI
+
+
+def decide_labels(
+    confidences: Iterable[float], p_refuted: Iterable[float], *, supported_at: float, refuted_at: float
+) -> list[str]:
+    """``decide_label`` over parallel sequences of the judge's outputs (no checks' overrides)."""
+    return [
+        decide_label(float(c), float(p), supported_at=supported_at, refuted_at=refuted_at).value
+        for c, p in zip(confidences, p_refuted)
+    ]
 
 
 def _by_role(results: dict[str, MethodResult], role: str) -> MethodResult | None:
@@ -42,6 +76,7 @@ def _by_role(results: dict[str, MethodResult], role: str) -> MethodResult | None
     return None
 
 
+# long: the overrides apply in this order (docs/SPEC_NOTES.md#labels-verdicts-and-confidence), each reading the one before
 def label_claim(
     claim: ClaimDraft, hits: list[EvidenceHit], results: dict[str, MethodResult], t: Thresholds
 ) -> ClaimVerdict:
@@ -97,17 +132,23 @@ def label_claim(
     if numeric_contradiction:
         conf = min(conf, CONTRADICTION_CAP)
         p_ref = max(p_ref, 1.0)
-    if conf >= t.audit_score_threshold and not conflict:
-        label, verdict = SUPPORTED, "supported"
-    elif numeric_contradiction or (
-        p_ref >= t.refuted_threshold and (not numeric_support or structural_contradiction)
-    ):
-        label, verdict = REFUTED, "contradicted"
+    label = decide_label(
+        conf,
+        p_ref,
+        supported_at=t.audit_score_threshold,
+        refuted_at=t.refuted_threshold,
+        conflict=conflict,
+        forced_refutation=numeric_contradiction,
+        refutation_blocked=numeric_support and not structural_contradiction,
+    )
+    if label == SUPPORTED:
+        verdict = "supported"
+    elif label == REFUTED:
+        verdict = "contradicted"
     elif conflict:
-        label, verdict = NEI, "contradicted"
+        verdict = "contradicted"
         conf = min(conf, t.audit_score_threshold - 1e-6)
     else:
-        label = NEI
         verdict = "weak" if conf >= t.weak_threshold else "not_found"
     best_sim = max((h.similarity for h in hits), default=0.0)
     return ClaimVerdict(
@@ -128,7 +169,7 @@ def label_claim(
 CLAIM_METRIC_KEYS = ("selfcheck_disagreement", "cove_consistency")
 
 
-def method_metrics(results: dict[str, MethodResult]) -> dict:
+def method_metrics(results: dict[str, MethodResult]) -> dict[str, Any]:
     return {
         key: r.details[key]
         for r in results.values()
@@ -138,7 +179,7 @@ def method_metrics(results: dict[str, MethodResult]) -> dict:
     }
 
 
-def claim_card_metrics(v: ClaimVerdict, t: Thresholds, answer_relevance: float | None) -> dict:
+def claim_card_metrics(v: ClaimVerdict, t: Thresholds, answer_relevance: float | None) -> dict[str, Any]:
     """The per-claim metrics of the Claim Card (docs/SPEC_NOTES.md#analyst-pages): faithfulness = the claim's support
     probability against its best evidence (its confidence); answer_relevance = cosine of the claim
     to the query; context_precision = share of its evidence passages that support it (support
@@ -195,7 +236,7 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.dot(a, b) / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
 
 
-def quality_gates(metrics: dict, verdicts: list[ClaimVerdict], t: Thresholds) -> dict:
+def quality_gates(metrics: dict[str, Any], verdicts: list[ClaimVerdict], t: Thresholds) -> dict[str, Any]:
     critical_unsupported = sum(
         1 for v in verdicts if v.claim.importance == IMPORTANCE_CRITICAL and v.verdict == "not_found"
     )
@@ -208,14 +249,14 @@ def quality_gates(metrics: dict, verdicts: list[ClaimVerdict], t: Thresholds) ->
     }
 
 
-def audit_score(metrics: dict, t: Thresholds) -> float:
+def audit_score(metrics: dict[str, Any], t: Thresholds) -> float:
     w = t.audit_score_weights
     total = sum(w.values()) or 1.0
     score = sum(weight * float(metrics.get(name) or 0.0) for name, weight in w.items()) / total
-    return round(min(1.0, max(0.0, score)), 6)
+    return round(min(1.0, max(0.0, float(score))), 6)
 
 
-def warnings_for(verdicts: list[ClaimVerdict]) -> list[dict]:
+def warnings_for(verdicts: list[ClaimVerdict]) -> list[dict[str, Any]]:
     unsupported = [v for v in verdicts if v.verdict == "not_found" and v.claim.importance != IMPORTANCE_MINOR]
     out = []
     if unsupported:

@@ -1,9 +1,9 @@
-"""Post-verification of structured JSON answers (seed 003, "Post-Verification for Structured Output").
+"""Post-verification of structured JSON answers (docs/SPEC_NOTES.md#structured-answers).
 
 Plain Python. :func:`discover_fields` walks a JSON answer (objects and lists, any depth) and
 returns every field that has a sibling ``<field>_source_refs``: its path (``a.b[2].c``), its text
 and the ids of the passages it cites; a list of strings under such a field gives one field per item
-(``a.points[0]``). :func:`verify_fields` then runs seed 003's stages 4-6 on them:
+(``a.points[0]``). :func:`verify_fields` then runs stages 4-6 of that section on them:
 
 - stage 4, isolated verification: each field is judged against the passages its refs name and
   nothing else (not the rest of the JSON, not the other passages), by the pipeline's methods (the
@@ -254,13 +254,19 @@ def audit_structured(
     import time
     from datetime import datetime, timezone
 
-    from audit.pipeline.audit import NOT_RUN_OFFLINE, _embed, _thresholds, run_methods, summarize
+    from audit.pipeline.audit import (
+        NOT_RUN_OFFLINE,
+        resolve_embed,
+        resolve_thresholds,
+        run_methods,
+        summarize,
+    )
     from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS
     from audit.pipeline.retrieval import as_passages, passage_vectors, retrieve
 
     started = time.perf_counter()
-    t = _thresholds(thresholds)
-    embed = _embed(embed)
+    t = resolve_thresholds(thresholds)
+    embed = resolve_embed(embed)
     now = now or datetime.now(timezone.utc)
     passages = as_passages(contexts)
     fields = discover_fields(answer_json, [p.id for p in passages])

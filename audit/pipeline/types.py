@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from enum import StrEnum
+from typing import Any
+
+
+class Label(StrEnum):
+    """FEVER label of a claim, decided by ``scoring.decide_label``; ``audit.models.Label`` (the
+    model's choices) is built from this enum."""
+
+    SUPPORTED = "SUPPORTED"
+    REFUTED = "REFUTED"
+    NEI = "NEI"
 
 
 @dataclass
@@ -32,7 +43,7 @@ class ClaimDraft:
     citations: tuple[str, ...] = ()  # anchors as written: "1", "cite:abc", "Arxiv"
     sentence: str = ""  # the whole sentence the claim came from
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"claim_id": self.claim_id, "text": self.text}
 
 
@@ -56,7 +67,7 @@ class MethodResult:
     ran: bool = True
     score: float | None = None  # the method's P(supported) or its own score in [0, 1]
     verdict: str | None = None  # optional vote: "supported" | "contradicted" | "not_found"
-    details: dict = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)  # risk flags raised: conflict, outdated_source…
 
 
@@ -72,7 +83,7 @@ class ClaimVerdict:
     evidence: list[EvidenceHit] = field(default_factory=list)
     methods: list[MethodResult] = field(default_factory=list)
     risk_flags: list[str] = field(default_factory=list)
-    metrics: dict = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
 
     @property
     def method_names(self) -> list[str]:
@@ -86,15 +97,15 @@ class AuditResult:
     query: str
     answer: str
     claims: list[ClaimVerdict]
-    metrics: dict  # faithfulness, answer_relevance, context_precision, context_recall, coverage…
+    metrics: dict[str, Any]  # faithfulness, answer_relevance, context_precision, context_recall, coverage…
     audit_score: float
-    risk_flags: list[dict]  # [{"type", "severity", "description", "claim_id"?}]
-    warnings: list[dict]
-    quality_gates: dict  # gate name -> bool (passed)
+    risk_flags: list[dict[str, Any]]  # [{"type", "severity", "description", "claim_id"?}]
+    warnings: list[dict[str, Any]]
+    quality_gates: dict[str, Any]  # gate name -> bool (passed)
     flagged: bool  # needs attention: a gate failed or a claim is below threshold
-    methods_not_run: dict = field(default_factory=dict)  # name -> reason (e.g. SelfCheck offline)
+    methods_not_run: dict[str, Any] = field(default_factory=dict)  # name -> reason (e.g. SelfCheck offline)
     duration_ms: float = 0.0
     passages: list[Passage] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)

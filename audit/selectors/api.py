@@ -132,7 +132,7 @@ def low_confidence_claims(
 ) -> QuerySet[Claim]:
     """Return the day's REFUTED / NEI claims below the low-confidence threshold (docs/SPEC_NOTES.md#nightly-auditor).
 
-    The weak-claim rule of the nightly auditor (``audit.selectors.nightly.weak_claims_q``): ``day``
+    The weak-claim rule of the nightly auditor (``audit.selectors.weak_claims.weak_claims_q``): ``day``
     is a UTC calendar day of the answers' creation; the threshold defaults to the workspace's
     ``low_confidence_threshold``.
     """

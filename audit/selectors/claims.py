@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, Q, QuerySet
 
+from audit.hooks import claim_escalation_filter
 from audit.models import Answer, AuditEvent, Claim, Evidence, VerificationRun, Workspace
 from audit.models.choices import (
     Label,
     Mode,  # noqa: F401 — re-exported for the list page's menu
     RevisionStatus,
 )
-from escalation.models import OPEN_CASE_STATUSES, ReviewCase
 
 
 def answer_get(*, workspace: Workspace, answer_id: str) -> Answer | None:
@@ -113,7 +113,7 @@ def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
         .annotate(
             has_refuted=Exists(claims.filter(label=Label.REFUTED)),
             has_doubt=Exists(claims.exclude(label=Label.SUPPORTED)),
-            escalated=Exists(ReviewCase.objects.filter(claim__answer=OuterRef("pk"))),
+            escalated=Exists(claims.filter(claim_escalation_filter("any"))),
         )
         .order_by("-created_at", "-id")
     )
@@ -130,10 +130,11 @@ def answer_facts(answers: list[Answer]) -> list[Answer]:
     from django.db.models.functions import Cast, Coalesce
 
     open_cases = (
-        ReviewCase.objects.filter(claim__answer=OuterRef("pk"), status__in=OPEN_CASE_STATUSES)
+        # one open case per claim at most (escalation's constraint): claims with an open case
+        Claim.objects.filter(claim_escalation_filter("open"), answer=OuterRef("pk"))
         .order_by()
-        .values("claim__answer")
-        .annotate(n=Count("id"))
+        .values("answer")
+        .annotate(n=Count("id", distinct=True))
         .values("n")[:1]
     )
     latest_run = VerificationRun.objects.filter(answer=OuterRef("pk")).order_by("-started_at", "-id")

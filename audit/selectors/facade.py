@@ -1,11 +1,17 @@
 """The reads of audit data that other apps (``escalation``) may make: their one way in.
 
 Another app imports audit through this module, audit's public services (``audit.services.claims``,
-``audit.services.events``), its hooks (``audit.hooks``) and its shared foundations
-(``audit.constants``, ``audit.roles``, ``audit.errors``, ``audit.filters``, ``audit.admin_events``,
-``audit.presentation``), never audit's models or its other modules; audit never imports that app
-(docs/ARCHITECTURE.md, "Dependencies between the parts"). The model classes are named here for
-annotations and ``isinstance`` only.
+``audit.services.events``, ``audit.services.reviewed_examples``), its hooks (``audit.hooks``) and
+its shared foundations (``audit.constants``, ``audit.roles``, ``audit.errors``, ``audit.filters``,
+``audit.admin_events``, ``audit.presentation``, ``audit.pipeline``), never audit's other modules.
+Audit's model classes are re-exported here: escalation's models hold foreign keys to them and its
+services annotate and query with them, so escalation reads audit's rows directly.
+
+Audit imports nothing of escalation: what its pages show of escalation's rows (the claim page's
+cases, the home page's work, the dashboard's queue, success metrics and correction backlog, the
+workspace admin's calendar and notification targets) it asks through ``audit.hooks``.
+``tests/foundation/test_dependencies.py`` holds both directions (imports and ``apps.get_model``
+alike); docs/ARCHITECTURE.md, "Dependencies between the parts", draws it.
 """
 
 from __future__ import annotations

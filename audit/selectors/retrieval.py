@@ -1,4 +1,4 @@
-"""Claim-focused retrieval over a workspace's knowledge base (spec 004 §7, "Retrieval Service").
+"""Claim-focused retrieval over a workspace's knowledge base (docs/SPEC_NOTES.md#evidence-and-retrieval).
 
 ``kb_retrieve`` is what ``POST /api/v1/retrieve`` serves: the same hybrid index the pipeline
 searches (``audit.kb_search.kb_index``), the same scoring (fused dense + BM25 score, numeric

@@ -22,14 +22,13 @@ from audit import constants
 from audit.models import Answer, Chunk, Claim, Evidence, VerificationRun, Workspace
 from audit.pipeline import audit_answer as pipeline_audit_answer
 from audit.pipeline.methods import LLM_METHODS
-from audit.pipeline.profiles import verification_plan
 from audit.pipeline.redaction import stored_snippet
-from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
+from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Label, Passage
 from audit.selectors import kb_index
-from audit.selectors.api import thresholds_for
 from audit.services.deep_checks import DEFERRED, deep_check_queue
 from audit.services.events import event_record
-from audit.services.llm import llm_setup_for, run_record_llm_usage
+from audit.services.job import AuditJob, audit_job_build
+from audit.services.llm import run_record_llm_usage
 from audit.services.revision import revision_record, revision_run
 
 SNIPPET_CHARS = 1200
@@ -129,63 +128,74 @@ def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at, verified_at) -> Clai
 
 
 def answer_store(
-    *,
-    workspace: Workspace,
+    job: AuditJob,
     result: AuditResult,
-    query: str,
+    *,
     answer_text: str,
-    contexts,
     mode: str,
-    user=None,
-    conversation_id: str = "",
-    domain: str = "",
-    reference: str | None = None,
     kb_meta: dict | None = None,
     started_at=None,
-    llm_setup=None,
     kind: str = VerificationRun.Kind.INTERACTIVE,
-    profile: str = "",
 ) -> tuple[Answer, VerificationRun]:
-    """Write the rows of one audit (call inside a transaction)."""
+    """Write the rows of one audit of ``job`` (call inside a transaction): the answer as received
+    (``answer_text``), its claims and evidence, the run (with the job's LLM usage) and events."""
     now = timezone.now()
     started_at = started_at or now - timedelta(milliseconds=result.duration_ms)
     answer = Answer(
-        workspace=workspace,
-        conversation_id=conversation_id or "",
-        user=user,
-        query=query or "",
+        workspace=job.workspace,
+        conversation_id=job.conversation_id or "",
+        user=job.user,
+        query=job.query or "",
         text=answer_text or "",
         original_text=answer_text or "",
         mode=mode,
-        domain=domain or "",
-        reference=reference or "",
-        contexts=_json_contexts(contexts),
+        domain=job.domain or "",
+        reference=job.reference or "",
+        contexts=_json_contexts(job.contexts),
     )
     answer.full_clean()
     answer.save()
+    saved = _claims_store(answer, result, kb_meta, started_at, now)
+    run = _run_row(
+        answer, result, kind=kind, mode=mode, started_at=started_at, now=now, profile=job.plan.profile
+    )
+    run.full_clean(exclude=["answer"])
+    run.save()
+    run_record_llm_usage(run=run, setup=job.llm_setup)
+    _audit_events(job, answer, run, result, saved, mode=mode)
+    return answer, run
+
+
+def _claims_store(
+    answer: Answer, result: AuditResult, kb_meta: dict | None, started_at, now
+) -> dict[str, Claim]:
+    """Write the claims and their evidence (only knowledge-base chunks that still exist are linked);
+    return the stored claims by claim id."""
     claims = [_claim_row(answer, v, started_at, now) for v in result.claims]
     for claim in claims:
         claim.full_clean(exclude=["answer"])
     Claim.objects.bulk_create(claims)
     saved = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
+    chunk_pks = [m.chunk_pk for m in (kb_meta or {}).values()]
     valid_chunks = (
-        set(
-            Chunk.objects.filter(pk__in=[m.chunk_pk for m in (kb_meta or {}).values()]).values_list(
-                "pk", flat=True
-            )
-        )
-        if kb_meta
-        else set()
+        set(Chunk.objects.filter(pk__in=chunk_pks).values_list("pk", flat=True)) if kb_meta else set()
     )
     meta = {k: m for k, m in (kb_meta or {}).items() if m.chunk_pk in valid_chunks}
-    evidence = [
-        _evidence_row(saved[v.claim.claim_id], rank, hit, meta, now)
-        for v in result.claims
-        for rank, hit in enumerate(v.evidence)
-    ]
-    Evidence.objects.bulk_create(evidence)
+    Evidence.objects.bulk_create(
+        [
+            _evidence_row(saved[v.claim.claim_id], rank, hit, meta, now)
+            for v in result.claims
+            for rank, hit in enumerate(v.evidence)
+        ]
+    )
+    return saved
+
+
+def _run_row(
+    answer: Answer, result: AuditResult, *, kind: str, mode: str, started_at, now, profile: str
+) -> VerificationRun:
     m = result.metrics
-    run = VerificationRun(
+    return VerificationRun(
         answer=answer,
         kind=kind,
         status=VerificationRun.Status.DONE,
@@ -212,21 +222,28 @@ def answer_store(
         rag_score=dict(m.get("rag_score") or {}),
         verification_profile=profile,
     )
-    run.full_clean(exclude=["answer"])
-    run.save()
-    if llm_setup is not None:
-        run_record_llm_usage(run=run, setup=llm_setup)
-    labels = m.get("label_counts") or {}
+
+
+def _audit_events(
+    job: AuditJob,
+    answer: Answer,
+    run: VerificationRun,
+    result: AuditResult,
+    saved: dict[str, Claim],
+    *,
+    mode: str,
+) -> None:
+    """``answer.audited`` with the run's figures, and ``claim.flagged`` for each claim not SUPPORTED or flagged."""
     event_record(
         action="answer.audited",
         obj=answer,
-        actor=user,
-        workspace=workspace,
+        actor=job.user,
+        workspace=job.workspace,
         details={
             "run": run.pk,
             "mode": mode,
             "claims": len(result.claims),
-            "labels": labels,
+            "labels": result.metrics.get("label_counts") or {},
             "audit_score": round(result.audit_score, 4),
             "flagged": result.flagged,
             "risk_flags": sorted({f["type"] for f in result.risk_flags}),
@@ -234,12 +251,12 @@ def answer_store(
         },
     )
     for v in result.claims:
-        if v.label != "SUPPORTED" or v.risk_flags:
+        if v.label != Label.SUPPORTED or v.risk_flags:
             event_record(
                 action="claim.flagged",
                 obj=saved[v.claim.claim_id],
-                actor=user,
-                workspace=workspace,
+                actor=job.user,
+                workspace=job.workspace,
                 details={
                     "label": v.label,
                     "verdict": v.verdict,
@@ -247,7 +264,6 @@ def answer_store(
                     "risk_flags": v.risk_flags,
                 },
             )
-    return answer, run
 
 
 def _json_contexts(contexts) -> list:
@@ -283,49 +299,37 @@ class AuditComputation:
     deferred: bool = False  # the LLM methods are left to the asynchronous deep check
 
 
-def audit_compute(
-    *,
-    workspace: Workspace,
-    query: str,
-    answer_text: str,
-    contexts,
-    domain: str = "",
-    reference: str | None = None,
-    revise: bool = False,
-    profile: str = "",
-    llm_setup=None,
-    deep: str = "",
-) -> AuditComputation:
-    """Run the pipeline (and the revision loop) for ``answer_text``; reads only, writes nothing.
+def audit_compute(job: AuditJob) -> AuditComputation:
+    """Run the pipeline (and, with ``job.revise``, the revision loop) for the job's text; reads only,
+    writes nothing.
 
     The slow part of an audit (embedding, judges, LLM calls) happens here, outside any
-    transaction, so other requests are never blocked behind it. ``profile`` is a verification
-    depth profile (docs/SPEC_NOTES.md#verification-depths-and-profiles; "" = the workspace's, if any). ``llm_setup`` is the request's LLM
-    setup when it already has one (a drafted answer): one client, so the draft's calls and tokens
-    are on this run and its time budget covers both. The result's ``duration_ms`` is the whole
-    computation, revision included. ``deep`` is ``sync`` or ``async`` ("" = the workspace's
-    ``deep_checks``): with ``async`` and a usable LLM the LLM methods are left to the asynchronous
-    deep check (``services.deep_checks``), queued by :func:`audit_store`. ``result`` stays the audit of the
-    text as received even when the loop revised it: the claims stored, counted and escalated are
-    those of the submitted text, each with its revision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop).
+    transaction, so other requests are never blocked behind it. The job's plan decides depth,
+    methods and revision rounds (docs/SPEC_NOTES.md#verification-depths-and-profiles); its LLM setup is the
+    request's one client, so a draft's calls and tokens are on this run and its time budget covers
+    both. The result's ``duration_ms`` is the whole computation, revision included. ``job.deep``
+    is ``sync`` or ``async`` ("" = the workspace's ``deep_checks``): with ``async`` and a usable
+    LLM the LLM methods are left to the asynchronous deep check (``services.deep_checks``), queued
+    by :func:`audit_store`. ``result`` stays the audit of the text as received even when the loop
+    revised it: the claims stored, counted and escalated are those of the submitted text, each
+    with its revision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop).
     """
     started_at = timezone.now()
     started = time.perf_counter()
-    plan = verification_plan(thresholds_for(workspace), profile)
+    plan, setup = job.plan, job.llm_setup
     thresholds = plan.thresholds
-    kb, raw_kb = workspace_kb(workspace)
-    setup = llm_setup if llm_setup is not None else llm_setup_for(workspace=workspace)
+    kb, raw_kb = workspace_kb(job.workspace)
     llm = setup.client if plan.llm_methods else None
-    deferred = llm is not None and (deep or thresholds.deep_checks) == "async"
+    deferred = llm is not None and (job.deep or thresholds.deep_checks) == "async"
     if deferred:
         llm = None  # the LLM methods run in the deep check; claims are extracted offline
     result = pipeline_audit_answer(
-        query,
-        answer_text,
-        contexts,
+        job.query,
+        job.answer_text,
+        job.contexts,
         kb=kb,
-        reference=reference,
-        domain=domain,
+        reference=job.reference,
+        domain=job.domain,
         thresholds=thresholds,
         llm=llm,
         methods=plan.methods,
@@ -340,14 +344,14 @@ def audit_compute(
             },
         }
     outcome = None
-    if revise and plan.revise:
+    if job.revise and plan.revise:
         outcome = revision_run(
-            query=query,
-            answer_text=answer_text,
-            contexts=contexts,
+            query=job.query,
+            answer_text=job.answer_text,
+            contexts=job.contexts,
             initial=result,
             kb=kb,
-            domain=domain,
+            domain=job.domain,
             thresholds=thresholds,
             llm=llm,
         )
@@ -367,37 +371,19 @@ def audit_compute(
 
 
 def audit_store(
-    computed: AuditComputation,
-    *,
-    workspace: Workspace,
-    query: str,
-    answer_text: str,
-    contexts,
-    mode: str = constants.MODE_AUDIT_LOCAL,
-    user=None,
-    conversation_id: str = "",
-    domain: str = "",
-    reference: str | None = None,
+    computed: AuditComputation, job: AuditJob, *, mode: str = constants.MODE_AUDIT_LOCAL
 ) -> Answer:
-    """Write what :func:`audit_compute` computed (call inside a transaction: it is quick)."""
+    """Write what :func:`audit_compute` computed for ``job`` (call inside a transaction: it is quick)."""
     answer, run = answer_store(
-        workspace=workspace,
-        result=computed.result,
-        query=query,
-        answer_text=answer_text,
-        contexts=contexts,
+        job,
+        computed.result,
+        answer_text=job.answer_text,
         mode=mode,
-        user=user,
-        conversation_id=conversation_id,
-        domain=domain,
-        reference=reference,
         kb_meta=computed.kb_meta,
         started_at=computed.started_at,
-        llm_setup=computed.setup,
-        profile=computed.profile,
     )
     if computed.outcome is not None:
-        answer = revision_record(answer=answer, run=run, outcome=computed.outcome, actor=user)
+        answer = revision_record(answer=answer, run=run, outcome=computed.outcome, actor=job.user)
     if computed.deferred:
         deep_check_queue(run)
     return answer
@@ -421,34 +407,27 @@ def audit_and_store(
 ) -> Answer:
     """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.
 
-    Returns the stored ``Answer``; its claims, evidence, run and events are written in one
-    transaction, so a failure stores nothing. With ``revise=True`` the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+    Builds the job once (``audit_job_build``), computes outside any transaction, then writes the
+    answer, its claims, evidence, run and events in one transaction, so a failure stores nothing.
+    With ``revise=True`` the revision loop (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
     runs on the result first; the claims stored are still those of the answer as received, each
-    with its revision, and ``Answer.text`` becomes the revised text.
-    ``profile`` is a verification depth profile (docs/SPEC_NOTES.md#verification-depths-and-profiles; "" = the workspace's, if any).
+    with its revision, and ``Answer.text`` becomes the revised text. ``profile`` is a verification
+    depth profile (docs/SPEC_NOTES.md#verification-depths-and-profiles; "" = the workspace's, if any).
     """
-    computed = audit_compute(
+    job = audit_job_build(
         workspace=workspace,
         query=query,
         answer_text=answer_text,
         contexts=contexts,
         domain=domain,
         reference=reference,
-        revise=revise,
+        user=user,
+        conversation_id=conversation_id,
         profile=profile,
-        llm_setup=llm_setup,
         deep=deep,
+        revise=revise,
+        llm_setup=llm_setup,
     )
+    computed = audit_compute(job)
     with transaction.atomic():
-        return audit_store(
-            computed,
-            workspace=workspace,
-            query=query,
-            answer_text=answer_text,
-            contexts=contexts,
-            mode=mode,
-            user=user,
-            conversation_id=conversation_id,
-            domain=domain,
-            reference=reference,
-        )
+        return audit_store(computed, job, mode=mode)

@@ -35,7 +35,7 @@ from audit.models import Answer, Claim, VerificationRun
 from audit.pipeline import scoring
 from audit.pipeline.methods import REGISTRY, verify_context
 from audit.pipeline.methods.llm import LLM_METHODS
-from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
+from audit.pipeline.types import ClaimDraft, EvidenceHit, Label, MethodResult, Passage
 from audit.pipeline.web.fetch import WebError, post_json
 from audit.selectors.api import thresholds_for
 from audit.services.events import event_record
@@ -161,17 +161,18 @@ def deep_check_run(*, run_id: int) -> VerificationRun:
     except Exception as exc:  # noqa: BLE001 - any error ends the deep check, recorded on the run
         logger.exception("deep check of run %s failed", run_id)
         _progress(run, status="failed", finished_at=_now(), error=f"{type(exc).__name__}: {exc}"[:500])
-        _announce(run)
+        deep_check_announce(run)
         return run
 
 
+# long: the deep check's steps share the run, its claims and the LLM setup; to split with the next job step
 def _deep_check(run: VerificationRun) -> VerificationRun:
     answer: Answer = run.answer
     workspace = answer.workspace
     setup = llm_setup_for(workspace=workspace, time_budget_s=constants.LLM_ASYNC_TIME_BUDGET_S)
     if setup.client is None:
         _progress(run, status="done", finished_at=_now(), reason=setup.offline_reason, relabels=[])
-        _announce(run)
+        deep_check_announce(run)
         return run
     thresholds = thresholds_for(workspace)
     contexts = {str(c.get("id")): c for c in (answer.contexts or []) if isinstance(c, dict)}
@@ -258,13 +259,13 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
             workspace=workspace,
             details={"run": run.pk, "relabels": relabels, "llm_calls": fields["llm_calls"]},
         )
-        if any(r["to"] != "SUPPORTED" for r in relabels):
+        if any(r["to"] != Label.SUPPORTED for r in relabels):
             hooks.answer_intake(answer=answer)
-    _announce(run)
+    deep_check_announce(run)
     return run
 
 
-def _announce(run: VerificationRun) -> None:
+def deep_check_announce(run: VerificationRun) -> None:
     """POST the deep check's outcome to THEORIA["DEEP_CHECK_WEBHOOK_URL"] (when set); record the answer."""
     url = (settings.THEORIA.get("DEEP_CHECK_WEBHOOK_URL") or "").strip()
     if not url:

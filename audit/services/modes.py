@@ -18,6 +18,7 @@ from audit import constants, roles
 from audit.errors import InvalidInput
 from audit.models import Claim, Conversation, UserProfile, Workspace
 from audit.models.choices import Verdict
+from audit.pipeline.types import ClaimVerdict
 from audit.pipeline.web.fetch import allowed_domain_problem
 from audit.services.events import event_record
 
@@ -67,8 +68,7 @@ def mode_resolve(
             mode, source = workspace.default_mode or constants.MODE_NORMAL, "workspace"
 
     triggers: list[str] = []
-    regulated = {str(d).lower() for d in workspace.regulated_domains or []}
-    if domain and domain.lower() in regulated:
+    if workspace.is_regulated(domain):
         triggers.append(f"domain:{domain.lower()}")
     auto_roles = set(workspace.auto_audit_roles or []) & roles.roles_of(user)
     triggers.extend(f"role:{name}" for name in sorted(auto_roles))
@@ -91,8 +91,31 @@ class WebEscalation:
         return bool(self.reasons)
 
 
-def web_escalation_reasons(claims: Iterable[Claim], thresholds: constants.Thresholds) -> WebEscalation:
-    """Apply the four conditions of docs/SPEC_NOTES.md#escalation-to-audit-web to stored claims.
+def _web_reasons(
+    *,
+    confidence: float,
+    has_evidence: bool,
+    verdict: str,
+    metrics,
+    risk_flags,
+    thresholds: constants.Thresholds,
+) -> list[str]:
+    """The four conditions of docs/SPEC_NOTES.md#escalation-to-audit-web for one claim, once."""
+    reasons: list[str] = []
+    if confidence < thresholds.audit_score_threshold:
+        reasons.append("audit_score_below_threshold")
+    if not has_evidence or verdict == Verdict.NOT_FOUND:
+        reasons.append("no_local_support")
+    disagreement = (metrics or {}).get(constants.WEB_SELFCHECK_METRIC)
+    if isinstance(disagreement, (int, float)) and disagreement > thresholds.selfcheck_disagreement_threshold:
+        reasons.append("selfcheck_disagreement")
+    if constants.WEB_STALE_FLAG in (risk_flags or []):
+        reasons.append("stale_source")
+    return reasons
+
+
+def web_escalation_of(verdicts: Iterable[ClaimVerdict], thresholds: constants.Thresholds) -> WebEscalation:
+    """Apply the Audit-Web rule to what the pipeline decided (before anything is stored).
 
     A claim escalates when its confidence is below ``audit_score_threshold``, when no local
     passage supports it (no evidence, or verdict not found), when its SelfCheck disagreement is
@@ -100,21 +123,34 @@ def web_escalation_reasons(claims: Iterable[Claim], thresholds: constants.Thresh
     Claims already SUPPORTED above the threshold with fresh support do not escalate.
     """
     result = WebEscalation()
+    for v in verdicts:
+        reasons = _web_reasons(
+            confidence=v.confidence,
+            has_evidence=bool(v.evidence),
+            verdict=v.verdict,
+            metrics=v.metrics,
+            risk_flags=v.risk_flags,
+            thresholds=thresholds,
+        )
+        if reasons:
+            result.reasons[v.claim.claim_id] = reasons
+    return result
+
+
+def web_escalation_reasons(claims: Iterable[Claim], thresholds: constants.Thresholds) -> WebEscalation:
+    """The same rule as :func:`web_escalation_of`, on stored claims (their evidence prefetched):
+    for the web step of an answer stored earlier (``services.web.web_verify_answer`` without
+    the caller's reasons)."""
+    result = WebEscalation()
     for claim in claims:
-        reasons: list[str] = []
-        if claim.confidence < thresholds.audit_score_threshold:
-            reasons.append("audit_score_below_threshold")
-        evidence = list(claim.evidence.all())
-        if not evidence or claim.verdict == Verdict.NOT_FOUND:
-            reasons.append("no_local_support")
-        disagreement = (claim.metrics or {}).get(constants.WEB_SELFCHECK_METRIC)
-        if (
-            isinstance(disagreement, (int, float))
-            and disagreement > thresholds.selfcheck_disagreement_threshold
-        ):
-            reasons.append("selfcheck_disagreement")
-        if constants.WEB_STALE_FLAG in (claim.risk_flags or []):
-            reasons.append("stale_source")
+        reasons = _web_reasons(
+            confidence=claim.confidence,
+            has_evidence=bool(list(claim.evidence.all())),
+            verdict=claim.verdict,
+            metrics=claim.metrics,
+            risk_flags=claim.risk_flags,
+            thresholds=thresholds,
+        )
         if reasons:
             result.reasons[claim.claim_id] = reasons
     return result

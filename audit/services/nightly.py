@@ -31,7 +31,7 @@ from django.utils import timezone
 from audit import constants, hooks
 from audit.bulk import rows_update
 from audit.models import Document, NightlyItem, NightlyReport, Workspace
-from audit.pipeline.types import ClaimDraft
+from audit.pipeline.types import ClaimDraft, Label
 from audit.selectors.api import thresholds_for
 from audit.selectors.nightly import nightly_claims_due
 from audit.services import nightly_verify
@@ -240,6 +240,7 @@ def _months_between(older: dt.date, newer: dt.date) -> int:
     return (newer.year - older.year) * 12 + (newer.month - older.month) - (newer.day < older.day)
 
 
+# long: one pass over the day's items fills every section of the report
 def nightly_report_build(*, report: NightlyReport) -> dict:
     """Compute the report body from the day's processed items (a pure read of stored rows)."""
     workspace = report.workspace
@@ -264,8 +265,8 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
                 "title": documents[doc_id].title,
                 "uri": documents[doc_id].uri,
                 "failing_claims": sum(c.values()),
-                "refuted": c.get("REFUTED", 0),
-                "nei": c.get("NEI", 0),
+                "refuted": c.get(Label.REFUTED, 0),
+                "nei": c.get(Label.NEI, 0),
             }
             for doc_id, c in doc_fail.items()
             if doc_id in documents
@@ -309,11 +310,11 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
         (
             i
             for i in still_failing
-            if i.claim.importance != constants.IMPORTANCE_MINOR or i.new_label == "REFUTED"
+            if i.claim.importance != constants.IMPORTANCE_MINOR or i.new_label == Label.REFUTED
         ),
         key=lambda i: (
             IMPORTANCE_RANK.get(i.claim.importance, 3),
-            i.new_label != "REFUTED",
+            i.new_label != Label.REFUTED,
             i.new_confidence or 0.0,
             i.id,
         ),
@@ -328,7 +329,7 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
             "claims_processed": len(items),
             "labels_changed": len(drift),
             "still_failing": len(still_failing),
-            "now_supported": sum(1 for i in items if i.new_label == "SUPPORTED"),
+            "now_supported": sum(1 for i in items if i.new_label == Label.SUPPORTED),
             "by_new_label": dict(sorted(Counter(i.new_label for i in items).items())),
             "by_old_label": dict(sorted(Counter(i.old_label for i in items).items())),
             "review_recommended": len(review),

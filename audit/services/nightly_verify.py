@@ -18,7 +18,7 @@ from audit.models import Claim, Workspace
 from audit.pipeline.audit import run_methods
 from audit.pipeline.methods import verify_context
 from audit.pipeline.retrieval import retrieve
-from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit
+from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Label
 from audit.selectors import kb_index
 from audit.services.web import web_verify_claim
 
@@ -187,7 +187,7 @@ class Reverifier:
                 continue
             if verdict is None:
                 continue
-            used = verdict.label != "NEI"
+            used = verdict.label != Label.NEI
             out[i].web = {
                 "label": verdict.label,
                 "verdict": verdict.verdict,

@@ -3,9 +3,9 @@
 Audit data is the answers with their claims, evidence links, verification runs and nightly
 work items (deleted together through the foreign keys), nightly reports, and audit events.
 A record is older than retention when its time stamp is strictly before ``now -
-retention_days``; a record exactly at the cutoff is kept. Answers with a claim under an open
-escalation case (``escalation.ReviewCase`` in an open status) are kept, with the audit events
-about them and about the open case, however old. Every real purge writes one
+retention_days``; a record exactly at the cutoff is kept. What people still work on is kept,
+however old: the answers and audit events the ``hooks.records_held`` receivers name (escalation:
+the answers with a claim under an open case, and the open cases' own events). Every real purge writes one
 ``retention.purged`` audit event with the counts; a dry run writes nothing.
 """
 
@@ -15,12 +15,11 @@ import datetime as dt
 import logging
 from dataclasses import asdict, dataclass, field
 
-from django.apps import apps
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from audit import constants
+from audit import constants, hooks
 from audit.models import Answer, AuditEvent, Claim, Evidence, NightlyReport, VerificationRun, Workspace
 from audit.services.events import event_record
 
@@ -66,29 +65,21 @@ def retention_cutoff(*, workspace: Workspace, now: dt.datetime) -> dt.datetime:
     return now - dt.timedelta(days=retention_days_of(workspace))
 
 
-def _open_case_model():
-    try:
-        return apps.get_model("escalation", "ReviewCase")
-    except LookupError:  # escalation not installed: nothing is held open
-        return None
-
-
-def _protected(workspace: Workspace) -> tuple[set[int], set[int], set[int]]:
-    """Return (answer ids, claim ids, case ids) held by open escalation cases of ``workspace``."""
-    ReviewCase = _open_case_model()
-    if ReviewCase is None:
-        return set(), set(), set()
-    open_cases = ReviewCase.objects.filter(workspace=workspace, status__in=list(ReviewCase.OPEN_STATUSES))
-    case_ids = set(open_cases.values_list("id", flat=True))
-    answer_ids = set(open_cases.values_list("claim__answer_id", flat=True))
+def _protected(workspace: Workspace) -> tuple[set[int], set[int], set[tuple[str, str]]]:
+    """Return (answer ids, claim ids, other audit-event keys) that people still work on in
+    ``workspace`` (``hooks.records_held``: escalation's open cases)."""
+    answer_ids, event_keys = hooks.records_held(workspace=workspace)
     claim_ids = set(Claim.objects.filter(answer_id__in=answer_ids).values_list("id", flat=True))
-    return answer_ids, claim_ids, case_ids
+    return answer_ids, claim_ids, event_keys
 
 
-def _expired_events(workspace: Workspace, cutoff, answer_ids, claim_ids, case_ids) -> QuerySet[AuditEvent]:
+def _expired_events(workspace: Workspace, cutoff, answer_ids, claim_ids, event_keys) -> QuerySet[AuditEvent]:
     keep = Q(object_type="audit.answer", object_id__in=[str(i) for i in answer_ids])
     keep |= Q(object_type="audit.claim", object_id__in=[str(i) for i in claim_ids])
-    keep |= Q(object_type="escalation.reviewcase", object_id__in=[str(i) for i in case_ids])
+    for object_type in sorted({kind for kind, _ in event_keys}):
+        keep |= Q(
+            object_type=object_type, object_id__in=sorted(i for kind, i in event_keys if kind == object_type)
+        )
     return AuditEvent.objects.filter(workspace=workspace, at__lt=cutoff).exclude(keep)
 
 
@@ -103,7 +94,7 @@ def retention_purge(
     now = now or timezone.now()
     cutoff = retention_cutoff(workspace=workspace, now=now)
     with transaction.atomic():
-        answer_ids, claim_ids, case_ids = _protected(workspace)
+        answer_ids, claim_ids, event_keys = _protected(workspace)
         expired = Answer.objects.filter(workspace=workspace, created_at__lt=cutoff)
         result = PurgeResult(workspace=workspace.slug, cutoff=cutoff.isoformat(), dry_run=dry_run)
         result.kept_answer_ids = sorted(expired.filter(id__in=answer_ids).values_list("id", flat=True))
@@ -116,7 +107,7 @@ def retention_purge(
         result.runs = VerificationRun.objects.filter(answer__in=doomed).count()
         reports = NightlyReport.objects.filter(workspace=workspace, date__lt=cutoff.date())
         result.nightly_reports = reports.count()
-        events = _expired_events(workspace, cutoff, answer_ids, claim_ids, case_ids)
+        events = _expired_events(workspace, cutoff, answer_ids, claim_ids, event_keys)
         result.events = events.count()
         if dry_run:
             return result

@@ -1,7 +1,7 @@
-"""Audit and store a structured JSON answer (seed 003, post-verification of structured output).
+"""Audit and store a structured JSON answer (docs/SPEC_NOTES.md#structured-answers).
 
-``structured_audit`` runs ``audit.pipeline.structured.audit_structured`` (stages 4-6 on every field
-with source refs) outside the transaction, then stores the answer (``text`` = its JSON,
+``structured_compute`` runs ``audit.pipeline.structured.audit_structured`` (stages 4-6 on every field
+with source refs) outside any transaction; ``structured_store`` then stores the answer (``text`` = its JSON,
 ``answer_json`` = the object), one claim per field with its evidence, the run and the events
 through ``audit.services.audit.answer_store``. Each claim's ``method_results["structured"]`` keeps
 the field's path, its refs and the citation fix proposed beside the finding. There is no revision
@@ -10,17 +10,16 @@ loop: a structured answer's text is not rewritten.
 
 from __future__ import annotations
 
-from django.db import transaction
+from dataclasses import dataclass
+
 from django.utils import timezone
 
 from audit import constants
 from audit.errors import InvalidInput
-from audit.models import Answer, Claim, Workspace
-from audit.pipeline.profiles import verification_plan
-from audit.pipeline.structured import StructuredError, audit_structured, discover_fields
-from audit.selectors.api import thresholds_for
+from audit.models import Answer, Claim
+from audit.pipeline.structured import StructuredError, StructuredResult, audit_structured, discover_fields
 from audit.services.audit import answer_store
-from audit.services.llm import llm_setup_for
+from audit.services.job import AuditJob
 
 
 def structured_fields_check(answer_json, contexts) -> None:
@@ -32,57 +31,57 @@ def structured_fields_check(answer_json, contexts) -> None:
         raise InvalidInput(where, exc.message) from None
 
 
-def structured_audit(
-    *,
-    workspace: Workspace,
-    query: str,
-    answer_json: dict,
-    contexts: list[dict],
-    user=None,
-    conversation_id: str = "",
-    domain: str = "",
-    reference: str | None = None,
-    profile: str = "",
-) -> Answer:
-    """Verify each field of ``answer_json`` against the contexts its refs name and store the audit."""
-    structured_fields_check(answer_json, contexts)
+@dataclass(frozen=True)
+class StructuredComputation:
+    """What the structured audit computed, before anything is written."""
+
+    started_at: object
+    outcome: StructuredResult
+
+
+def structured_compute(job: AuditJob) -> StructuredComputation:
+    """Verify each field of ``job.answer_json`` against the contexts its refs name; writes nothing."""
+    structured_fields_check(job.answer_json, job.contexts)
     started_at = timezone.now()
-    plan = verification_plan(thresholds_for(workspace), profile)
-    setup = llm_setup_for(workspace=workspace)
-    llm = setup.client if plan.llm_methods else None
+    plan = job.plan
+    llm = job.llm_setup.client if plan.llm_methods else None
     outcome = audit_structured(
-        query, answer_json, contexts, thresholds=plan.thresholds, domain=domain, llm=llm, methods=plan.methods
+        job.query,
+        job.answer_json,
+        job.contexts,
+        thresholds=plan.thresholds,
+        domain=job.domain,
+        llm=llm,
+        methods=plan.methods,
     )
     result = outcome.result
     result.methods_not_run = {**result.methods_not_run, **plan.not_run}
-    with transaction.atomic():
-        answer, _ = answer_store(
-            workspace=workspace,
-            result=result,
-            query=query,
-            answer_text=outcome.text,
-            contexts=contexts,
-            mode=constants.MODE_AUDIT_LOCAL,
-            user=user,
-            conversation_id=conversation_id,
-            domain=domain,
-            reference=reference,
-            started_at=started_at,
-            llm_setup=setup,
-            profile=plan.profile,
-        )
-        answer.answer_json = answer_json
-        answer.save(update_fields=["answer_json"])
-        claims = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
-        for n, (field, fix) in enumerate(zip(outcome.fields, outcome.fixes), 1):
-            claim = claims[f"c{n}"]
-            claim.method_results = {
-                **claim.method_results,
-                "structured": {
-                    "field": field.path,
-                    "source_refs": list(field.source_refs),
-                    "citation_fix": fix,
-                },
-            }
-        Claim.objects.bulk_update(list(claims.values()), ["method_results"])
+    return StructuredComputation(started_at=started_at, outcome=outcome)
+
+
+def structured_store(computed: StructuredComputation, job: AuditJob) -> Answer:
+    """Write the structured audit (call inside a transaction: it is quick): the answer with its
+    JSON, one claim per field with the field's path, refs and citation fix, the run and events."""
+    outcome = computed.outcome
+    answer, _ = answer_store(
+        job,
+        outcome.result,
+        answer_text=outcome.text,
+        mode=constants.MODE_AUDIT_LOCAL,
+        started_at=computed.started_at,
+    )
+    answer.answer_json = job.answer_json
+    answer.save(update_fields=["answer_json"])
+    claims = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
+    for n, (field, fix) in enumerate(zip(outcome.fields, outcome.fixes), 1):
+        claim = claims[f"c{n}"]
+        claim.method_results = {
+            **claim.method_results,
+            "structured": {
+                "field": field.path,
+                "source_refs": list(field.source_refs),
+                "citation_fix": fix,
+            },
+        }
+    Claim.objects.bulk_update(list(claims.values()), ["method_results"])
     return answer

@@ -18,15 +18,17 @@ from audit import constants, hooks
 from audit.errors import Conflict, InvalidInput, TooLarge
 from audit.models import Answer, IdempotencyKey, Workspace
 from audit.pipeline.extraction import citation_anchors, extract_claims
-from audit.pipeline.profiles import verification_plan
+from audit.pipeline.llm.generation import generate
+from audit.pipeline.profiles import VerificationPlan, verification_plan
 from audit.pipeline.structured import canonical_text
 from audit.pipeline.types import Passage
 from audit.selectors.api import thresholds_for
 from audit.services.audit import audit_compute, audit_store
 from audit.services.events import event_record
-from audit.services.llm import llm_setup_for
-from audit.services.modes import ModeDecision, mode_resolve, web_escalation_reasons
-from audit.services.structured import structured_audit, structured_fields_check
+from audit.services.job import AuditJob, audit_job_build
+from audit.services.llm import LLMSetup, llm_setup_for
+from audit.services.modes import ModeDecision, WebEscalation, mode_resolve, web_escalation_of
+from audit.services.structured import structured_compute, structured_fields_check, structured_store
 from audit.services.web import web_verify_answer
 
 
@@ -45,8 +47,15 @@ class AuditRequest:
     verification_profile: str = (
         ""  # docs/SPEC_NOTES.md#verification-depths-and-profiles depth profile ("" = the workspace's, if any)
     )
-    answer_json: dict | None = None  # a structured answer (seed 003), sent instead of ``answer``
+    answer_json: dict | None = (
+        None  # a structured answer (docs/SPEC_NOTES.md#structured-answers), sent instead of ``answer``
+    )
     deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks), docs/LLM.md
+
+    def job_fields(self) -> dict[str, Any]:
+        """What the audit job takes of the request as it is (``audit_job_build``)."""
+        names = ("query", "contexts", "domain", "reference", "conversation_id", "deep", "answer_json")
+        return {name: getattr(self, name) for name in names}
 
 
 @dataclass
@@ -107,13 +116,13 @@ def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
     return found
 
 
-def _draft(request: AuditRequest, workspace: Workspace, setup) -> tuple[str, dict]:
+def _draft(request: AuditRequest, plan: VerificationPlan, setup: LLMSetup) -> tuple[str, dict]:
     """Return the answer to audit and how it was obtained: the one sent, else an LLM draft.
 
     Without an answer and without a usable LLM (none configured, residency, budget) the request
     is refused naming ``answer``: Theoria does not invent answers offline for a front end.
-    ``setup`` is the request's LLM setup: the audit that follows uses the same client, so the
-    draft's calls and tokens are stored on its run.
+    ``plan`` and ``setup`` are the request's: the audit that follows uses the same plan and
+    client, so the draft's calls and tokens are stored on its run.
     """
     if request.answer_json is not None:
         return canonical_text(request.answer_json), {}
@@ -121,15 +130,12 @@ def _draft(request: AuditRequest, workspace: Workspace, setup) -> tuple[str, dic
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
         return request.answer, {}
-    from audit.pipeline.llm.generation import generate
-
     if setup.client is None:
         raise InvalidInput("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
     passages = [
         Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
         for c in request.contexts
     ]
-    plan = verification_plan(thresholds_for(workspace), request.verification_profile, request.generation_mode)
     draft = generate(setup.client, request.query, passages, plan.generation_mode)
     keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
     request.contexts = [
@@ -147,21 +153,20 @@ def _draft(request: AuditRequest, workspace: Workspace, setup) -> tuple[str, dic
     }
 
 
-def _record_normal(
-    *, workspace: Workspace, user, request: AuditRequest, text: str, decision: ModeDecision, drafted: dict
-) -> Answer:
+def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict) -> Answer:
+    user = job.user
     answer = Answer(
-        workspace=workspace,
+        workspace=job.workspace,
         user=user if getattr(user, "is_authenticated", False) else None,
-        conversation_id=request.conversation_id,
-        query=request.query,
-        text=text,
-        original_text=text,
+        conversation_id=job.conversation_id,
+        query=job.query,
+        text=job.answer_text,
+        original_text=job.answer_text,
         mode=constants.MODE_NORMAL,
-        domain=request.domain,
-        reference=request.reference or "",
-        contexts=request.contexts,
-        answer_json=request.answer_json,
+        domain=job.domain,
+        reference=job.reference or "",
+        contexts=job.contexts,
+        answer_json=job.answer_json,
     )
     answer.full_clean()
     answer.save()
@@ -169,21 +174,21 @@ def _record_normal(
         action="answer.recorded",
         obj=answer,
         actor=user,
-        workspace=workspace,
+        workspace=job.workspace,
         details={
             "mode": answer.mode,
             "mode_decision": decision.as_dict(),
             "drafted": drafted,
-            "citations": len(citations_of(text, request.contexts)),
+            "citations": len(citations_of(job.answer_text, job.contexts)),
         },
     )
     return answer
 
 
-def _claims_cap(workspace: Workspace, request: AuditRequest, text: str) -> None:
+def _claims_cap(job: AuditJob) -> None:
     """Refuse (413) an answer with more claims than the workspace audits, before any verification."""
-    limit = thresholds_for(workspace).max_claims_per_answer
-    found = len(extract_claims(text, request.query))
+    limit = job.thresholds.max_claims_per_answer
+    found = len(extract_claims(job.answer_text, job.query))
     if found > limit:
         raise TooLarge(
             "answer",
@@ -192,8 +197,21 @@ def _claims_cap(workspace: Workspace, request: AuditRequest, text: str) -> None:
         )
 
 
-def _finish(*, workspace: Workspace, user, answer: Answer, decision: ModeDecision, web: dict) -> None:
-    """The last writes of a verified answer: its events and the intake of what needs people."""
+@dataclass(frozen=True)
+class _Closing:
+    """What the request's last rows need besides the answer: how the mode was decided, the
+    idempotency key and body fingerprint, and how the answer was drafted."""
+
+    decision: ModeDecision
+    key: str
+    fingerprint: str
+    drafted: dict
+
+
+def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
+    """The request's last rows (call inside the transaction that stored the answer): its events,
+    the intake of what needs people, and the idempotency key."""
+    workspace, user = job.workspace, job.user
     if web:
         event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
     event_record(
@@ -201,53 +219,53 @@ def _finish(*, workspace: Workspace, user, answer: Answer, decision: ModeDecisio
         obj=answer,
         actor=user,
         workspace=workspace,
-        details={**decision.as_dict(), "final_mode": answer.mode},
+        details={**closing.decision.as_dict(), "final_mode": answer.mode},
     )
     hooks.answer_intake(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
+    _key_store(job, closing, answer, web)
 
 
-def _key_store(
-    *,
-    workspace: Workspace,
-    user,
-    key: str,
-    fingerprint: str,
-    answer: Answer,
-    decision: ModeDecision,
-    web: dict,
-    drafted: dict,
-) -> None:
-    if key:
+def _key_store(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
+    if closing.key:
         IdempotencyKey.objects.create(
-            workspace=workspace,
-            user=user,
-            key=key,
-            fingerprint=fingerprint,
+            workspace=job.workspace,
+            user=job.user,
+            key=closing.key,
+            fingerprint=closing.fingerprint,
             answer=answer,
-            extras={"mode_decision": decision.as_dict(), "web": web, "drafted": drafted},
+            extras={"mode_decision": closing.decision.as_dict(), "web": web, "drafted": closing.drafted},
         )
 
 
-def _verify_and_intake(
-    *,
-    workspace: Workspace,
-    user,
-    request: AuditRequest,
-    text: str,
-    decision: ModeDecision,
-    key: str,
-    fingerprint: str,
-    drafted: dict,
-    llm_setup=None,
-) -> tuple[Answer, dict]:
+def _web_block(job: AuditJob, decision: ModeDecision, escalation: WebEscalation, *, structured: bool) -> dict:
+    """What the web step will do, decided on the pipeline's result before anything is stored:
+    {} when Audit-Web is neither asked for nor needed; a ``status`` when it is skipped; no
+    ``status`` when the web must be consulted."""
+    asked = decision.mode == constants.MODE_AUDIT_WEB
+    if not (asked or escalation.needed):
+        return {}
+    web: dict = {"requested": asked, "reasons": escalation.reasons}
+    if not escalation.needed:
+        web["status"] = "skipped: every claim is supported locally"
+    elif structured:
+        web["status"] = "skipped: a structured answer is verified against the passages its refs name"
+    elif not job.workspace.allow_external_calls:
+        web["status"] = "skipped: the workspace forbids external calls"
+    elif not job.plan.web:
+        web["status"] = f"skipped: the {job.plan.profile} verification profile does not verify on the web"
+    return web
+
+
+def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when docs/SPEC_NOTES.md#escalation-to-audit-web says
     so and the workspace allows external calls, then intake of what needs people (docs/SPEC_NOTES.md#human-escalation).
 
     Compute first, write after: the pipeline and the revision loop run outside any transaction
-    (``audit_compute``); the answer, its claims, events, cases and the idempotency key are then
-    written in one short transaction. When the web must be consulted, its calls run between two
-    short transactions (the local result is stored first, the web step writes its own rows), and
-    a failure after the first one deletes the answer again, so a failed request stores nothing.
+    (``audit_compute``, ``structured_compute``), and the Audit-Web rule is applied to what they
+    decided. Without a web call the answer, its claims, events, cases and the idempotency key are
+    then written in one short transaction. When the web must be consulted, its calls run between
+    two short transactions (the web step reads and writes the stored answer's rows), and a
+    failure after the first one deletes the answer again, so a failed request stores nothing.
 
     The returned ``web`` block says what the web step did: ``status`` is ``done`` (the web was
     consulted), ``failed`` (every web call was refused or failed, e.g. DNS failures or timeouts:
@@ -260,107 +278,42 @@ def _verify_and_intake(
     # The stored claims are those of the text received whatever the revision did, so every mode
     # audits and revises the same way first; the web step re-verifies the received claims and
     # revises again from the received text only when it brought evidence.
-    plan = verification_plan(thresholds_for(workspace), request.verification_profile)
-    stored = {
-        "workspace": workspace,
-        "query": request.query,
-        "answer_text": text,
-        "contexts": request.contexts,
-        "domain": request.domain,
-        "reference": request.reference,
-    }
-
-    def close(answer: Answer, web: dict) -> None:
-        """The request's last rows (events, intake, the idempotency key) in one short transaction;
-        a failure there stores no answer."""
-        try:
-            with transaction.atomic():
-                _finish(workspace=workspace, user=user, answer=answer, decision=decision, web=web)
-                _key_store(
-                    workspace=workspace,
-                    user=user,
-                    key=key,
-                    fingerprint=fingerprint,
-                    answer=answer,
-                    decision=decision,
-                    web=web,
-                    drafted=drafted,
-                )
-        except BaseException:
-            Answer.objects.filter(pk=answer.pk).delete()
-            raise
-
-    structured = request.answer_json is not None
-    if structured:  # one claim per field, checked against the passages its refs name (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)
-        # computes, then stores in its own short transaction; the last writes follow below
-        answer = structured_audit(
-            workspace=workspace,
-            query=request.query,
-            answer_json=request.answer_json,
-            contexts=request.contexts,
-            user=user,
-            conversation_id=request.conversation_id,
-            domain=request.domain,
-            reference=request.reference,
-            profile=plan.profile,
-        )
-        escalation = web_escalation_reasons(
-            answer.claims.prefetch_related("evidence"), thresholds_for(workspace)
-        )
-        web = {}
-        if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
-            web = {
-                "requested": decision.mode == constants.MODE_AUDIT_WEB,
-                "reasons": escalation.reasons,
-                "status": "skipped: every claim is supported locally"
-                if not escalation.needed
-                else "skipped: a structured answer is verified against the passages its refs name",
-            }
-        close(answer, web)
-        return answer, web
-    computed = audit_compute(
-        **stored, revise=True, profile=plan.profile, llm_setup=llm_setup, deep=request.deep
-    )
+    structured = job.answer_json is not None
+    if structured:  # one claim per field, checked against the passages its refs name
+        computed_fields = structured_compute(job)
+        verdicts = computed_fields.outcome.result.claims
+    else:
+        computed = audit_compute(job)
+        verdicts = computed.result.claims
+    escalation = web_escalation_of(verdicts, job.thresholds)
+    web = _web_block(job, closing.decision, escalation, structured=structured)
     with transaction.atomic():
-        answer = audit_store(
-            computed,
-            **stored,
-            mode=constants.MODE_AUDIT_LOCAL,
-            user=user,
-            conversation_id=request.conversation_id,
-        )
-        escalation = web_escalation_reasons(
-            answer.claims.prefetch_related("evidence"), thresholds_for(workspace)
-        )
-        web: dict = {}
-        if decision.mode == constants.MODE_AUDIT_WEB or escalation.needed:
-            web = {"requested": decision.mode == constants.MODE_AUDIT_WEB, "reasons": escalation.reasons}
-            if not escalation.needed:
-                web["status"] = "skipped: every claim is supported locally"
-            elif not workspace.allow_external_calls:
-                web["status"] = "skipped: the workspace forbids external calls"
-            elif not plan.web:
-                web["status"] = f"skipped: the {plan.profile} verification profile does not verify on the web"
+        if structured:
+            answer = structured_store(computed_fields, job)
+        else:
+            answer = audit_store(computed, job, mode=constants.MODE_AUDIT_LOCAL)
         if "status" in web or not web:  # nothing leaves the system: everything in this one transaction
-            close(answer, web)
+            _close(job, closing, answer, web)
             return answer, web
     try:
         outcome = web_verify_answer(
-            answer=answer, actor=user, reasons=escalation.reasons
-        )  # network first, then its rows
+            answer=answer, actor=job.user, reasons=escalation.reasons
+        )  # network first
         answer = outcome.answer
-        status = f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status
         web.update(
-            status=status,
+            status=f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status,
             calls=outcome.calls,
             verified=outcome.verified,
             evidence_added=outcome.evidence_added,
             failures=outcome.failures,
         )
+        with transaction.atomic():
+            _close(job, closing, answer, web)
     except BaseException:
-        Answer.objects.filter(pk=answer.pk).delete()  # a failed request stores no answer
+        # the web step reads the stored answer and logs its calls against it, so the local
+        # result was committed first: a failed request must still store nothing
+        Answer.objects.filter(pk=answer.pk).delete()
         raise
-    close(answer, web)
     return answer, web
 
 
@@ -390,45 +343,28 @@ def audit_submit(
         conversation_id=request.conversation_id,
         domain=request.domain,
     )
-    setup = None
-    if (request.answer is None and request.answer_json is None) or decision.mode != constants.MODE_NORMAL:
+    normal = decision.mode == constants.MODE_NORMAL
+    thresholds = thresholds_for(workspace)
+    plan = verification_plan(thresholds, request.verification_profile, request.generation_mode)
+    if (request.answer is None and request.answer_json is None) or not normal:
         setup = llm_setup_for(workspace=workspace)  # one client (and time budget) for the request
-    text, drafted = _draft(request, workspace, setup)
+    else:
+        setup = LLMSetup(None, "a Normal answer is recorded, not verified")
+    text, drafted = _draft(request, plan, setup)
+    settings = {"thresholds": thresholds, "plan": plan, "llm_setup": setup}  # read once above
+    job = audit_job_build(
+        workspace=workspace, user=user, answer_text=text, revise=True, **settings, **request.job_fields()
+    )
+    closing = _Closing(decision=decision, key=idempotency_key, fingerprint=fingerprint, drafted=drafted)
     try:
         web: dict = {}
-        if decision.mode == constants.MODE_NORMAL:
+        if normal:
             with transaction.atomic():
-                answer = _record_normal(
-                    workspace=workspace,
-                    user=user,
-                    request=request,
-                    text=text,
-                    decision=decision,
-                    drafted=drafted,
-                )
-                _key_store(
-                    workspace=workspace,
-                    user=user,
-                    key=idempotency_key,
-                    fingerprint=fingerprint,
-                    answer=answer,
-                    decision=decision,
-                    web=web,
-                    drafted=drafted,
-                )
+                answer = _record_normal(job, decision=decision, drafted=drafted)
+                _key_store(job, closing, answer, web)
         else:
-            _claims_cap(workspace, request, text)
-            answer, web = _verify_and_intake(
-                workspace=workspace,
-                user=user,
-                request=request,
-                text=text,
-                decision=decision,
-                key=idempotency_key,
-                fingerprint=fingerprint,
-                drafted=drafted,
-                llm_setup=setup,
-            )
+            _claims_cap(job)
+            answer, web = _verify_and_intake(job, closing)
     except IntegrityError:
         # A concurrent request with the same key committed first: answer as a retry would.
         if idempotency_key:

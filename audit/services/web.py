@@ -74,7 +74,9 @@ class WebVerificationResult:
     """What one Audit-Web pass did to an answer (returned to the caller, also in the run)."""
 
     answer: Answer
-    reasons: dict[str, list[str]] = field(default_factory=dict)  # escalated claim_id -> §4.3 reasons
+    reasons: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # escalated claim_id -> reasons (docs/SPEC_NOTES.md#escalation-to-audit-web)
     verified: list[str] = field(default_factory=list)  # claims re-verified with web evidence
     changed: dict[str, dict] = field(default_factory=dict)  # claim_id -> {"from", "to"} machine labels
     evidence_added: int = 0

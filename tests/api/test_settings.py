@@ -213,12 +213,12 @@ def test_it_refuses_a_word_for_a_numeric_threshold_beside_a_valid_depth(admin, w
 def test_it_checks_threshold_overrides_in_the_admin_with_the_apis_rule(
     client, admin_user_obj, workspace, overrides, accepted
 ):
-    from tests.ui.test_admin import _workspace_form
+    from tests.ui.test_admin import workspace_form
 
     client.force_login(admin_user_obj)
     response = client.post(
         f"/admin/audit/workspace/{workspace.pk}/change/",
-        _workspace_form(workspace, threshold_overrides=overrides),
+        workspace_form(workspace, threshold_overrides=overrides),
     )
 
     workspace.refresh_from_db()

@@ -87,8 +87,22 @@ def test_a_bad_stored_threshold_is_ignored_when_read(client_for, admin_user_obj,
     assert body["effective"]["retrieval_top_k"] == constants.RETRIEVAL_TOP_K
 
 
-def test_a_stored_retention_beyond_its_range_never_breaks_the_purge(workspace):
-    from audit.models import Workspace
+def test_a_stored_retention_beyond_its_range_purges_with_the_longest_retention_allowed(workspace):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from audit import constants
+    from audit.models import Answer, Workspace
+    from tests.factories import AnswerFactory
 
     Workspace.objects.filter(pk=workspace.pk).update(retention_days=1_000_000)  # past year 1 as a cutoff
+    longest = dt.timedelta(days=constants.RETENTION_DAYS_RANGE[1])
+    now = timezone.now()
+    expired, kept = AnswerFactory(workspace=workspace), AnswerFactory(workspace=workspace)
+    Answer.objects.filter(pk=expired.pk).update(created_at=now - longest - dt.timedelta(days=2))
+    Answer.objects.filter(pk=kept.pk).update(created_at=now - longest + dt.timedelta(days=2))
+
     call_command("purge_expired")
+
+    assert list(Answer.objects.filter(workspace=workspace).values_list("pk", flat=True)) == [kept.pk]

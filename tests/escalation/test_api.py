@@ -157,9 +157,12 @@ def test_resolving_with_a_bad_decision_answers_400_naming_decision(case, analyst
 
 
 def test_assigning_to_an_unknown_user_answers_400_naming_owner(case, analyst, as_user):
+    owner_before = case.owner_id
     response = post(as_user(analyst), f"/api/v1/cases/{case.ticket}/assign", {"owner": "ghost"})
     assert response.status_code == 400
-    assert "owner" in response.content.decode()
+    assert list(response.json()["errors"]) == ["owner"]
+    case.refresh_from_db()
+    assert case.owner_id == owner_before and case.events.count() == 1
 
 
 def test_a_full_walk_through_the_tiers_ends_with_the_label_on_the_claim(case, analyst, expert, lead, as_user):

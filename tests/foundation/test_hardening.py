@@ -63,17 +63,17 @@ def finished_run(db):
 def test_the_deep_check_webhook_refuses_loopback_and_odd_urls_before_any_byte_is_sent(
     settings, hook, finished_run, url, reason
 ):
-    from audit.services.deep_checks import _announce
+    from audit.services.deep_checks import deep_check_announce
 
     settings.THEORIA = {**settings.THEORIA, "DEEP_CHECK_WEBHOOK_URL": url.format(port=hook.server_port)}
-    _announce(finished_run)
+    deep_check_announce(finished_run)
     finished_run.refresh_from_db()
     assert finished_run.deep_checks["webhook"].startswith(f"refused or failed ({reason})")
     assert _Hook.hits == []
 
 
 def test_the_deep_check_webhook_follows_no_redirect(settings, hook, finished_run):
-    from audit.services.deep_checks import _announce
+    from audit.services.deep_checks import deep_check_announce
 
     _Hook.redirect = True
     settings.THEORIA = {
@@ -81,7 +81,7 @@ def test_the_deep_check_webhook_follows_no_redirect(settings, hook, finished_run
         "DEEP_CHECK_WEBHOOK_URL": f"http://127.0.0.1:{hook.server_port}/hook",
         "WEB_ALLOW_PRIVATE_ADDRESSES": True,  # to reach the stand-in on loopback at all
     }
-    _announce(finished_run)
+    deep_check_announce(finished_run)
     finished_run.refresh_from_db()
     assert finished_run.deep_checks["webhook"].startswith("refused or failed (redirects)")
     assert _Hook.hits == ["/hook"]

@@ -12,7 +12,7 @@ import pytest
 from django.db import transaction
 
 from tests import transaction_guard
-from tests.ui.test_answers import _normal_answer
+from tests.ui.test_answers import normal_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +71,7 @@ def test_audit_now_audits_outside_any_transaction_and_links_the_answers_in_a_sho
     from audit.models import AuditEvent
     from audit.services.audit_now import answer_audit_now
 
-    normal = _normal_answer(workspace)
+    normal = normal_answer(workspace)
     audited = answer_audit_now(
         answer=normal, user=analyst
     )  # the guard fails this test on any long work inside
@@ -86,7 +86,7 @@ def test_two_audit_now_clicks_at_once_store_one_audited_copy(analyst, workspace,
     from audit.models import Answer
     from audit.services import audit_now
 
-    normal = _normal_answer(workspace)
+    normal = normal_answer(workspace)
     first = audit_now.answer_audit_now(answer=normal, user=analyst)
     real = audit_now.answer_audited_as
     checks = iter([""])  # the second click read "not audited" before the first one committed

@@ -9,7 +9,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from audit.kb_pgvector import (
-    _DENSE_SQL,
+    DENSE_SQL,
     HNSW_INDEX,
     PgVectorIndex,
     backfill_vectors,
@@ -49,7 +49,7 @@ def test_an_ingested_document_is_found_by_meaning_and_by_a_rare_keyword(ingest, 
 
 
 def _candidate_titles(workspace, query: str, vec, *, n: int, cap: int) -> set[str]:
-    from audit.kb_pgvector import _SEARCH_SQL, tsquery_pairs, tsquery_terms
+    from audit.kb_pgvector import SEARCH_SQL, tsquery_pairs, tsquery_terms
 
     params = {
         "ws": workspace.pk,
@@ -60,7 +60,7 @@ def _candidate_titles(workspace, query: str, vec, *, n: int, cap: int) -> set[st
         "pairs": tsquery_pairs(query),
     }
     with connection.cursor() as cur:
-        cur.execute(_SEARCH_SQL, params)
+        cur.execute(SEARCH_SQL, params)
         ids = [row[0] for row in cur.fetchall()]
     return set(Chunk.objects.filter(pk__in=ids).values_list("document__title", flat=True))
 
@@ -159,7 +159,7 @@ def test_hnsw_finds_the_exact_nearest_chunks(workspace):
     recall = np.mean([len(e & f) / 10 for e, f in zip(exact, found)])
     assert recall >= 0.95, recall
     with connection.cursor() as cur:
-        cur.execute("EXPLAIN " + _DENSE_SQL, {"ws": workspace.pk, "vec": vector_literal(queries[0]), "n": 10})
+        cur.execute("EXPLAIN " + DENSE_SQL, {"ws": workspace.pk, "vec": vector_literal(queries[0]), "n": 10})
         plan = "\n".join(row[0] for row in cur.fetchall())
     assert HNSW_INDEX in plan, plan
 

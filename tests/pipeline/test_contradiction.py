@@ -191,19 +191,20 @@ def test_it_keeps_a_claim_with_a_missing_named_entity_below_supported(embedder):
 
 
 def test_it_reads_a_possessive_as_the_entity_itself():
-    report = check(
-        "It was the main capital during Egypt's New Kingdom.",
-        [("p1", "Thebes was the main capital of Egypt during the New Kingdom.")],
-    )
-    assert not report.findings
+    claim = "It was the main capital during Egypt's New Kingdom."
+    assert not check(claim, [("p1", "Thebes was the main capital of Egypt during the New Kingdom.")]).findings
+    # the same sentence naming another country: the possessive's entity is missing, and it is found
+    other = check(claim, [("p1", "Thebes was the main capital of Nubia during the New Kingdom.")])
+    assert _rules(other) == ["missing_entity"]
 
 
 def test_it_does_not_take_a_few_for_the_opposite_of_more():
-    report = check(
-        "Strong relationships make students more likely to listen.",
-        [("p1", "A few strong relationships make students likely to listen.")],
-    )
+    claim = "Strong relationships make students more likely to listen."
+    report = check(claim, [("p1", "A few strong relationships make students likely to listen.")])
     assert "antonym" not in _rules(report)
+    # the same evidence with the real opposite ("less") is an antonym finding
+    opposite = check(claim, [("p1", "A few strong relationships make students less likely to listen.")])
+    assert "antonym" in _rules(opposite)
 
 
 def test_it_knows_an_entity_written_as_two_words_or_as_initials():

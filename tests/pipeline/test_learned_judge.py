@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.evaluation.learned_fit import NEI, REFUTED, SUPPORTED, _torch_head, generate_pairs
+from audit.evaluation.learned_fit import NEI, REFUTED, SUPPORTED, generate_pairs, torch_head
 from audit.pipeline.learned_judge import ARTIFACT_PATH, LearnedModel
 
 RECORDS = [
@@ -55,7 +55,7 @@ def test_the_numpy_head_computes_what_the_trained_torch_head_computes():
     import torch
 
     torch.manual_seed(1)
-    head = _torch_head()
+    head = torch_head()
     rng = np.random.default_rng(0)
     claim = rng.normal(size=(5, 384)).astype(np.float32)
     ev = rng.normal(size=(9, 384)).astype(np.float32)

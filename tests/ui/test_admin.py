@@ -9,7 +9,7 @@ from audit.models import AuditEvent, Conversation, UserProfile, Workspace
 pytestmark = pytest.mark.django_db
 
 
-def _workspace_form(workspace, **changes) -> dict:
+def workspace_form(workspace, **changes) -> dict:
     data = {
         "name": workspace.name,
         "slug": workspace.slug,
@@ -45,7 +45,7 @@ def test_it_records_a_mode_and_threshold_change_of_a_workspace(client, admin_use
     client.force_login(admin_user_obj)
     response = client.post(
         f"/admin/audit/workspace/{workspace.pk}/change/",
-        _workspace_form(
+        workspace_form(
             workspace, default_mode="audit-web", threshold_overrides='{"audit_score_threshold": 0.9}'
         ),
     )
@@ -66,7 +66,7 @@ def test_it_records_a_notification_target_added_on_the_workspace_page(client, ad
     client.force_login(admin_user_obj)
     response = client.post(
         f"/admin/audit/workspace/{workspace.pk}/change/",
-        _workspace_form(
+        workspace_form(
             workspace,
             **{
                 "notification_targets-TOTAL_FORMS": "1",
@@ -88,7 +88,7 @@ def test_it_refuses_an_unknown_threshold_and_changes_nothing(client, admin_user_
     client.force_login(admin_user_obj)
     response = client.post(
         f"/admin/audit/workspace/{workspace.pk}/change/",
-        _workspace_form(workspace, default_mode="audit-web", threshold_overrides='{"audit_scor": 0.9}'),
+        workspace_form(workspace, default_mode="audit-web", threshold_overrides='{"audit_scor": 0.9}'),
     )
     assert response.status_code == 200
     assert "unknown threshold(s): audit_scor" in response.content.decode()
@@ -101,7 +101,7 @@ def test_it_refuses_an_allow_list_that_is_not_a_list_of_domains(client, admin_us
     client.force_login(admin_user_obj)
     response = client.post(
         f"/admin/audit/workspace/{workspace.pk}/change/",
-        _workspace_form(workspace, web_allowed_domains='"arxiv.org"'),
+        workspace_form(workspace, web_allowed_domains='"arxiv.org"'),
     )
     assert response.status_code == 200 and "Give a list of domain names" in response.content.decode()
 

@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 from audit.models import AuditEvent, Document, Workspace
-from tests.ui.test_admin import _workspace_form
+from tests.ui.test_admin import workspace_form
 
 pytestmark = pytest.mark.django_db
 
@@ -111,7 +111,7 @@ def test_a_400_digit_number_in_the_workspace_form_is_refused_beside_its_field(
 ):
     client.force_login(admin_user_obj)
     response = client.post(
-        f"/admin/audit/workspace/{workspace.pk}/change/", _workspace_form(workspace, **{field: HUGE})
+        f"/admin/audit/workspace/{workspace.pk}/change/", workspace_form(workspace, **{field: HUGE})
     )
     assert response.status_code == 200 and "errorlist" in response.content.decode()
     assert Workspace.objects.get(pk=workspace.pk).retention_days == workspace.retention_days
@@ -127,7 +127,7 @@ def test_a_400_digit_number_in_the_workspace_json_fields_is_refused_beside_its_f
         {"threshold_overrides": "[" * 50_000 + "]" * 50_000},
     ):
         response = client.post(
-            f"/admin/audit/workspace/{workspace.pk}/change/", _workspace_form(workspace, **changes)
+            f"/admin/audit/workspace/{workspace.pk}/change/", workspace_form(workspace, **changes)
         )
         assert response.status_code == 200, changes
         html = response.content.decode()
@@ -138,10 +138,10 @@ def test_a_400_digit_number_in_the_workspace_json_fields_is_refused_beside_its_f
 def test_a_400_digit_threshold_on_the_settings_page_is_refused_beside_its_field(
     client, admin_user_obj, workspace, field
 ):
-    from tests.ui.test_admin_settings import _post
+    from tests.ui.test_admin_settings import settings_post
 
     client.force_login(admin_user_obj)
-    response = _post(client, workspace, **{field: HUGE})
+    response = settings_post(client, workspace, **{field: HUGE})
     assert response.status_code == 400 and "Must be between" in response.content.decode()
     workspace.refresh_from_db()
     assert not workspace.threshold_overrides
@@ -152,7 +152,7 @@ def test_the_web_allow_list_takes_public_host_names_only(client, admin_user_obj,
     from rest_framework.test import APIClient
 
     client.force_login(admin_user_obj)
-    form = _workspace_form(workspace, web_allowed_domains=f'["arxiv.org", "{entry}"]')
+    form = workspace_form(workspace, web_allowed_domains=f'["arxiv.org", "{entry}"]')
     response = client.post(f"/admin/audit/workspace/{workspace.pk}/change/", form)
     from html import unescape
 

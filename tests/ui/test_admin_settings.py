@@ -7,7 +7,7 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 
-def _post(form_html_client, workspace, **changes):
+def settings_post(form_html_client, workspace, **changes):
     """POST the settings form as the page renders it, with ``changes`` applied."""
     from audit.admin_settings import WorkspaceSettingsForm
 
@@ -44,7 +44,7 @@ def test_saving_keeps_only_values_that_differ_from_the_seed_and_records_an_event
     from audit.models import AuditEvent
 
     client.force_login(admin_user_obj)
-    response = _post(
+    response = settings_post(
         client,
         workspace,
         t__low_confidence_threshold="0.5",
@@ -63,7 +63,7 @@ def test_saving_keeps_only_values_that_differ_from_the_seed_and_records_an_event
 
 def test_a_bad_threshold_is_refused_beside_its_field_and_nothing_is_saved(client, admin_user_obj, workspace):
     client.force_login(admin_user_obj)
-    response = _post(client, workspace, t__audit_score_threshold="1.7", default_mode="audit-local")
+    response = settings_post(client, workspace, t__audit_score_threshold="1.7", default_mode="audit-local")
     html = response.content.decode()
     assert response.status_code == 400 and 'id="settings-errors"' in html
     row = html.split('data-threshold="audit_score_threshold"')[1].split("</tr>")[0]
@@ -71,7 +71,7 @@ def test_a_bad_threshold_is_refused_beside_its_field_and_nothing_is_saved(client
     before = workspace.default_mode
     workspace.refresh_from_db()
     assert not (workspace.threshold_overrides or {}) and workspace.default_mode == before != "audit-local"
-    response = _post(client, workspace, t__audit_score_threshold="lots")
+    response = settings_post(client, workspace, t__audit_score_threshold="lots")
     assert response.status_code == 400 and "Enter a number." in response.content.decode()
 
 
@@ -93,7 +93,7 @@ def test_every_bad_field_is_named_at_once_and_an_at_risk_share_of_0_is_refused(
     client, admin_user_obj, workspace
 ):
     client.force_login(admin_user_obj)
-    response = _post(
+    response = settings_post(
         client,
         workspace,
         t__audit_score_threshold="1.7",
@@ -131,7 +131,7 @@ def test_the_api_refuses_an_at_risk_share_of_0_naming_the_field(client, admin_us
 
 def test_the_settings_page_chooses_whether_revisions_are_held_for_approval(client, admin_user_obj, workspace):
     client.force_login(admin_user_obj)
-    response = _post(
+    response = settings_post(
         client, workspace, revision_approval="regulated", revision_approval_domains="Compliance, neuroscience"
     )
     assert response.status_code == 302

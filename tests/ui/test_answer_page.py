@@ -15,7 +15,7 @@ RECEIVED = "Schultz reported this in 1987 using recordings from rats [1]."
 PROPOSED = "Schultz reported this in 1997 using recordings from rats [1]."
 
 
-def _held(workspace):
+def held_answer(workspace):
     """An answer whose one revision waits for approval, stored as the revision service stores it."""
     answer, claims = build_answer(workspace, text=RECEIVED)
     claim = claims[0]
@@ -80,7 +80,7 @@ def _held(workspace):
 def test_a_held_revision_is_shown_as_a_proposal_with_its_diff_evidence_and_whole_sentence_label(
     client, analyst, workspace
 ):
-    answer, _ = _held(workspace)
+    answer, _ = held_answer(workspace)
     client.force_login(analyst)
     html = client.get(f"/answers/{answer.public_id}/").content.decode()
     section = html.split('id="proposal"')[1].split("</section>")[0]
@@ -102,7 +102,7 @@ def test_a_held_revision_is_shown_as_a_proposal_with_its_diff_evidence_and_whole
 
 
 def test_accepting_a_proposal_from_the_page_serves_it_and_records_who_and_why(client, analyst, workspace):
-    answer, _ = _held(workspace)
+    answer, _ = held_answer(workspace)
     client.force_login(analyst)
     response = client.post(
         f"/answers/{answer.public_id}/revision",
@@ -124,7 +124,7 @@ def test_accepting_a_proposal_from_the_page_serves_it_and_records_who_and_why(cl
 def test_a_decision_without_a_choice_or_reason_is_refused_with_a_linked_error_summary(
     client, analyst, workspace
 ):
-    answer, _ = _held(workspace)
+    answer, _ = held_answer(workspace)
     client.force_login(analyst)
     response = client.post(f"/answers/{answer.public_id}/revision", {"reason": ""})
     html = response.content.decode()
@@ -138,7 +138,7 @@ def test_a_decision_without_a_choice_or_reason_is_refused_with_a_linked_error_su
 
 
 def test_an_auditor_sees_the_proposal_but_no_decision_form_and_may_not_post_one(client, auditor, workspace):
-    answer, _ = _held(workspace)
+    answer, _ = held_answer(workspace)
     client.force_login(auditor)
     html = client.get(f"/answers/{answer.public_id}/").content.decode()
     assert 'id="proposal"' in html and "revision-decision" not in html
@@ -151,7 +151,7 @@ def test_an_auditor_sees_the_proposal_but_no_decision_form_and_may_not_post_one(
 
 
 def test_the_queue_shows_held_revisions_as_proposals(client, analyst, workspace):
-    answer, _ = _held(workspace)
+    answer, _ = held_answer(workspace)
     client.force_login(analyst)
     html = client.get("/escalations/").content.decode()
     section = html.split('id="proposals"')[1].split("</section>")[0]

@@ -9,7 +9,7 @@ from tests.ui.conftest import build_answer
 pytestmark = pytest.mark.django_db
 
 
-def _normal_answer(workspace, text="Dopamine neurons signal reward prediction errors.", **extra):
+def normal_answer(workspace, text="Dopamine neurons signal reward prediction errors.", **extra):
     from audit.models import Answer
 
     return Answer.objects.create(
@@ -26,7 +26,7 @@ def _normal_answer(workspace, text="Dopamine neurons signal reward prediction er
 
 def test_it_lists_every_answer_and_marks_normal_ones_not_audited(client, analyst, workspace):
     audited, _ = build_answer(workspace)
-    normal = _normal_answer(workspace)
+    normal = normal_answer(workspace)
     client.force_login(analyst)
     html = client.get("/answers/").content.decode()
     assert audited.public_id in html and normal.public_id in html
@@ -47,7 +47,7 @@ def test_it_filters_answers_by_mode_domain_date_flagged_and_refuted(client, anal
     flagged, _ = build_answer(workspace)
     clean, _ = build_answer(workspace, domain="compliance", created_at=timezone.now() - dt.timedelta(days=3))
     Claim.objects.filter(answer=clean).update(label="SUPPORTED")
-    normal = _normal_answer(workspace)
+    normal = normal_answer(workspace)
     client.force_login(analyst)
 
     def ids(query):
@@ -82,7 +82,7 @@ def test_a_reversed_date_range_is_said_beside_the_filters_which_keep_what_was_ty
 
 
 def test_a_normal_answer_page_says_not_audited_and_never_counts_labels(client, analyst, workspace):
-    normal = _normal_answer(workspace)
+    normal = normal_answer(workspace)
     client.force_login(analyst)
     html = client.get(f"/answers/{normal.public_id}/").content.decode()
     assert "not audited" in html and 'id="audit-now"' in html
@@ -92,7 +92,7 @@ def test_a_normal_answer_page_says_not_audited_and_never_counts_labels(client, a
 def test_audit_now_audits_a_normal_answer_once_and_links_both_ways(client, analyst, workspace):
     from audit.models import Answer
 
-    normal = _normal_answer(workspace)
+    normal = normal_answer(workspace)
     client.force_login(analyst)
     response = client.post(f"/answers/{normal.public_id}/audit")
     assert response.status_code == 302
@@ -111,7 +111,7 @@ def test_audit_now_audits_a_normal_answer_once_and_links_both_ways(client, analy
 
 
 def test_audit_now_needs_a_role_that_may_submit(client, auditor, workspace):
-    normal = _normal_answer(workspace)
+    normal = normal_answer(workspace)
     client.force_login(auditor)
     assert client.post(f"/answers/{normal.public_id}/audit").status_code == 403
     assert "Audit now" not in client.get("/answers/").content.decode()
@@ -244,7 +244,7 @@ def test_the_claim_list_searches_claim_text_and_shows_a_bad_filter_inline(client
 def test_each_audit_now_button_of_the_list_names_its_answer(client, analyst, workspace):
     import re
 
-    first, second = _normal_answer(workspace), _normal_answer(workspace)
+    first, second = normal_answer(workspace), normal_answer(workspace)
     client.force_login(analyst)
     html = client.get("/answers/").content.decode()
     names = re.findall(r'class="small">Audit now<span class="sr-only"> ([^<]+)</span></button>', html)

@@ -238,9 +238,9 @@ def test_it_says_in_one_sentence_when_there_is_nothing_to_photograph(admin_user_
 def test_the_screenshots_show_a_held_revision_when_there_is_one(admin_user_obj, workspace, tmp_path):
     from django.core.management import call_command
 
-    from tests.ui.test_answer_page import _held
+    from tests.ui.test_answer_page import held_answer
 
-    _held(workspace)
+    held_answer(workspace)
     call_command("screenshots", out=str(tmp_path), username=admin_user_obj.username)
     assert (tmp_path / "answer-proposal.png").stat().st_size > 10_000
     assert (tmp_path / "phone-answer-proposal.png").exists()

@@ -11,8 +11,8 @@ import re
 import pytest
 
 from tests.ui.conftest import build_answer, login, open_case
-from tests.ui.test_answer_page import PROPOSED, _held
-from tests.ui.test_pages import _nightly_report
+from tests.ui.test_answer_page import PROPOSED, held_answer
+from tests.ui.test_pages import nightly_report_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -124,7 +124,7 @@ def test_the_queue_sorts_by_time_to_breach_and_a_bulk_acknowledgement_reports_ea
 def test_a_held_revision_is_rejected_without_a_reason_then_accepted_from_the_answer_page(
     browser_page, live_server, analyst, workspace, viewport
 ):
-    answer, _ = _held(workspace)
+    answer, _ = held_answer(workspace)
     page = browser_page
     page.set_viewport_size(viewport)
     login(page, live_server, analyst, f"/answers/{answer.public_id}/")
@@ -241,8 +241,8 @@ def test_every_table_on_a_phone_stacks_or_scrolls_in_its_box_and_no_word_is_brok
 
     answer, claims = build_answer(workspace)
     case = open_case(claims[1])
-    _nightly_report(workspace, claims[2], timezone.now().date())
-    held, _ = _held(workspace)
+    nightly_report_of(workspace, claims[2], timezone.now().date())
+    held, _ = held_answer(workspace)
     page = browser_page
     login(page, live_server, admin_user_obj, "/")
     problems = {}

@@ -52,7 +52,7 @@ def test_it_seeds_past_days_with_mixed_labels_cases_and_nightly_reports_once(wor
 
 def test_the_same_days_come_out_the_same_when_seeded_again(workspace):
     from audit.models import Answer, Claim
-    from audit.services.demo_history import history_seed
+    from showcase.history import history_seed
 
     call_command("ingest_kb", str(KB), stdout=io.StringIO(), stderr=io.StringIO())
     today = dt.date(2026, 6, 1)

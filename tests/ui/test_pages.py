@@ -141,7 +141,7 @@ def test_it_reads_each_list_page_in_a_fixed_number_of_queries(
         assert client.get(path).status_code == 200
 
 
-def _nightly_report(workspace, claim, day):
+def nightly_report_of(workspace, claim, day):
     from django.utils import timezone
 
     from audit.models import NightlyReport
@@ -209,8 +209,8 @@ def test_it_shows_the_latest_nightly_report_on_its_page_and_the_dashboard(
 
     _, claims = audited_answer
     today = timezone.localdate()
-    _nightly_report(workspace, claims[2], today - dt.timedelta(days=1))
-    _nightly_report(workspace, claims[2], today)
+    nightly_report_of(workspace, claims[2], today - dt.timedelta(days=1))
+    nightly_report_of(workspace, claims[2], today)
     client.force_login(analyst)
     html = client.get("/reports/nightly/").content.decode()
     assert f"Latest: {today.isoformat()}" in html

@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "django_q",
     "audit",
     "escalation",
+    "showcase",
 ]
 
 MIDDLEWARE = [

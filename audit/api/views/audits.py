@@ -25,8 +25,8 @@ from audit.api.serializers import (
     StrictInputSerializer,
 )
 from audit.api.throttles import AuditThrottle
-from audit.api.views.common import _IDEMPOTENCY_KEY_RE, CleanRequestMixin, _workspace
-from audit.api.views.records import _with_escalations
+from audit.api.views.common import IDEMPOTENCY_KEY_RE, CleanRequestMixin, request_workspace
+from audit.api.views.records import with_escalations
 from audit.errors import InvalidInput
 from audit.models.choices import Mode
 from audit.selectors import api as selectors
@@ -136,13 +136,13 @@ class AuditCreateApi(CleanRequestMixin, APIView):
     )
     def post(self, request):
         key = request.headers.get("Idempotency-Key", "")
-        if key and not _IDEMPOTENCY_KEY_RE.match(key):
+        if key and not IDEMPOTENCY_KEY_RE.match(key):
             raise InvalidInput(
                 "Idempotency-Key", "must be 1 to 255 printable ASCII characters without spaces."
             )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        workspace = _workspace(request)
+        workspace = request_workspace(request)
         submission = audit_submit(
             workspace=workspace,
             user=request.user,
@@ -151,7 +151,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             request=audit_request_from(data.validated_data),
         )
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
-        body = _with_escalations(
+        body = with_escalations(
             AnswerSerializer,
             answer,
             mode_decision=submission.decision,

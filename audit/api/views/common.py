@@ -12,7 +12,7 @@ from audit.errors import InvalidInput
 from audit.services.workspaces import workspace_for_user
 
 EXPORT_BATCH = 500
-_IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 
 class Pagination(PageNumberPagination):
@@ -43,7 +43,7 @@ class CleanRequestMixin:
                 raise InvalidInput(*found)
 
 
-def _workspace(request):
+def request_workspace(request):
     return workspace_for_user(request.user)
 
 

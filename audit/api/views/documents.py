@@ -24,7 +24,7 @@ from audit.api.serializers import (
     StrictCharField,
     StrictInputSerializer,
 )
-from audit.api.views.common import CleanRequestMixin, Pagination, _workspace
+from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
 from audit.errors import InvalidInput
 from audit.models import Document
 from audit.selectors import api as selectors
@@ -78,7 +78,7 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Document.objects.none()
-        queryset = selectors.document_list(workspace=_workspace(self.request))
+        queryset = selectors.document_list(workspace=request_workspace(self.request))
         domain = self.request.query_params.get("domain")
         return queryset.filter(domain=domain.lower()) if domain else queryset
 
@@ -92,7 +92,7 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
         data = self.InputSerializer(data=form)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        workspace = _workspace(request)
+        workspace = request_workspace(request)
         try:
             if values.get("file"):
                 docs = list(_documents_from_upload(values["file"], values, documents_from_file))
@@ -161,7 +161,7 @@ class DocumentDetailApi(CleanRequestMixin, generics.RetrieveDestroyAPIView):
         return [CanRead()] if self.request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
 
     def get_queryset(self):
-        return selectors.document_list(workspace=_workspace(self.request))
+        return selectors.document_list(workspace=request_workspace(self.request))
 
     def perform_destroy(self, instance):
         document_delete(document=instance, actor=self.request.user)

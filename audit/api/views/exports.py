@@ -21,8 +21,8 @@ from audit.api.permissions import CanRead
 from audit.api.serializers import (
     ClaimCardSerializer,
 )
-from audit.api.views.common import EXPORT_BATCH, CleanRequestMixin, _workspace
-from audit.api.views.records import _with_escalations
+from audit.api.views.common import EXPORT_BATCH, CleanRequestMixin, request_workspace
+from audit.api.views.records import with_escalations
 from audit.errors import InvalidInput
 from audit.filters import ClaimFilter
 from audit.models import Claim
@@ -45,7 +45,7 @@ def _card_stream(queryset):
     """Yield Claim Card dicts in batches (one escalation query per batch)."""
     iterator = queryset.iterator(chunk_size=EXPORT_BATCH)
     while batch := list(itertools.islice(iterator, EXPORT_BATCH)):
-        yield from _with_escalations(ClaimCardSerializer, batch, many=True)
+        yield from with_escalations(ClaimCardSerializer, batch, many=True)
 
 
 def _export_response(queryset, fmt: str, filename: str) -> StreamingHttpResponse:
@@ -92,12 +92,12 @@ class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView):
     )
     def get(self, request):
         fmt = _export_format(request)
-        queryset = self.filter_queryset(selectors.claim_card_list(workspace=_workspace(request)))
+        queryset = self.filter_queryset(selectors.claim_card_list(workspace=request_workspace(request)))
         return _export_response(queryset, fmt, f"claim-cards-{timezone.now():%Y%m%dT%H%M%SZ}")
 
 
 class ClaimCardDailyBundleApi(CleanRequestMixin, APIView):
-    """The day's bundle of low-confidence claims (spec §4.4): REFUTED / NEI below 0.60."""
+    """The day's bundle of low-confidence claims (docs/SPEC_NOTES.md#nightly-auditor): REFUTED / NEI below 0.60."""
 
     permission_classes = [CanRead]
     content_negotiation_class = IgnoreFormatNegotiation
@@ -128,6 +128,6 @@ class ClaimCardDailyBundleApi(CleanRequestMixin, APIView):
         data.is_valid(raise_exception=True)
         day = data.validated_data.get("date") or timezone.now().date()
         queryset = selectors.low_confidence_claims(
-            workspace=_workspace(request), day=day, threshold=data.validated_data.get("threshold")
+            workspace=request_workspace(request), day=day, threshold=data.validated_data.get("threshold")
         )
         return _export_response(queryset, fmt, f"low-confidence-claims-{day:%Y-%m-%d}")

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from audit.api.parsers import StrictJSONParser
 from audit.api.permissions import CanChangeSettings, CanRead
-from audit.api.views.common import CleanRequestMixin, Pagination, _workspace
+from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
 from audit.api.views.exports import IgnoreFormatNegotiation
 from audit.exports import iter_jsonl
 from audit.models import CalibrationVersion, ReviewedExample
@@ -89,7 +89,7 @@ class ReviewedExampleListApi(CleanRequestMixin, generics.ListAPIView):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return self.queryset
-        return reviewed_example_list(workspace=_workspace(self.request))
+        return reviewed_example_list(workspace=request_workspace(self.request))
 
 
 class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView):
@@ -104,7 +104,7 @@ class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView):
 
     @extend_schema(responses={(200, "application/x-ndjson"): OpenApiTypes.STR})
     def get(self, request):
-        workspace = _workspace(request)
+        workspace = request_workspace(request)
         queryset = self.filter_queryset(reviewed_example_list(workspace=workspace))
         response = StreamingHttpResponse(
             iter_jsonl(benchmark_rows(workspace=workspace, queryset=queryset)),
@@ -150,7 +150,7 @@ class CalibrationApi(CleanRequestMixin, APIView):
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request):
-        return Response(self.OutputSerializer(calibration_state(_workspace(request))).data)
+        return Response(self.OutputSerializer(calibration_state(request_workspace(request))).data)
 
 
 class CalibrationRunApi(CleanRequestMixin, APIView):
@@ -167,7 +167,7 @@ class CalibrationRunApi(CleanRequestMixin, APIView):
 
     @extend_schema(request=None, responses={202: OutputSerializer, 200: OutputSerializer})
     def post(self, request):
-        workspace = _workspace(request)
+        workspace = request_workspace(request)
         n, _supported, needed = readiness(examples_for_calibration(workspace=workspace))
         if needed:
             body = {
@@ -204,7 +204,7 @@ class CalibrationRollbackApi(CleanRequestMixin, APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = calibration_activate(
-            workspace=_workspace(request),
+            workspace=request_workspace(request),
             number=data.validated_data["version"],
             actor=request.user,
             reason=data.validated_data.get("reason", ""),

@@ -22,7 +22,7 @@ from audit.api.serializers import (
     StrictCharField,
     StrictInputSerializer,
 )
-from audit.api.views.common import CleanRequestMixin, Pagination, _workspace
+from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
 from audit.filters import AnswerFilter, ClaimFilter, EvidenceFilter, RunFilter
 from audit.models import Answer, Claim, Evidence, VerificationRun
 from audit.selectors import api as selectors
@@ -41,7 +41,7 @@ class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation: the model, no query
             return self.queryset
-        return type(self).selector(workspace=_workspace(self.request))
+        return type(self).selector(workspace=request_workspace(self.request))
 
 
 class AnswerListApi(_WorkspaceListApi):
@@ -53,7 +53,7 @@ class AnswerListApi(_WorkspaceListApi):
     selector = staticmethod(selectors.answer_list)
 
 
-def _with_escalations(serializer_class, items, *, many: bool = False, **context):
+def with_escalations(serializer_class, items, *, many: bool = False, **context):
     """Serialize answers or claims with their review cases loaded in one query."""
     rows = items if many else [items]
     claims = [claim for row in rows for claim in (row.claims.all() if isinstance(row, Answer) else [row])]
@@ -69,9 +69,9 @@ class AnswerDetailApi(CleanRequestMixin, APIView):
     @extend_schema(responses={200: AnswerSerializer})
     def get(self, request, answer_id: str):
         answer = get_object_or_404(
-            selectors.answer_detail_list(workspace=_workspace(request)), public_id=answer_id
+            selectors.answer_detail_list(workspace=request_workspace(request)), public_id=answer_id
         )
-        return Response(_with_escalations(AnswerSerializer, answer))
+        return Response(with_escalations(AnswerSerializer, answer))
 
 
 class AnswerRevisionDecisionApi(CleanRequestMixin, APIView):
@@ -92,13 +92,13 @@ class AnswerRevisionDecisionApi(CleanRequestMixin, APIView):
     @extend_schema(request=InputSerializer, responses={200: AnswerSerializer})
     def post(self, request, answer_id: str):
         answer = get_object_or_404(
-            selectors.answer_detail_list(workspace=_workspace(request)), public_id=answer_id
+            selectors.answer_detail_list(workspace=request_workspace(request)), public_id=answer_id
         )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         answer_revision_decide(answer=answer, actor=request.user, **data.validated_data)
-        answer = selectors.answer_detail_list(workspace=_workspace(request)).get(pk=answer.pk)
-        return Response(_with_escalations(AnswerSerializer, answer))
+        answer = selectors.answer_detail_list(workspace=request_workspace(request)).get(pk=answer.pk)
+        return Response(with_escalations(AnswerSerializer, answer))
 
 
 class ClaimListApi(_WorkspaceListApi):
@@ -111,7 +111,7 @@ class ClaimListApi(_WorkspaceListApi):
 
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-        return self.get_paginated_response(_with_escalations(ClaimCardSerializer, page, many=True))
+        return self.get_paginated_response(with_escalations(ClaimCardSerializer, page, many=True))
 
 
 class ClaimDetailApi(CleanRequestMixin, APIView):
@@ -122,11 +122,11 @@ class ClaimDetailApi(CleanRequestMixin, APIView):
     @extend_schema(responses={200: ClaimCardSerializer})
     def get(self, request, answer_id: str, claim_id: str):
         claim = get_object_or_404(
-            selectors.claim_card_list(workspace=_workspace(request)),
+            selectors.claim_card_list(workspace=request_workspace(request)),
             answer__public_id=answer_id,
             claim_id=claim_id,
         )
-        return Response(_with_escalations(ClaimCardSerializer, claim))
+        return Response(with_escalations(ClaimCardSerializer, claim))
 
 
 class EvidenceListApi(_WorkspaceListApi):
@@ -155,4 +155,4 @@ class RunDetailApi(CleanRequestMixin, generics.RetrieveAPIView):
     serializer_class = RunSerializer
 
     def get_queryset(self):
-        return selectors.run_list(workspace=_workspace(self.request))
+        return selectors.run_list(workspace=request_workspace(self.request))

@@ -1,4 +1,4 @@
-"""POST /api/v1/retrieve: the knowledge-base search with the pipeline's scoring (spec 004 §7)."""
+"""POST /api/v1/retrieve: the knowledge-base search with the pipeline's scoring (docs/SPEC_NOTES.md#evidence-and-retrieval)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ from audit.api.serializers import (
     StrictCharField,
     StrictInputSerializer,
 )
-from audit.api.views.common import CleanRequestMixin, _workspace
+from audit.api.views.common import CleanRequestMixin, request_workspace
 from audit.selectors import api as selectors
 from audit.selectors.retrieval import RetrievalFilters, kb_retrieve
 
-# --- Retrieval (spec 004 §7) --------------------------------------------------------------------
+# --- Retrieval (docs/SPEC_NOTES.md#evidence-and-retrieval) --------------------------------------------------------------------
 
 
 class RetrieveApi(CleanRequestMixin, APIView):
@@ -80,7 +80,7 @@ class RetrieveApi(CleanRequestMixin, APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        workspace = _workspace(request)
+        workspace = request_workspace(request)
         kind = "claim" if "claim" in values else "query"
         top_k = values.get("top_k") or selectors.thresholds_for(workspace).retrieval_top_k
         filters = RetrievalFilters(

@@ -22,7 +22,7 @@ from audit.api.serializers import (
     StrictCharField,
     StrictInputSerializer,
 )
-from audit.api.views.common import CleanRequestMixin, _workspace
+from audit.api.views.common import CleanRequestMixin, request_workspace
 from audit.models import Conversation, UserProfile
 from audit.models.choices import Mode, RevisionApproval
 from audit.selectors import api as selectors
@@ -95,7 +95,7 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request):
-        return Response(self.OutputSerializer(_workspace(request)).data)
+        return Response(self.OutputSerializer(request_workspace(request)).data)
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
     def patch(self, request):
@@ -106,7 +106,7 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
             if key in values:
                 values[key] = sorted({v.strip().lower() for v in values[key] if v.strip()})
         workspace = modes.workspace_settings_update(
-            workspace=_workspace(request), actor=request.user, **values
+            workspace=request_workspace(request), actor=request.user, **values
         )
         return Response(self.OutputSerializer(workspace).data)
 
@@ -138,14 +138,14 @@ class ThresholdsApi(CleanRequestMixin, APIView):
 
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request):
-        return Response(self._body(_workspace(request)))
+        return Response(self._body(request_workspace(request)))
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
     def put(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = modes.thresholds_set(
-            workspace=_workspace(request),
+            workspace=request_workspace(request),
             actor=request.user,
             overrides=data.validated_data["threshold_overrides"],
         )
@@ -171,7 +171,7 @@ class UserModeApi(CleanRequestMixin, APIView):
 
     def _user(self, request, username):
         """The user, when in the caller's workspace (users without a profile are in the default one)."""
-        user = workspace_member(_workspace(request), username)
+        user = workspace_member(request_workspace(request), username)
         if user is None:
             raise Http404  # the same answer for a missing user and one of another workspace
         return user
@@ -190,7 +190,7 @@ class UserModeApi(CleanRequestMixin, APIView):
         data = _ModeInput(data=request.data)
         data.is_valid(raise_exception=True)
         modes.user_mode_set(
-            workspace=_workspace(request),
+            workspace=request_workspace(request),
             user=user,
             actor=request.user,
             mode=data.validated_data["default_mode"],
@@ -214,7 +214,7 @@ class ConversationModeApi(CleanRequestMixin, APIView):
     @extend_schema(responses={200: OutputSerializer})
     def get(self, request, conversation_id: str):
         conversation = get_object_or_404(
-            Conversation, workspace=_workspace(request), external_id=conversation_id
+            Conversation, workspace=request_workspace(request), external_id=conversation_id
         )
         return Response(self.OutputSerializer(conversation).data)
 
@@ -223,7 +223,7 @@ class ConversationModeApi(CleanRequestMixin, APIView):
         data = _ModeInput(data=request.data)
         data.is_valid(raise_exception=True)
         conversation = modes.conversation_mode_set(
-            workspace=_workspace(request),
+            workspace=request_workspace(request),
             external_id=conversation_id,
             mode=data.validated_data["default_mode"],
             actor=request.user,
@@ -260,7 +260,7 @@ class ModePreviewApi(CleanRequestMixin, APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         decision = modes.mode_resolve(
-            workspace=_workspace(request),
+            workspace=request_workspace(request),
             user=request.user,
             requested=values.get("mode", ""),
             conversation_id=values.get("conversation_id", ""),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 from audit.constants import Thresholds
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
@@ -28,7 +29,9 @@ class VerifyContext:
     encode_tokens: object = None  # texts -> (vectors, piece matrices); defaults to encode_with_tokens
     progress: object = None  # callable(n) told as batches of n claims are done (progress bars)
     llm: object = None  # an audit.pipeline.llm.LLMClient when one is configured (LLM methods)
-    results: dict = field(default_factory=dict)  # method name -> {claim_id: MethodResult}, for later methods
+    results: dict[str, Any] = field(
+        default_factory=dict
+    )  # method name -> {claim_id: MethodResult}, for later methods
 
 
 def verify_context(
@@ -37,10 +40,10 @@ def verify_context(
     domain: str | None = "",
     query: str | None = "",
     now: datetime | None = None,
-    embed=None,
-    encode_tokens=None,
-    progress=None,
-    llm=None,
+    embed: Any = None,
+    encode_tokens: Any = None,
+    progress: Any = None,
+    llm: Any = None,
 ) -> VerifyContext:
     """The one way to build the context the methods run in (the pipeline's audit and structured
     audit, the deep-check, web and nightly services): a missing domain or query is "", a missing

@@ -11,10 +11,10 @@ from __future__ import annotations
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
 from audit.pipeline.methods.numeric import compare_numbers
 from audit.pipeline.numbers import extract_quantities
-from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
+from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
 
 
-def source_key(p) -> str:
+def source_key(p: Passage) -> str:
     """Passages of one document (same URI, else same title) are one source: they cannot conflict."""
     return p.uri or (p.title and f"title:{p.title}") or f"id:{p.id}"
 

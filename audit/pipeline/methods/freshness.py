@@ -1,4 +1,4 @@
-"""Source freshness against the workspace policy (seed 000 §8.3, seed 004 §4.3).
+"""Source freshness against the workspace policy (docs/SPEC_NOTES.md#freshness-and-retention).
 
 A dated passage older than the policy for its domain (neuroscience 18 months, general 36, or the
 workspace's override) raises ``outdated_source``. Without any dated evidence it does not run.
@@ -24,13 +24,13 @@ class FreshnessMethod(VerificationMethod):
     display_name = "Source freshness"
 
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
-        dated = [h for h in hits if h.passage.published]
+        dated = [(h, h.passage.published) for h in hits if h.passage.published is not None]
         if not dated:
             return MethodResult(self.name, ran=False, details={"reason": "no dated evidence"})
         items, outdated = [], 0
-        for h in dated:
+        for h, published in dated:
             limit = ctx.thresholds.freshness_for(ctx.domain or h.passage.domain)
-            age = age_months(h.passage.published, ctx.now)
+            age = age_months(published, ctx.now)
             stale = age > limit
             outdated += stale
             items.append(

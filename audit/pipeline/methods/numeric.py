@@ -28,6 +28,7 @@ def quantities(text: str) -> list:
     return extract_quantities(text) + spelled_counts(text)
 
 
+# long: one pass over the claim's quantities, with the counters the method reports
 def compare_numbers(
     claim_text: str, evidence_texts: list[str], rel_tol: float = 0.02, approx_tol: float = 0.10
 ) -> dict:

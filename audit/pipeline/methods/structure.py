@@ -8,13 +8,15 @@ override does, and a missing named entity into a confidence below the SUPPORTED 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from audit.pipeline.contradiction import check
 from audit.pipeline.embedding import similarity_fn
 from audit.pipeline.methods.base import ROLE_STRUCTURE, VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 
-def _similarity_fn(ctx: VerifyContext):
+def _similarity_fn(ctx: VerifyContext) -> Callable[[str, str], float]:
     return similarity_fn(getattr(ctx, "embed", None))
 
 

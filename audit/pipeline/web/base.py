@@ -13,7 +13,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
-from typing import Protocol
+from typing import Any, Protocol
 
 from audit import constants
 from audit.pipeline.text import STOPWORDS, words
@@ -55,13 +55,13 @@ class WebDocument:
     retrieved_at: datetime
     published: date | None = None
     request_url: str = ""  # the API call that returned it
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def hash(self) -> str:
         return "sha256:" + hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
-    def provenance(self) -> dict:
+    def provenance(self) -> dict[str, Any]:
         """The provenance stored on the evidence row (docs/SPEC_NOTES.md#analyst-pages + docs/SPEC_NOTES.md#escalation-to-audit-web)."""
         return {
             "provider": self.provider,

@@ -364,6 +364,7 @@ def safe_fetch(
         )
 
 
+# long: one HTTP exchange: every limit is checked on the same socket as it is read
 def _exchange(
     conn,
     target: _Target,

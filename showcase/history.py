@@ -24,13 +24,21 @@ import time
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.db import transaction
 from django.utils import timezone
 
 from audit import constants, hooks, roles
-from audit.models import Answer, AuditEvent, Chunk, Claim, Evidence, VerificationRun, Workspace
+from audit.models import Answer, AuditEvent, Chunk, Claim, Evidence, UserProfile, VerificationRun, Workspace
 from audit.models.choices import Label
+from audit.pipeline.audit import verify_claims
+from audit.selectors.api import thresholds_for
+from audit.services.nightly import nightly_audit_run
 from audit.services.reviewed_examples import case_decision_example_record
+from escalation import policy
+from escalation import selectors as esc_selectors
+from escalation.models import CurationItem, Notification, ReviewCase, ReviewEvent
+from escalation.services import RELABEL_DECISIONS
 
 HISTORY_PREFIX = "demo-history"  # conversation ids of history answers: demo-history-YYYY-MM-DD-N
 
@@ -258,8 +266,6 @@ def _sha(text: str) -> str:
 
 def _verdicts(workspace: Workspace):
     """Verify the bank once against the chunks of each claim's document; return [(bank row, verdict, chunks)]."""
-    from audit.pipeline.audit import verify_claims
-    from audit.selectors.api import thresholds_for
 
     chunks = {}
     for chunk in (
@@ -292,9 +298,6 @@ def _verdicts(workspace: Workspace):
 
 def _reviewers(workspace: Workspace) -> dict[int, object]:
     """The demo reviewers (one per tier, no password: they cannot sign in), created once."""
-    from django.contrib.auth.models import Group
-
-    from audit.models import UserProfile
 
     users = {}
     for tier, (username, role) in REVIEWERS.items():
@@ -310,6 +313,7 @@ def _reviewers(workspace: Workspace) -> dict[int, object]:
     return users
 
 
+# long: demo data: one answer's rows in the shape audit_and_store writes them
 def _store_answer(workspace, day_start, rng, bank, per_claim_ms, number) -> Answer:
     """One answer of two to four bank claims about one document, stored as audit_and_store stores it."""
     uri = rng.choice(sorted({row[0] for row, _, _ in bank}))
@@ -420,7 +424,6 @@ def _store_answer(workspace, day_start, rng, bank, per_claim_ms, number) -> Answ
 
 
 def _event(case, kind, at, tier, actor=None, reason="", details=None):
-    from escalation.models import ReviewEvent
 
     ReviewEvent.objects.create(
         case=case,
@@ -444,11 +447,9 @@ def _event(case, kind, at, tier, actor=None, reason="", details=None):
     )
 
 
+# long: demo data: one case's life, event after event, in time order
 def _live_case(case, rng, reviewers, now, calendar) -> None:
     """Walk a case through a plausible life from its opening time, never past ``now``."""
-    from escalation import policy
-    from escalation.models import CurationItem, ReviewCase
-    from escalation.services import RELABEL_DECISIONS
 
     t = case.opened_at
     tier, breached, owner = 1, False, None
@@ -571,8 +572,6 @@ def history_seed(
     *, workspace: Workspace, days: int = 30, today: dt.date | None = None, nightly: bool = True, progress=None
 ) -> HistoryOutcome:
     """Add ``days`` days of history before ``today`` (UTC) to the workspace; days already there are kept."""
-    from escalation import selectors as esc_selectors
-    from escalation.models import Notification, ReviewCase
 
     started = time.perf_counter()
     now = timezone.now()
@@ -618,8 +617,6 @@ def history_seed(
     if (
         nightly
     ):  # every wanted day, so a run cut short earlier gets its reports too (a done day is left as it is)
-        from audit.services.nightly import nightly_audit_run
-
         for day in wanted:
             reports += not nightly_audit_run(workspace=workspace, day=day).already_done
     return HistoryOutcome(
@@ -634,7 +631,6 @@ def history_seed(
 
 
 def _l1_clock(case, opened_at, calendar) -> dict:
-    from escalation import policy
 
     when = policy.deadlines(1, calendar, start=opened_at)
     return {"clock_started_at": opened_at, "due_at": when.due_at, "at_risk_at": when.at_risk_at}

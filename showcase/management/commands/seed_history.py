@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from audit.management.workspace_option import workspace_from_option
-from audit.services.demo_history import history_seed
 from audit.services.workspaces import workspace_get_default
+from showcase.history import history_seed
 
 
 class Command(BaseCommand):

@@ -1,0 +1,81 @@
+"""The walk of one Audit-Local ``POST /api/v1/audits`` through the code (docs/ARCHITECTURE.md,
+"The path of one audit"): the job is built once, so the workspace's thresholds, the verification
+plan and the LLM setup are each read once by the audit services."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = tuple(str(ROOT / app) + "/" for app in ("audit", "escalation", "showcase"))
+
+WATCHED = {"verification_plan"}  # the one pipeline function this walk follows
+
+BODY = {
+    "query": "What does LTP require?",
+    "answer": "LTP requires NMDA receptors [1]. The hippocampus has three layers [cite:kb2].",
+    "contexts": [
+        {"id": "kb1", "title": "Synaptic plasticity", "text": "LTP depends on NMDA receptors."},
+        {"id": "kb2", "title": "Hippocampus", "text": "The hippocampus has three layers."},
+    ],
+    "mode": "audit-local",
+}
+
+
+def walk(client) -> tuple[int, list[tuple[str, str, str]]]:
+    """POST the body once; return (status, [(caller file, callee file, callee name)]) of every call
+    of a project function (audit, escalation, showcase; of the pipeline only ``WATCHED``)."""
+    calls: list[tuple[str, str, str]] = []
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        callee = frame.f_code.co_filename
+        if not callee.startswith(PROJECT) or frame.f_code.co_name == "<module>":  # not imports
+            return
+        if "/pipeline/" in callee and frame.f_code.co_name not in WATCHED:
+            return
+        caller = frame.f_back.f_code.co_filename if frame.f_back else ""
+        calls.append(
+            (caller.removeprefix(str(ROOT) + "/"), callee.removeprefix(str(ROOT) + "/"), frame.f_code.co_name)
+        )
+
+    sys.setprofile(profile)
+    try:
+        response = client.post("/api/v1/audits", data=json.dumps(BODY), content_type="application/json")
+    finally:
+        sys.setprofile(None)
+    return response.status_code, calls
+
+
+def test_one_audit_local_request_reads_the_thresholds_the_plan_and_the_llm_setup_once(client_for, submitter):
+    status, calls = walk(client_for(submitter))
+    assert status == 201
+    by_caller = Counter((caller, name) for caller, _, name in calls)
+    services = ("audit/services/submissions.py", "audit/services/audit.py", "audit/services/structured.py")
+    assert (
+        sum(n for (caller, name), n in by_caller.items() if name == "thresholds_for" and caller in services)
+        == 1
+    )
+    assert sum(n for (_, name), n in by_caller.items() if name == "verification_plan") == 1
+    assert sum(n for (_, name), n in by_caller.items() if name == "llm_setup_for") == 1
+
+
+def test_figures_of_the_walk(client_for, submitter, capsys):
+    """Prints the figures docs/ARCHITECTURE.md states (``pytest tests/api/test_request_walk.py -s -k figures``)."""
+    client = client_for(submitter)
+    walk(client)  # a first request loads the models and fills the caches; the second one is measured
+    status, calls = walk(client)
+    assert status == 201 and calls
+    files = [callee for _, callee, _ in calls]
+    entries = Counter(callee for caller, callee, _ in calls if caller != callee)
+    with capsys.disabled():
+        print(
+            f"\nwalk: {len(calls)} calls of {len({(c, n) for _, c, n in calls})} project functions "
+            f"in {len(set(files))} files; audit/services/submissions.py entered "
+            f"{entries['audit/services/submissions.py']} times from another file; "
+            f"thresholds_for called {sum(1 for *_, n in calls if n == 'thresholds_for')} times in all"
+        )
