@@ -19,6 +19,7 @@ from audit.constants import (
     DEFAULT_SOFTENING_STYLE,
     DEFAULT_UNSUPPORTED_ACTION,
     EMAIL_TIMEOUT_S,
+    LLM_CONCURRENCY,
     SOFTENING_STYLES,
     UNSUPPORTED_ACTIONS,
 )
@@ -271,7 +272,7 @@ THEORIA = {
     "LLM_MODEL": envstr("THEORIA_LLM_MODEL", ""),
     "LLM_TIMEOUT_S": envfloat("THEORIA_LLM_TIMEOUT_S", 20.0),
     "LLM_MAX_RETRIES": envint("THEORIA_LLM_MAX_RETRIES", 2, minimum=0),
-    "LLM_CONCURRENCY": envint("THEORIA_LLM_CONCURRENCY", 4, minimum=1),
+    "LLM_CONCURRENCY": envint("THEORIA_LLM_CONCURRENCY", LLM_CONCURRENCY, minimum=1),
     # docs/LLM.md: the LLM time of an audit's synchronous part (0: audit.constants.LLM_TIME_BUDGET_S),
     # and the structured-output form ("auto" probes the endpoint once; "prompt" never asks for one)
     "LLM_TIME_BUDGET_S": envfloat("THEORIA_LLM_TIME_BUDGET_S", 0.0),
