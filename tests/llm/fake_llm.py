@@ -40,6 +40,7 @@ class Reply:
     finish_reason: str = "stop"
     chunk_delay_s: float = 0.0  # streamed replies: the pause before each piece (a slow generation)
     chunk_chars: int = 16  # streamed replies: characters a piece
+    drop: bool = False  # close the connection without a reply (a connection reset)
 
 
 def ok(value, **kw) -> Reply:
@@ -55,6 +56,7 @@ class FakeLLMServer:
         self.cancelled = 0  # streamed replies the client hung up on before the end
         self.finished = 0  # streamed replies sent to the end
         self.honours: set[str] = set()
+        self.probe_status: int | None = None  # an HTTP status every probe gets (a server in trouble)
         self.rejects: set[str] = set()
         self._lock = threading.Lock()
         server = self
@@ -71,6 +73,10 @@ class FakeLLMServer:
                 reply = server._pick(body, self.path)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
+                if reply.drop:
+                    self.close_connection = True
+                    self.connection.shutdown(2)  # socket.SHUT_RDWR
+                    return
                 if reply.status != 200:
                     payload = json.dumps(
                         {"error": {"message": f"scripted {reply.status}", "type": "server_error"}}
@@ -141,6 +147,8 @@ class FakeLLMServer:
             self.requests.append({"body": body, "path": path, "at": time.monotonic()})
             form = self.form_of(body)
             if "TASK: probe" in text:
+                if self.probe_status:
+                    return Reply(status=self.probe_status)
                 if form in self.rejects:
                     return Reply(status=500)
                 return ok({"probe": "theoria"}) if form in self.honours else ok("Hello!")

@@ -348,3 +348,100 @@ def test_it_leaves_the_json_example_out_of_the_prompt_under_a_grammar(llm_server
     sent = llm_server.calls("TASK: extract_claims")[-1]["body"]["messages"][0]["content"]
     assert '{"claims": [{"text": "<claim>"}]}' not in sent  # a small model copies an example verbatim
     assert "claims: list of {text: string}" in sent and sent.endswith("The hippocampus supports memory.")
+
+
+def test_fast_garbage_opens_the_breaker_as_transport_errors_do(llm_server, make_client):
+    llm_server.route("extract_claims", ok("<html><body>Bad gateway</body></html>"))
+    client = make_client()
+    for _ in range(2):
+        with pytest.raises(LLMError):
+            client.complete_json(purpose="extract_claims", messages=MSG)
+    # 3 unusable replies in a row (LLM_BREAKER_FAILURES): the repair of the second call was refused
+    assert len(llm_server.requests) == 3
+    with pytest.raises(LLMError) as err:
+        make_client().complete_json(purpose="extract_claims", messages=MSG)
+    assert err.value.kind == "circuit_open" and len(llm_server.requests) == 3
+
+
+def test_one_connection_reset_does_not_send_the_endpoint_offline(llm_server, make_client):
+    llm_server.route("extract_claims", Reply(drop=True), ok(CLAIMS))
+    client = make_client(max_retries=0)
+    with pytest.raises(LLMError) as err:
+        client.complete(purpose="extract_claims", messages=MSG)
+    assert err.value.kind == "connection"
+    assert client.endpoint.breaker.refusal() is None
+    assert make_client().complete_json(purpose="extract_claims", messages=MSG) == CLAIMS
+
+
+def test_a_half_open_breaker_lets_one_trial_through_at_a_time():
+    import threading
+
+    from audit.pipeline.llm.base import LLMError as Error
+    from audit.pipeline.llm.endpoint import CircuitBreaker
+
+    now = [0.0]
+    breaker = CircuitBreaker(failures=1, cooldown_s=30, clock=lambda: now[0])
+    recovered = []
+    breaker.on_recovery.append(lambda: recovered.append(True))
+    breaker.failure(Error("server_error", "HTTP 503"))
+    assert breaker.admit()  # cooling down
+    now[0] += 31
+    assert breaker.admit() is None  # this thread's call is the trial
+    other: list = []
+    thread = threading.Thread(target=lambda: other.append(breaker.admit()))
+    thread.start()
+    thread.join()
+    assert "trial call is in flight" in other[0]
+    breaker.success()
+    assert breaker.refusal() is None and recovered == [True]
+
+
+def test_a_form_probed_while_the_server_was_in_trouble_is_probed_again_after_recovery(
+    llm_server, make_client
+):
+    llm_server.honours = {"llama_json_object"}
+    llm_server.probe_status = 503
+    llm_server.route("extract_claims", ok(CLAIMS))
+    first = make_client(structured="auto", max_retries=0)
+    first.complete_json(purpose="extract_claims", messages=MSG)
+    assert first.accounting.structured == "prompt" and first.endpoint.form_until is not None
+    llm_server.probe_status = None
+    breaker = first.endpoint.breaker
+    breaker.failure(LLMError("server_error", "HTTP 503"), hard=True)
+    breaker.opened_at -= breaker.cooldown_s + 1  # the cool-down is over
+    second = make_client(structured="auto")
+    second.complete_json(purpose="extract_claims", messages=MSG)  # the trial succeeds: a recovery
+    third = make_client(structured="auto")
+    third.complete_json(purpose="extract_claims", messages=MSG)
+    assert third.accounting.structured == "llama_json_object"
+
+
+def test_an_abandoned_call_closes_the_connection_so_the_server_stops_generating(llm_server, make_client):
+    llm_server.route("extract_claims", ok("x" * 400, chunk_delay_s=0.05, chunk_chars=4))  # 5 s of tokens
+    client = make_client(timeout_s=0.5, max_retries=0)
+    started = time.monotonic()
+    with pytest.raises(LLMError) as err:
+        client.complete(purpose="extract_claims", messages=MSG)
+    assert err.value.kind == "timeout" and time.monotonic() - started < 1.5
+    deadline = time.monotonic() + 2.0
+    while not llm_server.cancelled and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert llm_server.cancelled == 1 and llm_server.finished == 0
+
+
+def test_the_wait_for_a_free_slot_counts_against_the_audits_time_budget(llm_server, make_client):
+    import threading
+
+    llm_server.route("extract_claims", ok(CLAIMS, delay_s=2.0))
+    busy = make_client(concurrency=1)
+    thread = threading.Thread(target=lambda: busy.complete(purpose="extract_claims", messages=MSG))
+    thread.start()
+    time.sleep(0.2)
+    waiting = make_client(concurrency=1, time_budget_s=1.0)
+    started = time.monotonic()
+    with pytest.raises(LLMError) as err:
+        waiting.complete(purpose="extract_claims", messages=MSG)
+    waited = time.monotonic() - started
+    thread.join()
+    assert err.value.kind == "budget" and "free slot" in err.value.message
+    assert waited < 1.2 and len(llm_server.requests) == 1
