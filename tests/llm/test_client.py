@@ -277,25 +277,45 @@ def test_it_probes_once_per_endpoint_which_structured_output_form_works(
 
 def test_it_sends_a_schema_small_enough_for_grammar_engines():
     from audit.pipeline.llm.endpoint import format_kwargs
-    from audit.pipeline.llm.schemas import TASKS, WIRE_MAX_ITEMS
+    from audit.pipeline.llm.schemas import TASKS, WIRE_MAX_ITEMS, WIRE_MAX_LENGTH
 
-    def bounds(node):
+    def bounds(node, key):
         if isinstance(node, dict):
-            return [v for k, v in node.items() if k == "maxItems"] + [
-                b for v in node.values() for b in bounds(v)
+            return [v for k, v in node.items() if k == key] + [
+                b for v in node.values() for b in bounds(v, key)
             ]
-        return [b for v in node for b in bounds(v)] if isinstance(node, list) else []
+        return [b for v in node for b in bounds(v, key)] if isinstance(node, list) else []
 
     for task in TASKS:
         sent = format_kwargs("llama_json_object", task)["response_format"]["schema"]
         text = __import__("json").dumps(sent)
-        assert not any(k in text for k in ('"maxLength"', '"pattern"', '"minLength"'))
-        assert all(b <= WIRE_MAX_ITEMS for b in bounds(sent))  # only short repetitions in a grammar
+        assert not any(k in text for k in ('"pattern"', '"minLength"'))
+        assert all(b <= WIRE_MAX_ITEMS for b in bounds(sent, "maxItems"))  # only short repetitions
+        assert all(b <= WIRE_MAX_LENGTH for b in bounds(sent, "maxLength"))
         assert sent["type"] == "object" and sent["additionalProperties"] is False
         strict = format_kwargs("json_schema", task)["response_format"]["json_schema"]
         assert strict["strict"] is True and set(strict["schema"]["required"]) == set(
             strict["schema"]["properties"]
         )
+        assert '"maxLength"' not in __import__("json").dumps(strict)
+
+
+def test_every_free_text_field_of_every_schema_is_bounded_and_reasons_are_short():
+    from audit.pipeline.llm.schemas import REASON_MAX_CHARS, TASKS, WIRE_MAX_LENGTH, wire_schema
+
+    def strings(node):
+        if isinstance(node, dict):
+            own = [node] if node.get("type") == "string" else []
+            return own + [s for v in node.values() for s in strings(v)]
+        return [s for v in node for s in strings(v)] if isinstance(node, list) else []
+
+    for task in TASKS:
+        full, wire = strings(TASKS[task]), strings(wire_schema(task))
+        assert len(full) == len(wire)
+        for f, w in zip(full, wire):
+            assert 0 < f["maxLength"] <= WIRE_MAX_LENGTH and w["maxLength"] == f["maxLength"]
+    reasoning = TASKS["judge"]["properties"]["results"]["items"]["properties"]["reasoning"]
+    assert reasoning["maxLength"] == REASON_MAX_CHARS <= 200
 
 
 def test_a_batched_call_binds_its_rows_to_the_claims_it_sent():
@@ -312,7 +332,10 @@ def test_a_batched_call_binds_its_rows_to_the_claims_it_sent():
     )
     # more claims than a grammar should repeat: no bound, any id (checked locally instead)
     many = wire_schema("selfcheck_judge", items=40)["properties"]["results"]
-    assert "maxItems" not in many and many["items"]["properties"]["claim_id"] == {"type": "string"}
+    assert "maxItems" not in many and many["items"]["properties"]["claim_id"] == {
+        "type": "string",
+        "maxLength": 8,
+    }
 
 
 def test_it_reads_a_string_with_a_raw_line_break_as_the_replys_own_json():

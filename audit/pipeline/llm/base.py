@@ -42,6 +42,7 @@ class LLMError(Exception):
         "schema",
         "budget",
         "circuit_open",
+        "echo",
     )
 
     def __init__(

@@ -215,6 +215,9 @@ class LLMClient:
         self._sleep = sleep
         self.endpoint = endpoint or endpoint_for(config)
         self._reserved = 0  # tokens promised to calls in flight (the budget counts them)
+        # answers of this run's LLM methods by their input (method, claim text, evidence…): a claim
+        # is judged once per text, and a revision pass re-asks only what its edits changed
+        self.memo: dict[tuple, Any] = {}
         self._lock = threading.Lock()
         self.restart_clock()
 

@@ -45,7 +45,7 @@ def format_kwargs(form: str, task: str, items: int | None = None) -> dict:
     (``items``: the claims of a batched call, see :func:`~audit.pipeline.llm.schemas.wire_schema`)."""
     if form == PROMPT or not form:
         return {}
-    schema = wire_schema(task, items)
+    schema = wire_schema(task, items, lengths=form != "json_schema")
     if form == "json_schema":
         return {
             "response_format": {

@@ -35,7 +35,7 @@ Decide from its evidence alone (not from your own knowledge) whether the evidenc
 - CONTRADICTED: the evidence states the opposite or a different value.
 Reply with ONLY a JSON object, one result per claim:
 {"results": [{"claim_id": "<id>", "verdict": "<SUPPORTED, PARTIAL, UNSUPPORTED or CONTRADICTED>",
- "reasoning": "<one sentence naming the passage>"}]}"""
+ "reasoning": "<one short sentence, at most 25 words, naming the passage>"}]}"""
 
 COVE_PLAN_SYSTEM = f"""TASK: cove_questions
 You plan the verification of claims (Chain-of-Verification).
