@@ -218,6 +218,9 @@ class LLMClient:
         # answers of this run's LLM methods by their input (method, claim text, evidence…): a claim
         # is judged once per text, and a revision pass re-asks only what its edits changed
         self.memo: dict[tuple, Any] = {}
+        # held by a method while it asks about claims, so two methods asking about the same claim at
+        # once (the support judge "llm" and the llm_judge method run side by side) call once
+        self.memo_lock = threading.RLock()
         self._lock = threading.Lock()
         self.restart_clock()
 

@@ -45,6 +45,11 @@ def judge_claims(client: LLMClient | None, items: list[tuple[str, list[str]]]) -
     reason = unavailable_reason(client)
     if reason:
         return [not_run(METHOD, reason) for _ in items]
+    with client.memo_lock:
+        return _judge_claims(client, items)
+
+
+def _judge_claims(client: LLMClient, items: list[tuple[str, list[str]]]) -> list[MethodResult]:
     results: list[MethodResult | None] = [None] * len(items)
     todo, pending = [], {}
     for i, (text, evidence) in enumerate(items):

@@ -52,7 +52,7 @@ def draw_samples(
     once per client for the same question and passages (a revision pass reuses them).
     """
     user = f"Passages:\n{numbered_passages(passages)}\n\nQuestion: {query}"
-    key = ("selfcheck_samples", query, tuple(passages), k)
+    key = ("selfcheck_samples", query, tuple(sorted(set(passages))), k)  # the same passages in any order
     if key in client.memo:
         return list(client.memo[key]), []
 
