@@ -266,14 +266,13 @@ LLM_JUDGE_VERDICTS = {
     "CONTRADICTED": (0.05, 0.95, "REFUTED", "contradicted"),
 }
 # The LLM judge's verdict is one signal beside the offline judge's (docs/LLM.md#weighing-the-llm-judge):
-# where both agree, or the offline judge is unsure, the confidence moves by LLM_JUDGE_WEIGHT towards
-# the LLM's; where the LLM disagrees with a confident offline verdict (P(supported) at or above
-# LLM_OFFLINE_CONFIDENT_SUPPORTED, or at or below LLM_OFFLINE_CONFIDENT_UNSUPPORTED), the offline
-# verdict stands and the claim goes to review ("llm_disagreement"). Seed values: no real LLM outputs
-# exist for DEV yet, so the weight is a conservative choice, not a fit.
+# where both agree, or the offline judge is unsure (its confidence within LLM_OFFLINE_CONFIDENT_MARGIN
+# of the SUPPORTED threshold, or its P(refuted) that close to the REFUTED one), the confidence moves
+# by LLM_JUDGE_WEIGHT towards the LLM's; where the LLM disagrees with a confident offline verdict,
+# the offline verdict stands and the claim goes to review ("llm_disagreement"). Seed values: no real
+# LLM outputs exist for DEV yet, so these are a conservative choice, not a fit.
 LLM_JUDGE_WEIGHT = 0.25
-LLM_OFFLINE_CONFIDENT_SUPPORTED = 0.9
-LLM_OFFLINE_CONFIDENT_UNSUPPORTED = 0.4
+LLM_OFFLINE_CONFIDENT_MARGIN = 0.05
 COVE_MAX_QUESTIONS = (
     2  # verification questions per claim (docs/SPEC_NOTES.md#verification-depths-and-profiles)
 )

@@ -263,11 +263,11 @@ def run_evaluate(
             labels[i], conf[i] = v.label, v.confidence
             prob[i] = calibrated_probability(v)
             if judge == "llm":
-                weighed[i] = llm_weighing(v)
+                weighed[i] = llm_weighing(v, thresholds)
     bar.close()
     cache.save()
     if judge == "llm":
-        print(llm_weighing_summary(records, weighed, threshold or AUDIT_SCORE_THRESHOLD), file=out)
+        print(llm_weighing_summary(records, weighed), file=out)
     rows = be.claim_table(records, labels)
     print(
         be.format_rows(
@@ -346,19 +346,37 @@ def run_evaluate(
     return 0
 
 
-def llm_weighing(verdict) -> dict | None:
-    """The offline judge's and the weighed P(supported) of a claim the LLM judge answered, or None."""
+def llm_weighing(verdict, thresholds=None) -> dict | None:
+    """A claim the LLM judge answered: its label with the LLM weighed in, the label the offline judge
+    alone gives (the same checks on top: ``scoring.label_claim`` again with the offline figures), and
+    whether the LLM disagreed with a confident offline verdict; None when the LLM did not answer."""
+    from dataclasses import replace
+
+    from audit.constants import Thresholds
+    from audit.pipeline.llm.combine import DISAGREEMENT_FLAG
+    from audit.pipeline.scoring import label_claim
+
     ent = next((m for m in verdict.methods if m.method == "entailment"), None)
     if ent is None or "llm_verdict" not in ent.details:
         return None
+    offline = replace(
+        ent,
+        score=float(ent.details.get("offline_p_supported", 0.0)),
+        details={
+            **{k: v for k, v in ent.details.items() if k not in ("llm_verdict", DISAGREEMENT_FLAG)},
+            "p_refuted": float(ent.details.get("offline_p_refuted", 0.0)),
+        },
+    )
+    results = {m.method: (offline if m is ent else m) for m in verdict.methods}
+    t = thresholds if isinstance(thresholds, Thresholds) else Thresholds().updated(dict(thresholds or {}))
     return {
-        "offline": float(ent.details.get("offline_p_supported", 0.0)),
-        "weighed": float(ent.score or 0.0),
-        "disagreement": bool(ent.details.get("llm_disagreement")),
+        "offline": label_claim(verdict.claim, verdict.evidence, results, t).label,
+        "weighed": verdict.label,
+        "disagreement": bool(ent.details.get(DISAGREEMENT_FLAG)),
     }
 
 
-def llm_weighing_summary(records: list[dict], weighed: dict, threshold: float) -> str:
+def llm_weighing_summary(records: list[dict], weighed: dict) -> str:
     """One sentence: on the claims the LLM judged, the 2-class bAcc offline and with the LLM weighed in."""
     from audit.evaluation import bench_eval as be
 
@@ -368,14 +386,14 @@ def llm_weighing_summary(records: list[dict], weighed: dict, threshold: float) -
     gold = be.two_class([records[i]["label"] for i, _ in answered])
 
     def bacc(key: str) -> float:
-        pred = ["SUPPORTED" if w[key] >= threshold else "NEI" for _, w in answered]
-        return 100 * be.balanced_accuracy(gold, be.two_class(pred))
+        return 100 * be.balanced_accuracy(gold, be.two_class([w[key] for _, w in answered]))
 
+    changed = sum(w["offline"] != w["weighed"] for _, w in answered)
     return (
         f"LLM judge: answered {len(answered)} of {len(records)} claims; 2-class bAcc on them "
-        f"{bacc('offline'):.1f} offline, {bacc('weighed'):.1f} with the LLM weighed in; "
-        f"{sum(w['disagreement'] for _, w in answered)} disagreements with a confident offline verdict "
-        "(sent to review)."
+        f"{bacc('offline'):.1f} offline, {bacc('weighed'):.1f} with the LLM weighed in; labels changed "
+        f"{changed}; disagreements with a confident offline verdict (kept, sent to review) "
+        f"{sum(w['disagreement'] for _, w in answered)}."
     )
 
 

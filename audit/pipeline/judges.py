@@ -343,11 +343,12 @@ class LLMJudge(Judge):
                 threshold=thresholds.audit_score_threshold,
                 refuted_threshold=thresholds.refuted_threshold,
             )
-            before = j.p_supported
+            before = (j.p_supported, j.p_refuted)
             j.p_supported, j.p_refuted = weighed.confidence, weighed.p_refuted
             j.details.update(
                 {
-                    "offline_p_supported": before,
+                    "offline_p_supported": before[0],
+                    "offline_p_refuted": before[1],
                     "decided_by": f"{self.fallback.name}+{self.name}",
                     "llm_verdict": res.details.get("judge_verdict"),
                     DISAGREEMENT_FLAG: weighed.disagreement,

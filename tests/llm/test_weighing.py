@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.constants import LLM_JUDGE_WEIGHT, Thresholds
+from audit.constants import LLM_JUDGE_WEIGHT, LLM_OFFLINE_CONFIDENT_MARGIN, Thresholds
 from audit.pipeline.llm.combine import weigh
 from audit.pipeline.scoring import label_claim
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
@@ -35,9 +35,19 @@ def test_a_confident_offline_doubt_is_not_flipped_to_supported_by_the_llm():
 
 
 def test_an_unsure_offline_judge_moves_by_the_llm_weight_only():
-    w = _weigh(0.7, 0.1, 0.95, 0.0)
+    unsure = T.audit_score_threshold - LLM_OFFLINE_CONFIDENT_MARGIN / 2
+    w = _weigh(unsure, 0.1, 0.95, 0.0)
     assert not w.disagreement
-    assert w.confidence == pytest.approx((1 - LLM_JUDGE_WEIGHT) * 0.7 + LLM_JUDGE_WEIGHT * 0.95)
+    assert w.confidence == pytest.approx((1 - LLM_JUDGE_WEIGHT) * unsure + LLM_JUDGE_WEIGHT * 0.95)
+    assert w.confidence >= T.audit_score_threshold  # close to the threshold: the LLM may tip it
+
+
+def test_the_llm_never_changes_the_label_of_a_confident_offline_verdict():
+    margin = LLM_OFFLINE_CONFIDENT_MARGIN
+    for offline in (T.audit_score_threshold + margin, T.audit_score_threshold - margin, 0.05, 0.99):
+        for llm, llm_p_ref in ((0.95, 0.0), (0.6, 0.05), (0.2, 0.1), (0.05, 0.95)):
+            w = _weigh(offline, 0.0, llm, llm_p_ref)
+            assert (w.confidence >= T.audit_score_threshold) == (offline >= T.audit_score_threshold)
 
 
 def test_agreeing_judges_blend_without_a_disagreement():

@@ -6,11 +6,11 @@ and P(refuted | not supported) and the LLM judge's result and returns the confid
 reads:
 
 * where the LLM agrees with the offline judge (both say supported, both refuted, or both neither),
-  or the offline judge is unsure, the two are blended with
+  or the offline judge is unsure (close to a threshold: only such a verdict can change label), the two are blended with
   ``LLM_JUDGE_WEIGHT`` on the LLM;
-* where the LLM disagrees with a *confident* offline verdict (P(supported) at or above
-  ``LLM_OFFLINE_CONFIDENT_SUPPORTED`` or at or below ``LLM_OFFLINE_CONFIDENT_UNSUPPORTED``), the
-  offline figures stand unchanged and ``disagreement`` is set: scoring adds the risk flag
+* where the LLM disagrees with a *confident* offline verdict (its confidence at least
+  ``LLM_OFFLINE_CONFIDENT_MARGIN`` from the SUPPORTED threshold and, below it, its P(refuted) that
+  far from the REFUTED threshold), the offline figures stand unchanged and ``disagreement`` is set: scoring adds the risk flag
   ``llm_disagreement`` and escalation opens a review case for it, so a person decides rather than
   the endpoint silently flipping the label.
 """
@@ -19,11 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from audit.constants import (
-    LLM_JUDGE_WEIGHT,
-    LLM_OFFLINE_CONFIDENT_SUPPORTED,
-    LLM_OFFLINE_CONFIDENT_UNSUPPORTED,
-)
+from audit.constants import LLM_JUDGE_WEIGHT, LLM_OFFLINE_CONFIDENT_MARGIN
 
 DISAGREEMENT_FLAG = "llm_disagreement"
 
@@ -54,8 +50,9 @@ def weigh(
     """The confidence and P(refuted) of a claim from both judges (see the module doc)."""
     offline = _side(offline_conf, offline_p_refuted, threshold, refuted_threshold)
     llm = _side(llm_score, llm_p_refuted, threshold, refuted_threshold)
-    confident = offline_conf >= LLM_OFFLINE_CONFIDENT_SUPPORTED or (
-        offline_conf <= LLM_OFFLINE_CONFIDENT_UNSUPPORTED
+    margin = LLM_OFFLINE_CONFIDENT_MARGIN
+    confident = abs(offline_conf - threshold) >= margin and (
+        offline == "supported" or abs(offline_p_refuted - refuted_threshold) >= margin
     )
     disagrees = offline != llm
     if disagrees and confident:
