@@ -277,6 +277,15 @@ def test_it_refuses_a_draft_cut_off_at_the_limit_or_echoing_the_prompt(llm_serve
     assert why in client.accounting.failures[-1]["message"]
 
 
+def test_a_draft_with_a_dash_rule_of_its_own_is_no_echo(llm_server, make_client):
+    text = "The hippocampus consolidates long-term memory [1].\n\n---\n\nArantius named it in 1564 [2]."
+    llm_server.route("TASK: draft_answer", ok(text))
+    client = make_client()
+    draft = draft_answer(client, "What does the hippocampus do?", PASSAGES)
+    assert draft.method == "llm_draft" and "Arantius named it in 1564 [2]." in draft.text
+    assert client.accounting.failures == []
+
+
 def test_it_refuses_a_draft_without_anchors_and_drafts_offline(llm_server, make_client):
     llm_server.route("TASK: draft_answer", ok("The hippocampus does many things."))
     client = make_client()

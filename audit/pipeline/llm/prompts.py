@@ -121,9 +121,10 @@ def for_structured_output(messages: list[dict], schema: dict) -> list[dict]:
 
 def echoes_prompt(reply: str, instructions: str) -> bool:
     """True when a free-text reply repeats the prompt: the task line, a line of the instructions,
-    or the input's own labels (a small model asked to answer often copies what it was given)."""
+    or the input's own labels (a small model asked to answer often copies what it was given). A
+    "---" alone is no echo: real answers use it (a rule, a range "1990---1995")."""
     text = " ".join((reply or "").split())
-    if "TASK:" in text or "Passages:" in text or "---" in text:
+    if "TASK:" in text or "Passages:" in text:
         return True
     lines = [" ".join(line.split()) for line in instructions.splitlines()]
     return any(len(line) >= 24 and line in text for line in lines)

@@ -12,7 +12,6 @@ The ratio exists only when samples were really drawn and judged: with no sample 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from audit.constants import LLM_SEED, SELFCHECK_SAMPLES, SELFCHECK_TEMPERATURE
@@ -21,6 +20,7 @@ from audit.pipeline.llm.common import concurrently, failure_reason, not_run, una
 from audit.pipeline.llm.prompts import (
     SELFCHECK_JUDGE_SYSTEM,
     SELFCHECK_SAMPLE_SYSTEM,
+    echoes_prompt,
     messages,
     numbered_passages,
 )
@@ -66,7 +66,7 @@ def draw_samples(
             )
         except LLMError as exc:
             return exc
-        if echoes_prompt(sample):
+        if echoes_prompt(sample, SELFCHECK_SAMPLE_SYSTEM):
             error = LLMError("echo", "the sample repeats the prompt template", purpose="selfcheck_sample")
             client.accounting.add_failure(error)
             return error
@@ -77,22 +77,6 @@ def draw_samples(
     if samples:
         client.memo[key] = list(samples)
     return samples, [d for d in drawn if isinstance(d, LLMError)]
-
-
-_ECHO_MARKERS = (
-    "TASK: selfcheck_sample",
-    "Answer the question in a short paragraph, using the numbered passages",
-)
-
-
-def echoes_prompt(sample: str) -> bool:
-    """True when a sample repeats the prompt's template rather than answering (a small model's echo)."""
-    text = sample or ""
-    if any(marker in text for marker in _ECHO_MARKERS):
-        return True
-    return bool(re.search(r"^\s*Passages:\s*$", text, re.MULTILINE)) and bool(
-        re.search(r"^\s*Question:", text, re.MULTILINE)
-    )
 
 
 def selfcheck(
