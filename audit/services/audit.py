@@ -303,7 +303,8 @@ def audit_compute(
     depth profile (docs/SPEC_NOTES.md#verification-depths-and-profiles; "" = the workspace's, if any). ``llm_setup`` is the request's LLM
     setup when it already has one (a drafted answer): one client, so the draft's calls and tokens
     are on this run and its time budget covers both. The result's ``duration_ms`` is the whole
-    computation, revision included. ``deep`` is ``sync`` or ``async`` ("" = the workspace's
+    computation, revision included, and with ``llm_setup`` counts from the request's start (its
+    client's): the draft of a drafted answer is in it. ``deep`` is ``sync`` or ``async`` ("" = the workspace's
     ``deep_checks``): with ``async`` and a usable LLM the LLM methods are left to the asynchronous
     deep check (``services.deep_checks``), queued by :func:`audit_store`. ``result`` stays the audit of the
     text as received even when the loop revised it: the claims stored, counted and escalated are
@@ -311,6 +312,10 @@ def audit_compute(
     """
     started_at = timezone.now()
     started = time.perf_counter()
+    if llm_setup is not None and llm_setup.client is not None:
+        # the request's client started with the request: a drafted answer's draft is part of its audit
+        earlier = max(0.0, started - llm_setup.client.started)
+        started, started_at = started - earlier, started_at - timedelta(seconds=earlier)
     plan = verification_plan(thresholds_for(workspace), profile)
     thresholds = plan.thresholds
     kb, raw_kb = workspace_kb(workspace)

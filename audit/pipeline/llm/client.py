@@ -228,6 +228,7 @@ class LLMClient:
         """Start the run's time budget now (``time_budget_s`` or the config's)."""
         budget = self.config.time_budget_s if time_budget_s is None else time_budget_s
         self._deadline = None if budget is None else time.monotonic() + budget
+        self.started = time.perf_counter()  # the request's start: a drafted audit's duration counts from it
 
     def time_left(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
