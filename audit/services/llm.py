@@ -116,6 +116,7 @@ def llm_setup_for(
         token_budget=remaining,
         time_budget_s=time_budget_s or float(conf.get("LLM_TIME_BUDGET_S") or 0) or LLM_TIME_BUDGET_S,
         structured=structured,
+        stream=bool(conf.get("LLM_STREAM", True)),
     )
     return LLMSetup(LLMClient(config))
 

@@ -468,3 +468,20 @@ def test_the_wait_for_a_free_slot_counts_against_the_audits_time_budget(llm_serv
     thread.join()
     assert err.value.kind == "budget" and "free slot" in err.value.message
     assert waited < 1.2 and len(llm_server.requests) == 1
+
+
+def test_with_streaming_off_it_reads_one_json_body_and_the_servers_usage(llm_server, make_client):
+    llm_server.route("extract_claims", ok(CLAIMS, prompt_tokens=30, completion_tokens=12))
+    client = make_client(stream=False)
+    assert client.complete_json(purpose="extract_claims", messages=MSG) == CLAIMS
+    assert "stream" not in llm_server.requests[0]["body"]
+    assert (client.accounting.prompt_tokens, client.accounting.completion_tokens) == (30, 12)
+
+
+def test_a_streamed_reply_reports_the_servers_usage_when_it_sends_it(llm_server, make_client):
+    llm_server.route("extract_claims", ok(CLAIMS, prompt_tokens=30, completion_tokens=12))
+    client = make_client()
+    assert client.complete_json(purpose="extract_claims", messages=MSG) == CLAIMS
+    body = llm_server.requests[0]["body"]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert (client.accounting.prompt_tokens, client.accounting.completion_tokens) == (30, 12)

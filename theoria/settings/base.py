@@ -277,6 +277,9 @@ THEORIA = {
     # and the structured-output form ("auto" probes the endpoint once; "prompt" never asks for one)
     "LLM_TIME_BUDGET_S": envfloat("THEORIA_LLM_TIME_BUDGET_S", 0.0),
     "LLM_STRUCTURED": envstr("THEORIA_LLM_STRUCTURED", "auto"),
+    # streamed calls are closed when given up (the server stops generating); 0 for a server that
+    # reports no token usage on a stream (the budget then estimates it)
+    "LLM_STREAM": envbool("THEORIA_LLM_STREAM", True),
     # announced when an asynchronous deep check finishes (POST JSON); empty: no announcement
     "DEEP_CHECK_WEBHOOK_URL": envstr("THEORIA_DEEP_CHECK_WEBHOOK_URL", ""),
     # The endpoint runs inside the data-residency boundary (a loopback address always does), so

@@ -149,5 +149,6 @@ def llm_client_from_settings(base_url: str | None = None, model: str | None = No
         "max_retries": int(conf.get("LLM_MAX_RETRIES", 2)),
         "concurrency": int(conf.get("LLM_CONCURRENCY", LLM_CONCURRENCY)),
         "structured": conf.get("LLM_STRUCTURED") or "auto",
+        "stream": bool(conf.get("LLM_STREAM", True)),
     }
     return LLMClient(LLMConfig(**kwargs))

@@ -25,6 +25,7 @@ class LLMConfig:
     concurrency: int = LLM_CONCURRENCY  # calls in flight to the endpoint, all runs together
     token_budget: int | None = None
     time_budget_s: float | None = None  # the run's LLM time, from the client's creation; None: unbounded
+    stream: bool = True  # stream replies, so a call given up closes its connection and the server stops
     structured: str = "auto"  # "auto" (probe the endpoint once), a form of endpoint.FORMS, or "prompt"
 
 

@@ -463,6 +463,12 @@ class LLMClient:
         generating rather than working on for a caller that left (llama.cpp, vLLM). A server
         that ignores ``stream`` and answers one JSON body is read as such."""
         deadline = time.monotonic() + timeout
+        if not self.config.stream:  # one JSON body; a call given up leaves the server generating
+            try:
+                response = self.endpoint.openai.chat.completions.create(timeout=timeout, **kwargs)
+            except openai.APITimeoutError:
+                raise _Abandoned(kwargs["max_tokens"]) from None
+            return self._reply(response.model_dump(), purpose, started, attempt, messages)
         try:
             stream = self.endpoint.openai.chat.completions.create(
                 timeout=timeout, stream=True, stream_options={"include_usage": True}, **kwargs
