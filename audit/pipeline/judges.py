@@ -314,6 +314,10 @@ class LLMJudge(Judge):
         self._fallback = fallback
 
     @property
+    def version(self) -> str:
+        return f"{self.fallback.version}+{self.name}"
+
+    @property
     def fallback(self) -> Judge:
         if self._fallback is None:
             self._fallback = get_judge(JUDGE if self.name != JUDGE else "nli")
