@@ -485,3 +485,19 @@ def test_a_streamed_reply_reports_the_servers_usage_when_it_sends_it(llm_server,
     body = llm_server.requests[0]["body"]
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert (client.accounting.prompt_tokens, client.accounting.completion_tokens) == (30, 12)
+
+
+def test_a_probe_that_only_ever_got_http_errors_is_not_kept_for_the_life_of_the_process(
+    llm_server, make_client
+):
+    llm_server.probe_status = 500  # every form refused: a broken server, not one that refuses them all
+    llm_server.route("extract_claims", ok(CLAIMS))
+    client = make_client(structured="auto")
+    client.complete_json(purpose="extract_claims", messages=MSG)
+    assert client.accounting.structured == "prompt" and client.endpoint.form_until is not None
+    llm_server.probe_status = None
+    client.endpoint.form_until = 0.0  # the cool-down is over
+    llm_server.honours = {"json_schema"}
+    later = make_client(structured="auto")
+    later.complete_json(purpose="extract_claims", messages=MSG)
+    assert later.accounting.structured == "json_schema"

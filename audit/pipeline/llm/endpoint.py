@@ -177,18 +177,19 @@ class Endpoint:
         reply text or raises LLMError (the client's ``probe`` call: it goes on that run's account).
         A probe that cannot reach the server (timeout, refused, breaker open) is not cached: the
         run uses the prompt and a later run probes again. A 429 or 502/503/504 on a form means a
-        server in trouble, not a refusal: the form then chosen holds for one breaker cool-down only,
-        and a recovery of the breaker forgets it too.
+        server in trouble, not a refusal: the form then chosen holds for one breaker cool-down only
+        (so does the prompt when no form got any reply), and a recovery of the breaker forgets it too.
         """
         if self._cached_form() is not None:
             return self.form
         with self._probe_lock:
             if self._cached_form() is not None:
                 return self.form
-            troubled = False
+            troubled, answered = False, False
             for form in FORMS:
                 try:
                     reply = ask(format_kwargs(form, "probe"))
+                    answered = True
                 except LLMError as exc:
                     if exc.transient and exc.kind != "rate_limited" and exc.status is None:
                         return PROMPT  # unreachable: nothing learnt, a later run probes again
@@ -201,7 +202,9 @@ class Endpoint:
                 except (ValueError, jsonschema.ValidationError):
                     continue  # any unusable reply means the form is not honoured
                 return self._keep(form, troubled)
-            return self._keep(PROMPT, troubled)
+            # no form got a reply at all (every one an HTTP error): a server in trouble, not one
+            # refusing every form; the prompt holds for one cool-down, then the server is probed again
+            return self._keep(PROMPT, troubled or not answered)
 
     def _keep(self, form: str, troubled: bool) -> str:
         self.form = form
