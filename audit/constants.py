@@ -247,6 +247,10 @@ LLM_TASK_MAX_TOKENS = {
     "probe": (24, 0),
 }
 LLM_MAX_TOKENS_CEILING = 1500
+# calls in flight to one endpoint from all audits of the process (setting THEORIA_LLM_CONCURRENCY):
+# 1 suits servers that serve one request at a time (llama.cpp with one slot); waiting for a slot
+# counts against the audit's LLM time budget
+LLM_CONCURRENCY = 1
 LLM_BATCH_CLAIMS = 8  # claims per batched call (judge, CoVe questions, CoVe comparison)
 LLM_MIN_COMPLETION_TOKENS = 16  # a call left fewer tokens than this by the budget is not made
 # time budget of an audit's synchronous part (setting THEORIA_LLM_TIME_BUDGET_S overrides): past it
@@ -263,13 +267,21 @@ LLM_RETRY_MAX_WAIT_S = 10.0  # a Retry-After longer than this is not waited for:
 LLM_EVIDENCE_PASSAGES = 3  # passages the isolated judge sees per claim
 LLM_EVIDENCE_CHARS = 1200  # characters per passage sent to the LLM
 # isolated verification verdict (docs/SPEC_NOTES.md#labels-verdicts-and-confidence) -> (P(supported), P(refuted), FEVER label, finer
-# verdict); scoring uses the two probabilities in place of the entailment judge's when it ran.
+# verdict); scoring weighs the two probabilities with the offline judge's (LLM_JUDGE_WEIGHT below).
 LLM_JUDGE_VERDICTS = {
     "SUPPORTED": (0.95, 0.0, "SUPPORTED", "supported"),
     "PARTIAL": (0.60, 0.05, "NEI", "weak"),
     "UNSUPPORTED": (0.20, 0.10, "NEI", "not_found"),
     "CONTRADICTED": (0.05, 0.95, "REFUTED", "contradicted"),
 }
+# The LLM judge's verdict is one signal beside the offline judge's (docs/LLM.md#weighing-the-llm-judge):
+# where both agree, or the offline judge is unsure (its confidence within LLM_OFFLINE_CONFIDENT_MARGIN
+# of the SUPPORTED threshold, or its P(refuted) that close to the REFUTED one), the confidence moves
+# by LLM_JUDGE_WEIGHT towards the LLM's; where the LLM disagrees with a confident offline verdict,
+# the offline verdict stands and the claim goes to review ("llm_disagreement"). Seed values: no real
+# LLM outputs exist for DEV yet, so these are a conservative choice, not a fit.
+LLM_JUDGE_WEIGHT = 0.25
+LLM_OFFLINE_CONFIDENT_MARGIN = 0.05
 COVE_MAX_QUESTIONS = (
     2  # verification questions per claim (docs/SPEC_NOTES.md#verification-depths-and-profiles)
 )

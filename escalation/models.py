@@ -58,6 +58,7 @@ class ReviewCase(models.Model):
         REFUTED = "refuted", "Refuted as received"
         AUTO_CORRECTED = "auto_corrected", "Corrected by the revision loop: confirm the correction"
         LOW_CONFIDENCE = "low_confidence", "Refuted / NEI with low confidence"
+        LLM_DISAGREEMENT = "llm_disagreement", "The LLM judge disagreed with a confident offline verdict"
         REGULATED_DOMAIN = "regulated_domain", "Regulated domain"
         MANUAL = "manual", "Manual escalation"
 

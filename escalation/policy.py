@@ -236,10 +236,12 @@ def review_reasons(
     revision: dict[str, Any] | None = None,
     importance: str = "material",
     auto_corrected_review: str = "all",
+    risk_flags: Iterable[str] = (),
 ) -> list[str]:
     """Why a claim, as received, needs a human: "refuted" (REFUTED at any confidence), "auto_corrected"
     (the revision loop corrected it: a person confirms the correction), "low_confidence" (NEI below
-    the threshold), "regulated_domain"; [] when it does not.
+    the threshold), "llm_disagreement" (the LLM judge disagreed with a confident offline verdict,
+    which stood: docs/LLM.md#weighing-the-llm-judge), "regulated_domain"; [] when it does not.
 
     With ``auto_corrected_review == "material"`` a minor claim whose correction verified SUPPORTED
     is spared (its other reasons, e.g. a regulated domain, still count).
@@ -262,6 +264,8 @@ def review_reasons(
         reasons.append("low_confidence")
     elif corrected:
         reasons.append("auto_corrected")
+    if "llm_disagreement" in (risk_flags or ()):
+        reasons.append("llm_disagreement")
     if constants.is_regulated(domain, regulated_domains):
         reasons.append("regulated_domain")
     return reasons

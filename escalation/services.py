@@ -318,6 +318,7 @@ def cases_open_for_answer(*, answer: Answer, actor=None) -> list[ReviewCase]:
             revision=claim.revision,
             importance=claim.importance,
             auto_corrected_review=thresholds.auto_corrected_review,
+            risk_flags=claim.risk_flags or (),
         )
         if not reasons:
             continue

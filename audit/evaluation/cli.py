@@ -180,7 +180,8 @@ def run_evaluate(
     judge fitted on DEV (features) is refitted on 4/5 of the groups and every claim (and answer)
     is verified by the fold model that never saw its group, through the same ``verify_claims`` /
     ``audit_answer`` code the commands use; no figure comes from rows a model was fitted on. A judge
-    not fitted on DEV (cross-encoder, llm) verifies every claim as it is. ``limit`` keeps every
+    not fitted on DEV (cross-encoder) verifies every claim as it is; judge ``llm`` is the nli judge
+    (refitted per fold) with ``llm``'s isolated judge weighed in, and prints whether the LLM helps. ``limit`` keeps every
     n-th group's claims only (a quicker, smaller comparison; the same claims for every judge).
     ``threshold`` replaces ``audit_score_threshold`` (the confidence SUPPORTED needs).
     """
@@ -209,7 +210,9 @@ def run_evaluate(
     cache = CachedEmbed()
     groups = np.array([group_key(r) for r in records])
     folds = list(GroupKFold(n_splits=n_folds).split(np.zeros(len(records)), groups=groups))
-    fitted = judge in ("features", "learned", "nli")
+    # judge "llm" is the default offline judge (nli, refitted per fold) with the LLM weighed in
+    offline = "nli" if judge == "llm" else judge
+    fitted = offline in ("features", "learned", "nli")
     X = dev_features(records, idf, cache) if fitted else None
     if judge == "learned":  # the head is trained on generated pairs only; the stacker is refitted per fold
         from audit.evaluation.learned_fit import dev_head_logits, fold_model
@@ -217,7 +220,7 @@ def run_evaluate(
 
         head = default_learned_model().head
         X = np.concatenate([X, dev_head_logits(records, head, cache)], axis=1)
-    if judge == "nli":  # the cross-encoder never saw a DEV label; the stacker is refitted per fold
+    if offline == "nli":  # the cross-encoder never saw a DEV label; the stacker is refitted per fold
         from audit.evaluation.nli_fit import dev_nli_features, fit_stacker, generated_rows
         from audit.pipeline.nli_model import get_nli_model
 
@@ -228,18 +231,20 @@ def run_evaluate(
     conf = np.zeros(len(records))
     prob = np.full(len(records), np.nan)  # the judge's calibrated P(supported), where it gives one
     thresholds = {"audit_score_threshold": threshold} if threshold is not None else None
+    weighed: dict[
+        int, dict | None
+    ] = {}  # judge "llm": the offline and the weighed P(supported) of each claim
     bar = text_bar(len(records), "evaluate claims (CV)" if fitted else f"evaluate claims ({judge})", err)
     for k, (train, test) in enumerate(folds):
         if judge == "learned":
             method = EntailmentMethod(
                 judge=get_judge("learned", model=fold_model([records[i] for i in train], X[train], idf, head))
             )
-        elif judge == "nli":
-            method = EntailmentMethod(
-                judge=get_judge(
-                    "nli", stacker=fit_stacker([records[i] for i in train], X[train], idf, extra=extra)
-                )
+        elif offline == "nli":
+            nli = get_judge(
+                "nli", stacker=fit_stacker([records[i] for i in train], X[train], idf, extra=extra)
             )
+            method = EntailmentMethod(judge=get_judge("llm", fallback=nli) if judge == "llm" else nli)
         elif fitted:
             method = EntailmentMethod(model=fit([records[i] for i in train], X[train], idf))
         else:
@@ -258,8 +263,12 @@ def run_evaluate(
         for i, v in zip(test, verdicts):
             labels[i], conf[i] = v.label, v.confidence
             prob[i] = calibrated_probability(v)
+            if judge == "llm":
+                weighed[i] = llm_weighing(v, thresholds)
     bar.close()
     cache.save()
+    if judge == "llm":
+        print(llm_weighing_summary(records, weighed), file=out)
     rows = be.claim_table(records, labels)
     print(
         be.format_rows(
@@ -336,6 +345,57 @@ def run_evaluate(
         file=out,
     )
     return 0
+
+
+def llm_weighing(verdict, thresholds=None) -> dict | None:
+    """A claim the LLM judge answered: its label with the LLM weighed in, the label the offline judge
+    alone gives (the same checks on top: ``scoring.label_claim`` again with the offline figures), and
+    whether the LLM disagreed with a confident offline verdict; None when the LLM did not answer."""
+    from dataclasses import replace
+
+    from audit.constants import Thresholds
+    from audit.pipeline.llm.combine import DISAGREEMENT_FLAG
+    from audit.pipeline.scoring import label_claim
+
+    ent = next((m for m in verdict.methods if m.method == "entailment"), None)
+    if ent is None or "llm_verdict" not in ent.details:
+        return None
+    offline = replace(
+        ent,
+        score=float(ent.details.get("offline_p_supported", 0.0)),
+        details={
+            **{k: v for k, v in ent.details.items() if k not in ("llm_verdict", DISAGREEMENT_FLAG)},
+            "p_refuted": float(ent.details.get("offline_p_refuted", 0.0)),
+        },
+    )
+    results = {m.method: (offline if m is ent else m) for m in verdict.methods}
+    t = thresholds if isinstance(thresholds, Thresholds) else Thresholds().updated(dict(thresholds or {}))
+    return {
+        "offline": label_claim(verdict.claim, verdict.evidence, results, t).label,
+        "weighed": verdict.label,
+        "disagreement": bool(ent.details.get(DISAGREEMENT_FLAG)),
+    }
+
+
+def llm_weighing_summary(records: list[dict], weighed: dict) -> str:
+    """One sentence: on the claims the LLM judged, the 2-class bAcc offline and with the LLM weighed in."""
+    from audit.evaluation import bench_eval as be
+
+    answered = [(i, w) for i, w in sorted(weighed.items()) if w is not None]
+    if not answered:
+        return f"LLM judge: answered none of {len(records)} claims (offline verdicts only)."
+    gold = be.two_class([records[i]["label"] for i, _ in answered])
+
+    def bacc(key: str) -> float:
+        return 100 * be.balanced_accuracy(gold, be.two_class([w[key] for _, w in answered]))
+
+    changed = sum(w["offline"] != w["weighed"] for _, w in answered)
+    return (
+        f"LLM judge: answered {len(answered)} of {len(records)} claims; 2-class bAcc on them "
+        f"{bacc('offline'):.1f} offline, {bacc('weighed'):.1f} with the LLM weighed in; labels changed "
+        f"{changed}; disagreements with a confident offline verdict (kept, sent to review) "
+        f"{sum(w['disagreement'] for _, w in answered)}."
+    )
 
 
 def calibrated_probability(verdict) -> float:

@@ -83,6 +83,9 @@ _LIST_ITEM_RE = re.compile(r"^[^\S\n]*(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|[a-z][.)]
 _MD_EMPHASIS_RE = re.compile(r"(\*\*|__|\*|`)(.+?)\1")
 # a link's text and target hold no bracket of their own, so a scan never runs past the next one
 _MD_LINK_RE = re.compile(r"\[([^\[\]]+)\]\((?:[^)\[\]]+)\)")
+# a link that ends the sentence cites its source, as a drafted answer in the classical generation
+# mode writes them ("… memory [Memory Review](https://…)."): its title is not claim text
+_TRAILING_LINK_RE = re.compile(r"\[[^\[\]]+\]\([^()\[\]\s]+\)(?=\s*+[.!?]?\s*+$)")
 _BLOCK_START_RE = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*\u2022\u25cf+]|\d{1,3}[.)]|#{1,6})\s)")
 _LIST_NUMBER_RE = re.compile(r"(?:[-*\u2022]\s*+)?(?:\d{1,3}|[a-zA-Z]|[ivxlcIVXLC]{1,6})")
 _LIST_NUMBER_MAX = 16  # characters before a full stop that can still be a list number ("- iv.")
@@ -213,6 +216,8 @@ def _split_sentences(text: str) -> tuple[str, ...]:
 
 def clean_sentence(sentence: str) -> str:
     s = _LIST_ITEM_RE.sub("", sentence.strip())
+    while (trimmed := _TRAILING_LINK_RE.sub("", s, count=1)) != s:  # one link at a time, from the end
+        s = trimmed
     s = _MD_LINK_RE.sub(r"\1", s)
     s = _MD_EMPHASIS_RE.sub(r"\2", s)
     s = strip_citations(s)

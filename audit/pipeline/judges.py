@@ -16,8 +16,8 @@ Judges:
   (``nli_judge.py``; artefacts ``artifacts/nli/``);
 - ``cross-encoder``: a local sentence-transformers ``CrossEncoder`` (an NLI model or a one-logit
   relevance model) that the deployment points to by path (``THEORIA_CROSS_ENCODER_PATH``); offline;
-- ``llm``: the isolated LLM judge (``llm/judge.py``); where no LLM can answer, the features judge
-  decides and the judgement says so.
+- ``llm``: the default offline judge with the isolated LLM judge (``llm/judge.py``) weighed in
+  (``llm/combine.py``); where no LLM can answer, the offline judgement stands and says so.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from audit.constants import CROSS_ENCODER_PATH, CROSS_ENCODER_WINDOWS, JUDGE, JUDGES
+from audit.constants import CROSS_ENCODER_PATH, CROSS_ENCODER_WINDOWS, JUDGE, JUDGES, Thresholds
 from audit.pipeline.judge_base import (
     Judge,
     Judgement,
@@ -211,54 +211,70 @@ def load_cross_encoder(path: str):
 
 
 class LLMJudge(Judge):
-    """The isolated LLM judge (``audit.pipeline.llm.judge.judge_claim``) behind this interface.
+    """The offline judge with the isolated LLM judge (``audit.pipeline.llm.judge``) weighed in.
 
-    Its four verdicts map to probabilities through ``LLM_JUDGE_VERDICTS``. A pair the LLM cannot
-    answer (none configured, circuit open, a failed call) is judged by the features judge, and
-    ``details["decided_by"]`` says which judge decided.
+    The LLM is one signal, not the verdict (docs/LLM.md#weighing-the-llm-judge): every pair is
+    judged by the offline ``fallback`` (default: the default offline judge, ``constants.JUDGE``), the
+    joint pair of each claim also by the LLM (once: the per-passage pairs are the offline judge's
+    alone), and the two are weighed by ``llm.combine.weigh``. ``details["decided_by"]`` says which
+    judges decided, ``details["llm_verdict"]`` the LLM's verdict, ``details["llm_disagreement"]``
+    a disagreement with a confident offline verdict (the offline figures stand, the claim goes to
+    review); where no LLM answers, the offline judgement stands and ``llm_not_run`` says why.
     """
 
     name = "llm"
 
     def __init__(self, fallback: Judge | None = None):
-        self.fallback = fallback or FeatureJudge()
+        self._fallback = fallback
+
+    @property
+    def version(self) -> str:
+        return f"{self.fallback.version}+{self.name}"
+
+    @property
+    def fallback(self) -> Judge:
+        if self._fallback is None:
+            self._fallback = get_judge(JUDGE if self.name != JUDGE else "nli")
+        return self._fallback
 
     def judge(self, pairs, ctx, progress=None):
+        from audit.pipeline.llm.combine import DISAGREEMENT_FLAG, weigh
         from audit.pipeline.llm.judge import judge_claims
 
+        out = self.fallback.judge(pairs, ctx)
         client = getattr(ctx, "llm", None)
-        out: list[Judgement | None] = [None] * len(pairs)
-        # batched: LLM_BATCH_CLAIMS pairs a call, each with its own passages (docs/LLM.md)
-        results = judge_claims(client, [(p.claim, p.passages) for p in pairs]) if client is not None else []
-        for k, (p, res) in enumerate(zip(pairs, results)):
+        joint = [k for k, p in enumerate(pairs) if p.allowed is None]
+        results = judge_claims(client, [(pairs[k].claim, pairs[k].passages) for k in joint])
+        thresholds = getattr(ctx, "thresholds", None) or Thresholds()
+        for k, res in zip(joint, results):
+            j = out[k]
             if not res.ran:
+                j.details.update(
+                    {"decided_by": self.fallback.name, "llm_not_run": res.details.get("reason", "")}
+                )
                 continue
-            score = float(res.score)
-            p_ref = float(res.details.get("p_refuted", 0.0))
-            cited = [p.passages[i - 1] for i in res.details.get("passages", []) if 1 <= i <= len(p.passages)]
-            out[k] = Judgement(
-                score,
-                min(1.0, p_ref / max(1e-9, 1.0 - score)) if score < 1 else 0.0,
-                _best_sentence(p.claim, cited or p.passages),
-                None,
-                {"decided_by": self.name, "judge_verdict": res.details.get("judge_verdict")},
+            weighed = weigh(
+                j.p_supported,
+                j.p_refuted,
+                float(res.score),
+                float(res.details.get("p_refuted", 0.0)),
+                threshold=thresholds.audit_score_threshold,
+                refuted_threshold=thresholds.refuted_threshold,
             )
-        todo = [k for k, j in enumerate(out) if j is None]
-        if todo:
-            reason = "no LLM configured" if client is None else "the LLM did not answer"
-            for k, j in zip(todo, self.fallback.judge([pairs[k] for k in todo], ctx)):
-                j.details.update({"decided_by": self.fallback.name, "llm_not_run": reason})
-                out[k] = j
+            before = (j.p_supported, j.p_refuted)
+            j.p_supported, j.p_refuted = weighed.confidence, weighed.p_refuted
+            j.details.update(
+                {
+                    "offline_p_supported": before[0],
+                    "offline_p_refuted": before[1],
+                    "decided_by": f"{self.fallback.name}+{self.name}",
+                    "llm_verdict": res.details.get("judge_verdict"),
+                    DISAGREEMENT_FLAG: weighed.disagreement,
+                }
+            )
         if progress:
             progress(len(pairs))
         return out
-
-
-def _best_sentence(claim: str, passages: list[str]) -> str:
-    from audit.pipeline.features import prepare
-
-    p = prepare(claim, passages)
-    return best_aligned_sentence(p.claim_stems, p.sentences, p.sent_stems)
 
 
 def get_judge(name: str | None = None, **kwargs) -> Judge:

@@ -30,6 +30,7 @@ from audit.constants import (
     STRUCTURE_P_REFUTED,
     Thresholds,
 )
+from audit.pipeline.llm.combine import DISAGREEMENT_FLAG, weigh
 from audit.pipeline.methods.base import REGISTRY, ROLE_JUDGE, ROLE_NUMERIC, ROLE_STRUCTURE, ROLE_SUPPORT
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Label, MethodResult
 
@@ -98,11 +99,29 @@ def label_claim(
     conf = float(ent.score) if ent and ent.score is not None else 0.0
     p_ref = float(ent.details.get("p_refuted", 0.0)) if ent else 0.0
     judge = _by_role(results, ROLE_JUDGE)
-    if judge is not None and judge.ran and judge.score is not None:
-        # docs/LLM.md: the isolated LLM judge, when it ran, stands in for the offline entailment judge;
-        # docs/LLM.md: the numeric and structure checks below still apply on top of it, so a
-        # contradiction they find stands whatever the judge says
-        conf, p_ref = float(judge.score), float(judge.details.get("p_refuted", p_ref))
+    llm_disagreement = bool(ent and ent.details.get(DISAGREEMENT_FLAG))
+    if (
+        judge is not None
+        and judge.ran
+        and judge.score is not None
+        and not (ent and "llm_verdict" in ent.details)
+    ):
+        # docs/LLM.md#weighing-the-llm-judge: the isolated LLM judge is one signal weighed with the
+        # offline judge's (unless the support judge already weighed it, judge "llm"); a disagreement
+        # with a confident offline verdict leaves it standing and sends the claim to review. The
+        # numeric and structure checks below still apply on top, whatever the judges say
+        weighed = weigh(
+            conf,
+            p_ref,
+            float(judge.score),
+            float(judge.details.get("p_refuted", 0.0)),
+            threshold=t.audit_score_threshold,
+            refuted_threshold=t.refuted_threshold,
+        )
+        conf, p_ref = weighed.confidence, weighed.p_refuted
+        llm_disagreement = llm_disagreement or weighed.disagreement
+    if llm_disagreement and DISAGREEMENT_FLAG not in flags:
+        flags.append(DISAGREEMENT_FLAG)
     numeric = _by_role(results, ROLE_NUMERIC)
     # docs/SPEC_NOTES.md#numeric-checks: a quantity stated differently by a relevant evidence sentence contradicts the
     # claim, and one found nowhere in the evidence leaves it unverified (on DEV: 76% and 80% of such

@@ -307,7 +307,8 @@ def audit_compute(job: AuditJob) -> AuditComputation:
     transaction, so other requests are never blocked behind it. The job's plan decides depth,
     methods and revision rounds (docs/SPEC_NOTES.md#verification-depths-and-profiles); its LLM setup is the
     request's one client, so a draft's calls and tokens are on this run and its time budget covers
-    both. The result's ``duration_ms`` is the whole computation, revision included. ``job.deep``
+    both. The result's ``duration_ms`` is the whole computation, revision included, counted from the
+    request's start (its LLM client's): the draft of a drafted answer is in it. ``job.deep``
     is ``sync`` or ``async`` ("" = the workspace's ``deep_checks``): with ``async`` and a usable
     LLM the LLM methods are left to the asynchronous deep check (``services.deep_checks``), queued
     by :func:`audit_store`. ``result`` stays the audit of the text as received even when the loop
@@ -317,6 +318,10 @@ def audit_compute(job: AuditJob) -> AuditComputation:
     started_at = timezone.now()
     started = time.perf_counter()
     plan, setup = job.plan, job.llm_setup
+    if setup is not None and setup.client is not None:
+        # the request's client started with the request: a drafted answer's draft is part of its audit
+        earlier = max(0.0, started - setup.client.started)
+        started, started_at = started - earlier, started_at - timedelta(seconds=earlier)
     thresholds = plan.thresholds
     kb, raw_kb = workspace_kb(job.workspace)
     llm = setup.client if plan.llm_methods else None

@@ -33,6 +33,7 @@ from django.db import transaction
 from audit import constants, hooks
 from audit.models import Answer, Claim, VerificationRun
 from audit.pipeline import scoring
+from audit.pipeline.llm.combine import DISAGREEMENT_FLAG
 from audit.pipeline.methods import REGISTRY, verify_context
 from audit.pipeline.methods.llm import LLM_METHODS
 from audit.pipeline.types import ClaimDraft, EvidenceHit, Label, MethodResult, Passage
@@ -133,6 +134,11 @@ def _card(result: MethodResult) -> dict:
     }
 
 
+def _llm_flags(verdict) -> list[str]:
+    """The flags the weighing of the LLM judge gives a claim (a disagreement goes to review)."""
+    return [f for f in verdict.risk_flags if f == DISAGREEMENT_FLAG]
+
+
 def _evidence_note(results: dict[str, MethodResult]) -> str:
     """The LLM evidence of a relabel, in one line (the label history's reason)."""
     parts = []
@@ -195,7 +201,9 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
             claim.method_results = {**claim.method_results, **{n: _card(r) for n, r in mine.items()}}
             claim.methods = sorted({*claim.methods, *(n for n, r in mine.items() if r.ran)})
             claim.metrics = {**claim.metrics, **scoring.method_metrics(mine)}
-            claim.risk_flags = sorted({*claim.risk_flags, *(f for r in mine.values() for f in r.flags)})
+            claim.risk_flags = sorted(
+                {*claim.risk_flags, *(f for r in mine.values() for f in r.flags), *_llm_flags(verdict)}
+            )
             claim.save(update_fields=["method_results", "methods", "metrics", "risk_flags"])
             if not any(r.ran for r in mine.values()):
                 continue
@@ -259,7 +267,9 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
             workspace=workspace,
             details={"run": run.pk, "relabels": relabels, "llm_calls": fields["llm_calls"]},
         )
-        if any(r["to"] != Label.SUPPORTED for r in relabels):
+        if any(r["to"] != Label.SUPPORTED for r in relabels) or any(
+            DISAGREEMENT_FLAG in c.risk_flags for c in claims
+        ):
             hooks.answer_intake(answer=answer)
     deep_check_announce(run)
     return run

@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 from django.conf import settings
 from django.utils import timezone
 
-from audit.constants import LLM_TIME_BUDGET_S
+from audit.constants import LLM_CONCURRENCY, LLM_TIME_BUDGET_S
 from audit.models import VerificationRun, Workspace
 from audit.pipeline.llm import LLMClient, LLMConfig
 from audit.pipeline.llm.endpoint import FORMS, PROMPT
@@ -112,10 +112,11 @@ def llm_setup_for(
         api_key=conf.get("LLM_API_KEY") or "",
         timeout_s=float(conf.get("LLM_TIMEOUT_S", 20.0)),
         max_retries=int(conf.get("LLM_MAX_RETRIES", 2)),
-        concurrency=int(conf.get("LLM_CONCURRENCY", 4)),
+        concurrency=int(conf.get("LLM_CONCURRENCY", LLM_CONCURRENCY)),
         token_budget=remaining,
         time_budget_s=time_budget_s or float(conf.get("LLM_TIME_BUDGET_S") or 0) or LLM_TIME_BUDGET_S,
         structured=structured,
+        stream=bool(conf.get("LLM_STREAM", True)),
     )
     return LLMSetup(LLMClient(config))
 

@@ -534,6 +534,18 @@ def _failure_warning(result: WebVerificationResult) -> dict:
     }
 
 
+def _call_warnings(result: WebVerificationResult) -> list[dict]:
+    """One run warning per failed web call, keyed ``code`` like every other run warning."""
+    return [
+        {
+            "code": "web_call_failed",
+            "message": f"web call to {f['provider']} failed ({f['reason']})",
+            **f,
+        }
+        for f in result.failures
+    ]
+
+
 def _record_failure_on_run(result: WebVerificationResult, run: VerificationRun | None) -> None:
     """Add the WEB_VERIFICATION_FAILED warning to the run (outside the failed savepoint)."""
     run = run or result.answer.runs.order_by("-started_at", "-id").first()
@@ -556,7 +568,7 @@ def _update_run_and_answer(result: WebVerificationResult, run: VerificationRun |
         if run is not None:
             run.warnings = [
                 *(run.warnings or []),
-                *({"type": "web_call_failed", **f} for f in result.failures),
+                *_call_warnings(result),
                 _failure_warning(result),
             ]
             run.revision_history = [*(run.revision_history or []), {"web_verification": result.as_dict()}]
@@ -570,7 +582,7 @@ def _update_run_and_answer(result: WebVerificationResult, run: VerificationRun |
         return
     run.mode = constants.MODE_AUDIT_WEB
     run.methods = list(dict.fromkeys([*(run.methods or []), METHOD_NAME]))
-    run.warnings = [*(run.warnings or []), *({"type": "web_call_failed", **f} for f in result.failures)]
+    run.warnings = [*(run.warnings or []), *_call_warnings(result)]
     run.revision_history = [*(run.revision_history or []), {"web_verification": result.as_dict()}]
     run.full_clean()
     run.save(update_fields=["mode", "methods", "warnings", "revision_history"])

@@ -8,10 +8,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 NUMBERED = re.compile(r"\bseed ?0{0,2}\d{1,2}\b|\bspec ?(?:0\d\d|§|\d)|§|\bissue ?#?\d+", re.IGNORECASE)
 
-# The revision package and the LLM prompts are being reworked in parallel; their citations are
-# replaced there.
-NOT_YET = ("audit/pipeline/revision/", "audit/pipeline/llm/")
-
 
 def _numbered_citations() -> list[str]:
     found = []
@@ -19,8 +15,6 @@ def _numbered_citations() -> list[str]:
         for path in sorted((ROOT / folder).rglob("*")):
             rel = path.relative_to(ROOT).as_posix()
             if path.suffix not in (".py", ".html", ".js", ".txt") or "migrations" in path.parts:
-                continue
-            if rel.startswith(NOT_YET):
                 continue
             for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
                 if NUMBERED.search(line) and "--seed" not in line:

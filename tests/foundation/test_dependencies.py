@@ -136,10 +136,6 @@ def test_a_question_with_no_receiver_gets_an_empty_answer():
 
 # --- import loops inside the pipeline, function-level imports included -----------------------------
 
-# The one loop left, in the LLM client (audit/pipeline/llm/), is being removed in parallel work;
-# any other loop fails this test.
-KNOWN_PIPELINE_LOOPS = [{"audit.pipeline.llm.client", "audit.pipeline.llm.endpoint"}]
-
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -198,8 +194,7 @@ def test_the_loop_finder_finds_a_loop_through_a_function_level_import():
 
 
 def test_no_pipeline_module_imports_one_that_imports_it_back():
-    unknown = [loop for loop in _loops(_pipeline_graph()) if loop not in KNOWN_PIPELINE_LOOPS]
-    assert unknown == []
+    assert _loops(_pipeline_graph()) == []
 
 
 # --- no module imports another module's private names -------------------------------------------

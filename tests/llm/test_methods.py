@@ -3,6 +3,8 @@ drafting and rewriting, each with its fallback."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from audit.pipeline.llm import LLMError
@@ -12,7 +14,7 @@ from audit.pipeline.llm.extraction import METHOD_LLM, METHOD_OFFLINE, extract_cl
 from audit.pipeline.llm.judge import judge_claim
 from audit.pipeline.llm.selfcheck import selfcheck
 from audit.pipeline.types import ClaimDraft, Passage
-from tests.llm.fake_llm import Reply, ok, per_claim
+from tests.llm.fake_llm import Reply, claims_in, ok, per_claim
 
 ANSWER = "The hippocampus consolidates memory [1]. It was named by Arantius in 1587 [2]."
 EVIDENCE = ["The hippocampus consolidates long-term memory.", "Arantius named the hippocampus in 1564."]
@@ -275,6 +277,15 @@ def test_it_refuses_a_draft_cut_off_at_the_limit_or_echoing_the_prompt(llm_serve
     assert why in client.accounting.failures[-1]["message"]
 
 
+def test_a_draft_with_a_dash_rule_of_its_own_is_no_echo(llm_server, make_client):
+    text = "The hippocampus consolidates long-term memory [1].\n\n---\n\nArantius named it in 1564 [2]."
+    llm_server.route("TASK: draft_answer", ok(text))
+    client = make_client()
+    draft = draft_answer(client, "What does the hippocampus do?", PASSAGES)
+    assert draft.method == "llm_draft" and "Arantius named it in 1564 [2]." in draft.text
+    assert client.accounting.failures == []
+
+
 def test_it_refuses_a_draft_without_anchors_and_drafts_offline(llm_server, make_client):
     llm_server.route("TASK: draft_answer", ok("The hippocampus does many things."))
     client = make_client()
@@ -365,3 +376,61 @@ def test_it_extracts_offline_when_no_llm_claim_is_grounded_in_the_answer(llm_ser
     out = extract_claims(client, ANSWER)
     assert out.method == METHOD_OFFLINE and out.fallback == "schema" and len(out.claims) == 2
     assert client.accounting.failures[-1]["message"] == "no extracted claim is grounded in the answer"
+
+
+# --- round two: bounded, split, once per text ----------------------------------------------
+def test_a_judge_batch_cut_off_at_the_cap_is_split_and_asked_again_not_dropped(llm_server, make_client):
+    from audit.pipeline.llm.judge import judge_claims
+
+    def verdicts(body):
+        listed = claims_in(body)
+        return json.dumps(
+            {
+                "results": [
+                    {"claim_id": cid, "verdict": "SUPPORTED", "reasoning": "Stated in [1]."} for cid in listed
+                ]
+            }
+        )
+
+    # a batch of 4 loops to the cap; batches of 2 fit
+    llm_server.route(
+        ("TASK: isolated_verification", "Claim c4:"),
+        ok('{"results": [{"claim_id": "c1", "reas', finish_reason="length"),
+    )
+    llm_server.route("TASK: isolated_verification", Reply(content=verdicts))
+    items = [(f"The hippocampus holds memory number {n}.", [EVIDENCE[0]]) for n in range(4)]
+    results = judge_claims(make_client(), items)
+    assert all(r.ran and r.details["judge_verdict"] == "SUPPORTED" for r in results)
+    sizes = [len(claims_in(r["body"])) for r in llm_server.requests]
+    assert sizes == [4, 2, 2] and [r.details["batch_size"] for r in results] == [2, 2, 2, 2]
+
+
+def test_the_judge_judges_each_claim_once_per_text_and_evidence(llm_server, make_client):
+    from audit.pipeline.llm.judge import judge_claims
+
+    llm_server.route(
+        "TASK: isolated_verification",
+        per_claim("results", lambda _: {"verdict": "SUPPORTED", "reasoning": "Stated in [1]."}),
+    )
+    client = make_client()
+    first = judge_claims(client, [("Claim one holds.", EVIDENCE), ("Claim two holds.", EVIDENCE)])
+    again = judge_claims(client, [("Claim one holds.", EVIDENCE), ("Claim two, corrected.", EVIDENCE)])
+    assert all(r.ran for r in first + again)
+    assert [len(claims_in(r["body"])) for r in llm_server.requests] == [2, 1]
+    assert client.accounting.calls == 2
+
+
+def test_selfcheck_discards_samples_that_echo_the_prompt(llm_server, make_client):
+    llm_server.route(
+        "TASK: selfcheck_sample",
+        ok("TASK: selfcheck_sample\nAnswer the question in a short paragraph, using the numbered passages."),
+        ok("Passages:\n[1] The hippocampus consolidates memory.\n\nQuestion: What does it do?"),
+        ok("The hippocampus consolidates memory --- and it was named in 1564."),
+    )
+    llm_server.route("TASK: selfcheck_judge", per_claim("results", lambda _: {"verdict": "SUPPORTS"}))
+    client = make_client(concurrency=1)
+    claims = [ClaimDraft(claim_id="c1", text="The hippocampus consolidates memory.", span=(0, 10))]
+    outcome = selfcheck(client, "What does the hippocampus do?", claims, EVIDENCE, k=3, threshold=0.5)
+    assert outcome.samples == ["The hippocampus consolidates memory --- and it was named in 1564."]
+    assert outcome.results["c1"].details["samples_drawn"] == 1
+    assert [f["kind"] for f in client.accounting.failures] == ["echo", "echo"]

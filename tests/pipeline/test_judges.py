@@ -101,10 +101,14 @@ def test_a_cross_encoder_without_a_path_is_a_clear_error(tmp_path):
         CrossEncoderJudge(str(tmp_path / "missing")).judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext())
 
 
-def test_the_llm_judge_answers_through_the_interface_and_the_features_judge_stands_in_without_it(embedder):
+def test_the_llm_judge_is_weighed_with_the_offline_judge_and_the_offline_judgement_stands_without_it(
+    embedder,
+):
+    from audit.pipeline.judges import FeatureJudge
     from audit.pipeline.llm import LLMClient, LLMConfig
     from tests.llm.fake_llm import FakeLLMServer, per_claim
 
+    offline = FeatureJudge().judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext())[0]
     server = FakeLLMServer().start()
     try:
         server.route(
@@ -114,15 +118,21 @@ def test_the_llm_judge_answers_through_the_interface_and_the_features_judge_stan
         client = LLMClient(
             LLMConfig(base_url=server.base_url, model="m", timeout_s=10.0, max_retries=0, structured="prompt")
         )
-        out = LLMJudge().judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext(llm=client))[0]
+        pairs = [JudgePair(CLAIM, [EVIDENCE]), JudgePair(CLAIM, [EVIDENCE], {"a sentence"})]
+        out = LLMJudge(fallback=FeatureJudge()).judge(pairs, VerifyContext(llm=client))
     finally:
         server.stop()
-    assert out.details["decided_by"] == "llm" and out.p_supported < 0.1 and out.p_refuted > 0.9
-    assert out.sentence.startswith("Long-term")
-    offline = LLMJudge().judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext())[0]
-    assert (
-        offline.details["decided_by"] == "features" and offline.details["llm_not_run"] == "no LLM configured"
-    )
+    assert len(server.requests) == 1  # the joint pair only: a per-passage pair is the offline judge's
+    joint = out[0]
+    assert joint.details["decided_by"] == "features+llm" and joint.details["llm_verdict"] == "CONTRADICTED"
+    assert joint.details["offline_p_supported"] == pytest.approx(offline.p_supported)
+    if joint.details["llm_disagreement"]:  # a confident offline verdict stands
+        assert joint.p_supported == pytest.approx(offline.p_supported)
+    else:  # otherwise the LLM moves it by its weight, not to its own figure
+        assert offline.p_supported * 0.75 <= joint.p_supported < offline.p_supported
+    alone = LLMJudge(fallback=FeatureJudge()).judge([JudgePair(CLAIM, [EVIDENCE])], VerifyContext())[0]
+    assert alone.details["decided_by"] == "features" and alone.details["llm_not_run"] == "no LLM configured"
+    assert alone.p_supported == pytest.approx(offline.p_supported)
 
 
 def test_the_calibration_error_is_the_weighted_gap_between_confidence_and_frequency():

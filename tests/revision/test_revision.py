@@ -17,6 +17,7 @@ from audit.constants import (
 from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.retrieval import anchor_map, resolve_anchor
 from audit.pipeline.revision import (
+    DISPUTED_QUALIFIER,
     CitationAction,
     RevisionAttempt,
     RevisionOptions,
@@ -577,3 +578,22 @@ def test_a_correction_stands_only_when_the_judge_finds_the_corrected_claim_suppo
     )
     assert accepted == "The annual fee for the Gold card is $150 [1]."
     assert edits[0].details["verified"]["label"] == "SUPPORTED"
+
+
+def test_a_sentence_the_judge_supports_is_never_marked_disputed(passages, verify):
+    answer = "Gold card holders get free airport lounge access worldwide [3]."
+    result = verify(answer, passages, QUERY)
+    # labelled contradicted (an LLM judge's word, say) although its passage states it
+    result.claims[0].verdict, result.claims[0].label = "contradicted", "REFUTED"
+    kept, edits = plan_revision(
+        answer, result, passages, judge=lambda text, p: verify(text, [p], QUERY).claims[0]
+    )
+    assert kept == answer and DISPUTED_QUALIFIER not in kept
+    assert not [e for e in edits if e.strategy == Strategy.QUALIFY]
+    disputed, _ = plan_revision(
+        answer,
+        result,
+        passages,
+        judge=lambda text, p: replace(verify(text, [p], QUERY).claims[0], label="NEI"),
+    )
+    assert DISPUTED_QUALIFIER in disputed  # the judge does not support it: the answer says so

@@ -38,12 +38,24 @@ def test_markers_become_keys_the_passages_answer_to_or_links_in_classical_mode()
     assert text == "A [Arxiv]. B [Arxiv-2][GLM47]."
     assert keys == {"Arxiv": "p1", "Arxiv-2": "p2", "GLM47": "p3"}
     assert [p.anchors for p in passages] == [("Arxiv",), ("Arxiv-2",), ("GLM47",)]
-    classical, _, none = with_keys("A [1]. B [3].", [ARXIV_1, ARXIV_2, REPORT], "classical")
-    assert (
-        classical
-        == "A [GLM-4.7 Technical Report](https://arxiv.org/abs/2401.00001). B (GLM-4.7 Technical Report)."
+    classical, keyed, only_report = with_keys("A [1]. B [3].", [ARXIV_1, ARXIV_2, REPORT], "classical")
+    # a passage with a URL is a link; one without is cited by its key (a citation, not a bare title)
+    assert classical == "A [GLM-4.7 Technical Report](https://arxiv.org/abs/2401.00001). B [GLM47]."
+    assert only_report == {"GLM47": "p3"} and keyed[2].anchors == ("GLM47",) and keyed[0].anchors == ()
+
+
+def test_a_classical_link_title_never_leaks_into_the_claim_text():
+    from audit.pipeline.extraction import extract_claims
+
+    text, _, _ = with_keys(
+        "GLM-4.7 does well on reasoning [1]. It is described [3].", [ARXIV_1, REPORT, REPORT], "classical"
     )
-    assert none == {}
+    claims = extract_claims(text, QUERY)
+    assert [c.text for c in claims] == ["GLM-4.7 does well on reasoning.", "It is described."]
+    assert claims[1].citations == ("GLM47-2",)
+    # a link inside the sentence is its words, as before
+    [inline] = extract_claims("The [technical report](https://arxiv.org/abs/1) describes GLM-4.7.", QUERY)
+    assert inline.text == "The technical report describes GLM-4.7."
 
 
 # --- through the API, against the scripted LLM server -------------------------------------------

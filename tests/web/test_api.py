@@ -130,6 +130,9 @@ def test_it_says_the_web_step_failed_when_every_web_call_fails_and_keeps_the_loc
     run = VerificationRun.objects.get(answer=answer)
     assert answer.mode == run.mode == "audit-local" and "web_verification" not in run.methods
     assert any(w.get("code") == "WEB_VERIFICATION_FAILED" for w in run.warnings)
+    # every warning is keyed the same way: code and message (a failed call each, then the summary)
+    assert all({"code", "message"} <= set(w) and "type" not in w for w in run.warnings)
+    assert [w["code"] for w in run.warnings].count("web_call_failed") == 2
     assert set(ExternalCall.objects.filter(answer=answer).values_list("status", flat=True)) == {"failed"}
     escalation = AuditEvent.objects.get(action="answer.web_escalation", object_id=str(answer.pk))
     assert escalation.details["status"] == "failed" and len(escalation.details["failures"]) == 2

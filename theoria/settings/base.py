@@ -19,6 +19,7 @@ from audit.constants import (
     DEFAULT_SOFTENING_STYLE,
     DEFAULT_UNSUPPORTED_ACTION,
     EMAIL_TIMEOUT_S,
+    LLM_CONCURRENCY,
     SOFTENING_STYLES,
     UNSUPPORTED_ACTIONS,
 )
@@ -272,11 +273,14 @@ THEORIA = {
     "LLM_MODEL": envstr("THEORIA_LLM_MODEL", ""),
     "LLM_TIMEOUT_S": envfloat("THEORIA_LLM_TIMEOUT_S", 20.0),
     "LLM_MAX_RETRIES": envint("THEORIA_LLM_MAX_RETRIES", 2, minimum=0),
-    "LLM_CONCURRENCY": envint("THEORIA_LLM_CONCURRENCY", 4, minimum=1),
+    "LLM_CONCURRENCY": envint("THEORIA_LLM_CONCURRENCY", LLM_CONCURRENCY, minimum=1),
     # docs/LLM.md: the LLM time of an audit's synchronous part (0: audit.constants.LLM_TIME_BUDGET_S),
     # and the structured-output form ("auto" probes the endpoint once; "prompt" never asks for one)
     "LLM_TIME_BUDGET_S": envfloat("THEORIA_LLM_TIME_BUDGET_S", 0.0),
     "LLM_STRUCTURED": envstr("THEORIA_LLM_STRUCTURED", "auto"),
+    # streamed calls are closed when given up (the server stops generating); 0 for a server that
+    # reports no token usage on a stream (the budget then estimates it)
+    "LLM_STREAM": envbool("THEORIA_LLM_STREAM", True),
     # announced when an asynchronous deep check finishes (POST JSON); empty: no announcement
     "DEEP_CHECK_WEBHOOK_URL": envstr("THEORIA_DEEP_CHECK_WEBHOOK_URL", ""),
     # The endpoint runs inside the data-residency boundary (a loopback address always does), so

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
-from audit.constants import JUDGE, JUDGES
+from audit.constants import JUDGE, JUDGES, LLM_CONCURRENCY
 from audit.evaluation.cli import run_evaluate
 from audit.evaluation.entailment_fit import BENCHMARKS_DIR
 from audit.pipeline.llm.client import LLMClient, LLMConfig
@@ -55,6 +55,15 @@ class Command(BaseCommand):
             help="measure every available judge on this workspace's reviewed examples instead of the DEV files",
         )
         parser.add_argument(
+            "--llm-url",
+            default=None,
+            metavar="URL",
+            help="--judge llm: the OpenAI-compatible endpoint to measure (default: THEORIA_LLM_BASE_URL)",
+        )
+        parser.add_argument(
+            "--llm-model", default=None, help="--judge llm: the model name (default: THEORIA_LLM_MODEL)"
+        )
+        parser.add_argument(
             "--threshold",
             type=float,
             default=None,
@@ -67,7 +76,13 @@ class Command(BaseCommand):
             if code:
                 raise SystemExit(code)
             return
-        llm = llm_client_from_settings() if options["judge"] == "llm" else None
+        llm = None
+        if options["judge"] == "llm":
+            llm = llm_client_from_settings(options["llm_url"], options["llm_model"])
+            if llm is None:
+                raise CommandError(
+                    "--judge llm needs an endpoint: pass --llm-url or set THEORIA_LLM_BASE_URL."
+                )
         if options["contrast"]:
             from audit.evaluation.contrast import run_contrast
 
@@ -117,21 +132,23 @@ def offline_judges() -> list[str]:
     return [j for j in JUDGES if j != "llm" and (j != "cross-encoder" or CROSS_ENCODER_PATH)]
 
 
-def llm_client_from_settings():
-    """The LLM client of the deployment settings (THEORIA_LLM_*), or None where none is configured."""
+def llm_client_from_settings(base_url: str | None = None, model: str | None = None):
+    """The LLM client of the deployment settings (THEORIA_LLM_*), ``base_url`` and ``model`` replacing
+    theirs where given, or None where no endpoint is configured."""
     from django.conf import settings
 
     conf = settings.THEORIA
-    base_url = (conf.get("LLM_BASE_URL") or "").strip()
+    base_url = (base_url or conf.get("LLM_BASE_URL") or "").strip()
     if not base_url:
         return None
     kwargs = {
         "base_url": base_url,
-        "model": conf.get("LLM_MODEL") or DEFAULT_MODEL,
+        "model": model or conf.get("LLM_MODEL") or DEFAULT_MODEL,
         "api_key": conf.get("LLM_API_KEY") or "",
         "timeout_s": float(conf.get("LLM_TIMEOUT_S", 20.0)),
         "max_retries": int(conf.get("LLM_MAX_RETRIES", 2)),
-        "concurrency": int(conf.get("LLM_CONCURRENCY", 4)),
+        "concurrency": int(conf.get("LLM_CONCURRENCY", LLM_CONCURRENCY)),
         "structured": conf.get("LLM_STRUCTURED") or "auto",
+        "stream": bool(conf.get("LLM_STREAM", True)),
     }
     return LLMClient(LLMConfig(**kwargs))

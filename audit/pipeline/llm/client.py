@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,6 +35,11 @@ from typing import Any, Callable
 
 import jsonschema
 import openai
+
+try:  # the openai package's HTTP client: httpx2 from openai 3 on, httpx before
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover
+    import httpx
 
 from audit.constants import (
     LLM_MAX_TOKENS,
@@ -48,48 +52,16 @@ from audit.constants import (
     LLM_TASK_MAX_TOKENS,
     LLM_TEMPERATURE,
 )
-from audit.pipeline.llm.endpoint import PROMPT, Endpoint, endpoint_for, format_kwargs
+from audit.pipeline.llm.base import (
+    Completion,
+    LLMConfig,
+    LLMError,
+    json_candidates,
+    parse_json_reply,
+)
+from audit.pipeline.llm.endpoint import PROBE_PROMPT, PROMPT, Endpoint, endpoint_for, format_kwargs
 from audit.pipeline.llm.prompts import for_structured_output
 from audit.pipeline.llm.schemas import TASKS, wire_schema
-
-
-@dataclass(frozen=True)
-class LLMConfig:
-    """Where and how to call the LLM. ``token_budget`` None means unlimited for this run."""
-
-    base_url: str
-    model: str
-    api_key: str = ""
-    timeout_s: float = 20.0
-    max_retries: int = 2
-    concurrency: int = 4
-    token_budget: int | None = None
-    time_budget_s: float | None = None  # the run's LLM time, from the client's creation; None: unbounded
-    structured: str = "auto"  # "auto" (probe the endpoint once), a form of endpoint.FORMS, or "prompt"
-
-
-class LLMError(Exception):
-    """A call that gave no usable answer. ``kind`` is one of KINDS."""
-
-    KINDS = (
-        "timeout",
-        "connection",
-        "rate_limited",
-        "server_error",
-        "client_error",
-        "empty",
-        "invalid_json",
-        "schema",
-        "budget",
-        "circuit_open",
-    )
-
-    def __init__(self, kind: str, message: str, *, purpose: str = "", attempts: int = 0):
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-        self.message = message
-        self.purpose = purpose
-        self.attempts = attempts
 
 
 @dataclass
@@ -184,93 +156,6 @@ def retry_after_seconds(headers) -> float | None:
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
-_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
-_PLACEHOLDER_RE = re.compile(r"[\s.\u2026_|?-]*|<[^<>]*>")
-_SPACE_RE = re.compile(r"\s+")
-
-
-def json_candidates(text: str) -> list[tuple[Any, str]]:
-    """Every top-level JSON object or array in ``text`` (fenced blocks first), with its source text."""
-    text = (text or "").strip()
-    sources = [m.group(1) for m in _FENCE_RE.finditer(text)] + [text]
-    # control characters inside strings are allowed: grammar engines (llama.cpp) let a model write a
-    # raw line break in a string, and the value is still the reply's own JSON
-    decoder = json.JSONDecoder(strict=False)
-    found: list[tuple[Any, str]] = []
-    for source in sources:
-        i = 0
-        while True:
-            starts = [j for j in (source.find("{", i), source.find("[", i)) if j >= 0]
-            if not starts:
-                break
-            j = min(starts)
-            try:
-                value, end = decoder.raw_decode(source, j)
-            except ValueError:
-                i = j + 1
-                continue
-            found.append((value, source[j:end]))
-            i = end
-    return found
-
-
-def _strings(value) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def _squash(text: str) -> str:
-    return _SPACE_RE.sub("", text or "")
-
-
-def parse_json_reply(text: str, schema: dict | None = None, prompt: str = "") -> Any:
-    """The reply's JSON value: the first object or array in it that is neither echoed from the
-    prompt nor template filler and (with ``schema``) valid against it.
-
-    A citation like ``[1]`` in prose, the example ``{"questions": ["...", "..."]}`` copied from
-    the prompt, or a value whose strings are placeholders (``...``, ``<one or two sentences>``)
-    is never taken for the answer. Raises ValueError (no JSON value at all) or
-    jsonschema.ValidationError (JSON, but none valid).
-    """
-    candidates = json_candidates(text)
-    if not candidates:
-        raise ValueError("no JSON value in the reply")
-    echoed = _squash(prompt)
-    first_error: jsonschema.ValidationError | None = None
-    for value, source in candidates:
-        if echoed and len(source) > 4 and _squash(source) in echoed:
-            continue
-        if any(_PLACEHOLDER_RE.fullmatch(s.strip()) for s in _strings(value)):
-            first_error = first_error or jsonschema.ValidationError("the reply holds template placeholders")
-            continue
-        if schema is None:
-            return value
-        try:
-            jsonschema.validate(value, schema)
-        except jsonschema.ValidationError as exc:
-            first_error = first_error or exc
-            continue
-        return value
-    raise first_error or jsonschema.ValidationError("the reply only repeats the prompt")
-
-
-@dataclass
-class Completion:
-    """One reply: its text and why the server stopped (``length``: cut off at ``max_tokens``)."""
-
-    text: str
-    finish_reason: str = ""
-
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason == "length"
-
-
 def task_max_tokens(task: str, items: int = 1) -> int:
     """The completion cap of ``task`` for ``items`` claims (sentences, questions), per LLM_TASK_MAX_TOKENS."""
     base, per_item = LLM_TASK_MAX_TOKENS.get(task, (LLM_MAX_TOKENS, 0))
@@ -279,6 +164,35 @@ def task_max_tokens(task: str, items: int = 1) -> int:
 
 def prompt_text(messages: list[dict]) -> str:
     return "\n".join(str(m.get("content", "")) for m in messages)
+
+
+__all__ = [
+    "Completion",
+    "LLMAccounting",
+    "LLMClient",
+    "LLMConfig",
+    "LLMError",
+    "json_candidates",
+    "parse_json_reply",
+    "task_max_tokens",
+]
+
+
+class _Abandoned(Exception):
+    """A call given up (its timeout or the run's budget): the connection is closed."""
+
+    def __init__(self, completion_tokens: int):
+        super().__init__("abandoned")
+        self.completion_tokens = completion_tokens
+
+
+def _usage_dict(usage) -> dict:
+    if usage is None:
+        return {}
+    return {
+        "prompt_tokens": getattr(usage, "prompt_tokens", None),
+        "completion_tokens": getattr(usage, "completion_tokens", None),
+    }
 
 
 class LLMClient:
@@ -301,6 +215,12 @@ class LLMClient:
         self._sleep = sleep
         self.endpoint = endpoint or endpoint_for(config)
         self._reserved = 0  # tokens promised to calls in flight (the budget counts them)
+        # answers of this run's LLM methods by their input (method, claim text, evidence…): a claim
+        # is judged once per text, and a revision pass re-asks only what its edits changed
+        self.memo: dict[tuple, Any] = {}
+        # held by a method while it asks about claims, so two methods asking about the same claim at
+        # once (the support judge "llm" and the llm_judge method run side by side) call once
+        self.memo_lock = threading.RLock()
         self._lock = threading.Lock()
         self.restart_clock()
 
@@ -308,6 +228,7 @@ class LLMClient:
         """Start the run's time budget now (``time_budget_s`` or the config's)."""
         budget = self.config.time_budget_s if time_budget_s is None else time_budget_s
         self._deadline = None if budget is None else time.monotonic() + budget
+        self.started = time.perf_counter()  # the request's start: a drafted audit's duration counts from it
 
     def time_left(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
@@ -351,10 +272,18 @@ class LLMClient:
         return budget - self.accounting.total_tokens - self._reserved
 
     def _fail(
-        self, kind: str, message: str, purpose: str, attempts: int, *, trip: bool = False, hard: bool = False
+        self,
+        kind: str,
+        message: str,
+        purpose: str,
+        attempts: int,
+        *,
+        trip: bool = False,
+        hard: bool = False,
+        status: int | None = None,
     ) -> LLMError:
         """Record a failed call; ``trip`` counts it against the endpoint's breaker (``hard``: opens it now)."""
-        error = LLMError(kind, message, purpose=purpose, attempts=attempts)
+        error = LLMError(kind, message, purpose=purpose, attempts=attempts, status=status)
         self.accounting.add_failure(error)
         if trip:
             self.endpoint.breaker.failure(error, hard=hard)
@@ -376,17 +305,31 @@ class LLMClient:
         items: int = 1,
         extra: dict | None = None,
         probing: bool = False,
+        checked_later: bool = False,
     ) -> Completion:
         """One chat completion as a :class:`Completion`, or raise LLMError (recorded).
 
         ``max_tokens`` defaults to the task's cap and is lowered to what the token budget has
-        left; the call's timeout is lowered to what the time budget has left. ``probing`` (the
-        structured-output probe): no retry, and an HTTP error neither counts against the breaker
-        nor is listed as a failure (it only means the server refuses that form).
+        left; the call's timeout (and the wait for a free slot of the endpoint) is lowered to what
+        the time budget has left. ``probing`` (the structured-output probe): no retry, and an HTTP
+        error neither counts against the breaker nor is listed as a failure (it only means the
+        server refuses that form). ``checked_later``: the caller tells the breaker whether the
+        reply was usable (``complete_json`` after validating it).
         """
-        refusal = self.endpoint.breaker.refusal()
+        refusal = self.endpoint.breaker.admit()
         if refusal:
             raise self._fail("circuit_open", refusal, purpose, 0)
+        try:
+            return self._reserve_and_call(
+                purpose, messages, temperature, max_tokens, seed, task, items, extra, probing, checked_later
+            )
+        except BaseException:
+            self.endpoint.breaker.release()  # a trial stopped by a budget frees the half-open slot
+            raise
+
+    def _reserve_and_call(
+        self, purpose, messages, temperature, max_tokens, seed, task, items, extra, probing, checked_later
+    ) -> Completion:
         left = self.time_left()
         if left is not None and left < LLM_MIN_CALL_S:
             self._warn_time()
@@ -412,11 +355,25 @@ class LLMClient:
         if seed is not None:
             kwargs["seed"] = seed
         try:
-            with self.endpoint.slots:
-                return self._call(kwargs, purpose, messages, prompt_estimate, probing)
+            # waiting for a slot of the endpoint (another audit's call in flight) is the audit's time
+            left = self.time_left()
+            if not self.endpoint.slots.acquire(
+                timeout=None if left is None else max(0.0, left - LLM_MIN_CALL_S)
+            ):
+                self._warn_time()
+                raise self._fail(
+                    "budget", "the audit's LLM time budget ran out waiting for a free slot", purpose, 0
+                )
+            try:
+                completion = self._call(kwargs, purpose, messages, prompt_estimate, probing)
+            finally:
+                self.endpoint.slots.release()
         finally:
             with self._lock:
                 self._reserved -= reserved
+        if not checked_later:
+            self.endpoint.breaker.success()
+        return completion
 
     def _call(
         self, kwargs: dict, purpose: str, messages: list[dict], prompt_estimate: int, probing: bool = False
@@ -431,10 +388,10 @@ class LLMClient:
             timeout = self.config.timeout_s if left is None else min(self.config.timeout_s, left)
             started = time.perf_counter()
             try:
-                response = self.endpoint.openai.chat.completions.create(timeout=timeout, **kwargs)
-            except openai.APITimeoutError as exc:
-                # the server may go on generating for a caller that gave up: count what it may spend
-                self._count(purpose, started, prompt_estimate, kwargs["max_tokens"])
+                return self._streamed(kwargs, purpose, messages, started, timeout, attempt)
+            except _Abandoned as exc:
+                # the connection is closed, so the server stops generating; count what it may have spent
+                self._count(purpose, started, prompt_estimate, exc.completion_tokens)
                 if timeout < self.config.timeout_s:
                     self._warn_time()
                     raise self._fail(
@@ -442,26 +399,30 @@ class LLMClient:
                         f"the audit's LLM time budget ran out during the call ({timeout:.1f} s)",
                         purpose,
                         attempt,
-                    ) from exc
+                    ) from None
                 raise self._fail(
                     "timeout", f"no reply within {timeout:g} s", purpose, attempt, trip=True
-                ) from exc
+                ) from None
             except openai.APIConnectionError as exc:
                 self._count(purpose, started)
                 if attempt <= retries:
                     self._sleep(LLM_RETRY_BACKOFF_S * 2 ** (attempt - 1))
                     continue
-                raise self._fail("connection", str(exc), purpose, attempt, trip=True, hard=True) from exc
+                # a refused connection (nothing listens) opens the breaker at once; a reset counts once
+                refused = isinstance(exc.__cause__, httpx.ConnectError)
+                raise self._fail("connection", str(exc), purpose, attempt, trip=True, hard=refused) from exc
             except openai.APIStatusError as exc:
                 self._count(purpose, started)
                 status = exc.status_code
                 retriable = status == 429 or status >= 500
+                kind = ("rate_limited" if status == 429 else "server_error") if retriable else "client_error"
                 if probing:
                     raise LLMError(
-                        "client_error" if not retriable else "server_error",
+                        kind,
                         f"HTTP {status}: {exc.message}"[:300],
                         purpose=purpose,
                         attempts=attempt,
+                        status=status,
                     ) from exc
                 if not retriable:
                     # 401/403/404 are configuration errors: no later call can succeed.
@@ -472,8 +433,8 @@ class LLMClient:
                         attempt,
                         trip=status in (401, 403, 404),
                         hard=True,
+                        status=status,
                     ) from exc
-                kind = "rate_limited" if status == 429 else "server_error"
                 wait = retry_after_seconds(exc.response.headers)
                 if wait is None:
                     wait = LLM_RETRY_BACKOFF_S * 2 ** (attempt - 1)
@@ -481,15 +442,68 @@ class LLMClient:
                     self._sleep(wait)
                     continue
                 raise self._fail(
-                    kind, f"HTTP {status} after {attempt} attempt(s)", purpose, attempt, trip=True
+                    kind,
+                    f"HTTP {status} after {attempt} attempt(s)",
+                    purpose,
+                    attempt,
+                    trip=True,
+                    status=status,
                 ) from exc
-            except openai.OpenAIError as exc:  # malformed body, unexpected payload
+            except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:  # malformed body, broken stream
                 self._count(purpose, started)
                 raise self._fail(
-                    "server_error", f"{type(exc).__name__}: {exc}"[:300], purpose, attempt
+                    "server_error", f"{type(exc).__name__}: {exc}"[:300], purpose, attempt, trip=not probing
                 ) from exc
-            self.endpoint.breaker.success()
-            return self._reply(response, purpose, started, attempt, messages)
+
+    def _streamed(
+        self, kwargs: dict, purpose: str, messages: list[dict], started: float, timeout: float, attempt: int
+    ) -> Completion:
+        """One streamed call: the reply is read as it is generated and the connection closed the
+        moment the call is given up (the timeout or the run's budget), so the server stops
+        generating rather than working on for a caller that left (llama.cpp, vLLM). A server
+        that ignores ``stream`` and answers one JSON body is read as such."""
+        deadline = time.monotonic() + timeout
+        if not self.config.stream:  # one JSON body; a call given up leaves the server generating
+            try:
+                response = self.endpoint.openai.chat.completions.create(timeout=timeout, **kwargs)
+            except openai.APITimeoutError:
+                raise _Abandoned(kwargs["max_tokens"]) from None
+            return self._reply(response.model_dump(), purpose, started, attempt, messages)
+        try:
+            stream = self.endpoint.openai.chat.completions.create(
+                timeout=timeout, stream=True, stream_options={"include_usage": True}, **kwargs
+            )
+        except openai.APITimeoutError:
+            raise _Abandoned(kwargs["max_tokens"]) from None
+        parts: list[str] = []
+        finish, usage = "", None
+        with stream:
+            content_type = stream.response.headers.get("content-type", "")
+            if "json" in content_type:
+                return self._reply(json.loads(stream.response.read()), purpose, started, attempt, messages)
+            try:
+                for chunk in stream:
+                    if time.monotonic() > deadline:
+                        raise _Abandoned(len("".join(parts)) // 4 + 1)
+                    usage = getattr(chunk, "usage", None) or usage
+                    for choice in getattr(chunk, "choices", None) or []:
+                        delta = getattr(choice, "delta", None)
+                        if delta is not None and getattr(delta, "content", None):
+                            parts.append(delta.content)
+                        finish = getattr(choice, "finish_reason", None) or finish
+            except httpx.TimeoutException:
+                raise _Abandoned(kwargs["max_tokens"]) from None
+        text = "".join(parts)
+        return self._reply(
+            {
+                "choices": [{"message": {"content": text}, "finish_reason": finish}],
+                "usage": _usage_dict(usage),
+            },
+            purpose,
+            started,
+            attempt,
+            messages,
+        )
 
     def _count(
         self, purpose: str, started: float, prompt_tokens: int = 0, completion_tokens: int = 0
@@ -502,16 +516,19 @@ class LLMClient:
         )
 
     def _reply(
-        self, response, purpose: str, started: float, attempt: int, messages: list[dict]
+        self, body: dict, purpose: str, started: float, attempt: int, messages: list[dict]
     ) -> Completion:
-        choices = getattr(response, "choices", None) or []
-        text = (choices[0].message.content or "") if choices and choices[0].message else ""
-        finish = (getattr(choices[0], "finish_reason", "") or "") if choices else ""
-        usage = getattr(response, "usage", None)
-        if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
+        if not isinstance(body, dict):
+            raise ValueError("the reply is not a chat completion")
+        choices = body.get("choices") or []
+        first = choices[0] if choices and isinstance(choices[0], dict) else {}
+        text = str((first.get("message") or {}).get("content") or "")
+        finish = str(first.get("finish_reason") or "")
+        usage = body.get("usage") or {}
+        if usage.get("prompt_tokens") is not None:
             prompt_tokens, completion_tokens = (
-                int(usage.prompt_tokens or 0),
-                int(usage.completion_tokens or 0),
+                int(usage["prompt_tokens"] or 0),
+                int(usage.get("completion_tokens") or 0),
             )
         else:
             # No usage reported (some servers): estimate at 4 characters a token so the budget still holds.
@@ -519,7 +536,7 @@ class LLMClient:
             completion_tokens = len(text) // 4
         self._count(purpose, started, prompt_tokens, completion_tokens)
         if not text.strip():
-            raise self._fail("empty", "the server returned an empty reply", purpose, attempt)
+            raise self._fail("empty", "the server returned an empty reply", purpose, attempt, trip=True)
         return Completion(text, finish)
 
     def structured_form(self) -> str:
@@ -527,7 +544,15 @@ class LLMClient:
         if self.config.structured != "auto":
             form = self.config.structured
         else:
-            form = self.endpoint.structured_form(self)
+            form = self.endpoint.structured_form(
+                lambda extra: self.complete(
+                    purpose="probe",
+                    messages=[{"role": "user", "content": PROBE_PROMPT}],
+                    task="probe",
+                    extra=extra,
+                    probing=True,
+                )
+            )
         self.accounting.structured = form
         return form
 
@@ -556,7 +581,7 @@ class LLMClient:
         extra = format_kwargs(form, task, items) if task in TASKS else {}
         if extra:
             messages = for_structured_output(messages, wire_schema(task, items))
-        kwargs = {"task": task, "items": items, "extra": extra, **kwargs}
+        kwargs = {"task": task, "items": items, "extra": extra, "checked_later": True, **kwargs}
         reply, completion = "", Completion("")
         try:
             completion = self.complete_reply(purpose=purpose, messages=messages, **kwargs)
@@ -591,14 +616,22 @@ class LLMClient:
             message = exc.message if isinstance(exc, jsonschema.ValidationError) else str(exc)
             if truncated:  # the reply's own value was cut off: say so, not what a fragment of it broke
                 error = LLMError(
-                    "invalid_json", "the reply was cut off at the token cap", purpose=purpose, attempts=1
+                    "invalid_json",
+                    "the reply was cut off at the token cap",
+                    purpose=purpose,
+                    attempts=1,
+                    truncated=True,
                 )
             else:
                 kind = "schema" if isinstance(exc, jsonschema.ValidationError) else "invalid_json"
                 error = LLMError(kind, message[:200], purpose=purpose, attempts=1)
         else:
             self.accounting.add_json_result(task, True)
+            self.endpoint.breaker.success()
             return value
         self.accounting.add_json_result(task, False)
         self.accounting.add_failure(error)
+        # an unusable reply counts against the breaker like a transport error: a server answering
+        # fast garbage is as unusable as one that is down
+        self.endpoint.breaker.failure(error)
         raise error

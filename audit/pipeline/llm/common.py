@@ -1,5 +1,5 @@
 """Helpers every LLM method shares: why it cannot call the LLM, its "did not run" result, batches
-of claims and concurrent calls bounded by the client's concurrency."""
+of claims (split when a reply is cut off) and concurrent calls bounded by the client's concurrency."""
 
 from __future__ import annotations
 
@@ -38,6 +38,18 @@ def failure_reason(exc: LLMError, what: str) -> str:
 
 def batches(items: list[T], size: int = LLM_BATCH_CLAIMS) -> list[list[T]]:
     return [items[i : i + size] for i in range(0, len(items), size)] if items else []
+
+
+def split_when_cut_off(ask: Callable[[list[T]], list[R]], batch: list[T]) -> list[R]:
+    """``ask(batch)`` (one row per item, in order); a reply cut off at the token cap is not dropped:
+    the batch is split in two and each half asked again, down to one item. Raises LLMError otherwise."""
+    try:
+        return ask(batch)
+    except LLMError as exc:
+        if not exc.truncated or len(batch) < 2:
+            raise
+    middle = len(batch) // 2
+    return split_when_cut_off(ask, batch[:middle]) + split_when_cut_off(ask, batch[middle:])
 
 
 def concurrently(client: LLMClient, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:

@@ -6,7 +6,8 @@
    claim or the draft), so an answer cannot echo the claim.
 3. One comparison call per batch labels each answer CONSISTENT / INCONSISTENT / UNKNOWN with its claim.
 ``cove_consistency`` = consistent answers / answers that said something (UNKNOWN left out).
-Any failed step leaves CoVe not run for the claims it concerned.
+Any failed step leaves CoVe not run for the claims it concerned. A claim is checked once per client
+(one audit) for the same text and evidence: a revision pass re-asks only the claims it changed.
 """
 
 from __future__ import annotations
@@ -36,14 +37,20 @@ def cove_checks(client: LLMClient | None, items: list[tuple[str, list[str]]]) ->
     reason = unavailable_reason(client)
     if reason:
         return [not_run(METHOD, reason) for _ in items]
-    todo = [
-        (i, text, [e for e in evidence if e and e.strip()][:LLM_EVIDENCE_PASSAGES])
-        for i, (text, evidence) in enumerate(items)
-    ]
     results: list[MethodResult | None] = [None] * len(items)
+    todo, keys = [], {}
+    for i, (text, evidence) in enumerate(items):
+        evidence = [e for e in evidence if e and e.strip()][:LLM_EVIDENCE_PASSAGES]
+        keys[i] = (METHOD, text, tuple(evidence))
+        if client.memo.get(keys[i]) is not None:  # checked already in this audit (a revision pass)
+            results[i] = client.memo[keys[i]]
+        else:
+            todo.append((i, text, evidence))
     for batch_results in concurrently(client, lambda batch: _cove_batch(client, batch), batches(todo)):
         for i, result in batch_results:
             results[i] = result
+            if result.ran:
+                client.memo[keys[i]] = result
     return results
 
 

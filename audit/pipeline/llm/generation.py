@@ -99,20 +99,33 @@ def citation_keys(passages: list[Passage]) -> list[str]:
     return keys
 
 
-def _link(passage: Passage) -> str:
+def _link(passage: Passage, key: str) -> str:
+    """A classical citation: a ``[Title](url)`` link (the claim extractor leaves its title out of the
+    claim), or the passage's key where it has no URL (a link to nowhere would be a bare title)."""
+    if not passage.uri:
+        return f"[{key}]"
     title = (passage.title or passage.id).replace("[", "(").replace("]", ")")
-    return f"[{title}]({passage.uri})" if passage.uri else f"({title})"
+    return f"[{title}]({passage.uri})"
 
 
 def with_keys(text: str, passages: list[Passage], mode: str) -> tuple[str, list[Passage], dict[str, str]]:
     """Replace ``[n]`` markers by the mode's citation style; the passages gain their keys as anchors."""
+    keys = citation_keys(passages)
     if mode == "classical":
         text = _NUMBER_RE.sub(
-            lambda m: _link(passages[int(m.group(1)) - 1]) if 1 <= int(m.group(1)) <= len(passages) else "",
+            lambda m: (
+                _link(passages[int(m.group(1)) - 1], keys[int(m.group(1)) - 1])
+                if 1 <= int(m.group(1)) <= len(passages)
+                else ""
+            ),
             text,
         )
-        return text, passages, {}
-    keys = citation_keys(passages)
+        used = {key for p, key in zip(passages, keys) if not p.uri}
+        keyed = [
+            replace(p, anchors=tuple(dict.fromkeys((*p.anchors, key)))) if key in used else p
+            for p, key in zip(passages, keys)
+        ]
+        return text, keyed, {key: p.id for key, p in zip(keys, passages) if key in used}
     text = _NUMBER_RE.sub(
         lambda m: f"[{keys[int(m.group(1)) - 1]}]" if 1 <= int(m.group(1)) <= len(passages) else "", text
     )

@@ -17,7 +17,7 @@ import re
 from audit.constants import COVE_MAX_QUESTIONS, LLM_EVIDENCE_CHARS
 
 EXTRACT_SYSTEM = """TASK: extract_claims
-You split an answer into atomic factual claims (seed spec 4.1).
+You split an answer into atomic factual claims.
 Rules:
 - One claim per fact: a number, a named entity, a date, a causal statement, a definition.
 - Each claim must stand alone: replace pronouns by what they refer to.
@@ -35,7 +35,7 @@ Decide from its evidence alone (not from your own knowledge) whether the evidenc
 - CONTRADICTED: the evidence states the opposite or a different value.
 Reply with ONLY a JSON object, one result per claim:
 {"results": [{"claim_id": "<id>", "verdict": "<SUPPORTED, PARTIAL, UNSUPPORTED or CONTRADICTED>",
- "reasoning": "<one sentence naming the passage>"}]}"""
+ "reasoning": "<one short sentence, at most 25 words, naming the passage>"}]}"""
 
 COVE_PLAN_SYSTEM = f"""TASK: cove_questions
 You plan the verification of claims (Chain-of-Verification).
@@ -121,9 +121,10 @@ def for_structured_output(messages: list[dict], schema: dict) -> list[dict]:
 
 def echoes_prompt(reply: str, instructions: str) -> bool:
     """True when a free-text reply repeats the prompt: the task line, a line of the instructions,
-    or the input's own labels (a small model asked to answer often copies what it was given)."""
+    or the input's own labels (a small model asked to answer often copies what it was given). A
+    "---" alone is no echo: real answers use it (a rule, a range "1990---1995")."""
     text = " ".join((reply or "").split())
-    if "TASK:" in text or "Passages:" in text or "---" in text:
+    if "TASK:" in text or "Passages:" in text:
         return True
     lines = [" ".join(line.split()) for line in instructions.splitlines()]
     return any(len(line) >= 24 and line in text for line in lines)

@@ -20,6 +20,7 @@ from audit.pipeline.llm.common import concurrently, failure_reason, not_run, una
 from audit.pipeline.llm.prompts import (
     SELFCHECK_JUDGE_SYSTEM,
     SELFCHECK_SAMPLE_SYSTEM,
+    echoes_prompt,
     messages,
     numbered_passages,
 )
@@ -44,12 +45,20 @@ class SelfCheckOutcome:
 def draw_samples(
     client: LLMClient, query: str, passages: list[str], k: int = SELFCHECK_SAMPLES
 ) -> tuple[list[str], list[LLMError]]:
-    """Up to ``k`` sampled answers, and the errors of the samples that failed (recorded by the client)."""
+    """Up to ``k`` sampled answers, and the errors of the samples that failed (recorded by the client).
+
+    A sample that echoes the prompt (its task line, its "Passages:" / "Question:" frame) is no
+    alternate answer: it is discarded and recorded as an ``echo`` failure. The samples are drawn
+    once per client for the same question and passages (a revision pass reuses them).
+    """
     user = f"Passages:\n{numbered_passages(passages)}\n\nQuestion: {query}"
+    key = ("selfcheck_samples", query, tuple(sorted(set(passages))), k)  # the same passages in any order
+    if key in client.memo:
+        return list(client.memo[key]), []
 
     def draw(i: int) -> str | LLMError:
         try:
-            return client.complete(
+            sample = client.complete(
                 purpose="selfcheck_sample",
                 messages=messages(SELFCHECK_SAMPLE_SYSTEM, user),
                 temperature=SELFCHECK_TEMPERATURE,
@@ -57,9 +66,17 @@ def draw_samples(
             )
         except LLMError as exc:
             return exc
+        if echoes_prompt(sample, SELFCHECK_SAMPLE_SYSTEM):
+            error = LLMError("echo", "the sample repeats the prompt template", purpose="selfcheck_sample")
+            client.accounting.add_failure(error)
+            return error
+        return sample
 
     drawn = concurrently(client, draw, range(k))
-    return [d for d in drawn if isinstance(d, str)], [d for d in drawn if isinstance(d, LLMError)]
+    samples = [d for d in drawn if isinstance(d, str)]
+    if samples:
+        client.memo[key] = list(samples)
+    return samples, [d for d in drawn if isinstance(d, LLMError)]
 
 
 def selfcheck(
@@ -96,14 +113,19 @@ def selfcheck(
     votes: dict[str, list[str]] = {c.claim_id: [] for c in claims}
 
     def judge(sample: str):
+        key = ("selfcheck_judge", sample, claim_list)
+        if key in client.memo:  # the same sample and claims in a later revision pass
+            return client.memo[key]
         try:
-            return client.complete_json(
+            reply = client.complete_json(
                 purpose="selfcheck_judge",
                 items=len(claims),
                 messages=messages(SELFCHECK_JUDGE_SYSTEM, f"Passage:\n{sample}\n\nClaims:\n{claim_list}"),
             )
         except LLMError:
             return None
+        client.memo[key] = reply
+        return reply
 
     for reply in concurrently(client, judge, samples):
         if reply is None:

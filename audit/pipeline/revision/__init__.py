@@ -3,8 +3,8 @@
 Plain Python (no Django); a package along the loop's own steps: ``model`` (records, codes,
 ledger), ``decision`` (1), ``corrective`` (2), ``sentences`` / ``editing`` / ``citations`` (3),
 ``tracing`` (the LLM rewrite), ``loop`` (4) and ``wiring`` (``revise_audit``). The names below
-are exported from here, so ``from audit.pipeline.revision import …`` keeps working. Seed 000 §6 (revision loop), docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop (citation correction,
-CiteFix) and stage 7c (softening), docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop (corrective retrieval).
+are exported from here, so ``from audit.pipeline.revision import …`` keeps working. The loop, citation
+correction (CiteFix), softening and corrective retrieval: docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop.
 
 The loop (``revise_answer``) works on any verifier: ``verify(text, passages) -> AuditResult``
 (the pipeline's audit entry point) and optionally ``retrieve(queries) -> list[Passage]`` (the
@@ -12,7 +12,7 @@ knowledge-base index or the web) and ``rewriter(...) -> str`` (the LLM's ``rewri
 
 1. ``decide_revision`` — stop when the quality gates hold (evidence coverage ≥ 85 %, no
    contradiction, no critical claim without evidence, unsupported rate ≤ 5 %: docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
-   and §7.3) or after ``max_revisions`` revisions; otherwise one instruction per claim.
+   ) or after ``max_revisions`` revisions; otherwise one instruction per claim.
 2. Corrective retrieval — targeted queries for the claims nothing supports; new passages join
    the pool and the same text is verified again before any edit is planned.
 3. ``plan_revision`` — deterministic rewriting of the claim sentences (offline), or the LLM

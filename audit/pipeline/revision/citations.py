@@ -39,6 +39,20 @@ class _Support:
             self._seen[key] = verdict is not None and verdict.label == "SUPPORTED"
         return self._seen[key]
 
+    def anywhere(self, c: ClaimVerdict) -> bool:
+        """True when the judge says SUPPORTED on one of the claim's evidence passages, whatever its
+        label (a claim labelled contradicted that the judge supports is never marked disputed)."""
+        if self.judge is None:
+            return False
+        for h in c.evidence:
+            key = (c.claim.text, h.passage.id)
+            if key not in self._seen:
+                verdict = self.judge(c.claim.text, h.passage)
+                self._seen[key] = verdict is not None and verdict.label == "SUPPORTED"
+            if self._seen[key]:
+                return True
+        return False
+
 
 def _correct_citations(
     plan: _SentencePlan,
@@ -138,7 +152,10 @@ def _correct_citations(
         useless = {
             a
             for a in plan.sent.anchors()
-            if a in by_anchor and not any(c.label == "SUPPORTED" and support(c, by_anchor[a]) for c in judged)
+            if a in by_anchor
+            and not any(
+                (c.label == "SUPPORTED" or support.anywhere(c)) and support(c, by_anchor[a]) for c in judged
+            )
         }
         if useless:
 

@@ -1,5 +1,5 @@
 """1. The revision decision: whether an answer needs another revision and, if so, one instruction per claim
-(docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, gates of §7.3)."""
+(docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, its gates)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from audit.pipeline.revision.model import (
 from audit.pipeline.types import ClaimVerdict
 
 
-# --- 1. revision decision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, gates of §7.3) -----------------------------------
+# --- 1. revision decision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop, its gates) --------------------------------------
 def decide_revision(
     claims: list[ClaimVerdict],
     revision_count: int,
@@ -25,7 +25,7 @@ def decide_revision(
 ) -> RevisionDecision:
     """Whether to revise again, why, and one instruction per claim that needs work.
 
-    Seed 000 §6.1 stops at coverage ≥ 85 %; §7.3 adds gates that coverage alone can hide (a
+    The loop stops at coverage ≥ 85 %; the quality gates add what coverage alone can hide (a
     contradiction "must be corrected", a critical claim without evidence "must be revised or
     removed", the unsupported rate must stay ≤ 5 %), so the loop stops only when all hold.
     """

@@ -342,7 +342,7 @@ def _plan_sentence(
             continue
         if options.correct_contradictions and _correct(plan, c, claims, thresholds, judge, cite):
             corrected.append(c)
-        else:
+        elif not support.anywhere(c):  # a sentence the judge supports is never marked disputed
             uncorrected.append(c)
 
     # b) claims nothing supports (and contradictions that could not be corrected)

@@ -1,5 +1,5 @@
 """The revision's records (options, edits, attempts, outcome), its strategy and warning codes, and the claim ledger
-(seed 000 §7) the loop compares attempts by."""
+(docs/SPEC_NOTES.md#answer-metrics-and-the-audit-score) the loop compares attempts by."""
 
 from __future__ import annotations
 
@@ -187,7 +187,9 @@ class RevisionOutcome:
     def claim_revisions(self) -> dict[str, dict]:
         """The remediation of each claim of the answer as received: {original claim_id: revision}.
 
-        A revision is ``{"strategy", "text", "label", "confidence", "passage_id", "edits"}``: the
+        A revision is ``{"strategy", "text", "label", "confidence", "passage_id", "edits"}``:
+        ``passage_id`` is always a passage the returned text cites for the claim ("" when none), so the
+        card, the edit history and the returned text agree on its citation; the
         claim's wording in the kept attempt (``""`` when removed) and the verdict of the pipeline on
         it there (``None`` when removed). Claims no kept edit touched are absent. When the sentence
         holding the new wording was judged whole (``sentences``), ``sentence`` is that judgement and
@@ -200,15 +202,19 @@ class RevisionOutcome:
             substantive = [e for e in edits if e.action != "revert"] or edits
             last = max(reversed(substantive), key=lambda e: _STRATEGY_RANK.get(e.strategy, 0))
             passage = next((e.passage_id for e in reversed(edits) if e.passage_id), "")
-            # the passage the revision itself cited (a correction, a marker) and the returned text still names
-            cited = (
-                bool(passage)
-                and final is not None
-                and passage
-                in {p.id for a in final.claim.citations if (p := resolve_anchor(a, amap)) is not None}
+            # the card names only a passage the returned text still cites: one a later edit of the
+            # history removed (a marker dropped at the final citation check) is not the claim's source
+            named = (
+                [p.id for a in final.claim.citations if (p := resolve_anchor(a, amap)) is not None]
+                if final is not None
+                else []
             )
-            if final is not None and not passage and final.label == "SUPPORTED" and final.evidence:
-                passage = _best_hit(final).passage.id
+            if passage not in named:
+                passage = ""
+            if final is not None and not passage and final.label == "SUPPORTED" and named:
+                hits = [h for h in final.evidence if h.passage.id in named]
+                passage = max(hits, key=lambda h: h.entailment).passage.id if hits else named[0]
+            cited = bool(passage)
             sentence = self.sentences.get(span_key(final.claim.span)) if final is not None else None
             label, confidence = (final.label, float(final.confidence)) if final else (None, None)
             if sentence and _LABEL_STRENGTH[sentence["label"]] < _LABEL_STRENGTH[label]:
@@ -305,9 +311,9 @@ def _follow_claims(
     return out
 
 
-# --- ledger metrics (seed 000 §7) ----------------------------------------------------------
+# --- ledger metrics (docs/SPEC_NOTES.md#answer-metrics-and-the-audit-score) ---
 def ledger_summary(claims: list[ClaimVerdict]) -> dict:
-    """Evidence coverage, unsupported rate (seed 000 §7) and the counts the revision decision needs."""
+    """Evidence coverage, unsupported rate (docs/SPEC_NOTES.md#answer-metrics-and-the-audit-score) and the counts the revision decision needs."""
     material = [c for c in claims if c.claim.importance != IMPORTANCE_MINOR]
     counts = {v: sum(1 for c in claims if c.verdict == v) for v in (SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND)}
     return {

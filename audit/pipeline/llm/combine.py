@@ -1,0 +1,65 @@
+"""The LLM judge's verdict weighed with the offline judge's (docs/LLM.md#weighing-the-llm-judge).
+
+The LLM is one signal, not the verdict: a weak or mis-configured endpoint must not make the labels
+worse than offline without anyone seeing it. :func:`weigh` takes the offline judge's P(supported)
+and P(refuted | not supported) and the LLM judge's result and returns the confidence the label
+reads:
+
+* where the LLM agrees with the offline judge (both say supported, both refuted, or both neither),
+  or the offline judge is unsure (close to a threshold: only such a verdict can change label), the two are blended with
+  ``LLM_JUDGE_WEIGHT`` on the LLM;
+* where the LLM disagrees with a *confident* offline verdict (its confidence at least
+  ``LLM_OFFLINE_CONFIDENT_MARGIN`` from the SUPPORTED threshold and, below it, its P(refuted) that
+  far from the REFUTED threshold), the offline figures stand unchanged and ``disagreement`` is set: scoring adds the risk flag
+  ``llm_disagreement`` and escalation opens a review case for it, so a person decides rather than
+  the endpoint silently flipping the label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from audit.constants import LLM_JUDGE_WEIGHT, LLM_OFFLINE_CONFIDENT_MARGIN
+
+DISAGREEMENT_FLAG = "llm_disagreement"
+
+
+@dataclass(frozen=True)
+class Weighed:
+    confidence: float
+    p_refuted: float
+    disagreement: bool = False
+
+
+def _side(p_supported: float, p_refuted: float, threshold: float, refuted_threshold: float) -> str:
+    if p_supported >= threshold:
+        return "supported"
+    return "refuted" if p_refuted >= refuted_threshold else "unsupported"
+
+
+def weigh(
+    offline_conf: float,
+    offline_p_refuted: float,
+    llm_score: float,
+    llm_p_refuted: float,
+    *,
+    threshold: float,
+    refuted_threshold: float,
+    weight: float = LLM_JUDGE_WEIGHT,
+) -> Weighed:
+    """The confidence and P(refuted) of a claim from both judges (see the module doc)."""
+    offline = _side(offline_conf, offline_p_refuted, threshold, refuted_threshold)
+    llm = _side(llm_score, llm_p_refuted, threshold, refuted_threshold)
+    margin = LLM_OFFLINE_CONFIDENT_MARGIN
+    confident = abs(offline_conf - threshold) >= margin and (
+        offline == "supported" or abs(offline_p_refuted - refuted_threshold) >= margin
+    )
+    disagrees = offline != llm
+    if disagrees and confident:
+        return Weighed(offline_conf, offline_p_refuted, True)
+    w = min(1.0, max(0.0, weight))
+    return Weighed(
+        (1 - w) * offline_conf + w * llm_score,
+        (1 - w) * offline_p_refuted + w * llm_p_refuted,
+        False,
+    )
