@@ -245,6 +245,7 @@ LLM_TASK_MAX_TOKENS = {
     "draft_answer": (350, 0),
     "rewrite_answer": (120, 0),  # + the answer's own length, see drafting.rewrite_answer
     "probe": (24, 0),
+    "minicheck": (4, 0),  # one word: Yes or No
 }
 LLM_MAX_TOKENS_CEILING = 1500
 # calls in flight to one endpoint from all audits of the process (setting THEORIA_LLM_CONCURRENCY):
@@ -282,6 +283,12 @@ LLM_JUDGE_VERDICTS = {
 # LLM outputs exist for DEV yet, so these are a conservative choice, not a fit.
 LLM_JUDGE_WEIGHT = 0.25
 LLM_OFFLINE_CONFIDENT_MARGIN = 0.05
+# The MiniCheck-style LLM judge (audit/pipeline/llm/minicheck.py, THEORIA_LLM_JUDGE_PROMPT=minicheck): a
+# claim is read against chunks of at most MINICHECK_CHUNK_WORDS words of its evidence, at most
+# MINICHECK_MAX_CHUNKS of them (one call each); the reading stops at the first chunk that supports it
+MINICHECK_CHUNK_WORDS = 250
+MINICHECK_MAX_CHUNKS = 4
+LLM_JUDGE_PROMPTS = ("batched", "minicheck")
 COVE_MAX_QUESTIONS = (
     2  # verification questions per claim (docs/SPEC_NOTES.md#verification-depths-and-profiles)
 )

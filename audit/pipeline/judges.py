@@ -244,8 +244,12 @@ class LLMJudge(Judge):
         out = self.fallback.judge(pairs, ctx)
         client = getattr(ctx, "llm", None)
         joint = [k for k, p in enumerate(pairs) if p.allowed is None]
-        results = judge_claims(client, [(pairs[k].claim, pairs[k].passages) for k in joint])
         thresholds = getattr(ctx, "thresholds", None) or Thresholds()
+        results = judge_claims(
+            client,
+            [(pairs[k].claim, pairs[k].passages) for k in joint],
+            threshold=thresholds.audit_score_threshold,
+        )
         for k, res in zip(joint, results):
             j = out[k]
             if not res.ran:
@@ -257,7 +261,7 @@ class LLMJudge(Judge):
                 j.p_supported,
                 j.p_refuted,
                 float(res.score),
-                float(res.details.get("p_refuted", 0.0)),
+                res.details.get("p_refuted", 0.0),
                 threshold=thresholds.audit_score_threshold,
                 refuted_threshold=thresholds.refuted_threshold,
             )

@@ -114,7 +114,7 @@ def label_claim(
             conf,
             p_ref,
             float(judge.score),
-            float(judge.details.get("p_refuted", 0.0)),
+            judge.details.get("p_refuted", 0.0),
             threshold=t.audit_score_threshold,
             refuted_threshold=t.refuted_threshold,
         )

@@ -41,6 +41,9 @@ class Reply:
     chunk_delay_s: float = 0.0  # streamed replies: the pause before each piece (a slow generation)
     chunk_chars: int = 16  # streamed replies: characters a piece
     drop: bool = False  # close the connection without a reply (a connection reset)
+    # the first token's candidates and their log-probabilities ({"Yes": -0.1, "No": -2.4}), sent
+    # when the request asks for ``logprobs`` (or a function of the request body giving them)
+    logprobs: object = None
 
 
 def ok(value, **kw) -> Reply:
@@ -183,10 +186,14 @@ class FakeLLMServer:
             for k, v in reply.headers.items():
                 handler.send_header(k, v)
             handler.end_headers()
-            for piece in pieces:
+            logprobs = self._logprobs(body, reply)
+            for k, piece in enumerate(pieces):
                 if reply.chunk_delay_s:
                     time.sleep(reply.chunk_delay_s)
-                handler.wfile.write(event([{"index": 0, "delta": {"content": piece}, "finish_reason": None}]))
+                choice = {"index": 0, "delta": {"content": piece}, "finish_reason": None}
+                if k == 0 and logprobs is not None:
+                    choice["logprobs"] = logprobs
+                handler.wfile.write(event([choice]))
                 handler.wfile.flush()
             handler.wfile.write(event([{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]))
             if reply.usage and (body.get("stream_options") or {}).get("include_usage"):
@@ -208,6 +215,24 @@ class FakeLLMServer:
             self.finished += 1
 
     @staticmethod
+    def _logprobs(body: dict, reply: Reply) -> dict | None:
+        """The OpenAI ``logprobs`` block of the first token, when asked for and scripted."""
+        top = reply.logprobs(body) if callable(reply.logprobs) else reply.logprobs
+        if not body.get("logprobs") or not top:
+            return None
+        ranked = sorted(top.items(), key=lambda kv: -kv[1])[: int(body.get("top_logprobs") or 1)]
+        token, logprob = ranked[0]
+        return {
+            "content": [
+                {
+                    "token": token,
+                    "logprob": logprob,
+                    "top_logprobs": [{"token": t, "logprob": lp} for t, lp in ranked],
+                }
+            ]
+        }
+
+    @staticmethod
     def _completion(body: dict, reply: Reply) -> dict:
         out = {
             "id": "chatcmpl-test",
@@ -225,6 +250,9 @@ class FakeLLMServer:
                 }
             ],
         }
+        logprobs = FakeLLMServer._logprobs(body, reply)
+        if logprobs is not None:
+            out["choices"][0]["logprobs"] = logprobs
         if reply.usage:
             out["usage"] = {
                 "prompt_tokens": reply.prompt_tokens,

@@ -278,6 +278,8 @@ THEORIA = {
     # and the structured-output form ("auto" probes the endpoint once; "prompt" never asks for one)
     "LLM_TIME_BUDGET_S": envfloat("THEORIA_LLM_TIME_BUDGET_S", 0.0),
     "LLM_STRUCTURED": envstr("THEORIA_LLM_STRUCTURED", "auto"),
+    # how the LLM judge reads a claim: "batched" (default) or "minicheck" (claim x chunk, Yes/No, logprobs)
+    "LLM_JUDGE_PROMPT": envstr("THEORIA_LLM_JUDGE_PROMPT", "batched"),
     # streamed calls are closed when given up (the server stops generating); 0 for a server that
     # reports no token usage on a stream (the budget then estimates it)
     "LLM_STREAM": envbool("THEORIA_LLM_STREAM", True),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from audit.constants import JUDGE, JUDGES, LLM_CONCURRENCY
+from audit.constants import JUDGE, JUDGES, LLM_CONCURRENCY, LLM_JUDGE_PROMPTS
 from audit.evaluation.cli import run_evaluate
 from audit.evaluation.entailment_fit import BENCHMARKS_DIR
 from audit.pipeline.llm.client import LLMClient, LLMConfig
@@ -64,6 +64,13 @@ class Command(BaseCommand):
             "--llm-model", default=None, help="--judge llm: the model name (default: THEORIA_LLM_MODEL)"
         )
         parser.add_argument(
+            "--llm-judge-prompt",
+            choices=LLM_JUDGE_PROMPTS,
+            default=None,
+            help="--judge llm: batched verdicts or MiniCheck's claim-by-chunk Yes/No "
+            "(default: THEORIA_LLM_JUDGE_PROMPT, batched)",
+        )
+        parser.add_argument(
             "--threshold",
             type=float,
             default=None,
@@ -78,7 +85,9 @@ class Command(BaseCommand):
             return
         llm = None
         if options["judge"] == "llm":
-            llm = llm_client_from_settings(options["llm_url"], options["llm_model"])
+            llm = llm_client_from_settings(
+                options["llm_url"], options["llm_model"], options["llm_judge_prompt"]
+            )
             if llm is None:
                 raise CommandError(
                     "--judge llm needs an endpoint: pass --llm-url or set THEORIA_LLM_BASE_URL."
@@ -132,9 +141,11 @@ def offline_judges() -> list[str]:
     return [j for j in JUDGES if j != "llm" and (j != "cross-encoder" or CROSS_ENCODER_PATH)]
 
 
-def llm_client_from_settings(base_url: str | None = None, model: str | None = None):
-    """The LLM client of the deployment settings (THEORIA_LLM_*), ``base_url`` and ``model`` replacing
-    theirs where given, or None where no endpoint is configured."""
+def llm_client_from_settings(
+    base_url: str | None = None, model: str | None = None, judge_prompt: str | None = None
+):
+    """The LLM client of the deployment settings (THEORIA_LLM_*), ``base_url``, ``model`` and
+    ``judge_prompt`` replacing theirs where given, or None where no endpoint is configured."""
     from django.conf import settings
 
     conf = settings.THEORIA
@@ -150,5 +161,6 @@ def llm_client_from_settings(base_url: str | None = None, model: str | None = No
         "concurrency": int(conf.get("LLM_CONCURRENCY", LLM_CONCURRENCY)),
         "structured": conf.get("LLM_STRUCTURED") or "auto",
         "stream": bool(conf.get("LLM_STREAM", True)),
+        "judge_prompt": judge_prompt or conf.get("LLM_JUDGE_PROMPT") or "batched",
     }
     return LLMClient(LLMConfig(**kwargs))

@@ -4,8 +4,9 @@ one reply, and reading a reply's JSON value (docs/LLM.md)."""
 from __future__ import annotations
 
 import json
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
@@ -27,6 +28,9 @@ class LLMConfig:
     time_budget_s: float | None = None  # the run's LLM time, from the client's creation; None: unbounded
     stream: bool = True  # stream replies, so a call given up closes its connection and the server stops
     structured: str = "auto"  # "auto" (probe the endpoint once), a form of endpoint.FORMS, or "prompt"
+    # how the LLM judge reads a claim: "batched" (claims in batches, four verdicts, one JSON reply) or
+    # "minicheck" (one claim against one chunk of evidence, Yes/No, with logprobs: llm/minicheck.py)
+    judge_prompt: str = "batched"
 
 
 class LLMError(Exception):
@@ -151,7 +155,31 @@ class Completion:
 
     text: str
     finish_reason: str = ""
+    # the first generated token's candidates and their log-probabilities, where the server gave them
+    # (a request with ``logprobs``): {"Yes": -0.05, "No": -3.1}
+    first_token_logprobs: dict[str, float] = field(default_factory=dict)
 
     @property
     def truncated(self) -> bool:
         return self.finish_reason == "length"
+
+
+def first_token_logprobs(logprobs: Any) -> dict[str, float]:
+    """{candidate token: log-probability} of the first generated token from an OpenAI ``logprobs``
+    block (a dict or the ``openai`` package's object); {} when the server gave none."""
+    if logprobs is None:
+        return {}
+    if hasattr(logprobs, "model_dump"):
+        logprobs = logprobs.model_dump()
+    content = (logprobs or {}).get("content") if isinstance(logprobs, dict) else None
+    if not content or not isinstance(content[0], dict):
+        return {}
+    first = content[0]
+    out: dict[str, float] = {}
+    for cand in first.get("top_logprobs") or [first]:
+        try:
+            token, lp = str(cand["token"]), float(cand["logprob"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        out[token] = max(lp, out.get(token, -math.inf))
+    return out

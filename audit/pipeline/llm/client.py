@@ -56,6 +56,7 @@ from audit.pipeline.llm.base import (
     Completion,
     LLMConfig,
     LLMError,
+    first_token_logprobs,
     json_candidates,
     parse_json_reply,
 )
@@ -476,7 +477,7 @@ class LLMClient:
         except openai.APITimeoutError:
             raise _Abandoned(kwargs["max_tokens"]) from None
         parts: list[str] = []
-        finish, usage = "", None
+        finish, usage, logprobs = "", None, None
         with stream:
             content_type = stream.response.headers.get("content-type", "")
             if "json" in content_type:
@@ -490,13 +491,21 @@ class LLMClient:
                         delta = getattr(choice, "delta", None)
                         if delta is not None and getattr(delta, "content", None):
                             parts.append(delta.content)
+                        if logprobs is None and getattr(choice, "logprobs", None) is not None:
+                            logprobs = choice.logprobs  # the first token's candidates
                         finish = getattr(choice, "finish_reason", None) or finish
             except httpx.TimeoutException:
                 raise _Abandoned(kwargs["max_tokens"]) from None
         text = "".join(parts)
         return self._reply(
             {
-                "choices": [{"message": {"content": text}, "finish_reason": finish}],
+                "choices": [
+                    {
+                        "message": {"content": text},
+                        "finish_reason": finish,
+                        "logprobs": logprobs.model_dump() if hasattr(logprobs, "model_dump") else logprobs,
+                    }
+                ],
                 "usage": _usage_dict(usage),
             },
             purpose,
@@ -537,7 +546,7 @@ class LLMClient:
         self._count(purpose, started, prompt_tokens, completion_tokens)
         if not text.strip():
             raise self._fail("empty", "the server returned an empty reply", purpose, attempt, trip=True)
-        return Completion(text, finish)
+        return Completion(text, finish, first_token_logprobs(first.get("logprobs")))
 
     def structured_form(self) -> str:
         """The structured-output form this run's JSON calls use (probing the endpoint the first time)."""

@@ -41,15 +41,21 @@ def weigh(
     offline_conf: float,
     offline_p_refuted: float,
     llm_score: float,
-    llm_p_refuted: float,
+    llm_p_refuted: float | None,
     *,
     threshold: float,
     refuted_threshold: float,
     weight: float = LLM_JUDGE_WEIGHT,
 ) -> Weighed:
-    """The confidence and P(refuted) of a claim from both judges (see the module doc)."""
+    """The confidence and P(refuted) of a claim from both judges (see the module doc). ``llm_p_refuted``
+    None: the LLM reads supported or not only (MiniCheck's Yes/No), so it is compared on that alone
+    and leaves P(refuted) to the offline judge."""
     offline = _side(offline_conf, offline_p_refuted, threshold, refuted_threshold)
-    llm = _side(llm_score, llm_p_refuted, threshold, refuted_threshold)
+    if llm_p_refuted is None:
+        llm_p_refuted = offline_p_refuted
+        llm = "supported" if llm_score >= threshold else offline.replace("supported", "unsupported")
+    else:
+        llm = _side(llm_score, llm_p_refuted, threshold, refuted_threshold)
     margin = LLM_OFFLINE_CONFIDENT_MARGIN
     confident = abs(offline_conf - threshold) >= margin and (
         offline == "supported" or abs(offline_p_refuted - refuted_threshold) >= margin

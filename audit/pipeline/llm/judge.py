@@ -1,7 +1,8 @@
 """Isolated verification (docs/SPEC_NOTES.md#labels-verdicts-and-confidence): the judge sees each claim with its own evidence only.
 
 Never the draft, the question or the other claims' evidence, so "I wrote it, so it is true" cannot
-bias it. Claims are judged in batches of LLM_BATCH_CLAIMS (one call per batch, each claim listed
+bias it. With ``LLMConfig.judge_prompt`` "minicheck" each claim is read chunk by chunk with a Yes/No
+question instead (``llm/minicheck.py``). Otherwise claims are judged in batches of LLM_BATCH_CLAIMS (one call per batch, each claim listed
 with its own passages); a batch whose reply was cut off at the token cap is split in two and each
 half asked again (down to one claim), not dropped. Its four verdicts map to a probability of support and to the FEVER label
 through ``LLM_JUDGE_VERDICTS``.
@@ -9,7 +10,7 @@ through ``LLM_JUDGE_VERDICTS``.
 
 from __future__ import annotations
 
-from audit.constants import LLM_EVIDENCE_PASSAGES, LLM_JUDGE_VERDICTS
+from audit.constants import AUDIT_SCORE_THRESHOLD, LLM_EVIDENCE_PASSAGES, LLM_JUDGE_VERDICTS
 from audit.pipeline.llm.client import LLMClient, LLMError
 from audit.pipeline.llm.common import (
     batches,
@@ -19,6 +20,7 @@ from audit.pipeline.llm.common import (
     split_when_cut_off,
     unavailable_reason,
 )
+from audit.pipeline.llm.minicheck import minicheck_claims
 from audit.pipeline.llm.prompts import JUDGE_SYSTEM, messages, numbered_passages
 from audit.pipeline.llm.schemas import REASON_MAX_CHARS
 from audit.pipeline.types import MethodResult
@@ -35,7 +37,9 @@ def judge_claim(client: LLMClient | None, claim_text: str, evidence: list[str]) 
     return judge_claims(client, [(claim_text, evidence)])[0]
 
 
-def judge_claims(client: LLMClient | None, items: list[tuple[str, list[str]]]) -> list[MethodResult]:
+def judge_claims(
+    client: LLMClient | None, items: list[tuple[str, list[str]]], threshold: float = AUDIT_SCORE_THRESHOLD
+) -> list[MethodResult]:
     """Judge every (claim text, evidence texts) pair, batched; a claim without evidence is not judged.
 
     Each claim is judged once per client (one audit) for the same text and evidence: the revision
@@ -46,6 +50,8 @@ def judge_claims(client: LLMClient | None, items: list[tuple[str, list[str]]]) -
     if reason:
         return [not_run(METHOD, reason) for _ in items]
     with client.memo_lock:
+        if client.config.judge_prompt == "minicheck":
+            return minicheck_claims(client, items, threshold)
         return _judge_claims(client, items)
 
 

@@ -26,6 +26,12 @@ Rules:
 - List the claims in reading order.
 Reply with ONLY a JSON object: {"claims": [{"text": "<claim>"}]}"""
 
+MINICHECK_SYSTEM = """TASK: minicheck
+Read the document, then the claim. Answer with one word, Yes or No: is the claim supported by the
+document above? Yes only if every part of the claim is stated or directly implied by the document;
+No if the document contradicts it, does not mention part of it, or says it with another quantity,
+unit, modality or condition."""
+
 JUDGE_SYSTEM = """TASK: isolated_verification
 You are a strict fact checker. For each numbered claim you see ONLY its own evidence passages.
 Decide from its evidence alone (not from your own knowledge) whether the evidence supports the claim:
