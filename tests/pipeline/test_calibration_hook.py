@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from audit.constants import Thresholds
+from audit.constants import JUDGE, Thresholds
 from audit.pipeline.calibration import CalibratedJudge, Calibration, calibrated_judge
 from audit.pipeline.entailment_model import LinearHead
 from audit.pipeline.judges import Judge, Judgement, JudgePair, get_judge
@@ -48,7 +48,9 @@ def test_each_fitted_judge_has_a_stable_version_of_its_artefact():
     features, learned = get_judge("features"), get_judge("learned")
     assert features.version.startswith("features:") and learned.version.startswith("learned:")
     assert features.version == get_judge("features").version != learned.version
-    assert get_judge("llm").version == "llm" and get_judge("llm").stacker_head("full") is None
+    # the LLM judge is the default offline judge with the LLM weighed in: its version names both
+    assert get_judge("llm").version == f"{get_judge(JUDGE).version}+llm"
+    assert get_judge("llm").stacker_head("full") is None
 
 
 class _Fixed(Judge):
