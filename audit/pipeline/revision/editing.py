@@ -557,27 +557,27 @@ def _correct(
             new_claim = _replace_span(new_claim, a, b, h.best_sentence)
         if new_claim == c.claim.text:
             continue
-        check = judge(new_claim, h.passage) if judge is not None else None
-        if judge is not None and (check is None or check.label != "SUPPORTED"):
-            # the sentence may state two things differently ("1987 … rats" against "monkeys in 1997"):
-            # correct one more span the structural check finds on the corrected claim, then judge again
-            more = [
-                (a, b, k)
-                for a, b, k in _remaining_spans(new_claim, h)
-                if a.lower() in plan.sent.body.lower() and all(a.lower() != x.lower() for x, _, _ in spans)
-            ][:1]
+        # the sentence may state two things differently ("1987 … rats" against "monkeys in 1997"): the
+        # structural check, examining the corrected claim as the whole-sentence check will, finds what
+        # the first spans left; one more span is corrected, whatever the judge said of the first try
+        remaining = [
+            (a, b, k)
+            for a, b, k in _remaining_spans(new_claim, h)
+            if a.lower() in plan.sent.body.lower() and all(a.lower() != x.lower() for x, _, _ in spans)
+        ]
+        if remaining:
+            more = remaining[:1]
             if (
-                not more
-                or _aligned(c.claim.text, [a for a, _, _ in spans + more], h.best_sentence)
+                _aligned(c.claim.text, [a for a, _, _ in spans + more], h.best_sentence)
                 < CORRECTION_MIN_ALIGNMENT
             ):
                 continue
             spans = spans + more
             for a, b, _ in more:
                 new_claim = _replace_span(new_claim, a, b, h.best_sentence)
-            check = judge(new_claim, h.passage)
-            if check is None or check.label != "SUPPORTED":
-                continue
+        check = judge(new_claim, h.passage) if judge is not None else None
+        if judge is not None and (check is None or check.label != "SUPPORTED"):
+            continue
         marker = cite(h.passage)
 
         def fix(s, spans=spans, marker=marker, evidence=h.best_sentence):
