@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 from django.conf import settings
 from django.utils import timezone
 
-from audit.constants import LLM_CONCURRENCY, LLM_JUDGE_PROMPTS, LLM_TIME_BUDGET_S
+from audit.constants import LLM_CONCURRENCY, LLM_TIME_BUDGET_S
 from audit.models import VerificationRun, Workspace
 from audit.pipeline.llm import LLMClient, LLMConfig
 from audit.pipeline.llm.endpoint import FORMS, PROMPT
@@ -103,9 +103,6 @@ def llm_setup_for(
                     }
                 ],
             )
-    judge_prompt = (conf.get("LLM_JUDGE_PROMPT") or "batched").strip()
-    if judge_prompt not in LLM_JUDGE_PROMPTS:
-        judge_prompt = "batched"
     structured = (conf.get("LLM_STRUCTURED") or "auto").strip()
     if structured not in ("auto", PROMPT, *FORMS):
         structured = "auto"
@@ -120,7 +117,7 @@ def llm_setup_for(
         time_budget_s=time_budget_s or float(conf.get("LLM_TIME_BUDGET_S") or 0) or LLM_TIME_BUDGET_S,
         structured=structured,
         stream=bool(conf.get("LLM_STREAM", True)),
-        judge_prompt=judge_prompt,
+        judge_prompt=conf.get("LLM_JUDGE_PROMPT") or "batched",  # checked when settings load
     )
     return LLMSetup(LLMClient(config))
 

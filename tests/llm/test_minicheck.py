@@ -135,3 +135,18 @@ def test_evaluate_runs_the_contrastive_suite_through_the_minicheck_judge_against
     }
     assert asked and asked <= {row["hypothesis"] for row in load_suite()}
     assert all(c["body"]["logprobs"] is True for c in llm_server.calls("TASK: minicheck"))
+
+
+def test_an_unknown_judge_prompt_setting_is_refused_in_one_sentence(monkeypatch):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from audit.constants import LLM_JUDGE_PROMPTS
+    from theoria.settings.env import envchoice
+
+    monkeypatch.setenv("THEORIA_LLM_JUDGE_PROMPT", "mini-check")
+    with pytest.raises(
+        ImproperlyConfigured, match="THEORIA_LLM_JUDGE_PROMPT must be one of batched, minicheck"
+    ):
+        envchoice("THEORIA_LLM_JUDGE_PROMPT", "batched", LLM_JUDGE_PROMPTS)
+    monkeypatch.setenv("THEORIA_LLM_JUDGE_PROMPT", "MiniCheck")
+    assert envchoice("THEORIA_LLM_JUDGE_PROMPT", "batched", LLM_JUDGE_PROMPTS) == "minicheck"

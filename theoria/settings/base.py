@@ -20,6 +20,7 @@ from audit.constants import (
     DEFAULT_UNSUPPORTED_ACTION,
     EMAIL_TIMEOUT_S,
     LLM_CONCURRENCY,
+    LLM_JUDGE_PROMPTS,
     SOFTENING_STYLES,
     UNSUPPORTED_ACTIONS,
 )
@@ -279,7 +280,7 @@ THEORIA = {
     "LLM_TIME_BUDGET_S": envfloat("THEORIA_LLM_TIME_BUDGET_S", 0.0),
     "LLM_STRUCTURED": envstr("THEORIA_LLM_STRUCTURED", "auto"),
     # how the LLM judge reads a claim: "batched" (default) or "minicheck" (claim x chunk, Yes/No, logprobs)
-    "LLM_JUDGE_PROMPT": envstr("THEORIA_LLM_JUDGE_PROMPT", "batched"),
+    "LLM_JUDGE_PROMPT": envchoice("THEORIA_LLM_JUDGE_PROMPT", "batched", LLM_JUDGE_PROMPTS),
     # streamed calls are closed when given up (the server stops generating); 0 for a server that
     # reports no token usage on a stream (the budget then estimates it)
     "LLM_STREAM": envbool("THEORIA_LLM_STREAM", True),

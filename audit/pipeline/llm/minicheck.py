@@ -104,6 +104,7 @@ def _read(client: LLMClient, claim: str, evidence: list[str], threshold: float) 
     if not parts:
         return not_run(METHOD, "no evidence to judge against")
     readings: list[float] = []
+    from_logprobs = False
     for chunk in parts:
         try:
             reply = client.complete_reply(
@@ -130,6 +131,7 @@ def _read(client: LLMClient, claim: str, evidence: list[str], threshold: float) 
             continue
         client.endpoint.breaker.success()
         readings.append(p)
+        from_logprobs = from_logprobs or bool(reply.first_token_logprobs)
         if p >= 0.5:
             break  # a chunk supports the claim: the maximum is reached for the label's purpose
     if not readings:
@@ -144,7 +146,7 @@ def _read(client: LLMClient, claim: str, evidence: list[str], threshold: float) 
             "p_yes": round(best, 4),
             "chunks_read": len(readings),
             "chunks": len(parts),
-            "logprobs": bool(reply.first_token_logprobs),
+            "logprobs": from_logprobs,
             "fever_label": "SUPPORTED" if best >= 0.5 else "NEI",
             "p_refuted": None,
         },
