@@ -12,10 +12,8 @@ from audit.constants import (
     IMPORTANCE_MINOR,
     NO_ANSWER_NOTICE,
     UNSUPPORTED_QUALIFIER,
-    WHOLE_SENTENCE_MAX_MISSING,
     Thresholds,
 )
-from audit.pipeline import contradiction
 from audit.pipeline.embedding import similarity_fn
 from audit.pipeline.extraction import _SPLIT_RE as CLAUSE_SPLIT_RE
 from audit.pipeline.extraction import CITATION_RE
@@ -45,6 +43,7 @@ from audit.pipeline.revision.sentences import (
     soften,
     unsoften,
 )
+from audit.pipeline.revision.whole import structural_report
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Passage
 
@@ -457,12 +456,7 @@ def _span_corrections(c: ClaimVerdict, h: EvidenceHit, thresholds: Thresholds) -
 def _remaining_spans(claim_text: str, h: EvidenceHit) -> list[tuple[str, str, str]]:
     """(claim words, evidence words, rule) that the structural check finds between ``claim_text`` and
     the evidence sentence of ``h``, examining as many unstated words as the whole-sentence check."""
-    report = contradiction.check(
-        claim_text,
-        [(h.passage.id, h.passage.text)],
-        similarity_fn(),
-        max_missing=WHOLE_SENTENCE_MAX_MISSING,
-    )
+    report = structural_report(claim_text, [h.passage], similarity_fn())
     out = []
     for f in report.findings:
         if (

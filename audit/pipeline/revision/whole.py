@@ -35,6 +35,19 @@ def sentence_body(text: str) -> str:
     return SPACE_BEFORE_PUNCT_RE.sub(r"\1", " ".join(CITATION_RE.sub(" ", text or "").split()))
 
 
+def structural_report(
+    text: str, passages: list[Passage], similarity: Similarity | None
+) -> contradiction.StructureReport:
+    """The structural check on one sentence as a revised sentence is judged whole: up to
+    ``WHOLE_SENTENCE_MAX_MISSING`` unstated words are examined (a correction reads it the same way)."""
+    return contradiction.check(
+        text,
+        [(p.id, p.text) for p in passages if p.text.strip()],
+        similarity,
+        max_missing=WHOLE_SENTENCE_MAX_MISSING,
+    )
+
+
 def judge_whole(
     text: str,
     passages: list[Passage],
@@ -53,12 +66,7 @@ def judge_whole(
     body = sentence_body(text)
     verdict = judge(body, passages)
     label, confidence = verdict.label, float(verdict.confidence)
-    report = contradiction.check(
-        body,
-        [(p.id, p.text) for p in passages if p.text.strip()],
-        similarity,
-        max_missing=WHOLE_SENTENCE_MAX_MISSING,
-    )
+    report = structural_report(body, passages, similarity)
     if report.contradicted:
         label, confidence = REFUTED, min(confidence, STRUCTURE_CONTRADICTION_CAP)
     elif (report.missing_entity or report.unstated_obligation) and label == SUPPORTED:
