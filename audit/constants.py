@@ -284,9 +284,10 @@ LLM_JUDGE_VERDICTS = {
 LLM_JUDGE_WEIGHT = 0.25
 LLM_OFFLINE_CONFIDENT_MARGIN = 0.05
 # The MiniCheck-style LLM judge (audit/pipeline/llm/minicheck.py, THEORIA_LLM_JUDGE_PROMPT=minicheck): a
-# claim is read against chunks of at most MINICHECK_CHUNK_WORDS words of its evidence, at most
-# MINICHECK_MAX_CHUNKS of them (one call each); the reading stops at the first chunk that supports it
-MINICHECK_CHUNK_WORDS = 250
+# claim is read against chunks of at most MINICHECK_CHUNK_CHARS characters (about 250 words) of its
+# evidence, at most MINICHECK_MAX_CHUNKS of them (one call each); the reading stops at the first chunk
+# that supports it
+MINICHECK_CHUNK_CHARS = 1500
 MINICHECK_MAX_CHUNKS = 4
 LLM_JUDGE_PROMPTS = ("batched", "minicheck")
 COVE_MAX_QUESTIONS = (

@@ -20,12 +20,12 @@ def _yes(p: float) -> Reply:
     return Reply(content="Yes" if p >= 0.5 else "No", logprobs={"Yes": math.log(p), "No": math.log(1 - p)})
 
 
-def test_long_evidence_is_cut_into_chunks_of_whole_sentences_within_the_word_limit():
+def test_long_evidence_is_cut_into_chunks_of_whole_sentences_within_the_size():
     sentence = "The committee met on Monday and approved the annual budget for the regional offices."
-    passage = " ".join([sentence] * 40)  # 14 words a sentence
-    parts = chunks([passage], words=60, limit=100)
-    assert len(parts) == 10 and all(len(p.split()) <= 60 for p in parts)
-    assert all(p.endswith("offices.") for p in parts)
+    passage = " ".join([sentence] * 40)
+    parts = chunks([passage], size=400, limit=100)
+    assert len(parts) > 5 and all(len(p) <= 400 for p in parts)
+    assert all(p.endswith("offices.") for p in parts) and "".join(parts).count(sentence) == 40
     assert len(chunks([passage] * 5)) == MINICHECK_MAX_CHUNKS
 
 

@@ -4,9 +4,9 @@ MiniCheck (Tang, Laban and Durrett, EMNLP 2024) asks a model whether one documen
 claim and reads the probability of "Yes"; a claim is supported by its evidence when some chunk
 supports it (the maximum over chunks). Here:
 
-* the claim's evidence passages are cut into chunks of at most ``MINICHECK_CHUNK_WORDS`` words (whole
-  sentences, a passage's sentences kept together), at most ``MINICHECK_MAX_CHUNKS`` per claim, in the
-  order the passages came (best first); reading stops at the first chunk that supports the claim;
+* the claim's evidence passages are cut into chunks of at most ``MINICHECK_CHUNK_CHARS`` characters
+  by the knowledge base's chunker (ending at a sentence), at most ``MINICHECK_MAX_CHUNKS`` per claim,
+  in the order the passages came (best first); reading stops at the first chunk that supports it;
 * each call asks for one token with ``logprobs``: P(yes) = p(Yes) / (p(Yes) + p(No)) over the first
   token's candidates; a server that gives no logprobs is read from the text ("Yes…" 1.0, "No…" 0.0),
   and a reply that is neither is invalid (it counts against the breaker like any invalid reply);
@@ -26,10 +26,10 @@ import math
 from audit.constants import (
     AUDIT_SCORE_THRESHOLD,
     LLM_EVIDENCE_PASSAGES,
-    MINICHECK_CHUNK_WORDS,
+    MINICHECK_CHUNK_CHARS,
     MINICHECK_MAX_CHUNKS,
 )
-from audit.pipeline.extraction import split_sentences
+from audit.pipeline.chunking import chunk_text
 from audit.pipeline.llm.client import LLMClient, LLMError
 from audit.pipeline.llm.common import failure_reason, not_run
 from audit.pipeline.llm.prompts import MINICHECK_SYSTEM, messages
@@ -40,26 +40,13 @@ YES, NO = "yes", "no"
 
 
 def chunks(
-    evidence: list[str], words: int = MINICHECK_CHUNK_WORDS, limit: int = MINICHECK_MAX_CHUNKS
+    evidence: list[str], size: int = MINICHECK_CHUNK_CHARS, limit: int = MINICHECK_MAX_CHUNKS
 ) -> list[str]:
-    """The evidence cut into chunks of whole sentences of at most ``words`` words (a longer sentence is
-    a chunk of its own, cut at ``words``), passage by passage, at most ``limit`` chunks."""
-    out: list[str] = []
-    for passage in evidence:
-        current: list[str] = []
-        size = 0
-        for sentence in split_sentences(passage) or [passage]:
-            n = len(sentence.split())
-            if current and size + n > words:
-                out.append(" ".join(current))
-                current, size = [], 0
-            current.append(" ".join(sentence.split()[:words]))
-            size += min(n, words)
-        if current:
-            out.append(" ".join(current))
-        if len(out) >= limit:
-            break
-    return [c for c in out if c.strip()][:limit]
+    """The evidence cut by the knowledge base's own chunker (``chunking.chunk_text``: at most ``size``
+    characters, ending at a sentence where one lies near the end, no overlap), passage by passage, at
+    most ``limit`` chunks."""
+    out = [c.text for passage in evidence for c in chunk_text(passage, size=size, overlap=0)]
+    return out[:limit]
 
 
 def p_yes(text: str, logprobs: dict[str, float]) -> float | None:
