@@ -192,3 +192,15 @@ def login(page, live_server, user, next_path: str = "/"):
     page.fill("#id_password", "pw-" + user.username)
     page.click("button[type=submit]")
     page.wait_for_load_state("networkidle")
+
+
+def draw_every_chart(page, timeout: int = 30_000) -> None:
+    """Scroll each dashboard chart into view (charts draw only when seen) and wait until all have drawn."""
+    plots = page.locator(".plot")
+    for n in range(plots.count()):
+        plots.nth(n).scroll_into_view_if_needed()
+    page.wait_for_function(
+        "document.querySelectorAll('.plot[data-drawn=true]').length === document.querySelectorAll('.plot').length",
+        timeout=timeout,
+    )
+    page.evaluate("window.scrollTo(0, 0)")
