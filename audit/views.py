@@ -511,6 +511,8 @@ def dashboard(request):
             "period": period,
             **data,
             "links": drilldown.tiles(period, staff=request.user.is_staff),
+            "workspace": workspace,
+            "can_calibrate": roles.is_admin(request.user),
             "nightly": nightly_selectors.nightly_report_latest(workspace=workspace),
             "labels": Label,
             "default_days": dashboard_selectors.DEFAULT_RANGE_DAYS,

@@ -264,3 +264,33 @@ def test_the_dashboard_draws_a_chart_only_when_it_scrolls_into_view(
     )
     page.locator("#chart-domains").scroll_into_view_if_needed()
     page.wait_for_selector("#chart-domains[data-drawn=true]")
+
+
+def test_the_calibration_charts_tick_whole_decisions_and_keep_axis_titles_clear_of_their_titles(
+    browser_page, live_server, lead, workspace
+):
+    from tests.learning.conftest import generate, store
+
+    store(workspace, generate(9, seed=22), reviewer=lead)
+    page = browser_page
+    login(page, live_server, lead, "/dashboard/")
+    keys = ("review-reliability", "review-agreement", "review-drift")
+    for key in keys:
+        page.locator(f"#chart-{key}").scroll_into_view_if_needed()
+        page.wait_for_selector(f"#chart-{key}[data-drawn=true]")
+    clashes = page.evaluate(
+        """(keys) => keys.filter((key) => {
+          const plot = document.getElementById("chart-" + key);
+          const title = plot.querySelector(".gtitle").getBoundingClientRect();
+          return Array.from(plot.querySelectorAll(".ytitle, .y2title")).some((t) => {
+            const r = t.getBoundingClientRect();
+            return !(r.right <= title.left || title.right <= r.left || r.bottom <= title.top || title.bottom <= r.top);
+          });
+        })""",
+        list(keys),
+    )
+    assert clashes == []
+    ticks = page.evaluate(
+        "Array.from(document.querySelectorAll('#chart-review-agreement g.y2tick text')).map(t => t.textContent)"
+    )
+    assert ticks and all(t.isdigit() for t in ticks), ticks
