@@ -195,12 +195,11 @@ def login(page, live_server, user, next_path: str = "/"):
 
 
 def draw_every_chart(page, timeout: int = 30_000) -> None:
-    """Scroll each dashboard chart into view (charts draw only when seen) and wait until all have drawn."""
-    plots = page.locator(".plot")
-    for n in range(plots.count()):
-        plots.nth(n).scroll_into_view_if_needed()
-    page.wait_for_function(
-        "document.querySelectorAll('.plot[data-drawn=true]').length === document.querySelectorAll('.plot').length",
-        timeout=timeout,
-    )
+    """Scroll each dashboard chart into view (charts draw only when seen) and wait until it has drawn.
+
+    Waits on selectors, not on a JavaScript predicate: the pages' CSP refuses the eval a polled
+    predicate string needs."""
+    for plot_id in page.eval_on_selector_all(".plot", "plots => plots.map(p => p.id)"):
+        page.locator(f"#{plot_id}").scroll_into_view_if_needed()
+        page.wait_for_selector(f"#{plot_id}[data-drawn=true]", timeout=timeout)
     page.evaluate("window.scrollTo(0, 0)")
