@@ -115,3 +115,15 @@ def test_a_drilled_queue_shows_every_filter_it_applies_and_names_what_its_export
             "/escalations/?entered_tier=1&entered_from=2020-01-01&entered_to=2020-01-02&open=any"
         ).content.decode()
     )
+
+
+def test_a_claim_list_opened_from_a_tile_shows_the_machine_label_it_filters_by(client, lead, workspace):
+    from tests.ui.conftest import build_answer
+
+    build_answer(workspace)
+    client.force_login(lead)
+    html = client.get("/dashboard/").content.decode()
+    href = re.search(r'id="kpi-supported"><a class="tile-link" href="([^"]+)"', html).group(1)
+    listed = client.get(unescape(href)).content.decode()
+    machine = listed.split('id="f-machine"')[1].split("</select>")[0]
+    assert '<option value="SUPPORTED" selected>' in machine
