@@ -259,7 +259,7 @@ def sla_attainment(attainment: dict) -> dict:
                 "type": "bar",
                 "x": [f"Level {t}" for t in tiers],
                 "y": shares,
-                "text": [f"{attainment[t]['met']}/{attainment[t]['total']} met" for t in tiers],
+                "text": [f"{attainment[t]['met']} of {attainment[t]['total']} met" for t in tiers],
                 "textposition": "auto",
                 "marker": {"color": [TIER_COLOURS.get(int(t), "#5b6475") for t in tiers]},
                 "hovertemplate": "%{x}: %{text} (%{y:.0%})<extra></extra>",

@@ -391,6 +391,8 @@ SUCCESS_BACKLOG_CHANGE_MAX = -0.30  # knowledge-base correction backlog change o
 SUCCESS_BACKLOG_WINDOW_DAYS = 90  # the quarter the backlog change is measured over
 DASHBOARD_DEFAULT_RANGE_DAYS = 30  # the dashboard shows the last 30 days unless a range is given
 DASHBOARD_MAX_RANGE_DAYS = 366  # a longer range is refused (400): the charts plot one point per day
+# the dashboard's figures are cached per workspace and range until a row changes, and at most this long
+DASHBOARD_CACHE_SECONDS = 120
 # Queue-aging buckets of the dashboard: (upper bound in seconds, label); the last is open-ended.
 QUEUE_AGING_BUCKETS = (
     (30 * 60, "< 30 min"),

@@ -112,15 +112,15 @@ def _point_link(key: str, trace: dict, i: int, category, period, now) -> str:
         return answers(**day_params(category))
     if key == "label-rates":
         return claims(label="REFUTED" if name.startswith("Refuted") else "NEI", **day_params(category))
-    if key == "sla-trend":
-        return cases(opened_from=category, opened_to=category, open="any")
+    if key == "sla-trend":  # the cases whose clock started that day
+        return cases(entered_from=category, entered_to=category, open="any")
     if key == "label-distribution":
         return claims(label=LABEL_BY_TEXT.get(category, category), **p)
     if key == "queue-aging":
         return cases(**_aging_params(i, int(name.split()[-1]), now))
-    if key == "sla-attainment":
+    if key == "sla-attainment":  # the cases whose clock started at that tier in the period
         tier = str(category).split()[-1]
-        return cases(tier=tier, opened_from=p["date_from"], opened_to=p["date_to"], open="any")
+        return cases(entered_tier=tier, entered_from=p["date_from"], entered_to=p["date_to"], open="any")
     if key == "escalation-volume":
         if name == "Resolved":
             return cases(resolved_from=category, resolved_to=category)
@@ -166,7 +166,11 @@ def with_links(key: str, figure: dict, period, now: dt.datetime | None = None) -
             if c not in values:
                 order.append(c)
                 values[c] = {}
-            values[c][t] = (_shown(ys[i] if i < len(ys) else None, percent), links[t][i])
+            shown = _shown(ys[i] if i < len(ys) else None, percent)
+            texts = trace.get("text")
+            if isinstance(texts, list) and i < len(texts) and percent:  # "22 of 24 met (92 %)"
+                shown = f"{texts[i]} ({shown})"
+            values[c][t] = (shown, links[t][i])
     axis_title = (
         (layout.get("yaxis" if traces and traces[0].get("orientation") == "h" else "xaxis") or {}).get(
             "title"

@@ -7,11 +7,30 @@ day, and agreement per domain over the drift window. Same conventions as ``audit
 
 from __future__ import annotations
 
+import math
+
 from audit.charts import chart_layout
 
 AGREE_COLOUR = "#2f5bd3"
 COUNT_COLOUR = "#c9d3ea"
 DIAGONAL_COLOUR = "#8a94a6"
+# room above the plot for the title, so a vertical axis title never reaches it
+MARGIN = {"l": 64, "r": 56, "t": 64, "b": 48}
+
+
+def _pct(value) -> str:
+    return "—" if value is None else f"{value * 100:.0f} %"
+
+
+def _table(columns: list[str], rows: list[tuple]) -> dict:
+    """A chart's data as the table ``templates/audit/_chart_table.html`` shows (no links)."""
+    return {"columns": columns, "rows": [[first, [[str(v), ""] for v in rest]] for first, *rest in rows]}
+
+
+def integer_ticks(values: list) -> dict:
+    """Axis settings that tick whole numbers only (counts): 0, then a step of at least 1."""
+    top = max([v for v in values if v is not None] or [0])
+    return {"tick0": 0, "dtick": max(1, math.ceil(top / 5)), "tickformat": "d", "rangemode": "tozero"}
 
 
 def reliability_diagram(rel: dict) -> dict:
@@ -46,7 +65,27 @@ def reliability_diagram(rel: dict) -> dict:
             "Reliability: confidence vs reviewers' SUPPORTED share"
             + (f" (ECE {rel['ece']:.3f})" if rel.get("ece") is not None else ""),
             xaxis={"title": {"text": "machine confidence"}, "range": [0, 1]},
-            yaxis={"title": {"text": "share reviewers found SUPPORTED"}, "range": [0, 1.05]},
+            yaxis={"title": {"text": "found SUPPORTED"}, "range": [0, 1.05]},
+            margin=MARGIN,
+        ),
+        "table": _table(
+            [
+                "machine confidence",
+                "reviewed claims",
+                "mean confidence",
+                "found SUPPORTED by reviewers",
+                "gap",
+            ],
+            [
+                (
+                    f"{b['low']:.1f}–{b['high']:.1f}",
+                    b["n"],
+                    f"{b['confidence']:.2f}",
+                    _pct(b["supported"]),
+                    f"{abs(b['confidence'] - b['supported']) * 100:.0f} points",
+                )
+                for b in bins
+            ],
         ),
     }
 
@@ -83,8 +122,17 @@ def agreement_trend(agreement: dict) -> dict:
                 "title": {"text": "decisions"},
                 "overlaying": "y",
                 "side": "right",
-                "rangemode": "tozero",
+                **integer_ticks(agreement["decisions"]),
             },
+            margin=MARGIN,
+        ),
+        "table": _table(
+            ["day", "reviewer decisions", "agreement with the machine"],
+            [
+                (day, n, _pct(share))
+                for day, n, share in zip(agreement["days"], agreement["decisions"], agreement["agreement"])
+                if n
+            ],
         ),
     }
 
@@ -128,6 +176,26 @@ def domain_agreement(drift: list[dict], min_agreement: float, window_days: int) 
                     "y1": min_agreement,
                     "line": {"color": "#b42318", "dash": "dot"},
                 }
+            ],
+            margin=MARGIN,
+        ),
+        "table": _table(
+            [
+                "domain",
+                f"decisions, last {window_days} days",
+                "agreement",
+                f"decisions, {window_days} days before",
+                "agreement before",
+            ],
+            [
+                (
+                    d["domain"],
+                    d["decisions"],
+                    _pct(d["agreement"]),
+                    d["decisions_before"],
+                    _pct(d["agreement_before"]),
+                )
+                for d in drift
             ],
         ),
     }

@@ -22,6 +22,7 @@ from audit import charts, constants, drilldown, hooks, presentation, review_char
 from audit.api.serializers import ClaimCardSerializer
 from audit.api.throttles import audit_throttle
 from audit.api.views import AuditCreateApi, audit_request_from
+from audit.dashboard_cache import dashboard_cached
 from audit.errors import AlreadyDone, InvalidInput, TheoriaError
 from audit.filters import AnswerPageFilter, ClaimFilter
 from audit.forms import (
@@ -442,6 +443,43 @@ def claim_list(request):
     )
 
 
+def _dashboard_figures(workspace, period) -> dict:
+    """Every figure of the dashboard over ``period`` (cached by ``audit.dashboard_cache``)."""
+    start, end = period.bounds()
+    trust = dashboard_selectors.trust_summary(workspace=workspace, period=period)
+    queue = hooks.queue_summary(workspace=workspace, start=start, end=end)
+    domains = dashboard_selectors.domain_breakdown(workspace=workspace, period=period)
+    figures = {
+        key: drilldown.with_links(key, figure, period)
+        for key, figure in {
+            "trust-trend": charts.trust_trend(trust),
+            "label-rates": charts.label_rates(trust),
+            "sla-trend": charts.sla_attainment_trend(queue["attainment_by_day"]),
+            "rag-score": charts.rag_score_trend(trust),
+            "label-distribution": charts.label_distribution(trust),
+            "queue-aging": charts.queue_aging(queue["aging"]),
+            "sla-attainment": charts.sla_attainment(queue["attainment"]),
+            "escalation-volume": charts.escalation_volume(queue["volume"]),
+            "domains": charts.domain_breakdown(domains),
+        }.items()
+    }
+    review = learning_selectors.learning_summary(workspace=workspace, start=start, end=end)
+    llm = dashboard_selectors.llm_usage(workspace=workspace, period=period)
+    llm_figure = charts.llm_usage(llm) if llm["configured"] or llm["used"] else None
+    return {
+        "trust": trust,
+        "queue": queue,
+        "figures": figures,
+        "kpis": dashboard_selectors.success_metrics(workspace=workspace, period=period),
+        "domains": drilldown.domain_links(domains, period),
+        "incidents": dashboard_selectors.incident_counts(workspace=workspace, period=period),
+        "llm": llm,
+        "llm_figure": drilldown.with_links("llm-usage", llm_figure, period) if llm_figure else None,
+        "review": review,
+        "review_figures": review_charts.review_figures(review),
+    }
+
+
 @login_required
 def dashboard(request):
     """The compliance dashboard: KPI tiles, trends, the queue and a per-domain breakdown.
@@ -462,30 +500,7 @@ def dashboard(request):
         form.add_error("date_from", f"the range may span at most {dashboard_selectors.MAX_RANGE_DAYS} days.")
         period = default
     range_error = form_errors_text(form) if request.GET and form.errors else ""
-    trust = dashboard_selectors.trust_summary(workspace=workspace, period=period)
-
-    queue = hooks.queue_summary(workspace=workspace, start=period.bounds()[0], end=period.bounds()[1])
-    domains = dashboard_selectors.domain_breakdown(workspace=workspace, period=period)
-    figures = {
-        key: drilldown.with_links(key, figure, period)
-        for key, figure in {
-            "trust-trend": charts.trust_trend(trust),
-            "label-rates": charts.label_rates(trust),
-            "sla-trend": charts.sla_attainment_trend(queue["attainment_by_day"]),
-            "rag-score": charts.rag_score_trend(trust),
-            "label-distribution": charts.label_distribution(trust),
-            "queue-aging": charts.queue_aging(queue["aging"]),
-            "sla-attainment": charts.sla_attainment(queue["attainment"]),
-            "escalation-volume": charts.escalation_volume(queue["volume"]),
-            "domains": charts.domain_breakdown(domains),
-        }.items()
-    }
-    incidents = dashboard_selectors.incident_counts(workspace=workspace, period=period)
-    review = learning_selectors.learning_summary(
-        workspace=workspace, start=period.bounds()[0], end=period.bounds()[1]
-    )
-    llm = dashboard_selectors.llm_usage(workspace=workspace, period=period)
-    llm_figure = charts.llm_usage(llm) if llm["configured"] or llm["used"] else None
+    data = dashboard_cached(workspace, period, lambda: _dashboard_figures(workspace, period))
     shown = {"date_from": period.start, "date_to": period.end}
     return render(
         request,
@@ -494,17 +509,10 @@ def dashboard(request):
             "form": DateRangeForm(initial=shown) if not range_error else form,
             "range_error": range_error,
             "period": period,
-            "trust": trust,
-            "figures": figures,
-            "kpis": dashboard_selectors.success_metrics(workspace=workspace, period=period),
-            "domains": drilldown.domain_links(domains, period),
+            **data,
             "links": drilldown.tiles(period, staff=request.user.is_staff),
-            "incidents": incidents,
-            "llm": llm,
-            "llm_figure": drilldown.with_links("llm-usage", llm_figure, period) if llm_figure else None,
-            "review": review,
-            "review_figures": review_charts.review_figures(review),
-            "queue": queue,
+            "workspace": workspace,
+            "can_calibrate": roles.is_admin(request.user),
             "nightly": nightly_selectors.nightly_report_latest(workspace=workspace),
             "labels": Label,
             "default_days": dashboard_selectors.DEFAULT_RANGE_DAYS,

@@ -83,50 +83,55 @@ def _aging(workspace, now: dt.datetime) -> dict:
 
 
 def _attainment(workspace, start, end) -> dict:
-    """Per tier: cases that entered the tier in the period, and how many of those breached.
+    """Per tier: cases whose clock started at that tier in the period (opened, escalated or
+    reopened: ``selectors.clock_starts``), and how many of those breached at that tier.
 
-    A case enters a tier when opened (tier 1, or the tier of a manual escalation) or escalated;
-    "met" counts the entered cases with no breach event at that tier. One query.
+    "met" is started minus breached. The queue's ``entered_tier`` / ``entered_from`` /
+    ``entered_to`` filters list the same cases. One query.
     """
+    breached = ReviewEvent.objects.filter(
+        case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED, at__gte=OuterRef("at")
+    )
     rows = (
-        ReviewEvent.objects.filter(case__workspace=workspace, at__gte=start, at__lt=end)
+        selectors.clock_starts(start=start, end=end)
+        .filter(case__workspace=workspace)
+        .annotate(late=Exists(breached))
         .values("tier")
         .annotate(
-            entered=Count(
-                "case",
-                distinct=True,
-                filter=Q(kind__in=[ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED]),
-            ),
-            breached=Count("case", distinct=True, filter=Q(kind=ReviewEvent.Kind.BREACHED)),
+            total=Count("case", distinct=True),
+            breached=Count("case", distinct=True, filter=Q(late=True)),
         )
         .order_by()
     )
     out = {tier: {"met": 0, "total": 0, "breached": 0} for tier in TIERS}
     for row in rows:
-        total = max(row["entered"], row["breached"])
-        out[row["tier"]] = {"met": total - row["breached"], "total": total, "breached": row["breached"]}
+        out[row["tier"]] = {
+            "met": row["total"] - row["breached"],
+            "total": row["total"],
+            "breached": row["breached"],
+        }
     return out
 
 
 def _attainment_by_day(workspace, start, end) -> dict:
-    """Per day: clocks started (a case entering a tier) and how many of those breached (one query).
+    """Per day: cases whose clock started (a case entering a tier) and how many of those breached
+    (one query).
 
-    A clock is counted on the day it started; ``share`` is met / started (None on a day without one).
+    A case is counted on each day a clock of it started (once a day, as the queue's
+    ``entered_from`` / ``entered_to`` list it); ``share`` is met / started (None on a day without one).
     """
     breached = ReviewEvent.objects.filter(
         case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED, at__gte=OuterRef("at")
     )
     rows = {
         row["day"]: row
-        for row in ReviewEvent.objects.filter(
-            case__workspace=workspace,
-            at__gte=start,
-            at__lt=end,
-            kind__in=[ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED, ReviewEvent.Kind.REOPENED],
-        )
+        for row in selectors.clock_starts(start=start, end=end)
+        .filter(case__workspace=workspace)
         .annotate(day=TruncDate("at"), late=Exists(breached))
         .values("day")
-        .annotate(started=Count("id"), breached=Count("id", filter=Q(late=True)))
+        .annotate(
+            started=Count("case", distinct=True), breached=Count("case", distinct=True, filter=Q(late=True))
+        )
         .order_by()
     }
     days = [start.date() + dt.timedelta(days=i) for i in range((end - start).days)]
@@ -190,9 +195,15 @@ def dashboard_summary(
             "id", filter=Q(resolved_at__gte=start, resolved_at__lt=end, decision__startswith="relabel_")
         ),
     )
-    breaches = ReviewEvent.objects.filter(
-        case__workspace=workspace, at__gte=start, at__lt=end, kind=ReviewEvent.Kind.BREACHED
-    ).count()
+    # cases that breached in the period (a case breached at two tiers counts once, as its list shows it)
+    breaches = (
+        ReviewEvent.objects.filter(
+            case__workspace=workspace, at__gte=start, at__lt=end, kind=ReviewEvent.Kind.BREACHED
+        )
+        .values("case")
+        .distinct()
+        .count()
+    )
     corrections = CurationItem.objects.filter(
         workspace=workspace, created_at__gte=start, created_at__lt=end
     ).count()

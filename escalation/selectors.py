@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import django_filters
 from django.conf import settings
-from django.db.models import F, Prefetch, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from audit import roles
 from audit.filters import CaseInsensitiveChoices
@@ -89,6 +89,20 @@ class CaseFilter(CaseInsensitiveChoices):
     breached_to = django_filters.DateFilter(
         method="filter_breached_to", help_text="Breached on or before this UTC day."
     )
+    # a clock started (the case opened, escalated or reopened) at a tier between two UTC days: the
+    # cases the dashboard's SLA attainment counts (``reporting.clock_starts``); applied together
+    entered_tier = django_filters.TypedChoiceFilter(
+        choices=[(t, str(t)) for t in policy.TIERS],
+        coerce=int,
+        method="filter_applied_together",
+        help_text="A clock started at this tier (with entered_from / entered_to).",
+    )
+    entered_from = django_filters.DateFilter(
+        method="filter_applied_together", help_text="A clock started on or after this UTC day."
+    )
+    entered_to = django_filters.DateFilter(
+        method="filter_applied_together", help_text="A clock started on or before this UTC day."
+    )
     order = django_filters.ChoiceFilter(
         choices=[("deadline", "Time to breach"), ("risk", "Risk")],
         method="filter_order",
@@ -130,6 +144,39 @@ class CaseFilter(CaseInsensitiveChoices):
 
     def filter_order(self, queryset, name, value):
         return queryset.order_by(*ORDERINGS[value]) if value else queryset
+
+    def filter_applied_together(self, queryset, name, value):
+        return queryset  # ``filter_queryset`` applies the entered_* filters as one condition
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        data = self.form.cleaned_data
+        tier, since, until = data.get("entered_tier"), data.get("entered_from"), data.get("entered_to")
+        if tier in (None, "") and since is None and until is None:
+            return queryset
+        starts = clock_starts(tier=None if tier in (None, "") else tier, since=since, until=until)
+        return queryset.filter(Exists(starts.filter(case=OuterRef("pk"))))
+
+
+CLOCK_START_KINDS = (ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED, ReviewEvent.Kind.REOPENED)
+
+
+def clock_starts(*, tier=None, since=None, until=None, start=None, end=None) -> QuerySet[ReviewEvent]:
+    """The events that started an SLA clock (a case opened, escalated or reopened), at ``tier``,
+    on UTC days ``since``..``until`` or in [``start``, ``end``). The dashboard's SLA attainment and
+    the queue's ``entered_*`` filters both count these, so the figure and its list agree."""
+    qs = ReviewEvent.objects.filter(kind__in=CLOCK_START_KINDS)
+    if tier is not None:
+        qs = qs.filter(tier=tier)
+    if since is not None:
+        qs = qs.filter(at__date__gte=since)
+    if until is not None:
+        qs = qs.filter(at__date__lte=until)
+    if start is not None:
+        qs = qs.filter(at__gte=start)
+    if end is not None:
+        qs = qs.filter(at__lt=end)
+    return qs
 
 
 def case_queryset(*, user) -> QuerySet[ReviewCase]:

@@ -102,16 +102,62 @@ def queue(request):
                 presentation.proposal_view(answer)
                 for answer in revision_proposals(workspace=workspace, limit=constants.UI_PROPOSALS_LISTED)
             ],
-            # the export link exports what the list shows: open cases, resolved ones, or every case
+            "applied": _applied_filters(params),
+            # the export link names what it exports: the claim cards of the open cases, the
+            # resolved ones, or every case, in the domain asked; the queue's other filters are not
+            # the export's (it filters claims), and the page says so beside the link
             "export_scope": (
                 "resolved"
                 if statuses == [CaseStatus.RESOLVED] or params.get("open") == "false"
                 else "any"
-                if statuses and CaseStatus.RESOLVED in statuses
+                if params.get("open") == "any" or (statuses and CaseStatus.RESOLVED in statuses)
                 else "open"
             ),
         },
     )
+
+
+# filters a dashboard link may apply that the filter form has no field for: shown above the list,
+# kept as hidden fields when the form is sent again, and removable in one click
+_EXTRA_FILTERS = (
+    ("opened", "opened_from", "opened_to", "Opened"),
+    ("resolved", "resolved_from", "resolved_to", "Resolved"),
+    ("breached", "breached_from", "breached_to", "SLA breached"),
+    ("entered", "entered_from", "entered_to", "SLA clock started"),
+    ("opened_at", "opened_after", "opened_before", "Opened (UTC time)"),
+)
+
+
+def _span(since: str, until: str) -> str:
+    if since and until:
+        return f"on {since}" if since == until else f"from {since} to {until}"
+    return f"on or after {since}" if since else f"on or before {until}"
+
+
+def _applied_filters(params) -> dict:
+    """The filters in force that the form does not show: their wording, their hidden fields, and
+    the link that drops them (the form's own filters kept)."""
+    shown, hidden = [], []
+    for _, since_key, until_key, label in _EXTRA_FILTERS:
+        since, until = params.get(since_key, ""), params.get(until_key, "")
+        if not (since or until):
+            continue
+        if since_key == "opened_after":
+            shown.append(f"{label}: after {since or '…'}, at or before {until or 'now'}")
+        else:
+            shown.append(f"{label} {_span(since, until)}")
+        hidden += [(key, params[key]) for key in (since_key, until_key) if params.get(key)]
+    if params.get("entered_tier"):
+        shown.append(f"SLA clock started at Level {params['entered_tier']}")
+        hidden.append(("entered_tier", params["entered_tier"]))
+    if params.get("decision"):
+        label = dict(ReviewCase.Decision.choices).get(params["decision"], params["decision"])
+        shown.append(f"Decision: {label}")
+        hidden.append(("decision", params["decision"]))
+    kept = params.copy()
+    for key, _ in hidden:
+        kept.pop(key, None)
+    return {"shown": shown, "hidden": hidden, "without": kept.urlencode()}
 
 
 def _quick_filters(params) -> list[dict]:

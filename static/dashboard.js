@@ -1,4 +1,5 @@
-// Draw each dashboard figure (built server-side in audit/charts.py) with the local Plotly bundle.
+// Draw each dashboard figure (built server-side in audit/charts.py) with the local Plotly bundle,
+// when it scrolls into view.
 // A click on a point opens the list it summarises (the figure's ``links``, audit/drilldown.py);
 // in a narrow plot (a phone, or a half-width chart) the legend goes below the plot, the title
 // shrinks and the axes keep few ticks, so nothing overlaps.
@@ -24,23 +25,67 @@
     return out;
   }
 
-  function draw() {
+  // Plotly (static/vendor/plotly-basic.min.js, 1.19 MB) is fetched only when the first chart comes
+  // near the viewport, and each chart is drawn when it scrolls into view (IntersectionObserver):
+  // the first screen (KPI tiles, queue counts) needs no chart script at all.
+  var plotlySrc = (document.currentScript && document.currentScript.getAttribute("data-plotly")) || "";
+  var plotlyState = typeof window.Plotly !== "undefined" ? "ready" : "idle";
+  var waiting = [];
+
+  function withPlotly(callback) {
+    if (plotlyState === "ready") { callback(); return; }
+    waiting.push(callback);
+    if (plotlyState === "loading") return;
+    plotlyState = "loading";
+    var script = document.createElement("script");
+    script.src = plotlySrc;
+    script.onload = function () {
+      plotlyState = "ready";
+      waiting.splice(0).forEach(function (fn) { fn(); });
+    };
+    script.onerror = function () {
+      plotlyState = "idle";
+      document.querySelectorAll(".plot[data-figure]:not([data-drawn])").forEach(function (el) {
+        el.setAttribute("data-error", "true");
+        el.textContent = "The chart could not be drawn (its script did not load); its data is in the table below.";
+      });
+    };
+    document.head.appendChild(script);
+  }
+
+  function drawOne(el) {
+    if (el.getAttribute("data-drawing")) return;
+    el.setAttribute("data-drawing", "true");
     var narrow = window.matchMedia("(max-width: 720px)").matches;
-    document.querySelectorAll(".plot[data-figure]").forEach(function (el) {
-      var key = el.id.replace(/^chart-/, "");
-      var fig = JSON.parse(document.getElementById(key).textContent);
-      var compact = narrow || el.clientWidth < 720;
-      var layout = compact ? narrowLayout(fig.layout, fig.data) : fig.layout;
-      Plotly.newPlot(el, fig.data, layout, { displaylogo: false, responsive: true, displayModeBar: narrow ? false : "hover" }).then(function () {
-        el.setAttribute("data-drawn", "true");
-        el.on("plotly_click", function (event) {
-          var point = event.points && event.points[0];
-          var links = fig.links && point ? fig.links[point.curveNumber] : null;
-          var url = links ? links[point.pointNumber] : null;
-          if (url) window.location.assign(url);
-        });
+    var key = el.id.replace(/^chart-/, "");
+    var fig = JSON.parse(document.getElementById(key).textContent);
+    var compact = narrow || el.clientWidth < 720;
+    var layout = compact ? narrowLayout(fig.layout, fig.data) : fig.layout;
+    Plotly.newPlot(el, fig.data, layout, { displaylogo: false, responsive: true, displayModeBar: narrow ? false : "hover" }).then(function () {
+      el.setAttribute("data-drawn", "true");
+      el.on("plotly_click", function (event) {
+        var point = event.points && event.points[0];
+        var links = fig.links && point ? fig.links[point.curveNumber] : null;
+        var url = links ? links[point.pointNumber] : null;
+        if (url) window.location.assign(url);
       });
     });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", draw); else draw();
+
+  function start() {
+    var plots = document.querySelectorAll(".plot[data-figure]");
+    if (!("IntersectionObserver" in window)) {
+      withPlotly(function () { plots.forEach(drawOne); });
+      return;
+    }
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (entry) {
+        if (!entry.isIntersecting) return;
+        observer.unobserve(entry.target);
+        withPlotly(function () { drawOne(entry.target); });
+      });
+    }, { rootMargin: "200px 0px" });
+    plots.forEach(function (el) { observer.observe(el); });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();
 })();

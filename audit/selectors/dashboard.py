@@ -186,32 +186,43 @@ def llm_usage(*, workspace: Workspace, period: DateRange) -> dict:
 
 
 def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict]:
-    """Per answer domain of the period: answers, claims per label and shares (one query).
+    """Per answer domain of the period: answers, claims per label and shares (two queries).
 
-    Rows are sorted by claims, most first; answers without a domain are "(none)".
+    Answers are counted from the answers of the period (those without claims included), as the
+    answer list filtered by the domain and the range shows them; claims from the claims of those
+    answers, as the claim list does. Rows are sorted by claims, most first; answers without a
+    domain are "(none)".
     """
     start, end = period.bounds()
-    rows = (
-        Claim.objects.filter(
+    answers = dict(
+        Answer.objects.filter(workspace=workspace, created_at__gte=start, created_at__lt=end)
+        .values("domain")
+        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("domain", "n")
+    )
+    rows = {
+        row["answer__domain"]: row
+        for row in Claim.objects.filter(
             answer__workspace=workspace, answer__created_at__gte=start, answer__created_at__lt=end
         )
         .values("answer__domain")
         .annotate(
-            answers=Count("answer", distinct=True),
             claims=Count("id"),
             supported=Count("id", filter=Q(label=Label.SUPPORTED)),
             refuted=Count("id", filter=Q(label=Label.REFUTED)),
             nei=Count("id", filter=Q(label=Label.NEI)),
         )
         .order_by()
-    )
+    }
     out = []
-    for row in rows:
+    for domain in sorted(set(answers) | set(rows)):
+        row = rows.get(domain) or {"claims": 0, "supported": 0, "refuted": 0, "nei": 0}
         n = row["claims"] or 1
         out.append(
             {
-                "domain": row["answer__domain"] or "(none)",
-                "answers": row["answers"],
+                "domain": domain or "(none)",
+                "answers": answers.get(domain, 0),
                 "claims": row["claims"],
                 "supported": row["supported"],
                 "refuted": row["refuted"],

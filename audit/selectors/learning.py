@@ -260,7 +260,10 @@ def learning_summary(*, workspace: Workspace, start: dt.datetime, end: dt.dateti
     window = dt.timedelta(days=constants.REVIEW_DRIFT_WINDOW_DAYS)
     rows = _rows(workspace, min(start, end - 2 * window), end)
     period = [r for r in rows if r[0] >= start]
-    active = calibration_active(workspace=workspace)
+    fits = list(calibration_versions(workspace=workspace)[:2])  # the last fit, and the one in force
+    active = next((v for v in fits if v.status == CalibrationVersion.Status.ACTIVE), None)
+    if active is None and fits and fits[0].status != CalibrationVersion.Status.ACTIVE:
+        active = calibration_active(workspace=workspace)
     return {
         "reliability": reliability(period),
         "agreement": agreement_by_day(period, start.date(), (end - dt.timedelta(microseconds=1)).date()),
@@ -269,4 +272,5 @@ def learning_summary(*, workspace: Workspace, start: dt.datetime, end: dt.dateti
         "min_agreement": constants.REVIEW_DRIFT_MIN_AGREEMENT,
         "min_examples": constants.REVIEW_DRIFT_MIN_EXAMPLES,
         "calibration": active,
+        "last_fit": fits[0] if fits else None,  # kept or declined, with its reason (metrics.reason)
     }

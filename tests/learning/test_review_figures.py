@@ -135,7 +135,7 @@ def test_the_dashboard_shows_the_reliability_agreement_and_drift_panel(workspace
         assert f'id="chart-{key}"' in html and f'id="{key}"' in html
     reliability_fig = page.context["review_figures"]["review-reliability"]
     assert reliability_fig["data"][1]["y"] and max(reliability_fig["data"][1]["x"]) <= 1
-    assert "below the alert threshold" in html and 'id="drift-table"' in html
+    assert "Alert: agreement under" in html and 'id="drift-table"' in html
     assert ReviewedExample.objects.count() == 18
 
 
@@ -145,21 +145,57 @@ def test_the_dashboard_says_when_no_reviewer_has_decided_yet(analyst, client):
     assert 'id="review-empty"' in html and 'id="chart-review-reliability"' not in html
 
 
-def test_the_panel_reads_one_period_and_names_the_calibration_in_force(workspace, reviewer):
+def _calibration_version(workspace, **fields):
     from audit.models import CalibrationVersion
 
-    store(workspace, generate(4, seed=23), reviewer=reviewer)
-    CalibrationVersion.objects.create(
-        workspace=workspace,
-        number=1,
-        status="active",
-        judge="features",
-        judge_version="features:x",
-        depth="full",
-        params={"threshold": 0.7},
+    return CalibrationVersion.objects.create(
+        workspace=workspace, number=1, judge="features", judge_version="features:x", depth="full", **fields
     )
+
+
+def test_the_panel_reads_one_period_and_names_the_calibration_in_force(workspace, reviewer):
+
+    store(workspace, generate(4, seed=23), reviewer=reviewer)
+    _calibration_version(workspace, status="active", params={"threshold": 0.7})
     start = timezone.now() - dt.timedelta(days=1)
     summary = learning_summary(workspace=workspace, start=start, end=timezone.now() + dt.timedelta(minutes=1))
 
     assert summary["reliability"]["n"] == 4 and summary["agreement"]["total"] == 4
     assert summary["calibration"].number == 1
+
+
+def test_the_panel_tells_an_analyst_what_each_figure_means_and_an_admin_where_to_recalibrate(
+    workspace, reviewer, analyst, admin_user_obj, client
+):
+
+    _disagreeing(workspace, reviewer)
+    store(workspace, generate(6, seed=22), reviewer=reviewer)
+    _calibration_version(
+        workspace,
+        status="declined",
+        metrics={"reason": "balanced accuracy fell by 0.02 on held-out answers"},
+        fitted_by="admin1",
+    )
+    client.force_login(analyst)
+    page = client.get("/dashboard/")
+    html = page.content.decode()
+    for key in ("review-reliability", "review-agreement", "review-drift"):  # each chart's data as a table
+        table = html.split(f'<details class="chart-data" id="data-{key}">')[1].split("</details>")[0]
+        assert "<table" in table and table.count("<tr>") >= 2, key
+    reliability_table = html.split('id="data-review-reliability"')[1].split("</details>")[0]
+    assert "found SUPPORTED by reviewers" in reliability_table and " points</td>" in reliability_table
+    assert "ECE (expected calibration error) is how far" in html and "percentage points" in html
+    assert "Drift compares, per domain" in html
+    assert "below the alert threshold" not in html and "<strong>Alert: agreement under " in html
+    decisions = page.context["review_figures"]["review-agreement"]["layout"]["yaxis2"]
+    assert decisions["tickformat"] == "d" and decisions["dtick"] >= 1 and decisions["tick0"] == 0
+    last = html.split('id="review-last-fit">')[1].split("</p>")[0]
+    assert "v1" in last and "declined, nothing changed: balanced accuracy fell by 0.02" in last
+    assert 'id="calibrate-link"' not in html  # not an admin
+    client.force_login(admin_user_obj)
+    html = client.get("/dashboard/").content.decode()
+    link = html.split('id="review-last-fit">')[1].split("</p>")[0]
+    assert (
+        f'href="/admin/audit/workspace/{workspace.pk}/settings/#calibration-settings" id="calibrate-link"'
+        in link
+    )

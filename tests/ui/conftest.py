@@ -192,3 +192,14 @@ def login(page, live_server, user, next_path: str = "/"):
     page.fill("#id_password", "pw-" + user.username)
     page.click("button[type=submit]")
     page.wait_for_load_state("networkidle")
+
+
+def draw_every_chart(page, timeout: int = 30_000) -> None:
+    """Scroll each dashboard chart into view (charts draw only when seen) and wait until it has drawn.
+
+    Waits on selectors, not on a JavaScript predicate: the pages' CSP refuses the eval a polled
+    predicate string needs."""
+    for plot_id in page.eval_on_selector_all(".plot", "plots => plots.map(p => p.id)"):
+        page.locator(f"#{plot_id}").scroll_into_view_if_needed()
+        page.wait_for_selector(f"#{plot_id}[data-drawn=true]", timeout=timeout)
+    page.evaluate("window.scrollTo(0, 0)")

@@ -10,7 +10,7 @@ import csv
 import pytest
 from django.utils import timezone
 
-from tests.ui.conftest import build_answer, login, open_case
+from tests.ui.conftest import build_answer, draw_every_chart, login, open_case
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +26,6 @@ def test_it_draws_every_dashboard_chart(browser_page, live_server, lead, workspa
     login(browser_page, live_server, lead, "/dashboard/")
     page = browser_page
     assert page.url.endswith("/dashboard/")
-    page.wait_for_selector(".plot[data-drawn=true]")
     keys = (
         "trust-trend",
         "label-rates",
@@ -39,7 +38,9 @@ def test_it_draws_every_dashboard_chart(browser_page, live_server, lead, workspa
         "domains",
         "llm-usage",
     )
-    page.wait_for_function(f"document.querySelectorAll('.plot[data-drawn=true]').length === {len(keys)}")
+    # charts draw as they scroll into view: scroll through the page
+    draw_every_chart(page)
+    assert page.locator(".plot[data-drawn=true]").count() == len(keys)
     for key in keys:
         chart = page.locator(f"#chart-{key}")
         assert chart.locator("svg.main-svg").count() >= 1
@@ -244,3 +245,52 @@ def test_the_screenshots_show_a_held_revision_when_there_is_one(admin_user_obj, 
     call_command("screenshots", out=str(tmp_path), username=admin_user_obj.username)
     assert (tmp_path / "answer-proposal.png").stat().st_size > 10_000
     assert (tmp_path / "phone-answer-proposal.png").exists()
+
+
+def test_the_dashboard_draws_a_chart_only_when_it_scrolls_into_view(
+    browser_page, live_server, lead, workspace
+):
+    build_answer(workspace)
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    login(page, live_server, lead, "/dashboard/")
+    page.wait_for_selector("#chart-trust-trend[data-drawn=true]")  # in the first screen
+    assert page.get_attribute("#chart-domains", "data-drawn") is None  # far below
+    assert (
+        page.evaluate(
+            "performance.getEntriesByType('resource').filter(r => r.name.includes('plotly')).length"
+        )
+        == 1
+    )
+    page.locator("#chart-domains").scroll_into_view_if_needed()
+    page.wait_for_selector("#chart-domains[data-drawn=true]")
+
+
+def test_the_calibration_charts_tick_whole_decisions_and_keep_axis_titles_clear_of_their_titles(
+    browser_page, live_server, lead, workspace
+):
+    from tests.learning.conftest import generate, store
+
+    store(workspace, generate(9, seed=22), reviewer=lead)
+    page = browser_page
+    login(page, live_server, lead, "/dashboard/")
+    keys = ("review-reliability", "review-agreement", "review-drift")
+    for key in keys:
+        page.locator(f"#chart-{key}").scroll_into_view_if_needed()
+        page.wait_for_selector(f"#chart-{key}[data-drawn=true]")
+    clashes = page.evaluate(
+        """(keys) => keys.filter((key) => {
+          const plot = document.getElementById("chart-" + key);
+          const title = plot.querySelector(".gtitle").getBoundingClientRect();
+          return Array.from(plot.querySelectorAll(".ytitle, .y2title")).some((t) => {
+            const r = t.getBoundingClientRect();
+            return !(r.right <= title.left || title.right <= r.left || r.bottom <= title.top || title.bottom <= r.top);
+          });
+        })""",
+        list(keys),
+    )
+    assert clashes == []
+    ticks = page.evaluate(
+        "Array.from(document.querySelectorAll('#chart-review-agreement g.y2tick text')).map(t => t.textContent)"
+    )
+    assert ticks and all(t.isdigit() for t in ticks), ticks

@@ -141,9 +141,12 @@ def test_resolved_rows_say_view_and_the_export_link_follows_the_filter(client, a
     html = client.get("/escalations/?status=resolved").content.decode()
     row = html.split(f'data-ticket="{case.ticket}"')[1].split("</tr>")[0]
     assert f'>View<span class="sr-only"> {case.ticket}</span></a>' in row and ">Open" not in row
-    assert "Export the claim cards of the resolved cases" in html and "escalation=resolved" in html
+    assert (
+        "Export the claim cards of every resolved case in the workspace:" in html
+        and "escalation=resolved" in html
+    )
     html = client.get("/escalations/").content.decode()
-    assert "Export the claim cards of the open cases" in html
+    assert "Export the claim cards of every open case in the workspace:" in html
 
 
 def test_the_dashboard_says_1_open_case(client, analyst, case):

@@ -73,5 +73,5 @@ def test_it_says_what_each_label_means_with_its_confidence():
 def test_it_builds_sla_attainment_bars_with_met_over_total_text():
     fig = charts.sla_attainment({1: {"met": 3, "total": 4}, 2: {"met": 0, "total": 0}})
     bar = fig["data"][0]
-    assert bar["y"] == [0.75, None] and bar["text"] == ["3/4 met", "0/0 met"]
+    assert bar["y"] == [0.75, None] and bar["text"] == ["3 of 4 met", "0 of 0 met"]
     assert fig["layout"]["title"]["text"] == "SLA attainment by tier"
