@@ -117,7 +117,7 @@ def event_text(event, decisions: dict | None = None) -> tuple[str, str]:
     if kind == "unassigned":
         return "Unassigned", f"was {details.get('from') or 'nobody'}" + (f"; {reason}" if reason else "")
     if kind == "escalated":
-        return f"Escalated to Level {details.get('to_tier', event.tier)}", reason
+        return escalation_text(event)
     if kind == "resolved":
         decision = details.get("decision", "")
         return f"Resolved: {decisions.get(decision, decision) or 'no decision'}", reason
@@ -134,6 +134,21 @@ def event_text(event, decisions: dict | None = None) -> tuple[str, str]:
         return "Reopened", f"why: {reason}{note}" if reason else note.strip()
     titles = {"at_risk": "SLA at risk", "breached": "SLA breached"}
     return titles.get(kind, kind.replace("_", " ").capitalize()), reason
+
+
+def escalation_text(event) -> tuple[str, str]:
+    """('Escalated from Level 1 to Level 2', 'reason; owner kept or removed, and why') of an escalation."""
+    details = event.details or {}
+    to_tier = details.get("to_tier", event.tier)
+    from_tier = details.get("from_tier", to_tier - 1)
+    parts = [event.reason] if event.reason else []
+    before, after = details.get("owner_from"), details.get("owner_to")
+    if before and after == before:
+        parts.append(f"{before} keeps the case")
+    elif before and "owner_to" in details:
+        why = details.get("owner_change") or "the owner changed"
+        parts.append(f"owner {before} removed: {why}")
+    return f"Escalated from Level {from_tier} to Level {to_tier}", ". ".join(parts)
 
 
 def resolutions(events, decisions: dict | None = None) -> list[dict]:

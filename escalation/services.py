@@ -425,9 +425,28 @@ def case_note(*, case: ReviewCase, actor, note: str) -> ReviewEvent:
     return _record(case, ReviewEvent.Kind.NOTE, actor=actor, reason=note)
 
 
+def _owner_after_escalation(case: ReviewCase, tier: int) -> tuple[object | None, str]:
+    """Who owns the case at ``tier``, and why the owner changed ('' when it did not).
+
+    The owner stays, unless they may not work the new tier (the one rule that takes a case away:
+    the owner must hold that tier's role or above, as ``case_assign`` requires).
+    """
+    owner = case.owner if case.owner_id else None
+    if owner is None or roles.review_tier(owner) >= tier:
+        return owner, ""
+    return None, (
+        f"{owner.get_username()} does not hold the {roles.TIER_ROLES[tier]} role (Level {tier}); "
+        "the case is unassigned at its new tier"
+    )
+
+
 @transaction.atomic
 def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
-    """Move a case up one tier with a required note; the new tier's clock starts now, unowned."""
+    """Move a case up one tier with a required note; the new tier's clock starts now.
+
+    The case keeps its owner when the owner may work the new tier; otherwise it goes back to the
+    unassigned pile, and the escalation event says who was removed and why.
+    """
     reason = _required(reason, "reason")
     _require_tier(actor, case.tier, "escalating")
     try:
@@ -435,10 +454,12 @@ def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
     except policy.PolicyError as exc:
         raise TransitionNotAllowed(f"cannot escalate {case.ticket}: {exc}") from None
     now = timezone.now()
+    owner, owner_change = _owner_after_escalation(case, tier)
+    previous_owner = case.owner.get_username() if case.owner_id else None
     changes = {
         "tier": tier,
         "status": CaseStatus.OPEN,
-        "owner": None,
+        "owner": owner,
         "acknowledged_at": None,
         "sla_state": SlaState.ON_TRACK,
         **_clock_start(case, tier=tier, start=now),
@@ -457,7 +478,14 @@ def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
         actor=actor,
         reason=reason,
         at=now,
-        details={"from_tier": from_tier, "to_tier": tier, "due_at": case.due_at.isoformat()},
+        details={
+            "from_tier": from_tier,
+            "to_tier": tier,
+            "due_at": case.due_at.isoformat(),
+            "owner_from": previous_owner,
+            "owner_to": owner.get_username() if owner is not None else None,
+            "owner_change": owner_change,
+        },
     )
     return case
 
