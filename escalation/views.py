@@ -248,7 +248,7 @@ def _case_page(request, case: ReviewCase, *, errors: dict | None = None, status:
             "last_tier": case.tier >= TIERS[-1],
             "errors": errors,
             "posted": posted,
-            "tier_clock": display.tier_clock_text(case.tier),
+            "tier_clock": display.tier_clock_text(case.tier, case.clock_phase),
         },
         status=status,
     )
