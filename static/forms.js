@@ -1,8 +1,22 @@
 // Every page: after a failed POST, focus moves to the error summary (its links lead to the fields);
-// a submitted form says it is busy and cannot be sent twice (the first audit can take seconds).
+// after an action that reports a message (acknowledged, resolved, accepted...), the message is
+// moved into the live region #messages, which is empty at load, so screen readers announce it,
+// and focus moves to it; a submitted form says it is busy and cannot be sent twice.
 (function () {
   var summary = document.getElementById("error-summary");
   if (summary) summary.focus();
+
+  var region = document.getElementById("messages");
+  var list = document.getElementById("messages-at-load");
+  if (region && list) {
+    // after the empty region has been seen, so the change is announced
+    window.setTimeout(function () {
+      if (list.querySelector(".msg-error")) region.setAttribute("aria-live", "assertive");
+      list.removeAttribute("id");
+      region.appendChild(list);
+      if (!summary) region.focus();
+    }, 100);
+  }
 
   function busy(form, button) {
     form.setAttribute("aria-busy", "true");

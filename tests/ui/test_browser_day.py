@@ -71,7 +71,9 @@ def test_home_shows_my_work_and_a_tile_opens_the_queue_filtered_to_it(
     login(page, live_server, analyst, "/")
     assert page.locator("h1").inner_text() == "My work"
     assert page.locator("#tile-mine .kpi-value").inner_text() == "1"
-    assert page.locator("#next-deadlines li").count() == 1  # the unassigned case with a running clock
+    # both run a clock: mine (acknowledged) to resolve, the unassigned one to acknowledge
+    assert page.locator("#next-deadlines li").count() == 2
+    assert "resolve by" in page.locator("#next-deadlines").inner_text()
     assert _fits(page, viewport)
     page.click("#tile-at-risk")
     page.wait_for_url(re.compile(r"/escalations/\?sla_state=at_risk"))
