@@ -50,11 +50,6 @@
     });
   }
 
-  document.querySelectorAll("form[data-confirm]").forEach(function (form) {
-    form.addEventListener("submit", function (event) {
-      if (!window.confirm(form.getAttribute("data-confirm"))) event.preventDefault();
-    });
-  });
   tick();
   setInterval(tick, 1000);
 })();
