@@ -316,6 +316,12 @@ UNSUPPORTED_QUALIFIER = (
 )
 UNSUPPORTED_ACTIONS = ("remove", "qualify")  # what to do with a material claim nothing supports
 DEFAULT_UNSUPPORTED_ACTION = "qualify"  # removing cost 21 annotator-supported DEV sentences, qualifying 3
+# A revision whose every edit is a citation edit (citation correction, corrective retrieval) leaves
+# the answer's words alone. Where revisions are held for approval, such a revision is served at
+# once: "hold" never, "unregulated" outside the workspace's regulated domains (default: off in
+# regulated domains), "serve" everywhere (Workspace.citation_only_revisions).
+CITATION_ONLY_STRATEGIES = ("citation", "corrective_retrieval")
+CITATION_ONLY_REVISIONS = "unregulated"
 NO_ANSWER_NOTICE = "I cannot find support for this answer in the provided documents."  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 CITATION_REPLACE_MARGIN = (
     0.15  # another passage must beat the cited one's entailment by this to take its place
