@@ -79,3 +79,24 @@ def test_an_unacknowledged_case_in_next_deadlines_says_it_must_be_acknowledged(c
     client.force_login(analyst)
     listed = client.get("/").content.decode().split('id="next-deadlines"')[1].split("</ol>")[0]
     assert case.ticket in listed and "acknowledge by" in listed
+
+
+def test_the_migration_gives_a_case_acknowledged_before_the_resolution_clock_its_clock(case, analyst):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("escalation.migrations.0007_l1_resolution_clock")
+    with time_machine.travel(MONDAY_10, tick=False):
+        case = services.case_acknowledge(case=case, actor=analyst)
+    # as an acknowledgement left a case before: no clock, breached by a late acknowledgement
+    ReviewCase.objects.filter(pk=case.pk).update(
+        due_at=None, at_risk_at=None, clock_started_at=None, sla_state="breached"
+    )
+    migration.start_resolution_clocks(apps, None)
+    case.refresh_from_db()
+    assert (case.due_at, case.clock_started_at, case.sla_state) == (
+        MONDAY_10 + timedelta(hours=4),
+        MONDAY_10,
+        "on_track",
+    )
