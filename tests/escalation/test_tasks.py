@@ -167,8 +167,13 @@ def test_a_late_acknowledgement_the_sweep_has_not_seen_is_recorded_as_a_breach_t
     make_answer, analyst, webhook, django_capture_on_commit_callbacks
 ):
     case = open_case(make_answer, django_capture_on_commit_callbacks)
-    with time_machine.travel(MONDAY_10 + timedelta(minutes=45), tick=False):
+    with (
+        time_machine.travel(MONDAY_10 + timedelta(minutes=45), tick=False),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
         case = services.case_acknowledge(case=case, actor=analyst)
+    # the alert names the clock that was missed
+    assert f"[{case.ticket}] acknowledgement SLA breached (L1" in mail.outbox[-1].subject
     assert [e.kind for e in case.events.order_by("at", "id")] == ["opened", "breached", "acknowledged"]
     assert case.events.get(kind="breached").details["clock"] == "acknowledge"
     assert case.events.get(kind="acknowledged").details["within_sla"] is False
