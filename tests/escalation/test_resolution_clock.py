@@ -100,3 +100,13 @@ def test_the_migration_gives_a_case_acknowledged_before_the_resolution_clock_its
         MONDAY_10,
         "on_track",
     )
+
+
+def test_the_case_api_says_which_clock_runs(client, analyst, case):
+    client.force_login(analyst)
+    assert client.get(f"/api/v1/cases/{case.ticket}").json()["clock"] == "acknowledge"
+    services.case_acknowledge(case=case, actor=analyst)
+    body = client.get(f"/api/v1/cases/{case.ticket}").json()
+    assert body["clock"] == "resolve" and body["due_at"]
+    services.case_pause(case=ReviewCase.objects.get(pk=case.pk), actor=analyst, reason="Waiting")
+    assert client.get(f"/api/v1/cases/{case.ticket}").json()["clock"] is None
