@@ -169,6 +169,7 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
                         allow_external_calls=form.cleaned_data["allow_external_calls"],
                         revision_approval=form.cleaned_data["revision_approval"],
                         revision_approval_domains=form.cleaned_data["revision_approval_domains"],
+                        citation_only_revisions=form.cleaned_data["citation_only_revisions"],
                     )
                     thresholds_set(workspace=workspace, overrides=overrides, actor=request.user)
             except InvalidInput as exc:
@@ -217,7 +218,7 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
         (
             "Revised answers",
             {
-                "fields": ("revision_approval", "revision_approval_domains"),
+                "fields": ("revision_approval", "revision_approval_domains", "citation_only_revisions"),
                 "description": "Whether a revised answer is served at once or held until a reviewer approves it.",
             },
         ),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from django import forms
 
 from audit import constants
-from audit.models.choices import Mode, RevisionApproval
+from audit.models.choices import CitationOnlyRevisions, Mode, RevisionApproval
 
 # name -> (label, unit) of each threshold on the page; the values themselves live in audit.constants.
 THRESHOLD_LABELS = {
@@ -87,6 +87,13 @@ class WorkspaceSettingsForm(forms.Form):
         help_text="With “regulated domains”: comma-separated domain tags; empty holds every regulated domain.",
     )
 
+    citation_only_revisions = forms.ChoiceField(
+        label="Revisions that change only citations",
+        choices=CitationOnlyRevisions.choices,
+        help_text="Where revisions are held: served without approval (marked “served without approval: "
+        "citations only”) or held like any other.",
+    )
+
     def __init__(self, *args, workspace, **kwargs):
         self.workspace = workspace
         self.defaults = constants.Thresholds()
@@ -96,6 +103,7 @@ class WorkspaceSettingsForm(forms.Form):
             "allow_external_calls": workspace.allow_external_calls,
             "revision_approval": workspace.revision_approval,
             "revision_approval_domains": ", ".join(workspace.revision_approval_domains or []),
+            "citation_only_revisions": workspace.citation_only_revisions,
         }
         super().__init__(*args, initial=initial, **kwargs)
         self.threshold_names: list[str] = []  # form field names, in order

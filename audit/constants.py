@@ -316,6 +316,12 @@ UNSUPPORTED_QUALIFIER = (
 )
 UNSUPPORTED_ACTIONS = ("remove", "qualify")  # what to do with a material claim nothing supports
 DEFAULT_UNSUPPORTED_ACTION = "qualify"  # removing cost 21 annotator-supported DEV sentences, qualifying 3
+# A revision whose every edit is a citation edit (citation correction, corrective retrieval) leaves
+# the answer's words alone. Where revisions are held for approval, such a revision is served at
+# once: "hold" never, "unregulated" outside the workspace's regulated domains (default: off in
+# regulated domains), "serve" everywhere (Workspace.citation_only_revisions).
+CITATION_ONLY_STRATEGIES = ("citation", "corrective_retrieval")
+CITATION_ONLY_REVISIONS = "unregulated"
 NO_ANSWER_NOTICE = "I cannot find support for this answer in the provided documents."  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 CITATION_REPLACE_MARGIN = (
     0.15  # another passage must beat the cited one's entailment by this to take its place
@@ -355,6 +361,13 @@ SLA_BY_TIER = {
     2: (SLA_CLOCK_BUSINESS, 4 * 3600),  # L2 domain expert: 4 business hours
     3: (SLA_CLOCK_BUSINESS_DAYS, 1),  # L3 compliance lead: 1 business day
 }
+# A tier listed here has two clocks: its SLA_BY_TIER clock is to acknowledge, and acknowledging
+# starts its resolution clock. At the other tiers the SLA_BY_TIER clock runs until the case is
+# resolved. Either clock's breach is a breach (the sweep marks and alerts it).
+SLA_ACKNOWLEDGE_TIERS = (1,)
+# Resolution target per tier. L1 (project choice): 4 business hours from the acknowledgement to
+# resolve or escalate, as long as L2 has. L2 and L3: their SLA_BY_TIER clock.
+SLA_RESOLUTION_BY_TIER = {1: (SLA_CLOCK_BUSINESS, 4 * 3600), 2: SLA_BY_TIER[2], 3: SLA_BY_TIER[3]}
 SLA_AT_RISK_SHARE = 0.80  # a case is "at risk" once this share of its tier's SLA is used
 ESCALATION_TICKET_PREFIX = "COMP-ESC"
 # Default business calendar of a workspace without its own (Mon-Fri 09:00-17:00 UTC).

@@ -1,16 +1,13 @@
 """FilterSets of claim, answer, evidence and run lists: one definition for the API and the pages.
 
-Query parameters: ``q`` (text search: PostgreSQL full-text search in English, websearch syntax;
-every word as a substring on other databases), ``label`` (SUPPORTED, REFUTED, NEI; repeat or comma-separate for several),
+Query parameters: ``q`` (text search, blind to accents and case: PostgreSQL full-text search in
+English, websearch syntax; every word as a substring on other databases), ``label`` (SUPPORTED, REFUTED, NEI; repeat or comma-separate for several),
 ``confidence_min`` / ``confidence_max`` (inclusive, 0..1), ``date_from`` / ``date_to``
 (inclusive UTC days of the answer), ``mode``, ``domain``, ``escalation`` (open, resolved, any,
 none), ``answer`` (answer id). A bad value is a 400 naming the parameter.
 """
 
 from __future__ import annotations
-
-from functools import reduce
-from operator import or_
 
 import django_filters as filters
 from django import forms
@@ -20,6 +17,7 @@ from django.db.models import F, Q
 from audit.hooks import claim_escalation_filter
 from audit.models import Answer, Claim, Evidence, VerificationRun
 from audit.models.choices import Label, Mode, SourceType
+from audit.pipeline.text import fold
 
 
 def _canonical_choice(value, choices):
@@ -67,26 +65,26 @@ class _CommaSeparated(forms.SelectMultiple):
         return [part.strip() for value in values if value for part in str(value).split(",") if part.strip()]
 
 
-def text_search(queryset, fields: tuple[str, ...], value: str):
-    """Rows whose ``fields`` match the words of ``value``.
+def text_search(queryset, value: str):
+    """Rows whose searched fields (the model's ``SEARCH_SOURCES``) match the words of ``value``,
+    blind to accents and case: the query is folded as the stored ``search_text`` is
+    (``audit.pipeline.text.fold``), so "lomo" finds "Lømo".
 
     On PostgreSQL: full-text search (English stemming, web-search syntax: quoted phrases, ``or``,
-    ``-word``) over the fields together. Elsewhere (SQLite): every word must occur, in any letter
-    case, in one of the fields.
+    ``-word``) over ``search_text``, served by its GIN index (migration 0014). Elsewhere (SQLite):
+    every word must occur in ``search_text``.
     """
-    value = (value or "").strip()
+    value = fold((value or "").strip())
     if not value:
         return queryset
     if connections[queryset.db].vendor == "postgresql":
         from django.contrib.postgres.search import SearchQuery, SearchVector
 
-        return queryset.annotate(_search=SearchVector(*fields, config="english")).filter(
+        return queryset.annotate(_search=SearchVector("search_text", config="english")).filter(
             _search=SearchQuery(value, search_type="websearch", config="english")
         )
     words = [w.strip("\"'") for w in value.split() if w.strip("\"'")]
-    return queryset.filter(
-        *[reduce(or_, [Q(**{f"{field}__icontains": word}) for field in fields]) for word in words]
-    )
+    return queryset.filter(*[Q(search_text__contains=word) for word in words])
 
 
 class _DateRange(CaseInsensitiveChoices):
@@ -129,7 +127,7 @@ class ClaimFilter(CaseInsensitiveChoices):
         fields: list[str] = []
 
     def filter_text(self, queryset, name, value):
-        return text_search(queryset, ("text",), value)
+        return text_search(queryset, value)
 
     def filter_relabelled(self, queryset, name, value):
         if value is None:
@@ -170,7 +168,7 @@ class AnswerFilter(_DateRange):
         fields: list[str] = []
 
     def filter_text(self, queryset, name, value):
-        return text_search(queryset, ("query", "original_text", "text"), value)
+        return text_search(queryset, value)
 
 
 class EvidenceFilter(CaseInsensitiveChoices):

@@ -334,6 +334,10 @@ def _answer_page(request, workspace, answer, *, decision_errors=None, status: in
         "claims": claims,
         "run": run,
         "revised": revised,
+        # the served revision skipped the approval it would have waited for: it changes only citations
+        "served_without_approval": revised
+        and bool(answer.revisions)
+        and (answer.revisions[-1] or {}).get("served_without_approval") == "citations_only",
         "diff": presentation.word_diff(answer.original_text, answer.text) if revised else [],
         "label_counts": {
             text: sum(1 for c in claims if c.label == label) for label, (text, _) in LABEL_BADGES.items()

@@ -14,6 +14,8 @@ from audit import constants
 
 from . import policy
 
+# what the running clock asks for, as the countdown says it ("2 h left to resolve")
+PHASE_GOALS = {policy.Phase.ACKNOWLEDGE: "to acknowledge", policy.Phase.RESOLVE: "to resolve"}
 MAX_WINDOWS = 60  # working windows sent to the page (an L3 day spans two or three)
 
 
@@ -31,9 +33,9 @@ def duration_text(seconds: float) -> str:
     return f"{minutes} min"
 
 
-def clock_word(tier: int) -> str:
-    """'' for a wall clock, 'business' for a tier counted in business time."""
-    return "" if policy.sla_clock(tier) == constants.SLA_CLOCK_WALL else "business"
+def clock_word(tier: int, phase: str | None = None) -> str:
+    """'' for a wall clock, 'business' for a tier's clock (``phase``, default its first) counted in business time."""
+    return "" if policy.sla_clock(tier, phase) == constants.SLA_CLOCK_WALL else "business"
 
 
 def countdown(case, calendar: policy.Calendar, now: datetime) -> dict:
@@ -46,7 +48,8 @@ def countdown(case, calendar: policy.Calendar, now: datetime) -> dict:
     if case.due_at is None:
         return {"running": False}
     tier = case.tier
-    business = policy.sla_clock(tier) != constants.SLA_CLOCK_WALL
+    phase = case.clock_phase
+    business = policy.sla_clock(tier, phase) != constants.SLA_CLOCK_WALL
     windows: list[tuple[datetime, datetime]] = []
     if now < case.due_at:
         if business:
@@ -60,6 +63,8 @@ def countdown(case, calendar: policy.Calendar, now: datetime) -> dict:
     in_hours = bool(windows) and windows[0][0] <= now
     return {
         "running": True,
+        "phase": phase,
+        "goal": PHASE_GOALS[phase],
         "business": business,
         "left_s": left,
         "left_text": duration_text(left),
@@ -117,7 +122,7 @@ def event_text(event, decisions: dict | None = None) -> tuple[str, str]:
     if kind == "unassigned":
         return "Unassigned", f"was {details.get('from') or 'nobody'}" + (f"; {reason}" if reason else "")
     if kind == "escalated":
-        return f"Escalated to Level {details.get('to_tier', event.tier)}", reason
+        return escalation_text(event)
     if kind == "resolved":
         decision = details.get("decision", "")
         return f"Resolved: {decisions.get(decision, decision) or 'no decision'}", reason
@@ -134,6 +139,21 @@ def event_text(event, decisions: dict | None = None) -> tuple[str, str]:
         return "Reopened", f"why: {reason}{note}" if reason else note.strip()
     titles = {"at_risk": "SLA at risk", "breached": "SLA breached"}
     return titles.get(kind, kind.replace("_", " ").capitalize()), reason
+
+
+def escalation_text(event) -> tuple[str, str]:
+    """('Escalated from Level 1 to Level 2', 'reason; owner kept or removed, and why') of an escalation."""
+    details = event.details or {}
+    to_tier = details.get("to_tier", event.tier)
+    from_tier = details.get("from_tier", to_tier - 1)
+    parts = [event.reason] if event.reason else []
+    before, after = details.get("owner_from"), details.get("owner_to")
+    if before and after == before:
+        parts.append(f"{before} keeps the case")
+    elif before and "owner_to" in details:
+        why = details.get("owner_change") or "the owner changed"
+        parts.append(f"owner {before} removed: {why}")
+    return f"Escalated from Level {from_tier} to Level {to_tier}", ". ".join(parts)
 
 
 def resolutions(events, decisions: dict | None = None) -> list[dict]:
@@ -158,6 +178,6 @@ def resolutions(events, decisions: dict | None = None) -> list[dict]:
     return out
 
 
-def tier_clock_text(tier: int) -> str:
+def tier_clock_text(tier: int, phase: str | None = None) -> str:
     """How a tier's SLA clock counts, in words: 'wall-clock time' or 'business hours'."""
-    return "business hours" if clock_word(tier) else "wall-clock time"
+    return "business hours" if clock_word(tier, phase) else "wall-clock time"

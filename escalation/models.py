@@ -45,7 +45,9 @@ class ReviewCase(models.Model):
 
     The SLA clock of the current tier is stored, not computed by a thread: ``due_at`` (breach
     after it) and ``at_risk_at`` (at risk from it) are set when the clock starts or resumes and
-    cleared when it stops (paused, resolved, or L1 acknowledged). ``clock_started_at`` is when the
+    cleared when it stops (paused or resolved). An open case always runs one clock
+    (``clock_phase``): at L1 the clock to acknowledge, then from the acknowledgement the clock to
+    resolve; at L2/L3 the clock to resolve. ``clock_started_at`` is when the
     running segment began and ``clock_used_s`` the clock time consumed by earlier segments of
     this tier (pauses). ``version`` grows on every transition; services change a case only
     through a conditional update on it, so two concurrent actions cannot both succeed.
@@ -158,6 +160,11 @@ class ReviewCase(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status in self.OPEN_STATUSES
+
+    @property
+    def clock_phase(self) -> str:
+        """The clock the case runs at its tier: 'acknowledge' (L1 until acknowledged) or 'resolve'."""
+        return policy.clock_phase(self.tier, acknowledged=self.acknowledged_at is not None)
 
     def sla_state_at(self, now) -> str:
         """The SLA state this case should be in at ``now`` (from its own columns)."""

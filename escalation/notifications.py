@@ -124,13 +124,19 @@ def _case_url(case: ReviewCase) -> str:
     return settings.THEORIA.get("PUBLIC_URL", "").rstrip("/") + path
 
 
+def _clock_note(event: ReviewEvent) -> str:
+    """'acknowledgement ' / 'resolution ': which clock an SLA event is about, where it says."""
+    clock = (event.details or {}).get("clock")
+    return {"acknowledge": "acknowledgement ", "resolve": "resolution "}.get(clock or "", "")
+
+
 def _message(event: ReviewEvent) -> tuple[str, str]:
     case = event.case
     what = {
         ReviewEvent.Kind.OPENED: "new case",
         ReviewEvent.Kind.ESCALATED: f"escalated to {policy.TIER_NAMES[case.tier]}",
-        ReviewEvent.Kind.AT_RISK: "SLA at risk",
-        ReviewEvent.Kind.BREACHED: "SLA breached",
+        ReviewEvent.Kind.AT_RISK: _clock_note(event) + "SLA at risk",
+        ReviewEvent.Kind.BREACHED: _clock_note(event) + "SLA breached",
         ReviewEvent.Kind.REOPENED: "reopened",
     }.get(event.kind, event.get_kind_display())
     subject = f"[{case.ticket}] {what} (L{event.tier}, risk {case.risk_score:.2f})"

@@ -2,7 +2,9 @@
 
 No ORM and no Django settings: everything takes plain values (a :class:`Calendar`, aware
 datetimes) so it can be tested without a database. SLA amounts and the at-risk share come from
-``audit.constants`` (``SLA_BY_TIER``, ``SLA_AT_RISK_SHARE``).
+``audit.constants`` (``SLA_BY_TIER``, ``SLA_ACKNOWLEDGE_TIERS``, ``SLA_RESOLUTION_BY_TIER``,
+``SLA_AT_RISK_SHARE``). An open case always has one running clock (:func:`clock_phase`): at L1
+the clock to acknowledge, then the clock to resolve; at L2 and L3 the clock to resolve.
 
 Business time is counted in absolute seconds inside each working day's window, where the window
 is built from local wall-clock times in the calendar's time zone and converted to UTC. So a
@@ -147,31 +149,65 @@ def next_tier(tier: int) -> int:
     return tier + 1
 
 
-def sla_clock(tier: int) -> str:
-    """'wall' or 'business': how the tier's clock runs."""
-    kind, _ = constants.SLA_BY_TIER[check_tier(tier)]
+class Phase:
+    """Which of a tier's clocks runs: to acknowledge (first, at ``SLA_ACKNOWLEDGE_TIERS``) or to resolve."""
+
+    ACKNOWLEDGE = "acknowledge"
+    RESOLVE = "resolve"
+
+
+def clock_phase(tier: int, *, acknowledged: bool) -> str:
+    """The clock an open case runs at ``tier``: to acknowledge until it is, then to resolve.
+
+    A tier outside ``SLA_ACKNOWLEDGE_TIERS`` has one clock, to resolve, from the start.
+    """
+    check_tier(tier)
+    if tier in constants.SLA_ACKNOWLEDGE_TIERS and not acknowledged:
+        return Phase.ACKNOWLEDGE
+    return Phase.RESOLVE
+
+
+def _target(tier: int, phase: str | None) -> tuple[str, float]:
+    """(clock kind, amount) of a tier's clock; ``phase`` None: the tier's first clock (``SLA_BY_TIER``)."""
+    check_tier(tier)
+    if phase is None:
+        phase = clock_phase(tier, acknowledged=False)
+    if phase == Phase.RESOLVE:
+        return constants.SLA_RESOLUTION_BY_TIER[tier]
+    if phase != Phase.ACKNOWLEDGE or tier not in constants.SLA_ACKNOWLEDGE_TIERS:
+        raise PolicyError(f"tier {tier} has no {phase} clock")
+    return constants.SLA_BY_TIER[tier]
+
+
+def sla_clock(tier: int, phase: str | None = None) -> str:
+    """'wall' or 'business': how the tier's clock runs (``phase``: which clock, default the first)."""
+    kind, _ = _target(tier, phase)
     return constants.SLA_CLOCK_WALL if kind == constants.SLA_CLOCK_WALL else constants.SLA_CLOCK_BUSINESS
 
 
-def sla_budget_seconds(tier: int, calendar: Calendar) -> float:
-    """The tier's SLA in seconds of its own clock."""
-    kind, amount = constants.SLA_BY_TIER[check_tier(tier)]
+def sla_budget_seconds(tier: int, calendar: Calendar, phase: str | None = None) -> float:
+    """The tier's SLA in seconds of its own clock (``phase``: which clock, default the first)."""
+    kind, amount = _target(tier, phase)
     if kind == constants.SLA_CLOCK_BUSINESS_DAYS:
         return float(amount) * calendar.workday_seconds
     return float(amount)
 
 
-def clock_add(tier: int, calendar: Calendar, start: datetime, seconds: float) -> datetime:
+def clock_add(
+    tier: int, calendar: Calendar, start: datetime, seconds: float, phase: str | None = None
+) -> datetime:
     """Advance the tier's clock by ``seconds`` from ``start``."""
-    if sla_clock(tier) == constants.SLA_CLOCK_WALL:
+    if sla_clock(tier, phase) == constants.SLA_CLOCK_WALL:
         _require_aware(start)
         return start + timedelta(seconds=max(seconds, 0.0))
     return business_add(calendar, start, max(seconds, 0.0))
 
 
-def clock_elapsed(tier: int, calendar: Calendar, start: datetime, end: datetime) -> float:
+def clock_elapsed(
+    tier: int, calendar: Calendar, start: datetime, end: datetime, phase: str | None = None
+) -> float:
     """Seconds the tier's clock ran between two instants."""
-    if sla_clock(tier) == constants.SLA_CLOCK_WALL:
+    if sla_clock(tier, phase) == constants.SLA_CLOCK_WALL:
         return max((end - start).total_seconds(), 0.0)
     return business_seconds_between(calendar, start, end)
 
@@ -189,17 +225,19 @@ def deadlines(
     start: datetime,
     used_seconds: float = 0.0,
     at_risk_share: float = constants.SLA_AT_RISK_SHARE,
+    phase: str | None = None,
 ) -> Deadlines:
     """Return when the tier's SLA is breached and when it turns at risk, for a clock running from ``start``.
 
-    ``used_seconds`` is clock time already consumed before ``start`` (a case that was paused).
+    ``used_seconds`` is clock time already consumed before ``start`` (a case that was paused);
+    ``phase`` picks the clock (:func:`clock_phase`; default the tier's first).
     """
     if not 0.0 < at_risk_share <= 1.0:
         raise PolicyError("at_risk_share must be in (0, 1]")
-    budget = sla_budget_seconds(tier, calendar)
+    budget = sla_budget_seconds(tier, calendar, phase)
     return Deadlines(
-        due_at=clock_add(tier, calendar, start, budget - used_seconds),
-        at_risk_at=clock_add(tier, calendar, start, budget * at_risk_share - used_seconds),
+        due_at=clock_add(tier, calendar, start, budget - used_seconds, phase),
+        at_risk_at=clock_add(tier, calendar, start, budget * at_risk_share - used_seconds, phase),
     )
 
 

@@ -72,12 +72,11 @@ def _require_tier(actor, tier: int, action: str) -> None:
         raise NotPermitted(f"{action} a tier {tier} case needs the role {roles.TIER_ROLES[tier]} or above")
 
 
-def _clock_runs(tier: int, acknowledged: bool) -> bool:
-    """The L1 SLA is to acknowledge: once acknowledged, its clock stops. L2/L3 run until resolved."""
-    return not (tier == policy.FIRST_TIER and acknowledged)
-
-
-def _clock_start(case: ReviewCase, *, tier: int, start: datetime, used_s: float = 0.0) -> dict:
+def _clock_start(
+    case: ReviewCase, *, tier: int, start: datetime, used_s: float = 0.0, acknowledged: bool = False
+) -> dict:
+    """The columns of the clock a case runs at ``tier`` from ``start`` (``policy.clock_phase``: at L1
+    the clock to acknowledge until it is acknowledged, then the clock to resolve)."""
     calendar = selectors.calendar_for_workspace(case.workspace)
     share = thresholds_for(case.workspace).sla_at_risk_share
     if not 0.0 < share <= 1.0:  # a bad override must not stop intake: fall back and say so
@@ -88,7 +87,10 @@ def _clock_start(case: ReviewCase, *, tier: int, start: datetime, used_s: float 
             constants.SLA_AT_RISK_SHARE,
         )
         share = constants.SLA_AT_RISK_SHARE
-    when = policy.deadlines(tier, calendar, start=start, used_seconds=used_s, at_risk_share=share)
+    phase = policy.clock_phase(tier, acknowledged=acknowledged)
+    when = policy.deadlines(
+        tier, calendar, start=start, used_seconds=used_s, at_risk_share=share, phase=phase
+    )
     return {
         "clock_started_at": start,
         "clock_used_s": used_s,
@@ -351,25 +353,39 @@ def case_open(*, claim: Claim, actor, reason: str) -> ReviewCase:
 
 @transaction.atomic
 def case_acknowledge(*, case: ReviewCase, actor, note: str = "") -> ReviewCase:
-    """Take an open case: the actor becomes its owner unless it has one; stops the L1 clock.
+    """Take an open case: the actor becomes its owner unless it has one.
 
-    A ``note`` (optional) is added in the same transaction, so an acknowledgement never lands
-    without the note that came with it.
+    At a tier with a clock to acknowledge (L1), that clock stops and the tier's resolution clock
+    starts now, on track (``SLA_RESOLUTION_BY_TIER``); an acknowledgement after the deadline that
+    the sweep has not marked yet is marked breached first, so the breach is counted either way.
+    At L2/L3 the one clock, to resolve, runs on. A ``note`` (optional) is added in the same
+    transaction, so an acknowledgement never lands without the note that came with it.
     """
     _require_tier(actor, case.tier, "acknowledging")
     now = timezone.now()
     changes = {"status": CaseStatus.ACKNOWLEDGED, "acknowledged_at": now}
     if not case.owner_id and _actor_or_none(actor):
         changes["owner"] = actor
-    if not _clock_runs(case.tier, acknowledged=True):
-        changes.update(_clock_stopped())
+    clock_changes = policy.clock_phase(case.tier, acknowledged=False) != policy.clock_phase(
+        case.tier, acknowledged=True
+    )
+    late = case.status == CaseStatus.OPEN and case.sla_state_at(now) == SlaState.BREACHED
+    if clock_changes:
+        if late and case.sla_state != SlaState.BREACHED:
+            _sla_mark(case, SlaState.BREACHED, now)
+        changes["sla_state"] = SlaState.ON_TRACK
+        changes.update(_clock_start(case, tier=case.tier, start=now, acknowledged=True))
     case = _transition(case, allowed=(CaseStatus.OPEN,), changes=changes, action="acknowledge", actor=actor)
     _record(
         case,
         ReviewEvent.Kind.ACKNOWLEDGED,
         actor=actor,
         at=now,
-        details={"within_sla": case.sla_state != SlaState.BREACHED},
+        details={
+            "within_sla": not late,
+            "clock": policy.clock_phase(case.tier, acknowledged=True),
+            "due_at": case.due_at.isoformat() if case.due_at else None,
+        },
     )
     if note.strip():
         case_note(case=case, actor=actor, note=note)
@@ -425,9 +441,28 @@ def case_note(*, case: ReviewCase, actor, note: str) -> ReviewEvent:
     return _record(case, ReviewEvent.Kind.NOTE, actor=actor, reason=note)
 
 
+def _owner_after_escalation(case: ReviewCase, tier: int) -> tuple[object | None, str]:
+    """Who owns the case at ``tier``, and why the owner changed ('' when it did not).
+
+    The owner stays, unless they may not work the new tier (the one rule that takes a case away:
+    the owner must hold that tier's role or above, as ``case_assign`` requires).
+    """
+    owner = case.owner if case.owner_id else None
+    if owner is None or roles.review_tier(owner) >= tier:
+        return owner, ""
+    return None, (
+        f"{owner.get_username()} does not hold the {roles.TIER_ROLES[tier]} role (Level {tier}); "
+        "the case is unassigned at its new tier"
+    )
+
+
 @transaction.atomic
 def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
-    """Move a case up one tier with a required note; the new tier's clock starts now, unowned."""
+    """Move a case up one tier with a required note; the new tier's clock starts now.
+
+    The case keeps its owner when the owner may work the new tier; otherwise it goes back to the
+    unassigned pile, and the escalation event says who was removed and why.
+    """
     reason = _required(reason, "reason")
     _require_tier(actor, case.tier, "escalating")
     try:
@@ -435,10 +470,12 @@ def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
     except policy.PolicyError as exc:
         raise TransitionNotAllowed(f"cannot escalate {case.ticket}: {exc}") from None
     now = timezone.now()
+    owner, owner_change = _owner_after_escalation(case, tier)
+    previous_owner = case.owner.get_username() if case.owner_id else None
     changes = {
         "tier": tier,
         "status": CaseStatus.OPEN,
-        "owner": None,
+        "owner": owner,
         "acknowledged_at": None,
         "sla_state": SlaState.ON_TRACK,
         **_clock_start(case, tier=tier, start=now),
@@ -457,7 +494,14 @@ def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
         actor=actor,
         reason=reason,
         at=now,
-        details={"from_tier": from_tier, "to_tier": tier, "due_at": case.due_at.isoformat()},
+        details={
+            "from_tier": from_tier,
+            "to_tier": tier,
+            "due_at": case.due_at.isoformat(),
+            "owner_from": previous_owner,
+            "owner_to": owner.get_username() if owner is not None else None,
+            "owner_change": owner_change,
+        },
     )
     return case
 
@@ -471,7 +515,8 @@ def case_pause(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
     used = case.clock_used_s
     if case.clock_started_at is not None:
         calendar = selectors.calendar_for_workspace(case.workspace)
-        used += policy.clock_elapsed(case.tier, calendar, case.clock_started_at, now)
+        phase = policy.clock_phase(case.tier, acknowledged=case.acknowledged_at is not None)
+        used += policy.clock_elapsed(case.tier, calendar, case.clock_started_at, now, phase)
     changes = {"status": CaseStatus.PAUSED, "paused_at": now, **_clock_stopped(used)}
     case = _transition(
         case, allowed=(CaseStatus.OPEN, CaseStatus.ACKNOWLEDGED), changes=changes, action="pause", actor=actor
@@ -489,13 +534,14 @@ def case_pause(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
 
 @transaction.atomic
 def case_resume(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
-    """Restart the clock of a paused case from where it stopped."""
+    """Restart the clock of a paused case (to acknowledge or to resolve) from where it stopped."""
     _require_tier(actor, case.tier, "resuming")
     now = timezone.now()
     acknowledged = case.acknowledged_at is not None
     changes = {"status": CaseStatus.ACKNOWLEDGED if acknowledged else CaseStatus.OPEN, "paused_at": None}
-    if _clock_runs(case.tier, acknowledged):
-        changes.update(_clock_start(case, tier=case.tier, start=now, used_s=case.clock_used_s))
+    changes.update(
+        _clock_start(case, tier=case.tier, start=now, used_s=case.clock_used_s, acknowledged=acknowledged)
+    )
     case = _transition(case, allowed=(CaseStatus.PAUSED,), changes=changes, action="resume", actor=actor)
     _record(
         case,
@@ -782,7 +828,11 @@ def _sla_mark(case: ReviewCase, state: str, now: datetime) -> bool:
             kind,
             actor_label=SWEEP_ACTOR,
             at=now,
-            details={"due_at": case.due_at.isoformat(), "at_risk_at": case.at_risk_at.isoformat()},
+            details={
+                "due_at": case.due_at.isoformat(),
+                "at_risk_at": case.at_risk_at.isoformat(),
+                "clock": case.clock_phase,
+            },
         )
         return True
 
@@ -791,6 +841,8 @@ def cases_sweep(*, now: datetime | None = None) -> dict:
     """Mark at-risk and breached cases, one conditional update each, until none is left.
 
     Breached: the clock runs and ``due_at`` < now. At risk: ``at_risk_at`` <= now <= ``due_at``.
+    The clock is whichever the case runs (``ReviewCase.clock_phase``): an acknowledged L1 case's
+    resolution clock breaches like any other, and its events say which clock (``details.clock``).
     Running it twice changes (and notifies) nothing the second time.
     """
     now = now or timezone.now()

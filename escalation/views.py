@@ -294,7 +294,7 @@ def _case_page(request, case: ReviewCase, *, errors: dict | None = None, status:
             "last_tier": case.tier >= TIERS[-1],
             "errors": errors,
             "posted": posted,
-            "tier_clock": display.tier_clock_text(case.tier),
+            "tier_clock": display.tier_clock_text(case.tier, case.clock_phase),
         },
         status=status,
     )
@@ -341,7 +341,14 @@ ACTIONS = {
     "escalate": (
         EscalateForm,
         lambda user, case, data: services.case_escalate(case=case, actor=user, reason=data["note"]),
-        "escalated to the next tier",
+        lambda case: (
+            f"escalated to Level {case.tier}; "
+            + (
+                f"{case.owner.get_username()} keeps it"
+                if case.owner_id
+                else "it is unassigned at its new tier"
+            )
+        ),
     ),
     "pause": (
         ReasonForm,
@@ -388,7 +395,7 @@ def case_action(request, ticket: str, action: str):
     if not form.is_valid():
         return _case_page(request, case, errors={action: form.errors}, status=400)
     try:
-        perform(request.user, case, form.cleaned_data)
+        outcome = perform(request.user, case, form.cleaned_data)
     except ValidationError as exc:
         return _case_page(request, case, errors={action: exc.message_dict}, status=400)
     except AlreadyDone as exc:
@@ -396,7 +403,7 @@ def case_action(request, ticket: str, action: str):
     except EscalationError as exc:
         messages.error(request, f"{case.ticket} was not changed: {exc}")
     else:
-        messages.success(request, f"{case.ticket} {done}.")
+        messages.success(request, f"{case.ticket} {done(outcome) if callable(done) else done}.")
     return _back(request, case)
 
 

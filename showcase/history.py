@@ -452,18 +452,25 @@ def _live_case(case, rng, reviewers, now, calendar) -> None:
     """Walk a case through a plausible life from its opening time, never past ``now``."""
 
     t = case.opened_at
-    tier, breached, owner = 1, False, None
+    tier, owner = 1, None
     late = rng.random() < 0.15
     ack = t + dt.timedelta(minutes=rng.randint(35, 95) if late else rng.randint(2, 25))
     if ack > now:
         return  # still waiting for its acknowledgement: the sweep keeps its clock
     if late:
-        _event(case, "breached", case.due_at, 1, details={"due_at": case.due_at.isoformat()})
-        breached = True
+        _event(
+            case,
+            "breached",
+            case.due_at,
+            1,
+            details={"due_at": case.due_at.isoformat(), "clock": "acknowledge"},
+        )
     owner = reviewers[1]
     _event(case, "acknowledged", ack, 1, owner, details={"within_sla": not late})
     t = ack
-    last = {"tier": 1, "due_at": None, "at_risk_at": None}
+    # acknowledging starts the L1 resolution clock, on track (as case_acknowledge does)
+    when = policy.deadlines(1, calendar, start=ack, phase=policy.Phase.RESOLVE)
+    last = {"tier": 1, "due_at": when.due_at, "at_risk_at": when.at_risk_at}
     for next_tier in (2, 3):
         if rng.random() >= (0.35 if next_tier == 2 else 0.3):
             break
@@ -490,7 +497,7 @@ def _live_case(case, rng, reviewers, now, calendar) -> None:
             owner,
             details={"within_sla": True},
         )
-    budget = policy.sla_budget_seconds(tier, calendar)
+    budget = policy.sla_budget_seconds(tier, calendar, policy.Phase.RESOLVE)
     slow = rng.random() < 0.12
     work = budget * (rng.uniform(1.1, 1.6) if slow else rng.uniform(0.1, 0.7))
     resolved_at = (
@@ -503,13 +510,19 @@ def _live_case(case, rng, reviewers, now, calendar) -> None:
         "owner": owner,
         "acknowledged_at": ack if tier == 1 else t,
         "status": "acknowledged",
-        "clock_started_at": None if tier == 1 else t,
+        "clock_started_at": t,
         "due_at": last["due_at"],
         "at_risk_at": last["at_risk_at"],
-        "sla_state": "breached" if breached else "on_track",
+        "sla_state": "on_track",
     }
-    if tier > 1 and last["due_at"] and (slow or resolved_at > now) and min(resolved_at, now) > last["due_at"]:
-        _event(case, "breached", last["due_at"], tier, details={"due_at": last["due_at"].isoformat()})
+    if (slow or resolved_at > now) and min(resolved_at, now) > last["due_at"]:
+        _event(
+            case,
+            "breached",
+            last["due_at"],
+            tier,
+            details={"due_at": last["due_at"].isoformat(), "clock": "resolve"},
+        )
         changes["sla_state"] = "breached"
     if resolved_at <= now:
         names, weights = zip(*DECISIONS)

@@ -3,8 +3,8 @@
 // the deadline (the whole span for L1's wall clock; each working window for L2/L3 business
 // hours, pauses already taken out). This script sums what is left of those windows every
 // second, so a business-time clock stands still at night, and switches the state (text and
-// style) when a line is crossed; a state never goes back. A case without a deadline (paused,
-// acknowledged at L1, resolved) keeps its stopped state.
+// style) when a line is crossed; a state never goes back. data-goal says which clock runs ("to
+// acknowledge", "to resolve"). A case without a deadline (paused, resolved) keeps its stopped state.
 (function () {
   var LABELS = { on_track: "On track", at_risk: "At risk", breached: "Breached" };
   var ORDER = ["on_track", "at_risk", "breached"];
@@ -40,7 +40,8 @@
       var t = el.querySelector(".cd-time");
       if (t) {
         var business = el.getAttribute("data-business") === "1" ? "business time " : "";
-        t.textContent = now <= dueMs ? fmt(clockLeft(el, now, dueMs)) + " " + business + "left"
+        var goal = el.getAttribute("data-goal") || "";
+        t.textContent = now <= dueMs ? fmt(clockLeft(el, now, dueMs)) + " " + business + "left " + goal
                                      : fmt((dueMs - now) / 1000) + " overdue";
       }
       ORDER.forEach(function (s) { el.classList.toggle("sla--" + s, s === state); });
@@ -49,11 +50,6 @@
     });
   }
 
-  document.querySelectorAll("form[data-confirm]").forEach(function (form) {
-    form.addEventListener("submit", function (event) {
-      if (!window.confirm(form.getAttribute("data-confirm"))) event.preventDefault();
-    });
-  });
   tick();
   setInterval(tick, 1000);
 })();

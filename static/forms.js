@@ -1,8 +1,46 @@
 // Every page: after a failed POST, focus moves to the error summary (its links lead to the fields);
-// a submitted form says it is busy and cannot be sent twice (the first audit can take seconds).
+// after an action that reports a message (acknowledged, resolved, accepted...), the message is
+// moved into the live region #messages, which is empty at load, so screen readers announce it,
+// and focus moves to it; an action that cannot be undone asks first (once its form is complete);
+// a submitted form says it is busy and cannot be sent twice.
 (function () {
   var summary = document.getElementById("error-summary");
   if (summary) summary.focus();
+
+  var region = document.getElementById("messages");
+  var list = document.getElementById("messages-at-load");
+  if (region && list) {
+    // after the empty region has been seen, so the change is announced
+    window.setTimeout(function () {
+      if (list.querySelector(".msg-error")) region.setAttribute("aria-live", "assertive");
+      list.removeAttribute("id");
+      region.appendChild(list);
+      if (!summary) region.focus();
+    }, 100);
+  }
+
+  // Confirmations: a form marked data-confirm (an action that cannot be undone: escalating, resolving,
+  // deciding on a revision) asks before it is sent, but only once it is complete: with a required
+  // field empty nothing is asked, and the server says what is missing.
+  function complete(form) {
+    var fields = form.querySelectorAll("[required]");
+    for (var i = 0; i < fields.length; i++) {
+      var field = fields[i];
+      if (field.type === "radio") {
+        if (!form.querySelector('input[type=radio][name="' + field.name + '"]:checked')) return false;
+      } else if (field.type === "checkbox") {
+        if (!field.checked) return false;
+      } else if (!String(field.value || "").trim()) {
+        return false;
+      }
+    }
+    return true;
+  }
+  document.querySelectorAll("form[data-confirm]").forEach(function (form) {
+    form.addEventListener("submit", function (event) {
+      if (complete(form) && !window.confirm(form.getAttribute("data-confirm"))) event.preventDefault();
+    });
+  });
 
   function busy(form, button) {
     form.setAttribute("aria-busy", "true");

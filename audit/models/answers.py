@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit import constants
+from audit.pipeline.text import fold
 
 from .choices import ClaimType, Importance, Label, Mode, RevisionStatus, SourceType, Verdict
 from .kb import Chunk
@@ -28,7 +29,43 @@ def _unit_interval(field: str, name: str, nullable: bool = False) -> models.Chec
     return models.CheckConstraint(condition=condition, name=f"%(app_label)s_%(class)s_{name}")
 
 
-class Answer(models.Model):
+class SearchFoldQuerySet(models.QuerySet):
+    """Keeps ``search_text`` (the model's ``SEARCH_SOURCES`` folded) on rows written in bulk too."""
+
+    def bulk_create(self, objs, *args, **kwargs):
+        objs = list(objs)
+        for obj in objs:
+            obj.search_text = obj.folded_search_text()
+        return super().bulk_create(objs, *args, **kwargs)
+
+
+class SearchFolded(models.Model):
+    """A model with ``search_text``: its ``SEARCH_SOURCES`` folded for accent- and case-blind search
+    (``audit.pipeline.text.fold``), written with the row (``save``, ``bulk_create``)."""
+
+    SEARCH_SOURCES: tuple[str, ...] = ()
+
+    search_text = models.TextField(
+        blank=True, editable=False, default="", help_text="The searched fields, accents and case folded."
+    )
+
+    objects = SearchFoldQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        self.search_text = self.folded_search_text()
+        fields = kwargs.get("update_fields")
+        if fields is not None and set(fields) & set(self.SEARCH_SOURCES):
+            kwargs["update_fields"] = [*fields, "search_text"]
+        super().save(*args, **kwargs)
+
+    def folded_search_text(self) -> str:
+        return fold("\n".join(getattr(self, name) or "" for name in self.SEARCH_SOURCES))
+
+
+class Answer(SearchFolded):
     """An answer of the RAG front end as it was sent, and as Theoria returned it.
 
     ``original_text`` is the answer as received (or drafted); ``text`` the answer returned to
@@ -44,6 +81,7 @@ class Answer(models.Model):
 
     Mode = Mode
     RevisionStatus = RevisionStatus
+    SEARCH_SOURCES = ("query", "original_text", "text")
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="answers")
     public_id = models.CharField(max_length=40, unique=True, default=new_answer_public_id)
@@ -100,7 +138,7 @@ class Answer(models.Model):
         return self.public_id
 
 
-class Claim(models.Model):
+class Claim(SearchFolded):
     """An atomic claim of an answer as received, with its verdict: the row behind a Claim Card (docs/SPEC_NOTES.md#analyst-pages).
 
     ``text``, ``label`` and ``confidence`` describe the claim the RAG front end sent, whatever
@@ -116,6 +154,7 @@ class Claim(models.Model):
     Verdict = Verdict
     Type = ClaimType
     Importance = Importance
+    SEARCH_SOURCES = ("text",)
 
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="claims")
     claim_id = models.CharField(max_length=16)  # c1, c2, ... within the answer

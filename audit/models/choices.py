@@ -68,6 +68,14 @@ class RevisionStatus(models.TextChoices):
     SERVED = "served", "Served at once"
 
 
+class CitationOnlyRevisions(models.TextChoices):
+    """Whether a held revision that changes only citations is served at once (``constants.CITATION_ONLY_REVISIONS``)."""
+
+    HOLD = "hold", "Hold them like any revision"
+    UNREGULATED = "unregulated", "Serve them without approval outside regulated domains"
+    SERVE = "serve", "Serve them without approval everywhere"
+
+
 class RevisionApproval(models.TextChoices):
     """A workspace's rule for revisions: served at once, or held for a person's approval."""
 

@@ -8,7 +8,7 @@ from django.db.models import Q
 
 from audit import constants
 
-from .choices import Mode, RevisionApproval
+from .choices import CitationOnlyRevisions, Mode, RevisionApproval
 
 
 def default_freshness_policy() -> dict:
@@ -62,6 +62,15 @@ class Workspace(models.Model):
             "(empty: every regulated domain)."
         ),
     )
+    citation_only_revisions = models.CharField(
+        max_length=16,
+        choices=CitationOnlyRevisions.choices,
+        default=constants.CITATION_ONLY_REVISIONS,
+        help_text=(
+            "Where revisions are held: whether one that changes only citations is served without "
+            "approval (default: yes, except in regulated domains)."
+        ),
+    )
     auto_audit_roles = models.JSONField(
         default=list,
         blank=True,
@@ -95,18 +104,36 @@ class Workspace(models.Model):
                 condition=Q(revision_approval__in=RevisionApproval.values),
                 name="%(app_label)s_%(class)s_revision_approval_valid",
             ),
+            models.CheckConstraint(
+                condition=Q(citation_only_revisions__in=CitationOnlyRevisions.values),
+                name="%(app_label)s_%(class)s_citation_only_revisions_valid",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
 
-    def holds_revisions(self, domain: str) -> bool:
-        """Whether a revision of an answer in ``domain`` waits for a person's approval."""
+    def holds_revisions(self, domain: str, *, citations_only: bool = False) -> bool:
+        """Whether a revision of an answer in ``domain`` waits for a person's approval.
+
+        ``citations_only``: the revision changes only citations; where revisions are held it is
+        still served at once when :meth:`serves_citation_only_revisions` says so.
+        """
         if self.revision_approval == RevisionApproval.ALL:
-            return True
-        if self.revision_approval != RevisionApproval.REGULATED:
+            held = True
+        elif self.revision_approval != RevisionApproval.REGULATED:
             return False
-        return constants.is_regulated(domain, self.revision_approval_domains or self.regulated_domains)
+        else:
+            held = constants.is_regulated(domain, self.revision_approval_domains or self.regulated_domains)
+        return held and not (citations_only and self.serves_citation_only_revisions(domain))
+
+    def serves_citation_only_revisions(self, domain: str) -> bool:
+        """Whether a revision that changes only citations is served without approval in ``domain``."""
+        if self.citation_only_revisions == CitationOnlyRevisions.SERVE:
+            return True
+        return self.citation_only_revisions == CitationOnlyRevisions.UNREGULATED and not self.is_regulated(
+            domain
+        )
 
     def is_regulated(self, domain: str | None) -> bool:
         """Whether ``domain`` is one of this workspace's regulated domains (``constants.is_regulated``)."""

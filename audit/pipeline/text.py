@@ -27,6 +27,23 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text or "")
 
 
+# letters that carry no combining mark to strip but that a reader types without their accent
+_FOLD_LETTERS = str.maketrans(
+    {"ø": "o", "æ": "ae", "œ": "oe", "đ": "d", "ð": "d", "ł": "l", "þ": "th", "ı": "i", "ħ": "h"}
+)
+
+
+def fold(text: str) -> str:
+    """Text for accent- and case-blind search: 'Lømo' and 'lomo' fold alike, as 'Ångström' and 'angstrom'.
+
+    Compatibility decomposition, combining marks dropped, case folded, then the letters that
+    do not decompose (ø, æ, œ, đ, ð, ł, þ, ı, ħ) mapped to what a reader types.
+    """
+    decomposed = unicodedata.normalize("NFKD", text or "")
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return bare.casefold().translate(_FOLD_LETTERS)
+
+
 def words(text: str) -> list[str]:
     return WORD_RE.findall(normalize(text).lower())
 

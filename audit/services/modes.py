@@ -169,6 +169,7 @@ WORKSPACE_SETTINGS = (
     "llm_token_budget",
     "revision_approval",
     "revision_approval_domains",
+    "citation_only_revisions",
 )
 
 

@@ -8,7 +8,9 @@ its sentence as a whole, passage). The audit event ``answer.revised`` lists the 
 strategy, the kept attempt, the warnings and whether the revision was served or held.
 
 Where the workspace holds revisions for approval (``Workspace.holds_revisions``: every domain, or
-its regulated ones), the answer is served as received and the revised text waits in
+its regulated ones), a revision that changes only citations may still be served at once
+(``Workspace.citation_only_revisions``, default: except in regulated domains; the revision entry
+then says ``served_without_approval: citations_only``). Otherwise the answer is served as received and the revised text waits in
 ``proposed_text`` (``revision_status`` proposed) until ``answer_revision_decide`` accepts it (it
 becomes the served text) or rejects it; the decision is an audit event, and the apps registered
 with ``audit.hooks.answer_decided`` (escalation's notifications) hear of it.
@@ -90,7 +92,10 @@ def revision_record(*, answer: Answer, run: VerificationRun, outcome: RevisionOu
     """
     if not answer.original_text:
         answer.original_text = outcome.original_text
-    held = outcome.revised and answer.workspace.holds_revisions(answer.domain)
+    citations_only = outcome.revised and outcome.citations_only
+    held = outcome.revised and answer.workspace.holds_revisions(answer.domain, citations_only=citations_only)
+    # held were it not for changing only citations: served, and said so on the revision
+    unheld = citations_only and not held and answer.workspace.holds_revisions(answer.domain)
     answer.text = outcome.original_text if held else outcome.final_text
     answer.proposed_text = outcome.final_text if held else ""
     answer.revision_status = (
@@ -111,6 +116,7 @@ def revision_record(*, answer: Answer, run: VerificationRun, outcome: RevisionOu
                 "attempts": len(outcome.attempts),
                 "citations": cited_passages(outcome),
                 "status": answer.revision_status,
+                "served_without_approval": "citations_only" if unheld else "",
             },
         ]
     answer.full_clean()
@@ -143,6 +149,7 @@ def revision_record(*, answer: Answer, run: VerificationRun, outcome: RevisionOu
             "edits": dict(Counter(e.strategy for e in outcome.edits)),
             "warnings": [w["code"] for w in outcome.warnings],
             "status": answer.revision_status,
+            "served_without_approval": "citations_only" if unheld else "",
         },
     )
     return answer

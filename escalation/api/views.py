@@ -67,6 +67,10 @@ class CaseOutputSerializer(serializers.Serializer):
     summary = serializers.CharField()
     opened_at = serializers.DateTimeField()
     acknowledged_at = serializers.DateTimeField()
+    clock = serializers.SerializerMethodField(
+        help_text="The running clock: acknowledge (L1 until acknowledged) or resolve; null when none runs "
+        "(paused, resolved). due_at and at_risk_at are its deadlines."
+    )
     due_at = serializers.DateTimeField()
     at_risk_at = serializers.DateTimeField()
     paused_at = serializers.DateTimeField()
@@ -77,6 +81,9 @@ class CaseOutputSerializer(serializers.Serializer):
 
     def get_tier_name(self, case) -> str:
         return policy.TIER_NAMES[case.tier]
+
+    def get_clock(self, case) -> str | None:
+        return case.clock_phase if case.due_at is not None else None
 
 
 class CaseEventSerializer(serializers.Serializer):

@@ -121,12 +121,20 @@ def test_a_moderator_opens_a_case_by_hand_with_a_reason(make_answer, analyst):
 # --- transitions ----------------------------------------------------------------------------------
 
 
-def test_acknowledging_stops_the_l1_clock_and_takes_ownership(case, analyst):
-    case = services.case_acknowledge(case=case, actor=analyst)
-    assert (case.status, case.owner, case.due_at, case.at_risk_at) == ("acknowledged", analyst, None, None)
-    assert case.acknowledged_at is not None
+def test_acknowledging_stops_the_l1_acknowledgement_clock_starts_its_resolution_clock_and_takes_ownership(
+    case, analyst
+):
+    with time_machine.travel(MONDAY_10, tick=False):
+        case = services.case_acknowledge(case=case, actor=analyst)
+    # the L1 resolution target: 4 business hours from the acknowledgement (at risk at 80 %)
+    assert (case.status, case.owner, case.clock_phase) == ("acknowledged", analyst, "resolve")
+    assert (case.due_at, case.at_risk_at) == (
+        MONDAY_10 + timedelta(hours=4),
+        MONDAY_10 + timedelta(minutes=192),
+    )
+    assert case.acknowledged_at == MONDAY_10 and case.sla_state == "on_track"
     event = case.events.get(kind="acknowledged")
-    assert (event.actor, event.tier) == (analyst, 1)
+    assert (event.actor, event.tier, event.details["clock"]) == (analyst, 1, "resolve")
 
 
 def test_acknowledging_with_a_note_records_the_note_with_the_acknowledgement(case, analyst):

@@ -132,16 +132,52 @@ def test_the_sweep_marks_at_risk_and_breach_at_their_deadlines_and_alerts_once_e
     ]
 
 
-def test_a_case_acknowledged_in_time_is_never_breached(
+def test_a_case_acknowledged_in_time_is_never_breached_on_its_acknowledgement_clock(
     make_answer, analyst, webhook, django_capture_on_commit_callbacks
 ):
     case = open_case(make_answer, django_capture_on_commit_callbacks)
     with time_machine.travel(MONDAY_10 + timedelta(minutes=29), tick=False):
         services.case_acknowledge(case=case, actor=analyst)
-    sweep(MONDAY_10 + timedelta(hours=5), django_capture_on_commit_callbacks)
+    # past the 30-minute acknowledgement deadline, before the resolution clock's at-risk line
+    # (4 business hours from 10:29, at risk from 13:41)
+    sweep(MONDAY_10 + timedelta(hours=3), django_capture_on_commit_callbacks)
     case.refresh_from_db()
     assert case.sla_state == "on_track"
     assert not case.events.filter(kind__in=["at_risk", "breached"]).exists()
+
+
+def test_an_acknowledged_l1_case_is_at_risk_then_breached_on_its_resolution_clock(
+    make_answer, analyst, webhook, django_capture_on_commit_callbacks
+):
+    case = open_case(make_answer, django_capture_on_commit_callbacks)
+    with time_machine.travel(MONDAY_10 + timedelta(minutes=10), tick=False):
+        services.case_acknowledge(case=case, actor=analyst)
+    sweep(MONDAY_10 + timedelta(hours=3, minutes=30), django_capture_on_commit_callbacks)
+    case.refresh_from_db()
+    assert case.sla_state == "at_risk"
+    sweep(MONDAY_10 + timedelta(hours=4, minutes=11), django_capture_on_commit_callbacks)
+    case.refresh_from_db()
+    assert (case.status, case.sla_state) == ("acknowledged", "breached")
+    breach = case.events.get(kind="breached")
+    assert (breach.tier, breach.details["clock"]) == (1, "resolve")
+    assert breach.details["due_at"] == (MONDAY_10 + timedelta(hours=4, minutes=10)).isoformat()
+
+
+def test_a_late_acknowledgement_the_sweep_has_not_seen_is_recorded_as_a_breach_then_a_fresh_clock_runs(
+    make_answer, analyst, webhook, django_capture_on_commit_callbacks
+):
+    case = open_case(make_answer, django_capture_on_commit_callbacks)
+    with (
+        time_machine.travel(MONDAY_10 + timedelta(minutes=45), tick=False),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        case = services.case_acknowledge(case=case, actor=analyst)
+    # the alert names the clock that was missed
+    assert f"[{case.ticket}] acknowledgement SLA breached (L1" in mail.outbox[-1].subject
+    assert [e.kind for e in case.events.order_by("at", "id")] == ["opened", "breached", "acknowledged"]
+    assert case.events.get(kind="breached").details["clock"] == "acknowledge"
+    assert case.events.get(kind="acknowledged").details["within_sla"] is False
+    assert (case.sla_state, case.due_at) == ("on_track", MONDAY_10 + timedelta(hours=4, minutes=45))
 
 
 def test_a_paused_case_is_not_breached_and_its_clock_resumes_where_it_stopped(

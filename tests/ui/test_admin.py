@@ -18,6 +18,7 @@ def workspace_form(workspace, **changes) -> dict:
         "regulated_domains": "[]",
         "revision_approval": "serve",
         "revision_approval_domains": "[]",
+        "citation_only_revisions": workspace.citation_only_revisions,
         "threshold_overrides": "{}",
         "freshness_policy": '{"neuroscience": 18, "general": 36}',
         "llm_token_budget": "0",

@@ -83,7 +83,7 @@ def test_it_shows_a_badge_tooltip_on_hover_and_on_keyboard_focus(
     assert "c1 · Supported" in page.locator(f"#tip-{claims[0].pk}").inner_text()
 
 
-def test_it_ticks_the_countdown_and_stops_it_when_the_case_is_acknowledged(
+def test_it_ticks_the_countdown_and_switches_to_the_clock_to_resolve_when_the_case_is_acknowledged(
     browser_page, live_server, analyst, workspace
 ):
     from escalation.models import ReviewCase
@@ -96,7 +96,7 @@ def test_it_ticks_the_countdown_and_stops_it_when_the_case_is_acknowledged(
     countdown = row.locator(".countdown")
     assert countdown.locator(".cd-state").inner_text() == "On track"
     first = countdown.locator(".cd-time").inner_text()
-    assert first.endswith("left") and first.startswith(("29m", "30m"))
+    assert first.endswith("left to acknowledge") and first.startswith(("29m", "30m"))
     page.wait_for_function(
         "([sel, before]) => document.querySelector(sel).textContent !== before",
         arg=[f"tr[data-ticket='{case.ticket}'] .cd-time", first],
@@ -105,10 +105,11 @@ def test_it_ticks_the_countdown_and_stops_it_when_the_case_is_acknowledged(
     page.wait_for_load_state("networkidle")
     assert f"{case.ticket} acknowledged." in page.locator(".messages").inner_text()
     countdown = page.locator(f"tr[data-ticket='{case.ticket}'] .countdown")
-    assert countdown.locator(".cd-state").inner_text() == "Acknowledged — SLA met"
-    assert countdown.locator(".cd-time").count() == 0
+    assert countdown.locator(".cd-state").inner_text() == "On track"
+    assert countdown.locator(".cd-time").inner_text().endswith("business time left to resolve")
     case.refresh_from_db()
-    assert case.status == ReviewCase.Status.ACKNOWLEDGED and case.owner == analyst and case.due_at is None
+    assert case.status == ReviewCase.Status.ACKNOWLEDGED and case.owner == analyst
+    assert case.clock_phase == "resolve" and case.due_at is not None
 
 
 def test_it_turns_a_countdown_at_risk_then_breached_in_the_browser(

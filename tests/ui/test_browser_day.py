@@ -71,7 +71,9 @@ def test_home_shows_my_work_and_a_tile_opens_the_queue_filtered_to_it(
     login(page, live_server, analyst, "/")
     assert page.locator("h1").inner_text() == "My work"
     assert page.locator("#tile-mine .kpi-value").inner_text() == "1"
-    assert page.locator("#next-deadlines li").count() == 1  # the unassigned case with a running clock
+    # both run a clock: mine (acknowledged) to resolve, the unassigned one to acknowledge
+    assert page.locator("#next-deadlines li").count() == 2
+    assert "resolve by" in page.locator("#next-deadlines").inner_text()
     assert _fits(page, viewport)
     page.click("#tile-at-risk")
     page.wait_for_url(re.compile(r"/escalations/\?sla_state=at_risk"))
@@ -126,6 +128,8 @@ def test_a_held_revision_is_rejected_without_a_reason_then_accepted_from_the_ans
 ):
     answer, _ = held_answer(workspace)
     page = browser_page
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.accept()))
     page.set_viewport_size(viewport)
     login(page, live_server, analyst, f"/answers/{answer.public_id}/")
     proposal = page.locator("#proposal")
@@ -136,6 +140,7 @@ def test_a_held_revision_is_rejected_without_a_reason_then_accepted_from_the_ans
     page.click(f"#decide-{answer.public_id} button")
     page.wait_for_selector("#error-summary")
     assert page.evaluate("document.activeElement.id") == "error-summary"
+    assert dialogs == []  # an incomplete decision is not confirmed: the server says what is missing
     page.click("#error-summary a")
     assert page.evaluate("document.activeElement.id") == f"decide-{answer.public_id}-reason"
     assert page.get_attribute(f"#decide-{answer.public_id}-reason", "aria-invalid") == "true"
@@ -143,6 +148,7 @@ def test_a_held_revision_is_rejected_without_a_reason_then_accepted_from_the_ans
     page.fill(f"#decide-{answer.public_id}-reason", "The year is right; rats is flagged separately.")
     page.click(f"#decide-{answer.public_id} button")
     page.wait_for_selector(".messages")
+    assert len(dialogs) == 1 and "the decision is final" in dialogs[0]  # a final decision asks once
     assert "was accepted: the proposed text is served" in page.locator(".messages").inner_text()
     answer.refresh_from_db()
     assert answer.revision_status == "accepted" and answer.text == PROPOSED

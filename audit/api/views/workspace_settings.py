@@ -24,7 +24,7 @@ from audit.api.serializers import (
 )
 from audit.api.views.common import CleanRequestMixin, request_workspace
 from audit.models import Conversation, UserProfile
-from audit.models.choices import Mode, RevisionApproval
+from audit.models.choices import CitationOnlyRevisions, Mode, RevisionApproval
 from audit.selectors import api as selectors
 from audit.services import modes
 from audit.services.workspaces import workspace_member
@@ -55,6 +55,7 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         llm_token_budget = serializers.IntegerField()
         revision_approval = serializers.ChoiceField(choices=RevisionApproval.choices)
         revision_approval_domains = serializers.ListField(child=serializers.CharField())
+        citation_only_revisions = serializers.ChoiceField(choices=CitationOnlyRevisions.choices)
         threshold_overrides = serializers.DictField()
 
     @extend_schema_serializer(component_name="WorkspaceSettingsInput")
@@ -88,6 +89,12 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         )
         revision_approval_domains = serializers.ListField(
             child=StrictCharField(max_length=64), required=False
+        )
+        citation_only_revisions = serializers.ChoiceField(
+            choices=CitationOnlyRevisions.choices,
+            required=False,
+            help_text="Where revisions are held, one that changes only citations is: hold: held too; "
+            "unregulated (default): served at once outside regulated domains; serve: served at once.",
         )
 
     def get_permissions(self):

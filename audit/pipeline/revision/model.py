@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 from audit.constants import (
+    CITATION_ONLY_STRATEGIES,
     DEFAULT_SOFTENING_STYLE,
     DEFAULT_UNSUPPORTED_ACTION,
     IMPORTANCE_CRITICAL,
@@ -159,6 +160,12 @@ class RevisionOutcome:
     def edits(self) -> list[Edit]:
         """The edits that lead from the original to the kept attempt."""
         return [e for a in self.attempts[1 : self.kept + 1] for e in a.edits]
+
+    @property
+    def citations_only(self) -> bool:
+        """Whether the kept revision changes only citations (every edit a citation edit)."""
+        edits = self.edits
+        return bool(edits) and all(e.strategy in CITATION_ONLY_STRATEGIES for e in edits)
 
     def history_json(self) -> list[dict]:
         rows = [a.as_json() for a in self.attempts]
