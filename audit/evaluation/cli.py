@@ -173,6 +173,8 @@ def run_evaluate(
     llm=None,
     limit: int | None = None,
     threshold: float | None = None,
+    strictness: str | None = None,
+    operating_points_out: Path | None = None,
 ) -> int:
     """Grouped-CV evaluation of the whole offline pipeline on the DEV files.
 
@@ -183,7 +185,11 @@ def run_evaluate(
     not fitted on DEV (cross-encoder) verifies every claim as it is; judge ``llm`` is the nli judge
     (refitted per fold) with ``llm``'s isolated judge weighed in, and prints whether the LLM helps. ``limit`` keeps every
     n-th group's claims only (a quicker, smaller comparison; the same claims for every judge).
-    ``threshold`` replaces ``audit_score_threshold`` (the confidence SUPPORTED needs).
+    ``threshold`` replaces ``audit_score_threshold`` (the confidence SUPPORTED needs); ``strictness``
+    sets the operating point (``constants.STRICTNESS_POINTS``). Every run prints the catch rate,
+    false-alarm rate and 2-class bAcc per dataset and macro with 95 % intervals resampled over answers
+    (``catch_rate.py``); ``operating_points_out`` also writes the operating points computed from the
+    out-of-fold P(supported) there (judges that give a calibrated P only).
     """
     from sklearn.model_selection import GroupKFold
 
@@ -230,7 +236,11 @@ def run_evaluate(
     labels: list[str | None] = [None] * len(records)
     conf = np.zeros(len(records))
     prob = np.full(len(records), np.nan)  # the judge's calibrated P(supported), where it gives one
-    thresholds = {"audit_score_threshold": threshold} if threshold is not None else None
+    thresholds = {
+        **({"audit_score_threshold": threshold} if threshold is not None else {}),
+        **({"strictness": strictness} if strictness else {}),
+    } or None
+    blocked = np.zeros(len(records), dtype=bool)  # a check keeps the claim below SUPPORTED at any P
     weighed: dict[
         int, dict | None
     ] = {}  # judge "llm": the offline and the weighed P(supported) of each claim
@@ -263,6 +273,7 @@ def run_evaluate(
         for i, v in zip(test, verdicts):
             labels[i], conf[i] = v.label, v.confidence
             prob[i] = calibrated_probability(v)
+            blocked[i] = blocked_by_checks(v, thresholds)
             if judge == "llm":
                 weighed[i] = llm_weighing(v, thresholds)
     bar.close()
@@ -317,6 +328,21 @@ def run_evaluate(
             file=out,
         )
 
+    print_catch_report(records, labels, groups, judge, out)
+    np.savez(  # the out-of-fold predictions, for analysis without another run
+        Path(__file__).resolve().parents[2] / "var" / f"evaluate_{judge}_predictions.npz",
+        ids=np.array([str(r["id"]) for r in records]),
+        labels=np.array(labels, dtype=str),
+        confidence=conf,
+        p_supported=prob,
+        blocked=blocked,
+    )
+    if operating_points_out is not None:
+        if np.isnan(prob).any():
+            print(f"evaluate: judge {judge} gives no calibrated P(supported); no operating points", file=err)
+        else:
+            write_operating_points(records, prob, blocked, groups, judge, operating_points_out, out)
+
     if not with_answers:
         return 0
     good, _bad = read_jsonl(answers_path, ANSWER_FIELDS)
@@ -345,6 +371,92 @@ def run_evaluate(
         file=out,
     )
     return 0
+
+
+def print_catch_report(records: list[dict], labels: list, groups: np.ndarray, judge: str, out) -> None:
+    """The catch rate, false-alarm rate and 2-class bAcc per dataset and macro, with group-bootstrap intervals."""
+    from audit.constants import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+    from audit.evaluation.catch_rate import bootstrap_report, format_report
+
+    report = bootstrap_report(
+        [r["dataset"] for r in records],
+        [r["label"] == "SUPPORTED" for r in records],
+        [lab == "SUPPORTED" for lab in labels],
+        groups,
+    )
+    print(
+        format_report(
+            report,
+            f"What the verdict catches, judge {judge}: catch rate = of the claims gold does not call "
+            "SUPPORTED, the share not labelled SUPPORTED; false alarm = of the supported claims, the share "
+            f"not labelled SUPPORTED; 95 % intervals: {BOOTSTRAP_RESAMPLES} bootstrap resamples of the "
+            f"answers (README group keys) within each dataset, seed {BOOTSTRAP_SEED}",
+        ),
+        file=out,
+    )
+
+
+def blocked_by_checks(verdict, thresholds=None) -> bool:
+    """Whether the checks (numbers, structure, source conflict) keep the claim below SUPPORTED however
+    sure the judge is: ``scoring.label_claim`` again with the entailment score at 1."""
+    from dataclasses import replace
+
+    from audit.constants import Thresholds
+    from audit.pipeline.scoring import label_claim
+
+    ent = next((m for m in verdict.methods if m.method == "entailment"), None)
+    if ent is None or not verdict.evidence:
+        return True
+    results = {m.method: (replace(ent, score=1.0) if m is ent else m) for m in verdict.methods}
+    t = thresholds if isinstance(thresholds, Thresholds) else Thresholds().updated(dict(thresholds or {}))
+    return label_claim(verdict.claim, verdict.evidence, results, t).label != "SUPPORTED"
+
+
+def write_operating_points(
+    records: list[dict], prob: np.ndarray, blocked: np.ndarray, groups, judge: str, path: Path, out
+) -> None:
+    """The operating points of ``constants.STRICTNESS_POINTS`` from the out-of-fold P(supported), with their
+    macro DEV catch rate (and its interval over answers), false-alarm rate and review load, written to
+    ``path`` (``operating_points.OperatingPoints`` reads it) and printed."""
+    import datetime as dt
+
+    from audit.constants import STRICTNESS_MIN_CATCH
+    from audit.evaluation.catch_rate import bootstrap_report, operating_curve, operating_points
+    from audit.pipeline.judges import get_judge
+
+    shipped = get_judge(judge)  # the points apply to the shipped judge; its own DEV-chosen cut is "balanced"
+    balanced = float(getattr(getattr(shipped, "stacker", None), "decision_threshold", 0.5))
+    datasets = [r["dataset"] for r in records]
+    gold = [r["label"] == "SUPPORTED" for r in records]
+    cuts = sorted({round(c, 3) for c in np.arange(0.02, 0.995, 0.005)} | {round(balanced, 4)})
+    curve = operating_curve(datasets, gold, prob, blocked, cuts)
+    points = operating_points(curve, balanced, STRICTNESS_MIN_CATCH)
+    for row in points.values():
+        macro = bootstrap_report(datasets, gold, ~blocked & (prob >= row["cut"]), groups)["MACRO"]
+        row["catch_interval"] = [round(macro["catch"][1], 4), round(macro["catch"][2], 4)]
+    payload = {
+        "judge": judge,
+        "judge_version": shipped.version,
+        "depth": "full",
+        "command": f"python manage.py evaluate --claims-only --judge {judge} --operating-points",
+        "computed": dt.datetime.now(dt.timezone.utc).date().isoformat(),
+        "min_catch": STRICTNESS_MIN_CATCH,
+        "points": {
+            name: {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}
+            for name, row in points.items()
+        },
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"Operating points (DEV grouped CV, macro over datasets; written to {path}):", file=out)
+    for name, row in payload["points"].items():
+        print(
+            f"  {name:10s} P(supported) >= {row['cut']:.3f}: catch {100 * row['catch']:.1f} % "
+            f"[{100 * row['catch_interval'][0]:.1f}, {100 * row['catch_interval'][1]:.1f}], false alarm "
+            f"{100 * row['false_alarm']:.1f} %, bAcc {100 * row['bacc']:.1f}, review load "
+            f"{100 * row['review_load']:.1f} %",
+            file=out,
+        )
 
 
 def llm_weighing(verdict, thresholds=None) -> dict | None:
