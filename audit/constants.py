@@ -142,6 +142,12 @@ STRICTNESS_MIN_CATCH = {"strict": 0.80, "regulated": 0.85}
 STRICTNESS_DEFAULT = "balanced"
 STRICTNESS_REGULATED = "regulated"
 OPERATING_POINTS_FILE = "operating_points.json"
+# The NLI judge's cascade (audit/pipeline/cascade.py): the features head's calibrated P settles the pairs
+# it is sure of, cut on DEV grouped-CV predictions so that each side's settled claims are at least this
+# share right; the cross-encoder reads the rest. `manage.py evaluate --fit-cascade` writes CASCADE_FILE.
+NLI_CASCADE = os.environ.get("THEORIA_NLI_CASCADE", "1") != "0"  # "0": the reader reads every pair
+CASCADE_MIN_SETTLED_ACCURACY = 0.97
+CASCADE_FILE = "cascade.json"
 # `evaluate`'s intervals: percentile bootstrap over answers (groups), the same seed every run
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20261128

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -197,6 +198,7 @@ def run_evaluate(
     from audit.evaluation import bench_eval as be
     from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features, fit, load_dev
     from audit.pipeline.audit import audit_answer, verify_claims
+    from audit.pipeline.features import FEATURE_NAMES
     from audit.pipeline.judges import get_judge
     from audit.pipeline.methods.entailment import EntailmentMethod
 
@@ -241,6 +243,7 @@ def run_evaluate(
         **({"strictness": strictness} if strictness else {}),
     } or None
     blocked = np.zeros(len(records), dtype=bool)  # a check keeps the claim below SUPPORTED at any P
+    logit = np.full(len(records), np.nan)  # the judge's support logit (before any check)
     weighed: dict[
         int, dict | None
     ] = {}  # judge "llm": the offline and the weighed P(supported) of each claim
@@ -251,8 +254,12 @@ def run_evaluate(
                 judge=get_judge("learned", model=fold_model([records[i] for i in train], X[train], idf, head))
             )
         elif offline == "nli":
+            fold_records = [records[i] for i in train]
             nli = get_judge(
-                "nli", stacker=fit_stacker([records[i] for i in train], X[train], idf, extra=extra)
+                "nli",
+                stacker=fit_stacker(fold_records, X[train], idf, extra=extra),
+                # the cascade's cheap signal: the fold's own feature model, never one that saw the fold
+                features_model=fit(fold_records, X[train][:, : len(FEATURE_NAMES)], idf),
             )
             method = EntailmentMethod(judge=get_judge("llm", fallback=nli) if judge == "llm" else nli)
         elif fitted:
@@ -274,6 +281,7 @@ def run_evaluate(
             labels[i], conf[i] = v.label, v.confidence
             prob[i] = calibrated_probability(v)
             blocked[i] = blocked_by_checks(v, thresholds)
+            logit[i] = support_logit(v)
             if judge == "llm":
                 weighed[i] = llm_weighing(v, thresholds)
     bar.close()
@@ -336,6 +344,10 @@ def run_evaluate(
         confidence=conf,
         p_supported=prob,
         blocked=blocked,
+        logit=logit,
+        gold=np.array([r["label"] for r in records], dtype=str),
+        datasets=np.array([r["dataset"] for r in records], dtype=str),
+        groups=groups,
     )
     if operating_points_out is not None:
         if np.isnan(prob).any():
@@ -394,6 +406,13 @@ def print_catch_report(records: list[dict], labels: list, groups: np.ndarray, ju
         ),
         file=out,
     )
+
+
+def support_logit(verdict) -> float:
+    """The judge's support logit of a claim (its entailment result's ``logit``), or NaN."""
+    ent = next((m for m in verdict.methods if m.method == "entailment"), None)
+    value = ent.details.get("logit") if ent is not None else None
+    return float(value) if value is not None else float("nan")
 
 
 def blocked_by_checks(verdict, thresholds=None) -> bool:
@@ -686,6 +705,7 @@ def run_bench(
     for query, answer in answers[:3]:  # warm-up: model load, first searches
         audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
     latencies, n_claims = [], 0
+    stages: Counter[str] = Counter()
     bar = text_bar(n_answers, "bench answers", err)
     with ModelTimer(get_embedder()) as model_time:
         for query, answer in answers[3:]:
@@ -693,6 +713,8 @@ def run_bench(
             result = audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
             latencies.append(1000 * (time.perf_counter() - start))
             n_claims += len(result.claims)
+            for v in result.claims:
+                stages[claim_stage(v)] += 1
             bar.update(1)
     bar.close()
     lat = np.array(latencies)
@@ -715,6 +737,14 @@ def run_bench(
         f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB",
         file=out,
     )
+    print(
+        "claims settled by each stage: "
+        + ", ".join(
+            f"{STAGE_NAMES.get(name, name)} {100 * count / max(1, n_claims):.1f} %"
+            for name, count in sorted(stages.items(), key=lambda kv: -kv[1])
+        ),
+        file=out,
+    )
     tok_ms, enc_ms = (1000 * model_time.seconds[k] / n_answers for k in ("encode_with_tokens", "encode"))
     mean_ms = float(lat.mean())
     print(
@@ -726,6 +756,23 @@ def run_bench(
     )
     print(json.dumps(summary), file=out)
     return summary
+
+
+STAGE_NAMES = {
+    "features": "cheap signals (features head, cascade)",
+    "reader": "NLI reader",
+    "judge": "the judge in one stage",
+    "no evidence": "no evidence found",
+}
+
+
+def claim_stage(verdict) -> str:
+    """Which stage decided a claim's judgement: the cascade's cheap signals or the NLI reader (the nli
+    judge's ``details["stage"]``), the judge in one stage (other judges), or none (no evidence)."""
+    ent = next((m for m in verdict.methods if m.method == "entailment"), None)
+    if not verdict.evidence or ent is None:
+        return "no evidence"
+    return str(ent.details.get("stage") or "judge")
 
 
 class ModelTimer:

@@ -91,7 +91,24 @@ class Command(BaseCommand):
             "where the settings page reads them",
         )
 
+        parser.add_argument(
+            "--fit-cascade",
+            action="store_true",
+            help="choose the NLI judge's cascade cuts from the out-of-fold predictions the last "
+            "`evaluate --claims-only --judge features` and `evaluate --claims-only` runs kept under var/, "
+            "and write audit/pipeline/artifacts/nli/cascade.json (no model runs)",
+        )
+
     def handle(self, *args, **options):
+        if options["fit_cascade"]:
+            from audit.evaluation.cascade_fit import fit_cascade
+            from audit.pipeline.cascade import CASCADE_PATH
+
+            try:
+                fit_cascade(self.stdout._out, CASCADE_PATH)
+            except (FileNotFoundError, ValueError) as exc:
+                raise CommandError(str(exc)) from None
+            return
         if options["workspace"]:
             code = self._workspace(options["workspace"])
             if code:
