@@ -26,8 +26,8 @@ from audit.constants import CASCADE_MIN_SETTLED_ACCURACY
 
 REPO = Path(__file__).resolve().parents[2]
 COMMAND = (
-    "python manage.py evaluate --claims-only --judge features; python manage.py evaluate --claims-only; "
-    "python manage.py evaluate --fit-cascade"
+    "python manage.py evaluate --claims-only --judge features; python manage.py evaluate --claims-only "
+    "(or --operating-points --stacker-cv); python manage.py evaluate --fit-cascade"
 )
 
 

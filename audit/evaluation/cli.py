@@ -385,6 +385,65 @@ def run_evaluate(
     return 0
 
 
+def run_stacker_cv_points(
+    claims_path: str, *, out=None, err=None, operating_points_out: Path | None = None
+) -> int:
+    """The NLI judge's out-of-fold P(supported) from the stacker's grouped 5-fold CV over the cached DEV
+    readings (``nli_fit.cross_validate``: the fold stackers ``fit_nli`` fits, with the generated rows
+    when their cache exists), without running the pipeline again: its catch report, its kept
+    predictions and, with ``operating_points_out``, the operating points. The checks' blocks (numbers,
+    structure, source conflict) are the ones the last ``evaluate --claims-only --judge features`` run kept
+    (the checks are the same for every judge; the conflict check reads the per-passage judgements, so
+    there they are the features judge's). A shortcut for a machine too busy for the whole pipeline."""
+    from audit.evaluation.cascade_fit import predictions
+    from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features, load_dev
+    from audit.evaluation.nli_fit import cross_validate, dev_nli_features, generated_rows_cached
+    from audit.pipeline.nli_judge import NLI_FEATURE_NAMES, unrelated_cap
+    from audit.pipeline.nli_model import get_nli_model
+
+    out, err = out or sys.stdout, err or sys.stderr
+    records = load_dev(Path(claims_path))
+    feats = predictions("features")
+    if list(feats["ids"]) != [str(r["id"]) for r in records]:
+        print("evaluate: the features run kept predictions for other claims; rerun it on this file", file=err)
+        return EXIT_BAD_INPUT
+    idf = compute_idf(records)
+    model = get_nli_model()
+    X = dev_features(records, idf, CachedEmbed())
+    XN = np.concatenate([X, dev_nli_features(records, model)], axis=1)
+    extra = generated_rows_cached(records, model)
+    print(
+        f"NLI judge, stacker CV over the cached DEV readings ({'with' if extra else 'WITHOUT'} the generated "
+        "rows); the checks' blocks from the features run",
+        file=out,
+    )
+    conf, _, _ = cross_validate(records, XN, idf, extra=extra)
+    prob = unrelated_cap(conf, XN[:, -len(NLI_FEATURE_NAMES) :])
+    blocked = feats["blocked"].astype(bool)
+    labels = np.where(~blocked & (prob >= 0.5), "SUPPORTED", "NOT")
+    groups = np.array([group_key(r) for r in records])
+    print_catch_report(records, list(labels), groups, "nli (stacker CV)", out)
+    np.savez(
+        Path(__file__).resolve().parents[2] / "var" / "evaluate_nli_predictions.npz",
+        ids=np.array([str(r["id"]) for r in records]),
+        labels=labels,
+        p_supported=prob,
+        blocked=blocked,
+    )
+    if operating_points_out is not None:
+        write_operating_points(
+            records,
+            prob,
+            blocked,
+            groups,
+            "nli",
+            operating_points_out,
+            out,
+            command="python manage.py evaluate --operating-points --stacker-cv",
+        )
+    return 0
+
+
 def print_catch_report(records: list[dict], labels: list, groups: np.ndarray, judge: str, out) -> None:
     """The catch rate, false-alarm rate and 2-class bAcc per dataset and macro, with group-bootstrap intervals."""
     from audit.constants import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
@@ -432,7 +491,14 @@ def blocked_by_checks(verdict, thresholds=None) -> bool:
 
 
 def write_operating_points(
-    records: list[dict], prob: np.ndarray, blocked: np.ndarray, groups, judge: str, path: Path, out
+    records: list[dict],
+    prob: np.ndarray,
+    blocked: np.ndarray,
+    groups,
+    judge: str,
+    path: Path,
+    out,
+    command: str = "python manage.py evaluate --claims-only --operating-points",
 ) -> None:
     """The operating points of ``constants.STRICTNESS_POINTS`` from the out-of-fold P(supported), with their
     macro DEV catch rate (and its interval over answers), false-alarm rate and review load, written to
@@ -457,7 +523,7 @@ def write_operating_points(
         "judge": judge,
         "judge_version": shipped.version,
         "depth": "full",
-        "command": f"python manage.py evaluate --claims-only --judge {judge} --operating-points",
+        "command": command,
         "computed": dt.datetime.now(dt.timezone.utc).date().isoformat(),
         "min_catch": STRICTNESS_MIN_CATCH,
         "points": {

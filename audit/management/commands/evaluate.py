@@ -92,6 +92,13 @@ class Command(BaseCommand):
         )
 
         parser.add_argument(
+            "--stacker-cv",
+            action="store_true",
+            help="the NLI judge's figures from the stacker's grouped CV over the cached DEV readings "
+            "(var/nli, var/entailment_cache) instead of the whole pipeline, with the checks' blocks of the "
+            "last `evaluate --claims-only --judge features` run (a busy machine's shortcut)",
+        )
+        parser.add_argument(
             "--fit-cascade",
             action="store_true",
             help="choose the NLI judge's cascade cuts from the out-of-fold predictions the last "
@@ -100,6 +107,18 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        if options["stacker_cv"]:
+            from audit.evaluation.cli import run_stacker_cv_points
+
+            code = run_stacker_cv_points(
+                options["claims"],
+                out=self.stdout._out,
+                err=self.stderr._out,
+                operating_points_out=operating_points_path(options),
+            )
+            if code:
+                raise SystemExit(code)
+            return
         if options["fit_cascade"]:
             from audit.evaluation.cascade_fit import fit_cascade
             from audit.pipeline.cascade import CASCADE_PATH
