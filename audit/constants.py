@@ -147,6 +147,11 @@ OPERATING_POINTS_FILE = "operating_points.json"
 # share right; the cross-encoder reads the rest. `manage.py evaluate --fit-cascade` writes CASCADE_FILE.
 NLI_CASCADE = os.environ.get("THEORIA_NLI_CASCADE", "1") != "0"  # "0": the reader reads every pair
 CASCADE_MIN_SETTLED_ACCURACY = 0.97
+# The cheap signals settle only "not supported": a minimal edit ("some" -> "all", "may" -> "must", a dropped
+# condition) shares every word with its source, so the features head is as sure of it as of a copy (on DEV
+# the high side was 97.4 % right, but it let 5 of tests/judge/test_reading.py's hand cases through). A
+# claim the cheap signals wrongly call unsupported goes to a person; one they wrongly call supported does not.
+CASCADE_SETTLES_SUPPORTED = False
 CASCADE_FILE = "cascade.json"
 # `evaluate`'s intervals: percentile bootstrap over answers (groups), the same seed every run
 BOOTSTRAP_RESAMPLES = 1000

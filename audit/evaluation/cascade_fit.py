@@ -7,7 +7,8 @@ Then:
 1. Platt scaling of the features logit against gold SUPPORTED (the cheap P);
 2. ``settle_below``: the highest cut whose claims at or below it are at least
    ``CASCADE_MIN_SETTLED_ACCURACY`` not supported; ``settle_above``: the lowest cut whose claims at or
-   above it are at least that share supported (pooled over DEV);
+   above it are at least that share supported (pooled over DEV), only where
+   ``CASCADE_SETTLES_SUPPORTED`` (off: minimal edits look like copies to the features);
 3. the cascade's labels: a settled claim is SUPPORTED when its cheap P reaches the balanced cut and no
    check blocks it, any other claim keeps the NLI judge's label; its catch rate, false alarms and bAcc
    with intervals over answers, beside the NLI judge's own, and the share each stage settled.
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.constants import CASCADE_MIN_SETTLED_ACCURACY
+from audit.constants import CASCADE_MIN_SETTLED_ACCURACY, CASCADE_SETTLES_SUPPORTED
 
 REPO = Path(__file__).resolve().parents[2]
 COMMAND = (
@@ -76,6 +77,8 @@ def fit_cascade(out, path: Path, accuracy: float = CASCADE_MIN_SETTLED_ACCURACY)
     a, b = platt(logit, gold.astype(int))
     p_cheap = 1.0 / (1.0 + np.exp(-np.clip(a * logit + b, -40.0, 40.0)))
     below, above = settle_cuts(p_cheap, gold, accuracy)
+    if not CASCADE_SETTLES_SUPPORTED:  # constants: the cheap signals never settle a claim as supported
+        above = 2.0
     low, high = p_cheap <= below, p_cheap >= above
     settled = low | high
     nli_supported = nli["labels"] == "SUPPORTED"

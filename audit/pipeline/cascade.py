@@ -4,7 +4,9 @@ The features the NLI judge computes first (``features.featurize``) are what the 
 reads; its support head (``entailment_model.json``) gives a logit at no extra cost, and Platt scaling
 fitted on DEV out-of-fold logits turns it into a calibrated P(supported). A pair whose cheap P is at or
 below ``settle_below`` or at or above ``settle_above`` is settled there: the cross-encoder does not read
-it, and its P(supported) is the cheap one. The two cuts are chosen on DEV grouped-CV predictions so
+it, and its P(supported) is the cheap one. Only the low side is shipped
+(``constants.CASCADE_SETTLES_SUPPORTED``: a minimal edit looks like a copy to the features, so the
+reader must see every claim that might pass as SUPPORTED). The cuts are chosen on DEV grouped-CV predictions so
 that the claims each side settles are at least ``constants.CASCADE_MIN_SETTLED_ACCURACY`` right
 (``audit/evaluation/cascade_fit.py``, ``manage.py evaluate --fit-cascade``), and are stored in
 ``constants.CASCADE_FILE`` beside the judge's artefact with their DEV figures. Without that file, or at
