@@ -21,6 +21,7 @@ the named points of ``constants.STRICTNESS_POINTS`` from it.
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 
 import numpy as np
@@ -88,7 +89,9 @@ def bootstrap_report(
         }
     names = list(out)
     if names:
-        macro = {k: np.nanmean(np.stack([per_ds_samples[n][k] for n in names]), axis=0) for k in METRICS}
+        with warnings.catch_warnings():  # a resample where no dataset has a class gives NaN, not a warning
+            warnings.simplefilter("ignore", RuntimeWarning)
+            macro = {k: np.nanmean(np.stack([per_ds_samples[n][k] for n in names]), axis=0) for k in METRICS}
         out["MACRO"] = {"n": len(ds), "groups": sum(out[n]["groups"] for n in names)} | {
             k: (float(np.nanmean([out[n][k][0] for n in names])), *_interval(macro[k], lo_q, hi_q))
             for k in METRICS
