@@ -32,6 +32,10 @@ THRESHOLD_LABELS = {
     "retrieval_top_k": ("Passages retrieved per claim", "passages"),
     "verification_depth": ("Verification depth", "fast or full"),
     "judge": ("Entailment judge", "judge"),
+    "strictness": (
+        "Strictness (the judge's operating point)",
+        "point; DEV catch rate and review load beside",
+    ),
     "verification_profile": ("Verification profile", "profile"),
     "generation_mode": ("Generation mode", "mode"),
     "freshness_months": ("Freshness limit of", "months"),
@@ -138,6 +142,10 @@ class WorkspaceSettingsForm(forms.Form):
             self.threshold_names.append(name)
             self.keys[name] = (f.name, None)
 
+        if "t__strictness" in self.fields:
+            self.fields["t__strictness"].choices = strictness_choices(self.workspace)
+        self.operating_points = operating_point_rows(current)
+
     def threshold_fields(self):
         return [self[name] for name in self.threshold_names]
 
@@ -176,3 +184,53 @@ class WorkspaceSettingsForm(forms.Form):
         parts = field.split(".")[1:] if field.startswith("threshold_overrides.") else []
         name = "t__" + "__".join(parts) if parts else None
         self.add_error(name if name in self.fields else None, message)
+
+
+def _point_figures(row: dict) -> str:
+    return f"catches {100 * row['catch']:.1f} % on DEV, review load {100 * row['review_load']:.1f} %"
+
+
+def strictness_choices(workspace) -> list[tuple[str, str]]:
+    """The strictness choices, each with its DEV catch rate and review load (``operating_points.json``;
+    nothing is run), and the empty choice saying what the default is here."""
+    from audit.pipeline.operating_points import shipped_operating_points
+
+    points = shipped_operating_points()
+    rows = points.points if points is not None else {}
+    regulated = ", ".join(workspace.regulated_domains or []) or "none set"
+    out = [
+        (
+            "",
+            f"(default: {constants.STRICTNESS_DEFAULT}; {constants.STRICTNESS_REGULATED} in the regulated "
+            f"domains: {regulated})",
+        )
+    ]
+    for name in constants.STRICTNESS_POINTS:
+        row = rows.get(name)
+        out.append((name, f"{name} — {_point_figures(row)}" if row else name))
+    return out
+
+
+def operating_point_rows(thresholds: constants.Thresholds) -> list[dict]:
+    """The table beside the strictness: each point's cut and DEV figures, and whether it is the workspace's
+    choice (``in_force``) or the default of its regulated domains (``regulated_default``)."""
+    from audit.pipeline.operating_points import resolve_strictness, shipped_operating_points
+
+    points = shipped_operating_points()
+    if points is None:
+        return []
+    chosen = resolve_strictness(thresholds.strictness)
+    return [
+        {
+            "name": name,
+            **{k: 100 * float(v) for k, v in row.items() if k in ("catch", "false_alarm", "review_load")},
+            "cut": row["cut"],
+            "interval": [100 * float(v) for v in row.get("catch_interval", [])],
+            "in_force": name == chosen,
+            "regulated_default": not thresholds.strictness and name == constants.STRICTNESS_REGULATED,
+            "command": points.command,
+            "judge_version": points.judge_version,
+        }
+        for name, row in ((n, points.points.get(n)) for n in constants.STRICTNESS_POINTS)
+        if row
+    ]

@@ -130,6 +130,33 @@ NLI_WINDOWS = 1
 # A citation is judged on its passage alone, where an unrelated passage is common.
 NLI_UNRELATED_MAX_ENTAIL = 0.5
 NLI_UNRELATED_MAX_P = 0.28
+# Strictness (operating point) of the judge's decision: a cut on its calibrated P(supported) at or
+# above which a claim may be SUPPORTED. "balanced" is the judge's own DEV-chosen cut (best mean bAcc);
+# each other point is the least strict cut whose macro DEV catch rate (of the claims gold does not call
+# SUPPORTED, the share not labelled SUPPORTED) reaches its target. `manage.py evaluate --operating-points`
+# computes the cuts and their DEV figures from grouped-CV predictions into OPERATING_POINTS_FILE beside
+# the judge's artefact; the settings page reads that file. "" = the default: STRICTNESS_DEFAULT, or
+# STRICTNESS_REGULATED in a workspace's regulated domains (Workspace.is_regulated).
+STRICTNESS_POINTS = ("balanced", "strict", "regulated")
+STRICTNESS_MIN_CATCH = {"strict": 0.80, "regulated": 0.85}
+STRICTNESS_DEFAULT = "balanced"
+STRICTNESS_REGULATED = "regulated"
+OPERATING_POINTS_FILE = "operating_points.json"
+# The NLI judge's cascade (audit/pipeline/cascade.py): the features head's calibrated P settles the pairs
+# it is sure of, cut on DEV grouped-CV predictions so that each side's settled claims are at least this
+# share right; the cross-encoder reads the rest. `manage.py evaluate --fit-cascade` writes CASCADE_FILE.
+NLI_CASCADE = os.environ.get("THEORIA_NLI_CASCADE", "1") != "0"  # "0": the reader reads every pair
+CASCADE_MIN_SETTLED_ACCURACY = 0.97
+# The cheap signals settle only "not supported": a minimal edit ("some" -> "all", "may" -> "must", a dropped
+# condition) shares every word with its source, so the features head is as sure of it as of a copy (on DEV
+# the high side was 97.4 % right, but it let 5 of tests/judge/test_reading.py's hand cases through). A
+# claim the cheap signals wrongly call unsupported goes to a person; one they wrongly call supported does not.
+CASCADE_SETTLES_SUPPORTED = False
+CASCADE_FILE = "cascade.json"
+# `evaluate`'s intervals: percentile bootstrap over answers (groups), the same seed every run
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 20261128
+BOOTSTRAP_CONFIDENCE = 0.95
 # a local CrossEncoder / NLI model folder, set by the deployment's admin (never downloaded)
 CROSS_ENCODER_PATH = os.environ.get("THEORIA_CROSS_ENCODER_PATH", "")
 CROSS_ENCODER_WINDOWS = 3  # best-aligned evidence sentences (and as many 2-sentence windows) scored per claim
@@ -191,6 +218,7 @@ AUTO_CORRECTED_REVIEW = "all"
 STRING_THRESHOLDS = {
     "verification_depth": VERIFICATION_DEPTHS,
     "judge": JUDGES,
+    "strictness": ("", *STRICTNESS_POINTS),
     "verification_profile": tuple(VERIFICATION_PROFILES),
     "generation_mode": GENERATION_MODES,
     "deep_checks": DEEP_CHECKS,
@@ -472,6 +500,9 @@ class Thresholds:
     retrieval_top_k: int = RETRIEVAL_TOP_K
     verification_depth: str = VERIFICATION_DEPTH
     judge: str = JUDGE
+    strictness: str = (
+        ""  # "" or one of STRICTNESS_POINTS ("": balanced; regulated domains: STRICTNESS_REGULATED)
+    )
     verification_profile: str = ""  # "" or a key of VERIFICATION_PROFILES
     generation_mode: str = ""  # "" or one of GENERATION_MODES
     deep_checks: str = DEEP_CHECKS_DEFAULT  # the workspace's default for requests naming no "deep"

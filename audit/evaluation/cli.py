@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -173,6 +174,8 @@ def run_evaluate(
     llm=None,
     limit: int | None = None,
     threshold: float | None = None,
+    strictness: str | None = None,
+    operating_points_out: Path | None = None,
 ) -> int:
     """Grouped-CV evaluation of the whole offline pipeline on the DEV files.
 
@@ -183,7 +186,11 @@ def run_evaluate(
     not fitted on DEV (cross-encoder) verifies every claim as it is; judge ``llm`` is the nli judge
     (refitted per fold) with ``llm``'s isolated judge weighed in, and prints whether the LLM helps. ``limit`` keeps every
     n-th group's claims only (a quicker, smaller comparison; the same claims for every judge).
-    ``threshold`` replaces ``audit_score_threshold`` (the confidence SUPPORTED needs).
+    ``threshold`` replaces ``audit_score_threshold`` (the confidence SUPPORTED needs); ``strictness``
+    sets the operating point (``constants.STRICTNESS_POINTS``). Every run prints the catch rate,
+    false-alarm rate and 2-class bAcc per dataset and macro with 95 % intervals resampled over answers
+    (``catch_rate.py``); ``operating_points_out`` also writes the operating points computed from the
+    out-of-fold P(supported) there (judges that give a calibrated P only).
     """
     from sklearn.model_selection import GroupKFold
 
@@ -191,6 +198,7 @@ def run_evaluate(
     from audit.evaluation import bench_eval as be
     from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features, fit, load_dev
     from audit.pipeline.audit import audit_answer, verify_claims
+    from audit.pipeline.features import FEATURE_NAMES
     from audit.pipeline.judges import get_judge
     from audit.pipeline.methods.entailment import EntailmentMethod
 
@@ -230,7 +238,12 @@ def run_evaluate(
     labels: list[str | None] = [None] * len(records)
     conf = np.zeros(len(records))
     prob = np.full(len(records), np.nan)  # the judge's calibrated P(supported), where it gives one
-    thresholds = {"audit_score_threshold": threshold} if threshold is not None else None
+    thresholds = {
+        **({"audit_score_threshold": threshold} if threshold is not None else {}),
+        **({"strictness": strictness} if strictness else {}),
+    } or None
+    blocked = np.zeros(len(records), dtype=bool)  # a check keeps the claim below SUPPORTED at any P
+    logit = np.full(len(records), np.nan)  # the judge's support logit (before any check)
     weighed: dict[
         int, dict | None
     ] = {}  # judge "llm": the offline and the weighed P(supported) of each claim
@@ -241,8 +254,12 @@ def run_evaluate(
                 judge=get_judge("learned", model=fold_model([records[i] for i in train], X[train], idf, head))
             )
         elif offline == "nli":
+            fold_records = [records[i] for i in train]
             nli = get_judge(
-                "nli", stacker=fit_stacker([records[i] for i in train], X[train], idf, extra=extra)
+                "nli",
+                stacker=fit_stacker(fold_records, X[train], idf, extra=extra),
+                # the cascade's cheap signal: the fold's own feature model, never one that saw the fold
+                features_model=fit(fold_records, X[train][:, : len(FEATURE_NAMES)], idf),
             )
             method = EntailmentMethod(judge=get_judge("llm", fallback=nli) if judge == "llm" else nli)
         elif fitted:
@@ -263,6 +280,8 @@ def run_evaluate(
         for i, v in zip(test, verdicts):
             labels[i], conf[i] = v.label, v.confidence
             prob[i] = calibrated_probability(v)
+            blocked[i] = blocked_by_checks(v, thresholds)
+            logit[i] = support_logit(v)
             if judge == "llm":
                 weighed[i] = llm_weighing(v, thresholds)
     bar.close()
@@ -317,6 +336,25 @@ def run_evaluate(
             file=out,
         )
 
+    print_catch_report(records, labels, groups, judge, out)
+    np.savez(  # the out-of-fold predictions, for analysis without another run
+        Path(__file__).resolve().parents[2] / "var" / f"evaluate_{judge}_predictions.npz",
+        ids=np.array([str(r["id"]) for r in records]),
+        labels=np.array(labels, dtype=str),
+        confidence=conf,
+        p_supported=prob,
+        blocked=blocked,
+        logit=logit,
+        gold=np.array([r["label"] for r in records], dtype=str),
+        datasets=np.array([r["dataset"] for r in records], dtype=str),
+        groups=groups,
+    )
+    if operating_points_out is not None:
+        if np.isnan(prob).any():
+            print(f"evaluate: judge {judge} gives no calibrated P(supported); no operating points", file=err)
+        else:
+            write_operating_points(records, prob, blocked, groups, judge, operating_points_out, out)
+
     if not with_answers:
         return 0
     good, _bad = read_jsonl(answers_path, ANSWER_FIELDS)
@@ -345,6 +383,165 @@ def run_evaluate(
         file=out,
     )
     return 0
+
+
+def run_stacker_cv_points(
+    claims_path: str, *, out=None, err=None, operating_points_out: Path | None = None
+) -> int:
+    """The NLI judge's out-of-fold P(supported) from the stacker's grouped 5-fold CV over the cached DEV
+    readings (``nli_fit.cross_validate``: the fold stackers ``fit_nli`` fits, with the generated rows
+    when their cache exists), without running the pipeline again: its catch report, its kept
+    predictions and, with ``operating_points_out``, the operating points. The checks' blocks (numbers,
+    structure, source conflict) are the ones the last ``evaluate --claims-only --judge features`` run kept
+    (the checks are the same for every judge; the conflict check reads the per-passage judgements, so
+    there they are the features judge's). A shortcut for a machine too busy for the whole pipeline."""
+    from audit.evaluation.cascade_fit import predictions
+    from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features, load_dev
+    from audit.evaluation.nli_fit import cross_validate, dev_nli_features, generated_rows_cached
+    from audit.pipeline.nli_judge import NLI_FEATURE_NAMES, unrelated_cap
+    from audit.pipeline.nli_model import get_nli_model
+
+    out, err = out or sys.stdout, err or sys.stderr
+    records = load_dev(Path(claims_path))
+    feats = predictions("features")
+    if list(feats["ids"]) != [str(r["id"]) for r in records]:
+        print("evaluate: the features run kept predictions for other claims; rerun it on this file", file=err)
+        return EXIT_BAD_INPUT
+    idf = compute_idf(records)
+    model = get_nli_model()
+    X = dev_features(records, idf, CachedEmbed())
+    XN = np.concatenate([X, dev_nli_features(records, model)], axis=1)
+    extra = generated_rows_cached(records, model)
+    print(
+        f"NLI judge, stacker CV over the cached DEV readings ({'with' if extra else 'WITHOUT'} the generated "
+        "rows); the checks' blocks from the features run",
+        file=out,
+    )
+    conf, _, _ = cross_validate(records, XN, idf, extra=extra)
+    prob = unrelated_cap(conf, XN[:, -len(NLI_FEATURE_NAMES) :])
+    blocked = feats["blocked"].astype(bool)
+    labels = np.where(~blocked & (prob >= 0.5), "SUPPORTED", "NOT")
+    groups = np.array([group_key(r) for r in records])
+    print_catch_report(records, list(labels), groups, "nli (stacker CV)", out)
+    np.savez(
+        Path(__file__).resolve().parents[2] / "var" / "evaluate_nli_predictions.npz",
+        ids=np.array([str(r["id"]) for r in records]),
+        labels=labels,
+        p_supported=prob,
+        blocked=blocked,
+    )
+    if operating_points_out is not None:
+        write_operating_points(
+            records,
+            prob,
+            blocked,
+            groups,
+            "nli",
+            operating_points_out,
+            out,
+            command="python manage.py evaluate --operating-points --stacker-cv",
+        )
+    return 0
+
+
+def print_catch_report(records: list[dict], labels: list, groups: np.ndarray, judge: str, out) -> None:
+    """The catch rate, false-alarm rate and 2-class bAcc per dataset and macro, with group-bootstrap intervals."""
+    from audit.constants import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+    from audit.evaluation.catch_rate import bootstrap_report, format_report
+
+    report = bootstrap_report(
+        [r["dataset"] for r in records],
+        [r["label"] == "SUPPORTED" for r in records],
+        [lab == "SUPPORTED" for lab in labels],
+        groups,
+    )
+    print(
+        format_report(
+            report,
+            f"What the verdict catches, judge {judge}: catch rate = of the claims gold does not call "
+            "SUPPORTED, the share not labelled SUPPORTED; false alarm = of the supported claims, the share "
+            f"not labelled SUPPORTED; 95 % intervals: {BOOTSTRAP_RESAMPLES} bootstrap resamples of the "
+            f"answers (README group keys) within each dataset, seed {BOOTSTRAP_SEED}",
+        ),
+        file=out,
+    )
+
+
+def support_logit(verdict) -> float:
+    """The judge's support logit of a claim (its entailment result's ``logit``), or NaN."""
+    ent = next((m for m in verdict.methods if m.method == "entailment"), None)
+    value = ent.details.get("logit") if ent is not None else None
+    return float(value) if value is not None else float("nan")
+
+
+def blocked_by_checks(verdict, thresholds=None) -> bool:
+    """Whether the checks (numbers, structure, source conflict) keep the claim below SUPPORTED however
+    sure the judge is: ``scoring.label_claim`` again with the entailment score at 1."""
+    from dataclasses import replace
+
+    from audit.constants import Thresholds
+    from audit.pipeline.scoring import label_claim
+
+    ent = next((m for m in verdict.methods if m.method == "entailment"), None)
+    if ent is None or not verdict.evidence:
+        return True
+    results = {m.method: (replace(ent, score=1.0) if m is ent else m) for m in verdict.methods}
+    t = thresholds if isinstance(thresholds, Thresholds) else Thresholds().updated(dict(thresholds or {}))
+    return label_claim(verdict.claim, verdict.evidence, results, t).label != "SUPPORTED"
+
+
+def write_operating_points(
+    records: list[dict],
+    prob: np.ndarray,
+    blocked: np.ndarray,
+    groups,
+    judge: str,
+    path: Path,
+    out,
+    command: str = "python manage.py evaluate --claims-only --operating-points",
+) -> None:
+    """The operating points of ``constants.STRICTNESS_POINTS`` from the out-of-fold P(supported), with their
+    macro DEV catch rate (and its interval over answers), false-alarm rate and review load, written to
+    ``path`` (``operating_points.OperatingPoints`` reads it) and printed."""
+    import datetime as dt
+
+    from audit.constants import STRICTNESS_MIN_CATCH
+    from audit.evaluation.catch_rate import bootstrap_report, operating_curve, operating_points
+    from audit.pipeline.judges import get_judge
+
+    shipped = get_judge(judge)  # the points apply to the shipped judge; its own DEV-chosen cut is "balanced"
+    balanced = float(getattr(getattr(shipped, "stacker", None), "decision_threshold", 0.5))
+    datasets = [r["dataset"] for r in records]
+    gold = [r["label"] == "SUPPORTED" for r in records]
+    cuts = sorted({round(c, 3) for c in np.arange(0.02, 0.995, 0.005)} | {round(balanced, 4)})
+    curve = operating_curve(datasets, gold, prob, blocked, cuts)
+    points = operating_points(curve, balanced, STRICTNESS_MIN_CATCH)
+    for row in points.values():
+        macro = bootstrap_report(datasets, gold, ~blocked & (prob >= row["cut"]), groups)["MACRO"]
+        row["catch_interval"] = [round(macro["catch"][1], 4), round(macro["catch"][2], 4)]
+    payload = {
+        "judge": judge,
+        "judge_version": shipped.version,
+        "depth": "full",
+        "command": command,
+        "computed": dt.datetime.now(dt.timezone.utc).date().isoformat(),
+        "min_catch": STRICTNESS_MIN_CATCH,
+        "points": {
+            name: {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}
+            for name, row in points.items()
+        },
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"Operating points (DEV grouped CV, macro over datasets; written to {path}):", file=out)
+    for name, row in payload["points"].items():
+        print(
+            f"  {name:10s} P(supported) >= {row['cut']:.3f}: catch {100 * row['catch']:.1f} % "
+            f"[{100 * row['catch_interval'][0]:.1f}, {100 * row['catch_interval'][1]:.1f}], false alarm "
+            f"{100 * row['false_alarm']:.1f} %, bAcc {100 * row['bacc']:.1f}, review load "
+            f"{100 * row['review_load']:.1f} %",
+            file=out,
+        )
 
 
 def llm_weighing(verdict, thresholds=None) -> dict | None:
@@ -574,6 +771,7 @@ def run_bench(
     for query, answer in answers[:3]:  # warm-up: model load, first searches
         audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
     latencies, n_claims = [], 0
+    stages: Counter[str] = Counter()
     bar = text_bar(n_answers, "bench answers", err)
     with ModelTimer(get_embedder()) as model_time:
         for query, answer in answers[3:]:
@@ -581,6 +779,8 @@ def run_bench(
             result = audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
             latencies.append(1000 * (time.perf_counter() - start))
             n_claims += len(result.claims)
+            for v in result.claims:
+                stages[claim_stage(v)] += 1
             bar.update(1)
     bar.close()
     lat = np.array(latencies)
@@ -603,6 +803,14 @@ def run_bench(
         f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB",
         file=out,
     )
+    print(
+        "claims settled by each stage: "
+        + ", ".join(
+            f"{STAGE_NAMES.get(name, name)} {100 * count / max(1, n_claims):.1f} %"
+            for name, count in sorted(stages.items(), key=lambda kv: -kv[1])
+        ),
+        file=out,
+    )
     tok_ms, enc_ms = (1000 * model_time.seconds[k] / n_answers for k in ("encode_with_tokens", "encode"))
     mean_ms = float(lat.mean())
     print(
@@ -614,6 +822,23 @@ def run_bench(
     )
     print(json.dumps(summary), file=out)
     return summary
+
+
+STAGE_NAMES = {
+    "features": "cheap signals (features head, cascade)",
+    "reader": "NLI reader",
+    "judge": "the judge in one stage",
+    "no evidence": "no evidence found",
+}
+
+
+def claim_stage(verdict) -> str:
+    """Which stage decided a claim's judgement: the cascade's cheap signals or the NLI reader (the nli
+    judge's ``details["stage"]``), the judge in one stage (other judges), or none (no evidence)."""
+    ent = next((m for m in verdict.methods if m.method == "entailment"), None)
+    if not verdict.evidence or ent is None:
+        return "no evidence"
+    return str(ent.details.get("stage") or "judge")
 
 
 class ModelTimer:

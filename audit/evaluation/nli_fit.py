@@ -204,9 +204,27 @@ def generated_rows(records: list[dict], model, idf: dict, embed, cache_dir: Path
     learns how much a minimal edit the cross-encoder caught should weigh against word overlap (on
     DEV alone the overlap features dominate). Cached per model version under ``var/nli/``.
     """
-    from audit.evaluation.minimal_pairs import WEIGHTS_STEP3, generate
     from audit.pipeline.features import featurize
     from audit.pipeline.nli_judge import read_candidates
+
+    rows, cache = _generated_rows_and_cache(records, model, cache_dir)
+    if cache.is_file():
+        XN = np.load(cache)
+        if XN.shape == (len(rows), len(FEATURE_NAMES) + len(NLI_FEATURE_NAMES)):
+            return rows, XN
+    X, prepared = featurize([(r["claim"], claim_evidence_texts(r)) for r in rows], embed, idf)
+    N, _ = read_candidates(prepared, model)
+    XN = np.concatenate([X, N], axis=1)
+    if hasattr(embed, "save"):
+        embed.save()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    np.save(cache, XN)
+    return rows, XN
+
+
+def _generated_rows_and_cache(records: list[dict], model, cache_dir: Path) -> tuple[list[dict], Path]:
+    """The generated rows (minimal pairs and unrelated evidence) and where their features are cached."""
+    from audit.evaluation.minimal_pairs import WEIGHTS_STEP3, generate
 
     names = ("SUPPORTED", "REFUTED", "NEI")
     pairs = generate(training_documents(records), STACKER_GENERATED, SEED + 3, weights=WEIGHTS_STEP3)
@@ -222,19 +240,16 @@ def generated_rows(records: list[dict], model, idf: dict, embed, cache_dir: Path
         for k, p in enumerate(pairs)
     ] + unrelated_rows(records, STACKER_UNRELATED, SEED + 4)
     digest = hashlib.sha256(json.dumps([(r["claim"], r["evidence"]) for r in rows]).encode()).hexdigest()[:8]
-    cache = cache_dir / f"generated_rows_{model.version}_{digest}.npy"
-    if cache.is_file():
-        XN = np.load(cache)
-        if XN.shape == (len(rows), len(FEATURE_NAMES) + len(NLI_FEATURE_NAMES)):
-            return rows, XN
-    X, prepared = featurize([(r["claim"], claim_evidence_texts(r)) for r in rows], embed, idf)
-    N, _ = read_candidates(prepared, model)
-    XN = np.concatenate([X, N], axis=1)
-    if hasattr(embed, "save"):
-        embed.save()
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    np.save(cache, XN)
-    return rows, XN
+    return rows, cache_dir / f"generated_rows_{model.version}_{digest}.npy"
+
+
+def generated_rows_cached(records: list[dict], model, cache_dir: Path = CHECKPOINT_DIR):
+    """``generated_rows`` where its cache holds them, else None (nothing is computed)."""
+    rows, cache = _generated_rows_and_cache(records, model, cache_dir)
+    if not cache.is_file():
+        return None
+    XN = np.load(cache)
+    return (rows, XN) if len(XN) == len(rows) else None
 
 
 def unrelated_rows(records: list[dict], n: int, seed: int) -> list[dict]:

@@ -14,10 +14,11 @@ For each (claim, evidence passages) pair:
 Two numbers come out, because the workspace threshold is a threshold on an audit score, not on a
 probability: ``details["p_supported"]`` is the calibrated probability (the claim card shows it, the
 reliability diagram and ``evaluate``'s ECE read it), and the judgement's ``p_supported`` (the claim's
-confidence) is that probability moved so that the decision point chosen on DEV lands on the
-workspace's ``audit_score_threshold`` (``NLIStacker.audit_score``). At the seed's 0.8, SUPPORTED is
-exactly "P(supported) at or above the DEV-chosen point"; a workspace that raises its threshold asks
-for more. Labelling at 0.8 on the calibrated probability itself would call SUPPORTED only claims 80 %
+confidence) is that probability moved so that the decision point lands on the workspace's
+``audit_score_threshold`` (``NLIStacker.audit_score``): SUPPORTED is exactly "P(supported) at or above
+the decision point", whatever the threshold. The point is the workspace's operating point
+(``strictness``, ``operating_points.py``: a cut chosen on DEV for the catch rate it gives), by default
+the one chosen on DEV for the best mean bAcc. Labelling at 0.8 on the calibrated probability itself would call SUPPORTED only claims 80 %
 likely to be, and most supported claims would fall to NEI (docs/ARCHITECTURE.md has the figures).
 
 The stacker is fitted on the DEV claims and measured by grouped cross-validation
@@ -34,11 +35,19 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.constants import NLI_SENTENCES, NLI_UNRELATED_MAX_ENTAIL, NLI_UNRELATED_MAX_P, NLI_WINDOWS
+from audit.constants import (
+    NLI_CASCADE,
+    NLI_SENTENCES,
+    NLI_UNRELATED_MAX_ENTAIL,
+    NLI_UNRELATED_MAX_P,
+    NLI_WINDOWS,
+)
+from audit.pipeline.cascade import STAGE_CHEAP, STAGE_READER, Cascade, shipped_cascade
 from audit.pipeline.entailment_model import LinearHead, confidence_from_logit
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, PreparedPair, featurize, stem_coverage
 from audit.pipeline.judge_base import Judge, encode_tokens_fn, judgements_of
 from audit.pipeline.nli_model import ARTIFACT_DIR, CONTRADICTION, ENTAILMENT, NEUTRAL, get_nli_model
+from audit.pipeline.operating_points import shipped_operating_points
 from audit.pipeline.text import content_stems
 
 STACKER_FILE = "stacker.json"
@@ -167,11 +176,12 @@ class NLIStacker:
         """The calibrated P(supported) at which SUPPORTED is decided, chosen on DEV (best mean bAcc)."""
         return float(self.meta.get("best_threshold", 0.5))
 
-    def audit_score(self, p: np.ndarray, threshold: float) -> np.ndarray:
+    def audit_score(self, p: np.ndarray, threshold: float, cut: float | None = None) -> np.ndarray:
         """The confidence compared with the workspace's ``audit_score_threshold``: P(supported) moved so
-        that the DEV-chosen decision point lands on ``threshold`` (at the seed's 0.8, SUPPORTED means
-        P(supported) >= ``decision_threshold``; a workspace that raises the threshold asks for more)."""
-        t = min(max(self.decision_threshold, 1e-6), 1 - 1e-6)
+        that the decision point lands on ``threshold``, so SUPPORTED means P(supported) >= the point.
+        The point is ``cut``, the workspace's operating point (``operating_points.py``: its strictness),
+        else ``decision_threshold``, the one chosen on DEV (the ``balanced`` point)."""
+        t = min(max(self.decision_threshold if cut is None else cut, 1e-6), 1 - 1e-6)
         p = np.clip(np.asarray(p, dtype=np.float64), 1e-9, 1 - 1e-9)
         return confidence_from_logit(np.log(p / (1 - p)) - math.log(t / (1 - t)), threshold)
 
@@ -246,9 +256,22 @@ class NLIJudge(Judge):
 
     name = "nli"
 
-    def __init__(self, stacker: NLIStacker | None = None, model=None):
+    def __init__(
+        self, stacker: NLIStacker | None = None, model=None, cascade: bool = NLI_CASCADE, features_model=None
+    ):
+        """``cascade``: let the cheap signals settle the pairs they are sure of (``cascade.py``) where the
+        shipped cuts exist; False: the cross-encoder reads every pair. ``features_model``: the feature
+        model whose support head gives the cheap signal (default the shipped one; a CV fold's own)."""
         self._stacker = stacker
         self._model = model
+        self._cascade = cascade
+        self._features_model = features_model
+
+    @property
+    def features_model(self):
+        from audit.pipeline.entailment_model import default_model
+
+        return self._features_model or default_model()
 
     @property
     def stacker(self) -> NLIStacker:
@@ -259,8 +282,12 @@ class NLIJudge(Judge):
         model = self._model or get_nli_model()
         return f"nli:{model.version}+{self.stacker.version}"
 
-    def _stack(self, pairs, ctx, progress=None) -> tuple[np.ndarray, list[PreparedPair]]:
-        """The stacker's full rows (features then ``NLI_FEATURE_NAMES``) of each pair, and the prepared pairs."""
+    def _stack(
+        self, pairs, ctx, progress=None, cascade: Cascade | None = None
+    ) -> tuple[np.ndarray, list[PreparedPair], np.ndarray | None]:
+        """The stacker's full rows (features then ``NLI_FEATURE_NAMES``) of each pair, the prepared pairs,
+        and with ``cascade`` the cheap P(supported) of each pair, NaN where the reader read it (the rows of
+        the pairs it settled hold no reading: zeros)."""
         depth = ctx.thresholds.verification_depth
         items = [
             (p.claim, p.passages) if p.allowed is None else (p.claim, p.passages, p.allowed) for p in pairs
@@ -268,12 +295,21 @@ class NLIJudge(Judge):
         X, prepared = featurize(
             items, None if depth == "fast" else encode_tokens_fn(ctx), self.stacker.idf, progress=progress
         )
-        N, _ = read_candidates(prepared, self._model)
-        return np.concatenate([X, N], axis=1), prepared
+        cheap = None
+        todo = np.arange(len(prepared))
+        if cascade is not None:
+            p_cheap = cascade.probability(self.features_model.support.logit(X))
+            settled = cascade.settled(p_cheap)
+            cheap = np.where(settled, p_cheap, np.nan)
+            todo = np.flatnonzero(~settled)
+        N = np.zeros((len(prepared), len(NLI_FEATURE_NAMES)), dtype=np.float32)
+        if len(todo):
+            N[todo], _ = read_candidates([prepared[i] for i in todo], self._model)
+        return np.concatenate([X, N], axis=1), prepared, cheap
 
     def stack_inputs(self, pairs, ctx, progress=None) -> tuple[np.ndarray, list[str]]:
         """The rows the support head reads at the context's depth, and their names (the calibration hook)."""
-        XN, _ = self._stack(pairs, ctx, progress)
+        XN, _, _ = self._stack(pairs, ctx, progress)
         if ctx.thresholds.verification_depth == "fast":
             return XN[:, self.stacker.fast_columns], list(FAST_FEATURES) + NLI_FEATURE_NAMES
         return XN, list(FEATURE_NAMES) + NLI_FEATURE_NAMES
@@ -286,7 +322,9 @@ class NLIJudge(Judge):
         if not pairs:
             return []
         depth = ctx.thresholds.verification_depth
-        XN, prepared = self._stack(pairs, ctx, progress)
+        # the cascade's cuts were chosen for the shipped heads at the full depth
+        cascade = shipped_cascade() if self._cascade and head is None and depth == "full" else None
+        XN, prepared, cheap = self._stack(pairs, ctx, progress, cascade)
         stacker = self.stacker
         if head is None:
             z = stacker.support_logit(XN, depth)
@@ -294,13 +332,24 @@ class NLIJudge(Judge):
             z = head.logit(XN[:, stacker.fast_columns] if depth == "fast" else XN)
         version = self.version
         p = unrelated_cap(stacker.calibrated(z, depth), XN[:, len(FEATURE_NAMES) :])
+        p_refuted = stacker.refute_prob(XN)
+        read = np.ones(len(p), dtype=bool) if cheap is None else np.isnan(cheap)
+        if not read.all():  # the pairs the cheap signals settled: their P and refutation are the features'
+            p = np.where(read, p, cheap)
+            z = np.where(read, z, np.log(np.clip(p, 1e-9, 1.0) / np.clip(1.0 - p, 1e-9, 1.0)))
+            p_refuted = np.where(
+                read, p_refuted, self.features_model.refute_prob(XN[:, : len(FEATURE_NAMES)])
+            )
         details = [
             {
                 "p_supported": round(float(pk), 4),  # calibrated: of claims at 0.7, about 70 % are supported
-                "nli": {n: round(float(v), 4) for n, v in zip(NLI_FEATURE_NAMES, row)},
                 "judge_version": version,
+                "stage": STAGE_READER if r else STAGE_CHEAP,
+                **({"nli": {n: round(float(v), 4) for n, v in zip(NLI_FEATURE_NAMES, row)}} if r else {}),
             }
-            for pk, row in zip(p, XN[:, len(FEATURE_NAMES) :])
+            for pk, r, row in zip(p, read, XN[:, len(FEATURE_NAMES) :])
         ]
-        score = stacker.audit_score(p, ctx.thresholds.audit_score_threshold)
-        return judgements_of(prepared, score, stacker.refute_prob(XN), z, details)
+        points = shipped_operating_points()
+        cut = points.cut(ctx.thresholds.strictness, self) if points is not None else None
+        score = stacker.audit_score(p, ctx.thresholds.audit_score_threshold, cut)
+        return judgements_of(prepared, score, p_refuted, z, details)

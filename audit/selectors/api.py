@@ -16,15 +16,26 @@ from audit.models import Answer, Claim, Document, Evidence, VerificationRun, Wor
 from audit.selectors.weak_claims import weak_claims_q
 
 
-def thresholds_for(workspace: Workspace, *, calibrated: bool = True) -> constants.Thresholds:
+def thresholds_for(
+    workspace: Workspace, *, calibrated: bool = True, domain: str | None = None
+) -> constants.Thresholds:
     """Return the thresholds in force in a workspace: the seed defaults, its freshness policy
     (``Workspace.freshness_policy``, the limits the nightly report uses too), then its overrides,
-    then its calibration (``calibration_in_force``) unless ``calibrated`` is False."""
+    then its calibration (``calibration_in_force``) unless ``calibrated`` is False. For an audit in
+    ``domain``, a strictness the workspace left unset is the regulated point in its regulated domains
+    (``operating_points.strictness_for_domain``)."""
+    from audit.pipeline.operating_points import strictness_for_domain
+
     policy = constants.usable_overrides({"freshness_months": dict(workspace.freshness_policy or {})})
     base = constants.Thresholds().updated(policy)
     thresholds = base.updated(
         constants.usable_overrides(workspace.threshold_overrides)
     )  # a bad stored value: default
+    if domain:
+        thresholds = replace(
+            thresholds,
+            strictness=strictness_for_domain(thresholds.strictness, domain, workspace.regulated_domains),
+        )
     return calibration_in_force(workspace, thresholds) if calibrated else thresholds
 
 

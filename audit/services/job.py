@@ -63,7 +63,7 @@ def audit_job_build(
     """Build the job of one audit. ``thresholds``, ``plan`` and ``llm_setup``, when the caller
     already has them (a drafted answer: the draft used the same plan and client), are taken as
     they are; otherwise they are read here, once."""
-    thresholds = thresholds if thresholds is not None else thresholds_for(workspace)
+    thresholds = thresholds if thresholds is not None else thresholds_for(workspace, domain=domain)
     plan = plan if plan is not None else verification_plan(thresholds, profile, generation_mode)
     return AuditJob(
         workspace=workspace,

@@ -344,7 +344,7 @@ def audit_submit(
         domain=request.domain,
     )
     normal = decision.mode == constants.MODE_NORMAL
-    thresholds = thresholds_for(workspace)
+    thresholds = thresholds_for(workspace, domain=request.domain)
     plan = verification_plan(thresholds, request.verification_profile, request.generation_mode)
     if (request.answer is None and request.answer_json is None) or not normal:
         setup = llm_setup_for(workspace=workspace)  # one client (and time budget) for the request

@@ -116,3 +116,30 @@ def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, e
     # evidence sentences the same way; the fast depth embeds the claims alone and reads the evidence's words
     assert parts["full"][0] > 0 and parts["full"][1] == 0
     assert parts["fast"][0] == 0 and parts["fast"][1] > 0
+
+
+@pytest.mark.slow  # builds a benchmark index and times audits over it
+def test_bench_prints_the_share_of_claims_each_stage_settled(tmp_path, embedder):
+    import io
+    import re
+
+    from audit.evaluation.cli import run_bench
+
+    out = io.StringIO()
+    run_bench(
+        300,
+        n_answers=3,
+        claims_per_answer=4,
+        judge="nli",
+        out=out,
+        err=io.StringIO(),
+        cache_dir=tmp_path,
+        pool_size=60,
+    )
+    line = next(x for x in out.getvalue().splitlines() if x.startswith("claims settled by each stage: "))
+    shares = {
+        name.strip(): float(v) for name, v in re.findall(r"([^,:]+?) (\d+\.\d) %", line.split(": ", 1)[1])
+    }
+    assert sum(shares.values()) == pytest.approx(100.0, abs=0.3)
+    assert set(shares) <= {"cheap signals (features head, cascade)", "NLI reader", "no evidence found"}
+    assert shares.get("NLI reader", 0) > 0

@@ -12,7 +12,8 @@ class Command(BaseCommand):
     help = (
         "Build (or reuse, cached under var/) a synthetic knowledge base of N chunks, audit M answers of about "
         "10 claims in Audit-Local and print p50/p95 latency, claims per second, peak memory and the mean "
-        "answer's model time (encode_with_tokens, encode) beside the rest; the last line is one JSON object "
+        "answer's model time (encode_with_tokens, encode) beside the rest and the share of claims each stage of the "
+        "judge settled (the cascade's cheap signals, the NLI reader); the last line is one JSON object "
         "with p50_ms, p95_ms, claims_per_s, peak_mb, chunks."
     )
     requires_system_checks = []

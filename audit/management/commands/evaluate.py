@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from audit.constants import JUDGE, JUDGES, LLM_CONCURRENCY, LLM_JUDGE_PROMPTS
+from audit.constants import JUDGE, JUDGES, LLM_CONCURRENCY, LLM_JUDGE_PROMPTS, STRICTNESS_POINTS
 from audit.evaluation.cli import run_evaluate
 from audit.evaluation.entailment_fit import BENCHMARKS_DIR
 from audit.pipeline.llm.client import LLMClient, LLMConfig
@@ -77,7 +77,57 @@ class Command(BaseCommand):
             help="confidence SUPPORTED needs (default: audit_score_threshold, 0.8)",
         )
 
+        parser.add_argument(
+            "--strictness",
+            choices=STRICTNESS_POINTS,
+            default=None,
+            help="the operating point to label at (default: balanced); see --operating-points",
+        )
+        parser.add_argument(
+            "--operating-points",
+            action="store_true",
+            help="also compute the operating points (strictness) from the out-of-fold P(supported) and "
+            "write them beside the judge's artefact (audit/pipeline/artifacts/nli/operating_points.json), "
+            "where the settings page reads them",
+        )
+
+        parser.add_argument(
+            "--stacker-cv",
+            action="store_true",
+            help="the NLI judge's figures from the stacker's grouped CV over the cached DEV readings "
+            "(var/nli, var/entailment_cache) instead of the whole pipeline, with the checks' blocks of the "
+            "last `evaluate --claims-only --judge features` run (a busy machine's shortcut)",
+        )
+        parser.add_argument(
+            "--fit-cascade",
+            action="store_true",
+            help="choose the NLI judge's cascade cuts from the out-of-fold predictions the last "
+            "`evaluate --claims-only --judge features` and `evaluate --claims-only` runs kept under var/, "
+            "and write audit/pipeline/artifacts/nli/cascade.json (no model runs)",
+        )
+
     def handle(self, *args, **options):
+        if options["stacker_cv"]:
+            from audit.evaluation.cli import run_stacker_cv_points
+
+            code = run_stacker_cv_points(
+                options["claims"],
+                out=self.stdout._out,
+                err=self.stderr._out,
+                operating_points_out=operating_points_path(options),
+            )
+            if code:
+                raise SystemExit(code)
+            return
+        if options["fit_cascade"]:
+            from audit.evaluation.cascade_fit import fit_cascade
+            from audit.pipeline.cascade import CASCADE_PATH
+
+            try:
+                fit_cascade(self.stdout._out, CASCADE_PATH)
+            except (FileNotFoundError, ValueError) as exc:
+                raise CommandError(str(exc)) from None
+            return
         if options["workspace"]:
             code = self._workspace(options["workspace"])
             if code:
@@ -109,6 +159,8 @@ class Command(BaseCommand):
             llm=llm,
             limit=options["every"],
             threshold=options["threshold"],
+            strictness=options["strictness"],
+            operating_points_out=operating_points_path(options),
         )
         if code:
             raise SystemExit(code)
@@ -132,6 +184,17 @@ class Command(BaseCommand):
             out=self.stdout._out,
             err=self.stderr._out,
         )
+
+
+def operating_points_path(options):
+    """Where ``--operating-points`` writes (the judge's artefact folder), or None."""
+    if not options["operating_points"]:
+        return None
+    from audit.pipeline.operating_points import OPERATING_POINTS_PATH
+
+    if (options["judge"] or JUDGE) != "nli":
+        raise CommandError("--operating-points: only the nli judge gives a calibrated P(supported) to cut.")
+    return OPERATING_POINTS_PATH
 
 
 def offline_judges() -> list[str]:
