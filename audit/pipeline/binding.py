@@ -195,6 +195,8 @@ class Arg:
     mods: frozenset[str]  # lemmas of its modifiers (compounds, adjectives, possessors)
     text: str
     span: frozenset[str] = frozenset()  # every word of its phrase (lower case)
+    proper: bool = False  # a name (its head a proper noun)
+    guessed: bool = False  # read through a personal pronoun ("described them"): never a mismatch
 
     @property
     def words(self) -> frozenset[str]:
@@ -222,7 +224,7 @@ def _modifiers(tok: Any) -> set[str]:
     return out
 
 
-def _as_arg(tok: Any) -> Arg:
+def _as_arg(tok: Any, guessed: bool = False) -> Arg:
     span = tok.doc[tok.left_edge.i : tok.i + 1]
     phrase = tok.doc[tok.left_edge.i : min(tok.right_edge.i + 1, tok.i + SPAN_WORDS)]
     return Arg(
@@ -230,6 +232,8 @@ def _as_arg(tok: Any) -> Arg:
         frozenset(_modifiers(tok)),
         span.text,
         frozenset(w for t in phrase for w in (t.lower_, t.lemma_.lower())),
+        tok.pos_ == "PROPN" or any(c.dep_ == "compound" and c.pos_ == "PROPN" for c in tok.children),
+        guessed,
     )
 
 
@@ -267,17 +271,18 @@ def _args(tok: Any) -> list[Arg]:
         if t.pos_ == "PRON" or t.lower_ in RELATIVE_PRONOUNS:
             ante = _antecedent(t)
             if ante is not None:
-                named += [ante, *ante.conjuncts]
+                guessed = t.lower_ not in RELATIVE_PRONOUNS
+                named += [(a, guessed) for a in (ante, *ante.conjuncts)]
         else:
-            named.append(t)
-    for t in named:
+            named.append((t, False))
+    for t, guessed in named:
         if t.pos_ in ("NOUN", "PROPN", "NUM", "ADJ") or t.ent_type_:
-            out.append(_as_arg(t))
+            out.append(_as_arg(t, guessed))
             for c in t.children:
                 if c.dep_ == "appos":
-                    out.append(_as_arg(c))
+                    out.append(_as_arg(c, guessed))
                 elif c.dep_ == "prep" and c.lower_ == "of" and t.pos_ == "NOUN":
-                    out += [_as_arg(p) for p in c.children if p.dep_ == "pobj" and p.pos_ == "PROPN"]
+                    out += [_as_arg(p, guessed) for p in c.children if p.dep_ == "pobj" and p.pos_ == "PROPN"]
     return out
 
 
@@ -419,7 +424,18 @@ def _compare(cf: Frame, ef: Frame, similarity: Similarity | None) -> tuple[str, 
     # in a comparison the thing compared may be worded otherwise ("more water" / "a larger volume")
     roles = ("a0", "than") if cf.pred.endswith(" than") else MISMATCH_ROLES
     anchors = [r for r in shared if same[r]]
-    wrong = [r for r in shared if not same[r] and r in roles]
+    # a mismatch is read on names only ("a name found in the passage in another role"), bound by
+    # the parse itself, not through a personal pronoun: on DEV, common nouns and guessed antecedents
+    # bound otherwise were mostly parse errors and paraphrase
+    wrong = [
+        r
+        for r in shared
+        if not same[r]
+        and r in roles
+        and any(a.proper for a in cf.roles[r])
+        and any(a.proper for a in ef.roles[r])
+        and not any(a.guessed for a in ef.roles[r])
+    ]
     if anchors and wrong:
         r = wrong[0]
         return "mismatch", cf.roles[r][0].text, ", ".join(a.text for a in ef.roles[r])
@@ -487,9 +503,10 @@ def role_findings(
 # ---------------------------------------------------------------------------------------------
 # content the evidence never states
 
-CONTENT_POS = frozenset({"NOUN", "PROPN", "NUM", "ADJ", "VERB", "ADV"})
-SALIENT_POS = frozenset({"PROPN", "NUM"})  # an entity or a number: one unstated is enough
-PREFIX_MATCH = 6  # words sharing this many first letters are one word ("hippocampal" / "hippocampus")
+# numbers are left to the numeric check, which reads units and stated ranges ("70%" in "60 to 80 percent")
+CONTENT_POS = frozenset({"NOUN", "PROPN", "ADJ", "VERB", "ADV"})
+SALIENT_POS = frozenset({"PROPN"})  # a name: one unstated is enough
+PREFIX_MATCH = 5  # words sharing this many first letters are one word ("nigral" / "nigra")
 
 
 @dataclass
@@ -504,26 +521,15 @@ class Unstated:
         return self.pos in SALIENT_POS
 
 
-def _number(text: str) -> str | None:
-    from audit.pipeline.numbers import SPELLED_COUNTS
-
-    t = text.lower().replace(",", "")
-    if t in SPELLED_COUNTS:
-        return str(SPELLED_COUNTS[t])
-    try:
-        return f"{float(t):g}"
-    except ValueError:
-        return None
-
-
 def _content(doc: Any) -> list[Any]:
     return [
         t
         for t in doc
         if t.pos_ in CONTENT_POS
         and not t.is_stop
-        and (t.is_alpha or t.like_num)
-        and (len(t.text) > 2 or t.like_num)
+        and t.is_alpha
+        and not t.like_num
+        and len(t.text) > 2
         and t.lemma_.lower() not in ("be", "have", "do")
     ]
 
@@ -532,26 +538,22 @@ def unstated_content(
     claim: str, evidence_sentences: list[str], encode: Encode | None = None, *, min_cos: float = 0.0
 ) -> list[Unstated]:
     """The content words of ``claim`` no evidence sentence states: not by lemma, word, first
-    ``PREFIX_MATCH`` letters or number value, and (with ``encode``) no evidence word within
-    ``min_cos`` embedding cosine. Function words never count (spaCy's stop list, auxiliaries)."""
+    ``PREFIX_MATCH`` letters, and (with ``encode``) no evidence word within ``min_cos`` embedding
+    cosine. Function words never count (spaCy's stop list, auxiliaries), nor numbers (the numeric
+    check reads them with their units and ranges)."""
     docs = parse([claim, *evidence_sentences])
     ev_tokens = [t for d in docs[1:] for t in d if t.is_alpha or t.like_num]
     lemmas = {t.lemma_.lower() for t in ev_tokens} | {t.lower_ for t in ev_tokens}
-    prefixes = {w[:PREFIX_MATCH] for w in lemmas if len(w) >= PREFIX_MATCH + 1}
-    numbers = {n for t in ev_tokens if t.like_num for n in [_number(t.text)] if n}
+    prefixes = {w[:PREFIX_MATCH] for w in lemmas if len(w) >= PREFIX_MATCH}
     candidates = []
     for t in _content(docs[0]):
         low, lemma = t.lower_, t.lemma_.lower()
         if low in lemmas or lemma in lemmas:
             continue
-        if t.like_num:
-            n = _number(t.text)
-            if n is not None and n in numbers:
-                continue
-        elif len(low) >= PREFIX_MATCH + 1 and low[:PREFIX_MATCH] in prefixes:
+        if len(low) >= PREFIX_MATCH and low[:PREFIX_MATCH] in prefixes:
             continue
         candidates.append(t)
-    out = [Unstated(t.text, "NUM" if t.like_num else t.pos_, "", 0.0) for t in candidates]
+    out = [Unstated(t.text, t.pos_, "", 0.0) for t in candidates]
     pool = sorted({t.lower_ for d in docs[1:] for t in _content(d)})
     if encode is None or not out or not pool:
         return out
@@ -563,7 +565,7 @@ def unstated_content(
     for u, row in zip(out, sims):
         k = int(row.argmax())
         u.nearest, u.cosine = pool[k], float(row[k])
-        if u.salient or u.cosine < min_cos:  # a name or a number has no near-synonym
+        if u.salient or u.cosine < min_cos:  # a name has no near-synonym
             kept.append(u)
     return kept
 

@@ -102,7 +102,7 @@ def test_a_detail_the_evidence_never_states_is_unstated_content(embedder):
     assert unstated_decides(unstated)
 
 
-def test_paraphrases_function_words_and_spelled_numbers_are_not_unstated_content(embedder):
+def test_paraphrases_function_words_and_numbers_are_not_unstated_content(embedder):
     unstated = unstated_content(
         "Each tablet holds five milligrams of the active substance.",
         ["The tablet contains 5 milligrams of the active substance."],
