@@ -399,7 +399,9 @@ class RoleFinding:
     sentence: str
 
 
-def _compare(cf: Frame, ef: Frame, similarity: Similarity | None) -> tuple[str, str, str] | None:
+def _compare(
+    cf: Frame, ef: Frame, similarity: Similarity | None, evidence_words: frozenset[str] = frozenset()
+) -> tuple[str, str, str] | None:
     """``("agree"|"reversed"|"mismatch", claim words, evidence words)`` or None (nothing to say).
 
     A reversal is read on the words alone (two roles crossed, neither bound the claim's way): an
@@ -424,15 +426,16 @@ def _compare(cf: Frame, ef: Frame, similarity: Similarity | None) -> tuple[str, 
     # in a comparison the thing compared may be worded otherwise ("more water" / "a larger volume")
     roles = ("a0", "than") if cf.pred.endswith(" than") else MISMATCH_ROLES
     anchors = [r for r in shared if same[r]]
-    # a mismatch is read on names only ("a name found in the passage in another role"), bound by
-    # the parse itself, not through a personal pronoun: on DEV, common nouns and guessed antecedents
-    # bound otherwise were mostly parse errors and paraphrase
+    # a mismatch is read on names only ("a name found in the passage in another role"): the claim's
+    # name must be stated somewhere in the evidence (``evidence_words``), bound by the parse itself,
+    # not through a personal pronoun. On DEV, common nouns, aliases ("Horodecki" / "Gorodezhkii")
+    # and guessed antecedents bound otherwise were mostly parse errors and paraphrase
     wrong = [
         r
         for r in shared
         if not same[r]
         and r in roles
-        and any(a.proper for a in cf.roles[r])
+        and any(a.proper and a.head in evidence_words for a in cf.roles[r])
         and any(a.proper for a in ef.roles[r])
         and not any(a.guessed for a in ef.roles[r])
     ]
@@ -470,6 +473,7 @@ def role_findings(
     if not claim_frames:
         return []
     claim_words = {t.lemma_.lower() for t in docs[0] if t.is_alpha and not t.is_stop}
+    evidence_words = frozenset(w for d in docs[1:] for t in d for w in (t.lower_, t.lemma_.lower()))
     # only sentences that share a content word with the claim can bind its arguments
     evidence_frames = [
         f for d in docs[1:] if claim_words & {t.lemma_.lower() for t in d if t.is_alpha} for f in frames_of(d)
@@ -482,7 +486,7 @@ def role_findings(
             if ef.negated != cf.negated:
                 continue
             if cf.pred == ef.pred:
-                res = _compare(cf, ef, similarity)
+                res = _compare(cf, ef, similarity, evidence_words)
                 if res:
                     verdicts.append((res, ef))
             elif _same_pred(cf.pred, ef.pred, similarity):
