@@ -111,8 +111,9 @@ BINDING_MAX_SENTENCES = 80  # evidence sentences the binding parses per claim (i
 # content of the claim no evidence sentence states (binding.unstated_content) keeps it below SUPPORTED
 BINDING_UNSTATED_ON = True
 BINDING_UNSTATED_MAX_COS = 0.60  # a word this close (embedding cosine) to an evidence word is stated
-BINDING_UNSTATED_SALIENT = 1  # ... from this many unstated names or numbers
-BINDING_UNSTATED_OTHER = 3  # ... or this many other unstated content words
+BINDING_UNSTATED_SALIENT = 1  # ... from this many unstated names (docs/ARCHITECTURE.md: tuned on DEV)
+# ... or this many other unstated content words: 0 = never (on DEV it fired as often on supported claims)
+BINDING_UNSTATED_OTHER = 0
 MIN_SEARCH_RELEVANCE = 0.25  # searched (uncited) passages below this fused retrieval score are not evidence
 LINGUISTIC_BASE = 0.50  # docs/SPEC_NOTES.md#labels-verdicts-and-confidence: base score
 LINGUISTIC_STEP = 0.15  # docs/SPEC_NOTES.md#labels-verdicts-and-confidence: per high/low confidence indicator

@@ -519,10 +519,7 @@ class Unstated:
     pos: str
     nearest: str  # the closest evidence word by embedding ("" when none was compared)
     cosine: float
-
-    @property
-    def salient(self) -> bool:
-        return self.pos in SALIENT_POS
+    salient: bool = False  # a name: a proper noun, not sentence-initial, not an all-capitals acronym
 
 
 def _content(doc: Any) -> list[Any]:
@@ -557,7 +554,14 @@ def unstated_content(
         if len(low) >= PREFIX_MATCH and low[:PREFIX_MATCH] in prefixes:
             continue
         candidates.append(t)
-    out = [Unstated(t.text, t.pos_, "", 0.0) for t in candidates]
+    # on DEV, a sentence-initial capital ("Myelin sheaths …") and acronyms (gene names, "AMPK",
+    # often spelled out in the evidence) were tagged proper nouns as often in supported claims
+    out = [
+        Unstated(
+            t.text, t.pos_, "", 0.0, t.pos_ in SALIENT_POS and not t.is_sent_start and not t.text.isupper()
+        )
+        for t in candidates
+    ]
     pool = sorted({t.lower_ for d in docs[1:] for t in _content(d)})
     if encode is None or not out or not pool:
         return out
@@ -583,7 +587,10 @@ def unstated_decides(unstated: list[Unstated]) -> bool:
     docs/ARCHITECTURE.md, "Who did what, and nothing more")."""
     salient = sum(u.salient for u in unstated)
     other = len(unstated) - salient
-    return salient >= BINDING_UNSTATED_SALIENT or other >= BINDING_UNSTATED_OTHER
+    return bool(
+        (BINDING_UNSTATED_SALIENT and salient >= BINDING_UNSTATED_SALIENT)
+        or (BINDING_UNSTATED_OTHER and other >= BINDING_UNSTATED_OTHER)
+    )
 
 
 def apply(report: Any, claim: str, passages: list[tuple[str, str]], encode: Encode | None = None) -> None:
