@@ -93,12 +93,12 @@ def test_the_same_roles_in_active_or_passive_voice_agree(embedder, claim, eviden
 
 def test_a_detail_the_evidence_never_states_is_unstated_content(embedder):
     unstated = unstated_content(
-        "The committee approved the annual budget after a three-hour debate in Geneva.",
+        "The committee approved the annual budget in Geneva after a debate chaired by Anna Berg.",
         ["The committee approved the annual budget."],
         embedder.encode,
-        min_cos=0.6,
+        min_cos=0.5,
     )
-    assert {"debate", "Geneva"} <= {u.word for u in unstated}
+    assert {"Geneva", "debate", "Anna", "Berg"} <= {u.word for u in unstated}
     assert unstated_decides(unstated)
 
 
@@ -107,6 +107,6 @@ def test_paraphrases_function_words_and_numbers_are_not_unstated_content(embedde
         "Each tablet holds five milligrams of the active substance.",
         ["The tablet contains 5 milligrams of the active substance."],
         embedder.encode,
-        min_cos=0.6,
+        min_cos=0.5,
     )
     assert not unstated_decides(unstated), unstated
