@@ -7,7 +7,7 @@ module parses the claim and the evidence sentences with spaCy's small English pi
 checked against ``artifacts/parser/files.sha256.json`` before it loads) and binds every argument to
 its predicate:
 
-- a frame is a predicate (a verb's lemma, or a comparison: the verb with the comparative word) and
+- a frame is a predicate (a verb's lemma; a comparison is the verb and "than") and
   its roles: ``a0`` (the subject of an active verb, the ``by`` agent of a passive one), ``a1`` (the
   object, the subject of a passive), ``dative`` (the indirect object), ``than`` (the other side of a
   comparison) and ``to`` (the ``to`` object: "lent … to X", "led to X");
@@ -24,10 +24,16 @@ A claim frame is compared with every evidence frame of the same predicate lemma:
 - ``role_reversed``: two of the claim's roles are bound the other way round in the evidence
   ("the clinic reimburses the insurer" against "the insurer reimburses the clinic") — the evidence
   says otherwise: REFUTED;
-- ``role_mismatch``: one role matches and another is bound to someone or something else ("Edvard
-  Moser described place cells" where O'Keefe described them): a name found in the passage in another
-  role does not count as matched, the claim is not SUPPORTED (NEI: the passage does not say who did
-  it the claim's way, but it does not say the claim's actor did not do it either).
+- ``role_mismatch``: one role matches and another is bound to another name while the claim's name
+  is stated elsewhere in the evidence ("Edvard Moser described place cells" where O'Keefe described
+  them): a name found in the passage in another role does not count as matched, the claim is not
+  SUPPORTED (NEI: the passage does not say who did it the claim's way, but it does not say the
+  claim's actor did not do it either). Names only, never through a personal pronoun's guess.
+
+``unstated_content`` lists the claim's content words no evidence sentence states; ``apply`` (the
+hook at the end of ``contradiction.check``) turns the findings into the structural report's
+``contradicted`` (a reversal) or ``unbound`` (a mismatch, or unstated names or words past
+``BINDING_UNSTATED_SALIENT`` / ``BINDING_UNSTATED_OTHER``: below SUPPORTED).
 
 Either finding stands only when no evidence frame agrees with the claim frame (every shared role the
 same), the predicate compared by lemma or, for agreement, by embedding (``BINDING_SAME_PRED_COS``).
