@@ -104,6 +104,16 @@ STRUCTURE_P_REFUTED = 0.90  # P(contradicted) set by a structural contradiction 
 STRUCTURE_ENTITY_MARGIN = (
     0.05  # a key entity of the claim missing from the evidence keeps confidence this far below the threshold
 )
+# Role binding (audit/pipeline/binding.py): who did what, read from a dependency parse
+BINDING_SAME_ARG_COS = 0.80  # two argument phrases this close (embedding cosine) name the same thing
+BINDING_SAME_PRED_COS = 0.60  # a predicate this close to the claim's may agree with it (never contradict)
+BINDING_MAX_SENTENCES = 80  # evidence sentences the binding parses per claim (in passage order)
+# content of the claim no evidence sentence states (binding.unstated_content) keeps it below SUPPORTED
+BINDING_UNSTATED_ON = True
+BINDING_UNSTATED_MAX_COS = 0.50  # a word this close (embedding cosine) to an evidence word is stated
+# tuned on DEV (docs/ARCHITECTURE.md, "Who did what, and nothing more"): from this many unstated names
+BINDING_UNSTATED_SALIENT = 2
+BINDING_UNSTATED_OTHER = 5  # ... or this many other unstated content words (0 = never)
 MIN_SEARCH_RELEVANCE = 0.25  # searched (uncited) passages below this fused retrieval score are not evidence
 LINGUISTIC_BASE = 0.50  # docs/SPEC_NOTES.md#labels-verdicts-and-confidence: base score
 LINGUISTIC_STEP = 0.15  # docs/SPEC_NOTES.md#labels-verdicts-and-confidence: per high/low confidence indicator

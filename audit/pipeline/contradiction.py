@@ -79,7 +79,8 @@ class Finding:
         }
 
 
-CAPPING_RULES = ("missing_entity", "unstated_obligation")  # keep a claim below SUPPORTED; never refute it
+# keep a claim below SUPPORTED; never refute it
+CAPPING_RULES = ("missing_entity", "unstated_obligation", "role_mismatch", "unstated_content")
 
 
 @dataclass
@@ -87,6 +88,7 @@ class StructureReport:
     contradicted: bool = False
     missing_entity: bool = False
     unstated_obligation: bool = False
+    unbound: bool = False  # role binding: a role bound otherwise, or content no source states (binding.py)
     alignment: float = 0.0
     sentence: str = ""
     findings: list[Finding] = field(default_factory=list)
@@ -96,6 +98,7 @@ class StructureReport:
             "contradicted": self.contradicted,
             "missing_entity": self.missing_entity,
             "unstated_obligation": self.unstated_obligation,
+            "unbound": self.unbound,
             "alignment": round(self.alignment, 4),
             "aligned_sentence": self.sentence[:300],
             "findings": [f.as_dict() for f in self.findings],
@@ -367,21 +370,39 @@ def _unstated_specifics(
     return out
 
 
-# long: the structural rules in order on one alignment of claim and evidence
 def check(
     claim: str,
     passages: list[tuple[str, str]],
     similarity=None,
     *,
     max_missing: int = MAX_MISSING_FOR_SUBSTITUTION,
+    encode=None,
 ) -> StructureReport:
-    """Run the rules on ``claim`` against ``passages`` ([(passage id, text)]).
+    """Run the rules on ``claim`` against ``passages`` ([(passage id, text)]), then the role
+    binding (``audit.pipeline.binding``) when ``similarity`` is given.
 
     ``similarity(a, b) -> cosine`` tells a substituted entity from a near-synonym; without it the
     substitution rule does not fire (it can still report a missing named entity). ``max_missing``:
     how many claim words a sentence may lack for each of them to be examined as a substitution
-    (a revised sentence is examined with more: see ``audit.pipeline.revision.whole``).
+    (a revised sentence is examined with more: see ``audit.pipeline.revision.whole``). ``encode``
+    (texts -> unit vectors; default the process-wide embedder) compares the binding's phrases.
     """
+    report = _check(claim, passages, similarity, max_missing=max_missing)
+    if similarity is not None and not report.contradicted:
+        from audit.pipeline import binding
+
+        binding.apply(report, claim, passages, encode)
+    return report
+
+
+# long: the structural rules in order on one alignment of claim and evidence
+def _check(
+    claim: str,
+    passages: list[tuple[str, str]],
+    similarity=None,
+    *,
+    max_missing: int = MAX_MISSING_FOR_SUBSTITUTION,
+) -> StructureReport:
     claim_toks = tokens(claim)
     cstems = _content_stems(claim_toks)
     report = StructureReport()

@@ -144,7 +144,11 @@ def label_claim(
     elif (
         structure
         and structure.ran
-        and (structure.details.get("missing_entity") or structure.details.get("unstated_obligation"))
+        and (
+            structure.details.get("missing_entity")
+            or structure.details.get("unstated_obligation")
+            or structure.details.get("unbound")
+        )
     ):
         conf = min(conf, t.audit_score_threshold - STRUCTURE_ENTITY_MARGIN)
     conflict = "conflict" in flags

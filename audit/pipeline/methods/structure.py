@@ -31,12 +31,17 @@ class StructureMethod(VerificationMethod):
             return MethodResult(
                 self.name, ran=True, score=None, verdict="not_found", details={"reason": "no evidence"}
             )
-        report = check(claim.text, [(h.passage.id, h.passage.text) for h in hits], _similarity_fn(ctx))
+        report = check(
+            claim.text,
+            [(h.passage.id, h.passage.text) for h in hits],
+            _similarity_fn(ctx),
+            encode=getattr(ctx, "embed", None),
+        )
         verdict = (
             "contradicted"
             if report.contradicted
             else "not_found"
-            if report.missing_entity or report.unstated_obligation
+            if report.missing_entity or report.unstated_obligation or report.unbound
             else "supported"
             if report.alignment
             else "not_found"

@@ -69,7 +69,7 @@ def judge_whole(
     report = structural_report(body, passages, similarity)
     if report.contradicted:
         label, confidence = REFUTED, min(confidence, STRUCTURE_CONTRADICTION_CAP)
-    elif (report.missing_entity or report.unstated_obligation) and label == SUPPORTED:
+    elif (report.missing_entity or report.unstated_obligation or report.unbound) and label == SUPPORTED:
         label, confidence = NEI, min(confidence, threshold - STRUCTURE_ENTITY_MARGIN)
     return {
         "text": body,

