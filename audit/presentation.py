@@ -334,7 +334,8 @@ def label_meaning(label: str, confidence: float | None) -> str:
 # one line (a run of blank lines is never re-read from each of its lines).
 _MD_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^)\[\]]*\)")
 _MD_LINE_PREFIX = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)", re.MULTILINE)
-_MD_EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
+# emphasis holds no mark of its own kind: an opening mark that never closes is given up at the next one
+_MD_EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)((?:(?!\1).)+?)(?<=\S)\1")
 _MD_RULE = re.compile(r"^[^\S\n]*(?:[-*_][^\S\n]*){3,}$", re.MULTILINE)
 _BLANK_LINES = re.compile(r"\n{2,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")

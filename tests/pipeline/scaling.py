@@ -85,6 +85,16 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "urls": _run("http://"),
     "at signs": _run("a@"),
     "dotted local part": _run("a.", "@"),
+    # the families of the probe of the running server (issue 34)
+    "citation starts": _run("[cite:"),
+    "source citation lists": _run("[source: 1,"),
+    "parenthesised source lists": _run("(source: 1,"),
+    "one long citation list": lambda size: "[1" + ",1" * ((size - 2) // 2),
+    "code words": _run("`a "),
+    "starred words": _run("*a "),
+    "number pairs": _run("1 2 "),
+    "number lists": _run("1, "),
+    "and lists": _run(", and "),
 }
 
 
