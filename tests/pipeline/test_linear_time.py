@@ -104,7 +104,8 @@ def test_the_scaling_check_tells_a_quadratic_pattern_from_a_linear_one():
     linear = re.compile(r"\[([^\[\]]+)\]\((?:[^)\[\]]+)\)")
     family = {"nested square brackets": scaling.ADVERSARIAL["nested square brackets"]}
     assert (
-        scaling.super_linear(scaling.scanner(quadratic), family)["nested square brackets"] > scaling.MAX_RATIO
+        scaling.super_linear(scaling.scanner(quadratic), family)["nested square brackets"]
+        > scaling.MAX_EXPONENT
     )
     assert scaling.super_linear(scaling.scanner(linear), family) == {}
 
