@@ -3,10 +3,10 @@
 ``growth(fn, family)`` runs ``fn`` on the family's text at two sizes, SMALL and LARGE characters,
 and returns the ratio of the CPU time per call (the thread's own time, so other processes on the
 machine hardly matter). A linear function gives about LARGE / SMALL; a quadratic one its square.
-That quick screen only names suspects: ``super_linear`` counts a family when the growth exponent
-fitted over three larger sizes (``fitted_growth``: 8k, 32k and 128k characters, best of three) is
-over MAX_EXPONENT too. A run that does not finish within STOP_AFTER_S (catastrophic backtracking)
-is stopped by a timer signal and reported as unbounded growth.
+That quick screen only names suspects: ``super_linear`` counts a family when the growth
+exponent fitted over three larger sizes (``fitted_growth``: 8k, 32k and 128k characters, best of
+three) is over MAX_EXPONENT too. A run that does not finish within STOP_AFTER_S seconds of CPU
+time (catastrophic backtracking) is stopped by a timer signal and reported as unbounded growth.
 
 ``path_exponents`` does the same for whole HTTP paths (``tests/api/test_linear_http.py``): the
 CPU time of each step of a request flow, fitted over three sizes.
@@ -113,12 +113,13 @@ def _stop(signum, frame):
 
 
 def cost(fn: Callable[[str], object], text: str, samples: int = 1) -> float:
-    """CPU seconds per call of ``fn(text)`` (the best of ``samples``); inf when it ran too long."""
-    previous = signal.signal(signal.SIGALRM, _stop)
-    signal.setitimer(signal.ITIMER_REAL, STOP_AFTER_S)
+    """CPU seconds per call of ``fn(text)`` (the best of ``samples``); inf when one sample ran
+    past STOP_AFTER_S seconds of CPU time (a profiling timer: a busy machine does not stop it)."""
+    previous = signal.signal(signal.SIGPROF, _stop)
     try:
         best = float("inf")
         for _ in range(samples):
+            signal.setitimer(signal.ITIMER_PROF, STOP_AFTER_S)
             reps = 1
             while True:
                 started = time.thread_time()
@@ -133,8 +134,8 @@ def cost(fn: Callable[[str], object], text: str, samples: int = 1) -> float:
     except _Stopped:
         return float("inf")
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def growth(fn: Callable[[str], object], family: Callable[[int], str], samples: int = 1) -> float:
@@ -272,27 +273,30 @@ def fitted_exponent(costs: dict[int, float]) -> float:
 
 class StepTimer:
     """CPU seconds of the named steps of one run (the process's own time: all its threads, not
-    the other processes of a busy machine); a step past STEP_STOP_AFTER_S is stopped and counts
-    as unbounded."""
+    the other processes of a busy machine); a step past STEP_STOP_AFTER_S seconds of CPU time (a
+    profiling timer, so a busy machine that leaves it waiting does not stop it) is stopped and
+    counts as unbounded."""
 
     STEP_STOP_AFTER_S = 120.0
 
     def __init__(self) -> None:
         self.costs: dict[str, float] = {}
+        self.walls: dict[str, float] = {}  # wall-clock seconds of the same steps
 
     def __call__(self, name: str, fn: Callable[[], object]):
-        previous = signal.signal(signal.SIGALRM, _stop)
-        signal.setitimer(signal.ITIMER_REAL, self.STEP_STOP_AFTER_S)
-        started = time.process_time()
+        previous = signal.signal(signal.SIGPROF, _stop)
+        signal.setitimer(signal.ITIMER_PROF, self.STEP_STOP_AFTER_S)
+        started, wall = time.process_time(), time.perf_counter()
         try:
             result = fn()
         except _Stopped:
-            self.costs[name] = float("inf")
+            self.costs[name] = self.walls[name] = float("inf")
             return None
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, previous)
         self.costs[name] = time.process_time() - started
+        self.walls[name] = time.perf_counter() - wall
         return result
 
 
