@@ -83,6 +83,10 @@ NUMERIC_RELEVANT_OVERLAP = (
     0.40  # an evidence sentence sharing this share of a claim's words can contradict its numbers
 )
 CONTRADICTION_CAP = 0.05  # confidence ceiling of a claim contradicted by numbers or by conflicting sources
+# A claim's quantities compared with the evidence, at most (in order; the rest are counted as
+# "unchecked"): each is compared with every quantity of the evidence, so a list of 30,000 numbers
+# cost the product of the two counts (one audit of "1 2 " x 30,000: 53 s).
+NUMERIC_MAX_CLAIM_QUANTITIES = 40
 NUMERIC_ABSENT_MARGIN = (
     0.05  # a claim quantity found nowhere in the evidence keeps confidence this far below the threshold
 )
@@ -434,6 +438,12 @@ UI_EVIDENCE_MIN_ALIGNMENT = (
 UI_NIGHTLY_REPORTS_LISTED = 60  # days of nightly reports listed on the report page
 UI_PROPOSALS_LISTED = 20  # held revisions shown on the queue page (oldest first; the rest on the answers)
 UI_HOME_DEADLINES = 3  # next deadlines on the home page
+# The word diff of a revised answer (answer page, queue page) costs bounded time on any text: the
+# common start and end are matched in one pass, the changed sentences in between are aligned, then
+# the words of each changed stretch. Beyond these bounds the page says the texts are too long to
+# compare instead of aligning them (difflib costs the product of the two lengths on repetitive text).
+DIFF_MAX_CHANGED_SENTENCES = 300  # changed sentences (either side) aligned sentence by sentence
+DIFF_MAX_WORD_CELLS = 400_000  # words × words compared over all changed stretches of one diff
 # Success metrics (docs/SPEC_NOTES.md#success-metrics) (the dashboard's KPI tiles).
 SUCCESS_SUPPORTED_SHARE_MIN = 0.90  # audited claims SUPPORTED without human intervention
 SUCCESS_MISSING_EVIDENCE_SHARE_MAX = 0.05  # audited claims escalated because evidence was missing

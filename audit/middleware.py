@@ -37,3 +37,50 @@ class SecurityHeadersMiddleware:
         if policy and response.get("Content-Type", "").startswith("text/html"):
             response.headers.setdefault("Content-Security-Policy", policy)
         return response
+
+
+# Forms with a limit of their own (the answer form counts against THROTTLE_AUDITS) and the
+# sign-in pages (their own lockout); signing out is never refused.
+_FORMS_LIMITED_ELSEWHERE = frozenset({"answer-new", "login", "logout"})
+
+
+class FormThrottleMiddleware:
+    """Every state-changing HTML form (a POST outside the API) of a signed-in user counts against
+    ``THEORIA["THROTTLE_FORMS"]`` per user; over it the form is refused with 429, Retry-After and
+    the API's own message ("Request was throttled. Expected available in N seconds.")."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        user = getattr(request, "user", None)
+        if (
+            request.method in ("GET", "HEAD", "OPTIONS")
+            or user is None
+            or not user.is_authenticated
+            or request.path.startswith("/api/")
+            or getattr(request.resolver_match, "url_name", None) in _FORMS_LIMITED_ELSEWHERE
+        ):
+            return None
+        import math
+
+        from django.shortcuts import render
+        from rest_framework.exceptions import Throttled
+
+        from audit import throttling
+        from audit.rates import Rate
+
+        wait = throttling.take("forms", f"user:{user.pk}", Rate.parse(settings.THEORIA.get("THROTTLE_FORMS")))
+        if wait is None:
+            return None
+        response = render(
+            request,
+            "audit/throttled.html",
+            {"message": str(Throttled(math.ceil(wait)).detail)},
+            status=429,
+        )
+        response["Retry-After"] = str(math.ceil(wait))
+        return response

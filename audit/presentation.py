@@ -6,11 +6,11 @@ plain values, so they are tested without a database.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from audit import constants
 from audit.models.choices import LABEL_BADGES, Label
 from audit.pipeline.text import content_stems
 
@@ -117,19 +117,153 @@ class DiffPart:
     replaced: bool = field(default=False, compare=False)
 
 
-def word_diff(before: str, after: str) -> list[DiffPart]:
-    """Return a word-level diff of two texts (whitespace kept, so the result reads as prose)."""
-    a, b = _TOKEN.findall(before or ""), _TOKEN.findall(after or "")
-    parts: list[DiffPart] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+class WordDiff(list):
+    """The parts of a word diff, in order; ``too_long`` says, in words, that the texts were too
+    long to compare (then there are no parts), else it is empty."""
+
+    too_long = ""
+
+
+def _sentences(text: str) -> list[str]:
+    """``text`` cut after each sentence end or line break (whitespace kept), in one pass."""
+    out: list[str] = []
+    start = 0
+    previous = ""
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token[0].isspace() and ("\n" in token or previous[-1:] in (".", "!", "?")):
+            out.append(text[start : match.end()])
+            start = match.end()
+        previous = token
+    if start < len(text):
+        out.append(text[start:])
+    return out
+
+
+def _common_ends(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """How many items ``a`` and ``b`` share at their start, then at their end (not overlapping)."""
+    limit = min(len(a), len(b))
+    head = 0
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    return head, tail
+
+
+def _align(a: Sequence[str], b: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
+    """Opcodes ("equal" / "replace" / "delete" / "insert", i1, i2, j1, j2) of a longest common
+    subsequence of ``a`` and ``b``: exactly len(a) × len(b) steps, whatever the text repeats
+    (difflib's matcher costs a further factor on repetitive input)."""
+    n, m = len(a), len(b)
+    lcs = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below, item = lcs[i], lcs[i + 1], a[i]
+        for j in range(m - 1, -1, -1):
+            if item == b[j]:
+                row[j] = below[j + 1] + 1
+            else:
+                row[j] = below[j] if below[j] >= row[j + 1] else row[j + 1]
+    opcodes: list[tuple[str, int, int, int, int]] = []
+    i = j = 0
+    i0, j0 = 0, 0
+    while i < n or j < m:
+        if i < n and j < m and a[i] == b[j]:
+            if (i, j) != (i0, j0):
+                opcodes.append(("replace", i0, i, j0, j))
+            i1, j1 = i, j
+            while i < n and j < m and a[i] == b[j]:
+                i += 1
+                j += 1
+            opcodes.append(("equal", i1, i, j1, j))
+            i0, j0 = i, j
+        elif j >= m or (i < n and lcs[i + 1][j] >= lcs[i][j + 1]):
+            i += 1
+        else:
+            j += 1
+    if (i, j) != (i0, j0):
+        opcodes.append(("replace", i0, i, j0, j))
+    return opcodes
+
+
+class _Budget:
+    """Word comparisons left to one diff (constants.DIFF_MAX_WORD_CELLS)."""
+
+    def __init__(self, cells: int):
+        self.cells = cells
+
+    def take(self, cells: int) -> bool:
+        if cells > self.cells:
+            return False
+        self.cells -= cells
+        return True
+
+
+def _changed_words(before: str, after: str, budget: _Budget) -> list[DiffPart]:
+    """The word diff of one changed stretch; wholly struck and added when it is too large to align."""
+    a, b = _TOKEN.findall(before), _TOKEN.findall(after)
+    head, tail = _common_ends(a, b)
+    parts = [DiffPart("equal", "".join(a[:head]))]
+    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if budget.take(len(mid_a) * len(mid_b)):
+        opcodes = _align(mid_a, mid_b)
+    else:
+        opcodes = [("replace", 0, len(mid_a), 0, len(mid_b))]
+    for op, i1, i2, j1, j2 in opcodes:
         if op == "equal":
-            parts.append(DiffPart("equal", "".join(a[i1:i2])))
+            parts.append(DiffPart("equal", "".join(mid_a[i1:i2])))
             continue
-        if i2 > i1:
-            parts.append(DiffPart("delete", "".join(a[i1:i2]), replaced=j2 > j1))
-        if j2 > j1:
-            parts.append(DiffPart("insert", "".join(b[j1:j2])))
+        parts.append(DiffPart("delete", "".join(mid_a[i1:i2])))
+        parts.append(DiffPart("insert", "".join(mid_b[j1:j2])))
+    parts.append(DiffPart("equal", "".join(a[len(a) - tail :])))
     return parts
+
+
+def _joined(parts: list[DiffPart]) -> WordDiff:
+    """Empty parts dropped, neighbours of one kind joined, and each deletion that its replacement
+    directly follows marked ``replaced``."""
+    out = WordDiff()
+    for part in parts:
+        if not part.text:
+            continue
+        if out and out[-1].op == part.op:
+            out[-1] = DiffPart(part.op, out[-1].text + part.text)
+        else:
+            out.append(part)
+    for n, part in enumerate(out):
+        if part.op == "delete" and n + 1 < len(out) and out[n + 1].op == "insert":
+            out[n] = DiffPart("delete", part.text, replaced=True)
+    return out
+
+
+def word_diff(before: str, after: str) -> WordDiff:
+    """Return a word-level diff of two texts (whitespace kept, so the result reads as prose).
+
+    Linear in the texts' length plus a bounded part: the sentences the texts share at their
+    start and end are matched in one pass; at most ``DIFF_MAX_CHANGED_SENTENCES`` sentences in
+    between are aligned (else the diff is ``too_long``), then the words of each changed stretch,
+    at most ``DIFF_MAX_WORD_CELLS`` comparisons in all (a larger stretch is struck and added whole).
+    """
+    a, b = _sentences(before or ""), _sentences(after or "")
+    head, tail = _common_ends(a, b)
+    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if max(len(mid_a), len(mid_b)) > constants.DIFF_MAX_CHANGED_SENTENCES:
+        diff = WordDiff()
+        diff.too_long = (
+            f"Too long to compare: the two texts differ in more than "
+            f"{constants.DIFF_MAX_CHANGED_SENTENCES} sentences. Both are shown in full."
+        )
+        return diff
+    budget = _Budget(constants.DIFF_MAX_WORD_CELLS)
+    parts = [DiffPart("equal", "".join(a[:head]))]
+    for op, i1, i2, j1, j2 in _align(mid_a, mid_b):
+        if op == "equal":
+            parts.append(DiffPart("equal", "".join(mid_a[i1:i2])))
+        else:
+            parts.extend(_changed_words("".join(mid_a[i1:i2]), "".join(mid_b[j1:j2]), budget))
+    parts.append(DiffPart("equal", "".join(a[len(a) - tail :])))
+    return _joined(parts)
 
 
 # Metrics a tooltip may show, in this order, with the words an analyst reads. Internal scores
@@ -200,7 +334,8 @@ def label_meaning(label: str, confidence: float | None) -> str:
 # one line (a run of blank lines is never re-read from each of its lines).
 _MD_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^)\[\]]*\)")
 _MD_LINE_PREFIX = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)", re.MULTILINE)
-_MD_EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
+# emphasis holds no mark of its own kind: an opening mark that never closes is given up at the next one
+_MD_EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)((?:(?!\1).)+?)(?<=\S)\1")
 _MD_RULE = re.compile(r"^[^\S\n]*(?:[-*_][^\S\n]*){3,}$", re.MULTILINE)
 _BLANK_LINES = re.compile(r"\n{2,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")

@@ -272,7 +272,14 @@ def answer_new(request):
     response = render(
         request,
         "audit/answer_new.html",
-        {"form": form, "passages": passages, "errors": errors, "summary_errors": summary},
+        {
+            "form": form,
+            "passages": passages,
+            "errors": errors,
+            "summary_errors": summary,
+            # the sites that may receive claim text when Audit-Local escalates to the web
+            "web_sites": list(workspace.web_allowed_domains or ()) if workspace.allow_external_calls else [],
+        },
         status=status,
     )
     if wait is not None:
@@ -347,8 +354,13 @@ def _answer_page(request, workspace, answer, *, decision_errors=None, status: in
         if answer.revision_status in _PROPOSAL_STATES
         else None,
         "can_review": roles.can_review(request.user),
-        "external": claims_selectors.answer_external_sources(answer=answer),
+        "external": (external := claims_selectors.answer_external_sources(answer=answer)),
         "allow_external_calls": workspace.allow_external_calls,
+        # Audit-Local escalates to the web where the workspace allows it: the mode says so up front
+        "mode_text": "Audit-Local → Audit-Web"
+        if answer.mode == claims_selectors.Mode.AUDIT_LOCAL
+        and (workspace.allow_external_calls or external["calls"])
+        else answer.get_mode_display(),
         "thresholds": selectors_api.thresholds_for(workspace),
         "decision_errors": decision_errors,
         "decision_posted": request.POST if decision_errors else {},

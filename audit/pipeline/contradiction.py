@@ -177,13 +177,13 @@ def clauses(sentence: str) -> list[list[str]]:
     return [t for t in (tokens(part) for part in CLAUSE_SPLIT_RE.split(sentence) if part) if t]
 
 
-def _negation(claim: str, s: Sentence) -> Finding | None:
-    """Each clause of the claim against the sentence clause that aligns best with it."""
+def _negation(claim_clauses: list[list[str]], s: Sentence) -> Finding | None:
+    """Each clause of the claim (``clauses(claim)``) against the sentence clause that aligns best with it."""
     parts = clauses(s.text)
     if not parts:
         return None
     part_stems = [{stem(t) for t in p} for p in parts]
-    for ctoks in clauses(claim):
+    for ctoks in claim_clauses:
         cl_stems = _content_stems(ctoks)
         if len(cl_stems) < 2:
             continue
@@ -420,6 +420,9 @@ def _check(
     evidence_stems = set().union(*(s.stems for s in sentences))
     evidence_tokens = [t for s in sentences for t in s.tokens]
     ents = _entities(claim)
+    # the claim's content words, read once for all the sentences (not once per sentence)
+    claim_words = [(k, t, stem(t)) for k, t in enumerate(claim_toks) if _is_content(t) and _is_word(t)]
+    claim_clauses = clauses(claim)
     scored = []  # (adjusted alignment, raw alignment, order, sentence, findings, explained words)
     for order, s in enumerate(sentences):
         raw = _coverage(cstems, s.stems)
@@ -430,15 +433,15 @@ def _check(
         for f in _antonyms(claim_toks, cstems, s):
             findings.append(f)
             explained.add(stem(f.claim_words))
-        missing = [
-            (k, t)
-            for k, t in enumerate(claim_toks)
-            if _is_content(t)
-            and _is_word(t)
-            and stem(t) not in s.stems
-            and stem(t) not in explained
-            and not _spelled_otherwise(t, s.tokens)
-        ]
+        spelled: dict[str, bool] = {}  # each distinct word looked for once per sentence
+        missing = []
+        for k, t, st in claim_words:
+            if st in s.stems or st in explained:
+                continue
+            if t not in spelled:
+                spelled[t] = _spelled_otherwise(t, s.tokens)
+            if not spelled[t]:
+                missing.append((k, t))
         if 0 < len(missing) <= max_missing:
             for k, t in missing:
                 if stem(t) in evidence_stems or _spelled_otherwise(t, evidence_tokens):
@@ -459,7 +462,7 @@ def _check(
         adjusted = _coverage(cstems, s.stems, explained)
         if adjusted < STRUCTURE_MIN_ALIGNMENT:
             continue
-        neg = _negation(claim, s)
+        neg = _negation(claim_clauses, s)
         if neg:
             findings.append(neg)
         scored.append((adjusted, raw, -order, s, findings))

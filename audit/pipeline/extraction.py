@@ -21,12 +21,16 @@ from audit.pipeline.types import ClaimDraft
 
 # --- citation anchors -------------------------------------------------------------------------
 # [cite:X]  [1]  [1, 2]  [1][2]  [Source: 1]  (Source: 1)  [Arxiv]  [Arxiv-2]
+# Linear time on any input: every quantifier is bounded and no part may hold the bracket that opens
+# the next marker, so a marker that never closes is given up within a few hundred characters
+# (an unbounded "[^\]\s]+" read "[cite:" x 20,000 to its end once per "[cite:").
+_CITE_LIST = r"[\w.\-]{1,80}+(?:\s{0,8}+,\s{0,8}+[\w.\-]{1,80}+){0,40}+"
 CITATION_RE = re.compile(
-    r"\[\s*cite\s*:\s*(?P<cite>[^\]\s]+)\s*\]"
-    r"|\[\s*(?:source|src|ref)\s*:?\s*(?P<src>[\w.\-]+(?:\s*,\s*[\w.\-]+)*)\s*\]"
-    r"|\(\s*(?:source|src|ref)\s*:?\s*(?P<psrc>[\w.\-]+(?:\s*,\s*[\w.\-]+)*)\s*\)"
-    r"|\[\s*(?P<num>\d{1,3}(?:\s*[,\u2013-]\s*\d{1,3})*)\s*\]"
-    r"|\[(?P<key>[A-Z][A-Za-z0-9]{1,30}(?:-\d+)?)\](?!\()",
+    r"\[\s{0,8}+cite\s{0,8}+:\s{0,8}+(?P<cite>[^\[\]\s]{1,120}+)\s{0,8}+\]"
+    rf"|\[\s{{0,8}}+(?:source|src|ref)\s{{0,8}}+:?\s{{0,8}}+(?P<src>{_CITE_LIST})\s{{0,8}}+\]"
+    rf"|\(\s{{0,8}}+(?:source|src|ref)\s{{0,8}}+:?\s{{0,8}}+(?P<psrc>{_CITE_LIST})\s{{0,8}}+\)"
+    r"|\[\s{0,8}+(?P<num>\d{1,3}+(?:\s{0,8}+[,\u2013-]\s{0,8}+\d{1,3}+){0,60}+)\s{0,8}+\]"
+    r"|\[(?P<key>[A-Z][A-Za-z0-9]{1,30}+(?:-\d{1,6}+)?)\](?!\()",
     re.IGNORECASE,
 )
 

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
 
+from audit.constants import NUMERIC_MAX_CLAIM_QUANTITIES
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.numbers import extract_quantities, values_match
 from audit.pipeline.text import STOPWORDS, content_stems, normalize, stem, words
@@ -231,6 +234,16 @@ def stem_coverage(cstems: list[str], target: set[str]) -> float:
     return sum(1 for w in cstems if w in target) / len(cstems) if cstems else 0.0
 
 
+def stem_coverages(cstems: list[str], targets: Iterable[set[str]]) -> list[float]:
+    """``stem_coverage`` of the claim against each target: the claim's stems are counted once and
+    each target reads only its own words, so a long claim against many sentences costs their
+    lengths added, not multiplied (the same values: the count of claim stems found, over their number)."""
+    if not cstems:
+        return [0.0 for _ in targets]
+    counts = Counter(cstems)
+    return [sum(counts.get(w, 0) for w in target) / len(cstems) for target in targets]
+
+
 def _bigrams(stems: list[str]) -> set[tuple[str, str]]:
     return set(pairwise(stems))
 
@@ -327,7 +340,7 @@ def compute_features(
     if lexical_only:  # "fast" depth: rank sentences by word overlap instead of cosine
         sv = np.zeros((len(sel), 1), dtype=np.float32)
         cv = np.zeros(1, dtype=np.float32)
-        sims = np.array([stem_coverage(cst, set(pair.sent_stems[i])) for i in sel], dtype=np.float32)
+        sims = np.array(stem_coverages(cst, [set(pair.sent_stems[i]) for i in sel]), dtype=np.float32)
     else:
         cv = vec[pair.claim]
         sv = np.stack([vec[pair.sentences[i]] for i in sel])
@@ -346,7 +359,7 @@ def compute_features(
         if c > best_window_cos:
             best_window_cos, best_window = c, (a, b)
     f["cos_best_window"] = best_window_cos
-    lex_scores = [stem_coverage(cst, set(pair.sent_stems[i])) for i in sel]
+    lex_scores = stem_coverages(cst, [set(pair.sent_stems[i]) for i in sel])
     best_lex_k = int(np.argmax(lex_scores))
     f["cos_best_lex_sent"] = float(sims[best_lex_k])
 
@@ -368,6 +381,9 @@ def compute_features(
     f["n_numbers"] = float(len(cq))
     if cq:
         eq = extract_quantities(pair.evidence_text)
+        # at most the numeric method's count of a claim's quantities, each against every quantity
+        # of the evidence (a list of thousands of numbers cost the product of the two counts)
+        cq = cq[:NUMERIC_MAX_CLAIM_QUANTITIES]
         matched = sum(1 for a in cq if any(values_match(a, b, 0.02, 0.1) for b in eq))
         f["num_cov"] = matched / len(cq)
         wq = extract_quantities(" ".join(pair.sentences[i] for i in best_window))
@@ -397,11 +413,11 @@ def compute_features(
         f["rare_unmatched"] = float(sum(1 for w in cset if w not in all_stems and idf.get(w, 12.0) > 5.0))
     else:
         f["rare_unmatched"] = f["unmatched_words"]
-    best3 = 0.0
-    for i in range(len(pair.sentences)):
-        window = set().union(*(set(pair.sent_stems[j]) for j in range(i, min(i + 3, len(pair.sentences)))))
-        best3 = max(best3, stem_coverage(cst, window))
-    f["cov_best_3window"] = best3
+    windows = [
+        set().union(*(set(pair.sent_stems[j]) for j in range(i, min(i + 3, len(pair.sentences)))))
+        for i in range(len(pair.sentences))
+    ]
+    f["cov_best_3window"] = max([0.0, *stem_coverages(cst, windows)])
     ev_words = {w for i in best_window for w in words(pair.sentences[i])}
     claim_words = set(toks)
     f["prefix_antonym"] = float(

@@ -44,7 +44,14 @@ from audit.constants import (
 )
 from audit.pipeline.cascade import STAGE_CHEAP, STAGE_READER, Cascade, shipped_cascade
 from audit.pipeline.entailment_model import LinearHead, confidence_from_logit
-from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, PreparedPair, featurize, stem_coverage
+from audit.pipeline.features import (
+    FAST_FEATURES,
+    FEATURE_NAMES,
+    PreparedPair,
+    featurize,
+    stem_coverage,
+    stem_coverages,
+)
 from audit.pipeline.judge_base import Judge, encode_tokens_fn, judgements_of
 from audit.pipeline.nli_model import ARTIFACT_DIR, CONTRADICTION, ENTAILMENT, NEUTRAL, get_nli_model
 from audit.pipeline.operating_points import shipped_operating_points
@@ -76,7 +83,7 @@ def candidate_texts(p: PreparedPair, sentences: int = NLI_SENTENCES, windows: in
         return []
     cst = p.claim_stems
     sets = [set(s) for s in p.sent_stems]
-    cov = [stem_coverage(cst, s) for s in sets]
+    cov = stem_coverages(cst, sets)
     order = sorted(range(len(p.sentences)), key=lambda i: (-cov[i], i))
     out = [p.sentences[i] for i in order[:sentences]]
     breaks = set(p.passage_breaks)

@@ -41,8 +41,10 @@ from audit.pipeline.retrieval import anchor_map, resolve_anchor
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import ClaimVerdict, Passage
 
+# a source marker holds no bracket of its own and at most 200 characters: one that never closes
+# is given up at the next bracket, not read to the end of the text once per marker
 CITATION_PATTERNS = re.compile(
-    r"\[\s*source\s*:[^\]]*\]|\(\s*source\s*:[^)]*\)|\baccording to\b|\bper the\b|\bas (?:stated|reported) in\b"
+    r"\[\s{0,8}+source\s{0,8}+:[^\[\]]{0,200}+\]|\(\s{0,8}+source\s{0,8}+:[^()]{0,200}+\)|\baccording to\b|\bper the\b|\bas (?:stated|reported) in\b"
     r"|\b(?:states|reports|shows|notes) that\b"
     r"|\bin the (?:[\w-]+ ){0,4}(?:filing|report|study|paper|article|document|guideline|review|source)s?\b",
     re.IGNORECASE,

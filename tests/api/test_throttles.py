@@ -1,7 +1,10 @@
 """Throttles: password guesses at the token endpoint and audits per token answer 429 with Retry-After;
-uploads holding NUL or control characters are refused naming the file."""
+uploads holding NUL or control characters are refused naming the file; every other state-changing
+HTML form counts per user against THEORIA["THROTTLE_FORMS"] and is refused with the API's message."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -193,3 +196,50 @@ def test_with_a_redis_url_the_counts_live_in_redis_for_every_process(settings):
     other = redis.Redis.from_url(url)  # what another process reads
     assert any(b"theoria:throttle:redis:" in key for key in other.keys("theoria-test:*"))
     caches["default"].clear()
+
+
+# --- every other state-changing HTML form: THEORIA["THROTTLE_FORMS"] per user -----------------
+
+THROTTLED = re.compile(r"Request was throttled\. Expected available in \d+ seconds?\.")
+
+
+def test_a_user_over_the_form_limit_gets_429_with_the_apis_message_and_nothing_changes(
+    client, client_for, make_user, settings, workspace
+):
+    from audit.models import AuditEvent
+    from tests.factories import AnswerFactory
+
+    settings.THEORIA = {**settings.THEORIA, "THROTTLE_FORMS": "2/min", "THROTTLE_AUDITS": "1/min"}
+    lead = make_user("lead9", roles.L3_LEAD)
+    answer = AnswerFactory(workspace=workspace, revision_status="proposed", proposed_text="New text.")
+    client.force_login(lead)
+    url = f"/answers/{answer.public_id}/revision"
+    assert [client.post(url, {"decision": "accept"}).status_code for _ in range(2)] == [400, 400]
+    events = AuditEvent.objects.count()
+
+    response = client.post(url, {"decision": "accept", "reason": "Checked against the source."})
+
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    assert THROTTLED.search(response.content.decode())
+    answer.refresh_from_db()
+    assert answer.revision_status == "proposed" and AuditEvent.objects.count() == events
+    assert client.get(f"/answers/{answer.public_id}/").status_code == 200  # reading is not limited
+    # the API's refusal says the same words
+    submitter = client_for(make_user("frontend9", roles.SUBMITTER))
+    body = {"query": "q", "answer": "The office opens at nine.", "mode": "normal"}
+    submitter.post("/api/v1/audits", body, format="json")
+    assert THROTTLED.fullmatch(submitter.post("/api/v1/audits", body, format="json").json()["detail"])
+
+
+def test_the_form_limit_counts_per_user(client, make_user, settings, workspace):
+    from django.test import Client
+
+    settings.THEORIA = {**settings.THEORIA, "THROTTLE_FORMS": "1/min"}
+    first, second = make_user("lead9", roles.L3_LEAD), make_user("lead10", roles.L3_LEAD)
+    client.force_login(first)
+    other = Client()
+    other.force_login(second)
+    assert client.post("/escalations/bulk", {}).status_code != 429
+    assert client.post("/escalations/bulk", {}).status_code == 429
+    assert other.post("/escalations/bulk", {}).status_code != 429
+    assert client.post("/accounts/logout/").status_code == 302  # signing out is never refused

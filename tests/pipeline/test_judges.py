@@ -189,3 +189,16 @@ def test_evaluate_compares_a_named_judge_on_the_claims_and_prints_its_calibratio
     ece = float(text.split("ECE ")[1].split()[0])
     assert 0.35 < ece < 0.42
     assert run_evaluate(str(claims), str(answers), out=out, err=err, judge="oracle") != 0
+
+
+def test_the_coverage_of_many_targets_at_once_equals_each_targets_coverage():
+    import random
+
+    from audit.pipeline.features import stem_coverage, stem_coverages
+
+    rng = random.Random(5)
+    vocabulary = [f"w{n}" for n in range(12)]
+    for _ in range(200):
+        claim = [rng.choice(vocabulary) for _ in range(rng.randint(0, 20))]
+        targets = [set(rng.sample(vocabulary, rng.randint(0, 6))) for _ in range(5)]
+        assert stem_coverages(claim, targets) == [stem_coverage(claim, t) for t in targets]

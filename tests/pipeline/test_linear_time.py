@@ -104,6 +104,40 @@ def test_the_scaling_check_tells_a_quadratic_pattern_from_a_linear_one():
     linear = re.compile(r"\[([^\[\]]+)\]\((?:[^)\[\]]+)\)")
     family = {"nested square brackets": scaling.ADVERSARIAL["nested square brackets"]}
     assert (
-        scaling.super_linear(scaling.scanner(quadratic), family)["nested square brackets"] > scaling.MAX_RATIO
+        scaling.super_linear(scaling.scanner(quadratic), family)["nested square brackets"]
+        > scaling.MAX_EXPONENT
     )
     assert scaling.super_linear(scaling.scanner(linear), family) == {}
+
+
+def test_citation_markers_and_emphasis_that_never_close_are_given_up_without_rescanning():
+    from audit.pipeline import extraction, rag_score
+    from audit.presentation import strip_markdown
+
+    unclosed = {
+        name: scaling.ADVERSARIAL[name]
+        for name in (
+            "citation starts",
+            "source citation lists",
+            "parenthesised source lists",
+            "code words",
+            "starred words",
+        )
+    }
+    for name, fn in {
+        "citation markers": scaling.scanner(extraction.CITATION_RE),
+        "source phrases": scaling.scanner(rag_score.CITATION_PATTERNS),
+        "markdown stripping": strip_markdown,
+    }.items():
+        assert scaling.super_linear(fn, unclosed) == {}, name
+    assert extraction.citation_anchors(
+        "A [cite:kb2], B [Source: 3, 4] and C (src: x.y) [1-3] [Arxiv-2]."
+    ) == (
+        "cite:kb2",
+        "3",
+        "4",
+        "x.y",
+        "1",
+        "2",
+        "Arxiv-2",
+    )

@@ -167,3 +167,13 @@ def test_the_fast_depth_judges_from_the_words_alone(embedder):
     assert supported.confidence > absent.confidence
     with pytest.raises(ValueError):
         Thresholds().updated({"verification_depth": "deep"})
+
+
+def test_it_compares_at_most_the_configured_number_of_a_claims_quantities_and_counts_the_rest():
+    from audit.constants import NUMERIC_MAX_CLAIM_QUANTITIES
+
+    claim = "The counts were " + ", ".join(str(n) for n in range(1, 501)) + "."
+    res = compare_numbers(claim, ["The counts were 1 and 2."], 0.02, 0.1)
+    assert len(res["items"]) == NUMERIC_MAX_CLAIM_QUANTITIES
+    assert res["unchecked"] == 500 - NUMERIC_MAX_CLAIM_QUANTITIES
+    assert res["matched"] == 2

@@ -294,3 +294,40 @@ def test_the_word_diff_keeps_a_replaced_number_apart_from_its_replacement():
         )
         == "Level 8 4 applies."
     )
+
+
+def test_the_mode_of_an_audit_local_answer_announces_the_web_where_the_workspace_allows_external_calls(
+    client, analyst, workspace
+):
+    client.force_login(analyst)
+    answer = build_answer(workspace)[0]
+    assert answer.mode == "audit-local"
+    workspace.allow_external_calls = True
+    workspace.save(update_fields=["allow_external_calls"])
+    mode = re.search(
+        r'<dd id="answer-mode">(.*?)</dd>', client.get(f"/answers/{answer.public_id}/").content.decode()
+    )
+    assert mode and mode.group(1).startswith("Audit-Local → Audit-Web")
+
+    workspace.allow_external_calls = False
+    workspace.save(update_fields=["allow_external_calls"])
+    mode = re.search(
+        r'<dd id="answer-mode">(.*?)</dd>', client.get(f"/answers/{answer.public_id}/").content.decode()
+    )
+    assert mode and mode.group(1) == "Audit-Local"
+
+
+def test_the_answer_form_names_the_sites_that_may_receive_claim_text_where_external_calls_are_allowed(
+    client, submitter, workspace
+):
+    client.force_login(submitter)
+    workspace.allow_external_calls = True
+    workspace.web_allowed_domains = ["pubmed.ncbi.nlm.nih.gov", "export.arxiv.org"]
+    workspace.save(update_fields=["allow_external_calls", "web_allowed_domains"])
+    html = client.get("/answers/new/").content.decode()
+    notice = re.search(r'<p class="help" id="web-escalation-notice">(.*?)</p>', html, re.S)
+    assert notice and "pubmed.ncbi.nlm.nih.gov, export.arxiv.org" in notice.group(1)
+
+    workspace.allow_external_calls = False
+    workspace.save(update_fields=["allow_external_calls"])
+    assert "web-escalation-notice" not in client.get("/answers/new/").content.decode()

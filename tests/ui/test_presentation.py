@@ -75,3 +75,47 @@ def test_it_builds_sla_attainment_bars_with_met_over_total_text():
     bar = fig["data"][0]
     assert bar["y"] == [0.75, None] and bar["text"] == ["3 of 4 met", "0 of 0 met"]
     assert fig["layout"]["title"]["text"] == "SLA attainment by tier"
+
+
+def test_the_word_diff_rebuilds_both_texts_from_its_parts():
+    import random
+
+    rng = random.Random(7)
+    words = ["a", "b", "c.", "d!", "e\n", "f", "g?", "8", "4"]
+    for _ in range(500):
+        before = " ".join(rng.choice(words) for _ in range(rng.randint(0, 40)))
+        after = " ".join(rng.choice(words) for _ in range(rng.randint(0, 40)))
+        parts = word_diff(before, after)
+        assert "".join(p.text for p in parts if p.op != "insert") == before
+        assert "".join(p.text for p in parts if p.op != "delete") == after
+        assert all(p.text for p in parts) and not parts.too_long
+
+
+def test_the_word_diff_finds_one_change_in_a_long_repetitive_text():
+    before = "`a " * 30_000
+    after = before[:30_000] + "changed " + before[30_000:]
+    parts = word_diff(before, after)
+    assert [(p.op, p.text) for p in parts if p.op != "equal"] == [("insert", "changed ")]
+
+
+def test_the_word_diff_says_too_long_to_compare_past_its_sentence_cap(monkeypatch):
+    from audit import constants
+
+    monkeypatch.setattr(constants, "DIFF_MAX_CHANGED_SENTENCES", 3)
+    close = word_diff("A. B. C. D. E.", "A. X. C. Y. E.")
+    assert not close.too_long and [p.text for p in close if p.op == "insert"] == ["X.", "Y."]
+    far = word_diff("A. B. C. D. E.", "V. W. X. Y. Z.")
+    assert list(far) == [] and "Too long to compare" in far.too_long
+
+
+def test_the_word_diff_strikes_and_adds_a_stretch_too_large_to_align_word_by_word(monkeypatch):
+    from audit import constants
+
+    monkeypatch.setattr(constants, "DIFF_MAX_WORD_CELLS", 4)
+    parts = word_diff("Keep. one two three four. Keep.", "Keep. one six three five. Keep.")
+    assert [(p.op, p.text) for p in parts] == [
+        ("equal", "Keep. one "),
+        ("delete", "two three four."),
+        ("insert", "six three five."),
+        ("equal", " Keep."),
+    ]

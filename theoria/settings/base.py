@@ -114,6 +114,7 @@ MIDDLEWARE = [
     "audit.middleware.WorkspaceSwitchMiddleware",
     "audit.middleware.SecurityHeadersMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "audit.middleware.FormThrottleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -314,6 +315,8 @@ THEORIA = {
     # The token endpoint per client address; audits per user (the API and the answer form share it).
     "THROTTLE_TOKEN": envrate("THEORIA_THROTTLE_TOKEN", "10/min"),
     "THROTTLE_AUDITS": envrate("THEORIA_THROTTLE_AUDITS", "120/min"),
+    # Every other state-changing HTML form (a POST outside the API), per user.
+    "THROTTLE_FORMS": envrate("THEORIA_THROTTLE_FORMS", "30/min"),
     # Sign-in lockout (the login page, the admin login, the token endpoint): after this many
     # failed passwords for one account, or from one client address, sign-in is refused until the
     # window has passed, even with the right password.

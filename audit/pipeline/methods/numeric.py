@@ -7,6 +7,7 @@ that a relevant evidence sentence states differently (same kind, other value) is
 
 from __future__ import annotations
 
+from audit.constants import NUMERIC_MAX_CLAIM_QUANTITIES
 from audit.constants import NUMERIC_RELEVANT_OVERLAP as RELEVANT_OVERLAP
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.methods.base import ROLE_NUMERIC, VerificationMethod, VerifyContext, register
@@ -32,8 +33,14 @@ def quantities(text: str) -> list:
 def compare_numbers(
     claim_text: str, evidence_texts: list[str], rel_tol: float = 0.02, approx_tol: float = 0.10
 ) -> dict:
-    """{"quantities": [...], "matched": n, "mismatched": n, "absent": n, "items": [...]}"""
-    cq = quantities(claim_text)
+    """{"quantities": [...], "matched": n, "mismatched": n, "absent": n, "unchecked": n, "items": [...]}
+
+    The first NUMERIC_MAX_CLAIM_QUANTITIES quantities of the claim are compared (the same quantity
+    stated twice is compared once); the rest are counted as ``unchecked``, so a claim that is a
+    list of thousands of numbers costs time linear in its length and the evidence's.
+    """
+    every_q = quantities(claim_text)
+    cq = every_q[:NUMERIC_MAX_CLAIM_QUANTITIES]
     cstems = {w for w in content_stems(claim_text) if not any(ch.isdigit() for ch in w)}
     sentences = [s for t in evidence_texts for s in split_sentences(t)]
     relevant = []
@@ -43,86 +50,88 @@ def compare_numbers(
         if overlap >= RELEVANT_OVERLAP:
             relevant.append((overlap, s))
     relevant.sort(key=lambda t: -t[0])
+    # the quantities of the three most relevant sentences, read once for all the claim's quantities
+    nearest = [(quantities(s), s) for _, s in relevant[:3]]
     all_q = [q for t in evidence_texts for q in quantities(t)]
     evidence_words = {w for t in evidence_texts for w in content_stems(t)}
     all_ranges = [r for t in evidence_texts for r in extract_ranges(t)]
     items = []
+    compared: dict = {}
     for q in cq:
-
-        def rival_in(sentences, pick, kind=q.kind):
-            for _, s in sentences:
-                found = [e for e in quantities(s) if e.kind == kind and pick(e)]
-                if found:
-                    return found[0], s
-            return None
-
-        def same_unit(e, unit=q.unit):
-            return bool(unit) and e.unit == unit
-
-        # 1. the same count of the same unit ("1 business day" for "1 business day")
-        if any(same_unit(e) and values_match(q, e, rel_tol, approx_tol) for e in all_q):
-            items.append(
-                {
-                    "claim_value": q.raw,
-                    "match_type": "exact"
-                    if any(same_unit(e) and e.value == q.value for e in all_q)
-                    else "approximate",
-                    "match": True,
-                }
+        if q not in compared:
+            compared[q] = _compare_one(
+                q, all_q, all_ranges, nearest, evidence_words, rel_tol=rel_tol, approx_tol=approx_tol
             )
-            continue
-        # 2. a relevant sentence counts the same unit differently ("1 business day" for "2 business days")
-        rival = rival_in(relevant[:3], same_unit)
-        if rival is None:
-            # 3. the value stated anywhere in the evidence, or inside a stated range
-            if any(values_match(q, e, rel_tol, approx_tol) for e in all_q):
-                items.append(
-                    {
-                        "claim_value": q.raw,
-                        "match_type": "exact" if any(e.value == q.value for e in all_q) else "approximate",
-                        "match": True,
-                    }
-                )
-                continue
-            span = next((r for r in all_ranges if within_range(q, r, approx_tol)), None)
-            if span:
-                items.append(
-                    {
-                        "claim_value": q.raw,
-                        "evidence_value": span.raw,
-                        "match_type": "within_range",
-                        "match": True,
-                    }
-                )
-                continue
-            if q.written:
-                # a spelled count is a specific only where what it counts is unstated too ("two
-                # pharmacists" where no source names pharmacists); "the two groups" is no claim of number
-                if not set(content_stems(q.unit)) & evidence_words:
-                    items.append({"claim_value": q.raw, "match_type": "absent", "match": False})
-                continue
-            # 4. a relevant sentence states a quantity of the same kind (and not of another unit)
-            rival = rival_in(relevant[:3], lambda e, q=q: same_quantity(q, e))
-        if rival:
-            items.append(
-                {
-                    "claim_value": q.raw,
-                    "evidence_value": rival[0].raw,
-                    "match_type": "mismatch",
-                    "match": False,
-                    "normalized_claim": q.value,
-                    "normalized_evidence": rival[0].value,
-                    "sentence": rival[1][:300],
-                }
-            )
-        else:
-            items.append({"claim_value": q.raw, "match_type": "absent", "match": False})
+        if compared[q] is not None:
+            items.append(dict(compared[q]))
     return {
         "matched": sum(1 for i in items if i["match"]),
         "mismatched": sum(1 for i in items if i["match_type"] == "mismatch"),
         "absent": sum(1 for i in items if i["match_type"] == "absent"),
+        "unchecked": len(every_q) - len(cq),
         "items": items,
     }
+
+
+def _compare_one(q, all_q, all_ranges, nearest, evidence_words, *, rel_tol: float, approx_tol: float):
+    """The item of one claim quantity (None: a spelled count of something the evidence names)."""
+
+    def rival_in(pick, kind=q.kind):
+        for found_q, s in nearest:
+            found = [e for e in found_q if e.kind == kind and pick(e)]
+            if found:
+                return found[0], s
+        return None
+
+    def same_unit(e, unit=q.unit):
+        return bool(unit) and e.unit == unit
+
+    # 1. the same count of the same unit ("1 business day" for "1 business day")
+    if any(same_unit(e) and values_match(q, e, rel_tol, approx_tol) for e in all_q):
+        return {
+            "claim_value": q.raw,
+            "match_type": "exact"
+            if any(same_unit(e) and e.value == q.value for e in all_q)
+            else "approximate",
+            "match": True,
+        }
+    # 2. a relevant sentence counts the same unit differently ("1 business day" for "2 business days")
+    rival = rival_in(same_unit)
+    if rival is None:
+        # 3. the value stated anywhere in the evidence, or inside a stated range
+        if any(values_match(q, e, rel_tol, approx_tol) for e in all_q):
+            return {
+                "claim_value": q.raw,
+                "match_type": "exact" if any(e.value == q.value for e in all_q) else "approximate",
+                "match": True,
+            }
+        span = next((r for r in all_ranges if within_range(q, r, approx_tol)), None)
+        if span:
+            return {
+                "claim_value": q.raw,
+                "evidence_value": span.raw,
+                "match_type": "within_range",
+                "match": True,
+            }
+        if q.written:
+            # a spelled count is a specific only where what it counts is unstated too ("two
+            # pharmacists" where no source names pharmacists); "the two groups" is no claim of number
+            if not set(content_stems(q.unit)) & evidence_words:
+                return {"claim_value": q.raw, "match_type": "absent", "match": False}
+            return None
+        # 4. a relevant sentence states a quantity of the same kind (and not of another unit)
+        rival = rival_in(lambda e: same_quantity(q, e))
+    if rival:
+        return {
+            "claim_value": q.raw,
+            "evidence_value": rival[0].raw,
+            "match_type": "mismatch",
+            "match": False,
+            "normalized_claim": q.value,
+            "normalized_evidence": rival[0].value,
+            "sentence": rival[1][:300],
+        }
+    return {"claim_value": q.raw, "match_type": "absent", "match": False}
 
 
 @register
