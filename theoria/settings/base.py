@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "rest_framework.authtoken",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_filters",
@@ -115,6 +116,8 @@ MIDDLEWARE = [
     "audit.middleware.SecurityHeadersMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # last, as django-axes asks: answers a request its backend locked out (audit.signin)
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "theoria.urls"
@@ -170,6 +173,24 @@ STATICFILES_FINDERS = [
 ]
 
 LOGIN_URL = "/accounts/login/"
+
+# django-axes (audit/signin.py): failed passwords counted per account and client address together,
+# in the database (exact under concurrent workers), the cool-off running from the last failure.
+# Its backend comes first so every authenticate() refuses a locked account and address.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = "audit.signin.failure_limit"
+AXES_COOLOFF_TIME = "audit.signin.cool_off"
+AXES_USERNAME_CALLABLE = "audit.signin.account_of"
+AXES_CLIENT_IP_CALLABLE = "audit.signin.client_address"  # THEORIA_TRUSTED_PROXIES, as every throttle
+AXES_LOCKOUT_CALLABLE = "audit.signin.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # successful sign-ins are not logged to the database
+AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
@@ -314,11 +335,14 @@ THEORIA = {
     # The token endpoint per client address; audits per user (the API and the answer form share it).
     "THROTTLE_TOKEN": envrate("THEORIA_THROTTLE_TOKEN", "10/min"),
     "THROTTLE_AUDITS": envrate("THEORIA_THROTTLE_AUDITS", "120/min"),
-    # Sign-in lockout (the login page, the admin login, the token endpoint): after this many
-    # failed passwords for one account, or from one client address, sign-in is refused until the
-    # window has passed, even with the right password.
-    "SIGNIN_ACCOUNT_LOCKOUT": envrate("THEORIA_SIGNIN_ACCOUNT_LOCKOUT", "5/15min"),
+    # Sign-in (the login page, the admin login, the token endpoint; audit/signin.py): this many
+    # failed passwords for one account from one client address lock that pair (django-axes) until
+    # the window has passed since the last failure; this many from one address lock the address;
+    # past one address's allowance, an account's failures from anywhere make its next try wait
+    # 1, 2, 4 ... seconds, at most SIGNIN_ACCOUNT_DELAY_MAX (0: no delay).
+    "SIGNIN_LOCKOUT": envrate("THEORIA_SIGNIN_LOCKOUT", "5/15min"),
     "SIGNIN_ADDRESS_LOCKOUT": envrate("THEORIA_SIGNIN_ADDRESS_LOCKOUT", "30/15min"),
+    "SIGNIN_ACCOUNT_DELAY_MAX": envint("THEORIA_SIGNIN_ACCOUNT_DELAY_MAX", 60, minimum=0),
     "TRUSTED_PROXIES": TRUSTED_PROXIES,
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(THEORIA["API_MAX_BODY_BYTES"] * 2, 2_621_440)
