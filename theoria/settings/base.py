@@ -213,9 +213,9 @@ REST_FRAMEWORK = {
         "audit.api.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "audit.api.schema.TheoriaAutoSchema",  # error responses declared
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["audit.api.filtering.StrictFilterBackend"],
     "EXCEPTION_HANDLER": "audit.api.exceptions.api_exception_handler",
     "PAGE_SIZE": envint("THEORIA_API_PAGE_SIZE", 50, minimum=1),
 }
