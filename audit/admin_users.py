@@ -4,8 +4,9 @@ A workspace Admin given ``auth.view_user``/``auth.change_user`` (a deployment ma
 manages the people of its own workspace and nothing above it:
 
 - the list, the change page, the password page and deletion reach only users whose profile is in
-  the caller's workspace and who are not superusers; anyone else answers as a user that does not
-  exist (users without a profile belong to no workspace);
+  the caller's workspace and who are not superusers (``WorkspaceScopedAdmin``, which scopes every
+  user field's choices alike); anyone else answers as a user that does not exist (users without a
+  profile belong to no workspace);
 - the form never offers ``is_superuser``, ``is_staff`` or ``user_permissions``, and its groups
   are Theoria's roles (``audit.roles``) only, so no deployment-made group with wider permissions
   can be handed out; a posted value for a field not offered is ignored;
@@ -29,12 +30,6 @@ ESCALATING_FIELDS = ("is_superuser", "is_staff", "user_permissions")
 
 class WorkspaceUserAdmin(WorkspaceScopedAdmin, UserAdmin):
     """Django's user admin, scoped for anyone but a superuser (module doc)."""
-
-    def get_queryset(self, request):
-        users = super().get_queryset(request)  # the caller's workspace (WorkspaceScopedAdmin)
-        if request.user.is_superuser:
-            return users
-        return users.filter(theoria_profile__isnull=False, is_superuser=False)
 
     def get_fieldsets(self, request, obj=None):
         fieldsets = super().get_fieldsets(request, obj)

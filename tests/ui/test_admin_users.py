@@ -124,3 +124,23 @@ def test_a_superuser_still_sees_and_grants_everything(client, people):
     assert ">loner<" in page and ">root<" in page
     form = client.get(f"/admin/auth/user/{people['colleague'].pk}/change/").content.decode()
     assert 'name="is_superuser"' in form and 'name="is_staff"' in form
+
+
+def test_a_profile_cannot_pull_a_user_from_outside_into_the_workspace(client, people, workspace):
+    from audit.models import UserProfile
+
+    boss = people["boss"]
+    boss.user_permissions.add(
+        *Permission.objects.filter(content_type__app_label="audit", codename__endswith="userprofile")
+    )
+    client.force_login(boss)
+    form = client.get("/admin/audit/userprofile/add/").content.decode()
+    for outsider in people["outsiders"]:
+        assert f'value="{outsider.pk}"' not in form
+    loner = people["outsiders"][1]
+    response = client.post(
+        "/admin/audit/userprofile/add/",
+        {"user": str(loner.pk), "workspace": str(workspace.pk), "default_mode": ""},
+    )
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert not UserProfile.objects.filter(user=loner).exists()
