@@ -9,6 +9,7 @@ none), ``answer`` (answer id). A bad value is a 400 naming the parameter.
 
 from __future__ import annotations
 
+import datetime as dt
 from functools import reduce
 from operator import or_
 
@@ -86,6 +87,24 @@ class _StrictBooleanField(forms.NullBooleanField):
 
     def validate(self, value):
         return None
+
+
+class _UtcDateTimeField(filters.fields.IsoDateTimeField):
+    """An ISO 8601 moment, turned into UTC: PostgreSQL refuses an offset past 15:59 that Python
+    reads (``-17:33``), and a moment that leaves the calendar in UTC is an error, not a 500."""
+
+    def to_python(self, value):
+        moment = super().to_python(value)
+        if moment is None or moment.tzinfo is None:
+            return moment
+        try:
+            return moment.astimezone(dt.UTC)
+        except OverflowError:
+            raise forms.ValidationError("Is out of range once in UTC.", code="invalid") from None
+
+
+class UtcDateTimeFilter(filters.IsoDateTimeFilter):
+    field_class = _UtcDateTimeField
 
 
 class StrictBooleanFilter(filters.BooleanFilter):

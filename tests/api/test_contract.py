@@ -54,3 +54,13 @@ def test_an_answer_of_spaces_is_refused_as_the_schema_says(client_for, submitter
     response = client_for(submitter).post("/api/v1/audits", {"query": "q", "answer": "   "}, format="json")
     assert response.status_code == 400
     assert response.json()["errors"] == {"answer": ["May not be blank."]}
+
+
+def test_a_moment_with_an_offset_postgresql_cannot_store_is_read_in_utc(reader):
+    # Python reads offsets up to 23:59, PostgreSQL up to 15:59: the filter turns the moment into UTC
+    assert reader.get("/api/v1/cases?opened_after=3194-01-18T22:45:09-17:33").status_code == 200
+    assert (
+        reader.get("/api/v1/reviewed-examples?decided_after=2026-01-01T00:00:00%2B20:00").status_code == 200
+    )
+    response = reader.get("/api/v1/cases?opened_before=9999-12-31T23:00:00-20:00")  # past year 9999 in UTC
+    assert response.status_code == 400 and "opened_before" in response.json()["errors"]
