@@ -5,7 +5,7 @@ from django import forms
 from django.contrib import admin
 from django.db import transaction
 
-from audit import constants, hooks
+from audit import admin_users, constants, hooks
 from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
 from audit.admin_learning import calibration_rollback_view, calibration_run_view
 from audit.admin_settings import WorkspaceSettingsForm
@@ -452,6 +452,8 @@ class NightlyReportAdmin(ReadOnlyAdmin):
     date_hierarchy = "date"
     list_select_related = ("workspace",)
 
+
+admin_users.register(admin.site)  # users scoped to the workspace, no escalating fields
 
 admin.site.site_header = "Theoria Audit — admin console"
 admin.site.site_title = "Theoria Audit admin"

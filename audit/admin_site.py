@@ -3,7 +3,8 @@
 ``TheoriaAdminSite.register`` gives each ModelAdmin the ``WorkspaceScopedAdmin`` mixin, so a model
 added later is scoped without anyone remembering to. A model's rows are filtered by the first
 foreign-key path that reaches ``Workspace`` (``answer__workspace``, ``claim__answer__workspace``,
-...); users by their profile's workspace; models with no such path (the task queue, the shared
+...); users by their profile's workspace (for anyone but a superuser: only users with a profile
+there, never a superuser, also as the choices of a user field); models with no such path (the task queue, the shared
 web cache, groups) are shown to superusers only. A superuser works in another workspace only
 after the explicit switch on the home page.
 """
@@ -112,6 +113,9 @@ class WorkspaceScopedAdmin(LimitedJSONAdmin):
         if path.endswith("theoria_profile__workspace"):
             from audit.services.workspaces import DEFAULT_WORKSPACE_SLUG
 
+            if not request.user.is_superuser:  # no one outside the workspace, and no superuser
+                users = queryset.filter(**{path: workspace})
+                return users.filter(is_superuser=False) if path == "theoria_profile__workspace" else users
             if (
                 workspace.slug == DEFAULT_WORKSPACE_SLUG
             ):  # users without a profile are in the default workspace

@@ -19,6 +19,7 @@ class AuditConfig(AppConfig):
 
     def ready(self):
         post_migrate.connect(_create_cache_table, sender=self, dispatch_uid="audit.createcachetable")
+        from audit import signin  # noqa: F401  (connects the sign-in failure counter)
 
 
 class TheoriaAdminConfig(admin_apps.AdminConfig):

@@ -24,6 +24,13 @@ class InvalidInput(TheoriaError):
         self.message = message
 
 
+class Missing(InvalidInput):
+    """A value names a row that does not exist (in the caller's workspace): HTTP 404, as a path would."""
+
+    status_code = 404
+    code = "not_found"
+
+
 class Conflict(TheoriaError):
     """The request clashes with the current state (a reused idempotency key, a changed row)."""
 
@@ -36,6 +43,14 @@ class TooLarge(InvalidInput):
 
     status_code = 413
     code = "too_large"
+
+
+class Unavailable(InvalidInput):
+    """A valid request needs what this deployment does not have (an LLM to draft a missing
+    answer): HTTP 409, naming the field that would have made it work."""
+
+    status_code = 409
+    code = "unavailable"
 
 
 class NotAllowed(TheoriaError):

@@ -9,8 +9,11 @@ none), ``answer`` (answer id). A bad value is a 400 naming the parameter.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import django_filters as filters
 from django import forms
+from django.core.exceptions import ValidationError
 from django.db import connections
 from django.db.models import F, Q
 
@@ -65,6 +68,79 @@ class _CommaSeparated(forms.SelectMultiple):
         return [part.strip() for value in values if value for part in str(value).split(",") if part.strip()]
 
 
+class _StrictBooleanField(forms.NullBooleanField):
+    """true/false (also 1/0, yes/no, any letter case); empty is no filter; anything else is an error."""
+
+    widget = forms.TextInput
+    TRUE, FALSE = ("true", "1", "yes"), ("false", "0", "no")
+
+    def to_python(self, value):
+        text = str(value).strip().lower() if value is not None else ""
+        if text in self.TRUE:
+            return True
+        if text in self.FALSE:
+            return False
+        if text:
+            raise forms.ValidationError("Give true or false.", code="invalid")
+        return None
+
+    def validate(self, value):
+        return None
+
+
+class _UtcDateTimeField(filters.fields.IsoDateTimeField):
+    """An ISO 8601 moment, turned into UTC: PostgreSQL refuses an offset past 15:59 that Python
+    reads (``-17:33``), and a moment that leaves the calendar in UTC is an error, not a 500."""
+
+    def to_python(self, value):
+        moment = super().to_python(value)
+        if moment is None or moment.tzinfo is None:
+            return moment
+        try:
+            return moment.astimezone(dt.UTC)
+        except OverflowError:
+            raise forms.ValidationError("Is out of range once in UTC.", code="invalid") from None
+
+
+class UtcDateTimeFilter(filters.IsoDateTimeFilter):
+    field_class = _UtcDateTimeField
+
+
+class StrictBooleanFilter(filters.BooleanFilter):
+    """A boolean parameter that refuses what is not a boolean (``relabelled=null`` is a 400)."""
+
+    field_class = _StrictBooleanField
+
+
+class BoundedNumberFilter(filters.NumberFilter):
+    """A number parameter with an inclusive range: the form refuses a value outside it, and the API
+    schema declares the same bounds (one definition)."""
+
+    def __init__(self, *args, minimum: float, maximum: float, **kwargs):
+        from drf_spectacular.drainage import set_override
+
+        def within(value):
+            if value is not None and not minimum <= value <= maximum:
+                raise forms.ValidationError(f"Must be between {minimum} and {maximum}.", code="range")
+
+        kwargs.setdefault("validators", [within])
+        super().__init__(*args, **kwargs)
+        set_override(self, "field", {"type": "number", "minimum": minimum, "maximum": maximum})
+
+
+def refuse_empty_values(filterset_class, query_params) -> None:
+    """Raise a 400 naming each parameter of ``filterset_class`` given as "" that is not text."""
+    empty = [
+        name
+        for name, flt in filterset_class.base_filters.items()
+        if not isinstance(flt, filters.CharFilter)
+        and name in query_params
+        and any(value == "" for value in query_params.getlist(name))
+    ]
+    if empty:
+        raise ValidationError({name: ["May not be empty."] for name in empty})
+
+
 def text_search(queryset, value: str):
     """Rows whose searched fields (the model's ``SEARCH_SOURCES``) match the words of ``value``,
     blind to accents and case: the query is folded as the stored ``search_text`` is
@@ -100,8 +176,8 @@ class ClaimFilter(CaseInsensitiveChoices):
     q = filters.CharFilter(method="filter_text", label="Search", max_length=200)
     label = CommaMultipleChoiceFilter(choices=Label.choices)
     machine_label = CommaMultipleChoiceFilter(choices=Label.choices, label="The machine's label")
-    confidence_min = filters.NumberFilter(field_name="confidence", lookup_expr="gte")
-    confidence_max = filters.NumberFilter(field_name="confidence", lookup_expr="lte")
+    confidence_min = BoundedNumberFilter(field_name="confidence", lookup_expr="gte", minimum=0, maximum=1)
+    confidence_max = BoundedNumberFilter(field_name="confidence", lookup_expr="lte", minimum=0, maximum=1)
     date_from = filters.DateFilter(field_name="answer__created_at", lookup_expr="date__gte")
     date_to = filters.DateFilter(field_name="answer__created_at", lookup_expr="date__lte")
     mode = filters.ChoiceFilter(field_name="answer__mode", choices=Mode.choices)
@@ -116,7 +192,7 @@ class ClaimFilter(CaseInsensitiveChoices):
         method="filter_escalation",
     )
     answer = filters.CharFilter(field_name="answer__public_id")
-    relabelled = filters.BooleanFilter(
+    relabelled = StrictBooleanFilter(
         method="filter_relabelled",
         label="Relabelled by a reviewer",
         help_text="The label differs from the machine's.",
@@ -141,11 +217,8 @@ class ClaimFilter(CaseInsensitiveChoices):
     def is_valid(self):
         valid = super().is_valid()
         data = getattr(self.form, "cleaned_data", {})
-        for name in ("confidence_min", "confidence_max"):
-            value = data.get(name)
-            if value is not None and not 0 <= value <= 1:
-                self.form.add_error(name, "Must be between 0 and 1.")
-                valid = False
+        if getattr(self, "api", False):  # the API: a range the wrong way round is an empty result
+            return valid
         low, high = data.get("confidence_min"), data.get("confidence_max")
         if low is not None and high is not None and low > high:
             self.form.add_error("confidence_min", "Must not exceed confidence_max.")
@@ -161,7 +234,7 @@ class AnswerFilter(_DateRange):
     mode = filters.ChoiceFilter(choices=Mode.choices)
     domain = filters.CharFilter()
     conversation_id = filters.CharFilter()
-    suppressed = filters.BooleanFilter(label="Suppressed by compliance")
+    suppressed = StrictBooleanFilter(label="Suppressed by compliance")
 
     class Meta:
         model = Answer

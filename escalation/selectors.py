@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from audit import roles
-from audit.filters import CaseInsensitiveChoices
+from audit.filters import CaseInsensitiveChoices, UtcDateTimeFilter
 from audit.selectors.facade import Workspace, evidence_ordered, workspace_for_user, workspace_member
 
 from . import policy
@@ -79,8 +79,8 @@ class CaseFilter(CaseInsensitiveChoices):
     decision = django_filters.ChoiceFilter(choices=ReviewCase.Decision.choices)
     opened_from = django_filters.DateFilter(field_name="opened_at", lookup_expr="date__gte")
     opened_to = django_filters.DateFilter(field_name="opened_at", lookup_expr="date__lte")
-    opened_after = django_filters.IsoDateTimeFilter(field_name="opened_at", lookup_expr="gt")
-    opened_before = django_filters.IsoDateTimeFilter(field_name="opened_at", lookup_expr="lte")
+    opened_after = UtcDateTimeFilter(field_name="opened_at", lookup_expr="gt")
+    opened_before = UtcDateTimeFilter(field_name="opened_at", lookup_expr="lte")
     resolved_from = django_filters.DateFilter(field_name="resolved_at", lookup_expr="date__gte")
     resolved_to = django_filters.DateFilter(field_name="resolved_at", lookup_expr="date__lte")
     breached_from = django_filters.DateFilter(

@@ -63,8 +63,8 @@ def api_exception_handler(exc, context):
         return Response(
             error_body({exc.field: [exc.message]}), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
         )
-    if isinstance(exc, InvalidInput):
-        return Response(error_body({exc.field: [exc.message]}), status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, InvalidInput):  # 400, or 404 for a value naming no row (``Missing``)
+        return Response(error_body({exc.field: [exc.message]}), status=exc.status_code)
     if isinstance(exc, TheoriaError):
         return Response({"detail": str(exc), "code": exc.code, "errors": {}}, status=exc.status_code)
     if isinstance(exc, DjangoValidationError):

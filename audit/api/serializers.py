@@ -31,6 +31,61 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class StrictNumberMixin:
+    """A JSON number only: a boolean or a string is refused instead of coerced (``false`` is not 0)."""
+
+    default_error_messages = {"invalid": "Must be a number."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictFloatField(StrictNumberMixin, serializers.FloatField):
+    pass
+
+
+class StrictIntegerField(StrictNumberMixin, serializers.IntegerField):
+    default_error_messages = {"invalid": "Must be a whole number."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, float) and not data.is_integer():
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """``true`` or ``false`` (a form's "true"/"false" too), never a number or null taken as one."""
+
+    default_error_messages = {"invalid": "Must be true or false."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, (bool, str)):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class NonBlankTextField(StrictCharField):
+    """Text kept as sent (spaces included) that must hold something besides spaces; the schema
+    says so (``audit.api.schema``: ``minLength: 1``, a non-space character)."""
+
+    nonblank = True
+
+    default_error_messages = {"blank": "May not be blank."}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        kwargs["allow_blank"] = False
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not value.strip():
+            self.fail("blank")
+        return value
+
+
 class EvidenceCardSerializer(serializers.ModelSerializer):
     """One evidence entry of a Claim Card (docs/SPEC_NOTES.md#analyst-pages)."""
 

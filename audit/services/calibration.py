@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from audit import constants
-from audit.errors import InvalidInput
+from audit.errors import InvalidInput, Missing
 from audit.evaluation import calibration_fit as cf
 from audit.models import CalibrationVersion, Workspace
 from audit.pipeline.calibration import Calibration
@@ -253,7 +253,7 @@ def calibration_activate(
     if number is not None:
         version = calibration_versions(workspace=workspace).filter(number=number).first()
         if version is None:
-            raise InvalidInput("version", f"this workspace has no calibration v{number}.")
+            raise Missing("version", f"this workspace has no calibration v{number}.")
         if version.status == Status.DECLINED:
             raise InvalidInput(
                 "version", f"calibration v{number} was declined (it did not win); it cannot be put in force."

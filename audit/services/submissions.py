@@ -15,7 +15,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from audit import constants, hooks
-from audit.errors import Conflict, InvalidInput, TooLarge
+from audit.errors import Conflict, InvalidInput, TooLarge, Unavailable
 from audit.models import Answer, IdempotencyKey, Workspace
 from audit.pipeline.extraction import citation_anchors, extract_claims
 from audit.pipeline.llm.generation import generate
@@ -131,7 +131,7 @@ def _draft(request: AuditRequest, plan: VerificationPlan, setup: LLMSetup) -> tu
             raise InvalidInput("answer", "may not be blank.")
         return request.answer, {}
     if setup.client is None:
-        raise InvalidInput("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
+        raise Unavailable("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
     passages = [
         Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
         for c in request.contexts

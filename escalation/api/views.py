@@ -15,6 +15,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import roles
+from audit.errors import Missing
+from audit.filters import refuse_empty_values
 from audit.selectors.facade import claim_in_workspace, workspace_for_user
 from escalation import policy, selectors, services
 from escalation.models import ReviewCase
@@ -152,19 +154,15 @@ def _detail(view: EscalationApi, ticket: str, status: int = 200) -> Response:
 class CaseListApi(EscalationApi):
     """The queue in risk order (highest first, then the nearest deadline), filtered and paginated."""
 
+    query_filterset = selectors.CaseFilter  # the schema's parameters (audit.api.schema)
+
     @extend_schema(
-        parameters=[
-            OpenApiParameter("tier", int, enum=list(policy.TIERS)),
-            OpenApiParameter("status", str, many=True, enum=ReviewCase.Status.values),
-            OpenApiParameter("sla_state", str, many=True, enum=ReviewCase.SlaState.values),
-            OpenApiParameter("domain", str),
-            OpenApiParameter("owner", str, description="username, 'me' or 'none'"),
-            OpenApiParameter("open", bool),
-        ],
+        parameters=[OpenApiParameter("page", int, description="A page number (1 or more).")],
         responses=_paginated(CaseOutputSerializer, "PaginatedCaseList"),
         operation_id="cases_list",
     )
     def get(self, request):
+        refuse_empty_values(self.query_filterset, request.query_params)
         cases = selectors.case_list(user=request.user, filters=request.query_params, request=request)
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(cases, request, view=self)
@@ -316,10 +314,8 @@ class CaseOpenApi(EscalationApi):
             answer_id=values["answer_id"],
             claim_id=values["claim_id"],
         )
-        if claim is None:
-            raise exceptions.ValidationError(
-                {"claim_id": [f"no claim {values['claim_id']} in answer {values['answer_id']}"]}
-            )
+        if claim is None:  # a row that does not exist (in this workspace): 404, as for a path
+            raise Missing("claim_id", f"no claim {values['claim_id']} in answer {values['answer_id']}")
         case = services.case_open(claim=claim, actor=request.user, reason=values["reason"])
         return _detail(self, case.ticket, status=201)
 

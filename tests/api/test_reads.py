@@ -140,9 +140,8 @@ def test_it_filters_claim_cards(reader, two_answers, query, expected):
         ("label=MAYBE", "label"),
         ("confidence_min=high", "confidence_min"),
         ("confidence_max=1.5", "confidence_max"),
-        ("confidence_min=0.9&confidence_max=0.1", "confidence_min"),
         ("date_from=2026-13-45", "date_from"),
-        ("date_from=2026-03-12&date_to=2026-03-10", "date_from"),
+        ("date_from=", "date_from"),
         ("mode=fast", "mode"),
         ("escalation=maybe", "escalation"),
     ],
@@ -369,3 +368,13 @@ def test_it_logs_the_audit_web_reverification_on_the_claim_card(reader, workspac
         }
     ]
     assert answer_body["escalations"] == []  # the answer lists human-review cases only
+
+
+@pytest.mark.parametrize(
+    "query", ["confidence_min=0.9&confidence_max=0.1", "date_from=2026-03-12&date_to=2026-03-10"]
+)
+def test_a_range_the_wrong_way_round_is_an_empty_list_not_an_error(reader, two_answers, query):
+    # each value is valid by the schema on its own, which cannot say that one exceeds the other
+    response = reader.get(f"/api/v1/claims?{query}")
+
+    assert response.status_code == 200 and response.json()["count"] == 0

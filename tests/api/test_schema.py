@@ -123,3 +123,57 @@ def test_schema_generation_warns_about_nothing():
 
     GENERATOR_STATS.reset()
     call_command("spectacular", "--file", "/dev/null", "--fail-on-warn")
+
+
+def _operations(schema):
+    for path, item in schema["paths"].items():
+        for method, op in item.items():
+            if method in ("get", "post", "put", "patch", "delete"):
+                yield path, method, op
+
+
+def test_every_operation_declares_the_errors_it_can_answer_with_the_one_error_body(schema):
+    error = schema["components"]["schemas"]["Error"]
+    assert set(error["properties"]) == {"detail", "errors", "code"} and error["required"] == [
+        "detail",
+        "errors",
+    ]
+    for path, method, op in _operations(schema):
+        codes = set(op["responses"])
+        expected = {"400"}
+        if path != "/api/v1/auth/token":
+            expected |= {"401", "403"}
+        if "{" in path:
+            expected.add("404")
+        if method in ("post", "put", "patch"):
+            expected |= {"409", "413", "415"}
+        assert expected <= codes, (method, path, sorted(codes))
+        body = op["responses"]["400"]["content"]["application/json"]["schema"]
+        assert body == {"$ref": "#/components/schemas/Error"}, (method, path)
+    assert "429" in schema["paths"]["/api/v1/audits"]["post"]["responses"]
+    assert "429" in schema["paths"]["/api/v1/auth/token"]["post"]["responses"]
+
+
+def _parameter(schema, path, name):
+    found = [p for p in schema["paths"][path]["get"]["parameters"] if p["name"] == name]
+    assert found, (path, name)
+    return found[0]["schema"]
+
+
+def test_query_parameters_declare_the_ranges_and_choices_that_are_enforced(schema):
+    for name in ("confidence_min", "confidence_max"):
+        declared = _parameter(schema, "/api/v1/claims", name)
+        assert (declared["minimum"], declared["maximum"]) == (0, 1)
+    assert _parameter(schema, "/api/v1/claims", "page")["minimum"] == 1
+    page_size = _parameter(schema, "/api/v1/claims", "page_size")
+    assert (page_size["minimum"], page_size["maximum"]) == (1, 500)
+    threshold = _parameter(schema, "/api/v1/claim-cards/daily-bundle", "threshold")
+    assert (threshold["minimum"], threshold["maximum"]) == (0, 1)
+    assert _parameter(schema, "/api/v1/cases", "tier")["enum"] == [1, 2, 3]
+    status = _parameter(schema, "/api/v1/cases", "status")
+    assert set(status["items"]["enum"]) >= {"open", "resolved"}
+    assert _parameter(schema, "/api/v1/cases", "open")["enum"] == ["any", "false", "true"]
+    assert _parameter(schema, "/api/v1/claims", "relabelled")["type"] == "boolean"
+    overrides = schema["components"]["schemas"]["ThresholdsInput"]["properties"]["threshold_overrides"]
+    assert overrides["additionalProperties"] is False
+    assert overrides["properties"]["max_revisions"] == {"type": "integer", "minimum": 0, "maximum": 10}

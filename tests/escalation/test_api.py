@@ -216,7 +216,7 @@ def test_a_moderator_opens_a_case_for_a_claim_by_answer_and_claim_id(make_answer
     missing = post(
         client, "/api/v1/cases/open", {"answer_id": answer.public_id, "claim_id": "c9", "reason": "x"}
     )
-    assert missing.status_code == 400 and "claim_id" in missing.content.decode()
+    assert missing.status_code == 404 and "claim_id" in missing.json()["errors"]  # a row, as a path
     assert ReviewCase.objects.count() == 1
 
 

@@ -1,15 +1,26 @@
-"""The sign-in lockout (``audit.signin``) on the login page, the admin login and the token
+"""Sign-in protection (``audit.signin``: django-axes per account and address, a per-address
+lockout, a progressive delay per account) on the login page, the admin login and the token
 endpoint, and the client address every throttle counts by (``audit.throttling.client_address``)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
+import time_machine
 
 from audit import roles
 
 pytestmark = pytest.mark.django_db
 
-LOCKOUT = {"SIGNIN_ACCOUNT_LOCKOUT": "3/15min", "SIGNIN_ADDRESS_LOCKOUT": "6/15min", "THROTTLE_TOKEN": ""}
+LOCKOUT = {
+    "SIGNIN_LOCKOUT": "3/15min",
+    "SIGNIN_ADDRESS_LOCKOUT": "6/15min",
+    "SIGNIN_ACCOUNT_DELAY_MAX": 60,
+    "THROTTLE_TOKEN": "",
+}
+PATHS = ["/accounts/login/", "/admin/login/"]
+START = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -21,58 +32,137 @@ def _login(client, path, username, password, address="10.0.0.1", **extra):
     return client.post(path, {"username": username, "password": password}, REMOTE_ADDR=address, **extra)
 
 
-@pytest.mark.parametrize("path", ["/accounts/login/", "/admin/login/"])
-def test_wrong_passwords_lock_the_account_out_even_for_the_right_password(client, make_user, lockout, path):
+def _signed_in(client, response) -> bool:
+    return response.status_code == 302 and bool(client.session.get("_auth_user_id"))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_stranger_who_fails_for_an_account_does_not_lock_its_owner_out_elsewhere(
+    client, make_user, lockout, path
+):
     make_user("ann", roles.ADMIN, is_staff=True)
-    for n in range(3):
-        response = _login(client, path, "ann", f"guess-{n}")
-        assert response.status_code == 200 and "_auth_user_id" not in client.session
+    for n in range(5):
+        _login(client, path, "ann", f"guess-{n}", address="203.0.113.9")
+    assert _signed_in(client, _login(client, path, "ann", "pw-ann", address="10.0.0.1"))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_failing_address_is_refused_for_the_account_even_with_the_right_password(
+    client, make_user, lockout, path
+):
+    make_user("ann", roles.ADMIN, is_staff=True)
+    statuses = [_login(client, path, "ann", f"guess-{n}").status_code for n in range(3)]
+    assert statuses == [200, 200, 429]  # the failure that reaches the limit answers the lockout
     response = _login(client, path, "ann", "pw-ann")
     assert response.status_code == 429
-    assert int(response["Retry-After"]) > 0
+    assert 14 * 60 < int(response["Retry-After"]) <= 15 * 60
     page = response.content.decode()
-    assert "Too many failed sign-in attempts for this account or from this address" in page
+    assert "Too many failed sign-in attempts for this account from this address" in page
+    assert "refused for 15 more minutes" in page
     assert "_auth_user_id" not in client.session
 
 
-def test_the_lockout_of_an_account_holds_whatever_the_address_and_the_letter_case(client, make_user, lockout):
+def test_the_lockout_of_an_account_and_address_ignores_the_letter_case(client, make_user, lockout):
     make_user("ann", roles.L1_ANALYST)
     for n in range(3):
-        _login(client, "/accounts/login/", "ann", f"guess-{n}", address=f"10.0.1.{n}")
-    assert _login(client, "/accounts/login/", "ANN", "pw-ann", address="10.9.9.9").status_code == 429
+        _login(client, "/accounts/login/", ["ann", "Ann", "ANN"][n], f"guess-{n}")
+    assert _login(client, "/accounts/login/", "ann", "pw-ann").status_code == 429
 
 
-def test_the_lockout_of_an_address_holds_for_every_account_it_tries(client, make_user, lockout):
+def test_failures_just_before_a_window_would_end_still_lock_until_the_cool_off_after_the_last(
+    client, make_user, lockout
+):
+    make_user("ann", roles.L1_ANALYST)
+    with time_machine.travel(START, tick=False) as clock:
+        _login(client, "/accounts/login/", "ann", "guess-0")
+        clock.shift(14 * 60 + 50)  # the first failure's 15 minutes are nearly over
+        _login(client, "/accounts/login/", "ann", "guess-1")
+        _login(client, "/accounts/login/", "ann", "guess-2")
+        clock.shift(20)  # past 15 minutes after the first failure
+        assert _login(client, "/accounts/login/", "ann", "pw-ann").status_code == 429
+        clock.shift(14 * 60)  # 14 min 20 s after the last failure
+        response = _login(client, "/accounts/login/", "ann", "pw-ann")
+        assert response.status_code == 429 and int(response["Retry-After"]) == 40
+        clock.shift(41)
+        assert _signed_in(client, _login(client, "/accounts/login/", "ann", "pw-ann"))
+
+
+def test_one_address_that_fails_for_many_accounts_is_refused_for_every_account(client, make_user, lockout):
     make_user("bob", roles.L1_ANALYST)
-    for n in range(6):  # two wrong passwords each for three made-up accounts: no account reaches 3
+    for n in range(6):  # two wrong passwords each for three made-up accounts: no pair reaches 3
         _login(client, "/accounts/login/", f"someone{n % 3}", "guess", address="10.0.0.7")
-    assert _login(client, "/accounts/login/", "bob", "pw-bob", address="10.0.0.7").status_code == 429
-    response = _login(client, "/accounts/login/", "bob", "pw-bob", address="10.0.0.8")
-    assert response.status_code == 302 and client.session["_auth_user_id"]
+    response = _login(client, "/accounts/login/", "bob", "pw-bob", address="10.0.0.7")
+    assert response.status_code == 429
+    assert "Too many failed sign-in attempts from this address" in response.content.decode()
+    assert _signed_in(client, _login(client, "/accounts/login/", "bob", "pw-bob", address="10.0.0.8"))
 
 
-def test_a_successful_sign_in_clears_its_accounts_failures(client, make_user, lockout):
+def test_failures_of_an_account_from_many_addresses_slow_its_sign_in_by_a_growing_bounded_delay(
+    client, make_user, settings, lockout
+):
+    settings.THEORIA = {**settings.THEORIA, "SIGNIN_ACCOUNT_DELAY_MAX": 3}
+    make_user("ann", roles.L1_ANALYST)
+    owner = "192.0.2.50"
+    with time_machine.travel(START, tick=False) as clock:
+        for n in range(3):  # one address's allowance, spread over three: no delay yet
+            _login(client, "/accounts/login/", "ann", "guess", address=f"198.51.100.{n}")
+        assert _login(client, "/accounts/login/", "nobody", "x", address=owner).status_code == 200
+        waits = []
+        for n in range(3, 7):
+            _login(client, "/accounts/login/", "ann", "guess", address=f"198.51.100.{n}")
+            response = _login(client, "/accounts/login/", "ann", "pw-ann", address=owner)
+            assert response.status_code == 429
+            assert "Too many failed sign-in attempts for this account:" in response.content.decode()
+            waits.append(int(response["Retry-After"]))
+            clock.shift(waits[-1])
+        assert waits == [1, 2, 3, 3]  # 1, 2, 4, 8 seconds, at most SIGNIN_ACCOUNT_DELAY_MAX
+        assert _signed_in(client, _login(client, "/accounts/login/", "ann", "pw-ann", address=owner))
+
+
+def test_a_successful_sign_in_clears_its_own_failures_only(client, make_user, settings, lockout):
+    settings.THEORIA = {**settings.THEORIA, "SIGNIN_ACCOUNT_DELAY_MAX": 0}  # the pairs alone
     make_user("ann", roles.L1_ANALYST)
     for n in range(2):
-        _login(client, "/accounts/login/", "ann", f"guess-{n}")
-    assert _login(client, "/accounts/login/", "ann", "pw-ann").status_code == 302
+        _login(client, "/accounts/login/", "ann", f"guess-{n}", address="10.0.0.1")
+        _login(client, "/accounts/login/", "ann", f"guess-{n}", address="10.0.0.2")
+    assert _signed_in(client, _login(client, "/accounts/login/", "ann", "pw-ann", address="10.0.0.1"))
     client.logout()
     for n in range(2):
-        _login(client, "/accounts/login/", "ann", f"again-{n}")
-    assert _login(client, "/accounts/login/", "ann", "pw-ann").status_code == 302
+        _login(client, "/accounts/login/", "ann", f"again-{n}", address="10.0.0.1")
+    assert _signed_in(client, _login(client, "/accounts/login/", "ann", "pw-ann", address="10.0.0.1"))
+    client.logout()
+    _login(client, "/accounts/login/", "ann", "again", address="10.0.0.2")  # its third: locked
+    assert _login(client, "/accounts/login/", "ann", "pw-ann", address="10.0.0.2").status_code == 429
 
 
-def test_the_token_endpoint_shares_the_sign_in_lockout(make_user, lockout):
+def test_the_token_endpoint_shares_the_sign_in_rules(make_user, lockout):
     from rest_framework.test import APIClient
 
     make_user("frontend", roles.SUBMITTER)
     client = APIClient()
-    for n in range(3):
-        response = client.post("/api/v1/auth/token", {"username": "frontend", "password": f"g{n}"})
-        assert response.status_code == 400
-    response = client.post("/api/v1/auth/token", {"username": "frontend", "password": "pw-frontend"})
+
+    def token(password, address="10.0.0.1"):
+        return client.post(
+            "/api/v1/auth/token", {"username": "frontend", "password": password}, REMOTE_ADDR=address
+        )
+
+    assert [token(f"g{n}").status_code for n in range(3)] == [400, 400, 429]
+    response = token("pw-frontend")
     assert response.status_code == 429 and int(response["Retry-After"]) > 0
-    assert "Too many failed sign-in attempts" in response.json()["detail"]
+    assert "Too many failed sign-in attempts for this account from this address" in response.json()["detail"]
+    assert token("pw-frontend", address="10.0.0.2").status_code == 200
+
+
+def test_behind_a_trusted_proxy_the_lockout_counts_the_address_the_proxy_saw(client, make_user, settings):
+    settings.THEORIA = {**settings.THEORIA, **LOCKOUT, "TRUSTED_PROXIES": 1}
+    make_user("ann", roles.L1_ANALYST)
+    proxy = {"address": "127.0.0.1"}
+    for n in range(3):
+        _login(client, "/accounts/login/", "ann", f"g{n}", HTTP_X_FORWARDED_FOR="203.0.113.9", **proxy)
+    locked = _login(client, "/accounts/login/", "ann", "pw-ann", HTTP_X_FORWARDED_FOR="203.0.113.9", **proxy)
+    assert locked.status_code == 429
+    response = _login(client, "/accounts/login/", "ann", "pw-ann", HTTP_X_FORWARDED_FOR="192.0.2.1", **proxy)
+    assert _signed_in(client, response)
 
 
 def test_a_new_x_forwarded_for_per_request_does_not_make_a_new_client(settings):
@@ -110,10 +200,8 @@ def test_a_rate_setting_that_is_no_rate_stops_the_start_with_a_sentence(monkeypa
 
     from theoria.settings.env import envrate
 
-    monkeypatch.setenv("THEORIA_SIGNIN_ACCOUNT_LOCKOUT", "five per minute")
-    with pytest.raises(
-        ImproperlyConfigured, match="THEORIA_SIGNIN_ACCOUNT_LOCKOUT: 'five per minute' is not a rate"
-    ):
-        envrate("THEORIA_SIGNIN_ACCOUNT_LOCKOUT", "5/15min")
-    monkeypatch.setenv("THEORIA_SIGNIN_ACCOUNT_LOCKOUT", "5/15min")
-    assert envrate("THEORIA_SIGNIN_ACCOUNT_LOCKOUT", "") == "5/15min"
+    monkeypatch.setenv("THEORIA_SIGNIN_LOCKOUT", "five per minute")
+    with pytest.raises(ImproperlyConfigured, match="THEORIA_SIGNIN_LOCKOUT: 'five per minute' is not a rate"):
+        envrate("THEORIA_SIGNIN_LOCKOUT", "5/15min")
+    monkeypatch.setenv("THEORIA_SIGNIN_LOCKOUT", "5/15min")
+    assert envrate("THEORIA_SIGNIN_LOCKOUT", "") == "5/15min"

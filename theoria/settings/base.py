@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "rest_framework.authtoken",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_filters",
@@ -116,6 +117,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "audit.middleware.FormThrottleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # last, as django-axes asks: answers a request its backend locked out (audit.signin)
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "theoria.urls"
@@ -171,6 +174,24 @@ STATICFILES_FINDERS = [
 ]
 
 LOGIN_URL = "/accounts/login/"
+
+# django-axes (audit/signin.py): failed passwords counted per account and client address together,
+# in the database (exact under concurrent workers), the cool-off running from the last failure.
+# Its backend comes first so every authenticate() refuses a locked account and address.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = "audit.signin.failure_limit"
+AXES_COOLOFF_TIME = "audit.signin.cool_off"
+AXES_USERNAME_CALLABLE = "audit.signin.account_of"
+AXES_CLIENT_IP_CALLABLE = "audit.signin.client_address"  # THEORIA_TRUSTED_PROXIES, as every throttle
+AXES_LOCKOUT_CALLABLE = "audit.signin.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # successful sign-ins are not logged to the database
+AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
@@ -193,9 +214,9 @@ REST_FRAMEWORK = {
         "audit.api.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "audit.api.schema.TheoriaAutoSchema",  # error responses declared
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["audit.api.filtering.StrictFilterBackend"],
     "EXCEPTION_HANDLER": "audit.api.exceptions.api_exception_handler",
     "PAGE_SIZE": envint("THEORIA_API_PAGE_SIZE", 50, minimum=1),
 }
@@ -317,11 +338,14 @@ THEORIA = {
     "THROTTLE_AUDITS": envrate("THEORIA_THROTTLE_AUDITS", "120/min"),
     # Every other state-changing HTML form (a POST outside the API), per user.
     "THROTTLE_FORMS": envrate("THEORIA_THROTTLE_FORMS", "30/min"),
-    # Sign-in lockout (the login page, the admin login, the token endpoint): after this many
-    # failed passwords for one account, or from one client address, sign-in is refused until the
-    # window has passed, even with the right password.
-    "SIGNIN_ACCOUNT_LOCKOUT": envrate("THEORIA_SIGNIN_ACCOUNT_LOCKOUT", "5/15min"),
+    # Sign-in (the login page, the admin login, the token endpoint; audit/signin.py): this many
+    # failed passwords for one account from one client address lock that pair (django-axes) until
+    # the window has passed since the last failure; this many from one address lock the address;
+    # past one address's allowance, an account's failures from anywhere make its next try wait
+    # 1, 2, 4 ... seconds, at most SIGNIN_ACCOUNT_DELAY_MAX (0: no delay).
+    "SIGNIN_LOCKOUT": envrate("THEORIA_SIGNIN_LOCKOUT", "5/15min"),
     "SIGNIN_ADDRESS_LOCKOUT": envrate("THEORIA_SIGNIN_ADDRESS_LOCKOUT", "30/15min"),
+    "SIGNIN_ACCOUNT_DELAY_MAX": envint("THEORIA_SIGNIN_ACCOUNT_DELAY_MAX", 60, minimum=0),
     "TRUSTED_PROXIES": TRUSTED_PROXIES,
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(THEORIA["API_MAX_BODY_BYTES"] * 2, 2_621_440)

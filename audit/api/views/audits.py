@@ -21,6 +21,7 @@ from audit.api.serializers import (
     AnswerSerializer,
     DayField,
     IdentifierField,
+    NonBlankTextField,
     StrictCharField,
     StrictInputSerializer,
 )
@@ -81,7 +82,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
     @extend_schema_serializer(component_name="AuditCreateInput")
     class InputSerializer(StrictInputSerializer):
         query = StrictCharField()
-        answer = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+        answer = NonBlankTextField(required=False)
         contexts = serializers.ListField(child=ContextInput(), required=False, default=list)
         mode = serializers.ChoiceField(choices=Mode.choices, required=False)
         conversation_id = StrictCharField(required=False, allow_blank=True, max_length=200)
@@ -98,6 +99,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             "in a background deep check (GET /api/v1/runs/<id> shows it)",
         )
         answer_json = serializers.DictField(required=False)
+        schema_extra = {"not": {"required": ["answer", "answer_json"]}}  # one of them (validate)
 
         def validate(self, attrs):
             if "answer_json" in attrs and "answer" in attrs:
@@ -110,11 +112,6 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             limit = settings.THEORIA["API_MAX_CONTEXTS"]
             if len(value) > limit:
                 raise serializers.ValidationError(f"At most {limit} contexts are allowed; got {len(value)}.")
-            return value
-
-        def validate_answer(self, value):
-            if not value.strip():
-                raise serializers.ValidationError("May not be blank.")
             return value
 
     @extend_schema(

@@ -16,8 +16,30 @@ IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 
 class Pagination(PageNumberPagination):
+    """``page`` (1 or more; past the last: 404) and ``page_size`` (1 to ``max_page_size``; else 400
+    naming it), declared in the schema with the same bounds."""
+
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def get_page_size(self, request):
+        text = request.query_params.get(self.page_size_query_param)
+        if text is None:
+            return self.page_size
+        if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= self.max_page_size:
+            raise InvalidInput(
+                self.page_size_query_param, f"must be a whole number from 1 to {self.max_page_size}"
+            )
+        return int(text)
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_query_param:
+                parameter["schema"]["minimum"] = 1
+            elif parameter["name"] == self.page_size_query_param:
+                parameter["schema"].update(minimum=1, maximum=self.max_page_size)
+        return parameters
 
 
 class CleanRequestMixin:
@@ -41,6 +63,22 @@ class CleanRequestMixin:
             found = find_bad_text(value, name) or find_bad_text(name, "query")
             if found:
                 raise InvalidInput(*found)
+
+
+class QueryInputSerializer(serializers.Serializer):
+    """Query parameters read through a serializer (which also declares them in the schema): an
+    empty value of a field that may not be blank is refused (400), not taken as absent."""
+
+    def to_internal_value(self, data):
+        if hasattr(data, "getlist"):
+            blank = [
+                name
+                for name, field in self.fields.items()
+                if name in data and data.get(name) == "" and not getattr(field, "allow_blank", False)
+            ]
+            if blank:
+                raise serializers.ValidationError({name: ["May not be empty."] for name in blank})
+        return super().to_internal_value(data)
 
 
 def request_workspace(request):

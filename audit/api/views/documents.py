@@ -6,7 +6,6 @@ import tempfile
 from pathlib import Path
 
 from django.utils.text import slugify
-from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import (
     extend_schema,
     extend_schema_serializer,
@@ -18,9 +17,11 @@ from rest_framework.response import Response
 from audit import constants
 from audit.api.parsers import StrictJSONParser, control_character_problem
 from audit.api.permissions import CanChangeSettings, CanRead
+from audit.api.schema import TheoriaAutoSchema
 from audit.api.serializers import (
     DayField,
     DocumentSerializer,
+    StrictBooleanField,
     StrictCharField,
     StrictInputSerializer,
 )
@@ -39,7 +40,7 @@ from audit.services.ingestion import (
 # --- Knowledge base -----------------------------------------------------------------------------
 
 
-class _UploadSchema(AutoSchema):
+class _UploadSchema(TheoriaAutoSchema):
     """Only the GET list is paginated: an upload answers a plain list of the documents it stored
     (the schema said a page, which schemathesis' stateful phase caught)."""
 
@@ -63,7 +64,7 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
         file = serializers.FileField(required=False)
         domain = StrictCharField(required=False, max_length=64, default="general")
         published_at = DayField(required=False, allow_null=True)
-        sensitive = serializers.BooleanField(required=False, default=False)
+        sensitive = StrictBooleanField(required=False, default=False)
 
         def validate(self, attrs):
             if bool(attrs.get("text")) == bool(attrs.get("file")):

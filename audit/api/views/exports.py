@@ -21,7 +21,7 @@ from audit.api.permissions import CanRead
 from audit.api.serializers import (
     ClaimCardSerializer,
 )
-from audit.api.views.common import EXPORT_BATCH, CleanRequestMixin, request_workspace
+from audit.api.views.common import EXPORT_BATCH, CleanRequestMixin, QueryInputSerializer, request_workspace
 from audit.api.views.records import with_escalations
 from audit.errors import InvalidInput
 from audit.filters import ClaimFilter
@@ -103,20 +103,17 @@ class ClaimCardDailyBundleApi(CleanRequestMixin, APIView):
     content_negotiation_class = IgnoreFormatNegotiation
 
     @extend_schema_serializer(component_name="ClaimCardDailyBundleInput")
-    class InputSerializer(serializers.Serializer):
-        date = serializers.DateField(required=False)
-        threshold = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+    class InputSerializer(QueryInputSerializer):
+        date = serializers.DateField(required=False, help_text="UTC day (default: today)")
+        threshold = serializers.FloatField(
+            required=False,
+            min_value=0.0,
+            max_value=1.0,
+            help_text="default: the workspace's low_confidence_threshold",
+        )
 
     @extend_schema(
-        parameters=[
-            _FORMAT_PARAM,
-            OpenApiParameter("date", OpenApiTypes.DATE, description="UTC day (default: today)"),
-            OpenApiParameter(
-                "threshold",
-                OpenApiTypes.FLOAT,
-                description="default: the workspace's low_confidence_threshold",
-            ),
-        ],
+        parameters=[_FORMAT_PARAM, InputSerializer],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/json"): ClaimCardSerializer(many=True),

@@ -18,6 +18,7 @@ from audit.api.permissions import CanChangeSettings, CanRead
 from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
 from audit.api.views.exports import IgnoreFormatNegotiation
 from audit.exports import iter_jsonl
+from audit.filters import UtcDateTimeFilter
 from audit.models import CalibrationVersion, ReviewedExample
 from audit.models.choices import Label
 from audit.selectors.learning import (
@@ -37,8 +38,8 @@ class ReviewedExampleFilter(django_filters.FilterSet):
     decision = django_filters.ChoiceFilter(choices=ReviewedExample.Decision.choices)
     reviewer_label = django_filters.ChoiceFilter(choices=Label.choices)
     domain = django_filters.CharFilter(lookup_expr="iexact")
-    decided_after = django_filters.IsoDateTimeFilter(field_name="decided_at", lookup_expr="gte")
-    decided_before = django_filters.IsoDateTimeFilter(field_name="decided_at", lookup_expr="lt")
+    decided_after = UtcDateTimeFilter(field_name="decided_at", lookup_expr="gte")
+    decided_before = UtcDateTimeFilter(field_name="decided_at", lookup_expr="lt")
 
     class Meta:
         model = ReviewedExample

@@ -18,7 +18,9 @@ from audit.api.permissions import CanRead
 from audit.api.serializers import (
     DayField,
     StrictCharField,
+    StrictFloatField,
     StrictInputSerializer,
+    StrictIntegerField,
 )
 from audit.api.views.common import CleanRequestMixin, request_workspace
 from audit.selectors import api as selectors
@@ -38,9 +40,13 @@ class RetrieveApi(CleanRequestMixin, APIView):
         claim = StrictCharField(required=False, max_length=4000)
         query = StrictCharField(required=False, max_length=4000)
         domain = StrictCharField(required=False, allow_blank=True, max_length=64)
-        top_k = serializers.IntegerField(required=False, min_value=1, max_value=constants.RETRIEVE_MAX_TOP_K)
-        max_age_months = serializers.FloatField(required=False, min_value=0)
+        top_k = StrictIntegerField(required=False, min_value=1, max_value=constants.RETRIEVE_MAX_TOP_K)
+        max_age_months = StrictFloatField(
+            required=False, min_value=0, max_value=constants.FRESHNESS_MONTHS_RANGE[1]
+        )
         published_after = DayField(required=False)
+
+        schema_extra = {"oneOf": [{"required": ["claim"]}, {"required": ["query"]}]}  # as validate
 
         def validate(self, attrs):
             if ("claim" in attrs) == ("query" in attrs):

@@ -10,14 +10,15 @@ from rest_framework.response import Response
 
 from audit.api.parsers import StrictJSONParser
 from audit.api.throttles import TokenThrottle
-from audit.signin import locked_message, signin_failed, signin_locked, signin_succeeded
+from audit.signin import locked_message, signin_succeeded, signin_wait
 
 
 class TokenApi(ObtainAuthToken):
     """Exchange a username and password for the user's API token.
 
-    Throttled per client address, and under the sign-in lockout of the login pages
-    (``audit.signin``): too many wrong passwords for an account or from an address answer 429.
+    Throttled per client address, and under the sign-in rules of the login pages
+    (``audit.signin``): too many wrong passwords for the account from this address, from this
+    address for any account, or for the account from anywhere (a short, growing delay) answer 429.
     """
 
     throttle_classes = [TokenThrottle]
@@ -26,14 +27,16 @@ class TokenApi(ObtainAuthToken):
     def post(self, request, *args, **kwargs):
         username = request.data.get("username") if hasattr(request.data, "get") else None
         username = username if isinstance(username, str) else ""
-        wait = signin_locked(request, username)
-        if wait is not None:
-            raise exceptions.Throttled(wait, detail=locked_message(wait))
+        found = signin_wait(request, username)
+        if found is not None:
+            raise exceptions.Throttled(found[0], detail=locked_message(*found))
         serializer = self.get_serializer(data=request.data)
         if not serializer.is_valid():
-            if username and "non_field_errors" in serializer.errors:  # the password did not match
-                signin_failed(request, username)
+            # a wrong password is counted by the user_login_failed signal (audit.signin, axes)
+            found = signin_wait(request, username) if getattr(request, "axes_locked_out", False) else None
+            if found is not None:
+                raise exceptions.Throttled(found[0], detail=locked_message(*found))
             raise exceptions.ValidationError(serializer.errors)
-        signin_succeeded(username)
+        signin_succeeded(request, username)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
         return Response({"token": token.key})

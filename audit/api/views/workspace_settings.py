@@ -8,6 +8,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     extend_schema,
+    extend_schema_field,
     extend_schema_serializer,
     inline_serializer,
 )
@@ -18,13 +19,16 @@ from rest_framework.views import APIView
 from audit import constants, roles
 from audit.api.parsers import StrictJSONParser
 from audit.api.permissions import CanChangeSettings, CanRead
+from audit.api.schema import threshold_overrides_schema
 from audit.api.serializers import (
+    StrictBooleanField,
     StrictCharField,
     StrictInputSerializer,
 )
-from audit.api.views.common import CleanRequestMixin, request_workspace
+from audit.api.views.common import CleanRequestMixin, QueryInputSerializer, request_workspace
 from audit.models import Conversation, UserProfile
 from audit.models.choices import CitationOnlyRevisions, Mode, RevisionApproval
+from audit.pipeline.web.fetch import ALLOWED_DOMAIN_PATTERN
 from audit.selectors import api as selectors
 from audit.services import modes
 from audit.services.workspaces import workspace_member
@@ -34,6 +38,12 @@ from audit.services.workspaces import workspace_member
 
 def _read_or_admin(request):
     return [CanRead()] if request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
+
+
+@extend_schema_field({"type": "string", "maxLength": 253, "pattern": ALLOWED_DOMAIN_PATTERN})
+class AllowedDomainField(StrictCharField):
+    """A web allow-list entry: checked by ``modes.workspace_settings_check``
+    (``allowed_domain_problem``), its shape declared from ``ALLOWED_DOMAIN_PATTERN``."""
 
 
 class WorkspaceSettingsApi(CleanRequestMixin, APIView):
@@ -65,8 +75,8 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         auto_audit_roles = serializers.ListField(
             child=serializers.ChoiceField(choices=roles.ALL_ROLES), required=False
         )
-        allow_external_calls = serializers.BooleanField(required=False)
-        web_allowed_domains = serializers.ListField(child=StrictCharField(max_length=253), required=False)
+        allow_external_calls = StrictBooleanField(required=False)
+        web_allowed_domains = serializers.ListField(child=AllowedDomainField(max_length=253), required=False)
         freshness_policy = serializers.DictField(
             child=serializers.IntegerField(
                 min_value=constants.FRESHNESS_MONTHS_RANGE[0], max_value=constants.FRESHNESS_MONTHS_RANGE[1]
@@ -118,6 +128,11 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         return Response(self.OutputSerializer(workspace).data)
 
 
+@extend_schema_field(threshold_overrides_schema())
+class ThresholdOverridesField(serializers.DictField):
+    """Threshold overrides: checked by ``modes.thresholds_check``, declared from the same ranges."""
+
+
 class ThresholdsApi(CleanRequestMixin, APIView):
     """The workspace's verification thresholds: seed defaults, overrides and what is in force."""
 
@@ -125,7 +140,7 @@ class ThresholdsApi(CleanRequestMixin, APIView):
 
     @extend_schema_serializer(component_name="ThresholdsInput")
     class InputSerializer(StrictInputSerializer):
-        threshold_overrides = serializers.DictField()
+        threshold_overrides = ThresholdOverridesField()
 
     @extend_schema_serializer(component_name="ThresholdsOutput")
     class OutputSerializer(serializers.Serializer):
@@ -244,7 +259,7 @@ class ModePreviewApi(CleanRequestMixin, APIView):
     permission_classes = [CanRead]
 
     @extend_schema_serializer(component_name="ModePreviewInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(QueryInputSerializer):
         mode = serializers.ChoiceField(choices=Mode.choices, required=False)
         conversation_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
         domain = serializers.CharField(required=False, allow_blank=True, max_length=64)

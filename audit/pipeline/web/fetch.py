@@ -116,6 +116,10 @@ SPECIAL_USE_TLDS = frozenset(
     "localhost local localdomain internal intranet lan home corp private test example invalid onion arpa alt".split()
 )
 _LABEL_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+# The shape of an allow-list entry as the API schema declares it (audit.api.views.workspace_settings):
+# an optional "*.", labels as _LABEL_RE (any letter case), a top-level name of letters or xn--.
+# allowed_domain_problem checks more (special-use names, IDNA); every name it takes as ASCII fits.
+ALLOWED_DOMAIN_PATTERN = r"^\s*(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,63}|[Xx][Nn]--[A-Za-z0-9-]{1,59})\.?\s*$"
 
 
 def allowed_domain_problem(entry) -> str | None:

@@ -1,0 +1,69 @@
+"""The admin console's users, scoped to the caller's workspace.
+
+A workspace Admin given ``auth.view_user``/``auth.change_user`` (a deployment may grant them)
+manages the people of its own workspace and nothing above it:
+
+- the list, the change page, the password page and deletion reach only users whose profile is in
+  the caller's workspace and who are not superusers (``WorkspaceScopedAdmin``, which scopes every
+  user field's choices alike); anyone else answers as a user that does not exist (users without a
+  profile belong to no workspace);
+- the form never offers ``is_superuser``, ``is_staff`` or ``user_permissions``, and its groups
+  are Theoria's roles (``audit.roles``) only, so no deployment-made group with wider permissions
+  can be handed out; a posted value for a field not offered is ignored;
+- a user added there gets a profile in the caller's workspace, so it stays visible to its Admin.
+
+A superuser sees the console unchanged (the workspace switch still scopes the list).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from audit import roles
+from audit.admin_site import WorkspaceScopedAdmin
+
+ESCALATING_FIELDS = ("is_superuser", "is_staff", "user_permissions")
+
+
+class WorkspaceUserAdmin(WorkspaceScopedAdmin, UserAdmin):
+    """Django's user admin, scoped for anyone but a superuser (module doc)."""
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if request.user.is_superuser:
+            return fieldsets
+        return [
+            (name, {**options, "fields": [f for f in options["fields"] if f not in ESCALATING_FIELDS]})
+            for name, options in fieldsets
+        ]
+
+    def get_list_filter(self, request):
+        filters = super().get_list_filter(request)
+        return filters if request.user.is_superuser else [f for f in filters if f not in ESCALATING_FIELDS]
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "groups" and not request.user.is_superuser:
+            kwargs["queryset"] = Group.objects.filter(name__in=roles.ALL_ROLES)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        from audit.models import UserProfile
+        from audit.services.workspaces import workspace_for_user
+
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            if not change and not request.user.is_superuser:
+                UserProfile.objects.get_or_create(
+                    user=obj, defaults={"workspace": workspace_for_user(request.user)}
+                )
+
+
+def register(site) -> None:
+    """Put :class:`WorkspaceUserAdmin` in place of django.contrib.auth's user admin."""
+    user = get_user_model()
+    if site.is_registered(user):
+        site.unregister(user)
+    site.register(user, WorkspaceUserAdmin)
