@@ -258,10 +258,18 @@ LLM_MIN_COMPLETION_TOKENS = 16  # a call left fewer tokens than this by the budg
 # no LLM call is started, the offline verdicts stand and the methods not done say "budget"
 LLM_TIME_BUDGET_S = 20.0
 LLM_MIN_CALL_S = 0.5  # a call is not started with less time than this left in the budget
-# per-endpoint circuit breaker: this many failures in a row (timeouts, refused connections, 5xx
-# after retries) open it for the cool-down; 401/403/404 and a refused connection open it at once
+# per-endpoint circuit breaker (docs/LLM.md#failures-timeouts-and-cost): it trips on outages, not on
+# one bad answer. LLM_BREAKER_FAILURES transport failures in a row (timeouts, connection resets, 5xx
+# or 429 after retries) open it for the cool-down; 401/403/404 and a refused connection open it at
+# once. An unusable reply (empty, invalid JSON, breaking the schema) is the task's failure (repaired
+# once, then the task falls back): it opens the circuit only through the failure rate of the
+# endpoint's last LLM_BREAKER_WINDOW outcomes, at least LLM_BREAKER_FAILURE_RATE of at least
+# LLM_BREAKER_MIN_OUTCOMES (a server answering garbage; a weak model's occasional bad reply does not)
 LLM_BREAKER_FAILURES = 3
 LLM_BREAKER_COOLDOWN_S = 30.0
+LLM_BREAKER_WINDOW = 20
+LLM_BREAKER_MIN_OUTCOMES = 10
+LLM_BREAKER_FAILURE_RATE = 0.8
 LLM_ASYNC_TIME_BUDGET_S = 300.0  # the LLM time of one asynchronous deep check
 LLM_RETRY_BACKOFF_S = 0.5  # first back-off on 429/5xx without Retry-After; doubles each retry
 LLM_RETRY_MAX_WAIT_S = 10.0  # a Retry-After longer than this is not waited for: the call fails

@@ -1,9 +1,11 @@
-"""Reads about LLM usage: tokens a workspace spent, for the daily budget and the dashboard."""
+"""Reads about LLM usage: tokens a workspace spent, for the daily budget and the dashboard; the
+endpoint's state as the workspace settings show it."""
 
 from __future__ import annotations
 
 from datetime import datetime, time, timezone
 
+from django.conf import settings
 from django.db.models import Count, F, Func, IntegerField, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
@@ -27,6 +29,36 @@ def llm_tokens_used(*, workspace: Workspace, since: datetime) -> int:
         for d in drafted
     )
     return int(total or 0) + drafts
+
+
+def llm_status(*, workspace: Workspace) -> dict:
+    """The LLM endpoint as the workspace settings show it: which one and its circuit breaker in this
+    process (``state`` closed / open / half_open, what opened it, the thresholds; "not used yet" before
+    this process's first call to it)."""
+    from audit.pipeline.llm.base import LLMConfig
+    from audit.pipeline.llm.endpoint import endpoint_state
+
+    conf = settings.THEORIA
+    base_url = (conf.get("LLM_BASE_URL") or "").strip()
+    if not base_url:
+        return {
+            "configured": False,
+            "endpoint": "",
+            "model": "",
+            "judge_prompt": "",
+            "breaker": None,
+        }
+    config = LLMConfig(
+        base_url=base_url, model=conf.get("LLM_MODEL") or "default", api_key=conf.get("LLM_API_KEY") or ""
+    )
+    breaker = endpoint_state(config) or {"state": "not used yet", "note": "no call from this process yet"}
+    return {
+        "configured": True,
+        "endpoint": base_url,
+        "model": config.model,
+        "judge_prompt": conf.get("LLM_JUDGE_PROMPT") or "batched",
+        "breaker": breaker,
+    }
 
 
 def start_of_day(now: datetime) -> datetime:

@@ -25,7 +25,11 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TESTS = ["tests/llm/test_real_server.py", "tests/llm/test_integration.py"]
+TESTS = [
+    "tests/llm/test_real_server.py",
+    "tests/llm/test_real_server_methods.py",
+    "tests/llm/test_integration.py",
+]
 
 
 def free_port() -> int:
@@ -98,6 +102,20 @@ def report(path: Path) -> None:
             print(
                 f"\ntime budget 1.5 s: audit {r['seconds']:.1f} s, {r['calls']} calls, failures {r['failures']}"
             )
+        if r["kind"] == "minicheck":
+            print(f"MiniCheck reading with logprobs: P(Yes) {r['p_yes']}")
+        if r["kind"] == "abandon":
+            print(f"call abandoned mid-stream: the next call answered in {r['next_call_s']:.1f} s")
+        if r["kind"] == "server_calls":
+            print(
+                f"calls per audit counted by the server: {r['served']} (the run counted {r['counted']}), "
+                f"audit {r['seconds']:.1f} s"
+            )
+        if r["kind"] == "outage":
+            print(
+                f"server killed mid-audit after {r['calls_before_kill']} calls: breaker opened "
+                f"({r['openings']} opening), closed on the first call after the server returned"
+            )
         if r["kind"] == "async":
             print(
                 f"async deep check: answered in {r['answered_s']:.1f} s, deep check {r['deep_s']:.1f} s, "
@@ -130,27 +148,9 @@ def main() -> int:
     log_path = ROOT / "var" / "llm-server.log"
     figures = ROOT / "var" / "llm-figures.jsonl"
     figures.unlink(missing_ok=True)
+    command = server_command(args, port)
     with open(log_path, "w") as log:
-        server = subprocess.Popen(
-            [
-                args.server_python,
-                "-m",
-                "llama_cpp.server",
-                "--model",
-                args.model,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--n_ctx",
-                str(args.ctx),
-                "--n_threads",
-                str(args.threads),
-                *(["--chat_format", args.chat_format] if args.chat_format else []),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=server_env())
     try:
         print(f"LLM server (pid {server.pid}) starting on {base_url} with {args.model}")
         wait_ready(base_url, server, args.ready_timeout)
@@ -159,6 +159,10 @@ def main() -> int:
             **os.environ,  # CPU inference on shared cores is slow
             "THEORIA_TEST_LLM_BASE_URL": base_url,
             "THEORIA_TEST_LLM_FIGURES": str(figures),
+            # the server's own log (requests and timings, read by the tests), and how to start another
+            # server with the same model (the outage test kills and restarts its own)
+            "THEORIA_TEST_LLM_SERVER_LOG": str(log_path),
+            "THEORIA_TEST_LLM_SERVER_COMMAND": json.dumps(server_command(args, None)),
         }
         code = subprocess.call(
             [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *TESTS], cwd=ROOT, env=env
@@ -172,6 +176,32 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             server.kill()
         print(f"LLM server (pid {server.pid}) stopped")
+
+
+def server_env() -> dict:
+    """The server's environment: ours without HOST and PORT. llama-cpp-python's server reads its
+    settings from the environment too, and the Makefile exports HOST and PORT (for ``make run``):
+    left in, they would bind it to port 8000 instead of the free port given with ``--port``."""
+    return {k: v for k, v in os.environ.items() if k.upper() not in ("HOST", "PORT")}
+
+
+def server_command(args, port: int | None) -> list[str]:
+    """The server's command line; ``port`` None leaves ``--port`` out (the caller appends its own)."""
+    return [
+        args.server_python,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        args.model,
+        "--host",
+        "127.0.0.1",
+        *(["--port", str(port)] if port is not None else []),
+        "--n_ctx",
+        str(args.ctx),
+        "--n_threads",
+        str(args.threads),
+        *(["--chat_format", args.chat_format] if args.chat_format else []),
+    ]
 
 
 if __name__ == "__main__":

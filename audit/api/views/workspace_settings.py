@@ -26,6 +26,7 @@ from audit.api.views.common import CleanRequestMixin, request_workspace
 from audit.models import Conversation, UserProfile
 from audit.models.choices import Mode, RevisionApproval
 from audit.selectors import api as selectors
+from audit.selectors.llm import llm_status
 from audit.services import modes
 from audit.services.workspaces import workspace_member
 
@@ -56,6 +57,12 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         revision_approval = serializers.ChoiceField(choices=RevisionApproval.choices)
         revision_approval_domains = serializers.ListField(child=serializers.CharField())
         threshold_overrides = serializers.DictField()
+        llm = serializers.SerializerMethodField(
+            help_text="The LLM endpoint and its circuit breaker in this process (docs/LLM.md)."
+        )
+
+        def get_llm(self, workspace) -> dict:
+            return llm_status(workspace=workspace)
 
     @extend_schema_serializer(component_name="WorkspaceSettingsInput")
     class InputSerializer(StrictInputSerializer):

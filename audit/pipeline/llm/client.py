@@ -9,8 +9,8 @@ What the client guarantees to the methods that use it:
 * 429 and 5xx are retried ``max_retries`` times with exponential back-off, honouring
   ``Retry-After`` / ``retry-after-ms`` up to ``LLM_RETRY_MAX_WAIT_S`` (longer: give up now);
 * one :class:`~audit.pipeline.llm.endpoint.Endpoint` per server (process-wide) holds the
-  connection, the concurrency limit, the circuit breaker (failures in a row open it for a
-  cool-down) and the structured-output form probed once; drafting and verification share it;
+  connection, the concurrency limit, the circuit breaker (transport failures in a row or a high
+  failure rate open it for a cool-down; one malformed reply does not) and the structured-output form probed once; drafting and verification share it;
 * a call never waits longer than ``timeout_s`` for the server, nor past the run's time budget
   (``time_budget_s``, counted from the client's creation): with too little time left no call
   starts and the methods say ``budget``;
@@ -243,6 +243,7 @@ class LLMClient:
         """Why no call will be made now (breaker open, a budget spent), or None; notes budget warnings."""
         breaker = self.endpoint.breaker.refusal()
         if breaker:
+            self._warn_circuit(breaker)
             return breaker
         left = self.time_left()
         if left is not None and left < LLM_MIN_CALL_S:
@@ -257,6 +258,12 @@ class LLMClient:
         self.accounting.add_warning(
             "llm_budget_exceeded",
             f"LLM token budget of {self.config.token_budget} reached: offline methods used from here on.",
+        )
+
+    def _warn_circuit(self, refusal: str) -> None:
+        self.accounting.add_warning(
+            "llm_circuit_open",
+            f"The LLM endpoint's circuit breaker is open ({refusal}): offline methods used from here on.",
         )
 
     def _warn_time(self) -> None:
@@ -319,6 +326,7 @@ class LLMClient:
         """
         refusal = self.endpoint.breaker.admit()
         if refusal:
+            self._warn_circuit(refusal)
             raise self._fail("circuit_open", refusal, purpose, 0)
         try:
             return self._reserve_and_call(
@@ -640,7 +648,7 @@ class LLMClient:
             return value
         self.accounting.add_json_result(task, False)
         self.accounting.add_failure(error)
-        # an unusable reply counts against the breaker like a transport error: a server answering
-        # fast garbage is as unusable as one that is down
+        # an unusable reply is the task's failure (repaired once, then the task falls back); the
+        # breaker counts it only in its failure rate: a server answering nothing but garbage is cut off
         self.endpoint.breaker.failure(error)
         raise error

@@ -1,0 +1,235 @@
+"""Round two of the LLM methods on a real server (``make test-llm``; skipped unless
+THEORIA_TEST_LLM_BASE_URL is set): the MiniCheck reading with logprobs, streaming with usage, a call
+abandoned mid-stream, the per-endpoint concurrency limit, the breaker across an outage, and calls
+per audit counted on the server's side.
+
+What the server did is read from its own log (THEORIA_TEST_LLM_SERVER_LOG, written by
+``tests/llm/real_server.py``): llama-cpp-python's server logs one access line per request
+(``POST /v1/chat/completions``) and says when a streaming client went away. The outage test starts
+a second server of its own (THEORIA_TEST_LLM_SERVER_COMMAND), kills it mid-audit and starts it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from audit.pipeline.audit import audit_answer
+from audit.pipeline.llm import LLMClient, LLMConfig, LLMError
+from audit.pipeline.llm.judge import judge_claims
+from tests.llm.test_real_server import CASES, real_client
+
+BASE_URL = os.environ.get("THEORIA_TEST_LLM_BASE_URL", "")
+LOG = os.environ.get("THEORIA_TEST_LLM_SERVER_LOG", "")
+COMMAND = json.loads(os.environ.get("THEORIA_TEST_LLM_SERVER_COMMAND") or "null")
+FIGURES = os.environ.get("THEORIA_TEST_LLM_FIGURES", "")
+pytestmark = pytest.mark.skipif(not BASE_URL, reason="THEORIA_TEST_LLM_BASE_URL is not set (see docs/LLM.md)")
+needs_log = pytest.mark.skipif(
+    not LOG, reason="THEORIA_TEST_LLM_SERVER_LOG is not set (make test-llm sets it)"
+)
+CHAT = "POST /v1/chat/completions"
+LONG = [{"role": "user", "content": "Write a long story about a lighthouse keeper, in many paragraphs."}]
+
+
+def log_mark(path: str = LOG) -> int:
+    return Path(path).stat().st_size
+
+
+def log_since(mark: int, path: str = LOG) -> str:
+    with open(path, "rb") as f:
+        f.seek(mark)
+        return f.read().decode("utf-8", errors="replace")
+
+
+def chat_requests(text: str) -> int:
+    return text.count(CHAT)
+
+
+def figure(row: dict) -> None:
+    if FIGURES:
+        with open(FIGURES, "a", encoding="utf-8") as out:
+            out.write(json.dumps(row) + "\n")
+
+
+def test_the_minicheck_reading_takes_p_yes_from_the_servers_logprobs():
+    client = real_client(judge_prompt="minicheck")
+    evidence = "Access logs are retained for 90 days. The security team reviews them every month."
+    results = judge_claims(
+        client,
+        [
+            ("Access logs are retained for 90 days.", [evidence]),
+            ("Access logs are deleted after one day.", [evidence]),
+        ],
+    )
+    read = [r for r in results if r.ran]
+    assert read, [r.details for r in results]
+    # P(Yes) came from the first token's candidates, not from the reply's text
+    assert all(r.details["logprobs"] for r in read), [r.details for r in read]
+    assert all(0.0 <= r.details["p_yes"] <= 1.0 for r in read)
+    figure({"kind": "minicheck", "p_yes": [r.details["p_yes"] for r in read]})
+
+
+def test_a_streamed_call_counts_the_tokens_the_server_reports():
+    import openai
+
+    client = real_client()
+    text = client.complete(
+        purpose="probe_stream", messages=[{"role": "user", "content": "Name a colour."}], max_tokens=12
+    )
+    raw = openai.OpenAI(base_url=BASE_URL, api_key="x").chat.completions.create(
+        model="default",
+        messages=[{"role": "user", "content": "Name a colour."}],
+        max_tokens=12,
+        temperature=0.0,
+        seed=7,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    usage = None
+    for chunk in raw:
+        usage = chunk.usage or usage
+    assert text and usage is not None, "the server sent no usage on a stream"
+    acc = client.accounting
+    assert (acc.prompt_tokens, acc.completion_tokens) == (usage.prompt_tokens, usage.completion_tokens)
+
+
+@needs_log
+def test_a_call_abandoned_mid_stream_stops_the_servers_generation():
+    client = real_client(timeout_s=1.5, max_retries=0)
+    mark = log_mark()
+    started = time.monotonic()
+    with pytest.raises(LLMError) as err:
+        client.complete(purpose="probe_abandon", messages=LONG, max_tokens=1500, temperature=0.7)
+    assert err.value.kind == "timeout" and time.monotonic() - started < 5
+    # the server noticed the client went away and stopped: it says so, and it is free again at once
+    deadline = time.monotonic() + 20
+    while "Disconnected from client" not in log_since(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "Disconnected from client" in log_since(mark), log_since(mark)[-2000:]
+    started = time.monotonic()
+    real_client().complete(
+        purpose="probe_after", messages=[{"role": "user", "content": "Say hi."}], max_tokens=4
+    )
+    after = time.monotonic() - started
+    figure({"kind": "abandon", "next_call_s": round(after, 2)})
+    assert after < 15, f"the next call waited {after:.1f} s: the abandoned generation went on"
+
+
+@needs_log
+def test_the_endpoints_concurrency_limit_holds_calls_back_before_they_reach_the_server():
+    busy = real_client(concurrency=1, timeout_s=120, max_retries=0)
+    mark = log_mark()
+    long_call = threading.Thread(
+        target=lambda: busy.complete(purpose="probe_busy", messages=LONG, max_tokens=120, temperature=0.7)
+    )
+    long_call.start()
+    time.sleep(0.5)
+    waiting = real_client(concurrency=1, time_budget_s=1.5, max_retries=0)  # the same endpoint: one slot
+    with pytest.raises(LLMError) as err:
+        waiting.complete(
+            purpose="probe_wait", messages=[{"role": "user", "content": "Say hi."}], max_tokens=4
+        )
+    long_call.join()
+    assert err.value.kind == "budget" and "free slot" in err.value.message
+    assert chat_requests(log_since(mark)) == 1  # the second call never reached the server
+
+
+@needs_log
+def test_calls_per_audit_counted_on_the_servers_side_match_the_run():
+    query, answer, contexts = CASES[0]
+    client = real_client()
+    mark = log_mark()
+    started = time.perf_counter()
+    result = audit_answer(query, answer, contexts, llm=client)
+    seconds = time.perf_counter() - started
+    served = chat_requests(log_since(mark))
+    acc = client.accounting
+    figure({"kind": "server_calls", "served": served, "counted": acc.calls, "seconds": round(seconds, 1)})
+    assert result.claims and served > 0
+    assert served == acc.calls, f"the server saw {served} requests, the run counted {acc.calls}"
+    assert "llm_circuit_open" not in {w["code"] for w in acc.warnings}, acc.failures
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(port: int, log_path: Path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k.upper() not in ("HOST", "PORT")}
+    with open(log_path, "a") as log:
+        server = subprocess.Popen(
+            [*COMMAND, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env
+        )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert server.poll() is None, f"the second server exited: {log_path.read_text()[-2000:]}"
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
+                return server
+        except OSError:
+            time.sleep(0.3)
+    server.kill()
+    raise AssertionError("the second server did not start in 120 s")
+
+
+@pytest.mark.skipif(not COMMAND, reason="THEORIA_TEST_LLM_SERVER_COMMAND is not set (make test-llm sets it)")
+def test_the_breaker_opens_when_the_server_dies_mid_audit_and_closes_when_it_returns(tmp_path):
+    port = _free_port()
+    log_path = tmp_path / "second-server.log"
+    server = _start(port, log_path)
+    config = {
+        "base_url": f"http://127.0.0.1:{port}/v1",
+        "model": "default",
+        "timeout_s": 60.0,
+        "max_retries": 1,
+        "concurrency": 1,
+    }
+    client = LLMClient(LLMConfig(**config), sleep=lambda s: None)
+    query, answer, contexts = CASES[1]
+
+    def kill_after_first_calls():
+        while client.accounting.calls < 3 and server.poll() is None:
+            time.sleep(0.05)
+        server.kill()
+
+    killer = threading.Thread(target=kill_after_first_calls)
+    killer.start()
+    try:
+        result = audit_answer(query, answer, contexts, llm=client)
+    finally:
+        killer.join()
+        server.wait(timeout=10)
+    state = client.endpoint.breaker.state()
+    assert result.claims  # the audit completed offline for what was left
+    assert state["state"] == "open" and state["opened_by"] == "outage", state
+    assert state["last_failure"]["kind"] in ("connection", "server_error"), state
+    assert "llm_circuit_open" in {w["code"] for w in client.accounting.warnings}
+    down_calls = client.accounting.calls
+
+    server = _start(port, log_path)  # the server returns on the same port
+    try:
+        client.endpoint.breaker.opened_at -= client.endpoint.breaker.cooldown_s  # the cool-down is over
+        assert client.endpoint.breaker.state()["state"] == "half_open"
+        later = LLMClient(LLMConfig(**config))  # a later run, the same endpoint and breaker
+        try:
+            later.complete(
+                purpose="probe_back", messages=[{"role": "user", "content": "Say hi."}], max_tokens=8
+            )
+        except LLMError as exc:  # a tiny model may answer nothing: a reply all the same, the server is back
+            assert exc.kind == "empty", exc
+        assert later.endpoint is client.endpoint
+        assert later.endpoint.breaker.state()["state"] == "closed"
+        figure({"kind": "outage", "calls_before_kill": down_calls, "openings": state["openings"]})
+    finally:
+        server.kill()
+        server.wait(timeout=10)
