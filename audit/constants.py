@@ -287,10 +287,21 @@ LLM_JUDGE_VERDICTS = {
 # where both agree, or the offline judge is unsure (its confidence within LLM_OFFLINE_CONFIDENT_MARGIN
 # of the SUPPORTED threshold, or its P(refuted) that close to the REFUTED one), the confidence moves
 # by LLM_JUDGE_WEIGHT towards the LLM's; where the LLM disagrees with a confident offline verdict,
-# the offline verdict stands and the claim goes to review ("llm_disagreement"). Seed values: no real
-# LLM outputs exist for DEV yet, so these are a conservative choice, not a fit.
-LLM_JUDGE_WEIGHT = 0.25
-LLM_OFFLINE_CONFIDENT_MARGIN = 0.05
+# the offline verdict stands and the claim goes to review ("llm_disagreement"). The weight and the
+# margin are fitted per workspace, endpoint and model (`evaluate --judge llm --fit`, stored as an
+# LLMWeightVersion, audit/services/llm_weight.py); until a fit exists these apply: weight 0 (the LLM
+# moves no verdict) and margin 0 (every disagreement with the offline verdict goes to review).
+LLM_JUDGE_WEIGHT = 0.0
+LLM_OFFLINE_CONFIDENT_MARGIN = 0.0
+# the fit's grid (docs/LLM.md#fitting-the-llms-weight): every (weight, margin) pair is scored by the
+# 2-class balanced accuracy of the labels it gives; ties go to the smaller weight, then the larger
+# margin (fewer review cases), so an uninformative endpoint is fitted to weight 0 and sends nothing to
+# review. The held-out figures come from grouped folds (by answer): LLM_FIT_FOLDS of them
+LLM_FIT_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+LLM_FIT_MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3, 1.0)
+LLM_FIT_FOLDS = 5
+LLM_FIT_MIN_CLAIMS = 20  # fewer answered claims than this: no fit is stored
+LLM_FIT_MAX_CALLS = 300  # default bound on the fit's LLM calls (--max-calls)
 # The MiniCheck-style LLM judge (audit/pipeline/llm/minicheck.py, THEORIA_LLM_JUDGE_PROMPT=minicheck): a
 # claim is read against chunks of at most MINICHECK_CHUNK_CHARS characters (about 250 words) of its
 # evidence, at most MINICHECK_MAX_CHUNKS of them (one call each); the reading stops at the first chunk
