@@ -215,6 +215,7 @@ def read_with_llm(client, rows: list[FitRow], *, max_calls: int, path: Path, err
     from audit.pipeline.llm.judge import judge_claims
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    measuring(client)
     cache = load_cache(path)
     todo = []
     for row in rows:
@@ -255,7 +256,23 @@ def read_with_llm(client, rows: list[FitRow], *, max_calls: int, path: Path, err
         "seconds": round(time.monotonic() - started, 1),
         "stopped_at_max_calls": stopped,
         "unread": sum(1 for r in rows if r.llm is None),
+        "asked": sum(
+            1 for r in rows if _key(r.verdict.claim.text, evidence_texts(r.verdict)) in load_cache(path)
+        ),
     }
+
+
+def measuring(client) -> None:
+    """Give the fit's client an endpoint of its own whose breaker opens on outages only: unusable
+    replies are what the fit measures (a model answering garbage is read to the end and fitted to 0),
+    and an audit's process-wide breaker is not touched."""
+    import math
+
+    from audit.pipeline.llm.endpoint import Endpoint
+
+    config = client.config
+    client.endpoint = Endpoint(config.base_url, config.api_key, config.concurrency)
+    client.endpoint.breaker.rate = math.inf
 
 
 def _jsonable(value) -> bool:
@@ -342,14 +359,16 @@ def run_llm_fit(
     path = cache_path(client.config, cache_dir)
     reading = read_with_llm(client, rows, max_calls=max_calls, path=path, err=err)
     answered = sum(r.llm is not None for r in rows)
+    asked = reading["asked"]  # answered, or answered with nothing usable: both say what the model is worth
     fit = fit_weighing(rows, thresholds)
     fit.metrics["reading"] = {**reading, "cache": str(path)}
     fit.metrics["sample"] = {"claims": len(rows), "every": every, "max_claims": max_claims}
     h = fit.metrics["held_out"]
     print(
         f"LLM fit for {client.config.model} at {client.config.base_url} ({client.config.judge_prompt} prompt): "
-        f"{len(rows)} DEV claims ({h['offline']['supported']} supported), the LLM read {answered} "
-        f"({reading['calls']} calls this run, {reading['seconds']} s; cache {path})",
+        f"{len(rows)} DEV claims ({h['offline']['supported']} supported), the LLM was asked about {asked} "
+        f"and gave a usable reading of {answered} ({reading['calls']} calls this run, {reading['seconds']} s; "
+        f"cache {path})",
         file=out,
     )
     print(
@@ -371,9 +390,9 @@ def run_llm_fit(
         f"{fit.metrics['labels_changed']}, disagreements sent to review {fit.metrics['disagreements_to_review']})",
         file=out,
     )
-    if answered < LLM_FIT_MIN_CLAIMS:
+    if asked < LLM_FIT_MIN_CLAIMS:
         print(
-            f"not stored: the LLM read {answered} claims, a fit needs {LLM_FIT_MIN_CLAIMS} "
+            f"not stored: the LLM was asked about {asked} claims, a fit needs {LLM_FIT_MIN_CLAIMS} "
             "(run again to resume; raise --max-calls)",
             file=out,
         )
@@ -389,7 +408,7 @@ def run_llm_fit(
         weight=fit.weight,
         margin=fit.margin,
         metrics=fit.metrics,
-        n_claims=answered,
+        n_claims=asked,
         llm_calls=reading["calls"],
         actor_label=actor_label,
     )

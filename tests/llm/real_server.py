@@ -102,10 +102,17 @@ def report(path: Path) -> None:
             print(
                 f"\ntime budget 1.5 s: audit {r['seconds']:.1f} s, {r['calls']} calls, failures {r['failures']}"
             )
+        if r["kind"] == "stream_usage":
+            print(
+                f"streamed call: the server {'sent' if r['server_usage'] else 'sent no'} usage on the stream"
+            )
         if r["kind"] == "minicheck":
             print(f"MiniCheck reading with logprobs: P(Yes) {r['p_yes']}")
         if r["kind"] == "abandon":
-            print(f"call abandoned mid-stream: the next call answered in {r['next_call_s']:.1f} s")
+            print(
+                f"call abandoned mid-stream: the server logged the disconnect; the next call answered in "
+                f"{r['next_call_s']:.1f} s (the abandoned 1,500 tokens would have taken ~{r['abandoned_would_take_s']} s)"
+            )
         if r["kind"] == "server_calls":
             print(
                 f"calls per audit counted by the server: {r['served']} (the run counted {r['counted']}), "
@@ -141,6 +148,11 @@ def main() -> int:
         default="gemma",
         help="llama-cpp-python chat format (default gemma; '' for the model's)",
     )
+    parser.add_argument(
+        "pytest_args",
+        nargs="*",
+        help="more pytest arguments after --, e.g. -- -k minicheck (default: every real-server test)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still stops its server
     port = free_port()
@@ -165,7 +177,20 @@ def main() -> int:
             "THEORIA_TEST_LLM_SERVER_COMMAND": json.dumps(server_command(args, None)),
         }
         code = subprocess.call(
-            [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *TESTS], cwd=ROOT, env=env
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-s",
+                "-rfE",
+                "-p",
+                "no:cacheprovider",
+                *TESTS,
+                *args.pytest_args,
+            ],
+            cwd=ROOT,
+            env=env,
         )
         report(figures)
         return code
@@ -182,7 +207,8 @@ def server_env() -> dict:
     """The server's environment: ours without HOST and PORT. llama-cpp-python's server reads its
     settings from the environment too, and the Makefile exports HOST and PORT (for ``make run``):
     left in, they would bind it to port 8000 instead of the free port given with ``--port``."""
-    return {k: v for k, v in os.environ.items() if k.upper() not in ("HOST", "PORT")}
+    env = {k: v for k, v in os.environ.items() if k.upper() not in ("HOST", "PORT")}
+    return {**env, "PYTHONUNBUFFERED": "1"}  # its log lines (a client that went away) reach the log at once
 
 
 def server_command(args, port: int | None) -> list[str]:

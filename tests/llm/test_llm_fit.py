@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from audit.evaluation.entailment_fit import BENCHMARKS_DIR
-from tests.llm.fake_llm import per_claim
+from tests.llm.fake_llm import ok, per_claim
 
 CLAIMS = BENCHMARKS_DIR / "claims_dev.jsonl"
 SAMPLE = ["--every", "25", "--max-claims", "40"]
@@ -152,3 +152,15 @@ def test_a_fit_is_rolled_back_to_an_earlier_one_or_to_none(llm_server, tmp_path,
     now = llm_weighing(workspace=workspace, endpoint=url, model="test-model")
     assert (now["source"], now["weight"]) == ("unfitted", 0.0)
     assert "unfitted" in out.getvalue()
+
+
+def test_a_model_answering_garbage_is_read_to_the_end_and_fitted_to_no_say(
+    llm_server, tmp_path, prompt_mode, workspace
+):
+    # gemma-3-270m's MiniCheck reading: it echoes the task line; the fit's breaker ignores the failure
+    # rate (the unusable replies are what it measures), so every claim is asked and the fit is stored
+    llm_server.route("TASK: minicheck", ok("TASK: miniche"))
+    printed = fit(llm_server, tmp_path, "--llm-judge-prompt", "minicheck")
+    version = workspace.llm_weight_versions.get()
+    assert (version.weight, version.margin, version.judge_prompt) == (0.0, 1.0, "minicheck"), printed
+    assert "asked about 40 and gave a usable reading of 0" in printed, printed

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import threading
@@ -25,6 +26,7 @@ import pytest
 from audit.pipeline.audit import audit_answer
 from audit.pipeline.llm import LLMClient, LLMConfig, LLMError
 from audit.pipeline.llm.judge import judge_claims
+from tests.llm.real_server import server_env
 from tests.llm.test_real_server import CASES, real_client
 
 BASE_URL = os.environ.get("THEORIA_TEST_LLM_BASE_URL", "")
@@ -77,16 +79,21 @@ def test_the_minicheck_reading_takes_p_yes_from_the_servers_logprobs():
     figure({"kind": "minicheck", "p_yes": [r.details["p_yes"] for r in read]})
 
 
-def test_a_streamed_call_counts_the_tokens_the_server_reports():
+def test_a_streamed_call_counts_the_servers_usage_or_says_it_estimated():
     import openai
 
+    from audit.pipeline.llm.client import prompt_text
+
     client = real_client()
-    text = client.complete(
-        purpose="probe_stream", messages=[{"role": "user", "content": "Name a colour."}], max_tokens=12
-    )
+    said = [{"role": "user", "content": "Name a colour."}]
+    try:
+        text = client.complete(purpose="probe_stream", messages=said, max_tokens=12)
+    except LLMError as exc:  # a tiny model may stop at once: the call and its tokens still count
+        assert exc.kind == "empty"
+        text = ""
     raw = openai.OpenAI(base_url=BASE_URL, api_key="x").chat.completions.create(
         model="default",
-        messages=[{"role": "user", "content": "Name a colour."}],
+        messages=said,
         max_tokens=12,
         temperature=0.0,
         seed=7,
@@ -95,10 +102,20 @@ def test_a_streamed_call_counts_the_tokens_the_server_reports():
     )
     usage = None
     for chunk in raw:
-        usage = chunk.usage or usage
-    assert text and usage is not None, "the server sent no usage on a stream"
+        usage = getattr(chunk, "usage", None) or usage
     acc = client.accounting
-    assert (acc.prompt_tokens, acc.completion_tokens) == (usage.prompt_tokens, usage.completion_tokens)
+    figure({"kind": "stream_usage", "server_usage": bool(usage)})
+    if usage is not None:  # vLLM, OpenAI, llama.cpp's llama-server: the server's own counts
+        assert (acc.prompt_tokens, acc.completion_tokens) == (usage.prompt_tokens, usage.completion_tokens)
+    else:  # llama-cpp-python 0.3.36 ignores stream_options: 4 characters a token (docs/LLM.md)
+        assert (acc.prompt_tokens, acc.completion_tokens) == (len(prompt_text(said)) // 4, len(text) // 4)
+    assert acc.calls == 1
+
+
+def seconds_per_token(text: str) -> float:
+    """The server's latest generation speed, from llama.cpp's own timings ("eval time = … ms per token")."""
+    speeds = re.findall(r"\s{2,}eval time =.*?\(\s*([\d.]+) ms per token", text)
+    return float(speeds[-1]) / 1000 if speeds else 0.05
 
 
 @needs_log
@@ -108,19 +125,24 @@ def test_a_call_abandoned_mid_stream_stops_the_servers_generation():
     started = time.monotonic()
     with pytest.raises(LLMError) as err:
         client.complete(purpose="probe_abandon", messages=LONG, max_tokens=1500, temperature=0.7)
-    assert err.value.kind == "timeout" and time.monotonic() - started < 5
-    # the server noticed the client went away and stopped: it says so, and it is free again at once
-    deadline = time.monotonic() + 20
+    assert err.value.kind == "timeout" and time.monotonic() - started < 10
+    # the server noticed the client went away and stopped: it says so in its log, and the next call
+    # is answered long before the abandoned generation (1,500 tokens at the server's own speed) could end
+    deadline = time.monotonic() + 60
     while "Disconnected from client" not in log_since(mark) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert "Disconnected from client" in log_since(mark), log_since(mark)[-2000:]
     started = time.monotonic()
-    real_client().complete(
-        purpose="probe_after", messages=[{"role": "user", "content": "Say hi."}], max_tokens=4
-    )
+    try:
+        real_client().complete(
+            purpose="probe_after", messages=[{"role": "user", "content": "Say hi."}], max_tokens=4
+        )
+    except LLMError as exc:  # a tiny model may answer nothing: the server answered all the same
+        assert exc.kind == "empty", exc
     after = time.monotonic() - started
-    figure({"kind": "abandon", "next_call_s": round(after, 2)})
-    assert after < 15, f"the next call waited {after:.1f} s: the abandoned generation went on"
+    would_take = 1500 * seconds_per_token(log_since(mark))
+    figure({"kind": "abandon", "next_call_s": round(after, 2), "abandoned_would_take_s": round(would_take)})
+    assert after < would_take / 2, f"the next call waited {after:.1f} s: the abandoned generation went on"
 
 
 @needs_log
@@ -165,10 +187,9 @@ def _free_port() -> int:
 
 
 def _start(port: int, log_path: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if k.upper() not in ("HOST", "PORT")}
     with open(log_path, "a") as log:
         server = subprocess.Popen(
-            [*COMMAND, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env
+            [*COMMAND, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=server_env()
         )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

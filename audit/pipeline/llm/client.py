@@ -314,6 +314,7 @@ class LLMClient:
         extra: dict | None = None,
         probing: bool = False,
         checked_later: bool = False,
+        stream: bool | None = None,
     ) -> Completion:
         """One chat completion as a :class:`Completion`, or raise LLMError (recorded).
 
@@ -322,7 +323,9 @@ class LLMClient:
         the time budget has left. ``probing`` (the structured-output probe): no retry, and an HTTP
         error neither counts against the breaker nor is listed as a failure (it only means the
         server refuses that form). ``checked_later``: the caller tells the breaker whether the
-        reply was usable (``complete_json`` after validating it).
+        reply was usable (``complete_json`` after validating it). ``stream`` False: one JSON body
+        whatever the config (a one-token call gains nothing from a stream, and llama-cpp-python 0.3.36
+        loses the logprobs of a streamed reply).
         """
         refusal = self.endpoint.breaker.admit()
         if refusal:
@@ -330,14 +333,35 @@ class LLMClient:
             raise self._fail("circuit_open", refusal, purpose, 0)
         try:
             return self._reserve_and_call(
-                purpose, messages, temperature, max_tokens, seed, task, items, extra, probing, checked_later
+                purpose,
+                messages,
+                temperature,
+                max_tokens,
+                seed,
+                task,
+                items,
+                extra,
+                probing,
+                checked_later,
+                stream,
             )
         except BaseException:
             self.endpoint.breaker.release()  # a trial stopped by a budget frees the half-open slot
             raise
 
     def _reserve_and_call(
-        self, purpose, messages, temperature, max_tokens, seed, task, items, extra, probing, checked_later
+        self,
+        purpose,
+        messages,
+        temperature,
+        max_tokens,
+        seed,
+        task,
+        items,
+        extra,
+        probing,
+        checked_later,
+        stream,
     ) -> Completion:
         left = self.time_left()
         if left is not None and left < LLM_MIN_CALL_S:
@@ -374,7 +398,7 @@ class LLMClient:
                     "budget", "the audit's LLM time budget ran out waiting for a free slot", purpose, 0
                 )
             try:
-                completion = self._call(kwargs, purpose, messages, prompt_estimate, probing)
+                completion = self._call(kwargs, purpose, messages, prompt_estimate, probing, stream)
             finally:
                 self.endpoint.slots.release()
         finally:
@@ -385,7 +409,13 @@ class LLMClient:
         return completion
 
     def _call(
-        self, kwargs: dict, purpose: str, messages: list[dict], prompt_estimate: int, probing: bool = False
+        self,
+        kwargs: dict,
+        purpose: str,
+        messages: list[dict],
+        prompt_estimate: int,
+        probing: bool = False,
+        stream: bool | None = None,
     ) -> Completion:
         attempt = 0
         retries = 0 if probing else self.config.max_retries
@@ -397,7 +427,7 @@ class LLMClient:
             timeout = self.config.timeout_s if left is None else min(self.config.timeout_s, left)
             started = time.perf_counter()
             try:
-                return self._streamed(kwargs, purpose, messages, started, timeout, attempt)
+                return self._streamed(kwargs, purpose, messages, started, timeout, attempt, stream)
             except _Abandoned as exc:
                 # the connection is closed, so the server stops generating; count what it may have spent
                 self._count(purpose, started, prompt_estimate, exc.completion_tokens)
@@ -465,14 +495,23 @@ class LLMClient:
                 ) from exc
 
     def _streamed(
-        self, kwargs: dict, purpose: str, messages: list[dict], started: float, timeout: float, attempt: int
+        self,
+        kwargs: dict,
+        purpose: str,
+        messages: list[dict],
+        started: float,
+        timeout: float,
+        attempt: int,
+        stream: bool | None = None,
     ) -> Completion:
         """One streamed call: the reply is read as it is generated and the connection closed the
         moment the call is given up (the timeout or the run's budget), so the server stops
         generating rather than working on for a caller that left (llama.cpp, vLLM). A server
         that ignores ``stream`` and answers one JSON body is read as such."""
         deadline = time.monotonic() + timeout
-        if not self.config.stream:  # one JSON body; a call given up leaves the server generating
+        if not (
+            self.config.stream if stream is None else stream
+        ):  # one JSON body; a call given up leaves the server generating
             try:
                 response = self.endpoint.openai.chat.completions.create(timeout=timeout, **kwargs)
             except openai.APITimeoutError:

@@ -100,6 +100,7 @@ def _read(client: LLMClient, claim: str, evidence: list[str], threshold: float) 
                 messages=messages(MINICHECK_SYSTEM, f"Document: {chunk}\nClaim: {claim}"),
                 extra={"logprobs": True, "top_logprobs": 5},
                 checked_later=True,
+                stream=False,  # one token: nothing to abandon, and llama-cpp-python drops a stream's logprobs
             )
         except LLMError as exc:
             if readings:
