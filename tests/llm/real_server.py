@@ -57,7 +57,7 @@ def report(path: Path) -> None:
         [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
     )
     audits = [r for r in rows if r["kind"] in ("structured", "prompt")]
-    if not audits:
+    if not rows:
         print("no figures recorded")
         return
     print("\n=== make test-llm figures ===")
@@ -107,7 +107,9 @@ def report(path: Path) -> None:
                 f"streamed call: the server {'sent' if r['server_usage'] else 'sent no'} usage on the stream"
             )
         if r["kind"] == "minicheck":
-            print(f"MiniCheck reading with logprobs: P(Yes) {r['p_yes']}")
+            print(
+                f"MiniCheck reading: first-token candidates {r['first_token']}; P(Yes) {r['p_yes']} {r['reasons']}"
+            )
         if r["kind"] == "abandon":
             print(
                 f"call abandoned mid-stream: the server logged the disconnect; the next call answered in "
