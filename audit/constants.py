@@ -300,10 +300,18 @@ LLM_MIN_COMPLETION_TOKENS = 16  # a call left fewer tokens than this by the budg
 # no LLM call is started, the offline verdicts stand and the methods not done say "budget"
 LLM_TIME_BUDGET_S = 20.0
 LLM_MIN_CALL_S = 0.5  # a call is not started with less time than this left in the budget
-# per-endpoint circuit breaker: this many failures in a row (timeouts, refused connections, 5xx
-# after retries) open it for the cool-down; 401/403/404 and a refused connection open it at once
+# per-endpoint circuit breaker (docs/LLM.md#failures-timeouts-and-cost): it trips on outages, not on
+# one bad answer. LLM_BREAKER_FAILURES transport failures in a row (timeouts, connection resets, 5xx
+# or 429 after retries) open it for the cool-down; 401/403/404 and a refused connection open it at
+# once. An unusable reply (empty, invalid JSON, breaking the schema) is the task's failure (repaired
+# once, then the task falls back): it opens the circuit only through the failure rate of the
+# endpoint's last LLM_BREAKER_WINDOW outcomes, at least LLM_BREAKER_FAILURE_RATE of at least
+# LLM_BREAKER_MIN_OUTCOMES (a server answering garbage; a weak model's occasional bad reply does not)
 LLM_BREAKER_FAILURES = 3
 LLM_BREAKER_COOLDOWN_S = 30.0
+LLM_BREAKER_WINDOW = 20
+LLM_BREAKER_MIN_OUTCOMES = 10
+LLM_BREAKER_FAILURE_RATE = 0.8
 LLM_ASYNC_TIME_BUDGET_S = 300.0  # the LLM time of one asynchronous deep check
 LLM_RETRY_BACKOFF_S = 0.5  # first back-off on 429/5xx without Retry-After; doubles each retry
 LLM_RETRY_MAX_WAIT_S = 10.0  # a Retry-After longer than this is not waited for: the call fails
@@ -321,10 +329,21 @@ LLM_JUDGE_VERDICTS = {
 # where both agree, or the offline judge is unsure (its confidence within LLM_OFFLINE_CONFIDENT_MARGIN
 # of the SUPPORTED threshold, or its P(refuted) that close to the REFUTED one), the confidence moves
 # by LLM_JUDGE_WEIGHT towards the LLM's; where the LLM disagrees with a confident offline verdict,
-# the offline verdict stands and the claim goes to review ("llm_disagreement"). Seed values: no real
-# LLM outputs exist for DEV yet, so these are a conservative choice, not a fit.
-LLM_JUDGE_WEIGHT = 0.25
-LLM_OFFLINE_CONFIDENT_MARGIN = 0.05
+# the offline verdict stands and the claim goes to review ("llm_disagreement"). The weight and the
+# margin are fitted per workspace, endpoint and model (`evaluate --judge llm --fit`, stored as an
+# LLMWeightVersion, audit/services/llm_weight.py); until a fit exists these apply: weight 0 (the LLM
+# moves no verdict) and margin 0 (every disagreement with the offline verdict goes to review).
+LLM_JUDGE_WEIGHT = 0.0
+LLM_OFFLINE_CONFIDENT_MARGIN = 0.0
+# the fit's grid (docs/LLM.md#fitting-the-llms-weight): every (weight, margin) pair is scored by the
+# 2-class balanced accuracy of the labels it gives; ties go to the smaller weight, then the larger
+# margin (fewer review cases), so an uninformative endpoint is fitted to weight 0 and sends nothing to
+# review. The held-out figures come from grouped folds (by answer): LLM_FIT_FOLDS of them
+LLM_FIT_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+LLM_FIT_MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3, 1.0)
+LLM_FIT_FOLDS = 5
+LLM_FIT_MIN_CLAIMS = 20  # fewer answered claims than this: no fit is stored
+LLM_FIT_MAX_CALLS = 300  # default bound on the fit's LLM calls (--max-calls)
 # The MiniCheck-style LLM judge (audit/pipeline/llm/minicheck.py, THEORIA_LLM_JUDGE_PROMPT=minicheck): a
 # claim is read against chunks of at most MINICHECK_CHUNK_CHARS characters (about 250 words) of its
 # evidence, at most MINICHECK_MAX_CHUNKS of them (one call each); the reading stops at the first chunk

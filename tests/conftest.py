@@ -13,6 +13,17 @@ import pytest
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+@pytest.fixture(autouse=True)
+def fresh_llm_endpoints():
+    """LLM endpoints (their circuit breakers, probed forms, slots) are per process: every test starts
+    with none and leaves none, so tests sharing a process never share a breaker's state."""
+    from audit.pipeline.llm.endpoint import endpoints_reset
+
+    endpoints_reset()
+    yield
+    endpoints_reset()
+
+
 @pytest.fixture
 def workspace(db):
     from audit.services.workspaces import workspace_get_default

@@ -4,7 +4,7 @@ from .answers import Answer, Claim, Evidence, VerificationRun
 from .api import IdempotencyKey
 from .events import AuditEvent
 from .kb import Chunk, Document
-from .learning import CalibrationVersion, ReviewedExample
+from .learning import CalibrationVersion, LLMWeightVersion, ReviewedExample
 from .nightly import NightlyItem, NightlyReport
 from .web import ExternalCall, WebCacheEntry
 from .workspace import Conversation, UserProfile, Workspace
@@ -20,6 +20,7 @@ __all__ = [
     "Evidence",
     "ExternalCall",
     "IdempotencyKey",
+    "LLMWeightVersion",
     "NightlyItem",
     "NightlyReport",
     "ReviewedExample",

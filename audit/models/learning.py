@@ -143,3 +143,48 @@ class CalibrationVersion(models.Model):
 
     def __str__(self) -> str:
         return f"calibration v{self.number} ({self.status})"
+
+
+class LLMWeightVersion(models.Model):
+    """One fit of the LLM judge's weight and margin for a workspace, an endpoint and a model
+    (``evaluate --judge llm --fit``, docs/LLM.md#fitting-the-llms-weight), beside the reviewer
+    calibration. At most one version per (workspace, endpoint, model) is ``active``: the one
+    ``llm_setup_for`` puts in force; the others are ``inactive`` (superseded or rolled back). Without
+    an active version the LLM is unfitted: it moves no verdict, its disagreements go to review.
+    """
+
+    Status = CalibrationStatus
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="llm_weight_versions")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices)
+    endpoint = models.CharField(max_length=500, help_text="The endpoint's base URL, without a trailing /.")
+    model = models.CharField(max_length=200)
+    judge_prompt = models.CharField(max_length=16, default="batched")
+    weight = models.FloatField()
+    margin = models.FloatField()
+    metrics = models.JSONField(default=dict, blank=True, help_text="Held-out figures of the grouped folds.")
+    n_claims = models.PositiveIntegerField(default=0)
+    llm_calls = models.PositiveIntegerField(default=0)
+    fitted_at = models.DateTimeField(default=timezone.now)
+    fitted_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "number"], name="%(app_label)s_%(class)s_number_once"
+            ),
+            models.UniqueConstraint(
+                fields=["workspace", "endpoint", "model"],
+                condition=Q(status=CalibrationStatus.ACTIVE),
+                name="%(app_label)s_%(class)s_one_active",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=CalibrationStatus.values),
+                name="%(app_label)s_%(class)s_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"LLM weight v{self.number} ({self.model} at {self.endpoint}): {self.weight:g}"

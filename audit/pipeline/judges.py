@@ -238,7 +238,7 @@ class LLMJudge(Judge):
         return self._fallback
 
     def judge(self, pairs, ctx, progress=None):
-        from audit.pipeline.llm.combine import DISAGREEMENT_FLAG, weigh
+        from audit.pipeline.llm.combine import DISAGREEMENT_FLAG, weigh, weighing_of
         from audit.pipeline.llm.judge import judge_claims
 
         out = self.fallback.judge(pairs, ctx)
@@ -264,6 +264,7 @@ class LLMJudge(Judge):
                 res.details.get("p_refuted", 0.0),
                 threshold=thresholds.audit_score_threshold,
                 refuted_threshold=thresholds.refuted_threshold,
+                **weighing_of(res.details),
             )
             before = (j.p_supported, j.p_refuted)
             j.p_supported, j.p_refuted = weighed.confidence, weighed.p_refuted
@@ -272,7 +273,10 @@ class LLMJudge(Judge):
                     "offline_p_supported": before[0],
                     "offline_p_refuted": before[1],
                     "decided_by": f"{self.fallback.name}+{self.name}",
-                    "llm_verdict": res.details.get("judge_verdict"),
+                    "llm_verdict": res.details.get("judge_verdict") or res.details.get("fever_label"),
+                    "llm_score": float(res.score),
+                    "llm_p_refuted": res.details.get("p_refuted"),
+                    "llm_weight": res.details.get("weight"),
                     DISAGREEMENT_FLAG: weighed.disagreement,
                 }
             )

@@ -30,7 +30,7 @@ from audit.constants import (
     STRUCTURE_P_REFUTED,
     Thresholds,
 )
-from audit.pipeline.llm.combine import DISAGREEMENT_FLAG, weigh
+from audit.pipeline.llm.combine import DISAGREEMENT_FLAG, weigh, weighing_of
 from audit.pipeline.methods.base import REGISTRY, ROLE_JUDGE, ROLE_NUMERIC, ROLE_STRUCTURE, ROLE_SUPPORT
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Label, MethodResult
 
@@ -117,6 +117,7 @@ def label_claim(
             judge.details.get("p_refuted", 0.0),
             threshold=t.audit_score_threshold,
             refuted_threshold=t.refuted_threshold,
+            **weighing_of(judge.details),
         )
         conf, p_ref = weighed.confidence, weighed.p_refuted
         llm_disagreement = llm_disagreement or weighed.disagreement

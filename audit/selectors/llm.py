@@ -1,13 +1,15 @@
-"""Reads about LLM usage: tokens a workspace spent, for the daily budget and the dashboard."""
+"""Reads about LLM usage: tokens a workspace spent, for the daily budget and the dashboard; the
+endpoint's state as the workspace settings show it."""
 
 from __future__ import annotations
 
 from datetime import datetime, time, timezone
 
-from django.db.models import Count, F, Func, IntegerField, Sum
+from django.conf import settings
+from django.db.models import Count, F, Func, IntegerField, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
-from audit.models import AuditEvent, VerificationRun, Workspace
+from audit.models import AuditEvent, LLMWeightVersion, VerificationRun, Workspace
 
 
 def llm_tokens_used(*, workspace: Workspace, since: datetime) -> int:
@@ -27,6 +29,90 @@ def llm_tokens_used(*, workspace: Workspace, since: datetime) -> int:
         for d in drafted
     )
     return int(total or 0) + drafts
+
+
+def normalised_endpoint(base_url: str) -> str:
+    """An endpoint's key: its base URL without a trailing slash."""
+    return (base_url or "").strip().rstrip("/")
+
+
+def llm_weight_versions(
+    *, workspace: Workspace, endpoint: str | None = None, model: str | None = None
+) -> QuerySet[LLMWeightVersion]:
+    """The workspace's LLM weight fits, newest first; of one endpoint and model where given."""
+    rows = LLMWeightVersion.objects.filter(workspace=workspace)
+    if endpoint is not None:
+        rows = rows.filter(endpoint=normalised_endpoint(endpoint))
+    if model is not None:
+        rows = rows.filter(model=model)
+    return rows.order_by("-number")
+
+
+def llm_weight_in_force(*, workspace: Workspace, endpoint: str, model: str) -> LLMWeightVersion | None:
+    """The active fit of this endpoint and model, or None (unfitted)."""
+    return (
+        llm_weight_versions(workspace=workspace, endpoint=endpoint, model=model)
+        .filter(status=LLMWeightVersion.Status.ACTIVE)
+        .first()
+    )
+
+
+def llm_weighing(*, workspace: Workspace, endpoint: str, model: str) -> dict:
+    """The LLM judge's weight and margin in force for this endpoint and model, and where they came from."""
+    from audit.constants import LLM_JUDGE_WEIGHT, LLM_OFFLINE_CONFIDENT_MARGIN
+
+    version = llm_weight_in_force(workspace=workspace, endpoint=endpoint, model=model)
+    if version is None:
+        return {
+            "weight": LLM_JUDGE_WEIGHT,
+            "margin": LLM_OFFLINE_CONFIDENT_MARGIN,
+            "source": "unfitted",
+            "version": None,
+            "note": "no fit for this endpoint and model: the LLM moves no verdict; its disagreements go "
+            "to review (python manage.py evaluate --judge llm --fit)",
+        }
+    return {
+        "weight": version.weight,
+        "margin": version.margin,
+        "source": f"fit v{version.number}",
+        "version": version.number,
+        "fitted_at": version.fitted_at.isoformat(timespec="seconds"),
+        "fitted_by": version.fitted_by,
+        "claims": version.n_claims,
+        "held_out": (version.metrics or {}).get("held_out", {}),
+    }
+
+
+def llm_status(*, workspace: Workspace) -> dict:
+    """The LLM endpoint as the workspace settings show it: which one, its circuit breaker in this
+    process (``state`` closed / open / half_open, what opened it, the thresholds; "not used yet" before
+    this process's first call to it), and the judge's weight in force and where it came from."""
+    from audit.pipeline.llm.base import LLMConfig
+    from audit.pipeline.llm.endpoint import endpoint_state
+
+    conf = settings.THEORIA
+    base_url = (conf.get("LLM_BASE_URL") or "").strip()
+    if not base_url:
+        return {
+            "configured": False,
+            "endpoint": "",
+            "model": "",
+            "judge_prompt": "",
+            "breaker": None,
+            "judge_weight": None,
+        }
+    config = LLMConfig(
+        base_url=base_url, model=conf.get("LLM_MODEL") or "default", api_key=conf.get("LLM_API_KEY") or ""
+    )
+    breaker = endpoint_state(config) or {"state": "not used yet", "note": "no call from this process yet"}
+    return {
+        "configured": True,
+        "endpoint": base_url,
+        "model": config.model,
+        "judge_prompt": conf.get("LLM_JUDGE_PROMPT") or "batched",
+        "breaker": breaker,
+        "judge_weight": llm_weighing(workspace=workspace, endpoint=base_url, model=config.model),
+    }
 
 
 def start_of_day(now: datetime) -> datetime:

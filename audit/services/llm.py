@@ -25,7 +25,7 @@ from audit.constants import LLM_CONCURRENCY, LLM_TIME_BUDGET_S
 from audit.models import VerificationRun, Workspace
 from audit.pipeline.llm import LLMClient, LLMConfig
 from audit.pipeline.llm.endpoint import FORMS, PROMPT
-from audit.selectors.llm import llm_tokens_used, start_of_day
+from audit.selectors.llm import llm_tokens_used, llm_weighing, start_of_day
 
 DEFAULT_MODEL = "default"  # llama.cpp's server serves its one model whatever the name
 
@@ -118,8 +118,16 @@ def llm_setup_for(
         structured=structured,
         stream=bool(conf.get("LLM_STREAM", True)),
         judge_prompt=conf.get("LLM_JUDGE_PROMPT") or "batched",  # checked when settings load
+        **_weighing(workspace, base_url, conf.get("LLM_MODEL") or DEFAULT_MODEL),
     )
     return LLMSetup(LLMClient(config))
+
+
+def _weighing(workspace: Workspace, base_url: str, model: str) -> dict:
+    """The LLMConfig fields of the judge's weight in force: the workspace's fit of this endpoint and
+    model, or the unfitted defaults (the LLM moves no verdict; disagreements go to review)."""
+    w = llm_weighing(workspace=workspace, endpoint=base_url, model=model)
+    return {"judge_weight": w["weight"], "judge_margin": w["margin"], "weight_source": w["source"]}
 
 
 def llm_run_fields(setup: LLMSetup) -> dict:

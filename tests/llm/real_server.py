@@ -25,7 +25,11 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TESTS = ["tests/llm/test_real_server.py", "tests/llm/test_integration.py"]
+TESTS = [
+    "tests/llm/test_real_server.py",
+    "tests/llm/test_real_server_methods.py",
+    "tests/llm/test_integration.py",
+]
 
 
 def free_port() -> int:
@@ -53,7 +57,7 @@ def report(path: Path) -> None:
         [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
     )
     audits = [r for r in rows if r["kind"] in ("structured", "prompt")]
-    if not audits:
+    if not rows:
         print("no figures recorded")
         return
     print("\n=== make test-llm figures ===")
@@ -98,6 +102,29 @@ def report(path: Path) -> None:
             print(
                 f"\ntime budget 1.5 s: audit {r['seconds']:.1f} s, {r['calls']} calls, failures {r['failures']}"
             )
+        if r["kind"] == "stream_usage":
+            print(
+                f"streamed call: the server {'sent' if r['server_usage'] else 'sent no'} usage on the stream"
+            )
+        if r["kind"] == "minicheck":
+            print(
+                f"MiniCheck reading: first-token candidates {r['first_token']}; P(Yes) {r['p_yes']} {r['reasons']}"
+            )
+        if r["kind"] == "abandon":
+            print(
+                f"call abandoned mid-stream: the server logged the disconnect; the next call answered in "
+                f"{r['next_call_s']:.1f} s (the abandoned 1,500 tokens would have taken ~{r['abandoned_would_take_s']} s)"
+            )
+        if r["kind"] == "server_calls":
+            print(
+                f"calls per audit counted by the server: {r['served']} (the run counted {r['counted']}), "
+                f"audit {r['seconds']:.1f} s"
+            )
+        if r["kind"] == "outage":
+            print(
+                f"server killed mid-audit after {r['calls_before_kill']} calls: breaker opened "
+                f"({r['openings']} opening), closed on the first call after the server returned"
+            )
         if r["kind"] == "async":
             print(
                 f"async deep check: answered in {r['answered_s']:.1f} s, deep check {r['deep_s']:.1f} s, "
@@ -123,6 +150,11 @@ def main() -> int:
         default="gemma",
         help="llama-cpp-python chat format (default gemma; '' for the model's)",
     )
+    parser.add_argument(
+        "pytest_args",
+        nargs="*",
+        help="more pytest arguments after --, e.g. -- -k minicheck (default: every real-server test)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still stops its server
     port = free_port()
@@ -130,27 +162,9 @@ def main() -> int:
     log_path = ROOT / "var" / "llm-server.log"
     figures = ROOT / "var" / "llm-figures.jsonl"
     figures.unlink(missing_ok=True)
+    command = server_command(args, port)
     with open(log_path, "w") as log:
-        server = subprocess.Popen(
-            [
-                args.server_python,
-                "-m",
-                "llama_cpp.server",
-                "--model",
-                args.model,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--n_ctx",
-                str(args.ctx),
-                "--n_threads",
-                str(args.threads),
-                *(["--chat_format", args.chat_format] if args.chat_format else []),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=server_env())
     try:
         print(f"LLM server (pid {server.pid}) starting on {base_url} with {args.model}")
         wait_ready(base_url, server, args.ready_timeout)
@@ -159,9 +173,26 @@ def main() -> int:
             **os.environ,  # CPU inference on shared cores is slow
             "THEORIA_TEST_LLM_BASE_URL": base_url,
             "THEORIA_TEST_LLM_FIGURES": str(figures),
+            # the server's own log (requests and timings, read by the tests), and how to start another
+            # server with the same model (the outage test kills and restarts its own)
+            "THEORIA_TEST_LLM_SERVER_LOG": str(log_path),
+            "THEORIA_TEST_LLM_SERVER_COMMAND": json.dumps(server_command(args, None)),
         }
         code = subprocess.call(
-            [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *TESTS], cwd=ROOT, env=env
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-s",
+                "-rfE",
+                "-p",
+                "no:cacheprovider",
+                *TESTS,
+                *args.pytest_args,
+            ],
+            cwd=ROOT,
+            env=env,
         )
         report(figures)
         return code
@@ -172,6 +203,33 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             server.kill()
         print(f"LLM server (pid {server.pid}) stopped")
+
+
+def server_env() -> dict:
+    """The server's environment: ours without HOST and PORT. llama-cpp-python's server reads its
+    settings from the environment too, and the Makefile exports HOST and PORT (for ``make run``):
+    left in, they would bind it to port 8000 instead of the free port given with ``--port``."""
+    env = {k: v for k, v in os.environ.items() if k.upper() not in ("HOST", "PORT")}
+    return {**env, "PYTHONUNBUFFERED": "1"}  # its log lines (a client that went away) reach the log at once
+
+
+def server_command(args, port: int | None) -> list[str]:
+    """The server's command line; ``port`` None leaves ``--port`` out (the caller appends its own)."""
+    return [
+        args.server_python,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        args.model,
+        "--host",
+        "127.0.0.1",
+        *(["--port", str(port)] if port is not None else []),
+        "--n_ctx",
+        str(args.ctx),
+        "--n_threads",
+        str(args.threads),
+        *(["--chat_format", args.chat_format] if args.chat_format else []),
+    ]
 
 
 if __name__ == "__main__":

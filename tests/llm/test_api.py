@@ -107,3 +107,30 @@ def test_a_normal_mode_draft_counts_in_the_daily_token_budget(submitter, workspa
     assert (
         llm_tokens_used(workspace=workspace, since=start_of_day(timezone.now())) == 52
     )  # no run, still counted
+
+
+def test_the_workspace_settings_show_the_endpoints_breaker_and_the_run_says_it_was_open(
+    submitter, auditor, settings, llm_server
+):
+    settings.THEORIA = {
+        **settings.THEORIA,
+        "LLM_BASE_URL": llm_server.base_url,
+        "LLM_MODEL": "test-model",
+        "LLM_MAX_RETRIES": 0,
+        "LLM_STRUCTURED": "prompt",
+    }  # default route: HTTP 500 for every call, an outage
+    before = client_for(auditor).get("/api/v1/settings/workspace").json()["llm"]
+    assert before["configured"] and before["model"] == "test-model"
+    assert before["breaker"]["state"] == "not used yet"
+    response = client_for(submitter).post(
+        "/api/v1/audits",
+        {"query": QUERY, "answer": ANSWER, "contexts": CONTEXTS, "mode": "audit-local"},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    warnings = {w["code"] for w in response.json()["audit"]["warnings"]}
+    assert "llm_circuit_open" in warnings
+    breaker = client_for(auditor).get("/api/v1/settings/workspace").json()["llm"]["breaker"]
+    assert breaker["state"] == "open" and breaker["opened_by"] == "outage"
+    assert breaker["last_failure"]["kind"] == "server_error"
+    assert breaker["thresholds"]["transport_failures_in_a_row"] == LLM_BREAKER_FAILURES

@@ -373,17 +373,79 @@ def test_it_leaves_the_json_example_out_of_the_prompt_under_a_grammar(llm_server
     assert "claims: list of {text: string}" in sent and sent.endswith("The hippocampus supports memory.")
 
 
-def test_fast_garbage_opens_the_breaker_as_transport_errors_do(llm_server, make_client):
+def test_fast_garbage_opens_the_breaker_through_its_failure_rate(llm_server, make_client):
+    # issue 37: content failures no longer open it after 3 in a row, only through the window's rate
+    from audit.constants import LLM_BREAKER_MIN_OUTCOMES
+
     llm_server.route("extract_claims", ok("<html><body>Bad gateway</body></html>"))
     client = make_client()
-    for _ in range(2):
+    for _ in range(LLM_BREAKER_MIN_OUTCOMES // 2):  # each call and its repair: two unusable replies
         with pytest.raises(LLMError):
             client.complete_json(purpose="extract_claims", messages=MSG)
-    # 3 unusable replies in a row (LLM_BREAKER_FAILURES): the repair of the second call was refused
-    assert len(llm_server.requests) == 3
+    assert len(llm_server.requests) == LLM_BREAKER_MIN_OUTCOMES
+    state = client.endpoint.breaker.state()
+    assert state["state"] == "open" and state["opened_by"] == "failure rate"
     with pytest.raises(LLMError) as err:
         make_client().complete_json(purpose="extract_claims", messages=MSG)
-    assert err.value.kind == "circuit_open" and len(llm_server.requests) == 3
+    assert err.value.kind == "circuit_open" and len(llm_server.requests) == LLM_BREAKER_MIN_OUTCOMES
+
+
+def test_a_malformed_reply_is_the_tasks_failure_and_leaves_the_breaker_closed(llm_server, make_client):
+    # the weak model of issue 37: one task's replies are unusable, the others are fine
+    llm_server.route("TASK: extract_claims", ok("{not json"))
+    llm_server.route("TASK: judge", ok(CLAIMS))
+    client = make_client()
+    for _ in range(3):  # six unusable replies in a row, more than LLM_BREAKER_FAILURES
+        with pytest.raises(LLMError) as err:
+            client.complete_json(purpose="extract_claims", messages=MSG)
+        assert err.value.kind == "invalid_json"
+        assert client.endpoint.breaker.refusal() is None
+    judged = messages("TASK: judge", "Claim c1: The hippocampus supports memory.")
+    assert make_client().complete_json(purpose="judge", messages=judged, schema={"type": "object"}) == CLAIMS
+    assert client.endpoint.breaker.state()["consecutive_transport_failures"] == 0
+    assert "llm_circuit_open" not in {w["code"] for w in client.accounting.warnings}
+
+
+def test_transport_failures_open_it_only_in_a_row_a_reply_in_between_resets_the_run():
+    from audit.pipeline.llm.endpoint import CircuitBreaker
+
+    # a window too long to fill here: only the run of transport failures can open it
+    breaker = CircuitBreaker(failures=3, cooldown_s=30, clock=lambda: 0.0, window=100, min_outcomes=100)
+    for _ in range(4):
+        breaker.failure(LLMError("timeout", "slow"))
+        breaker.failure(LLMError("timeout", "slow"))
+        breaker.failure(LLMError("invalid_json", "not JSON"))  # the server answered
+    assert breaker.refusal() is None
+    breaker.failure(LLMError("timeout", "slow"))
+    breaker.failure(LLMError("timeout", "slow"))
+    assert breaker.refusal() is None
+    breaker.failure(LLMError("connection", "reset"))
+    assert "circuit open" in breaker.refusal() and breaker.state()["opened_by"] == "outage"
+
+
+def test_after_an_outage_the_trial_closes_the_circuit_even_when_the_model_answers_badly():
+    from audit.pipeline.llm.endpoint import CircuitBreaker
+
+    now = [0.0]
+    breaker = CircuitBreaker(failures=1, cooldown_s=30, clock=lambda: now[0])
+    breaker.failure(LLMError("connection", "refused"), hard=True)
+    assert breaker.state()["state"] == "open"
+    now[0] += 31
+    assert breaker.state()["state"] == "half_open" and breaker.admit() is None
+    breaker.failure(LLMError("schema", "a weak answer"))  # the server is back; the answer is the task's
+    assert breaker.state()["state"] == "closed" and breaker.refusal() is None
+    assert breaker.state()["openings"] == 1
+
+
+def test_a_refused_call_leaves_a_circuit_open_warning_on_the_run(llm_server, make_client):
+    client = make_client(max_retries=0)  # default route: HTTP 500
+    for _ in range(3):
+        with pytest.raises(LLMError):
+            client.complete(purpose="judge", messages=MSG)
+    with pytest.raises(LLMError):
+        client.complete(purpose="judge", messages=MSG)
+    (warning,) = [w for w in client.accounting.warnings if w["code"] == "llm_circuit_open"]
+    assert "server_error" in warning["message"] and "outage" in warning["message"]
 
 
 def test_one_connection_reset_does_not_send_the_endpoint_offline(llm_server, make_client):

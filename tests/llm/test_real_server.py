@@ -140,7 +140,7 @@ def test_the_time_budget_bounds_the_audit_and_says_budget():
 def test_accounting_matches_the_servers_usage():
     import openai
 
-    client = real_client()
+    client = real_client(stream=False)  # one JSON body with its usage (llama-cpp-python streams none)
     try:
         client.complete(
             purpose="probe_accounting", messages=[{"role": "user", "content": "Say hello."}], max_tokens=16

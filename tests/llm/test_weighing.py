@@ -13,7 +13,11 @@ from escalation.policy import review_reasons
 T = Thresholds()
 
 
-def _weigh(offline, p_ref, llm, llm_p_ref):
+# a fitted weighing (issue 37: unfitted, the LLM moves nothing; these tests read a fit's behaviour)
+FIT = {"weight": 0.25, "margin": 0.05}
+
+
+def _weigh(offline, p_ref, llm, llm_p_ref, **fit):
     return weigh(
         offline,
         p_ref,
@@ -21,7 +25,21 @@ def _weigh(offline, p_ref, llm, llm_p_ref):
         llm_p_ref,
         threshold=T.audit_score_threshold,
         refuted_threshold=T.refuted_threshold,
+        **(fit or FIT),
     )
+
+
+def test_unfitted_the_llm_moves_no_verdict_and_every_disagreement_goes_to_review():
+    assert (LLM_JUDGE_WEIGHT, LLM_OFFLINE_CONFIDENT_MARGIN) == (0.0, 0.0)
+    unfitted = {"weight": LLM_JUDGE_WEIGHT, "margin": LLM_OFFLINE_CONFIDENT_MARGIN}
+    unsure = T.audit_score_threshold - 0.01  # a fit would let the LLM tip it; unfitted it stays
+    w = _weigh(unsure, 0.1, 0.95, 0.0, **unfitted)
+    assert (w.confidence, w.p_refuted, w.disagreement) == (unsure, 0.1, True)
+    agree = _weigh(0.95, 0.0, 0.95, 0.0, **unfitted)
+    assert (agree.confidence, agree.disagreement) == (0.95, False)
+    for offline in (0.05, 0.5, unsure, 0.9, 0.99):
+        for llm, llm_p_ref in ((0.95, 0.0), (0.6, 0.05), (0.2, 0.1), (0.05, 0.95)):
+            assert _weigh(offline, 0.0, llm, llm_p_ref, **unfitted).confidence == offline
 
 
 def test_a_confident_offline_support_stands_when_the_llm_contradicts_it():
@@ -35,15 +53,15 @@ def test_a_confident_offline_doubt_is_not_flipped_to_supported_by_the_llm():
 
 
 def test_an_unsure_offline_judge_moves_by_the_llm_weight_only():
-    unsure = T.audit_score_threshold - LLM_OFFLINE_CONFIDENT_MARGIN / 2
+    unsure = T.audit_score_threshold - FIT["margin"] / 2
     w = _weigh(unsure, 0.1, 0.95, 0.0)
     assert not w.disagreement
-    assert w.confidence == pytest.approx((1 - LLM_JUDGE_WEIGHT) * unsure + LLM_JUDGE_WEIGHT * 0.95)
+    assert w.confidence == pytest.approx((1 - FIT["weight"]) * unsure + FIT["weight"] * 0.95)
     assert w.confidence >= T.audit_score_threshold  # close to the threshold: the LLM may tip it
 
 
 def test_the_llm_never_changes_the_label_of_a_confident_offline_verdict():
-    margin = LLM_OFFLINE_CONFIDENT_MARGIN
+    margin = FIT["margin"]
     for offline in (T.audit_score_threshold + margin, T.audit_score_threshold - margin, 0.05, 0.99):
         for llm, llm_p_ref in ((0.95, 0.0), (0.6, 0.05), (0.2, 0.1), (0.05, 0.95)):
             w = _weigh(offline, 0.0, llm, llm_p_ref)

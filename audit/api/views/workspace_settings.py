@@ -30,6 +30,7 @@ from audit.models import Conversation, UserProfile
 from audit.models.choices import CitationOnlyRevisions, Mode, RevisionApproval
 from audit.pipeline.web.fetch import ALLOWED_DOMAIN_PATTERN
 from audit.selectors import api as selectors
+from audit.selectors.llm import llm_status
 from audit.services import modes
 from audit.services.workspaces import workspace_member
 
@@ -67,6 +68,12 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         revision_approval_domains = serializers.ListField(child=serializers.CharField())
         citation_only_revisions = serializers.ChoiceField(choices=CitationOnlyRevisions.choices)
         threshold_overrides = serializers.DictField()
+        llm = serializers.SerializerMethodField(
+            help_text="The LLM endpoint and its circuit breaker in this process (docs/LLM.md)."
+        )
+
+        def get_llm(self, workspace) -> dict:
+            return llm_status(workspace=workspace)
 
     @extend_schema_serializer(component_name="WorkspaceSettingsInput")
     class InputSerializer(StrictInputSerializer):

@@ -34,8 +34,20 @@ class Command(BaseCommand):
             help="put calibration VERSION back in force, or 'none' for the judge as shipped",
         )
 
+        parser.add_argument(
+            "--llm",
+            action="store_true",
+            help="--list / --rollback the LLM judge's weight fits (evaluate --judge llm --fit) instead, for "
+            "the endpoint and model of --llm-url / --llm-model (default: THEORIA_LLM_BASE_URL, THEORIA_LLM_MODEL)",
+        )
+        parser.add_argument("--llm-url", default=None, metavar="URL")
+        parser.add_argument("--llm-model", default=None)
+
     def handle(self, *args, **options):
         workspace = workspace_from_option(options["workspace"])
+        if options["llm"]:
+            self._llm(workspace, options)
+            return
         if options["list"]:
             self._list(workspace)
             return
@@ -85,3 +97,45 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from None
         now = f"calibration v{number}" if number is not None else "no calibration (the judge as shipped)"
         self.stdout.write(f"workspace {workspace.slug}: {now} is in force.")
+
+    def _llm(self, workspace, options) -> None:
+        from django.conf import settings
+
+        from audit.selectors.llm import llm_weighing, llm_weight_versions
+        from audit.services.llm_weight import llm_weight_activate
+
+        conf = settings.THEORIA
+        endpoint = (options["llm_url"] or conf.get("LLM_BASE_URL") or "").strip()
+        model = options["llm_model"] or conf.get("LLM_MODEL") or "default"
+        if not endpoint:
+            raise CommandError("--llm needs an endpoint: pass --llm-url or set THEORIA_LLM_BASE_URL.")
+        if options["rollback"] is not None:
+            value = options["rollback"].strip().lower()
+            try:
+                number = None if value == "none" else int(value.lstrip("v"))
+            except ValueError:
+                raise CommandError(f"--rollback takes a version number or 'none', not {value!r}.") from None
+            try:
+                llm_weight_activate(
+                    workspace=workspace, endpoint=endpoint, model=model, number=number, actor_label=ACTOR
+                )
+            except InvalidInput as exc:
+                raise CommandError(exc.message) from None
+        elif not options["list"]:
+            raise CommandError("--llm goes with --list or --rollback; fit with evaluate --judge llm --fit.")
+        for v in llm_weight_versions(workspace=workspace, endpoint=endpoint, model=model):
+            h = (v.metrics or {}).get("held_out", {})
+            figures = (
+                f"; held-out bAcc {h['offline']['bacc']:.1f} offline, {h['with_llm']['bacc']:.1f} with the LLM"
+                if h
+                else ""
+            )
+            self.stdout.write(
+                f"v{v.number} {v.status:8s} {v.fitted_at:%Y-%m-%d %H:%M} by {v.fitted_by}: weight {v.weight:g}, "
+                f"margin {v.margin:g}, {v.n_claims} claims ({v.judge_prompt} prompt){figures}"
+            )
+        w = llm_weighing(workspace=workspace, endpoint=endpoint, model=model)
+        self.stdout.write(
+            f"workspace {workspace.slug}, {model} at {endpoint}: weight {w['weight']:g}, margin {w['margin']:g} "
+            f"in force ({w['source']})."
+        )

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.core.management.base import BaseCommand, CommandError
 
-from audit.constants import JUDGE, JUDGES, LLM_CONCURRENCY, LLM_JUDGE_PROMPTS, STRICTNESS_POINTS
+from audit.constants import (
+    JUDGE,
+    JUDGES,
+    LLM_CONCURRENCY,
+    LLM_FIT_MAX_CALLS,
+    LLM_JUDGE_PROMPTS,
+    STRICTNESS_POINTS,
+)
 from audit.evaluation.cli import run_evaluate
 from audit.evaluation.entailment_fit import BENCHMARKS_DIR
 from audit.pipeline.llm.client import LLMClient, LLMConfig
@@ -69,6 +78,34 @@ class Command(BaseCommand):
             default=None,
             help="--judge llm: batched verdicts or MiniCheck's claim-by-chunk Yes/No "
             "(default: THEORIA_LLM_JUDGE_PROMPT, batched)",
+        )
+        parser.add_argument(
+            "--fit",
+            action="store_true",
+            help="--judge llm: fit the LLM's weight and margin on a bounded DEV sample (--every, --max-claims, "
+            "--max-calls; resumable) and store them for the endpoint and model (docs/LLM.md)",
+        )
+        parser.add_argument(
+            "--max-calls",
+            type=int,
+            default=LLM_FIT_MAX_CALLS,
+            help=f"--fit: LLM calls this run makes at most (default {LLM_FIT_MAX_CALLS}); run again to resume",
+        )
+        parser.add_argument(
+            "--max-claims", type=int, default=None, help="--fit: claims of the sample at most"
+        )
+        parser.add_argument(
+            "--fit-workspace",
+            default=None,
+            metavar="SLUG",
+            help="--fit: the workspace the fit is stored for (default: the default workspace)",
+        )
+        parser.add_argument("--dry-run", action="store_true", help="--fit: print the fit, store nothing")
+        parser.add_argument(
+            "--fit-cache",
+            default="var/llm-fit",
+            metavar="DIR",
+            help="--fit: where the LLM's readings are kept between runs (default var/llm-fit)",
         )
         parser.add_argument(
             "--threshold",
@@ -142,6 +179,9 @@ class Command(BaseCommand):
                 raise CommandError(
                     "--judge llm needs an endpoint: pass --llm-url or set THEORIA_LLM_BASE_URL."
                 )
+        if options["fit"]:
+            self._fit(llm, options)
+            return
         if options["contrast"]:
             from audit.evaluation.contrast import run_contrast
 
@@ -161,6 +201,30 @@ class Command(BaseCommand):
             threshold=options["threshold"],
             strictness=options["strictness"],
             operating_points_out=operating_points_path(options),
+        )
+        if code:
+            raise SystemExit(code)
+
+    def _fit(self, llm, options) -> None:
+        from audit.evaluation.llm_fit import run_llm_fit
+        from audit.management.workspace_option import workspace_from_option
+        from audit.services.workspaces import workspace_get_default
+
+        if llm is None:
+            raise CommandError("--fit needs --judge llm and an endpoint (--llm-url or THEORIA_LLM_BASE_URL).")
+        slug = options["fit_workspace"]
+        workspace = workspace_from_option(slug) if slug else workspace_get_default()
+        code = run_llm_fit(
+            llm,
+            workspace=workspace,
+            claims_path=options["claims"],
+            every=options["every"],
+            max_claims=options["max_claims"],
+            max_calls=options["max_calls"],
+            store=not options["dry_run"],
+            cache_dir=Path(options["fit_cache"]),
+            out=self.stdout._out,
+            err=self.stderr._out,
         )
         if code:
             raise SystemExit(code)

@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 
-from audit.constants import LLM_CONCURRENCY
+from audit.constants import LLM_CONCURRENCY, LLM_JUDGE_WEIGHT, LLM_OFFLINE_CONFIDENT_MARGIN
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,11 @@ class LLMConfig:
     # how the LLM judge reads a claim: "batched" (claims in batches, four verdicts, one JSON reply) or
     # "minicheck" (one claim against one chunk of evidence, Yes/No, with logprobs: llm/minicheck.py)
     judge_prompt: str = "batched"
+    # the LLM judge's weight and margin in force (llm.combine.weigh) and where they came from: a fit
+    # of this endpoint and model for the workspace ("fit v3"), or "unfitted" (it moves no verdict)
+    judge_weight: float = LLM_JUDGE_WEIGHT
+    judge_margin: float = LLM_OFFLINE_CONFIDENT_MARGIN
+    weight_source: str = "unfitted"
 
 
 class LLMError(Exception):

@@ -9,8 +9,8 @@ What the client guarantees to the methods that use it:
 * 429 and 5xx are retried ``max_retries`` times with exponential back-off, honouring
   ``Retry-After`` / ``retry-after-ms`` up to ``LLM_RETRY_MAX_WAIT_S`` (longer: give up now);
 * one :class:`~audit.pipeline.llm.endpoint.Endpoint` per server (process-wide) holds the
-  connection, the concurrency limit, the circuit breaker (failures in a row open it for a
-  cool-down) and the structured-output form probed once; drafting and verification share it;
+  connection, the concurrency limit, the circuit breaker (transport failures in a row or a high
+  failure rate open it for a cool-down; one malformed reply does not) and the structured-output form probed once; drafting and verification share it;
 * a call never waits longer than ``timeout_s`` for the server, nor past the run's time budget
   (``time_budget_s``, counted from the client's creation): with too little time left no call
   starts and the methods say ``budget``;
@@ -243,6 +243,7 @@ class LLMClient:
         """Why no call will be made now (breaker open, a budget spent), or None; notes budget warnings."""
         breaker = self.endpoint.breaker.refusal()
         if breaker:
+            self._warn_circuit(breaker)
             return breaker
         left = self.time_left()
         if left is not None and left < LLM_MIN_CALL_S:
@@ -257,6 +258,12 @@ class LLMClient:
         self.accounting.add_warning(
             "llm_budget_exceeded",
             f"LLM token budget of {self.config.token_budget} reached: offline methods used from here on.",
+        )
+
+    def _warn_circuit(self, refusal: str) -> None:
+        self.accounting.add_warning(
+            "llm_circuit_open",
+            f"The LLM endpoint's circuit breaker is open ({refusal}): offline methods used from here on.",
         )
 
     def _warn_time(self) -> None:
@@ -307,6 +314,7 @@ class LLMClient:
         extra: dict | None = None,
         probing: bool = False,
         checked_later: bool = False,
+        stream: bool | None = None,
     ) -> Completion:
         """One chat completion as a :class:`Completion`, or raise LLMError (recorded).
 
@@ -315,21 +323,45 @@ class LLMClient:
         the time budget has left. ``probing`` (the structured-output probe): no retry, and an HTTP
         error neither counts against the breaker nor is listed as a failure (it only means the
         server refuses that form). ``checked_later``: the caller tells the breaker whether the
-        reply was usable (``complete_json`` after validating it).
+        reply was usable (``complete_json`` after validating it). ``stream`` False: one JSON body
+        whatever the config (a one-token call gains nothing from a stream, and llama-cpp-python 0.3.36
+        loses the logprobs of a streamed reply).
         """
         refusal = self.endpoint.breaker.admit()
         if refusal:
+            self._warn_circuit(refusal)
             raise self._fail("circuit_open", refusal, purpose, 0)
         try:
             return self._reserve_and_call(
-                purpose, messages, temperature, max_tokens, seed, task, items, extra, probing, checked_later
+                purpose,
+                messages,
+                temperature,
+                max_tokens,
+                seed,
+                task,
+                items,
+                extra,
+                probing,
+                checked_later,
+                stream,
             )
         except BaseException:
             self.endpoint.breaker.release()  # a trial stopped by a budget frees the half-open slot
             raise
 
     def _reserve_and_call(
-        self, purpose, messages, temperature, max_tokens, seed, task, items, extra, probing, checked_later
+        self,
+        purpose,
+        messages,
+        temperature,
+        max_tokens,
+        seed,
+        task,
+        items,
+        extra,
+        probing,
+        checked_later,
+        stream,
     ) -> Completion:
         left = self.time_left()
         if left is not None and left < LLM_MIN_CALL_S:
@@ -366,7 +398,7 @@ class LLMClient:
                     "budget", "the audit's LLM time budget ran out waiting for a free slot", purpose, 0
                 )
             try:
-                completion = self._call(kwargs, purpose, messages, prompt_estimate, probing)
+                completion = self._call(kwargs, purpose, messages, prompt_estimate, probing, stream)
             finally:
                 self.endpoint.slots.release()
         finally:
@@ -377,7 +409,13 @@ class LLMClient:
         return completion
 
     def _call(
-        self, kwargs: dict, purpose: str, messages: list[dict], prompt_estimate: int, probing: bool = False
+        self,
+        kwargs: dict,
+        purpose: str,
+        messages: list[dict],
+        prompt_estimate: int,
+        probing: bool = False,
+        stream: bool | None = None,
     ) -> Completion:
         attempt = 0
         retries = 0 if probing else self.config.max_retries
@@ -389,7 +427,7 @@ class LLMClient:
             timeout = self.config.timeout_s if left is None else min(self.config.timeout_s, left)
             started = time.perf_counter()
             try:
-                return self._streamed(kwargs, purpose, messages, started, timeout, attempt)
+                return self._streamed(kwargs, purpose, messages, started, timeout, attempt, stream)
             except _Abandoned as exc:
                 # the connection is closed, so the server stops generating; count what it may have spent
                 self._count(purpose, started, prompt_estimate, exc.completion_tokens)
@@ -457,14 +495,23 @@ class LLMClient:
                 ) from exc
 
     def _streamed(
-        self, kwargs: dict, purpose: str, messages: list[dict], started: float, timeout: float, attempt: int
+        self,
+        kwargs: dict,
+        purpose: str,
+        messages: list[dict],
+        started: float,
+        timeout: float,
+        attempt: int,
+        stream: bool | None = None,
     ) -> Completion:
         """One streamed call: the reply is read as it is generated and the connection closed the
         moment the call is given up (the timeout or the run's budget), so the server stops
         generating rather than working on for a caller that left (llama.cpp, vLLM). A server
         that ignores ``stream`` and answers one JSON body is read as such."""
         deadline = time.monotonic() + timeout
-        if not self.config.stream:  # one JSON body; a call given up leaves the server generating
+        if not (
+            self.config.stream if stream is None else stream
+        ):  # one JSON body; a call given up leaves the server generating
             try:
                 response = self.endpoint.openai.chat.completions.create(timeout=timeout, **kwargs)
             except openai.APITimeoutError:
@@ -640,7 +687,7 @@ class LLMClient:
             return value
         self.accounting.add_json_result(task, False)
         self.accounting.add_failure(error)
-        # an unusable reply counts against the breaker like a transport error: a server answering
-        # fast garbage is as unusable as one that is down
+        # an unusable reply is the task's failure (repaired once, then the task falls back); the
+        # breaker counts it only in its failure rate: a server answering nothing but garbage is cut off
         self.endpoint.breaker.failure(error)
         raise error

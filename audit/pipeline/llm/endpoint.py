@@ -4,12 +4,13 @@ An :class:`Endpoint` (one per base URL, model and key) holds
 
 * the ``openai`` client (connection pool) and a semaphore of ``concurrency`` slots: the limit on
   calls in flight to that server from all runs together;
-* a :class:`CircuitBreaker`: ``LLM_BREAKER_FAILURES`` failures in a row (timeouts, connection
-  resets and 5xx after retries, and unusable replies: empty, non-JSON, breaking the schema) open it
-  for ``LLM_BREAKER_COOLDOWN_S``; a refused connection or a 401/403/404 opens it at once. While it
-  is open no run calls the server (drafting and verification alike); after the cool-down one call
-  at a time is a trial (half-open): success closes it, failure opens it again. One timeout or one
-  connection reset therefore does not take the LLM methods offline;
+* a :class:`CircuitBreaker` that trips on outages, not on one bad answer: ``LLM_BREAKER_FAILURES``
+  transport failures in a row (timeouts, connection resets, 5xx after retries) open it for
+  ``LLM_BREAKER_COOLDOWN_S``, a refused connection or a 401/403/404 at once; unusable replies
+  (empty, non-JSON, breaking the schema) only through the failure rate of the last
+  ``LLM_BREAKER_WINDOW`` outcomes. While it is open no run calls the server (drafting and
+  verification alike); after the cool-down one call at a time is a trial (half-open). One timeout,
+  one connection reset or one malformed reply therefore does not take the LLM methods offline;
 * the structured-output form the server honours, probed once (:meth:`Endpoint.structured_form`)
   and cached: OpenAI ``response_format: json_schema`` (strict), llama.cpp's
   ``json_object`` + ``schema``, vLLM's ``guided_json``, Ollama's ``format``, plain
@@ -24,12 +25,20 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from typing import Callable
 
 import jsonschema
 import openai
 
-from audit.constants import LLM_BREAKER_COOLDOWN_S, LLM_BREAKER_FAILURES, LLM_CONCURRENCY
+from audit.constants import (
+    LLM_BREAKER_COOLDOWN_S,
+    LLM_BREAKER_FAILURE_RATE,
+    LLM_BREAKER_FAILURES,
+    LLM_BREAKER_MIN_OUTCOMES,
+    LLM_BREAKER_WINDOW,
+    LLM_CONCURRENCY,
+)
 from audit.pipeline.llm.base import LLMConfig, LLMError, parse_json_reply
 from audit.pipeline.llm.schemas import TASKS, wire_schema
 
@@ -64,15 +73,26 @@ def format_kwargs(form: str, task: str, items: int | None = None) -> dict:
     raise ValueError(f"unknown structured-output form {form!r}")
 
 
-class CircuitBreaker:
-    """Failures in a row open it for a cool-down; then one trial call at a time (half-open).
+# an unusable reply from a server that answered: the task's failure, not an outage
+CONTENT_KINDS = frozenset({"empty", "invalid_json", "schema", "echo"})
 
-    A failure is anything that gave no usable answer: transport errors, 5xx after retries, and
-    content (an empty, non-JSON or schema-breaking reply: a server returning fast garbage is as
-    unusable as one that is down). ``refusal()`` only looks; ``admit()`` is asked right before a
-    call and, once the cool-down is over, lets exactly one trial through until it ends
-    (``success``, ``failure`` or ``release``). A success after the breaker opened is a recovery:
-    the ``on_recovery`` callbacks run (the endpoint forgets its probed structured-output form).
+
+class CircuitBreaker:
+    """Trips on outages, not on one bad answer (docs/LLM.md#failures-timeouts-and-cost).
+
+    * ``failures`` transport failures in a row (timeouts, connection resets, 5xx or 429 after
+      retries) open it for ``cooldown_s``; ``hard`` failures (a refused connection, 401/403/404)
+      open it at once. A reply of any kind in between resets the run: the server answered.
+    * an unusable reply (:data:`CONTENT_KINDS`: empty, invalid JSON, breaking the schema) is the
+      task's failure: it counts only in the window of the last ``window`` outcomes, which opens the
+      circuit when at least ``min_outcomes`` of them hold a failure share of ``rate`` or more (a
+      server answering fast garbage is cut off; a weak model's occasional bad reply is not).
+
+    ``refusal()`` only looks; ``admit()`` is asked right before a call and, once the cool-down is
+    over, lets exactly one trial through until it ends (``success``, ``failure`` or ``release``).
+    The trial's failure opens it again, except an unusable reply after an outage (the server is
+    back: what it says is the task's business). A success after it opened is a recovery: the window
+    is cleared and the ``on_recovery`` callbacks run (the endpoint forgets its probed form).
     """
 
     def __init__(
@@ -80,13 +100,22 @@ class CircuitBreaker:
         failures: int = LLM_BREAKER_FAILURES,
         cooldown_s: float = LLM_BREAKER_COOLDOWN_S,
         clock=time.monotonic,
+        *,
+        window: int = LLM_BREAKER_WINDOW,
+        min_outcomes: int = LLM_BREAKER_MIN_OUTCOMES,
+        rate: float = LLM_BREAKER_FAILURE_RATE,
     ):
         self.failures_to_open = max(1, failures)
         self.cooldown_s = cooldown_s
+        self.min_outcomes = max(1, min(min_outcomes, window))
+        self.rate = rate
         self._clock = clock
         self._lock = threading.Lock()
-        self.consecutive = 0
+        self.consecutive = 0  # transport failures in a row
+        self.outcomes: deque[bool] = deque(maxlen=max(1, window))  # True: a failed call
         self.opened_at: float | None = None
+        self.opened_by = ""  # "outage" or "failure rate"
+        self.openings = 0
         self.last_error: LLMError | None = None
         self._trial: int | None = None  # the thread whose call is the half-open trial
         self.on_recovery: list[Callable[[], None]] = []
@@ -98,7 +127,7 @@ class CircuitBreaker:
         kind = self.last_error.kind if self.last_error else "failure"
         if waited < self.cooldown_s:
             return (
-                f"LLM unavailable after an earlier failure ({kind}); circuit open for "
+                f"LLM unavailable after an earlier failure ({kind}, {self.opened_by}); circuit open for "
                 f"{self.cooldown_s - waited:.0f} s more"
             )
         if self._trial is not None and self._trial != threading.get_ident():
@@ -124,26 +153,77 @@ class CircuitBreaker:
             if self._trial == threading.get_ident():
                 self._trial = None
 
+    def _close(self) -> list[Callable[[], None]]:
+        recovered = self.opened_at is not None
+        self.consecutive, self.opened_at, self._trial, self.opened_by = 0, None, None, ""
+        if recovered:
+            self.outcomes.clear()
+        return list(self.on_recovery) if recovered else []
+
     def success(self) -> None:
         with self._lock:
-            recovered = self.opened_at is not None
-            self.consecutive, self.opened_at, self._trial = 0, None, None
-            callbacks = list(self.on_recovery) if recovered else []
+            self.outcomes.append(False)
+            callbacks = self._close()
         for callback in callbacks:
             callback()
 
+    def _failure_rate(self) -> float:
+        return sum(self.outcomes) / len(self.outcomes) if self.outcomes else 0.0
+
     def failure(self, error: LLMError, *, hard: bool = False) -> None:
+        callbacks: list[Callable[[], None]] = []
         with self._lock:
-            self.consecutive += 1
+            content = error.kind in CONTENT_KINDS and not hard
             self.last_error = error
+            self.outcomes.append(True)
             trial = self._trial is not None
             self._trial = None
-            if hard or trial or self.consecutive >= self.failures_to_open:
-                self.opened_at = self._clock()
+            # a reply, even an unusable one, ends a run of transport failures: the server answered
+            self.consecutive = 0 if content else self.consecutive + 1
+            by_rate = len(self.outcomes) >= self.min_outcomes and self._failure_rate() >= self.rate
+            if trial and content and self.opened_by == "outage" and not by_rate:
+                callbacks = self._close()  # the server is back; a bad answer is the task's failure
+            elif hard or (trial and not content) or self.consecutive >= self.failures_to_open:
+                self._open("outage")
+            elif by_rate or trial:
+                self._open("failure rate")
+        for callback in callbacks:
+            callback()
+
+    def _open(self, why: str) -> None:
+        if self.opened_at is None or self._clock() - self.opened_at >= self.cooldown_s:
+            self.openings += 1
+        self.opened_at, self.opened_by = self._clock(), why
 
     @property
     def is_open(self) -> bool:
         return self.refusal() is not None
+
+    def state(self) -> dict:
+        """What the workspace settings show: closed, open or half-open, and why."""
+        with self._lock:
+            if self.opened_at is None:
+                state, left = "closed", 0.0
+            else:
+                left = max(0.0, self.cooldown_s - (self._clock() - self.opened_at))
+                state = "open" if left > 0 else "half_open"
+            last = self.last_error
+            return {
+                "state": state,
+                "opened_by": self.opened_by,
+                "open_for_s": round(left, 1),
+                "openings": self.openings,
+                "consecutive_transport_failures": self.consecutive,
+                "window": {"outcomes": len(self.outcomes), "failures": sum(self.outcomes)},
+                "last_failure": {"kind": last.kind, "message": last.message[:200]} if last else None,
+                "thresholds": {
+                    "transport_failures_in_a_row": self.failures_to_open,
+                    "failure_rate": self.rate,
+                    "window": self.outcomes.maxlen,
+                    "min_outcomes": self.min_outcomes,
+                    "cooldown_s": self.cooldown_s,
+                },
+            }
 
 
 class Endpoint:
@@ -230,3 +310,11 @@ def endpoints_reset() -> None:
     """Forget every endpoint (tests; a changed deployment setting)."""
     with _ENDPOINTS_LOCK:
         _ENDPOINTS.clear()
+
+
+def endpoint_state(config: LLMConfig) -> dict | None:
+    """The breaker state of ``config``'s endpoint in this process, or None when no run used it yet."""
+    key = (config.base_url.rstrip("/"), config.model, config.api_key)
+    with _ENDPOINTS_LOCK:
+        endpoint = _ENDPOINTS.get(key)
+    return None if endpoint is None else endpoint.breaker.state()

@@ -51,8 +51,18 @@ def judge_claims(
         return [not_run(METHOD, reason) for _ in items]
     with client.memo_lock:
         if client.config.judge_prompt == "minicheck":
-            return minicheck_claims(client, items, threshold)
-        return _judge_claims(client, items)
+            results = minicheck_claims(client, items, threshold)
+        else:
+            results = _judge_claims(client, items)
+    weighing = {
+        "weight": client.config.judge_weight,
+        "margin": client.config.judge_margin,
+        "weight_source": client.config.weight_source,
+    }
+    for result in results:  # what scoring weighs the verdict with (docs/LLM.md#weighing-the-llm-judge)
+        if result.ran:
+            result.details.update(weighing)
+    return results
 
 
 def _judge_claims(client: LLMClient, items: list[tuple[str, list[str]]]) -> list[MethodResult]:

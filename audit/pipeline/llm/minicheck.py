@@ -9,7 +9,7 @@ supports it (the maximum over chunks). Here:
   in the order the passages came (best first); reading stops at the first chunk that supports it;
 * each call asks for one token with ``logprobs``: P(yes) = p(Yes) / (p(Yes) + p(No)) over the first
   token's candidates; a server that gives no logprobs is read from the text ("Yes…" 1.0, "No…" 0.0),
-  and a reply that is neither is invalid (it counts against the breaker like any invalid reply);
+  and a reply that is neither is invalid (like any unusable reply it counts in the breaker's failure rate);
 * the result is the ``llm_judge`` method's, so the LLM is weighed with the offline judge exactly as the
   batched judge is (``combine.weigh``): ``score`` is P(yes) moved so that 0.5 lands on the SUPPORTED
   threshold, and ``p_refuted`` is None: a Yes/No reading cannot tell a refutation from missing evidence,
@@ -100,6 +100,7 @@ def _read(client: LLMClient, claim: str, evidence: list[str], threshold: float) 
                 messages=messages(MINICHECK_SYSTEM, f"Document: {chunk}\nClaim: {claim}"),
                 extra={"logprobs": True, "top_logprobs": 5},
                 checked_later=True,
+                stream=False,  # one token: nothing to abandon, and llama-cpp-python drops a stream's logprobs
             )
         except LLMError as exc:
             if readings:
@@ -109,7 +110,7 @@ def _read(client: LLMClient, claim: str, evidence: list[str], threshold: float) 
             )
         p = p_yes(reply.text, reply.first_token_logprobs)
         client.accounting.add_json_result("minicheck", p is not None)
-        if p is None:  # an unusable reply counts against the breaker like a transport error
+        if p is None:  # an unusable reply: the task's failure, in the breaker's failure rate only
             error = LLMError(
                 "invalid_json", "the reply said neither Yes nor No", purpose="judge:minicheck", attempts=1
             )
