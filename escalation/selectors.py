@@ -5,6 +5,7 @@ from __future__ import annotations
 import django_filters
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from drf_spectacular.drainage import set_override
 
 from audit import roles
 from audit.filters import CaseInsensitiveChoices, UtcDateTimeFilter
@@ -97,6 +98,8 @@ class CaseFilter(CaseInsensitiveChoices):
         method="filter_applied_together",
         help_text="A clock started at this tier (with entered_from / entered_to).",
     )
+    # a method filter has no model field to read its type from: the schema is told (one definition)
+    set_override(entered_tier, "field", {"type": "integer", "enum": list(policy.TIERS)})
     entered_from = django_filters.DateFilter(
         method="filter_applied_together", help_text="A clock started on or after this UTC day."
     )

@@ -196,7 +196,14 @@ def run_evaluate(
 
     from audit.constants import AUDIT_SCORE_THRESHOLD, JUDGE, JUDGES
     from audit.evaluation import bench_eval as be
-    from audit.evaluation.entailment_fit import CachedEmbed, compute_idf, dev_features, fit, load_dev
+    from audit.evaluation.entailment_fit import (
+        CachedEmbed,
+        compute_idf,
+        dev_features,
+        fit,
+        load_dev,
+        refute_rows,
+    )
     from audit.pipeline.audit import audit_answer, verify_claims
     from audit.pipeline.features import FEATURE_NAMES
     from audit.pipeline.judges import get_judge
@@ -255,11 +262,14 @@ def run_evaluate(
             )
         elif offline == "nli":
             fold_records = [records[i] for i in train]
+            # the cascade's cheap signal: the fold's own feature model, never one that saw the fold;
+            # a fold too small to fit one (no refutable SciFact row) reads every pair instead
+            fits = refute_rows(fold_records).any()
             nli = get_judge(
                 "nli",
                 stacker=fit_stacker(fold_records, X[train], idf, extra=extra),
-                # the cascade's cheap signal: the fold's own feature model, never one that saw the fold
-                features_model=fit(fold_records, X[train][:, : len(FEATURE_NAMES)], idf),
+                features_model=fit(fold_records, X[train][:, : len(FEATURE_NAMES)], idf) if fits else None,
+                **({} if fits else {"cascade": False}),
             )
             method = EntailmentMethod(judge=get_judge("llm", fallback=nli) if judge == "llm" else nli)
         elif fitted:

@@ -329,6 +329,7 @@ def offline_rows(records: list[dict], thresholds, err=None) -> list[FitRow]:
     return [FitRow(group_key(r), r["label"], v) for r, v in zip(records, verdicts)]
 
 
+# long: read the sample (resumable, bounded calls, progress), fit on folds, then report and store: one pass, in order
 def run_llm_fit(
     client,
     *,

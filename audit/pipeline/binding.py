@@ -599,11 +599,19 @@ def unstated_decides(unstated: list[Unstated]) -> bool:
     )
 
 
-def apply(report: Any, claim: str, passages: list[tuple[str, str]], encode: Encode | None = None) -> None:
+def apply(
+    report: Any,
+    claim: str,
+    passages: list[tuple[str, str]],
+    encode: Encode | None = None,
+    *,
+    finding: Callable[..., Any],
+) -> None:
     """Add the role binding's and the unstated content's findings to a structural report
     (``audit.pipeline.contradiction.StructureReport``): a reversal contradicts the claim, a role
-    bound otherwise or content no source states keeps it below SUPPORTED (``report.unbound``)."""
-    from audit.pipeline.contradiction import Finding
+    bound otherwise or content no source states keeps it below SUPPORTED (``report.unbound``).
+    ``finding`` builds a report finding (the caller's ``Finding``: this module never imports the
+    structural check back)."""
     from audit.pipeline.embedding import get_embedder
     from audit.pipeline.extraction import split_sentences
     from audit.pipeline.text import normalize
@@ -618,7 +626,7 @@ def apply(report: Any, claim: str, passages: list[tuple[str, str]], encode: Enco
     texts = list(sentences)[:BINDING_MAX_SENTENCES]
     for f in role_findings(claim, texts, encode):
         report.findings.append(
-            Finding(f.rule, f.claim_words, f.evidence_words, f.sentence, sentences.get(f.sentence, ""))
+            finding(f.rule, f.claim_words, f.evidence_words, f.sentence, sentences.get(f.sentence, ""))
         )
         if f.rule == "role_reversed":
             report.contradicted = True
@@ -629,4 +637,4 @@ def apply(report: Any, claim: str, passages: list[tuple[str, str]], encode: Enco
     unstated = unstated_content(claim, texts, encode, min_cos=BINDING_UNSTATED_MAX_COS)
     if unstated_decides(unstated):
         report.unbound = True
-        report.findings.append(Finding("unstated_content", ", ".join(u.word for u in unstated), "", "", ""))
+        report.findings.append(finding("unstated_content", ", ".join(u.word for u in unstated), "", "", ""))

@@ -391,7 +391,7 @@ def check(
     if similarity is not None and not report.contradicted:
         from audit.pipeline import binding
 
-        binding.apply(report, claim, passages, encode)
+        binding.apply(report, claim, passages, encode, finding=Finding)
     return report
 
 

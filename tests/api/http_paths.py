@@ -30,8 +30,9 @@ def planted_answer_paths(*, workspace, submitter, lead, admin, with_form: bool, 
     from escalation.models import ReviewCase
 
     workspace.revision_approval = "all"  # the revision is held: the queue page shows its diff
+    workspace.citation_only_revisions = "hold"  # even one that only adds citations
     workspace.allow_external_calls = False
-    workspace.save(update_fields=["revision_approval", "allow_external_calls"])
+    workspace.save(update_fields=["revision_approval", "citation_only_revisions", "allow_external_calls"])
 
     def client_for(user) -> APIClient:
         client = APIClient()

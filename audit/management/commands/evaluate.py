@@ -28,6 +28,7 @@ class Command(BaseCommand):
     )
     requires_system_checks = []
 
+    # long: one argparse declaration per option of the command; nothing to split
     def add_arguments(self, parser):
         parser.add_argument("--claims", default=str(BENCHMARKS_DIR / "claims_dev.jsonl"))
         parser.add_argument("--answers", default=str(BENCHMARKS_DIR / "answers_dev.jsonl"))

@@ -408,6 +408,7 @@ class LLMClient:
             self.endpoint.breaker.success()
         return completion
 
+    # long: one request's life: budget, limit, stream or not, cancel, repair, breaker outcome; each step reads the last
     def _call(
         self,
         kwargs: dict,
