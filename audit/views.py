@@ -147,9 +147,17 @@ def _filtered_page(request, filterset_class, queryset, per_page: int, field_ids:
     else:
         rows = filterset.qs
     page = Paginator(rows, per_page).get_page(request.GET.get("page"))
+    # the pages read an empty field as "any"; the API (the export link) refuses an empty filter
+    kept = query.copy()
+    for name in list(kept):
+        values = [v for v in kept.getlist(name) if v != ""]
+        if values:
+            kept.setlist(name, values)
+        else:
+            del kept[name]
     return {
         "page": page,
-        "query": query.urlencode() if not errors else "",
+        "query": kept.urlencode() if not errors else "",
         "params": filterset.form.data,
         "summary_errors": errors,
         "invalid": set(filterset.form.errors) if errors else set(),

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.contrib.sessions.backends.db import SessionStore
 from django.core.management.base import CommandError
+from django.utils.module_loading import import_string
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -65,10 +66,11 @@ def session_cookie(user, base: str) -> dict:
     """A signed-in session for ``user`` as a Playwright cookie for ``base``."""
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = (
-        settings.AUTHENTICATION_BACKENDS[0]
-        if getattr(settings, "AUTHENTICATION_BACKENDS", None)
-        else "django.contrib.auth.backends.ModelBackend"
+    # the backend a real sign-in records: the first that can load a user (django-axes' comes first
+    # and only guards sign-in, so it never signs anybody in)
+    session[BACKEND_SESSION_KEY] = next(
+        (path for path in settings.AUTHENTICATION_BACKENDS if hasattr(import_string(path), "get_user")),
+        "django.contrib.auth.backends.ModelBackend",
     )
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
