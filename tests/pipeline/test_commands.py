@@ -89,20 +89,24 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
 
 
 @pytest.mark.slow  # builds a benchmark index and times audits over it
-def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, embedder):
+def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, embedder, monkeypatch):
     import io
     import re
 
     from audit.evaluation.cli import run_bench
 
+    from audit.pipeline import binding
+
     parts = {}
-    for depth in ("full", "fast"):
+    for depth in ("full", "fast", "full without the binding"):
+        if depth == "full without the binding":
+            monkeypatch.setattr(binding, "apply", lambda *args, **kwargs: None)
         out = io.StringIO()
         run_bench(
             300,
             n_answers=3,
             claims_per_answer=4,
-            depth=depth,
+            depth=depth.split()[0],
             out=out,
             err=io.StringIO(),
             cache_dir=tmp_path,
@@ -117,6 +121,7 @@ def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, e
     # alone: docs/ARCHITECTURE.md, "Who did what"); the fast depth embeds the claims alone and reads the
     # evidence's words
     assert parts["full"][0] > 0
+    assert parts["full without the binding"][0] > 0 and parts["full without the binding"][1] == 0
     assert parts["fast"][0] == 0 and parts["fast"][1] > 0
 
 
