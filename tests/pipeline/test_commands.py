@@ -94,7 +94,6 @@ def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, e
     import re
 
     from audit.evaluation.cli import run_bench
-
     from audit.pipeline import binding
 
     parts = {}
