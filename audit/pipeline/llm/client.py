@@ -408,7 +408,7 @@ class LLMClient:
             self.endpoint.breaker.success()
         return completion
 
-    # long: one request's life: budget, limit, stream or not, cancel, repair, breaker outcome; each step reads the last
+    # long: the retry loop: one except branch per kind of failure (abandoned, timeout, refused, HTTP status, malformed), each deciding retry, breaker and record
     def _call(
         self,
         kwargs: dict,
