@@ -180,7 +180,7 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
         _progress(run, status="done", finished_at=_now(), reason=setup.offline_reason, relabels=[])
         deep_check_announce(run)
         return run
-    thresholds = thresholds_for(workspace)
+    thresholds = thresholds_for(workspace, domain=answer.domain)  # the strictness the audit had
     contexts = {str(c.get("id")): c for c in (answer.contexts or []) if isinstance(c, dict)}
     claims = list(answer.claims.prefetch_related("evidence__chunk").order_by("span_start", "id"))
     rebuilt = [_rebuilt(c, contexts) for c in claims]

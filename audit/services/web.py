@@ -254,7 +254,7 @@ def web_verify_answer(
     Network calls happen before any row is written; the writes share one savepoint.
     """
     workspace = answer.workspace
-    thresholds = thresholds_for(workspace)
+    thresholds = thresholds_for(workspace, domain=answer.domain)  # the strictness the audit had
     claims = list(answer.claims.prefetch_related("evidence"))
     if reasons is None:
         reasons = web_escalation_reasons(claims, thresholds).reasons

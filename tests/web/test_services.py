@@ -459,3 +459,28 @@ def test_it_counts_a_response_rejected_as_malformed_as_failed(web_settings, web_
     assert result.status == "failed" and result.answered == 0
     answer.refresh_from_db()
     assert answer.mode == "audit-local"
+
+
+def test_its_web_step_judges_a_regulated_answer_at_the_strictness_its_audit_had(
+    web_settings, web_workspace, web_server, monkeypatch
+):
+    """An answer of a regulated domain is audited at the regulated operating point; its web step
+    re-verifies at that point too, not at the workspace's plain one (the same claim, the same cut)."""
+    from audit.services import web as web_service
+
+    web_workspace.regulated_domains = ["compliance"]
+    web_workspace.save(update_fields=["regulated_domains"])
+    answer = make_answer(web_workspace)
+    answer.domain = "compliance"
+    answer.save(update_fields=["domain"])
+    seen = []
+    real = web_service.web_escalation_reasons
+    monkeypatch.setattr(
+        web_service,
+        "web_escalation_reasons",
+        lambda claims, thresholds: seen.append(thresholds.strictness) or real(claims, thresholds),
+    )
+    serve_pubmed(web_server, [])
+    serve_arxiv(web_server, [])
+    web_verify_answer(answer=answer)
+    assert seen == ["regulated"]
