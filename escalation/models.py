@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from datetime import time
 
 from django.conf import settings
@@ -249,7 +251,7 @@ def _validate_zone(value):
         ) from None
 
 
-def _default_working_days() -> list:
+def _default_working_days() -> list[Any]:
     return list(constants.DEFAULT_WORKING_DAYS)
 
 

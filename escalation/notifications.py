@@ -11,6 +11,8 @@ backend) and the Slack-style webhook (through the Audit-Web fetch guard). A new 
 
 from __future__ import annotations
 
+from typing import Any
+
 import logging
 from datetime import timedelta
 
@@ -83,7 +85,7 @@ def notifications_queue_for_answer_decision(*, answer, audit_event) -> int:
     return len(targets)
 
 
-def review_agreement_alerts_queue(*, workspace, alerts: list[dict]) -> int:
+def review_agreement_alerts_queue(*, workspace, alerts: list[dict[str, Any]]) -> int:
     """Alert the workspace's targets that reviewers agree less with the machine in some domains
     (the receiver of ``audit.hooks.reviewer_agreement_low``)."""
     if not alerts:
@@ -162,7 +164,7 @@ def _answer_url(answer_id: str) -> str:
     return settings.THEORIA.get("PUBLIC_URL", "").rstrip("/") + path
 
 
-def _decision_message(event) -> tuple[str, str, dict]:
+def _decision_message(event) -> tuple[str, str, dict[str, Any]]:
     """Subject, body and webhook fields of a decision on an answer (an audit event's details)."""
     details = event.details or {}
     answer_id = details.get("answer_id", event.object_id)
@@ -211,7 +213,7 @@ def _send(notification: Notification) -> None:
         raise OSError(f"webhook refused or failed ({exc.reason.value}): {exc.message}") from None
 
 
-def notifications_deliver(*, limit: int = 200) -> dict:
+def notifications_deliver(*, limit: int = 200) -> dict[str, Any]:
     """Send pending (and failed, up to the attempt limit) notifications, each at most once.
 
     A notification is claimed by a conditional update (pending/failed -> sending) before it is
@@ -238,7 +240,7 @@ def notifications_deliver(*, limit: int = 200) -> dict:
     return counts
 
 
-def _attempt(notification: Notification, counts: dict) -> None:
+def _attempt(notification: Notification, counts: dict[str, Any]) -> None:
     """Send one claimed notification and record the outcome."""
     try:
         _send(notification)
@@ -255,7 +257,7 @@ def _attempt(notification: Notification, counts: dict) -> None:
         counts["sent"] += 1
 
 
-def _recover_stuck(counts: dict) -> None:
+def _recover_stuck(counts: dict[str, Any]) -> None:
     """Retry, exactly once, a notification left 'sending' by a sender that crashed mid-send.
 
     Whether it reached its target is unknown, so it is sent once more (a duplicate beats a lost

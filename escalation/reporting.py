@@ -6,6 +6,8 @@ dashboard costs the same with ten cases or a hundred thousand.
 
 from __future__ import annotations
 
+from typing import Any
+
 import datetime as dt
 
 from django.db.models import Count, Exists, OuterRef, Q
@@ -19,7 +21,7 @@ from .models import CurationItem, ReviewCase, ReviewEvent
 from .policy import TIER_NAMES, TIERS
 
 
-def case_dict(case: ReviewCase) -> dict:
+def case_dict(case: ReviewCase) -> dict[str, Any]:
     """Return the claim-card view of a case (owner must be selected with the case)."""
     return {
         "ticket": case.ticket,
@@ -41,7 +43,7 @@ def case_dict(case: ReviewCase) -> dict:
     }
 
 
-def cases_by_claim(*, claim_ids: list[int]) -> dict[int, list[dict]]:
+def cases_by_claim(*, claim_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     """Return {claim id: [case dict, ...]} for the given claims, newest case first (one query)."""
     return {
         claim_id: [case_dict(c) for c in reversed(cases)]
@@ -58,7 +60,7 @@ def events_of_claim(*, claim_id: int) -> list[ReviewEvent]:
     )
 
 
-def _aging(workspace, now: dt.datetime) -> dict:
+def _aging(workspace, now: dt.datetime) -> dict[str, Any]:
     """Open cases per tier and age bucket (one query with one conditional count per bucket)."""
     lower = 0
     aggregates = {}
@@ -82,7 +84,7 @@ def _aging(workspace, now: dt.datetime) -> dict:
     return {"buckets": labels, "tiers": tiers}
 
 
-def _attainment(workspace, start, end) -> dict:
+def _attainment(workspace, start, end) -> dict[str, Any]:
     """Per tier: cases whose clock started at that tier in the period (opened, escalated or
     reopened: ``selectors.clock_starts``), and how many of those breached at that tier.
 
@@ -113,7 +115,7 @@ def _attainment(workspace, start, end) -> dict:
     return out
 
 
-def _attainment_by_day(workspace, start, end) -> dict:
+def _attainment_by_day(workspace, start, end) -> dict[str, Any]:
     """Per day: cases whose clock started (a case entering a tier) and how many of those breached
     (one query).
 
@@ -145,7 +147,7 @@ def _attainment_by_day(workspace, start, end) -> dict:
     }
 
 
-def _volume(workspace, start, end) -> dict:
+def _volume(workspace, start, end) -> dict[str, Any]:
     """Cases opened and resolved per day of the period (two queries)."""
     opened = dict(
         ReviewCase.objects.filter(workspace=workspace, opened_at__gte=start, opened_at__lt=end)
@@ -173,7 +175,7 @@ def _volume(workspace, start, end) -> dict:
 
 def dashboard_summary(
     *, workspace, start: dt.datetime, end: dt.datetime, now: dt.datetime | None = None
-) -> dict:
+) -> dict[str, Any]:
     """Return the queue figures of the dashboard for [start, end): aging, attainment, volume, counts."""
     now = now or timezone.now()
     open_counts = ReviewCase.objects.filter(
@@ -219,7 +221,7 @@ def dashboard_summary(
 
 def my_work(
     *, user, workspace, now: dt.datetime | None = None, deadlines: int = constants.UI_HOME_DEADLINES
-) -> dict:
+) -> dict[str, Any]:
     """What needs the user first, in their workspace: their open cases (and how many of those are at
     risk or breached), the workspace's at-risk, breached and unassigned open cases, and the next
     ``deadlines`` running clocks among their cases and the unassigned ones (two queries)."""

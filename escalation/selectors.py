@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
@@ -192,7 +194,7 @@ def case_queryset(*, user) -> QuerySet[ReviewCase]:
     return qs.order_by(*ORDERINGS["risk"])
 
 
-def case_list(*, user, filters: dict | None = None, request=None) -> QuerySet[ReviewCase]:
+def case_list(*, user, filters: dict[str, Any] | None = None, request=None) -> QuerySet[ReviewCase]:
     """The queue: readable cases in risk order (``order=deadline``: time to breach first), filtered.
 
     Raises ``django.core.exceptions.ValidationError`` naming the field of a bad filter value.
@@ -252,7 +254,7 @@ def cases_for_claims(claim_ids) -> dict[int, list[ReviewCase]]:
     return result
 
 
-def claim_escalations(claim_pks) -> dict[int, list[dict]]:
+def claim_escalations(claim_pks) -> dict[int, list[dict[str, Any]]]:
     """Return {claim pk: [escalation refs]} for the Claim Card's log, oldest case first (one query).
 
     Registered as audit's ``claim_escalations`` hook, which the claim API and pages ask.
@@ -288,7 +290,7 @@ def escalation_state_q(state: str) -> Q:
     return Q(review_cases__isnull=True)
 
 
-def records_held_open(*, workspace) -> dict:
+def records_held_open(*, workspace) -> dict[str, Any]:
     """What retention keeps in ``workspace`` while cases are open: the answers of their claims and
     the cases' own audit events. Registered as audit's ``records_held`` hook."""
     open_cases = ReviewCase.objects.filter(workspace=workspace, status__in=OPEN_CASE_STATUSES)
@@ -310,7 +312,7 @@ def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:
     return qs
 
 
-def owner_choices(*, workspace_id: int, tier: int = policy.FIRST_TIER) -> list[tuple[str, list]]:
+def owner_choices(*, workspace_id: int, tier: int = policy.FIRST_TIER) -> list[tuple[str, list[Any]]]:
     """Who may own a case of ``tier``: active users of the workspace holding its tier's role, the
     roles above, then admins (who may act at every tier).
 
@@ -328,7 +330,7 @@ def owner_choices(*, workspace_id: int, tier: int = policy.FIRST_TIER) -> list[t
         .order_by("username")
     )
     order = [*eligible, roles.ADMIN]
-    by_role: dict[str, list] = {role: [] for role in order}
+    by_role: dict[str, list[Any]] = {role: [] for role in order}
     for user in users:  # a superuser without the Admin group is listed as one
         by_role[user.role if user.role in by_role else roles.ADMIN].append(user)
     out, seen = [], set()
@@ -343,6 +345,6 @@ def owner_choices(*, workspace_id: int, tier: int = policy.FIRST_TIER) -> list[t
     return out
 
 
-def case_owner_choices(case: ReviewCase) -> list[tuple[str, list]]:
+def case_owner_choices(case: ReviewCase) -> list[tuple[str, list[Any]]]:
     """Who may own a case: ``owner_choices`` for its workspace and tier."""
     return owner_choices(workspace_id=case.workspace_id, tier=case.tier)

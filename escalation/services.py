@@ -13,6 +13,8 @@ Audit data (claim labels, answer suppression) changes only through ``audit.servi
 
 from __future__ import annotations
 
+from typing import Any
+
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -74,7 +76,7 @@ def _require_tier(actor, tier: int, action: str) -> None:
 
 def _clock_start(
     case: ReviewCase, *, tier: int, start: datetime, used_s: float = 0.0, acknowledged: bool = False
-) -> dict:
+) -> dict[str, Any]:
     """The columns of the clock a case runs at ``tier`` from ``start`` (``policy.clock_phase``: at L1
     the clock to acknowledge until it is acknowledged, then the clock to resolve)."""
     calendar = selectors.calendar_for_workspace(case.workspace)
@@ -99,7 +101,7 @@ def _clock_start(
     }
 
 
-def _clock_stopped(used_s: float = 0.0) -> dict:
+def _clock_stopped(used_s: float = 0.0) -> dict[str, Any]:
     return {"clock_started_at": None, "clock_used_s": used_s, "due_at": None, "at_risk_at": None}
 
 
@@ -157,7 +159,9 @@ ACTION_KINDS = {
 _TARGET_COLUMNS = ("status", "tier", "owner", "decision")
 
 
-def _own_earlier_success(case: ReviewCase, current: ReviewCase | None, changes: dict, action: str, actor):
+def _own_earlier_success(
+    case: ReviewCase, current: ReviewCase | None, changes: dict[str, Any], action: str, actor
+):
     """The actor's own event of this very change, when it is the last transition of the case and the
     case is in the state the change asks for (a double submit whose first request succeeded): read
     before it (``current`` one version on) or after it (``case`` is ``current``). None otherwise."""
@@ -179,7 +183,9 @@ def _own_earlier_success(case: ReviewCase, current: ReviewCase | None, changes: 
     return event
 
 
-def _already_done(case: ReviewCase, current: ReviewCase | None, changes: dict, action: str, actor) -> None:
+def _already_done(
+    case: ReviewCase, current: ReviewCase | None, changes: dict[str, Any], action: str, actor
+) -> None:
     """Raise :class:`AlreadyDone` when the actor's own earlier request made this very change."""
     own = _own_earlier_success(case, current, changes, action, actor)
     if own is not None:
@@ -189,7 +195,9 @@ def _already_done(case: ReviewCase, current: ReviewCase | None, changes: dict, a
         )
 
 
-def _transition(case: ReviewCase, *, allowed: tuple, changes: dict, action: str, actor=None) -> ReviewCase:
+def _transition(
+    case: ReviewCase, *, allowed: tuple[Any, ...], changes: dict[str, Any], action: str, actor=None
+) -> ReviewCase:
     """Apply ``changes`` if the case is still what the caller saw; raise on a concurrent change.
 
     The new state is validated with ``full_clean`` first; then one conditional UPDATE on
@@ -837,7 +845,7 @@ def _sla_mark(case: ReviewCase, state: str, now: datetime) -> bool:
         return True
 
 
-def cases_sweep(*, now: datetime | None = None) -> dict:
+def cases_sweep(*, now: datetime | None = None) -> dict[str, Any]:
     """Mark at-risk and breached cases, one conditional update each, until none is left.
 
     Breached: the clock runs and ``due_at`` < now. At risk: ``at_risk_at`` <= now <= ``due_at``.

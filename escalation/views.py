@@ -10,6 +10,8 @@ page. Either way nothing changes.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -134,7 +136,7 @@ def _span(since: str, until: str) -> str:
     return f"on or after {since}" if since else f"on or before {until}"
 
 
-def _applied_filters(params) -> dict:
+def _applied_filters(params) -> dict[str, Any]:
     """The filters in force that the form does not show: their wording, their hidden fields, and
     the link that drops them (the form's own filters kept)."""
     shown, hidden = [], []
@@ -160,7 +162,7 @@ def _applied_filters(params) -> dict:
     return {"shown": shown, "hidden": hidden, "without": kept.urlencode()}
 
 
-def _quick_filters(params) -> list[dict]:
+def _quick_filters(params) -> list[dict[str, Any]]:
     """The one-click views above the queue: mine, unassigned, at risk, breached (each keeps the order)."""
     views = [
         ("mine", "My cases", {"owner": "me"}),
@@ -244,7 +246,7 @@ FIELD_NAMES = {
 }
 
 
-def _field_errors(action: str, errors: dict) -> dict[str, list[str]]:
+def _field_errors(action: str, errors: dict[str, Any]) -> dict[str, list[str]]:
     """{form field: [messages]} of an action, service field names mapped to the form's."""
     out: dict[str, list[str]] = {}
     for field, messages_ in errors.items():
@@ -253,7 +255,7 @@ def _field_errors(action: str, errors: dict) -> dict[str, list[str]]:
     return out
 
 
-def _summary(errors: dict) -> list[dict]:
+def _summary(errors: dict[str, Any]) -> list[dict[str, Any]]:
     """The error summary's lines: each message, linked to its field."""
     return [
         {
@@ -266,7 +268,7 @@ def _summary(errors: dict) -> list[dict]:
     ]
 
 
-def _case_page(request, case: ReviewCase, *, errors: dict | None = None, status: int = 200):
+def _case_page(request, case: ReviewCase, *, errors: dict[str, Any] | None = None, status: int = 200):
     now = timezone.now()
     events = list(case.events.all())
     _with_clocks([case], now, {case.pk: events})
@@ -375,7 +377,7 @@ ACTIONS = {
 }
 
 
-def _errors_text(errors: dict) -> str:
+def _errors_text(errors: dict[str, Any]) -> str:
     return " ".join(f"{field}: {' '.join(str(e) for e in errs)}" for field, errs in errors.items())
 
 
@@ -407,7 +409,7 @@ def case_action(request, ticket: str, action: str):
     return _back(request, case)
 
 
-def _messages(errors: dict) -> list[str]:
+def _messages(errors: dict[str, Any]) -> list[str]:
     return [" ".join(str(e) for e in errs) for errs in errors.values()]
 
 

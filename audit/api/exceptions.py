@@ -14,6 +14,8 @@ themselves; a domain error's body also carries its ``code`` (``"case_conflict"``
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -52,7 +54,7 @@ def flatten_errors(detail, prefix: str = "") -> dict[str, list[str]]:
     return out
 
 
-def error_body(errors: dict[str, list[str]]) -> dict:
+def error_body(errors: dict[str, list[str]]) -> dict[str, Any]:
     detail = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in errors.items())
     return {"detail": detail, "errors": errors}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import datetime as dt
 
 from django.http import HttpResponse
@@ -26,7 +28,7 @@ _NOT_FOUND = OpenApiResponse(description="No report for that day in your workspa
 
 
 @extend_schema_serializer(component_name="NightlyReport")
-class ReportOutputSerializer(serializers.Serializer):
+class ReportOutputSerializer(serializers.Serializer[Any]):
     workspace = serializers.CharField(source="workspace.slug")
     date = serializers.DateField()
     status = serializers.ChoiceField(choices=NightlyReport.Status.choices)
@@ -82,7 +84,7 @@ class NightlyReportListApi(APIView):
     permission_classes = [CanRead]
 
     @extend_schema_serializer(component_name="NightlyReportSummary")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         date = serializers.DateField()
         status = serializers.CharField()
         claims_selected = serializers.IntegerField()

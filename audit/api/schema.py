@@ -23,6 +23,8 @@ hand-written list.
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.contrib.django_filters import DjangoFilterExtension
 from drf_spectacular.drainage import has_override
 from drf_spectacular.extensions import OpenApiSerializerExtension
@@ -31,7 +33,7 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(serializers.Serializer[Any]):
     """The body of every error (``audit.api.exceptions``)."""
 
     detail = serializers.CharField(help_text="One readable line that names the field.")
@@ -139,7 +141,7 @@ class StrictInputExtension(OpenApiSerializerExtension):
         return schema
 
 
-def threshold_overrides_schema() -> dict:
+def threshold_overrides_schema() -> dict[str, Any]:
     """The schema of ``threshold_overrides``, from the ranges ``constants.threshold_problem`` checks."""
     from audit import constants
 

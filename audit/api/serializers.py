@@ -8,6 +8,8 @@ Input serializers live in the views (one per operation); these check shape only.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -86,7 +88,7 @@ class NonBlankTextField(StrictCharField):
         return value
 
 
-class EvidenceCardSerializer(serializers.ModelSerializer):
+class EvidenceCardSerializer(serializers.ModelSerializer[Any]):
     """One evidence entry of a Claim Card (docs/SPEC_NOTES.md#analyst-pages)."""
 
     class Meta:
@@ -94,19 +96,19 @@ class EvidenceCardSerializer(serializers.ModelSerializer):
         fields = ["source_type", "source_id", "title", "uri", "snippet", "hash"]
 
 
-class ClaimMetricsSerializer(serializers.Serializer):
+class ClaimMetricsSerializer(serializers.Serializer[Any]):
     faithfulness = serializers.FloatField(allow_null=True)
     answer_relevance = serializers.FloatField(allow_null=True)
     context_precision = serializers.FloatField(allow_null=True)
     selfcheck_disagreement = serializers.FloatField(allow_null=True)
 
 
-class ClaimTimestampsSerializer(serializers.Serializer):
+class ClaimTimestampsSerializer(serializers.Serializer[Any]):
     drafted_at = serializers.DateTimeField()
     verified_at = serializers.DateTimeField(allow_null=True)
 
 
-class EscalationRefSerializer(serializers.Serializer):
+class EscalationRefSerializer(serializers.Serializer[Any]):
     """One entry of a claim's escalation log: a human-review case (``COMP-ESC-…``, docs/SPEC_NOTES.md#human-escalation) or its
     Audit-Web re-verification (docs/SPEC_NOTES.md#escalation-to-audit-web; ``ticket`` blank, ``reasons`` the conditions met)."""
 
@@ -121,7 +123,7 @@ class EscalationRefSerializer(serializers.Serializer):
     at = serializers.DateTimeField(allow_null=True)
 
 
-class SentenceJudgementSerializer(serializers.Serializer):
+class SentenceJudgementSerializer(serializers.Serializer[Any]):
     """The revised sentence judged whole by the judge that labels claims (with its findings)."""
 
     text = serializers.CharField()
@@ -130,7 +132,7 @@ class SentenceJudgementSerializer(serializers.Serializer):
     findings = serializers.ListField(child=serializers.DictField())
 
 
-class ClaimRevisionSerializer(serializers.Serializer):
+class ClaimRevisionSerializer(serializers.Serializer[Any]):
     """How the revision loop remediated a claim: the new wording and its own verdict."""
 
     strategy = serializers.CharField()
@@ -152,7 +154,7 @@ class ClaimRevisionSerializer(serializers.Serializer):
     sentence = SentenceJudgementSerializer(allow_null=True)
 
 
-class AnswerRevisionSerializer(serializers.Serializer):
+class AnswerRevisionSerializer(serializers.Serializer[Any]):
     """Where an answer's revision stands: proposed (held, the answer is served as received),
     accepted or rejected (by whom, when, why), or served at once."""
 
@@ -163,7 +165,7 @@ class AnswerRevisionSerializer(serializers.Serializer):
     reason = serializers.CharField(allow_blank=True)
 
 
-def answer_revision(answer: Answer) -> dict | None:
+def answer_revision(answer: Answer) -> dict[str, Any] | None:
     """The ``revision`` block of an answer (None when the revision loop changed nothing)."""
     if not answer.revision_status:
         return None
@@ -178,7 +180,7 @@ def answer_revision(answer: Answer) -> dict | None:
     }
 
 
-def answer_passages(answer: Answer) -> list[dict]:
+def answer_passages(answer: Answer) -> list[dict[str, Any]]:
     """The request's passages, then those the latest revision cites by position (``[n]``)."""
     cited = next((r.get("citations") or [] for r in reversed(answer.revisions or []) if "citations" in r), [])
     return [*(answer.contexts or []), *cited]
@@ -188,7 +190,7 @@ def _number(value):
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-class ClaimCardSerializer(serializers.Serializer):
+class ClaimCardSerializer(serializers.Serializer[Any]):
     """A claim as a Claim Card: the JSON of docs/SPEC_NOTES.md#analyst-pages, key for key.
 
     The card describes the claim as the RAG front end sent it (text, label, confidence); when the
@@ -213,7 +215,7 @@ class ClaimCardSerializer(serializers.Serializer):
     revision = serializers.SerializerMethodField()
 
     @extend_schema_field(ClaimRevisionSerializer(allow_null=True))
-    def get_revision(self, claim: Claim) -> dict | None:
+    def get_revision(self, claim: Claim) -> dict[str, Any] | None:
         if not claim.revision:
             return None
         sentence = claim.revision.get("sentence")
@@ -233,18 +235,18 @@ class ClaimCardSerializer(serializers.Serializer):
         return Mode(claim.answer.mode).label
 
     @extend_schema_field(ClaimMetricsSerializer)
-    def get_metrics(self, claim: Claim) -> dict:
+    def get_metrics(self, claim: Claim) -> dict[str, Any]:
         metrics = claim.metrics or {}
         return {name: _number(metrics.get(name)) for name in CLAIM_CARD_METRICS}
 
     @extend_schema_field(ClaimTimestampsSerializer)
-    def get_timestamps(self, claim: Claim) -> dict:
+    def get_timestamps(self, claim: Claim) -> dict[str, Any]:
         return ClaimTimestampsSerializer(
             {"drafted_at": claim.drafted_at, "verified_at": claim.verified_at}
         ).data
 
     @extend_schema_field(EscalationRefSerializer(many=True))
-    def get_escalations(self, claim: Claim) -> list:
+    def get_escalations(self, claim: Claim) -> list[Any]:
         refs = list((self.context.get("escalations") or {}).get(claim.pk, []))
         web = (claim.method_results or {}).get("web")
         if isinstance(web, dict):
@@ -262,7 +264,7 @@ class ClaimCardSerializer(serializers.Serializer):
         return EscalationRefSerializer(sorted(refs, key=lambda r: str(r["at"] or "")), many=True).data
 
 
-class AuditMetricsSerializer(serializers.ModelSerializer):
+class AuditMetricsSerializer(serializers.ModelSerializer[Any]):
     """The answer-level audit block (latest verification run); ``run_id`` names it for
     ``GET /api/v1/runs/<id>``, where an asynchronous deep check shows its progress."""
 
@@ -289,14 +291,14 @@ class AuditMetricsSerializer(serializers.ModelSerializer):
         ]
 
 
-class CitationSerializer(serializers.Serializer):
+class CitationSerializer(serializers.Serializer[Any]):
     anchor = serializers.CharField()
     id = serializers.CharField(allow_null=True)
     title = serializers.CharField(allow_blank=True)
     uri = serializers.CharField(allow_blank=True)
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(serializers.ModelSerializer[Any]):
     answer_id = serializers.CharField(source="answer.public_id")
 
     class Meta:
@@ -334,7 +336,7 @@ class RunSerializer(serializers.ModelSerializer):
         ]
 
 
-class EvidenceSerializer(serializers.ModelSerializer):
+class EvidenceSerializer(serializers.ModelSerializer[Any]):
     """An evidence row with its claim and full provenance (the Claim Card shows a subset)."""
 
     answer_id = serializers.CharField(source="claim.answer.public_id")
@@ -361,7 +363,7 @@ class EvidenceSerializer(serializers.ModelSerializer):
         ]
 
 
-class DocumentSerializer(serializers.ModelSerializer):
+class DocumentSerializer(serializers.ModelSerializer[Any]):
     chunks = serializers.IntegerField(source="chunk_count", read_only=True)
 
     class Meta:
@@ -381,7 +383,7 @@ class DocumentSerializer(serializers.ModelSerializer):
         ]
 
 
-class AnswerSummarySerializer(serializers.ModelSerializer):
+class AnswerSummarySerializer(serializers.ModelSerializer[Any]):
     answer_id = serializers.CharField(source="public_id")
     answer = serializers.CharField(source="text")
     claims = serializers.IntegerField(source="claim_count", read_only=True)
@@ -401,7 +403,7 @@ class AnswerSummarySerializer(serializers.ModelSerializer):
         ]
 
 
-def structured_fields(answer: Answer) -> list[dict]:
+def structured_fields(answer: Answer) -> list[dict[str, Any]]:
     """The fields of a structured answer (docs/SPEC_NOTES.md#structured-answers) with their claim's verdict, evidence and fix.
 
     A Normal-mode answer was not verified: its fields come back with ``label`` null.
@@ -438,7 +440,7 @@ def structured_fields(answer: Answer) -> list[dict]:
     return out
 
 
-class AnswerSerializer(serializers.Serializer):
+class AnswerSerializer(serializers.Serializer[Any]):
     """An answer with everything the RAG front end shows: the ``POST /audits`` response body.
 
     ``answer`` is the text returned to the user (revised or not) and ``original_answer`` the text
@@ -464,11 +466,11 @@ class AnswerSerializer(serializers.Serializer):
     revision = serializers.SerializerMethodField()
 
     @extend_schema_field(AnswerRevisionSerializer(allow_null=True))
-    def get_revision(self, answer: Answer) -> dict | None:
+    def get_revision(self, answer: Answer) -> dict[str, Any] | None:
         block = answer_revision(answer)
         return AnswerRevisionSerializer(block).data if block else None
 
-    def to_representation(self, answer: Answer) -> dict:
+    def to_representation(self, answer: Answer) -> dict[str, Any]:
         data = super().to_representation(answer)
         data["original_answer"] = answer.original_text or answer.text
         if answer.revisions or (answer.original_text and answer.original_text != answer.text):
@@ -484,20 +486,20 @@ class AnswerSerializer(serializers.Serializer):
         return data
 
     @extend_schema_field(CitationSerializer(many=True))
-    def get_citations(self, answer: Answer) -> list:
+    def get_citations(self, answer: Answer) -> list[Any]:
         return citations_of(answer.text, answer_passages(answer))
 
     @extend_schema_field(ClaimCardSerializer(many=True))
-    def get_claims(self, answer: Answer) -> list:
+    def get_claims(self, answer: Answer) -> list[Any]:
         return ClaimCardSerializer(answer.claims.all(), many=True, context=self.context).data
 
     @extend_schema_field(AuditMetricsSerializer(allow_null=True))
-    def get_audit(self, answer: Answer) -> dict | None:
+    def get_audit(self, answer: Answer) -> dict[str, Any] | None:
         runs = list(answer.runs.all())
         return AuditMetricsSerializer(runs[0]).data if runs else None
 
     @extend_schema_field(EscalationRefSerializer(many=True))
-    def get_escalations(self, answer: Answer) -> list:
+    def get_escalations(self, answer: Answer) -> list[Any]:
         """The answer's human-review cases (the Audit-Web log is on each claim card)."""
         refs = [
             ref
@@ -507,7 +509,7 @@ class AnswerSerializer(serializers.Serializer):
         return EscalationRefSerializer(refs, many=True).data
 
 
-class StrictInputSerializer(serializers.Serializer):
+class StrictInputSerializer(serializers.Serializer[Any]):
     """An input serializer that refuses keys it does not know (a typo is a 400, not a no-op)."""
 
     def to_internal_value(self, data):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Count
 
 from audit.models import Answer, Claim, Document
 
 
-def home_summary(*, workspace) -> dict:
+def home_summary(*, workspace) -> dict[str, Any]:
     """The home page's counts, of the caller's workspace only."""
     labels = dict(
         Claim.objects.filter(answer__workspace=workspace)

@@ -6,6 +6,8 @@ Every function is scoped to a workspace and fetches related rows in bulk (``sele
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Prefetch, Q, QuerySet
 
 from audit.hooks import claim_escalation_filter
@@ -198,7 +200,7 @@ def revision_proposals_count(*, workspace: Workspace) -> int:
     return Answer.objects.filter(workspace=workspace, revision_status=RevisionStatus.PROPOSED).count()
 
 
-def answer_external_sources(*, answer: Answer) -> dict:
+def answer_external_sources(*, answer: Answer) -> dict[str, Any]:
     """When and why the answer's claim text went to external sources, and what came of it.
 
     ``decision`` is the details of the answer's ``answer.web_escalation`` event (``requested``,

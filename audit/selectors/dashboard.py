@@ -7,6 +7,8 @@ see docs/ARCHITECTURE.md for the measured figures).
 
 from __future__ import annotations
 
+from typing import Any
+
 import datetime as dt
 from dataclasses import dataclass
 
@@ -102,7 +104,7 @@ def audit_score_by_day(*, workspace: Workspace, period: DateRange) -> dict[dt.da
     }
 
 
-def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
+def trust_summary(*, workspace: Workspace, period: DateRange) -> dict[str, Any]:
     """Return the series of the trust-score trend and the label distribution of the period.
 
     ``trust`` per day is the mean audit score of the day's runs; ``supported_share`` the share
@@ -156,7 +158,7 @@ def incident_counts(*, workspace: Workspace, period: DateRange) -> dict[str, int
     )
 
 
-def llm_usage(*, workspace: Workspace, period: DateRange) -> dict:
+def llm_usage(*, workspace: Workspace, period: DateRange) -> dict[str, Any]:
     """Return the LLM accounting of the period's runs: per-day series and totals (one query).
 
     ``configured`` says whether this deployment has an LLM endpoint now (``THEORIA["LLM_BASE_URL"]``);
@@ -185,7 +187,7 @@ def llm_usage(*, workspace: Workspace, period: DateRange) -> dict:
     }
 
 
-def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict]:
+def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict[str, Any]]:
     """Per answer domain of the period: answers, claims per label and shares (two queries).
 
     Answers are counted from the answers of the period (those without claims included), as the
@@ -236,7 +238,9 @@ def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict]:
 
 
 # long: one query and goal per success metric, in the order the tiles show them
-def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime | None = None) -> dict:
+def success_metrics(
+    *, workspace: Workspace, period: DateRange, now: dt.datetime | None = None
+) -> dict[str, Any]:
     """The success metrics (docs/SPEC_NOTES.md#success-metrics) over the period, each with its goal and whether it is met.
 
     - ``supported_unassisted``: share of audited claims SUPPORTED by the machine and never escalated

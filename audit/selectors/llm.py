@@ -3,6 +3,8 @@ endpoint's state as the workspace settings show it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from datetime import datetime, time, timezone
 
 from django.conf import settings
@@ -57,7 +59,7 @@ def llm_weight_in_force(*, workspace: Workspace, endpoint: str, model: str) -> L
     )
 
 
-def llm_weighing(*, workspace: Workspace, endpoint: str, model: str) -> dict:
+def llm_weighing(*, workspace: Workspace, endpoint: str, model: str) -> dict[str, Any]:
     """The LLM judge's weight and margin in force for this endpoint and model, and where they came from."""
     from audit.constants import LLM_JUDGE_WEIGHT, LLM_OFFLINE_CONFIDENT_MARGIN
 
@@ -83,7 +85,7 @@ def llm_weighing(*, workspace: Workspace, endpoint: str, model: str) -> dict:
     }
 
 
-def llm_status(*, workspace: Workspace) -> dict:
+def llm_status(*, workspace: Workspace) -> dict[str, Any]:
     """The LLM endpoint as the workspace settings show it: which one, its circuit breaker in this
     process (``state`` closed / open / half_open, what opened it, the thresholds; "not used yet" before
     this process's first call to it), and the judge's weight in force and where it came from."""
@@ -135,7 +137,7 @@ class JSONArrayLength(Func):
         return self.as_sql(compiler, connection, template=template, **extra)
 
 
-def llm_usage_by_day(*, workspace: Workspace, since: datetime, until: datetime) -> list[dict]:
+def llm_usage_by_day(*, workspace: Workspace, since: datetime, until: datetime) -> list[dict[str, Any]]:
     """Per UTC day in [since, until): runs, LLM calls, tokens, LLM time and failed calls (dashboard).
 
     Days without runs are left out; ``llm_failures`` counts the entries of the runs'

@@ -9,6 +9,8 @@ domain, else for the document's domain). Filters narrow the candidates before th
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 from datetime import date, datetime
 
@@ -37,7 +39,7 @@ def kb_retrieve(
     filters: RetrievalFilters,
     now: datetime,
     embed=None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """The workspace's best knowledge-base passages for a claim or a query, best first."""
     kb = kb_index(workspace)
     if not len(kb):

@@ -9,6 +9,8 @@ client) and writes the rows.
 
 from __future__ import annotations
 
+from typing import Any
+
 import dataclasses
 import hashlib
 import time
@@ -43,7 +45,7 @@ def workspace_kb(workspace: Workspace):
     return kb.for_pipeline(), kb
 
 
-def _kb_meta(raw_kb, result: AuditResult) -> dict | None:
+def _kb_meta(raw_kb, result: AuditResult) -> dict[str, Any] | None:
     """What the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited."""
     if raw_kb is None:
         return None
@@ -58,7 +60,7 @@ def _sha256(text: str) -> str:
     return "sha256:" + hashlib.sha256((text or "").encode("utf-8")).hexdigest()
 
 
-def _evidence_row(claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict, now) -> Evidence:
+def _evidence_row(claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict[str, Any], now) -> Evidence:
     p = hit.passage
     meta = kb_meta.get(p.id)
     sensitive = bool(meta and meta.sensitive)
@@ -89,7 +91,7 @@ def _evidence_row(claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict, now)
     )
 
 
-def _method_results(v: ClaimVerdict) -> dict:
+def _method_results(v: ClaimVerdict) -> dict[str, Any]:
     out = {}
     for m in v.methods:
         details = {k: val for k, val in (m.details or {}).items() if k != "features"}
@@ -133,7 +135,7 @@ def answer_store(
     *,
     answer_text: str,
     mode: str,
-    kb_meta: dict | None = None,
+    kb_meta: dict[str, Any] | None = None,
     started_at=None,
     kind: str = VerificationRun.Kind.INTERACTIVE,
 ) -> tuple[Answer, VerificationRun]:
@@ -167,7 +169,7 @@ def answer_store(
 
 
 def _claims_store(
-    answer: Answer, result: AuditResult, kb_meta: dict | None, started_at, now
+    answer: Answer, result: AuditResult, kb_meta: dict[str, Any] | None, started_at, now
 ) -> dict[str, Claim]:
     """Write the claims and their evidence (only knowledge-base chunks that still exist are linked);
     return the stored claims by claim id."""
@@ -266,7 +268,7 @@ def _audit_events(
             )
 
 
-def _json_contexts(contexts) -> list:
+def _json_contexts(contexts) -> list[Any]:
     out = []
     for c in contexts or []:
         if isinstance(c, Passage):
@@ -294,7 +296,7 @@ class AuditComputation:
     result: AuditResult
     outcome: object  # the revision outcome, or None
     setup: object  # the LLM setup (usage is recorded on the run)
-    kb_meta: dict | None
+    kb_meta: dict[str, Any] | None
     profile: str = ""
     deferred: bool = False  # the LLM methods are left to the asynchronous deep check
 

@@ -16,7 +16,7 @@ def event_record(
     actor=None,
     actor_label: str = "",
     workspace: Workspace | None = None,
-    details: dict | None = None,
+    details: dict[str, Any] | None = None,
 ) -> AuditEvent:
     """Append one event. Pass ``obj`` (a model instance) or ``object_type``/``object_id``.
 

@@ -16,7 +16,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 from django.conf import settings
@@ -85,8 +85,8 @@ class PreparedDocument:
 
     doc: DocumentInput
     content_hash: str
-    metadata: dict
-    pieces: list
+    metadata: dict[str, Any]
+    pieces: list[Any]
     vectors: np.ndarray | None = None
 
 
@@ -382,7 +382,7 @@ def _parse_date(value, where: str) -> dt.date | None:
         raise IngestError(f"{where}: published date {value!r} is not YYYY-MM-DD") from None
 
 
-def _front_matter(text: str) -> tuple[dict, str]:
+def _front_matter(text: str) -> tuple[dict[str, Any], str]:
     """Split simple ``---`` front matter (key: value lines) from a Markdown or text file."""
     if not text.startswith("---\n"):
         return {}, text
@@ -487,7 +487,7 @@ def _documents_from_jsonl(path: Path, raw: str, domain: str | None) -> Iterator[
 
 
 def _records_to_documents(
-    record: dict, stem: str, number: int, domain: str | None, source: str
+    record: dict[str, Any], stem: str, number: int, domain: str | None, source: str
 ) -> Iterable[DocumentInput]:
     row_domain = domain or record.get("domain") or "general"
     if isinstance(record.get("evidence"), list):  # benchmark claim format

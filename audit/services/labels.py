@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -61,7 +63,7 @@ RELABEL_FIELDS = ["machine_label", "label", "verdict", "confidence", "verified_a
 
 def _relabel_in_memory(
     *, claim: Claim, label: str, confidence: float, verdict: str, source: str, reason: str, now
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Apply a new machine verdict to ``claim`` (unsaved); return the drift event's details, or None."""
     old_label, old_confidence = claim.machine_label, claim.confidence
     human = claim_has_human_label(claim)

@@ -10,7 +10,7 @@ trigger never lowers a mode. Every toggle change is an audit event.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from django.db import transaction
 
@@ -33,7 +33,7 @@ class ModeDecision:
     source: str  # request | conversation | user | workspace
     triggers: tuple[str, ...] = ()  # "domain:neuroscience", "role:Auditor"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "source": self.source, "triggers": list(self.triggers)}
 
 
@@ -173,11 +173,11 @@ WORKSPACE_SETTINGS = (
 )
 
 
-def _changes(obj, values: dict) -> dict:
+def _changes(obj, values: dict[str, Any]) -> dict[str, Any]:
     return {k: {"from": getattr(obj, k), "to": v} for k, v in values.items() if getattr(obj, k) != v}
 
 
-def workspace_settings_check(values: dict) -> None:
+def workspace_settings_check(values: dict[str, Any]) -> None:
     """Retention, token budget and freshness policy within their documented ranges, and web
     domains that are public host names (400 naming the key)."""
     for i, entry in enumerate(values.get("web_allowed_domains") or ()):
@@ -297,7 +297,7 @@ def thresholds_check(overrides) -> None:
 
 
 @transaction.atomic
-def thresholds_set(*, workspace: Workspace, overrides: dict, actor) -> Workspace:
+def thresholds_set(*, workspace: Workspace, overrides: dict[str, Any], actor) -> Workspace:
     """Replace the workspace's threshold overrides (an empty dict restores the seed defaults)."""
     thresholds_check(overrides)
     workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)

@@ -9,6 +9,8 @@ database writes here: the caller stores each batch.
 
 from __future__ import annotations
 
+from typing import Any
+
 import logging
 import time
 from dataclasses import dataclass, field
@@ -32,12 +34,16 @@ class Recheck:
     label: str
     verdict: str
     confidence: float
-    evidence: list[dict] = field(default_factory=list)  # [{source_id, document_id, relevance, entailment}]
+    evidence: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # [{source_id, document_id, relevance, entailment}]
     documents: list[int] = field(default_factory=list)  # KB documents of the evidence, best first
-    web: dict | None = None  # the web check's verdict, when one ran: {label, verdict, confidence, used}
+    web: dict[str, Any] | None = (
+        None  # the web check's verdict, when one ran: {label, verdict, confidence, used}
+    )
     depth: str = ""  # the verification depth of the KB verdict ("fast", or "full" where it was confirmed)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "verdict": self.verdict,
@@ -85,7 +91,7 @@ class Reverifier:
         )
 
     def recheck(
-        self, drafts: list[ClaimDraft], claims: list[Claim], timings: dict | None = None
+        self, drafts: list[ClaimDraft], claims: list[Claim], timings: dict[str, Any] | None = None
     ) -> list[Recheck]:
         """Return one :class:`Recheck` per draft, in order; add stage seconds to ``timings``."""
         t0 = time.perf_counter()

@@ -11,6 +11,8 @@ the answers with a claim under an open case, and the open cases' own events). Ev
 
 from __future__ import annotations
 
+from typing import Any
+
 import datetime as dt
 import logging
 from dataclasses import asdict, dataclass, field
@@ -44,7 +46,7 @@ class PurgeResult:
     kept_for_open_cases: int = 0
     kept_answer_ids: list[int] = field(default_factory=list)
 
-    def counts(self) -> dict:
+    def counts(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("kept_answer_ids")
         return data

@@ -10,6 +10,8 @@ these rows, the dashboard draws them, and ``export_reviewed_examples`` writes th
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -25,7 +27,7 @@ RELABELS = {
 }
 
 
-def machine_judgement(claim: Claim) -> dict:
+def machine_judgement(claim: Claim) -> dict[str, Any]:
     """What the entailment method recorded on the claim: judge, judge version, calibration, logit."""
     details = ((claim.method_results or {}).get("entailment") or {}).get("details") or {}
     logit = details.get("logit")
@@ -37,7 +39,7 @@ def machine_judgement(claim: Claim) -> dict:
     }
 
 
-def evidence_shown(claim: Claim, passage_id: str = "") -> list[dict]:
+def evidence_shown(claim: Claim, passage_id: str = "") -> list[dict[str, Any]]:
     """The claim's evidence as its card shows it (rank order); only ``passage_id`` when it names one."""
     rows = [
         {
@@ -72,7 +74,7 @@ def review_example_record(
     rationale: str = "",
     reference: str = "",
     claim_text: str | None = None,
-    evidence: list[dict] | None = None,
+    evidence: list[dict[str, Any]] | None = None,
     machine_label: str | None = None,
     machine_confidence: float | None = None,
     machine_logit: float | object | None = ...,

@@ -18,6 +18,8 @@ with ``audit.hooks.answer_decided`` (escalation's notifications) hear of it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections import Counter
 
 from django.conf import settings
@@ -231,7 +233,7 @@ def answer_revision_decide(*, answer: Answer, actor, decision: str, reason: str)
     return answer
 
 
-def cited_passages(outcome: RevisionOutcome) -> list[dict]:
+def cited_passages(outcome: RevisionOutcome) -> list[dict[str, Any]]:
     """The passages the revised text names by position beyond the request's (``[n]``)."""
     return [
         {"anchor": str(n), "id": p.id, "title": p.title, "uri": p.uri, "source_type": p.source_type}

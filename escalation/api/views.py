@@ -7,6 +7,8 @@ selector, call one service, serialize. Domain errors become responses in
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers
@@ -46,7 +48,7 @@ class EscalationApi(APIView):
 # --- output -------------------------------------------------------------------------------------
 
 
-class CaseClaimSerializer(serializers.Serializer):
+class CaseClaimSerializer(serializers.Serializer[Any]):
     answer_id = serializers.CharField(source="answer.public_id")
     claim_id = serializers.CharField()
     text = serializers.CharField()
@@ -56,7 +58,7 @@ class CaseClaimSerializer(serializers.Serializer):
     importance = serializers.CharField()
 
 
-class CaseOutputSerializer(serializers.Serializer):
+class CaseOutputSerializer(serializers.Serializer[Any]):
     ticket = serializers.CharField()
     tier = serializers.IntegerField()
     tier_name = serializers.SerializerMethodField()
@@ -88,7 +90,7 @@ class CaseOutputSerializer(serializers.Serializer):
         return case.clock_phase if case.due_at is not None else None
 
 
-class CaseEventSerializer(serializers.Serializer):
+class CaseEventSerializer(serializers.Serializer[Any]):
     kind = serializers.CharField()
     tier = serializers.IntegerField()
     actor = serializers.CharField(source="actor_label")
@@ -97,7 +99,7 @@ class CaseEventSerializer(serializers.Serializer):
     at = serializers.DateTimeField()
 
 
-class CaseEvidenceSerializer(serializers.Serializer):
+class CaseEvidenceSerializer(serializers.Serializer[Any]):
     source_type = serializers.CharField()
     source_id = serializers.CharField()
     title = serializers.CharField()
@@ -108,7 +110,7 @@ class CaseEvidenceSerializer(serializers.Serializer):
     entailment = serializers.FloatField()
 
 
-class CaseAnswerSerializer(serializers.Serializer):
+class CaseAnswerSerializer(serializers.Serializer[Any]):
     public_id = serializers.CharField()
     query = serializers.CharField()
     text = serializers.CharField()
@@ -124,7 +126,7 @@ class CaseDetailOutputSerializer(CaseOutputSerializer):
     events = CaseEventSerializer(source="events.all", many=True)
     curation_items = serializers.SerializerMethodField()
 
-    def get_curation_items(self, case) -> list[dict]:
+    def get_curation_items(self, case) -> list[dict[str, Any]]:
         return [{"id": i.pk, "status": i.status, "reason": i.reason} for i in case.curation_items.all()]
 
 
@@ -180,7 +182,7 @@ class CaseDetailApi(EscalationApi):
 # --- writes -------------------------------------------------------------------------------------
 
 
-class VersionedInput(serializers.Serializer):
+class VersionedInput(serializers.Serializer[Any]):
     version = serializers.IntegerField(
         required=False,
         min_value=1,
@@ -195,7 +197,7 @@ class CaseTransitionApi(EscalationApi):
     write = True
     InputSerializer = VersionedInput
 
-    def perform(self, case: ReviewCase, actor, data: dict) -> None:  # pragma: no cover - abstract
+    def perform(self, case: ReviewCase, actor, data: dict[str, Any]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def post(self, request, ticket):
@@ -210,7 +212,7 @@ class CaseTransitionApi(EscalationApi):
         return _detail(self, ticket)
 
 
-def _transition_view(name: str, input_fields: dict, call, doc: str) -> type[CaseTransitionApi]:
+def _transition_view(name: str, input_fields: dict[str, Any], call, doc: str) -> type[CaseTransitionApi]:
     """Build the APIView of one transition (its nested InputSerializer and its service call)."""
     input_serializer = type(f"{name}InputSerializer", (VersionedInput,), dict(input_fields))
 
@@ -299,7 +301,7 @@ class CaseOpenApi(EscalationApi):
     write = True
 
     @extend_schema_serializer(component_name="CaseOpenInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[Any]):
         answer_id = serializers.CharField(max_length=40)
         claim_id = serializers.CharField(max_length=16)
         reason = _reason()
@@ -324,7 +326,7 @@ class CurationListApi(EscalationApi):
     """Knowledge-base correction items (from review decisions and the nightly auditor), newest first."""
 
     @extend_schema_serializer(component_name="CurationItem")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         id = serializers.IntegerField()
         source = serializers.CharField()
         status = serializers.CharField()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -51,7 +53,7 @@ class ContextInput(StrictInputSerializer):
         return value
 
 
-def audit_request_from(values: dict) -> AuditRequest:
+def audit_request_from(values: dict[str, Any]) -> AuditRequest:
     """Return the service's request of a validated ``AuditCreateApi.InputSerializer`` (API and answer form)."""
     contexts = [
         {**c, "published_at": c["published_at"].isoformat() if c.get("published_at") else None}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 
 from rest_framework import serializers
@@ -65,7 +67,7 @@ class CleanRequestMixin:
                 raise InvalidInput(*found)
 
 
-class QueryInputSerializer(serializers.Serializer):
+class QueryInputSerializer(serializers.Serializer[Any]):
     """Query parameters read through a serializer (which also declares them in the schema): an
     empty value of a field that may not be blank is refused (400), not taken as absent."""
 

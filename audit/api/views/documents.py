@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import tempfile
 from pathlib import Path
 
@@ -48,7 +50,7 @@ class _UploadSchema(TheoriaAutoSchema):
         return super()._get_paginator() if self.method == "GET" else None
 
 
-class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
+class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView[Any]):
     """List the knowledge base; upload a document (JSON body or a multipart ``file``)."""
 
     serializer_class = DocumentSerializer
@@ -153,7 +155,7 @@ def _documents_from_upload(upload, values, documents_from_file):
             yield doc
 
 
-class DocumentDetailApi(CleanRequestMixin, generics.RetrieveDestroyAPIView):
+class DocumentDetailApi(CleanRequestMixin, generics.RetrieveDestroyAPIView[Any]):
     """Read one document; delete it (its chunks leave every search index)."""
 
     serializer_class = DocumentSerializer

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import itertools
 
 from django.http import StreamingHttpResponse
@@ -73,7 +75,7 @@ _FORMAT_PARAM = OpenApiParameter(
 )
 
 
-class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView):
+class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView[Any]):
     """Stream any filtered set of Claim Cards as CSV or JSON (same filters as /claims)."""
 
     permission_classes = [CanRead]

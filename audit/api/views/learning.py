@@ -3,6 +3,8 @@ workspace's calibration (versions, a refit, a rollback). Scoped to the caller's 
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
 from django.db import transaction
 from django.http import StreamingHttpResponse
@@ -46,7 +48,7 @@ class ReviewedExampleFilter(django_filters.FilterSet):
         fields = ["source", "decision", "reviewer_label", "domain"]
 
 
-class ReviewedExampleSerializer(serializers.ModelSerializer):
+class ReviewedExampleSerializer(serializers.ModelSerializer[Any]):
     """A reviewer's decision as a labelled example: what was judged, what the machine said, what the reviewer said."""
 
     answer_id = serializers.CharField(source="claim.answer.public_id")
@@ -78,7 +80,7 @@ class ReviewedExampleSerializer(serializers.ModelSerializer):
         ]
 
 
-class ReviewedExampleListApi(CleanRequestMixin, generics.ListAPIView):
+class ReviewedExampleListApi(CleanRequestMixin, generics.ListAPIView[Any]):
     """List the workspace's reviewed examples (newest first): every case resolution and revision review."""
 
     permission_classes = [CanRead]
@@ -93,7 +95,7 @@ class ReviewedExampleListApi(CleanRequestMixin, generics.ListAPIView):
         return reviewed_example_list(workspace=request_workspace(self.request))
 
 
-class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView):
+class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView[Any]):
     """Download the reviewed examples (same filters as the list) as JSONL in the benchmark claim format."""
 
     permission_classes = [CanRead]
@@ -116,7 +118,7 @@ class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView):
         return response
 
 
-class CalibrationVersionSerializer(serializers.ModelSerializer):
+class CalibrationVersionSerializer(serializers.ModelSerializer[Any]):
     class Meta:
         model = CalibrationVersion
         fields = [
@@ -139,7 +141,7 @@ class CalibrationApi(CleanRequestMixin, APIView):
     permission_classes = [CanRead]
 
     @extend_schema_serializer(component_name="CalibrationState")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         in_force = serializers.DictField(allow_null=True)
         applies = serializers.BooleanField()
         judge = serializers.CharField()
@@ -160,7 +162,7 @@ class CalibrationRunApi(CleanRequestMixin, APIView):
     permission_classes = [CanChangeSettings]
 
     @extend_schema_serializer(component_name="CalibrationQueued")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         status = serializers.CharField()
         examples = serializers.IntegerField()
         examples_needed = serializers.IntegerField()
@@ -196,7 +198,7 @@ class CalibrationRollbackApi(CleanRequestMixin, APIView):
     parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="CalibrationRollbackInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[Any]):
         version = serializers.IntegerField(min_value=1, max_value=2_147_483_647, allow_null=True)
         reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     extend_schema,
@@ -31,7 +33,7 @@ from audit.services.revision import answer_revision_decide
 # --- Reads --------------------------------------------------------------------------------------
 
 
-class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView):
+class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView[Any]):
     """A paginated, filtered list of the caller's workspace rows, read through ``selector``."""
 
     permission_classes = [CanRead]
@@ -147,7 +149,7 @@ class RunListApi(_WorkspaceListApi):
     selector = staticmethod(selectors.run_list)
 
 
-class RunDetailApi(CleanRequestMixin, generics.RetrieveAPIView):
+class RunDetailApi(CleanRequestMixin, generics.RetrieveAPIView[Any]):
     """One verification run of the caller's workspace; ``deep_checks`` shows an asynchronous deep
     check's progress (queued, running with methods done of total, done with its relabels, failed)."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils import timezone
 from drf_spectacular.utils import (
     extend_schema,
@@ -54,7 +56,7 @@ class RetrieveApi(CleanRequestMixin, APIView):
             return attrs
 
     @extend_schema_serializer(component_name="RetrievedPassage")
-    class PassageSerializer(serializers.Serializer):
+    class PassageSerializer(serializers.Serializer[Any]):
         id = serializers.CharField()
         document_id = serializers.IntegerField()
         title = serializers.CharField()

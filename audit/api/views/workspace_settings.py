@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import asdict
 
 from django.http import Http404
@@ -53,7 +55,7 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
     parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="WorkspaceSettingsOutput")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         slug = serializers.CharField()
         name = serializers.CharField()
         default_mode = serializers.CharField()
@@ -72,7 +74,7 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
             help_text="The LLM endpoint and its circuit breaker in this process (docs/LLM.md)."
         )
 
-        def get_llm(self, workspace) -> dict:
+        def get_llm(self, workspace) -> dict[str, Any]:
             return llm_status(workspace=workspace)
 
     @extend_schema_serializer(component_name="WorkspaceSettingsInput")
@@ -150,7 +152,7 @@ class ThresholdsApi(CleanRequestMixin, APIView):
         threshold_overrides = ThresholdOverridesField()
 
     @extend_schema_serializer(component_name="ThresholdsOutput")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         defaults = serializers.DictField()
         overrides = serializers.DictField()
         effective = serializers.DictField()
@@ -158,7 +160,7 @@ class ThresholdsApi(CleanRequestMixin, APIView):
     def get_permissions(self):
         return _read_or_admin(self.request)
 
-    def _body(self, workspace) -> dict:
+    def _body(self, workspace) -> dict[str, Any]:
         return {
             "defaults": asdict(constants.Thresholds()),
             "overrides": workspace.threshold_overrides or {},
@@ -191,7 +193,7 @@ class UserModeApi(CleanRequestMixin, APIView):
     parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="UserModeOutput")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         username = serializers.CharField()
         default_mode = serializers.CharField(allow_blank=True)
 
@@ -205,7 +207,7 @@ class UserModeApi(CleanRequestMixin, APIView):
             raise Http404  # the same answer for a missing user and one of another workspace
         return user
 
-    def _body(self, user) -> dict:
+    def _body(self, user) -> dict[str, Any]:
         profile = UserProfile.objects.filter(user=user).first()
         return {"username": user.get_username(), "default_mode": profile.default_mode if profile else ""}
 
@@ -233,7 +235,7 @@ class ConversationModeApi(CleanRequestMixin, APIView):
     parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="ConversationModeOutput")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         conversation_id = serializers.CharField(source="external_id")
         default_mode = serializers.CharField(allow_blank=True)
 
