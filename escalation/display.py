@@ -7,10 +7,9 @@ working windows it is given.
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 from datetime import datetime
+from typing import Any
 
 from audit import constants
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib.auth import get_user_model
 
@@ -28,7 +30,7 @@ class AssignForm(forms.Form):
 
     owner = forms.CharField(max_length=150, label="Owner", error_messages={"required": "Pick the new owner."})
 
-    def __init__(self, *args, owners=None, **kwargs):
+    def __init__(self, *args: Any, owners=None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.owners = owners  # [(role, [users])] or None: any active user (the service checks the role)
 
@@ -105,7 +107,7 @@ class BulkForm(forms.Form):
     )
     owner = forms.CharField(max_length=150, required=False, label="Assign to")
 
-    def __init__(self, data=None, *args, owners=None, **kwargs):
+    def __init__(self, data=None, *args: Any, owners=None, **kwargs: Any) -> None:
         super().__init__(data, *args, **kwargs)
         self.owners = owners or []
         self.ticked = [t.strip() for t in (data.getlist("ticket") if data is not None else []) if t.strip()]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from datetime import time
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError

@@ -11,10 +11,9 @@ backend) and the Slack-style webhook (through the Audit-Web fetch guard). A new 
 
 from __future__ import annotations
 
-from typing import Any
-
 import logging
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail

@@ -6,9 +6,8 @@ dashboard costs the same with ten cases or a hundred thousand.
 
 from __future__ import annotations
 
-from typing import Any
-
 import datetime as dt
+from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Q
 from django.db.models.functions import TruncDate

@@ -13,11 +13,10 @@ Audit data (claim labels, answer suppression) changes only through ``audit.servi
 
 from __future__ import annotations
 
-from typing import Any
-
 import logging
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction

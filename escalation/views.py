@@ -16,7 +16,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseNotAllowed
+from django.http import Http404, HttpRequest, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
@@ -40,7 +40,7 @@ from .models import CaseStatus, ReviewCase, SlaState
 from .policy import TIER_NAMES, TIERS
 
 
-def _require_reader(request):
+def _require_reader(request: HttpRequest):
     if not roles.can_read(request.user):
         raise PermissionDenied("Your account has no role that may read the queue.")
 
@@ -63,7 +63,7 @@ BULK_SESSION_KEY = "escalation_bulk_results"
 
 
 @login_required
-def queue(request):
+def queue(request: HttpRequest):
     """The queue: open cases by time to breach (``order=risk``: by risk), filtered; bulk actions."""
     _require_reader(request)
     params = request.GET.copy()
@@ -185,7 +185,7 @@ def _quick_filters(params) -> list[dict[str, Any]]:
 
 
 @login_required
-def queue_bulk(request):
+def queue_bulk(request: HttpRequest):
     """Acknowledge, assign or unassign the ticked cases, each through its single-case service.
 
     Every row is reported on its own (done, or why not); the results are shown at the top of
@@ -268,7 +268,9 @@ def _summary(errors: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _case_page(request, case: ReviewCase, *, errors: dict[str, Any] | None = None, status: int = 200):
+def _case_page(
+    request: HttpRequest, case: ReviewCase, *, errors: dict[str, Any] | None = None, status: int = 200
+):
     now = timezone.now()
     events = list(case.events.all())
     _with_clocks([case], now, {case.pk: events})
@@ -303,7 +305,7 @@ def _case_page(request, case: ReviewCase, *, errors: dict[str, Any] | None = Non
 
 
 @login_required
-def case_detail(request, ticket: str):
+def case_detail(request: HttpRequest, ticket: str):
     _require_reader(request)
     case = selectors.case_get(user=request.user, ticket=ticket)
     if case is None:
@@ -311,7 +313,7 @@ def case_detail(request, ticket: str):
     return _case_page(request, case)
 
 
-def _back(request, case: ReviewCase):
+def _back(request: HttpRequest, case: ReviewCase):
     target = request.POST.get("next", "")
     if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         return redirect(target)
@@ -382,7 +384,7 @@ def _errors_text(errors: dict[str, Any]) -> str:
 
 
 @login_required
-def case_action(request, ticket: str, action: str):
+def case_action(request: HttpRequest, ticket: str, action: str):
     """Validate the action's form, call its service, report and redirect (bad input: the case page, 400)."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
@@ -413,5 +415,5 @@ def _messages(errors: dict[str, Any]) -> list[str]:
     return [" ".join(str(e) for e in errs) for errs in errors.values()]
 
 
-def _bad_request(request, message: str):
+def _bad_request(request: HttpRequest, message: str):
     return render(request, "audit/bad_request.html", {"message": message}, status=400)

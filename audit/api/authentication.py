@@ -10,12 +10,13 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from drf_spectacular.authentication import SessionScheme, TokenScheme
 from rest_framework import authentication, exceptions
+from rest_framework.request import Request
 
 from audit.models import Workspace
 from audit.services.workspaces import workspace_switch
 
 
-def _apply_switch(request, result):
+def _apply_switch(request: Request, result):
     if result is None:
         return None
     slug = request.headers.get("X-Theoria-Workspace", "")
@@ -30,12 +31,12 @@ def _apply_switch(request, result):
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
-    def authenticate(self, request):
+    def authenticate(self, request: Request):
         return _apply_switch(request, super().authenticate(request))
 
 
 class SessionAuthentication(authentication.SessionAuthentication):
-    def authenticate(self, request):
+    def authenticate(self, request: Request):
         return _apply_switch(request, super().authenticate(request))
 
 

@@ -10,12 +10,13 @@ error: each value is valid by the schema on its own.
 from __future__ import annotations
 
 from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework.request import Request
 
 from audit.filters import refuse_empty_values
 
 
 class StrictFilterBackend(DjangoFilterBackend):
-    def get_filterset(self, request, queryset, view):
+    def get_filterset(self, request: Request, queryset, view):
         filterset_class = self.get_filterset_class(view, queryset)
         if filterset_class is not None:
             refuse_empty_values(filterset_class, request.query_params)

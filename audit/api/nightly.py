@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import datetime as dt
+from typing import Any
 
 from django.http import HttpResponse
 from django.urls import re_path
@@ -12,6 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -51,7 +51,7 @@ def inline_results(item) -> serializers.Serializer:
     )()
 
 
-def _report_of(request, date: str) -> NightlyReport:
+def _report_of(request: Request, date: str) -> NightlyReport:
     try:
         day = dt.date.fromisoformat(date)
     except ValueError:
@@ -71,7 +71,7 @@ class NightlyReportLatestApi(APIView):
     @extend_schema(
         operation_id="reports_nightly_latest", responses={200: ReportOutputSerializer, 404: _NOT_FOUND}
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         report = nightly_report_latest(workspace=workspace_for_user(request.user))
         if report is None:
             raise NotFound("No nightly report has finished yet.")
@@ -94,7 +94,7 @@ class NightlyReportListApi(APIView):
         claims_per_s = serializers.FloatField()
 
     @extend_schema(operation_id="reports_nightly_history", responses={200: inline_results(OutputSerializer)})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         reports = nightly_report_list(workspace=workspace_for_user(request.user))[:365]
         return Response({"results": self.OutputSerializer(reports, many=True).data})
 
@@ -114,7 +114,7 @@ class NightlyReportDetailApi(APIView):
             404: _NOT_FOUND,
         },
     )
-    def get(self, request, date: str):
+    def get(self, request: Request, date: str) -> Response:
         return Response(self.OutputSerializer(_report_of(request, date)).data)
 
 
@@ -128,7 +128,7 @@ class NightlyReportBundleApi(APIView):
         parameters=[_DATE],
         responses={(200, "application/zip"): OpenApiTypes.BINARY, 404: _NOT_FOUND},
     )
-    def get(self, request, date: str):
+    def get(self, request: Request, date: str) -> Response:
         report = _report_of(request, date)
         body = bundle_zip(report, header=ReportOutputSerializer(report).data)
         response = HttpResponse(body, content_type="application/zip")
@@ -146,7 +146,7 @@ class NightlyReportClaimsCsvApi(APIView):
         parameters=[_DATE],
         responses={(200, "text/csv"): OpenApiTypes.STR, 404: _NOT_FOUND},
     )
-    def get(self, request, date: str):
+    def get(self, request: Request, date: str) -> Response:
         report = _report_of(request, date)
         response = HttpResponse(claims_csv(report), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = (

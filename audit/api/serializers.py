@@ -76,7 +76,7 @@ class NonBlankTextField(StrictCharField):
 
     default_error_messages = {"blank": "May not be blank."}
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("trim_whitespace", False)
         kwargs["allow_blank"] = False
         super().__init__(**kwargs)

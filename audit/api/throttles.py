@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 
 from django.conf import settings
+from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from audit import throttling
 from audit.rates import Rate
 
 
-def audit_throttle(request) -> float | None:
+def audit_throttle(request: Request) -> float | None:
     """Count one audit submission of the caller; seconds to wait when over ``THROTTLE_AUDITS``."""
     user = getattr(request, "user", None)
     ident = (
@@ -30,11 +31,11 @@ def audit_throttle(request) -> float | None:
 
 
 class _SharedThrottle(BaseThrottle):
-    def allow_request(self, request, view) -> bool:
+    def allow_request(self, request: Request, view) -> bool:
         self._wait = self.take(request)
         return self._wait is None
 
-    def take(self, request) -> float | None:  # pragma: no cover - abstract
+    def take(self, request: Request) -> float | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def wait(self):
@@ -44,7 +45,7 @@ class _SharedThrottle(BaseThrottle):
 class TokenThrottle(_SharedThrottle):
     """``POST /auth/token``: requests per client address (authenticated or not)."""
 
-    def take(self, request) -> float | None:
+    def take(self, request: Request) -> float | None:
         rate = Rate.parse(settings.THEORIA.get("THROTTLE_TOKEN"))
         return throttling.take("token", throttling.client_address(request), rate)
 
@@ -52,5 +53,5 @@ class TokenThrottle(_SharedThrottle):
 class AuditThrottle(_SharedThrottle):
     """``POST /audits``: audits per user (per token), so one front end cannot starve the others."""
 
-    def take(self, request) -> float | None:
+    def take(self, request: Request) -> float | None:
         return audit_throttle(request)

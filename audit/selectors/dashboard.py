@@ -7,10 +7,9 @@ see docs/ARCHITECTURE.md for the measured figures).
 
 from __future__ import annotations
 
-from typing import Any
-
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Avg, Count, F, FloatField, Q
 from django.db.models.fields.json import KT

@@ -3,10 +3,9 @@ and the dashboard's reliability, agreement and drift figures. Every read is scop
 
 from __future__ import annotations
 
-from typing import Any
-
 import datetime as dt
 from collections import Counter, defaultdict
+from typing import Any
 
 from django.db.models import QuerySet
 

@@ -3,9 +3,8 @@ endpoint's state as the workspace settings show it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from datetime import datetime, time, timezone
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, F, Func, IntegerField, QuerySet, Sum

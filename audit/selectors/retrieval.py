@@ -9,10 +9,9 @@ domain, else for the document's domain). Filters narrow the candidates before th
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
 from audit.models import Workspace
 from audit.pipeline.extraction import strip_citations

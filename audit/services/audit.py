@@ -9,13 +9,12 @@ client) and writes the rows.
 
 from __future__ import annotations
 
-from typing import Any
-
 import dataclasses
 import hashlib
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone

@@ -13,11 +13,10 @@ The decision "LLM or offline" is made here, once per run, from the deployment se
 
 from __future__ import annotations
 
-from typing import Any
-
 import ipaddress
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlparse
 
 from django.conf import settings

@@ -9,11 +9,10 @@ database writes here: the caller stores each batch.
 
 from __future__ import annotations
 
-from typing import Any
-
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from audit import constants
 from audit.models import Claim, Workspace
@@ -63,7 +62,9 @@ def _document_id(kb, source_id: str) -> int | None:
 class Reverifier:
     """Re-verifies batches of claims for one workspace with one loaded index and embedder."""
 
-    def __init__(self, *, workspace: Workspace, thresholds: constants.Thresholds, kb=None, embedder=None):
+    def __init__(
+        self, *, workspace: Workspace, thresholds: constants.Thresholds, kb=None, embedder=None
+    ) -> None:
         from audit.pipeline.embedding import get_embedder
 
         self.workspace = workspace

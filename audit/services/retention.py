@@ -11,11 +11,10 @@ the answers with a claim under an open case, and the open cases' own events). Ev
 
 from __future__ import annotations
 
-from typing import Any
-
 import datetime as dt
 import logging
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q, QuerySet

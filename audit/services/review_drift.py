@@ -10,9 +10,8 @@ most once per window.
 
 from __future__ import annotations
 
-from typing import Any
-
 import datetime as dt
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone

@@ -18,9 +18,8 @@ with ``audit.hooks.answer_decided`` (escalation's notifications) hear of it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections import Counter
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError

@@ -13,6 +13,7 @@ from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -30,7 +31,7 @@ class EscalationApi(APIView):
 
     write = False
 
-    def check_permissions(self, request):
+    def check_permissions(self, request: Request):
         super().check_permissions(request)
         allowed = roles.can_review(request.user) if self.write else roles.can_read(request.user)
         if not allowed:
@@ -163,7 +164,7 @@ class CaseListApi(EscalationApi):
         responses=_paginated(CaseOutputSerializer, "PaginatedCaseList"),
         operation_id="cases_list",
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         refuse_empty_values(self.query_filterset, request.query_params)
         cases = selectors.case_list(user=request.user, filters=request.query_params, request=request)
         paginator = PageNumberPagination()
@@ -175,7 +176,7 @@ class CaseDetailApi(EscalationApi):
     """One case with its claim, answer context, evidence, events and curation items."""
 
     @extend_schema(responses=CaseDetailOutputSerializer)
-    def get(self, request, ticket):
+    def get(self, request: Request, ticket) -> Response:
         return _detail(self, ticket)
 
 
@@ -200,7 +201,7 @@ class CaseTransitionApi(EscalationApi):
     def perform(self, case: ReviewCase, actor, data: dict[str, Any]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def post(self, request, ticket):
+    def post(self, request: Request, ticket) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -217,7 +218,9 @@ def _transition_view(name: str, input_fields: dict[str, Any], call, doc: str) ->
     input_serializer = type(f"{name}InputSerializer", (VersionedInput,), dict(input_fields))
 
     @extend_schema(request=input_serializer, responses=CaseDetailOutputSerializer)
-    def post(self, request, ticket):  # its own function, so each view carries its own schema
+    def post(
+        self, request: Request, ticket
+    ) -> Response:  # its own function, so each view carries its own schema
         return CaseTransitionApi.post(self, request, ticket)
 
     return type(
@@ -307,7 +310,7 @@ class CaseOpenApi(EscalationApi):
         reason = _reason()
 
     @extend_schema(request=InputSerializer, responses={201: CaseDetailOutputSerializer})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -341,7 +344,7 @@ class CurationListApi(EscalationApi):
         parameters=[OpenApiParameter("status", str, enum=["open", "done", "dismissed"])],
         responses=_paginated(OutputSerializer, "PaginatedCurationItemList"),
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         status = request.query_params.get("status") or None
         if status and status not in ("open", "done", "dismissed"):
             raise exceptions.ValidationError({"status": ["status must be open, done or dismissed"]})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -243,7 +244,7 @@ SPECTACULAR_SETTINGS = {
 # stays bounded.
 REDIS_URL = envstr("THEORIA_REDIS_URL", "")
 
-Q_CLUSTER = {
+Q_CLUSTER: dict[str, Any] = {
     "name": "theoria",
     "workers": envint("THEORIA_Q_WORKERS", (os.cpu_count() or 1) if REDIS_URL else 1, minimum=1),
     "recycle": envint("THEORIA_Q_RECYCLE", 200, minimum=1),
@@ -286,7 +287,8 @@ EMAIL_TIMEOUT = envint(
 )  # every outbound call has a timeout
 
 # --- Theoria deployment settings (not domain thresholds: those are in audit/constants.py) ---
-THEORIA = {
+# Any: the values are of many kinds (rates, URLs, numbers, flags), read by key where used.
+THEORIA: dict[str, Any] = {
     "EMBEDDING_MODEL_PATH": envstr("THEORIA_EMBEDDING_MODEL_PATH", ""),
     "CHUNK_SIZE": envint("THEORIA_CHUNK_SIZE", 0),  # 0: audit.constants default
     "CHUNK_OVERLAP": envint("THEORIA_CHUNK_OVERLAP", -1),  # -1: audit.constants default

@@ -13,6 +13,7 @@ from drf_spectacular.utils import (
     extend_schema_serializer,
 )
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -103,7 +104,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         answer_json = serializers.DictField(required=False)
         schema_extra = {"not": {"required": ["answer", "answer_json"]}}  # one of them (validate)
 
-        def validate(self, attrs):
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if "answer_json" in attrs and "answer" in attrs:
                 raise serializers.ValidationError(
                     {"answer_json": ["Send either answer or answer_json (one of them)."]}
@@ -133,7 +134,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             409: OpenApiResponse(description="Idempotency-Key reused with a different body."),
         },
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         key = request.headers.get("Idempotency-Key", "")
         if key and not IDEMPOTENCY_KEY_RE.match(key):
             raise InvalidInput(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
+from typing import Any
 
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
 
 from audit.api.parsers import find_bad_text
 from audit.errors import InvalidInput
@@ -24,7 +24,7 @@ class Pagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 500
 
-    def get_page_size(self, request):
+    def get_page_size(self, request: Request):
         text = request.query_params.get(self.page_size_query_param)
         if text is None:
             return self.page_size
@@ -48,7 +48,7 @@ class CleanRequestMixin:
     """Refuse NUL characters and unpaired surrogates in path and query values (400 naming them):
     no database text column can hold them, so they would otherwise fail deep in a query."""
 
-    def initial(self, request, *args, **kwargs):
+    def initial(self, request: Request, *args: Any, **kwargs: Any):
         super().initial(request, *args, **kwargs)  # authentication and permissions first: 401/403 before 400
         values = [(name, value) for name, value in kwargs.items() if isinstance(value, str)]
         values += [
@@ -83,11 +83,11 @@ class QueryInputSerializer(serializers.Serializer[Any]):
         return super().to_internal_value(data)
 
 
-def request_workspace(request):
+def request_workspace(request: Request):
     return workspace_for_user(request.user)
 
 
-def _filtered(filterset_class, request, queryset):
+def _filtered(filterset_class, request: Request, queryset):
     filterset = filterset_class(request.query_params, queryset=queryset, request=request)
     if not filterset.is_valid():
         raise serializers.ValidationError(filterset.errors)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from django.utils.text import slugify
 from drf_spectacular.utils import (
@@ -14,6 +13,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit import constants
@@ -68,7 +68,7 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView[Any]):
         published_at = DayField(required=False, allow_null=True)
         sensitive = StrictBooleanField(required=False, default=False)
 
-        def validate(self, attrs):
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if bool(attrs.get("text")) == bool(attrs.get("file")):
                 raise serializers.ValidationError({"text": ["Send either text or file (one of them)."]})
             if attrs.get("text") is not None and not attrs.get("title"):
@@ -86,7 +86,7 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView[Any]):
         return queryset.filter(domain=domain.lower()) if domain else queryset
 
     @extend_schema(request=InputSerializer, responses={201: DocumentSerializer(many=True)})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         form = (
             {key: request.data.get(key) for key in request.data}
             if hasattr(request.data, "getlist")

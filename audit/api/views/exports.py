@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import itertools
+from typing import Any
 
 from django.http import StreamingHttpResponse
 from django.utils import timezone
@@ -16,6 +15,8 @@ from drf_spectacular.utils import (
 )
 from rest_framework import generics, serializers
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import exports
@@ -36,10 +37,10 @@ from audit.selectors import api as selectors
 class IgnoreFormatNegotiation(BaseContentNegotiation):
     """Exports read ``?format=`` themselves; errors are always JSON."""
 
-    def select_parser(self, request, parsers):
+    def select_parser(self, request: Request, parsers):
         return parsers[0] if parsers else None
 
-    def select_renderer(self, request, renderers, format_suffix=None):
+    def select_renderer(self, request: Request, renderers, format_suffix=None):
         return renderers[0], renderers[0].media_type
 
 
@@ -63,7 +64,7 @@ def _export_response(queryset, fmt: str, filename: str) -> StreamingHttpResponse
     return response
 
 
-def _export_format(request) -> str:
+def _export_format(request: Request) -> str:
     fmt = request.query_params.get("format", "csv")
     if fmt not in ("csv", "json"):
         raise InvalidInput("format", f'"{fmt}" is not an export format; use csv or json.')
@@ -92,7 +93,7 @@ class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView[Any]):
             (200, "application/json"): ClaimCardSerializer(many=True),
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         fmt = _export_format(request)
         queryset = self.filter_queryset(selectors.claim_card_list(workspace=request_workspace(request)))
         return _export_response(queryset, fmt, f"claim-cards-{timezone.now():%Y%m%dT%H%M%SZ}")
@@ -121,7 +122,7 @@ class ClaimCardDailyBundleApi(CleanRequestMixin, APIView):
             (200, "application/json"): ClaimCardSerializer(many=True),
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         fmt = _export_format(request)
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)

@@ -12,6 +12,7 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import generics, serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -106,7 +107,7 @@ class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView[Any]):
     queryset = ReviewedExample.objects.none()
 
     @extend_schema(responses={(200, "application/x-ndjson"): OpenApiTypes.STR})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         workspace = request_workspace(request)
         queryset = self.filter_queryset(reviewed_example_list(workspace=workspace))
         response = StreamingHttpResponse(
@@ -152,7 +153,7 @@ class CalibrationApi(CleanRequestMixin, APIView):
         versions = CalibrationVersionSerializer(many=True)
 
     @extend_schema(responses={200: OutputSerializer})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(self.OutputSerializer(calibration_state(request_workspace(request))).data)
 
 
@@ -169,7 +170,7 @@ class CalibrationRunApi(CleanRequestMixin, APIView):
         message = serializers.CharField()
 
     @extend_schema(request=None, responses={202: OutputSerializer, 200: OutputSerializer})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         workspace = request_workspace(request)
         n, _supported, needed = readiness(examples_for_calibration(workspace=workspace))
         if needed:
@@ -203,7 +204,7 @@ class CalibrationRollbackApi(CleanRequestMixin, APIView):
         reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
 
     @extend_schema(request=InputSerializer, responses={200: CalibrationApi.OutputSerializer})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = calibration_activate(

@@ -9,6 +9,7 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import generics, serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -69,7 +70,7 @@ class AnswerDetailApi(CleanRequestMixin, APIView):
     permission_classes = [CanRead]
 
     @extend_schema(responses={200: AnswerSerializer})
-    def get(self, request, answer_id: str):
+    def get(self, request: Request, answer_id: str) -> Response:
         answer = get_object_or_404(
             selectors.answer_detail_list(workspace=request_workspace(request)), public_id=answer_id
         )
@@ -92,7 +93,7 @@ class AnswerRevisionDecisionApi(CleanRequestMixin, APIView):
         reason = StrictCharField(max_length=2000)
 
     @extend_schema(request=InputSerializer, responses={200: AnswerSerializer})
-    def post(self, request, answer_id: str):
+    def post(self, request: Request, answer_id: str) -> Response:
         answer = get_object_or_404(
             selectors.answer_detail_list(workspace=request_workspace(request)), public_id=answer_id
         )
@@ -111,7 +112,7 @@ class ClaimListApi(_WorkspaceListApi):
     filterset_class = ClaimFilter
     selector = staticmethod(selectors.claim_card_list)
 
-    def list(self, request, *args, **kwargs):
+    def list(self, request: Request, *args: Any, **kwargs: Any):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(with_escalations(ClaimCardSerializer, page, many=True))
 
@@ -122,7 +123,7 @@ class ClaimDetailApi(CleanRequestMixin, APIView):
     permission_classes = [CanRead]
 
     @extend_schema(responses={200: ClaimCardSerializer})
-    def get(self, request, answer_id: str, claim_id: str):
+    def get(self, request: Request, answer_id: str, claim_id: str) -> Response:
         claim = get_object_or_404(
             selectors.claim_card_list(workspace=request_workspace(request)),
             answer__public_id=answer_id,

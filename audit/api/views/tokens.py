@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import exceptions
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit.api.parsers import StrictJSONParser
@@ -24,7 +27,7 @@ class TokenApi(ObtainAuthToken):
     throttle_classes = [TokenThrottle]
     parser_classes = [StrictJSONParser, FormParser, MultiPartParser]
 
-    def post(self, request, *args, **kwargs):
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         username = request.data.get("username") if hasattr(request.data, "get") else None
         username = username if isinstance(username, str) else ""
         found = signin_wait(request, username)

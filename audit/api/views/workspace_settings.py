@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import asdict
+from typing import Any
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -15,6 +14,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -39,7 +39,7 @@ from audit.services.workspaces import workspace_member
 # --- Settings (mode toggles and thresholds) --------------------------------------------------------
 
 
-def _read_or_admin(request):
+def _read_or_admin(request: Request):
     return [CanRead()] if request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
 
 
@@ -120,11 +120,11 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
         return _read_or_admin(self.request)
 
     @extend_schema(responses={200: OutputSerializer})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(self.OutputSerializer(request_workspace(request)).data)
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
-    def patch(self, request):
+    def patch(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -168,11 +168,11 @@ class ThresholdsApi(CleanRequestMixin, APIView):
         }
 
     @extend_schema(responses={200: OutputSerializer})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(self._body(request_workspace(request)))
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
-    def put(self, request):
+    def put(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = modes.thresholds_set(
@@ -200,7 +200,7 @@ class UserModeApi(CleanRequestMixin, APIView):
     def get_permissions(self):
         return _read_or_admin(self.request)
 
-    def _user(self, request, username):
+    def _user(self, request: Request, username):
         """The user, when in the caller's workspace (users without a profile are in the default one)."""
         user = workspace_member(request_workspace(request), username)
         if user is None:
@@ -212,11 +212,11 @@ class UserModeApi(CleanRequestMixin, APIView):
         return {"username": user.get_username(), "default_mode": profile.default_mode if profile else ""}
 
     @extend_schema(responses={200: OutputSerializer})
-    def get(self, request, username: str):
+    def get(self, request: Request, username: str) -> Response:
         return Response(self.OutputSerializer(self._body(self._user(request, username))).data)
 
     @extend_schema(request=_ModeInput, responses={200: OutputSerializer})
-    def put(self, request, username: str):
+    def put(self, request: Request, username: str) -> Response:
         user = self._user(request, username)
         data = _ModeInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -243,14 +243,14 @@ class ConversationModeApi(CleanRequestMixin, APIView):
         return _read_or_admin(self.request)
 
     @extend_schema(responses={200: OutputSerializer})
-    def get(self, request, conversation_id: str):
+    def get(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(
             Conversation, workspace=request_workspace(request), external_id=conversation_id
         )
         return Response(self.OutputSerializer(conversation).data)
 
     @extend_schema(request=_ModeInput, responses={200: OutputSerializer})
-    def put(self, request, conversation_id: str):
+    def put(self, request: Request, conversation_id: str) -> Response:
         data = _ModeInput(data=request.data)
         data.is_valid(raise_exception=True)
         conversation = modes.conversation_mode_set(
@@ -286,7 +286,7 @@ class ModePreviewApi(CleanRequestMixin, APIView):
             )
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
         values = data.validated_data
