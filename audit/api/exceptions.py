@@ -29,7 +29,7 @@ from audit.errors import InvalidInput, TheoriaError, TooLarge
 BODY = "body"
 
 
-def flatten_errors(detail, prefix: str = "") -> dict[str, list[str]]:
+def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     """Flatten DRF's nested error structure into ``{"a.b[2].c": [messages]}``."""
     out: dict[str, list[str]] = {}
     if isinstance(detail, dict):
@@ -59,7 +59,7 @@ def error_body(errors: dict[str, list[str]]) -> dict[str, Any]:
     return {"detail": detail, "errors": errors}
 
 
-def api_exception_handler(exc, context):
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Map ``exc`` to a response; return None (a 500) only for what is a bug, never bad input."""
     if isinstance(exc, TooLarge):
         return Response(

@@ -44,11 +44,12 @@ class ReportOutputSerializer(serializers.Serializer[Any]):
     report = serializers.JSONField()
 
 
-def inline_results(item) -> serializers.Serializer:
+def inline_results(item: type[serializers.Serializer[Any]]) -> serializers.Serializer[Any]:
     """The ``{"results": [...]}`` envelope of the history (for the schema)."""
-    return extend_schema_serializer(component_name="NightlyReportHistory")(
-        type("NightlyReportHistorySerializer", (serializers.Serializer,), {"results": item(many=True)})
-    )()
+    envelope: type[serializers.Serializer[Any]] = extend_schema_serializer(
+        component_name="NightlyReportHistory"
+    )(type("NightlyReportHistorySerializer", (serializers.Serializer,), {"results": item(many=True)}))
+    return envelope()
 
 
 def _report_of(request: Request, date: str) -> NightlyReport:
@@ -128,7 +129,7 @@ class NightlyReportBundleApi(APIView):
         parameters=[_DATE],
         responses={(200, "application/zip"): OpenApiTypes.BINARY, 404: _NOT_FOUND},
     )
-    def get(self, request: Request, date: str) -> Response:
+    def get(self, request: Request, date: str) -> HttpResponse:
         report = _report_of(request, date)
         body = bundle_zip(report, header=ReportOutputSerializer(report).data)
         response = HttpResponse(body, content_type="application/zip")
@@ -146,7 +147,7 @@ class NightlyReportClaimsCsvApi(APIView):
         parameters=[_DATE],
         responses={(200, "text/csv"): OpenApiTypes.STR, 404: _NOT_FOUND},
     )
-    def get(self, request: Request, date: str) -> Response:
+    def get(self, request: Request, date: str) -> HttpResponse:
         report = _report_of(request, date)
         response = HttpResponse(claims_csv(report), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = (

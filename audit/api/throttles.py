@@ -14,6 +14,7 @@ import math
 from django.conf import settings
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
+from rest_framework.views import APIView
 
 from audit import throttling
 from audit.rates import Rate
@@ -31,14 +32,14 @@ def audit_throttle(request: Request) -> float | None:
 
 
 class _SharedThrottle(BaseThrottle):
-    def allow_request(self, request: Request, view) -> bool:
+    def allow_request(self, request: Request, view: APIView) -> bool:
         self._wait = self.take(request)
         return self._wait is None
 
     def take(self, request: Request) -> float | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def wait(self):
+    def wait(self) -> float | None:
         return math.ceil(self._wait) if self._wait is not None else None
 
 

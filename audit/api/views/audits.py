@@ -48,7 +48,7 @@ class ContextInput(StrictInputSerializer):
     text = StrictCharField(trim_whitespace=False)
     published_at = DayField(required=False, allow_null=True)
 
-    def validate_text(self, value):
+    def validate_text(self, value: str) -> str:
         if not value.strip():
             raise serializers.ValidationError("May not be blank.")
         return value
@@ -111,7 +111,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
                 )
             return attrs
 
-        def validate_contexts(self, value):
+        def validate_contexts(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
             limit = settings.THEORIA["API_MAX_CONTEXTS"]
             if len(value) > limit:
                 raise serializers.ValidationError(f"At most {limit} contexts are allowed; got {len(value)}.")
