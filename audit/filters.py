@@ -36,6 +36,8 @@ def _canonical_choice(value, choices):
 class CaseInsensitiveChoices(filters.FilterSet):
     """A FilterSet whose choice parameters accept any letter case (``?label=nei``, ``?mode=Audit-Local``)."""
 
+    api = False  # True when the API's filter backend built it (audit/api/filtering.py)
+
     def __init__(self, data=None, *args, **kwargs):
         if data is not None:
             data = data.copy()
@@ -217,7 +219,7 @@ class ClaimFilter(CaseInsensitiveChoices):
     def is_valid(self):
         valid = super().is_valid()
         data = getattr(self.form, "cleaned_data", {})
-        if getattr(self, "api", False):  # the API: a range the wrong way round is an empty result
+        if self.api:  # the API: a range the wrong way round is an empty result
             return valid
         low, high = data.get("confidence_min"), data.get("confidence_max")
         if low is not None and high is not None and low > high:
