@@ -515,7 +515,8 @@ REVIEW_DRIFT_MIN_AGREEMENT = 0.70
 REVIEW_DRIFT_MIN_EXAMPLES = 10
 
 
-from dataclasses import dataclass, field, fields, replace  # noqa: E402
+from dataclasses import Field, dataclass, field, fields, replace  # noqa: E402
+from typing import Any  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -588,7 +589,7 @@ def is_regulated(domain: str | None, regulated_domains) -> bool:
     return bool(domain) and domain.lower() in {str(d).lower() for d in regulated_domains or ()}
 
 
-def setting_fields():
+def setting_fields() -> list[Field[Any]]:
     """The fields of :class:`Thresholds` a workspace may override (every one but the internal ones)."""
     return [f for f in fields(Thresholds) if not f.metadata.get("internal")]
 

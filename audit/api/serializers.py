@@ -8,7 +8,8 @@ Input serializers live in the views (one per operation); these check shape only.
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+from typing import TYPE_CHECKING, Any, cast
 
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
@@ -27,18 +28,26 @@ class StrictCharField(serializers.CharField):
 
     default_error_messages = {"invalid": "Must be a string."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
 
 
-class StrictNumberMixin:
+# The mixin's methods call the field's own (``fail``, ``to_internal_value``); only the type
+# checker sees that base.
+if TYPE_CHECKING:
+    _FieldBase = serializers.Field[Any, Any, Any, Any]
+else:
+    _FieldBase = object
+
+
+class StrictNumberMixin(_FieldBase):
     """A JSON number only: a boolean or a string is refused instead of coerced (``false`` is not 0)."""
 
     default_error_messages = {"invalid": "Must be a number."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, bool) or not isinstance(data, (int, float)):
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -51,7 +60,7 @@ class StrictFloatField(StrictNumberMixin, serializers.FloatField):
 class StrictIntegerField(StrictNumberMixin, serializers.IntegerField):
     default_error_messages = {"invalid": "Must be a whole number."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, float) and not data.is_integer():
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -62,7 +71,7 @@ class StrictBooleanField(serializers.BooleanField):
 
     default_error_messages = {"invalid": "Must be true or false."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> bool:
         if not isinstance(data, (bool, str)):
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -81,7 +90,7 @@ class NonBlankTextField(StrictCharField):
         kwargs["allow_blank"] = False
         super().__init__(**kwargs)
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
         if not value.strip():
             self.fail("blank")
@@ -127,7 +136,7 @@ class SentenceJudgementSerializer(serializers.Serializer[Any]):
     """The revised sentence judged whole by the judge that labels claims (with its findings)."""
 
     text = serializers.CharField()
-    label = serializers.ChoiceField(choices=Claim.Label.choices)
+    label = serializers.ChoiceField(choices=Claim.Label.choices)  # type: ignore[assignment]  # a field named like Field.label; DRF moves it to _declared_fields
     confidence = serializers.FloatField()
     findings = serializers.ListField(child=serializers.DictField())
 
@@ -140,7 +149,7 @@ class ClaimRevisionSerializer(serializers.Serializer[Any]):
         allow_blank=True,
         help_text="The claim's wording in the revised answer (served, or proposed); blank when removed.",
     )
-    label = serializers.ChoiceField(
+    label = serializers.ChoiceField(  # type: ignore[assignment]  # a field named like Field.label; DRF moves it to _declared_fields
         choices=Claim.Label.choices,
         allow_null=True,
         help_text="The weaker of the new wording's verdict and its sentence's judged whole.",
@@ -186,7 +195,7 @@ def answer_passages(answer: Answer) -> list[dict[str, Any]]:
     return [*(answer.contexts or []), *cited]
 
 
-def _number(value):
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -205,7 +214,7 @@ class ClaimCardSerializer(serializers.Serializer[Any]):
     answer_id = serializers.CharField(source="answer.public_id")
     text = serializers.CharField()
     mode = serializers.SerializerMethodField()
-    label = serializers.ChoiceField(choices=Claim.Label.choices)
+    label = serializers.ChoiceField(choices=Claim.Label.choices)  # type: ignore[assignment]  # a field named like Field.label; DRF moves it to _declared_fields
     confidence = serializers.FloatField()
     evidence = EvidenceCardSerializer(many=True)
     verification_methods = serializers.ListField(child=serializers.CharField(), source="methods")
@@ -261,7 +270,10 @@ class ClaimCardSerializer(serializers.Serializer[Any]):
                     "at": parse_datetime(str(web.get("verified_at") or "")),
                 }
             )
-        return EscalationRefSerializer(sorted(refs, key=lambda r: str(r["at"] or "")), many=True).data
+        return cast(
+            "list[Any]",
+            EscalationRefSerializer(sorted(refs, key=lambda r: str(r["at"] or "")), many=True).data,
+        )
 
 
 class AuditMetricsSerializer(serializers.ModelSerializer[Any]):
@@ -491,7 +503,9 @@ class AnswerSerializer(serializers.Serializer[Any]):
 
     @extend_schema_field(ClaimCardSerializer(many=True))
     def get_claims(self, answer: Answer) -> list[Any]:
-        return ClaimCardSerializer(answer.claims.all(), many=True, context=self.context).data
+        return cast(
+            "list[Any]", ClaimCardSerializer(answer.claims.all(), many=True, context=self.context).data
+        )
 
     @extend_schema_field(AuditMetricsSerializer(allow_null=True))
     def get_audit(self, answer: Answer) -> dict[str, Any] | None:
@@ -506,13 +520,13 @@ class AnswerSerializer(serializers.Serializer[Any]):
             for claim in answer.claims.all()
             for ref in (self.context.get("escalations") or {}).get(claim.pk, [])
         ]
-        return EscalationRefSerializer(refs, many=True).data
+        return cast("list[Any]", EscalationRefSerializer(refs, many=True).data)
 
 
 class StrictInputSerializer(serializers.Serializer[Any]):
     """An input serializer that refuses keys it does not know (a typo is a 400, not a no-op)."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
@@ -525,7 +539,7 @@ class IdentifierField(serializers.CharField):
 
     default_error_messages = {"invalid": "Must be a string or a whole number."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         if isinstance(data, bool) or not isinstance(data, (str, int)):
             self.fail("invalid")
         return super().to_internal_value(str(data))
@@ -534,7 +548,7 @@ class IdentifierField(serializers.CharField):
 class DayField(serializers.DateField):
     """A date given as ``YYYY-MM-DD`` or as an ISO datetime (its date part is kept)."""
 
-    def to_internal_value(self, value):
+    def to_internal_value(self, value: Any) -> dt.date:
         if isinstance(value, str) and len(value) > 10 and value[10:11] in ("T", " "):
             value = value[:10]
         if not isinstance(value, str):

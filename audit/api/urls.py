@@ -1,7 +1,6 @@
 """API routes of the audit domain, mounted at /api/v1/ (schema and docs pages included)."""
 
-from django.urls import URLPattern, URLResolver
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import AllowAny
 
