@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -15,8 +17,9 @@ from drf_spectacular.utils import (
 )
 from rest_framework import generics, serializers
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import exports
@@ -37,21 +40,24 @@ from audit.selectors import api as selectors
 class IgnoreFormatNegotiation(BaseContentNegotiation):
     """Exports read ``?format=`` themselves; errors are always JSON."""
 
-    def select_parser(self, request: Request, parsers):
-        return parsers[0] if parsers else None
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
+        return next(iter(parsers), None)
 
-    def select_renderer(self, request: Request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
 
 
-def _card_stream(queryset):
+def _card_stream(queryset: QuerySet[Claim]) -> Iterator[dict[str, Any]]:
     """Yield Claim Card dicts in batches (one escalation query per batch)."""
     iterator = queryset.iterator(chunk_size=EXPORT_BATCH)
     while batch := list(itertools.islice(iterator, EXPORT_BATCH)):
         yield from with_escalations(ClaimCardSerializer, batch, many=True)
 
 
-def _export_response(queryset, fmt: str, filename: str) -> StreamingHttpResponse:
+def _export_response(queryset: QuerySet[Claim], fmt: str, filename: str) -> StreamingHttpResponse:
     if fmt == "csv":
         response = StreamingHttpResponse(
             exports.iter_csv(_card_stream(queryset)), content_type="text/csv; charset=utf-8"
@@ -76,7 +82,7 @@ _FORMAT_PARAM = OpenApiParameter(
 )
 
 
-class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView[Any]):
+class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView[Claim]):
     """Stream any filtered set of Claim Cards as CSV or JSON (same filters as /claims)."""
 
     permission_classes = [CanRead]
@@ -93,7 +99,7 @@ class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView[Any]):
             (200, "application/json"): ClaimCardSerializer(many=True),
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request) -> StreamingHttpResponse:
         fmt = _export_format(request)
         queryset = self.filter_queryset(selectors.claim_card_list(workspace=request_workspace(request)))
         return _export_response(queryset, fmt, f"claim-cards-{timezone.now():%Y%m%dT%H%M%SZ}")
@@ -122,7 +128,7 @@ class ClaimCardDailyBundleApi(CleanRequestMixin, APIView):
             (200, "application/json"): ClaimCardSerializer(many=True),
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request) -> StreamingHttpResponse:
         fmt = _export_format(request)
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 import django_filters
 from django.db import transaction
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -81,7 +82,7 @@ class ReviewedExampleSerializer(serializers.ModelSerializer[Any]):
         ]
 
 
-class ReviewedExampleListApi(CleanRequestMixin, generics.ListAPIView[Any]):
+class ReviewedExampleListApi(CleanRequestMixin, generics.ListAPIView[ReviewedExample]):
     """List the workspace's reviewed examples (newest first): every case resolution and revision review."""
 
     permission_classes = [CanRead]
@@ -90,13 +91,13 @@ class ReviewedExampleListApi(CleanRequestMixin, generics.ListAPIView[Any]):
     filterset_class = ReviewedExampleFilter
     queryset = ReviewedExample.objects.none()  # names the model; rows come from the selector
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[ReviewedExample]:
         if getattr(self, "swagger_fake_view", False):
-            return self.queryset
+            return ReviewedExample.objects.none()
         return reviewed_example_list(workspace=request_workspace(self.request))
 
 
-class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView[Any]):
+class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView[ReviewedExample]):
     """Download the reviewed examples (same filters as the list) as JSONL in the benchmark claim format."""
 
     permission_classes = [CanRead]
@@ -107,7 +108,7 @@ class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView[Any]):
     queryset = ReviewedExample.objects.none()
 
     @extend_schema(responses={(200, "application/x-ndjson"): OpenApiTypes.STR})
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request) -> StreamingHttpResponse:
         workspace = request_workspace(request)
         queryset = self.filter_queryset(reviewed_example_list(workspace=workspace))
         response = StreamingHttpResponse(

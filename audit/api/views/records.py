@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     extend_schema,
@@ -39,11 +41,11 @@ class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView[Any]):
 
     permission_classes = [CanRead]
     pagination_class = Pagination
-    selector = None
+    selector: ClassVar[Callable[..., QuerySet[Any]]]  # each list names its selector
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Any]:
         if getattr(self, "swagger_fake_view", False):  # schema generation: the model, no query
-            return self.queryset
+            return super().get_queryset()
         return type(self).selector(workspace=request_workspace(self.request))
 
 
@@ -56,7 +58,9 @@ class AnswerListApi(_WorkspaceListApi):
     selector = staticmethod(selectors.answer_list)
 
 
-def with_escalations(serializer_class, items, *, many: bool = False, **context):
+def with_escalations(
+    serializer_class: type[serializers.Serializer[Any]], items: Any, *, many: bool = False, **context: Any
+) -> Any:
     """Serialize answers or claims with their review cases loaded in one query."""
     rows = items if many else [items]
     claims = [claim for row in rows for claim in (row.claims.all() if isinstance(row, Answer) else [row])]
@@ -112,7 +116,7 @@ class ClaimListApi(_WorkspaceListApi):
     filterset_class = ClaimFilter
     selector = staticmethod(selectors.claim_card_list)
 
-    def list(self, request: Request, *args: Any, **kwargs: Any):
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(with_escalations(ClaimCardSerializer, page, many=True))
 
@@ -150,12 +154,12 @@ class RunListApi(_WorkspaceListApi):
     selector = staticmethod(selectors.run_list)
 
 
-class RunDetailApi(CleanRequestMixin, generics.RetrieveAPIView[Any]):
+class RunDetailApi(CleanRequestMixin, generics.RetrieveAPIView[VerificationRun]):
     """One verification run of the caller's workspace; ``deep_checks`` shows an asynchronous deep
     check's progress (queued, running with methods done of total, done with its relabels, failed)."""
 
     permission_classes = [CanRead]
     serializer_class = RunSerializer
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[VerificationRun]:
         return selectors.run_list(workspace=request_workspace(self.request))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
@@ -14,6 +15,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -28,7 +30,7 @@ from audit.api.serializers import (
     StrictInputSerializer,
 )
 from audit.api.views.common import CleanRequestMixin, QueryInputSerializer, request_workspace
-from audit.models import Conversation, UserProfile
+from audit.models import Conversation, UserProfile, Workspace
 from audit.models.choices import CitationOnlyRevisions, Mode, RevisionApproval
 from audit.pipeline.web.fetch import ALLOWED_DOMAIN_PATTERN
 from audit.selectors import api as selectors
@@ -39,7 +41,7 @@ from audit.services.workspaces import workspace_member
 # --- Settings (mode toggles and thresholds) --------------------------------------------------------
 
 
-def _read_or_admin(request: Request):
+def _read_or_admin(request: Request) -> list[BasePermission]:
     return [CanRead()] if request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
 
 
@@ -74,7 +76,7 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
             help_text="The LLM endpoint and its circuit breaker in this process (docs/LLM.md)."
         )
 
-        def get_llm(self, workspace) -> dict[str, Any]:
+        def get_llm(self, workspace: Workspace) -> dict[str, Any]:
             return llm_status(workspace=workspace)
 
     @extend_schema_serializer(component_name="WorkspaceSettingsInput")
@@ -116,7 +118,7 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
             "unregulated (default): served at once outside regulated domains; serve: served at once.",
         )
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         return _read_or_admin(self.request)
 
     @extend_schema(responses={200: OutputSerializer})
@@ -157,10 +159,10 @@ class ThresholdsApi(CleanRequestMixin, APIView):
         overrides = serializers.DictField()
         effective = serializers.DictField()
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         return _read_or_admin(self.request)
 
-    def _body(self, workspace) -> dict[str, Any]:
+    def _body(self, workspace: Workspace) -> dict[str, Any]:
         return {
             "defaults": asdict(constants.Thresholds()),
             "overrides": workspace.threshold_overrides or {},
@@ -197,17 +199,17 @@ class UserModeApi(CleanRequestMixin, APIView):
         username = serializers.CharField()
         default_mode = serializers.CharField(allow_blank=True)
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         return _read_or_admin(self.request)
 
-    def _user(self, request: Request, username):
+    def _user(self, request: Request, username: str) -> User:
         """The user, when in the caller's workspace (users without a profile are in the default one)."""
         user = workspace_member(request_workspace(request), username)
         if user is None:
             raise Http404  # the same answer for a missing user and one of another workspace
         return user
 
-    def _body(self, user) -> dict[str, Any]:
+    def _body(self, user: User) -> dict[str, Any]:
         profile = UserProfile.objects.filter(user=user).first()
         return {"username": user.get_username(), "default_mode": profile.default_mode if profile else ""}
 
@@ -239,7 +241,7 @@ class ConversationModeApi(CleanRequestMixin, APIView):
         conversation_id = serializers.CharField(source="external_id")
         default_mode = serializers.CharField(allow_blank=True)
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         return _read_or_admin(self.request)
 
     @extend_schema(responses={200: OutputSerializer})
