@@ -19,13 +19,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 
 from audit import constants
 from audit.kb_pgvector import PgVectorIndex, forget_backend_checks, pgvector_ready
 from audit.models import Chunk, Workspace
-from audit.pipeline.index import HybridIndex
+from audit.pipeline.index import HybridIndex, SearchIndex
 from audit.pipeline.retrieval import KnowledgeBase as RetrievalKnowledgeBase
 from audit.pipeline.types import Passage
 
@@ -48,14 +49,14 @@ class ChunkMeta:
     title: str
     uri: str
     domain: str
-    published: object  # date | None
+    published: date | None
     sensitive: bool
 
 
 class _Searchable:
     """What both back ends share: search results as passages."""
 
-    index = None
+    index: SearchIndex  # each back end sets its own in __init__
 
     def __len__(self) -> int:
         return len(self.index)
@@ -99,6 +100,7 @@ def _passage(source_id: str, text: str, meta: ChunkMeta) -> Passage:
 class InProcessKnowledgeBase(_Searchable):
     """A workspace's searchable chunks held in memory: the hybrid index plus what a claim card needs of each."""
 
+    index: HybridIndex
     backend = "in-process"
 
     def __init__(self, workspace_id: int):
@@ -165,6 +167,7 @@ class PgKnowledgeBase(_Searchable):
     large the knowledge base grows.
     """
 
+    index: PgVectorIndex
     backend = "pgvector"
 
     def __init__(self, workspace_id: int):

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count
 
-from audit.models import Answer, Claim, Document
+from audit.models import Answer, Claim, Document, Workspace
+
+if TYPE_CHECKING:
+    from audit.kb_search import InProcessKnowledgeBase, PgKnowledgeBase
 
 
-def home_summary(*, workspace) -> dict[str, Any]:
+def home_summary(*, workspace: Workspace) -> dict[str, Any]:
     """The home page's counts, of the caller's workspace only."""
     labels = dict(
         Claim.objects.filter(answer__workspace=workspace)
@@ -26,7 +29,7 @@ def home_summary(*, workspace) -> dict[str, Any]:
     }
 
 
-def kb_index(workspace):
+def kb_index(workspace: Workspace) -> InProcessKnowledgeBase | PgKnowledgeBase:
     """Return the workspace's synced knowledge-base search index (see audit.kb_search)."""
     from audit.kb_search import kb_index as _kb_index
 

@@ -42,11 +42,11 @@ def answer_get(*, workspace: Workspace, answer_id: str) -> Answer | None:
     )
 
 
-def _runs_latest_first():
+def _runs_latest_first() -> QuerySet[VerificationRun]:
     return VerificationRun.objects.order_by("-started_at", "-id")
 
 
-def run_latest(*, answer: Answer):
+def run_latest(*, answer: Answer) -> VerificationRun | None:
     """Return the answer's latest verification run (its metrics and LLM accounting), or None."""
     return _runs_latest_first().filter(answer=answer).first()
 
@@ -110,7 +110,7 @@ def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
     from django.db.models import Exists, OuterRef
 
     claims = Claim.objects.filter(answer=OuterRef("pk"))
-    return (
+    answers: QuerySet[Answer] = (  # annotate() types its rows loosely
         Answer.objects.filter(workspace=workspace)
         .annotate(
             has_refuted=Exists(claims.filter(label=Label.REFUTED)),
@@ -119,6 +119,7 @@ def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
         )
         .order_by("-created_at", "-id")
     )
+    return answers
 
 
 def answer_facts(answers: list[Answer]) -> list[Answer]:

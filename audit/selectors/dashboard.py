@@ -290,10 +290,13 @@ def success_metrics(
     then = now - dt.timedelta(days=constants.SUCCESS_BACKLOG_WINDOW_DAYS)
     open_now, open_then = hooks.correction_backlog(workspace=workspace, moments=[now, then]) or (0, 0)
     backlog = {"now": open_now, "then": open_then}
-    total = counts["total"]
+    total: int = counts["total"]
 
-    def share(n):
-        return round(n / total, 4) if total else None
+    def ratio(n: int) -> float:
+        return round(n / total, 4)
+
+    def share(n: int) -> float | None:
+        return ratio(n) if total else None
 
     change = round((backlog["now"] - backlog["then"]) / backlog["then"], 4) if backlog["then"] else None
     metrics = {
@@ -302,7 +305,7 @@ def success_metrics(
             "goal": constants.SUCCESS_SUPPORTED_SHARE_MIN,
             "met": None
             if not total
-            else share(counts["unassisted"]) >= constants.SUCCESS_SUPPORTED_SHARE_MIN,
+            else ratio(counts["unassisted"]) >= constants.SUCCESS_SUPPORTED_SHARE_MIN,
             "n": counts["unassisted"],
             "of": total,
         },
@@ -311,7 +314,7 @@ def success_metrics(
             "goal": constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
             "met": None
             if not total
-            else share(counts["missing"]) <= constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
+            else ratio(counts["missing"]) <= constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
             "n": counts["missing"],
             "of": total,
         },

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 from django.db.models import QuerySet
@@ -95,7 +96,9 @@ def benchmark_row(example: ReviewedExample, workspace_slug: str) -> dict[str, An
     }
 
 
-def benchmark_rows(*, workspace: Workspace, queryset=None):
+def benchmark_rows(
+    *, workspace: Workspace, queryset: QuerySet[ReviewedExample] | None = None
+) -> Iterator[dict[str, Any]]:
     """Yield the workspace's examples (or those of ``queryset``, already scoped) as benchmark rows."""
     qs = queryset if queryset is not None else reviewed_example_list(workspace=workspace)
     for example in qs.iterator(chunk_size=500):
@@ -163,7 +166,7 @@ def reliability(rows: list[tuple[Any, ...]], bins: int = constants.CALIBRATION_E
         sums[b][0] += float(confidence)
         sums[b][1] += reviewer == Label.SUPPORTED
         sums[b][2] += 1
-    out = {"bins": [], "n": len(rows), "ece": None}
+    out: dict[str, Any] = {"bins": [], "n": len(rows), "ece": None}
     total = 0.0
     for b, (conf_sum, supported, n) in enumerate(sums):
         if not n:
@@ -243,7 +246,9 @@ def drift_by_domain(
                 "change": round(share - agreed_before / n_before, 4) if n and n_before else None,
                 "top_relabel": cell["changes"].most_common(1)[0] if cell["changes"] else None,
                 "low": bool(
-                    n >= constants.REVIEW_DRIFT_MIN_EXAMPLES and share < constants.REVIEW_DRIFT_MIN_AGREEMENT
+                    share is not None
+                    and n >= constants.REVIEW_DRIFT_MIN_EXAMPLES
+                    and share < constants.REVIEW_DRIFT_MIN_AGREEMENT
                 ),
             }
         )

@@ -3,12 +3,15 @@ endpoint's state as the workspace settings show it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, time, timezone
 from typing import Any
 
 from django.conf import settings
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, F, Func, IntegerField, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDate
+from django.db.models.sql.compiler import SQLCompiler
 
 from audit.models import AuditEvent, LLMWeightVersion, VerificationRun, Workspace
 
@@ -128,7 +131,9 @@ class JSONArrayLength(Func):
     function = "JSON_ARRAY_LENGTH"
     output_field = IntegerField()
 
-    def as_postgresql(self, compiler, connection, **extra):
+    def as_postgresql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
+    ) -> tuple[str, Sequence[Any]]:
         template = (
             "CASE WHEN jsonb_typeof(%(expressions)s) = 'array' "
             "THEN jsonb_array_length(%(expressions)s) ELSE 0 END"
