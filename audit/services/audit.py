@@ -10,6 +10,7 @@ client) and writes the rows.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import time
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Label, Passage
 from audit.selectors import kb_index
 from audit.services.deep_checks import DEFERRED, deep_check_queue
-from audit.services.events import event_record
+from audit.services.events import AnyUser, event_record
 from audit.services.job import AuditJob, audit_job_build
 from audit.services.llm import run_record_llm_usage
 from audit.services.revision import revision_record, revision_run
@@ -59,7 +60,9 @@ def _sha256(text: str) -> str:
     return "sha256:" + hashlib.sha256((text or "").encode("utf-8")).hexdigest()
 
 
-def _evidence_row(claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict[str, Any], now) -> Evidence:
+def _evidence_row(
+    claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict[str, Any], now: dt.datetime
+) -> Evidence:
     p = hit.passage
     meta = kb_meta.get(p.id)
     sensitive = bool(meta and meta.sensitive)
@@ -104,7 +107,7 @@ def _method_results(v: ClaimVerdict) -> dict[str, Any]:
     return out
 
 
-def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at, verified_at) -> Claim:
+def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at: dt.datetime, verified_at: dt.datetime) -> Claim:
     c = v.claim
     return Claim(
         answer=answer,
@@ -135,7 +138,7 @@ def answer_store(
     answer_text: str,
     mode: str,
     kb_meta: dict[str, Any] | None = None,
-    started_at=None,
+    started_at: dt.datetime | None = None,
     kind: str = VerificationRun.Kind.INTERACTIVE,
 ) -> tuple[Answer, VerificationRun]:
     """Write the rows of one audit of ``job`` (call inside a transaction): the answer as received
@@ -168,7 +171,11 @@ def answer_store(
 
 
 def _claims_store(
-    answer: Answer, result: AuditResult, kb_meta: dict[str, Any] | None, started_at, now
+    answer: Answer,
+    result: AuditResult,
+    kb_meta: dict[str, Any] | None,
+    started_at: dt.datetime,
+    now: dt.datetime,
 ) -> dict[str, Claim]:
     """Write the claims and their evidence (only knowledge-base chunks that still exist are linked);
     return the stored claims by claim id."""
@@ -193,7 +200,14 @@ def _claims_store(
 
 
 def _run_row(
-    answer: Answer, result: AuditResult, *, kind: str, mode: str, started_at, now, profile: str
+    answer: Answer,
+    result: AuditResult,
+    *,
+    kind: str,
+    mode: str,
+    started_at: dt.datetime,
+    now: dt.datetime,
+    profile: str,
 ) -> VerificationRun:
     m = result.metrics
     return VerificationRun(
@@ -267,7 +281,7 @@ def _audit_events(
             )
 
 
-def _json_contexts(contexts) -> list[Any]:
+def _json_contexts(contexts: list[dict[str, Any]]) -> list[Any]:
     out = []
     for c in contexts or []:
         if isinstance(c, Passage):
@@ -400,9 +414,9 @@ def audit_and_store(
     workspace: Workspace,
     query: str,
     answer_text: str,
-    contexts,
+    contexts: list[dict[str, Any]],
     mode: str = constants.MODE_AUDIT_LOCAL,
-    user=None,
+    user: AnyUser | None = None,
     conversation_id: str = "",
     domain: str = "",
     reference: str | None = None,

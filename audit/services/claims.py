@@ -8,15 +8,15 @@ from django.utils import timezone
 
 from audit.models import Answer, Claim
 from audit.models.choices import RevisionStatus
-from audit.services.events import event_record
+from audit.services.events import Actor, event_record
 
 
-def _actor_name(actor) -> str:
+def _actor_name(actor: Actor) -> str:
     return actor.get_username() if getattr(actor, "is_authenticated", False) else "system"
 
 
 @transaction.atomic
-def claim_relabel(*, claim: Claim, label: str, actor, reason: str) -> Claim:
+def claim_relabel(*, claim: Claim, label: str, actor: Actor, reason: str) -> Claim:
     """Set a claim's label by human decision; keep ``machine_label`` and append to ``label_history``.
 
     Relabelling to the current label records a confirmation (from == to). The row is locked
@@ -62,7 +62,7 @@ def _body(text: str) -> str:
     return (text or "").strip().rstrip(".!?;: ").strip()
 
 
-def answer_follow_relabel(*, claim: Claim, label: str, actor, reason: str) -> Answer:
+def answer_follow_relabel(*, claim: Claim, label: str, actor: Actor, reason: str) -> Answer:
     """Make the served answer agree with a reviewer's label and record it.
 
     A claim relabelled SUPPORTED whose wording the revision loop changed (qualified, softened,
@@ -117,7 +117,7 @@ def answer_follow_relabel(*, claim: Claim, label: str, actor, reason: str) -> An
 
 
 @transaction.atomic
-def answer_suppress(*, answer: Answer, actor, reason: str) -> Answer:
+def answer_suppress(*, answer: Answer, actor: Actor, reason: str) -> Answer:
     """Mark an answer as not to be shown to users (a compliance decision); idempotent."""
     if not (reason or "").strip():
         raise ValidationError({"reason": "a reason is required"})

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser, User
+
 from audit.models import AuditEvent, Workspace
+
+# Who a request carries (a signed-in user or the anonymous one), and who acted in a service: a
+# user, or None for the system (``actor_label`` then names the component).
+AnyUser = User | AnonymousUser
+Actor = AnyUser | None
 
 
 def event_record(
@@ -13,7 +20,7 @@ def event_record(
     obj: Any = None,
     object_type: str = "",
     object_id: str | int = "",
-    actor=None,
+    actor: Actor = None,
     actor_label: str = "",
     workspace: Workspace | None = None,
     details: dict[str, Any] | None = None,
@@ -27,12 +34,11 @@ def event_record(
     if obj is not None:
         object_type = object_type or obj._meta.label_lower
         object_id = object_id or obj.pk
-    if actor is not None and not getattr(actor, "is_authenticated", False):
-        actor = None
-    label = actor_label or (actor.get_username() if actor is not None else "system")
+    user = None if actor is None or isinstance(actor, AnonymousUser) or not actor.is_authenticated else actor
+    label = actor_label or (user.get_username() if user is not None else "system")
     return AuditEvent.objects.create(
         workspace=workspace,
-        actor=actor,
+        actor=user,
         actor_label=label,
         action=action,
         object_type=object_type,

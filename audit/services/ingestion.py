@@ -29,7 +29,7 @@ from audit.models import Chunk, Document, Workspace
 from audit.pipeline import json_limits
 from audit.pipeline.chunking import chunk_text, normalise_text, sha256_text
 from audit.pipeline.web.page import html_to_text, meta_date
-from audit.services.events import event_record
+from audit.services.events import Actor, event_record
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl")
 
@@ -148,7 +148,9 @@ def _holds(document: Document | None, prepared: PreparedDocument) -> bool:
     )
 
 
-def document_write(*, workspace: Workspace, prepared: PreparedDocument, actor=None) -> tuple[Document, str]:
+def document_write(
+    *, workspace: Workspace, prepared: PreparedDocument, actor: Actor = None
+) -> tuple[Document, str]:
     """Store one prepared document (call inside a transaction: it only writes rows).
 
     Locks the stored document (``select_for_update``); returns (document, "created"|"updated"|
@@ -223,7 +225,7 @@ def documents_ingest(
     *,
     workspace: Workspace,
     docs: list[DocumentInput],
-    actor=None,
+    actor: Actor = None,
     chunk_size: int | None = None,
     chunk_overlap: int | None = None,
     embed: Callable[[list[str]], np.ndarray] = _embed,
@@ -254,7 +256,7 @@ def document_ingest(
     *,
     workspace: Workspace,
     doc: DocumentInput,
-    actor=None,
+    actor: Actor = None,
     chunk_size: int | None = None,
     chunk_overlap: int | None = None,
     embed: Callable[[list[str]], np.ndarray] = _embed,
@@ -289,7 +291,7 @@ DOCUMENT_METADATA = ("title", "domain", "published_at", "sensitive")
 
 
 @transaction.atomic
-def document_metadata_update(*, document: Document, actor=None, **values) -> Document:
+def document_metadata_update(*, document: Document, actor: Actor = None, **values: Any) -> Document:
     """Change a document's title, domain, publication date or sensitivity (the admin console).
 
     Bumps ``kb_version`` so every search index reloads the document's description at once (a
@@ -335,7 +337,7 @@ def _plain(value):
 
 
 @transaction.atomic
-def document_delete(*, document: Document, actor=None) -> None:
+def document_delete(*, document: Document, actor: Actor = None) -> None:
     """Delete a document and its chunks, and make every search index drop them."""
     workspace = document.workspace
     details = {"uri": document.uri, "title": document.title, "hash": document.content_hash}
@@ -547,7 +549,7 @@ def ingest_paths(
     *,
     workspace: Workspace,
     paths: Iterable[str | Path],
-    actor=None,
+    actor: Actor = None,
     domain: str | None = None,
     chunk_size: int | None = None,
     chunk_overlap: int | None = None,

@@ -20,7 +20,7 @@ from audit.models import Claim, Conversation, UserProfile, Workspace
 from audit.models.choices import Verdict
 from audit.pipeline.types import ClaimVerdict
 from audit.pipeline.web.fetch import allowed_domain_problem
-from audit.services.events import event_record
+from audit.services.events import Actor, AnyUser, event_record
 
 _RANK = {constants.MODE_NORMAL: 0, constants.MODE_AUDIT_LOCAL: 1, constants.MODE_AUDIT_WEB: 2}
 
@@ -47,7 +47,12 @@ def _check_mode(value: str, field_name: str = "mode", allow_blank: bool = False)
 
 
 def mode_resolve(
-    *, workspace: Workspace, user=None, requested: str = "", conversation_id: str = "", domain: str = ""
+    *,
+    workspace: Workspace,
+    user: AnyUser | None = None,
+    requested: str = "",
+    conversation_id: str = "",
+    domain: str = "",
 ) -> ModeDecision:
     """Return the mode an audit request runs in (see the module docstring for the order)."""
     if requested:
@@ -200,7 +205,7 @@ def workspace_settings_check(values: dict[str, Any]) -> None:
 
 
 @transaction.atomic
-def workspace_settings_update(*, workspace: Workspace, actor, **values) -> Workspace:
+def workspace_settings_update(*, workspace: Workspace, actor: Actor, **values: Any) -> Workspace:
     """Change workspace-wide settings (default mode, automatic triggers, web switch, ...).
 
     Unknown names raise InvalidInput; values are checked by the model's ``full_clean``. One
@@ -233,7 +238,7 @@ def workspace_settings_update(*, workspace: Workspace, actor, **values) -> Works
 
 
 @transaction.atomic
-def user_mode_set(*, workspace: Workspace, user, mode: str, actor) -> UserProfile:
+def user_mode_set(*, workspace: Workspace, user: AnyUser, mode: str, actor: Actor) -> UserProfile:
     """Set a user's default mode in the workspace ("" = inherit the workspace's)."""
     _check_mode(mode, "default_mode", allow_blank=True)
     profile, _ = UserProfile.objects.select_for_update().get_or_create(
@@ -257,7 +262,7 @@ def user_mode_set(*, workspace: Workspace, user, mode: str, actor) -> UserProfil
 
 
 @transaction.atomic
-def conversation_mode_set(*, workspace: Workspace, external_id: str, mode: str, actor) -> Conversation:
+def conversation_mode_set(*, workspace: Workspace, external_id: str, mode: str, actor: Actor) -> Conversation:
     """Set a conversation's default mode ("" = inherit), creating the conversation if new."""
     _check_mode(mode, "default_mode", allow_blank=True)
     if not external_id or len(external_id) > 200:
@@ -297,7 +302,7 @@ def thresholds_check(overrides) -> None:
 
 
 @transaction.atomic
-def thresholds_set(*, workspace: Workspace, overrides: dict[str, Any], actor) -> Workspace:
+def thresholds_set(*, workspace: Workspace, overrides: dict[str, Any], actor: Actor) -> Workspace:
     """Replace the workspace's threshold overrides (an empty dict restores the seed defaults)."""
     thresholds_check(overrides)
     workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)

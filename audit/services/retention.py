@@ -74,7 +74,9 @@ def _protected(workspace: Workspace) -> tuple[set[int], set[int], set[tuple[str,
     return answer_ids, claim_ids, event_keys
 
 
-def _expired_events(workspace: Workspace, cutoff, answer_ids, claim_ids, event_keys) -> QuerySet[AuditEvent]:
+def _expired_events(
+    workspace: Workspace, cutoff: dt.datetime, answer_ids, claim_ids, event_keys
+) -> QuerySet[AuditEvent]:
     keep = Q(object_type="audit.answer", object_id__in=[str(i) for i in answer_ids])
     keep |= Q(object_type="audit.claim", object_id__in=[str(i) for i in claim_ids])
     for object_type in sorted({kind for kind, _ in event_keys}):

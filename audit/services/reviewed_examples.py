@@ -10,6 +10,7 @@ these rows, the dashboard draws them, and ``export_reviewed_examples`` writes th
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -18,6 +19,7 @@ from django.utils import timezone
 
 from audit.models import Claim, ReviewedExample
 from audit.models.choices import Label
+from audit.services.events import Actor
 
 Decision = ReviewedExample.Decision
 RELABELS = {
@@ -70,7 +72,7 @@ def review_example_record(
     source: str,
     decision: str,
     reviewer_label: str,
-    actor,
+    actor: Actor,
     rationale: str = "",
     reference: str = "",
     claim_text: str | None = None,
@@ -78,7 +80,7 @@ def review_example_record(
     machine_label: str | None = None,
     machine_confidence: float | None = None,
     machine_logit: float | object | None = ...,
-    decided_at=None,
+    decided_at: dt.datetime | None = None,
 ) -> ReviewedExample:
     """Store one labelled example of ``claim``'s workspace; the machine's side defaults to the claim's.
 
@@ -117,7 +119,13 @@ def review_example_record(
 
 
 def case_decision_example_record(
-    *, claim: Claim, decision: str, actor, rationale: str, ticket: str, decided_at=None
+    *,
+    claim: Claim,
+    decision: str,
+    actor: Actor,
+    rationale: str,
+    ticket: str,
+    decided_at: dt.datetime | None = None,
 ) -> ReviewedExample | None:
     """The example of a case resolution, recorded before the decision changes the claim.
 
@@ -146,7 +154,7 @@ def case_decision_example_record(
 
 
 def revision_review_example_record(
-    *, claim: Claim, accepted: bool, actor, rationale: str = "", reviewer_label: str | None = None
+    *, claim: Claim, accepted: bool, actor: Actor, rationale: str = "", reviewer_label: str | None = None
 ) -> ReviewedExample | None:
     """The example of a reviewer accepting or rejecting the revision of ``claim``.
 

@@ -33,7 +33,7 @@ from audit.models import Answer, VerificationRun
 from audit.models.choices import RevisionStatus
 from audit.pipeline.revision import RevisionOptions, RevisionOutcome, revise_audit
 from audit.pipeline.types import AuditResult
-from audit.services.events import event_record
+from audit.services.events import Actor, event_record
 from audit.services.reviewed_examples import revision_review_example_record
 
 SOURCE = "revision_loop"
@@ -52,7 +52,7 @@ def revision_run(
     *,
     query: str,
     answer_text: str,
-    contexts,
+    contexts: list[dict[str, Any]],
     initial: AuditResult | None = None,
     kb=None,
     domain: str = "",
@@ -82,7 +82,9 @@ def revision_run(
 
 
 @transaction.atomic
-def revision_record(*, answer: Answer, run: VerificationRun, outcome: RevisionOutcome, actor=None) -> Answer:
+def revision_record(
+    *, answer: Answer, run: VerificationRun, outcome: RevisionOutcome, actor: Actor = None
+) -> Answer:
     """Put a revision outcome on ``answer`` and ``run`` and record the ``answer.revised`` event.
 
     ``answer.original_text`` keeps the answer as received (set once); ``answer.text`` becomes
@@ -160,7 +162,7 @@ DECISIONS = {"accept": RevisionStatus.ACCEPTED, "reject": RevisionStatus.REJECTE
 
 
 @transaction.atomic
-def answer_revision_decide(*, answer: Answer, actor, decision: str, reason: str) -> Answer:
+def answer_revision_decide(*, answer: Answer, actor: Actor, decision: str, reason: str) -> Answer:
     """Accept or reject an answer's held revision, with a reason; return the answer.
 
     Accepting makes the proposed text the served ``text``; rejecting keeps the answer as received.

@@ -11,6 +11,7 @@ loop: a structured answer's text is not rewritten.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.utils import timezone
 
@@ -22,7 +23,7 @@ from audit.services.audit import answer_store
 from audit.services.job import AuditJob
 
 
-def structured_fields_check(answer_json, contexts) -> None:
+def structured_fields_check(answer_json, contexts: list[dict[str, Any]]) -> None:
     """Raise InvalidInput naming the path of the first malformed field or source ref."""
     try:
         discover_fields(answer_json, [str(c.get("id")) for c in contexts or []])

@@ -15,13 +15,12 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from audit.models import UserProfile, Workspace
+from audit.services.events import AnyUser
 
 DEFAULT_WORKSPACE_SLUG = "default"
 SWITCH_SESSION_KEY = "theoria_workspace"
 SWITCH_HEADER = "X-Theoria-Workspace"
 _SWITCHED = "_theoria_workspace"
-# Who a request carries: a signed-in user or the anonymous one (pages and API alike).
-AnyUser = User | AnonymousUser
 
 
 @transaction.atomic
