@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -32,7 +34,7 @@ def _unit_interval(field: str, name: str, nullable: bool = False) -> models.Chec
 class SearchFoldQuerySet(models.QuerySet):
     """Keeps ``search_text`` (the model's ``SEARCH_SOURCES`` folded) on rows written in bulk too."""
 
-    def bulk_create(self, objs, *args, **kwargs):
+    def bulk_create(self, objs: Iterable[Any], *args: Any, **kwargs: Any) -> list[Any]:
         objs = list(objs)
         for obj in objs:
             obj.search_text = obj.folded_search_text()
@@ -54,7 +56,7 @@ class SearchFolded(models.Model):
     class Meta:
         abstract = True
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.search_text = self.folded_search_text()
         fields = kwargs.get("update_fields")
         if fields is not None and set(fields) & set(self.SEARCH_SOURCES):

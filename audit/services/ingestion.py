@@ -16,7 +16,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypeGuard
 
 import numpy as np
 from django.conf import settings
@@ -135,11 +135,12 @@ def document_prepare(
     return prepared
 
 
-def _vectors(prepared: PreparedDocument, embed) -> np.ndarray:
-    return embed([p.text for p in prepared.pieces]).astype("<f4", copy=False)
+def _vectors(prepared: PreparedDocument, embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    vectors: np.ndarray = embed([p.text for p in prepared.pieces]).astype("<f4", copy=False)
+    return vectors
 
 
-def _holds(document: Document | None, prepared: PreparedDocument) -> bool:
+def _holds(document: Document | None, prepared: PreparedDocument) -> TypeGuard[Document]:
     """Whether ``document`` already holds exactly the prepared text and chunks."""
     return (
         document is not None
@@ -275,7 +276,7 @@ def document_ingest(
     )[0]
 
 
-def _same_chunks(document: Document, pieces) -> bool:
+def _same_chunks(document: Document, pieces: list[Any]) -> bool:
     """Whether the stored chunks are exactly these (same text, same chunking parameters)."""
     stored = list(
         document.chunks.order_by("ordinal").values_list("content_hash", "start_offset", "end_offset")
@@ -332,7 +333,7 @@ def document_metadata_update(*, document: Document, actor: Actor = None, **value
     return document
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else value
 
 
@@ -373,7 +374,7 @@ def infer_date(text: str) -> dt.date | None:
     return None
 
 
-def _parse_date(value, where: str) -> dt.date | None:
+def _parse_date(value: object, where: str) -> dt.date | None:
     if value in (None, ""):
         return None
     if isinstance(value, dt.date):
@@ -399,7 +400,7 @@ def _front_matter(text: str) -> tuple[dict[str, Any], str]:
     return meta, text[end + 4 :].lstrip("\n")
 
 
-def _bool(value) -> bool:
+def _bool(value: object) -> bool:
     return str(value).strip().lower() in {"1", "true", "yes", "on"}
 
 
@@ -440,7 +441,7 @@ def documents_from_file(path: Path, *, domain: str | None = None) -> Iterator[Do
     if suffix in (".html", ".htm"):
         title, text, page_meta = html_to_text(raw)
         page_date = meta_date(page_meta)
-        meta = {"published": page_date} if page_date else {}
+        meta: dict[str, Any] = {"published": page_date} if page_date else {}
     else:
         meta, text = _front_matter(raw)
         heading = re.search(r"^#\s+(.+)$", text, re.M)

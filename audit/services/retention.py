@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from audit import constants, hooks
 from audit.models import Answer, AuditEvent, Claim, Evidence, NightlyReport, VerificationRun, Workspace
+from audit.models.events import AuditEventQuerySet
 from audit.services.events import event_record
 
 logger = logging.getLogger(__name__)
@@ -75,8 +76,12 @@ def _protected(workspace: Workspace) -> tuple[set[int], set[int], set[tuple[str,
 
 
 def _expired_events(
-    workspace: Workspace, cutoff: dt.datetime, answer_ids, claim_ids, event_keys
-) -> QuerySet[AuditEvent]:
+    workspace: Workspace,
+    cutoff: dt.datetime,
+    answer_ids: set[int],
+    claim_ids: set[int],
+    event_keys: set[tuple[str, str]],
+) -> AuditEventQuerySet:
     keep = Q(object_type="audit.answer", object_id__in=[str(i) for i in answer_ids])
     keep |= Q(object_type="audit.claim", object_id__in=[str(i) for i in claim_ids])
     for object_type in sorted({kind for kind, _ in event_keys}):
