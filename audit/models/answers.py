@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import models
@@ -31,10 +31,13 @@ def _unit_interval(field: str, name: str, nullable: bool = False) -> models.Chec
     return models.CheckConstraint(condition=condition, name=f"%(app_label)s_%(class)s_{name}")
 
 
-class SearchFoldQuerySet(models.QuerySet):
+_Row = TypeVar("_Row", bound="SearchFolded")
+
+
+class SearchFoldQuerySet(models.QuerySet[_Row]):
     """Keeps ``search_text`` (the model's ``SEARCH_SOURCES`` folded) on rows written in bulk too."""
 
-    def bulk_create(self, objs: Iterable[Any], *args: Any, **kwargs: Any) -> list[Any]:
+    def bulk_create(self, objs: Iterable[_Row], *args: Any, **kwargs: Any) -> list[_Row]:
         objs = list(objs)
         for obj in objs:
             obj.search_text = obj.folded_search_text()

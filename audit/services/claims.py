@@ -8,11 +8,7 @@ from django.utils import timezone
 
 from audit.models import Answer, Claim
 from audit.models.choices import RevisionStatus
-from audit.services.events import Actor, event_record
-
-
-def _actor_name(actor: Actor) -> str:
-    return actor.get_username() if getattr(actor, "is_authenticated", False) else "system"
+from audit.services.events import Actor, actor_name, event_record
 
 
 @transaction.atomic
@@ -31,7 +27,7 @@ def claim_relabel(*, claim: Claim, label: str, actor: Actor, reason: str) -> Cla
     previous = locked.label
     entry = {
         "at": timezone.now().isoformat(),
-        "by": _actor_name(actor),
+        "by": actor_name(actor),
         "by_human": True,  # audit.services.labels: a re-verification never overwrites this label
         "from": previous,
         "to": label,
@@ -54,7 +50,7 @@ def claim_relabel(*, claim: Claim, label: str, actor: Actor, reason: str) -> Cla
         },
     )
     if previous != label:
-        answer_follow_relabel(claim=locked, label=label, actor=actor, reason=entry["reason"])
+        answer_follow_relabel(claim=locked, label=label, actor=actor, reason=reason.strip())
     return locked
 
 
@@ -91,7 +87,7 @@ def answer_follow_relabel(*, claim: Claim, label: str, actor: Actor, reason: str
     entry = {
         "source": "review",
         "at": timezone.now().isoformat(),
-        "by": _actor_name(actor),
+        "by": actor_name(actor),
         "claim_id": claim.claim_id,
         "label": label,
         "reason": reason,

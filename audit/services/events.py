@@ -14,6 +14,19 @@ AnyUser = User | AnonymousUser
 Actor = AnyUser | None
 
 
+def actor_user(actor: Actor) -> User | None:
+    """The signed-in user who acted, or None (the system, or an anonymous request)."""
+    if actor is None or isinstance(actor, AnonymousUser) or not actor.is_authenticated:
+        return None
+    return actor
+
+
+def actor_name(actor: Actor) -> str:
+    """The acting user's username, or "system"."""
+    user = actor_user(actor)
+    return user.get_username() if user is not None else "system"
+
+
 def event_record(
     *,
     action: str,
@@ -34,12 +47,10 @@ def event_record(
     if obj is not None:
         object_type = object_type or obj._meta.label_lower
         object_id = object_id or obj.pk
-    user = None if actor is None or isinstance(actor, AnonymousUser) or not actor.is_authenticated else actor
-    label = actor_label or (user.get_username() if user is not None else "system")
     return AuditEvent.objects.create(
         workspace=workspace,
-        actor=user,
-        actor_label=label,
+        actor=actor_user(actor),
+        actor_label=actor_label or actor_name(actor),
         action=action,
         object_type=object_type,
         object_id=str(object_id),

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from django.db import transaction
+from django.contrib.auth.models import User
+from django.db import models, transaction
 
 from audit import constants, roles
 from audit.errors import InvalidInput
@@ -20,7 +21,7 @@ from audit.models import Claim, Conversation, UserProfile, Workspace
 from audit.models.choices import Verdict
 from audit.pipeline.types import ClaimVerdict
 from audit.pipeline.web.fetch import allowed_domain_problem
-from audit.services.events import Actor, AnyUser, event_record
+from audit.services.events import Actor, AnyUser, actor_user, event_record
 
 _RANK = {constants.MODE_NORMAL: 0, constants.MODE_AUDIT_LOCAL: 1, constants.MODE_AUDIT_WEB: 2}
 
@@ -65,8 +66,9 @@ def mode_resolve(
             ).first()
             if conversation is not None and conversation.default_mode:
                 mode, source = conversation.default_mode, "conversation"
-        if not mode and getattr(user, "is_authenticated", False):
-            profile = UserProfile.objects.filter(user=user, workspace=workspace).first()
+        signed_in = actor_user(user)
+        if not mode and signed_in is not None:
+            profile = UserProfile.objects.filter(user=signed_in, workspace=workspace).first()
             if profile is not None and profile.default_mode:
                 mode, source = profile.default_mode, "user"
         if not mode:
@@ -101,8 +103,8 @@ def _web_reasons(
     confidence: float,
     has_evidence: bool,
     verdict: str,
-    metrics,
-    risk_flags,
+    metrics: dict[str, Any],
+    risk_flags: list[str],
     thresholds: constants.Thresholds,
 ) -> list[str]:
     """The four conditions of docs/SPEC_NOTES.md#escalation-to-audit-web for one claim, once."""
@@ -178,7 +180,7 @@ WORKSPACE_SETTINGS = (
 )
 
 
-def _changes(obj, values: dict[str, Any]) -> dict[str, Any]:
+def _changes(obj: models.Model, values: dict[str, Any]) -> dict[str, Any]:
     return {k: {"from": getattr(obj, k), "to": v} for k, v in values.items() if getattr(obj, k) != v}
 
 
@@ -238,7 +240,7 @@ def workspace_settings_update(*, workspace: Workspace, actor: Actor, **values: A
 
 
 @transaction.atomic
-def user_mode_set(*, workspace: Workspace, user: AnyUser, mode: str, actor: Actor) -> UserProfile:
+def user_mode_set(*, workspace: Workspace, user: User, mode: str, actor: Actor) -> UserProfile:
     """Set a user's default mode in the workspace ("" = inherit the workspace's)."""
     _check_mode(mode, "default_mode", allow_blank=True)
     profile, _ = UserProfile.objects.select_for_update().get_or_create(
@@ -286,7 +288,7 @@ def conversation_mode_set(*, workspace: Workspace, external_id: str, mode: str, 
     return conversation
 
 
-def thresholds_check(overrides) -> None:
+def thresholds_check(overrides: object) -> None:
     """Raise :class:`InvalidInput` naming the key of the first unusable threshold override.
 
     The one check of threshold overrides, used by the API (:func:`thresholds_set`) and the admin

@@ -11,6 +11,7 @@ these rows, the dashboard draws them, and ``export_reviewed_examples`` writes th
 from __future__ import annotations
 
 import datetime as dt
+from types import EllipsisType
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -19,10 +20,10 @@ from django.utils import timezone
 
 from audit.models import Claim, ReviewedExample
 from audit.models.choices import Label
-from audit.services.events import Actor
+from audit.services.events import Actor, actor_name, actor_user
 
 Decision = ReviewedExample.Decision
-RELABELS = {
+RELABELS: dict[str, str] = {
     Decision.RELABEL_SUPPORTED: Label.SUPPORTED,
     Decision.RELABEL_REFUTED: Label.REFUTED,
     Decision.RELABEL_NEI: Label.NEI,
@@ -79,7 +80,7 @@ def review_example_record(
     evidence: list[dict[str, Any]] | None = None,
     machine_label: str | None = None,
     machine_confidence: float | None = None,
-    machine_logit: float | object | None = ...,
+    machine_logit: float | EllipsisType | None = ...,
     decided_at: dt.datetime | None = None,
 ) -> ReviewedExample:
     """Store one labelled example of ``claim``'s workspace; the machine's side defaults to the claim's.
@@ -108,8 +109,8 @@ def review_example_record(
         judge_version=machine["judge_version"],
         calibration_version=machine["calibration_version"],
         reviewer_label=reviewer_label,
-        reviewer=actor if getattr(actor, "is_authenticated", False) else None,
-        reviewer_name=actor.get_username() if getattr(actor, "is_authenticated", False) else "system",
+        reviewer=actor_user(actor),
+        reviewer_name=actor_name(actor),
         rationale=(rationale or "").strip(),
         decided_at=decided_at or timezone.now(),
     )

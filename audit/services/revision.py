@@ -31,9 +31,11 @@ from audit.constants import Thresholds
 from audit.errors import AlreadyDone, Conflict, NotAllowed
 from audit.models import Answer, VerificationRun
 from audit.models.choices import RevisionStatus
+from audit.pipeline.llm.client import LLMClient
+from audit.pipeline.retrieval import KnowledgeBase
 from audit.pipeline.revision import RevisionOptions, RevisionOutcome, revise_audit
 from audit.pipeline.types import AuditResult
-from audit.services.events import Actor, event_record
+from audit.services.events import Actor, AnyUser, event_record
 from audit.services.reviewed_examples import revision_review_example_record
 
 SOURCE = "revision_loop"
@@ -54,10 +56,10 @@ def revision_run(
     answer_text: str,
     contexts: list[dict[str, Any]],
     initial: AuditResult | None = None,
-    kb=None,
+    kb: KnowledgeBase | None = None,
     domain: str = "",
     thresholds: Thresholds | None = None,
-    llm=None,
+    llm: LLMClient | None = None,
     options: RevisionOptions | None = None,
     given: int | None = None,
 ) -> RevisionOutcome:
@@ -162,7 +164,7 @@ DECISIONS = {"accept": RevisionStatus.ACCEPTED, "reject": RevisionStatus.REJECTE
 
 
 @transaction.atomic
-def answer_revision_decide(*, answer: Answer, actor: Actor, decision: str, reason: str) -> Answer:
+def answer_revision_decide(*, answer: Answer, actor: AnyUser, decision: str, reason: str) -> Answer:
     """Accept or reject an answer's held revision, with a reason; return the answer.
 
     Accepting makes the proposed text the served ``text``; rejecting keeps the answer as received.
@@ -195,7 +197,7 @@ def answer_revision_decide(*, answer: Answer, actor: Actor, decision: str, reaso
     moved = Answer.objects.filter(pk=answer.pk, revision_status=RevisionStatus.PROPOSED).update(**changes)
     if moved != 1:
         current = Answer.objects.filter(pk=answer.pk).values("revision_status", "revision_decision").first()
-        earlier = (current or {}).get("revision_decision") or {}
+        earlier = (current.get("revision_decision") if current else None) or {}
         if current and current["revision_status"] == status and earlier.get("by") == by:
             raise AlreadyDone(
                 f"You already {status} this revision at {earlier.get('at', '')[11:19]} UTC; "
