@@ -15,7 +15,7 @@ import hashlib
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -25,18 +25,25 @@ from audit.models import Answer, Chunk, Claim, Evidence, VerificationRun, Worksp
 from audit.pipeline import audit_answer as pipeline_audit_answer
 from audit.pipeline.methods import LLM_METHODS
 from audit.pipeline.redaction import stored_snippet
+from audit.pipeline.retrieval import KnowledgeBase
+from audit.pipeline.revision import RevisionOutcome
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Label, Passage
 from audit.selectors import kb_index
+
+if TYPE_CHECKING:
+    from audit.kb_search import InProcessKnowledgeBase, PgKnowledgeBase
+
+    KbIndex = InProcessKnowledgeBase | PgKnowledgeBase
 from audit.services.deep_checks import DEFERRED, deep_check_queue
 from audit.services.events import AnyUser, event_record
 from audit.services.job import AuditJob, audit_job_build
-from audit.services.llm import run_record_llm_usage
+from audit.services.llm import LLMSetup, run_record_llm_usage
 from audit.services.revision import revision_record, revision_run
 
 SNIPPET_CHARS = 1200
 
 
-def workspace_kb(workspace: Workspace):
+def workspace_kb(workspace: Workspace) -> tuple[KnowledgeBase | None, KbIndex | None]:
     """(the pipeline's KnowledgeBase or None, the workspace's kb_search knowledge base or None)."""
     kb = kb_index(workspace)
     if kb is None or not len(kb):
@@ -45,14 +52,14 @@ def workspace_kb(workspace: Workspace):
     return kb.for_pipeline(), kb
 
 
-def _kb_meta(raw_kb, result: AuditResult) -> dict[str, Any] | None:
+def _kb_meta(raw_kb: KbIndex | None, result: AuditResult) -> dict[str, Any] | None:
     """What the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited."""
     if raw_kb is None:
         return None
     return raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence})
 
 
-def _unit(x) -> float:
+def _unit(x: float | None) -> float:
     return min(1.0, max(0.0, float(x or 0.0)))
 
 
@@ -305,10 +312,10 @@ def _json_contexts(contexts: list[dict[str, Any]]) -> list[Any]:
 class AuditComputation:
     """What one audit computed (pipeline, revision loop), before anything is written."""
 
-    started_at: object
+    started_at: dt.datetime
     result: AuditResult
-    outcome: object  # the revision outcome, or None
-    setup: object  # the LLM setup (usage is recorded on the run)
+    outcome: RevisionOutcome | None
+    setup: LLMSetup | None  # usage is recorded on the run
     kb_meta: dict[str, Any] | None
     profile: str = ""
     deferred: bool = False  # the LLM methods are left to the asynchronous deep check
@@ -422,7 +429,7 @@ def audit_and_store(
     reference: str | None = None,
     revise: bool = False,
     profile: str = "",
-    llm_setup=None,
+    llm_setup: LLMSetup | None = None,
     deep: str = "",
 ) -> Answer:
     """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.

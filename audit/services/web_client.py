@@ -67,7 +67,18 @@ class WebCallClient:
             content_types=content_types,
         )
 
-    def _record(self, *, provider, url, query, status, started, response=None, error=None, cache_hit=False):
+    def _record(
+        self,
+        *,
+        provider: str,
+        url: str,
+        query: str,
+        status: str,
+        started: float,
+        response: FetchResponse | None = None,
+        error: WebError | None = None,
+        cache_hit: bool = False,
+    ) -> ExternalCall:
         self.calls += 1
         self.cache_hits += int(cache_hit)
         self.answered += int(status in (ExternalCall.Status.OK, ExternalCall.Status.CACHED))
