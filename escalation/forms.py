@@ -107,7 +107,7 @@ class BulkForm(forms.Form):
     )
     owner = forms.CharField(max_length=150, required=False, label="Assign to")
 
-    def __init__(self, data=None, *args: Any, owners=None, **kwargs: Any) -> None:
+    def __init__(self, data: Any = None, *args: Any, owners=None, **kwargs: Any) -> None:
         super().__init__(data, *args, **kwargs)
         self.owners = owners or []
         self.ticked = [t.strip() for t in (data.getlist("ticket") if data is not None else []) if t.strip()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from datetime import time
 from typing import Any
 
@@ -167,7 +168,7 @@ class ReviewCase(models.Model):
         """The clock the case runs at its tier: 'acknowledge' (L1 until acknowledged) or 'resolve'."""
         return policy.clock_phase(self.tier, acknowledged=self.acknowledged_at is not None)
 
-    def sla_state_at(self, now) -> str:
+    def sla_state_at(self, now: dt.datetime) -> str:
         """The SLA state this case should be in at ``now`` (from its own columns)."""
         if self.status not in CLOCK_STATUSES:
             return self.sla_state
@@ -230,7 +231,7 @@ class TicketCounter(models.Model):
         return f"{self.prefix}: {self.last}"
 
 
-def _validate_working_days(value):
+def _validate_working_days(value: Any) -> None:
     if (
         not isinstance(value, list)
         or not value
@@ -239,7 +240,7 @@ def _validate_working_days(value):
         raise ValidationError("Give a non-empty list of weekdays, 0 (Monday) to 6 (Sunday).")
 
 
-def _validate_zone(value):
+def _validate_zone(value: Any) -> None:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:

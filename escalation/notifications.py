@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from audit import constants
 from audit.pipeline.web.fetch import WebError, post_json
+from audit.selectors.facade import Workspace
 
 from . import policy, selectors
 from .models import Channel, Notification, NotificationStatus, ReviewCase, ReviewEvent
@@ -46,7 +47,7 @@ def notifications_queue(event: ReviewEvent) -> None:
         transaction.on_commit(_enqueue_delivery)
 
 
-def alert_queue(*, workspace, subject: str, body: str) -> int:
+def alert_queue(*, workspace: Workspace, subject: str, body: str) -> int:
     """Queue one workspace alert (no case event) to every target; return how many were queued."""
     targets = selectors.notification_targets(workspace)
     Notification.objects.bulk_create(
@@ -84,7 +85,7 @@ def notifications_queue_for_answer_decision(*, answer, audit_event) -> int:
     return len(targets)
 
 
-def review_agreement_alerts_queue(*, workspace, alerts: list[dict[str, Any]]) -> int:
+def review_agreement_alerts_queue(*, workspace: Workspace, alerts: list[dict[str, Any]]) -> int:
     """Alert the workspace's targets that reviewers agree less with the machine in some domains
     (the receiver of ``audit.hooks.reviewer_agreement_low``)."""
     if not alerts:
@@ -163,7 +164,7 @@ def _answer_url(answer_id: str) -> str:
     return settings.THEORIA.get("PUBLIC_URL", "").rstrip("/") + path
 
 
-def _decision_message(event) -> tuple[str, str, dict[str, Any]]:
+def _decision_message(event: ReviewEvent) -> tuple[str, str, dict[str, Any]]:
     """Subject, body and webhook fields of a decision on an answer (an audit event's details)."""
     details = event.details or {}
     answer_id = details.get("answer_id", event.object_id)

@@ -14,6 +14,8 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from audit import constants
+from audit.selectors.facade import Workspace
+from audit.services.events import AnyUser
 
 from . import selectors
 from .models import CurationItem, ReviewCase, ReviewEvent
@@ -59,7 +61,7 @@ def events_of_claim(*, claim_id: int) -> list[ReviewEvent]:
     )
 
 
-def _aging(workspace, now: dt.datetime) -> dict[str, Any]:
+def _aging(workspace: Workspace, now: dt.datetime) -> dict[str, Any]:
     """Open cases per tier and age bucket (one query with one conditional count per bucket)."""
     lower = 0
     aggregates = {}
@@ -83,7 +85,7 @@ def _aging(workspace, now: dt.datetime) -> dict[str, Any]:
     return {"buckets": labels, "tiers": tiers}
 
 
-def _attainment(workspace, start, end) -> dict[str, Any]:
+def _attainment(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
     """Per tier: cases whose clock started at that tier in the period (opened, escalated or
     reopened: ``selectors.clock_starts``), and how many of those breached at that tier.
 
@@ -114,7 +116,7 @@ def _attainment(workspace, start, end) -> dict[str, Any]:
     return out
 
 
-def _attainment_by_day(workspace, start, end) -> dict[str, Any]:
+def _attainment_by_day(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
     """Per day: cases whose clock started (a case entering a tier) and how many of those breached
     (one query).
 
@@ -146,7 +148,7 @@ def _attainment_by_day(workspace, start, end) -> dict[str, Any]:
     }
 
 
-def _volume(workspace, start, end) -> dict[str, Any]:
+def _volume(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
     """Cases opened and resolved per day of the period (two queries)."""
     opened = dict(
         ReviewCase.objects.filter(workspace=workspace, opened_at__gte=start, opened_at__lt=end)
@@ -173,7 +175,7 @@ def _volume(workspace, start, end) -> dict[str, Any]:
 
 
 def dashboard_summary(
-    *, workspace, start: dt.datetime, end: dt.datetime, now: dt.datetime | None = None
+    *, workspace: Workspace, start: dt.datetime, end: dt.datetime, now: dt.datetime | None = None
 ) -> dict[str, Any]:
     """Return the queue figures of the dashboard for [start, end): aging, attainment, volume, counts."""
     now = now or timezone.now()
@@ -219,7 +221,11 @@ def dashboard_summary(
 
 
 def my_work(
-    *, user, workspace, now: dt.datetime | None = None, deadlines: int = constants.UI_HOME_DEADLINES
+    *,
+    user: AnyUser,
+    workspace: Workspace,
+    now: dt.datetime | None = None,
+    deadlines: int = constants.UI_HOME_DEADLINES,
 ) -> dict[str, Any]:
     """What needs the user first, in their workspace: their open cases (and how many of those are at
     risk or breached), the workspace's at-risk, breached and unassigned open cases, and the next
@@ -245,7 +251,7 @@ def my_work(
     return {**counts, "deadlines": upcoming, "now": now}
 
 
-def correction_backlog(*, workspace, moments: list[dt.datetime]) -> list[int]:
+def correction_backlog(*, workspace: Workspace, moments: list[dt.datetime]) -> list[int]:
     """How many knowledge-base corrections of ``workspace`` were open at each of ``moments`` (one
     query). Registered as audit's ``correction_backlog`` hook (the dashboard's backlog metric)."""
 

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
 from typing import Any
 
 import django_filters
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.http import HttpRequest
 from drf_spectacular.drainage import set_override
 
 from audit import roles
 from audit.filters import CaseInsensitiveChoices, UtcDateTimeFilter
 from audit.selectors.facade import Workspace, evidence_ordered, workspace_for_user, workspace_member
+from audit.services.events import AnyUser
 
 from . import policy
 from .models import (
@@ -118,7 +122,7 @@ class CaseFilter(CaseInsensitiveChoices):
         model = ReviewCase
         fields = ["tier", "status", "sla_state", "domain", "owner", "open"]
 
-    def filter_owner(self, queryset, name, value):
+    def filter_owner(self, queryset: QuerySet[ReviewCase], name: str, value: Any) -> QuerySet[ReviewCase]:
         if value == "none":
             return queryset.filter(owner__isnull=True)
         if value == "me":
@@ -128,7 +132,7 @@ class CaseFilter(CaseInsensitiveChoices):
             )
         return queryset.filter(owner__username=value)
 
-    def filter_open(self, queryset, name, value):
+    def filter_open(self, queryset: QuerySet[ReviewCase], name: str, value: Any) -> QuerySet[ReviewCase]:
         if value in (None, "", "any"):
             return queryset
         return (
@@ -137,23 +141,29 @@ class CaseFilter(CaseInsensitiveChoices):
             else queryset.exclude(status__in=ReviewCase.OPEN_STATUSES)
         )
 
-    def _breached(self, queryset, **at):
+    def _breached(self, queryset: QuerySet[ReviewCase], **at: Any) -> QuerySet[ReviewCase]:
         events = ReviewEvent.objects.filter(kind=ReviewEvent.Kind.BREACHED, **at)
         return queryset.filter(pk__in=events.values("case_id"))
 
-    def filter_breached_from(self, queryset, name, value):
+    def filter_breached_from(
+        self, queryset: QuerySet[ReviewCase], name: str, value: Any
+    ) -> QuerySet[ReviewCase]:
         return self._breached(queryset, at__date__gte=value) if value else queryset
 
-    def filter_breached_to(self, queryset, name, value):
+    def filter_breached_to(
+        self, queryset: QuerySet[ReviewCase], name: str, value: Any
+    ) -> QuerySet[ReviewCase]:
         return self._breached(queryset, at__date__lte=value) if value else queryset
 
-    def filter_order(self, queryset, name, value):
+    def filter_order(self, queryset: QuerySet[ReviewCase], name: str, value: Any) -> QuerySet[ReviewCase]:
         return queryset.order_by(*ORDERINGS[value]) if value else queryset
 
-    def filter_applied_together(self, queryset, name, value):
+    def filter_applied_together(
+        self, queryset: QuerySet[ReviewCase], name: str, value: Any
+    ) -> QuerySet[ReviewCase]:
         return queryset  # ``filter_queryset`` applies the entered_* filters as one condition
 
-    def filter_queryset(self, queryset):
+    def filter_queryset(self, queryset: QuerySet[ReviewCase]) -> QuerySet[ReviewCase]:
         queryset = super().filter_queryset(queryset)
         data = self.form.cleaned_data
         tier, since, until = data.get("entered_tier"), data.get("entered_from"), data.get("entered_to")
@@ -166,7 +176,14 @@ class CaseFilter(CaseInsensitiveChoices):
 CLOCK_START_KINDS = (ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED, ReviewEvent.Kind.REOPENED)
 
 
-def clock_starts(*, tier=None, since=None, until=None, start=None, end=None) -> QuerySet[ReviewEvent]:
+def clock_starts(
+    *,
+    tier: int | None = None,
+    since: dt.date | None = None,
+    until: dt.date | None = None,
+    start: dt.datetime | None = None,
+    end: dt.datetime | None = None,
+) -> QuerySet[ReviewEvent]:
     """The events that started an SLA clock (a case opened, escalated or reopened), at ``tier``,
     on UTC days ``since``..``until`` or in [``start``, ``end``). The dashboard's SLA attainment and
     the queue's ``entered_*`` filters both count these, so the figure and its list agree."""
@@ -184,7 +201,7 @@ def clock_starts(*, tier=None, since=None, until=None, start=None, end=None) -> 
     return qs
 
 
-def case_queryset(*, user) -> QuerySet[ReviewCase]:
+def case_queryset(*, user: AnyUser) -> QuerySet[ReviewCase]:
     """Cases the user may read, in risk order, with what a queue row shows (no N+1)."""
     if not roles.can_read(user):
         return ReviewCase.objects.none()
@@ -194,7 +211,9 @@ def case_queryset(*, user) -> QuerySet[ReviewCase]:
     return qs.order_by(*ORDERINGS["risk"])
 
 
-def case_list(*, user, filters: dict[str, Any] | None = None, request=None) -> QuerySet[ReviewCase]:
+def case_list(
+    *, user: AnyUser, filters: dict[str, Any] | None = None, request: HttpRequest | None = None
+) -> QuerySet[ReviewCase]:
     """The queue: readable cases in risk order (``order=deadline``: time to breach first), filtered.
 
     Raises ``django.core.exceptions.ValidationError`` naming the field of a bad filter value.
@@ -210,7 +229,7 @@ def case_list(*, user, filters: dict[str, Any] | None = None, request=None) -> Q
     return filterset.qs
 
 
-def case_get(*, user, ticket: str) -> ReviewCase | None:
+def case_get(*, user: AnyUser, ticket: str) -> ReviewCase | None:
     """One case with its events and the claim's evidence, or None when missing or not readable."""
     return (
         case_queryset(user=user)
@@ -237,7 +256,7 @@ def case_owner_candidate(*, case: ReviewCase, username: str):
     return user
 
 
-def cases_for_claims(claim_ids) -> dict[int, list[ReviewCase]]:
+def cases_for_claims(claim_ids: Iterable[int]) -> dict[int, list[ReviewCase]]:
     """Return the cases (any status) of the given claims, by claim id, oldest first, owner joined (one query).
 
     The one read of the escalations of claims: the Claim Card's log (``claim_escalations``) and
@@ -254,7 +273,7 @@ def cases_for_claims(claim_ids) -> dict[int, list[ReviewCase]]:
     return result
 
 
-def claim_escalations(claim_pks) -> dict[int, list[dict[str, Any]]]:
+def claim_escalations(claim_pks: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
     """Return {claim pk: [escalation refs]} for the Claim Card's log, oldest case first (one query).
 
     Registered as audit's ``claim_escalations`` hook, which the claim API and pages ask.
@@ -290,7 +309,7 @@ def escalation_state_q(state: str) -> Q:
     return Q(review_cases__isnull=True)
 
 
-def records_held_open(*, workspace) -> dict[str, Any]:
+def records_held_open(*, workspace: Workspace) -> dict[str, Any]:
     """What retention keeps in ``workspace`` while cases are open: the answers of their claims and
     the cases' own audit events. Registered as audit's ``records_held`` hook."""
     open_cases = ReviewCase.objects.filter(workspace=workspace, status__in=OPEN_CASE_STATUSES)
@@ -300,7 +319,7 @@ def records_held_open(*, workspace) -> dict[str, Any]:
     }
 
 
-def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:
+def curation_list(*, user: AnyUser, status: str | None = None) -> QuerySet[CurationItem]:
     """Knowledge-base correction items the user may read, newest first."""
     if not roles.can_read(user):
         return CurationItem.objects.none()

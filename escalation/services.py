@@ -18,15 +18,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from audit import constants, roles
-from audit.selectors.facade import Answer, Claim, Document, Label, thresholds_for, workspace_of
+from audit.selectors.facade import Answer, Claim, Document, Label, Workspace, thresholds_for, workspace_of
 from audit.services.claims import answer_suppress, claim_relabel
-from audit.services.events import event_record
+from audit.services.events import Actor, event_record
 from audit.services.reviewed_examples import case_decision_example_record
 
 from . import policy, selectors
@@ -65,7 +66,7 @@ def _required(value: str, field: str) -> str:
     return text
 
 
-def _require_tier(actor, tier: int, action: str) -> None:
+def _require_tier(actor: Actor, tier: int, action: str) -> None:
     """Acting on a case needs a reviewer role of its tier or above (admins may do everything)."""
     if actor is None:
         return  # the system (intake, sweep) acts without a user
@@ -104,12 +105,19 @@ def _clock_stopped(used_s: float = 0.0) -> dict[str, Any]:
     return {"clock_started_at": None, "clock_used_s": used_s, "due_at": None, "at_risk_at": None}
 
 
-def _actor_or_none(actor):
+def _actor_or_none(actor: Actor):
     return actor if getattr(actor, "is_authenticated", False) else None
 
 
 def _record(
-    case: ReviewCase, kind: str, *, actor=None, actor_label: str = "", reason: str = "", details=None, at=None
+    case: ReviewCase,
+    kind: str,
+    *,
+    actor: Actor = None,
+    actor_label: str = "",
+    reason: str = "",
+    details: dict[str, Any] | None = None,
+    at: datetime | None = None,
 ) -> ReviewEvent:
     """Write the event row and the audit event of a transition; queue its notifications."""
     actor = _actor_or_none(actor)
@@ -159,7 +167,7 @@ _TARGET_COLUMNS = ("status", "tier", "owner", "decision")
 
 
 def _own_earlier_success(
-    case: ReviewCase, current: ReviewCase | None, changes: dict[str, Any], action: str, actor
+    case: ReviewCase, current: ReviewCase | None, changes: dict[str, Any], action: str, actor: Actor
 ):
     """The actor's own event of this very change, when it is the last transition of the case and the
     case is in the state the change asks for (a double submit whose first request succeeded): read
@@ -183,7 +191,7 @@ def _own_earlier_success(
 
 
 def _already_done(
-    case: ReviewCase, current: ReviewCase | None, changes: dict[str, Any], action: str, actor
+    case: ReviewCase, current: ReviewCase | None, changes: dict[str, Any], action: str, actor: Actor
 ) -> None:
     """Raise :class:`AlreadyDone` when the actor's own earlier request made this very change."""
     own = _own_earlier_success(case, current, changes, action, actor)
@@ -195,7 +203,7 @@ def _already_done(
 
 
 def _transition(
-    case: ReviewCase, *, allowed: tuple[Any, ...], changes: dict[str, Any], action: str, actor=None
+    case: ReviewCase, *, allowed: tuple[Any, ...], changes: dict[str, Any], action: str, actor: Actor = None
 ) -> ReviewCase:
     """Apply ``changes`` if the case is still what the caller saw; raise on a concurrent change.
 
@@ -246,7 +254,13 @@ def _next_ticket_number() -> int:
 
 
 def _case_create(
-    *, claim: Claim, trigger: str, actor=None, reason: str = "", now=None, reasons: list[str] | None = None
+    *,
+    claim: Claim,
+    trigger: str,
+    actor: Actor = None,
+    reason: str = "",
+    now: datetime | None = None,
+    reasons: list[str] | None = None,
 ) -> ReviewCase | None:
     """Open a tier-1 case for ``claim``; return None when one is already open (a concurrent intake)."""
     answer = claim.answer
@@ -300,7 +314,7 @@ def _case_create(
 
 
 @transaction.atomic
-def cases_open_for_answer(*, answer: Answer, actor=None) -> list[ReviewCase]:
+def cases_open_for_answer(*, answer: Answer, actor: Actor = None) -> list[ReviewCase]:
     """Open a case for each claim of ``answer`` that needs a human; return the answer's open cases for them.
 
     The claims are those of the answer as received: a claim needs review when it is REFUTED (even
@@ -341,7 +355,7 @@ def cases_open_for_answer(*, answer: Answer, actor=None) -> list[ReviewCase]:
 
 
 @transaction.atomic
-def case_open(*, claim: Claim, actor, reason: str) -> ReviewCase:
+def case_open(*, claim: Claim, actor: Actor, reason: str) -> ReviewCase:
     """Escalate a claim by hand (a moderator); refuse when a case is already open for it."""
     reason = _required(reason, "reason")
     if actor is not None and not roles.can_review(actor):
@@ -359,7 +373,7 @@ def case_open(*, claim: Claim, actor, reason: str) -> ReviewCase:
 
 
 @transaction.atomic
-def case_acknowledge(*, case: ReviewCase, actor, note: str = "") -> ReviewCase:
+def case_acknowledge(*, case: ReviewCase, actor: Actor, note: str = "") -> ReviewCase:
     """Take an open case: the actor becomes its owner unless it has one.
 
     At a tier with a clock to acknowledge (L1), that clock stops and the tier's resolution clock
@@ -400,7 +414,7 @@ def case_acknowledge(*, case: ReviewCase, actor, note: str = "") -> ReviewCase:
 
 
 @transaction.atomic
-def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCase:
+def case_assign(*, case: ReviewCase, actor: Actor, owner: User, reason: str = "") -> ReviewCase:
     """Assign or reassign an open case to a reviewer of its tier (or above)."""
     _require_tier(actor, case.tier, "assigning")
     home = workspace_of(owner) if owner is not None else None
@@ -425,7 +439,7 @@ def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCa
 
 
 @transaction.atomic
-def case_unassign(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
+def case_unassign(*, case: ReviewCase, actor: Actor, reason: str = "") -> ReviewCase:
     """Take the owner off an open case (it goes back to the unassigned pile); its clock is unchanged."""
     _require_tier(actor, case.tier, "unassigning")
     if not case.owner_id:
@@ -441,7 +455,7 @@ def case_unassign(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
 
 
 @transaction.atomic
-def case_note(*, case: ReviewCase, actor, note: str) -> ReviewEvent:
+def case_note(*, case: ReviewCase, actor: Actor, note: str) -> ReviewEvent:
     """Add a note to a case (any status); a note changes no state, so it never conflicts."""
     note = _required(note, "note")
     _require_tier(actor, 1, "annotating")
@@ -464,7 +478,7 @@ def _owner_after_escalation(case: ReviewCase, tier: int) -> tuple[object | None,
 
 
 @transaction.atomic
-def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
+def case_escalate(*, case: ReviewCase, actor: Actor, reason: str) -> ReviewCase:
     """Move a case up one tier with a required note; the new tier's clock starts now.
 
     The case keeps its owner when the owner may work the new tier; otherwise it goes back to the
@@ -514,7 +528,7 @@ def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
 
 
 @transaction.atomic
-def case_pause(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
+def case_pause(*, case: ReviewCase, actor: Actor, reason: str) -> ReviewCase:
     """Stop the clock while waiting on information; the time used so far is kept."""
     reason = _required(reason, "reason")
     _require_tier(actor, case.tier, "pausing")
@@ -540,7 +554,7 @@ def case_pause(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
 
 
 @transaction.atomic
-def case_resume(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
+def case_resume(*, case: ReviewCase, actor: Actor, reason: str = "") -> ReviewCase:
     """Restart the clock of a paused case (to acknowledge or to resolve) from where it stopped."""
     _require_tier(actor, case.tier, "resuming")
     now = timezone.now()
@@ -562,7 +576,7 @@ def case_resume(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
 
 
 @transaction.atomic
-def case_resolve(*, case: ReviewCase, actor, decision: str, rationale: str) -> ReviewCase:
+def case_resolve(*, case: ReviewCase, actor: Actor, decision: str, rationale: str) -> ReviewCase:
     """Close a case with a decision and a rationale, and feed the decision back to the audit store.
 
     confirm / relabel_*: the claim's label is set (its machine label stays in the history);
@@ -619,7 +633,7 @@ def case_resolve(*, case: ReviewCase, actor, decision: str, rationale: str) -> R
 
 
 @transaction.atomic
-def case_reopen(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
+def case_reopen(*, case: ReviewCase, actor: Actor, reason: str) -> ReviewCase:
     """Reopen a resolved case at its tier with a fresh clock (refused if another case is open for the claim)."""
     reason = _required(reason, "reason")
     _require_tier(actor, case.tier, "reopening")
@@ -662,7 +676,7 @@ class BulkOutcome:
 BULK_ACTIONS = ("acknowledge", "assign", "unassign")
 
 
-def cases_bulk_apply(*, cases, actor, action: str, owner=None) -> list[BulkOutcome]:
+def cases_bulk_apply(*, cases, actor: Actor, action: str, owner: User | None = None) -> list[BulkOutcome]:
     """Apply one action to each case through the single-case service, one transaction per case.
 
     The same conditional update guards every row, so a case changed meanwhile (or refused: its
@@ -703,13 +717,13 @@ def cases_bulk_apply(*, cases, actor, action: str, owner=None) -> list[BulkOutco
 @transaction.atomic
 def curation_item_open(
     *,
-    workspace,
+    workspace: Workspace,
     source: str,
     reason: str,
     case: ReviewCase | None = None,
     claim: Claim | None = None,
     document: Document | None = None,
-    actor=None,
+    actor: Actor = None,
 ) -> CurationItem:
     """Open a knowledge-base correction item (from a review decision, the nightly auditor or by hand)."""
     item = CurationItem(
@@ -734,7 +748,9 @@ def curation_item_open(
     return item
 
 
-def curation_items_open_for_documents(*, workspace, source: str, reasons: dict[Document, str]) -> list[int]:
+def curation_items_open_for_documents(
+    *, workspace: Workspace, source: str, reasons: dict[Document, str]
+) -> list[int]:
     """Open one curation item per document (``reasons``: {document: reason}); return their ids.
 
     A document that already has an open item from the same source is skipped, so daily runs do
@@ -753,7 +769,7 @@ def curation_items_open_for_documents(*, workspace, source: str, reasons: dict[D
 
 
 @transaction.atomic
-def curation_item_close(*, item: CurationItem, actor, status: str, note: str = "") -> CurationItem:
+def curation_item_close(*, item: CurationItem, actor: Actor, status: str, note: str = "") -> CurationItem:
     """Mark a curation item done or dismissed (once)."""
     if status not in (CurationItem.Status.DONE, CurationItem.Status.DISMISSED):
         raise ValidationError({"status": "status must be done or dismissed"})
@@ -773,7 +789,7 @@ def curation_item_close(*, item: CurationItem, actor, status: str, note: str = "
 
 
 @transaction.atomic
-def curation_item_update(*, item: CurationItem, actor, reason: str) -> CurationItem:
+def curation_item_update(*, item: CurationItem, actor: Actor, reason: str) -> CurationItem:
     """Reword a curation item's reason (the admin console); one ``curation.changed`` event with before and after."""
     item = CurationItem.objects.select_for_update().get(pk=item.pk)
     reason = _required(reason, "reason")
@@ -794,7 +810,7 @@ def curation_item_update(*, item: CurationItem, actor, reason: str) -> CurationI
 
 
 @transaction.atomic
-def curation_item_delete(*, item: CurationItem, actor) -> None:
+def curation_item_delete(*, item: CurationItem, actor: Actor) -> None:
     """Delete a curation item (the admin console); the ``curation.deleted`` event keeps what it said."""
     event_record(
         action="curation.deleted",

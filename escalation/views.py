@@ -10,6 +10,7 @@ page. Either way nothing changes.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.contrib import messages
@@ -23,6 +24,7 @@ from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 
 from audit import constants, presentation, roles
 from audit.selectors.facade import revision_proposals, workspace_for_user
+from audit.services.events import AnyUser
 
 from . import display, selectors, services
 from .errors import AlreadyDone, EscalationError
@@ -40,12 +42,12 @@ from .models import CaseStatus, ReviewCase, SlaState
 from .policy import TIER_NAMES, TIERS
 
 
-def _require_reader(request: HttpRequest):
+def _require_reader(request: HttpRequest) -> None:
     if not roles.can_read(request.user):
         raise PermissionDenied("Your account has no role that may read the queue.")
 
 
-def _with_clocks(cases, now, events_by_case=None) -> None:
+def _with_clocks(cases, now: dt.datetime, events_by_case=None) -> None:
     """Attach ``clock`` (escalation.display.countdown) and ``ack`` to each case (calendars read once per workspace)."""
     calendars = {}
     for case in cases:
@@ -320,7 +322,7 @@ def _back(request: HttpRequest, case: ReviewCase):
     return redirect("case-detail", ticket=case.ticket)
 
 
-def _acknowledge(user, case, data):
+def _acknowledge(user: AnyUser, case: ReviewCase, data):
     return services.case_acknowledge(case=case, actor=user, note=data.get("note", ""))
 
 

@@ -21,6 +21,7 @@ from audit import roles
 from audit.errors import Missing
 from audit.filters import refuse_empty_values
 from audit.selectors.facade import claim_in_workspace, workspace_for_user
+from audit.services.events import Actor
 from escalation import policy, selectors, services
 from escalation.models import ReviewCase
 
@@ -31,7 +32,7 @@ class EscalationApi(APIView):
 
     write = False
 
-    def check_permissions(self, request: Request):
+    def check_permissions(self, request: Request) -> None:
         super().check_permissions(request)
         allowed = roles.can_review(request.user) if self.write else roles.can_read(request.user)
         if not allowed:
@@ -84,10 +85,10 @@ class CaseOutputSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField()
     claim = CaseClaimSerializer()
 
-    def get_tier_name(self, case) -> str:
+    def get_tier_name(self, case: ReviewCase) -> str:
         return policy.TIER_NAMES[case.tier]
 
-    def get_clock(self, case) -> str | None:
+    def get_clock(self, case: ReviewCase) -> str | None:
         return case.clock_phase if case.due_at is not None else None
 
 
@@ -127,7 +128,7 @@ class CaseDetailOutputSerializer(CaseOutputSerializer):
     events = CaseEventSerializer(source="events.all", many=True)
     curation_items = serializers.SerializerMethodField()
 
-    def get_curation_items(self, case) -> list[dict[str, Any]]:
+    def get_curation_items(self, case: ReviewCase) -> list[dict[str, Any]]:
         return [{"id": i.pk, "status": i.status, "reason": i.reason} for i in case.curation_items.all()]
 
 
@@ -176,7 +177,7 @@ class CaseDetailApi(EscalationApi):
     """One case with its claim, answer context, evidence, events and curation items."""
 
     @extend_schema(responses=CaseDetailOutputSerializer)
-    def get(self, request: Request, ticket) -> Response:
+    def get(self, request: Request, ticket: str) -> Response:
         return _detail(self, ticket)
 
 
@@ -198,10 +199,12 @@ class CaseTransitionApi(EscalationApi):
     write = True
     InputSerializer = VersionedInput
 
-    def perform(self, case: ReviewCase, actor, data: dict[str, Any]) -> None:  # pragma: no cover - abstract
+    def perform(
+        self, case: ReviewCase, actor: Actor, data: dict[str, Any]
+    ) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def post(self, request: Request, ticket) -> Response:
+    def post(self, request: Request, ticket: str) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -219,7 +222,7 @@ def _transition_view(name: str, input_fields: dict[str, Any], call, doc: str) ->
 
     @extend_schema(request=input_serializer, responses=CaseDetailOutputSerializer)
     def post(
-        self, request: Request, ticket
+        self, request: Request, ticket: str
     ) -> Response:  # its own function, so each view carries its own schema
         return CaseTransitionApi.post(self, request, ticket)
 
@@ -235,7 +238,7 @@ def _transition_view(name: str, input_fields: dict[str, Any], call, doc: str) ->
     )
 
 
-def _reason(required: bool = True, **extra):
+def _reason(required: bool = True, **extra: Any):
     return serializers.CharField(
         max_length=5000, required=required, allow_blank=not required, trim_whitespace=True, **extra
     )

@@ -12,7 +12,7 @@ from escalation import tasks
 class Command(BaseCommand):
     help = "Mark at-risk and breached escalation cases and deliver pending alerts (idempotent)."
 
-    def handle(self, *args: Any, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         counts = tasks.sweep_overdue_cases()
         self.stdout.write(
             f"at risk: {counts['at_risk']}, breached: {counts['breached']}, "
