@@ -10,6 +10,7 @@ none), ``answer`` (answer id). A bad value is a 400 naming the parameter.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import django_filters as filters
 from django import forms
@@ -38,7 +39,7 @@ class CaseInsensitiveChoices(filters.FilterSet):
 
     api = False  # True when the API's filter backend built it (audit/api/filtering.py)
 
-    def __init__(self, data=None, *args, **kwargs):
+    def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
         if data is not None:
             data = data.copy()
             for name, flt in self.base_filters.items():

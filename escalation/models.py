@@ -174,7 +174,7 @@ class ReviewCase(models.Model):
             return self.sla_state
         computed = policy.sla_state(due_at=self.due_at, at_risk_at=self.at_risk_at, now=now)
         # A state never goes back within one clock (a met L1 SLA keeps its history).
-        order = [self.SlaState.ON_TRACK, self.SlaState.AT_RISK, self.SlaState.BREACHED]
+        order: list[str] = [self.SlaState.ON_TRACK, self.SlaState.AT_RISK, self.SlaState.BREACHED]
         return max(computed, self.sla_state, key=order.index)
 
 

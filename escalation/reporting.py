@@ -7,19 +7,21 @@ dashboard costs the same with ten cases or a hundred thousand.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from audit import constants
-from audit.selectors.facade import Workspace
 from audit.services.events import AnyUser
 
 from . import selectors
 from .models import CurationItem, ReviewCase, ReviewEvent
 from .policy import TIER_NAMES, TIERS
+
+if TYPE_CHECKING:
+    from audit.selectors.facade import Workspace
 
 
 def case_dict(case: ReviewCase) -> dict[str, Any]:
@@ -34,7 +36,7 @@ def case_dict(case: ReviewCase) -> dict[str, Any]:
         "sla_label": case.get_sla_state_display(),
         "trigger": case.trigger,
         "risk_score": case.risk_score,
-        "owner": case.owner.get_username() if case.owner_id else None,
+        "owner": case.owner.get_username() if case.owner is not None else None,
         "opened_at": case.opened_at.isoformat() if case.opened_at else None,
         "due_at": case.due_at.isoformat() if case.due_at else None,
         "resolved_at": case.resolved_at.isoformat() if case.resolved_at else None,
@@ -73,7 +75,7 @@ def _aging(workspace: Workspace, now: dt.datetime) -> dict[str, Any]:
         aggregates[f"b{i}"] = Count("id", filter=cond)
         labels.append(label)
         lower = upper or lower
-    rows = (
+    rows: QuerySet[ReviewCase, dict[str, Any]] = (  # its columns are named at run time
         ReviewCase.objects.filter(workspace=workspace, status__in=ReviewCase.OPEN_STATUSES)
         .values("tier")
         .annotate(**aggregates)
@@ -85,7 +87,7 @@ def _aging(workspace: Workspace, now: dt.datetime) -> dict[str, Any]:
     return {"buckets": labels, "tiers": tiers}
 
 
-def _attainment(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
+def _attainment(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[int, dict[str, int]]:
     """Per tier: cases whose clock started at that tier in the period (opened, escalated or
     reopened: ``selectors.clock_starts``), and how many of those breached at that tier.
 
@@ -255,7 +257,7 @@ def correction_backlog(*, workspace: Workspace, moments: list[dt.datetime]) -> l
     """How many knowledge-base corrections of ``workspace`` were open at each of ``moments`` (one
     query). Registered as audit's ``correction_backlog`` hook (the dashboard's backlog metric)."""
 
-    def open_at(t):
+    def open_at(t: dt.datetime) -> Q:
         return Q(created_at__lte=t) & (Q(closed_at__isnull=True) | Q(closed_at__gt=t))
 
     counts = CurationItem.objects.filter(workspace=workspace).aggregate(

@@ -8,6 +8,7 @@ from typing import Any
 
 import django_filters
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 from django.http import HttpRequest
 from drf_spectacular.drainage import set_override
@@ -243,7 +244,7 @@ def case_get(*, user: AnyUser, ticket: str) -> ReviewCase | None:
     )
 
 
-def case_owner_candidate(*, case: ReviewCase, username: str):
+def case_owner_candidate(*, case: ReviewCase, username: str) -> User:
     """The active user ``username`` of the case's workspace, or a ValidationError on ``owner``.
 
     The message is the same for a missing user and a user of another workspace.

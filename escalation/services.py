@@ -14,6 +14,7 @@ Audit data (claim labels, answer suppression) changes only through ``audit.servi
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,7 +28,7 @@ from django.utils import timezone
 from audit import constants, roles
 from audit.selectors.facade import Answer, Claim, Document, Label, Workspace, thresholds_for, workspace_of
 from audit.services.claims import answer_suppress, claim_relabel
-from audit.services.events import Actor, event_record
+from audit.services.events import Actor, actor_user, event_record
 from audit.services.reviewed_examples import case_decision_example_record
 
 from . import policy, selectors
@@ -47,7 +48,7 @@ from .notifications import notifications_queue
 logger = logging.getLogger(__name__)
 
 Decision = ReviewCase.Decision
-RELABEL_DECISIONS = {
+RELABEL_DECISIONS: dict[str, str] = {
     Decision.RELABEL_SUPPORTED: Label.SUPPORTED,
     Decision.RELABEL_REFUTED: Label.REFUTED,
     Decision.RELABEL_NEI: Label.NEI,
@@ -105,8 +106,12 @@ def _clock_stopped(used_s: float = 0.0) -> dict[str, Any]:
     return {"clock_started_at": None, "clock_used_s": used_s, "due_at": None, "at_risk_at": None}
 
 
-def _actor_or_none(actor: Actor):
-    return actor if getattr(actor, "is_authenticated", False) else None
+def _actor_or_none(actor: Actor) -> User | None:
+    return actor_user(actor)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
 
 
 def _record(
@@ -168,7 +173,7 @@ _TARGET_COLUMNS = ("status", "tier", "owner", "decision")
 
 def _own_earlier_success(
     case: ReviewCase, current: ReviewCase | None, changes: dict[str, Any], action: str, actor: Actor
-):
+) -> ReviewEvent | None:
     """The actor's own event of this very change, when it is the last transition of the case and the
     case is in the state the change asks for (a double submit whose first request succeeded): read
     before it (``current`` one version on) or after it (``case`` is ``current``). None otherwise."""
@@ -233,7 +238,7 @@ def _transition(
     if moved != 1:
         current = ReviewCase.objects.select_related("owner").filter(id=case.id).first()
         _already_done(case, current, changes, action, actor)
-        who = f" by {current.owner.get_username()}" if current and current.owner_id else ""
+        who = f" by {current.owner.get_username()}" if current and current.owner is not None else ""
         state = current.get_status_display().lower() if current else "deleted"
         raise CaseConflict(
             f"{case.ticket} was changed by someone else (now {state}{who}, tier {current.tier if current else '?'}); reload it and try again"
@@ -424,7 +429,7 @@ def case_assign(*, case: ReviewCase, actor: Actor, owner: User, reason: str = ""
         raise ValidationError(
             {"owner": f"the owner must hold the role {roles.TIER_ROLES[case.tier]} or above"}
         )
-    previous = case.owner.get_username() if case.owner_id else None
+    previous = case.owner.get_username() if case.owner is not None else None
     case = _transition(
         case, allowed=OPEN_CASE_STATUSES, changes={"owner": owner}, action="assign", actor=actor
     )
@@ -442,7 +447,7 @@ def case_assign(*, case: ReviewCase, actor: Actor, owner: User, reason: str = ""
 def case_unassign(*, case: ReviewCase, actor: Actor, reason: str = "") -> ReviewCase:
     """Take the owner off an open case (it goes back to the unassigned pile); its clock is unchanged."""
     _require_tier(actor, case.tier, "unassigning")
-    if not case.owner_id:
+    if case.owner is None:
         raise TransitionNotAllowed(f"cannot unassign {case.ticket}: it has no owner")
     previous = case.owner.get_username()
     case = _transition(
@@ -462,13 +467,13 @@ def case_note(*, case: ReviewCase, actor: Actor, note: str) -> ReviewEvent:
     return _record(case, ReviewEvent.Kind.NOTE, actor=actor, reason=note)
 
 
-def _owner_after_escalation(case: ReviewCase, tier: int) -> tuple[object | None, str]:
+def _owner_after_escalation(case: ReviewCase, tier: int) -> tuple[User | None, str]:
     """Who owns the case at ``tier``, and why the owner changed ('' when it did not).
 
     The owner stays, unless they may not work the new tier (the one rule that takes a case away:
     the owner must hold that tier's role or above, as ``case_assign`` requires).
     """
-    owner = case.owner if case.owner_id else None
+    owner = case.owner
     if owner is None or roles.review_tier(owner) >= tier:
         return owner, ""
     return None, (
@@ -492,7 +497,7 @@ def case_escalate(*, case: ReviewCase, actor: Actor, reason: str) -> ReviewCase:
         raise TransitionNotAllowed(f"cannot escalate {case.ticket}: {exc}") from None
     now = timezone.now()
     owner, owner_change = _owner_after_escalation(case, tier)
-    previous_owner = case.owner.get_username() if case.owner_id else None
+    previous_owner = case.owner.get_username() if case.owner is not None else None
     changes = {
         "tier": tier,
         "status": CaseStatus.OPEN,
@@ -518,7 +523,7 @@ def case_escalate(*, case: ReviewCase, actor: Actor, reason: str) -> ReviewCase:
         details={
             "from_tier": from_tier,
             "to_tier": tier,
-            "due_at": case.due_at.isoformat(),
+            "due_at": _iso(case.due_at),
             "owner_from": previous_owner,
             "owner_to": owner.get_username() if owner is not None else None,
             "owner_change": owner_change,
@@ -600,7 +605,7 @@ def case_resolve(*, case: ReviewCase, actor: Actor, decision: str, rationale: st
     }
     case = _transition(case, allowed=OPEN_CASE_STATUSES, changes=changes, action="resolve", actor=actor)
     claim = case.claim
-    details = {"decision": decision}
+    details: dict[str, Any] = {"decision": decision}
     # the decision as a labelled example, before it changes the claim (docs/ARCHITECTURE.md,
     # "Learning from reviewers")
     example = case_decision_example_record(
@@ -676,7 +681,9 @@ class BulkOutcome:
 BULK_ACTIONS = ("acknowledge", "assign", "unassign")
 
 
-def cases_bulk_apply(*, cases, actor: Actor, action: str, owner: User | None = None) -> list[BulkOutcome]:
+def cases_bulk_apply(
+    *, cases: Iterable[ReviewCase], actor: Actor, action: str, owner: User | None = None
+) -> list[BulkOutcome]:
     """Apply one action to each case through the single-case service, one transaction per case.
 
     The same conditional update guards every row, so a case changed meanwhile (or refused: its
@@ -693,7 +700,7 @@ def cases_bulk_apply(*, cases, actor: Actor, action: str, owner: User | None = N
             if action == "acknowledge":
                 case_acknowledge(case=case, actor=actor)
                 done = "acknowledged"
-            elif action == "assign":
+            elif action == "assign" and owner is not None:  # an assignment without an owner is refused above
                 case_assign(case=case, actor=actor, owner=owner)
                 done = f"assigned to {owner.get_username()}"
             else:
@@ -852,8 +859,8 @@ def _sla_mark(case: ReviewCase, state: str, now: datetime) -> bool:
             actor_label=SWEEP_ACTOR,
             at=now,
             details={
-                "due_at": case.due_at.isoformat(),
-                "at_risk_at": case.at_risk_at.isoformat(),
+                "due_at": _iso(case.due_at),
+                "at_risk_at": _iso(case.at_risk_at),
                 "clock": case.clock_phase,
             },
         )

@@ -16,7 +16,7 @@ alike); docs/ARCHITECTURE.md, "Dependencies between the parts", draws it.
 
 from __future__ import annotations
 
-from audit.models import Answer, Claim, Document, Evidence, Workspace
+from audit.models import Answer, AuditEvent, Claim, Document, Evidence, Workspace
 from audit.models.choices import Label
 from audit.selectors.api import evidence_ordered, thresholds_for
 from audit.selectors.claims import revision_proposals
@@ -24,6 +24,7 @@ from audit.services.workspaces import workspace_for_user, workspace_home, worksp
 
 __all__ = [
     "Answer",
+    "AuditEvent",
     "Claim",
     "Document",
     "Evidence",
