@@ -75,7 +75,7 @@ def _aging(workspace: Workspace, now: dt.datetime) -> dict[str, Any]:
         aggregates[f"b{i}"] = Count("id", filter=cond)
         labels.append(label)
         lower = upper or lower
-    rows: QuerySet[ReviewCase, dict[str, Any]] = (  # its columns are named at run time
+    rows: QuerySet[ReviewCase, Any] = (  # its columns are named at run time
         ReviewCase.objects.filter(workspace=workspace, status__in=ReviewCase.OPEN_STATUSES)
         .values("tier")
         .annotate(**aggregates)

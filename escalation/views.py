@@ -11,13 +11,15 @@ page. Either way nothing changes.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponseNotAllowed
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, QueryDict
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
@@ -26,7 +28,7 @@ from audit import constants, presentation, roles
 from audit.selectors.facade import revision_proposals, workspace_for_user
 from audit.services.events import AnyUser
 
-from . import display, selectors, services
+from . import display, policy, selectors, services
 from .errors import AlreadyDone, EscalationError
 from .forms import (
     AssignForm,
@@ -38,7 +40,7 @@ from .forms import (
     RequiredNoteForm,
     ResolveForm,
 )
-from .models import CaseStatus, ReviewCase, SlaState
+from .models import CaseStatus, ReviewCase, ReviewEvent, SlaState
 from .policy import TIER_NAMES, TIERS
 
 
@@ -47,9 +49,11 @@ def _require_reader(request: HttpRequest) -> None:
         raise PermissionDenied("Your account has no role that may read the queue.")
 
 
-def _with_clocks(cases, now: dt.datetime, events_by_case=None) -> None:
+def _with_clocks(
+    cases: Iterable[Any], now: dt.datetime, events_by_case: dict[int, list[ReviewEvent]] | None = None
+) -> None:
     """Attach ``clock`` (escalation.display.countdown) and ``ack`` to each case (calendars read once per workspace)."""
-    calendars = {}
+    calendars: dict[int, policy.Calendar] = {}
     for case in cases:
         if case.workspace_id not in calendars:
             calendars[case.workspace_id] = selectors.calendar_for_workspace(case.workspace)
@@ -65,7 +69,7 @@ BULK_SESSION_KEY = "escalation_bulk_results"
 
 
 @login_required
-def queue(request: HttpRequest):
+def queue(request: HttpRequest) -> HttpResponse:
     """The queue: open cases by time to breach (``order=risk``: by risk), filtered; bulk actions."""
     _require_reader(request)
     params = request.GET.copy()
@@ -138,7 +142,7 @@ def _span(since: str, until: str) -> str:
     return f"on or after {since}" if since else f"on or before {until}"
 
 
-def _applied_filters(params) -> dict[str, Any]:
+def _applied_filters(params: QueryDict) -> dict[str, Any]:
     """The filters in force that the form does not show: their wording, their hidden fields, and
     the link that drops them (the form's own filters kept)."""
     shown, hidden = [], []
@@ -154,17 +158,18 @@ def _applied_filters(params) -> dict[str, Any]:
     if params.get("entered_tier"):
         shown.append(f"SLA clock started at Level {params['entered_tier']}")
         hidden.append(("entered_tier", params["entered_tier"]))
-    if params.get("decision"):
-        label = dict(ReviewCase.Decision.choices).get(params["decision"], params["decision"])
+    decision = params.get("decision")
+    if decision:
+        label = dict(ReviewCase.Decision.choices).get(decision, decision)
         shown.append(f"Decision: {label}")
-        hidden.append(("decision", params["decision"]))
+        hidden.append(("decision", decision))
     kept = params.copy()
     for key, _ in hidden:
         kept.pop(key, None)
     return {"shown": shown, "hidden": hidden, "without": kept.urlencode()}
 
 
-def _quick_filters(params) -> list[dict[str, Any]]:
+def _quick_filters(params: QueryDict) -> list[dict[str, Any]]:
     """The one-click views above the queue: mine, unassigned, at risk, breached (each keeps the order)."""
     views = [
         ("mine", "My cases", {"owner": "me"}),
@@ -179,7 +184,7 @@ def _quick_filters(params) -> list[dict[str, Any]]:
             {
                 "key": key,
                 "label": label,
-                "query": urlencode({**query, "order": params["order"]}),
+                "query": urlencode({**query, "order": str(params["order"])}),
                 "current": current,
             }
         )
@@ -187,7 +192,7 @@ def _quick_filters(params) -> list[dict[str, Any]]:
 
 
 @login_required
-def queue_bulk(request: HttpRequest):
+def queue_bulk(request: HttpRequest) -> HttpResponse:
     """Acknowledge, assign or unassign the ticked cases, each through its single-case service.
 
     Every row is reported on its own (done, or why not); the results are shown at the top of
@@ -272,7 +277,7 @@ def _summary(errors: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _case_page(
     request: HttpRequest, case: ReviewCase, *, errors: dict[str, Any] | None = None, status: int = 200
-):
+) -> HttpResponse:
     now = timezone.now()
     events = list(case.events.all())
     _with_clocks([case], now, {case.pk: events})
@@ -307,7 +312,7 @@ def _case_page(
 
 
 @login_required
-def case_detail(request: HttpRequest, ticket: str):
+def case_detail(request: HttpRequest, ticket: str) -> HttpResponse:
     _require_reader(request)
     case = selectors.case_get(user=request.user, ticket=ticket)
     if case is None:
@@ -315,19 +320,26 @@ def case_detail(request: HttpRequest, ticket: str):
     return _case_page(request, case)
 
 
-def _back(request: HttpRequest, case: ReviewCase):
+def _back(request: HttpRequest, case: ReviewCase) -> HttpResponse:
     target = request.POST.get("next", "")
     if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         return redirect(target)
     return redirect("case-detail", ticket=case.ticket)
 
 
-def _acknowledge(user: AnyUser, case: ReviewCase, data):
+def _acknowledge(user: AnyUser, case: ReviewCase, data: dict[str, Any]) -> ReviewCase:
     return services.case_acknowledge(case=case, actor=user, note=data.get("note", ""))
 
 
 # action name -> (form of its inputs, call of its one service, what the message says was done)
-ACTIONS = {
+ACTIONS: dict[
+    str,
+    tuple[
+        type[forms.Form],
+        Callable[[AnyUser, ReviewCase, dict[str, Any]], Any],
+        str | Callable[[ReviewCase], str],
+    ],
+] = {
     "acknowledge": (NoteForm, _acknowledge, "acknowledged"),
     "assign": (
         AssignForm,
@@ -351,7 +363,7 @@ ACTIONS = {
             f"escalated to Level {case.tier}; "
             + (
                 f"{case.owner.get_username()} keeps it"
-                if case.owner_id
+                if case.owner is not None
                 else "it is unassigned at its new tier"
             )
         ),
@@ -386,7 +398,7 @@ def _errors_text(errors: dict[str, Any]) -> str:
 
 
 @login_required
-def case_action(request: HttpRequest, ticket: str, action: str):
+def case_action(request: HttpRequest, ticket: str, action: str) -> HttpResponse:
     """Validate the action's form, call its service, report and redirect (bad input: the case page, 400)."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
@@ -396,7 +408,9 @@ def case_action(request: HttpRequest, ticket: str, action: str):
     if case is None:
         raise Http404("No such case in your workspace.")
     form_class, perform, done = ACTIONS[action]
-    kwargs = {"owners": selectors.case_owner_choices(case)} if form_class is AssignForm else {}
+    kwargs: dict[str, Any] = (
+        {"owners": selectors.case_owner_choices(case)} if form_class is AssignForm else {}
+    )
     form = form_class(request.POST, **kwargs)
     if not form.is_valid():
         return _case_page(request, case, errors={action: form.errors}, status=400)
@@ -417,5 +431,5 @@ def _messages(errors: dict[str, Any]) -> list[str]:
     return [" ".join(str(e) for e in errs) for errs in errors.values()]
 
 
-def _bad_request(request: HttpRequest, message: str):
+def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
     return render(request, "audit/bad_request.html", {"message": message}, status=400)

@@ -7,6 +7,7 @@ selector, call one service, serialize. Domain errors become responses in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.http import Http404
@@ -21,7 +22,7 @@ from audit import roles
 from audit.errors import Missing
 from audit.filters import refuse_empty_values
 from audit.selectors.facade import claim_in_workspace, workspace_for_user
-from audit.services.events import Actor
+from audit.services.events import Actor, AnyUser
 from escalation import policy, selectors, services
 from escalation.models import ReviewCase
 
@@ -54,7 +55,7 @@ class CaseClaimSerializer(serializers.Serializer[Any]):
     answer_id = serializers.CharField(source="answer.public_id")
     claim_id = serializers.CharField()
     text = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label; DRF moves it to _declared_fields
     machine_label = serializers.CharField()
     confidence = serializers.FloatField()
     importance = serializers.CharField()
@@ -132,9 +133,11 @@ class CaseDetailOutputSerializer(CaseOutputSerializer):
         return [{"id": i.pk, "status": i.status, "reason": i.reason} for i in case.curation_items.all()]
 
 
-def _paginated(item_serializer, component: str) -> type[serializers.Serializer]:
+def _paginated(
+    item_serializer: type[serializers.Serializer[Any]], component: str
+) -> type[serializers.Serializer[Any]]:
     """The page envelope of PageNumberPagination around ``item_serializer`` (for the schema)."""
-    return extend_schema_serializer(component_name=component)(
+    envelope: type[serializers.Serializer[Any]] = extend_schema_serializer(component_name=component)(
         type(
             f"{component}Serializer",
             (serializers.Serializer,),
@@ -146,6 +149,7 @@ def _paginated(item_serializer, component: str) -> type[serializers.Serializer]:
             },
         )
     )
+    return envelope
 
 
 def _detail(view: EscalationApi, ticket: str, status: int = 200) -> Response:
@@ -216,13 +220,18 @@ class CaseTransitionApi(EscalationApi):
         return _detail(self, ticket)
 
 
-def _transition_view(name: str, input_fields: dict[str, Any], call, doc: str) -> type[CaseTransitionApi]:
+def _transition_view(
+    name: str,
+    input_fields: dict[str, Any],
+    call: Callable[[ReviewCase, AnyUser, dict[str, Any]], Any],
+    doc: str,
+) -> type[CaseTransitionApi]:
     """Build the APIView of one transition (its nested InputSerializer and its service call)."""
     input_serializer = type(f"{name}InputSerializer", (VersionedInput,), dict(input_fields))
 
     @extend_schema(request=input_serializer, responses=CaseDetailOutputSerializer)
     def post(
-        self, request: Request, ticket: str
+        self: CaseTransitionApi, request: Request, ticket: str
     ) -> Response:  # its own function, so each view carries its own schema
         return CaseTransitionApi.post(self, request, ticket)
 
@@ -238,7 +247,7 @@ def _transition_view(name: str, input_fields: dict[str, Any], call, doc: str) ->
     )
 
 
-def _reason(required: bool = True, **extra: Any):
+def _reason(required: bool = True, **extra: Any) -> serializers.CharField:
     return serializers.CharField(
         max_length=5000, required=required, allow_blank=not required, trim_whitespace=True, **extra
     )
@@ -334,7 +343,7 @@ class CurationListApi(EscalationApi):
     @extend_schema_serializer(component_name="CurationItem")
     class OutputSerializer(serializers.Serializer[Any]):
         id = serializers.IntegerField()
-        source = serializers.CharField()
+        source = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.source; DRF moves it to _declared_fields
         status = serializers.CharField()
         reason = serializers.CharField()
         ticket = serializers.CharField(source="case.ticket", default=None)
