@@ -11,7 +11,7 @@ Measured costs and why torch bf16: ``docs/PERFORMANCE.md``.
 from __future__ import annotations
 
 import threading
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -140,10 +140,10 @@ class HybridIndex:
         self._tokens = [self._tokens[r] for r in rows]
         self._n = len(rows)
         self._alive = np.ones(self._n, dtype=bool)
-        self._row = {id_: r for r, id_ in enumerate(self._ids)}
+        self._row = {id_: r for r, id_ in enumerate(self._ids) if id_ is not None}  # all alive now
         self._bm25 = None
 
-    def _ensure_bm25(self):
+    def _ensure_bm25(self) -> Any:
         if self._bm25 is None and self._n:
             import bm25s
 
