@@ -244,7 +244,7 @@ RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
 CITED_PASSAGE_BONUS = 1.0  # a valid citation anchor puts its passage first
 INDEX_DENSE_WEIGHT = 0.7  # hybrid index: fused = w * cosine + (1 - w) * BM25 / max BM25
 INDEX_CANDIDATES_FACTOR = 4  # each side proposes k * this many candidates before fusion
-# pgvector back end (audit/kb_pgvector.py): HNSW build parameters (pgvector's defaults) and the
+# pgvector back end (audit/kb/pgvector.py): HNSW build parameters (pgvector's defaults) and the
 # search breadth; recall@10 against exact search is measured by `manage.py bench --backend pgvector`.
 PGVECTOR_HNSW_M = 16
 PGVECTOR_HNSW_EF_CONSTRUCTION = 64

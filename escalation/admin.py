@@ -9,7 +9,7 @@ from django.contrib import admin, messages
 from django.db import transaction
 
 from audit import hooks
-from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
+from audit.admin.events import AuditedAdminMixin, ReadOnlyAdmin
 from escalation import services
 from escalation.errors import EscalationError
 from escalation.models import (

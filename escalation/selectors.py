@@ -8,8 +8,8 @@ from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 from drf_spectacular.drainage import set_override
 
 from audit import roles
-from audit.filters import CaseInsensitiveChoices, UtcDateTimeFilter
 from audit.selectors.facade import Workspace, evidence_ordered, workspace_for_user, workspace_member
+from audit.web.filters import CaseInsensitiveChoices, UtcDateTimeFilter
 
 from . import policy
 from .models import (

@@ -19,8 +19,9 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 
-from audit import constants, presentation, roles
+from audit import constants, roles
 from audit.selectors.facade import revision_proposals, workspace_for_user
+from audit.web import presentation
 
 from . import display, selectors, services
 from .errors import AlreadyDone, EscalationError

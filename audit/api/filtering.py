@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django_filters.rest_framework import DjangoFilterBackend
 
-from audit.filters import refuse_empty_values
+from audit.web.filters import refuse_empty_values
 
 
 class StrictFilterBackend(DjangoFilterBackend):

@@ -1,4 +1,8 @@
-"""Reads of the audit domain (pages, API, other apps call these; they never write)."""
+"""Reads of the audit domain (pages, API, other apps call these; they never write).
+
+May import: the models, ``audit.kb`` (search), ``audit.pipeline`` (pure helpers) and the shared
+foundations; never a service, a page or the API.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ def home_summary(*, workspace) -> dict:
 
 
 def kb_index(workspace):
-    """Return the workspace's synced knowledge-base search index (see audit.kb_search)."""
-    from audit.kb_search import kb_index as _kb_index
+    """Return the workspace's synced knowledge-base search index (see audit.kb.search)."""
+    from audit.kb.search import kb_index as _kb_index
 
     return _kb_index(workspace)

@@ -16,7 +16,6 @@ from rest_framework import generics, serializers
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.views import APIView
 
-from audit import exports
 from audit.api.permissions import CanRead
 from audit.api.serializers import (
     ClaimCardSerializer,
@@ -24,9 +23,10 @@ from audit.api.serializers import (
 from audit.api.views.common import EXPORT_BATCH, CleanRequestMixin, QueryInputSerializer, request_workspace
 from audit.api.views.records import with_escalations
 from audit.errors import InvalidInput
-from audit.filters import ClaimFilter
 from audit.models import Claim
 from audit.selectors import api as selectors
+from audit.web import exports
+from audit.web.filters import ClaimFilter
 
 # --- Exports ------------------------------------------------------------------------------------
 
