@@ -1,3 +1,5 @@
+from importlib import import_module
+
 from django.apps import AppConfig
 from django.contrib.admin import apps as admin_apps
 from django.db.models.signals import post_migrate
@@ -27,3 +29,7 @@ class TheoriaAdminConfig(admin_apps.AdminConfig):
 
     default = False
     default_site = "audit.admin.site.TheoriaAdminSite"
+
+    def ready(self):
+        super().ready()  # the autodiscovery: every app's admin module (audit.admin is kept empty)
+        import_module("audit.admin.console")  # audit's ModelAdmins, on the site now built
