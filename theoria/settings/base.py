@@ -3,7 +3,7 @@
 Layering: this module holds every Django setting and reads deployment values from the
 environment through the strict helpers in ``env.py``; ``test.py`` imports it and overrides what
 the test suite needs. Domain thresholds (audit score, SLAs, freshness, ...) are *not* Django
-settings: their defaults live in ``audit/constants.py`` and a workspace may override them in the
+settings: their defaults live in ``audit/constants/`` and a workspace may override them in the
 database through the admin console.
 """
 
@@ -285,7 +285,7 @@ EMAIL_TIMEOUT = envint(
     "THEORIA_EMAIL_TIMEOUT_S", EMAIL_TIMEOUT_S, minimum=1
 )  # every outbound call has a timeout
 
-# --- Theoria deployment settings (not domain thresholds: those are in audit/constants.py) ---
+# --- Theoria deployment settings (not domain thresholds: those are in audit/constants/) ---
 THEORIA = {
     "EMBEDDING_MODEL_PATH": envstr("THEORIA_EMBEDDING_MODEL_PATH", ""),
     "CHUNK_SIZE": envint("THEORIA_CHUNK_SIZE", 0),  # 0: audit.constants default
