@@ -37,8 +37,9 @@ LONG_FUNCTION_LINES = 80  # as tests/foundation/test_function_size.py
 LONGEST_SHOWN = 3
 DOC = "docs/ARCHITECTURE.md"
 
-FACT = re.compile(r"<!--fact:(?P<name>[\w.\-/]+)-->(?P<value>.*?)<!--/fact-->")
-BLOCK = re.compile(r"<!--facts:(?P<name>[\w.\-/]+)-->\n(?P<value>.*?)\n?<!--/facts-->", re.DOTALL)
+# names are lower case, so a document can show the convention itself (`<!--fact:NAME-->`)
+FACT = re.compile(r"<!--fact:(?P<name>[a-z][a-z0-9_.\-/]*)-->(?P<value>.*?)<!--/fact-->")
+BLOCK = re.compile(r"<!--facts:(?P<name>[a-z][a-z0-9_.\-/]*)-->\n(?P<value>.*?)\n?<!--/facts-->", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def layout_facts() -> dict[str, str]:
 
 def packages_table() -> str:
     rows = ["| package | modules directly inside |", "|---|---|"]
-    rows += [f"| `{name}` | {n} |" for name, n in _packages().items()]
+    rows += [f"| `{name}` | {n} |" for name, n in _packages().items() if n]  # not `management` alone
     return "\n".join(rows)
 
 
@@ -489,7 +490,7 @@ def write(path: Path) -> list[str]:
         value = _value(match["name"], block)
         if value is None or match["value"].strip() == value.strip():
             return match.group(0)
-        changed.append(f"{match['name']}: {match['value'] if not block else '(table)'} → {value}")
+        changed.append(f"{match['name']}: rewritten" if block else f"{match['name']}: {match['value']} → {value}")
         if block:
             return f"<!--facts:{match['name']}-->\n{value}\n<!--/facts-->"
         return f"<!--fact:{match['name']}-->{value}<!--/fact-->"
