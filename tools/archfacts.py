@@ -5,6 +5,9 @@ this command counts.
     python -m tools.archfacts --check docs/ARCHITECTURE.md   # one sentence per figure that differs
     python -m tools.archfacts --write docs/ARCHITECTURE.md   # rewrite the figures in place
 
+``const.NAME`` is a fact too: the literal value the one module-level ``NAME`` of the apps is bound
+to (``python -m tools.archfacts const.JSON_MAX_DEPTH``), so a document can quote a setting's seed.
+
 A document cites a fact as ``<!--fact:NAME-->VALUE<!--/fact-->`` (one line) or, for a table, as
 ``<!--facts:NAME-->`` on a line of its own, the table, and ``<!--/facts-->``. ``--check`` exits 1
 when a cited value is not the one the tree gives, or when a name is not a fact this command
@@ -29,6 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("audit", "escalation", "showcase", "theoria")  # the project's code, tests aside
@@ -37,9 +41,10 @@ LONG_FUNCTION_LINES = 80  # as tests/foundation/test_function_size.py
 LONGEST_SHOWN = 3
 DOC = "docs/ARCHITECTURE.md"
 
-# names are lower case, so a document can show the convention itself (`<!--fact:NAME-->`)
-FACT = re.compile(r"<!--fact:(?P<name>[a-z][a-z0-9_.\-/]*)-->(?P<value>.*?)<!--/fact-->")
-BLOCK = re.compile(r"<!--facts:(?P<name>[a-z][a-z0-9_.\-/]*)-->\n(?P<value>.*?)\n?<!--/facts-->", re.DOTALL)
+# names start lower case, so a document can show the convention itself (`<!--fact:NAME-->`)
+FACT = re.compile(r"<!--fact:(?P<name>[a-z][\w.\-/]*)-->(?P<value>.*?)<!--/fact-->")
+BLOCK = re.compile(r"<!--facts:(?P<name>[a-z][\w.\-/]*)-->\n(?P<value>.*?)\n?<!--/facts-->", re.DOTALL)
+OPENED = re.compile(r"<!--facts?:[a-z]")  # every token, to find one the patterns above cannot read
 
 
 @dataclass(frozen=True)
@@ -110,11 +115,11 @@ def packages_table() -> str:
 # --- types ------------------------------------------------------------------------------------
 
 
-def _pyproject() -> dict:
+def _pyproject() -> dict[str, Any]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
-def _mypy_pattern(pattern: str) -> re.Pattern[str]:
+def mypy_pattern(pattern: str) -> re.Pattern[str]:
     """A ``[[tool.mypy.overrides]] module`` pattern: ``a.b`` exactly, ``a.b.*`` with its submodules."""
     if pattern.endswith(".*"):
         return re.compile(re.escape(pattern[:-2]).replace(r"\*", r"[^.]+") + r"(\..+)?")
@@ -140,7 +145,7 @@ def mypy_facts() -> dict[str, str]:
         if override.get("ignore_errors")
         for pattern in ([override["module"]] if isinstance(override["module"], str) else override["module"])
     ]
-    patterns = [_mypy_pattern(p) for p in exempt]
+    patterns = [mypy_pattern(p) for p in exempt]
     exempt_files = {m for m in checked if any(p.fullmatch(m) for p in patterns)}
     return {
         "mypy.roots": _inline(roots),
@@ -160,7 +165,7 @@ def _long_functions() -> list[tuple[Source, ast.FunctionDef | ast.AsyncFunctionD
     for src in sources(APPS):
         for node in ast.walk(src.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                length = node.end_lineno - node.lineno + 1
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
                 if length > LONG_FUNCTION_LINES:
                     first = min([node.lineno] + [d.lineno for d in node.decorator_list])
                     reason = first >= 2 and src.lines[first - 2].strip().startswith("# long:")
@@ -182,7 +187,7 @@ def function_facts() -> dict[str, str]:
     }
 
 
-def _ruff_c901() -> list[dict]:
+def _ruff_c901() -> list[dict[str, Any]]:
     """ruff's C901 findings over the tree, ``# noqa`` ignored so an exception still counts."""
     done = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--select", "C901", "--ignore-noqa", "--no-cache"]
@@ -192,7 +197,8 @@ def _ruff_c901() -> list[dict]:
         text=True,
         check=True,
     )
-    return json.loads(done.stdout)
+    findings: list[dict[str, Any]] = json.loads(done.stdout)
+    return findings
 
 
 def complexity_facts() -> dict[str, str]:
@@ -234,7 +240,7 @@ def _function_level_imports(src: Source) -> int:
         if id(node) in nested:
             if isinstance(node, ast.ImportFrom):
                 count += bool(node.level) or (node.module or "").split(".")[0] in APPS
-            else:
+            elif isinstance(node, ast.Import):
                 count += any(a.name.split(".")[0] in APPS for a in node.names)
     return count
 
@@ -339,7 +345,7 @@ def _escalation_names() -> set[str]:
                 if isinstance(node, ast.Call) and _call_name(node) in ("path", "re_path"):
                     for kw in node.keywords:
                         if kw.arg == "name" and isinstance(kw.value, ast.Constant):
-                            names.add(kw.value.value)
+                            names.add(str(kw.value.value))
     return names
 
 
@@ -402,14 +408,16 @@ def call_facts() -> dict[str, str]:
     return facts
 
 
-# --- named lists: features, hand cases, page query counts ---------------------------------------
+# --- named lists and data: features, hand cases, page query counts, the contrast suite ---------------------------------------
 
 LISTS = {  # fact → (roots to search, module-level name): the length of the literal it is bound to
     "features.entailment": (APPS, "FEATURE_NAMES"),
     "features.fast": (APPS, "FAST_FEATURES"),
     "features.nli": (APPS, "NLI_FEATURE_NAMES"),
     "tests.hand_cases": (("tests",), "CASES@test_hand_cases.py"),
+    "tests.redteam_answers": (("tests",), "CASES@test_redteam.py"),
 }
+CONTRAST_SUITE = "contrast_suite.jsonl"  # the hand-written minimal pairs `evaluate --contrast` reads
 PAGE_QUERIES = "PAGE_QUERIES"  # tests/ui: path → the queries the page may make
 
 
@@ -424,7 +432,9 @@ def _literal(roots: tuple[str, ...], name: str) -> ast.expr:
         for node in src.tree.body
         if isinstance(node, (ast.Assign, ast.AnnAssign))
         and node.value is not None
-        and any(getattr(t, "id", None) == name for t in getattr(node, "targets", [getattr(node, "target", None)]))
+        and any(
+            getattr(t, "id", None) == name for t in getattr(node, "targets", [getattr(node, "target", None)])
+        )
     ]
     if len(bound) != 1:
         raise LookupError(f"{name} is bound {len(bound)} times under {', '.join(roots)}, not once")
@@ -440,6 +450,12 @@ def list_facts() -> dict[str, str]:
         facts[fact] = str(len(value.elts))
     for path, n in ast.literal_eval(_literal(("tests",), PAGE_QUERIES)).items():
         facts[f"tests.page_queries.{path.strip('/').replace('/', '.')}"] = str(n)
+    (suite,) = [p for root in APPS for p in sorted((ROOT / root).rglob(CONTRAST_SUITE))]
+    rows = [json.loads(line) for line in suite.read_text().splitlines() if line.strip()]
+    pairs = Counter(family for family, _ in {(r["family"], r["pair"]) for r in rows})
+    facts["data.contrast_families"] = str(len(pairs))
+    least, most = min(pairs.values()), max(pairs.values())
+    facts["data.contrast_pairs_per_family"] = str(most) if least == most else f"{least}–{most}"
     return facts
 
 
@@ -457,9 +473,22 @@ def facts() -> dict[str, str]:
     return found
 
 
+CONSTANT = "const."  # `const.NAME`: the literal a module-level NAME of the apps is bound to
+
+
+def constant(name: str) -> str | None:
+    """The value of the one module-level constant ``name`` in the apps, as Python writes it."""
+    try:
+        return repr(ast.literal_eval(_literal(APPS, name)))
+    except (LookupError, ValueError):
+        return None
+
+
 def _value(name: str, block: bool) -> str | None:
     if block:
         return BLOCKS[name]() if name in BLOCKS else None
+    if name.startswith(CONSTANT):
+        return constant(name.removeprefix(CONSTANT))
     return facts().get(name)
 
 
@@ -473,11 +502,20 @@ def check(path: Path) -> list[str]:
             line = text.count("\n", 0, match.start()) + 1
             value = _value(name, block)
             if value is None:
-                problems.append(f"{path.name}:{line} cites `{name}`, which `python -m tools.archfacts` does not print.")
+                problems.append(
+                    f"{path.name}:{line} cites `{name}`, which `python -m tools.archfacts` does not print."
+                )
             elif cited.strip() != value.strip():
                 shown = "its table" if block else f"{cited!r}"
-                problems.append(f"{path.name}:{line} gives `{name}` as {shown}, but the tree gives {value!r}.")
-    if not problems and not FACT.search(text) and not BLOCK.search(text):
+                problems.append(
+                    f"{path.name}:{line} gives `{name}` as {shown}, but the tree gives {value!r}."
+                )
+    read = len(FACT.findall(text)) + len(BLOCK.findall(text))
+    if len(OPENED.findall(text)) != read:
+        problems.append(
+            f"{path.name} opens {len(OPENED.findall(text)) - read} fact(s) it does not close on the same line."
+        )
+    if not problems and not read:
         problems.append(f"{path.name} cites no fact: nothing ties its figures to the tree.")
     return problems
 
@@ -490,7 +528,9 @@ def write(path: Path) -> list[str]:
         value = _value(match["name"], block)
         if value is None or match["value"].strip() == value.strip():
             return match.group(0)
-        changed.append(f"{match['name']}: rewritten" if block else f"{match['name']}: {match['value']} → {value}")
+        changed.append(
+            f"{match['name']}: rewritten" if block else f"{match['name']}: {match['value']} → {value}"
+        )
         if block:
             return f"<!--facts:{match['name']}-->\n{value}\n<!--/facts-->"
         return f"<!--fact:{match['name']}-->{value}<!--/fact-->"
@@ -505,8 +545,11 @@ def write(path: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.archfacts", description=__doc__.split("\n\n")[0])
     action = parser.add_mutually_exclusive_group()
-    action.add_argument("--check", nargs="?", const=DOC, metavar="DOC", help=f"compare DOC's figures (default {DOC})")
+    action.add_argument(
+        "--check", nargs="?", const=DOC, metavar="DOC", help=f"compare DOC's figures (default {DOC})"
+    )
     action.add_argument("--write", nargs="?", const=DOC, metavar="DOC", help="rewrite DOC's figures in place")
+    parser.add_argument("names", nargs="*", help=f"print only these facts (also `{CONSTANT}NAME`)")
     args = parser.parse_args(argv)
     if args.check:
         problems = check(ROOT / args.check)
@@ -517,10 +560,11 @@ def main(argv: list[str] | None = None) -> int:
         changed = write(path)
         print("\n".join(changed) or f"{args.write}: nothing to change.")
         unknown = [p for p in check(path) if "does not print" in p]
-        print("\n".join(unknown), file=sys.stderr)
+        if unknown:
+            print("\n".join(unknown), file=sys.stderr)
         return 1 if unknown else 0
-    for name, value in facts().items():
-        print(f"{name}: {value}")
+    for name in args.names or facts():
+        print(f"{name}: {_value(name, block=False)}")
     return 0
 
 
