@@ -421,11 +421,11 @@ CONTRAST_SUITE = "contrast_suite.jsonl"  # the hand-written minimal pairs `evalu
 PAGE_QUERIES = "PAGE_QUERIES"  # tests/ui: path → the queries the page may make
 
 
-def _literal(roots: tuple[str, ...], name: str) -> ast.expr:
-    """The value bound at module level to ``name`` (``NAME@file.py`` narrows to files so named)
-    under ``roots``; exactly one binding must exist."""
+def _bindings(roots: tuple[str, ...], name: str) -> list[ast.expr]:
+    """The values bound at module level to ``name`` under ``roots`` (``NAME@file.py``: in files so
+    named only)."""
     name, _, filename = name.partition("@")
-    bound = [
+    return [
         node.value
         for src in sources(roots)
         if not filename or src.rel.endswith("/" + filename)
@@ -436,6 +436,11 @@ def _literal(roots: tuple[str, ...], name: str) -> ast.expr:
             getattr(t, "id", None) == name for t in getattr(node, "targets", [getattr(node, "target", None)])
         )
     ]
+
+
+def _literal(roots: tuple[str, ...], name: str) -> ast.expr:
+    """The one value bound at module level to ``name`` under ``roots``."""
+    bound = _bindings(roots, name)
     if len(bound) != 1:
         raise LookupError(f"{name} is bound {len(bound)} times under {', '.join(roots)}, not once")
     return bound[0]
@@ -498,11 +503,15 @@ CONSTANT = "const."  # `const.NAME`: the literal a module-level NAME of the apps
 
 
 def constant(name: str) -> str | None:
-    """The value of the one module-level constant ``name`` in the apps, as Python writes it."""
-    try:
-        return repr(ast.literal_eval(_literal(APPS, name)))
-    except (LookupError, ValueError):
-        return None
+    """The value of the module-level constant ``name`` in the apps, as Python writes it: the one
+    literal it is bound to (a re-export such as ``NAME = topic.NAME`` is not a second value)."""
+    values = set()
+    for node in _bindings(APPS, name):
+        try:
+            values.add(repr(ast.literal_eval(node)))
+        except (ValueError, TypeError):
+            continue
+    return values.pop() if len(values) == 1 else None
 
 
 def _value(name: str, block: bool) -> str | None:
@@ -522,7 +531,12 @@ def check(path: Path) -> list[str]:
             name, cited = match["name"], match["value"]
             line = text.count("\n", 0, match.start()) + 1
             value = _value(name, block)
-            if value is None:
+            if value is None and name.startswith(CONSTANT):
+                problems.append(
+                    f"{path.name}:{line} cites `{name}`, but no single literal is bound to "
+                    f"{name.removeprefix(CONSTANT)} at module level in the apps."
+                )
+            elif value is None:
                 problems.append(
                     f"{path.name}:{line} cites `{name}`, which `python -m tools.archfacts` does not print."
                 )
@@ -580,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         path = ROOT / args.write
         changed = write(path)
         print("\n".join(changed) or f"{args.write}: nothing to change.")
-        unknown = [p for p in check(path) if "does not print" in p]
+        unknown = [p for p in check(path) if "does not print" in p or "no single literal" in p]
         if unknown:
             print("\n".join(unknown), file=sys.stderr)
         return 1 if unknown else 0
