@@ -227,7 +227,7 @@ def _function_level(tree: ast.Module) -> set[int]:
     """The ids of the import statements inside a function body, at any depth."""
     inside: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             inside |= {id(n) for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))}
     return inside
 
@@ -249,11 +249,10 @@ def _call_name(node: ast.Call) -> str:
     return getattr(node.func, "attr", getattr(node.func, "id", ""))
 
 
-def _reads(src: Source) -> Iterator[tuple[str | None, list[str], bool]]:
-    """(package imported from, names read, inside a function) for each import statement of ``src``
+def _reads(src: Source) -> Iterator[tuple[str | None, list[str]]]:
+    """(package imported from, names read) for each import statement of ``src`` at any depth
     (relative imports resolved), each ``import_module("a.b")`` and each model looked up by name
     (``apps.get_model("app", "Model")`` read as ``app.models.Model``)."""
-    nested = _function_level(src.tree)
     package = src.module if src.rel.endswith("__init__.py") else src.module.rpartition(".")[0]
     for node in ast.walk(src.tree):
         if isinstance(node, ast.ImportFrom):
@@ -261,23 +260,23 @@ def _reads(src: Source) -> Iterator[tuple[str | None, list[str], bool]]:
             if node.level:
                 parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([base] if base else []))
-            yield base, [f"{base}.{a.name}" for a in node.names], id(node) in nested
+            yield base, [f"{base}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Import):
-            yield None, [a.name for a in node.names], id(node) in nested
+            yield None, [a.name for a in node.names]
         elif isinstance(node, ast.Call) and _call_name(node) in ("get_model", "import_module"):
             args = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             if _call_name(node) == "import_module":
-                yield None, args[:1], True
+                yield None, args[:1]
             elif len(args) == 2:
-                yield None, [f"{args[0]}.models.{args[1]}"], True
+                yield None, [f"{args[0]}.models.{args[1]}"]
             elif len(args) == 1 and "." in args[0]:
                 app, _, model = args[0].partition(".")
-                yield None, [f"{app}.models.{model}"], True
+                yield None, [f"{app}.models.{model}"]
 
 
 def imported_names(src: Source) -> list[str]:
     """Every module or name ``src`` reads (see ``_reads``), packages imported from included."""
-    return [n for base, names, _ in _reads(src) for n in ([base] if base else []) + names]
+    return [n for base, names in _reads(src) for n in ([base] if base else []) + names]
 
 
 @functools.cache
@@ -299,7 +298,7 @@ def import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, src in modules.items():
         targets = set()
-        for base, names, _ in _reads(src):
+        for base, names in _reads(src):
             for read in names:
                 targets.add(read if read in modules else _resolve(base or read, modules))
         graph[name] = {t for t in targets if t and t != name and not _within(name, t)}

@@ -32,7 +32,7 @@ def test_the_doc_cites_the_counts_it_explains():
         "calls.thresholds_for.audit_services",
         "imports.evaluation_importers",
     } <= cited
-    assert {m["name"] for m in archfacts.BLOCK.finditer(DOC.read_text())} == {"packages"}
+    assert "packages" in {m["name"] for m in archfacts.BLOCK.finditer(DOC.read_text())}
 
 
 def test_a_wrong_count_fails_the_check_with_a_sentence_naming_it(tmp_path):
