@@ -20,6 +20,9 @@ One module per topic; every name is re-exported here, so ``from audit.constants 
 - ``pages``: The analyst pages and the dashboard.
 - ``learning``: Learning from reviewers: calibration, agreement and drift.
 - ``thresholds``: A workspace's verification thresholds (the defaults above, with its overrides) and the ranges a workspace may set.
+
+May import: only its own topic modules and the standard library (no Django, nothing else of the
+project): everything else imports it.
 """
 
 from audit.constants.depths import *  # noqa: F403
