@@ -13,7 +13,7 @@ from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
 from audit import hooks
-from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
+from audit.admin.events import AuditedAdminMixin, ReadOnlyAdmin
 from escalation import services
 from escalation.errors import EscalationError
 from escalation.models import (

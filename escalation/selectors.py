@@ -14,9 +14,9 @@ from django.http import HttpRequest
 from drf_spectacular.drainage import set_override
 
 from audit import roles
-from audit.filters import CaseInsensitiveChoices, UtcDateTimeFilter
 from audit.selectors.facade import Workspace, evidence_ordered, workspace_for_user, workspace_member
 from audit.services.events import AnyUser
+from audit.web.filters import CaseInsensitiveChoices, UtcDateTimeFilter
 
 from . import policy
 from .models import (

@@ -24,9 +24,10 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 
-from audit import constants, presentation, roles
+from audit import constants, roles
 from audit.selectors.facade import revision_proposals, workspace_for_user
 from audit.services.events import AnyUser
+from audit.web import presentation
 
 from . import display, policy, selectors, services
 from .errors import AlreadyDone, EscalationError

@@ -7,7 +7,7 @@ from django.http import HttpRequest
 from django_filters.rest_framework import DjangoFilterBackend, FilterSet
 from rest_framework.views import APIView
 
-from audit.filters import CaseInsensitiveChoices, refuse_empty_values
+from audit.web.filters import CaseInsensitiveChoices, refuse_empty_values
 
 
 class StrictFilterBackend(DjangoFilterBackend):

@@ -17,9 +17,9 @@ from rest_framework.views import APIView
 
 from audit.api.permissions import CanRead
 from audit.models import NightlyReport
-from audit.nightly_export import bundle_filename, bundle_zip, claims_csv
 from audit.selectors.nightly import nightly_report_for_date, nightly_report_latest, nightly_report_list
 from audit.services.workspaces import workspace_for_user
+from audit.web.nightly_export import bundle_filename, bundle_zip, claims_csv
 
 _DATE = OpenApiParameter(
     "date", OpenApiTypes.DATE, OpenApiParameter.PATH, description="The day, YYYY-MM-DD (UTC)"

@@ -17,7 +17,7 @@ error responses that the request pipeline can produce for it:
 - 429 where the view is throttled.
 
 Query parameters are declared by the serializer or filter that validates them (``parameters=
-[SomeSerializer]`` in ``extend_schema``, or the filters of ``audit.filters``), never by a second
+[SomeSerializer]`` in ``extend_schema``, or the filters of ``audit.web.filters``), never by a second
 hand-written list.
 """
 

@@ -1,6 +1,6 @@
 """Request throttles of the API (DRF): the token endpoint per client address, audits per user.
 
-Thin adapters over ``audit.throttling``, whose counts live in the shared cache (one count for
+Thin adapters over ``audit.security.throttling``, whose counts live in the shared cache (one count for
 every server process). Rates come from ``settings.THEORIA`` when a request is checked
 (``THROTTLE_TOKEN``, ``THROTTLE_AUDITS``, e.g. ``"10/min"``; empty: no limit), so a deployment
 sets them by environment. Over the rate DRF answers 429 with ``Retry-After``. The answer form
@@ -16,8 +16,8 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
-from audit import throttling
-from audit.rates import Rate
+from audit.security import throttling
+from audit.security.rates import Rate
 
 
 def audit_throttle(request: Request) -> float | None:

@@ -1,7 +1,7 @@
 """In-process hybrid knowledge-base index: exact dense cosine (torch bfloat16) + BM25 (bm25s).
 
 ``HybridIndex`` implements the small ``VectorIndex`` protocol; the pgvector back end
-(``audit.kb_pgvector``) implements its search half, ``SearchIndex``. Scores are fused as ``w * cosine + (1 - w) * bm25 / max_bm25`` over the union
+(``audit.kb.pgvector``) implements its search half, ``SearchIndex``. Scores are fused as ``w * cosine + (1 - w) * bm25 / max_bm25`` over the union
 of both sides' candidates (w = ``INDEX_DENSE_WEIGHT``). The dense matrix grows by doubling;
 removed rows are masked at once and compacted later; BM25 is rebuilt lazily on the next search
 after an add (removals are masked immediately), so results always reflect every add/remove.
@@ -23,7 +23,7 @@ from audit.pipeline.text import tokenize_for_bm25
 class SearchIndex(Protocol):
     """What the pipeline needs from a knowledge-base index: hybrid search and a size.
 
-    ``HybridIndex`` (in process) and ``audit.kb_pgvector.PgVectorIndex`` (in PostgreSQL, written
+    ``HybridIndex`` (in process) and ``audit.kb.pgvector.PgVectorIndex`` (in PostgreSQL, written
     by ingestion rather than through this interface) implement it.
     """
 

@@ -1,4 +1,8 @@
-"""Reads of the audit domain (pages, API, other apps call these; they never write)."""
+"""Reads of the audit domain (pages, API, other apps call these; they never write).
+
+May import: the models, ``audit.kb`` (search), ``audit.pipeline`` (pure helpers) and the shared
+foundations; never a service, a page or the API.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from django.db.models import Count
 from audit.models import Answer, Claim, Document, Workspace
 
 if TYPE_CHECKING:
-    from audit.kb_search import InProcessKnowledgeBase, PgKnowledgeBase
+    from audit.kb.search import InProcessKnowledgeBase, PgKnowledgeBase
 
 
 def home_summary(*, workspace: Workspace) -> dict[str, Any]:
@@ -30,7 +34,7 @@ def home_summary(*, workspace: Workspace) -> dict[str, Any]:
 
 
 def kb_index(workspace: Workspace) -> InProcessKnowledgeBase | PgKnowledgeBase:
-    """Return the workspace's synced knowledge-base search index (see audit.kb_search)."""
-    from audit.kb_search import kb_index as _kb_index
+    """Return the workspace's synced knowledge-base search index (see audit.kb.search)."""
+    from audit.kb.search import kb_index as _kb_index
 
     return _kb_index(workspace)

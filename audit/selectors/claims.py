@@ -76,7 +76,7 @@ def claim_events(*, claim: Claim) -> QuerySet[AuditEvent]:
 def claim_rows(*, workspace: Workspace) -> QuerySet[Claim]:
     """Return the workspace's claims for a list page (answer joined), newest answers first.
 
-    Filtering is the caller's: ``audit.filters.ClaimFilter`` (shared with the API).
+    Filtering is the caller's: ``audit.web.filters.ClaimFilter`` (shared with the API).
     """
     return (
         Claim.objects.filter(answer__workspace=workspace)
@@ -105,7 +105,7 @@ def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
     ``has_refuted`` / ``has_doubt`` (a claim is REFUTED / not SUPPORTED) and ``escalated`` (a claim
     was ever escalated) are EXISTS subqueries, so filtering and counting the list stays cheap at
     any size; the figures a row shows are added to the page's rows only (``answer_facts``).
-    Filtering is ``audit.filters.AnswerPageFilter``.
+    Filtering is ``audit.web.filters.AnswerPageFilter``.
     """
     from django.db.models import Exists, OuterRef
 

@@ -1,7 +1,7 @@
 """Claim-focused retrieval over a workspace's knowledge base (docs/SPEC_NOTES.md#evidence-and-retrieval).
 
 ``kb_retrieve`` is what ``POST /api/v1/retrieve`` serves: the same hybrid index the pipeline
-searches (``audit.kb_search.kb_index``), the same scoring (fused dense + BM25 score, numeric
+searches (``audit.kb.search.kb_index``), the same scoring (fused dense + BM25 score, numeric
 boost, ``MIN_SEARCH_RELEVANCE``) and the same freshness rule as the pipeline's freshness method
 (a passage is stale when its age in months exceeds the workspace's limit for the request's
 domain, else for the document's domain). Filters narrow the candidates before the top ``k``.
@@ -23,7 +23,7 @@ from audit.selectors import kb_index
 from audit.selectors.api import thresholds_for
 
 if TYPE_CHECKING:
-    from audit.kb_search import ChunkMeta
+    from audit.kb.search import ChunkMeta
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Label, 
 from audit.selectors import kb_index
 
 if TYPE_CHECKING:
-    from audit.kb_search import InProcessKnowledgeBase, PgKnowledgeBase
+    from audit.kb.search import InProcessKnowledgeBase, PgKnowledgeBase
 
     KbIndex = InProcessKnowledgeBase | PgKnowledgeBase
 from audit.services.deep_checks import DEFERRED, deep_check_queue
@@ -44,7 +44,7 @@ SNIPPET_CHARS = 1200
 
 
 def workspace_kb(workspace: Workspace) -> tuple[KnowledgeBase | None, KbIndex | None]:
-    """(the pipeline's KnowledgeBase or None, the workspace's kb_search knowledge base or None)."""
+    """(the pipeline's KnowledgeBase or None, the workspace's kb.search knowledge base or None)."""
     kb = kb_index(workspace)
     if kb is None or not len(kb):
         return None, kb

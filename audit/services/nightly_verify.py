@@ -25,7 +25,7 @@ from audit.selectors import kb_index
 from audit.services.web import web_verify_claim
 
 if TYPE_CHECKING:
-    from audit.kb_search import InProcessKnowledgeBase, PgKnowledgeBase
+    from audit.kb.search import InProcessKnowledgeBase, PgKnowledgeBase
     from audit.pipeline.embedding import Embedder
 
 logger = logging.getLogger(__name__)

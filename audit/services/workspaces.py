@@ -4,7 +4,7 @@ Every read and action is scoped to :func:`workspace_for_user`. A user's workspac
 their profile; a signed-in user without one is refused (:class:`NoWorkspace`, a 403 saying why),
 never put in a workspace by default. The Admin role does not widen it. A superuser
 works in another workspace only after an explicit switch (:func:`workspace_switch`, applied per
-request by ``audit.middleware`` for pages and ``X-Theoria-Workspace`` for the API).
+request by ``audit.security.middleware`` for pages and ``X-Theoria-Workspace`` for the API).
 """
 
 from __future__ import annotations

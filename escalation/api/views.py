@@ -20,9 +20,9 @@ from rest_framework.views import APIView
 
 from audit import roles
 from audit.errors import Missing
-from audit.filters import refuse_empty_values
 from audit.selectors.facade import claim_in_workspace, workspace_for_user
 from audit.services.events import Actor, AnyUser
+from audit.web.filters import refuse_empty_values
 from escalation import policy, selectors, services
 from escalation.models import ReviewCase
 

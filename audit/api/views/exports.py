@@ -22,7 +22,6 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from audit import exports
 from audit.api.permissions import CanRead
 from audit.api.serializers import (
     ClaimCardSerializer,
@@ -30,9 +29,10 @@ from audit.api.serializers import (
 from audit.api.views.common import EXPORT_BATCH, CleanRequestMixin, QueryInputSerializer, request_workspace
 from audit.api.views.records import with_escalations
 from audit.errors import InvalidInput
-from audit.filters import ClaimFilter
 from audit.models import Claim
 from audit.selectors import api as selectors
+from audit.web import exports
+from audit.web.filters import ClaimFilter
 
 # --- Exports ------------------------------------------------------------------------------------
 

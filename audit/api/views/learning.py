@@ -21,8 +21,6 @@ from audit.api.parsers import StrictJSONParser
 from audit.api.permissions import CanChangeSettings, CanRead
 from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
 from audit.api.views.exports import IgnoreFormatNegotiation
-from audit.exports import iter_jsonl
-from audit.filters import UtcDateTimeFilter
 from audit.models import CalibrationVersion, ReviewedExample
 from audit.models.choices import Label
 from audit.selectors.learning import (
@@ -33,6 +31,8 @@ from audit.selectors.learning import (
     reviewed_example_list,
 )
 from audit.services.calibration import calibration_activate, calibration_queue
+from audit.web.exports import iter_jsonl
+from audit.web.filters import UtcDateTimeFilter
 
 
 class ReviewedExampleFilter(django_filters.FilterSet):

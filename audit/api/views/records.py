@@ -28,10 +28,10 @@ from audit.api.serializers import (
     StrictInputSerializer,
 )
 from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
-from audit.filters import AnswerFilter, ClaimFilter, EvidenceFilter, RunFilter
 from audit.models import Answer, Claim, Evidence, VerificationRun
 from audit.selectors import api as selectors
 from audit.services.revision import answer_revision_decide
+from audit.web.filters import AnswerFilter, ClaimFilter, EvidenceFilter, RunFilter
 
 # --- Reads --------------------------------------------------------------------------------------
 

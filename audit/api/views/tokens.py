@@ -13,14 +13,14 @@ from rest_framework.response import Response
 
 from audit.api.parsers import StrictJSONParser
 from audit.api.throttles import TokenThrottle
-from audit.signin import locked_message, signin_succeeded, signin_wait
+from audit.security.signin import locked_message, signin_succeeded, signin_wait
 
 
 class TokenApi(ObtainAuthToken):
     """Exchange a username and password for the user's API token.
 
     Throttled per client address, and under the sign-in rules of the login pages
-    (``audit.signin``): too many wrong passwords for the account from this address, from this
+    (``audit.security.signin``): too many wrong passwords for the account from this address, from this
     address for any account, or for the account from anywhere (a short, growing delay) answer 429.
     """
 
@@ -35,7 +35,7 @@ class TokenApi(ObtainAuthToken):
             raise exceptions.Throttled(found[0], detail=locked_message(*found))
         serializer = self.get_serializer(data=request.data)
         if not serializer.is_valid():
-            # a wrong password is counted by the user_login_failed signal (audit.signin, axes)
+            # a wrong password is counted by the user_login_failed signal (audit.security.signin, axes)
             found = signin_wait(request, username) if getattr(request, "axes_locked_out", False) else None
             if found is not None:
                 raise exceptions.Throttled(found[0], detail=locked_message(*found))

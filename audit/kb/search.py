@@ -7,11 +7,11 @@ knowledge base was synced at, so ingestion and deletion in any process are seen 
 - :class:`InProcessKnowledgeBase` (SQLite, PostgreSQL without pgvector): the chunks live in memory in an
   ``audit.pipeline.index.HybridIndex`` (dense + BM25); a sync loads only the chunks added since
   and drops the deleted ones. Memory grows with the knowledge base (~1.4 GB at 100k chunks).
-- :class:`PgKnowledgeBase` (PostgreSQL with pgvector, ``audit.kb_pgvector``): search runs in SQL
+- :class:`PgKnowledgeBase` (PostgreSQL with pgvector, ``audit.kb.pgvector``): search runs in SQL
   and only the chunks a search returns are read; a sync re-counts the chunks. Memory does not
   grow with the knowledge base.
 
-The back end is chosen per database by :func:`audit.kb_pgvector.pgvector_ready`.
+The back end is chosen per database by :func:`audit.kb.pgvector.pgvector_ready`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from datetime import date
 import numpy as np
 
 from audit import constants
-from audit.kb_pgvector import PgVectorIndex, forget_backend_checks, pgvector_ready
+from audit.kb.pgvector import PgVectorIndex, forget_backend_checks, pgvector_ready
 from audit.models import Chunk, Workspace
 from audit.pipeline.index import HybridIndex, SearchIndex
 from audit.pipeline.retrieval import KnowledgeBase as RetrievalKnowledgeBase
