@@ -223,7 +223,8 @@ def test_it_refreshes_a_screenshot_of_every_page(admin_user_obj, workspace, tmp_
         "admin-settings",
     )
     assert names == sorted(
-        [f"{n}.png" for n in ("login", "answer-tooltip", *pages)] + [f"phone-{n}.png" for n in phone]
+        [f"{n}.png" for n in ("login", "answer-tooltip", "calibration", *pages)]
+        + [f"phone-{n}.png" for n in phone]
     )
     assert all(p.stat().st_size > 10_000 for p in tmp_path.glob("*.png"))
 
