@@ -109,6 +109,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # static files with DEBUG off (gunicorn): what collectstatic gathered under STATIC_ROOT, served
+    # gzip-compressed to a browser that accepts it (the .gz files STORAGES' backend writes beside each)
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -168,6 +171,14 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns at start when it is missing (before collectstatic)
+# collectstatic writes a gzip copy of every text file beside it (and a brotli one where the brotli
+# package is installed), which WhiteNoise serves: the Plotly bundle travels as 0.40 MB, not 1.19 MB
+# (issue 35). Not the manifest variant: pages would then fail to render until collectstatic has run.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
