@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from audit import constants
 from audit.models import Answer, Chunk, Claim, Evidence, VerificationRun, Workspace
-from audit.pipeline import audit_answer as pipeline_audit_answer
+from audit.pipeline.audit import audit_job as pipeline_audit_job
 from audit.pipeline.methods import LLM_METHODS
 from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Label, Passage
@@ -324,21 +324,13 @@ def audit_compute(job: AuditJob) -> AuditComputation:
         started, started_at = started - earlier, started_at - timedelta(seconds=earlier)
     thresholds = plan.thresholds
     kb, raw_kb = workspace_kb(job.workspace)
-    llm = setup.client if plan.llm_methods else None
-    deferred = llm is not None and (job.deep or thresholds.deep_checks) == "async"
+    verification = job.verification
+    deferred = verification.llm_methods is not None and (job.deep or thresholds.deep_checks) == "async"
     if deferred:
-        llm = None  # the LLM methods run in the deep check; claims are extracted offline
-    result = pipeline_audit_answer(
-        job.query,
-        job.answer_text,
-        job.contexts,
-        kb=kb,
-        reference=job.reference,
-        domain=job.domain,
-        thresholds=thresholds,
-        llm=llm,
-        methods=plan.methods,
-    )
+        verification = (
+            verification.offline()
+        )  # the LLM methods run in the deep check; claims are extracted offline
+    result = pipeline_audit_job(verification, kb=kb)
     if plan.profile:
         result.methods_not_run = {
             **result.methods_not_run,
@@ -350,16 +342,7 @@ def audit_compute(job: AuditJob) -> AuditComputation:
         }
     outcome = None
     if job.revise and plan.revise:
-        outcome = revision_run(
-            query=job.query,
-            answer_text=job.answer_text,
-            contexts=job.contexts,
-            initial=result,
-            kb=kb,
-            domain=job.domain,
-            thresholds=thresholds,
-            llm=llm,
-        )
+        outcome = revision_run(verification, initial=result, kb=kb)
     result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
     if deferred:
         result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
@@ -420,7 +403,7 @@ def audit_and_store(
     depth profile (docs/SPEC_NOTES.md#verification-depths-and-profiles; "" = the workspace's, if any).
     """
     job = audit_job_build(
-        workspace=workspace,
+        workspace,
         query=query,
         answer_text=answer_text,
         contexts=contexts,

@@ -17,16 +17,13 @@ from django.db import IntegrityError, transaction
 from audit import constants, hooks
 from audit.errors import Conflict, InvalidInput, TooLarge, Unavailable
 from audit.models import Answer, IdempotencyKey, Workspace
-from audit.pipeline.extraction import citation_anchors, extract_claims
+from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.llm.generation import generate
-from audit.pipeline.profiles import VerificationPlan, verification_plan
 from audit.pipeline.structured import canonical_text
 from audit.pipeline.types import Passage
-from audit.selectors.api import thresholds_for
 from audit.services.audit import audit_compute, audit_store
 from audit.services.events import event_record
 from audit.services.job import AuditJob, audit_job_build
-from audit.services.llm import LLMSetup, llm_setup_for
 from audit.services.modes import ModeDecision, WebEscalation, mode_resolve, web_escalation_of
 from audit.services.structured import structured_compute, structured_fields_check, structured_store
 from audit.services.web import web_verify_answer
@@ -116,33 +113,35 @@ def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
     return found
 
 
-def _draft(request: AuditRequest, plan: VerificationPlan, setup: LLMSetup) -> tuple[str, dict]:
-    """Return the answer to audit and how it was obtained: the one sent, else an LLM draft.
+def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict]:
+    """Return the job with the answer to audit and how it was obtained: the one sent, else an LLM draft.
 
     Without an answer and without a usable LLM (none configured, residency, budget) the request
     is refused naming ``answer``: Theoria does not invent answers offline for a front end.
-    ``plan`` and ``setup`` are the request's: the audit that follows uses the same plan and
-    client, so the draft's calls and tokens are stored on its run.
+    The draft uses the job's plan and client: the audit that follows uses the same, so the
+    draft's calls and tokens are stored on its run. ``request`` is read, never changed: a drafted
+    answer's contexts (with the citation keys the draft gave them) are the returned job's.
     """
     if request.answer_json is not None:
-        return canonical_text(request.answer_json), {}
+        return job.with_answer(canonical_text(request.answer_json)), {}
     if request.answer is not None:
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
-        return request.answer, {}
+        return job.with_answer(request.answer), {}
+    setup = job.llm_setup
     if setup.client is None:
         raise Unavailable("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
     passages = [
         Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
         for c in request.contexts
     ]
-    draft = generate(setup.client, request.query, passages, plan.generation_mode)
+    draft = generate(setup.client, request.query, passages, job.plan.generation_mode)
     keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
-    request.contexts = [
+    contexts = [
         {**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in request.contexts
     ]
     accounting = setup.client.accounting.run_fields()
-    return draft.text, {
+    return job.with_answer(draft.text, contexts), {
         "method": draft.method,
         "fallback": draft.fallback,
         "generation_mode": draft.mode,
@@ -165,7 +164,7 @@ def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict) -> A
         mode=constants.MODE_NORMAL,
         domain=job.domain,
         reference=job.reference or "",
-        contexts=job.contexts,
+        contexts=list(job.contexts),
         answer_json=job.answer_json,
     )
     answer.full_clean()
@@ -185,16 +184,19 @@ def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict) -> A
     return answer
 
 
-def _claims_cap(job: AuditJob) -> None:
-    """Refuse (413) an answer with more claims than the workspace audits, before any verification."""
+def _claims_cap(job: AuditJob) -> AuditJob:
+    """Refuse (413) an answer with more claims than the workspace audits, before any verification;
+    return the job with the claims it counted (the audit uses them: they are extracted once)."""
+    job = job.with_claims()
     limit = job.thresholds.max_claims_per_answer
-    found = len(extract_claims(job.answer_text, job.query))
+    found = len(job.verification.claims or ())
     if found > limit:
         raise TooLarge(
             "answer",
             f"has {found} claims; this workspace audits at most {limit} claims per answer "
             f"(threshold max_claims_per_answer). Split the answer or raise the threshold.",
         )
+    return job
 
 
 @dataclass(frozen=True)
@@ -344,17 +346,18 @@ def audit_submit(
         domain=request.domain,
     )
     normal = decision.mode == constants.MODE_NORMAL
-    thresholds = thresholds_for(workspace, domain=request.domain)
-    plan = verification_plan(thresholds, request.verification_profile, request.generation_mode)
-    if (request.answer is None and request.answer_json is None) or not normal:
-        setup = llm_setup_for(workspace=workspace)  # one client (and time budget) for the request
-    else:
-        setup = LLMSetup(None, "a Normal answer is recorded, not verified")
-    text, drafted = _draft(request, plan, setup)
-    settings = {"thresholds": thresholds, "plan": plan, "llm_setup": setup}  # read once above
-    job = audit_job_build(
-        workspace=workspace, user=user, answer_text=text, revise=True, **settings, **request.job_fields()
+    verifies_or_drafts = (request.answer is None and request.answer_json is None) or not normal
+    job = audit_job_build(  # one client (and time budget) for the request: draft, audit, revision
+        workspace,
+        user=user,
+        answer_text="",
+        revise=True,
+        profile=request.verification_profile,
+        generation_mode=request.generation_mode,
+        offline="" if verifies_or_drafts else "a Normal answer is recorded, not verified",
+        **request.job_fields(),
     )
+    job, drafted = _draft(request, job)
     closing = _Closing(decision=decision, key=idempotency_key, fingerprint=fingerprint, drafted=drafted)
     try:
         web: dict = {}
@@ -363,7 +366,7 @@ def audit_submit(
                 answer = _record_normal(job, decision=decision, drafted=drafted)
                 _key_store(job, closing, answer, web)
         else:
-            _claims_cap(job)
+            job = _claims_cap(job)
             answer, web = _verify_and_intake(job, closing)
     except IntegrityError:
         # A concurrent request with the same key committed first: answer as a retry would.

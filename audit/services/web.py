@@ -42,6 +42,7 @@ from django.utils import timezone
 from audit import constants
 from audit.models import Answer, Claim, Evidence, VerificationRun, Workspace
 from audit.models.choices import SourceType
+from audit.pipeline.job import VerificationJob, job_context
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 from audit.pipeline.web import (
@@ -54,8 +55,8 @@ from audit.pipeline.web import (
     urls_in,
 )
 from audit.pipeline.web.fetch import host_allowed
-from audit.selectors.api import thresholds_for
 from audit.services.events import event_record
+from audit.services.job import audit_job_build, audit_job_for_answer
 from audit.services.labels import claim_machine_relabel
 from audit.services.modes import web_escalation_reasons
 from audit.services.revision import revision_record, revision_run
@@ -67,6 +68,7 @@ SOURCE = "audit_web"  # actor label of the machine changes this flow makes
 METHOD_NAME = "web_verification"  # listed among a claim card's verification methods
 WEB_DONE, WEB_FAILED, WEB_SKIPPED = "done", "failed", "skipped"
 WARNING_WEB_FAILED = "WEB_VERIFICATION_FAILED"  # run warning code when every web call failed
+OFFLINE = "the web step verifies with the offline methods"  # its job sets up no LLM client
 
 
 @dataclass
@@ -228,15 +230,14 @@ def _lookup(
 
 
 def _verdicts_with_web_evidence(
-    items: list[tuple[ClaimDraft, list[EvidenceHit]]], *, thresholds, domain: str = "", query: str = ""
+    items: list[tuple[ClaimDraft, list[EvidenceHit]]], job: VerificationJob
 ) -> list[ClaimVerdict]:
     """Run the pipeline's methods, the same ones Audit-Local ran, on claims with web evidence."""
     from audit.pipeline.audit import run_methods
     from audit.pipeline.embedding import get_embedder
-    from audit.pipeline.methods import OFFLINE_METHODS, verify_context
+    from audit.pipeline.methods import OFFLINE_METHODS
 
-    ctx = verify_context(thresholds, domain=domain, query=query, embed=get_embedder().encode)
-    return run_methods(items, ctx, OFFLINE_METHODS)
+    return run_methods(items, job_context(job, embed=get_embedder().encode), OFFLINE_METHODS)
 
 
 def web_verify_answer(
@@ -254,10 +255,11 @@ def web_verify_answer(
     Network calls happen before any row is written; the writes share one savepoint.
     """
     workspace = answer.workspace
-    thresholds = thresholds_for(workspace, domain=answer.domain)  # the strictness the audit had
+    # the strictness the audit had (the answer's domain); the web step's methods and revision run offline
+    job = audit_job_for_answer(answer, user=actor, offline=OFFLINE).verification
     claims = list(answer.claims.prefetch_related("evidence"))
     if reasons is None:
-        reasons = web_escalation_reasons(claims, thresholds).reasons
+        reasons = web_escalation_reasons(claims, job.thresholds).reasons
     result = WebVerificationResult(answer=answer, reasons=dict(reasons))
     weak = sorted((c for c in claims if c.claim_id in reasons), key=lambda c: (c.confidence, c.span_start))
     weak = weak[: constants.WEB_MAX_CLAIMS_PER_ANSWER]
@@ -280,7 +282,7 @@ def web_verify_answer(
     try:
         # the methods and the revision loop run before the transaction; it only writes their results
         run = run or answer.runs.order_by("-started_at", "-id").first()
-        computed = _compute(result, found, run=run, thresholds=thresholds)
+        computed = _compute(result, found, run=run, job=job)
         with transaction.atomic():
             _store(result, computed, run=run, actor=actor)
     except Exception as exc:  # storing must never break the audit: the local result stands
@@ -310,7 +312,7 @@ class _WebComputation:
     revision: object = None  # the revision outcome with the web documents in the pool, or None
 
 
-def _compute(result: WebVerificationResult, found, *, run, thresholds) -> _WebComputation:
+def _compute(result: WebVerificationResult, found, *, run, job: VerificationJob) -> _WebComputation:
     """Verify the claims with their web evidence and revise the answer (embedding, judges): reads only."""
     answer = result.answer
     with_docs = [(claim, docs) for claim, docs in found if docs]
@@ -322,19 +324,11 @@ def _compute(result: WebVerificationResult, found, *, run, thresholds) -> _WebCo
                 EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs
             ]
             items.append((_draft_of(claim), hits))
-        verdicts = _verdicts_with_web_evidence(
-            items, thresholds=thresholds, domain=answer.domain or "", query=answer.query or ""
-        )
+        verdicts = _verdicts_with_web_evidence(items, job)
     computed = _WebComputation(found=found, with_docs=with_docs, verdicts=verdicts)
     if with_docs and run is not None:  # without web evidence the Audit-Local revision stands
         computed.revision = revision_run(
-            query=answer.query,
-            answer_text=answer.original_text or answer.text,
-            contexts=_evidence_pool(answer, adding=with_docs),
-            initial=None,
-            domain=answer.domain or "",
-            thresholds=thresholds,
-            given=len(answer.contexts or []),
+            job.with_passages(_evidence_pool(answer, adding=with_docs)), given=len(answer.contexts or [])
         )
     return computed
 
@@ -588,11 +582,15 @@ def _update_run_and_answer(result: WebVerificationResult, run: VerificationRun |
     run.save(update_fields=["mode", "methods", "warnings", "revision_history"])
 
 
-def web_verify_claim(*, workspace: Workspace, claim: ClaimDraft) -> ClaimVerdict | None:
+def web_verify_claim(
+    *, workspace: Workspace, claim: ClaimDraft, job: VerificationJob | None = None
+) -> ClaimVerdict | None:
     """Verify one claim against web evidence only (the nightly batch's web check).
 
-    Returns None when nothing was found or the workspace forbids external calls; calls are
-    recorded without an answer. Nothing else is stored: the caller stores the verdict.
+    ``job`` is the verification job of the claim's answer (the nightly run's, at its domain's
+    strictness); without one the workspace's plain job is built. Returns None when nothing was
+    found or the workspace forbids external calls; calls are recorded without an answer. Nothing
+    else is stored: the caller stores the verdict.
     """
     client = WebCallClient(workspace=workspace)
     urls = _allowed_urls(urls_in(claim.text), workspace.web_allowed_domains or ())
@@ -603,4 +601,6 @@ def web_verify_claim(*, workspace: Workspace, claim: ClaimDraft) -> ClaimVerdict
     if not docs:
         return None
     hits = [EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs]
-    return _verdicts_with_web_evidence([(claim, hits)], thresholds=thresholds_for(workspace))[0]
+    if job is None:
+        job = audit_job_build(workspace, query="", answer_text="", offline=OFFLINE).verification
+    return _verdicts_with_web_evidence([(claim, hits)], job)[0]
