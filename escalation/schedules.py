@@ -10,3 +10,8 @@ SCHEDULES: list[dict] = [
         "minutes": 1,
     },
 ]
+
+
+def declared() -> list[dict]:
+    """The escalation domain's recurring jobs (registered with ``audit.hooks.register_schedules``)."""
+    return list(SCHEDULES)
