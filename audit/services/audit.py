@@ -58,7 +58,7 @@ def _sha256(text: str) -> str:
     return "sha256:" + hashlib.sha256((text or "").encode("utf-8")).hexdigest()
 
 
-def _evidence_row(claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict, now) -> Evidence:
+def _evidence_row(claim: Claim | None, rank: int, hit: EvidenceHit, kb_meta: dict, now) -> Evidence:
     p = hit.passage
     meta = kb_meta.get(p.id)
     sensitive = bool(meta and meta.sensitive)
@@ -176,19 +176,28 @@ def _claims_store(
         claim.full_clean(exclude=["answer"])
     Claim.objects.bulk_create(claims)
     saved = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
+    rows = evidence_rows_of(result, kb_meta, now)
+    for claim_id, evidence in rows.items():
+        for row in evidence:
+            row.claim = saved[claim_id]
+    Evidence.objects.bulk_create([row for evidence in rows.values() for row in evidence])
+    return saved
+
+
+def evidence_rows_of(result: AuditResult, kb_meta: dict | None, now=None) -> dict[str, list[Evidence]]:
+    """The evidence rows each claim of ``result`` gets when it is stored, by claim id, in rank order
+    (unsaved, their claim not set; only knowledge-base chunks that still exist are linked). The web
+    step of a request reads them before the answer is stored."""
+    now = now or timezone.now()
     chunk_pks = [m.chunk_pk for m in (kb_meta or {}).values()]
     valid_chunks = (
         set(Chunk.objects.filter(pk__in=chunk_pks).values_list("pk", flat=True)) if kb_meta else set()
     )
     meta = {k: m for k, m in (kb_meta or {}).items() if m.chunk_pk in valid_chunks}
-    Evidence.objects.bulk_create(
-        [
-            _evidence_row(saved[v.claim.claim_id], rank, hit, meta, now)
-            for v in result.claims
-            for rank, hit in enumerate(v.evidence)
-        ]
-    )
-    return saved
+    return {
+        v.claim.claim_id: [_evidence_row(None, rank, hit, meta, now) for rank, hit in enumerate(v.evidence)]
+        for v in result.claims
+    }
 
 
 def _run_row(

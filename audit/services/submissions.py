@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from django.db import IntegrityError, transaction
 
@@ -26,7 +26,7 @@ from audit.services.events import event_record
 from audit.services.job import AuditJob, audit_job_build
 from audit.services.modes import ModeDecision, WebEscalation, mode_resolve, web_escalation_of
 from audit.services.structured import structured_compute, structured_fields_check, structured_store
-from audit.services.web import web_verify_answer
+from audit.services.web import web_compute, web_store
 
 
 @dataclass
@@ -208,6 +208,7 @@ class _Closing:
     key: str
     fingerprint: str
     drafted: dict
+    on_stored: Callable[[Answer], None] | None = None  # the caller's rows, in the same transaction
 
 
 def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
@@ -225,6 +226,8 @@ def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
     )
     hooks.answer_intake(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
     _key_store(job, closing, answer, web)
+    if closing.on_stored is not None:
+        closing.on_stored(answer)
 
 
 def _key_store(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
@@ -262,12 +265,13 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when docs/SPEC_NOTES.md#escalation-to-audit-web says
     so and the workspace allows external calls, then intake of what needs people (docs/SPEC_NOTES.md#human-escalation).
 
-    Compute first, write after: the pipeline and the revision loop run outside any transaction
+    Compute first, write once: the pipeline and the revision loop run outside any transaction
     (``audit_compute``, ``structured_compute``), and the Audit-Web rule is applied to what they
-    decided. Without a web call the answer, its claims, events, cases and the idempotency key are
-    then written in one short transaction. When the web must be consulted, its calls run between
-    two short transactions (the web step reads and writes the stored answer's rows), and a
-    failure after the first one deletes the answer again, so a failed request stores nothing.
+    decided. When the web must be consulted, its calls, methods and revision run next, still
+    outside any transaction (``web_compute``, on the audit's result and the evidence rows it will
+    store). The answer, its claims, the web step's rows, events, cases and the idempotency key are
+    then written in one short transaction, so a failed request stores nothing and nothing is stored
+    to be deleted.
 
     The returned ``web`` block says what the web step did: ``status`` is ``done`` (the web was
     consulted), ``failed`` (every web call was refused or failed, e.g. DNS failures or timeouts:
@@ -289,38 +293,37 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict]:
         verdicts = computed.result.claims
     escalation = web_escalation_of(verdicts, job.thresholds)
     web = _web_block(job, closing.decision, escalation, structured=structured)
+    web_pass = None
+    if web and "status" not in web:  # the web must be consulted: its calls and methods run now
+        web_pass = web_compute(
+            job=job, result=computed.result, kb_meta=computed.kb_meta, reasons=escalation.reasons
+        )
     with transaction.atomic():
         if structured:
             answer = structured_store(computed_fields, job)
         else:
             answer = audit_store(computed, job, mode=constants.MODE_AUDIT_LOCAL)
-        if "status" in web or not web:  # nothing leaves the system: everything in this one transaction
-            _close(job, closing, answer, web)
-            return answer, web
-    try:
-        outcome = web_verify_answer(
-            answer=answer, actor=job.user, reasons=escalation.reasons
-        )  # network first
-        answer = outcome.answer
-        web.update(
-            status=f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status,
-            calls=outcome.calls,
-            verified=outcome.verified,
-            evidence_added=outcome.evidence_added,
-            failures=outcome.failures,
-        )
-        with transaction.atomic():
-            _close(job, closing, answer, web)
-    except BaseException:
-        # the web step reads the stored answer and logs its calls against it, so the local
-        # result was committed first: a failed request must still store nothing
-        Answer.objects.filter(pk=answer.pk).delete()
-        raise
+        if web_pass is not None:
+            outcome = web_store(web_pass, answer=answer, actor=job.user)
+            web.update(
+                status=f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status,
+                calls=outcome.calls,
+                verified=outcome.verified,
+                evidence_added=outcome.evidence_added,
+                failures=outcome.failures,
+            )
+        _close(job, closing, answer, web)
     return answer, web
 
 
 def audit_submit(
-    *, workspace: Workspace, user, request: AuditRequest, idempotency_key: str = "", fingerprint: str = ""
+    *,
+    workspace: Workspace,
+    user,
+    request: AuditRequest,
+    idempotency_key: str = "",
+    fingerprint: str = "",
+    on_stored: Callable[[Answer], None] | None = None,
 ) -> Submission:
     """Run one audit request; a retried idempotency key returns the first answer unchanged.
 
@@ -328,7 +331,8 @@ def audit_submit(
     Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
     any transaction; the rows are then written in one short transaction (see ``_verify_and_intake``), so
     other requests are never kept waiting behind a long audit, a failure stores nothing and the
-    key is stored with the answer.
+    key is stored with the answer. ``on_stored(answer)`` writes the caller's own rows in that
+    transaction ("Audit now" links the two answers there); what it raises stores nothing.
     """
     if idempotency_key:
         if len(idempotency_key) > 255:
@@ -358,13 +362,17 @@ def audit_submit(
         **request.job_fields(),
     )
     job, drafted = _draft(request, job)
-    closing = _Closing(decision=decision, key=idempotency_key, fingerprint=fingerprint, drafted=drafted)
+    closing = _Closing(
+        decision=decision, key=idempotency_key, fingerprint=fingerprint, drafted=drafted, on_stored=on_stored
+    )
     try:
         web: dict = {}
         if normal:
             with transaction.atomic():
                 answer = _record_normal(job, decision=decision, drafted=drafted)
                 _key_store(job, closing, answer, web)
+                if on_stored is not None:
+                    on_stored(answer)
         else:
             job = _claims_cap(job)
             answer, web = _verify_and_intake(job, closing)

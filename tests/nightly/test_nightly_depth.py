@@ -8,6 +8,7 @@ import pytest
 from audit import constants
 from audit.models import NightlyItem
 from audit.services.nightly import nightly_audit_run
+from tests.factories import in_regulated_domain
 from tests.nightly.test_nightly import DAY, seeded_day  # noqa: F401 — the fixture
 
 pytestmark = pytest.mark.slow  # loads the embedding model
@@ -61,11 +62,8 @@ def test_a_regulated_answers_claims_are_rechecked_at_the_strictness_their_audit_
     in a regulated domain), at the run's depth, as the web step and the deep check do."""
     from audit.services import nightly_verify
 
-    workspace, answer = seeded_day["workspace"], seeded_day["answer"]
-    workspace.regulated_domains = ["compliance"]
-    workspace.save(update_fields=["regulated_domains"])
-    answer.domain = "compliance"
-    answer.save(update_fields=["domain"])
+    workspace = seeded_day["workspace"]
+    in_regulated_domain(seeded_day["answer"])
     seen = []
     real = nightly_verify.verify_batch
     monkeypatch.setattr(

@@ -12,6 +12,7 @@ from audit.pipeline.types import ClaimDraft
 from audit.pipeline.web import WebProvider, build_providers
 from audit.services.web import web_verify_answer, web_verify_claim
 from audit.services.web_client import web_cache_purge
+from tests.factories import in_regulated_domain
 
 from .conftest import (
     ARXIV_PATH,
@@ -468,11 +469,7 @@ def test_its_web_step_judges_a_regulated_answer_at_the_strictness_its_audit_had(
     re-verifies at that point too, not at the workspace's plain one (the same claim, the same cut)."""
     from audit.services import web as web_service
 
-    web_workspace.regulated_domains = ["compliance"]
-    web_workspace.save(update_fields=["regulated_domains"])
-    answer = make_answer(web_workspace)
-    answer.domain = "compliance"
-    answer.save(update_fields=["domain"])
+    answer = in_regulated_domain(make_answer(web_workspace))
     seen = []
     real = web_service.web_escalation_reasons
     monkeypatch.setattr(
