@@ -91,14 +91,7 @@ def _passage(evidence, contexts: dict) -> Passage:
 
 
 def _rebuilt(claim: Claim, contexts: dict) -> tuple[ClaimDraft, list[EvidenceHit], dict[str, MethodResult]]:
-    draft = ClaimDraft(
-        claim_id=claim.claim_id,
-        text=claim.text,
-        span=(claim.span_start, claim.span_end),
-        type=claim.claim_type,
-        importance=claim.importance,
-        citations=tuple(claim.anchors or ()),
-    )
+    draft = claim.draft()
     hits = [
         EvidenceHit(
             passage=_passage(e, contexts),

@@ -132,14 +132,7 @@ class _ClaimView:
             text=claim.text,
             confidence=claim.confidence,
             span_start=claim.span_start,
-            draft=ClaimDraft(
-                claim_id=claim.claim_id,
-                text=claim.text,
-                span=(claim.span_start, claim.span_end),
-                type=claim.claim_type,
-                importance=claim.importance,
-                citations=tuple(str(a) for a in claim.anchors or ()),
-            ),
+            draft=claim.draft(),
             evidence=list(claim.evidence.all()),
             row=claim,
         )
