@@ -32,6 +32,15 @@ Questions (receivers answer audit's pages and API):
 - ``correction_backlog(workspace, moments)`` → the open knowledge-base corrections at each moment
   (the dashboard's backlog metric), or None.
 
+Places and jobs (the apps name their own pages and recurring jobs, so audit holds no string of theirs):
+
+- ``review_queue_url(params)`` → the URL of the review-case queue filtered by ``params`` (the
+  dashboard's drill-down links), or "" when no app registered one.
+- ``kb_corrections_url(staff, open_only)`` → the URL of the knowledge-base corrections (the admin
+  list for staff, the API otherwise), or "".
+- ``schedules()`` → the recurring jobs the apps declare (``setup_schedules`` installs them beside
+  audit's own).
+
 Admin (the apps add to audit's pages): ``register_workspace_admin_inline(inline)`` adds an inline
 to the workspace admin page (escalation: the business calendar, the notification targets).
 """
@@ -74,6 +83,9 @@ _user_work = Hook("user_work")
 _queue_summary = Hook("queue_summary")
 _correction_backlog = Hook("correction_backlog")
 _workspace_admin_inlines = Hook("workspace_admin_inlines")
+_review_queue_url = Hook("review_queue_url")
+_kb_corrections_url = Hook("kb_corrections_url")
+_schedules = Hook("schedules")
 
 register_answer_intake = _answer_intake.register
 register_documents_flagged = _documents_flagged.register
@@ -87,6 +99,9 @@ register_user_work = _user_work.register
 register_queue_summary = _queue_summary.register
 register_correction_backlog = _correction_backlog.register
 register_workspace_admin_inline = _workspace_admin_inlines.register
+register_review_queue_url = _review_queue_url.register
+register_kb_corrections_url = _kb_corrections_url.register
+register_schedules = _schedules.register
 
 
 def answer_intake(*, answer, actor=None) -> list:
@@ -180,3 +195,18 @@ def correction_backlog(*, workspace, moments: list) -> list[int] | None:
 def workspace_admin_inlines() -> list:
     """The admin inlines the apps added to the workspace page, in the order they registered."""
     return list(_workspace_admin_inlines.receivers)
+
+
+def review_queue_url(**params) -> str:
+    """The review-case queue's URL filtered by ``params`` (the first receiver's; "" when none)."""
+    return _first(_review_queue_url.call(params=params)) or ""
+
+
+def kb_corrections_url(*, staff: bool, open_only: bool = False) -> str:
+    """The knowledge-base corrections' URL (the first receiver's; "" when none)."""
+    return _first(_kb_corrections_url.call(staff=staff, open_only=open_only)) or ""
+
+
+def schedules() -> list[dict]:
+    """The recurring jobs the apps declare (every receiver's, in the order they registered)."""
+    return [entry for declared in _schedules.call() for entry in declared]

@@ -8,10 +8,11 @@ class EscalationConfig(AppConfig):
 
     def ready(self) -> None:
         """Register with audit's hooks: intake of answers and flagged documents, reviewer-agreement
-        alerts, the claim reads, the pages' review figures, and what retention keeps."""
+        alerts, the claim reads, the pages' review figures, what retention keeps, the URLs of its pages
+        and its recurring jobs."""
         from audit import hooks
 
-        from . import notifications, reporting, selectors, services
+        from . import links, notifications, reporting, schedules, selectors, services
 
         hooks.register_answer_intake(services.cases_open_for_answer)
         hooks.register_documents_flagged(services.curation_items_open_for_documents)
@@ -24,3 +25,6 @@ class EscalationConfig(AppConfig):
         hooks.register_user_work(reporting.my_work)
         hooks.register_queue_summary(reporting.dashboard_summary)
         hooks.register_correction_backlog(reporting.correction_backlog)
+        hooks.register_review_queue_url(links.review_queue_url)
+        hooks.register_kb_corrections_url(links.kb_corrections_url)
+        hooks.register_schedules(schedules.declared)

@@ -12,3 +12,8 @@ SCHEDULES: list[dict[str, Any]] = [
         "minutes": 1,
     },
 ]
+
+
+def declared() -> list[dict[str, Any]]:
+    """The escalation domain's recurring jobs (registered with ``audit.hooks.register_schedules``)."""
+    return list(SCHEDULES)

@@ -171,3 +171,13 @@ class ReviewCaseFactory(factory.Factory):
     @classmethod
     def _build(cls, model_class, *args, **kwargs):
         raise TypeError("a review case exists only once opened: use ReviewCaseFactory() (create)")
+
+
+def in_regulated_domain(answer, domain: str = "compliance"):
+    """Put ``answer`` in ``domain`` and make that domain one of its workspace's regulated ones."""
+    workspace = answer.workspace
+    workspace.regulated_domains = [domain]
+    workspace.save(update_fields=["regulated_domains"])
+    answer.domain = domain
+    answer.save(update_fields=["domain"])
+    return answer

@@ -12,6 +12,8 @@ import numpy as np
 
 from audit.constants import AUDIT_SCORE_THRESHOLD, REFUTED_THRESHOLD
 from audit.evaluation.bench_data import claim_evidence_texts
+from audit.pipeline.calibration_fit import balanced_accuracy
+from audit.pipeline.calibration_fit import expected_calibration_error as expected_calibration_error
 from audit.pipeline.scoring import decide_labels
 from audit.pipeline.text import content_words
 
@@ -41,14 +43,6 @@ def macro_f1(gold: list[str], pred: list[str]) -> float:
     return float(np.mean(f1s)) if f1s else 0.0
 
 
-def balanced_accuracy(gold: list[str], pred: list[str]) -> float:
-    recalls = []
-    for c in sorted(set(gold)):
-        idx = [i for i, g in enumerate(gold) if g == c]
-        recalls.append(sum(1 for i in idx if pred[i] == c) / len(idx))
-    return float(np.mean(recalls)) if recalls else 0.0
-
-
 def auroc(y: list[int], score: list[float]) -> float:
     """Area under the ROC curve (ties count half)."""
     pos = [s for s, t in zip(score, y) if t]
@@ -68,22 +62,6 @@ def auroc(y: list[int], score: list[float]) -> float:
         i = j + 1
     yy = np.asarray(y, dtype=bool)
     return float((ranks[yy].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
-
-
-def expected_calibration_error(y: list[int], p, bins: int = 10) -> float:
-    """ECE of probabilities ``p`` of the positive class: the mean |frequency - confidence| over
-    equal-width bins, weighted by the share of rows in each bin."""
-    p = np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
-    yy = np.asarray(y, dtype=np.float64)
-    if not len(p):
-        return float("nan")
-    which = np.minimum((p * bins).astype(int), bins - 1)
-    total = 0.0
-    for b in range(bins):
-        m = which == b
-        if m.any():
-            total += m.sum() / len(p) * abs(yy[m].mean() - p[m].mean())
-    return float(total)
 
 
 def two_class(labels: list[str]) -> list[str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from audit.evaluation.bench_data import BadLine, claim_evidence_texts, group_key, read_jsonl
+from audit.evaluation.progress import text_bar
 
 CLAIM_FIELDS = ("id", "claim", "evidence")
 ANSWER_FIELDS = ("id", "answer", "contexts")
@@ -40,19 +41,6 @@ def claim_evidence(rec: dict) -> list[dict]:
         for i, e in enumerate(rec.get("evidence") or [])
         if (e.get("text") if isinstance(e, dict) else e)
     ]
-
-
-def text_bar(total: int, desc: str, stream=None):
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total,
-        desc=desc,
-        unit="claim" if "claim" in desc else "answer",
-        file=stream or sys.stderr,
-        dynamic_ncols=True,
-        mininterval=0.5,
-    )
 
 
 def _read(path: str, required: tuple[str, ...], err) -> tuple[list[tuple[int, dict]], int]:

@@ -92,7 +92,7 @@ def suite_scores(judge, *, rows: list[dict] | None = None, progress=None, llm=No
 
 def run_contrast(judges: list[str], *, out, err, path: Path = SUITE_PATH, llm=None) -> dict[str, dict]:
     """Verify the suite with each judge; print one table; return {judge: {family: scores}}."""
-    from audit.evaluation.cli import text_bar
+    from audit.evaluation.progress import text_bar
 
     rows = load_suite(path)
     results: dict[str, dict] = {}

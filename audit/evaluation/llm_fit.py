@@ -211,7 +211,7 @@ def evidence_texts(verdict) -> list[str]:
 def read_with_llm(client, rows: list[FitRow], *, max_calls: int, path: Path, err=None) -> dict:
     """Give each row its LLM reading (from the cache, or asked now in audit-sized batches, appended to
     the cache as it comes); stop asking once ``max_calls`` calls were made. Returns the counts."""
-    from audit.evaluation.cli import text_bar
+    from audit.evaluation.progress import text_bar
     from audit.pipeline.llm.judge import judge_claims
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -318,7 +318,8 @@ def sample(records: list[dict], every: int | None, max_claims: int | None) -> li
 def offline_rows(records: list[dict], thresholds, err=None) -> list[FitRow]:
     """The workspace's offline verdict of every sampled claim (no LLM)."""
     from audit.evaluation.bench_data import group_key
-    from audit.evaluation.cli import claim_evidence, text_bar
+    from audit.evaluation.cli import claim_evidence
+    from audit.evaluation.progress import text_bar
     from audit.pipeline.audit import verify_claims
 
     bar = text_bar(len(records), "fit: the offline judge reads the claims", err or sys.stderr)

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from audit.constants import CROSS_ENCODER_PATH, Thresholds
-from audit.evaluation.calibration_fit import figures
-from audit.evaluation.cli import claim_evidence, text_bar
+from audit.evaluation.cli import claim_evidence
+from audit.evaluation.progress import text_bar
+from audit.pipeline.calibration_fit import figures
 
 
 def available_judges(llm=None) -> list[str]:

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from audit import constants
 from audit.pipeline.text import fold
+from audit.pipeline.types import ClaimDraft
 
 from .choices import ClaimType, Importance, Label, Mode, RevisionStatus, SourceType, Verdict
 from .kb import Chunk
@@ -223,6 +224,17 @@ class Claim(SearchFolded):
 
     def __str__(self) -> str:
         return f"{self.answer.public_id}/{self.claim_id}" if self.answer_id else self.claim_id
+
+    def draft(self) -> ClaimDraft:
+        """The pipeline's claim behind this row (re-verification: the deep check, the web step)."""
+        return ClaimDraft(
+            claim_id=self.claim_id,
+            text=self.text,
+            span=(self.span_start, self.span_end),
+            type=self.claim_type,
+            importance=self.importance,
+            citations=tuple(str(a) for a in self.anchors or ()),
+        )
 
 
 class Evidence(models.Model):

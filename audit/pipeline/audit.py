@@ -18,6 +18,7 @@ import numpy as np
 from audit.constants import Thresholds
 from audit.pipeline import scoring
 from audit.pipeline.extraction import clean_sentence, is_assertion, split_sentences
+from audit.pipeline.job import VerificationJob
 from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
 from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, VerifyContext, verify_context
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
@@ -29,6 +30,9 @@ NOT_RUN_OFFLINE = {"selfcheck": "SelfCheck sampling needs an LLM; not run in off
 
 
 def resolve_thresholds(thresholds) -> Thresholds:
+    """The pure-function API's thresholds: a ``Thresholds``, a workspace override dict, or None for
+    the seed values (commands, tests and evaluation calling ``audit_answer`` without a workspace;
+    the verification paths pass a ``VerificationJob`` whose thresholds the service read)."""
     if thresholds is None:
         return Thresholds()
     if isinstance(thresholds, Thresholds):
@@ -123,6 +127,37 @@ def verify_claim(
     )[0]
 
 
+def audit_job(
+    job: VerificationJob,
+    *,
+    kb: KnowledgeBase | tuple | None = None,
+    now: datetime | None = None,
+    embed=None,
+    overrides: dict | None = None,
+    encode_tokens=None,
+    reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None,
+) -> AuditResult:
+    """Audit the job's answer (:func:`audit_answer` with the job's query, text, passages, domain,
+    reference, the plan's thresholds and methods, and the client of its LLM methods)."""
+    return audit_answer(
+        job.query,
+        job.answer_text,
+        list(job.passages),
+        kb=kb,
+        reference=job.reference,
+        domain=job.domain,
+        thresholds=job.plan.thresholds,
+        now=now,
+        embed=embed,
+        methods=job.plan.methods,
+        llm=job.llm_methods,
+        overrides=overrides,
+        encode_tokens=encode_tokens,
+        reuse=reuse,
+        claims=None if job.claims is None else list(job.claims),
+    )
+
+
 # long: the pipeline's stages in order, sharing the embedder, the index and the context
 def audit_answer(
     query: str,
@@ -140,6 +175,7 @@ def audit_answer(
     overrides: dict | None = None,
     encode_tokens=None,
     reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None,
+    claims: list[ClaimDraft] | None = None,
 ) -> AuditResult:
     """Audit ``answer`` to ``query`` against the request ``contexts`` and the workspace ``kb``.
 
@@ -150,6 +186,8 @@ def audit_answer(
     returns {id: Passage}. ``thresholds`` is a ``Thresholds`` or a workspace override dict.
     ``reuse(claim)`` returns a verdict already reached for that claim on the same evidence (the
     revision loop: a claim whose words it did not change), which the claim keeps, or None.
+    ``claims`` are the offline extractor's claims of ``answer`` when the caller already extracted
+    them (a job's ``claims``): they are not extracted again.
     """
     started = time.perf_counter()
     t = resolve_thresholds(thresholds)
@@ -159,7 +197,8 @@ def audit_answer(
     if isinstance(kb, tuple):
         kb = KnowledgeBase(*kb)
     passages = as_passages(contexts)
-    extraction = llm_extract_claims(llm, answer or "", query or "")  # offline extractor without a usable LLM
+    # offline extractor without a usable LLM (``claims``, when given, are its result)
+    extraction = llm_extract_claims(llm, answer or "", query or "", offline_claims=claims)
     claims = extraction.claims
     texts = [c.text for c in claims]
     # claims and the query only: embedding the whole answer in the same batch would pad every

@@ -1,7 +1,7 @@
 """A workspace's calibration of its entailment judge, learned from its reviewers (plain Python).
 
 A ``Calibration`` holds what ``manage.py calibrate`` refitted on the workspace's reviewed examples
-(``audit/evaluation/calibration_fit.py``):
+(``audit/pipeline/calibration_fit.py``):
 
 - ``threshold``: the confidence SUPPORTED needs; ``audit.selectors.api.thresholds_for`` makes it the
   workspace's ``audit_score_threshold`` in force while the calibration fits the workspace's judge;

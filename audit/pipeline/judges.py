@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from audit.constants import CROSS_ENCODER_PATH, CROSS_ENCODER_WINDOWS, JUDGE, JUDGES, Thresholds
+from audit.constants import CROSS_ENCODER_PATH, CROSS_ENCODER_WINDOWS, JUDGE, JUDGES
 from audit.pipeline.judge_base import (
     Judge,
     Judgement,
@@ -244,7 +244,7 @@ class LLMJudge(Judge):
         out = self.fallback.judge(pairs, ctx)
         client = getattr(ctx, "llm", None)
         joint = [k for k, p in enumerate(pairs) if p.allowed is None]
-        thresholds = getattr(ctx, "thresholds", None) or Thresholds()
+        thresholds = ctx.thresholds  # the job's (``verify_context`` always sets them)
         results = judge_claims(
             client,
             [(pairs[k].claim, pairs[k].passages) for k in joint],

@@ -122,7 +122,7 @@ def rag_score(
     source_vectors: Callable[[list[Passage]], list[np.ndarray]] | None = None,
 ) -> dict:
     """The RAG score of one audited answer (docs/SPEC_NOTES.md#the-rag-score; see the module docstring)."""
-    t = thresholds or Thresholds()
+    t = thresholds or Thresholds()  # pure-function default (tests); ``summarize`` passes its job's
     method: dict = {}
     sources = top_sources(verdicts, contexts)
     plain = strip_citations(answer or "")

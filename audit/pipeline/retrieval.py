@@ -173,7 +173,7 @@ def retrieve(
     claim_vecs: np.ndarray | None = None,
 ) -> list[list[EvidenceHit]]:
     """The evidence hits of each claim, best first (cited passages first)."""
-    t = thresholds or Thresholds()
+    t = thresholds or Thresholds()  # pure-function default (tests); the audit and the jobs pass theirs
     top_k = t.retrieval_top_k
     if not claims:
         return []

@@ -39,6 +39,12 @@ def thresholds_for(
     return calibration_in_force(workspace, thresholds) if calibrated else thresholds
 
 
+def thresholds_uncalibrated(workspace: Workspace) -> constants.Thresholds:
+    """The workspace's thresholds before its calibration: what a calibration is fitted on and
+    checked against (the calibration service), never what an audit is judged by."""
+    return thresholds_for(workspace, calibrated=False)
+
+
 def calibration_in_force(workspace: Workspace, thresholds: constants.Thresholds) -> constants.Thresholds:
     """``thresholds`` with the workspace's calibration attached, when it fits the workspace's judge.
 

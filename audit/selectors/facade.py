@@ -20,7 +20,7 @@ from audit.models import Answer, AuditEvent, Claim, Document, Evidence, Workspac
 from audit.models.choices import Label
 from audit.selectors.api import evidence_ordered, thresholds_for
 from audit.selectors.claims import revision_proposals
-from audit.services.workspaces import workspace_for_user, workspace_home, workspace_member, workspace_of
+from audit.selectors.workspaces import workspace_for_user, workspace_home, workspace_member, workspace_of
 
 __all__ = [
     "Answer",

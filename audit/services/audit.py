@@ -13,6 +13,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from django.utils import timezone
 
 from audit import constants
 from audit.models import Answer, Chunk, Claim, Evidence, VerificationRun, Workspace
-from audit.pipeline import audit_answer as pipeline_audit_answer
+from audit.pipeline.audit import audit_job as pipeline_audit_job
 from audit.pipeline.methods import LLM_METHODS
 from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.retrieval import KnowledgeBase
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
     KbIndex = InProcessKnowledgeBase | PgKnowledgeBase
 from audit.services.deep_checks import DEFERRED, deep_check_queue
-from audit.services.events import AnyUser, event_record
+from audit.services.events import AnyUser, actor_user, event_record
 from audit.services.job import AuditJob, audit_job_build
 from audit.services.llm import LLMSetup, run_record_llm_usage
 from audit.services.revision import revision_record, revision_run
@@ -68,7 +69,7 @@ def _sha256(text: str) -> str:
 
 
 def _evidence_row(
-    claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict[str, Any], now: dt.datetime
+    claim: Claim | None, rank: int, hit: EvidenceHit, kb_meta: dict[str, Any], now: dt.datetime
 ) -> Evidence:
     p = hit.passage
     meta = kb_meta.get(p.id)
@@ -155,7 +156,7 @@ def answer_store(
     answer = Answer(
         workspace=job.workspace,
         conversation_id=job.conversation_id or "",
-        user=job.user,
+        user=actor_user(job.user),
         query=job.query or "",
         text=answer_text or "",
         original_text=answer_text or "",
@@ -191,19 +192,30 @@ def _claims_store(
         claim.full_clean(exclude=["answer"])
     Claim.objects.bulk_create(claims)
     saved = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
+    rows = evidence_rows_of(result, kb_meta, now)
+    for claim_id, evidence in rows.items():
+        for row in evidence:
+            row.claim = saved[claim_id]
+    Evidence.objects.bulk_create([row for evidence in rows.values() for row in evidence])
+    return saved
+
+
+def evidence_rows_of(
+    result: AuditResult, kb_meta: dict[str, Any] | None, now: dt.datetime | None = None
+) -> dict[str, list[Evidence]]:
+    """The evidence rows each claim of ``result`` gets when it is stored, by claim id, in rank order
+    (unsaved, their claim not set; only knowledge-base chunks that still exist are linked). The web
+    step of a request reads them before the answer is stored."""
+    now = now or timezone.now()
     chunk_pks = [m.chunk_pk for m in (kb_meta or {}).values()]
     valid_chunks = (
         set(Chunk.objects.filter(pk__in=chunk_pks).values_list("pk", flat=True)) if kb_meta else set()
     )
     meta = {k: m for k, m in (kb_meta or {}).items() if m.chunk_pk in valid_chunks}
-    Evidence.objects.bulk_create(
-        [
-            _evidence_row(saved[v.claim.claim_id], rank, hit, meta, now)
-            for v in result.claims
-            for rank, hit in enumerate(v.evidence)
-        ]
-    )
-    return saved
+    return {
+        v.claim.claim_id: [_evidence_row(None, rank, hit, meta, now) for rank, hit in enumerate(v.evidence)]
+        for v in result.claims
+    }
 
 
 def _run_row(
@@ -288,7 +300,7 @@ def _audit_events(
             )
 
 
-def _json_contexts(contexts: list[dict[str, Any]]) -> list[Any]:
+def _json_contexts(contexts: Sequence[dict[str, Any]]) -> list[Any]:
     out = []
     for c in contexts or []:
         if isinstance(c, Passage):
@@ -346,21 +358,13 @@ def audit_compute(job: AuditJob) -> AuditComputation:
         started, started_at = started - earlier, started_at - timedelta(seconds=earlier)
     thresholds = plan.thresholds
     kb, raw_kb = workspace_kb(job.workspace)
-    llm = setup.client if plan.llm_methods else None
-    deferred = llm is not None and (job.deep or thresholds.deep_checks) == "async"
+    verification = job.verification
+    deferred = verification.llm_methods is not None and (job.deep or thresholds.deep_checks) == "async"
     if deferred:
-        llm = None  # the LLM methods run in the deep check; claims are extracted offline
-    result = pipeline_audit_answer(
-        job.query,
-        job.answer_text,
-        job.contexts,
-        kb=kb,
-        reference=job.reference,
-        domain=job.domain,
-        thresholds=thresholds,
-        llm=llm,
-        methods=plan.methods,
-    )
+        verification = (
+            verification.offline()
+        )  # the LLM methods run in the deep check; claims are extracted offline
+    result = pipeline_audit_job(verification, kb=kb)
     if plan.profile:
         result.methods_not_run = {
             **result.methods_not_run,
@@ -372,16 +376,7 @@ def audit_compute(job: AuditJob) -> AuditComputation:
         }
     outcome = None
     if job.revise and plan.revise:
-        outcome = revision_run(
-            query=job.query,
-            answer_text=job.answer_text,
-            contexts=job.contexts,
-            initial=result,
-            kb=kb,
-            domain=job.domain,
-            thresholds=thresholds,
-            llm=llm,
-        )
+        outcome = revision_run(verification, initial=result, kb=kb)
     result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
     if deferred:
         result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
@@ -442,7 +437,7 @@ def audit_and_store(
     depth profile (docs/SPEC_NOTES.md#verification-depths-and-profiles; "" = the workspace's, if any).
     """
     job = audit_job_build(
-        workspace=workspace,
+        workspace,
         query=query,
         answer_text=answer_text,
         contexts=contexts,

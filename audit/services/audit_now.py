@@ -8,8 +8,6 @@ through audit events.
 
 from __future__ import annotations
 
-from django.db import transaction
-
 from audit import constants
 from audit.errors import InvalidInput
 from audit.models import Answer
@@ -24,9 +22,9 @@ def answer_audit_now(*, answer: Answer, user: AnyUser) -> Answer:
 
     Raises InvalidInput naming ``answer`` when the answer was already audited (it is not a
     Normal answer, or an analyst audited it before: the copy is named in the message). The audit
-    runs outside any transaction; the two events linking the answers are then written in one
-    short transaction that locks the Normal answer and checks again, so two clicks at once store
-    one audited copy (the second one's copy is deleted and it gets the same message).
+    runs outside any transaction; the audited copy and the two events linking the answers are then
+    written in one short transaction that locks the Normal answer and checks again, so two clicks
+    at once store one audited copy (the second one stores nothing and gets the same message).
     """
     if answer.mode != constants.MODE_NORMAL:
         raise InvalidInput("answer", f"{answer.public_id} was already audited ({answer.get_mode_display()}).")
@@ -46,30 +44,29 @@ def answer_audit_now(*, answer: Answer, user: AnyUser) -> Answer:
         domain=answer.domain,
         reference=answer.reference or None,
     )
-    # compute first (the pipeline runs outside any transaction, ``audit_submit``), then record the
-    # link between the two answers in one short transaction
-    audited = audit_submit(workspace=answer.workspace, user=user, request=request).answer
-    try:
-        with transaction.atomic():
-            Answer.objects.select_for_update().filter(pk=answer.pk).first()  # one "Audit now" at a time
-            earlier = answer_audited_as(answer=answer)
-            if earlier:
-                raise InvalidInput("answer", f"{answer.public_id} was already audited as {earlier}.")
-            event_record(
-                action=AUDIT_NOW_ACTION,
-                obj=answer,
-                actor=user,
-                workspace=answer.workspace,
-                details={"audited_as": audited.public_id},
-            )
-            event_record(
-                action="answer.audited_from",
-                obj=audited,
-                actor=user,
-                workspace=answer.workspace,
-                details={"audited_from": answer.public_id},
-            )
-    except BaseException:
-        Answer.objects.filter(pk=audited.pk).delete()  # a click that loses the race stores nothing
-        raise
-    return audited
+
+    def link(audited: Answer) -> None:
+        """Record the link between the two answers in the transaction that stores the audited copy."""
+        Answer.objects.select_for_update().filter(pk=answer.pk).first()  # one "Audit now" at a time
+        earlier = answer_audited_as(answer=answer)
+        if earlier:
+            raise InvalidInput("answer", f"{answer.public_id} was already audited as {earlier}.")
+        event_record(
+            action=AUDIT_NOW_ACTION,
+            obj=answer,
+            actor=user,
+            workspace=answer.workspace,
+            details={"audited_as": audited.public_id},
+        )
+        event_record(
+            action="answer.audited_from",
+            obj=audited,
+            actor=user,
+            workspace=answer.workspace,
+            details={"audited_from": answer.public_id},
+        )
+
+    # compute first (the pipeline runs outside any transaction, ``audit_submit``), then store the
+    # audited copy and its link to this answer in one short transaction: a click that loses the
+    # race stores nothing
+    return audit_submit(workspace=answer.workspace, user=user, request=request, on_stored=link).answer

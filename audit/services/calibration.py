@@ -1,7 +1,7 @@
 """A workspace's calibration, learned from its reviewers: fit, keep or decline, version, roll back.
 
 ``calibration_run`` reads the workspace's reviewed examples, runs its judge over them once (outside
-any transaction: it is the slow part), cross-validates the refit (``audit.evaluation.calibration_fit``)
+any transaction: it is the slow part), cross-validates the refit (``audit.pipeline.calibration_fit``)
 and then, in one short transaction, stores a ``CalibrationVersion``: ``active`` when it won on the
 held-out folds by the stated margins (``Workspace.calibration`` then copies its parameters, which
 ``thresholds_for`` applies to every audit of the workspace), ``declined`` otherwise. Too few examples
@@ -21,11 +21,11 @@ from django.db.models import Max
 
 from audit import constants
 from audit.errors import InvalidInput, Missing
-from audit.evaluation import calibration_fit as cf
 from audit.models import CalibrationVersion, Workspace
+from audit.pipeline import calibration_fit as cf
 from audit.pipeline.calibration import Calibration
 from audit.pipeline.judges import get_judge
-from audit.selectors.api import thresholds_for
+from audit.selectors.api import thresholds_uncalibrated
 from audit.selectors.learning import calibration_versions, examples_for_calibration, readiness
 from audit.services.events import event_record
 
@@ -130,7 +130,7 @@ def calibration_run(
         return CalibrationReport(
             workspace.slug, "needs_more", _needs_more_message(n, supported, needed), n, supported, needed
         )
-    thresholds = thresholds_for(workspace, calibrated=False)
+    thresholds = thresholds_uncalibrated(workspace)
     judge = get_judge(thresholds.judge)
     try:
         prep = cf.prepare(as_examples(examples), thresholds, judge, progress=progress)
@@ -259,7 +259,7 @@ def calibration_activate(
                 "version", f"calibration v{number} was declined (it did not win); it cannot be put in force."
             )
         target = Calibration.from_dict(version.params)
-        judge = get_judge(thresholds_for(workspace, calibrated=False).judge)
+        judge = get_judge(thresholds_uncalibrated(workspace).judge)
         if target is None or not target.fits(judge):
             raise InvalidInput(
                 "version",

@@ -33,15 +33,16 @@ from django.db import transaction
 from audit import constants, hooks
 from audit.models import Answer, Claim, VerificationRun
 from audit.pipeline import scoring
+from audit.pipeline.job import job_context
 from audit.pipeline.llm.combine import DISAGREEMENT_FLAG
-from audit.pipeline.methods import REGISTRY, verify_context
+from audit.pipeline.methods import REGISTRY
 from audit.pipeline.methods.llm import LLM_METHODS
 from audit.pipeline.types import ClaimDraft, EvidenceHit, Label, MethodResult, Passage
 from audit.pipeline.web.fetch import WebError, post_json
-from audit.selectors.api import thresholds_for
 from audit.services.events import event_record
+from audit.services.job import audit_job_for_answer
 from audit.services.labels import claim_machine_relabel
-from audit.services.llm import llm_run_fields, llm_setup_for
+from audit.services.llm import llm_run_fields
 
 logger = logging.getLogger(__name__)
 SOURCE = "deep_check"
@@ -90,14 +91,7 @@ def _passage(evidence, contexts: dict) -> Passage:
 
 
 def _rebuilt(claim: Claim, contexts: dict) -> tuple[ClaimDraft, list[EvidenceHit], dict[str, MethodResult]]:
-    draft = ClaimDraft(
-        claim_id=claim.claim_id,
-        text=claim.text,
-        span=(claim.span_start, claim.span_end),
-        type=claim.claim_type,
-        importance=claim.importance,
-        citations=tuple(claim.anchors or ()),
-    )
+    draft = claim.draft()
     hits = [
         EvidenceHit(
             passage=_passage(e, contexts),
@@ -175,17 +169,19 @@ def deep_check_run(*, run_id: int) -> VerificationRun:
 def _deep_check(run: VerificationRun) -> VerificationRun:
     answer: Answer = run.answer
     workspace = answer.workspace
-    setup = llm_setup_for(workspace=workspace, time_budget_s=constants.LLM_ASYNC_TIME_BUDGET_S)
+    # the strictness the audit had (the answer's domain); its own client and time budget
+    job = audit_job_for_answer(answer, llm_time_budget_s=constants.LLM_ASYNC_TIME_BUDGET_S)
+    setup = job.llm_setup
     if setup.client is None:
         _progress(run, status="done", finished_at=_now(), reason=setup.offline_reason, relabels=[])
         deep_check_announce(run)
         return run
-    thresholds = thresholds_for(workspace, domain=answer.domain)  # the strictness the audit had
+    thresholds = job.thresholds
     contexts = {str(c.get("id")): c for c in (answer.contexts or []) if isinstance(c, dict)}
     claims = list(answer.claims.prefetch_related("evidence__chunk").order_by("span_start", "id"))
     rebuilt = [_rebuilt(c, contexts) for c in claims]
     items = [(draft, hits) for draft, hits, _ in rebuilt]
-    ctx = verify_context(thresholds, domain=answer.domain, query=answer.query, llm=setup.client)
+    ctx = job_context(job.verification, llm=setup.client)
     llm_results: dict[str, list[MethodResult]] = {}
     for k, name in enumerate(LLM_METHODS, 1):
         llm_results[name] = REGISTRY[name].verify_many(items, ctx)

@@ -1,23 +1,30 @@
-"""One audit job, built once per request and handed down (docs/ARCHITECTURE.md, "The path of one audit").
+"""One audit job, built once per audit and handed down (docs/ARCHITECTURE.md, "The path of one audit").
 
-An ``AuditJob`` holds what every step of one audit reads: the request (query, text, passages,
-domain, reference, who asked, in which conversation), the workspace's thresholds, the
-verification plan (the profile applied to those thresholds), and the request's one LLM setup
-(client and its token and time budget, or the reason it runs offline). ``audit_submit``, the
-structured audit and ``audit_and_store`` build it once; ``audit_compute``, ``audit_store``,
-``structured_compute`` and the Audit-Web decision read it instead of calling ``thresholds_for``,
-``verification_plan`` and ``llm_setup_for`` again.
+``audit_job_build`` is the one place on the verification paths that reads a workspace's
+thresholds (``thresholds_for``, at the answer's domain strictness) and sets up its LLM client
+(``llm_setup_for``). Every way into verification builds its job here: the API request and the
+form (``audit_submit``), "Audit now" (through ``audit_submit``), ``audit_and_store``, the deep
+check, the nightly re-check, the web step and the revision loop (the last three through
+:func:`audit_job_for_answer` for a stored answer).
+
+An ``AuditJob`` is the pipeline's typed, Django-free ``VerificationJob`` (``verification``: query,
+text, passages, domain, reference, thresholds, plan, LLM client and budget) plus what only the
+service needs to store the audit: the workspace, who asked, in which conversation, the contexts
+as received (stored as JSON on the answer), the LLM setup (its usage is recorded on the run), the
+deep-check choice, whether to revise, and a structured answer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from audit.constants import Thresholds
-from audit.models import Workspace
+from audit.models import Answer, Workspace
+from audit.pipeline.job import VerificationJob, passages_of
 from audit.pipeline.profiles import VerificationPlan, verification_plan
 from audit.selectors.api import thresholds_for
+from audit.services.events import Actor as User  # the caller: a user, anonymous, or None (a command)
 from audit.services.llm import LLMSetup, llm_setup_for
 
 
@@ -26,58 +33,134 @@ class AuditJob:
     """What one audit reads, built once (``audit_job_build``)."""
 
     workspace: Workspace
-    query: str
-    answer_text: str
-    contexts: list
-    thresholds: Thresholds  # the workspace's (calibration and overrides applied)
-    plan: VerificationPlan  # the request's profile applied to ``thresholds``
+    verification: VerificationJob  # what the pipeline reads (typed passages, thresholds, plan, LLM)
+    contexts: tuple[dict[str, Any], ...]  # the request's passages as received (stored on the answer)
     llm_setup: LLMSetup  # one client and budget for the whole request (draft, audit, revision)
-    domain: str = ""
-    reference: str | None = None
-    user: Any = None
+    user: User = None
     conversation_id: str = ""
     deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks)
     revise: bool = False
     answer_json: dict | None = None  # a structured answer, audited field by field
 
+    @property
+    def query(self) -> str:
+        return self.verification.query
+
+    @property
+    def answer_text(self) -> str:
+        return self.verification.answer_text
+
+    @property
+    def domain(self) -> str:
+        return self.verification.domain
+
+    @property
+    def reference(self) -> str | None:
+        return self.verification.reference
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """The workspace's thresholds at the answer's domain strictness (calibration and overrides applied)."""
+        return self.verification.thresholds
+
+    @property
+    def plan(self) -> VerificationPlan:
+        return self.verification.plan
+
+    def with_claims(self) -> AuditJob:
+        """The job with its answer's claims extracted once (``VerificationJob.with_claims``)."""
+        return replace(self, verification=self.verification.with_claims())
+
+    def with_answer(self, answer_text: str, contexts=None) -> AuditJob:
+        """The same job for a drafted text (and the contexts the draft gave citation keys)."""
+        if contexts is None:
+            return replace(self, verification=self.verification.with_answer(answer_text))
+        contexts = tuple(contexts)
+        return replace(
+            self, contexts=contexts, verification=self.verification.with_answer(answer_text, contexts)
+        )
+
 
 def audit_job_build(
-    *,
     workspace: Workspace,
+    *,
     query: str,
     answer_text: str,
-    contexts,
+    contexts=(),
     domain: str = "",
     reference: str | None = None,
-    user=None,
+    user: User = None,
     conversation_id: str = "",
     profile: str = "",
     generation_mode: str = "",
     deep: str = "",
     revise: bool = False,
     answer_json: dict | None = None,
-    thresholds: Thresholds | None = None,
-    plan: VerificationPlan | None = None,
     llm_setup: LLMSetup | None = None,
+    offline: str = "",
+    llm_time_budget_s: float | None = None,
+    depth: str | None = None,
 ) -> AuditJob:
-    """Build the job of one audit. ``thresholds``, ``plan`` and ``llm_setup``, when the caller
-    already has them (a drafted answer: the draft used the same plan and client), are taken as
-    they are; otherwise they are read here, once."""
-    thresholds = thresholds if thresholds is not None else thresholds_for(workspace, domain=domain)
-    plan = plan if plan is not None else verification_plan(thresholds, profile, generation_mode)
-    return AuditJob(
-        workspace=workspace,
-        query=query,
-        answer_text=answer_text,
-        contexts=contexts,
+    """Build the job of one audit: the thresholds at ``domain``'s strictness and the plan of
+    ``profile`` are read here, once, and so is the LLM setup (its time budget, ``llm_time_budget_s``
+    or the setting, starts now) unless the caller passes one (``llm_setup``) or says why the job
+    runs offline (``offline``: no client is set up). ``depth`` replaces the verification depth."""
+    thresholds = thresholds_for(workspace, domain=domain)
+    if depth is not None:
+        thresholds = thresholds.updated({"verification_depth": depth})  # ValueError on an unknown depth
+    plan = verification_plan(thresholds, profile, generation_mode)
+    if llm_setup is None:
+        llm_setup = (
+            LLMSetup(None, offline)
+            if offline
+            else llm_setup_for(workspace=workspace, time_budget_s=llm_time_budget_s)
+        )
+    contexts = tuple(contexts or ())
+    verification = VerificationJob(
+        query=query or "",
+        answer_text=answer_text or "",
+        passages=passages_of(contexts),
         thresholds=thresholds,
         plan=plan,
-        llm_setup=llm_setup if llm_setup is not None else llm_setup_for(workspace=workspace),
         domain=domain or "",
         reference=reference,
+        llm=llm_setup.client,
+        offline_reason=llm_setup.offline_reason,
+    )
+    return AuditJob(
+        workspace=workspace,
+        verification=verification,
+        contexts=contexts,
+        llm_setup=llm_setup,
         user=user,
         conversation_id=conversation_id or "",
         deep=deep,
         revise=revise,
         answer_json=answer_json,
+    )
+
+
+def audit_job_for_answer(
+    answer: Answer,
+    *,
+    user: User = None,
+    offline: str = "",
+    llm_time_budget_s: float | None = None,
+    depth: str | None = None,
+) -> AuditJob:
+    """The job of a stored answer (the deep check, the web step, revision, the nightly re-check):
+    its query, text as received, passages, domain and reference, judged at the strictness its
+    audit had (the answer's domain)."""
+    return audit_job_build(
+        answer.workspace,
+        query=answer.query or "",
+        answer_text=answer.original_text or answer.text or "",
+        contexts=list(answer.contexts or []),
+        domain=answer.domain or "",
+        reference=answer.reference or None,
+        user=user,
+        conversation_id=answer.conversation_id or "",
+        offline=offline,
+        llm_time_budget_s=llm_time_budget_s,
+        depth=depth,
     )

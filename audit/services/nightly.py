@@ -32,7 +32,6 @@ from audit import constants, hooks
 from audit.bulk import rows_update
 from audit.models import Document, NightlyItem, NightlyReport, Workspace
 from audit.pipeline.types import ClaimDraft, Label
-from audit.selectors.api import thresholds_for
 from audit.selectors.nightly import nightly_claims_due
 from audit.services import nightly_verify
 from audit.services.events import event_record
@@ -179,15 +178,16 @@ def nightly_audit_run(
     without it the run takes the workspace's ``verification_depth`` override where one is set, else
     ``constants.NIGHTLY_VERIFICATION_DEPTH`` (fast, with label changes confirmed at the full depth). ``progress(done, total)`` is called after each batch.
     """
-    thresholds = thresholds_for(workspace)
     if depth is None and "verification_depth" not in (workspace.threshold_overrides or {}):
         depth = constants.NIGHTLY_VERIFICATION_DEPTH  # see constants: fast, drift confirmed at full depth
-    if depth is not None:
-        thresholds = thresholds.updated({"verification_depth": depth})  # ValueError on an unknown depth
+    # the plain job (no domain) sets the search and the depth; ValueError on an unknown depth
+    plain = nightly_verify.nightly_job(workspace, depth=depth)
+    thresholds = plain.thresholds
     report = nightly_report_open(workspace=workspace, day=day)
     if report.status == NightlyReport.Status.DONE:
         return NightlyOutcome(report=report, processed_now=0, seconds=0.0, already_done=True)
-    verifier = nightly_verify.Reverifier(workspace=workspace, thresholds=thresholds)
+    # each claim is judged by the job of its answer's domain: the strictness its audit had
+    verifier = nightly_verify.Reverifier(workspace=workspace, depth=depth, plain=plain)
     started = time.perf_counter()
     stages = {"retrieve": 0.0, "verify": 0.0, "web": 0.0, "store": 0.0}
     processed_now = 0

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 from audit import constants
 from audit.models import Claim, Workspace
 from audit.pipeline.audit import run_methods
-from audit.pipeline.methods import verify_context
+from audit.pipeline.job import VerificationJob, job_context
 from audit.pipeline.retrieval import retrieve
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Label
 from audit.selectors import kb_index
+from audit.services.job import audit_job_build
 from audit.services.web import web_verify_claim
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from audit.pipeline.embedding import Embedder
 
 logger = logging.getLogger(__name__)
+
+OFFLINE = "the nightly re-check runs the offline methods"  # its jobs set up no LLM client
 
 
 @dataclass
@@ -64,28 +67,51 @@ def _document_id(kb: InProcessKnowledgeBase | PgKnowledgeBase, source_id: str) -
     return meta.document_pk if meta is not None else None
 
 
+def nightly_job(workspace: Workspace, *, domain: str = "", depth: str | None = None) -> VerificationJob:
+    """The nightly re-check's job for the answers of ``domain`` (offline; ``depth`` replaces the
+    verification depth, ValueError on an unknown one)."""
+    return audit_job_build(
+        workspace, query="", answer_text="", domain=domain, offline=OFFLINE, depth=depth
+    ).verification
+
+
 class Reverifier:
-    """Re-verifies batches of claims for one workspace with one loaded index and embedder."""
+    """Re-verifies batches of claims for one workspace with one loaded index and embedder.
+
+    Each claim is judged by the job of its answer's domain (``audit_job_build``: the strictness its
+    audit had), at the run's ``depth`` (None: the workspace's); the plain job (no domain) sets the
+    search and the run's depth.
+    """
 
     def __init__(
         self,
         *,
         workspace: Workspace,
-        thresholds: constants.Thresholds,
+        depth: str | None = None,
+        plain: VerificationJob | None = None,
         kb: InProcessKnowledgeBase | PgKnowledgeBase | None = None,
         embedder: Embedder | None = None,
     ) -> None:
         from audit.pipeline.embedding import get_embedder
 
         self.workspace = workspace
-        self.thresholds = thresholds
+        self.depth = depth
+        self._jobs: dict[str, VerificationJob] = {"": plain} if plain is not None else {}
+        self.job = self.job_for("")
+        self.thresholds = self.job.thresholds
         self.kb = kb if kb is not None else kb_index(workspace)
         self.embedder = embedder or get_embedder()
         self.web_budget = constants.NIGHTLY_WEB_MAX_CLAIMS if workspace.allow_external_calls else 0
         # a fast pass confirms the label changes it would record at the full depth, within a budget
         self.full_budget = (
-            constants.NIGHTLY_FULL_DEPTH_MAX_CLAIMS if thresholds.verification_depth == "fast" else 0
+            constants.NIGHTLY_FULL_DEPTH_MAX_CLAIMS if self.thresholds.verification_depth == "fast" else 0
         )
+
+    def job_for(self, domain: str) -> VerificationJob:
+        """The verification job of the answers of ``domain`` (built once per domain and run)."""
+        if domain not in self._jobs:
+            self._jobs[domain] = nightly_job(self.workspace, domain=domain, depth=self.depth)
+        return self._jobs[domain]
 
     def retrieve(self, drafts: list[ClaimDraft]) -> list[list[EvidenceHit]]:
         """Embed every claim once and search the refreshed index for all of them in one call.
@@ -109,7 +135,7 @@ class Reverifier:
         hits = self.retrieve(drafts)
         t1 = time.perf_counter()
         verdicts: dict[int, ClaimVerdict] = {}  # by the draft's index
-        self._verify_by_domain(range(len(drafts)), drafts, claims, hits, self.thresholds, verdicts)
+        self._verify_by_domain(range(len(drafts)), drafts, claims, hits, verdicts)
         depths = [self.thresholds.verification_depth] * len(drafts)
         self._confirm_full(drafts, claims, hits, verdicts, depths)
         if timings is not None:
@@ -141,7 +167,7 @@ class Reverifier:
             )
         if self.web_budget > 0:
             t2 = time.perf_counter()
-            self._web_pass(drafts, out)
+            self._web_pass(drafts, claims, out)
             if timings is not None:
                 timings["web"] = timings.get("web", 0.0) + (time.perf_counter() - t2)
         return out
@@ -168,8 +194,7 @@ class Reverifier:
         if not todo:
             return
         self.full_budget -= len(todo)
-        full = self.thresholds.updated({"verification_depth": "full"})
-        self._verify_by_domain(todo, drafts, claims, hits, full, verdicts)
+        self._verify_by_domain(todo, drafts, claims, hits, verdicts, depth="full")
         for i in todo:
             depths[i] = "full"
 
@@ -179,27 +204,24 @@ class Reverifier:
         drafts: list[ClaimDraft],
         claims: list[Claim],
         hits: list[list[EvidenceHit]],
-        thresholds: constants.Thresholds,
         verdicts: dict[int, ClaimVerdict],
+        depth: str | None = None,
     ) -> None:
-        """Verify the claims at ``indices`` into ``verdicts``, one call per answer domain (its rules)."""
+        """Verify the claims at ``indices`` into ``verdicts``, one call per answer domain (its job),
+        at ``depth`` when given."""
         by_domain: dict[str, list[int]] = {}
         for i in indices:
             by_domain.setdefault(claims[i].answer.domain, []).append(i)
         for domain, idx in by_domain.items():
+            job = self.job_for(domain)
+            job = job.at_depth(depth) if depth else job
             for i, v in zip(
                 idx,
-                verify_batch(
-                    [drafts[i] for i in idx],
-                    [hits[i] for i in idx],
-                    thresholds,
-                    self.embedder.encode,
-                    domain=domain,
-                ),
+                verify_batch([drafts[i] for i in idx], [hits[i] for i in idx], job, self.embedder.encode),
             ):
                 verdicts[i] = v
 
-    def _web_pass(self, drafts: list[ClaimDraft], out: list[Recheck]) -> None:
+    def _web_pass(self, drafts: list[ClaimDraft], claims: list[Claim], out: list[Recheck]) -> None:
         """Check the claims still weak after the KB pass on the web, weakest first, within budget.
 
         Uses the Audit-Web service (allow-list, residency switch, cache and call log are its
@@ -207,13 +229,19 @@ class Reverifier:
         NEI leaves it, since the web holding nothing does not undo what the KB says.
         """
         weak = sorted(
-            (i for i, r in enumerate(out) if self.thresholds.is_weak(r.label, r.confidence)),
+            (
+                i
+                for i, r in enumerate(out)
+                if self.job_for(claims[i].answer.domain).thresholds.is_weak(r.label, r.confidence)
+            ),
             key=lambda i: out[i].confidence,
         )
         for i in weak[: self.web_budget]:
             self.web_budget -= 1
             try:
-                verdict = web_verify_claim(workspace=self.workspace, claim=drafts[i])
+                verdict = web_verify_claim(
+                    workspace=self.workspace, claim=drafts[i], job=self.job_for(claims[i].answer.domain)
+                )
             except Exception:  # a web failure must not stop the night: the KB verdict stands
                 logger.warning("nightly web check failed for %r", drafts[i].text[:80], exc_info=True)
                 continue
@@ -237,11 +265,9 @@ class Reverifier:
 def verify_batch(
     drafts: list[ClaimDraft],
     hits: list[list[EvidenceHit]],
-    thresholds: constants.Thresholds,
+    job: VerificationJob,
     embed: Callable[[list[str]], Any],
-    *,
-    domain: str = "",
 ) -> list[ClaimVerdict]:
-    """Run the pipeline's offline methods over every (claim, evidence) pair and label each claim."""
-    ctx = verify_context(thresholds, embed=embed, domain=domain)
-    return run_methods(list(zip(drafts, hits)), ctx)
+    """Run the pipeline's offline methods over every (claim, evidence) pair and label each claim
+    by ``job``'s thresholds and domain (its query is empty: a claim is re-checked on its own)."""
+    return run_methods(list(zip(drafts, hits)), job_context(job, embed=embed))

@@ -27,13 +27,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit import hooks, roles
-from audit.constants import Thresholds
 from audit.errors import AlreadyDone, Conflict, NotAllowed
 from audit.models import Answer, VerificationRun
 from audit.models.choices import RevisionStatus
-from audit.pipeline.llm.client import LLMClient
+from audit.pipeline.job import VerificationJob
 from audit.pipeline.retrieval import KnowledgeBase
-from audit.pipeline.revision import RevisionOptions, RevisionOutcome, revise_audit
+from audit.pipeline.revision import RevisionOptions, RevisionOutcome, revise_job
 from audit.pipeline.types import AuditResult
 from audit.services.events import Actor, AnyUser, event_record
 from audit.services.reviewed_examples import revision_review_example_record
@@ -51,36 +50,21 @@ def revision_options() -> RevisionOptions:
 
 
 def revision_run(
+    job: VerificationJob,
     *,
-    query: str,
-    answer_text: str,
-    contexts: list[dict[str, Any]],
     initial: AuditResult | None = None,
     kb: KnowledgeBase | None = None,
-    domain: str = "",
-    thresholds: Thresholds | None = None,
-    llm: LLMClient | None = None,
     options: RevisionOptions | None = None,
     given: int | None = None,
 ) -> RevisionOutcome:
-    """Revise ``answer_text`` from its first audit ``initial`` (audited here when None); stores nothing.
+    """Revise the job's answer from its first audit ``initial`` (audited here when None); stores nothing.
 
-    ``kb`` is the pipeline's ``KnowledgeBase`` (corrective retrieval searches it); ``llm`` a
-    usable LLM client, or None for the offline strategies; ``options`` default to the settings;
-    ``given``: how many of ``contexts`` the request sent (the rest is evidence, cited as ``[n]``).
+    The job gives the query, text, passages, domain, the plan's thresholds and the LLM client its
+    LLM methods may call (None: the offline strategies). ``kb`` is the pipeline's ``KnowledgeBase``
+    (corrective retrieval searches it); ``options`` default to the settings; ``given``: how many
+    of the job's passages the request sent (the rest is evidence, cited as ``[n]``).
     """
-    return revise_audit(
-        query=query,
-        answer=answer_text,
-        contexts=contexts,
-        kb=kb,
-        initial=initial,
-        domain=domain,
-        thresholds=thresholds,
-        llm=llm,
-        options=options or revision_options(),
-        given=given,
-    )
+    return revise_job(job, initial=initial, kb=kb, options=options or revision_options(), given=given)
 
 
 @transaction.atomic

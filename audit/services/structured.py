@@ -45,17 +45,16 @@ def structured_compute(job: AuditJob) -> StructuredComputation:
     """Verify each field of ``job.answer_json`` against the contexts its refs name; writes nothing."""
     if job.answer_json is None:
         raise InvalidInput("answer_json", "is required for a structured audit.")
-    structured_fields_check(job.answer_json, job.contexts)
+    structured_fields_check(job.answer_json, list(job.contexts))
     started_at = timezone.now()
     plan = job.plan
-    llm = job.llm_setup.client if plan.llm_methods else None
     outcome = audit_structured(
         job.query,
         job.answer_json,
-        job.contexts,
+        list(job.contexts),
         thresholds=plan.thresholds,
         domain=job.domain,
-        llm=llm,
+        llm=job.verification.llm_methods,
         methods=plan.methods,
     )
     result = outcome.result

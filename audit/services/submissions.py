@@ -10,26 +10,23 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from django.db import IntegrityError, transaction
 
 from audit import constants, hooks
 from audit.errors import Conflict, InvalidInput, TooLarge, Unavailable
 from audit.models import Answer, IdempotencyKey, Workspace
-from audit.pipeline.extraction import citation_anchors, extract_claims
+from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.llm.generation import generate
-from audit.pipeline.profiles import VerificationPlan, verification_plan
 from audit.pipeline.structured import canonical_text
 from audit.pipeline.types import Passage
-from audit.selectors.api import thresholds_for
 from audit.services.audit import audit_compute, audit_store
 from audit.services.events import event_record
 from audit.services.job import AuditJob, audit_job_build
-from audit.services.llm import LLMSetup, llm_setup_for
 from audit.services.modes import ModeDecision, WebEscalation, mode_resolve, web_escalation_of
 from audit.services.structured import structured_compute, structured_fields_check, structured_store
-from audit.services.web import web_verify_answer
+from audit.services.web import web_compute, web_store
 
 
 @dataclass
@@ -116,33 +113,35 @@ def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
     return found
 
 
-def _draft(request: AuditRequest, plan: VerificationPlan, setup: LLMSetup) -> tuple[str, dict]:
-    """Return the answer to audit and how it was obtained: the one sent, else an LLM draft.
+def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict]:
+    """Return the job with the answer to audit and how it was obtained: the one sent, else an LLM draft.
 
     Without an answer and without a usable LLM (none configured, residency, budget) the request
     is refused naming ``answer``: Theoria does not invent answers offline for a front end.
-    ``plan`` and ``setup`` are the request's: the audit that follows uses the same plan and
-    client, so the draft's calls and tokens are stored on its run.
+    The draft uses the job's plan and client: the audit that follows uses the same, so the
+    draft's calls and tokens are stored on its run. ``request`` is read, never changed: a drafted
+    answer's contexts (with the citation keys the draft gave them) are the returned job's.
     """
     if request.answer_json is not None:
-        return canonical_text(request.answer_json), {}
+        return job.with_answer(canonical_text(request.answer_json)), {}
     if request.answer is not None:
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
-        return request.answer, {}
+        return job.with_answer(request.answer), {}
+    setup = job.llm_setup
     if setup.client is None:
         raise Unavailable("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
     passages = [
         Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
         for c in request.contexts
     ]
-    draft = generate(setup.client, request.query, passages, plan.generation_mode)
+    draft = generate(setup.client, request.query, passages, job.plan.generation_mode)
     keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
-    request.contexts = [
+    contexts = [
         {**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in request.contexts
     ]
     accounting = setup.client.accounting.run_fields()
-    return draft.text, {
+    return job.with_answer(draft.text, contexts), {
         "method": draft.method,
         "fallback": draft.fallback,
         "generation_mode": draft.mode,
@@ -165,7 +164,7 @@ def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict) -> A
         mode=constants.MODE_NORMAL,
         domain=job.domain,
         reference=job.reference or "",
-        contexts=job.contexts,
+        contexts=list(job.contexts),
         answer_json=job.answer_json,
     )
     answer.full_clean()
@@ -185,16 +184,19 @@ def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict) -> A
     return answer
 
 
-def _claims_cap(job: AuditJob) -> None:
-    """Refuse (413) an answer with more claims than the workspace audits, before any verification."""
+def _claims_cap(job: AuditJob) -> AuditJob:
+    """Refuse (413) an answer with more claims than the workspace audits, before any verification;
+    return the job with the claims it counted (the audit uses them: they are extracted once)."""
+    job = job.with_claims()
     limit = job.thresholds.max_claims_per_answer
-    found = len(extract_claims(job.answer_text, job.query))
+    found = len(job.verification.claims or ())
     if found > limit:
         raise TooLarge(
             "answer",
             f"has {found} claims; this workspace audits at most {limit} claims per answer "
             f"(threshold max_claims_per_answer). Split the answer or raise the threshold.",
         )
+    return job
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,7 @@ class _Closing:
     key: str
     fingerprint: str
     drafted: dict
+    on_stored: Callable[[Answer], None] | None = None  # the caller's rows, in the same transaction
 
 
 def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
@@ -223,6 +226,8 @@ def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
     )
     hooks.answer_intake(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
     _key_store(job, closing, answer, web)
+    if closing.on_stored is not None:
+        closing.on_stored(answer)
 
 
 def _key_store(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
@@ -260,12 +265,13 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when docs/SPEC_NOTES.md#escalation-to-audit-web says
     so and the workspace allows external calls, then intake of what needs people (docs/SPEC_NOTES.md#human-escalation).
 
-    Compute first, write after: the pipeline and the revision loop run outside any transaction
+    Compute first, write once: the pipeline and the revision loop run outside any transaction
     (``audit_compute``, ``structured_compute``), and the Audit-Web rule is applied to what they
-    decided. Without a web call the answer, its claims, events, cases and the idempotency key are
-    then written in one short transaction. When the web must be consulted, its calls run between
-    two short transactions (the web step reads and writes the stored answer's rows), and a
-    failure after the first one deletes the answer again, so a failed request stores nothing.
+    decided. When the web must be consulted, its calls, methods and revision run next, still
+    outside any transaction (``web_compute``, on the audit's result and the evidence rows it will
+    store). The answer, its claims, the web step's rows, events, cases and the idempotency key are
+    then written in one short transaction, so a failed request stores nothing and nothing is stored
+    to be deleted.
 
     The returned ``web`` block says what the web step did: ``status`` is ``done`` (the web was
     consulted), ``failed`` (every web call was refused or failed, e.g. DNS failures or timeouts:
@@ -287,38 +293,37 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict]:
         verdicts = computed.result.claims
     escalation = web_escalation_of(verdicts, job.thresholds)
     web = _web_block(job, closing.decision, escalation, structured=structured)
+    web_pass = None
+    if web and "status" not in web:  # the web must be consulted: its calls and methods run now
+        web_pass = web_compute(
+            job=job, result=computed.result, kb_meta=computed.kb_meta, reasons=escalation.reasons
+        )
     with transaction.atomic():
         if structured:
             answer = structured_store(computed_fields, job)
         else:
             answer = audit_store(computed, job, mode=constants.MODE_AUDIT_LOCAL)
-        if "status" in web or not web:  # nothing leaves the system: everything in this one transaction
-            _close(job, closing, answer, web)
-            return answer, web
-    try:
-        outcome = web_verify_answer(
-            answer=answer, actor=job.user, reasons=escalation.reasons
-        )  # network first
-        answer = outcome.answer
-        web.update(
-            status=f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status,
-            calls=outcome.calls,
-            verified=outcome.verified,
-            evidence_added=outcome.evidence_added,
-            failures=outcome.failures,
-        )
-        with transaction.atomic():
-            _close(job, closing, answer, web)
-    except BaseException:
-        # the web step reads the stored answer and logs its calls against it, so the local
-        # result was committed first: a failed request must still store nothing
-        Answer.objects.filter(pk=answer.pk).delete()
-        raise
+        if web_pass is not None:
+            outcome = web_store(web_pass, answer=answer, actor=job.user)
+            web.update(
+                status=f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status,
+                calls=outcome.calls,
+                verified=outcome.verified,
+                evidence_added=outcome.evidence_added,
+                failures=outcome.failures,
+            )
+        _close(job, closing, answer, web)
     return answer, web
 
 
 def audit_submit(
-    *, workspace: Workspace, user, request: AuditRequest, idempotency_key: str = "", fingerprint: str = ""
+    *,
+    workspace: Workspace,
+    user,
+    request: AuditRequest,
+    idempotency_key: str = "",
+    fingerprint: str = "",
+    on_stored: Callable[[Answer], None] | None = None,
 ) -> Submission:
     """Run one audit request; a retried idempotency key returns the first answer unchanged.
 
@@ -326,7 +331,8 @@ def audit_submit(
     Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
     any transaction; the rows are then written in one short transaction (see ``_verify_and_intake``), so
     other requests are never kept waiting behind a long audit, a failure stores nothing and the
-    key is stored with the answer.
+    key is stored with the answer. ``on_stored(answer)`` writes the caller's own rows in that
+    transaction ("Audit now" links the two answers there); what it raises stores nothing.
     """
     if idempotency_key:
         if len(idempotency_key) > 255:
@@ -344,26 +350,31 @@ def audit_submit(
         domain=request.domain,
     )
     normal = decision.mode == constants.MODE_NORMAL
-    thresholds = thresholds_for(workspace, domain=request.domain)
-    plan = verification_plan(thresholds, request.verification_profile, request.generation_mode)
-    if (request.answer is None and request.answer_json is None) or not normal:
-        setup = llm_setup_for(workspace=workspace)  # one client (and time budget) for the request
-    else:
-        setup = LLMSetup(None, "a Normal answer is recorded, not verified")
-    text, drafted = _draft(request, plan, setup)
-    settings = {"thresholds": thresholds, "plan": plan, "llm_setup": setup}  # read once above
-    job = audit_job_build(
-        workspace=workspace, user=user, answer_text=text, revise=True, **settings, **request.job_fields()
+    verifies_or_drafts = (request.answer is None and request.answer_json is None) or not normal
+    job = audit_job_build(  # one client (and time budget) for the request: draft, audit, revision
+        workspace,
+        user=user,
+        answer_text="",
+        revise=True,
+        profile=request.verification_profile,
+        generation_mode=request.generation_mode,
+        offline="" if verifies_or_drafts else "a Normal answer is recorded, not verified",
+        **request.job_fields(),
     )
-    closing = _Closing(decision=decision, key=idempotency_key, fingerprint=fingerprint, drafted=drafted)
+    job, drafted = _draft(request, job)
+    closing = _Closing(
+        decision=decision, key=idempotency_key, fingerprint=fingerprint, drafted=drafted, on_stored=on_stored
+    )
     try:
         web: dict = {}
         if normal:
             with transaction.atomic():
                 answer = _record_normal(job, decision=decision, drafted=drafted)
                 _key_store(job, closing, answer, web)
+                if on_stored is not None:
+                    on_stored(answer)
         else:
-            _claims_cap(job)
+            job = _claims_cap(job)
             answer, web = _verify_and_intake(job, closing)
     except IntegrityError:
         # A concurrent request with the same key committed first: answer as a retry would.

@@ -42,8 +42,9 @@ from django.utils import timezone
 from audit import constants
 from audit.models import Answer, Claim, Evidence, VerificationRun, Workspace
 from audit.models.choices import SourceType
+from audit.pipeline.job import VerificationJob, job_context
 from audit.pipeline.text import content_stems
-from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Passage
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 from audit.pipeline.web import (
     FailureReason,
     WebDocument,
@@ -54,8 +55,9 @@ from audit.pipeline.web import (
     urls_in,
 )
 from audit.pipeline.web.fetch import host_allowed
-from audit.selectors.api import thresholds_for
+from audit.services.audit import evidence_rows_of
 from audit.services.events import event_record
+from audit.services.job import AuditJob, audit_job_build, audit_job_for_answer
 from audit.services.labels import claim_machine_relabel
 from audit.services.modes import web_escalation_reasons
 from audit.services.revision import revision_record, revision_run
@@ -67,6 +69,7 @@ SOURCE = "audit_web"  # actor label of the machine changes this flow makes
 METHOD_NAME = "web_verification"  # listed among a claim card's verification methods
 WEB_DONE, WEB_FAILED, WEB_SKIPPED = "done", "failed", "skipped"
 WARNING_WEB_FAILED = "WEB_VERIFICATION_FAILED"  # run warning code when every web call failed
+OFFLINE = "the web step verifies with the offline methods"  # its job sets up no LLM client
 
 
 @dataclass
@@ -109,23 +112,57 @@ class WebVerificationResult:
 # --- the flow ---------------------------------------------------------------------------------
 
 
-def _draft_of(claim: Claim) -> ClaimDraft:
-    return ClaimDraft(
-        claim_id=claim.claim_id,
-        text=claim.text,
-        span=(claim.span_start, claim.span_end),
-        type=claim.claim_type,
-        importance=claim.importance,
-        citations=tuple(str(a) for a in claim.anchors or ()),
-    )
+@dataclass
+class _ClaimView:
+    """A claim as the web step reads it: a stored row, or the verdict of an audit about to be stored
+    (its evidence rows then built as they will be stored, ``audit.services.audit.evidence_rows_of``)."""
+
+    claim_id: str
+    text: str
+    confidence: float
+    span_start: int
+    draft: ClaimDraft
+    evidence: list[Evidence]  # its evidence rows, stored or about to be
+    row: Claim | None = None  # the stored row (set once the answer is stored)
+
+    @classmethod
+    def of_row(cls, claim: Claim) -> _ClaimView:
+        return cls(
+            claim_id=claim.claim_id,
+            text=claim.text,
+            confidence=claim.confidence,
+            span_start=claim.span_start,
+            draft=claim.draft(),
+            evidence=list(claim.evidence.all()),
+            row=claim,
+        )
+
+    @classmethod
+    def of_verdict(cls, verdict: ClaimVerdict, evidence: list[Evidence]) -> _ClaimView:
+        c = verdict.claim
+        return cls(
+            claim_id=c.claim_id,
+            text=c.text,
+            confidence=min(1.0, max(0.0, float(verdict.confidence or 0.0))),  # as stored
+            span_start=c.span[0],
+            draft=ClaimDraft(
+                claim_id=c.claim_id,
+                text=c.text,
+                span=(c.span[0], max(c.span)),
+                type=c.type,
+                importance=c.importance,
+                citations=tuple(str(a) for a in c.citations),
+            ),
+            evidence=evidence,
+        )
 
 
-def _local_hits(claim: Claim) -> list[EvidenceHit]:
+def _local_hits(claim: _ClaimView) -> list[EvidenceHit]:
     return [
         EvidenceHit(
             passage=_passage_of(ev), relevance=ev.relevance, cited=bool((ev.provenance or {}).get("cited"))
         )
-        for ev in claim.evidence.all()
+        for ev in claim.evidence
         if ev.source_type != SourceType.WEB and ev.snippet
     ]
 
@@ -168,9 +205,9 @@ def _allowed_urls(urls, domains) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _cited_urls(claim: Claim, domains) -> tuple[str, ...]:
+def _cited_urls(claim: _ClaimView, domains) -> tuple[str, ...]:
     """Public URLs the claim names or its local sources carry, on the allow-list only."""
-    local = [ev.uri for ev in claim.evidence.all() if ev.source_type != SourceType.WEB]
+    local = [ev.uri for ev in claim.evidence if ev.source_type != SourceType.WEB]
     return _allowed_urls(urls_in(claim.text) + local, domains)
 
 
@@ -228,15 +265,14 @@ def _lookup(
 
 
 def _verdicts_with_web_evidence(
-    items: list[tuple[ClaimDraft, list[EvidenceHit]]], *, thresholds, domain: str = "", query: str = ""
+    items: list[tuple[ClaimDraft, list[EvidenceHit]]], job: VerificationJob
 ) -> list[ClaimVerdict]:
     """Run the pipeline's methods, the same ones Audit-Local ran, on claims with web evidence."""
     from audit.pipeline.audit import run_methods
     from audit.pipeline.embedding import get_embedder
-    from audit.pipeline.methods import OFFLINE_METHODS, verify_context
+    from audit.pipeline.methods import OFFLINE_METHODS
 
-    ctx = verify_context(thresholds, domain=domain, query=query, embed=get_embedder().encode)
-    return run_methods(items, ctx, OFFLINE_METHODS)
+    return run_methods(items, job_context(job, embed=get_embedder().encode), OFFLINE_METHODS)
 
 
 def web_verify_answer(
@@ -247,29 +283,89 @@ def web_verify_answer(
     reasons: dict[str, list[str]] | None = None,
     providers=None,
 ) -> WebVerificationResult:
-    """Re-verify the answer's escalated claims with web evidence (see the module docstring).
+    """Re-verify a stored answer's escalated claims with web evidence (see the module docstring).
 
     ``reasons`` ({claim_id: [...]}) is the caller's escalation decision; when omitted it is
     computed here. ``providers`` replaces the configured providers (tests, custom sources).
-    Network calls happen before any row is written; the writes share one savepoint.
+    Network calls happen before any row is written; the writes share one savepoint. An audit
+    request does not store its answer first: it computes the web pass with :func:`web_compute`
+    and writes it with :func:`web_store` in the transaction that stores the answer.
     """
-    workspace = answer.workspace
-    thresholds = thresholds_for(workspace, domain=answer.domain)  # the strictness the audit had
-    claims = list(answer.claims.prefetch_related("evidence"))
+    # the strictness the audit had (the answer's domain); the web step's methods and revision run offline
+    job = audit_job_for_answer(answer, user=actor, offline=OFFLINE).verification
+    claims = [_ClaimView.of_row(c) for c in answer.claims.prefetch_related("evidence")]
     if reasons is None:
-        reasons = web_escalation_reasons(claims, thresholds).reasons
-    result = WebVerificationResult(answer=answer, reasons=dict(reasons))
+        reasons = web_escalation_reasons([c.row for c in claims], job.thresholds).reasons
+    client = WebCallClient(workspace=answer.workspace, answer=answer)
+    web = _web_pass(job, claims, list(answer.contexts or []), reasons, client, providers)
+    web.result.answer = answer
+    if web.result.skipped == "no_weak_claims":
+        return web.result
+    return _web_write(web, run=run or answer.runs.order_by("-started_at", "-id").first(), actor=actor)
+
+
+@dataclass
+class WebPass:
+    """One Audit-Web pass computed before anything is written: the lookups' documents (their
+    calls kept by ``client`` until the answer is stored), the verdicts and the revision."""
+
+    result: WebVerificationResult
+    claims: list[_ClaimView]
+    computed: _WebComputation | None
+    client: WebCallClient
+
+
+def web_compute(
+    *, job: AuditJob, result: AuditResult, kb_meta: dict | None, reasons: dict[str, list[str]], providers=None
+) -> WebPass:
+    """The web pass of an audit not stored yet (``result``: its Audit-Local result): the network
+    calls, the methods and the revision run here, outside any transaction; :func:`web_store`
+    writes it with the answer. The job is the request's, made offline and read at the strictness
+    of the answer's domain, as :func:`web_verify_answer` reads a stored one."""
+    rows = evidence_rows_of(result, kb_meta)
+    claims = [_ClaimView.of_verdict(v, rows[v.claim.claim_id]) for v in result.claims]
+    web_job = audit_job_build(
+        job.workspace,
+        query=job.query,
+        answer_text=job.answer_text,
+        contexts=job.contexts,
+        domain=job.domain,
+        reference=job.reference,
+        offline=OFFLINE,
+    ).verification
+    client = WebCallClient(workspace=job.workspace, deferred=True)
+    return _web_pass(web_job, claims, list(job.contexts), reasons, client, providers)
+
+
+def web_store(web: WebPass, *, answer: Answer, actor=None) -> WebVerificationResult:
+    """Write a web pass computed by :func:`web_compute` for ``answer`` (call inside the transaction
+    that stored it): its calls, then its evidence, verdicts, revision, run and events."""
+    web.result.answer = answer
+    rows = {c.claim_id: c for c in answer.claims.all()}
+    for claim in web.claims:
+        claim.row = rows.get(claim.claim_id)
+    web.client.flush(answer=answer, claims=rows)
+    if web.result.skipped == "no_weak_claims":
+        return web.result
+    return _web_write(web, run=answer.runs.order_by("-started_at", "-id").first(), actor=actor)
+
+
+def _web_pass(
+    job: VerificationJob, claims: list[_ClaimView], contexts: list, reasons, client: WebCallClient, providers
+) -> WebPass:
+    """Look the escalated claims up on the web, weakest first, then verify and revise (reads only)."""
+    result = WebVerificationResult(answer=None, reasons=dict(reasons))  # type: ignore[arg-type]
     weak = sorted((c for c in claims if c.claim_id in reasons), key=lambda c: (c.confidence, c.span_start))
     weak = weak[: constants.WEB_MAX_CLAIMS_PER_ANSWER]
     if not weak:
         result.skipped = "no_weak_claims"
-        return result
-    client = WebCallClient(workspace=workspace, answer=answer)
+        return WebPass(result=result, claims=claims, computed=None, client=client)
+    workspace = client.workspace
     providers = providers if providers is not None else _providers()
-    found: list[tuple[Claim, list[WebDocument]]] = []
+    found: list[tuple[_ClaimView, list[WebDocument]]] = []
     try:
         for claim in weak:
-            client.claim = claim
+            client.claim, client.claim_id = claim.row, claim.claim_id
             urls = _cited_urls(claim, workspace.web_allowed_domains or ())
             found.append(
                 (claim, _lookup(claim.text, urls, client, providers, result.failures, claim.claim_id))
@@ -279,40 +375,56 @@ def web_verify_answer(
     result.calls, result.cache_hits, result.answered = client.calls, client.cache_hits, client.answered
     try:
         # the methods and the revision loop run before the transaction; it only writes their results
-        run = run or answer.runs.order_by("-started_at", "-id").first()
-        computed = _compute(result, found, run=run, thresholds=thresholds)
+        computed = _compute(result, found, claims, contexts, job=job)
+    except Exception as exc:
+        _store_failed(result, exc)
+        computed = None
+    return WebPass(result=result, claims=claims, computed=computed, client=client)
+
+
+def _web_write(web: WebPass, *, run: VerificationRun | None, actor) -> WebVerificationResult:
+    result = web.result
+    try:
+        if web.computed is None:
+            raise RuntimeError("the web pass could not be computed")
         with transaction.atomic():
-            _store(result, computed, run=run, actor=actor)
+            _store(result, web.computed, run=run, actor=actor)
     except Exception as exc:  # storing must never break the audit: the local result stands
-        logger.exception("storing web verification of %s failed", answer.public_id)
-        result.failures.append(
-            {
-                "claim_id": "",
-                "provider": "",
-                "reason": "error",
-                "detail": f"storing failed: {type(exc).__name__}: {exc}"[:300],
-            }
-        )
-        result.verified, result.changed, result.evidence_added, result.revised = [], {}, 0, False
-        result.store_failed = True
-        answer.refresh_from_db()
+        if not result.store_failed:
+            _store_failed(result, exc)
+        result.answer.refresh_from_db()
         _record_failure_on_run(result, run)
     return result
+
+
+def _store_failed(result: WebVerificationResult, exc: Exception) -> None:
+    logger.error("storing web verification failed", exc_info=exc)
+    result.failures.append(
+        {
+            "claim_id": "",
+            "provider": "",
+            "reason": "error",
+            "detail": f"storing failed: {type(exc).__name__}: {exc}"[:300],
+        }
+    )
+    result.verified, result.changed, result.evidence_added, result.revised = [], {}, 0, False
+    result.store_failed = True
 
 
 @dataclass
 class _WebComputation:
     """What a web pass computed from the documents found, before anything is written."""
 
-    found: list  # [(claim, [WebDocument])]
+    found: list  # [(claim view, [WebDocument])]
     with_docs: list  # the part of ``found`` with documents
     verdicts: list[ClaimVerdict]  # one per ``with_docs`` item
     revision: object = None  # the revision outcome with the web documents in the pool, or None
 
 
-def _compute(result: WebVerificationResult, found, *, run, thresholds) -> _WebComputation:
+def _compute(
+    result: WebVerificationResult, found, claims: list[_ClaimView], contexts: list, *, job
+) -> _WebComputation:
     """Verify the claims with their web evidence and revise the answer (embedding, judges): reads only."""
-    answer = result.answer
     with_docs = [(claim, docs) for claim, docs in found if docs]
     verdicts: list[ClaimVerdict] = []
     if with_docs:
@@ -321,20 +433,12 @@ def _compute(result: WebVerificationResult, found, *, run, thresholds) -> _WebCo
             hits = _local_hits(claim) + [
                 EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs
             ]
-            items.append((_draft_of(claim), hits))
-        verdicts = _verdicts_with_web_evidence(
-            items, thresholds=thresholds, domain=answer.domain or "", query=answer.query or ""
-        )
+            items.append((claim.draft, hits))
+        verdicts = _verdicts_with_web_evidence(items, job)
     computed = _WebComputation(found=found, with_docs=with_docs, verdicts=verdicts)
-    if with_docs and run is not None:  # without web evidence the Audit-Local revision stands
+    if with_docs:  # without web evidence the Audit-Local revision stands
         computed.revision = revision_run(
-            query=answer.query,
-            answer_text=answer.original_text or answer.text,
-            contexts=_evidence_pool(answer, adding=with_docs),
-            initial=None,
-            domain=answer.domain or "",
-            thresholds=thresholds,
-            given=len(answer.contexts or []),
+            job.with_passages(_evidence_pool(contexts, claims, adding=with_docs)), given=len(contexts)
         )
     return computed
 
@@ -343,7 +447,8 @@ def _store(result: WebVerificationResult, computed: _WebComputation, *, run, act
     answer = result.answer
     found, with_docs, verdicts = computed.found, computed.with_docs, computed.verdicts
     by_claim = {claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(with_docs, verdicts)}
-    for claim, docs in found:
+    for view, docs in found:
+        claim = view.row
         if claim.claim_id not in by_claim:
             _event(
                 "claim.web_verified",
@@ -461,27 +566,24 @@ def _store_claim(
     )
 
 
-def _evidence_pool(answer: Answer, adding=()) -> list[Passage]:
+def _evidence_pool(contexts: list, claims: list[_ClaimView], adding=()) -> list[Passage]:
     """The passages the answer was verified against: its contexts, its claims' evidence, the web's.
 
-    ``adding`` ([(claim, [WebDocument])]) are web documents about to be linked to their claims:
+    ``adding`` ([(claim view, [WebDocument])]) are web documents about to be linked to their claims:
     each takes the place its evidence row will have (after the claim's stored evidence).
     """
     from audit.pipeline.retrieval import as_passages
 
-    pool = {p.id: p for p in as_passages(answer.contexts or [])}
-    rows: dict[int, list[Evidence]] = {}
-    for ev in Evidence.objects.filter(claim__answer=answer).order_by("claim_id", "rank", "id"):
-        rows.setdefault(ev.claim_id, []).append(ev)
-    new = {claim.pk: docs for claim, docs in adding}
-    for claim_pk in sorted(set(rows) | set(new)):
-        stored = rows.get(claim_pk, [])
+    pool = {p.id: p for p in as_passages(contexts or [])}
+    new = {claim.claim_id: docs for claim, docs in adding}
+    for claim in claims:
+        stored = sorted(claim.evidence, key=lambda ev: (ev.rank, ev.pk or 0))
         for ev in stored:
             if ev.snippet:
                 passage = _passage_of(ev)
                 pool.setdefault(passage.id, passage)
         known = {ev.source_id for ev in stored if ev.source_type == SourceType.WEB}
-        for doc in new.get(claim_pk, ()):
+        for doc in new.get(claim.claim_id, ()):
             if doc.source_id[:200] in known:
                 continue
             passage = _web_passage(doc)
@@ -588,11 +690,15 @@ def _update_run_and_answer(result: WebVerificationResult, run: VerificationRun |
     run.save(update_fields=["mode", "methods", "warnings", "revision_history"])
 
 
-def web_verify_claim(*, workspace: Workspace, claim: ClaimDraft) -> ClaimVerdict | None:
+def web_verify_claim(
+    *, workspace: Workspace, claim: ClaimDraft, job: VerificationJob | None = None
+) -> ClaimVerdict | None:
     """Verify one claim against web evidence only (the nightly batch's web check).
 
-    Returns None when nothing was found or the workspace forbids external calls; calls are
-    recorded without an answer. Nothing else is stored: the caller stores the verdict.
+    ``job`` is the verification job of the claim's answer (the nightly run's, at its domain's
+    strictness); without one the workspace's plain job is built. Returns None when nothing was
+    found or the workspace forbids external calls; calls are recorded without an answer. Nothing
+    else is stored: the caller stores the verdict.
     """
     client = WebCallClient(workspace=workspace)
     urls = _allowed_urls(urls_in(claim.text), workspace.web_allowed_domains or ())
@@ -603,4 +709,6 @@ def web_verify_claim(*, workspace: Workspace, claim: ClaimDraft) -> ClaimVerdict
     if not docs:
         return None
     hits = [EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs]
-    return _verdicts_with_web_evidence([(claim, hits)], thresholds=thresholds_for(workspace))[0]
+    if job is None:
+        job = audit_job_build(workspace, query="", answer_text="", offline=OFFLINE).verification
+    return _verdicts_with_web_evidence([(claim, hits)], job)[0]

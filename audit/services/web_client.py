@@ -47,10 +47,15 @@ class WebCallClient:
     checked before the cache, so a cached response is never served where a call is forbidden.
     """
 
-    def __init__(self, *, workspace: Workspace, answer: Answer | None = None):
+    def __init__(self, *, workspace: Workspace, answer: Answer | None = None, deferred: bool = False):
         self.workspace = workspace
         self.answer = answer
         self.claim: Claim | None = None  # set by the flow before each claim's lookups
+        # deferred: the answer is not stored yet; the calls are kept (``pending``, with the claim id
+        # set in ``claim_id`` before each claim's lookups) and written by ``flush`` once it is
+        self.deferred = deferred
+        self.claim_id = ""
+        self.pending: list[tuple[ExternalCall, str]] = []
         self.calls = 0
         self.cache_hits = 0
         self.answered = 0  # calls with a usable response (OK or CACHED, less those rejected later)
@@ -99,9 +104,19 @@ class WebCallClient:
             failure_detail=(error.message[:500] if error else ""),
         )
         call.full_clean()
-        call.save()
+        if self.deferred:
+            self.pending.append((call, self.claim_id))
+        else:
+            call.save()
         self._last[(provider, url)] = call
         return call
+
+    def flush(self, *, answer: Answer, claims: dict[str, Claim]) -> None:
+        """Write the deferred calls against the stored ``answer`` and its ``claims`` (by claim id)."""
+        for call, claim_id in self.pending:
+            call.answer, call.claim = answer, claims.get(claim_id)
+        ExternalCall.objects.bulk_create([call for call, _ in self.pending])
+        self.pending = []
 
     def reject(self, error: WebError, provider: str) -> None:
         """Mark a response the provider could not parse: its call failed, its cache entry goes."""
@@ -111,12 +126,18 @@ class WebCallClient:
         if call.status in (ExternalCall.Status.OK, ExternalCall.Status.CACHED):
             self.answered -= 1
             call.status = ExternalCall.Status.FAILED
-        ExternalCall.objects.filter(pk=call.pk).update(
-            status=ExternalCall.Status.FAILED,
-            cache_hit=False,
-            failure_reason=error.reason.value,
-            failure_detail=error.message[:500],
+        call.cache_hit, call.failure_reason, call.failure_detail = (
+            False,
+            error.reason.value,
+            error.message[:500],
         )
+        if call.pk is not None:
+            ExternalCall.objects.filter(pk=call.pk).update(
+                status=ExternalCall.Status.FAILED,
+                cache_hit=False,
+                failure_reason=error.reason.value,
+                failure_detail=error.message[:500],
+            )
         WebCacheEntry.objects.filter(key=_cache_key(provider, error.url)).delete()
 
     def get(

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from audit import constants
+from audit import constants, hooks
 
 LABEL_BY_TEXT = {
     "Supported": "SUPPORTED",
@@ -38,7 +38,7 @@ def answers(**params) -> str:
 
 
 def cases(**params) -> str:
-    return _url("escalation-queue", **params)
+    return hooks.review_queue_url(**params)  # the review app's page (``audit.hooks``)
 
 
 def period_params(period) -> dict:
@@ -57,9 +57,7 @@ def tiles(period, *, staff: bool) -> dict[str, str]:
         "supported_unassisted": claims(label="SUPPORTED", machine_label="SUPPORTED", escalation="none", **p),
         "escalated_missing_evidence": claims(machine_label="NEI", escalation="any", **p),
         "latency": answers(mode=constants.MODE_AUDIT_LOCAL, **p),
-        "backlog": "/admin/escalation/curationitem/?status__exact=open"
-        if staff
-        else "/api/v1/curation-items?status=open",
+        "backlog": hooks.kb_corrections_url(staff=staff, open_only=True),
         "open": cases(),
         "at_risk": cases(sla_state="at_risk"),
         "breached": cases(sla_state="breached"),
@@ -71,7 +69,7 @@ def tiles(period, *, staff: bool) -> dict[str, str]:
         "refuted": claims(label="REFUTED", **p),
         "relabelled": claims(relabelled="true", **p),
         "suppressed": answers(suppressed="true", **p),
-        "kb_corrections": "/admin/escalation/curationitem/" if staff else "/api/v1/curation-items",
+        "kb_corrections": hooks.kb_corrections_url(staff=staff),
         "claims": claims(**p),
         "answers": answers(**p),
     }

@@ -55,11 +55,15 @@ def test_one_audit_local_request_reads_the_thresholds_the_plan_and_the_llm_setup
     status, calls = walk(client_for(submitter))
     assert status == 201
     by_caller = Counter((caller, name) for caller, _, name in calls)
-    services = ("audit/services/submissions.py", "audit/services/audit.py", "audit/services/structured.py")
-    assert (
-        sum(n for (caller, name), n in by_caller.items() if name == "thresholds_for" and caller in services)
-        == 1
-    )
+    # every service of the request reads the thresholds through the one job builder, once
+    readers = {
+        caller: n
+        for (caller, name), n in by_caller.items()
+        if name == "thresholds_for" and caller.startswith("audit/services/")
+    }
+    assert readers == {"audit/services/job.py": 1}
+    assert sum(n for (caller, name), n in by_caller.items() if name == "llm_setup_for") == 1
+    assert {caller for (caller, name) in by_caller if name == "llm_setup_for"} == {"audit/services/job.py"}
     assert sum(n for (_, name), n in by_caller.items() if name == "verification_plan") == 1
     assert sum(n for (_, name), n in by_caller.items() if name == "llm_setup_for") == 1
 

@@ -103,7 +103,7 @@ def test_the_dependency_reader_sees_a_model_looked_up_by_name(tmp_path):
 
 
 def test_escalation_registers_its_receivers_when_the_apps_are_ready():
-    from escalation import reporting, selectors, services
+    from escalation import links, reporting, schedules, selectors, services
 
     assert services.cases_open_for_answer in hooks._answer_intake.receivers
     assert services.curation_items_open_for_documents in hooks._documents_flagged.receivers
@@ -114,6 +114,11 @@ def test_escalation_registers_its_receivers_when_the_apps_are_ready():
     assert reporting.my_work in hooks._user_work.receivers
     assert reporting.dashboard_summary in hooks._queue_summary.receivers
     assert reporting.correction_backlog in hooks._correction_backlog.receivers
+    assert links.review_queue_url in hooks._review_queue_url.receivers
+    assert links.kb_corrections_url in hooks._kb_corrections_url.receivers
+    assert schedules.declared in hooks._schedules.receivers
+    assert hooks.review_queue_url(status="paused") == "/escalations/?status=paused"
+    assert {e["name"] for e in hooks.schedules()} == {e["name"] for e in schedules.SCHEDULES}
     assert [i.model.__name__ for i in hooks.workspace_admin_inlines()] == [
         "BusinessCalendar",
         "NotificationTarget",
@@ -145,7 +150,17 @@ def _module_name(path: Path) -> str:
 
 
 def _pipeline_graph() -> dict[str, set[str]]:
-    modules = {_module_name(p): p for p in (ROOT / "audit" / "pipeline").rglob("*.py")}
+    return _graph(("audit/pipeline",))
+
+
+def _graph(folders) -> dict[str, set[str]]:
+    """Module -> the project modules it imports (at any depth), over the modules under ``folders``."""
+    modules = {
+        _module_name(p): p
+        for folder in folders
+        for p in (ROOT / folder).rglob("*.py")
+        if "migrations" not in p.parts
+    }
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         targets = set()
@@ -197,6 +212,117 @@ def test_the_loop_finder_finds_a_loop_through_a_function_level_import():
 
 def test_no_pipeline_module_imports_one_that_imports_it_back():
     assert _loops(_pipeline_graph()) == []
+
+
+def test_no_module_of_any_app_imports_one_that_imports_it_back():
+    """The evaluation tools included (their CLI, fits and contrast suite once looped through a progress bar)."""
+    assert _loops(_graph(("audit", "escalation", "showcase", "theoria"))) == []
+
+
+# --- layers one way: the verification paths, the selectors, the string ties to escalation -----------
+
+# The modules an audit runs through (the API, the pages, the services, the selectors, the pipeline,
+# the tasks): none of them imports the evaluation tools (``audit/evaluation``: benchmarks, fits).
+VERIFICATION_PATHS = (
+    "audit.api",
+    "audit.pipeline",
+    "audit.selectors",
+    "audit.services",
+    "audit.tasks",
+    "audit.web",
+)
+
+
+def _layer_reads(importers, imported) -> set[tuple[str, str]]:
+    return {
+        (path, name)
+        for path, names in _sources("audit")
+        if _within(_module_name(ROOT / path), importers)
+        for name in names
+        if _within(name, imported)
+    }
+
+
+def test_the_verification_paths_import_nothing_of_the_evaluation_tools():
+    assert _layer_reads(VERIFICATION_PATHS, ("audit.evaluation",)) == set()
+
+
+def test_no_selector_imports_a_service():
+    assert _layer_reads(("audit.selectors",), ("audit.services",)) == set()
+
+
+def test_the_layer_reader_sees_a_function_level_import_of_a_service(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from audit.services.workspaces import workspace_of\n")
+    assert "audit.services.workspaces" in _imports(source)
+
+
+def _escalation_url_names() -> set[str]:
+    """The names of the URLs whose views escalation defines."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    names: set[str] = set()
+
+    def visit(patterns) -> None:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                visit(pattern.url_patterns)
+            elif isinstance(pattern, URLPattern) and pattern.name:
+                view = getattr(pattern.callback, "view_class", pattern.callback)
+                if view.__module__.split(".")[0] == "escalation":
+                    names.add(pattern.name)
+
+    visit(get_resolver().url_patterns)
+    return names
+
+
+def _strings(path: Path) -> list[str]:
+    """Every string constant of ``path`` but its docstrings."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
+
+
+def _names_escalation(value: str, url_names: set[str]) -> bool:
+    """A module of escalation (``escalation.schedules``), one of its URL names or its admin pages."""
+    return value.startswith("escalation.") or value in url_names or "/admin/escalation/" in value
+
+
+def test_audit_names_no_module_url_or_page_of_escalation_in_a_string():
+    """What audit reaches of escalation at run time (its schedules, its pages' URLs) goes through
+    ``audit.hooks``; an ``import_module("escalation...")`` or ``reverse("escalation-queue")`` fails here."""
+    url_names = _escalation_url_names()
+    assert "escalation-queue" in url_names  # the reader finds escalation's URLs
+    named = {
+        (path.relative_to(ROOT).as_posix(), value)
+        for path in sorted((ROOT / "audit").rglob("*.py"))
+        if "migrations" not in path.parts
+        for value in _strings(path)
+        if _names_escalation(value, url_names)
+    }
+    assert named == set()
+
+
+def test_the_string_reader_sees_a_url_name_and_a_module_but_not_a_docstring(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(
+        '"""Links to escalation.schedules."""\n'
+        "def f():\n"
+        "    return reverse('escalation-queue'), import_module('escalation.schedules')\n"
+    )
+    found = [v for v in _strings(source) if _names_escalation(v, {"escalation-queue"})]
+    assert found == ["escalation-queue", "escalation.schedules"]
 
 
 # --- no module imports another module's private names -------------------------------------------

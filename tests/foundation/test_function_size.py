@@ -7,8 +7,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 80
-# The revision package is being reworked in parallel; its long functions are split there.
-NOT_YET = ("audit/pipeline/revision/",)
 
 
 def long_functions_without_a_reason() -> list[str]:
@@ -16,7 +14,7 @@ def long_functions_without_a_reason() -> list[str]:
     for app in ("audit", "escalation", "showcase", "theoria"):
         for path in sorted((ROOT / app).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
-            if "migrations" in path.parts or rel.startswith(NOT_YET):
+            if "migrations" in path.parts:
                 continue
             lines = path.read_text().splitlines()
             for node in ast.walk(ast.parse("\n".join(lines))):

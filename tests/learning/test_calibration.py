@@ -122,7 +122,7 @@ def test_noisy_decisions_are_declined_and_change_nothing(workspace, reviewer):
 
 def test_no_example_is_scored_by_parameters_fitted_on_its_answer(workspace, reviewer):
     """Out of fold: flipping the reviewers' labels of one fold's answers cannot move that fold's predictions."""
-    from audit.evaluation import calibration_fit as cf
+    from audit.pipeline import calibration_fit as cf
     from audit.pipeline.judges import get_judge
     from audit.selectors.learning import examples_for_calibration
     from audit.services.calibration import as_examples

@@ -8,6 +8,7 @@ import pytest
 from audit import constants
 from audit.models import NightlyItem
 from audit.services.nightly import nightly_audit_run
+from tests.factories import in_regulated_domain
 from tests.nightly.test_nightly import DAY, seeded_day  # noqa: F401 — the fixture
 
 pytestmark = pytest.mark.slow  # loads the embedding model
@@ -51,3 +52,30 @@ def test_a_workspace_that_sets_its_depth_gets_that_depth_at_night(seeded_day, ad
 
     assert report.report["figures"]["verification_depth"] == "full"
     assert {d for d, _ in _depths(report).values()} == {"full"}
+
+
+def test_a_regulated_answers_claims_are_rechecked_at_the_strictness_their_audit_had(
+    seeded_day,  # noqa: F811
+    monkeypatch,
+):
+    """The nightly re-check judges each claim by its answer's domain (the regulated operating point
+    in a regulated domain), at the run's depth, as the web step and the deep check do."""
+    from audit.services import nightly_verify
+
+    workspace = seeded_day["workspace"]
+    in_regulated_domain(seeded_day["answer"])
+    seen = []
+    real = nightly_verify.verify_batch
+    monkeypatch.setattr(
+        nightly_verify,
+        "verify_batch",
+        lambda drafts, hits, job, embed: (
+            seen.append((job.domain, job.thresholds.strictness, job.thresholds.verification_depth))
+            or real(drafts, hits, job, embed)
+        ),
+    )
+
+    nightly_audit_run(workspace=workspace, day=DAY)
+
+    assert seen and {strictness for _, strictness, _ in seen} == {"regulated"}
+    assert seen[0] == ("compliance", "regulated", "fast")  # the fast pass, then its confirmations at full

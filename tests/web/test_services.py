@@ -12,6 +12,7 @@ from audit.pipeline.types import ClaimDraft
 from audit.pipeline.web import WebProvider, build_providers
 from audit.services.web import web_verify_answer, web_verify_claim
 from audit.services.web_client import web_cache_purge
+from tests.factories import in_regulated_domain
 
 from .conftest import (
     ARXIV_PATH,
@@ -468,11 +469,7 @@ def test_its_web_step_judges_a_regulated_answer_at_the_strictness_its_audit_had(
     re-verifies at that point too, not at the workspace's plain one (the same claim, the same cut)."""
     from audit.services import web as web_service
 
-    web_workspace.regulated_domains = ["compliance"]
-    web_workspace.save(update_fields=["regulated_domains"])
-    answer = make_answer(web_workspace)
-    answer.domain = "compliance"
-    answer.save(update_fields=["domain"])
+    answer = in_regulated_domain(make_answer(web_workspace))
     seen = []
     real = web_service.web_escalation_reasons
     monkeypatch.setattr(
@@ -484,3 +481,44 @@ def test_its_web_step_judges_a_regulated_answer_at_the_strictness_its_audit_had(
     serve_arxiv(web_server, [])
     web_verify_answer(answer=answer)
     assert seen == ["regulated"]
+
+
+def test_an_audit_requests_web_step_is_computed_before_its_answer_is_stored(
+    web_settings, web_workspace, web_server
+):
+    """Compute first, write once: the web calls, methods and revision of a request run before its
+    answer exists (no answer, no call row yet); the one transaction then writes both."""
+    from django.db import transaction
+
+    from audit.models import Answer
+    from audit.services.audit import audit_compute, audit_store
+    from audit.services.job import audit_job_build
+    from audit.services.web import web_compute, web_store
+
+    serve_pubmed(web_server, [SUPPORTING_ARTICLE])
+    serve_arxiv(web_server, [])
+    job = audit_job_build(
+        web_workspace,
+        query="What does LTP require?",
+        answer_text=f"{WEAK_CLAIM} {STRONG_CLAIM} [1]",
+        contexts=[{"id": "kb1", "title": "Anatomy", "text": STRONG_CLAIM}],
+        offline="a test of the web step",
+    )
+    computed = audit_compute(job)
+    reasons = {
+        v.claim.claim_id: ["weak"] for v in computed.result.claims if "potentiation" in v.claim.text.lower()
+    }
+    web = web_compute(job=job, result=computed.result, kb_meta=computed.kb_meta, reasons=reasons)
+    assert reasons and web.result.calls > 0 and web_server.requests
+    assert not Answer.objects.exists() and not ExternalCall.objects.exists()
+
+    with transaction.atomic():
+        answer = audit_store(computed, job)
+        result = web_store(web, answer=answer)
+
+    assert result.status == "done" and result.verified == list(reasons)
+    assert ExternalCall.objects.filter(answer=answer).count() == result.calls
+    assert set(ExternalCall.objects.filter(answer=answer).values_list("claim__claim_id", flat=True)) == set(
+        reasons
+    )
+    assert Evidence.objects.filter(claim__answer=answer, source_type="web").exists()

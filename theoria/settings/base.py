@@ -173,8 +173,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns at start when it is missing (before collectstatic)
 # collectstatic writes a gzip copy of every text file beside it (and a brotli one where the brotli
-# package is installed), which WhiteNoise serves: the Plotly bundle travels as 0.40 MB, not 1.19 MB
-# (issue 35). Not the manifest variant: pages would then fail to render until collectstatic has run.
+# package is installed), which WhiteNoise serves: the Plotly bundle travels as 0.40 MB, not 1.19 MB.
+# Not the manifest variant: pages would then fail to render until collectstatic has run.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

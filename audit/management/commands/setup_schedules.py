@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-
 from django.core.management.base import BaseCommand
 from django_q.models import Schedule
 
-SCHEDULE_MODULES = ("audit.schedules", "escalation.schedules")
+from audit import hooks
+from audit.schedules import SCHEDULES
 
 
 def declared_schedules() -> list[dict]:
-    entries: list[dict] = []
-    for module in SCHEDULE_MODULES:
-        entries.extend(import_module(module).SCHEDULES)
+    """Audit's recurring jobs, then those the apps declare through ``hooks.register_schedules``."""
+    entries: list[dict] = [*SCHEDULES, *hooks.schedules()]
     names = [e["name"] for e in entries]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
@@ -49,7 +47,7 @@ def install_schedules() -> list[tuple[str, bool]]:
 
 
 class Command(BaseCommand):
-    help = "Install or update the django-q2 schedules declared in audit/schedules.py and escalation/schedules.py."
+    help = "Install or update the django-q2 schedules declared in audit/schedules.py and by the apps (audit.hooks)."
 
     def handle(self, *args, **options):
         for name, created in install_schedules():

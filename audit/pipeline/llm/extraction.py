@@ -31,16 +31,22 @@ class Extraction:
     fallback: str = ""
 
 
-def extract_claims(client: LLMClient | None, answer: str, query: str = "") -> Extraction:
+def extract_claims(
+    client: LLMClient | None, answer: str, query: str = "", *, offline_claims: list[ClaimDraft] | None = None
+) -> Extraction:
     """Claims of ``answer`` by the LLM when one is usable, else by the offline extractor.
 
     Any failure (transport, empty reply, JSON invalid twice, schema) falls back to the offline
-    extractor; the failure is already recorded in ``client.accounting``.
+    extractor; the failure is already recorded in ``client.accounting``. ``offline_claims`` are the
+    offline extractor's claims of the same answer when the caller already has them (a job's
+    ``claims``): they are used instead of extracting again.
     """
     text = normalize(answer or "")
+    if offline_claims is not None:
+        offline_claims = list(offline_claims)
     reason = unavailable_reason(client) or ("empty answer" if not text.strip() else None)
     if reason or client is None:
-        return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, reason or NO_LLM)
+        return Extraction(_offline(text, query, offline_claims), METHOD_OFFLINE, reason or NO_LLM)
     sentences = len(offline.split_sentences(text)) or 1
     try:
         rows = client.complete_json(
@@ -48,7 +54,7 @@ def extract_claims(client: LLMClient | None, answer: str, query: str = "") -> Ex
         )["claims"]
     except LLMError as exc:
         reason = failure_reason(exc, "") if exc.kind in ("budget", "circuit_open") else exc.kind
-        return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, reason)
+        return Extraction(_offline(text, query, offline_claims), METHOD_OFFLINE, reason)
     claims = claims_from_rows(rows, text, query)
     if not claims:
         client.accounting.add_failure(
@@ -56,8 +62,12 @@ def extract_claims(client: LLMClient | None, answer: str, query: str = "") -> Ex
                 "schema", "no extracted claim is grounded in the answer", purpose="extract_claims", attempts=1
             )
         )
-        return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, "schema")
+        return Extraction(_offline(text, query, offline_claims), METHOD_OFFLINE, "schema")
     return Extraction(claims, METHOD_LLM)
+
+
+def _offline(text: str, query: str, known: list[ClaimDraft] | None) -> list[ClaimDraft]:
+    return known if known is not None else offline.extract_claims(text, query)
 
 
 def claims_from_rows(rows: list[dict[str, Any]], text: str, query: str = "") -> list[ClaimDraft]:

@@ -80,7 +80,7 @@ from audit.pipeline.revision.sentences import (
 )
 from audit.pipeline.revision.tracing import trace_changes
 from audit.pipeline.revision.whole import judge_revised_sentences, judge_whole
-from audit.pipeline.revision.wiring import kb_retriever, llm_rewriter, revise_audit
+from audit.pipeline.revision.wiring import kb_retriever, llm_rewriter, revise_audit, revise_job
 
 __all__ = [
     "CONTRADICTED",
@@ -120,6 +120,7 @@ __all__ = [
     "replay_edits",
     "revise_answer",
     "revise_audit",
+    "revise_job",
     "soften",
     "targeted_queries",
     "terminate",

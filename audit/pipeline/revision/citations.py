@@ -65,8 +65,18 @@ def _correct_citations(
     dropped: frozenset[str] = frozenset(),
     cite: Callable[[Passage], str] = marker_for,
 ) -> None:
+    """Correct the sentence's citation markers (nothing when the sentence goes): remove those that
+    name no passage, cite the passage that best supports each supported claim, then remove the
+    markers whose passage supports no claim of the sentence (unless a claim was corrected)."""
     if plan.removed:
         return
+    _drop_unknown_markers(plan, claims, by_anchor)
+    _cite_best_passages(plan, claims, by_anchor, support, retrieved_ids, dropped, cite)
+    if not corrected:
+        _drop_unsupporting_markers(plan, claims, by_anchor, support, dropped)
+
+
+def _drop_unknown_markers(plan: _SentencePlan, claims: list[ClaimVerdict], by_anchor: _Anchors) -> None:
     anchors = plan.sent.anchors()
     # markers that name no passage: REMOVE
     for a in anchors:
@@ -86,6 +96,19 @@ def _correct_citations(
                 action=CitationAction.REMOVE,
                 details={"anchor": a},
             )
+
+
+def _cite_best_passages(
+    plan: _SentencePlan,
+    claims: list[ClaimVerdict],
+    by_anchor: _Anchors,
+    support: _Support,
+    retrieved_ids: frozenset[str],
+    dropped: frozenset[str],
+    cite: Callable[[Passage], str],
+) -> None:
+    """Each supported claim cites the passage that best supports it: it replaces cited passages
+    that support no claim, else it is added beside them."""
 
     def score(passage_id: str, c: ClaimVerdict) -> float:
         return max((h.entailment for h in c.evidence if h.passage.id == passage_id), default=0.0)
@@ -145,29 +168,37 @@ def _correct_citations(
                 passage_id=best.passage.id,
                 details={"entailment": round(best.entailment, 4), "cited_entailment": round(cited_best, 4)},
             )
+
+
+def _drop_unsupporting_markers(
+    plan: _SentencePlan,
+    claims: list[ClaimVerdict],
+    by_anchor: _Anchors,
+    support: _Support,
+    dropped: frozenset[str],
+) -> None:
     # a marker stays only where the passage it names supports a claim of the sentence (the same
     # decision as above): markers of a sentence that no longer holds a supported claim go
-    if not corrected:
-        judged = [c for c in claims if c.claim.claim_id not in dropped]
-        useless = {
-            a
-            for a in plan.sent.anchors()
-            if a in by_anchor
-            and not any(
-                (c.label == "SUPPORTED" or support.anywhere(c)) and support(c, by_anchor[a]) for c in judged
-            )
-        }
-        if useless:
+    judged = [c for c in claims if c.claim.claim_id not in dropped]
+    useless = {
+        a
+        for a in plan.sent.anchors()
+        if a in by_anchor
+        and not any(
+            (c.label == "SUPPORTED" or support.anywhere(c)) and support(c, by_anchor[a]) for c in judged
+        )
+    }
+    if useless:
 
-            def drop_useless(s, useless=useless):
-                s.body = _rewrite_markers(s.body, lambda x: [] if x in useless else [x])
-                s.trail = _rewrite_markers(s.trail, lambda x: [] if x in useless else [x])
+        def drop_useless(s, useless=useless):
+            s.body = _rewrite_markers(s.body, lambda x: [] if x in useless else [x])
+            s.trail = _rewrite_markers(s.trail, lambda x: [] if x in useless else [x])
 
-            plan.step(
-                claims[0],
-                Strategy.CITATION,
-                "the cited passage does not support this sentence's claims",
-                drop_useless,
-                action=CitationAction.REMOVE,
-                details={"anchors": sorted(useless)},
-            )
+        plan.step(
+            claims[0],
+            Strategy.CITATION,
+            "the cited passage does not support this sentence's claims",
+            drop_useless,
+            action=CitationAction.REMOVE,
+            details={"anchors": sorted(useless)},
+        )

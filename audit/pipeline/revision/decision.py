@@ -20,7 +20,7 @@ from audit.pipeline.types import ClaimVerdict
 def decide_revision(
     claims: list[ClaimVerdict],
     revision_count: int,
-    thresholds: Thresholds = Thresholds(),
+    thresholds: Thresholds = Thresholds(),  # pure-function default (tests); the loop passes its job's
     options: RevisionOptions = RevisionOptions(),
 ) -> RevisionDecision:
     """Whether to revise again, why, and one instruction per claim that needs work.

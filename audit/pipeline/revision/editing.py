@@ -155,7 +155,7 @@ def plan_revision(
     result: AuditResult,
     pool: list[Passage],
     *,
-    thresholds: Thresholds = Thresholds(),
+    thresholds: Thresholds = Thresholds(),  # pure-function default (tests); the loop passes its job's
     options: RevisionOptions = RevisionOptions(),
     retrieved_ids: frozenset[str] = frozenset(),
     protected: list[set[str]] = (),
@@ -194,7 +194,15 @@ def plan_revision(
         )
         for span, claims in sorted(sentences.items())
     ]
-    # a revised sentence that repeats another sentence of the answer goes (no repeated sentences)
+    _drop_repeats(plans, sentences, text)
+    _keep_an_answer(plans, sentences)
+    _removal_spans(plans, text)
+    edits = [e for p in plans for e in p.edits]
+    return replay_edits(text, edits), edits
+
+
+def _drop_repeats(plans: list[_SentencePlan], sentences: dict, text: str) -> None:
+    """A revised sentence that repeats another sentence of the answer goes (no repeated sentences)."""
     seen: set[str] = set()
     for p in plans:
         if p.removed:
@@ -216,25 +224,31 @@ def plan_revision(
             ]
             p.removed = True
         seen.add(key)
-    # never empty the answer: if every claim would go, say that the documents do not support it
-    kept_claims = any(not p.removed for p in plans)
-    if plans and not kept_claims:
-        last = plans[-1]
-        c = sentences[last.span][0]
-        last.removed = False
-        last.edits.append(
-            Edit(
-                claim_id=c.claim.claim_id,
-                claim_text=c.claim.text,
-                strategy=str(Strategy.REMOVE),
-                span=last.span,
-                before="",
-                after=NO_ANSWER_NOTICE,
-                action="no_answer_notice",
-                reason="every claim was removed: the answer says the documents do not support it",
-            )
+
+
+def _keep_an_answer(plans: list[_SentencePlan], sentences: dict) -> None:
+    """Never empty the answer: if every claim would go, say that the documents do not support it."""
+    if not plans or any(not p.removed for p in plans):
+        return
+    last = plans[-1]
+    c = sentences[last.span][0]
+    last.removed = False
+    last.edits.append(
+        Edit(
+            claim_id=c.claim.claim_id,
+            claim_text=c.claim.text,
+            strategy=str(Strategy.REMOVE),
+            span=last.span,
+            before="",
+            after=NO_ANSWER_NOTICE,
+            action="no_answer_notice",
+            reason="every claim was removed: the answer says the documents do not support it",
         )
-    # removal spans take the whitespace around the sentence; computed on this text and kept apart
+    )
+
+
+def _removal_spans(plans: list[_SentencePlan], text: str) -> None:
+    """Removal spans take the whitespace around the sentence; computed on this text and kept apart."""
     prev_end = 0
     for p in plans:
         if p.removed:
@@ -244,8 +258,6 @@ def plan_revision(
             prev_end = b
         elif p.edits:
             prev_end = p.span[1]
-    edits = [e for p in plans for e in p.edits]
-    return replay_edits(text, edits), edits
 
 
 def _sentence_key(sentence: str) -> str:
@@ -311,13 +323,48 @@ def _plan_sentence(
     judge=None,
     cite=marker_for,
 ) -> _SentencePlan:
+    """The edits of one sentence, in order: take back a softening that lost support (a0), correct
+    contradictions (a), remove or qualify what nothing supports (b), soften weak claims (c), then
+    correct the citations (d)."""
     plan = _SentencePlan(span, raw)
     support = _Support(thresholds, judge)
     if options.citations_only:
         if options.correct_citations:
             _correct_citations(plan, claims, by_anchor, support, retrieved_ids, cite=cite)
         return plan
-    # a0) a softening that cost a once-covered claim its support is taken back (a worse revision)
+    reverted = _revert_softenings(plan, claims, protected)
+    corrected, uncorrected = _correct_contradictions(
+        plan, claims, reverted, options, support, thresholds, judge, cite
+    )
+    to_drop = [
+        c
+        for c in claims
+        if (c.verdict == NOT_FOUND or c in uncorrected)
+        and not is_protected(c, protected)
+        and c.claim.claim_id not in reverted
+    ]
+    removed, dropped_ids = _remove_or_qualify(plan, claims, to_drop, options)
+    if removed:
+        return plan
+    _soften_weak(plan, claims, reverted, options, unsoftenable)
+    # d) citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+    if options.correct_citations:
+        _correct_citations(
+            plan,
+            claims,
+            by_anchor,
+            support,
+            retrieved_ids,
+            corrected=bool(corrected),
+            dropped=dropped_ids,
+            cite=cite,
+        )
+    return plan
+
+
+def _revert_softenings(plan: _SentencePlan, claims, protected) -> set[str]:
+    """a0) a softening that cost a once-covered claim its support is taken back (a worse revision);
+    return the ids of the claims whose softening was taken back."""
     reverted: set[str] = set()
     for c in claims:
         if c.verdict not in COVERED and is_protected(c, protected) and _already_softened(plan.sent.body):
@@ -333,7 +380,14 @@ def _plan_sentence(
                 action="revert",
             ):
                 reverted.add(c.claim.claim_id)
-    # a) contradicted claims: correct to match the evidence
+    return reverted
+
+
+def _correct_contradictions(
+    plan: _SentencePlan, claims, reverted: set[str], options, support: _Support, thresholds, judge, cite
+) -> tuple[list[ClaimVerdict], list[ClaimVerdict]]:
+    """a) contradicted claims: correct to match the evidence; return (corrected, the ones left
+    uncorrected that the judge supports nowhere)."""
     uncorrected: list[ClaimVerdict] = []
     corrected: list[ClaimVerdict] = []
     for c in claims:
@@ -343,62 +397,65 @@ def _plan_sentence(
             corrected.append(c)
         elif not support.anywhere(c):  # a sentence the judge supports is never marked disputed
             uncorrected.append(c)
+    return corrected, uncorrected
 
-    # b) claims nothing supports (and contradictions that could not be corrected)
-    to_drop = [
-        c
-        for c in claims
-        if (c.verdict == NOT_FOUND or c in uncorrected)
-        and not is_protected(c, protected)
-        and c.claim.claim_id not in reverted
-    ]
-    clause_dropped, drop_ids = False, set()
-    if to_drop:
-        material = [c for c in to_drop if c.claim.importance != IMPORTANCE_MINOR]
-        lead = (material or to_drop)[0]
-        removable = options.unsupported_action == "remove" and bool(material)
-        drop_ids = {c.claim.claim_id for c in material}
-        if removable and len(to_drop) == len(claims):
-            plan.step(
-                lead,
-                Strategy.REMOVE,
-                "no passage supports the sentence's claims",
-                remove=True,
-                action="remove_sentence",
-                details={"claims": [c.claim.claim_id for c in to_drop]},
-            )
-            return plan
-        dropped = _drop_clauses(plan.sent.body, claims, drop_ids) if removable else None
-        if dropped is not None:
 
-            def cut(s, new=dropped):
-                s.body = new
+def _remove_or_qualify(
+    plan: _SentencePlan, claims, to_drop: list[ClaimVerdict], options
+) -> tuple[bool, frozenset[str]]:
+    """b) claims nothing supports (and contradictions that could not be corrected): remove the
+    sentence or the clause, else qualify it. Return (the whole sentence was removed, the ids of
+    the claims whose clause was dropped)."""
+    if not to_drop:
+        return False, frozenset()
+    material = [c for c in to_drop if c.claim.importance != IMPORTANCE_MINOR]
+    lead = (material or to_drop)[0]
+    removable = options.unsupported_action == "remove" and bool(material)
+    drop_ids = {c.claim.claim_id for c in material}
+    if removable and len(to_drop) == len(claims):
+        plan.step(
+            lead,
+            Strategy.REMOVE,
+            "no passage supports the sentence's claims",
+            remove=True,
+            action="remove_sentence",
+            details={"claims": [c.claim.claim_id for c in to_drop]},
+        )
+        return True, frozenset()
+    dropped = _drop_clauses(plan.sent.body, claims, drop_ids) if removable else None
+    if dropped is not None:
 
-            clause_dropped = plan.step(
-                lead,
-                Strategy.REMOVE,
-                "no passage supports this clause; the rest stays",
-                cut,
-                action="remove_clause",
-                details={"claims": sorted(drop_ids)},
-            )
-        elif not _already_softened(plan.sent.body):
-            note = (
-                UNSUPPORTED_QUALIFIER if any(c.verdict == NOT_FOUND for c in to_drop) else DISPUTED_QUALIFIER
-            )
+        def cut(s, new=dropped):
+            s.body = new
 
-            def qualify(s, note=note):
-                s.body = s.body.rstrip() + " " + note
+        clause_dropped = plan.step(
+            lead,
+            Strategy.REMOVE,
+            "no passage supports this clause; the rest stays",
+            cut,
+            action="remove_clause",
+            details={"claims": sorted(drop_ids)},
+        )
+        return False, frozenset(drop_ids) if clause_dropped else frozenset()
+    if not _already_softened(plan.sent.body):
+        note = UNSUPPORTED_QUALIFIER if any(c.verdict == NOT_FOUND for c in to_drop) else DISPUTED_QUALIFIER
 
-            plan.step(
-                lead,
-                Strategy.QUALIFY,
-                "no passage supports the claim; the answer says so",
-                qualify,
-                action="qualify",
-                details={"claims": [c.claim.claim_id for c in to_drop]},
-            )
-    # c) weak claims: soften (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+        def qualify(s, note=note):
+            s.body = s.body.rstrip() + " " + note
+
+        plan.step(
+            lead,
+            Strategy.QUALIFY,
+            "no passage supports the claim; the answer says so",
+            qualify,
+            action="qualify",
+            details={"claims": [c.claim.claim_id for c in to_drop]},
+        )
+    return False, frozenset()
+
+
+def _soften_weak(plan: _SentencePlan, claims, reverted: set[str], options, unsoftenable) -> None:
+    """c) weak claims: soften (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)."""
     for c in claims:
         if (
             c.verdict == WEAK
@@ -414,19 +471,6 @@ def _plan_sentence(
             plan.step(
                 c, Strategy.SOFTEN, f"evidence only partly supports the claim ({style})", soft, action=style
             )
-    # d) citation correction (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
-    if options.correct_citations:
-        _correct_citations(
-            plan,
-            claims,
-            by_anchor,
-            support,
-            retrieved_ids,
-            corrected=bool(corrected),
-            dropped=frozenset(drop_ids) if clause_dropped else frozenset(),
-            cite=cite,
-        )
-    return plan
 
 
 def _span_corrections(c: ClaimVerdict, h: EvidenceHit, thresholds: Thresholds) -> list[tuple[str, str, str]]:

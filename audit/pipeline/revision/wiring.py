@@ -4,6 +4,7 @@ and rewriter."""
 from __future__ import annotations
 
 from audit.constants import CORRECTIVE_PASSAGES_PER_QUERY, Thresholds
+from audit.pipeline.job import VerificationJob
 from audit.pipeline.revision.loop import revise_answer
 from audit.pipeline.revision.model import Retrieve, RevisionOptions, RevisionOutcome, Rewriter
 from audit.pipeline.revision.whole import judge_revised_sentences
@@ -39,6 +40,30 @@ def llm_rewriter(client) -> Rewriter | None:
     return make_rewriter(client)
 
 
+def revise_job(
+    job: VerificationJob,
+    *,
+    initial: AuditResult | None = None,
+    kb=None,
+    options: RevisionOptions = RevisionOptions(),
+    given: int | None = None,
+) -> RevisionOutcome:
+    """Revise the job's answer (:func:`revise_audit` with its query, text, passages, domain, the
+    plan's thresholds and the client of its LLM methods)."""
+    return revise_audit(
+        query=job.query,
+        answer=job.answer_text,
+        contexts=list(job.passages),
+        kb=kb,
+        initial=initial,
+        domain=job.domain,
+        thresholds=job.plan.thresholds,
+        llm=job.llm_methods,
+        options=options,
+        given=given,
+    )
+
+
 def revise_audit(
     *,
     query: str,
@@ -62,7 +87,7 @@ def revise_audit(
     from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS
     from audit.pipeline.retrieval import as_passages
 
-    t = thresholds or Thresholds()
+    t = thresholds or Thresholds()  # pure-function API default (tests, evaluation); jobs pass theirs
     # the judge on one passage runs the methods that label claims (with the LLM judge when configured)
     methods = (
         (*OFFLINE_METHODS, "llm_judge") if llm is not None and "llm_judge" in LLM_METHODS else OFFLINE_METHODS

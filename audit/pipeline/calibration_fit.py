@@ -31,13 +31,39 @@ import numpy as np
 
 from audit import constants
 from audit.constants import Thresholds
-from audit.evaluation.bench_eval import balanced_accuracy, expected_calibration_error
 from audit.pipeline import scoring
 from audit.pipeline.calibration import Calibration
 from audit.pipeline.entailment_model import LinearHead
 from audit.pipeline.judges import Judge, JudgePair
 
 SUPPORTED, REFUTED, NEI = scoring.SUPPORTED, scoring.REFUTED, scoring.NEI
+
+
+# --- the figures a fit is judged by (the evaluation tools' too: ``bench_eval`` re-exports them) ---
+
+
+def balanced_accuracy(gold: list[str], pred: list[str]) -> float:
+    recalls = []
+    for c in sorted(set(gold)):
+        idx = [i for i, g in enumerate(gold) if g == c]
+        recalls.append(sum(1 for i in idx if pred[i] == c) / len(idx))
+    return float(np.mean(recalls)) if recalls else 0.0
+
+
+def expected_calibration_error(y: list[int], p, bins: int = 10) -> float:
+    """ECE of probabilities ``p`` of the positive class: the mean |frequency - confidence| over
+    equal-width bins, weighted by the share of rows in each bin."""
+    p = np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
+    yy = np.asarray(y, dtype=np.float64)
+    if not len(p):
+        return float("nan")
+    which = np.minimum((p * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        m = which == b
+        if m.any():
+            total += m.sum() / len(p) * abs(yy[m].mean() - p[m].mean())
+    return float(total)
 
 
 class CalibrationError(Exception):
