@@ -70,6 +70,11 @@ MAX_REVISIONS = 2  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 # An answer with more claims is refused (HTTP 413) before any verification: one audit of 1,000
 # claims ran a minute; a workspace may raise or lower this (threshold max_claims_per_answer).
 MAX_CLAIMS_PER_ANSWER = 200
+# A claim (one sentence of the answer) longer than this is not verified: no method reads it, its
+# label is NEI with the high risk flag "too_long_to_verify" (never dropped). The longest claim of
+# the demo answers has 193 characters; one planted sentence of 100,000 characters ("1 2 " x 25,000,
+# no full stop) cost 28-38 s of role-binding parse and cross-encoder time in a single audit.
+MAX_VERIFIED_CLAIM_CHARS = 2_000
 SIMILARITY_THRESHOLD = (
     0.70  # semantic match of a claim to a passage (docs/SPEC_NOTES.md#declared-but-not-read)
 )
@@ -112,6 +117,9 @@ STRUCTURE_ENTITY_MARGIN = (
 BINDING_SAME_ARG_COS = 0.80  # two argument phrases this close (embedding cosine) name the same thing
 BINDING_SAME_PRED_COS = 0.60  # a predicate this close to the claim's may agree with it (never contradict)
 BINDING_MAX_SENTENCES = 80  # evidence sentences the binding parses per claim (in passage order)
+# ... and none longer than this (audit.pipeline.contradiction: a longer one is not parsed): the
+# binding's parse grows with the sentence, and a claim longer than MAX_VERIFIED_CLAIM_CHARS is not read
+BINDING_MAX_SENTENCE_CHARS = 2_000
 # content of the claim no evidence sentence states (binding.unstated_content) keeps it below SUPPORTED
 BINDING_UNSTATED_ON = True
 BINDING_UNSTATED_MAX_COS = 0.50  # a word this close (embedding cosine) to an evidence word is stated
