@@ -93,6 +93,10 @@ def served(
             sys.executable,
             "-m",
             "gunicorn",
+            # the production settings (models loaded before the fork, each worker's first inference
+            # after it: without them the first search of a worker took 8.9 s), then these
+            "-c",
+            str(ROOT / "theoria" / "gunicorn.conf.py"),
             "theoria.wsgi:application",
             "--bind",
             f"127.0.0.1:{port}",
