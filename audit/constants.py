@@ -75,6 +75,7 @@ MAX_CLAIMS_PER_ANSWER = 200
 # the demo answers has 193 characters; one planted sentence of 100,000 characters ("1 2 " x 25,000,
 # no full stop) cost 28-38 s of role-binding parse and cross-encoder time in a single audit.
 MAX_VERIFIED_CLAIM_CHARS = 2_000
+TOO_LONG_FLAG = "too_long_to_verify"  # its risk flag; such a claim is not sent to the web step either
 SIMILARITY_THRESHOLD = (
     0.70  # semantic match of a claim to a passage (docs/SPEC_NOTES.md#declared-but-not-read)
 )

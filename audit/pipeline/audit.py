@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from audit.constants import MAX_VERIFIED_CLAIM_CHARS, Thresholds
+from audit.constants import MAX_VERIFIED_CLAIM_CHARS, TOO_LONG_FLAG, Thresholds
 from audit.pipeline import scoring
 from audit.pipeline.extraction import clean_sentence, is_assertion, split_sentences
 from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
@@ -25,7 +25,6 @@ from audit.pipeline.rag_score import rag_score
 from audit.pipeline.retrieval import KnowledgeBase, as_passages, passage_vectors, retrieve
 from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 
-TOO_LONG_FLAG = "too_long_to_verify"
 NOT_RUN_OFFLINE = {"selfcheck": "SelfCheck sampling needs an LLM; not run in offline Audit-Local mode"}
 
 
