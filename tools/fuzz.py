@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tools.served import ROOT, access_counts, served
+from tools.served import ROOT, SLOW_MS, access_counts, served
 
 PHASES = "examples,coverage,fuzzing,stateful"
 
@@ -100,8 +100,11 @@ def main() -> int:
     elapsed = time.monotonic() - started
     print(
         f"fuzz: {counts['requests']} requests in {elapsed:.0f} s; 2xx {counts['2xx']}, 3xx {counts['3xx']}, "
-        f"4xx {counts['4xx']}, 5xx {counts['5xx']} (server access log)"
+        f"4xx {counts['4xx']}, 5xx {counts['5xx']} (server access log); slowest request other than an "
+        f"audit {counts['max_ms_not_audit']} ms, {len(counts['slow'])} over {SLOW_MS} ms"
     )
+    for ms, request in sorted(counts["slow"], reverse=True)[:10]:
+        print(f"fuzz: slow: {ms} ms {request}")
     return 1 if code or counts["5xx"] else 0
 
 

@@ -93,6 +93,10 @@ def served(
             sys.executable,
             "-m",
             "gunicorn",
+            # the production settings (models loaded before the fork, each worker's first inference
+            # after it: without them the first search of a worker took 8.9 s), then these
+            "-c",
+            str(ROOT / "theoria" / "gunicorn.conf.py"),
             "theoria.wsgi:application",
             "--bind",
             f"127.0.0.1:{port}",
@@ -127,12 +131,24 @@ def served(
         log.close()
 
 
+# the requests that run an audit (their time is the pipeline's); every other one answers within SLOW_MS
+AUDIT_REQUESTS = (("POST", "/api/v1/audits"),)
+SLOW_MS = 8_000
+
+
 def access_counts(folder: Path) -> dict:
-    """Requests and responses by class from the access log (method path status ms per line)."""
-    counts = {"requests": 0, "2xx": 0, "3xx": 0, "4xx": 0, "5xx": 0}
+    """Requests and responses by class from the access log (method path status ms per line), the
+    slowest request other than an audit, and those of them over SLOW_MS ("slow": [(ms, method path)])."""
+    counts: dict = {"requests": 0, "2xx": 0, "3xx": 0, "4xx": 0, "5xx": 0, "max_ms_not_audit": 0, "slow": []}
     for line in (folder / "access.log").read_text().splitlines():
         parts = line.split()  # the path may hold spaces: the status is the next-to-last field
         if len(parts) >= 4 and parts[-2].isdigit() and len(parts[-2]) == 3:
             counts["requests"] += 1
             counts[f"{parts[-2][0]}xx"] = counts.get(f"{parts[-2][0]}xx", 0) + 1
+            method, path, ms = parts[0], " ".join(parts[1:-2]), int(parts[-1]) if parts[-1].isdigit() else 0
+            if (method, path) in AUDIT_REQUESTS:
+                continue
+            counts["max_ms_not_audit"] = max(counts["max_ms_not_audit"], ms)
+            if ms > SLOW_MS:
+                counts["slow"].append((ms, f"{method} {path}"))
     return counts

@@ -28,6 +28,9 @@ STRUCTURE_ENTITY_MARGIN = (
 BINDING_SAME_ARG_COS = 0.80  # two argument phrases this close (embedding cosine) name the same thing
 BINDING_SAME_PRED_COS = 0.60  # a predicate this close to the claim's may agree with it (never contradict)
 BINDING_MAX_SENTENCES = 80  # evidence sentences the binding parses per claim (in passage order)
+# ... and none longer than this (audit.pipeline.contradiction: a longer one is not parsed): the
+# binding's parse grows with the sentence, and a claim longer than MAX_VERIFIED_CLAIM_CHARS is not read
+BINDING_MAX_SENTENCE_CHARS = 2_000
 # content of the claim no evidence sentence states (binding.unstated_content) keeps it below SUPPORTED
 BINDING_UNSTATED_ON = True
 BINDING_UNSTATED_MAX_COS = 0.50  # a word this close (embedding cosine) to an evidence word is stated

@@ -22,6 +22,12 @@ MAX_REVISIONS = 2  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 # An answer with more claims is refused (HTTP 413) before any verification: one audit of 1,000
 # claims ran a minute; a workspace may raise or lower this (threshold max_claims_per_answer).
 MAX_CLAIMS_PER_ANSWER = 200
+# A claim (one sentence of the answer) longer than this is not verified: no method reads it, its
+# label is NEI with the high risk flag "too_long_to_verify" (never dropped). The longest claim of
+# the demo answers has 193 characters; one planted sentence of 100,000 characters ("1 2 " x 25,000,
+# no full stop) cost 28-38 s of role-binding parse and cross-encoder time in a single audit.
+MAX_VERIFIED_CLAIM_CHARS = 2_000
+TOO_LONG_FLAG = "too_long_to_verify"  # its risk flag; such a claim is not sent to the web step either
 SIMILARITY_THRESHOLD = (
     0.70  # semantic match of a claim to a passage (docs/SPEC_NOTES.md#declared-but-not-read)
 )

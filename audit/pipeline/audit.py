@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from audit.constants import Thresholds
+from audit.constants import MAX_VERIFIED_CLAIM_CHARS, TOO_LONG_FLAG, Thresholds
 from audit.pipeline import scoring
 from audit.pipeline.extraction import clean_sentence, is_assertion, split_sentences
 from audit.pipeline.job import VerificationJob
@@ -59,6 +59,14 @@ def run_methods(
     ``overrides`` maps a method name to an instance used instead of the registered one (e.g. an
     entailment judge with a cross-validation fold's model, or an LLM variant).
     """
+    # a claim longer than MAX_VERIFIED_CLAIM_CHARS is no sentence anyone wrote: the methods never
+    # read it (their parses and cross-encoder passes grow with its length) and it is reported
+    # as not verified, never dropped
+    too_long = {i for i, (claim, _) in enumerate(items) if len(claim.text) > MAX_VERIFIED_CLAIM_CHARS}
+    if too_long:
+        read = [i for i in range(len(items)) if i not in too_long]
+        verdicts = dict(zip(read, run_methods([items[i] for i in read], ctx, methods, overrides)))
+        return [verdicts[i] if i in verdicts else _too_long(*items[i]) for i in range(len(items))]
     per_claim: list[dict] = [{} for _ in items]
     chosen = [(name, (overrides or {}).get(name) or REGISTRY[name]) for name in methods]
     # the LLM methods are independent of each other and of the offline ones: they run side by
@@ -79,6 +87,20 @@ def run_methods(
         scoring.label_claim(claim, hits, per_claim[i], ctx.thresholds)
         for i, (claim, hits) in enumerate(items)
     ]
+
+
+def _too_long(claim: ClaimDraft, hits: list[EvidenceHit]) -> ClaimVerdict:
+    """The verdict of a claim no method read (longer than MAX_VERIFIED_CLAIM_CHARS): not verified."""
+    return ClaimVerdict(
+        claim=claim,
+        label=scoring.NEI,
+        verdict="not_found",
+        confidence=0.0,
+        evidence=hits,
+        methods=[],
+        risk_flags=[TOO_LONG_FLAG],
+        metrics={"claim_chars": len(claim.text)},
+    )
 
 
 def verify_claims(
@@ -216,14 +238,19 @@ def audit_answer(
     claim_vecs = vecs[: len(claims)] if vecs is not None else None
     prior = [reuse(c) if reuse is not None else None for c in claims]
     fresh = [i for i, p in enumerate(prior) if p is None]
-    fresh_hits = retrieve(
-        [claims[i] for i in fresh],
+    # a claim too long to verify is not searched either (its numbers alone would be compared with
+    # every number of the evidence): it keeps no evidence
+    searched = [i for i in fresh if len(claims[i].text) <= MAX_VERIFIED_CLAIM_CHARS]
+    found = retrieve(
+        [claims[i] for i in searched],
         passages,
         kb=kb,
         embed=embed,
         thresholds=t,
-        claim_vecs=claim_vecs[fresh] if claim_vecs is not None else None,
+        claim_vecs=claim_vecs[searched] if claim_vecs is not None else None,
     )
+    hits_of = dict(zip(searched, found))
+    fresh_hits = [hits_of.get(i, []) for i in fresh]
     ctx = verify_context(
         t, now=now, domain=domain, query=query, embed=embed, llm=llm, encode_tokens=encode_tokens
     )
@@ -369,7 +396,7 @@ def summarize(
         risk_flags.append(
             {"type": "no_evidence", "severity": "high", "description": "No documents matched the query"}
         )
-    severity = {"no_evidence": "high", "conflict": "high", "outdated_source": "medium"}
+    severity = {"no_evidence": "high", "conflict": "high", "outdated_source": "medium", TOO_LONG_FLAG: "high"}
     for v in verdicts:
         for flag in v.risk_flags:
             if flag == "no_evidence" and not any_evidence:
@@ -420,4 +447,8 @@ def _flag_text(flag: str, v: ClaimVerdict) -> str:
         "no_evidence": "No passage matched this claim",
         "conflict": "Sources disagree on this claim",
         "outdated_source": "Its evidence is older than the freshness policy allows",
+        TOO_LONG_FLAG: (
+            f"Not verified: {len(v.claim.text):,} characters in one sentence, over the "
+            f"{MAX_VERIFIED_CLAIM_CHARS:,} a claim may have"
+        ),
     }.get(flag, flag)

@@ -33,6 +33,7 @@ from itertools import pairwise
 from typing import Any
 
 from audit.constants import (
+    BINDING_MAX_SENTENCE_CHARS,
     STRUCTURE_ANTONYM_CLAUSE_SHARED,
     STRUCTURE_CLAUSE_MIN_ALIGNMENT,
     STRUCTURE_MIN_ALIGNMENT,
@@ -395,8 +396,19 @@ def check(
     if similarity is not None and not report.contradicted:
         from audit.pipeline import binding
 
-        binding.apply(report, claim, passages, encode, finding=Finding)
+        binding.apply(report, claim, _parseable(passages), encode, finding=Finding)
     return report
+
+
+def _parseable(passages: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The passages as the role binding may parse them: unchanged, unless one holds a sentence
+    longer than BINDING_MAX_SENTENCE_CHARS; then its sentences, less the over-long ones (a
+    dependency parse of one planted 100,000-character sentence took 10 s of CPU, 60 s on a busy
+    machine)."""
+    split = [(pid, split_sentences(normalize(text))) for pid, text in passages]
+    if all(len(sent) <= BINDING_MAX_SENTENCE_CHARS for _, sents in split for sent in sents):
+        return passages
+    return [(pid, sent) for pid, sents in split for sent in sents if len(sent) <= BINDING_MAX_SENTENCE_CHARS]
 
 
 # long: the structural rules in order on one alignment of claim and evidence

@@ -107,8 +107,11 @@ def _web_reasons(
     risk_flags: list[str],
     thresholds: constants.Thresholds,
 ) -> list[str]:
-    """The four conditions of docs/SPEC_NOTES.md#escalation-to-audit-web for one claim, once."""
+    """The four conditions of docs/SPEC_NOTES.md#escalation-to-audit-web for one claim, once; never
+    for a claim too long to verify (the web step would not read it either, and would send it out)."""
     reasons: list[str] = []
+    if constants.TOO_LONG_FLAG in (risk_flags or []):
+        return reasons
     if confidence < thresholds.audit_score_threshold:
         reasons.append("audit_score_below_threshold")
     if not has_evidence or verdict == Verdict.NOT_FOUND:

@@ -295,6 +295,7 @@ METRIC_NAMES = {
     "best_similarity": "similarity to the best passage",
     "cove_consistency": "consistency of the verification questions",
     "external_provenance": "checked against web sources",
+    "claim_chars": "characters in the sentence (too long to verify)",
 }
 
 

@@ -96,3 +96,16 @@ def test_it_applies_the_workspace_thresholds_to_the_web_escalation(workspace):
     lenient = constants.Thresholds().updated({"audit_score_threshold": 0.75})
 
     assert web_escalation_reasons(answer.claims.prefetch_related("evidence"), lenient).reasons == {}
+
+
+def test_a_claim_too_long_to_verify_is_not_sent_to_the_web(workspace):
+    answer, _ = build_answer(
+        workspace, specs=(("NEI", "not_found", 0.0, "Long", "long"), ("NEI", "weak", 0.3, "Weak", "weak"))
+    )
+    answer.claims.filter(claim_id="c1").update(risk_flags=[constants.TOO_LONG_FLAG])
+
+    reasons = web_escalation_reasons(
+        answer.claims.prefetch_related("evidence"), constants.Thresholds()
+    ).reasons
+
+    assert list(reasons) == ["c2"]
