@@ -736,7 +736,15 @@ def bench_answers(
     return out
 
 
-# long: the bench command's report, printed in order over one set of timings
+NO_BINDING = ":no-binding"  # a bench variant: the judge with the role binding switched off
+
+
+def bench_variants(judges: list[str] | None) -> list[str]:
+    """The bench's variants in run order: each a judge name, or a judge name and ``NO_BINDING``."""
+    return list(judges) if judges else [""]
+
+
+# long: the bench command's report, printed in order over one set of timings per variant
 def run_bench(
     n_chunks: int = 100_000,
     n_answers: int = 30,
@@ -748,11 +756,14 @@ def run_bench(
     cache_dir: Path | None = None,
     pool_size: int = BENCH_POOL_SENTENCES,
     judge: str | None = None,
+    judges: list[str] | None = None,
 ) -> dict:
-    import resource
+    """Time the audits of ``n_answers`` synthetic answers for each variant of ``judges`` (a judge name,
+    optionally followed by ``NO_BINDING``; default: ``judge``) on one knowledge base, one after the
+    other in this process, each starting from empty text caches (sentence vectors, NLI readings,
+    parses) after the same warm-up. Returns the last variant's summary."""
     import time
 
-    from audit.pipeline.audit import audit_answer
     from audit.pipeline.index import HybridIndex
     from audit.pipeline.retrieval import KnowledgeBase
     from audit.pipeline.types import Passage
@@ -770,29 +781,72 @@ def run_bench(
         return {i: Passage(id=i, text=index.text(i) or "", source_type="kb") for i in wanted if i in index}
 
     kb = KnowledgeBase(index=index, lookup=lookup, vectors=index.vectors)
-    from audit.constants import Thresholds
+    answers = bench_answers(texts, n_answers + 3, claims_per_answer)
+    variants = bench_variants(judges or ([judge] if judge else None))
+    summaries = [_bench_variant(kb, answers, n_answers, depth, v, len(index), out, err) for v in variants]
+    if len(summaries) > 1:
+        print("same run, one after the other:", file=out)
+        for v, sm in zip(variants, summaries):
+            print(
+                f"  {v:24s} p50 {sm['p50_ms']:8.1f} ms  p95 {sm['p95_ms']:8.1f} ms  "
+                f"parses per answer {sm['parses_per_answer']:.1f}",
+                file=out,
+            )
+    return summaries[-1]
+
+
+def _clear_text_caches() -> None:
+    from audit.pipeline import binding
     from audit.pipeline.embedding import get_embedder
 
+    get_embedder().clear_cache()  # the pool was embedded here; audits must not find it cached
+    binding.PARSES.clear()
+    for model in _loaded_nli_models():
+        model.clear_cache()
+
+
+def _loaded_nli_models() -> list:
+    """The NLI models this process has loaded (none is loaded here to clear it)."""
+    from audit.pipeline import nli_model
+
+    info = nli_model.get_nli_model.cache_info()
+    return [nli_model.get_nli_model()] if info.currsize else []
+
+
+def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int, out, err) -> dict:
+    import contextlib
+    import resource
+    import time
+
+    from audit.constants import Thresholds
+    from audit.pipeline import binding
+    from audit.pipeline.audit import audit_answer
+    from audit.pipeline.embedding import get_embedder
+
+    judge, _, flag = variant.partition(":")
+    without_binding = bool(flag)
     thresholds = Thresholds().updated(
         {**({"verification_depth": depth} if depth else {}), **({"judge": judge} if judge else {})}
     )
-    get_embedder().clear_cache()  # the pool was embedded here; audits must not find it cached
-    answers = bench_answers(texts, n_answers + 3, claims_per_answer)
-    for query, answer in answers[:3]:  # warm-up: model load, first searches
-        audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
-    latencies, n_claims = [], 0
-    stages: Counter[str] = Counter()
-    bar = text_bar(n_answers, "bench answers", err)
-    with ModelTimer(get_embedder()) as model_time:
-        for query, answer in answers[3:]:
-            start = time.perf_counter()
-            result = audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
-            latencies.append(1000 * (time.perf_counter() - start))
-            n_claims += len(result.claims)
-            for v in result.claims:
-                stages[claim_stage(v)] += 1
-            bar.update(1)
-    bar.close()
+    _clear_text_caches()
+    with binding.switched_off() if without_binding else contextlib.nullcontext():
+        for query, answer in answers[:3]:  # warm-up: model load, first searches
+            audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
+        latencies, n_claims = [], 0
+        stages: Counter[str] = Counter()
+        parsed_before = binding.PARSES.parsed
+        bar = text_bar(n_answers, "bench answers", err)
+        with ModelTimer(get_embedder()) as model_time:
+            for query, answer in answers[3:]:
+                start = time.perf_counter()
+                result = audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
+                latencies.append(1000 * (time.perf_counter() - start))
+                n_claims += len(result.claims)
+                for v in result.claims:
+                    stages[claim_stage(v)] += 1
+                bar.update(1)
+        bar.close()
+        parses = (binding.PARSES.parsed - parsed_before) / max(1, n_answers)
     lat = np.array(latencies)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     summary = {
@@ -800,17 +854,20 @@ def run_bench(
         "p95_ms": round(float(np.percentile(lat, 95)), 1),
         "claims_per_s": round(n_claims / (lat.sum() / 1000), 1),
         "peak_mb": round(peak_mb, 1),
-        "chunks": len(index),
+        "chunks": chunks,
+        "parses_per_answer": round(parses, 1),
     }
     print(
-        f"judge {thresholds.judge}; verification depth {thresholds.verification_depth}; answers {n_answers}, claims {n_claims} "
+        f"judge {thresholds.judge}{' without the role binding' if without_binding else ''}; verification depth "
+        f"{thresholds.verification_depth}; answers {n_answers}, claims {n_claims} "
         f"({n_claims / max(1, n_answers):.1f} per answer); load average {os.getloadavg()[0]:.1f} on "
         f"{os.cpu_count()} cores",
         file=out,
     )
     print(
         f"latency per answer: p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms; "
-        f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB",
+        f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB; the role binding parsed "
+        f"{parses:.1f} texts per answer",
         file=out,
     )
     print(

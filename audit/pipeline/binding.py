@@ -48,7 +48,8 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -159,6 +160,11 @@ class _ParseCache:
         self.size = size
         self.docs: OrderedDict[str, Any] = OrderedDict()
         self.lock = threading.Lock()
+        self.parsed = 0  # texts run through the parser since the process started (cache misses)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.docs.clear()
 
     def parse(self, texts: Iterable[str]) -> list[Any]:
         texts = list(texts)
@@ -167,6 +173,7 @@ class _ParseCache:
         if todo:
             docs = list(get_parser().pipe(todo, batch_size=64))
             with self.lock:
+                self.parsed += len(todo)
                 for t, d in zip(todo, docs):
                     self.docs[t] = d
                 while len(self.docs) > self.size:
@@ -189,6 +196,30 @@ PARSES = _ParseCache(PARSE_CACHE_SIZE)
 def parse(texts: Iterable[str]) -> list[Any]:
     """Parsed docs of ``texts`` (cached by text, one ``nlp.pipe`` pass over the new ones)."""
     return PARSES.parse(texts)
+
+
+class _Switch:
+    on = True
+
+
+_SWITCH = _Switch()
+
+
+def is_on() -> bool:
+    """Whether ``contradiction.check`` and the ``structure`` method run the binding (always, outside
+    ``switched_off``)."""
+    return _SWITCH.on
+
+
+@contextmanager
+def switched_off() -> Iterator[None]:
+    """The binding not run within ``with`` (process-wide): ``bench`` times the judge without it in the
+    same run."""
+    before, _SWITCH.on = _SWITCH.on, False
+    try:
+        yield
+    finally:
+        _SWITCH.on = before
 
 
 # ---------------------------------------------------------------------------------------------
@@ -599,6 +630,31 @@ def unstated_decides(unstated: list[Unstated]) -> bool:
     )
 
 
+def evidence_sentences(passages: list[tuple[str, str]]) -> dict[str, str]:
+    """The evidence sentences the binding reads (passage order, each once) -> their passage id."""
+    from audit.pipeline.extraction import split_sentences
+    from audit.pipeline.text import normalize
+
+    sentences: dict[str, str] = {}
+    for pid, text in passages:
+        for sent in split_sentences(normalize(text)):
+            sentences.setdefault(sent, pid)
+    return sentences
+
+
+def prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
+    """Parse in one batched pass the claims and evidence sentences ``apply`` will read for each
+    (claim, passages) of ``items`` (an answer's claims): the structure method calls it once per answer."""
+    if not is_on():
+        return
+    texts: list[str] = []
+    for claim, passages in items:
+        if claim.strip():
+            texts += [claim, *list(evidence_sentences(passages))[:BINDING_MAX_SENTENCES]]
+    if texts:
+        parse(texts)
+
+
 def apply(
     report: Any,
     claim: str,
@@ -613,13 +669,8 @@ def apply(
     ``finding`` builds a report finding (the caller's ``Finding``: this module never imports the
     structural check back)."""
     from audit.pipeline.embedding import get_embedder
-    from audit.pipeline.extraction import split_sentences
-    from audit.pipeline.text import normalize
 
-    sentences: dict[str, str] = {}
-    for pid, text in passages:
-        for sent in split_sentences(normalize(text)):
-            sentences.setdefault(sent, pid)
+    sentences = evidence_sentences(passages)
     if not sentences or not claim.strip():
         return
     encode = encode or get_embedder().encode
