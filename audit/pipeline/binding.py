@@ -198,6 +198,43 @@ def parse(texts: Iterable[str]) -> list[Any]:
     return PARSES.parse(texts)
 
 
+@lru_cache(maxsize=PARSE_CACHE_SIZE)
+def _tokenized(text: str) -> Any:
+    """``text`` split into words by the parser's tokenizer alone (no tag, lemma or parse: about a
+    hundredth of a parse), cached by text."""
+    return get_parser().make_doc(text)
+
+
+def _keys(word: str) -> set[str]:
+    """The forms a word is matched on without a parse: itself, its crude stem, its first
+    ``PREFIX_MATCH`` letters (when it has more)."""
+    from audit.pipeline.text import stem
+
+    out = {word, stem(word)}
+    if len(word) > PREFIX_MATCH:
+        out.add(word[:PREFIX_MATCH])
+    return out
+
+
+def _content_keys(doc: Any) -> set[str]:
+    return {k for t in doc if t.is_alpha and not t.is_stop for k in _keys(t.lower_)}
+
+
+def to_parse(claim: str, evidence_sentences: list[str]) -> list[str]:
+    """The evidence sentences the binding parses for ``claim``: those sharing a content word with it
+    (by word, stem or first letters, read on the tokenizer's words). Only they can bind its arguments
+    (a frame needs the claim's words); the others are read on their words alone (``unstated_content``)."""
+    wanted = _content_keys(_tokenized(claim))
+    return [s for s in evidence_sentences if wanted & _content_keys(_tokenized(s))]
+
+
+def _read(claim: str, evidence_sentences: list[str]) -> tuple[Any, list[Any], list[Any]]:
+    """(the claim's parse, the parses of the sentences ``to_parse`` keeps, the others tokenized)."""
+    parsed_texts = set(to_parse(claim, evidence_sentences))
+    docs = parse([claim, *[s for s in evidence_sentences if s in parsed_texts]])
+    return docs[0], docs[1:], [_tokenized(s) for s in evidence_sentences if s not in parsed_texts]
+
+
 class _Switch:
     on = True
 
@@ -505,15 +542,18 @@ def role_findings(
 ) -> list[RoleFinding]:
     """What the evidence binds otherwise than the claim (see the module docstring). ``encode``
     (a list of texts -> unit vectors) compares phrases and predicates that are worded differently."""
-    docs = parse([claim, *evidence_sentences])
-    claim_frames = [f for f in frames_of(docs[0]) if len(f.roles) >= 2]
+    claim_doc, parsed, words_only = _read(claim, evidence_sentences)
+    claim_frames = [f for f in frames_of(claim_doc) if len(f.roles) >= 2]
     if not claim_frames:
         return []
-    claim_words = {t.lemma_.lower() for t in docs[0] if t.is_alpha and not t.is_stop}
-    evidence_words = frozenset(w for d in docs[1:] for t in d for w in (t.lower_, t.lemma_.lower()))
+    claim_words = {t.lemma_.lower() for t in claim_doc if t.is_alpha and not t.is_stop}
+    evidence_words = frozenset(
+        {w for d in parsed for t in d for w in (t.lower_, t.lemma_.lower())}
+        | {t.lower_ for d in words_only for t in d}
+    )
     # only sentences that share a content word with the claim can bind its arguments
     evidence_frames = [
-        f for d in docs[1:] if claim_words & {t.lemma_.lower() for t in d if t.is_alpha} for f in frames_of(d)
+        f for d in parsed if claim_words & {t.lemma_.lower() for t in d if t.is_alpha} for f in frames_of(d)
     ]
     similarity = BatchSimilarity(encode, _texts(claim_frames + evidence_frames)) if encode else None
     out = []
@@ -548,6 +588,7 @@ def role_findings(
 CONTENT_POS = frozenset({"NOUN", "PROPN", "ADJ", "VERB", "ADV"})
 SALIENT_POS = frozenset({"PROPN"})  # a name: one unstated is enough
 PREFIX_MATCH = 5  # words sharing this many first letters are one word ("nigral" / "nigra")
+NON_CONTENT = frozenset({"be", "have", "do", "has", "had", "does", "did", "are", "was", "were", "is", "been"})
 
 
 @dataclass
@@ -568,7 +609,16 @@ def _content(doc: Any) -> list[Any]:
         and t.is_alpha
         and not t.like_num
         and len(t.text) > 2
-        and t.lemma_.lower() not in ("be", "have", "do")
+        and t.lemma_.lower() not in NON_CONTENT
+    ]
+
+
+def _words(doc: Any) -> list[Any]:
+    """``_content`` of a doc read without tags: every word but stop words, numbers and short words."""
+    return [
+        t
+        for t in doc
+        if not t.is_stop and t.is_alpha and not t.like_num and len(t.text) > 2 and t.lower_ not in NON_CONTENT
     ]
 
 
@@ -579,12 +629,18 @@ def unstated_content(
     ``PREFIX_MATCH`` letters, and (with ``encode``) no evidence word within ``min_cos`` embedding
     cosine. Function words never count (spaCy's stop list, auxiliaries), nor numbers (the numeric
     check reads them with their units and ranges)."""
-    docs = parse([claim, *evidence_sentences])
-    ev_tokens = [t for d in docs[1:] for t in d if t.is_alpha or t.like_num]
+    from audit.pipeline.text import stem
+
+    claim_doc, parsed, words_only = _read(claim, evidence_sentences)
+    ev_tokens = [t for d in parsed for t in d if t.is_alpha or t.like_num]
     lemmas = {t.lemma_.lower() for t in ev_tokens} | {t.lower_ for t in ev_tokens}
+    # a sentence read on its words alone: the word and its crude stem stand for its lemma
+    lemmas |= {
+        w for d in words_only for t in d if t.is_alpha or t.like_num for w in (t.lower_, stem(t.lower_))
+    }
     prefixes = {w[:PREFIX_MATCH] for w in lemmas if len(w) >= PREFIX_MATCH}
     candidates = []
-    for t in _content(docs[0]):
+    for t in _content(claim_doc):
         low, lemma = t.lower_, t.lemma_.lower()
         if low in lemmas or lemma in lemmas:
             continue
@@ -599,7 +655,9 @@ def unstated_content(
         )
         for t in candidates
     ]
-    pool = sorted({t.lower_ for d in docs[1:] for t in _content(d)})
+    pool = sorted(
+        {t.lower_ for d in parsed for t in _content(d)} | {t.lower_ for d in words_only for t in _words(d)}
+    )
     if encode is None or not out or not pool:
         return out
     import numpy as np
@@ -650,7 +708,7 @@ def prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
     texts: list[str] = []
     for claim, passages in items:
         if claim.strip():
-            texts += [claim, *list(evidence_sentences(passages))[:BINDING_MAX_SENTENCES]]
+            texts += [claim, *to_parse(claim, list(evidence_sentences(passages))[:BINDING_MAX_SENTENCES])]
     if texts:
         parse(texts)
 

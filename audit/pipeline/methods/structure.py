@@ -107,7 +107,11 @@ class StructureMethod(VerificationMethod):
             if report is None:
                 out.append(
                     MethodResult(
-                        self.name, ran=True, score=None, verdict="not_found", details={"reason": "no evidence"}
+                        self.name,
+                        ran=True,
+                        score=None,
+                        verdict="not_found",
+                        details={"reason": "no evidence"},
                     )
                 )
                 continue
