@@ -243,6 +243,7 @@ def run_evaluate(
         extra = generated_rows(records, get_nli_model(), idf, cache)
     methods, fold_of_group = [], {}
     labels: list[str | None] = [None] * len(records)
+    unbound_labels: list[str | None] = [None] * len(records)  # the same verdicts without the role binding
     conf = np.zeros(len(records))
     prob = np.full(len(records), np.nan)  # the judge's calibrated P(supported), where it gives one
     thresholds = {
@@ -289,6 +290,7 @@ def run_evaluate(
         )
         for i, v in zip(test, verdicts):
             labels[i], conf[i] = v.label, v.confidence
+            unbound_labels[i] = label_without_binding(v, thresholds)
             prob[i] = calibrated_probability(v)
             blocked[i] = blocked_by_checks(v, thresholds)
             logit[i] = support_logit(v)
@@ -346,11 +348,13 @@ def run_evaluate(
             file=out,
         )
 
+    print_catch_report(records, unbound_labels, groups, f"{judge} without the role binding (same run)", out)
     print_catch_report(records, labels, groups, judge, out)
     np.savez(  # the out-of-fold predictions, for analysis without another run
         Path(__file__).resolve().parents[2] / "var" / f"evaluate_{judge}_predictions.npz",
         ids=np.array([str(r["id"]) for r in records]),
         labels=np.array(labels, dtype=str),
+        labels_without_binding=np.array(unbound_labels, dtype=str),
         confidence=conf,
         p_supported=prob,
         blocked=blocked,
@@ -482,6 +486,20 @@ def support_logit(verdict) -> float:
     ent = next((m for m in verdict.methods if m.method == "entailment"), None)
     value = ent.details.get("logit") if ent is not None else None
     return float(value) if value is not None else float("nan")
+
+
+def label_without_binding(verdict, thresholds=None) -> str:
+    """The claim's label with the role binding's findings taken out of its structure result
+    (``methods.structure.without_binding``): the judge without the binding, from the same run."""
+    from audit.constants import Thresholds
+    from audit.pipeline.methods.structure import without_binding
+    from audit.pipeline.scoring import label_claim
+
+    if not verdict.evidence:
+        return str(verdict.label)
+    results = {m.method: (without_binding(m) if m.method == "structure" else m) for m in verdict.methods}
+    t = thresholds if isinstance(thresholds, Thresholds) else Thresholds().updated(dict(thresholds or {}))
+    return str(label_claim(verdict.claim, verdict.evidence, results, t).label)
 
 
 def blocked_by_checks(verdict, thresholds=None) -> bool:

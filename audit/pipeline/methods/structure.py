@@ -48,6 +48,38 @@ def _result(name: str, report: StructureReport) -> MethodResult:
     )
 
 
+BINDING_RULES = ("role_reversed", "role_mismatch", "unstated_content")
+
+
+def without_binding(result: MethodResult) -> MethodResult:
+    """The structure result as it would be without the role binding's findings (the binding only adds
+    findings: a reversal's contradiction, an unbound flag): ``evaluate`` reports both from one run."""
+    from dataclasses import replace
+
+    findings = result.details.get("findings") or []
+    if not any(f.get("rule") in BINDING_RULES for f in findings):
+        return result
+    report = StructureReport(
+        contradicted=result.verdict == "contradicted"
+        and not any(f.get("rule") == "role_reversed" for f in findings),
+        missing_entity=bool(result.details.get("missing_entity")),
+        unstated_obligation=bool(result.details.get("unstated_obligation")),
+        alignment=float(result.details.get("alignment") or 0.0),
+    )
+    details = {
+        **result.details,
+        "contradicted": report.contradicted,
+        "unbound": False,
+        "findings": [f for f in findings if f.get("rule") not in BINDING_RULES],
+    }
+    return replace(
+        result,
+        score=_result(result.method, report).score,
+        verdict=_result(result.method, report).verdict,
+        details=details,
+    )
+
+
 def binding_can_change(
     claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext, without: MethodResult, name: str
 ) -> bool:
