@@ -350,6 +350,7 @@ def run_evaluate(
 
     print_catch_report(records, unbound_labels, groups, f"{judge} without the role binding (same run)", out)
     print_catch_report(records, labels, groups, judge, out)
+    print_binding_change(records, unbound_labels, labels, groups, out)
     np.savez(  # the out-of-fold predictions, for analysis without another run
         Path(__file__).resolve().parents[2] / "var" / f"evaluate_{judge}_predictions.npz",
         ids=np.array([str(r["id"]) for r in records]),
@@ -476,6 +477,32 @@ def print_catch_report(records: list[dict], labels: list, groups: np.ndarray, ju
             "SUPPORTED, the share not labelled SUPPORTED; false alarm = of the supported claims, the share "
             f"not labelled SUPPORTED; 95 % intervals: {BOOTSTRAP_RESAMPLES} bootstrap resamples of the "
             f"answers (README group keys) within each dataset, seed {BOOTSTRAP_SEED}",
+        ),
+        file=out,
+    )
+
+
+def print_binding_change(records: list[dict], before: list, after: list, groups: np.ndarray, out) -> None:
+    """The macro change the role binding makes (the same run's labels with and without its findings),
+    with paired 95 % intervals over the same resamples of the answers."""
+    from audit.evaluation.catch_rate import paired_difference
+
+    change = paired_difference(
+        [r["dataset"] for r in records],
+        [r["label"] == "SUPPORTED" for r in records],
+        [lab == "SUPPORTED" for lab in before],
+        [lab == "SUPPORTED" for lab in after],
+        groups,
+    )
+    print(
+        "The role binding's change, macro, paired over the same resamples of the answers: "
+        + ", ".join(
+            f"{name} {100 * change[key][0]:+.1f} [{100 * change[key][1]:+.1f}, {100 * change[key][2]:+.1f}]"
+            for key, name in (
+                ("catch", "catch rate"),
+                ("false_alarm", "false alarm"),
+                ("bacc", "2-class bAcc"),
+            )
         ),
         file=out,
     )
