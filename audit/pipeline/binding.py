@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -233,6 +234,27 @@ def _read(claim: str, evidence_sentences: list[str]) -> tuple[Any, list[Any], li
     parsed_texts = set(to_parse(claim, evidence_sentences))
     docs = parse([claim, *[s for s in evidence_sentences if s in parsed_texts]])
     return docs[0], docs[1:], [_tokenized(s) for s in evidence_sentences if s not in parsed_texts]
+
+
+class _Clock:
+    """Seconds spent in ``prefetch`` and ``apply`` since the process started (``bench`` prints the
+    binding's own share of an answer's time from it)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.lock = threading.Lock()
+
+    @contextmanager
+    def timing(self) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.seconds += time.perf_counter() - start
+
+
+CLOCK = _Clock()
 
 
 class _Switch:
@@ -705,6 +727,11 @@ def prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
     (claim, passages) of ``items`` (an answer's claims): the structure method calls it once per answer."""
     if not is_on():
         return
+    with CLOCK.timing():
+        _prefetch(items)
+
+
+def _prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
     texts: list[str] = []
     for claim, passages in items:
         if claim.strip():
@@ -726,6 +753,17 @@ def apply(
     bound otherwise or content no source states keeps it below SUPPORTED (``report.unbound``).
     ``finding`` builds a report finding (the caller's ``Finding``: this module never imports the
     structural check back)."""
+    with CLOCK.timing():
+        _apply(report, claim, passages, encode, finding)
+
+
+def _apply(
+    report: Any,
+    claim: str,
+    passages: list[tuple[str, str]],
+    encode: Encode | None,
+    finding: Callable[..., Any],
+) -> None:
     from audit.pipeline.embedding import get_embedder
 
     sentences = evidence_sentences(passages)

@@ -13,9 +13,9 @@ class Command(BaseCommand):
         "Build (or reuse, cached under var/) a synthetic knowledge base of N chunks, audit M answers of about "
         "10 claims in Audit-Local and print p50/p95 latency, claims per second, peak memory and the mean "
         "answer's model time (encode_with_tokens, encode) beside the rest and the share of claims each stage of the "
-        "judge settled (the cascade's cheap signals, the NLI reader) and the texts the role binding parsed; each "
+        "judge settled (the cascade's cheap signals, the NLI reader), the texts the role binding parsed and its time; each "
         "judge's report ends with one JSON object line (p50_ms, p95_ms, claims_per_s, peak_mb, chunks, "
-        "parses_per_answer); with several --judge, a table of them follows."
+        "parses_per_answer, binding_ms); with several --judge, a table of them follows."
     )
     requires_system_checks = []
 
