@@ -231,6 +231,7 @@ def run_evaluate(
         extra = generated_rows(records, get_nli_model(), idf, cache)
     methods, fold_of_group = [], {}
     labels: list[str | None] = [None] * len(records)
+    unbound_labels: list[str | None] = [None] * len(records)  # the same verdicts without the role binding
     conf = np.zeros(len(records))
     prob = np.full(len(records), np.nan)  # the judge's calibrated P(supported), where it gives one
     thresholds = {
@@ -277,6 +278,7 @@ def run_evaluate(
         )
         for i, v in zip(test, verdicts):
             labels[i], conf[i] = v.label, v.confidence
+            unbound_labels[i] = label_without_binding(v, thresholds)
             prob[i] = calibrated_probability(v)
             blocked[i] = blocked_by_checks(v, thresholds)
             logit[i] = support_logit(v)
@@ -334,11 +336,14 @@ def run_evaluate(
             file=out,
         )
 
+    print_catch_report(records, unbound_labels, groups, f"{judge} without the role binding (same run)", out)
     print_catch_report(records, labels, groups, judge, out)
+    print_binding_change(records, unbound_labels, labels, groups, out)
     np.savez(  # the out-of-fold predictions, for analysis without another run
         Path(__file__).resolve().parents[2] / "var" / f"evaluate_{judge}_predictions.npz",
         ids=np.array([str(r["id"]) for r in records]),
         labels=np.array(labels, dtype=str),
+        labels_without_binding=np.array(unbound_labels, dtype=str),
         confidence=conf,
         p_supported=prob,
         blocked=blocked,
@@ -465,11 +470,51 @@ def print_catch_report(records: list[dict], labels: list, groups: np.ndarray, ju
     )
 
 
+def print_binding_change(records: list[dict], before: list, after: list, groups: np.ndarray, out) -> None:
+    """The macro change the role binding makes (the same run's labels with and without its findings),
+    with paired 95 % intervals over the same resamples of the answers."""
+    from audit.evaluation.catch_rate import paired_difference
+
+    change = paired_difference(
+        [r["dataset"] for r in records],
+        [r["label"] == "SUPPORTED" for r in records],
+        [lab == "SUPPORTED" for lab in before],
+        [lab == "SUPPORTED" for lab in after],
+        groups,
+    )
+    print(
+        "The role binding's change, macro, paired over the same resamples of the answers: "
+        + ", ".join(
+            f"{name} {100 * change[key][0]:+.1f} [{100 * change[key][1]:+.1f}, {100 * change[key][2]:+.1f}]"
+            for key, name in (
+                ("catch", "catch rate"),
+                ("false_alarm", "false alarm"),
+                ("bacc", "2-class bAcc"),
+            )
+        ),
+        file=out,
+    )
+
+
 def support_logit(verdict) -> float:
     """The judge's support logit of a claim (its entailment result's ``logit``), or NaN."""
     ent = next((m for m in verdict.methods if m.method == "entailment"), None)
     value = ent.details.get("logit") if ent is not None else None
     return float(value) if value is not None else float("nan")
+
+
+def label_without_binding(verdict, thresholds=None) -> str:
+    """The claim's label with the role binding's findings taken out of its structure result
+    (``methods.structure.without_binding``): the judge without the binding, from the same run."""
+    from audit.constants import Thresholds
+    from audit.pipeline.methods.structure import without_binding
+    from audit.pipeline.scoring import label_claim
+
+    if not verdict.evidence:
+        return str(verdict.label)
+    results = {m.method: (without_binding(m) if m.method == "structure" else m) for m in verdict.methods}
+    t = thresholds if isinstance(thresholds, Thresholds) else Thresholds().updated(dict(thresholds or {}))
+    return str(label_claim(verdict.claim, verdict.evidence, results, t).label)
 
 
 def blocked_by_checks(verdict, thresholds=None) -> bool:
@@ -724,7 +769,15 @@ def bench_answers(
     return out
 
 
-# long: the bench command's report, printed in order over one set of timings
+NO_BINDING = ":no-binding"  # a bench variant: the judge with the role binding switched off
+
+
+def bench_variants(judges: list[str] | None) -> list[str]:
+    """The bench's variants in run order: each a judge name, or a judge name and ``NO_BINDING``."""
+    return list(judges) if judges else [""]
+
+
+# long: the bench command's report, printed in order over one set of timings per variant
 def run_bench(
     n_chunks: int = 100_000,
     n_answers: int = 30,
@@ -736,11 +789,14 @@ def run_bench(
     cache_dir: Path | None = None,
     pool_size: int = BENCH_POOL_SENTENCES,
     judge: str | None = None,
+    judges: list[str] | None = None,
 ) -> dict:
-    import resource
+    """Time the audits of ``n_answers`` synthetic answers for each variant of ``judges`` (a judge name,
+    optionally followed by ``NO_BINDING``; default: ``judge``) on one knowledge base, one after the
+    other in this process, each starting from empty text caches (sentence vectors, NLI readings,
+    parses) after the same warm-up. Returns the last variant's summary."""
     import time
 
-    from audit.pipeline.audit import audit_answer
     from audit.pipeline.index import HybridIndex
     from audit.pipeline.retrieval import KnowledgeBase
     from audit.pipeline.types import Passage
@@ -758,29 +814,73 @@ def run_bench(
         return {i: Passage(id=i, text=index.text(i) or "", source_type="kb") for i in wanted if i in index}
 
     kb = KnowledgeBase(index=index, lookup=lookup, vectors=index.vectors)
-    from audit.constants import Thresholds
+    answers = bench_answers(texts, n_answers + 3, claims_per_answer)
+    variants = bench_variants(judges or ([judge] if judge else None))
+    summaries = [_bench_variant(kb, answers, n_answers, depth, v, len(index), out, err) for v in variants]
+    if len(summaries) > 1:
+        print("same run, one after the other:", file=out)
+        for v, sm in zip(variants, summaries):
+            print(
+                f"  {v:24s} p50 {sm['p50_ms']:8.1f} ms  p95 {sm['p95_ms']:8.1f} ms  "
+                f"parses per answer {sm['parses_per_answer']:.1f}  binding {sm['binding_ms']:.1f} ms per answer",
+                file=out,
+            )
+    return summaries[-1]
+
+
+def _clear_text_caches() -> None:
+    from audit.pipeline import binding
     from audit.pipeline.embedding import get_embedder
 
+    get_embedder().clear_cache()  # the pool was embedded here; audits must not find it cached
+    binding.PARSES.clear()
+    for model in _loaded_nli_models():
+        model.clear_cache()
+
+
+def _loaded_nli_models() -> list:
+    """The NLI models this process has loaded (none is loaded here to clear it)."""
+    from audit.pipeline import nli_model
+
+    info = nli_model.get_nli_model.cache_info()
+    return [nli_model.get_nli_model()] if info.currsize else []
+
+
+def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int, out, err) -> dict:
+    import contextlib
+    import resource
+    import time
+
+    from audit.constants import Thresholds
+    from audit.pipeline import binding
+    from audit.pipeline.audit import audit_answer
+    from audit.pipeline.embedding import get_embedder
+
+    judge, _, flag = variant.partition(":")
+    without_binding = bool(flag)
     thresholds = Thresholds().updated(
         {**({"verification_depth": depth} if depth else {}), **({"judge": judge} if judge else {})}
     )
-    get_embedder().clear_cache()  # the pool was embedded here; audits must not find it cached
-    answers = bench_answers(texts, n_answers + 3, claims_per_answer)
-    for query, answer in answers[:3]:  # warm-up: model load, first searches
-        audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
-    latencies, n_claims = [], 0
-    stages: Counter[str] = Counter()
-    bar = text_bar(n_answers, "bench answers", err)
-    with ModelTimer(get_embedder()) as model_time:
-        for query, answer in answers[3:]:
-            start = time.perf_counter()
-            result = audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
-            latencies.append(1000 * (time.perf_counter() - start))
-            n_claims += len(result.claims)
-            for v in result.claims:
-                stages[claim_stage(v)] += 1
-            bar.update(1)
-    bar.close()
+    _clear_text_caches()
+    with binding.switched_off() if without_binding else contextlib.nullcontext():
+        for query, answer in answers[:3]:  # warm-up: model load, first searches
+            audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
+        latencies, n_claims = [], 0
+        stages: Counter[str] = Counter()
+        parsed_before, clock_before = binding.PARSES.parsed, binding.CLOCK.seconds
+        bar = text_bar(n_answers, "bench answers", err)
+        with ModelTimer(get_embedder()) as model_time:
+            for query, answer in answers[3:]:
+                start = time.perf_counter()
+                result = audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
+                latencies.append(1000 * (time.perf_counter() - start))
+                n_claims += len(result.claims)
+                for v in result.claims:
+                    stages[claim_stage(v)] += 1
+                bar.update(1)
+        bar.close()
+        parses = (binding.PARSES.parsed - parsed_before) / max(1, n_answers)
+        binding_ms = 1000 * (binding.CLOCK.seconds - clock_before) / max(1, n_answers)
     lat = np.array(latencies)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     summary = {
@@ -788,17 +888,22 @@ def run_bench(
         "p95_ms": round(float(np.percentile(lat, 95)), 1),
         "claims_per_s": round(n_claims / (lat.sum() / 1000), 1),
         "peak_mb": round(peak_mb, 1),
-        "chunks": len(index),
+        "chunks": chunks,
+        "parses_per_answer": round(parses, 1),
+        "binding_ms": round(binding_ms, 1),
     }
     print(
-        f"judge {thresholds.judge}; verification depth {thresholds.verification_depth}; answers {n_answers}, claims {n_claims} "
+        f"judge {thresholds.judge}{' without the role binding' if without_binding else ''}; verification depth "
+        f"{thresholds.verification_depth}; answers {n_answers}, claims {n_claims} "
         f"({n_claims / max(1, n_answers):.1f} per answer); load average {os.getloadavg()[0]:.1f} on "
         f"{os.cpu_count()} cores",
         file=out,
     )
     print(
         f"latency per answer: p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms; "
-        f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB",
+        f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB; the role binding parsed "
+        f"{parses:.1f} texts per answer and took {binding_ms:.1f} ms of the mean answer (parses, its word "
+        "vectors, frames)",
         file=out,
     )
     print(

@@ -47,8 +47,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -159,6 +161,11 @@ class _ParseCache:
         self.size = size
         self.docs: OrderedDict[str, Any] = OrderedDict()
         self.lock = threading.Lock()
+        self.parsed = 0  # texts run through the parser since the process started (cache misses)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.docs.clear()
 
     def parse(self, texts: Iterable[str]) -> list[Any]:
         texts = list(texts)
@@ -167,6 +174,7 @@ class _ParseCache:
         if todo:
             docs = list(get_parser().pipe(todo, batch_size=64))
             with self.lock:
+                self.parsed += len(todo)
                 for t, d in zip(todo, docs):
                     self.docs[t] = d
                 while len(self.docs) > self.size:
@@ -189,6 +197,88 @@ PARSES = _ParseCache(PARSE_CACHE_SIZE)
 def parse(texts: Iterable[str]) -> list[Any]:
     """Parsed docs of ``texts`` (cached by text, one ``nlp.pipe`` pass over the new ones)."""
     return PARSES.parse(texts)
+
+
+@lru_cache(maxsize=PARSE_CACHE_SIZE)
+def _tokenized(text: str) -> Any:
+    """``text`` split into words by the parser's tokenizer alone (no tag, lemma or parse: about a
+    hundredth of a parse), cached by text."""
+    return get_parser().make_doc(text)
+
+
+def _keys(word: str) -> set[str]:
+    """The forms a word is matched on without a parse: itself, its crude stem, its first
+    ``PREFIX_MATCH`` letters (when it has more)."""
+    from audit.pipeline.text import stem
+
+    out = {word, stem(word)}
+    if len(word) > PREFIX_MATCH:
+        out.add(word[:PREFIX_MATCH])
+    return out
+
+
+def _content_keys(doc: Any) -> set[str]:
+    return {k for t in doc if t.is_alpha and not t.is_stop for k in _keys(t.lower_)}
+
+
+def to_parse(claim: str, evidence_sentences: list[str]) -> list[str]:
+    """The evidence sentences the binding parses for ``claim``: those sharing a content word with it
+    (by word, stem or first letters, read on the tokenizer's words). Only they can bind its arguments
+    (a frame needs the claim's words); the others are read on their words alone (``unstated_content``)."""
+    wanted = _content_keys(_tokenized(claim))
+    return [s for s in evidence_sentences if wanted & _content_keys(_tokenized(s))]
+
+
+def _read(claim: str, evidence_sentences: list[str]) -> tuple[Any, list[Any], list[Any]]:
+    """(the claim's parse, the parses of the sentences ``to_parse`` keeps, the others tokenized)."""
+    parsed_texts = set(to_parse(claim, evidence_sentences))
+    docs = parse([claim, *[s for s in evidence_sentences if s in parsed_texts]])
+    return docs[0], docs[1:], [_tokenized(s) for s in evidence_sentences if s not in parsed_texts]
+
+
+class _Clock:
+    """Seconds spent in ``prefetch`` and ``apply`` since the process started (``bench`` prints the
+    binding's own share of an answer's time from it)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.lock = threading.Lock()
+
+    @contextmanager
+    def timing(self) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.seconds += time.perf_counter() - start
+
+
+CLOCK = _Clock()
+
+
+class _Switch:
+    on = True
+
+
+_SWITCH = _Switch()
+
+
+def is_on() -> bool:
+    """Whether ``contradiction.check`` and the ``structure`` method run the binding (always, outside
+    ``switched_off``)."""
+    return _SWITCH.on
+
+
+@contextmanager
+def switched_off() -> Iterator[None]:
+    """The binding not run within ``with`` (process-wide): ``bench`` times the judge without it in the
+    same run."""
+    before, _SWITCH.on = _SWITCH.on, False
+    try:
+        yield
+    finally:
+        _SWITCH.on = before
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,15 +564,18 @@ def role_findings(
 ) -> list[RoleFinding]:
     """What the evidence binds otherwise than the claim (see the module docstring). ``encode``
     (a list of texts -> unit vectors) compares phrases and predicates that are worded differently."""
-    docs = parse([claim, *evidence_sentences])
-    claim_frames = [f for f in frames_of(docs[0]) if len(f.roles) >= 2]
+    claim_doc, parsed, words_only = _read(claim, evidence_sentences)
+    claim_frames = [f for f in frames_of(claim_doc) if len(f.roles) >= 2]
     if not claim_frames:
         return []
-    claim_words = {t.lemma_.lower() for t in docs[0] if t.is_alpha and not t.is_stop}
-    evidence_words = frozenset(w for d in docs[1:] for t in d for w in (t.lower_, t.lemma_.lower()))
+    claim_words = {t.lemma_.lower() for t in claim_doc if t.is_alpha and not t.is_stop}
+    evidence_words = frozenset(
+        {w for d in parsed for t in d for w in (t.lower_, t.lemma_.lower())}
+        | {t.lower_ for d in words_only for t in d}
+    )
     # only sentences that share a content word with the claim can bind its arguments
     evidence_frames = [
-        f for d in docs[1:] if claim_words & {t.lemma_.lower() for t in d if t.is_alpha} for f in frames_of(d)
+        f for d in parsed if claim_words & {t.lemma_.lower() for t in d if t.is_alpha} for f in frames_of(d)
     ]
     similarity = BatchSimilarity(encode, _texts(claim_frames + evidence_frames)) if encode else None
     out = []
@@ -517,6 +610,7 @@ def role_findings(
 CONTENT_POS = frozenset({"NOUN", "PROPN", "ADJ", "VERB", "ADV"})
 SALIENT_POS = frozenset({"PROPN"})  # a name: one unstated is enough
 PREFIX_MATCH = 5  # words sharing this many first letters are one word ("nigral" / "nigra")
+NON_CONTENT = frozenset({"be", "have", "do", "has", "had", "does", "did", "are", "was", "were", "is", "been"})
 
 
 @dataclass
@@ -537,7 +631,16 @@ def _content(doc: Any) -> list[Any]:
         and t.is_alpha
         and not t.like_num
         and len(t.text) > 2
-        and t.lemma_.lower() not in ("be", "have", "do")
+        and t.lemma_.lower() not in NON_CONTENT
+    ]
+
+
+def _words(doc: Any) -> list[Any]:
+    """``_content`` of a doc read without tags: every word but stop words, numbers and short words."""
+    return [
+        t
+        for t in doc
+        if not t.is_stop and t.is_alpha and not t.like_num and len(t.text) > 2 and t.lower_ not in NON_CONTENT
     ]
 
 
@@ -548,12 +651,18 @@ def unstated_content(
     ``PREFIX_MATCH`` letters, and (with ``encode``) no evidence word within ``min_cos`` embedding
     cosine. Function words never count (spaCy's stop list, auxiliaries), nor numbers (the numeric
     check reads them with their units and ranges)."""
-    docs = parse([claim, *evidence_sentences])
-    ev_tokens = [t for d in docs[1:] for t in d if t.is_alpha or t.like_num]
+    from audit.pipeline.text import stem
+
+    claim_doc, parsed, words_only = _read(claim, evidence_sentences)
+    ev_tokens = [t for d in parsed for t in d if t.is_alpha or t.like_num]
     lemmas = {t.lemma_.lower() for t in ev_tokens} | {t.lower_ for t in ev_tokens}
+    # a sentence read on its words alone: the word and its crude stem stand for its lemma
+    lemmas |= {
+        w for d in words_only for t in d if t.is_alpha or t.like_num for w in (t.lower_, stem(t.lower_))
+    }
     prefixes = {w[:PREFIX_MATCH] for w in lemmas if len(w) >= PREFIX_MATCH}
     candidates = []
-    for t in _content(docs[0]):
+    for t in _content(claim_doc):
         low, lemma = t.lower_, t.lemma_.lower()
         if low in lemmas or lemma in lemmas:
             continue
@@ -568,7 +677,9 @@ def unstated_content(
         )
         for t in candidates
     ]
-    pool = sorted({t.lower_ for d in docs[1:] for t in _content(d)})
+    pool = sorted(
+        {t.lower_ for d in parsed for t in _content(d)} | {t.lower_ for d in words_only for t in _words(d)}
+    )
     if encode is None or not out or not pool:
         return out
     import numpy as np
@@ -599,6 +710,36 @@ def unstated_decides(unstated: list[Unstated]) -> bool:
     )
 
 
+def evidence_sentences(passages: list[tuple[str, str]]) -> dict[str, str]:
+    """The evidence sentences the binding reads (passage order, each once) -> their passage id."""
+    from audit.pipeline.extraction import split_sentences
+    from audit.pipeline.text import normalize
+
+    sentences: dict[str, str] = {}
+    for pid, text in passages:
+        for sent in split_sentences(normalize(text)):
+            sentences.setdefault(sent, pid)
+    return sentences
+
+
+def prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
+    """Parse in one batched pass the claims and evidence sentences ``apply`` will read for each
+    (claim, passages) of ``items`` (an answer's claims): the structure method calls it once per answer."""
+    if not is_on():
+        return
+    with CLOCK.timing():
+        _prefetch(items)
+
+
+def _prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
+    texts: list[str] = []
+    for claim, passages in items:
+        if claim.strip():
+            texts += [claim, *to_parse(claim, list(evidence_sentences(passages))[:BINDING_MAX_SENTENCES])]
+    if texts:
+        parse(texts)
+
+
 def apply(
     report: Any,
     claim: str,
@@ -612,14 +753,20 @@ def apply(
     bound otherwise or content no source states keeps it below SUPPORTED (``report.unbound``).
     ``finding`` builds a report finding (the caller's ``Finding``: this module never imports the
     structural check back)."""
-    from audit.pipeline.embedding import get_embedder
-    from audit.pipeline.extraction import split_sentences
-    from audit.pipeline.text import normalize
+    with CLOCK.timing():
+        _apply(report, claim, passages, encode, finding)
 
-    sentences: dict[str, str] = {}
-    for pid, text in passages:
-        for sent in split_sentences(normalize(text)):
-            sentences.setdefault(sent, pid)
+
+def _apply(
+    report: Any,
+    claim: str,
+    passages: list[tuple[str, str]],
+    encode: Encode | None,
+    finding: Callable[..., Any],
+) -> None:
+    from audit.pipeline.embedding import get_embedder
+
+    sentences = evidence_sentences(passages)
     if not sentences or not claim.strip():
         return
     encode = encode or get_embedder().encode

@@ -382,9 +382,11 @@ def check(
     *,
     max_missing: int = MAX_MISSING_FOR_SUBSTITUTION,
     encode: Callable[[list[str]], Any] | None = None,
+    bind: bool = True,
 ) -> StructureReport:
     """Run the rules on ``claim`` against ``passages`` ([(passage id, text)]), then the role
-    binding (``audit.pipeline.binding``) when ``similarity`` is given.
+    binding (``audit.pipeline.binding``) when ``similarity`` is given and ``bind`` (the ``structure``
+    method reads it apart, on the claims it can change: ``bind_roles``).
 
     ``similarity(a, b) -> cosine`` tells a substituted entity from a near-synonym; without it the
     substitution rule does not fire (it can still report a missing named entity). ``max_missing``:
@@ -393,11 +395,24 @@ def check(
     (texts -> unit vectors; default the process-wide embedder) compares the binding's phrases.
     """
     report = _check(claim, passages, similarity, max_missing=max_missing)
-    if similarity is not None and not report.contradicted:
-        from audit.pipeline import binding
-
-        binding.apply(report, claim, _parseable(passages), encode, finding=Finding)
+    if bind and similarity is not None:
+        bind_roles(report, claim, passages, encode)
     return report
+
+
+def bind_roles(
+    report: StructureReport,
+    claim: str,
+    passages: list[tuple[str, str]],
+    encode: Callable[[list[str]], Any] | None = None,
+) -> None:
+    """The role binding's findings added to ``report`` (``binding.apply``) unless the rules already
+    found a contradiction or the binding is switched off (``binding.switched_off``: the bench's
+    comparison)."""
+    from audit.pipeline import binding
+
+    if not report.contradicted and binding.is_on():
+        binding.apply(report, claim, _parseable(passages), encode, finding=Finding)
 
 
 def _parseable(passages: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -110,3 +110,83 @@ def test_paraphrases_function_words_and_numbers_are_not_unstated_content(embedde
         min_cos=0.5,
     )
     assert not unstated_decides(unstated), unstated
+
+
+# ---------------------------------------------------------------------------------------------
+# cost: what is parsed (counted, not timed)
+
+
+def _structure_results(claim_text: str, passage: str, entailment_score: float):
+    """The structure method's results on one claim, after an entailment result of ``entailment_score``,
+    and the texts the binding parsed meanwhile."""
+    from audit.pipeline.methods.base import verify_context
+    from audit.pipeline.methods.structure import StructureMethod
+    from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
+
+    claim = ClaimDraft("c1", claim_text, (0, len(claim_text)))
+    hits = [EvidenceHit(Passage("p1", passage), 0.9)]
+    ctx = verify_context(binding_thresholds())
+    ctx.results["entailment"] = {
+        "c1": MethodResult("entailment", score=entailment_score, verdict="supported")
+    }
+    before = binding.PARSES.parsed
+    result = StructureMethod().verify_many([(claim, hits)], ctx)[0]
+    return result, binding.PARSES.parsed - before
+
+
+def binding_thresholds():
+    from audit.constants import Thresholds
+
+    return Thresholds()
+
+
+def test_the_binding_parses_nothing_for_a_claim_the_judge_already_keeps_below_supported(embedder):
+    binding.PARSES.clear()
+    below = binding_thresholds().audit_score_threshold / 2
+    result, parsed = _structure_results(
+        "Edvard Moser described hippocampal place cells in 1971.", HIPPOCAMPUS, below
+    )
+    assert parsed == 0
+    assert result.details["binding"] == "not needed" and not result.details["unbound"]
+
+
+def test_the_binding_still_reads_a_swapped_name_the_judge_would_call_supported(embedder):
+    binding.PARSES.clear()
+    result, parsed = _structure_results(
+        "Edvard Moser described hippocampal place cells in 1971.", HIPPOCAMPUS, 0.99
+    )
+    assert parsed >= 2  # the claim and the one evidence sentence
+    assert result.details["binding"] == "read"
+    assert result.details["unbound"] and result.verdict == "not_found"
+
+
+def test_only_evidence_sentences_that_share_a_content_word_with_the_claim_are_parsed():
+    claim = "Edvard Moser discovered grid cells."
+    related = "The Mosers discovered grid cells in the entorhinal cortex."
+    unrelated = ["The committee approved the budget on Tuesday.", "Rainfall was heavy in the north."]
+    assert binding.to_parse(claim, [unrelated[0], related, unrelated[1]]) == [related]
+    binding.PARSES.clear()
+    before = binding.PARSES.parsed
+    binding.prefetch([(claim, [("p1", " ".join([unrelated[0], related, unrelated[1]]))])])
+    assert binding.PARSES.parsed - before == 2  # the claim and the related sentence
+
+
+def test_a_near_synonym_in_a_sentence_read_on_its_words_alone_still_states_the_claims_word(embedder):
+    from audit.constants import BINDING_UNSTATED_MAX_COS
+
+    claim = "The physicians approved the budget."
+    shared, unrelated = "The budget was approved on Tuesday.", "Several doctors attended the meeting."
+    assert binding.to_parse(claim, [shared, unrelated]) == [shared]
+    unstated = unstated_content(claim, [shared, unrelated], embedder.encode, min_cos=BINDING_UNSTATED_MAX_COS)
+    assert "physicians" not in [u.word for u in unstated]
+    alone = unstated_content(claim, [shared], embedder.encode, min_cos=BINDING_UNSTATED_MAX_COS)
+    assert "physicians" in [u.word for u in alone]
+
+
+def test_the_switch_turns_the_binding_off_for_the_benchs_comparison(embedder):
+    with binding.switched_off():
+        result, parsed = _structure_results(
+            "Edvard Moser described hippocampal place cells in 1971.", HIPPOCAMPUS, 0.99
+        )
+    assert binding.is_on()
+    assert parsed == 0 and not result.details["unbound"]

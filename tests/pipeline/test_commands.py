@@ -83,9 +83,44 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
     )
     last = json.loads(out.getvalue().strip().splitlines()[-1])
     assert last == summary
-    assert set(last) == {"p50_ms", "p95_ms", "claims_per_s", "peak_mb", "chunks"}
+    assert set(last) == {
+        "p50_ms",
+        "p95_ms",
+        "claims_per_s",
+        "peak_mb",
+        "chunks",
+        "parses_per_answer",
+        "binding_ms",
+    }
     assert last["chunks"] == 300 and 0 < last["p50_ms"] <= last["p95_ms"] and last["claims_per_s"] > 0
     assert (tmp_path / "bench_kb_300.npy").exists()  # cached for the next run
+
+
+@pytest.mark.slow  # builds a benchmark index and times audits over it
+def test_bench_times_the_judge_with_and_without_the_role_binding_in_one_run(tmp_path, embedder):
+    import io
+
+    from audit.evaluation.cli import run_bench
+    from audit.pipeline import binding
+
+    out = io.StringIO()
+    run_bench(
+        300,
+        n_answers=3,
+        claims_per_answer=4,
+        judges=["nli:no-binding", "nli"],
+        out=out,
+        err=io.StringIO(),
+        cache_dir=tmp_path,
+        pool_size=60,
+    )
+    text = out.getvalue()
+    reports = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    assert len(reports) == 2
+    assert reports[0]["parses_per_answer"] == 0 and reports[1]["parses_per_answer"] > 0
+    assert reports[0]["binding_ms"] == 0 and reports[1]["binding_ms"] > 0
+    assert "judge nli without the role binding; " in text and "same run, one after the other:" in text
+    assert binding.is_on()
 
 
 @pytest.mark.slow  # builds a benchmark index and times audits over it

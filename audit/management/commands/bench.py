@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from audit.constants import JUDGE, JUDGES
-from audit.evaluation.cli import run_bench
+from audit.evaluation.cli import NO_BINDING, run_bench
 
 
 class Command(BaseCommand):
@@ -13,8 +13,9 @@ class Command(BaseCommand):
         "Build (or reuse, cached under var/) a synthetic knowledge base of N chunks, audit M answers of about "
         "10 claims in Audit-Local and print p50/p95 latency, claims per second, peak memory and the mean "
         "answer's model time (encode_with_tokens, encode) beside the rest and the share of claims each stage of the "
-        "judge settled (the cascade's cheap signals, the NLI reader); the last line is one JSON object "
-        "with p50_ms, p95_ms, claims_per_s, peak_mb, chunks."
+        "judge settled (the cascade's cheap signals, the NLI reader), the texts the role binding parsed and its time; each "
+        "judge's report ends with one JSON object line (p50_ms, p95_ms, claims_per_s, peak_mb, chunks, "
+        "parses_per_answer, binding_ms); with several --judge, a table of them follows."
     )
     requires_system_checks = []
 
@@ -29,7 +30,13 @@ class Command(BaseCommand):
             help="verification depth (default: the thresholds' default, full)",
         )
         parser.add_argument(
-            "--judge", choices=JUDGES, default=None, help=f"entailment judge (default {JUDGE})"
+            "--judge",
+            choices=(*JUDGES, *(f"{j}{NO_BINDING}" for j in JUDGES)),
+            action="append",
+            default=None,
+            help=f"entailment judge (default {JUDGE}); repeat it to time several in one run, one after the "
+            f"other on the same knowledge base and answers, each from empty caches; NAME{NO_BINDING}: "
+            "that judge with the role binding switched off (in-process backend only)",
         )
         parser.add_argument(
             "--backend",
@@ -55,6 +62,11 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["chunks"] < 1 or options["answers"] < 1:
             raise CommandError("--chunks and --answers must be at least 1.")
+        judges = options["judge"] or []
+        if options["backend"] == "pgvector" and (len(judges) > 1 or any(NO_BINDING in j for j in judges)):
+            raise CommandError(
+                f"--backend pgvector times one judge; {NO_BINDING} and a repeated --judge are in-process."
+            )
         if options["backend"] == "pgvector":
             from audit.evaluation.bench_pgvector import run_pgvector_bench
             from theoria.pgserver import PgServerError
@@ -67,7 +79,7 @@ class Command(BaseCommand):
                     database_url=options["database_url"],
                     rebuild=options["rebuild"],
                     depth=options["depth"],
-                    judge=options["judge"],
+                    judge=judges[0] if judges else None,
                     ef_search=options["ef_search"],
                     out=self.stdout._out,
                     err=self.stderr._out,
@@ -80,7 +92,7 @@ class Command(BaseCommand):
             options["answers"],
             options["claims"],
             depth=options["depth"],
-            judge=options["judge"],
+            judges=judges,
             out=self.stdout._out,
             err=self.stderr._out,
         )
