@@ -79,6 +79,7 @@ class CaseFilter(CaseInsensitiveChoices):
     owner = django_filters.CharFilter(
         method="filter_owner", help_text="A username, 'me', or 'none' (unassigned)."
     )
+    set_override(owner, "field", {"type": "string"})
     open = django_filters.ChoiceFilter(
         choices=[("true", "Open"), ("false", "Resolved"), ("any", "Any")],
         method="filter_open",
@@ -97,6 +98,8 @@ class CaseFilter(CaseInsensitiveChoices):
     breached_to = django_filters.DateFilter(
         method="filter_breached_to", help_text="Breached on or before this UTC day."
     )
+    set_override(breached_from, "field", {"type": "string", "format": "date"})  # method filters: told
+    set_override(breached_to, "field", {"type": "string", "format": "date"})
     # a clock started (the case opened, escalated or reopened) at a tier between two UTC days: the
     # cases the dashboard's SLA attainment counts (``reporting.clock_starts``); applied together
     entered_tier = django_filters.TypedChoiceFilter(
@@ -113,6 +116,8 @@ class CaseFilter(CaseInsensitiveChoices):
     entered_to = django_filters.DateFilter(
         method="filter_applied_together", help_text="A clock started on or before this UTC day."
     )
+    set_override(entered_from, "field", {"type": "string", "format": "date"})  # a method filter: told
+    set_override(entered_to, "field", {"type": "string", "format": "date"})
     order = django_filters.ChoiceFilter(
         choices=[("deadline", "Time to breach"), ("risk", "Risk")],
         method="filter_order",
