@@ -20,10 +20,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from audit.pipeline.judge_base import Progress
 from audit.pipeline.judges import Judge, Judgement, JudgePair
+
+if TYPE_CHECKING:
+    from audit.pipeline.entailment_model import LinearHead
 
 
 @dataclass(frozen=True)
@@ -35,15 +40,21 @@ class Calibration:
     threshold: float  # the confidence SUPPORTED needs while it is in force
     a: float = 1.0
     b: float = 0.0
-    stacker: dict | None = field(default=None)  # {"mean", "scale", "coef", "intercept", "names"}
+    stacker: dict[str, Any] | None = field(default=None)  # {"mean", "scale", "coef", "intercept", "names"}
 
-    def confidence(self, logit):
+    @overload
+    def confidence(self, logit: float) -> float: ...
+
+    @overload
+    def confidence(self, logit: np.ndarray) -> np.ndarray: ...
+
+    def confidence(self, logit: float | np.ndarray) -> float | np.ndarray:
         """Calibrated P(supported) of a support logit (a float or an array)."""
         z = np.asarray(logit, dtype=np.float64)
         out = 1.0 / (1.0 + np.exp(-np.clip(self.a * z + self.b, -40.0, 40.0)))
         return float(out) if out.ndim == 0 else out
 
-    def head(self):
+    def head(self) -> LinearHead | None:
         """The replacement support head (an ``entailment_model.LinearHead``), or None."""
         if not self.stacker:
             return None
@@ -62,7 +73,7 @@ class Calibration:
             return False
         return self.stacker is None or judge.stacker_head(depth) is not None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "version": self.version,
             "judge": self.judge,
@@ -75,7 +86,7 @@ class Calibration:
         }
 
     @classmethod
-    def from_dict(cls, data: dict | None) -> Calibration | None:
+    def from_dict(cls, data: dict[str, Any] | None) -> Calibration | None:
         """The calibration stored as ``data`` (None for none or a malformed one: it is then not applied)."""
         if not isinstance(data, dict) or not data:
             return None
@@ -106,7 +117,7 @@ class CalibratedJudge(Judge):
     version. Judgements without a logit (an LLM verdict) keep their confidence.
     """
 
-    def __init__(self, inner: Judge, calibration: Calibration):
+    def __init__(self, inner: Judge, calibration: Calibration) -> None:
         self.inner = inner
         self.calibration = calibration
         self.name = inner.name
@@ -115,17 +126,20 @@ class CalibratedJudge(Judge):
     def version(self) -> str:
         return self.inner.version
 
-    def stack_inputs(self, pairs, ctx, progress=None):
+    def stack_inputs(
+        self, pairs: list[JudgePair], ctx: Any, progress: Progress | None = None
+    ) -> tuple[np.ndarray, list[str]]:
         return self.inner.stack_inputs(pairs, ctx, progress)
 
-    def stacker_head(self, depth: str):
+    def stacker_head(self, depth: str) -> Any:
         return self.inner.stacker_head(depth)
 
-    def judge(self, pairs: list[JudgePair], ctx, progress=None) -> list[Judgement]:
+    def judge(self, pairs: list[JudgePair], ctx: Any, progress: Progress | None = None) -> list[Judgement]:
         cal = self.calibration
         head = cal.head()
         out = (
-            self.inner.judge(pairs, ctx, progress, head=head)
+            # applies() saw a stacker head, so the inner judge is one whose judge() accepts head=
+            self.inner.judge(pairs, ctx, progress, head=head)  # type: ignore[call-arg]
             if head is not None
             else self.inner.judge(pairs, ctx, progress)
         )

@@ -104,9 +104,9 @@ def best_aligned_sentence(claim_stems: list[str], sentences: list[str], sent_ste
 
 def judgements_of(
     prepared: Sequence[Any],
-    conf: Sequence[float],
-    pref: Sequence[float],
-    z: Sequence[float],
+    conf: Sequence[float] | np.ndarray,
+    pref: Sequence[float] | np.ndarray,
+    z: Sequence[float] | np.ndarray,
     details: list[dict[str, Any]],
 ) -> list[Judgement]:
     """One ``Judgement`` per prepared pair of a feature-based judge: its confidence, refute probability and

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import threading
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from audit.pipeline.judge_base import (
     Judge,
     Judgement,
     JudgePair,
+    Progress,
     best_aligned_sentence,
     encode_tokens_fn,
     judgements_of,
@@ -41,6 +43,12 @@ from audit.pipeline.judge_base import (
 )
 from audit.pipeline.learned_judge import LearnedJudge
 from audit.pipeline.nli_judge import NLIJudge
+
+if TYPE_CHECKING:
+    from sentence_transformers import CrossEncoder
+
+    from audit.pipeline.entailment_model import EntailmentModel, LinearHead
+    from audit.pipeline.features import PreparedPair
 
 __all__ = [
     "Judge",
@@ -60,16 +68,18 @@ class FeatureJudge(Judge):
 
     name = "features"
 
-    def __init__(self, model=None):
+    def __init__(self, model: EntailmentModel | None = None) -> None:
         self._model = model
 
     @property
-    def model(self):
+    def model(self) -> EntailmentModel:
         from audit.pipeline.entailment_model import default_model
 
         return self._model or default_model()
 
-    def featurize(self, pairs: list[JudgePair], ctx, progress=None):
+    def featurize(
+        self, pairs: list[JudgePair], ctx: Any, progress: Progress | None = None
+    ) -> tuple[np.ndarray, list[PreparedPair]]:
         from audit.pipeline.features import featurize
 
         depth = ctx.thresholds.verification_depth
@@ -88,15 +98,23 @@ class FeatureJudge(Judge):
             self._version = (model, f"{self.name}:{model_digest(heads)}")
         return self._version[1]
 
-    def stack_inputs(self, pairs, ctx, progress=None):
+    def stack_inputs(
+        self, pairs: list[JudgePair], ctx: Any, progress: Progress | None = None
+    ) -> tuple[np.ndarray, list[str]]:
         X, _ = self.featurize(pairs, ctx, progress)
         inputs, names, _ = linear_stack(self.model, X, ctx.thresholds.verification_depth)
         return inputs, names
 
-    def stacker_head(self, depth: str):
+    def stacker_head(self, depth: str) -> LinearHead | None:
         return self.model.fast if depth == "fast" else self.model.support
 
-    def judge(self, pairs, ctx, progress=None, head=None):
+    def judge(
+        self,
+        pairs: list[JudgePair],
+        ctx: Any,
+        progress: Progress | None = None,
+        head: LinearHead | None = None,
+    ) -> list[Judgement]:
         from audit.pipeline.entailment_model import confidence_from_logit
         from audit.pipeline.features import FEATURE_NAMES
 
@@ -122,9 +140,9 @@ class CrossEncoderJudge(Judge):
 
     name = "cross-encoder"
 
-    def __init__(self, path: str | None = None):
+    def __init__(self, path: str | None = None) -> None:
         self.path = path if path is not None else CROSS_ENCODER_PATH
-        self._model = None
+        self._model: CrossEncoder | None = None
         self._lock = threading.Lock()
 
     @property
@@ -134,7 +152,7 @@ class CrossEncoderJudge(Judge):
         return f"{self.name}:{Path(self.path).name or 'unset'}"
 
     @property
-    def model(self):
+    def model(self) -> CrossEncoder:
         if self._model is None:
             with self._lock:
                 if self._model is None:
@@ -143,7 +161,10 @@ class CrossEncoderJudge(Judge):
 
     def label_index(self) -> tuple[int | None, int | None]:
         """(entailment index, contradiction index) from the model's labels; (None, None) for one logit."""
-        config = self.model.model.config
+        # the stubs type the wrapped transformers model as optional and its labels loosely: a loaded
+        # CrossEncoder always has one, with a config
+        wrapped: Any = self.model.model
+        config = wrapped.config
         if getattr(config, "num_labels", 1) == 1:
             return None, None
         names = {int(i): str(n).lower() for i, n in config.id2label.items()}
@@ -159,7 +180,7 @@ class CrossEncoderJudge(Judge):
             )
         return ent, con
 
-    def judge(self, pairs, ctx, progress=None):
+    def judge(self, pairs: list[JudgePair], ctx: Any, progress: Progress | None = None) -> list[Judgement]:
         from audit.pipeline.features import prepare
 
         ent, con = self.label_index()
@@ -196,7 +217,7 @@ class CrossEncoderJudge(Judge):
 
 
 @lru_cache(maxsize=4)
-def load_cross_encoder(path: str):
+def load_cross_encoder(path: str) -> CrossEncoder:
     from pathlib import Path
 
     if not path:
@@ -207,7 +228,8 @@ def load_cross_encoder(path: str):
         raise RuntimeError(f"cross-encoder path {path} is not a folder")
     from sentence_transformers import CrossEncoder
 
-    return CrossEncoder(path, device="cpu", local_files_only=True)
+    encoder: CrossEncoder = CrossEncoder(path, device="cpu", local_files_only=True)
+    return encoder
 
 
 class LLMJudge(Judge):
@@ -224,7 +246,7 @@ class LLMJudge(Judge):
 
     name = "llm"
 
-    def __init__(self, fallback: Judge | None = None):
+    def __init__(self, fallback: Judge | None = None) -> None:
         self._fallback = fallback
 
     @property
@@ -237,7 +259,7 @@ class LLMJudge(Judge):
             self._fallback = get_judge(JUDGE if self.name != JUDGE else "nli")
         return self._fallback
 
-    def judge(self, pairs, ctx, progress=None):
+    def judge(self, pairs: list[JudgePair], ctx: Any, progress: Progress | None = None) -> list[Judgement]:
         from audit.pipeline.llm.combine import DISAGREEMENT_FLAG, weigh, weighing_of
         from audit.pipeline.llm.judge import judge_claims
 
@@ -257,10 +279,12 @@ class LLMJudge(Judge):
                     {"decided_by": self.fallback.name, "llm_not_run": res.details.get("reason", "")}
                 )
                 continue
+            llm_score = res.score
+            assert llm_score is not None  # a claim the LLM judged has its score
             weighed = weigh(
                 j.p_supported,
                 j.p_refuted,
-                float(res.score),
+                float(llm_score),
                 res.details.get("p_refuted", 0.0),
                 threshold=thresholds.audit_score_threshold,
                 refuted_threshold=thresholds.refuted_threshold,
@@ -274,7 +298,7 @@ class LLMJudge(Judge):
                     "offline_p_refuted": before[1],
                     "decided_by": f"{self.fallback.name}+{self.name}",
                     "llm_verdict": res.details.get("judge_verdict") or res.details.get("fever_label"),
-                    "llm_score": float(res.score),
+                    "llm_score": float(llm_score),
                     "llm_p_refuted": res.details.get("p_refuted"),
                     "llm_weight": res.details.get("weight"),
                     DISAGREEMENT_FLAG: weighed.disagreement,
@@ -285,7 +309,7 @@ class LLMJudge(Judge):
         return out
 
 
-def get_judge(name: str | None = None, **kwargs) -> Judge:
+def get_judge(name: str | None = None, **kwargs: Any) -> Judge:
     """The judge called ``name`` (default ``constants.JUDGE``); ValueError for an unknown name."""
     name = name or JUDGE
     if name not in JUDGES:
@@ -295,7 +319,7 @@ def get_judge(name: str | None = None, **kwargs) -> Judge:
     return _make(name, **kwargs)
 
 
-def _make(name: str, **kwargs) -> Judge:
+def _make(name: str, **kwargs: Any) -> Judge:
     if name == "features":
         return FeatureJudge(**kwargs)
     if name == "learned":

@@ -20,12 +20,31 @@ Inference is NumPy; the artefact is ``artifacts/learned_judge.npz``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from audit.pipeline.judge_base import Judge, encode_tokens_fn, judgements_of, linear_stack, model_digest
+from audit.pipeline.judge_base import (
+    Judge,
+    Judgement,
+    JudgePair,
+    Progress,
+    encode_tokens_fn,
+    judgements_of,
+    linear_stack,
+    model_digest,
+)
+
+if TYPE_CHECKING:
+    from audit.pipeline.entailment_model import EntailmentModel, LinearHead
+    from audit.pipeline.features import PreparedPair
+
+# texts -> (their vectors (n, d), their word-piece matrices), as ``features.featurize`` reads it
+EncodeTokens = Callable[[list[str]], tuple[np.ndarray, list[np.ndarray]]]
 
 ARTIFACT_PATH = Path(__file__).resolve().parent / "artifacts" / "learned_judge.npz"
 HEAD_SENTENCES = 4  # evidence sentences (best lexical alignment first) the head attends over
@@ -35,7 +54,7 @@ HEAD_OUTPUTS = ("head_supported", "head_refuted", "head_nei")
 UNALIGNED_COS = 0.55  # as features.TOKEN_ALIGNED
 
 
-def head_inputs(prepared, tok: dict) -> tuple[np.ndarray, np.ndarray]:
+def head_inputs(prepared: PreparedPair, tok: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """(claim pieces (m, 384), evidence pieces (n, 384)) of one prepared pair; unit vectors."""
     dim = 384
     claim = np.asarray(tok.get(prepared.claim, np.zeros((0, dim))), dtype=np.float32)[:MAX_CLAIM_PIECES]
@@ -54,8 +73,15 @@ class HeadWeights:
     """The cross-attention head's parameters (NumPy), as trained by ``learned_fit.TorchHead``."""
 
     NAMES = ("log_tau", "proj_w", "proj_b", "mix_w", "mix_b", "out_w", "out_b")
+    log_tau: np.ndarray
+    proj_w: np.ndarray
+    proj_b: np.ndarray
+    mix_w: np.ndarray
+    mix_b: np.ndarray
+    out_w: np.ndarray
+    out_b: np.ndarray
 
-    def __init__(self, **arrays):
+    def __init__(self, **arrays: ArrayLike) -> None:
         for n in self.NAMES:
             setattr(self, n, np.asarray(arrays[n], dtype=np.float32))
 
@@ -72,25 +98,30 @@ class HeadWeights:
         m = np.concatenate([cp, a, cp - a, cp * a, best, (best < UNALIGNED_COS).astype(np.float32)], axis=1)
         h = np.maximum(m @ self.mix_w.T + self.mix_b, 0.0)
         pooled = np.concatenate([h.mean(axis=0), h.max(axis=0), [best.mean(), best.min()]])
-        return pooled @ self.out_w.T + self.out_b
+        out: np.ndarray = pooled @ self.out_w.T + self.out_b
+        return out
 
 
 class LearnedModel:
     """Head weights + the stacker (an ``EntailmentModel`` over features and head logits) + calibration."""
 
     def __init__(
-        self, head: HeadWeights, stacker, calibration: tuple[float, float], meta: dict | None = None
-    ):
+        self,
+        head: HeadWeights,
+        stacker: EntailmentModel,
+        calibration: tuple[float, float],
+        meta: dict[str, Any] | None = None,
+    ) -> None:
         self.head = head
         self.stacker = stacker
         self.calibration = calibration  # (a, b): P(supported) = sigmoid(a * logit + b)
         self.meta = meta or {}
 
     @property
-    def idf(self):
+    def idf(self) -> dict[str, float]:
         return self.stacker.idf
 
-    def head_logits(self, prepared: list, tok: dict) -> np.ndarray:
+    def head_logits(self, prepared: list[PreparedPair], tok: dict[str, np.ndarray]) -> np.ndarray:
         return (
             np.stack([self.head.logits(*head_inputs(p, tok)) for p in prepared])
             if prepared
@@ -148,11 +179,11 @@ def default_learned_model() -> LearnedModel:
 class _Recorder:
     """Wraps ``encode_tokens`` and keeps the piece matrices it returned (the head reads them)."""
 
-    def __init__(self, encode):
+    def __init__(self, encode: EncodeTokens) -> None:
         self.encode = encode
-        self.tok: dict = {}
+        self.tok: dict[str, np.ndarray] = {}
 
-    def __call__(self, texts):
+    def __call__(self, texts: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
         vecs, toks = self.encode(texts)
         self.tok.update(zip(texts, toks))
         return vecs, toks
@@ -161,7 +192,7 @@ class _Recorder:
 class LearnedJudge(Judge):
     name = "learned"
 
-    def __init__(self, model: LearnedModel | None = None):
+    def __init__(self, model: LearnedModel | None = None) -> None:
         self._model = model
 
     @property
@@ -178,7 +209,9 @@ class LearnedJudge(Judge):
             self._version = (model, f"{self.name}:{model_digest(heads, list(model.calibration), *arrays)}")
         return self._version[1]
 
-    def _stack(self, pairs, ctx, progress=None):
+    def _stack(
+        self, pairs: list[JudgePair], ctx: Any, progress: Progress | None = None
+    ) -> tuple[np.ndarray, np.ndarray, list[PreparedPair]]:
         """(the features and head logits of every pair, the prepared pairs), at the context's depth."""
         from audit.pipeline.features import featurize
 
@@ -191,7 +224,9 @@ class LearnedJudge(Judge):
         H = np.zeros((len(pairs), 3), np.float32) if rec is None else model.head_logits(prepared, rec.tok)
         return np.concatenate([X, H], axis=1), H, prepared
 
-    def stack_inputs(self, pairs, ctx, progress=None):
+    def stack_inputs(
+        self, pairs: list[JudgePair], ctx: Any, progress: Progress | None = None
+    ) -> tuple[np.ndarray, list[str]]:
         from audit.pipeline.features import FEATURE_NAMES
 
         XH, _, _ = self._stack(pairs, ctx, progress)
@@ -199,11 +234,17 @@ class LearnedJudge(Judge):
         inputs, names, _ = linear_stack(self.model.stacker, XH, depth)
         return inputs, names if depth == "fast" else list(FEATURE_NAMES) + list(HEAD_OUTPUTS)
 
-    def stacker_head(self, depth: str):
+    def stacker_head(self, depth: str) -> LinearHead | None:
         s = self.model.stacker
         return s.fast if depth == "fast" else s.support
 
-    def judge(self, pairs, ctx, progress=None, head=None):
+    def judge(
+        self,
+        pairs: list[JudgePair],
+        ctx: Any,
+        progress: Progress | None = None,
+        head: LinearHead | None = None,
+    ) -> list[Judgement]:
 
         model = self.model
         XH, H, prepared = self._stack(pairs, ctx, progress)

@@ -10,6 +10,7 @@ of questions whose evidence answer agrees with the claim's span.
 from __future__ import annotations
 
 import re
+from typing import Any, NotRequired, TypedDict
 
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
@@ -22,9 +23,18 @@ MAX_QUESTIONS = 4
 ENTITY_RE = re.compile(r"\b([A-Z][a-zA-Z0-9\-]+(?:\s++(?:(?:of|de|the|and)\s*+)?[A-Z][a-zA-Z0-9\-]+)*)")
 
 
-def questions_for(claim: str) -> list[dict]:
+class Question(TypedDict):
+    """One verification question: the claim with ``span`` blanked, and the kind of span it asks for."""
+
+    question: str
+    span: str
+    kind: str  # a quantity's kind (``numbers.Quantity.kind``) or "entity"
+    value: NotRequired[float]  # the quantity's value (not for an entity)
+
+
+def questions_for(claim: str) -> list[Question]:
     """[{"question", "span", "kind"}] for the claim's numbers, years and entities."""
-    out = []
+    out: list[Question] = []
     for q in extract_quantities(claim):
         if len(out) == MAX_QUESTIONS:
             return out  # a claim of a thousand numbers asks four questions, built once each
@@ -49,7 +59,7 @@ def questions_for(claim: str) -> list[dict]:
     return out[:MAX_QUESTIONS]
 
 
-def answer_from_evidence(question: dict, claim: str, sentences: list[str]) -> str | None:
+def answer_from_evidence(question: Question, claim: str, sentences: list[str]) -> str | None:
     """The span of the question's kind in the best-matching evidence sentence, or None."""
     context = set(content_stems(claim.replace(question["span"], " ")))
     span_stems = set(content_stems(question["span"]))
@@ -76,7 +86,7 @@ def answer_from_evidence(question: dict, claim: str, sentences: list[str]) -> st
     return same[0].raw if same else None
 
 
-def agrees(question: dict, answer: str) -> bool:
+def agrees(question: Question, answer: str) -> bool:
     if question["kind"] == "entity":
         a, b = {stem(w) for w in content_stems(answer)}, {stem(w) for w in content_stems(question["span"])}
         return bool(a & b)
@@ -97,14 +107,14 @@ class CoveMethod(VerificationMethod):
                 self.name, ran=False, details={"reason": "nothing to ask (no number, date or name)"}
             )
         sentences = [s for h in hits for s in split_sentences(h.passage.text)]
-        answered = []
+        answered: list[dict[str, Any]] = []
         for q in questions:
             ans = answer_from_evidence(q, claim.text, sentences)
             answered.append(
                 {
                     **{k: v for k, v in q.items() if k != "value"},
                     "evidence_answer": ans,
-                    "consistent": bool(ans) and agrees(q, ans),
+                    "consistent": bool(ans and agrees(q, ans)),
                 }
             )
         consistent = sum(a["consistent"] for a in answered)

@@ -8,10 +8,16 @@ evidence links, citations and the conflict check). The same judge does both.
 
 from __future__ import annotations
 
-from audit.pipeline.calibration import calibrated_judge
-from audit.pipeline.judges import Judge, JudgePair, get_judge
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+from audit.pipeline.calibration import Calibration, calibrated_judge
+from audit.pipeline.judges import Judge, Judgement, JudgePair, get_judge
 from audit.pipeline.methods.base import ROLE_SUPPORT, VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
+
+if TYPE_CHECKING:
+    from audit.pipeline.entailment_model import EntailmentModel
 
 PER_HIT_LIMIT = 3  # passages judged one by one per claim
 
@@ -22,7 +28,7 @@ class EntailmentMethod(VerificationMethod):
     label_role = ROLE_SUPPORT
     display_name = "Entailment (offline judge)"
 
-    def __init__(self, model=None, judge: Judge | None = None):
+    def __init__(self, model: EntailmentModel | None = None, judge: Judge | None = None) -> None:
         """``judge`` replaces the workspace's judge; ``model`` is a feature model for the features judge
         (a cross-validation fold's model)."""
         if model is not None and judge is None:
@@ -35,7 +41,10 @@ class EntailmentMethod(VerificationMethod):
         if self._judge is not None:
             return self._judge
         judge = get_judge(ctx.thresholds.judge)
-        return calibrated_judge(judge, ctx.thresholds.calibration, ctx.thresholds.verification_depth)
+        # Thresholds.calibration is typed object (the constants import no pipeline code): it holds a
+        # Calibration or None
+        calibration = cast("Calibration | None", ctx.thresholds.calibration)
+        return calibrated_judge(judge, calibration, ctx.thresholds.verification_depth)
 
     def verify_many(
         self, items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext
@@ -55,9 +64,9 @@ class EntailmentMethod(VerificationMethod):
             if len(hits) > 1:
                 joint = prepare(claim.text, texts)
                 allowed = {joint.sentences[k] for k in joint.selected}
-                for j, hit in enumerate(hits[:PER_HIT_LIMIT]):
+                for h, hit in enumerate(hits[:PER_HIT_LIMIT]):
                     pairs.append(JudgePair(claim.text, [hit.passage.text], allowed))
-                    slots.append((i, j))
+                    slots.append((i, h))
         results = [
             MethodResult(
                 self.name, ran=True, score=0.0, verdict="not_found", details={"reason": "no evidence"}
@@ -66,18 +75,19 @@ class EntailmentMethod(VerificationMethod):
         ]
         if not pairs:
             return results
-        done = [0]
+        done, reported = [0], [0]
+        # VerifyContext.progress is typed object: it holds a callable(n) or None
+        progress = cast("Callable[[int], object] | None", ctx.progress)
 
         def tick(n_pairs: int) -> None:  # report claims, not (claim, passage) pairs
-            if ctx.progress is None:
+            if progress is None:
                 return
             done[0] += n_pairs
-            finished = sum(1 for i, _ in slots[: done[0]] if _ is None) - tick.reported
+            finished = sum(1 for i, _ in slots[: done[0]] if _ is None) - reported[0]
             if finished:
-                tick.reported += finished
-                ctx.progress(finished)
+                reported[0] += finished
+                progress(finished)
 
-        tick.reported = 0
         judgements = judge.judge(pairs, ctx, progress=tick)
         for (i, j), jd in zip(slots, judgements):
             claim, hits = items[i]
@@ -114,7 +124,7 @@ class EntailmentMethod(VerificationMethod):
         return results
 
     @staticmethod
-    def _fill_hit(hit: EvidenceHit, jd) -> None:
+    def _fill_hit(hit: EvidenceHit, jd: Judgement) -> None:
         hit.entailment = float(jd.p_supported)
         feats = jd.details.get("features") or {}
         if "cos_best_sent" in feats:

@@ -10,20 +10,27 @@ the client's concurrency (``audit.pipeline.audit.run_methods`` also runs the thr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from audit.pipeline.llm.common import NO_LLM, not_run, unavailable_reason
 from audit.pipeline.llm.cove import cove_checks
 from audit.pipeline.llm.judge import judge_claims
 from audit.pipeline.llm.selfcheck import selfcheck
 from audit.pipeline.methods.base import ROLE_JUDGE, VerificationMethod, VerifyContext, register
-from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
+from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult
+
+if TYPE_CHECKING:
+    from audit.pipeline.llm.client import LLMClient
+    from audit.pipeline.llm.extraction import Extraction
 
 LLM_METHODS = ("llm_judge", "llm_cove", "selfcheck")
 # offline method that stands in when the LLM variant did not run
 OFFLINE_COUNTERPART = {"llm_judge": "entailment", "llm_cove": "cove"}
 
 
-def _client(ctx: VerifyContext):
-    return getattr(ctx, "llm", None)
+def _client(ctx: VerifyContext) -> LLMClient | None:
+    client: LLMClient | None = getattr(ctx, "llm", None)
+    return client
 
 
 def _evidence(hits: list[EvidenceHit]) -> list[str]:
@@ -35,12 +42,17 @@ class _PerClaimLLMMethod(VerificationMethod):
     """An LLM check of every claim: ``check(client, [(claim_text, evidence_texts)]) -> [MethodResult]``."""
 
     offline = False
-    check = None
+
+    @staticmethod
+    def check(client: LLMClient | None, items: list[tuple[str, list[str]]]) -> list[MethodResult]:
+        raise NotImplementedError
 
     def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
         return self.verify_many([(claim, hits)], ctx)[0]
 
-    def verify_many(self, items, ctx: VerifyContext) -> list[MethodResult]:
+    def verify_many(
+        self, items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext
+    ) -> list[MethodResult]:
         client = _client(ctx)
         reason = unavailable_reason(client)
         if reason:
@@ -71,9 +83,12 @@ class SelfCheckMethod(VerificationMethod):
     display_name = "SelfCheck sampling"
     offline = False
 
-    def verify_many(self, items, ctx: VerifyContext) -> list[MethodResult]:
+    def verify_many(
+        self, items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext
+    ) -> list[MethodResult]:
         claims = [claim for claim, _ in items]
-        passages, seen = [], set()
+        passages: list[str] = []
+        seen: set[str] = set()
         for _, hits in items:
             for h in hits:
                 if h.passage.id not in seen:
@@ -88,11 +103,13 @@ class SelfCheckMethod(VerificationMethod):
         )
         return [outcome.results[c.claim_id] for c in claims]
 
-    def verify(self, claim, hits, ctx):
+    def verify(self, claim: ClaimDraft, hits: list[EvidenceHit], ctx: VerifyContext) -> MethodResult:
         return self.verify_many([(claim, hits)], ctx)[0]
 
 
-def llm_methods_not_run(verdicts, llm, extraction=None) -> dict[str, str]:
+def llm_methods_not_run(
+    verdicts: list[ClaimVerdict], llm: LLMClient | None, extraction: Extraction | None = None
+) -> dict[str, str]:
     """{method: reason} for the LLM methods that ran for no claim of the answer (claim cards)."""
     out: dict[str, str] = {}
     if extraction is not None and extraction.fallback and llm is not None:
@@ -106,7 +123,7 @@ def llm_methods_not_run(verdicts, llm, extraction=None) -> dict[str, str]:
     return out
 
 
-def answer_selfcheck_disagreement(verdicts) -> float | None:
+def answer_selfcheck_disagreement(verdicts: list[ClaimVerdict]) -> float | None:
     """Mean SelfCheck disagreement over the claims that have one; None when no sample was drawn."""
     ratios = [v.metrics["selfcheck_disagreement"] for v in verdicts if "selfcheck_disagreement" in v.metrics]
     return round(sum(ratios) / len(ratios), 4) if ratios else None

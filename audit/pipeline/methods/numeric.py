@@ -7,11 +7,16 @@ that a relevant evidence sentence states differently (same kind, other value) is
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from audit.constants import NUMERIC_MAX_CLAIM_QUANTITIES
 from audit.constants import NUMERIC_RELEVANT_OVERLAP as RELEVANT_OVERLAP
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.methods.base import ROLE_NUMERIC, VerificationMethod, VerifyContext, register
 from audit.pipeline.numbers import (
+    Quantity,
+    Range,
     extract_quantities,
     extract_ranges,
     same_quantity,
@@ -23,7 +28,7 @@ from audit.pipeline.text import content_stems
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 
-def quantities(text: str) -> list:
+def quantities(text: str) -> list[Quantity]:
     """The quantities of a text: digits (``extract_quantities``) and counts spelled out before what
     they count (``spelled_counts``: "three failed attempts")."""
     return extract_quantities(text) + spelled_counts(text)
@@ -32,7 +37,7 @@ def quantities(text: str) -> list:
 # long: one pass over the claim's quantities, with the counters the method reports
 def compare_numbers(
     claim_text: str, evidence_texts: list[str], rel_tol: float = 0.02, approx_tol: float = 0.10
-) -> dict:
+) -> dict[str, Any]:
     """{"quantities": [...], "matched": n, "mismatched": n, "absent": n, "unchecked": n, "items": [...]}
 
     The first NUMERIC_MAX_CLAIM_QUANTITIES quantities of the claim are compared (the same quantity
@@ -55,15 +60,16 @@ def compare_numbers(
     all_q = [q for t in evidence_texts for q in quantities(t)]
     evidence_words = {w for t in evidence_texts for w in content_stems(t)}
     all_ranges = [r for t in evidence_texts for r in extract_ranges(t)]
-    items = []
-    compared: dict = {}
+    items: list[dict[str, Any]] = []
+    compared: dict[Quantity, dict[str, Any] | None] = {}
     for q in cq:
         if q not in compared:
             compared[q] = _compare_one(
                 q, all_q, all_ranges, nearest, evidence_words, rel_tol=rel_tol, approx_tol=approx_tol
             )
-        if compared[q] is not None:
-            items.append(dict(compared[q]))
+        item = compared[q]
+        if item is not None:
+            items.append(dict(item))
     return {
         "matched": sum(1 for i in items if i["match"]),
         "mismatched": sum(1 for i in items if i["match_type"] == "mismatch"),
@@ -73,17 +79,26 @@ def compare_numbers(
     }
 
 
-def _compare_one(q, all_q, all_ranges, nearest, evidence_words, *, rel_tol: float, approx_tol: float):
+def _compare_one(
+    q: Quantity,
+    all_q: list[Quantity],
+    all_ranges: list[Range],
+    nearest: list[tuple[list[Quantity], str]],
+    evidence_words: set[str],
+    *,
+    rel_tol: float,
+    approx_tol: float,
+) -> dict[str, Any] | None:
     """The item of one claim quantity (None: a spelled count of something the evidence names)."""
 
-    def rival_in(pick, kind=q.kind):
+    def rival_in(pick: Callable[[Quantity], bool], kind: str = q.kind) -> tuple[Quantity, str] | None:
         for found_q, s in nearest:
             found = [e for e in found_q if e.kind == kind and pick(e)]
             if found:
                 return found[0], s
         return None
 
-    def same_unit(e, unit=q.unit):
+    def same_unit(e: Quantity, unit: str = q.unit) -> bool:
         return bool(unit) and e.unit == unit
 
     # 1. the same count of the same unit ("1 business day" for "1 business day")

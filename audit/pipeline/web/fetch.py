@@ -24,8 +24,10 @@ import re
 import socket
 import ssl
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from audit import constants
@@ -33,6 +35,9 @@ from audit import constants
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 READ_PIECE_BYTES = 64 * 1024
 USER_AGENT = "TheoriaAudit/1.0 (claim verification; +https://theoria.ai)"
+# socket.getaddrinfo or a stand-in: (host, port, type=...) -> [(family, type, proto, canonname,
+# sockaddr)], the address first in sockaddr
+Resolver = Callable[..., list[tuple[Any, ...]]]
 
 
 class FailureReason(str, Enum):
@@ -52,7 +57,9 @@ class FailureReason(str, Enum):
     HTTP_STATUS = "http_status", "Unexpected HTTP status"
     MALFORMED = "malformed", "Malformed response"
 
-    def __new__(cls, value: str, label: str):
+    label: str  # set on each member by __new__
+
+    def __new__(cls, value: str, label: str) -> FailureReason:
         member = str.__new__(cls, value)
         member._value_ = value
         member.label = label
@@ -62,7 +69,9 @@ class FailureReason(str, Enum):
 class WebError(Exception):
     """An external call failed or was refused; ``reason`` says why, ``url`` where."""
 
-    def __init__(self, reason: FailureReason, message: str, *, url: str = "", status: int | None = None):
+    def __init__(
+        self, reason: FailureReason, message: str, *, url: str = "", status: int | None = None
+    ) -> None:
         super().__init__(message)
         self.reason = reason
         self.url = url
@@ -122,7 +131,7 @@ _LABEL_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 ALLOWED_DOMAIN_PATTERN = r"^\s*(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,63}|[Xx][Nn]--[A-Za-z0-9-]{1,59})\.?\s*$"
 
 
-def allowed_domain_problem(entry) -> str | None:
+def allowed_domain_problem(entry: object) -> str | None:
     """Why ``entry`` cannot be on a workspace's web allow-list (None when it can).
 
     Only a real public host name can: two labels at least, letters, digits and inner hyphens, a
@@ -163,7 +172,7 @@ def allowed_domain_problem(entry) -> str | None:
     return None
 
 
-def host_allowed(host: str, allowed_domains) -> bool:
+def host_allowed(host: str, allowed_domains: Iterable[str]) -> bool:
     """Return whether ``host`` is an allowed domain or a subdomain of one."""
     host = normalize_domain(host)
     for entry in allowed_domains:
@@ -255,13 +264,15 @@ def check_url(url: str, policy: FetchPolicy) -> _Target:
     return _Target(scheme, host, port or (443 if scheme == "https" else 80), path)
 
 
-def resolve(target: _Target, policy: FetchPolicy, *, resolver=socket.getaddrinfo, url: str = "") -> str:
+def resolve(
+    target: _Target, policy: FetchPolicy, *, resolver: Resolver = socket.getaddrinfo, url: str = ""
+) -> str:
     """Resolve the host, check every address, and return the one to connect to."""
     try:
         infos = resolver(target.host, target.port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError, OSError) as exc:
         raise WebError(FailureReason.DNS, f"host {target.host} did not resolve: {exc}", url=url) from None
-    addresses = [info[4][0] for info in infos]
+    addresses: list[str] = [info[4][0] for info in infos]
     if not addresses:
         raise WebError(FailureReason.DNS, f"host {target.host} did not resolve", url=url)
     if not policy.allow_private:
@@ -282,24 +293,25 @@ def resolve(target: _Target, policy: FetchPolicy, *, resolver=socket.getaddrinfo
 class _PinnedHTTPConnection(http.client.HTTPConnection):
     """An HTTP connection to an address checked beforehand (the Host header keeps the name)."""
 
-    def __init__(self, host: str, port: int, address: str, timeout: float):
+    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
         super().__init__(host, port, timeout=timeout)
         self._address = address
 
-    def connect(self):
+    def connect(self) -> None:
         self.sock = socket.create_connection((self._address, self.port), self.timeout)
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     """An HTTPS connection to a checked address; the certificate is verified for the host name."""
 
-    def __init__(self, host: str, port: int, address: str, timeout: float, context: ssl.SSLContext):
+    def __init__(self, host: str, port: int, address: str, timeout: float, context: ssl.SSLContext) -> None:
         super().__init__(host, port, timeout=timeout, context=context)
         self._address = address
+        self._tls = context  # the one HTTPSConnection keeps as its private _context
 
-    def connect(self):
+    def connect(self) -> None:
         sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        self.sock = self._tls.wrap_socket(sock, server_hostname=self.host)
 
 
 def _media_type(header: str | None) -> str:
@@ -317,8 +329,8 @@ def safe_fetch(
     url: str,
     policy: FetchPolicy,
     *,
-    headers: dict | None = None,
-    resolver=socket.getaddrinfo,
+    headers: dict[str, str] | None = None,
+    resolver: Resolver = socket.getaddrinfo,
     method: str = "GET",
     body: bytes | None = None,
 ) -> FetchResponse:
@@ -335,6 +347,7 @@ def safe_fetch(
         target = check_url(current, policy)
         address = resolve(target, policy, resolver=resolver, url=current)
         timeout = _remaining(deadline, current)
+        conn: http.client.HTTPConnection
         if target.scheme == "https":
             context = ssl.create_default_context()
             if not policy.verify_tls:
@@ -370,12 +383,12 @@ def safe_fetch(
 
 # long: one HTTP exchange: every limit is checked on the same socket as it is read
 def _exchange(
-    conn,
+    conn: http.client.HTTPConnection,
     target: _Target,
     url: str,
     policy: FetchPolicy,
     deadline: float,
-    headers: dict | None,
+    headers: dict[str, str] | None,
     *,
     method: str = "GET",
     body: bytes | None = None,
@@ -455,7 +468,7 @@ def _exchange(
 
 
 def post_json(
-    url: str, payload: dict, *, allow_private: bool = False, resolver=socket.getaddrinfo
+    url: str, payload: dict[str, Any], *, allow_private: bool = False, resolver: Resolver = socket.getaddrinfo
 ) -> FetchResponse:
     """POST ``payload`` as JSON to a webhook ``url`` (an alert channel, the deep-check
     announcement) under the same guard as Audit-Web: http(s) only, no credentials in the URL,
