@@ -1,3 +1,5 @@
+from importlib import import_module
+
 from django.apps import AppConfig
 from django.contrib.admin import apps as admin_apps
 from django.db.models.signals import post_migrate
@@ -5,7 +7,7 @@ from django.db.models.signals import post_migrate
 
 def _create_cache_table(sender, using="default", **kwargs) -> None:
     """Every ``migrate`` also creates the database cache table (throttle and lockout counts,
-    ``audit.throttling``) where the settings use one: a fresh database never serves without it."""
+    ``audit.security.throttling``) where the settings use one: a fresh database never serves without it."""
     from django.core.management import call_command
 
     call_command("createcachetable", database=using, verbosity=0)
@@ -19,11 +21,15 @@ class AuditConfig(AppConfig):
 
     def ready(self):
         post_migrate.connect(_create_cache_table, sender=self, dispatch_uid="audit.createcachetable")
-        from audit import signin  # noqa: F401  (connects the sign-in failure counter)
+        from audit.security import signin  # noqa: F401  (connects the sign-in failure counter)
 
 
 class TheoriaAdminConfig(admin_apps.AdminConfig):
-    """django.contrib.admin with the workspace-scoped site (``audit.admin_site``)."""
+    """django.contrib.admin with the workspace-scoped site (``audit.admin.site``)."""
 
     default = False
-    default_site = "audit.admin_site.TheoriaAdminSite"
+    default_site = "audit.admin.site.TheoriaAdminSite"
+
+    def ready(self):
+        super().ready()  # the autodiscovery: every app's admin module (audit.admin is kept empty)
+        import_module("audit.admin.console")  # audit's ModelAdmins, on the site now built

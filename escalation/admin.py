@@ -5,11 +5,15 @@ them, their events and their notifications for inspection. Curation items change
 the services too (closed by an action, reworded or deleted): each change is an audit event.
 """
 
+from typing import Any
+
 from django.contrib import admin, messages
 from django.db import transaction
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest
 
 from audit import hooks
-from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
+from audit.admin.events import AuditedAdminMixin, ReadOnlyAdmin
 from escalation import services
 from escalation.errors import EscalationError
 from escalation.models import (
@@ -68,7 +72,7 @@ class ReviewEventInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
@@ -126,21 +130,21 @@ class CurationItemAdmin(admin.ModelAdmin):
     )
     actions = ["mark_done", "mark_dismissed"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: CurationItem, form: Any, change: bool) -> None:
         services.curation_item_update(item=obj, actor=request.user, reason=obj.reason)
 
-    def delete_model(self, request, obj):
+    def delete_model(self, request: HttpRequest, obj: CurationItem) -> None:
         services.curation_item_delete(item=obj, actor=request.user)
 
-    def delete_queryset(self, request, queryset):
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[CurationItem]) -> None:
         with transaction.atomic():
             for item in queryset:
                 services.curation_item_delete(item=item, actor=request.user)
 
-    def _close(self, request, queryset, status):
+    def _close(self, request: HttpRequest, queryset: QuerySet[CurationItem], status: str) -> None:
         closed = 0
         for item in queryset:
             try:
@@ -151,9 +155,9 @@ class CurationItemAdmin(admin.ModelAdmin):
         self.message_user(request, f"{closed} item(s) marked {status}.")
 
     @admin.action(description="Mark selected items done")
-    def mark_done(self, request, queryset):
+    def mark_done(self, request: HttpRequest, queryset: QuerySet[CurationItem]) -> None:
         self._close(request, queryset, CurationItem.Status.DONE)
 
     @admin.action(description="Dismiss selected items")
-    def mark_dismissed(self, request, queryset):
+    def mark_dismissed(self, request: HttpRequest, queryset: QuerySet[CurationItem]) -> None:
         self._close(request, queryset, CurationItem.Status.DISMISSED)

@@ -6,7 +6,7 @@ class EscalationConfig(AppConfig):
     name = "escalation"
     verbose_name = "Escalation"
 
-    def ready(self):
+    def ready(self) -> None:
         """Register with audit's hooks: intake of answers and flagged documents, reviewer-agreement
         alerts, the claim reads, the pages' review figures, and what retention keeps."""
         from audit import hooks

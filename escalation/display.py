@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from audit import constants
+from escalation.models import ReviewCase, ReviewEvent
 
 from . import policy
 
@@ -38,7 +40,7 @@ def clock_word(tier: int, phase: str | None = None) -> str:
     return "" if policy.sla_clock(tier, phase) == constants.SLA_CLOCK_WALL else "business"
 
 
-def countdown(case, calendar: policy.Calendar, now: datetime) -> dict:
+def countdown(case: ReviewCase, calendar: policy.Calendar, now: datetime) -> dict[str, Any]:
     """Return the running clock of a case: clock time left, and the windows in which it runs.
 
     ``windows`` are [start, end] pairs in epoch milliseconds between ``now`` and the deadline:
@@ -76,7 +78,9 @@ def countdown(case, calendar: policy.Calendar, now: datetime) -> dict:
     }
 
 
-def acknowledgement(case, events, calendar: policy.Calendar) -> dict | None:
+def acknowledgement(
+    case: ReviewCase, events: list[ReviewEvent], calendar: policy.Calendar
+) -> dict[str, Any] | None:
     """Return how the latest acknowledgement of the case went, or None when it is not acknowledged.
 
     The time is counted from when the case entered the tier it was acknowledged at (opened,
@@ -107,7 +111,7 @@ def acknowledgement(case, events, calendar: policy.Calendar) -> dict | None:
     }
 
 
-def event_text(event, decisions: dict | None = None) -> tuple[str, str]:
+def event_text(event: ReviewEvent, decisions: dict[str, Any] | None = None) -> tuple[str, str]:
     """(what happened, the detail) of a review event, naming who was assigned, the decision, the reasons.
 
     ``decisions`` maps decision codes to their labels (``ReviewCase.Decision``).
@@ -141,7 +145,7 @@ def event_text(event, decisions: dict | None = None) -> tuple[str, str]:
     return titles.get(kind, kind.replace("_", " ").capitalize()), reason
 
 
-def escalation_text(event) -> tuple[str, str]:
+def escalation_text(event: ReviewEvent) -> tuple[str, str]:
     """('Escalated from Level 1 to Level 2', 'reason; owner kept or removed, and why') of an escalation."""
     details = event.details or {}
     to_tier = details.get("to_tier", event.tier)
@@ -156,10 +160,10 @@ def escalation_text(event) -> tuple[str, str]:
     return f"Escalated from Level {from_tier} to Level {to_tier}", ". ".join(parts)
 
 
-def resolutions(events, decisions: dict | None = None) -> list[dict]:
+def resolutions(events: list[ReviewEvent], decisions: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every resolution of a case, oldest first, with whether a later reopening undid it (and why)."""
     decisions = decisions or {}
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for event in events:
         if event.kind == "resolved":
             decision = (event.details or {}).get("decision", "")

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 
 from .models import ReviewCase
+
+# Who may own a case, by role: [(role name, [users])] (``selectors.case_owner_choices``).
+OwnerChoices = list[tuple[str, list[User]]]
 
 
 class NoteForm(forms.Form):
@@ -28,11 +34,11 @@ class AssignForm(forms.Form):
 
     owner = forms.CharField(max_length=150, label="Owner", error_messages={"required": "Pick the new owner."})
 
-    def __init__(self, *args, owners=None, **kwargs):
+    def __init__(self, *args: Any, owners: OwnerChoices | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.owners = owners  # [(role, [users])] or None: any active user (the service checks the role)
 
-    def clean_owner(self):
+    def clean_owner(self) -> User:
         username = self.cleaned_data["owner"].strip()
         if self.owners is not None:
             for _, users in self.owners:
@@ -43,10 +49,10 @@ class AssignForm(forms.Form):
             raise forms.ValidationError(
                 f"“{username}” cannot own this case: pick someone holding {roles} in this workspace."
             )
-        user = get_user_model().objects.filter(username=username, is_active=True).first()
-        if user is None:
+        found = get_user_model().objects.filter(username=username, is_active=True).first()
+        if found is None:
             raise forms.ValidationError(f"no active user is called {username!r}.")
-        return user
+        return found
 
 
 class RequiredNoteForm(forms.Form):
@@ -105,13 +111,15 @@ class BulkForm(forms.Form):
     )
     owner = forms.CharField(max_length=150, required=False, label="Assign to")
 
-    def __init__(self, data=None, *args, owners=None, **kwargs):
+    def __init__(
+        self, data: Any = None, *args: Any, owners: OwnerChoices | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(data, *args, **kwargs)
         self.owners = owners or []
         self.ticked = [t.strip() for t in (data.getlist("ticket") if data is not None else []) if t.strip()]
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
         data["tickets"] = list(dict.fromkeys(self.ticked))
         if not data["tickets"]:
             self.add_error("tickets", "Tick at least one case.")

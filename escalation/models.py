@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from datetime import time
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -166,13 +168,13 @@ class ReviewCase(models.Model):
         """The clock the case runs at its tier: 'acknowledge' (L1 until acknowledged) or 'resolve'."""
         return policy.clock_phase(self.tier, acknowledged=self.acknowledged_at is not None)
 
-    def sla_state_at(self, now) -> str:
+    def sla_state_at(self, now: dt.datetime) -> str:
         """The SLA state this case should be in at ``now`` (from its own columns)."""
         if self.status not in CLOCK_STATUSES:
             return self.sla_state
         computed = policy.sla_state(due_at=self.due_at, at_risk_at=self.at_risk_at, now=now)
         # A state never goes back within one clock (a met L1 SLA keeps its history).
-        order = [self.SlaState.ON_TRACK, self.SlaState.AT_RISK, self.SlaState.BREACHED]
+        order: list[str] = [self.SlaState.ON_TRACK, self.SlaState.AT_RISK, self.SlaState.BREACHED]
         return max(computed, self.sla_state, key=order.index)
 
 
@@ -229,7 +231,7 @@ class TicketCounter(models.Model):
         return f"{self.prefix}: {self.last}"
 
 
-def _validate_working_days(value):
+def _validate_working_days(value: Any) -> None:
     if (
         not isinstance(value, list)
         or not value
@@ -238,7 +240,7 @@ def _validate_working_days(value):
         raise ValidationError("Give a non-empty list of weekdays, 0 (Monday) to 6 (Sunday).")
 
 
-def _validate_zone(value):
+def _validate_zone(value: Any) -> None:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
@@ -249,7 +251,7 @@ def _validate_zone(value):
         ) from None
 
 
-def _default_working_days() -> list:
+def _default_working_days() -> list[Any]:
     return list(constants.DEFAULT_WORKING_DAYS)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -26,6 +27,9 @@ from audit.pipeline.web.fetch import WebError, post_json
 
 from . import policy, selectors
 from .models import Channel, Notification, NotificationStatus, ReviewCase, ReviewEvent
+
+if TYPE_CHECKING:
+    from audit.selectors.facade import Answer, AuditEvent, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +49,7 @@ def notifications_queue(event: ReviewEvent) -> None:
         transaction.on_commit(_enqueue_delivery)
 
 
-def alert_queue(*, workspace, subject: str, body: str) -> int:
+def alert_queue(*, workspace: Workspace, subject: str, body: str) -> int:
     """Queue one workspace alert (no case event) to every target; return how many were queued."""
     targets = selectors.notification_targets(workspace)
     Notification.objects.bulk_create(
@@ -61,7 +65,7 @@ def alert_queue(*, workspace, subject: str, body: str) -> int:
     return len(targets)
 
 
-def notifications_queue_for_answer_decision(*, answer, audit_event) -> int:
+def notifications_queue_for_answer_decision(*, answer: Answer, audit_event: AuditEvent) -> int:
     """Queue one notification per target of the answer's workspace for a decision on the answer.
 
     Registered as audit's ``answer_decided`` hook (a held revision accepted or rejected): the
@@ -83,7 +87,7 @@ def notifications_queue_for_answer_decision(*, answer, audit_event) -> int:
     return len(targets)
 
 
-def review_agreement_alerts_queue(*, workspace, alerts: list[dict]) -> int:
+def review_agreement_alerts_queue(*, workspace: Workspace, alerts: list[dict[str, Any]]) -> int:
     """Alert the workspace's targets that reviewers agree less with the machine in some domains
     (the receiver of ``audit.hooks.reviewer_agreement_low``)."""
     if not alerts:
@@ -121,7 +125,8 @@ def _case_url(case: ReviewCase) -> str:
         path = reverse("case-detail", args=[case.ticket])
     except NoReverseMatch:  # pages not installed: link the API record instead
         path = f"/api/v1/cases/{case.ticket}"
-    return settings.THEORIA.get("PUBLIC_URL", "").rstrip("/") + path
+    public_url: str = settings.THEORIA.get("PUBLIC_URL", "")
+    return public_url.rstrip("/") + path
 
 
 def _clock_note(event: ReviewEvent) -> str:
@@ -132,13 +137,14 @@ def _clock_note(event: ReviewEvent) -> str:
 
 def _message(event: ReviewEvent) -> tuple[str, str]:
     case = event.case
-    what = {
+    what_by_kind: dict[str, str] = {
         ReviewEvent.Kind.OPENED: "new case",
         ReviewEvent.Kind.ESCALATED: f"escalated to {policy.TIER_NAMES[case.tier]}",
         ReviewEvent.Kind.AT_RISK: _clock_note(event) + "SLA at risk",
         ReviewEvent.Kind.BREACHED: _clock_note(event) + "SLA breached",
         ReviewEvent.Kind.REOPENED: "reopened",
-    }.get(event.kind, event.get_kind_display())
+    }
+    what = what_by_kind.get(event.kind, event.get_kind_display())
     subject = f"[{case.ticket}] {what} (L{event.tier}, risk {case.risk_score:.2f})"
     due = event.details.get("due_at") or (case.due_at.isoformat() if case.due_at else "-")
     body = "\n".join(
@@ -159,10 +165,11 @@ def _answer_url(answer_id: str) -> str:
         path = reverse("answer-detail", args=[answer_id])
     except NoReverseMatch:
         path = f"/api/v1/answers/{answer_id}"
-    return settings.THEORIA.get("PUBLIC_URL", "").rstrip("/") + path
+    public_url: str = settings.THEORIA.get("PUBLIC_URL", "")
+    return public_url.rstrip("/") + path
 
 
-def _decision_message(event) -> tuple[str, str, dict]:
+def _decision_message(event: AuditEvent) -> tuple[str, str, dict[str, Any]]:
     """Subject, body and webhook fields of a decision on an answer (an audit event's details)."""
     details = event.details or {}
     answer_id = details.get("answer_id", event.object_id)
@@ -181,11 +188,11 @@ def _decision_message(event) -> tuple[str, str, dict]:
 
 
 def _send(notification: Notification) -> None:
-    if notification.event_id is not None:
+    if notification.event is not None:
         subject, body = _message(notification.event)
         fields = {"ticket": notification.event.case.ticket}
         event = notification.event.kind
-    elif notification.audit_event_id is not None:
+    elif notification.audit_event is not None:
         subject, body, fields = _decision_message(notification.audit_event)
         event = notification.audit_event.action
     else:  # a workspace alert (reviewer drift): its text was stored when it was queued
@@ -211,7 +218,7 @@ def _send(notification: Notification) -> None:
         raise OSError(f"webhook refused or failed ({exc.reason.value}): {exc.message}") from None
 
 
-def notifications_deliver(*, limit: int = 200) -> dict:
+def notifications_deliver(*, limit: int = 200) -> dict[str, Any]:
     """Send pending (and failed, up to the attempt limit) notifications, each at most once.
 
     A notification is claimed by a conditional update (pending/failed -> sending) before it is
@@ -238,7 +245,7 @@ def notifications_deliver(*, limit: int = 200) -> dict:
     return counts
 
 
-def _attempt(notification: Notification, counts: dict) -> None:
+def _attempt(notification: Notification, counts: dict[str, Any]) -> None:
     """Send one claimed notification and record the outcome."""
     try:
         _send(notification)
@@ -255,7 +262,7 @@ def _attempt(notification: Notification, counts: dict) -> None:
         counts["sent"] += 1
 
 
-def _recover_stuck(counts: dict) -> None:
+def _recover_stuck(counts: dict[str, Any]) -> None:
     """Retry, exactly once, a notification left 'sending' by a sender that crashed mid-send.
 
     Whether it reached its target is unknown, so it is sent once more (a duplicate beats a lost

@@ -7,19 +7,24 @@ dashboard costs the same with ten cases or a hundred thousand.
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from audit import constants
+from audit.services.events import AnyUser
 
 from . import selectors
 from .models import CurationItem, ReviewCase, ReviewEvent
 from .policy import TIER_NAMES, TIERS
 
+if TYPE_CHECKING:
+    from audit.selectors.facade import Workspace
 
-def case_dict(case: ReviewCase) -> dict:
+
+def case_dict(case: ReviewCase) -> dict[str, Any]:
     """Return the claim-card view of a case (owner must be selected with the case)."""
     return {
         "ticket": case.ticket,
@@ -31,7 +36,7 @@ def case_dict(case: ReviewCase) -> dict:
         "sla_label": case.get_sla_state_display(),
         "trigger": case.trigger,
         "risk_score": case.risk_score,
-        "owner": case.owner.get_username() if case.owner_id else None,
+        "owner": case.owner.get_username() if case.owner is not None else None,
         "opened_at": case.opened_at.isoformat() if case.opened_at else None,
         "due_at": case.due_at.isoformat() if case.due_at else None,
         "resolved_at": case.resolved_at.isoformat() if case.resolved_at else None,
@@ -41,7 +46,7 @@ def case_dict(case: ReviewCase) -> dict:
     }
 
 
-def cases_by_claim(*, claim_ids: list[int]) -> dict[int, list[dict]]:
+def cases_by_claim(*, claim_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     """Return {claim id: [case dict, ...]} for the given claims, newest case first (one query)."""
     return {
         claim_id: [case_dict(c) for c in reversed(cases)]
@@ -58,7 +63,7 @@ def events_of_claim(*, claim_id: int) -> list[ReviewEvent]:
     )
 
 
-def _aging(workspace, now: dt.datetime) -> dict:
+def _aging(workspace: Workspace, now: dt.datetime) -> dict[str, Any]:
     """Open cases per tier and age bucket (one query with one conditional count per bucket)."""
     lower = 0
     aggregates = {}
@@ -70,7 +75,7 @@ def _aging(workspace, now: dt.datetime) -> dict:
         aggregates[f"b{i}"] = Count("id", filter=cond)
         labels.append(label)
         lower = upper or lower
-    rows = (
+    rows: QuerySet[ReviewCase, Any] = (  # its columns are named at run time
         ReviewCase.objects.filter(workspace=workspace, status__in=ReviewCase.OPEN_STATUSES)
         .values("tier")
         .annotate(**aggregates)
@@ -82,7 +87,7 @@ def _aging(workspace, now: dt.datetime) -> dict:
     return {"buckets": labels, "tiers": tiers}
 
 
-def _attainment(workspace, start, end) -> dict:
+def _attainment(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[int, dict[str, int]]:
     """Per tier: cases whose clock started at that tier in the period (opened, escalated or
     reopened: ``selectors.clock_starts``), and how many of those breached at that tier.
 
@@ -113,7 +118,7 @@ def _attainment(workspace, start, end) -> dict:
     return out
 
 
-def _attainment_by_day(workspace, start, end) -> dict:
+def _attainment_by_day(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
     """Per day: cases whose clock started (a case entering a tier) and how many of those breached
     (one query).
 
@@ -145,7 +150,7 @@ def _attainment_by_day(workspace, start, end) -> dict:
     }
 
 
-def _volume(workspace, start, end) -> dict:
+def _volume(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
     """Cases opened and resolved per day of the period (two queries)."""
     opened = dict(
         ReviewCase.objects.filter(workspace=workspace, opened_at__gte=start, opened_at__lt=end)
@@ -172,8 +177,8 @@ def _volume(workspace, start, end) -> dict:
 
 
 def dashboard_summary(
-    *, workspace, start: dt.datetime, end: dt.datetime, now: dt.datetime | None = None
-) -> dict:
+    *, workspace: Workspace, start: dt.datetime, end: dt.datetime, now: dt.datetime | None = None
+) -> dict[str, Any]:
     """Return the queue figures of the dashboard for [start, end): aging, attainment, volume, counts."""
     now = now or timezone.now()
     open_counts = ReviewCase.objects.filter(
@@ -218,8 +223,12 @@ def dashboard_summary(
 
 
 def my_work(
-    *, user, workspace, now: dt.datetime | None = None, deadlines: int = constants.UI_HOME_DEADLINES
-) -> dict:
+    *,
+    user: AnyUser,
+    workspace: Workspace,
+    now: dt.datetime | None = None,
+    deadlines: int = constants.UI_HOME_DEADLINES,
+) -> dict[str, Any]:
     """What needs the user first, in their workspace: their open cases (and how many of those are at
     risk or breached), the workspace's at-risk, breached and unassigned open cases, and the next
     ``deadlines`` running clocks among their cases and the unassigned ones (two queries)."""
@@ -244,11 +253,11 @@ def my_work(
     return {**counts, "deadlines": upcoming, "now": now}
 
 
-def correction_backlog(*, workspace, moments: list[dt.datetime]) -> list[int]:
+def correction_backlog(*, workspace: Workspace, moments: list[dt.datetime]) -> list[int]:
     """How many knowledge-base corrections of ``workspace`` were open at each of ``moments`` (one
     query). Registered as audit's ``correction_backlog`` hook (the dashboard's backlog metric)."""
 
-    def open_at(t):
+    def open_at(t: dt.datetime) -> Q:
         return Q(created_at__lte=t) & (Q(closed_at__isnull=True) | Q(closed_at__gt=t))
 
     counts = CurationItem.objects.filter(workspace=workspace).aggregate(

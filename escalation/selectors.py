@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any
+
 import django_filters
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.http import HttpRequest
 from drf_spectacular.drainage import set_override
 
 from audit import roles
-from audit.filters import CaseInsensitiveChoices, UtcDateTimeFilter
 from audit.selectors.facade import Workspace, evidence_ordered, workspace_for_user, workspace_member
+from audit.services.events import AnyUser
+from audit.web.filters import CaseInsensitiveChoices, UtcDateTimeFilter
 
 from . import policy
 from .models import (
@@ -116,7 +123,7 @@ class CaseFilter(CaseInsensitiveChoices):
         model = ReviewCase
         fields = ["tier", "status", "sla_state", "domain", "owner", "open"]
 
-    def filter_owner(self, queryset, name, value):
+    def filter_owner(self, queryset: QuerySet[ReviewCase], name: str, value: Any) -> QuerySet[ReviewCase]:
         if value == "none":
             return queryset.filter(owner__isnull=True)
         if value == "me":
@@ -126,7 +133,7 @@ class CaseFilter(CaseInsensitiveChoices):
             )
         return queryset.filter(owner__username=value)
 
-    def filter_open(self, queryset, name, value):
+    def filter_open(self, queryset: QuerySet[ReviewCase], name: str, value: Any) -> QuerySet[ReviewCase]:
         if value in (None, "", "any"):
             return queryset
         return (
@@ -135,23 +142,29 @@ class CaseFilter(CaseInsensitiveChoices):
             else queryset.exclude(status__in=ReviewCase.OPEN_STATUSES)
         )
 
-    def _breached(self, queryset, **at):
+    def _breached(self, queryset: QuerySet[ReviewCase], **at: Any) -> QuerySet[ReviewCase]:
         events = ReviewEvent.objects.filter(kind=ReviewEvent.Kind.BREACHED, **at)
         return queryset.filter(pk__in=events.values("case_id"))
 
-    def filter_breached_from(self, queryset, name, value):
+    def filter_breached_from(
+        self, queryset: QuerySet[ReviewCase], name: str, value: Any
+    ) -> QuerySet[ReviewCase]:
         return self._breached(queryset, at__date__gte=value) if value else queryset
 
-    def filter_breached_to(self, queryset, name, value):
+    def filter_breached_to(
+        self, queryset: QuerySet[ReviewCase], name: str, value: Any
+    ) -> QuerySet[ReviewCase]:
         return self._breached(queryset, at__date__lte=value) if value else queryset
 
-    def filter_order(self, queryset, name, value):
+    def filter_order(self, queryset: QuerySet[ReviewCase], name: str, value: Any) -> QuerySet[ReviewCase]:
         return queryset.order_by(*ORDERINGS[value]) if value else queryset
 
-    def filter_applied_together(self, queryset, name, value):
+    def filter_applied_together(
+        self, queryset: QuerySet[ReviewCase], name: str, value: Any
+    ) -> QuerySet[ReviewCase]:
         return queryset  # ``filter_queryset`` applies the entered_* filters as one condition
 
-    def filter_queryset(self, queryset):
+    def filter_queryset(self, queryset: QuerySet[ReviewCase]) -> QuerySet[ReviewCase]:
         queryset = super().filter_queryset(queryset)
         data = self.form.cleaned_data
         tier, since, until = data.get("entered_tier"), data.get("entered_from"), data.get("entered_to")
@@ -164,7 +177,14 @@ class CaseFilter(CaseInsensitiveChoices):
 CLOCK_START_KINDS = (ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED, ReviewEvent.Kind.REOPENED)
 
 
-def clock_starts(*, tier=None, since=None, until=None, start=None, end=None) -> QuerySet[ReviewEvent]:
+def clock_starts(
+    *,
+    tier: int | None = None,
+    since: dt.date | None = None,
+    until: dt.date | None = None,
+    start: dt.datetime | None = None,
+    end: dt.datetime | None = None,
+) -> QuerySet[ReviewEvent]:
     """The events that started an SLA clock (a case opened, escalated or reopened), at ``tier``,
     on UTC days ``since``..``until`` or in [``start``, ``end``). The dashboard's SLA attainment and
     the queue's ``entered_*`` filters both count these, so the figure and its list agree."""
@@ -182,7 +202,7 @@ def clock_starts(*, tier=None, since=None, until=None, start=None, end=None) -> 
     return qs
 
 
-def case_queryset(*, user) -> QuerySet[ReviewCase]:
+def case_queryset(*, user: AnyUser) -> QuerySet[ReviewCase]:
     """Cases the user may read, in risk order, with what a queue row shows (no N+1)."""
     if not roles.can_read(user):
         return ReviewCase.objects.none()
@@ -192,7 +212,9 @@ def case_queryset(*, user) -> QuerySet[ReviewCase]:
     return qs.order_by(*ORDERINGS["risk"])
 
 
-def case_list(*, user, filters: dict | None = None, request=None) -> QuerySet[ReviewCase]:
+def case_list(
+    *, user: AnyUser, filters: dict[str, Any] | None = None, request: HttpRequest | None = None
+) -> QuerySet[ReviewCase]:
     """The queue: readable cases in risk order (``order=deadline``: time to breach first), filtered.
 
     Raises ``django.core.exceptions.ValidationError`` naming the field of a bad filter value.
@@ -208,7 +230,7 @@ def case_list(*, user, filters: dict | None = None, request=None) -> QuerySet[Re
     return filterset.qs
 
 
-def case_get(*, user, ticket: str) -> ReviewCase | None:
+def case_get(*, user: AnyUser, ticket: str) -> ReviewCase | None:
     """One case with its events and the claim's evidence, or None when missing or not readable."""
     return (
         case_queryset(user=user)
@@ -222,7 +244,7 @@ def case_get(*, user, ticket: str) -> ReviewCase | None:
     )
 
 
-def case_owner_candidate(*, case: ReviewCase, username: str):
+def case_owner_candidate(*, case: ReviewCase, username: str) -> User:
     """The active user ``username`` of the case's workspace, or a ValidationError on ``owner``.
 
     The message is the same for a missing user and a user of another workspace.
@@ -235,7 +257,7 @@ def case_owner_candidate(*, case: ReviewCase, username: str):
     return user
 
 
-def cases_for_claims(claim_ids) -> dict[int, list[ReviewCase]]:
+def cases_for_claims(claim_ids: Iterable[int]) -> dict[int, list[ReviewCase]]:
     """Return the cases (any status) of the given claims, by claim id, oldest first, owner joined (one query).
 
     The one read of the escalations of claims: the Claim Card's log (``claim_escalations``) and
@@ -252,7 +274,7 @@ def cases_for_claims(claim_ids) -> dict[int, list[ReviewCase]]:
     return result
 
 
-def claim_escalations(claim_pks) -> dict[int, list[dict]]:
+def claim_escalations(claim_pks: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
     """Return {claim pk: [escalation refs]} for the Claim Card's log, oldest case first (one query).
 
     Registered as audit's ``claim_escalations`` hook, which the claim API and pages ask.
@@ -288,7 +310,7 @@ def escalation_state_q(state: str) -> Q:
     return Q(review_cases__isnull=True)
 
 
-def records_held_open(*, workspace) -> dict:
+def records_held_open(*, workspace: Workspace) -> dict[str, Any]:
     """What retention keeps in ``workspace`` while cases are open: the answers of their claims and
     the cases' own audit events. Registered as audit's ``records_held`` hook."""
     open_cases = ReviewCase.objects.filter(workspace=workspace, status__in=OPEN_CASE_STATUSES)
@@ -298,7 +320,7 @@ def records_held_open(*, workspace) -> dict:
     }
 
 
-def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:
+def curation_list(*, user: AnyUser, status: str | None = None) -> QuerySet[CurationItem]:
     """Knowledge-base correction items the user may read, newest first."""
     if not roles.can_read(user):
         return CurationItem.objects.none()
@@ -310,7 +332,7 @@ def curation_list(*, user, status: str | None = None) -> QuerySet[CurationItem]:
     return qs
 
 
-def owner_choices(*, workspace_id: int, tier: int = policy.FIRST_TIER) -> list[tuple[str, list]]:
+def owner_choices(*, workspace_id: int, tier: int = policy.FIRST_TIER) -> list[tuple[str, list[Any]]]:
     """Who may own a case of ``tier``: active users of the workspace holding its tier's role, the
     roles above, then admins (who may act at every tier).
 
@@ -328,7 +350,7 @@ def owner_choices(*, workspace_id: int, tier: int = policy.FIRST_TIER) -> list[t
         .order_by("username")
     )
     order = [*eligible, roles.ADMIN]
-    by_role: dict[str, list] = {role: [] for role in order}
+    by_role: dict[str, list[Any]] = {role: [] for role in order}
     for user in users:  # a superuser without the Admin group is listed as one
         by_role[user.role if user.role in by_role else roles.ADMIN].append(user)
     out, seen = [], set()
@@ -343,6 +365,6 @@ def owner_choices(*, workspace_id: int, tier: int = policy.FIRST_TIER) -> list[t
     return out
 
 
-def case_owner_choices(case: ReviewCase) -> list[tuple[str, list]]:
+def case_owner_choices(case: ReviewCase) -> list[tuple[str, list[Any]]]:
     """Who may own a case: ``owner_choices`` for its workspace and tier."""
     return owner_choices(workspace_id=case.workspace_id, tier=case.tier)

@@ -14,18 +14,21 @@ Audit data (claim labels, answer suppression) changes only through ``audit.servi
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from audit import constants, roles
-from audit.selectors.facade import Answer, Claim, Document, Label, thresholds_for, workspace_of
+from audit.selectors.facade import Answer, Claim, Document, Label, Workspace, thresholds_for, workspace_of
 from audit.services.claims import answer_suppress, claim_relabel
-from audit.services.events import event_record
+from audit.services.events import Actor, actor_user, event_record
 from audit.services.reviewed_examples import case_decision_example_record
 
 from . import policy, selectors
@@ -45,7 +48,7 @@ from .notifications import notifications_queue
 logger = logging.getLogger(__name__)
 
 Decision = ReviewCase.Decision
-RELABEL_DECISIONS = {
+RELABEL_DECISIONS: dict[str, str] = {
     Decision.RELABEL_SUPPORTED: Label.SUPPORTED,
     Decision.RELABEL_REFUTED: Label.REFUTED,
     Decision.RELABEL_NEI: Label.NEI,
@@ -64,7 +67,7 @@ def _required(value: str, field: str) -> str:
     return text
 
 
-def _require_tier(actor, tier: int, action: str) -> None:
+def _require_tier(actor: Actor, tier: int, action: str) -> None:
     """Acting on a case needs a reviewer role of its tier or above (admins may do everything)."""
     if actor is None:
         return  # the system (intake, sweep) acts without a user
@@ -74,7 +77,7 @@ def _require_tier(actor, tier: int, action: str) -> None:
 
 def _clock_start(
     case: ReviewCase, *, tier: int, start: datetime, used_s: float = 0.0, acknowledged: bool = False
-) -> dict:
+) -> dict[str, Any]:
     """The columns of the clock a case runs at ``tier`` from ``start`` (``policy.clock_phase``: at L1
     the clock to acknowledge until it is acknowledged, then the clock to resolve)."""
     calendar = selectors.calendar_for_workspace(case.workspace)
@@ -99,16 +102,27 @@ def _clock_start(
     }
 
 
-def _clock_stopped(used_s: float = 0.0) -> dict:
+def _clock_stopped(used_s: float = 0.0) -> dict[str, Any]:
     return {"clock_started_at": None, "clock_used_s": used_s, "due_at": None, "at_risk_at": None}
 
 
-def _actor_or_none(actor):
-    return actor if getattr(actor, "is_authenticated", False) else None
+def _actor_or_none(actor: Actor) -> User | None:
+    return actor_user(actor)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
 
 
 def _record(
-    case: ReviewCase, kind: str, *, actor=None, actor_label: str = "", reason: str = "", details=None, at=None
+    case: ReviewCase,
+    kind: str,
+    *,
+    actor: Actor = None,
+    actor_label: str = "",
+    reason: str = "",
+    details: dict[str, Any] | None = None,
+    at: datetime | None = None,
 ) -> ReviewEvent:
     """Write the event row and the audit event of a transition; queue its notifications."""
     actor = _actor_or_none(actor)
@@ -157,7 +171,9 @@ ACTION_KINDS = {
 _TARGET_COLUMNS = ("status", "tier", "owner", "decision")
 
 
-def _own_earlier_success(case: ReviewCase, current: ReviewCase | None, changes: dict, action: str, actor):
+def _own_earlier_success(
+    case: ReviewCase, current: ReviewCase | None, changes: dict[str, Any], action: str, actor: Actor
+) -> ReviewEvent | None:
     """The actor's own event of this very change, when it is the last transition of the case and the
     case is in the state the change asks for (a double submit whose first request succeeded): read
     before it (``current`` one version on) or after it (``case`` is ``current``). None otherwise."""
@@ -179,7 +195,9 @@ def _own_earlier_success(case: ReviewCase, current: ReviewCase | None, changes: 
     return event
 
 
-def _already_done(case: ReviewCase, current: ReviewCase | None, changes: dict, action: str, actor) -> None:
+def _already_done(
+    case: ReviewCase, current: ReviewCase | None, changes: dict[str, Any], action: str, actor: Actor
+) -> None:
     """Raise :class:`AlreadyDone` when the actor's own earlier request made this very change."""
     own = _own_earlier_success(case, current, changes, action, actor)
     if own is not None:
@@ -189,7 +207,9 @@ def _already_done(case: ReviewCase, current: ReviewCase | None, changes: dict, a
         )
 
 
-def _transition(case: ReviewCase, *, allowed: tuple, changes: dict, action: str, actor=None) -> ReviewCase:
+def _transition(
+    case: ReviewCase, *, allowed: tuple[Any, ...], changes: dict[str, Any], action: str, actor: Actor = None
+) -> ReviewCase:
     """Apply ``changes`` if the case is still what the caller saw; raise on a concurrent change.
 
     The new state is validated with ``full_clean`` first; then one conditional UPDATE on
@@ -218,7 +238,7 @@ def _transition(case: ReviewCase, *, allowed: tuple, changes: dict, action: str,
     if moved != 1:
         current = ReviewCase.objects.select_related("owner").filter(id=case.id).first()
         _already_done(case, current, changes, action, actor)
-        who = f" by {current.owner.get_username()}" if current and current.owner_id else ""
+        who = f" by {current.owner.get_username()}" if current and current.owner is not None else ""
         state = current.get_status_display().lower() if current else "deleted"
         raise CaseConflict(
             f"{case.ticket} was changed by someone else (now {state}{who}, tier {current.tier if current else '?'}); reload it and try again"
@@ -239,7 +259,13 @@ def _next_ticket_number() -> int:
 
 
 def _case_create(
-    *, claim: Claim, trigger: str, actor=None, reason: str = "", now=None, reasons: list[str] | None = None
+    *,
+    claim: Claim,
+    trigger: str,
+    actor: Actor = None,
+    reason: str = "",
+    now: datetime | None = None,
+    reasons: list[str] | None = None,
 ) -> ReviewCase | None:
     """Open a tier-1 case for ``claim``; return None when one is already open (a concurrent intake)."""
     answer = claim.answer
@@ -293,7 +319,7 @@ def _case_create(
 
 
 @transaction.atomic
-def cases_open_for_answer(*, answer: Answer, actor=None) -> list[ReviewCase]:
+def cases_open_for_answer(*, answer: Answer, actor: Actor = None) -> list[ReviewCase]:
     """Open a case for each claim of ``answer`` that needs a human; return the answer's open cases for them.
 
     The claims are those of the answer as received: a claim needs review when it is REFUTED (even
@@ -334,7 +360,7 @@ def cases_open_for_answer(*, answer: Answer, actor=None) -> list[ReviewCase]:
 
 
 @transaction.atomic
-def case_open(*, claim: Claim, actor, reason: str) -> ReviewCase:
+def case_open(*, claim: Claim, actor: Actor, reason: str) -> ReviewCase:
     """Escalate a claim by hand (a moderator); refuse when a case is already open for it."""
     reason = _required(reason, "reason")
     if actor is not None and not roles.can_review(actor):
@@ -352,7 +378,7 @@ def case_open(*, claim: Claim, actor, reason: str) -> ReviewCase:
 
 
 @transaction.atomic
-def case_acknowledge(*, case: ReviewCase, actor, note: str = "") -> ReviewCase:
+def case_acknowledge(*, case: ReviewCase, actor: Actor, note: str = "") -> ReviewCase:
     """Take an open case: the actor becomes its owner unless it has one.
 
     At a tier with a clock to acknowledge (L1), that clock stops and the tier's resolution clock
@@ -393,7 +419,7 @@ def case_acknowledge(*, case: ReviewCase, actor, note: str = "") -> ReviewCase:
 
 
 @transaction.atomic
-def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCase:
+def case_assign(*, case: ReviewCase, actor: Actor, owner: User, reason: str = "") -> ReviewCase:
     """Assign or reassign an open case to a reviewer of its tier (or above)."""
     _require_tier(actor, case.tier, "assigning")
     home = workspace_of(owner) if owner is not None else None
@@ -403,7 +429,7 @@ def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCa
         raise ValidationError(
             {"owner": f"the owner must hold the role {roles.TIER_ROLES[case.tier]} or above"}
         )
-    previous = case.owner.get_username() if case.owner_id else None
+    previous = case.owner.get_username() if case.owner is not None else None
     case = _transition(
         case, allowed=OPEN_CASE_STATUSES, changes={"owner": owner}, action="assign", actor=actor
     )
@@ -418,10 +444,10 @@ def case_assign(*, case: ReviewCase, actor, owner, reason: str = "") -> ReviewCa
 
 
 @transaction.atomic
-def case_unassign(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
+def case_unassign(*, case: ReviewCase, actor: Actor, reason: str = "") -> ReviewCase:
     """Take the owner off an open case (it goes back to the unassigned pile); its clock is unchanged."""
     _require_tier(actor, case.tier, "unassigning")
-    if not case.owner_id:
+    if case.owner is None:
         raise TransitionNotAllowed(f"cannot unassign {case.ticket}: it has no owner")
     previous = case.owner.get_username()
     case = _transition(
@@ -434,20 +460,20 @@ def case_unassign(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
 
 
 @transaction.atomic
-def case_note(*, case: ReviewCase, actor, note: str) -> ReviewEvent:
+def case_note(*, case: ReviewCase, actor: Actor, note: str) -> ReviewEvent:
     """Add a note to a case (any status); a note changes no state, so it never conflicts."""
     note = _required(note, "note")
     _require_tier(actor, 1, "annotating")
     return _record(case, ReviewEvent.Kind.NOTE, actor=actor, reason=note)
 
 
-def _owner_after_escalation(case: ReviewCase, tier: int) -> tuple[object | None, str]:
+def _owner_after_escalation(case: ReviewCase, tier: int) -> tuple[User | None, str]:
     """Who owns the case at ``tier``, and why the owner changed ('' when it did not).
 
     The owner stays, unless they may not work the new tier (the one rule that takes a case away:
     the owner must hold that tier's role or above, as ``case_assign`` requires).
     """
-    owner = case.owner if case.owner_id else None
+    owner = case.owner
     if owner is None or roles.review_tier(owner) >= tier:
         return owner, ""
     return None, (
@@ -457,7 +483,7 @@ def _owner_after_escalation(case: ReviewCase, tier: int) -> tuple[object | None,
 
 
 @transaction.atomic
-def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
+def case_escalate(*, case: ReviewCase, actor: Actor, reason: str) -> ReviewCase:
     """Move a case up one tier with a required note; the new tier's clock starts now.
 
     The case keeps its owner when the owner may work the new tier; otherwise it goes back to the
@@ -471,7 +497,7 @@ def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
         raise TransitionNotAllowed(f"cannot escalate {case.ticket}: {exc}") from None
     now = timezone.now()
     owner, owner_change = _owner_after_escalation(case, tier)
-    previous_owner = case.owner.get_username() if case.owner_id else None
+    previous_owner = case.owner.get_username() if case.owner is not None else None
     changes = {
         "tier": tier,
         "status": CaseStatus.OPEN,
@@ -497,7 +523,7 @@ def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
         details={
             "from_tier": from_tier,
             "to_tier": tier,
-            "due_at": case.due_at.isoformat(),
+            "due_at": _iso(case.due_at),
             "owner_from": previous_owner,
             "owner_to": owner.get_username() if owner is not None else None,
             "owner_change": owner_change,
@@ -507,7 +533,7 @@ def case_escalate(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
 
 
 @transaction.atomic
-def case_pause(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
+def case_pause(*, case: ReviewCase, actor: Actor, reason: str) -> ReviewCase:
     """Stop the clock while waiting on information; the time used so far is kept."""
     reason = _required(reason, "reason")
     _require_tier(actor, case.tier, "pausing")
@@ -533,7 +559,7 @@ def case_pause(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
 
 
 @transaction.atomic
-def case_resume(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
+def case_resume(*, case: ReviewCase, actor: Actor, reason: str = "") -> ReviewCase:
     """Restart the clock of a paused case (to acknowledge or to resolve) from where it stopped."""
     _require_tier(actor, case.tier, "resuming")
     now = timezone.now()
@@ -555,7 +581,7 @@ def case_resume(*, case: ReviewCase, actor, reason: str = "") -> ReviewCase:
 
 
 @transaction.atomic
-def case_resolve(*, case: ReviewCase, actor, decision: str, rationale: str) -> ReviewCase:
+def case_resolve(*, case: ReviewCase, actor: Actor, decision: str, rationale: str) -> ReviewCase:
     """Close a case with a decision and a rationale, and feed the decision back to the audit store.
 
     confirm / relabel_*: the claim's label is set (its machine label stays in the history);
@@ -579,7 +605,7 @@ def case_resolve(*, case: ReviewCase, actor, decision: str, rationale: str) -> R
     }
     case = _transition(case, allowed=OPEN_CASE_STATUSES, changes=changes, action="resolve", actor=actor)
     claim = case.claim
-    details = {"decision": decision}
+    details: dict[str, Any] = {"decision": decision}
     # the decision as a labelled example, before it changes the claim (docs/ARCHITECTURE.md,
     # "Learning from reviewers")
     example = case_decision_example_record(
@@ -612,7 +638,7 @@ def case_resolve(*, case: ReviewCase, actor, decision: str, rationale: str) -> R
 
 
 @transaction.atomic
-def case_reopen(*, case: ReviewCase, actor, reason: str) -> ReviewCase:
+def case_reopen(*, case: ReviewCase, actor: Actor, reason: str) -> ReviewCase:
     """Reopen a resolved case at its tier with a fresh clock (refused if another case is open for the claim)."""
     reason = _required(reason, "reason")
     _require_tier(actor, case.tier, "reopening")
@@ -655,7 +681,9 @@ class BulkOutcome:
 BULK_ACTIONS = ("acknowledge", "assign", "unassign")
 
 
-def cases_bulk_apply(*, cases, actor, action: str, owner=None) -> list[BulkOutcome]:
+def cases_bulk_apply(
+    *, cases: Iterable[ReviewCase], actor: Actor, action: str, owner: User | None = None
+) -> list[BulkOutcome]:
     """Apply one action to each case through the single-case service, one transaction per case.
 
     The same conditional update guards every row, so a case changed meanwhile (or refused: its
@@ -672,7 +700,7 @@ def cases_bulk_apply(*, cases, actor, action: str, owner=None) -> list[BulkOutco
             if action == "acknowledge":
                 case_acknowledge(case=case, actor=actor)
                 done = "acknowledged"
-            elif action == "assign":
+            elif action == "assign" and owner is not None:  # an assignment without an owner is refused above
                 case_assign(case=case, actor=actor, owner=owner)
                 done = f"assigned to {owner.get_username()}"
             else:
@@ -696,13 +724,13 @@ def cases_bulk_apply(*, cases, actor, action: str, owner=None) -> list[BulkOutco
 @transaction.atomic
 def curation_item_open(
     *,
-    workspace,
+    workspace: Workspace,
     source: str,
     reason: str,
     case: ReviewCase | None = None,
     claim: Claim | None = None,
     document: Document | None = None,
-    actor=None,
+    actor: Actor = None,
 ) -> CurationItem:
     """Open a knowledge-base correction item (from a review decision, the nightly auditor or by hand)."""
     item = CurationItem(
@@ -727,7 +755,9 @@ def curation_item_open(
     return item
 
 
-def curation_items_open_for_documents(*, workspace, source: str, reasons: dict[Document, str]) -> list[int]:
+def curation_items_open_for_documents(
+    *, workspace: Workspace, source: str, reasons: dict[Document, str]
+) -> list[int]:
     """Open one curation item per document (``reasons``: {document: reason}); return their ids.
 
     A document that already has an open item from the same source is skipped, so daily runs do
@@ -746,7 +776,7 @@ def curation_items_open_for_documents(*, workspace, source: str, reasons: dict[D
 
 
 @transaction.atomic
-def curation_item_close(*, item: CurationItem, actor, status: str, note: str = "") -> CurationItem:
+def curation_item_close(*, item: CurationItem, actor: Actor, status: str, note: str = "") -> CurationItem:
     """Mark a curation item done or dismissed (once)."""
     if status not in (CurationItem.Status.DONE, CurationItem.Status.DISMISSED):
         raise ValidationError({"status": "status must be done or dismissed"})
@@ -766,7 +796,7 @@ def curation_item_close(*, item: CurationItem, actor, status: str, note: str = "
 
 
 @transaction.atomic
-def curation_item_update(*, item: CurationItem, actor, reason: str) -> CurationItem:
+def curation_item_update(*, item: CurationItem, actor: Actor, reason: str) -> CurationItem:
     """Reword a curation item's reason (the admin console); one ``curation.changed`` event with before and after."""
     item = CurationItem.objects.select_for_update().get(pk=item.pk)
     reason = _required(reason, "reason")
@@ -787,7 +817,7 @@ def curation_item_update(*, item: CurationItem, actor, reason: str) -> CurationI
 
 
 @transaction.atomic
-def curation_item_delete(*, item: CurationItem, actor) -> None:
+def curation_item_delete(*, item: CurationItem, actor: Actor) -> None:
     """Delete a curation item (the admin console); the ``curation.deleted`` event keeps what it said."""
     event_record(
         action="curation.deleted",
@@ -829,15 +859,15 @@ def _sla_mark(case: ReviewCase, state: str, now: datetime) -> bool:
             actor_label=SWEEP_ACTOR,
             at=now,
             details={
-                "due_at": case.due_at.isoformat(),
-                "at_risk_at": case.at_risk_at.isoformat(),
+                "due_at": _iso(case.due_at),
+                "at_risk_at": _iso(case.at_risk_at),
                 "clock": case.clock_phase,
             },
         )
         return True
 
 
-def cases_sweep(*, now: datetime | None = None) -> dict:
+def cases_sweep(*, now: datetime | None = None) -> dict[str, Any]:
     """Mark at-risk and breached cases, one conditional update each, until none is left.
 
     Breached: the clock runs and ``due_at`` < now. At risk: ``at_risk_at`` <= now <= ``due_at``.

@@ -10,19 +10,26 @@ page. Either way nothing changes.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseNotAllowed
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, QueryDict
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 
-from audit import constants, presentation, roles
+from audit import constants, roles
 from audit.selectors.facade import revision_proposals, workspace_for_user
+from audit.services.events import AnyUser
+from audit.web import presentation
 
-from . import display, selectors, services
+from . import display, policy, selectors, services
 from .errors import AlreadyDone, EscalationError
 from .forms import (
     AssignForm,
@@ -34,18 +41,20 @@ from .forms import (
     RequiredNoteForm,
     ResolveForm,
 )
-from .models import CaseStatus, ReviewCase, SlaState
+from .models import CaseStatus, ReviewCase, ReviewEvent, SlaState
 from .policy import TIER_NAMES, TIERS
 
 
-def _require_reader(request):
+def _require_reader(request: HttpRequest) -> None:
     if not roles.can_read(request.user):
         raise PermissionDenied("Your account has no role that may read the queue.")
 
 
-def _with_clocks(cases, now, events_by_case=None) -> None:
+def _with_clocks(
+    cases: Iterable[Any], now: dt.datetime, events_by_case: dict[int, list[ReviewEvent]] | None = None
+) -> None:
     """Attach ``clock`` (escalation.display.countdown) and ``ack`` to each case (calendars read once per workspace)."""
-    calendars = {}
+    calendars: dict[int, policy.Calendar] = {}
     for case in cases:
         if case.workspace_id not in calendars:
             calendars[case.workspace_id] = selectors.calendar_for_workspace(case.workspace)
@@ -61,7 +70,7 @@ BULK_SESSION_KEY = "escalation_bulk_results"
 
 
 @login_required
-def queue(request):
+def queue(request: HttpRequest) -> HttpResponse:
     """The queue: open cases by time to breach (``order=risk``: by risk), filtered; bulk actions."""
     _require_reader(request)
     params = request.GET.copy()
@@ -134,7 +143,7 @@ def _span(since: str, until: str) -> str:
     return f"on or after {since}" if since else f"on or before {until}"
 
 
-def _applied_filters(params) -> dict:
+def _applied_filters(params: QueryDict) -> dict[str, Any]:
     """The filters in force that the form does not show: their wording, their hidden fields, and
     the link that drops them (the form's own filters kept)."""
     shown, hidden = [], []
@@ -150,17 +159,18 @@ def _applied_filters(params) -> dict:
     if params.get("entered_tier"):
         shown.append(f"SLA clock started at Level {params['entered_tier']}")
         hidden.append(("entered_tier", params["entered_tier"]))
-    if params.get("decision"):
-        label = dict(ReviewCase.Decision.choices).get(params["decision"], params["decision"])
+    decision = params.get("decision")
+    if decision:
+        label = dict(ReviewCase.Decision.choices).get(decision, decision)
         shown.append(f"Decision: {label}")
-        hidden.append(("decision", params["decision"]))
+        hidden.append(("decision", decision))
     kept = params.copy()
     for key, _ in hidden:
         kept.pop(key, None)
     return {"shown": shown, "hidden": hidden, "without": kept.urlencode()}
 
 
-def _quick_filters(params) -> list[dict]:
+def _quick_filters(params: QueryDict) -> list[dict[str, Any]]:
     """The one-click views above the queue: mine, unassigned, at risk, breached (each keeps the order)."""
     views = [
         ("mine", "My cases", {"owner": "me"}),
@@ -175,7 +185,7 @@ def _quick_filters(params) -> list[dict]:
             {
                 "key": key,
                 "label": label,
-                "query": urlencode({**query, "order": params["order"]}),
+                "query": urlencode({**query, "order": str(params["order"])}),
                 "current": current,
             }
         )
@@ -183,7 +193,7 @@ def _quick_filters(params) -> list[dict]:
 
 
 @login_required
-def queue_bulk(request):
+def queue_bulk(request: HttpRequest) -> HttpResponse:
     """Acknowledge, assign or unassign the ticked cases, each through its single-case service.
 
     Every row is reported on its own (done, or why not); the results are shown at the top of
@@ -244,7 +254,7 @@ FIELD_NAMES = {
 }
 
 
-def _field_errors(action: str, errors: dict) -> dict[str, list[str]]:
+def _field_errors(action: str, errors: dict[str, Any]) -> dict[str, list[str]]:
     """{form field: [messages]} of an action, service field names mapped to the form's."""
     out: dict[str, list[str]] = {}
     for field, messages_ in errors.items():
@@ -253,7 +263,7 @@ def _field_errors(action: str, errors: dict) -> dict[str, list[str]]:
     return out
 
 
-def _summary(errors: dict) -> list[dict]:
+def _summary(errors: dict[str, Any]) -> list[dict[str, Any]]:
     """The error summary's lines: each message, linked to its field."""
     return [
         {
@@ -266,7 +276,9 @@ def _summary(errors: dict) -> list[dict]:
     ]
 
 
-def _case_page(request, case: ReviewCase, *, errors: dict | None = None, status: int = 200):
+def _case_page(
+    request: HttpRequest, case: ReviewCase, *, errors: dict[str, Any] | None = None, status: int = 200
+) -> HttpResponse:
     now = timezone.now()
     events = list(case.events.all())
     _with_clocks([case], now, {case.pk: events})
@@ -301,7 +313,7 @@ def _case_page(request, case: ReviewCase, *, errors: dict | None = None, status:
 
 
 @login_required
-def case_detail(request, ticket: str):
+def case_detail(request: HttpRequest, ticket: str) -> HttpResponse:
     _require_reader(request)
     case = selectors.case_get(user=request.user, ticket=ticket)
     if case is None:
@@ -309,19 +321,26 @@ def case_detail(request, ticket: str):
     return _case_page(request, case)
 
 
-def _back(request, case: ReviewCase):
+def _back(request: HttpRequest, case: ReviewCase) -> HttpResponse:
     target = request.POST.get("next", "")
     if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         return redirect(target)
     return redirect("case-detail", ticket=case.ticket)
 
 
-def _acknowledge(user, case, data):
+def _acknowledge(user: AnyUser, case: ReviewCase, data: dict[str, Any]) -> ReviewCase:
     return services.case_acknowledge(case=case, actor=user, note=data.get("note", ""))
 
 
 # action name -> (form of its inputs, call of its one service, what the message says was done)
-ACTIONS = {
+ACTIONS: dict[
+    str,
+    tuple[
+        type[forms.Form],
+        Callable[[AnyUser, ReviewCase, dict[str, Any]], Any],
+        str | Callable[[ReviewCase], str],
+    ],
+] = {
     "acknowledge": (NoteForm, _acknowledge, "acknowledged"),
     "assign": (
         AssignForm,
@@ -345,7 +364,7 @@ ACTIONS = {
             f"escalated to Level {case.tier}; "
             + (
                 f"{case.owner.get_username()} keeps it"
-                if case.owner_id
+                if case.owner is not None
                 else "it is unassigned at its new tier"
             )
         ),
@@ -375,12 +394,12 @@ ACTIONS = {
 }
 
 
-def _errors_text(errors: dict) -> str:
+def _errors_text(errors: dict[str, Any]) -> str:
     return " ".join(f"{field}: {' '.join(str(e) for e in errs)}" for field, errs in errors.items())
 
 
 @login_required
-def case_action(request, ticket: str, action: str):
+def case_action(request: HttpRequest, ticket: str, action: str) -> HttpResponse:
     """Validate the action's form, call its service, report and redirect (bad input: the case page, 400)."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
@@ -390,7 +409,9 @@ def case_action(request, ticket: str, action: str):
     if case is None:
         raise Http404("No such case in your workspace.")
     form_class, perform, done = ACTIONS[action]
-    kwargs = {"owners": selectors.case_owner_choices(case)} if form_class is AssignForm else {}
+    kwargs: dict[str, Any] = (
+        {"owners": selectors.case_owner_choices(case)} if form_class is AssignForm else {}
+    )
     form = form_class(request.POST, **kwargs)
     if not form.is_valid():
         return _case_page(request, case, errors={action: form.errors}, status=400)
@@ -407,9 +428,9 @@ def case_action(request, ticket: str, action: str):
     return _back(request, case)
 
 
-def _messages(errors: dict) -> list[str]:
+def _messages(errors: dict[str, Any]) -> list[str]:
     return [" ".join(str(e) for e in errs) for errs in errors.values()]
 
 
-def _bad_request(request, message: str):
+def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
     return render(request, "audit/bad_request.html", {"message": message}, status=400)

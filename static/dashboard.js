@@ -25,9 +25,11 @@
     return out;
   }
 
-  // Plotly (static/vendor/plotly-basic.min.js, 1.19 MB) is fetched only when the first chart comes
-  // near the viewport, and each chart is drawn when it scrolls into view (IntersectionObserver):
-  // the first screen (KPI tiles, queue counts) needs no chart script at all.
+  // Plotly (static/vendor/plotly-basic.min.js, 1.19 MB, 0.40 MB as the gzip copy WhiteNoise serves)
+  // is fetched only when the first chart comes within 100 px of the viewport, and each chart is drawn
+  // when it scrolls into view (IntersectionObserver): the first screen (KPI tiles, queue counts,
+  // incident summary, domain table; the charts start about 1,090 px down at 1280 px wide) needs no
+  // chart script at all.
   var plotlySrc = (document.currentScript && document.currentScript.getAttribute("data-plotly")) || "";
   var plotlyState = typeof window.Plotly !== "undefined" ? "ready" : "idle";
   var waiting = [];
@@ -84,7 +86,7 @@
         observer.unobserve(entry.target);
         withPlotly(function () { drawOne(entry.target); });
       });
-    }, { rootMargin: "200px 0px" });
+    }, { rootMargin: "100px 0px" });
     plots.forEach(function (el) { observer.observe(el); });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();

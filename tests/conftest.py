@@ -88,7 +88,7 @@ def submitter(make_user):
 def _fresh_kb_indexes():
     """Drop in-process KB indexes between tests: rolled-back rows reuse primary keys."""
     yield
-    from audit.kb_search import kb_index_reset
+    from audit.kb.search import kb_index_reset
 
     kb_index_reset()
 

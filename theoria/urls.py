@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from audit import views as audit_views
-from audit.signin import SignInView
+from audit.security.signin import SignInView
+from audit.web import views as audit_views
 
 urlpatterns = [
     path("", audit_views.home, name="home"),

@@ -7,15 +7,18 @@ every caller, superusers included, works in their home workspace.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import PermissionDenied
 from drf_spectacular.authentication import SessionScheme, TokenScheme
 from rest_framework import authentication, exceptions
+from rest_framework.request import Request
 
 from audit.models import Workspace
 from audit.services.workspaces import workspace_switch
 
 
-def _apply_switch(request, result):
+def _apply_switch(request: Request, result: tuple[Any, Any] | None) -> tuple[Any, Any] | None:
     if result is None:
         return None
     slug = request.headers.get("X-Theoria-Workspace", "")
@@ -30,12 +33,12 @@ def _apply_switch(request, result):
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
         return _apply_switch(request, super().authenticate(request))
 
 
 class SessionAuthentication(authentication.SessionAuthentication):
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
         return _apply_switch(request, super().authenticate(request))
 
 

@@ -14,6 +14,8 @@ themselves; a domain error's body also carries its ``code`` (``"case_conflict"``
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -27,7 +29,7 @@ from audit.errors import InvalidInput, TheoriaError, TooLarge
 BODY = "body"
 
 
-def flatten_errors(detail, prefix: str = "") -> dict[str, list[str]]:
+def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     """Flatten DRF's nested error structure into ``{"a.b[2].c": [messages]}``."""
     out: dict[str, list[str]] = {}
     if isinstance(detail, dict):
@@ -52,12 +54,12 @@ def flatten_errors(detail, prefix: str = "") -> dict[str, list[str]]:
     return out
 
 
-def error_body(errors: dict[str, list[str]]) -> dict:
+def error_body(errors: dict[str, list[str]]) -> dict[str, Any]:
     detail = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in errors.items())
     return {"detail": detail, "errors": errors}
 
 
-def api_exception_handler(exc, context):
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Map ``exc`` to a response; return None (a 500) only for what is a bug, never bad input."""
     if isinstance(exc, TooLarge):
         return Response(

@@ -1,25 +1,22 @@
-"""The API's list filters: django-filter's backend, strict about what the schema declares.
-
-A query value that is empty for a parameter that is not text (a day, a number, a choice, a
-boolean) is refused with a 400 naming it: the schema declares a day or a choice, and "" is
-neither. The pages keep taking "" as "any" (their forms send empty fields). A range given the
-wrong way round (``confidence_min`` above ``confidence_max``) is an empty result here, not an
-error: each value is valid by the schema on its own.
-"""
-
 from __future__ import annotations
 
-from django_filters.rest_framework import DjangoFilterBackend
+from typing import Any
 
-from audit.filters import refuse_empty_values
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django_filters.rest_framework import DjangoFilterBackend, FilterSet
+from rest_framework.views import APIView
+
+from audit.web.filters import CaseInsensitiveChoices, refuse_empty_values
 
 
 class StrictFilterBackend(DjangoFilterBackend):
-    def get_filterset(self, request, queryset, view):
+    def get_filterset(self, request: HttpRequest, queryset: QuerySet[Any], view: APIView) -> FilterSet | None:
+        # DRF passes its Request, whose ``GET`` is its ``query_params``
         filterset_class = self.get_filterset_class(view, queryset)
         if filterset_class is not None:
-            refuse_empty_values(filterset_class, request.query_params)
+            refuse_empty_values(filterset_class, request.GET)
         filterset = super().get_filterset(request, queryset, view)
-        if filterset is not None:
+        if isinstance(filterset, CaseInsensitiveChoices):
             filterset.api = True
         return filterset

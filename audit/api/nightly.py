@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from django.http import HttpResponse
 from django.urls import re_path
@@ -10,14 +11,15 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit.api.permissions import CanRead
 from audit.models import NightlyReport
-from audit.nightly_export import bundle_filename, bundle_zip, claims_csv
 from audit.selectors.nightly import nightly_report_for_date, nightly_report_latest, nightly_report_list
 from audit.services.workspaces import workspace_for_user
+from audit.web.nightly_export import bundle_filename, bundle_zip, claims_csv
 
 _DATE = OpenApiParameter(
     "date", OpenApiTypes.DATE, OpenApiParameter.PATH, description="The day, YYYY-MM-DD (UTC)"
@@ -26,7 +28,7 @@ _NOT_FOUND = OpenApiResponse(description="No report for that day in your workspa
 
 
 @extend_schema_serializer(component_name="NightlyReport")
-class ReportOutputSerializer(serializers.Serializer):
+class ReportOutputSerializer(serializers.Serializer[Any]):
     workspace = serializers.CharField(source="workspace.slug")
     date = serializers.DateField()
     status = serializers.ChoiceField(choices=NightlyReport.Status.choices)
@@ -42,14 +44,15 @@ class ReportOutputSerializer(serializers.Serializer):
     report = serializers.JSONField()
 
 
-def inline_results(item) -> serializers.Serializer:
+def inline_results(item: type[serializers.Serializer[Any]]) -> serializers.Serializer[Any]:
     """The ``{"results": [...]}`` envelope of the history (for the schema)."""
-    return extend_schema_serializer(component_name="NightlyReportHistory")(
-        type("NightlyReportHistorySerializer", (serializers.Serializer,), {"results": item(many=True)})
-    )()
+    envelope: type[serializers.Serializer[Any]] = extend_schema_serializer(
+        component_name="NightlyReportHistory"
+    )(type("NightlyReportHistorySerializer", (serializers.Serializer,), {"results": item(many=True)}))
+    return envelope()
 
 
-def _report_of(request, date: str) -> NightlyReport:
+def _report_of(request: Request, date: str) -> NightlyReport:
     try:
         day = dt.date.fromisoformat(date)
     except ValueError:
@@ -69,7 +72,7 @@ class NightlyReportLatestApi(APIView):
     @extend_schema(
         operation_id="reports_nightly_latest", responses={200: ReportOutputSerializer, 404: _NOT_FOUND}
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         report = nightly_report_latest(workspace=workspace_for_user(request.user))
         if report is None:
             raise NotFound("No nightly report has finished yet.")
@@ -82,7 +85,7 @@ class NightlyReportListApi(APIView):
     permission_classes = [CanRead]
 
     @extend_schema_serializer(component_name="NightlyReportSummary")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         date = serializers.DateField()
         status = serializers.CharField()
         claims_selected = serializers.IntegerField()
@@ -92,7 +95,7 @@ class NightlyReportListApi(APIView):
         claims_per_s = serializers.FloatField()
 
     @extend_schema(operation_id="reports_nightly_history", responses={200: inline_results(OutputSerializer)})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         reports = nightly_report_list(workspace=workspace_for_user(request.user))[:365]
         return Response({"results": self.OutputSerializer(reports, many=True).data})
 
@@ -112,7 +115,7 @@ class NightlyReportDetailApi(APIView):
             404: _NOT_FOUND,
         },
     )
-    def get(self, request, date: str):
+    def get(self, request: Request, date: str) -> Response:
         return Response(self.OutputSerializer(_report_of(request, date)).data)
 
 
@@ -126,7 +129,7 @@ class NightlyReportBundleApi(APIView):
         parameters=[_DATE],
         responses={(200, "application/zip"): OpenApiTypes.BINARY, 404: _NOT_FOUND},
     )
-    def get(self, request, date: str):
+    def get(self, request: Request, date: str) -> HttpResponse:
         report = _report_of(request, date)
         body = bundle_zip(report, header=ReportOutputSerializer(report).data)
         response = HttpResponse(body, content_type="application/zip")
@@ -144,7 +147,7 @@ class NightlyReportClaimsCsvApi(APIView):
         parameters=[_DATE],
         responses={(200, "text/csv"): OpenApiTypes.STR, 404: _NOT_FOUND},
     )
-    def get(self, request, date: str):
+    def get(self, request: Request, date: str) -> HttpResponse:
         report = _report_of(request, date)
         response = HttpResponse(claims_csv(report), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = (

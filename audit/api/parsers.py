@@ -12,7 +12,10 @@ NUL characters, which no database text column accepts, are refused the same way.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
+from typing import IO, Any
 
 from django.conf import settings
 from rest_framework import exceptions
@@ -32,7 +35,7 @@ def _invalid(field: str, message: str) -> exceptions.ValidationError:
     return exceptions.ValidationError({field: [message]})
 
 
-def _child(path: str, key) -> str:
+def _child(path: str, key: object) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]" if path else f"[{key}]"
     return f"{path}.{key}" if path else str(key)
@@ -57,7 +60,7 @@ def _bad_text(value: str) -> str | None:
     return None
 
 
-def find_bad_text(value, path: str = "") -> tuple[str, str] | None:
+def find_bad_text(value: object, path: str = "") -> tuple[str, str] | None:
     """Return (field path, message) of the first string that is not storable text, else None."""
     if isinstance(value, str):
         problem = _bad_text(value)
@@ -81,7 +84,9 @@ def find_bad_text(value, path: str = "") -> tuple[str, str] | None:
 class StrictJSONParser(BaseParser):
     media_type = "application/json"
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
         limit = max_body_bytes()
         request = (parser_context or {}).get("request")
         declared = request.META.get("CONTENT_LENGTH") if request is not None else None
@@ -100,7 +105,9 @@ class StrictJSONParser(BaseParser):
         except json_limits.JSONLimitError as exc:
             raise _invalid(exc.path or "body", exc.message) from None
         except ValueError as exc:
-            where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
+            where = (
+                f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+            )
             reason = getattr(exc, "msg", str(exc))
             raise _invalid("body", f"is not valid JSON: {reason}{where}.") from None
         found = find_bad_text(data)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from audit import roles
 
@@ -11,7 +13,7 @@ class _RolePermission(BasePermission):
     check = staticmethod(lambda user: False)
     message = "Your role does not allow this."
 
-    def has_permission(self, request, view) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         return bool(request.user and request.user.is_authenticated and self.check(request.user))
 
 

@@ -17,11 +17,13 @@ error responses that the request pipeline can produce for it:
 - 429 where the view is throttled.
 
 Query parameters are declared by the serializer or filter that validates them (``parameters=
-[SomeSerializer]`` in ``extend_schema``, or the filters of ``audit.filters``), never by a second
+[SomeSerializer]`` in ``extend_schema``, or the filters of ``audit.web.filters``), never by a second
 hand-written list.
 """
 
 from __future__ import annotations
+
+from typing import Any, Literal
 
 from drf_spectacular.contrib.django_filters import DjangoFilterExtension
 from drf_spectacular.drainage import has_override
@@ -31,11 +33,11 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(serializers.Serializer[Any]):
     """The body of every error (``audit.api.exceptions``)."""
 
     detail = serializers.CharField(help_text="One readable line that names the field.")
-    errors = serializers.DictField(
+    errors = serializers.DictField(  # type: ignore[assignment]  # a field named like Serializer.errors; DRF moves it to _declared_fields
         child=serializers.ListField(child=serializers.CharField()),
         help_text="Each field (a dotted / indexed path, or `body`) mapped to its messages.",
     )
@@ -76,7 +78,9 @@ class TheoriaAutoSchema(AutoSchema):
             codes.append("429")
         return codes
 
-    def _get_serializer_field_meta(self, field, direction):
+    def _get_serializer_field_meta(
+        self, field: serializers.Field[Any, Any, Any, Any], direction: str
+    ) -> dict[str, Any]:
         """A text a request must fill (``allow_blank=False``) has ``minLength: 1``, and a non-space
         character where the field trims spaces (what DRF refuses as blank)."""
         meta = super()._get_serializer_field_meta(field, direction)
@@ -96,7 +100,7 @@ class TheoriaAutoSchema(AutoSchema):
                 meta.setdefault("pattern", r"\S")
         return meta
 
-    def _get_filter_parameters(self):
+    def _get_filter_parameters(self) -> list[dict[str, Any]]:
         """A view that filters by hand (``selectors``) names its FilterSet as ``query_filterset``:
         its parameters come from the filters that validate them, as for a ``filterset_class``."""
         parameters = super()._get_filter_parameters()
@@ -111,7 +115,7 @@ class TheoriaAutoSchema(AutoSchema):
                 )
         return parameters
 
-    def _get_response_bodies(self, direction="response"):
+    def _get_response_bodies(self, direction: Literal["request", "response"] = "response") -> dict[str, Any]:
         responses = super()._get_response_bodies(direction)
         if direction != "response":
             return responses
@@ -132,21 +136,22 @@ class StrictInputExtension(OpenApiSerializerExtension):
     target_class = "audit.api.serializers.StrictInputSerializer"
     match_subclasses = True
 
-    def map_serializer(self, auto_schema, direction):
+    def map_serializer(self, auto_schema: AutoSchema, direction: str) -> dict[str, Any]:
         schema = auto_schema._map_basic_serializer(self.target, direction)
         schema["additionalProperties"] = False
         schema.update(getattr(self.target, "schema_extra", {}))  # a rule across fields (its validate)
         return schema
 
 
-def threshold_overrides_schema() -> dict:
+def threshold_overrides_schema() -> dict[str, Any]:
     """The schema of ``threshold_overrides``, from the ranges ``constants.threshold_problem`` checks."""
     from audit import constants
 
     defaults = constants.Thresholds()
-    properties = {}
+    properties: dict[str, Any] = {}
     for field in constants.setting_fields():
         name, default = field.name, getattr(defaults, field.name)
+        schema: dict[str, Any]
         if name in constants.STRING_THRESHOLDS:
             schema = {"type": "string", "enum": list(constants.STRING_THRESHOLDS[name])}
         elif isinstance(default, dict) and name.endswith("_weights"):

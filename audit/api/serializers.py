@@ -8,6 +8,9 @@ Input serializers live in the views (one per operation); these check shape only.
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import TYPE_CHECKING, Any, cast
+
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -25,18 +28,26 @@ class StrictCharField(serializers.CharField):
 
     default_error_messages = {"invalid": "Must be a string."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
 
 
-class StrictNumberMixin:
+# The mixin's methods call the field's own (``fail``, ``to_internal_value``); only the type
+# checker sees that base.
+if TYPE_CHECKING:
+    _FieldBase = serializers.Field[Any, Any, Any, Any]
+else:
+    _FieldBase = object
+
+
+class StrictNumberMixin(_FieldBase):
     """A JSON number only: a boolean or a string is refused instead of coerced (``false`` is not 0)."""
 
     default_error_messages = {"invalid": "Must be a number."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, bool) or not isinstance(data, (int, float)):
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -49,7 +60,7 @@ class StrictFloatField(StrictNumberMixin, serializers.FloatField):
 class StrictIntegerField(StrictNumberMixin, serializers.IntegerField):
     default_error_messages = {"invalid": "Must be a whole number."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, float) and not data.is_integer():
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -60,7 +71,7 @@ class StrictBooleanField(serializers.BooleanField):
 
     default_error_messages = {"invalid": "Must be true or false."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> bool:
         if not isinstance(data, (bool, str)):
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -74,19 +85,19 @@ class NonBlankTextField(StrictCharField):
 
     default_error_messages = {"blank": "May not be blank."}
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("trim_whitespace", False)
         kwargs["allow_blank"] = False
         super().__init__(**kwargs)
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
         if not value.strip():
             self.fail("blank")
         return value
 
 
-class EvidenceCardSerializer(serializers.ModelSerializer):
+class EvidenceCardSerializer(serializers.ModelSerializer[Any]):
     """One evidence entry of a Claim Card (docs/SPEC_NOTES.md#analyst-pages)."""
 
     class Meta:
@@ -94,19 +105,19 @@ class EvidenceCardSerializer(serializers.ModelSerializer):
         fields = ["source_type", "source_id", "title", "uri", "snippet", "hash"]
 
 
-class ClaimMetricsSerializer(serializers.Serializer):
+class ClaimMetricsSerializer(serializers.Serializer[Any]):
     faithfulness = serializers.FloatField(allow_null=True)
     answer_relevance = serializers.FloatField(allow_null=True)
     context_precision = serializers.FloatField(allow_null=True)
     selfcheck_disagreement = serializers.FloatField(allow_null=True)
 
 
-class ClaimTimestampsSerializer(serializers.Serializer):
+class ClaimTimestampsSerializer(serializers.Serializer[Any]):
     drafted_at = serializers.DateTimeField()
     verified_at = serializers.DateTimeField(allow_null=True)
 
 
-class EscalationRefSerializer(serializers.Serializer):
+class EscalationRefSerializer(serializers.Serializer[Any]):
     """One entry of a claim's escalation log: a human-review case (``COMP-ESC-…``, docs/SPEC_NOTES.md#human-escalation) or its
     Audit-Web re-verification (docs/SPEC_NOTES.md#escalation-to-audit-web; ``ticket`` blank, ``reasons`` the conditions met)."""
 
@@ -121,16 +132,16 @@ class EscalationRefSerializer(serializers.Serializer):
     at = serializers.DateTimeField(allow_null=True)
 
 
-class SentenceJudgementSerializer(serializers.Serializer):
+class SentenceJudgementSerializer(serializers.Serializer[Any]):
     """The revised sentence judged whole by the judge that labels claims (with its findings)."""
 
     text = serializers.CharField()
-    label = serializers.ChoiceField(choices=Claim.Label.choices)
+    label = serializers.ChoiceField(choices=Claim.Label.choices)  # type: ignore[assignment]  # a field named like Field.label; DRF moves it to _declared_fields
     confidence = serializers.FloatField()
     findings = serializers.ListField(child=serializers.DictField())
 
 
-class ClaimRevisionSerializer(serializers.Serializer):
+class ClaimRevisionSerializer(serializers.Serializer[Any]):
     """How the revision loop remediated a claim: the new wording and its own verdict."""
 
     strategy = serializers.CharField()
@@ -138,7 +149,7 @@ class ClaimRevisionSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="The claim's wording in the revised answer (served, or proposed); blank when removed.",
     )
-    label = serializers.ChoiceField(
+    label = serializers.ChoiceField(  # type: ignore[assignment]  # a field named like Field.label; DRF moves it to _declared_fields
         choices=Claim.Label.choices,
         allow_null=True,
         help_text="The weaker of the new wording's verdict and its sentence's judged whole.",
@@ -152,7 +163,7 @@ class ClaimRevisionSerializer(serializers.Serializer):
     sentence = SentenceJudgementSerializer(allow_null=True)
 
 
-class AnswerRevisionSerializer(serializers.Serializer):
+class AnswerRevisionSerializer(serializers.Serializer[Any]):
     """Where an answer's revision stands: proposed (held, the answer is served as received),
     accepted or rejected (by whom, when, why), or served at once."""
 
@@ -163,7 +174,7 @@ class AnswerRevisionSerializer(serializers.Serializer):
     reason = serializers.CharField(allow_blank=True)
 
 
-def answer_revision(answer: Answer) -> dict | None:
+def answer_revision(answer: Answer) -> dict[str, Any] | None:
     """The ``revision`` block of an answer (None when the revision loop changed nothing)."""
     if not answer.revision_status:
         return None
@@ -178,17 +189,17 @@ def answer_revision(answer: Answer) -> dict | None:
     }
 
 
-def answer_passages(answer: Answer) -> list[dict]:
+def answer_passages(answer: Answer) -> list[dict[str, Any]]:
     """The request's passages, then those the latest revision cites by position (``[n]``)."""
     cited = next((r.get("citations") or [] for r in reversed(answer.revisions or []) if "citations" in r), [])
     return [*(answer.contexts or []), *cited]
 
 
-def _number(value):
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-class ClaimCardSerializer(serializers.Serializer):
+class ClaimCardSerializer(serializers.Serializer[Any]):
     """A claim as a Claim Card: the JSON of docs/SPEC_NOTES.md#analyst-pages, key for key.
 
     The card describes the claim as the RAG front end sent it (text, label, confidence); when the
@@ -203,7 +214,7 @@ class ClaimCardSerializer(serializers.Serializer):
     answer_id = serializers.CharField(source="answer.public_id")
     text = serializers.CharField()
     mode = serializers.SerializerMethodField()
-    label = serializers.ChoiceField(choices=Claim.Label.choices)
+    label = serializers.ChoiceField(choices=Claim.Label.choices)  # type: ignore[assignment]  # a field named like Field.label; DRF moves it to _declared_fields
     confidence = serializers.FloatField()
     evidence = EvidenceCardSerializer(many=True)
     verification_methods = serializers.ListField(child=serializers.CharField(), source="methods")
@@ -213,7 +224,7 @@ class ClaimCardSerializer(serializers.Serializer):
     revision = serializers.SerializerMethodField()
 
     @extend_schema_field(ClaimRevisionSerializer(allow_null=True))
-    def get_revision(self, claim: Claim) -> dict | None:
+    def get_revision(self, claim: Claim) -> dict[str, Any] | None:
         if not claim.revision:
             return None
         sentence = claim.revision.get("sentence")
@@ -233,18 +244,18 @@ class ClaimCardSerializer(serializers.Serializer):
         return Mode(claim.answer.mode).label
 
     @extend_schema_field(ClaimMetricsSerializer)
-    def get_metrics(self, claim: Claim) -> dict:
+    def get_metrics(self, claim: Claim) -> dict[str, Any]:
         metrics = claim.metrics or {}
         return {name: _number(metrics.get(name)) for name in CLAIM_CARD_METRICS}
 
     @extend_schema_field(ClaimTimestampsSerializer)
-    def get_timestamps(self, claim: Claim) -> dict:
+    def get_timestamps(self, claim: Claim) -> dict[str, Any]:
         return ClaimTimestampsSerializer(
             {"drafted_at": claim.drafted_at, "verified_at": claim.verified_at}
         ).data
 
     @extend_schema_field(EscalationRefSerializer(many=True))
-    def get_escalations(self, claim: Claim) -> list:
+    def get_escalations(self, claim: Claim) -> list[Any]:
         refs = list((self.context.get("escalations") or {}).get(claim.pk, []))
         web = (claim.method_results or {}).get("web")
         if isinstance(web, dict):
@@ -259,10 +270,13 @@ class ClaimCardSerializer(serializers.Serializer):
                     "at": parse_datetime(str(web.get("verified_at") or "")),
                 }
             )
-        return EscalationRefSerializer(sorted(refs, key=lambda r: str(r["at"] or "")), many=True).data
+        return cast(
+            "list[Any]",
+            EscalationRefSerializer(sorted(refs, key=lambda r: str(r["at"] or "")), many=True).data,
+        )
 
 
-class AuditMetricsSerializer(serializers.ModelSerializer):
+class AuditMetricsSerializer(serializers.ModelSerializer[Any]):
     """The answer-level audit block (latest verification run); ``run_id`` names it for
     ``GET /api/v1/runs/<id>``, where an asynchronous deep check shows its progress."""
 
@@ -289,14 +303,14 @@ class AuditMetricsSerializer(serializers.ModelSerializer):
         ]
 
 
-class CitationSerializer(serializers.Serializer):
+class CitationSerializer(serializers.Serializer[Any]):
     anchor = serializers.CharField()
     id = serializers.CharField(allow_null=True)
     title = serializers.CharField(allow_blank=True)
     uri = serializers.CharField(allow_blank=True)
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(serializers.ModelSerializer[Any]):
     answer_id = serializers.CharField(source="answer.public_id")
 
     class Meta:
@@ -334,7 +348,7 @@ class RunSerializer(serializers.ModelSerializer):
         ]
 
 
-class EvidenceSerializer(serializers.ModelSerializer):
+class EvidenceSerializer(serializers.ModelSerializer[Any]):
     """An evidence row with its claim and full provenance (the Claim Card shows a subset)."""
 
     answer_id = serializers.CharField(source="claim.answer.public_id")
@@ -361,7 +375,7 @@ class EvidenceSerializer(serializers.ModelSerializer):
         ]
 
 
-class DocumentSerializer(serializers.ModelSerializer):
+class DocumentSerializer(serializers.ModelSerializer[Any]):
     chunks = serializers.IntegerField(source="chunk_count", read_only=True)
 
     class Meta:
@@ -381,7 +395,7 @@ class DocumentSerializer(serializers.ModelSerializer):
         ]
 
 
-class AnswerSummarySerializer(serializers.ModelSerializer):
+class AnswerSummarySerializer(serializers.ModelSerializer[Any]):
     answer_id = serializers.CharField(source="public_id")
     answer = serializers.CharField(source="text")
     claims = serializers.IntegerField(source="claim_count", read_only=True)
@@ -401,7 +415,7 @@ class AnswerSummarySerializer(serializers.ModelSerializer):
         ]
 
 
-def structured_fields(answer: Answer) -> list[dict]:
+def structured_fields(answer: Answer) -> list[dict[str, Any]]:
     """The fields of a structured answer (docs/SPEC_NOTES.md#structured-answers) with their claim's verdict, evidence and fix.
 
     A Normal-mode answer was not verified: its fields come back with ``label`` null.
@@ -438,7 +452,7 @@ def structured_fields(answer: Answer) -> list[dict]:
     return out
 
 
-class AnswerSerializer(serializers.Serializer):
+class AnswerSerializer(serializers.Serializer[Any]):
     """An answer with everything the RAG front end shows: the ``POST /audits`` response body.
 
     ``answer`` is the text returned to the user (revised or not) and ``original_answer`` the text
@@ -464,11 +478,11 @@ class AnswerSerializer(serializers.Serializer):
     revision = serializers.SerializerMethodField()
 
     @extend_schema_field(AnswerRevisionSerializer(allow_null=True))
-    def get_revision(self, answer: Answer) -> dict | None:
+    def get_revision(self, answer: Answer) -> dict[str, Any] | None:
         block = answer_revision(answer)
         return AnswerRevisionSerializer(block).data if block else None
 
-    def to_representation(self, answer: Answer) -> dict:
+    def to_representation(self, answer: Answer) -> dict[str, Any]:
         data = super().to_representation(answer)
         data["original_answer"] = answer.original_text or answer.text
         if answer.revisions or (answer.original_text and answer.original_text != answer.text):
@@ -484,33 +498,35 @@ class AnswerSerializer(serializers.Serializer):
         return data
 
     @extend_schema_field(CitationSerializer(many=True))
-    def get_citations(self, answer: Answer) -> list:
+    def get_citations(self, answer: Answer) -> list[Any]:
         return citations_of(answer.text, answer_passages(answer))
 
     @extend_schema_field(ClaimCardSerializer(many=True))
-    def get_claims(self, answer: Answer) -> list:
-        return ClaimCardSerializer(answer.claims.all(), many=True, context=self.context).data
+    def get_claims(self, answer: Answer) -> list[Any]:
+        return cast(
+            "list[Any]", ClaimCardSerializer(answer.claims.all(), many=True, context=self.context).data
+        )
 
     @extend_schema_field(AuditMetricsSerializer(allow_null=True))
-    def get_audit(self, answer: Answer) -> dict | None:
+    def get_audit(self, answer: Answer) -> dict[str, Any] | None:
         runs = list(answer.runs.all())
         return AuditMetricsSerializer(runs[0]).data if runs else None
 
     @extend_schema_field(EscalationRefSerializer(many=True))
-    def get_escalations(self, answer: Answer) -> list:
+    def get_escalations(self, answer: Answer) -> list[Any]:
         """The answer's human-review cases (the Audit-Web log is on each claim card)."""
         refs = [
             ref
             for claim in answer.claims.all()
             for ref in (self.context.get("escalations") or {}).get(claim.pk, [])
         ]
-        return EscalationRefSerializer(refs, many=True).data
+        return cast("list[Any]", EscalationRefSerializer(refs, many=True).data)
 
 
-class StrictInputSerializer(serializers.Serializer):
+class StrictInputSerializer(serializers.Serializer[Any]):
     """An input serializer that refuses keys it does not know (a typo is a 400, not a no-op)."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
@@ -523,7 +539,7 @@ class IdentifierField(serializers.CharField):
 
     default_error_messages = {"invalid": "Must be a string or a whole number."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         if isinstance(data, bool) or not isinstance(data, (str, int)):
             self.fail("invalid")
         return super().to_internal_value(str(data))
@@ -532,7 +548,7 @@ class IdentifierField(serializers.CharField):
 class DayField(serializers.DateField):
     """A date given as ``YYYY-MM-DD`` or as an ISO datetime (its date part is kept)."""
 
-    def to_internal_value(self, value):
+    def to_internal_value(self, value: Any) -> dt.date:
         if isinstance(value, str) and len(value) > 10 and value[10:11] in ("T", " "):
             value = value[:10]
         if not isinstance(value, str):

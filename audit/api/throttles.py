@@ -1,6 +1,6 @@
 """Request throttles of the API (DRF): the token endpoint per client address, audits per user.
 
-Thin adapters over ``audit.throttling``, whose counts live in the shared cache (one count for
+Thin adapters over ``audit.security.throttling``, whose counts live in the shared cache (one count for
 every server process). Rates come from ``settings.THEORIA`` when a request is checked
 (``THROTTLE_TOKEN``, ``THROTTLE_AUDITS``, e.g. ``"10/min"``; empty: no limit), so a deployment
 sets them by environment. Over the rate DRF answers 429 with ``Retry-After``. The answer form
@@ -12,13 +12,15 @@ from __future__ import annotations
 import math
 
 from django.conf import settings
+from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
+from rest_framework.views import APIView
 
-from audit import throttling
-from audit.rates import Rate
+from audit.security import throttling
+from audit.security.rates import Rate
 
 
-def audit_throttle(request) -> float | None:
+def audit_throttle(request: Request) -> float | None:
     """Count one audit submission of the caller; seconds to wait when over ``THROTTLE_AUDITS``."""
     user = getattr(request, "user", None)
     ident = (
@@ -30,21 +32,21 @@ def audit_throttle(request) -> float | None:
 
 
 class _SharedThrottle(BaseThrottle):
-    def allow_request(self, request, view) -> bool:
+    def allow_request(self, request: Request, view: APIView) -> bool:
         self._wait = self.take(request)
         return self._wait is None
 
-    def take(self, request) -> float | None:  # pragma: no cover - abstract
+    def take(self, request: Request) -> float | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def wait(self):
+    def wait(self) -> float | None:
         return math.ceil(self._wait) if self._wait is not None else None
 
 
 class TokenThrottle(_SharedThrottle):
     """``POST /auth/token``: requests per client address (authenticated or not)."""
 
-    def take(self, request) -> float | None:
+    def take(self, request: Request) -> float | None:
         rate = Rate.parse(settings.THEORIA.get("THROTTLE_TOKEN"))
         return throttling.take("token", throttling.client_address(request), rate)
 
@@ -52,5 +54,5 @@ class TokenThrottle(_SharedThrottle):
 class AuditThrottle(_SharedThrottle):
     """``POST /audits``: audits per user (per token), so one front end cannot starve the others."""
 
-    def take(self, request) -> float | None:
+    def take(self, request: Request) -> float | None:
         return audit_throttle(request)

@@ -1,12 +1,12 @@
 """API routes of the audit domain, mounted at /api/v1/ (schema and docs pages included)."""
 
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import AllowAny
 
 from audit.api import views
 
-urlpatterns = [
+urlpatterns: list[URLPattern | URLResolver] = [
     path("audits", views.AuditCreateApi.as_view(), name="api-audit-create"),
     path("retrieve", views.RetrieveApi.as_view(), name="api-retrieve"),
     path("answers", views.AnswerListApi.as_view(), name="api-answer-list"),

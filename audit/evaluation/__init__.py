@@ -6,4 +6,7 @@ import from here. ``cli``, ``bench_data``, ``bench_eval``, ``entailment_fit``, `
 ``revision_eval`` are plain Python like the pipeline they measure; ``nightly_bench`` and
 ``bench_pgvector`` use the database. Benchmark data: ``bench_data.BENCHMARKS_DIR``
 (``THEORIA_BENCHMARKS_DIR``); accuracy is tuned on DEV only.
+
+May import: ``audit.pipeline``, and (for the database benchmarks only) the models, ``audit.kb`` and
+services. No verification path imports it: services, selectors, the pages and the API never do.
 """

@@ -170,7 +170,7 @@ def use_database(url: str):
     if connection.vendor != "postgresql":
         raise SystemExit("bench: --backend pgvector needs a PostgreSQL database URL.")
     call_command("migrate", verbosity=0)
-    from audit.kb_pgvector import pgvector_ready
+    from audit.kb.pgvector import pgvector_ready
 
     if not pgvector_ready(connection):
         raise SystemExit(
@@ -195,7 +195,7 @@ def ingest(connection, workspace_id: int, n: int, pool: list[str], pool_vectors:
     from tqdm import tqdm
 
     from audit.constants import PGVECTOR_HNSW_EF_CONSTRUCTION, PGVECTOR_HNSW_M
-    from audit.kb_pgvector import GIN_INDEX, HNSW_INDEX
+    from audit.kb.pgvector import GIN_INDEX, HNSW_INDEX
 
     connection.ensure_connection()
     cur = connection.connection.cursor()  # psycopg's own cursor, for COPY (Django's connection autocommits)
@@ -273,7 +273,7 @@ def _worker(workspace_id: int, size: int, answers: list[tuple[str, str]], warmup
     from django.db import connection
 
     from audit.constants import Thresholds
-    from audit.kb_pgvector import PgVectorIndex
+    from audit.kb.pgvector import PgVectorIndex
     from audit.models import Chunk
     from audit.pipeline.audit import audit_answer
     from audit.pipeline.embedding import get_embedder
@@ -344,7 +344,7 @@ def run_pgvector_bench(
 
     from audit.constants import PGVECTOR_EF_SEARCH
     from audit.evaluation.cli import bench_answers
-    from audit.kb_pgvector import PgVectorIndex
+    from audit.kb.pgvector import PgVectorIndex
 
     out, err = out or sys.stdout, err or sys.stderr
     var_dir = Path(settings.VAR_DIR)

@@ -18,7 +18,7 @@ linear-stacker hook (``Judge.stack_inputs`` / ``stacker_head``), the stacker's i
 rule (``scoring.label_claim``: the numeric and structural overrides still apply), so every "after"
 figure of an example comes from parameters that never saw its answer. The "before" figures are the
 shipped judge's, which never saw any. ``decide`` keeps a candidate only when it wins by the stated
-margins (``audit/constants.py``).
+margins (``audit/constants/``).
 """
 
 from __future__ import annotations
@@ -401,7 +401,7 @@ def _bootstrap_low(y: np.ndarray, before: np.ndarray, after: np.ndarray, groups:
 
 
 def decide(metrics: dict) -> tuple[bool, str]:
-    """Keep the candidate only when it wins out of fold by the stated margins (``audit/constants.py``)."""
+    """Keep the candidate only when it wins out of fold by the stated margins (``audit/constants/``)."""
     gain, ece_loss, low = metrics["gain_bacc"], -metrics["gain_ece"], metrics["bootstrap_low"]
     if gain < constants.CALIBRATION_MIN_BACC_GAIN:
         return False, (

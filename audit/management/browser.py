@@ -4,7 +4,7 @@ on 127.0.0.1, a signed-in session without a password, and Debian's headless Chro
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
@@ -24,25 +24,62 @@ CHROMIUM_ARGS = [
 ]
 
 
+def _unwrapped(app):
+    """No static handler in front of the project: its WhiteNoise middleware serves static files."""
+    return app
+
+
 @contextmanager
-def served():
-    """Serve the project (static files through the finders) on a free port; yield its base URL."""
+def served(collected: bool = False):
+    """Serve the project on a free port; yield its base URL.
+
+    Static files come through the finders, uncompressed, as ``runserver`` serves them; with
+    ``collected`` they come as production serves them: ``collectstatic`` into a temporary
+    STATIC_ROOT (a gzip copy beside every text file), served by WhiteNoise, compressed for a
+    browser that accepts it.
+    """
     from django.contrib.staticfiles.handlers import StaticFilesHandler
     from django.test.testcases import LiveServerThread
 
     if not os.path.exists(CHROMIUM):
         raise CommandError(f"{CHROMIUM} is missing; install Chromium from Debian (`make browser`).")
-    server = LiveServerThread("127.0.0.1", StaticFilesHandler, port=0)
-    server.daemon = True
-    server.start()
-    server.is_ready.wait()
-    if server.error:
-        raise CommandError(f"The local server did not start: {server.error}")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the ORM is used beside Playwright's loop
-    try:
-        yield f"http://127.0.0.1:{server.port}"
-    finally:
-        server.terminate()
+    with _collected_static() if collected else nullcontext():
+        # the server loads its middleware (WhiteNoise reads STATIC_ROOT then) as it starts
+        server = LiveServerThread("127.0.0.1", _unwrapped if collected else StaticFilesHandler, port=0)
+        server.daemon = True
+        server.start()
+        server.is_ready.wait()
+        if server.error:
+            raise CommandError(f"The local server did not start: {server.error}")
+        os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the ORM is used beside Playwright's loop
+        try:
+            yield f"http://127.0.0.1:{server.port}"
+        finally:
+            server.terminate()
+
+
+@contextmanager
+def _collected_static():
+    """Settings that serve static files from a fresh ``collectstatic`` by WhiteNoise alone."""
+    import tempfile
+
+    from django.core.management import call_command
+    from django.test import override_settings
+
+    with (
+        tempfile.TemporaryDirectory(prefix="theoria-static-") as root,
+        # MEDIA_URL: the live server's media handler, which sits in front of the project, would
+        # otherwise (MEDIA_URL empty) answer /static/ itself, from the working directory
+        override_settings(
+            STATIC_ROOT=root,
+            WHITENOISE_USE_FINDERS=False,
+            WHITENOISE_AUTOREFRESH=False,
+            MEDIA_URL="/media/",
+            MEDIA_ROOT=os.path.join(root, "media"),
+        ),
+    ):
+        call_command("collectstatic", interactive=False, verbosity=0)
+        yield
 
 
 def user_named(username: str):

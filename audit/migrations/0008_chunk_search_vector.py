@@ -7,19 +7,19 @@ the in-process index stays in use; with the extension it is ``vector(384)`` (fil
 
 from django.db import migrations
 
-import audit.kb_pgvector
+import audit.kb.pgvector
 
 
 def create_extension(apps, schema_editor):
-    audit.kb_pgvector.create_extension(schema_editor.connection)
+    audit.kb.pgvector.create_extension(schema_editor.connection)
 
 
 def add_search_columns(apps, schema_editor):
-    audit.kb_pgvector.add_search_columns(schema_editor.connection)
+    audit.kb.pgvector.add_search_columns(schema_editor.connection)
 
 
 def drop_search_columns(apps, schema_editor):
-    audit.kb_pgvector.drop_search_columns(schema_editor.connection)
+    audit.kb.pgvector.drop_search_columns(schema_editor.connection)
 
 
 class Migration(migrations.Migration):
@@ -32,7 +32,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="chunk",
             name="search_vector",
-            field=audit.kb_pgvector.VectorField(),
+            field=audit.kb.pgvector.VectorField(),
         ),
         migrations.RunPython(add_search_columns, drop_search_columns),
     ]

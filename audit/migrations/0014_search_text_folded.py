@@ -2,7 +2,7 @@
 (``audit.pipeline.text.fold``), so "lomo" finds "Lømo" on SQLite and PostgreSQL alike.
 
 Existing rows are filled here. On PostgreSQL a GIN index on the column's English text-search
-vector serves the full-text search (the same expression ``audit.filters.text_search`` queries).
+vector serves the full-text search (the same expression ``audit.web.filters.text_search`` queries).
 """
 
 from django.db import migrations, models

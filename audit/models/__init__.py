@@ -1,4 +1,8 @@
-"""Audit domain models, one module per topic, re-exported here."""
+"""Audit domain models, one module per topic, re-exported here.
+
+May import: ``audit.kb.pgvector`` (the vector field) and the shared foundations; never services,
+selectors or pages.
+"""
 
 from .answers import Answer, Claim, Evidence, VerificationRun
 from .api import IdempotencyKey

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import models
@@ -29,10 +31,13 @@ def _unit_interval(field: str, name: str, nullable: bool = False) -> models.Chec
     return models.CheckConstraint(condition=condition, name=f"%(app_label)s_%(class)s_{name}")
 
 
-class SearchFoldQuerySet(models.QuerySet):
+_Row = TypeVar("_Row", bound="SearchFolded")
+
+
+class SearchFoldQuerySet(models.QuerySet[_Row]):
     """Keeps ``search_text`` (the model's ``SEARCH_SOURCES`` folded) on rows written in bulk too."""
 
-    def bulk_create(self, objs, *args, **kwargs):
+    def bulk_create(self, objs: Iterable[_Row], *args: Any, **kwargs: Any) -> list[_Row]:
         objs = list(objs)
         for obj in objs:
             obj.search_text = obj.folded_search_text()
@@ -54,7 +59,7 @@ class SearchFolded(models.Model):
     class Meta:
         abstract = True
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.search_text = self.folded_search_text()
         fields = kwargs.get("update_fields")
         if fields is not None and set(fields) & set(self.SEARCH_SOURCES):

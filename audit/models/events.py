@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -11,14 +13,14 @@ class AppendOnlyError(Exception):
     """Raised on an attempt to change or delete an audit event."""
 
 
-class AuditEventQuerySet(models.QuerySet):
-    def update(self, **kwargs):  # noqa: D401 — guard, not behaviour
+class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
+    def update(self, **kwargs: Any) -> int:  # noqa: D401 — guard, not behaviour
         raise AppendOnlyError("Audit events are append-only.")
 
-    def delete(self):
+    def delete(self) -> tuple[int, dict[str, int]]:
         raise AppendOnlyError("Audit events are append-only; retention purges use purge_expired().")
 
-    def purge_expired(self):
+    def purge_expired(self) -> tuple[int, dict[str, int]]:
         """Delete events past retention: the one sanctioned deletion (see the retention service)."""
         return models.QuerySet.delete(self)
 
@@ -59,10 +61,10 @@ class AuditEvent(models.Model):
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.actor_label or 'system'} {self.action} {self.object_type}:{self.object_id}"
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self.pk is not None and not kwargs.get("force_insert"):
             raise AppendOnlyError("Audit events are append-only.")
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AppendOnlyError("Audit events are append-only.")

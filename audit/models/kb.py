@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from audit import constants
-from audit.kb_pgvector import VectorField
+from audit.kb.pgvector import VectorField
 
 from .workspace import Workspace
 
@@ -64,7 +64,7 @@ class Chunk(models.Model):
     content_hash = models.CharField(max_length=71)
     embedding = models.BinaryField()
     # The same vector as a pgvector column where PostgreSQL has the extension (searched in SQL,
-    # audit.kb_pgvector); NULL elsewhere.
+    # audit.kb.pgvector); NULL elsewhere.
     search_vector = VectorField()
 
     class Meta:

@@ -8,6 +8,8 @@ Public interface::
     from audit.pipeline.retrieval import KnowledgeBase
     from audit.pipeline.types import Passage, ClaimDraft, EvidenceHit, MethodResult, ClaimVerdict, AuditResult
     from audit.pipeline.methods import REGISTRY, VerificationMethod, register
+
+May import: only itself and the standard/scientific libraries: no Django, no model, no service.
 """
 
 from audit.pipeline.audit import audit_answer, verify_claim, verify_claims

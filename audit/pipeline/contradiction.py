@@ -26,9 +26,11 @@ unless another sentence without findings aligns at least as well (that sentence 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
+from typing import Any
 
 from audit.constants import (
     STRUCTURE_ANTONYM_CLAUSE_SHARED,
@@ -69,7 +71,7 @@ class Finding:
     sentence: str
     passage_id: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "rule": self.rule,
             "claim": self.claim_words,
@@ -93,7 +95,7 @@ class StructureReport:
     sentence: str = ""
     findings: list[Finding] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "contradicted": self.contradicted,
             "missing_entity": self.missing_entity,
@@ -168,7 +170,9 @@ def _polarity(toks: list[str]) -> tuple[bool, bool]:
     return strict, strict or any(t in LEXICAL_NEGATIONS for t in toks)
 
 
-def _coverage(cstems: list[str], target: set[str], leave_out: set[str] = frozenset()) -> float:
+def _coverage(
+    cstems: list[str], target: set[str], leave_out: frozenset[str] | set[str] = frozenset()
+) -> float:
     kept = [w for w in cstems if w not in leave_out]
     return sum(1 for w in kept if w in target) / len(kept) if kept else 0.0
 
@@ -373,10 +377,10 @@ def _unstated_specifics(
 def check(
     claim: str,
     passages: list[tuple[str, str]],
-    similarity=None,
+    similarity: Callable[[str, str], float] | None = None,
     *,
     max_missing: int = MAX_MISSING_FOR_SUBSTITUTION,
-    encode=None,
+    encode: Callable[[list[str]], Any] | None = None,
 ) -> StructureReport:
     """Run the rules on ``claim`` against ``passages`` ([(passage id, text)]), then the role
     binding (``audit.pipeline.binding``) when ``similarity`` is given.
@@ -399,7 +403,7 @@ def check(
 def _check(
     claim: str,
     passages: list[tuple[str, str]],
-    similarity=None,
+    similarity: Callable[[str, str], float] | None = None,
     *,
     max_missing: int = MAX_MISSING_FOR_SUBSTITUTION,
 ) -> StructureReport:
@@ -451,8 +455,12 @@ def _check(
                     < STRUCTURE_MIN_ALIGNMENT
                 ):
                     continue
-                fillers = _slot_fillers(claim_toks, k, s, claim_all) if similarity else []
-                sub = next((fl for fl in fillers if similarity(t, fl) < STRUCTURE_SUBSTITUTION_MAX_COS), None)
+                sub = None  # without ``similarity`` the substitution rule does not fire
+                if similarity is not None:
+                    fillers = _slot_fillers(claim_toks, k, s, claim_all)
+                    sub = next(
+                        (fl for fl in fillers if similarity(t, fl) < STRUCTURE_SUBSTITUTION_MAX_COS), None
+                    )
                 if sub:
                     findings.append(Finding("substitution", t, sub, s.text, s.passage_id))
                     explained.add(stem(t))

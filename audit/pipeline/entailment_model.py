@@ -15,8 +15,10 @@ import json
 import math
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES
 
@@ -24,7 +26,7 @@ ARTIFACT_PATH = Path(__file__).resolve().parent / "artifacts" / "entailment_mode
 
 
 class LinearHead:
-    def __init__(self, mean, scale, coef, intercept):
+    def __init__(self, mean: ArrayLike, scale: ArrayLike, coef: ArrayLike, intercept: float) -> None:
         self.mean = np.asarray(mean, dtype=np.float64)
         self.scale = np.asarray(scale, dtype=np.float64)
         self.coef = np.asarray(coef, dtype=np.float64)
@@ -34,7 +36,7 @@ class LinearHead:
         Z = (np.asarray(X, dtype=np.float64) - self.mean) / self.scale
         return Z @ self.coef + self.intercept
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "mean": self.mean.tolist(),
             "scale": self.scale.tolist(),
@@ -49,7 +51,7 @@ class EntailmentModel:
         support: LinearHead,
         refute: LinearHead,
         idf: dict[str, float],
-        meta: dict | None = None,
+        meta: dict[str, Any] | None = None,
         fast: LinearHead | None = None,
     ):
         self.support = support
@@ -67,7 +69,8 @@ class EntailmentModel:
         return self.support.logit(X)
 
     def refute_prob(self, X: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-self.refute.logit(X)))
+        prob: np.ndarray = 1.0 / (1.0 + np.exp(-self.refute.logit(X)))
+        return prob
 
     def save(self, path: Path = ARTIFACT_PATH) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

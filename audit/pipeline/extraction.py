@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 from audit.constants import ATOMIC_MIN_WORDS, IMPORTANCE_CRITICAL, IMPORTANCE_MATERIAL, IMPORTANCE_MINOR
 from audit.pipeline.text import content_stems, normalize
@@ -95,6 +96,14 @@ _LIST_NUMBER_RE = re.compile(r"(?:[-*\u2022]\s*+)?(?:\d{1,3}|[a-zA-Z]|[ivxlcIVXL
 _LIST_NUMBER_MAX = 16  # characters before a full stop that can still be a list number ("- iv.")
 _ACRONYM_RE = re.compile(r"(?:[a-z]\.)+[a-z]?")
 _LEADING_SPACE_RE = re.compile(r"\s*")
+
+
+def _leading_space_end(text: str, start: int, end: int) -> int:
+    """Where the spaces at ``start`` end (``\\s*`` matches everywhere, even nothing)."""
+    match = _LEADING_SPACE_RE.match(text, start, end)
+    return match.end() if match is not None else start
+
+
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.")
 # citation markers right after a full stop ("… rises.[2] (Source: 3)")
 _TRAILING_MARKERS_RE = re.compile(
@@ -156,7 +165,7 @@ def split_sentences_with_spans(text: str) -> list[tuple[int, int]]:
     block_starts = _block_starts(text)
     bounds = list(zip(block_starts, block_starts[1:] + [len(text)]))
     for b_start, b_end in bounds:
-        start = _LEADING_SPACE_RE.match(text, b_start, b_end).end()
+        start = _leading_space_end(text, b_start, b_end)
         for m in _BOUNDARY_RE.finditer(text, b_start, b_end):
             if m.start() < start:
                 continue
@@ -194,7 +203,7 @@ def split_sentences_with_spans(text: str) -> list[tuple[int, int]]:
                 end = tail.end()
             if end > start:
                 spans.append(_trim(text, start, end))
-            start = _LEADING_SPACE_RE.match(text, end, b_end).end()
+            start = _leading_space_end(text, end, b_end)
         if start < b_end:
             spans.append(_trim(text, start, b_end))
     return [s for s in spans if s[1] > s[0]]
@@ -229,7 +238,7 @@ def clean_sentence(sentence: str) -> str:
 
 
 # --- assertion filter ---------------------------------------------------------------------
-def _starts_with(phrases: str, tail: str = r"\b") -> re.Pattern:
+def _starts_with(phrases: str, tail: str = r"\b") -> re.Pattern[str]:
     """A case-insensitive regex matching text that starts with one of the '|'-separated phrases."""
     return re.compile(r"^(?:" + "|".join(p.strip() for p in phrases.split("|")) + ")" + tail, re.I)
 
@@ -430,6 +439,6 @@ def extract_claims(answer: str, query: str = "", *, decompose_compound: bool = T
     return claims
 
 
-def claims_json(answer: str, query: str = "") -> list[dict]:
+def claims_json(answer: str, query: str = "") -> list[dict[str, Any]]:
     """The deterministic JSON form of docs/SPEC_NOTES.md#claims: [{"claim_id": "c1", "text": …}, …]."""
     return [c.as_json() for c in extract_claims(answer, query)]

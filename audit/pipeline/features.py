@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -274,7 +275,9 @@ def _antonym_hit(cstems: set[str], tstems: set[str]) -> float:
     return float(hits)
 
 
-def _token_features(f: dict, pair: PreparedPair, tok: dict[str, np.ndarray], best_window: tuple) -> None:
+def _token_features(
+    f: dict[str, float], pair: PreparedPair, tok: dict[str, np.ndarray], best_window: tuple[int, ...]
+) -> None:
     ct = tok.get(pair.claim)
     if ct is None or not len(ct):
         return
@@ -305,7 +308,7 @@ def _token_features(f: dict, pair: PreparedPair, tok: dict[str, np.ndarray], bes
 # long: the features in the fitted model's input order; the order is the artefact's contract
 def compute_features(
     pair: PreparedPair,
-    vec: dict[str, np.ndarray],
+    vec: dict[str, np.ndarray] | None,
     idf: dict[str, float] | None = None,
     tok: dict[str, np.ndarray] | None = None,
 ) -> np.ndarray:
@@ -336,8 +339,7 @@ def compute_features(
     f["unmatched_words"] = float(sum(1 for w in cset if w not in all_stems))
 
     sel = pair.selected
-    lexical_only = vec is None
-    if lexical_only:  # "fast" depth: rank sentences by word overlap instead of cosine
+    if vec is None:  # "fast" depth: rank sentences by word overlap instead of cosine
         sv = np.zeros((len(sel), 1), dtype=np.float32)
         cv = np.zeros(1, dtype=np.float32)
         sims = np.array(stem_coverages(cst, [set(pair.sent_stems[i]) for i in sel]), dtype=np.float32)
@@ -352,7 +354,8 @@ def compute_features(
     f["cos_top2"] = float(np.mean(np.sort(sims)[-2:]))
     cen = sv.mean(axis=0)
     f["cos_centroid"] = float(cen @ cv / (np.linalg.norm(cen) + 1e-9))
-    best_window_cos, best_window = f["cos_best_sent"], (best_i,)
+    best_window: tuple[int, ...] = (best_i,)
+    best_window_cos = f["cos_best_sent"]
     for a, b in pair.windows:
         w = sv[pos[a]] + sv[pos[b]]
         c = float(w @ cv / (np.linalg.norm(w) + 1e-9))
@@ -440,7 +443,10 @@ FEATURIZE_BATCH = 256  # claims per embedding batch (bounds the memory of token 
 
 
 def featurize(
-    items: list[tuple], encode_tokens, idf: dict[str, float] | None = None, progress=None
+    items: list[tuple[Any, ...]],
+    encode_tokens: Callable[[list[str]], tuple[np.ndarray, list[np.ndarray]]] | None,
+    idf: dict[str, float] | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> tuple[np.ndarray, list[PreparedPair]]:
     """Features for many (claim, passage texts[, allowed sentence texts]) items.
 
@@ -453,7 +459,8 @@ def featurize(
     for start in range(0, len(pairs), FEATURIZE_BATCH):
         batch = pairs[start : start + FEATURIZE_BATCH]
         if encode_tokens is None:  # "fast" depth: words only
-            table = tok_table = None
+            table: dict[str, np.ndarray] | None = None
+            tok_table: dict[str, np.ndarray] | None = None
         else:
             texts = texts_to_embed(batch)
             vecs, toks = encode_tokens(texts) if texts else (np.zeros((0, 384), np.float32), [])

@@ -1,7 +1,7 @@
 """In-process hybrid knowledge-base index: exact dense cosine (torch bfloat16) + BM25 (bm25s).
 
 ``HybridIndex`` implements the small ``VectorIndex`` protocol; the pgvector back end
-(``audit.kb_pgvector``) implements its search half, ``SearchIndex``. Scores are fused as ``w * cosine + (1 - w) * bm25 / max_bm25`` over the union
+(``audit.kb.pgvector``) implements its search half, ``SearchIndex``. Scores are fused as ``w * cosine + (1 - w) * bm25 / max_bm25`` over the union
 of both sides' candidates (w = ``INDEX_DENSE_WEIGHT``). The dense matrix grows by doubling;
 removed rows are masked at once and compacted later; BM25 is rebuilt lazily on the next search
 after an add (removals are masked immediately), so results always reflect every add/remove.
@@ -11,7 +11,7 @@ Measured costs and why torch bf16: ``docs/PERFORMANCE.md``.
 from __future__ import annotations
 
 import threading
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from audit.pipeline.text import tokenize_for_bm25
 class SearchIndex(Protocol):
     """What the pipeline needs from a knowledge-base index: hybrid search and a size.
 
-    ``HybridIndex`` (in process) and ``audit.kb_pgvector.PgVectorIndex`` (in PostgreSQL, written
+    ``HybridIndex`` (in process) and ``audit.kb.pgvector.PgVectorIndex`` (in PostgreSQL, written
     by ingestion rather than through this interface) implement it.
     """
 
@@ -140,10 +140,10 @@ class HybridIndex:
         self._tokens = [self._tokens[r] for r in rows]
         self._n = len(rows)
         self._alive = np.ones(self._n, dtype=bool)
-        self._row = {id_: r for r, id_ in enumerate(self._ids)}
+        self._row = {id_: r for r, id_ in enumerate(self._ids) if id_ is not None}  # all alive now
         self._bm25 = None
 
-    def _ensure_bm25(self):
+    def _ensure_bm25(self) -> Any:
         if self._bm25 is None and self._n:
             import bm25s
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any, NoReturn
 
 from audit.constants import JSON_MAX_DEPTH, JSON_MAX_INT_DIGITS
 
@@ -31,10 +32,10 @@ class JSONLimitError(ValueError):
         self.path = path
 
 
-def depth_of(value, stop_after: int = JSON_MAX_DEPTH) -> int:
+def depth_of(value: object, stop_after: int = JSON_MAX_DEPTH) -> int:
     """How deeply a parsed value nests (a scalar: 0; ``{"a": [1]}``: 2), without recursion."""
     deepest = 0
-    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
     while stack:
         node, depth = stack.pop()
         deepest = max(deepest, depth)
@@ -52,9 +53,9 @@ class _Refused:
         self.message = message
 
 
-def _path(value, where: str = "") -> tuple[str, str] | None:
+def _path(value: object, where: str = "") -> tuple[str, str] | None:
     """(path, message) of the first refused number in ``value``, else None (iterative)."""
-    stack = [(value, where)]
+    stack: list[tuple[Any, str]] = [(value, where)]
     while stack:
         node, path = stack.pop()
         if isinstance(node, _Refused):
@@ -69,16 +70,16 @@ def _path(value, where: str = "") -> tuple[str, str] | None:
     return None
 
 
-def _constant(name: str):
+def _constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def loads(text: str, *, max_depth: int = JSON_MAX_DEPTH, max_int_digits: int = JSON_MAX_INT_DIGITS):
+def loads(text: str, *, max_depth: int = JSON_MAX_DEPTH, max_int_digits: int = JSON_MAX_INT_DIGITS) -> Any:
     """Parse ``text`` as JSON within the limits; raise JSONLimitError naming the place, or the
     standard library's ValueError (with line and column) for text that is not JSON at all."""
     too_deep = f"is nested more than {max_depth} levels deep; at most {max_depth} are accepted."
 
-    def integer(digits: str):
+    def integer(digits: str) -> int | _Refused:
         length = len(digits.lstrip("-"))
         if length > max_int_digits:
             return _Refused(
@@ -86,7 +87,7 @@ def loads(text: str, *, max_depth: int = JSON_MAX_DEPTH, max_int_digits: int = J
             )
         return int(digits)
 
-    def number(raw: str):
+    def number(raw: str) -> float | _Refused:
         value = float(raw)
         return value if math.isfinite(value) else _Refused("is a number too large to hold.")
 

@@ -31,7 +31,7 @@ from audit.constants import (
 from audit.pipeline.extraction import claim_type, importance
 from audit.pipeline.json_limits import depth_of
 from audit.pipeline.methods import VerifyContext, verify_context
-from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Passage
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 
 
 class StructuredError(ValueError):
@@ -232,7 +232,7 @@ def verify_fields(
 
 @dataclass
 class StructuredResult:
-    result: object  # audit.pipeline.types.AuditResult over the field claims
+    result: AuditResult  # over the field claims
     fields: list[StructuredField]
     fixes: list[dict | None]
     text: str  # the stored text (canonical JSON)

@@ -1,13 +1,22 @@
-"""Reads of the audit domain (pages, API, other apps call these; they never write)."""
+"""Reads of the audit domain (pages, API, other apps call these; they never write).
+
+May import: the models, ``audit.kb`` (search), ``audit.pipeline`` (pure helpers) and the shared
+foundations; never a service, a page or the API.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.db.models import Count
 
-from audit.models import Answer, Claim, Document
+from audit.models import Answer, Claim, Document, Workspace
+
+if TYPE_CHECKING:
+    from audit.kb.search import InProcessKnowledgeBase, PgKnowledgeBase
 
 
-def home_summary(*, workspace) -> dict:
+def home_summary(*, workspace: Workspace) -> dict[str, Any]:
     """The home page's counts, of the caller's workspace only."""
     labels = dict(
         Claim.objects.filter(answer__workspace=workspace)
@@ -24,8 +33,8 @@ def home_summary(*, workspace) -> dict:
     }
 
 
-def kb_index(workspace):
-    """Return the workspace's synced knowledge-base search index (see audit.kb_search)."""
-    from audit.kb_search import kb_index as _kb_index
+def kb_index(workspace: Workspace) -> InProcessKnowledgeBase | PgKnowledgeBase:
+    """Return the workspace's synced knowledge-base search index (see audit.kb.search)."""
+    from audit.kb.search import kb_index as _kb_index
 
     return _kb_index(workspace)

@@ -94,11 +94,12 @@ def claim_card_list(*, workspace: Workspace) -> QuerySet[Claim]:
 
 
 def answer_list(*, workspace: Workspace) -> QuerySet[Answer]:
-    return (
+    answers: QuerySet[Answer] = (  # annotate() types its rows loosely
         Answer.objects.filter(workspace=workspace)
         .annotate(claim_count=Count("claims"))
         .order_by("-created_at", "-id")
     )
+    return answers
 
 
 def answer_detail_list(*, workspace: Workspace) -> QuerySet[Answer]:

@@ -6,6 +6,8 @@ Every function is scoped to a workspace and fetches related rows in bulk (``sele
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Prefetch, Q, QuerySet
 
 from audit.hooks import claim_escalation_filter
@@ -40,11 +42,11 @@ def answer_get(*, workspace: Workspace, answer_id: str) -> Answer | None:
     )
 
 
-def _runs_latest_first():
+def _runs_latest_first() -> QuerySet[VerificationRun]:
     return VerificationRun.objects.order_by("-started_at", "-id")
 
 
-def run_latest(*, answer: Answer):
+def run_latest(*, answer: Answer) -> VerificationRun | None:
     """Return the answer's latest verification run (its metrics and LLM accounting), or None."""
     return _runs_latest_first().filter(answer=answer).first()
 
@@ -74,7 +76,7 @@ def claim_events(*, claim: Claim) -> QuerySet[AuditEvent]:
 def claim_rows(*, workspace: Workspace) -> QuerySet[Claim]:
     """Return the workspace's claims for a list page (answer joined), newest answers first.
 
-    Filtering is the caller's: ``audit.filters.ClaimFilter`` (shared with the API).
+    Filtering is the caller's: ``audit.web.filters.ClaimFilter`` (shared with the API).
     """
     return (
         Claim.objects.filter(answer__workspace=workspace)
@@ -103,12 +105,12 @@ def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
     ``has_refuted`` / ``has_doubt`` (a claim is REFUTED / not SUPPORTED) and ``escalated`` (a claim
     was ever escalated) are EXISTS subqueries, so filtering and counting the list stays cheap at
     any size; the figures a row shows are added to the page's rows only (``answer_facts``).
-    Filtering is ``audit.filters.AnswerPageFilter``.
+    Filtering is ``audit.web.filters.AnswerPageFilter``.
     """
     from django.db.models import Exists, OuterRef
 
     claims = Claim.objects.filter(answer=OuterRef("pk"))
-    return (
+    answers: QuerySet[Answer] = (  # annotate() types its rows loosely
         Answer.objects.filter(workspace=workspace)
         .annotate(
             has_refuted=Exists(claims.filter(label=Label.REFUTED)),
@@ -117,6 +119,7 @@ def answer_rows(*, workspace: Workspace) -> QuerySet[Answer]:
         )
         .order_by("-created_at", "-id")
     )
+    return answers
 
 
 def answer_facts(answers: list[Answer]) -> list[Answer]:
@@ -198,7 +201,7 @@ def revision_proposals_count(*, workspace: Workspace) -> int:
     return Answer.objects.filter(workspace=workspace, revision_status=RevisionStatus.PROPOSED).count()
 
 
-def answer_external_sources(*, answer: Answer) -> dict:
+def answer_external_sources(*, answer: Answer) -> dict[str, Any]:
     """When and why the answer's claim text went to external sources, and what came of it.
 
     ``decision`` is the details of the answer's ``answer.web_escalation`` event (``requested``,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Avg, Count, F, FloatField, Q
 from django.db.models.fields.json import KT
@@ -102,7 +103,7 @@ def audit_score_by_day(*, workspace: Workspace, period: DateRange) -> dict[dt.da
     }
 
 
-def trust_summary(*, workspace: Workspace, period: DateRange) -> dict:
+def trust_summary(*, workspace: Workspace, period: DateRange) -> dict[str, Any]:
     """Return the series of the trust-score trend and the label distribution of the period.
 
     ``trust`` per day is the mean audit score of the day's runs; ``supported_share`` the share
@@ -156,7 +157,7 @@ def incident_counts(*, workspace: Workspace, period: DateRange) -> dict[str, int
     )
 
 
-def llm_usage(*, workspace: Workspace, period: DateRange) -> dict:
+def llm_usage(*, workspace: Workspace, period: DateRange) -> dict[str, Any]:
     """Return the LLM accounting of the period's runs: per-day series and totals (one query).
 
     ``configured`` says whether this deployment has an LLM endpoint now (``THEORIA["LLM_BASE_URL"]``);
@@ -185,7 +186,7 @@ def llm_usage(*, workspace: Workspace, period: DateRange) -> dict:
     }
 
 
-def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict]:
+def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict[str, Any]]:
     """Per answer domain of the period: answers, claims per label and shares (two queries).
 
     Answers are counted from the answers of the period (those without claims included), as the
@@ -236,7 +237,9 @@ def domain_breakdown(*, workspace: Workspace, period: DateRange) -> list[dict]:
 
 
 # long: one query and goal per success metric, in the order the tiles show them
-def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime | None = None) -> dict:
+def success_metrics(
+    *, workspace: Workspace, period: DateRange, now: dt.datetime | None = None
+) -> dict[str, Any]:
     """The success metrics (docs/SPEC_NOTES.md#success-metrics) over the period, each with its goal and whether it is met.
 
     - ``supported_unassisted``: share of audited claims SUPPORTED by the machine and never escalated
@@ -287,10 +290,13 @@ def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime
     then = now - dt.timedelta(days=constants.SUCCESS_BACKLOG_WINDOW_DAYS)
     open_now, open_then = hooks.correction_backlog(workspace=workspace, moments=[now, then]) or (0, 0)
     backlog = {"now": open_now, "then": open_then}
-    total = counts["total"]
+    total: int = counts["total"]
 
-    def share(n):
-        return round(n / total, 4) if total else None
+    def ratio(n: int) -> float:
+        return round(n / total, 4)
+
+    def share(n: int) -> float | None:
+        return ratio(n) if total else None
 
     change = round((backlog["now"] - backlog["then"]) / backlog["then"], 4) if backlog["then"] else None
     metrics = {
@@ -299,7 +305,7 @@ def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime
             "goal": constants.SUCCESS_SUPPORTED_SHARE_MIN,
             "met": None
             if not total
-            else share(counts["unassisted"]) >= constants.SUCCESS_SUPPORTED_SHARE_MIN,
+            else ratio(counts["unassisted"]) >= constants.SUCCESS_SUPPORTED_SHARE_MIN,
             "n": counts["unassisted"],
             "of": total,
         },
@@ -308,7 +314,7 @@ def success_metrics(*, workspace: Workspace, period: DateRange, now: dt.datetime
             "goal": constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
             "met": None
             if not total
-            else share(counts["missing"]) <= constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
+            else ratio(counts["missing"]) <= constants.SUCCESS_MISSING_EVIDENCE_SHARE_MAX,
             "n": counts["missing"],
             "of": total,
         },

@@ -2,8 +2,8 @@
 
 Another app imports audit through this module, audit's public services (``audit.services.claims``,
 ``audit.services.events``, ``audit.services.reviewed_examples``), its hooks (``audit.hooks``) and
-its shared foundations (``audit.constants``, ``audit.roles``, ``audit.errors``, ``audit.filters``,
-``audit.admin_events``, ``audit.presentation``, ``audit.pipeline``), never audit's other modules.
+its shared foundations (``audit.constants``, ``audit.roles``, ``audit.errors``, ``audit.web.filters``,
+``audit.admin.events``, ``audit.web.presentation``, ``audit.pipeline``), never audit's other modules.
 Audit's model classes are re-exported here: escalation's models hold foreign keys to them and its
 services annotate and query with them, so escalation reads audit's rows directly.
 
@@ -16,7 +16,7 @@ alike); docs/ARCHITECTURE.md, "Dependencies between the parts", draws it.
 
 from __future__ import annotations
 
-from audit.models import Answer, Claim, Document, Evidence, Workspace
+from audit.models import Answer, AuditEvent, Claim, Document, Evidence, Workspace
 from audit.models.choices import Label
 from audit.selectors.api import evidence_ordered, thresholds_for
 from audit.selectors.claims import revision_proposals
@@ -24,6 +24,7 @@ from audit.services.workspaces import workspace_for_user, workspace_home, worksp
 
 __all__ = [
     "Answer",
+    "AuditEvent",
     "Claim",
     "Document",
     "Evidence",

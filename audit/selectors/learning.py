@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -30,7 +32,7 @@ def reviewed_example_list(*, workspace: Workspace) -> QuerySet[ReviewedExample]:
 
 def examples_for_calibration(
     *, workspace: Workspace, limit: int = constants.CALIBRATION_MAX_EXAMPLES
-) -> list:
+) -> list[Any]:
     """The examples a calibration learns from: the newest decision per claim and source (a reopened
     case decided again counts once, as decided last), at most ``limit`` of them, newest first."""
     seen, out = set(), []
@@ -50,7 +52,7 @@ def benchmark_id(workspace_slug: str, example_pk: int) -> str:
     return f"{workspace_slug}-review-{example_pk}"
 
 
-def benchmark_row(example: ReviewedExample, workspace_slug: str) -> dict:
+def benchmark_row(example: ReviewedExample, workspace_slug: str) -> dict[str, Any]:
     """One example in the claim format of the shared benchmarks (``evaluate`` reads it like a dataset).
 
     ``label`` is the reviewer's; ``fine_label`` the decision; ``meta`` carries what the machine said
@@ -94,7 +96,9 @@ def benchmark_row(example: ReviewedExample, workspace_slug: str) -> dict:
     }
 
 
-def benchmark_rows(*, workspace: Workspace, queryset=None):
+def benchmark_rows(
+    *, workspace: Workspace, queryset: QuerySet[ReviewedExample] | None = None
+) -> Iterator[dict[str, Any]]:
     """Yield the workspace's examples (or those of ``queryset``, already scoped) as benchmark rows."""
     qs = queryset if queryset is not None else reviewed_example_list(workspace=workspace)
     for example in qs.iterator(chunk_size=500):
@@ -114,7 +118,7 @@ def calibration_version_get(*, workspace: Workspace, number: int) -> Calibration
     return CalibrationVersion.objects.filter(workspace=workspace, number=number).first()
 
 
-def readiness(examples: list) -> tuple[int, int, int]:
+def readiness(examples: list[Any]) -> tuple[int, int, int]:
     """(examples, of them SUPPORTED per reviewers, how many more are needed at least)."""
     n = len(examples)
     supported = sum(1 for e in examples if e.reviewer_label == Label.SUPPORTED)
@@ -124,7 +128,7 @@ def readiness(examples: list) -> tuple[int, int, int]:
     return n, supported, max(constants.CALIBRATION_MIN_EXAMPLES - n, missing_classes)
 
 
-def calibration_state(workspace: Workspace) -> dict:
+def calibration_state(workspace: Workspace) -> dict[str, Any]:
     """The calibration in force, whether it fits the workspace's judge, the examples, the versions."""
     plain = thresholds_for(workspace, calibrated=False)
     judge = get_judge(plain.judge)
@@ -145,7 +149,7 @@ def calibration_state(workspace: Workspace) -> dict:
 # --- dashboard figures ----------------------------------------------------------------------------
 
 
-def _rows(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> list[tuple]:
+def _rows(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> list[tuple[Any, ...]]:
     return list(
         ReviewedExample.objects.filter(workspace=workspace, decided_at__gte=start, decided_at__lt=end)
         .order_by("decided_at", "id")
@@ -153,7 +157,7 @@ def _rows(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> list[tu
     )
 
 
-def reliability(rows: list[tuple], bins: int = constants.CALIBRATION_ECE_BINS) -> dict:
+def reliability(rows: list[tuple[Any, ...]], bins: int = constants.CALIBRATION_ECE_BINS) -> dict[str, Any]:
     """Reliability diagram: per equal-width bin of the machine's confidence, its mean, the share the
     reviewers found SUPPORTED and the count; plus the ECE over the rows."""
     sums = [[0.0, 0, 0] for _ in range(bins)]  # confidence sum, SUPPORTED count, n
@@ -162,7 +166,7 @@ def reliability(rows: list[tuple], bins: int = constants.CALIBRATION_ECE_BINS) -
         sums[b][0] += float(confidence)
         sums[b][1] += reviewer == Label.SUPPORTED
         sums[b][2] += 1
-    out = {"bins": [], "n": len(rows), "ece": None}
+    out: dict[str, Any] = {"bins": [], "n": len(rows), "ece": None}
     total = 0.0
     for b, (conf_sum, supported, n) in enumerate(sums):
         if not n:
@@ -183,7 +187,7 @@ def reliability(rows: list[tuple], bins: int = constants.CALIBRATION_ECE_BINS) -
     return out
 
 
-def agreement_by_day(rows: list[tuple], start: dt.date, end: dt.date) -> dict:
+def agreement_by_day(rows: list[tuple[Any, ...]], start: dt.date, end: dt.date) -> dict[str, Any]:
     """Per day of [start, end]: decisions and the share where the reviewer gave the machine's label."""
     by_day: dict[dt.date, list[int]] = defaultdict(lambda: [0, 0])
     for at, _domain, machine, _conf, reviewer in rows:
@@ -210,12 +214,14 @@ def agreement_by_day(rows: list[tuple], start: dt.date, end: dt.date) -> dict:
 
 
 def drift_by_domain(
-    rows: list[tuple], now: dt.datetime, window_days: int = constants.REVIEW_DRIFT_WINDOW_DAYS
-) -> list[dict]:
+    rows: list[tuple[Any, ...]], now: dt.datetime, window_days: int = constants.REVIEW_DRIFT_WINDOW_DAYS
+) -> list[dict[str, Any]]:
     """Per domain: agreement in the last window and in the one before, the commonest relabel, and
     whether it is below ``REVIEW_DRIFT_MIN_AGREEMENT`` with enough decisions to say so."""
     window = dt.timedelta(days=window_days)
-    cells: dict[str, dict] = defaultdict(lambda: {"now": [0, 0], "before": [0, 0], "changes": Counter()})
+    cells: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"now": [0, 0], "before": [0, 0], "changes": Counter()}
+    )
     for at, domain, machine, _conf, reviewer in rows:
         if at >= now or at < now - 2 * window:
             continue
@@ -240,20 +246,22 @@ def drift_by_domain(
                 "change": round(share - agreed_before / n_before, 4) if n and n_before else None,
                 "top_relabel": cell["changes"].most_common(1)[0] if cell["changes"] else None,
                 "low": bool(
-                    n >= constants.REVIEW_DRIFT_MIN_EXAMPLES and share < constants.REVIEW_DRIFT_MIN_AGREEMENT
+                    share is not None
+                    and n >= constants.REVIEW_DRIFT_MIN_EXAMPLES
+                    and share < constants.REVIEW_DRIFT_MIN_AGREEMENT
                 ),
             }
         )
     return out
 
 
-def review_drift(*, workspace: Workspace, now: dt.datetime) -> list[dict]:
+def review_drift(*, workspace: Workspace, now: dt.datetime) -> list[dict[str, Any]]:
     """``drift_by_domain`` over the two windows ending at ``now`` (the daily alert reads this)."""
     window = dt.timedelta(days=constants.REVIEW_DRIFT_WINDOW_DAYS)
     return drift_by_domain(_rows(workspace, now - 2 * window, now), now)
 
 
-def learning_summary(*, workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict:
+def learning_summary(*, workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
     """The dashboard's panel: reliability, agreement by day and drift by domain (two windows ending
     at ``end``), from one query of the period (and the window before it, for drift), plus the
     calibration in force."""

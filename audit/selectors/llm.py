@@ -3,11 +3,15 @@ endpoint's state as the workspace settings show it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, time, timezone
+from typing import Any
 
 from django.conf import settings
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, F, Func, IntegerField, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDate
+from django.db.models.sql.compiler import SQLCompiler
 
 from audit.models import AuditEvent, LLMWeightVersion, VerificationRun, Workspace
 
@@ -57,7 +61,7 @@ def llm_weight_in_force(*, workspace: Workspace, endpoint: str, model: str) -> L
     )
 
 
-def llm_weighing(*, workspace: Workspace, endpoint: str, model: str) -> dict:
+def llm_weighing(*, workspace: Workspace, endpoint: str, model: str) -> dict[str, Any]:
     """The LLM judge's weight and margin in force for this endpoint and model, and where they came from."""
     from audit.constants import LLM_JUDGE_WEIGHT, LLM_OFFLINE_CONFIDENT_MARGIN
 
@@ -83,7 +87,7 @@ def llm_weighing(*, workspace: Workspace, endpoint: str, model: str) -> dict:
     }
 
 
-def llm_status(*, workspace: Workspace) -> dict:
+def llm_status(*, workspace: Workspace) -> dict[str, Any]:
     """The LLM endpoint as the workspace settings show it: which one, its circuit breaker in this
     process (``state`` closed / open / half_open, what opened it, the thresholds; "not used yet" before
     this process's first call to it), and the judge's weight in force and where it came from."""
@@ -127,7 +131,9 @@ class JSONArrayLength(Func):
     function = "JSON_ARRAY_LENGTH"
     output_field = IntegerField()
 
-    def as_postgresql(self, compiler, connection, **extra):
+    def as_postgresql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
+    ) -> tuple[str, Sequence[Any]]:
         template = (
             "CASE WHEN jsonb_typeof(%(expressions)s) = 'array' "
             "THEN jsonb_array_length(%(expressions)s) ELSE 0 END"
@@ -135,7 +141,7 @@ class JSONArrayLength(Func):
         return self.as_sql(compiler, connection, template=template, **extra)
 
 
-def llm_usage_by_day(*, workspace: Workspace, since: datetime, until: datetime) -> list[dict]:
+def llm_usage_by_day(*, workspace: Workspace, since: datetime, until: datetime) -> list[dict[str, Any]]:
     """Per UTC day in [since, until): runs, LLM calls, tokens, LLM time and failed calls (dashboard).
 
     Days without runs are left out; ``llm_failures`` counts the entries of the runs'

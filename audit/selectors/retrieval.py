@@ -1,7 +1,7 @@
 """Claim-focused retrieval over a workspace's knowledge base (docs/SPEC_NOTES.md#evidence-and-retrieval).
 
 ``kb_retrieve`` is what ``POST /api/v1/retrieve`` serves: the same hybrid index the pipeline
-searches (``audit.kb_search.kb_index``), the same scoring (fused dense + BM25 score, numeric
+searches (``audit.kb.search.kb_index``), the same scoring (fused dense + BM25 score, numeric
 boost, ``MIN_SEARCH_RELEVANCE``) and the same freshness rule as the pipeline's freshness method
 (a passage is stale when its age in months exceeds the workspace's limit for the request's
 domain, else for the document's domain). Filters narrow the candidates before the top ``k``.
@@ -9,8 +9,10 @@ domain, else for the document's domain). Filters narrow the candidates before th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
 
 from audit.models import Workspace
 from audit.pipeline.extraction import strip_citations
@@ -19,6 +21,9 @@ from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.retrieval import search_filtered
 from audit.selectors import kb_index
 from audit.selectors.api import thresholds_for
+
+if TYPE_CHECKING:
+    from audit.kb.search import ChunkMeta
 
 
 @dataclass(frozen=True)
@@ -36,8 +41,8 @@ def kb_retrieve(
     top_k: int,
     filters: RetrievalFilters,
     now: datetime,
-    embed=None,
-) -> list[dict]:
+    embed: Callable[[list[str]], Any] | None = None,
+) -> list[dict[str, Any]]:
     """The workspace's best knowledge-base passages for a claim or a query, best first."""
     kb = kb_index(workspace)
     if not len(kb):
@@ -51,10 +56,10 @@ def kb_retrieve(
     vec = embed([query])[0]
     wanted_domain = filters.domain.lower()
 
-    def age_of(meta) -> float | None:
+    def age_of(meta: ChunkMeta) -> float | None:
         return None if meta.published is None else age_months(meta.published, now)
 
-    def passes(meta) -> bool:
+    def passes(meta: ChunkMeta) -> bool:
         if wanted_domain and meta.domain.lower() != wanted_domain:
             return False
         if filters.max_age_months is None and filters.published_after is None:
@@ -63,7 +68,7 @@ def kb_retrieve(
             return False
         if filters.published_after is not None and meta.published < filters.published_after:
             return False
-        return filters.max_age_months is None or age_of(meta) <= filters.max_age_months
+        return filters.max_age_months is None or age_months(meta.published, now) <= filters.max_age_months
 
     hits = search_filtered(
         kb.index,

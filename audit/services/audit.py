@@ -10,10 +10,12 @@ client) and writes the rows.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -23,19 +25,26 @@ from audit.models import Answer, Chunk, Claim, Evidence, VerificationRun, Worksp
 from audit.pipeline import audit_answer as pipeline_audit_answer
 from audit.pipeline.methods import LLM_METHODS
 from audit.pipeline.redaction import stored_snippet
+from audit.pipeline.retrieval import KnowledgeBase
+from audit.pipeline.revision import RevisionOutcome
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Label, Passage
 from audit.selectors import kb_index
+
+if TYPE_CHECKING:
+    from audit.kb.search import InProcessKnowledgeBase, PgKnowledgeBase
+
+    KbIndex = InProcessKnowledgeBase | PgKnowledgeBase
 from audit.services.deep_checks import DEFERRED, deep_check_queue
-from audit.services.events import event_record
+from audit.services.events import AnyUser, event_record
 from audit.services.job import AuditJob, audit_job_build
-from audit.services.llm import run_record_llm_usage
+from audit.services.llm import LLMSetup, run_record_llm_usage
 from audit.services.revision import revision_record, revision_run
 
 SNIPPET_CHARS = 1200
 
 
-def workspace_kb(workspace: Workspace):
-    """(the pipeline's KnowledgeBase or None, the workspace's kb_search knowledge base or None)."""
+def workspace_kb(workspace: Workspace) -> tuple[KnowledgeBase | None, KbIndex | None]:
+    """(the pipeline's KnowledgeBase or None, the workspace's kb.search knowledge base or None)."""
     kb = kb_index(workspace)
     if kb is None or not len(kb):
         return None, kb
@@ -43,14 +52,14 @@ def workspace_kb(workspace: Workspace):
     return kb.for_pipeline(), kb
 
 
-def _kb_meta(raw_kb, result: AuditResult) -> dict | None:
+def _kb_meta(raw_kb: KbIndex | None, result: AuditResult) -> dict[str, Any] | None:
     """What the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited."""
     if raw_kb is None:
         return None
     return raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence})
 
 
-def _unit(x) -> float:
+def _unit(x: float | None) -> float:
     return min(1.0, max(0.0, float(x or 0.0)))
 
 
@@ -58,7 +67,9 @@ def _sha256(text: str) -> str:
     return "sha256:" + hashlib.sha256((text or "").encode("utf-8")).hexdigest()
 
 
-def _evidence_row(claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict, now) -> Evidence:
+def _evidence_row(
+    claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict[str, Any], now: dt.datetime
+) -> Evidence:
     p = hit.passage
     meta = kb_meta.get(p.id)
     sensitive = bool(meta and meta.sensitive)
@@ -89,7 +100,7 @@ def _evidence_row(claim: Claim, rank: int, hit: EvidenceHit, kb_meta: dict, now)
     )
 
 
-def _method_results(v: ClaimVerdict) -> dict:
+def _method_results(v: ClaimVerdict) -> dict[str, Any]:
     out = {}
     for m in v.methods:
         details = {k: val for k, val in (m.details or {}).items() if k != "features"}
@@ -103,7 +114,7 @@ def _method_results(v: ClaimVerdict) -> dict:
     return out
 
 
-def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at, verified_at) -> Claim:
+def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at: dt.datetime, verified_at: dt.datetime) -> Claim:
     c = v.claim
     return Claim(
         answer=answer,
@@ -133,8 +144,8 @@ def answer_store(
     *,
     answer_text: str,
     mode: str,
-    kb_meta: dict | None = None,
-    started_at=None,
+    kb_meta: dict[str, Any] | None = None,
+    started_at: dt.datetime | None = None,
     kind: str = VerificationRun.Kind.INTERACTIVE,
 ) -> tuple[Answer, VerificationRun]:
     """Write the rows of one audit of ``job`` (call inside a transaction): the answer as received
@@ -167,7 +178,11 @@ def answer_store(
 
 
 def _claims_store(
-    answer: Answer, result: AuditResult, kb_meta: dict | None, started_at, now
+    answer: Answer,
+    result: AuditResult,
+    kb_meta: dict[str, Any] | None,
+    started_at: dt.datetime,
+    now: dt.datetime,
 ) -> dict[str, Claim]:
     """Write the claims and their evidence (only knowledge-base chunks that still exist are linked);
     return the stored claims by claim id."""
@@ -192,7 +207,14 @@ def _claims_store(
 
 
 def _run_row(
-    answer: Answer, result: AuditResult, *, kind: str, mode: str, started_at, now, profile: str
+    answer: Answer,
+    result: AuditResult,
+    *,
+    kind: str,
+    mode: str,
+    started_at: dt.datetime,
+    now: dt.datetime,
+    profile: str,
 ) -> VerificationRun:
     m = result.metrics
     return VerificationRun(
@@ -266,7 +288,7 @@ def _audit_events(
             )
 
 
-def _json_contexts(contexts) -> list:
+def _json_contexts(contexts: list[dict[str, Any]]) -> list[Any]:
     out = []
     for c in contexts or []:
         if isinstance(c, Passage):
@@ -290,11 +312,11 @@ def _json_contexts(contexts) -> list:
 class AuditComputation:
     """What one audit computed (pipeline, revision loop), before anything is written."""
 
-    started_at: object
+    started_at: dt.datetime
     result: AuditResult
-    outcome: object  # the revision outcome, or None
-    setup: object  # the LLM setup (usage is recorded on the run)
-    kb_meta: dict | None
+    outcome: RevisionOutcome | None
+    setup: LLMSetup | None  # usage is recorded on the run
+    kb_meta: dict[str, Any] | None
     profile: str = ""
     deferred: bool = False  # the LLM methods are left to the asynchronous deep check
 
@@ -399,15 +421,15 @@ def audit_and_store(
     workspace: Workspace,
     query: str,
     answer_text: str,
-    contexts,
+    contexts: list[dict[str, Any]],
     mode: str = constants.MODE_AUDIT_LOCAL,
-    user=None,
+    user: AnyUser | None = None,
     conversation_id: str = "",
     domain: str = "",
     reference: str | None = None,
     revise: bool = False,
     profile: str = "",
-    llm_setup=None,
+    llm_setup: LLMSetup | None = None,
     deep: str = "",
 ) -> Answer:
     """Audit ``answer_text`` (Audit-Local: request passages + the workspace knowledge base) and store it.

@@ -15,11 +15,11 @@ from audit.errors import InvalidInput
 from audit.models import Answer
 from audit.pipeline.structured import ordered_json
 from audit.selectors.claims import AUDIT_NOW_ACTION, answer_audited_as
-from audit.services.events import event_record
+from audit.services.events import AnyUser, event_record
 from audit.services.submissions import AuditRequest, audit_submit
 
 
-def answer_audit_now(*, answer: Answer, user) -> Answer:
+def answer_audit_now(*, answer: Answer, user: AnyUser) -> Answer:
     """Audit a Normal answer's text (Audit-Local) and return the audited copy.
 
     Raises InvalidInput naming ``answer`` when the answer was already audited (it is not a

@@ -8,15 +8,11 @@ from django.utils import timezone
 
 from audit.models import Answer, Claim
 from audit.models.choices import RevisionStatus
-from audit.services.events import event_record
-
-
-def _actor_name(actor) -> str:
-    return actor.get_username() if getattr(actor, "is_authenticated", False) else "system"
+from audit.services.events import Actor, actor_name, event_record
 
 
 @transaction.atomic
-def claim_relabel(*, claim: Claim, label: str, actor, reason: str) -> Claim:
+def claim_relabel(*, claim: Claim, label: str, actor: Actor, reason: str) -> Claim:
     """Set a claim's label by human decision; keep ``machine_label`` and append to ``label_history``.
 
     Relabelling to the current label records a confirmation (from == to). The row is locked
@@ -31,7 +27,7 @@ def claim_relabel(*, claim: Claim, label: str, actor, reason: str) -> Claim:
     previous = locked.label
     entry = {
         "at": timezone.now().isoformat(),
-        "by": _actor_name(actor),
+        "by": actor_name(actor),
         "by_human": True,  # audit.services.labels: a re-verification never overwrites this label
         "from": previous,
         "to": label,
@@ -54,7 +50,7 @@ def claim_relabel(*, claim: Claim, label: str, actor, reason: str) -> Claim:
         },
     )
     if previous != label:
-        answer_follow_relabel(claim=locked, label=label, actor=actor, reason=entry["reason"])
+        answer_follow_relabel(claim=locked, label=label, actor=actor, reason=reason.strip())
     return locked
 
 
@@ -62,7 +58,7 @@ def _body(text: str) -> str:
     return (text or "").strip().rstrip(".!?;: ").strip()
 
 
-def answer_follow_relabel(*, claim: Claim, label: str, actor, reason: str) -> Answer:
+def answer_follow_relabel(*, claim: Claim, label: str, actor: Actor, reason: str) -> Answer:
     """Make the served answer agree with a reviewer's label and record it.
 
     A claim relabelled SUPPORTED whose wording the revision loop changed (qualified, softened,
@@ -91,7 +87,7 @@ def answer_follow_relabel(*, claim: Claim, label: str, actor, reason: str) -> An
     entry = {
         "source": "review",
         "at": timezone.now().isoformat(),
-        "by": _actor_name(actor),
+        "by": actor_name(actor),
         "claim_id": claim.claim_id,
         "label": label,
         "reason": reason,
@@ -117,7 +113,7 @@ def answer_follow_relabel(*, claim: Claim, label: str, actor, reason: str) -> An
 
 
 @transaction.atomic
-def answer_suppress(*, answer: Answer, actor, reason: str) -> Answer:
+def answer_suppress(*, answer: Answer, actor: Actor, reason: str) -> Answer:
     """Mark an answer as not to be shown to users (a compliance decision); idempotent."""
     if not (reason or "").strip():
         raise ValidationError({"reason": "a reason is required"})

@@ -4,7 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser, User
+
 from audit.models import AuditEvent, Workspace
+
+# Who a request carries (a signed-in user or the anonymous one), and who acted in a service: a
+# user, or None for the system (``actor_label`` then names the component).
+AnyUser = User | AnonymousUser
+Actor = AnyUser | None
+
+
+def actor_user(actor: Actor) -> User | None:
+    """The signed-in user who acted, or None (the system, or an anonymous request)."""
+    if actor is None or isinstance(actor, AnonymousUser) or not actor.is_authenticated:
+        return None
+    return actor
+
+
+def actor_name(actor: Actor) -> str:
+    """The acting user's username, or "system"."""
+    user = actor_user(actor)
+    return user.get_username() if user is not None else "system"
 
 
 def event_record(
@@ -13,10 +33,10 @@ def event_record(
     obj: Any = None,
     object_type: str = "",
     object_id: str | int = "",
-    actor=None,
+    actor: Actor = None,
     actor_label: str = "",
     workspace: Workspace | None = None,
-    details: dict | None = None,
+    details: dict[str, Any] | None = None,
 ) -> AuditEvent:
     """Append one event. Pass ``obj`` (a model instance) or ``object_type``/``object_id``.
 
@@ -27,13 +47,10 @@ def event_record(
     if obj is not None:
         object_type = object_type or obj._meta.label_lower
         object_id = object_id or obj.pk
-    if actor is not None and not getattr(actor, "is_authenticated", False):
-        actor = None
-    label = actor_label or (actor.get_username() if actor is not None else "system")
     return AuditEvent.objects.create(
         workspace=workspace,
-        actor=actor,
-        actor_label=label,
+        actor=actor_user(actor),
+        actor_label=actor_label or actor_name(actor),
         action=action,
         object_type=object_type,
         object_id=str(object_id),

@@ -16,7 +16,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypeGuard
 
 import numpy as np
 from django.conf import settings
@@ -29,7 +29,7 @@ from audit.models import Chunk, Document, Workspace
 from audit.pipeline import json_limits
 from audit.pipeline.chunking import chunk_text, normalise_text, sha256_text
 from audit.pipeline.web.page import html_to_text, meta_date
-from audit.services.events import event_record
+from audit.services.events import Actor, event_record
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl")
 
@@ -85,8 +85,8 @@ class PreparedDocument:
 
     doc: DocumentInput
     content_hash: str
-    metadata: dict
-    pieces: list
+    metadata: dict[str, Any]
+    pieces: list[Any]
     vectors: np.ndarray | None = None
 
 
@@ -135,11 +135,12 @@ def document_prepare(
     return prepared
 
 
-def _vectors(prepared: PreparedDocument, embed) -> np.ndarray:
-    return embed([p.text for p in prepared.pieces]).astype("<f4", copy=False)
+def _vectors(prepared: PreparedDocument, embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    vectors: np.ndarray = embed([p.text for p in prepared.pieces]).astype("<f4", copy=False)
+    return vectors
 
 
-def _holds(document: Document | None, prepared: PreparedDocument) -> bool:
+def _holds(document: Document | None, prepared: PreparedDocument) -> TypeGuard[Document]:
     """Whether ``document`` already holds exactly the prepared text and chunks."""
     return (
         document is not None
@@ -148,7 +149,9 @@ def _holds(document: Document | None, prepared: PreparedDocument) -> bool:
     )
 
 
-def document_write(*, workspace: Workspace, prepared: PreparedDocument, actor=None) -> tuple[Document, str]:
+def document_write(
+    *, workspace: Workspace, prepared: PreparedDocument, actor: Actor = None
+) -> tuple[Document, str]:
     """Store one prepared document (call inside a transaction: it only writes rows).
 
     Locks the stored document (``select_for_update``); returns (document, "created"|"updated"|
@@ -223,7 +226,7 @@ def documents_ingest(
     *,
     workspace: Workspace,
     docs: list[DocumentInput],
-    actor=None,
+    actor: Actor = None,
     chunk_size: int | None = None,
     chunk_overlap: int | None = None,
     embed: Callable[[list[str]], np.ndarray] = _embed,
@@ -254,7 +257,7 @@ def document_ingest(
     *,
     workspace: Workspace,
     doc: DocumentInput,
-    actor=None,
+    actor: Actor = None,
     chunk_size: int | None = None,
     chunk_overlap: int | None = None,
     embed: Callable[[list[str]], np.ndarray] = _embed,
@@ -273,7 +276,7 @@ def document_ingest(
     )[0]
 
 
-def _same_chunks(document: Document, pieces) -> bool:
+def _same_chunks(document: Document, pieces: list[Any]) -> bool:
     """Whether the stored chunks are exactly these (same text, same chunking parameters)."""
     stored = list(
         document.chunks.order_by("ordinal").values_list("content_hash", "start_offset", "end_offset")
@@ -289,7 +292,7 @@ DOCUMENT_METADATA = ("title", "domain", "published_at", "sensitive")
 
 
 @transaction.atomic
-def document_metadata_update(*, document: Document, actor=None, **values) -> Document:
+def document_metadata_update(*, document: Document, actor: Actor = None, **values: Any) -> Document:
     """Change a document's title, domain, publication date or sensitivity (the admin console).
 
     Bumps ``kb_version`` so every search index reloads the document's description at once (a
@@ -330,12 +333,12 @@ def document_metadata_update(*, document: Document, actor=None, **values) -> Doc
     return document
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 @transaction.atomic
-def document_delete(*, document: Document, actor=None) -> None:
+def document_delete(*, document: Document, actor: Actor = None) -> None:
     """Delete a document and its chunks, and make every search index drop them."""
     workspace = document.workspace
     details = {"uri": document.uri, "title": document.title, "hash": document.content_hash}
@@ -371,7 +374,7 @@ def infer_date(text: str) -> dt.date | None:
     return None
 
 
-def _parse_date(value, where: str) -> dt.date | None:
+def _parse_date(value: object, where: str) -> dt.date | None:
     if value in (None, ""):
         return None
     if isinstance(value, dt.date):
@@ -382,7 +385,7 @@ def _parse_date(value, where: str) -> dt.date | None:
         raise IngestError(f"{where}: published date {value!r} is not YYYY-MM-DD") from None
 
 
-def _front_matter(text: str) -> tuple[dict, str]:
+def _front_matter(text: str) -> tuple[dict[str, Any], str]:
     """Split simple ``---`` front matter (key: value lines) from a Markdown or text file."""
     if not text.startswith("---\n"):
         return {}, text
@@ -397,7 +400,7 @@ def _front_matter(text: str) -> tuple[dict, str]:
     return meta, text[end + 4 :].lstrip("\n")
 
 
-def _bool(value) -> bool:
+def _bool(value: object) -> bool:
     return str(value).strip().lower() in {"1", "true", "yes", "on"}
 
 
@@ -438,7 +441,7 @@ def documents_from_file(path: Path, *, domain: str | None = None) -> Iterator[Do
     if suffix in (".html", ".htm"):
         title, text, page_meta = html_to_text(raw)
         page_date = meta_date(page_meta)
-        meta = {"published": page_date} if page_date else {}
+        meta: dict[str, Any] = {"published": page_date} if page_date else {}
     else:
         meta, text = _front_matter(raw)
         heading = re.search(r"^#\s+(.+)$", text, re.M)
@@ -487,7 +490,7 @@ def _documents_from_jsonl(path: Path, raw: str, domain: str | None) -> Iterator[
 
 
 def _records_to_documents(
-    record: dict, stem: str, number: int, domain: str | None, source: str
+    record: dict[str, Any], stem: str, number: int, domain: str | None, source: str
 ) -> Iterable[DocumentInput]:
     row_domain = domain or record.get("domain") or "general"
     if isinstance(record.get("evidence"), list):  # benchmark claim format
@@ -547,7 +550,7 @@ def ingest_paths(
     *,
     workspace: Workspace,
     paths: Iterable[str | Path],
-    actor=None,
+    actor: Actor = None,
     domain: str | None = None,
     chunk_size: int | None = None,
     chunk_overlap: int | None = None,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import Any
+
 from django.db import transaction
 from django.utils import timezone
 
 from audit.bulk import rows_update
-from audit.models import AuditEvent, Claim
+from audit.models import AuditEvent, Claim, Workspace
 from audit.services.events import event_record
 
 
@@ -24,7 +27,7 @@ def claim_machine_relabel(
     verdict: str,
     source: str,
     reason: str = "",
-    now=None,
+    now: dt.datetime | None = None,
 ) -> bool:
     """Store a new machine verdict for ``claim``; return True when its machine label changed.
 
@@ -60,8 +63,8 @@ RELABEL_FIELDS = ["machine_label", "label", "verdict", "confidence", "verified_a
 
 
 def _relabel_in_memory(
-    *, claim: Claim, label: str, confidence: float, verdict: str, source: str, reason: str, now
-) -> dict | None:
+    *, claim: Claim, label: str, confidence: float, verdict: str, source: str, reason: str, now: dt.datetime
+) -> dict[str, Any] | None:
     """Apply a new machine verdict to ``claim`` (unsaved); return the drift event's details, or None."""
     old_label, old_confidence = claim.machine_label, claim.confidence
     human = claim_has_human_label(claim)
@@ -105,7 +108,12 @@ def _relabel_in_memory(
 
 @transaction.atomic
 def claims_machine_relabel(
-    *, changes: list[tuple[Claim, str, float, str]], workspace, source: str, reason: str = "", now=None
+    *,
+    changes: list[tuple[Claim, str, float, str]],
+    workspace: Workspace,
+    source: str,
+    reason: str = "",
+    now: dt.datetime | None = None,
 ) -> list[bool]:
     """:func:`claim_machine_relabel` for a batch of ``(claim, label, confidence, verdict)``, in bulk.
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlparse
 
 from django.conf import settings
@@ -36,7 +37,7 @@ class LLMSetup:
 
     client: LLMClient | None
     offline_reason: str = ""
-    warnings: list[dict] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
 
 
 def endpoint_is_local(base_url: str) -> bool:
@@ -123,14 +124,14 @@ def llm_setup_for(
     return LLMSetup(LLMClient(config))
 
 
-def _weighing(workspace: Workspace, base_url: str, model: str) -> dict:
+def _weighing(workspace: Workspace, base_url: str, model: str) -> dict[str, Any]:
     """The LLMConfig fields of the judge's weight in force: the workspace's fit of this endpoint and
     model, or the unfitted defaults (the LLM moves no verdict; disagreements go to review)."""
     w = llm_weighing(workspace=workspace, endpoint=base_url, model=model)
     return {"judge_weight": w["weight"], "judge_margin": w["margin"], "weight_source": w["source"]}
 
 
-def llm_run_fields(setup: LLMSetup) -> dict:
+def llm_run_fields(setup: LLMSetup) -> dict[str, Any]:
     """``VerificationRun`` field values for the LLM cost of a run (zeros when offline)."""
     if setup.client is None:
         return {
@@ -143,7 +144,7 @@ def llm_run_fields(setup: LLMSetup) -> dict:
     return setup.client.accounting.run_fields()
 
 
-def llm_run_warnings(setup: LLMSetup) -> list[dict]:
+def llm_run_warnings(setup: LLMSetup) -> list[dict[str, Any]]:
     """Warnings for the run: the setup's (residency, budget) and the client's (budget reached)."""
     return list(setup.warnings) + (list(setup.client.accounting.warnings) if setup.client else [])
 

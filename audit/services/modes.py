@@ -10,9 +10,10 @@ trigger never lowers a mode. Every toggle change is an audit event.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
-from django.db import transaction
+from django.contrib.auth.models import User
+from django.db import models, transaction
 
 from audit import constants, roles
 from audit.errors import InvalidInput
@@ -20,7 +21,7 @@ from audit.models import Claim, Conversation, UserProfile, Workspace
 from audit.models.choices import Verdict
 from audit.pipeline.types import ClaimVerdict
 from audit.pipeline.web.fetch import allowed_domain_problem
-from audit.services.events import event_record
+from audit.services.events import Actor, AnyUser, actor_user, event_record
 
 _RANK = {constants.MODE_NORMAL: 0, constants.MODE_AUDIT_LOCAL: 1, constants.MODE_AUDIT_WEB: 2}
 
@@ -33,7 +34,7 @@ class ModeDecision:
     source: str  # request | conversation | user | workspace
     triggers: tuple[str, ...] = ()  # "domain:neuroscience", "role:Auditor"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "source": self.source, "triggers": list(self.triggers)}
 
 
@@ -47,7 +48,12 @@ def _check_mode(value: str, field_name: str = "mode", allow_blank: bool = False)
 
 
 def mode_resolve(
-    *, workspace: Workspace, user=None, requested: str = "", conversation_id: str = "", domain: str = ""
+    *,
+    workspace: Workspace,
+    user: AnyUser | None = None,
+    requested: str = "",
+    conversation_id: str = "",
+    domain: str = "",
 ) -> ModeDecision:
     """Return the mode an audit request runs in (see the module docstring for the order)."""
     if requested:
@@ -60,8 +66,9 @@ def mode_resolve(
             ).first()
             if conversation is not None and conversation.default_mode:
                 mode, source = conversation.default_mode, "conversation"
-        if not mode and getattr(user, "is_authenticated", False):
-            profile = UserProfile.objects.filter(user=user, workspace=workspace).first()
+        signed_in = actor_user(user)
+        if not mode and signed_in is not None:
+            profile = UserProfile.objects.filter(user=signed_in, workspace=workspace).first()
             if profile is not None and profile.default_mode:
                 mode, source = profile.default_mode, "user"
         if not mode:
@@ -96,8 +103,8 @@ def _web_reasons(
     confidence: float,
     has_evidence: bool,
     verdict: str,
-    metrics,
-    risk_flags,
+    metrics: dict[str, Any],
+    risk_flags: list[str],
     thresholds: constants.Thresholds,
 ) -> list[str]:
     """The four conditions of docs/SPEC_NOTES.md#escalation-to-audit-web for one claim, once."""
@@ -173,11 +180,11 @@ WORKSPACE_SETTINGS = (
 )
 
 
-def _changes(obj, values: dict) -> dict:
+def _changes(obj: models.Model, values: dict[str, Any]) -> dict[str, Any]:
     return {k: {"from": getattr(obj, k), "to": v} for k, v in values.items() if getattr(obj, k) != v}
 
 
-def workspace_settings_check(values: dict) -> None:
+def workspace_settings_check(values: dict[str, Any]) -> None:
     """Retention, token budget and freshness policy within their documented ranges, and web
     domains that are public host names (400 naming the key)."""
     for i, entry in enumerate(values.get("web_allowed_domains") or ()):
@@ -200,7 +207,7 @@ def workspace_settings_check(values: dict) -> None:
 
 
 @transaction.atomic
-def workspace_settings_update(*, workspace: Workspace, actor, **values) -> Workspace:
+def workspace_settings_update(*, workspace: Workspace, actor: Actor, **values: Any) -> Workspace:
     """Change workspace-wide settings (default mode, automatic triggers, web switch, ...).
 
     Unknown names raise InvalidInput; values are checked by the model's ``full_clean``. One
@@ -233,7 +240,7 @@ def workspace_settings_update(*, workspace: Workspace, actor, **values) -> Works
 
 
 @transaction.atomic
-def user_mode_set(*, workspace: Workspace, user, mode: str, actor) -> UserProfile:
+def user_mode_set(*, workspace: Workspace, user: User, mode: str, actor: Actor) -> UserProfile:
     """Set a user's default mode in the workspace ("" = inherit the workspace's)."""
     _check_mode(mode, "default_mode", allow_blank=True)
     profile, _ = UserProfile.objects.select_for_update().get_or_create(
@@ -257,7 +264,7 @@ def user_mode_set(*, workspace: Workspace, user, mode: str, actor) -> UserProfil
 
 
 @transaction.atomic
-def conversation_mode_set(*, workspace: Workspace, external_id: str, mode: str, actor) -> Conversation:
+def conversation_mode_set(*, workspace: Workspace, external_id: str, mode: str, actor: Actor) -> Conversation:
     """Set a conversation's default mode ("" = inherit), creating the conversation if new."""
     _check_mode(mode, "default_mode", allow_blank=True)
     if not external_id or len(external_id) > 200:
@@ -281,7 +288,7 @@ def conversation_mode_set(*, workspace: Workspace, external_id: str, mode: str, 
     return conversation
 
 
-def thresholds_check(overrides) -> None:
+def thresholds_check(overrides: object) -> None:
     """Raise :class:`InvalidInput` naming the key of the first unusable threshold override.
 
     The one check of threshold overrides, used by the API (:func:`thresholds_set`) and the admin
@@ -297,7 +304,7 @@ def thresholds_check(overrides) -> None:
 
 
 @transaction.atomic
-def thresholds_set(*, workspace: Workspace, overrides: dict, actor) -> Workspace:
+def thresholds_set(*, workspace: Workspace, overrides: dict[str, Any], actor: Actor) -> Workspace:
     """Replace the workspace's threshold overrides (an empty dict restores the seed defaults)."""
     thresholds_check(overrides)
     workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from audit import constants
 from audit.models import Claim, Workspace
@@ -21,6 +23,10 @@ from audit.pipeline.retrieval import retrieve
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Label
 from audit.selectors import kb_index
 from audit.services.web import web_verify_claim
+
+if TYPE_CHECKING:
+    from audit.kb.search import InProcessKnowledgeBase, PgKnowledgeBase
+    from audit.pipeline.embedding import Embedder
 
 logger = logging.getLogger(__name__)
 
@@ -32,12 +38,16 @@ class Recheck:
     label: str
     verdict: str
     confidence: float
-    evidence: list[dict] = field(default_factory=list)  # [{source_id, document_id, relevance, entailment}]
+    evidence: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # [{source_id, document_id, relevance, entailment}]
     documents: list[int] = field(default_factory=list)  # KB documents of the evidence, best first
-    web: dict | None = None  # the web check's verdict, when one ran: {label, verdict, confidence, used}
+    web: dict[str, Any] | None = (
+        None  # the web check's verdict, when one ran: {label, verdict, confidence, used}
+    )
     depth: str = ""  # the verification depth of the KB verdict ("fast", or "full" where it was confirmed)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "verdict": self.verdict,
@@ -49,15 +59,22 @@ class Recheck:
         }
 
 
-def _document_id(kb, source_id: str) -> int | None:
+def _document_id(kb: InProcessKnowledgeBase | PgKnowledgeBase, source_id: str) -> int | None:
     meta = kb.meta_for([source_id]).get(source_id)
-    return getattr(meta, "document_pk", None)
+    return meta.document_pk if meta is not None else None
 
 
 class Reverifier:
     """Re-verifies batches of claims for one workspace with one loaded index and embedder."""
 
-    def __init__(self, *, workspace: Workspace, thresholds: constants.Thresholds, kb=None, embedder=None):
+    def __init__(
+        self,
+        *,
+        workspace: Workspace,
+        thresholds: constants.Thresholds,
+        kb: InProcessKnowledgeBase | PgKnowledgeBase | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         from audit.pipeline.embedding import get_embedder
 
         self.workspace = workspace
@@ -85,13 +102,13 @@ class Reverifier:
         )
 
     def recheck(
-        self, drafts: list[ClaimDraft], claims: list[Claim], timings: dict | None = None
+        self, drafts: list[ClaimDraft], claims: list[Claim], timings: dict[str, Any] | None = None
     ) -> list[Recheck]:
         """Return one :class:`Recheck` per draft, in order; add stage seconds to ``timings``."""
         t0 = time.perf_counter()
         hits = self.retrieve(drafts)
         t1 = time.perf_counter()
-        verdicts = [None] * len(drafts)
+        verdicts: dict[int, ClaimVerdict] = {}  # by the draft's index
         self._verify_by_domain(range(len(drafts)), drafts, claims, hits, self.thresholds, verdicts)
         depths = [self.thresholds.verification_depth] * len(drafts)
         self._confirm_full(drafts, claims, hits, verdicts, depths)
@@ -99,19 +116,19 @@ class Reverifier:
             timings["retrieve"] = timings.get("retrieve", 0.0) + (t1 - t0)
             timings["verify"] = timings.get("verify", 0.0) + (time.perf_counter() - t1)
         out = []
-        for _draft, claim_hits, verdict, depth in zip(drafts, hits, verdicts, depths):
+        for i, (claim_hits, depth) in enumerate(zip(hits, depths)):
+            verdict = verdicts[i]
+            document_ids = [_document_id(self.kb, h.passage.id) for h in claim_hits]
             evidence = [
                 {
                     "source_id": h.passage.id,
-                    "document_id": _document_id(self.kb, h.passage.id),
+                    "document_id": document_id,
                     "relevance": round(h.relevance, 4),
                     "entailment": round(h.entailment, 4),
                 }
-                for h in claim_hits
+                for h, document_id in zip(claim_hits, document_ids)
             ]
-            documents = list(
-                dict.fromkeys(e["document_id"] for e in evidence if e["document_id"] is not None)
-            )
+            documents = list(dict.fromkeys(d for d in document_ids if d is not None))
             out.append(
                 Recheck(
                     label=verdict.label,
@@ -129,7 +146,14 @@ class Reverifier:
                 timings["web"] = timings.get("web", 0.0) + (time.perf_counter() - t2)
         return out
 
-    def _confirm_full(self, drafts, claims, hits, verdicts, depths) -> None:
+    def _confirm_full(
+        self,
+        drafts: list[ClaimDraft],
+        claims: list[Claim],
+        hits: list[list[EvidenceHit]],
+        verdicts: dict[int, ClaimVerdict],
+        depths: list[str],
+    ) -> None:
         """Re-verify at the full depth the claims whose label the fast pass would change (in place).
 
         Drift is what the report and the audit trail record, so it is checked with the accurate
@@ -149,7 +173,15 @@ class Reverifier:
         for i in todo:
             depths[i] = "full"
 
-    def _verify_by_domain(self, indices, drafts, claims, hits, thresholds, verdicts) -> None:
+    def _verify_by_domain(
+        self,
+        indices: Iterable[int],
+        drafts: list[ClaimDraft],
+        claims: list[Claim],
+        hits: list[list[EvidenceHit]],
+        thresholds: constants.Thresholds,
+        verdicts: dict[int, ClaimVerdict],
+    ) -> None:
         """Verify the claims at ``indices`` into ``verdicts``, one call per answer domain (its rules)."""
         by_domain: dict[str, list[int]] = {}
         for i in indices:
@@ -206,7 +238,7 @@ def verify_batch(
     drafts: list[ClaimDraft],
     hits: list[list[EvidenceHit]],
     thresholds: constants.Thresholds,
-    embed,
+    embed: Callable[[list[str]], Any],
     *,
     domain: str = "",
 ) -> list[ClaimVerdict]:

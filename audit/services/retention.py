@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -21,6 +22,7 @@ from django.utils import timezone
 
 from audit import constants, hooks
 from audit.models import Answer, AuditEvent, Claim, Evidence, NightlyReport, VerificationRun, Workspace
+from audit.models.events import AuditEventQuerySet
 from audit.services.events import event_record
 
 logger = logging.getLogger(__name__)
@@ -44,7 +46,7 @@ class PurgeResult:
     kept_for_open_cases: int = 0
     kept_answer_ids: list[int] = field(default_factory=list)
 
-    def counts(self) -> dict:
+    def counts(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("kept_answer_ids")
         return data
@@ -73,7 +75,13 @@ def _protected(workspace: Workspace) -> tuple[set[int], set[int], set[tuple[str,
     return answer_ids, claim_ids, event_keys
 
 
-def _expired_events(workspace: Workspace, cutoff, answer_ids, claim_ids, event_keys) -> QuerySet[AuditEvent]:
+def _expired_events(
+    workspace: Workspace,
+    cutoff: dt.datetime,
+    answer_ids: set[int],
+    claim_ids: set[int],
+    event_keys: set[tuple[str, str]],
+) -> AuditEventQuerySet:
     keep = Q(object_type="audit.answer", object_id__in=[str(i) for i in answer_ids])
     keep |= Q(object_type="audit.claim", object_id__in=[str(i) for i in claim_ids])
     for object_type in sorted({kind for kind, _ in event_keys}):

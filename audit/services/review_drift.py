@@ -11,6 +11,7 @@ most once per window.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -25,7 +26,7 @@ SOURCE = "review_drift"
 
 
 @transaction.atomic
-def review_drift_check(*, workspace: Workspace, now: dt.datetime | None = None) -> list[dict]:
+def review_drift_check(*, workspace: Workspace, now: dt.datetime | None = None) -> list[dict[str, Any]]:
     """Record and announce the domains whose reviewer agreement is low now; return their alerts."""
     now = now or timezone.now()
     window = dt.timedelta(days=constants.REVIEW_DRIFT_WINDOW_DAYS)

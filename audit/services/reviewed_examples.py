@@ -10,22 +10,27 @@ these rows, the dashboard draws them, and ``export_reviewed_examples`` writes th
 
 from __future__ import annotations
 
+import datetime as dt
+from types import EllipsisType
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from audit.models import Claim, ReviewedExample
 from audit.models.choices import Label
+from audit.services.events import Actor, actor_name, actor_user
 
 Decision = ReviewedExample.Decision
-RELABELS = {
+RELABELS: dict[str, str] = {
     Decision.RELABEL_SUPPORTED: Label.SUPPORTED,
     Decision.RELABEL_REFUTED: Label.REFUTED,
     Decision.RELABEL_NEI: Label.NEI,
 }
 
 
-def machine_judgement(claim: Claim) -> dict:
+def machine_judgement(claim: Claim) -> dict[str, Any]:
     """What the entailment method recorded on the claim: judge, judge version, calibration, logit."""
     details = ((claim.method_results or {}).get("entailment") or {}).get("details") or {}
     logit = details.get("logit")
@@ -37,7 +42,7 @@ def machine_judgement(claim: Claim) -> dict:
     }
 
 
-def evidence_shown(claim: Claim, passage_id: str = "") -> list[dict]:
+def evidence_shown(claim: Claim, passage_id: str = "") -> list[dict[str, Any]]:
     """The claim's evidence as its card shows it (rank order); only ``passage_id`` when it names one."""
     rows = [
         {
@@ -68,15 +73,15 @@ def review_example_record(
     source: str,
     decision: str,
     reviewer_label: str,
-    actor,
+    actor: Actor,
     rationale: str = "",
     reference: str = "",
     claim_text: str | None = None,
-    evidence: list[dict] | None = None,
+    evidence: list[dict[str, Any]] | None = None,
     machine_label: str | None = None,
     machine_confidence: float | None = None,
-    machine_logit: float | object | None = ...,
-    decided_at=None,
+    machine_logit: float | EllipsisType | None = ...,
+    decided_at: dt.datetime | None = None,
 ) -> ReviewedExample:
     """Store one labelled example of ``claim``'s workspace; the machine's side defaults to the claim's.
 
@@ -104,8 +109,8 @@ def review_example_record(
         judge_version=machine["judge_version"],
         calibration_version=machine["calibration_version"],
         reviewer_label=reviewer_label,
-        reviewer=actor if getattr(actor, "is_authenticated", False) else None,
-        reviewer_name=actor.get_username() if getattr(actor, "is_authenticated", False) else "system",
+        reviewer=actor_user(actor),
+        reviewer_name=actor_name(actor),
         rationale=(rationale or "").strip(),
         decided_at=decided_at or timezone.now(),
     )
@@ -115,7 +120,13 @@ def review_example_record(
 
 
 def case_decision_example_record(
-    *, claim: Claim, decision: str, actor, rationale: str, ticket: str, decided_at=None
+    *,
+    claim: Claim,
+    decision: str,
+    actor: Actor,
+    rationale: str,
+    ticket: str,
+    decided_at: dt.datetime | None = None,
 ) -> ReviewedExample | None:
     """The example of a case resolution, recorded before the decision changes the claim.
 
@@ -144,7 +155,7 @@ def case_decision_example_record(
 
 
 def revision_review_example_record(
-    *, claim: Claim, accepted: bool, actor, rationale: str = "", reviewer_label: str | None = None
+    *, claim: Claim, accepted: bool, actor: Actor, rationale: str = "", reviewer_label: str | None = None
 ) -> ReviewedExample | None:
     """The example of a reviewer accepting or rejecting the revision of ``claim``.
 

@@ -19,6 +19,7 @@ with ``audit.hooks.answer_decided`` (escalation's notifications) hear of it.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -30,9 +31,11 @@ from audit.constants import Thresholds
 from audit.errors import AlreadyDone, Conflict, NotAllowed
 from audit.models import Answer, VerificationRun
 from audit.models.choices import RevisionStatus
+from audit.pipeline.llm.client import LLMClient
+from audit.pipeline.retrieval import KnowledgeBase
 from audit.pipeline.revision import RevisionOptions, RevisionOutcome, revise_audit
 from audit.pipeline.types import AuditResult
-from audit.services.events import event_record
+from audit.services.events import Actor, AnyUser, event_record
 from audit.services.reviewed_examples import revision_review_example_record
 
 SOURCE = "revision_loop"
@@ -51,12 +54,12 @@ def revision_run(
     *,
     query: str,
     answer_text: str,
-    contexts,
+    contexts: list[dict[str, Any]],
     initial: AuditResult | None = None,
-    kb=None,
+    kb: KnowledgeBase | None = None,
     domain: str = "",
     thresholds: Thresholds | None = None,
-    llm=None,
+    llm: LLMClient | None = None,
     options: RevisionOptions | None = None,
     given: int | None = None,
 ) -> RevisionOutcome:
@@ -81,7 +84,9 @@ def revision_run(
 
 
 @transaction.atomic
-def revision_record(*, answer: Answer, run: VerificationRun, outcome: RevisionOutcome, actor=None) -> Answer:
+def revision_record(
+    *, answer: Answer, run: VerificationRun, outcome: RevisionOutcome, actor: Actor = None
+) -> Answer:
     """Put a revision outcome on ``answer`` and ``run`` and record the ``answer.revised`` event.
 
     ``answer.original_text`` keeps the answer as received (set once); ``answer.text`` becomes
@@ -159,7 +164,7 @@ DECISIONS = {"accept": RevisionStatus.ACCEPTED, "reject": RevisionStatus.REJECTE
 
 
 @transaction.atomic
-def answer_revision_decide(*, answer: Answer, actor, decision: str, reason: str) -> Answer:
+def answer_revision_decide(*, answer: Answer, actor: AnyUser, decision: str, reason: str) -> Answer:
     """Accept or reject an answer's held revision, with a reason; return the answer.
 
     Accepting makes the proposed text the served ``text``; rejecting keeps the answer as received.
@@ -192,7 +197,7 @@ def answer_revision_decide(*, answer: Answer, actor, decision: str, reason: str)
     moved = Answer.objects.filter(pk=answer.pk, revision_status=RevisionStatus.PROPOSED).update(**changes)
     if moved != 1:
         current = Answer.objects.filter(pk=answer.pk).values("revision_status", "revision_decision").first()
-        earlier = (current or {}).get("revision_decision") or {}
+        earlier = (current.get("revision_decision") if current else None) or {}
         if current and current["revision_status"] == status and earlier.get("by") == by:
             raise AlreadyDone(
                 f"You already {status} this revision at {earlier.get('at', '')[11:19]} UTC; "
@@ -231,7 +236,7 @@ def answer_revision_decide(*, answer: Answer, actor, decision: str, reason: str)
     return answer
 
 
-def cited_passages(outcome: RevisionOutcome) -> list[dict]:
+def cited_passages(outcome: RevisionOutcome) -> list[dict[str, Any]]:
     """The passages the revised text names by position beyond the request's (``[n]``)."""
     return [
         {"anchor": str(n), "id": p.id, "title": p.title, "uri": p.uri, "source_type": p.source_type}

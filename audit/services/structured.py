@@ -10,7 +10,9 @@ loop: a structured answer's text is not rewritten.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from django.utils import timezone
 
@@ -22,7 +24,7 @@ from audit.services.audit import answer_store
 from audit.services.job import AuditJob
 
 
-def structured_fields_check(answer_json, contexts) -> None:
+def structured_fields_check(answer_json: object, contexts: list[dict[str, Any]]) -> None:
     """Raise InvalidInput naming the path of the first malformed field or source ref."""
     try:
         discover_fields(answer_json, [str(c.get("id")) for c in contexts or []])
@@ -35,12 +37,14 @@ def structured_fields_check(answer_json, contexts) -> None:
 class StructuredComputation:
     """What the structured audit computed, before anything is written."""
 
-    started_at: object
+    started_at: dt.datetime
     outcome: StructuredResult
 
 
 def structured_compute(job: AuditJob) -> StructuredComputation:
     """Verify each field of ``job.answer_json`` against the contexts its refs name; writes nothing."""
+    if job.answer_json is None:
+        raise InvalidInput("answer_json", "is required for a structured audit.")
     structured_fields_check(job.answer_json, job.contexts)
     started_at = timezone.now()
     plan = job.plan

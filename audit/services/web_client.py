@@ -8,6 +8,7 @@ cache hit, failure reason). The verification flow that uses it is ``audit.servic
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import logging
 import time
@@ -66,7 +67,18 @@ class WebCallClient:
             content_types=content_types,
         )
 
-    def _record(self, *, provider, url, query, status, started, response=None, error=None, cache_hit=False):
+    def _record(
+        self,
+        *,
+        provider: str,
+        url: str,
+        query: str,
+        status: str,
+        started: float,
+        response: FetchResponse | None = None,
+        error: WebError | None = None,
+        cache_hit: bool = False,
+    ) -> ExternalCall:
         self.calls += 1
         self.cache_hits += int(cache_hit)
         self.answered += int(status in (ExternalCall.Status.OK, ExternalCall.Status.CACHED))
@@ -168,7 +180,7 @@ class WebCallClient:
             self._store(key, provider, url, response, now)
         return response
 
-    def _store(self, key: str, provider: str, url: str, response: FetchResponse, now) -> None:
+    def _store(self, key: str, provider: str, url: str, response: FetchResponse, now: dt.datetime) -> None:
         try:
             with transaction.atomic():
                 WebCacheEntry.objects.update_or_create(
@@ -188,7 +200,7 @@ class WebCallClient:
             pass
 
 
-def web_cache_purge(*, now=None) -> int:
+def web_cache_purge(*, now: dt.datetime | None = None) -> int:
     """Delete expired cache entries; return how many (the daily schedule calls it)."""
     deleted, _ = WebCacheEntry.objects.filter(expires_at__lte=now or timezone.now()).delete()
     return deleted

@@ -4,16 +4,18 @@ Every read and action is scoped to :func:`workspace_for_user`. A user's workspac
 their profile; a signed-in user without one is refused (:class:`NoWorkspace`, a 403 saying why),
 never put in a workspace by default. The Admin role does not widen it. A superuser
 works in another workspace only after an explicit switch (:func:`workspace_switch`, applied per
-request by ``audit.middleware`` for pages and ``X-Theoria-Workspace`` for the API).
+request by ``audit.security.middleware`` for pages and ``X-Theoria-Workspace`` for the API).
 """
 
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from audit.models import UserProfile, Workspace
+from audit.services.events import AnyUser
 
 DEFAULT_WORKSPACE_SLUG = "default"
 SWITCH_SESSION_KEY = "theoria_workspace"
@@ -40,15 +42,15 @@ NO_WORKSPACE = (
 )
 
 
-def workspace_of(user) -> Workspace | None:
+def workspace_of(user: AnyUser | None) -> Workspace | None:
     """The workspace of the user's profile; None for a user without one (or anonymous)."""
-    if not getattr(user, "is_authenticated", False):
+    if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
         return None
     profile = UserProfile.objects.select_related("workspace").filter(user=user).first()
     return profile.workspace if profile is not None else None
 
 
-def workspace_home(user) -> Workspace:
+def workspace_home(user: AnyUser) -> Workspace:
     """Return the user's home workspace; raise :class:`NoWorkspace` when the user has none."""
     home = workspace_of(user)
     if home is None:
@@ -56,15 +58,15 @@ def workspace_home(user) -> Workspace:
     return home
 
 
-def workspace_for_user(user) -> Workspace:
+def workspace_for_user(user: AnyUser) -> Workspace:
     """Return the workspace the user works in now: the home one, or a superuser's explicit switch."""
-    switched = getattr(user, _SWITCHED, None)
+    switched: Workspace | None = getattr(user, _SWITCHED, None)
     if switched is not None and getattr(user, "is_superuser", False):
         return switched
     return workspace_home(user)
 
 
-def workspace_switch(user, slug: str) -> Workspace:
+def workspace_switch(user: AnyUser, slug: str) -> Workspace:
     """Put ``user`` in workspace ``slug`` for this request (superusers only; "" is the home one).
 
     Raises ``PermissionDenied`` for anyone else naming a workspace other than their own, and
@@ -82,7 +84,7 @@ def workspace_switch(user, slug: str) -> Workspace:
     return workspace
 
 
-def workspace_member(workspace: Workspace, username: str):
+def workspace_member(workspace: Workspace, username: str) -> User | None:
     """Return the active user called ``username`` whose workspace is ``workspace``, else None.
 
     Callers answer "not found" the same way for a missing user and a user of another workspace,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django import template
 from django.core.exceptions import PermissionDenied
 
-from audit import presentation
 from audit.models.choices import Label
 from audit.services.workspaces import workspace_for_user
+from audit.web import presentation
 
 register = template.Library()
 

@@ -7,17 +7,22 @@ selector, call one service, serialize. Domain errors become responses in
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import roles
 from audit.errors import Missing
-from audit.filters import refuse_empty_values
 from audit.selectors.facade import claim_in_workspace, workspace_for_user
+from audit.services.events import Actor, AnyUser
+from audit.web.filters import refuse_empty_values
 from escalation import policy, selectors, services
 from escalation.models import ReviewCase
 
@@ -28,7 +33,7 @@ class EscalationApi(APIView):
 
     write = False
 
-    def check_permissions(self, request):
+    def check_permissions(self, request: Request) -> None:
         super().check_permissions(request)
         allowed = roles.can_review(request.user) if self.write else roles.can_read(request.user)
         if not allowed:
@@ -46,17 +51,17 @@ class EscalationApi(APIView):
 # --- output -------------------------------------------------------------------------------------
 
 
-class CaseClaimSerializer(serializers.Serializer):
+class CaseClaimSerializer(serializers.Serializer[Any]):
     answer_id = serializers.CharField(source="answer.public_id")
     claim_id = serializers.CharField()
     text = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label; DRF moves it to _declared_fields
     machine_label = serializers.CharField()
     confidence = serializers.FloatField()
     importance = serializers.CharField()
 
 
-class CaseOutputSerializer(serializers.Serializer):
+class CaseOutputSerializer(serializers.Serializer[Any]):
     ticket = serializers.CharField()
     tier = serializers.IntegerField()
     tier_name = serializers.SerializerMethodField()
@@ -81,14 +86,14 @@ class CaseOutputSerializer(serializers.Serializer):
     version = serializers.IntegerField()
     claim = CaseClaimSerializer()
 
-    def get_tier_name(self, case) -> str:
+    def get_tier_name(self, case: ReviewCase) -> str:
         return policy.TIER_NAMES[case.tier]
 
-    def get_clock(self, case) -> str | None:
+    def get_clock(self, case: ReviewCase) -> str | None:
         return case.clock_phase if case.due_at is not None else None
 
 
-class CaseEventSerializer(serializers.Serializer):
+class CaseEventSerializer(serializers.Serializer[Any]):
     kind = serializers.CharField()
     tier = serializers.IntegerField()
     actor = serializers.CharField(source="actor_label")
@@ -97,7 +102,7 @@ class CaseEventSerializer(serializers.Serializer):
     at = serializers.DateTimeField()
 
 
-class CaseEvidenceSerializer(serializers.Serializer):
+class CaseEvidenceSerializer(serializers.Serializer[Any]):
     source_type = serializers.CharField()
     source_id = serializers.CharField()
     title = serializers.CharField()
@@ -108,7 +113,7 @@ class CaseEvidenceSerializer(serializers.Serializer):
     entailment = serializers.FloatField()
 
 
-class CaseAnswerSerializer(serializers.Serializer):
+class CaseAnswerSerializer(serializers.Serializer[Any]):
     public_id = serializers.CharField()
     query = serializers.CharField()
     text = serializers.CharField()
@@ -124,13 +129,15 @@ class CaseDetailOutputSerializer(CaseOutputSerializer):
     events = CaseEventSerializer(source="events.all", many=True)
     curation_items = serializers.SerializerMethodField()
 
-    def get_curation_items(self, case) -> list[dict]:
+    def get_curation_items(self, case: ReviewCase) -> list[dict[str, Any]]:
         return [{"id": i.pk, "status": i.status, "reason": i.reason} for i in case.curation_items.all()]
 
 
-def _paginated(item_serializer, component: str) -> type[serializers.Serializer]:
+def _paginated(
+    item_serializer: type[serializers.Serializer[Any]], component: str
+) -> type[serializers.Serializer[Any]]:
     """The page envelope of PageNumberPagination around ``item_serializer`` (for the schema)."""
-    return extend_schema_serializer(component_name=component)(
+    envelope: type[serializers.Serializer[Any]] = extend_schema_serializer(component_name=component)(
         type(
             f"{component}Serializer",
             (serializers.Serializer,),
@@ -142,6 +149,7 @@ def _paginated(item_serializer, component: str) -> type[serializers.Serializer]:
             },
         )
     )
+    return envelope
 
 
 def _detail(view: EscalationApi, ticket: str, status: int = 200) -> Response:
@@ -161,7 +169,7 @@ class CaseListApi(EscalationApi):
         responses=_paginated(CaseOutputSerializer, "PaginatedCaseList"),
         operation_id="cases_list",
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         refuse_empty_values(self.query_filterset, request.query_params)
         cases = selectors.case_list(user=request.user, filters=request.query_params, request=request)
         paginator = PageNumberPagination()
@@ -173,14 +181,14 @@ class CaseDetailApi(EscalationApi):
     """One case with its claim, answer context, evidence, events and curation items."""
 
     @extend_schema(responses=CaseDetailOutputSerializer)
-    def get(self, request, ticket):
+    def get(self, request: Request, ticket: str) -> Response:
         return _detail(self, ticket)
 
 
 # --- writes -------------------------------------------------------------------------------------
 
 
-class VersionedInput(serializers.Serializer):
+class VersionedInput(serializers.Serializer[Any]):
     version = serializers.IntegerField(
         required=False,
         min_value=1,
@@ -195,10 +203,12 @@ class CaseTransitionApi(EscalationApi):
     write = True
     InputSerializer = VersionedInput
 
-    def perform(self, case: ReviewCase, actor, data: dict) -> None:  # pragma: no cover - abstract
+    def perform(
+        self, case: ReviewCase, actor: Actor, data: dict[str, Any]
+    ) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def post(self, request, ticket):
+    def post(self, request: Request, ticket: str) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -210,12 +220,19 @@ class CaseTransitionApi(EscalationApi):
         return _detail(self, ticket)
 
 
-def _transition_view(name: str, input_fields: dict, call, doc: str) -> type[CaseTransitionApi]:
+def _transition_view(
+    name: str,
+    input_fields: dict[str, Any],
+    call: Callable[[ReviewCase, AnyUser, dict[str, Any]], Any],
+    doc: str,
+) -> type[CaseTransitionApi]:
     """Build the APIView of one transition (its nested InputSerializer and its service call)."""
     input_serializer = type(f"{name}InputSerializer", (VersionedInput,), dict(input_fields))
 
     @extend_schema(request=input_serializer, responses=CaseDetailOutputSerializer)
-    def post(self, request, ticket):  # its own function, so each view carries its own schema
+    def post(
+        self: CaseTransitionApi, request: Request, ticket: str
+    ) -> Response:  # its own function, so each view carries its own schema
         return CaseTransitionApi.post(self, request, ticket)
 
     return type(
@@ -230,7 +247,7 @@ def _transition_view(name: str, input_fields: dict, call, doc: str) -> type[Case
     )
 
 
-def _reason(required: bool = True, **extra):
+def _reason(required: bool = True, **extra: Any) -> serializers.CharField:
     return serializers.CharField(
         max_length=5000, required=required, allow_blank=not required, trim_whitespace=True, **extra
     )
@@ -299,13 +316,13 @@ class CaseOpenApi(EscalationApi):
     write = True
 
     @extend_schema_serializer(component_name="CaseOpenInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[Any]):
         answer_id = serializers.CharField(max_length=40)
         claim_id = serializers.CharField(max_length=16)
         reason = _reason()
 
     @extend_schema(request=InputSerializer, responses={201: CaseDetailOutputSerializer})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -324,9 +341,9 @@ class CurationListApi(EscalationApi):
     """Knowledge-base correction items (from review decisions and the nightly auditor), newest first."""
 
     @extend_schema_serializer(component_name="CurationItem")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         id = serializers.IntegerField()
-        source = serializers.CharField()
+        source = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.source; DRF moves it to _declared_fields
         status = serializers.CharField()
         reason = serializers.CharField()
         ticket = serializers.CharField(source="case.ticket", default=None)
@@ -339,7 +356,7 @@ class CurationListApi(EscalationApi):
         parameters=[OpenApiParameter("status", str, enum=["open", "done", "dismissed"])],
         responses=_paginated(OutputSerializer, "PaginatedCurationItemList"),
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         status = request.query_params.get("status") or None
         if status and status not in ("open", "done", "dismissed"):
             raise exceptions.ValidationError({"status": ["status must be open, done or dismissed"]})

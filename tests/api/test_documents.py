@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from audit.kb_search import kb_index
+from audit.kb.search import kb_index
 from audit.models import AuditEvent, Chunk, Document, Workspace
 from audit.pipeline.embedding import get_embedder
 

@@ -170,7 +170,7 @@ def test_every_integer_field_of_the_admin_console_is_range_checked(rf, admin_use
     from django.contrib import admin
     from django.core.validators import MaxValueValidator
 
-    from audit.admin_settings import WorkspaceSettingsForm
+    from audit.admin.workspace_settings import WorkspaceSettingsForm
 
     request = rf.get("/admin/")
     request.user = admin_user_obj

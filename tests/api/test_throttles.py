@@ -82,8 +82,8 @@ def test_throttle_counts_live_in_the_shared_cache_not_in_a_process(settings):
     from django.core.cache import caches
     from django.core.cache.backends.db import DatabaseCache
 
-    from audit import throttling
-    from audit.rates import Rate
+    from audit.security import throttling
+    from audit.security.rates import Rate
 
     assert isinstance(caches["default"], DatabaseCache)  # the suite runs as a deployment without Redis
     rate = Rate.parse("2/min")
@@ -102,8 +102,8 @@ def _cache_keys(cache) -> list[str]:
 
 
 def test_the_sliding_window_refuses_a_burst_across_a_window_boundary():
-    from audit import throttling
-    from audit.rates import Rate
+    from audit.security import throttling
+    from audit.security.rates import Rate
 
     rate = Rate.parse("4/min")
     assert [throttling.take("burst", "x", rate, now=119.0) is None for _ in range(4)] == [True] * 4
@@ -166,8 +166,8 @@ def test_with_a_redis_url_the_counts_live_in_redis_for_every_process(settings):
     import redis
     from django.core.cache import caches
 
-    from audit import throttling
-    from audit.rates import Rate
+    from audit.security import throttling
+    from audit.security.rates import Rate
 
     url = "redis://127.0.0.1:6379/15"
     probe = "from django.core.cache import caches; print(type(caches['default']).__name__)"

@@ -20,9 +20,9 @@ AUDIT_PUBLIC = (
     "audit.constants",
     "audit.roles",
     "audit.errors",
-    "audit.filters",
-    "audit.admin_events",
-    "audit.presentation",
+    "audit.web.filters",
+    "audit.admin.events",
+    "audit.web.presentation",
     "audit.pipeline",
 )
 
@@ -66,7 +66,9 @@ def test_escalation_imports_audit_only_through_its_facade_services_and_hooks():
         (path, name)
         for path, names in _sources("escalation")
         for name in names
-        if _within(name, ("audit",)) and name != "audit" and not _within(name, AUDIT_PUBLIC)
+        if _within(name, ("audit",))
+        and not _within(name, AUDIT_PUBLIC)
+        and not any(public.startswith(name + ".") for public in AUDIT_PUBLIC)  # "from audit.web import x"
     }
     assert offending == set()
 
@@ -227,3 +229,72 @@ def _private_imports() -> set[tuple[str, str]]:
 
 def test_no_module_imports_another_modules_private_names():
     assert _private_imports() == set()
+
+
+# --- the rooms of audit: packages by responsibility, each importing downwards only ----------------
+
+PAGES = ("audit.web", "audit.admin", "audit.api")
+BELOW_THE_PAGES = (
+    "audit.services",
+    "audit.selectors",
+    "audit.pipeline",
+    "audit.kb",
+    "audit.security",
+    "audit.models",
+    "audit.tasks",
+)
+# What each inner room may not import (beyond the pages, which none of them may).
+ROOM_LIMITS = {
+    "audit.kb": ("audit.services", "audit.selectors", "audit.security"),
+    "audit.security": ("audit.selectors", "audit.pipeline", "audit.kb"),
+    "audit.pipeline": ("audit.services", "audit.selectors", "audit.kb", "audit.security", "audit.models"),
+}
+
+
+def _audit_modules():
+    for path, names in _sources("audit"):
+        yield _module_name(ROOT / path), names
+
+
+def test_nothing_below_the_pages_imports_the_pages_the_admin_or_the_api():
+    offending = {
+        (module, name)
+        for module, names in _audit_modules()
+        if _within(module, BELOW_THE_PAGES)
+        for name in names
+        if _within(name, PAGES)
+    }
+    assert offending == set()
+
+
+def test_each_inner_room_imports_only_what_its_docstring_allows():
+    offending = {
+        (module, name)
+        for module, names in _audit_modules()
+        for room, banned in ROOM_LIMITS.items()
+        if _within(module, (room,))
+        for name in names
+        if _within(name, banned)
+    }
+    assert offending == set()
+
+
+def test_every_package_of_audit_says_what_it_holds_and_what_it_may_import():
+    silent = [
+        init.relative_to(ROOT).as_posix()
+        for init in sorted((ROOT / "audit").glob("*/__init__.py"))
+        if init.parent.name not in ("migrations", "templatetags", "management")
+        and "may import" not in (ast.get_docstring(ast.parse(init.read_text())) or "").lower()
+    ]
+    assert silent == []
+
+
+def test_audit_keeps_no_loose_page_admin_search_or_security_module_at_its_top_level():
+    loose = sorted(
+        p.name
+        for p in (ROOT / "audit").glob("*.py")
+        if p.stem.startswith(("admin_", "kb_"))
+        or p.stem
+        in {"views", "forms", "filters", "charts", "presentation", "signin", "throttling", "middleware"}
+    )
+    assert loose == []

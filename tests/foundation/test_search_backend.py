@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db import connection
 
-from audit.kb_pgvector import extension_installed, kb_backend, pgvector_ready
-from audit.kb_search import InProcessKnowledgeBase, PgKnowledgeBase, kb_index
+from audit.kb.pgvector import extension_installed, kb_backend, pgvector_ready
+from audit.kb.search import InProcessKnowledgeBase, PgKnowledgeBase, kb_index
 from audit.models import Chunk, Document
 
 
@@ -49,7 +49,7 @@ def test_the_admin_names_the_search_back_end_in_use(client, admin_user_obj):
 
 
 def test_keyword_candidates_need_two_consecutive_words_of_the_query_and_ranking_uses_them_all():
-    from audit.kb_pgvector import tsquery_pairs, tsquery_terms
+    from audit.kb.pgvector import tsquery_pairs, tsquery_terms
 
     assert tsquery_terms("NMDA receptors drive LTP") == "nmda | receptors | drive | ltp"
     assert (

@@ -68,3 +68,20 @@ def test_the_task_cluster_keeps_one_worker_on_the_database_broker_and_takes_a_se
         ]
         == 6
     )
+
+
+def test_with_debug_off_the_collected_plotly_bundle_is_served_gzipped_in_under_600_kb(settings, tmp_path):
+    """WhiteNoise serves collectstatic's gzip copy to a browser that accepts it (issue 35)."""
+    from django.core.management import call_command
+    from django.test import Client
+
+    settings.STATIC_ROOT = str(tmp_path)
+    call_command("collectstatic", interactive=False, verbosity=0)
+    url = "/static/vendor/plotly-basic.min.js"
+
+    zipped = Client().get(url, HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    plain = Client().get(url)
+
+    assert zipped.status_code == 200 and zipped["Content-Encoding"] == "gzip"
+    assert int(zipped["Content-Length"]) < 600_000
+    assert "Content-Encoding" not in plain and int(plain["Content-Length"]) > 1_000_000

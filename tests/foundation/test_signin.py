@@ -1,6 +1,6 @@
-"""Sign-in protection (``audit.signin``: django-axes per account and address, a per-address
+"""Sign-in protection (``audit.security.signin``: django-axes per account and address, a per-address
 lockout, a progressive delay per account) on the login page, the admin login and the token
-endpoint, and the client address every throttle counts by (``audit.throttling.client_address``)."""
+endpoint, and the client address every throttle counts by (``audit.security.throttling.client_address``)."""
 
 from __future__ import annotations
 
@@ -182,7 +182,7 @@ def test_a_new_x_forwarded_for_per_request_does_not_make_a_new_client(settings):
 
 
 def test_behind_trusted_proxies_the_address_the_outermost_proxy_saw_is_the_client(rf, settings):
-    from audit.throttling import client_address
+    from audit.security.throttling import client_address
 
     request = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.7, 10.0.0.1")
     settings.THEORIA = {**settings.THEORIA, "TRUSTED_PROXIES": 0}

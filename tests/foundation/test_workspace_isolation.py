@@ -317,7 +317,7 @@ def test_no_route_lets_another_workspace_read_or_change_a_row(alpha, beta_users)
 
 @pytest.mark.django_db
 def test_no_admin_console_page_shows_another_workspaces_rows(alpha, beta_users):
-    from audit.admin_site import workspace_path
+    from audit.admin.site import workspace_path
 
     before = _snapshot(alpha)
     failures = []

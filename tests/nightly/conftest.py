@@ -12,7 +12,7 @@ from tests.factories import AnswerFactory, ClaimFactory, EvidenceFactory, Verifi
 @pytest.fixture(autouse=True)
 def _fresh_kb_indexes():
     """Each test builds its own KB; forget indexes cached by workspace id between tests."""
-    from audit.kb_search import kb_index_reset
+    from audit.kb.search import kb_index_reset
 
     kb_index_reset()
     yield

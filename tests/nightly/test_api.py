@@ -181,7 +181,7 @@ def test_every_nightly_csv_neutralises_formula_cells(workspace):
     import io
     import zipfile
 
-    from audit.nightly_export import bundle_zip
+    from audit.web.nightly_export import bundle_zip
 
     report = NightlyReport.objects.create(
         workspace=workspace,

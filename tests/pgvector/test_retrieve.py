@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.pgvector, pytest.mark.slow]
 
 
 def test_it_retrieves_with_filters_and_freshness_from_postgresql(workspace, auditor, embedder):
-    from audit.kb_search import PgKnowledgeBase, kb_index
+    from audit.kb.search import PgKnowledgeBase, kb_index
     from audit.services.ingestion import DocumentInput, document_ingest
 
     for title, text, published in (

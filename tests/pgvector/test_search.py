@@ -8,7 +8,7 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from audit.kb_pgvector import (
+from audit.kb.pgvector import (
     DENSE_SQL,
     HNSW_INDEX,
     PgVectorIndex,
@@ -17,7 +17,7 @@ from audit.kb_pgvector import (
     pgvector_ready,
     vector_literal,
 )
-from audit.kb_search import PgKnowledgeBase, kb_index
+from audit.kb.search import PgKnowledgeBase, kb_index
 from audit.models import Chunk, Document, Evidence, Workspace
 
 pytestmark = [pytest.mark.pgvector, pytest.mark.slow]
@@ -49,7 +49,7 @@ def test_an_ingested_document_is_found_by_meaning_and_by_a_rare_keyword(ingest, 
 
 
 def _candidate_titles(workspace, query: str, vec, *, n: int, cap: int) -> set[str]:
-    from audit.kb_pgvector import SEARCH_SQL, tsquery_pairs, tsquery_terms
+    from audit.kb.pgvector import SEARCH_SQL, tsquery_pairs, tsquery_terms
 
     params = {
         "ws": workspace.pk,

@@ -29,13 +29,13 @@ HEADLINE = {
 
 
 def _entry_points() -> dict:
-    from audit import presentation
     from audit.pipeline import chunking, contradiction, extraction, numbers, rag_score, redaction, text
     from audit.pipeline.methods import cove, linguistic
     from audit.pipeline.revision import sentences
     from audit.pipeline.types import Passage
     from audit.pipeline.web import base, page
     from audit.services import submissions
+    from audit.web import presentation
 
     contexts = [{"id": "1", "text": "One."}, {"id": "doc-a", "text": "Two."}]
     sources = [Passage(id="1", text="One.", title="Annual report")]
@@ -112,7 +112,7 @@ def test_the_scaling_check_tells_a_quadratic_pattern_from_a_linear_one():
 
 def test_citation_markers_and_emphasis_that_never_close_are_given_up_without_rescanning():
     from audit.pipeline import extraction, rag_score
-    from audit.presentation import strip_markdown
+    from audit.web.presentation import strip_markdown
 
     unclosed = {
         name: scaling.ADVERSARIAL[name]

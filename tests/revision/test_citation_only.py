@@ -135,7 +135,7 @@ def test_the_setting_is_changed_through_the_api_and_a_bad_value_is_a_400_naming_
 def test_the_admin_settings_page_saves_the_setting_and_the_admin_form_has_the_field(
     client, admin_user_obj, workspace
 ):
-    from audit.admin import WorkspaceAdmin
+    from audit.admin.console import WorkspaceAdmin
     from tests.ui.test_admin_settings import settings_post
 
     client.force_login(admin_user_obj)

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.django_db
 
 def settings_post(form_html_client, workspace, **changes):
     """POST the settings form as the page renders it, with ``changes`` applied."""
-    from audit.admin_settings import WorkspaceSettingsForm
+    from audit.admin.workspace_settings import WorkspaceSettingsForm
 
     form = WorkspaceSettingsForm(workspace=workspace)
     data = {

@@ -1,4 +1,4 @@
-"""The admin console's users (``audit.admin_users``): a workspace Admin given every ``auth``
+"""The admin console's users (``audit.admin.users``): a workspace Admin given every ``auth``
 permission still manages only its own workspace's users and can make no one a superuser or staff."""
 
 from __future__ import annotations

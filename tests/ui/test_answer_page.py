@@ -273,7 +273,7 @@ def test_revision_attempts_say_what_the_unsupported_figure_counts(client, analys
 
 
 def test_the_word_diff_keeps_a_replaced_number_apart_from_its_replacement():
-    from audit.presentation import DiffPart, word_diff
+    from audit.web.presentation import DiffPart, word_diff
 
     parts = word_diff("Level 8 applies.", "Level 4 applies.")
     assert parts == [

@@ -223,7 +223,8 @@ def test_it_refreshes_a_screenshot_of_every_page(admin_user_obj, workspace, tmp_
         "admin-settings",
     )
     assert names == sorted(
-        [f"{n}.png" for n in ("login", "answer-tooltip", *pages)] + [f"phone-{n}.png" for n in phone]
+        [f"{n}.png" for n in ("login", "answer-tooltip", "calibration", *pages)]
+        + [f"phone-{n}.png" for n in phone]
     )
     assert all(p.stat().st_size > 10_000 for p in tmp_path.glob("*.png"))
 
@@ -253,16 +254,17 @@ def test_the_dashboard_draws_a_chart_only_when_it_scrolls_into_view(
 ):
     build_answer(workspace)
     page = browser_page
+    plotly_fetched = "performance.getEntriesByType('resource').filter(r => r.name.includes('plotly')).length"
     page.set_viewport_size({"width": 1280, "height": 900})
     login(page, live_server, lead, "/dashboard/")
-    page.wait_for_selector("#chart-trust-trend[data-drawn=true]")  # in the first screen
+    page.wait_for_load_state("networkidle")
+    # the first screen is tiles and tables: no chart script is fetched until a chart comes near
+    assert page.evaluate(plotly_fetched) == 0
+    assert page.evaluate("document.querySelector('#chart-trust-trend').getBoundingClientRect().top") > 900
+    page.locator("#chart-trust-trend").scroll_into_view_if_needed()
+    page.wait_for_selector("#chart-trust-trend[data-drawn=true]")
     assert page.get_attribute("#chart-domains", "data-drawn") is None  # far below
-    assert (
-        page.evaluate(
-            "performance.getEntriesByType('resource').filter(r => r.name.includes('plotly')).length"
-        )
-        == 1
-    )
+    assert page.evaluate(plotly_fetched) == 1
     page.locator("#chart-domains").scroll_into_view_if_needed()
     page.wait_for_selector("#chart-domains[data-drawn=true]")
 

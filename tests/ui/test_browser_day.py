@@ -285,10 +285,21 @@ def test_every_table_on_a_phone_stacks_or_scrolls_in_its_box_and_no_word_is_brok
 
 @pytest.mark.slow
 def test_the_admin_pages_fit_a_390_px_phone(browser_page, live_server, admin_user_obj, workspace):
-    from audit.models import CalibrationVersion
+    from audit.models import CalibrationVersion, ExternalCall
 
-    _, claims = build_answer(workspace)
+    answer, claims = build_answer(workspace)
     open_case(claims[1])
+    # an object named by a long URL: its title and breadcrumbs were 533 px wide on a phone
+    call = ExternalCall.objects.create(
+        workspace=workspace,
+        answer=answer,
+        claim=claims[2],
+        provider="pubmed",
+        url="https://eutils.ncbi.nlm.nih.gov/entrez/eutils/esearch.fcgi?db=pubmed&term=ltp+first+described",
+        query="ltp first described",
+        status="failed",
+        failure_reason="dns",
+    )
     # the settings page's calibration versions table (605 px wide on a phone before issue 35)
     for number, status in ((1, "inactive"), (2, "declined"), (3, "active")):
         CalibrationVersion.objects.create(
@@ -323,6 +334,10 @@ def test_the_admin_pages_fit_a_390_px_phone(browser_page, live_server, admin_use
         "/admin/audit/externalcall/",
         "/admin/audit/calibrationversion/",
         "/admin/audit/reviewedexample/",
+        f"/admin/audit/externalcall/{call.pk}/change/",
+        f"/admin/audit/externalcall/{call.pk}/history/",
+        "/admin/audit/answer/add/",  # refused (403): the error pages were 980 px wide, with no viewport
+        "/admin/no-such-page/",  # 404
     ]:
         page.goto(live_server.url + path)
         page.wait_for_load_state("networkidle")

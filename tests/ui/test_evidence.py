@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from audit.presentation import evidence_view, sentence_spans, strip_markdown
+from audit.web.presentation import evidence_view, sentence_spans, strip_markdown
 from tests.ui.conftest import build_answer, open_case
 
 SNIPPET = (

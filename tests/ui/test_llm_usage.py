@@ -175,6 +175,6 @@ def test_it_says_a_run_used_no_llm_on_the_answer_and_claim_pages(client, analyst
 
 
 def test_it_ticks_the_calls_axis_at_round_whole_steps():
-    from audit.charts import count_step
+    from audit.web.charts import count_step
 
     assert [count_step(top) for top in (0, 4, 6, 11, 26, 140, 260, 2600)] == [1, 1, 2, 5, 10, 50, 100, 1000]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from audit import charts
-from audit.presentation import key_metrics, mark_claims, word_diff
+from audit.web import charts
+from audit.web.presentation import key_metrics, mark_claims, word_diff
 
 
 def claim(cid, start, end, label="SUPPORTED"):
@@ -61,7 +61,7 @@ def test_it_picks_the_headline_metrics_in_plain_words_and_leaves_internal_scores
 
 
 def test_it_says_what_each_label_means_with_its_confidence():
-    from audit.presentation import label_meaning
+    from audit.web.presentation import label_meaning
 
     assert (
         label_meaning("SUPPORTED", 0.951) == "Supported: confidence 0.95 that the evidence backs this claim."

@@ -3,7 +3,7 @@
 Layering: this module holds every Django setting and reads deployment values from the
 environment through the strict helpers in ``env.py``; ``test.py`` imports it and overrides what
 the test suite needs. Domain thresholds (audit score, SLAs, freshness, ...) are *not* Django
-settings: their defaults live in ``audit/constants.py`` and a workspace may override them in the
+settings: their defaults live in ``audit/constants/`` and a workspace may override them in the
 database through the admin console.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -77,7 +78,7 @@ if _PROXY_HEADER:
         )
     SECURE_PROXY_SSL_HEADER = tuple(_PROXY_HEADER)
 SESSION_COOKIE_HTTPONLY = True
-# Content-Security-Policy of every page (audit.middleware.SecurityHeadersMiddleware): scripts
+# Content-Security-Policy of every page (audit.security.middleware.SecurityHeadersMiddleware): scripts
 # and styles from this server only (Plotly adds style rules, hence 'unsafe-inline' for styles).
 THEORIA_CSP = envstr(
     "THEORIA_CSP",
@@ -108,16 +109,19 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # static files with DEBUG off (gunicorn): what collectstatic gathered under STATIC_ROOT, served
+    # gzip-compressed to a browser that accepts it (the .gz files STORAGES' backend writes beside each)
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "audit.middleware.WorkspaceSwitchMiddleware",
-    "audit.middleware.SecurityHeadersMiddleware",
+    "audit.security.middleware.WorkspaceSwitchMiddleware",
+    "audit.security.middleware.SecurityHeadersMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "audit.middleware.FormThrottleMiddleware",
+    "audit.security.middleware.FormThrottleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # last, as django-axes asks: answers a request its backend locked out (audit.signin)
+    # last, as django-axes asks: answers a request its backend locked out (audit.security.signin)
     "axes.middleware.AxesMiddleware",
 ]
 
@@ -167,15 +171,23 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns at start when it is missing (before collectstatic)
+# collectstatic writes a gzip copy of every text file beside it (and a brotli one where the brotli
+# package is installed), which WhiteNoise serves: the Plotly bundle travels as 0.40 MB, not 1.19 MB
+# (issue 35). Not the manifest variant: pages would then fail to render until collectstatic has run.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "audit.staticfinders.PlotlyFinder",  # vendor/plotly.min.js from the installed plotly package
+    "audit.web.staticfinders.PlotlyFinder",  # vendor/plotly.min.js from the installed plotly package
 ]
 
 LOGIN_URL = "/accounts/login/"
 
-# django-axes (audit/signin.py): failed passwords counted per account and client address together,
+# django-axes (audit/security/signin.py): failed passwords counted per account and client address together,
 # in the database (exact under concurrent workers), the cool-off running from the last failure.
 # Its backend comes first so every authenticate() refuses a locked account and address.
 AUTHENTICATION_BACKENDS = [
@@ -184,11 +196,11 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_FAILURE_LIMIT = "audit.signin.failure_limit"
-AXES_COOLOFF_TIME = "audit.signin.cool_off"
-AXES_USERNAME_CALLABLE = "audit.signin.account_of"
-AXES_CLIENT_IP_CALLABLE = "audit.signin.client_address"  # THEORIA_TRUSTED_PROXIES, as every throttle
-AXES_LOCKOUT_CALLABLE = "audit.signin.lockout_response"
+AXES_FAILURE_LIMIT = "audit.security.signin.failure_limit"
+AXES_COOLOFF_TIME = "audit.security.signin.cool_off"
+AXES_USERNAME_CALLABLE = "audit.security.signin.account_of"
+AXES_CLIENT_IP_CALLABLE = "audit.security.signin.client_address"  # THEORIA_TRUSTED_PROXIES, as every throttle
+AXES_LOCKOUT_CALLABLE = "audit.security.signin.lockout_response"
 AXES_RESET_ON_SUCCESS = True
 AXES_DISABLE_ACCESS_LOG = True  # successful sign-ins are not logged to the database
 AXES_VERBOSE = False
@@ -198,7 +210,7 @@ LOGOUT_REDIRECT_URL = "/accounts/login/"
 # Reverse proxies in front of the server that append the client's address to X-Forwarded-For
 # (nginx: proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for). 0: none, the client address
 # is REMOTE_ADDR and X-Forwarded-For is ignored; N: the address the outermost of N proxies saw
-# (audit.throttling.client_address). Set it only when every request passes through those proxies.
+# (audit.security.throttling.client_address). Set it only when every request passes through those proxies.
 TRUSTED_PROXIES = envint("THEORIA_TRUSTED_PROXIES", 0, minimum=0)
 
 REST_FRAMEWORK = {
@@ -243,7 +255,7 @@ SPECTACULAR_SETTINGS = {
 # stays bounded.
 REDIS_URL = envstr("THEORIA_REDIS_URL", "")
 
-Q_CLUSTER = {
+Q_CLUSTER: dict[str, Any] = {
     "name": "theoria",
     "workers": envint("THEORIA_Q_WORKERS", (os.cpu_count() or 1) if REDIS_URL else 1, minimum=1),
     "recycle": envint("THEORIA_Q_RECYCLE", 200, minimum=1),
@@ -259,7 +271,7 @@ if REDIS_URL:
 else:
     Q_CLUSTER["orm"] = "default"
 
-# The shared cache: throttle and sign-in lockout counts (audit.throttling) must be one count for
+# The shared cache: throttle and sign-in lockout counts (audit.security.throttling) must be one count for
 # every server process, so never a per-process memory cache. Redis when THEORIA_REDIS_URL is set,
 # else a database table (created by `manage.py createcachetable`, which `make setup` runs).
 if REDIS_URL:
@@ -285,8 +297,9 @@ EMAIL_TIMEOUT = envint(
     "THEORIA_EMAIL_TIMEOUT_S", EMAIL_TIMEOUT_S, minimum=1
 )  # every outbound call has a timeout
 
-# --- Theoria deployment settings (not domain thresholds: those are in audit/constants.py) ---
-THEORIA = {
+# --- Theoria deployment settings (not domain thresholds: those are in audit/constants/) ---
+# Any: the values are of many kinds (rates, URLs, numbers, flags), read by key where used.
+THEORIA: dict[str, Any] = {
     "EMBEDDING_MODEL_PATH": envstr("THEORIA_EMBEDDING_MODEL_PATH", ""),
     "CHUNK_SIZE": envint("THEORIA_CHUNK_SIZE", 0),  # 0: audit.constants default
     "CHUNK_OVERLAP": envint("THEORIA_CHUNK_OVERLAP", -1),  # -1: audit.constants default
@@ -332,13 +345,13 @@ THEORIA = {
     # API request limits (docs/API.md).
     "API_MAX_BODY_BYTES": envint("THEORIA_API_MAX_BODY_BYTES", 1_000_000, minimum=1),
     "API_MAX_CONTEXTS": envint("THEORIA_API_MAX_CONTEXTS", 200, minimum=1),
-    # Throttles (audit/throttling.py): "N/unit" or "N/<k>unit" (s, min, hour, day); empty: no limit.
+    # Throttles (audit/security/throttling.py): "N/unit" or "N/<k>unit" (s, min, hour, day); empty: no limit.
     # The token endpoint per client address; audits per user (the API and the answer form share it).
     "THROTTLE_TOKEN": envrate("THEORIA_THROTTLE_TOKEN", "10/min"),
     "THROTTLE_AUDITS": envrate("THEORIA_THROTTLE_AUDITS", "120/min"),
     # Every other state-changing HTML form (a POST outside the API), per user.
     "THROTTLE_FORMS": envrate("THEORIA_THROTTLE_FORMS", "30/min"),
-    # Sign-in (the login page, the admin login, the token endpoint; audit/signin.py): this many
+    # Sign-in (the login page, the admin login, the token endpoint; audit/security/signin.py): this many
     # failed passwords for one account from one client address lock that pair (django-axes) until
     # the window has passed since the last failure; this many from one address lock the address;
     # past one address's allowance, an account's failures from anywhere make its next try wait

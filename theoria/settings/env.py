@@ -61,8 +61,8 @@ def envlist(name: str, default: list[str] | None = None) -> list[str]:
 
 
 def envrate(name: str, default: str) -> str:
-    """A throttle rate such as ``10/min`` or ``5/15min`` (``audit.rates``); empty means no limit."""
-    from audit.rates import Rate
+    """A throttle rate such as ``10/min`` or ``5/15min`` (``audit.security.rates``); empty means no limit."""
+    from audit.security.rates import Rate
 
     raw = os.environ.get(name)
     value = default if raw is None else raw.strip()

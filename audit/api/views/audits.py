@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -11,6 +13,7 @@ from drf_spectacular.utils import (
     extend_schema_serializer,
 )
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -45,13 +48,13 @@ class ContextInput(StrictInputSerializer):
     text = StrictCharField(trim_whitespace=False)
     published_at = DayField(required=False, allow_null=True)
 
-    def validate_text(self, value):
+    def validate_text(self, value: str) -> str:
         if not value.strip():
             raise serializers.ValidationError("May not be blank.")
         return value
 
 
-def audit_request_from(values: dict) -> AuditRequest:
+def audit_request_from(values: dict[str, Any]) -> AuditRequest:
     """Return the service's request of a validated ``AuditCreateApi.InputSerializer`` (API and answer form)."""
     contexts = [
         {**c, "published_at": c["published_at"].isoformat() if c.get("published_at") else None}
@@ -101,14 +104,14 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         answer_json = serializers.DictField(required=False)
         schema_extra = {"not": {"required": ["answer", "answer_json"]}}  # one of them (validate)
 
-        def validate(self, attrs):
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if "answer_json" in attrs and "answer" in attrs:
                 raise serializers.ValidationError(
                     {"answer_json": ["Send either answer or answer_json (one of them)."]}
                 )
             return attrs
 
-        def validate_contexts(self, value):
+        def validate_contexts(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
             limit = settings.THEORIA["API_MAX_CONTEXTS"]
             if len(value) > limit:
                 raise serializers.ValidationError(f"At most {limit} contexts are allowed; got {len(value)}.")
@@ -131,7 +134,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             409: OpenApiResponse(description="Idempotency-Key reused with a different body."),
         },
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         key = request.headers.get("Idempotency-Key", "")
         if key and not IDEMPOTENCY_KEY_RE.match(key):
             raise InvalidInput(

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from django.db.models import Model, QuerySet
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from audit.api.parsers import find_bad_text
 from audit.errors import InvalidInput
+from audit.models import Workspace
 from audit.services.workspaces import workspace_for_user
 
 EXPORT_BATCH = 500
+_M = TypeVar("_M", bound=Model)
 IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+# The mixin's methods call the API view's own (``initial``); only the type checker sees that base.
+if TYPE_CHECKING:
+    _ViewBase = APIView
+else:
+    _ViewBase = object
 
 
 class Pagination(PageNumberPagination):
@@ -22,7 +34,7 @@ class Pagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 500
 
-    def get_page_size(self, request):
+    def get_page_size(self, request: Request) -> int | None:
         text = request.query_params.get(self.page_size_query_param)
         if text is None:
             return self.page_size
@@ -32,7 +44,7 @@ class Pagination(PageNumberPagination):
             )
         return int(text)
 
-    def get_schema_operation_parameters(self, view):
+    def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
         parameters = super().get_schema_operation_parameters(view)
         for parameter in parameters:
             if parameter["name"] == self.page_query_param:
@@ -42,11 +54,11 @@ class Pagination(PageNumberPagination):
         return parameters
 
 
-class CleanRequestMixin:
+class CleanRequestMixin(_ViewBase):
     """Refuse NUL characters and unpaired surrogates in path and query values (400 naming them):
     no database text column can hold them, so they would otherwise fail deep in a query."""
 
-    def initial(self, request, *args, **kwargs):
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication and permissions first: 401/403 before 400
         values = [(name, value) for name, value in kwargs.items() if isinstance(value, str)]
         values += [
@@ -65,11 +77,11 @@ class CleanRequestMixin:
                 raise InvalidInput(*found)
 
 
-class QueryInputSerializer(serializers.Serializer):
+class QueryInputSerializer(serializers.Serializer[Any]):
     """Query parameters read through a serializer (which also declares them in the schema): an
     empty value of a field that may not be blank is refused (400), not taken as absent."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if hasattr(data, "getlist"):
             blank = [
                 name
@@ -81,12 +93,13 @@ class QueryInputSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-def request_workspace(request):
+def request_workspace(request: Request) -> Workspace:
     return workspace_for_user(request.user)
 
 
-def _filtered(filterset_class, request, queryset):
+def _filtered(filterset_class: type[Any], request: Request, queryset: QuerySet[_M]) -> QuerySet[_M]:
     filterset = filterset_class(request.query_params, queryset=queryset, request=request)
     if not filterset.is_valid():
         raise serializers.ValidationError(filterset.errors)
-    return filterset.qs
+    filtered: QuerySet[_M] = filterset.qs  # django-filter ships no types
+    return filtered

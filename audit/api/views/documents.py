@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
+from django.core.files.uploadedfile import UploadedFile
+from django.db.models import QuerySet
+from django.utils.datastructures import MultiValueDict
 from django.utils.text import slugify
 from drf_spectacular.utils import (
     extend_schema,
@@ -12,6 +17,8 @@ from drf_spectacular.utils import (
 )
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import MultiPartParser
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit import constants
@@ -44,11 +51,13 @@ class _UploadSchema(TheoriaAutoSchema):
     """Only the GET list is paginated: an upload answers a plain list of the documents it stored
     (the schema said a page, which schemathesis' stateful phase caught)."""
 
-    def _get_paginator(self):
-        return super()._get_paginator() if self.method == "GET" else None
+    def _get_paginator(self) -> Any:
+        if self.method != "GET":
+            return None
+        return super()._get_paginator()  # type: ignore[no-untyped-call]  # drf-spectacular's hook is untyped
 
 
-class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
+class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView[Document]):
     """List the knowledge base; upload a document (JSON body or a multipart ``file``)."""
 
     serializer_class = DocumentSerializer
@@ -66,17 +75,17 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
         published_at = DayField(required=False, allow_null=True)
         sensitive = StrictBooleanField(required=False, default=False)
 
-        def validate(self, attrs):
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if bool(attrs.get("text")) == bool(attrs.get("file")):
                 raise serializers.ValidationError({"text": ["Send either text or file (one of them)."]})
             if attrs.get("text") is not None and not attrs.get("title"):
                 raise serializers.ValidationError({"title": ["Is required with text."]})
             return attrs
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         return [CanRead()] if self.request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Document]:
         if getattr(self, "swagger_fake_view", False):
             return Document.objects.none()
         queryset = selectors.document_list(workspace=request_workspace(self.request))
@@ -84,10 +93,10 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
         return queryset.filter(domain=domain.lower()) if domain else queryset
 
     @extend_schema(request=InputSerializer, responses={201: DocumentSerializer(many=True)})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         form = (
             {key: request.data.get(key) for key in request.data}
-            if hasattr(request.data, "getlist")
+            if isinstance(request.data, MultiValueDict)  # a form or multipart body
             else request.data
         )
         data = self.InputSerializer(data=form)
@@ -129,10 +138,14 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView):
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
-def _documents_from_upload(upload, values, documents_from_file):
+def _documents_from_upload(
+    upload: UploadedFile[Any],
+    values: dict[str, Any],
+    documents_from_file: Callable[..., Iterable[DocumentInput]],
+) -> Iterator[DocumentInput]:
     """Parse an uploaded file with the ingestion service's readers (same rules as ingest_kb)."""
     limit = constants.INGEST_MAX_FILE_BYTES
-    if upload.size > limit:
+    if (upload.size or 0) > limit:
         raise InvalidInput("file", f"is larger than {limit // (1024 * 1024)} MB.")
     suffix = Path(upload.name or "").suffix.lower()
     with tempfile.TemporaryDirectory() as folder:
@@ -153,16 +166,16 @@ def _documents_from_upload(upload, values, documents_from_file):
             yield doc
 
 
-class DocumentDetailApi(CleanRequestMixin, generics.RetrieveDestroyAPIView):
+class DocumentDetailApi(CleanRequestMixin, generics.RetrieveDestroyAPIView[Document]):
     """Read one document; delete it (its chunks leave every search index)."""
 
     serializer_class = DocumentSerializer
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         return [CanRead()] if self.request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Document]:
         return selectors.document_list(workspace=request_workspace(self.request))
 
-    def perform_destroy(self, instance):
+    def perform_destroy(self, instance: Document) -> None:
         document_delete(document=instance, actor=self.request.user)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Iterator
+from typing import Any
 
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -14,9 +17,11 @@ from drf_spectacular.utils import (
 )
 from rest_framework import generics, serializers
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from audit import exports
 from audit.api.permissions import CanRead
 from audit.api.serializers import (
     ClaimCardSerializer,
@@ -24,9 +29,10 @@ from audit.api.serializers import (
 from audit.api.views.common import EXPORT_BATCH, CleanRequestMixin, QueryInputSerializer, request_workspace
 from audit.api.views.records import with_escalations
 from audit.errors import InvalidInput
-from audit.filters import ClaimFilter
 from audit.models import Claim
 from audit.selectors import api as selectors
+from audit.web import exports
+from audit.web.filters import ClaimFilter
 
 # --- Exports ------------------------------------------------------------------------------------
 
@@ -34,21 +40,24 @@ from audit.selectors import api as selectors
 class IgnoreFormatNegotiation(BaseContentNegotiation):
     """Exports read ``?format=`` themselves; errors are always JSON."""
 
-    def select_parser(self, request, parsers):
-        return parsers[0] if parsers else None
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
+        return next(iter(parsers), None)
 
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
 
 
-def _card_stream(queryset):
+def _card_stream(queryset: QuerySet[Claim]) -> Iterator[dict[str, Any]]:
     """Yield Claim Card dicts in batches (one escalation query per batch)."""
     iterator = queryset.iterator(chunk_size=EXPORT_BATCH)
     while batch := list(itertools.islice(iterator, EXPORT_BATCH)):
         yield from with_escalations(ClaimCardSerializer, batch, many=True)
 
 
-def _export_response(queryset, fmt: str, filename: str) -> StreamingHttpResponse:
+def _export_response(queryset: QuerySet[Claim], fmt: str, filename: str) -> StreamingHttpResponse:
     if fmt == "csv":
         response = StreamingHttpResponse(
             exports.iter_csv(_card_stream(queryset)), content_type="text/csv; charset=utf-8"
@@ -61,7 +70,7 @@ def _export_response(queryset, fmt: str, filename: str) -> StreamingHttpResponse
     return response
 
 
-def _export_format(request) -> str:
+def _export_format(request: Request) -> str:
     fmt = request.query_params.get("format", "csv")
     if fmt not in ("csv", "json"):
         raise InvalidInput("format", f'"{fmt}" is not an export format; use csv or json.')
@@ -73,7 +82,7 @@ _FORMAT_PARAM = OpenApiParameter(
 )
 
 
-class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView):
+class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView[Claim]):
     """Stream any filtered set of Claim Cards as CSV or JSON (same filters as /claims)."""
 
     permission_classes = [CanRead]
@@ -90,7 +99,7 @@ class ClaimCardExportApi(CleanRequestMixin, generics.GenericAPIView):
             (200, "application/json"): ClaimCardSerializer(many=True),
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> StreamingHttpResponse:
         fmt = _export_format(request)
         queryset = self.filter_queryset(selectors.claim_card_list(workspace=request_workspace(request)))
         return _export_response(queryset, fmt, f"claim-cards-{timezone.now():%Y%m%dT%H%M%SZ}")
@@ -119,7 +128,7 @@ class ClaimCardDailyBundleApi(CleanRequestMixin, APIView):
             (200, "application/json"): ClaimCardSerializer(many=True),
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> StreamingHttpResponse:
         fmt = _export_format(request)
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)

@@ -3,13 +3,17 @@ workspace's calibration (versions, a refit, a rollback). Scoped to the caller's 
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
 from django.db import transaction
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import generics, serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,8 +21,6 @@ from audit.api.parsers import StrictJSONParser
 from audit.api.permissions import CanChangeSettings, CanRead
 from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
 from audit.api.views.exports import IgnoreFormatNegotiation
-from audit.exports import iter_jsonl
-from audit.filters import UtcDateTimeFilter
 from audit.models import CalibrationVersion, ReviewedExample
 from audit.models.choices import Label
 from audit.selectors.learning import (
@@ -29,6 +31,8 @@ from audit.selectors.learning import (
     reviewed_example_list,
 )
 from audit.services.calibration import calibration_activate, calibration_queue
+from audit.web.exports import iter_jsonl
+from audit.web.filters import UtcDateTimeFilter
 
 
 class ReviewedExampleFilter(django_filters.FilterSet):
@@ -46,7 +50,7 @@ class ReviewedExampleFilter(django_filters.FilterSet):
         fields = ["source", "decision", "reviewer_label", "domain"]
 
 
-class ReviewedExampleSerializer(serializers.ModelSerializer):
+class ReviewedExampleSerializer(serializers.ModelSerializer[Any]):
     """A reviewer's decision as a labelled example: what was judged, what the machine said, what the reviewer said."""
 
     answer_id = serializers.CharField(source="claim.answer.public_id")
@@ -78,7 +82,7 @@ class ReviewedExampleSerializer(serializers.ModelSerializer):
         ]
 
 
-class ReviewedExampleListApi(CleanRequestMixin, generics.ListAPIView):
+class ReviewedExampleListApi(CleanRequestMixin, generics.ListAPIView[ReviewedExample]):
     """List the workspace's reviewed examples (newest first): every case resolution and revision review."""
 
     permission_classes = [CanRead]
@@ -87,13 +91,13 @@ class ReviewedExampleListApi(CleanRequestMixin, generics.ListAPIView):
     filterset_class = ReviewedExampleFilter
     queryset = ReviewedExample.objects.none()  # names the model; rows come from the selector
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[ReviewedExample]:
         if getattr(self, "swagger_fake_view", False):
-            return self.queryset
+            return ReviewedExample.objects.none()
         return reviewed_example_list(workspace=request_workspace(self.request))
 
 
-class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView):
+class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView[ReviewedExample]):
     """Download the reviewed examples (same filters as the list) as JSONL in the benchmark claim format."""
 
     permission_classes = [CanRead]
@@ -104,7 +108,7 @@ class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView):
     queryset = ReviewedExample.objects.none()
 
     @extend_schema(responses={(200, "application/x-ndjson"): OpenApiTypes.STR})
-    def get(self, request):
+    def get(self, request: Request) -> StreamingHttpResponse:
         workspace = request_workspace(request)
         queryset = self.filter_queryset(reviewed_example_list(workspace=workspace))
         response = StreamingHttpResponse(
@@ -116,7 +120,7 @@ class ReviewedExampleExportApi(CleanRequestMixin, generics.GenericAPIView):
         return response
 
 
-class CalibrationVersionSerializer(serializers.ModelSerializer):
+class CalibrationVersionSerializer(serializers.ModelSerializer[Any]):
     class Meta:
         model = CalibrationVersion
         fields = [
@@ -139,7 +143,7 @@ class CalibrationApi(CleanRequestMixin, APIView):
     permission_classes = [CanRead]
 
     @extend_schema_serializer(component_name="CalibrationState")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         in_force = serializers.DictField(allow_null=True)
         applies = serializers.BooleanField()
         judge = serializers.CharField()
@@ -150,7 +154,7 @@ class CalibrationApi(CleanRequestMixin, APIView):
         versions = CalibrationVersionSerializer(many=True)
 
     @extend_schema(responses={200: OutputSerializer})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(self.OutputSerializer(calibration_state(request_workspace(request))).data)
 
 
@@ -160,14 +164,14 @@ class CalibrationRunApi(CleanRequestMixin, APIView):
     permission_classes = [CanChangeSettings]
 
     @extend_schema_serializer(component_name="CalibrationQueued")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         status = serializers.CharField()
         examples = serializers.IntegerField()
         examples_needed = serializers.IntegerField()
         message = serializers.CharField()
 
     @extend_schema(request=None, responses={202: OutputSerializer, 200: OutputSerializer})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         workspace = request_workspace(request)
         n, _supported, needed = readiness(examples_for_calibration(workspace=workspace))
         if needed:
@@ -196,12 +200,12 @@ class CalibrationRollbackApi(CleanRequestMixin, APIView):
     parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="CalibrationRollbackInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[Any]):
         version = serializers.IntegerField(min_value=1, max_value=2_147_483_647, allow_null=True)
         reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
 
     @extend_schema(request=InputSerializer, responses={200: CalibrationApi.OutputSerializer})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = calibration_activate(

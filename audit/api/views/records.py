@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import generics, serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -23,24 +28,24 @@ from audit.api.serializers import (
     StrictInputSerializer,
 )
 from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
-from audit.filters import AnswerFilter, ClaimFilter, EvidenceFilter, RunFilter
 from audit.models import Answer, Claim, Evidence, VerificationRun
 from audit.selectors import api as selectors
 from audit.services.revision import answer_revision_decide
+from audit.web.filters import AnswerFilter, ClaimFilter, EvidenceFilter, RunFilter
 
 # --- Reads --------------------------------------------------------------------------------------
 
 
-class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView):
+class _WorkspaceListApi(CleanRequestMixin, generics.ListAPIView[Any]):
     """A paginated, filtered list of the caller's workspace rows, read through ``selector``."""
 
     permission_classes = [CanRead]
     pagination_class = Pagination
-    selector = None
+    selector: ClassVar[Callable[..., QuerySet[Any]]]  # each list names its selector
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Any]:
         if getattr(self, "swagger_fake_view", False):  # schema generation: the model, no query
-            return self.queryset
+            return super().get_queryset()
         return type(self).selector(workspace=request_workspace(self.request))
 
 
@@ -53,7 +58,9 @@ class AnswerListApi(_WorkspaceListApi):
     selector = staticmethod(selectors.answer_list)
 
 
-def with_escalations(serializer_class, items, *, many: bool = False, **context):
+def with_escalations(
+    serializer_class: type[serializers.Serializer[Any]], items: Any, *, many: bool = False, **context: Any
+) -> Any:
     """Serialize answers or claims with their review cases loaded in one query."""
     rows = items if many else [items]
     claims = [claim for row in rows for claim in (row.claims.all() if isinstance(row, Answer) else [row])]
@@ -67,7 +74,7 @@ class AnswerDetailApi(CleanRequestMixin, APIView):
     permission_classes = [CanRead]
 
     @extend_schema(responses={200: AnswerSerializer})
-    def get(self, request, answer_id: str):
+    def get(self, request: Request, answer_id: str) -> Response:
         answer = get_object_or_404(
             selectors.answer_detail_list(workspace=request_workspace(request)), public_id=answer_id
         )
@@ -90,7 +97,7 @@ class AnswerRevisionDecisionApi(CleanRequestMixin, APIView):
         reason = StrictCharField(max_length=2000)
 
     @extend_schema(request=InputSerializer, responses={200: AnswerSerializer})
-    def post(self, request, answer_id: str):
+    def post(self, request: Request, answer_id: str) -> Response:
         answer = get_object_or_404(
             selectors.answer_detail_list(workspace=request_workspace(request)), public_id=answer_id
         )
@@ -109,7 +116,7 @@ class ClaimListApi(_WorkspaceListApi):
     filterset_class = ClaimFilter
     selector = staticmethod(selectors.claim_card_list)
 
-    def list(self, request, *args, **kwargs):
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(with_escalations(ClaimCardSerializer, page, many=True))
 
@@ -120,7 +127,7 @@ class ClaimDetailApi(CleanRequestMixin, APIView):
     permission_classes = [CanRead]
 
     @extend_schema(responses={200: ClaimCardSerializer})
-    def get(self, request, answer_id: str, claim_id: str):
+    def get(self, request: Request, answer_id: str, claim_id: str) -> Response:
         claim = get_object_or_404(
             selectors.claim_card_list(workspace=request_workspace(request)),
             answer__public_id=answer_id,
@@ -147,12 +154,12 @@ class RunListApi(_WorkspaceListApi):
     selector = staticmethod(selectors.run_list)
 
 
-class RunDetailApi(CleanRequestMixin, generics.RetrieveAPIView):
+class RunDetailApi(CleanRequestMixin, generics.RetrieveAPIView[VerificationRun]):
     """One verification run of the caller's workspace; ``deep_checks`` shows an asynchronous deep
     check's progress (queued, running with methods done of total, done with its relabels, failed)."""
 
     permission_classes = [CanRead]
     serializer_class = RunSerializer
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[VerificationRun]:
         return selectors.run_list(workspace=request_workspace(self.request))

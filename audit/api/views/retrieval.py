@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils import timezone
 from drf_spectacular.utils import (
     extend_schema,
@@ -9,6 +11,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -48,13 +51,13 @@ class RetrieveApi(CleanRequestMixin, APIView):
 
         schema_extra = {"oneOf": [{"required": ["claim"]}, {"required": ["query"]}]}  # as validate
 
-        def validate(self, attrs):
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if ("claim" in attrs) == ("query" in attrs):
                 raise serializers.ValidationError({"claim": ["Send either claim or query (one of them)."]})
             return attrs
 
     @extend_schema_serializer(component_name="RetrievedPassage")
-    class PassageSerializer(serializers.Serializer):
+    class PassageSerializer(serializers.Serializer[Any]):
         id = serializers.CharField()
         document_id = serializers.IntegerField()
         title = serializers.CharField()
@@ -82,7 +85,7 @@ class RetrieveApi(CleanRequestMixin, APIView):
             )
         },
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data

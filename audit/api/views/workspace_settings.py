@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Any
 
+from django.contrib.auth.models import User
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
@@ -13,6 +15,8 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -26,7 +30,7 @@ from audit.api.serializers import (
     StrictInputSerializer,
 )
 from audit.api.views.common import CleanRequestMixin, QueryInputSerializer, request_workspace
-from audit.models import Conversation, UserProfile
+from audit.models import Conversation, UserProfile, Workspace
 from audit.models.choices import CitationOnlyRevisions, Mode, RevisionApproval
 from audit.pipeline.web.fetch import ALLOWED_DOMAIN_PATTERN
 from audit.selectors import api as selectors
@@ -37,7 +41,7 @@ from audit.services.workspaces import workspace_member
 # --- Settings (mode toggles and thresholds) --------------------------------------------------------
 
 
-def _read_or_admin(request):
+def _read_or_admin(request: Request) -> list[BasePermission]:
     return [CanRead()] if request.method in ("GET", "HEAD", "OPTIONS") else [CanChangeSettings()]
 
 
@@ -53,7 +57,7 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
     parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="WorkspaceSettingsOutput")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         slug = serializers.CharField()
         name = serializers.CharField()
         default_mode = serializers.CharField()
@@ -72,7 +76,7 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
             help_text="The LLM endpoint and its circuit breaker in this process (docs/LLM.md)."
         )
 
-        def get_llm(self, workspace) -> dict:
+        def get_llm(self, workspace: Workspace) -> dict[str, Any]:
             return llm_status(workspace=workspace)
 
     @extend_schema_serializer(component_name="WorkspaceSettingsInput")
@@ -114,15 +118,15 @@ class WorkspaceSettingsApi(CleanRequestMixin, APIView):
             "unregulated (default): served at once outside regulated domains; serve: served at once.",
         )
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         return _read_or_admin(self.request)
 
     @extend_schema(responses={200: OutputSerializer})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(self.OutputSerializer(request_workspace(request)).data)
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
-    def patch(self, request):
+    def patch(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -150,15 +154,15 @@ class ThresholdsApi(CleanRequestMixin, APIView):
         threshold_overrides = ThresholdOverridesField()
 
     @extend_schema_serializer(component_name="ThresholdsOutput")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         defaults = serializers.DictField()
         overrides = serializers.DictField()
         effective = serializers.DictField()
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         return _read_or_admin(self.request)
 
-    def _body(self, workspace) -> dict:
+    def _body(self, workspace: Workspace) -> dict[str, Any]:
         return {
             "defaults": asdict(constants.Thresholds()),
             "overrides": workspace.threshold_overrides or {},
@@ -166,11 +170,11 @@ class ThresholdsApi(CleanRequestMixin, APIView):
         }
 
     @extend_schema(responses={200: OutputSerializer})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(self._body(request_workspace(request)))
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
-    def put(self, request):
+    def put(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = modes.thresholds_set(
@@ -191,30 +195,30 @@ class UserModeApi(CleanRequestMixin, APIView):
     parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="UserModeOutput")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         username = serializers.CharField()
         default_mode = serializers.CharField(allow_blank=True)
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         return _read_or_admin(self.request)
 
-    def _user(self, request, username):
+    def _user(self, request: Request, username: str) -> User:
         """The user, when in the caller's workspace (users without a profile are in the default one)."""
         user = workspace_member(request_workspace(request), username)
         if user is None:
             raise Http404  # the same answer for a missing user and one of another workspace
         return user
 
-    def _body(self, user) -> dict:
+    def _body(self, user: User) -> dict[str, Any]:
         profile = UserProfile.objects.filter(user=user).first()
         return {"username": user.get_username(), "default_mode": profile.default_mode if profile else ""}
 
     @extend_schema(responses={200: OutputSerializer})
-    def get(self, request, username: str):
+    def get(self, request: Request, username: str) -> Response:
         return Response(self.OutputSerializer(self._body(self._user(request, username))).data)
 
     @extend_schema(request=_ModeInput, responses={200: OutputSerializer})
-    def put(self, request, username: str):
+    def put(self, request: Request, username: str) -> Response:
         user = self._user(request, username)
         data = _ModeInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -233,22 +237,22 @@ class ConversationModeApi(CleanRequestMixin, APIView):
     parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="ConversationModeOutput")
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         conversation_id = serializers.CharField(source="external_id")
         default_mode = serializers.CharField(allow_blank=True)
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         return _read_or_admin(self.request)
 
     @extend_schema(responses={200: OutputSerializer})
-    def get(self, request, conversation_id: str):
+    def get(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(
             Conversation, workspace=request_workspace(request), external_id=conversation_id
         )
         return Response(self.OutputSerializer(conversation).data)
 
     @extend_schema(request=_ModeInput, responses={200: OutputSerializer})
-    def put(self, request, conversation_id: str):
+    def put(self, request: Request, conversation_id: str) -> Response:
         data = _ModeInput(data=request.data)
         data.is_valid(raise_exception=True)
         conversation = modes.conversation_mode_set(
@@ -284,7 +288,7 @@ class ModePreviewApi(CleanRequestMixin, APIView):
             )
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
         values = data.validated_data

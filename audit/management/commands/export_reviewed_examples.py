@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from audit.exports import iter_jsonl
 from audit.management.workspace_option import workspace_from_option
 from audit.selectors.learning import benchmark_rows
+from audit.web.exports import iter_jsonl
 
 
 class Command(BaseCommand):

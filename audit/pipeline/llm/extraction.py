@@ -8,10 +8,11 @@ LLM claim card carries the same fields as an offline one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from audit.pipeline import extraction as offline
 from audit.pipeline.llm.client import LLMClient, LLMError
-from audit.pipeline.llm.common import failure_reason, unavailable_reason
+from audit.pipeline.llm.common import NO_LLM, failure_reason, unavailable_reason
 from audit.pipeline.llm.prompts import EXTRACT_SYSTEM, messages
 from audit.pipeline.text import content_stems, normalize
 from audit.pipeline.types import ClaimDraft
@@ -38,8 +39,8 @@ def extract_claims(client: LLMClient | None, answer: str, query: str = "") -> Ex
     """
     text = normalize(answer or "")
     reason = unavailable_reason(client) or ("empty answer" if not text.strip() else None)
-    if reason:
-        return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, reason)
+    if reason or client is None:
+        return Extraction(offline.extract_claims(text, query), METHOD_OFFLINE, reason or NO_LLM)
     sentences = len(offline.split_sentences(text)) or 1
     try:
         rows = client.complete_json(
@@ -59,7 +60,7 @@ def extract_claims(client: LLMClient | None, answer: str, query: str = "") -> Ex
     return Extraction(claims, METHOD_LLM)
 
 
-def claims_from_rows(rows: list[dict], text: str, query: str = "") -> list[ClaimDraft]:
+def claims_from_rows(rows: list[dict[str, Any]], text: str, query: str = "") -> list[ClaimDraft]:
     """ClaimDrafts for validated LLM rows, renumbered c1..cn, anchored to the answer's sentences.
 
     A row sharing less than MIN_GROUNDING of its content words with the answer is dropped: the

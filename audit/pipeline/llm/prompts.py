@@ -13,6 +13,7 @@ accepts as an answer, so a model that copies the example gets a repair, not a ve
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from audit.constants import COVE_MAX_QUESTIONS, LLM_EVIDENCE_CHARS
 
@@ -93,7 +94,7 @@ def numbered_passages(texts: list[str]) -> str:
     )
 
 
-def messages(instructions: str, user: str) -> list[dict]:
+def messages(instructions: str, user: str) -> list[dict[str, Any]]:
     """One user message: the task's instructions, then its input (see the module doc)."""
     return [{"role": "user", "content": f"{instructions}{SEPARATOR}{user}"}]
 
@@ -102,7 +103,7 @@ SEPARATOR = "\n\n---\n\n"
 _JSON_EXAMPLE_RE = re.compile(r"Reply with ONLY a JSON object.*?(?=\n\n---\n\n)", re.DOTALL)
 
 
-def _shape(node) -> str:
+def _shape(node: dict[str, Any]) -> str:
     """A schema in words: ``results: list of {claim_id, verdict: SUPPORTED | PARTIAL, ...}``."""
     if "enum" in node:
         return " | ".join(map(str, node["enum"]))
@@ -110,10 +111,10 @@ def _shape(node) -> str:
         return "{" + ", ".join(f"{k}: {_shape(v)}" for k, v in node["properties"].items()) + "}"
     if node.get("type") == "array":
         return f"list of {_shape(node['items'])}"
-    return node.get("type", "value")
+    return str(node.get("type", "value"))
 
 
-def for_structured_output(messages: list[dict], schema: dict) -> list[dict]:
+def for_structured_output(messages: list[dict[str, Any]], schema: dict[str, Any]) -> list[dict[str, Any]]:
     """The messages with the prompt's JSON example replaced by the schema in words.
 
     Under a grammar, a small model given an example copies it verbatim (placeholders included):

@@ -9,6 +9,8 @@ standard 0.4–0.7, full < 0.4); it is a property of the wording, not of the evi
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 from audit.constants import LINGUISTIC_BASE, LINGUISTIC_STEP
 from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
@@ -50,7 +52,7 @@ LOW = (
 _QUOTE_RE = re.compile(r"[\"\u201c]([^\"\u201c\u201d]{8,})[\"\u201d]")
 
 
-def linguistic_score(text: str, evidence_texts: list[str] = ()) -> tuple[float, dict]:
+def linguistic_score(text: str, evidence_texts: Sequence[str] = ()) -> tuple[float, dict[str, Any]]:
     low = text.lower()
     highs = [p for p in HIGH if re.search(r"\b" + re.escape(p) + r"\b", low)]
     lows = [p for p in LOW if re.search(r"\b" + re.escape(p) + r"\b", low)]

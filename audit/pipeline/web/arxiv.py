@@ -66,9 +66,9 @@ class ArxivProvider(WebProvider):
             arxiv_id = entry_id.rstrip("/").rsplit("/abs/", 1)[-1]
             link = next(
                 (
-                    ln.get("href")
+                    href
                     for ln in entry.findall(f"{ATOM}link")
-                    if ln.get("rel", "alternate") == "alternate" and ln.get("href")
+                    if (href := ln.get("href")) and ln.get("rel", "alternate") == "alternate"
                 ),
                 entry_id,
             )

@@ -43,7 +43,7 @@ DATE_META = ("citation_publication_date", "citation_date", "article:published_ti
 
 
 class _TextExtractor(HTMLParser):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.title = ""
@@ -51,12 +51,13 @@ class _TextExtractor(HTMLParser):
         self._skip = 0
         self._in_title = False
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "meta":
             values = dict(attrs)
             key = (values.get("name") or values.get("property") or "").lower()
-            if key and values.get("content"):
-                self.meta.setdefault(key, values["content"])
+            content = values.get("content")
+            if key and content:
+                self.meta.setdefault(key, content)
         elif tag == "title":
             self._in_title = True
         elif tag in SKIPPED_TAGS:
@@ -64,7 +65,7 @@ class _TextExtractor(HTMLParser):
         elif tag in BLOCK_TAGS:
             self.parts.append("\n")
 
-    def handle_endtag(self, tag):
+    def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self._in_title = False
         elif tag in SKIPPED_TAGS and self._skip:
@@ -72,7 +73,7 @@ class _TextExtractor(HTMLParser):
         elif tag in BLOCK_TAGS:
             self.parts.append("\n")
 
-    def handle_data(self, data):
+    def handle_data(self, data: str) -> None:
         if self._in_title:
             self.title += data
         elif not self._skip:
@@ -119,7 +120,7 @@ def well_formed_tags(html: str) -> str:
     return "".join(out)
 
 
-def html_to_text(html: str) -> tuple[str, str, dict]:
+def html_to_text(html: str) -> tuple[str, str, dict[str, str]]:
     """Return (title, text, meta) of an HTML page; text keeps paragraph breaks."""
     parser = _TextExtractor()
     parser.feed(well_formed_tags(html))
@@ -129,7 +130,7 @@ def html_to_text(html: str) -> tuple[str, str, dict]:
     return " ".join(parser.title.split()), text, parser.meta
 
 
-def meta_date(meta: dict) -> date | None:
+def meta_date(meta: dict[str, str]) -> date | None:
     for key in DATE_META:
         value = (meta.get(key) or "").strip().replace("/", "-")
         if len(value) >= 4 and value[:4].isdigit():
@@ -151,6 +152,7 @@ class PageProvider(WebProvider):
         for url in lookup.urls[: lookup.max_results]:
             response = self._get(client, url, lookup.query)
             raw = response.text
+            meta: dict[str, str]
             if response.content_type == "text/plain":
                 title, text, meta = (
                     "",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 from urllib.parse import urlencode
+from xml.etree.ElementTree import Element
 
 from defusedxml import ElementTree
 from defusedxml.common import DefusedXmlException
@@ -19,15 +20,16 @@ ARTICLE_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
 
 
-def parse_xml(body: bytes, provider: str, url: str):
+def parse_xml(body: bytes, provider: str, url: str) -> Element:
     """Parse untrusted XML; raise WebError(MALFORMED) on a syntax error or a DTD/entity."""
     try:
-        return ElementTree.fromstring(body)
+        root: Element = ElementTree.fromstring(body)  # defusedxml ships no types
+        return root
     except (ElementTree.ParseError, DefusedXmlException, ValueError) as exc:
         raise malformed(provider, url, str(exc)[:200]) from None
 
 
-def _text(element) -> str:
+def _text(element: Element | None) -> str:
     return " ".join("".join(element.itertext()).split()) if element is not None else ""
 
 
@@ -38,7 +40,7 @@ def _month(value: str) -> int:
     return MONTHS.get(value[:3], 1)
 
 
-def _pub_date(article) -> date | None:
+def _pub_date(article: Element) -> date | None:
     """The electronic article date if present, else the journal issue date (year at least)."""
     for path in ("ArticleDate", "Journal/JournalIssue/PubDate"):
         node = article.find(path)

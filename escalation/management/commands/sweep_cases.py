@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import BaseCommand
 
 from escalation import tasks
@@ -10,7 +12,7 @@ from escalation import tasks
 class Command(BaseCommand):
     help = "Mark at-risk and breached escalation cases and deliver pending alerts (idempotent)."
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         counts = tasks.sweep_overdue_cases()
         self.stdout.write(
             f"at risk: {counts['at_risk']}, breached: {counts['breached']}, "

@@ -69,7 +69,15 @@ def _pages(workspace) -> list[tuple[str, str, str]]:
         .first()
         or answer.claims.first()
     )
-    case = ReviewCase.objects.filter(workspace=workspace).order_by("-risk_score", "id").first()
+    # an open case with the most history (an escalation that kept its owner, its next clock), else any
+    case = (
+        ReviewCase.objects.filter(workspace=workspace)
+        .exclude(status=ReviewCase.Status.RESOLVED)
+        .annotate(n_events=Count("events"))
+        .order_by("-n_events", "-risk_score", "id")
+        .first()
+        or ReviewCase.objects.filter(workspace=workspace).order_by("-risk_score", "id").first()
+    )
     # a held revision, the one with a finding on its revised sentence first
     proposed = Answer.objects.filter(workspace=workspace, revision_status=Answer.RevisionStatus.PROPOSED)
     proposal = (
@@ -135,7 +143,8 @@ class Command(BaseCommand):
             page.wait_for_selector(".claim-mark:hover .tooltip", state="visible")
             page.screenshot(path=str(out / "answer-tooltip.png"), full_page=False)
             self.stdout.write(f"answer-tooltip.png  {answer_path} (tooltip open)")
-            saved = len(pages) + 2
+            self._shoot_calibration_panel(page, base, out / "calibration.png")
+            saved = len(pages) + 3
             # phone width: the pages an analyst opens on the move
             phone = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
             phone.add_cookies([session_cookie(user, base)])
@@ -147,6 +156,17 @@ class Command(BaseCommand):
                     saved += 1
             browser.close()
         self.stdout.write(self.style.SUCCESS(f"Saved {saved} screenshots in {out}"))
+
+    def _shoot_calibration_panel(self, page, base: str, path: Path) -> None:
+        """The dashboard's calibration and reviewer-agreement panel alone, its charts drawn."""
+        page.goto(f"{base}/dashboard/")
+        panel = page.locator("#review-panel")
+        for plot_id in panel.locator(".plot").evaluate_all("plots => plots.map(p => p.id)"):
+            page.locator(f"#{plot_id}").scroll_into_view_if_needed()
+            page.wait_for_selector(f"#{plot_id}[data-drawn=true]")
+        page.wait_for_load_state("networkidle")
+        panel.screenshot(path=str(path))
+        self.stdout.write(f"{path.name:<22} {base}/dashboard/#review-panel")
 
     def _shoot(self, page, url: str, ready: str, path: Path) -> None:
         response = page.goto(url)

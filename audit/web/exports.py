@@ -2,7 +2,7 @@
 
 The claim-card exports of the API and the pages (``iter_csv`` / ``iter_json``: the filtered list
 and the daily file of low-confidence claims) write cards through these, so a file looks the same
-wherever it comes from; the nightly report's bundle (``audit/nightly_export.py``) writes its own
+wherever it comes from; the nightly report's bundle (``audit/web/nightly_export.py``) writes its own
 tables through the same CSV writer (``csv_text``), so its cells are neutralised the same way.
 """
 

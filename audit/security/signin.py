@@ -18,7 +18,7 @@ Three rules, none of which lets a stranger lock an account's owner out:
   that long, never the lockout's minutes.
 
 A refused sign-in answers 429 with ``Retry-After`` and one sentence saying why and for how long.
-Client addresses are ``audit.throttling.client_address`` (``THEORIA_TRUSTED_PROXIES``) for the
+Client addresses are ``audit.security.throttling.client_address`` (``THEORIA_TRUSTED_PROXIES``) for the
 three rules alike. The per-address and per-account counts live in the shared cache.
 
 Why django-axes for the first rule: it is the ecosystem's maintained lockout, with the
@@ -47,8 +47,8 @@ from django.dispatch import receiver
 from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 
-from audit import throttling
-from audit.rates import Rate
+from audit.security import throttling
+from audit.security.rates import Rate
 
 LOCKED = "locked_out"
 DISABLED_LIMIT = 10**9  # SIGNIN_LOCKOUT empty: axes never reaches it
@@ -182,7 +182,7 @@ def signin_locked(request, username) -> float | None:
     return found[0] if found else None
 
 
-@receiver(user_login_failed, dispatch_uid="audit.signin.count_failure")
+@receiver(user_login_failed, dispatch_uid="audit.security.signin.count_failure")
 def count_failure(sender, credentials=None, request=None, **kwargs) -> None:
     """Every failed ``authenticate()`` counts for the address and the account (axes counts the
     pair through the same signal)."""

@@ -11,8 +11,8 @@ import io
 import json
 import zipfile
 
-from audit.exports import csv_text
 from audit.models import NightlyItem, NightlyReport
+from audit.web.exports import csv_text
 
 CLAIM_COLUMNS = [
     "claim",

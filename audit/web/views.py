@@ -1,7 +1,7 @@
 """HTML pages of the audit domain: home, answers, claim cards and lists, dashboard, nightly reports.
 
 Views are thin: they check the reader's role, parse the query string with a form (bad input
-is a 400 naming the field), call selectors and render. Charts are built in ``audit.charts``.
+is a 400 naming the field), call selectors and render. Charts are built in ``audit.web.charts``.
 """
 
 from __future__ import annotations
@@ -18,23 +18,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from audit import charts, constants, drilldown, hooks, presentation, review_charts, roles, selectors
+from audit import constants, hooks, roles, selectors
 from audit.api.serializers import ClaimCardSerializer
 from audit.api.throttles import audit_throttle
 from audit.api.views import AuditCreateApi, audit_request_from
-from audit.dashboard_cache import dashboard_cached
 from audit.errors import AlreadyDone, InvalidInput, TheoriaError
-from audit.filters import AnswerPageFilter, ClaimFilter
-from audit.forms import (
-    AnswerSubmitForm,
-    DateRangeForm,
-    PassageFormSet,
-    RevisionDecisionForm,
-    audit_payload,
-    error_summary,
-    form_errors_text,
-    mark_invalid,
-)
 from audit.models import Workspace
 from audit.models.choices import LABEL_BADGES, Label
 from audit.selectors import api as selectors_api
@@ -54,6 +42,19 @@ from audit.services.audit_now import answer_audit_now
 from audit.services.revision import answer_revision_decide
 from audit.services.submissions import audit_submit
 from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user
+from audit.web import charts, drilldown, presentation, review_charts
+from audit.web.dashboard_cache import dashboard_cached
+from audit.web.filters import AnswerPageFilter, ClaimFilter
+from audit.web.forms import (
+    AnswerSubmitForm,
+    DateRangeForm,
+    PassageFormSet,
+    RevisionDecisionForm,
+    audit_payload,
+    error_summary,
+    form_errors_text,
+    mark_invalid,
+)
 
 CLAIMS_PER_PAGE = constants.UI_CLAIMS_PER_PAGE
 
@@ -468,7 +469,7 @@ def claim_list(request):
 
 
 def _dashboard_figures(workspace, period) -> dict:
-    """Every figure of the dashboard over ``period`` (cached by ``audit.dashboard_cache``)."""
+    """Every figure of the dashboard over ``period`` (cached by ``audit.web.dashboard_cache``)."""
     start, end = period.bounds()
     trust = dashboard_selectors.trust_summary(workspace=workspace, period=period)
     queue = hooks.queue_summary(workspace=workspace, start=start, end=end)

@@ -27,7 +27,7 @@ from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.core.cache.backends.db import DatabaseCache
 from django.db import transaction
 
-from audit.rates import Rate
+from audit.security.rates import Rate
 
 __all__ = ["Rate", "client_address", "forget", "over", "take"]
 

@@ -2,14 +2,14 @@
 
 The dashboard's "Calibration and reviewer agreement" panel: the reliability diagram (the machine's
 confidence against the share reviewers found SUPPORTED), reviewer agreement with the machine per
-day, and agreement per domain over the drift window. Same conventions as ``audit.charts``.
+day, and agreement per domain over the drift window. Same conventions as ``audit.web.charts``.
 """
 
 from __future__ import annotations
 
 import math
 
-from audit.charts import chart_layout
+from audit.web.charts import chart_layout
 
 AGREE_COLOUR = "#2f5bd3"
 COUNT_COLOUR = "#c9d3ea"

@@ -1,17 +1,18 @@
 """Admin console of the audit domain: workspace settings (modes, thresholds, allow-listed domains,
-business calendar, notification targets), user and conversation modes; every change an audit event."""
+business calendar, notification targets), user and conversation modes; every change an audit event.
+"""
 
 from django import forms
 from django.contrib import admin
 from django.db import transaction
 
-from audit import admin_users, constants, hooks
-from audit.admin_events import AuditedAdminMixin, ReadOnlyAdmin
-from audit.admin_learning import calibration_rollback_view, calibration_run_view
-from audit.admin_settings import WorkspaceSettingsForm
+from audit import constants, hooks
+from audit.admin import users as admin_users
+from audit.admin.events import AuditedAdminMixin, ReadOnlyAdmin
+from audit.admin.learning import calibration_rollback_view, calibration_run_view
+from audit.admin.workspace_settings import WorkspaceSettingsForm
 from audit.errors import InvalidInput
-from audit.forms import mark_invalid
-from audit.kb_pgvector import kb_backend_label
+from audit.kb.pgvector import kb_backend_label
 from audit.models import (
     Answer,
     AuditEvent,
@@ -35,6 +36,7 @@ from audit.services.modes import (
     workspace_settings_check,
     workspace_settings_update,
 )
+from audit.web.forms import mark_invalid
 
 
 class WorkspaceAdminForm(forms.ModelForm):
@@ -110,7 +112,7 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
     """Workspace settings: modes, thresholds, allow-listed web domains, retention (each change audited).
 
     ``<id>/settings/`` is the settings page: modes and one typed field per threshold with its
-    value in force, unit and seed default (``audit.admin_settings``).
+    value in force, unit and seed default (``audit.admin.workspace_settings``).
     """
 
     def get_urls(self):

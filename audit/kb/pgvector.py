@@ -9,7 +9,7 @@ consecutive content words with the query, and fuses the union exactly as the in-
 ``HybridIndex`` does (``w * cosine + (1 - w) * rank / max rank``), with ``ts_rank`` over all the
 query's words in place of BM25 (at most the ``PGVECTOR_LEXICAL_SCAN_CAP`` newest keyword
 matches ranked per query, so the same query always ranks the same chunks). SQLite, and
-PostgreSQL without the extension, keep the in-process index (``audit.kb_search``);
+PostgreSQL without the extension, keep the in-process index (``audit.kb.search``);
 :func:`pgvector_ready` makes the choice, per database.
 """
 

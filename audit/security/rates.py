@@ -1,7 +1,7 @@
 """Rates written as text ("10/min", "5/15min"): the one grammar of every throttle setting.
 
 Plain Python, so the settings can check a rate from the environment at start-up
-(``theoria.settings.env.envrate``) with the same rules ``audit.throttling`` applies.
+(``theoria.settings.env.envrate``) with the same rules ``audit.security.throttling`` applies.
 """
 
 from __future__ import annotations

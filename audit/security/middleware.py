@@ -70,8 +70,8 @@ class FormThrottleMiddleware:
         from django.shortcuts import render
         from rest_framework.exceptions import Throttled
 
-        from audit import throttling
-        from audit.rates import Rate
+        from audit.security import throttling
+        from audit.security.rates import Rate
 
         wait = throttling.take("forms", f"user:{user.pk}", Rate.parse(settings.THEORIA.get("THROTTLE_FORMS")))
         if wait is None:

@@ -146,12 +146,12 @@ class WorkspaceScopedAdmin(LimitedJSONAdmin):
 class TheoriaAdminSite(admin.AdminSite):
     @property
     def login_form(self):
-        from audit.signin import LockoutAdminAuthenticationForm
+        from audit.security.signin import LockoutAdminAuthenticationForm
 
         return LockoutAdminAuthenticationForm  # failed passwords lock the account and the address out
 
     def login(self, request, extra_context=None):
-        from audit.signin import locked_response
+        from audit.security.signin import locked_response
 
         response = super().login(request, extra_context)
         form = (getattr(response, "context_data", None) or {}).get("form")

@@ -10,6 +10,7 @@ none), ``answer`` (answer id). A bad value is a 400 naming the parameter.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import django_filters as filters
 from django import forms
@@ -36,7 +37,9 @@ def _canonical_choice(value, choices):
 class CaseInsensitiveChoices(filters.FilterSet):
     """A FilterSet whose choice parameters accept any letter case (``?label=nei``, ``?mode=Audit-Local``)."""
 
-    def __init__(self, data=None, *args, **kwargs):
+    api = False  # True when the API's filter backend built it (audit/api/filtering.py)
+
+    def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
         if data is not None:
             data = data.copy()
             for name, flt in self.base_filters.items():
@@ -217,7 +220,7 @@ class ClaimFilter(CaseInsensitiveChoices):
     def is_valid(self):
         valid = super().is_valid()
         data = getattr(self.form, "cleaned_data", {})
-        if getattr(self, "api", False):  # the API: a range the wrong way round is an empty result
+        if self.api:  # the API: a range the wrong way round is an empty result
             return valid
         low, high = data.get("confidence_min"), data.get("confidence_max")
         if low is not None and high is not None and low > high:

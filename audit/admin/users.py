@@ -23,7 +23,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from audit import roles
-from audit.admin_site import WorkspaceScopedAdmin
+from audit.admin.site import WorkspaceScopedAdmin
 
 ESCALATING_FIELDS = ("is_superuser", "is_staff", "user_permissions")
 

@@ -16,12 +16,12 @@ from django.http import HttpResponseNotAllowed, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 
-from audit.admin_events import ReadOnlyAdmin
+from audit.admin.events import ReadOnlyAdmin
 from audit.errors import InvalidInput
-from audit.exports import iter_jsonl
 from audit.models import CalibrationVersion, ReviewedExample
 from audit.selectors.learning import benchmark_rows, calibration_state
 from audit.services.calibration import calibration_activate, calibration_queue
+from audit.web.exports import iter_jsonl
 
 
 @admin.register(ReviewedExample)

@@ -7,11 +7,11 @@ knowledge base was synced at, so ingestion and deletion in any process are seen 
 - :class:`InProcessKnowledgeBase` (SQLite, PostgreSQL without pgvector): the chunks live in memory in an
   ``audit.pipeline.index.HybridIndex`` (dense + BM25); a sync loads only the chunks added since
   and drops the deleted ones. Memory grows with the knowledge base (~1.4 GB at 100k chunks).
-- :class:`PgKnowledgeBase` (PostgreSQL with pgvector, ``audit.kb_pgvector``): search runs in SQL
+- :class:`PgKnowledgeBase` (PostgreSQL with pgvector, ``audit.kb.pgvector``): search runs in SQL
   and only the chunks a search returns are read; a sync re-counts the chunks. Memory does not
   grow with the knowledge base.
 
-The back end is chosen per database by :func:`audit.kb_pgvector.pgvector_ready`.
+The back end is chosen per database by :func:`audit.kb.pgvector.pgvector_ready`.
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 
 from audit import constants
-from audit.kb_pgvector import PgVectorIndex, forget_backend_checks, pgvector_ready
+from audit.kb.pgvector import PgVectorIndex, forget_backend_checks, pgvector_ready
 from audit.models import Chunk, Workspace
-from audit.pipeline.index import HybridIndex
+from audit.pipeline.index import HybridIndex, SearchIndex
 from audit.pipeline.retrieval import KnowledgeBase as RetrievalKnowledgeBase
 from audit.pipeline.types import Passage
 
@@ -48,14 +49,14 @@ class ChunkMeta:
     title: str
     uri: str
     domain: str
-    published: object  # date | None
+    published: date | None
     sensitive: bool
 
 
 class _Searchable:
     """What both back ends share: search results as passages."""
 
-    index = None
+    index: SearchIndex  # each back end sets its own in __init__
 
     def __len__(self) -> int:
         return len(self.index)
@@ -99,6 +100,7 @@ def _passage(source_id: str, text: str, meta: ChunkMeta) -> Passage:
 class InProcessKnowledgeBase(_Searchable):
     """A workspace's searchable chunks held in memory: the hybrid index plus what a claim card needs of each."""
 
+    index: HybridIndex
     backend = "in-process"
 
     def __init__(self, workspace_id: int):
@@ -165,6 +167,7 @@ class PgKnowledgeBase(_Searchable):
     large the knowledge base grows.
     """
 
+    index: PgVectorIndex
     backend = "pgvector"
 
     def __init__(self, workspace_id: int):

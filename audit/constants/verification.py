@@ -1,0 +1,44 @@
+"""The verification pipeline's defaults: labels, confidence, claims per answer, numeric checks.
+
+Part of ``audit.constants`` (import from there: ``from audit.constants import NAME``)."""
+
+from __future__ import annotations
+
+# --- Verification pipeline (docs/SPEC_NOTES.md#evidence-and-retrieval, #labels-verdicts-and-confidence) ---
+# Owned by the pipeline (audit/pipeline/). Everything below is a default; a workspace may
+# override any field of `Thresholds` by name through `Workspace.threshold_overrides`.
+AUDIT_SCORE_THRESHOLD = (
+    0.80  # SUPPORTED needs confidence >= this (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)
+)
+SELFCHECK_DISAGREEMENT_THRESHOLD = 0.40  # docs/SPEC_NOTES.md#escalation-to-audit-web
+LOW_CONFIDENCE_THRESHOLD = 0.60  # nightly re-check / escalation intake (docs/SPEC_NOTES.md#nightly-auditor)
+COVERAGE_THRESHOLD = (
+    0.85  # quality gate: evidence coverage (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+)
+UNSUPPORTED_RATE_THRESHOLD = (
+    0.05  # quality gate: unsupported rate (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)
+)
+MAX_REVISIONS = 2  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
+# An answer with more claims is refused (HTTP 413) before any verification: one audit of 1,000
+# claims ran a minute; a workspace may raise or lower this (threshold max_claims_per_answer).
+MAX_CLAIMS_PER_ANSWER = 200
+SIMILARITY_THRESHOLD = (
+    0.70  # semantic match of a claim to a passage (docs/SPEC_NOTES.md#declared-but-not-read)
+)
+WEAK_THRESHOLD = 0.50  # finer verdict "weak" from here up to AUDIT_SCORE_THRESHOLD (docs/SPEC_NOTES.md#labels-verdicts-and-confidence)
+REFUTED_THRESHOLD = 0.50  # P(contradicted | not supported) at or above which the label is REFUTED
+CONFLICT_THRESHOLD = 0.60  # two relevant sources whose support scores differ by this much conflict
+NUMERIC_BOOST = 0.20  # docs/SPEC_NOTES.md#evidence-and-retrieval: relevance boost for passages with numbers a claim shares
+NUMERIC_REL_TOLERANCE = 0.02  # docs/SPEC_NOTES.md#numeric-checks: rounding tolerance (3.2B vs 3.19B)
+NUMERIC_APPROX_TOLERANCE = 0.10  # with "about", "approximately", "~", "nearly"
+NUMERIC_RELEVANT_OVERLAP = (
+    0.40  # an evidence sentence sharing this share of a claim's words can contradict its numbers
+)
+CONTRADICTION_CAP = 0.05  # confidence ceiling of a claim contradicted by numbers or by conflicting sources
+# A claim's quantities compared with the evidence, at most (in order; the rest are counted as
+# "unchecked"): each is compared with every quantity of the evidence, so a list of 30,000 numbers
+# cost the product of the two counts (one audit of "1 2 " x 30,000: 53 s).
+NUMERIC_MAX_CLAIM_QUANTITIES = 40
+NUMERIC_ABSENT_MARGIN = (
+    0.05  # a claim quantity found nowhere in the evidence keeps confidence this far below the threshold
+)
