@@ -122,8 +122,9 @@ def report(path: Path) -> None:
             )
         if r["kind"] == "outage":
             print(
-                f"server killed mid-audit after {r['calls_before_kill']} calls: breaker opened "
-                f"({r['openings']} opening), closed on the first call after the server returned"
+                f"server killed mid-audit (after the run's third call; {r['calls_before_kill']} calls counted "
+                f"by the audit's end, failed ones included): breaker opened ({r['openings']} opening), "
+                f"closed on the first call after the server returned"
             )
         if r["kind"] == "async":
             print(
