@@ -86,6 +86,7 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
     assert set(last) == {
         "p50_ms",
         "p95_ms",
+        "cpu_p50_ms",
         "claims_per_s",
         "peak_mb",
         "chunks",
@@ -93,6 +94,7 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
         "binding_ms",
     }
     assert last["chunks"] == 300 and 0 < last["p50_ms"] <= last["p95_ms"] and last["claims_per_s"] > 0
+    assert last["cpu_p50_ms"] > 0
     assert (tmp_path / "bench_kb_300.npy").exists()  # cached for the next run
 
 
