@@ -14,20 +14,22 @@ audit event (``calibration.activated``, ``calibration.rolled_back``); a declined
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
 
 from audit import constants
 from audit.errors import InvalidInput, Missing
-from audit.models import CalibrationVersion, Workspace
+from audit.models import CalibrationVersion, ReviewedExample, Workspace
 from audit.pipeline import calibration_fit as cf
 from audit.pipeline.calibration import Calibration
 from audit.pipeline.judges import get_judge
 from audit.selectors.api import thresholds_uncalibrated
 from audit.selectors.learning import calibration_versions, examples_for_calibration, readiness
-from audit.services.events import event_record
+from audit.services.events import Actor, actor_name, actor_user, event_record
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +47,7 @@ class CalibrationReport:
     supported: int = 0
     needed: int = 0
     version: CalibrationVersion | None = None
-    metrics: dict = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         """The report as printed by ``manage.py calibrate``."""
@@ -89,9 +91,10 @@ class CalibrationReport:
         return out
 
 
-def calibration_queue(*, workspace: Workspace, actor=None) -> None:
+def calibration_queue(*, workspace: Workspace, actor: Actor = None) -> None:
     """Queue a refit of ``workspace``'s calibration on the task worker, after the caller's transaction commits."""
-    actor_id = actor.pk if getattr(actor, "is_authenticated", False) else None
+    user = actor_user(actor)
+    actor_id = user.pk if user is not None else None
     transaction.on_commit(lambda: _enqueue(workspace.pk, actor_id))
 
 
@@ -110,7 +113,7 @@ def _needs_more_message(n: int, supported: int, needed: int) -> str:
     )
 
 
-def as_examples(examples: list) -> cf.Examples:
+def as_examples(examples: list[ReviewedExample]) -> cf.Examples:
     return cf.Examples(
         ids=[e.pk for e in examples],
         claims=[e.claim_text for e in examples],
@@ -121,7 +124,11 @@ def as_examples(examples: list) -> cf.Examples:
 
 
 def calibration_run(
-    *, workspace: Workspace, actor=None, actor_label: str = "", progress=None
+    *,
+    workspace: Workspace,
+    actor: Actor = None,
+    actor_label: str = "",
+    progress: Callable[[int], object] | None = None,
 ) -> CalibrationReport:
     """Fit, cross-validate and version the workspace's calibration; keep it only when it wins."""
     examples = examples_for_calibration(workspace=workspace)
@@ -156,12 +163,22 @@ def calibration_run(
 
 @transaction.atomic
 def _store(
-    workspace, prep, outcome, *, actor, actor_label: str, example_ids: list[int]
+    workspace: Workspace,
+    prep: cf.Prepared,
+    outcome: cf.Outcome,
+    *,
+    actor: Actor,
+    actor_label: str,
+    example_ids: list[int],
 ) -> CalibrationVersion:
     workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)  # version numbers in order
     number = (calibration_versions(workspace=workspace).aggregate(m=Max("number"))["m"] or 0) + 1
-    calibration = cf.as_calibration(prep, outcome.params, number) if outcome.kept else None
-    who = actor_label or (actor.get_username() if getattr(actor, "is_authenticated", False) else "system")
+    calibration = (
+        cf.as_calibration(prep, outcome.params, number)
+        if outcome.kept and outcome.params is not None
+        else None
+    )
+    who = actor_label or actor_name(actor)
     version = CalibrationVersion(
         workspace=workspace,
         number=number,
@@ -203,7 +220,7 @@ def _store(
     return version
 
 
-def _figures(version: CalibrationVersion) -> dict:
+def _figures(version: CalibrationVersion) -> dict[str, Any]:
     m = version.metrics
     return {
         "version": version.number,
@@ -214,7 +231,7 @@ def _figures(version: CalibrationVersion) -> dict:
     }
 
 
-def _summary(calibration: Calibration | None) -> dict | None:
+def _summary(calibration: Calibration | None) -> dict[str, Any] | None:
     if calibration is None:
         return None
     return {
@@ -228,7 +245,7 @@ def _summary(calibration: Calibration | None) -> dict | None:
     }
 
 
-def _change(before: Calibration | None, after: Calibration | None) -> dict:
+def _change(before: Calibration | None, after: Calibration | None) -> dict[str, Any]:
     return {"from": _summary(before), "to": _summary(after)}
 
 
@@ -239,7 +256,7 @@ def _put_in_force(workspace: Workspace, calibration: Calibration | None) -> None
 
 @transaction.atomic
 def calibration_activate(
-    *, workspace: Workspace, number: int | None, actor, actor_label: str = "", reason: str = ""
+    *, workspace: Workspace, number: int | None, actor: Actor, actor_label: str = "", reason: str = ""
 ) -> Workspace:
     """Put calibration ``number`` (an earlier fit that was kept) back in force, or none (``None``).
 

@@ -26,18 +26,19 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timezone
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from audit import constants, hooks
-from audit.models import Answer, Claim, VerificationRun
+from audit.models import Answer, Claim, Evidence, VerificationRun
 from audit.pipeline import scoring
 from audit.pipeline.job import job_context
 from audit.pipeline.llm.combine import DISAGREEMENT_FLAG
 from audit.pipeline.methods import REGISTRY
 from audit.pipeline.methods.llm import LLM_METHODS
-from audit.pipeline.types import ClaimDraft, EvidenceHit, Label, MethodResult, Passage
+from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Label, MethodResult, Passage
 from audit.pipeline.web.fetch import WebError, post_json
 from audit.services.events import event_record
 from audit.services.job import audit_job_for_answer
@@ -71,12 +72,12 @@ def _enqueue(run_id: int) -> None:
     async_task("audit.tasks.deep_check", run_id)
 
 
-def _progress(run: VerificationRun, **changes) -> None:
+def _progress(run: VerificationRun, **changes: Any) -> None:
     run.deep_checks = {**run.deep_checks, **changes}
     run.save(update_fields=["deep_checks"])
 
 
-def _passage(evidence, contexts: dict) -> Passage:
+def _passage(evidence: Evidence, contexts: dict[str, dict[str, Any]]) -> Passage:
     if evidence.chunk_id is not None and evidence.chunk is not None:
         text = evidence.chunk.text
     else:
@@ -90,7 +91,9 @@ def _passage(evidence, contexts: dict) -> Passage:
     )
 
 
-def _rebuilt(claim: Claim, contexts: dict) -> tuple[ClaimDraft, list[EvidenceHit], dict[str, MethodResult]]:
+def _rebuilt(
+    claim: Claim, contexts: dict[str, dict[str, Any]]
+) -> tuple[ClaimDraft, list[EvidenceHit], dict[str, MethodResult]]:
     draft = claim.draft()
     hits = [
         EvidenceHit(
@@ -118,7 +121,7 @@ def _rebuilt(claim: Claim, contexts: dict) -> tuple[ClaimDraft, list[EvidenceHit
     return draft, hits, offline
 
 
-def _card(result: MethodResult) -> dict:
+def _card(result: MethodResult) -> dict[str, Any]:
     return {
         "ran": result.ran,
         "score": result.score,
@@ -128,7 +131,7 @@ def _card(result: MethodResult) -> dict:
     }
 
 
-def _llm_flags(verdict) -> list[str]:
+def _llm_flags(verdict: ClaimVerdict) -> list[str]:
     """The flags the weighing of the LLM judge gives a claim (a disagreement goes to review)."""
     return [f for f in verdict.risk_flags if f == DISAGREEMENT_FLAG]
 
@@ -186,7 +189,8 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
     for k, name in enumerate(LLM_METHODS, 1):
         llm_results[name] = REGISTRY[name].verify_many(items, ctx)
         _progress(run, progress={"done": k, "total": len(LLM_METHODS)})
-    relabels, not_run = [], {}
+    relabels: list[dict[str, Any]] = []
+    not_run: dict[str, str] = {}
     with transaction.atomic():
         for i, (claim, (draft, hits, offline)) in enumerate(zip(claims, rebuilt)):
             mine = {name: results[i] for name, results in llm_results.items()}

@@ -16,6 +16,7 @@ deep-check choice, whether to revise, and a structured answer.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -40,7 +41,7 @@ class AuditJob:
     conversation_id: str = ""
     deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks)
     revise: bool = False
-    answer_json: dict | None = None  # a structured answer, audited field by field
+    answer_json: dict[str, Any] | None = None  # a structured answer, audited field by field
 
     @property
     def query(self) -> str:
@@ -71,13 +72,13 @@ class AuditJob:
         """The job with its answer's claims extracted once (``VerificationJob.with_claims``)."""
         return replace(self, verification=self.verification.with_claims())
 
-    def with_answer(self, answer_text: str, contexts=None) -> AuditJob:
+    def with_answer(self, answer_text: str, contexts: Iterable[dict[str, Any]] | None = None) -> AuditJob:
         """The same job for a drafted text (and the contexts the draft gave citation keys)."""
         if contexts is None:
             return replace(self, verification=self.verification.with_answer(answer_text))
-        contexts = tuple(contexts)
+        received = tuple(contexts)
         return replace(
-            self, contexts=contexts, verification=self.verification.with_answer(answer_text, contexts)
+            self, contexts=received, verification=self.verification.with_answer(answer_text, received)
         )
 
 
@@ -86,7 +87,7 @@ def audit_job_build(
     *,
     query: str,
     answer_text: str,
-    contexts=(),
+    contexts: Iterable[dict[str, Any]] | None = (),
     domain: str = "",
     reference: str | None = None,
     user: User = None,
@@ -95,7 +96,7 @@ def audit_job_build(
     generation_mode: str = "",
     deep: str = "",
     revise: bool = False,
-    answer_json: dict | None = None,
+    answer_json: dict[str, Any] | None = None,
     llm_setup: LLMSetup | None = None,
     offline: str = "",
     llm_time_budget_s: float | None = None,
@@ -115,11 +116,11 @@ def audit_job_build(
             if offline
             else llm_setup_for(workspace=workspace, time_budget_s=llm_time_budget_s)
         )
-    contexts = tuple(contexts or ())
+    received = tuple(contexts or ())
     verification = VerificationJob(
         query=query or "",
         answer_text=answer_text or "",
-        passages=passages_of(contexts),
+        passages=passages_of(received),
         thresholds=thresholds,
         plan=plan,
         domain=domain or "",
@@ -130,7 +131,7 @@ def audit_job_build(
     return AuditJob(
         workspace=workspace,
         verification=verification,
-        contexts=contexts,
+        contexts=received,
         llm_setup=llm_setup,
         user=user,
         conversation_id=conversation_id or "",

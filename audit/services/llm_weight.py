@@ -10,18 +10,20 @@ version in force when it builds a run's client.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.db.models import Max
 
 from audit.errors import InvalidInput
 from audit.models import LLMWeightVersion, Workspace
 from audit.selectors.llm import llm_weight_in_force, llm_weight_versions, normalised_endpoint
-from audit.services.events import event_record
+from audit.services.events import Actor, event_record
 
 Status = LLMWeightVersion.Status
 
 
-def _summary(version: LLMWeightVersion | None) -> dict | None:
+def _summary(version: LLMWeightVersion | None) -> dict[str, Any] | None:
     if version is None:
         return None
     return {"version": version.number, "weight": version.weight, "margin": version.margin}
@@ -36,7 +38,7 @@ def llm_weight_store(
     judge_prompt: str,
     weight: float,
     margin: float,
-    metrics: dict,
+    metrics: dict[str, Any],
     n_claims: int,
     llm_calls: int,
     actor_label: str = "",
@@ -84,7 +86,13 @@ def llm_weight_store(
 
 @transaction.atomic
 def llm_weight_activate(
-    *, workspace: Workspace, endpoint: str, model: str, number: int | None, actor=None, actor_label: str = ""
+    *,
+    workspace: Workspace,
+    endpoint: str,
+    model: str,
+    number: int | None,
+    actor: Actor = None,
+    actor_label: str = "",
 ) -> LLMWeightVersion | None:
     """Put LLM weight ``number`` of this endpoint and model back in force, or none (``None``: unfitted).
 

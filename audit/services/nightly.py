@@ -21,8 +21,9 @@ import datetime as dt
 import logging
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from django.db import transaction
 from django.db.models import F
@@ -56,7 +57,7 @@ class NightlyOutcome:
     processed_now: int
     seconds: float
     already_done: bool = False
-    stages: dict = field(default_factory=dict)  # seconds spent retrieving, verifying, storing
+    stages: dict[str, float] = field(default_factory=dict)  # seconds spent retrieving, verifying, storing
 
     @property
     def claims_per_s(self) -> float:
@@ -102,7 +103,7 @@ def nightly_report_open(*, workspace: Workspace, day: dt.date) -> NightlyReport:
 
 @transaction.atomic
 def nightly_items_record(
-    *, report: NightlyReport, results: dict[int, nightly_verify.Recheck], now=None
+    *, report: NightlyReport, results: dict[int, nightly_verify.Recheck], now: dt.datetime | None = None
 ) -> int:
     """Store the re-checks of a batch of items; return how many this call processed.
 
@@ -142,7 +143,7 @@ def nightly_items_record(
     return len(items)
 
 
-def _todo_batches(report: NightlyReport, batch_size: int):
+def _todo_batches(report: NightlyReport, batch_size: int) -> Iterator[list[int]]:
     ids = list(
         NightlyItem.objects.filter(report=report, processed=False).order_by("id").values_list("id", flat=True)
     )
@@ -241,7 +242,7 @@ def _months_between(older: dt.date, newer: dt.date) -> int:
 
 
 # long: one pass over the day's items fills every section of the report
-def nightly_report_build(*, report: NightlyReport) -> dict:
+def nightly_report_build(*, report: NightlyReport) -> dict[str, Any]:
     """Compute the report body from the day's processed items (a pure read of stored rows)."""
     workspace = report.workspace
     items = list(
@@ -250,7 +251,7 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
         .order_by("id")
     )
     still_failing = [i for i in items if i.new_label in constants.NIGHTLY_LABELS]
-    doc_fail: dict[int, Counter] = defaultdict(Counter)
+    doc_fail: dict[int, Counter[str]] = defaultdict(Counter)
     docs_seen: set[int] = set()
     for item in items:
         for doc_id in item.result.get("documents", []):
@@ -258,19 +259,20 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
             if item.new_label in constants.NIGHTLY_LABELS:
                 doc_fail[doc_id][item.new_label] += 1
     documents = {d.id: d for d in Document.objects.filter(id__in=docs_seen, workspace=workspace)}
+    failing_rows: list[dict[str, Any]] = [
+        {
+            "document_id": doc_id,
+            "title": documents[doc_id].title,
+            "uri": documents[doc_id].uri,
+            "failing_claims": sum(c.values()),
+            "refuted": c.get(Label.REFUTED, 0),
+            "nei": c.get(Label.NEI, 0),
+        }
+        for doc_id, c in doc_fail.items()
+        if doc_id in documents
+    ]
     top_failing = sorted(
-        (
-            {
-                "document_id": doc_id,
-                "title": documents[doc_id].title,
-                "uri": documents[doc_id].uri,
-                "failing_claims": sum(c.values()),
-                "refuted": c.get(Label.REFUTED, 0),
-                "nei": c.get(Label.NEI, 0),
-            }
-            for doc_id, c in doc_fail.items()
-            if doc_id in documents
-        ),
+        failing_rows,
         key=lambda row: (-row["failing_claims"], -row["refuted"], row["title"], row["document_id"]),
     )[: constants.NIGHTLY_TOP_FAILING_DOCUMENTS]
 
@@ -293,7 +295,7 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
                 }
             )
 
-    def claim_row(item: NightlyItem) -> dict:
+    def claim_row(item: NightlyItem) -> dict[str, Any]:
         return {
             "claim": item.claim_id,
             "answer": item.claim.answer.public_id,
@@ -346,7 +348,7 @@ def nightly_report_build(*, report: NightlyReport) -> dict:
 
 @transaction.atomic
 def nightly_report_finish(
-    *, report: NightlyReport, seconds: float, processed_now: int, figures: dict | None = None
+    *, report: NightlyReport, seconds: float, processed_now: int, figures: dict[str, Any] | None = None
 ) -> NightlyReport:
     """Write the report body and mark the report DONE (once: a conditional update on RUNNING)."""
     report.refresh_from_db()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -22,7 +23,7 @@ from audit.pipeline.llm.generation import generate
 from audit.pipeline.structured import canonical_text
 from audit.pipeline.types import Passage
 from audit.services.audit import audit_compute, audit_store
-from audit.services.events import event_record
+from audit.services.events import Actor, actor_user, event_record
 from audit.services.job import AuditJob, audit_job_build
 from audit.services.modes import ModeDecision, WebEscalation, mode_resolve, web_escalation_of
 from audit.services.structured import structured_compute, structured_fields_check, structured_store
@@ -35,7 +36,7 @@ class AuditRequest:
 
     query: str
     answer: str | None = None  # None: not sent (an LLM may draft one)
-    contexts: list[dict] = field(default_factory=list)  # {id, title, uri, text, published_at}
+    contexts: list[dict[str, Any]] = field(default_factory=list)  # {id, title, uri, text, published_at}
     mode: str = ""
     conversation_id: str = ""
     domain: str = ""
@@ -44,7 +45,7 @@ class AuditRequest:
     verification_profile: str = (
         ""  # docs/SPEC_NOTES.md#verification-depths-and-profiles depth profile ("" = the workspace's, if any)
     )
-    answer_json: dict | None = (
+    answer_json: dict[str, Any] | None = (
         None  # a structured answer (docs/SPEC_NOTES.md#structured-answers), sent instead of ``answer``
     )
     deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks), docs/LLM.md
@@ -58,10 +59,12 @@ class AuditRequest:
 @dataclass
 class Submission:
     answer: Answer
-    decision: dict  # ModeDecision.as_dict()
+    decision: dict[str, Any]  # ModeDecision.as_dict()
     replayed: bool = False
-    web: dict = field(default_factory=dict)  # {"requested", "reasons": {claim_id: [...]}, "status", ...}
-    drafted: dict = field(default_factory=dict)  # how Theoria drafted the answer, when it did
+    web: dict[str, Any] = field(
+        default_factory=dict
+    )  # {"requested", "reasons": {claim_id: [...]}, "status", ...}
+    drafted: dict[str, Any] = field(default_factory=dict)  # how Theoria drafted the answer, when it did
 
 
 def request_fingerprint(payload: Any) -> str:
@@ -70,10 +73,10 @@ def request_fingerprint(payload: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _replay(*, workspace: Workspace, user, key: str, fingerprint: str) -> Submission | None:
+def _replay(*, workspace: Workspace, user: Actor, key: str, fingerprint: str) -> Submission | None:
     stored = (
         IdempotencyKey.objects.select_related("answer")
-        .filter(workspace=workspace, user=user, key=key)
+        .filter(workspace=workspace, user=actor_user(user), key=key)
         .first()
     )
     if stored is None:
@@ -90,7 +93,7 @@ def _replay(*, workspace: Workspace, user, key: str, fingerprint: str) -> Submis
     )
 
 
-def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
+def citations_of(answer_text: str, contexts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return the passages an answer cites, in citation order: anchors ``[1]`` (1-based position
     or id), ``[cite:ID]`` and ``[Key]`` matched against the contexts' ids; unknown anchors are
     kept with ``"id": null`` so a front end can show a dangling citation."""
@@ -113,7 +116,7 @@ def citations_of(answer_text: str, contexts: list[dict]) -> list[dict]:
     return found
 
 
-def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict]:
+def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, Any]]:
     """Return the job with the answer to audit and how it was obtained: the one sent, else an LLM draft.
 
     Without an answer and without a usable LLM (none configured, residency, budget) the request
@@ -152,11 +155,11 @@ def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict]:
     }
 
 
-def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict) -> Answer:
+def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict[str, Any]) -> Answer:
     user = job.user
     answer = Answer(
         workspace=job.workspace,
-        user=user if getattr(user, "is_authenticated", False) else None,
+        user=actor_user(user),
         conversation_id=job.conversation_id,
         query=job.query,
         text=job.answer_text,
@@ -207,11 +210,11 @@ class _Closing:
     decision: ModeDecision
     key: str
     fingerprint: str
-    drafted: dict
+    drafted: dict[str, Any]
     on_stored: Callable[[Answer], None] | None = None  # the caller's rows, in the same transaction
 
 
-def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
+def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, Any]) -> None:
     """The request's last rows (call inside the transaction that stored the answer): its events,
     the intake of what needs people, and the idempotency key."""
     workspace, user = job.workspace, job.user
@@ -224,17 +227,18 @@ def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
         workspace=workspace,
         details={**closing.decision.as_dict(), "final_mode": answer.mode},
     )
-    hooks.answer_intake(answer=answer, actor=user if getattr(user, "is_authenticated", False) else None)
+    hooks.answer_intake(answer=answer, actor=actor_user(user))
     _key_store(job, closing, answer, web)
     if closing.on_stored is not None:
         closing.on_stored(answer)
 
 
-def _key_store(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> None:
-    if closing.key:
+def _key_store(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, Any]) -> None:
+    user = actor_user(job.user)  # keys belong to a signed-in client (the API requires one)
+    if closing.key and user is not None:
         IdempotencyKey.objects.create(
             workspace=job.workspace,
-            user=job.user,
+            user=user,
             key=closing.key,
             fingerprint=closing.fingerprint,
             answer=answer,
@@ -242,14 +246,16 @@ def _key_store(job: AuditJob, closing: _Closing, answer: Answer, web: dict) -> N
         )
 
 
-def _web_block(job: AuditJob, decision: ModeDecision, escalation: WebEscalation, *, structured: bool) -> dict:
+def _web_block(
+    job: AuditJob, decision: ModeDecision, escalation: WebEscalation, *, structured: bool
+) -> dict[str, Any]:
     """What the web step will do, decided on the pipeline's result before anything is stored:
     {} when Audit-Web is neither asked for nor needed; a ``status`` when it is skipped; no
     ``status`` when the web must be consulted."""
     asked = decision.mode == constants.MODE_AUDIT_WEB
     if not (asked or escalation.needed):
         return {}
-    web: dict = {"requested": asked, "reasons": escalation.reasons}
+    web: dict[str, Any] = {"requested": asked, "reasons": escalation.reasons}
     if not escalation.needed:
         web["status"] = "skipped: every claim is supported locally"
     elif structured:
@@ -261,7 +267,7 @@ def _web_block(job: AuditJob, decision: ModeDecision, escalation: WebEscalation,
     return web
 
 
-def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict]:
+def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict[str, Any]]:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when docs/SPEC_NOTES.md#escalation-to-audit-web says
     so and the workspace allows external calls, then intake of what needs people (docs/SPEC_NOTES.md#human-escalation).
 
@@ -319,7 +325,7 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict]:
 def audit_submit(
     *,
     workspace: Workspace,
-    user,
+    user: Actor,
     request: AuditRequest,
     idempotency_key: str = "",
     fingerprint: str = "",
@@ -366,7 +372,7 @@ def audit_submit(
         decision=decision, key=idempotency_key, fingerprint=fingerprint, drafted=drafted, on_stored=on_stored
     )
     try:
-        web: dict = {}
+        web: dict[str, Any] = {}
         if normal:
             with transaction.atomic():
                 answer = _record_normal(job, decision=decision, drafted=drafted)

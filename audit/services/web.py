@@ -32,7 +32,9 @@ and ``answer.web_verified`` events and in the API response's ``mode_decision`` a
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -43,6 +45,7 @@ from audit import constants
 from audit.models import Answer, Claim, Evidence, VerificationRun, Workspace
 from audit.models.choices import SourceType
 from audit.pipeline.job import VerificationJob, job_context
+from audit.pipeline.revision import RevisionOutcome
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 from audit.pipeline.web import (
@@ -50,13 +53,14 @@ from audit.pipeline.web import (
     WebDocument,
     WebError,
     WebLookup,
+    WebProvider,
     build_providers,
     claim_query,
     urls_in,
 )
 from audit.pipeline.web.fetch import host_allowed
 from audit.services.audit import evidence_rows_of
-from audit.services.events import event_record
+from audit.services.events import Actor, event_record
 from audit.services.job import AuditJob, audit_job_build, audit_job_for_answer
 from audit.services.labels import claim_machine_relabel
 from audit.services.modes import web_escalation_reasons
@@ -81,11 +85,15 @@ class WebVerificationResult:
         default_factory=dict
     )  # escalated claim_id -> reasons (docs/SPEC_NOTES.md#escalation-to-audit-web)
     verified: list[str] = field(default_factory=list)  # claims re-verified with web evidence
-    changed: dict[str, dict] = field(default_factory=dict)  # claim_id -> {"from", "to"} machine labels
+    changed: dict[str, dict[str, Any]] = field(
+        default_factory=dict
+    )  # claim_id -> {"from", "to"} machine labels
     evidence_added: int = 0
     calls: int = 0
     cache_hits: int = 0
-    failures: list[dict] = field(default_factory=list)  # {"claim_id", "provider", "reason", "detail"}
+    failures: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {"claim_id", "provider", "reason", "detail"}
     revised: bool = False
     skipped: str = ""  # why nothing was attempted: "residency", "no_weak_claims"
     answered: int = 0  # calls that brought a usable response (fetched or from the cache)
@@ -101,7 +109,7 @@ class WebVerificationResult:
             return WEB_FAILED
         return WEB_DONE
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("answer")
         data["answer_id"] = self.answer.public_id
@@ -187,7 +195,7 @@ def _relevance(claim_text: str, text: str) -> float:
     return round(len(stems & set(content_stems(text))) / len(stems), 4) if stems else 0.0
 
 
-def _allowed_urls(urls, domains) -> tuple[str, ...]:
+def _allowed_urls(urls: Iterable[str], domains: Iterable[str]) -> tuple[str, ...]:
     """Keep the distinct http(s) URLs whose host is on the allow-list (others never leave)."""
     out: list[str] = []
     for url in urls:
@@ -205,13 +213,13 @@ def _allowed_urls(urls, domains) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _cited_urls(claim: _ClaimView, domains) -> tuple[str, ...]:
+def _cited_urls(claim: _ClaimView, domains: Iterable[str]) -> tuple[str, ...]:
     """Public URLs the claim names or its local sources carry, on the allow-list only."""
     local = [ev.uri for ev in claim.evidence if ev.source_type != SourceType.WEB]
     return _allowed_urls(urls_in(claim.text) + local, domains)
 
 
-def _providers():
+def _providers() -> list[WebProvider]:
     return build_providers(
         pubmed_base_url=settings.THEORIA["PUBMED_BASE_URL"], arxiv_base_url=settings.THEORIA["ARXIV_BASE_URL"]
     )
@@ -221,8 +229,8 @@ def _lookup(
     claim_text: str,
     urls: tuple[str, ...],
     client: WebCallClient,
-    providers,
-    failures: list[dict],
+    providers: Sequence[WebProvider],
+    failures: list[dict[str, Any]],
     claim_id: str = "",
 ) -> list[WebDocument]:
     """Ask every provider; a failure is noted and the other providers still run.
@@ -279,9 +287,9 @@ def web_verify_answer(
     *,
     answer: Answer,
     run: VerificationRun | None = None,
-    actor=None,
+    actor: Actor = None,
     reasons: dict[str, list[str]] | None = None,
-    providers=None,
+    providers: Sequence[WebProvider] | None = None,
 ) -> WebVerificationResult:
     """Re-verify a stored answer's escalated claims with web evidence (see the module docstring).
 
@@ -293,9 +301,10 @@ def web_verify_answer(
     """
     # the strictness the audit had (the answer's domain); the web step's methods and revision run offline
     job = audit_job_for_answer(answer, user=actor, offline=OFFLINE).verification
-    claims = [_ClaimView.of_row(c) for c in answer.claims.prefetch_related("evidence")]
+    rows = list(answer.claims.prefetch_related("evidence"))
+    claims = [_ClaimView.of_row(c) for c in rows]
     if reasons is None:
-        reasons = web_escalation_reasons([c.row for c in claims], job.thresholds).reasons
+        reasons = web_escalation_reasons(rows, job.thresholds).reasons
     client = WebCallClient(workspace=answer.workspace, answer=answer)
     web = _web_pass(job, claims, list(answer.contexts or []), reasons, client, providers)
     web.result.answer = answer
@@ -316,7 +325,12 @@ class WebPass:
 
 
 def web_compute(
-    *, job: AuditJob, result: AuditResult, kb_meta: dict | None, reasons: dict[str, list[str]], providers=None
+    *,
+    job: AuditJob,
+    result: AuditResult,
+    kb_meta: dict[str, Any] | None,
+    reasons: dict[str, list[str]],
+    providers: Sequence[WebProvider] | None = None,
 ) -> WebPass:
     """The web pass of an audit not stored yet (``result``: its Audit-Local result): the network
     calls, the methods and the revision run here, outside any transaction; :func:`web_store`
@@ -337,7 +351,7 @@ def web_compute(
     return _web_pass(web_job, claims, list(job.contexts), reasons, client, providers)
 
 
-def web_store(web: WebPass, *, answer: Answer, actor=None) -> WebVerificationResult:
+def web_store(web: WebPass, *, answer: Answer, actor: Actor = None) -> WebVerificationResult:
     """Write a web pass computed by :func:`web_compute` for ``answer`` (call inside the transaction
     that stored it): its calls, then its evidence, verdicts, revision, run and events."""
     web.result.answer = answer
@@ -351,7 +365,12 @@ def web_store(web: WebPass, *, answer: Answer, actor=None) -> WebVerificationRes
 
 
 def _web_pass(
-    job: VerificationJob, claims: list[_ClaimView], contexts: list, reasons, client: WebCallClient, providers
+    job: VerificationJob,
+    claims: list[_ClaimView],
+    contexts: list[dict[str, Any]],
+    reasons: dict[str, list[str]],
+    client: WebCallClient,
+    providers: Sequence[WebProvider] | None,
 ) -> WebPass:
     """Look the escalated claims up on the web, weakest first, then verify and revise (reads only)."""
     result = WebVerificationResult(answer=None, reasons=dict(reasons))  # type: ignore[arg-type]
@@ -361,15 +380,13 @@ def _web_pass(
         result.skipped = "no_weak_claims"
         return WebPass(result=result, claims=claims, computed=None, client=client)
     workspace = client.workspace
-    providers = providers if providers is not None else _providers()
+    asked = providers if providers is not None else _providers()
     found: list[tuple[_ClaimView, list[WebDocument]]] = []
     try:
         for claim in weak:
             client.claim, client.claim_id = claim.row, claim.claim_id
             urls = _cited_urls(claim, workspace.web_allowed_domains or ())
-            found.append(
-                (claim, _lookup(claim.text, urls, client, providers, result.failures, claim.claim_id))
-            )
+            found.append((claim, _lookup(claim.text, urls, client, asked, result.failures, claim.claim_id)))
     except WebError:  # residency: nothing may leave; the local result stands
         result.skipped = "residency"
     result.calls, result.cache_hits, result.answered = client.calls, client.cache_hits, client.answered
@@ -382,7 +399,7 @@ def _web_pass(
     return WebPass(result=result, claims=claims, computed=computed, client=client)
 
 
-def _web_write(web: WebPass, *, run: VerificationRun | None, actor) -> WebVerificationResult:
+def _web_write(web: WebPass, *, run: VerificationRun | None, actor: Actor) -> WebVerificationResult:
     result = web.result
     try:
         if web.computed is None:
@@ -415,20 +432,27 @@ def _store_failed(result: WebVerificationResult, exc: Exception) -> None:
 class _WebComputation:
     """What a web pass computed from the documents found, before anything is written."""
 
-    found: list  # [(claim view, [WebDocument])]
-    with_docs: list  # the part of ``found`` with documents
+    found: list[tuple[_ClaimView, list[WebDocument]]]
+    with_docs: list[tuple[_ClaimView, list[WebDocument]]]  # the part of ``found`` with documents
     verdicts: list[ClaimVerdict]  # one per ``with_docs`` item
-    revision: object = None  # the revision outcome with the web documents in the pool, or None
+    revision: RevisionOutcome | None = (
+        None  # the revision outcome with the web documents in the pool, or None
+    )
 
 
 def _compute(
-    result: WebVerificationResult, found, claims: list[_ClaimView], contexts: list, *, job
+    result: WebVerificationResult,
+    found: list[tuple[_ClaimView, list[WebDocument]]],
+    claims: list[_ClaimView],
+    contexts: list[dict[str, Any]],
+    *,
+    job: VerificationJob,
 ) -> _WebComputation:
     """Verify the claims with their web evidence and revise the answer (embedding, judges): reads only."""
     with_docs = [(claim, docs) for claim, docs in found if docs]
     verdicts: list[ClaimVerdict] = []
     if with_docs:
-        items = []
+        items: list[tuple[ClaimDraft, list[EvidenceHit]]] = []
         for claim, docs in with_docs:
             hits = _local_hits(claim) + [
                 EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs
@@ -443,12 +467,16 @@ def _compute(
     return computed
 
 
-def _store(result: WebVerificationResult, computed: _WebComputation, *, run, actor) -> None:
+def _store(
+    result: WebVerificationResult, computed: _WebComputation, *, run: VerificationRun | None, actor: Actor
+) -> None:
     answer = result.answer
     found, with_docs, verdicts = computed.found, computed.with_docs, computed.verdicts
     by_claim = {claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(with_docs, verdicts)}
     for view, docs in found:
         claim = view.row
+        if claim is None:  # ``web_store`` gives each view its stored row first
+            raise RuntimeError(f"claim {view.claim_id} is not stored")
         if claim.claim_id not in by_claim:
             _event(
                 "claim.web_verified",
@@ -466,13 +494,15 @@ def _store(result: WebVerificationResult, computed: _WebComputation, *, run, act
         _store_claim(result, claim, docs, verdict, actor)
     run = run or answer.runs.order_by("-started_at", "-id").first()
     if computed.revision is not None:  # without web evidence the Audit-Local result (and its revision) stands
+        if run is None:
+            raise RuntimeError("the answer has no run to store its revision on")
         _revision_store(result, computed.revision, run, actor)
     if result.skipped != "residency":
         _update_run_and_answer(result, run)
     _event("answer.web_verified", answer, actor, result.as_dict())
 
 
-def _event(action: str, obj, actor, details: dict) -> None:
+def _event(action: str, obj: Answer | Claim, actor: Actor, details: dict[str, Any]) -> None:
     workspace = obj.workspace if isinstance(obj, Answer) else obj.answer.workspace
     event_record(
         action=action,
@@ -485,7 +515,7 @@ def _event(action: str, obj, actor, details: dict) -> None:
 
 
 def _store_claim(
-    result: WebVerificationResult, claim: Claim, docs: list[WebDocument], verdict: ClaimVerdict, actor
+    result: WebVerificationResult, claim: Claim, docs: list[WebDocument], verdict: ClaimVerdict, actor: Actor
 ) -> None:
     """Write a claim's web evidence and new verdict, its card note and its escalation-log event.
 
@@ -566,7 +596,11 @@ def _store_claim(
     )
 
 
-def _evidence_pool(contexts: list, claims: list[_ClaimView], adding=()) -> list[Passage]:
+def _evidence_pool(
+    contexts: list[dict[str, Any]],
+    claims: list[_ClaimView],
+    adding: Iterable[tuple[_ClaimView, list[WebDocument]]] = (),
+) -> list[Passage]:
     """The passages the answer was verified against: its contexts, its claims' evidence, the web's.
 
     ``adding`` ([(claim view, [WebDocument])]) are web documents about to be linked to their claims:
@@ -606,7 +640,9 @@ def _web_passage(doc: WebDocument) -> Passage:
     )
 
 
-def _revision_store(result: WebVerificationResult, outcome, run: VerificationRun, actor) -> None:
+def _revision_store(
+    result: WebVerificationResult, outcome: RevisionOutcome, run: VerificationRun, actor: Actor
+) -> None:
     """Store the revision loop's outcome over the answer with the web documents in its pool
     (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop).
 
@@ -621,7 +657,7 @@ def _revision_store(result: WebVerificationResult, outcome, run: VerificationRun
     result.revised = outcome.revised
 
 
-def _failure_warning(result: WebVerificationResult) -> dict:
+def _failure_warning(result: WebVerificationResult) -> dict[str, Any]:
     reasons = sorted({f["reason"] for f in result.failures})
     return {
         "code": WARNING_WEB_FAILED,
@@ -636,7 +672,7 @@ def _failure_warning(result: WebVerificationResult) -> dict:
     }
 
 
-def _call_warnings(result: WebVerificationResult) -> list[dict]:
+def _call_warnings(result: WebVerificationResult) -> list[dict[str, Any]]:
     """One run warning per failed web call, keyed ``code`` like every other run warning."""
     return [
         {
