@@ -55,8 +55,9 @@ Reverify = Callable[[str, list[Passage], Callable[[ClaimDraft], ClaimVerdict | N
 Retrieve = Callable[[list[str]], list[Passage]]
 # rewriter(query=, answer=, instructions=[dict], passages=[Passage]) -> revised answer text
 Rewriter = Callable[..., str]
-# judge(claim text, passage) -> the verdict of the judge that labels claims, on that one passage
-Judge = Callable[[str, Passage], ClaimVerdict]
+# judge(claim text, passage) -> the verdict of the judge that labels claims, on that one passage (None: no
+# verdict, which supports nothing)
+Judge = Callable[[str, Passage], ClaimVerdict | None]
 
 
 @dataclass(frozen=True)
