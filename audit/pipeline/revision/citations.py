@@ -4,6 +4,7 @@ that labels claims."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from audit.constants import CITATION_REPLACE_MARGIN, Thresholds
 from audit.pipeline.extraction import citation_anchors
@@ -160,15 +161,11 @@ def _cite_best_passages(
                 },
             )
         else:
-
-            def add(s: _Sentence, mk: str = new_marker) -> None:
-                _add_marker(s, mk)
-
             plan.step(
                 c,
                 strategy,
                 "a better passage supports the claim" if cited else "uncited claim: a passage supports it",
-                add,
+                partial(_add_marker, marker=new_marker),
                 action=CitationAction.ADD_ALTERNATE,
                 passage_id=best.passage.id,
                 details={"entailment": round(best.entailment, 4), "cited_entailment": round(cited_best, 4)},

@@ -492,7 +492,11 @@ def _soften_weak(
             )
 
 
-def _span_corrections(c: ClaimVerdict, h: EvidenceHit, thresholds: Thresholds) -> list[tuple[str, str, str]]:
+# (claim words, evidence words, kind) of one span the evidence states differently
+_SpanFix = tuple[str, str, str]
+
+
+def _span_corrections(c: ClaimVerdict, h: EvidenceHit, thresholds: Thresholds) -> list[_SpanFix]:
     """(claim words, evidence words, kind) the evidence sentence of ``h`` states differently: values,
     units and dates (the numeric check), entities, opposite predicates and polarity (the structural
     check, on this very sentence). Only spans the claim holds word for word are returned."""
@@ -638,10 +642,7 @@ def _correct(
         marker = cite(h.passage)
 
         def fix(
-            s: _Sentence,
-            spans: list[tuple[str, str, str]] = spans,
-            marker: str = marker,
-            evidence: str = h.best_sentence,
+            s: _Sentence, spans: list[_SpanFix] = spans, marker: str = marker, evidence: str = h.best_sentence
         ) -> None:
             for a, b, _ in spans:
                 s.body = _replace_span(s.body, a, b, evidence)
