@@ -8,28 +8,41 @@ and is reported as not run.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Callable
+from typing import Any
 
 import numpy as np
 
 from audit.constants import MAX_VERIFIED_CLAIM_CHARS, TOO_LONG_FLAG, Thresholds
 from audit.pipeline import scoring
+from audit.pipeline.binding import Encode
 from audit.pipeline.extraction import clean_sentence, is_assertion, split_sentences
 from audit.pipeline.job import VerificationJob
+from audit.pipeline.llm.client import LLMClient
 from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
-from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS, REGISTRY, VerifyContext, verify_context
+from audit.pipeline.methods import (
+    LLM_METHODS,
+    OFFLINE_METHODS,
+    REGISTRY,
+    VerificationMethod,
+    VerifyContext,
+    verify_context,
+)
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
 from audit.pipeline.rag_score import rag_score
 from audit.pipeline.retrieval import KnowledgeBase, as_passages, passage_vectors, retrieve
-from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, MethodResult, Passage
+
+# the passages of a request as the pure-function API takes them: strings, dicts or Passages
+Contexts = Sequence[str | dict[str, Any] | Passage]
 
 NOT_RUN_OFFLINE = {"selfcheck": "SelfCheck sampling needs an LLM; not run in offline Audit-Local mode"}
 
 
-def resolve_thresholds(thresholds) -> Thresholds:
+def resolve_thresholds(thresholds: Thresholds | Mapping[str, Any] | None) -> Thresholds:
     """The pure-function API's thresholds: a ``Thresholds``, a workspace override dict, or None for
     the seed values (commands, tests and evaluation calling ``audit_answer`` without a workspace;
     the verification paths pass a ``VerificationJob`` whose thresholds the service read)."""
@@ -40,7 +53,7 @@ def resolve_thresholds(thresholds) -> Thresholds:
     return Thresholds().updated(dict(thresholds))
 
 
-def resolve_embed(embed):
+def resolve_embed(embed: Encode | None) -> Encode:
     if embed is not None:
         return embed
     from audit.pipeline.embedding import get_embedder
@@ -52,7 +65,7 @@ def run_methods(
     items: list[tuple[ClaimDraft, list[EvidenceHit]]],
     ctx: VerifyContext,
     methods: tuple[str, ...] = OFFLINE_METHODS,
-    overrides: dict | None = None,
+    overrides: dict[str, VerificationMethod] | None = None,
 ) -> list[ClaimVerdict]:
     """Run the named methods (in the order given) on every claim and label each claim.
 
@@ -67,7 +80,7 @@ def run_methods(
         read = [i for i in range(len(items)) if i not in too_long]
         verdicts = dict(zip(read, run_methods([items[i] for i in read], ctx, methods, overrides)))
         return [verdicts[i] if i in verdicts else _too_long(*items[i]) for i in range(len(items))]
-    per_claim: list[dict] = [{} for _ in items]
+    per_claim: list[dict[str, MethodResult]] = [{} for _ in items]
     chosen = [(name, (overrides or {}).get(name) or REGISTRY[name]) for name in methods]
     # the LLM methods are independent of each other and of the offline ones: they run side by
     # side (the endpoint's slots bound the calls in flight) while the offline methods run here
@@ -104,17 +117,17 @@ def _too_long(claim: ClaimDraft, hits: list[EvidenceHit]) -> ClaimVerdict:
 
 
 def verify_claims(
-    claims: list[tuple[str, list]],
+    claims: Sequence[tuple[str, Contexts]],
     *,
-    thresholds=None,
+    thresholds: Thresholds | Mapping[str, Any] | None = None,
     domain: str = "",
-    now=None,
-    embed=None,
+    now: datetime | None = None,
+    embed: Encode | None = None,
     methods: tuple[str, ...] = OFFLINE_METHODS,
-    overrides: dict | None = None,
-    progress=None,
-    encode_tokens=None,
-    llm=None,
+    overrides: dict[str, VerificationMethod] | None = None,
+    progress: Callable[[int], object] | None = None,
+    encode_tokens: Encode | None = None,
+    llm: LLMClient | None = None,
 ) -> list[ClaimVerdict]:
     """Verify many (claim text, evidence passages) pairs against their own evidence only.
 
@@ -131,7 +144,7 @@ def verify_claims(
         encode_tokens=encode_tokens,
         llm=llm,
     )
-    items = []
+    items: list[tuple[ClaimDraft, list[EvidenceHit]]] = []
     for i, (text, evidence) in enumerate(claims):
         passages = as_passages(evidence)
         claim = ClaimDraft(claim_id=f"c{i + 1}", text=text, span=(0, len(text)))
@@ -141,7 +154,13 @@ def verify_claims(
 
 
 def verify_claim(
-    claim_text: str, evidence_passages: list, *, thresholds=None, domain: str = "", now=None, embed=None
+    claim_text: str,
+    evidence_passages: Contexts,
+    *,
+    thresholds: Thresholds | Mapping[str, Any] | None = None,
+    domain: str = "",
+    now: datetime | None = None,
+    embed: Encode | None = None,
 ) -> ClaimVerdict:
     """Verify one claim against the given passages (str, dict or Passage)."""
     return verify_claims(
@@ -152,11 +171,11 @@ def verify_claim(
 def audit_job(
     job: VerificationJob,
     *,
-    kb: KnowledgeBase | tuple | None = None,
+    kb: KnowledgeBase | tuple[Any, ...] | None = None,
     now: datetime | None = None,
-    embed=None,
-    overrides: dict | None = None,
-    encode_tokens=None,
+    embed: Encode | None = None,
+    overrides: dict[str, VerificationMethod] | None = None,
+    encode_tokens: Encode | None = None,
     reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None,
 ) -> AuditResult:
     """Audit the job's answer (:func:`audit_answer` with the job's query, text, passages, domain,
@@ -184,18 +203,18 @@ def audit_job(
 def audit_answer(
     query: str,
     answer: str,
-    contexts: list | None = None,
+    contexts: Contexts | None = None,
     *,
-    kb: KnowledgeBase | tuple | None = None,
+    kb: KnowledgeBase | tuple[Any, ...] | None = None,
     reference: str | None = None,
     domain: str | None = None,
-    thresholds=None,
+    thresholds: Thresholds | Mapping[str, Any] | None = None,
     now: datetime | None = None,
-    embed=None,
+    embed: Encode | None = None,
     methods: tuple[str, ...] = OFFLINE_METHODS,
-    llm=None,
-    overrides: dict | None = None,
-    encode_tokens=None,
+    llm: LLMClient | None = None,
+    overrides: dict[str, VerificationMethod] | None = None,
+    encode_tokens: Encode | None = None,
     reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None,
     claims: list[ClaimDraft] | None = None,
 ) -> AuditResult:
@@ -258,7 +277,7 @@ def audit_answer(
         methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
     fresh_verdicts = run_methods([(claims[i], h) for i, h in zip(fresh, fresh_hits)], ctx, methods, overrides)
     # a kept verdict keeps its claim's reading too (a hedge or a qualifier does not make a claim minor)
-    verdicts = [
+    kept = [
         replace(
             p, claim=replace(c, type=p.claim.type, importance=p.claim.importance), metrics=dict(p.metrics)
         )
@@ -267,14 +286,19 @@ def audit_answer(
         for c, p in zip(claims, prior)
     ]
     for i, v in zip(fresh, fresh_verdicts):
-        verdicts[i] = v
+        kept[i] = v
+    verdicts = [v for v in kept if v is not None]  # all of them: each claim without a prior one is fresh
     hits = [v.evidence for v in verdicts]
     for i, h in zip(fresh, fresh_hits):
         hits[i] = h
 
     query_vec = vecs[-1] if (vecs is not None and query) else None
     for i, v in enumerate(verdicts):
-        relevance = scoring.cosine(query_vec, claim_vecs[i]) if query_vec is not None else None
+        relevance = (
+            scoring.cosine(query_vec, claim_vecs[i])
+            if query_vec is not None and claim_vecs is not None
+            else None
+        )
         v.metrics = {**scoring.claim_card_metrics(v, t, relevance), **v.metrics}
 
     any_evidence = bool(passages) or bool(kb is not None and len(kb.index))
@@ -311,15 +335,15 @@ def summarize(
     *,
     thresholds: Thresholds,
     now: datetime,
-    embed,
-    vecs=None,
+    embed: Encode,
+    vecs: np.ndarray | None = None,
     any_evidence: bool = True,
     reference: str | None = None,
     reference_searchable: bool = False,
-    overrides: dict | None = None,
-    encode_tokens=None,
+    overrides: dict[str, VerificationMethod] | None = None,
+    encode_tokens: Encode | None = None,
     started: float | None = None,
-    methods_not_run: dict | None = None,
+    methods_not_run: dict[str, Any] | None = None,
     rag_text: str | None = None,
     hits: list[list[EvidenceHit]] | None = None,
     source_vectors: Callable[[list[Passage]], list[np.ndarray]] | None = None,
@@ -332,7 +356,7 @@ def summarize(
     which with the claims' vectors spares the RAG score's alignment any embedding."""
     t = thresholds
     started = time.perf_counter() if started is None else started
-    metrics: dict = {
+    metrics: dict[str, Any] = {
         "claims": len(verdicts),
         "faithfulness": scoring.faithfulness(verdicts),
         "answer_relevance": 0.0,
@@ -350,7 +374,7 @@ def summarize(
     answer_vector = (
         np.asarray(vecs[:-1], dtype=np.float32).mean(axis=0) if vecs is not None and verdicts else None
     )
-    if answer_vector is not None and query:
+    if answer_vector is not None and vecs is not None and query:
         # answer relevance: cosine of the question to the answer's meaning
         metrics["answer_relevance"] = max(0.0, scoring.cosine(vecs[-1], answer_vector))
     if passages:
@@ -391,7 +415,7 @@ def summarize(
         source_vectors=source_vectors,
     )
 
-    risk_flags: list[dict] = []
+    risk_flags: list[dict[str, Any]] = []
     if not any_evidence:
         risk_flags.append(
             {"type": "no_evidence", "severity": "high", "description": "No documents matched the query"}

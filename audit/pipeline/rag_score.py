@@ -25,7 +25,7 @@ Plain Python. ``rag_score`` returns ``{"alignment", "citation_coverage", "fact_s
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -77,7 +77,7 @@ def keyword_alignment(answer: str, sources: list[Passage]) -> float:
 def embedding_alignment(
     answer: str,
     sources: list[Passage],
-    embed,
+    embed: Callable[[list[str]], Any] | None,
     *,
     answer_vector: np.ndarray | None = None,
     source_vectors: Callable[[list[Passage]], list[np.ndarray]] | None = None,
@@ -86,7 +86,9 @@ def embedding_alignment(
     texts = [] if answer_vector is not None else [answer]
     if source_vectors is None:
         texts += [p.text[:SOURCE_TEXT_CHARS] for p in sources]
-    embedded = list(np.asarray(embed(texts), dtype=np.float32)) if texts else []
+    if texts and embed is None:
+        raise RuntimeError("no embedding function for what is not given")
+    embedded = list(np.asarray(embed(texts), dtype=np.float32)) if texts and embed is not None else []
     head = [np.asarray(answer_vector, dtype=np.float32)] if answer_vector is not None else [embedded.pop(0)]
     rest = [np.asarray(v, dtype=np.float32) for v in source_vectors(sources)] if source_vectors else embedded
     vecs = np.stack(head + rest)
@@ -117,13 +119,13 @@ def rag_score(
     contexts: list[Passage],
     *,
     thresholds: Thresholds | None = None,
-    embed=None,
+    embed: Callable[[list[str]], Any] | None = None,
     answer_vector: np.ndarray | None = None,
     source_vectors: Callable[[list[Passage]], list[np.ndarray]] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The RAG score of one audited answer (docs/SPEC_NOTES.md#the-rag-score; see the module docstring)."""
     t = thresholds or Thresholds()  # pure-function default (tests); ``summarize`` passes its job's
-    method: dict = {}
+    method: dict[str, Any] = {}
     sources = top_sources(verdicts, contexts)
     plain = strip_citations(answer or "")
     if not sources or not plain:

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from audit.constants import MIN_SEARCH_RELEVANCE, Thresholds
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.index import HybridIndex, SearchIndex
-from audit.pipeline.numbers import extract_quantities, values_match
+from audit.pipeline.numbers import Quantity, extract_quantities, values_match
 from audit.pipeline.types import ClaimDraft, EvidenceHit, Passage
+
+Embed = Callable[[list[str]], Any]  # texts -> one vector per text (the process embedder's encode)
 
 CONTEXT_CHUNK_SENTENCES = 3  # request passages are searched as windows of this many sentences
 SEARCH_FANOUT = 3  # ask each index for top_k * this many before merging and boosting
@@ -39,7 +42,7 @@ class KnowledgeBase:
     vectors: Callable[[list[str]], Mapping[str, np.ndarray]] | None = None
 
 
-def as_passages(contexts) -> list[Passage]:
+def as_passages(contexts: Iterable[str | Mapping[str, Any] | Passage] | None) -> list[Passage]:
     """Accept strings, dicts ({"id", "text", "title", "uri", …}) or Passages."""
     out: list[Passage] = []
     for i, c in enumerate(contexts or []):
@@ -65,7 +68,7 @@ def as_passages(contexts) -> list[Passage]:
     return out
 
 
-def _as_date(value) -> date | None:
+def _as_date(value: object) -> date | None:
     """A date from a date, a datetime or an ISO string ("2024-05-01", "2024-05-01T10:00:00Z"); else None."""
     if value is None or value == "":
         return None
@@ -120,7 +123,7 @@ def _windows(passages: list[Passage]) -> tuple[list[str], list[str], list[int]]:
 
 
 def passage_vectors(
-    passages: list[Passage], *, kb: KnowledgeBase | None = None, embed=None
+    passages: list[Passage], *, kb: KnowledgeBase | None = None, embed: Embed | None = None
 ) -> list[np.ndarray]:
     """One unit vector per passage, the way search sees it: a knowledge-base chunk's stored vector
     (``kb.vectors``), else the mean of the passage's search windows. Retrieval embedded those
@@ -152,12 +155,12 @@ def passage_vectors(
 
 
 @functools.lru_cache(maxsize=20_000)
-def _passage_quantities(text: str) -> tuple:
+def _passage_quantities(text: str) -> tuple[Quantity, ...]:
     # the same KB passages come back for many claims of a batch (nightly: 1.7 s per 1,000 claims re-parsed)
     return tuple(extract_quantities(text))
 
 
-def _shares_number(claim_q, text: str) -> bool:
+def _shares_number(claim_q: Sequence[Quantity], text: str) -> bool:
     if not claim_q:
         return False
     return any(values_match(a, b, 0.02, 0.1) for a in claim_q for b in _passage_quantities(text))
@@ -168,7 +171,7 @@ def retrieve(
     contexts: list[Passage],
     *,
     kb: KnowledgeBase | None = None,
-    embed=None,
+    embed: Embed | None = None,
     thresholds: Thresholds | None = None,
     claim_vecs: np.ndarray | None = None,
 ) -> list[list[EvidenceHit]]:
@@ -178,11 +181,13 @@ def retrieve(
     if not claims:
         return []
     amap = anchor_map(contexts)
-    if claim_vecs is None and (contexts or kb is not None):
-        if embed is None:
-            from audit.pipeline.embedding import get_embedder
+    if embed is None and (contexts or (claim_vecs is None and kb is not None)):
+        from audit.pipeline.embedding import get_embedder
 
-            embed = get_embedder().encode
+        embed = (
+            get_embedder().encode
+        )  # the passages' windows are embedded even when the claims' vectors are given
+    if claim_vecs is None and embed is not None and (contexts or kb is not None):
         claim_vecs = embed([c.text for c in claims])
     texts = [c.text for c in claims]
     ctx_results: list[list[tuple[str, float]]] = [[] for _ in claims]
@@ -191,11 +196,13 @@ def retrieve(
         ids, wtexts, owner = _windows(contexts)
         win_owner = dict(zip(ids, owner))
         index = HybridIndex()
+        assert embed is not None and claim_vecs is not None  # both set above whenever there are contexts
         index.add(ids, wtexts, embed(wtexts))
         ctx_results = index.search_many(texts, claim_vecs, k=min(len(ids), top_k * SEARCH_FANOUT))
     kb_results: list[list[tuple[str, float]]] = [[] for _ in claims]
     kb_passages: Mapping[str, Passage] = {}
     if kb is not None and len(kb.index):
+        assert claim_vecs is not None  # embedded above whenever there is a knowledge base
         kb_results = kb.index.search_many(texts, claim_vecs, k=top_k * SEARCH_FANOUT)
         wanted = sorted({i for res in kb_results for i, _ in res})
         kb_passages = kb.lookup(wanted) if wanted else {}
@@ -261,7 +268,7 @@ def search_filtered(
         found = index.search(text, vec, k=fetch)
         allowed = keep([i for i, _ in found]) if found else set()
         kept = [(i, float(score)) for i, score in found if i in allowed]
-        if quantities and kept:
+        if quantities and kept and texts is not None:  # quantities are read only when texts is given
             bodies = texts([i for i, _ in kept])
             kept = [
                 (

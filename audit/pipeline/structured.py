@@ -285,8 +285,7 @@ def audit_structured(
 
     started = time.perf_counter()
     t = resolve_thresholds(thresholds)
-    # audit.pipeline.audit is exempt from mypy while issue 36's job work reshapes it
-    embed = resolve_embed(embed)  # type: ignore[no-untyped-call]
+    embed = resolve_embed(embed)
     now = now or datetime.now(timezone.utc)
     passages = as_passages(contexts)
     fields = discover_fields(answer_json, [p.id for p in passages])

@@ -4,6 +4,7 @@ that labels claims."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from audit.constants import CITATION_REPLACE_MARGIN, Thresholds
 from audit.pipeline.extraction import citation_anchors
@@ -12,6 +13,7 @@ from audit.pipeline.revision.sentences import (
     _add_marker,
     _Anchors,
     _rewrite_markers,
+    _Sentence,
     _SentencePlan,
     marker_for,
 )
@@ -82,7 +84,7 @@ def _drop_unknown_markers(plan: _SentencePlan, claims: list[ClaimVerdict], by_an
     for a in anchors:
         if a not in by_anchor:
 
-            def drop(s, a=a):
+            def drop(s: _Sentence, a: str = a) -> None:
                 s.body, s.trail = (
                     _rewrite_markers(s.body, lambda x: [] if x == a else [x]),
                     _rewrite_markers(s.trail, lambda x: [] if x == a else [x]),
@@ -131,10 +133,10 @@ def _cite_best_passages(
         if cited and len(useless) == len(cited):
             old = {a for a in plan.sent.anchors() if a in by_anchor and by_anchor[a] in useless}
 
-            def swap(s, old=old, new_anchor=new_anchor):
+            def swap(s: _Sentence, old: set[str] = old, new_anchor: str = new_anchor) -> None:
                 first = [True]
 
-                def m(x):
+                def m(x: str) -> list[str]:
                     if x in old:
                         if first[0]:
                             first[0] = False
@@ -163,7 +165,7 @@ def _cite_best_passages(
                 c,
                 strategy,
                 "a better passage supports the claim" if cited else "uncited claim: a passage supports it",
-                lambda s, mk=new_marker: _add_marker(s, mk),
+                partial(_add_marker, marker=new_marker),
                 action=CitationAction.ADD_ALTERNATE,
                 passage_id=best.passage.id,
                 details={"entailment": round(best.entailment, 4), "cited_entailment": round(cited_best, 4)},
@@ -190,7 +192,7 @@ def _drop_unsupporting_markers(
     }
     if useless:
 
-        def drop_useless(s, useless=useless):
+        def drop_useless(s: _Sentence, useless: set[str] = useless) -> None:
             s.body = _rewrite_markers(s.body, lambda x: [] if x in useless else [x])
             s.trail = _rewrite_markers(s.trail, lambda x: [] if x in useless else [x])
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from audit.constants import CORRECTIVE_PASSAGES_PER_QUERY, CORRECTIVE_QUERIES_PER_CLAIM, IMPORTANCE_MINOR
 from audit.pipeline.extraction import decompose
@@ -35,7 +36,7 @@ def targeted_queries(claim: ClaimVerdict, query: str = "") -> list[str]:
 
 def corrective_retrieval(
     claims: list[ClaimVerdict], pool: list[Passage], retrieve: Retrieve, query: str = ""
-) -> tuple[list[Passage], list[dict]]:
+) -> tuple[list[Passage], list[dict[str, Any]]]:
     """New passages for the claims nothing supports, and a record per claim of what was asked."""
     known_ids = {p.id for p in pool}
     known_texts = {normalize(p.text).strip() for p in pool}

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from audit.constants import (
     CORRECTION_MIN_ALIGNMENT,
@@ -38,6 +39,7 @@ from audit.pipeline.revision.sentences import (
     _already_softened,
     _Anchors,
     _cap,
+    _Sentence,
     _SentencePlan,
     marker_for,
     soften,
@@ -158,8 +160,8 @@ def plan_revision(
     thresholds: Thresholds = Thresholds(),  # pure-function default (tests); the loop passes its job's
     options: RevisionOptions = RevisionOptions(),
     retrieved_ids: frozenset[str] = frozenset(),
-    protected: list[set[str]] = (),
-    unsoftenable: list[set[str]] = (),
+    protected: Sequence[set[str]] = (),
+    unsoftenable: Sequence[set[str]] = (),
     judge: Judge | None = None,
     cite: Callable[[Passage], str] | None = None,
 ) -> tuple[str, list[Edit]]:
@@ -177,7 +179,7 @@ def plan_revision(
     cite = cite or marker_for
     sentences: dict[tuple[int, int], list[ClaimVerdict]] = {}
     for c in result.claims:
-        sentences.setdefault(tuple(c.claim.span), []).append(c)
+        sentences.setdefault((c.claim.span[0], c.claim.span[1]), []).append(c)
     plans = [
         _plan_sentence(
             span,
@@ -201,7 +203,9 @@ def plan_revision(
     return replay_edits(text, edits), edits
 
 
-def _drop_repeats(plans: list[_SentencePlan], sentences: dict, text: str) -> None:
+def _drop_repeats(
+    plans: list[_SentencePlan], sentences: dict[tuple[int, int], list[ClaimVerdict]], text: str
+) -> None:
     """A revised sentence that repeats another sentence of the answer goes (no repeated sentences)."""
     seen: set[str] = set()
     for p in plans:
@@ -226,7 +230,7 @@ def _drop_repeats(plans: list[_SentencePlan], sentences: dict, text: str) -> Non
         seen.add(key)
 
 
-def _keep_an_answer(plans: list[_SentencePlan], sentences: dict) -> None:
+def _keep_an_answer(plans: list[_SentencePlan], sentences: dict[tuple[int, int], list[ClaimVerdict]]) -> None:
     """Never empty the answer: if every claim would go, say that the documents do not support it."""
     if not plans or any(not p.removed for p in plans):
         return
@@ -272,7 +276,7 @@ def replay_edits(text: str, edits: list[Edit]) -> str:
     """
     chains: dict[tuple[int, int], list[Edit]] = {}
     for e in edits:
-        chains.setdefault(tuple(e.span), []).append(e)
+        chains.setdefault((e.span[0], e.span[1]), []).append(e)
     out, last_start = text, len(text) + 1
     for (a, b), chain in sorted(chains.items(), reverse=True):
         if b > last_start and not (a == b == last_start):
@@ -304,24 +308,24 @@ def _removal_span(text: str, a: int, b: int) -> tuple[int, int]:
     return start, b
 
 
-def is_protected(c: ClaimVerdict, protected: list[set[str]]) -> bool:
+def is_protected(c: ClaimVerdict, protected: Sequence[set[str]]) -> bool:
     """Whether ``c`` states a claim an earlier attempt found supported or weak (its words, maybe hedged)."""
     stems = set(content_stems(c.claim.text))
     return any(p and len(p & stems) / len(p) >= PROTECTED_CONTAINMENT for p in protected)
 
 
 def _plan_sentence(
-    span,
-    raw,
-    claims,
-    by_anchor,
-    thresholds,
-    options,
-    retrieved_ids,
-    protected=(),
-    unsoftenable=(),
-    judge=None,
-    cite=marker_for,
+    span: tuple[int, int],
+    raw: str,
+    claims: list[ClaimVerdict],
+    by_anchor: _Anchors,
+    thresholds: Thresholds,
+    options: RevisionOptions,
+    retrieved_ids: frozenset[str],
+    protected: Sequence[set[str]] = (),
+    unsoftenable: Sequence[set[str]] = (),
+    judge: Judge | None = None,
+    cite: Callable[[Passage], str] = marker_for,
 ) -> _SentencePlan:
     """The edits of one sentence, in order: take back a softening that lost support (a0), correct
     contradictions (a), remove or qualify what nothing supports (b), soften weak claims (c), then
@@ -362,14 +366,16 @@ def _plan_sentence(
     return plan
 
 
-def _revert_softenings(plan: _SentencePlan, claims, protected) -> set[str]:
+def _revert_softenings(
+    plan: _SentencePlan, claims: list[ClaimVerdict], protected: Sequence[set[str]]
+) -> set[str]:
     """a0) a softening that cost a once-covered claim its support is taken back (a worse revision);
     return the ids of the claims whose softening was taken back."""
     reverted: set[str] = set()
     for c in claims:
         if c.verdict not in COVERED and is_protected(c, protected) and _already_softened(plan.sent.body):
 
-            def revert(s):
+            def revert(s: _Sentence) -> None:
                 s.body = unsoften(s.body)
 
             if plan.step(
@@ -384,7 +390,14 @@ def _revert_softenings(plan: _SentencePlan, claims, protected) -> set[str]:
 
 
 def _correct_contradictions(
-    plan: _SentencePlan, claims, reverted: set[str], options, support: _Support, thresholds, judge, cite
+    plan: _SentencePlan,
+    claims: list[ClaimVerdict],
+    reverted: set[str],
+    options: RevisionOptions,
+    support: _Support,
+    thresholds: Thresholds,
+    judge: Judge | None,
+    cite: Callable[[Passage], str],
 ) -> tuple[list[ClaimVerdict], list[ClaimVerdict]]:
     """a) contradicted claims: correct to match the evidence; return (corrected, the ones left
     uncorrected that the judge supports nowhere)."""
@@ -401,7 +414,7 @@ def _correct_contradictions(
 
 
 def _remove_or_qualify(
-    plan: _SentencePlan, claims, to_drop: list[ClaimVerdict], options
+    plan: _SentencePlan, claims: list[ClaimVerdict], to_drop: list[ClaimVerdict], options: RevisionOptions
 ) -> tuple[bool, frozenset[str]]:
     """b) claims nothing supports (and contradictions that could not be corrected): remove the
     sentence or the clause, else qualify it. Return (the whole sentence was removed, the ids of
@@ -425,7 +438,7 @@ def _remove_or_qualify(
     dropped = _drop_clauses(plan.sent.body, claims, drop_ids) if removable else None
     if dropped is not None:
 
-        def cut(s, new=dropped):
+        def cut(s: _Sentence, new: str = dropped) -> None:
             s.body = new
 
         clause_dropped = plan.step(
@@ -440,7 +453,7 @@ def _remove_or_qualify(
     if not _already_softened(plan.sent.body):
         note = UNSUPPORTED_QUALIFIER if any(c.verdict == NOT_FOUND for c in to_drop) else DISPUTED_QUALIFIER
 
-        def qualify(s, note=note):
+        def qualify(s: _Sentence, note: str = note) -> None:
             s.body = s.body.rstrip() + " " + note
 
         plan.step(
@@ -454,7 +467,13 @@ def _remove_or_qualify(
     return False, frozenset()
 
 
-def _soften_weak(plan: _SentencePlan, claims, reverted: set[str], options, unsoftenable) -> None:
+def _soften_weak(
+    plan: _SentencePlan,
+    claims: list[ClaimVerdict],
+    reverted: set[str],
+    options: RevisionOptions,
+    unsoftenable: Sequence[set[str]],
+) -> None:
     """c) weak claims: soften (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop)."""
     for c in claims:
         if (
@@ -465,7 +484,7 @@ def _soften_weak(plan: _SentencePlan, claims, reverted: set[str], options, unsof
         ):
             style = options.softening
 
-            def soft(s, style=style):
+            def soft(s: _Sentence, style: str = style) -> None:
                 s.body = soften(s.body, style)
 
             plan.step(
@@ -473,7 +492,11 @@ def _soften_weak(plan: _SentencePlan, claims, reverted: set[str], options, unsof
             )
 
 
-def _span_corrections(c: ClaimVerdict, h: EvidenceHit, thresholds: Thresholds) -> list[tuple[str, str, str]]:
+# (claim words, evidence words, kind) of one span the evidence states differently
+_SpanFix = tuple[str, str, str]
+
+
+def _span_corrections(c: ClaimVerdict, h: EvidenceHit, thresholds: Thresholds) -> list[_SpanFix]:
     """(claim words, evidence words, kind) the evidence sentence of ``h`` states differently: values,
     units and dates (the numeric check), entities, opposite predicates and polarity (the structural
     check, on this very sentence). Only spans the claim holds word for word are returned."""
@@ -618,13 +641,15 @@ def _correct(
             continue
         marker = cite(h.passage)
 
-        def fix(s, spans=spans, marker=marker, evidence=h.best_sentence):
+        def fix(
+            s: _Sentence, spans: list[_SpanFix] = spans, marker: str = marker, evidence: str = h.best_sentence
+        ) -> None:
             for a, b, _ in spans:
                 s.body = _replace_span(s.body, a, b, evidence)
             if marker not in s.text:
                 _add_marker(s, marker)
 
-        details = {
+        details: dict[str, Any] = {
             "replaced": [{"from": a, "to": b, "kind": k} for a, b, k in spans],
             "corrected_claim": new_claim,
         }

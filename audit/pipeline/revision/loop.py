@@ -4,6 +4,7 @@ best version."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from audit.constants import IMPORTANCE_MINOR, Thresholds
 from audit.pipeline.revision.corrective import corrective_retrieval
@@ -12,10 +13,12 @@ from audit.pipeline.revision.editing import plan_revision
 from audit.pipeline.revision.model import (
     COVERED,
     NOT_FOUND,
+    Edit,
     Judge,
     Retrieve,
     Reverify,
     RevisionAttempt,
+    RevisionDecision,
     RevisionOptions,
     RevisionOutcome,
     RevisionWarning,
@@ -30,11 +33,11 @@ from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
 
 
 # --- 4. the loop and its termination (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop) ----------------------------------------
-def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict]]:
+def terminate(attempts: list[RevisionAttempt]) -> tuple[int, list[dict[str, Any]]]:
     """The attempt to keep (the best; on a tie the latest) and the seed's termination warnings."""
     keys = [quality_key(a.summary) for a in attempts]
     kept = max(range(len(attempts)), key=lambda i: (keys[i], i))
-    warnings = []
+    warnings: list[dict[str, Any]] = []
     if len(attempts) > 1:
         # the original as first verified: corrective retrieval counts as an improvement
         first, last = attempts[0].before_retrieval or attempts[0].summary, attempts[-1].summary
@@ -184,11 +187,11 @@ class _Loop:
     def protect(self, result: AuditResult) -> None:
         self.protected += [set(content_stems(c.claim.text)) for c in result.claims if c.verdict in COVERED]
 
-    def decide(self, current: RevisionAttempt, revisions: int):
+    def decide(self, current: RevisionAttempt, revisions: int) -> RevisionDecision:
         current.decision = decide_revision(current.result.claims, revisions, self.thresholds, self.options)
         return current.decision
 
-    def plan(self, current: RevisionAttempt, options: RevisionOptions):
+    def plan(self, current: RevisionAttempt, options: RevisionOptions) -> tuple[str, list[Edit]]:
         return plan_revision(
             current.text,
             current.result,
@@ -218,7 +221,9 @@ class _Loop:
                 )
             )
 
-    def retrieve_more(self, current: RevisionAttempt, revisions: int, retrieve: Retrieve, query: str):
+    def retrieve_more(
+        self, current: RevisionAttempt, revisions: int, retrieve: Retrieve, query: str
+    ) -> RevisionDecision | None:
         """Corrective retrieval: passages found for the claims that need them join the pool and the
         attempt is verified again; return the new decision, or None when nothing was found."""
         new, records = corrective_retrieval(current.result.claims, self.pool, retrieve, query)
@@ -234,8 +239,13 @@ class _Loop:
         return self.decide(current, revisions)
 
     def edit(
-        self, current: RevisionAttempt, decision, rewriter: Rewriter | None, query: str, notes: list[str]
-    ):
+        self,
+        current: RevisionAttempt,
+        decision: RevisionDecision,
+        rewriter: Rewriter | None,
+        query: str,
+        notes: list[str],
+    ) -> tuple[str, list[Edit], str]:
         """The next attempt's text, edits and author: the LLM's rewrite when it is usable, else the
         offline strategies'."""
         if rewriter is not None:
@@ -244,7 +254,14 @@ class _Loop:
                 return new_text, edits, "llm"
         return *self.plan(current, self.options), "offline"
 
-    def rewrite(self, current: RevisionAttempt, decision, rewriter: Rewriter, query: str, notes: list[str]):
+    def rewrite(
+        self,
+        current: RevisionAttempt,
+        decision: RevisionDecision,
+        rewriter: Rewriter,
+        query: str,
+        notes: list[str],
+    ) -> tuple[str | None, list[Edit]]:
         """The LLM's rewrite when every change traces to an instruction and every correction is
         backed by a passage, else (None, []) with the reason in ``notes`` (the offline path follows)."""
         try:
@@ -260,7 +277,7 @@ class _Loop:
         traced, why = trace_changes(
             current.text, candidate, current.result.claims, decision.instructions, _Anchors(self.pool)
         )
-        if traced:
+        if traced and self.judge is not None:  # never None: ``__post_init__`` sets it
             why = _unbacked_correction(traced, _Anchors(self.pool), self.judge)
             traced = None if why else traced
         if traced:

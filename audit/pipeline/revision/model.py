@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from audit.constants import (
     CITATION_ONLY_STRATEGIES,
@@ -55,8 +56,9 @@ Reverify = Callable[[str, list[Passage], Callable[[ClaimDraft], ClaimVerdict | N
 Retrieve = Callable[[list[str]], list[Passage]]
 # rewriter(query=, answer=, instructions=[dict], passages=[Passage]) -> revised answer text
 Rewriter = Callable[..., str]
-# judge(claim text, passage) -> the verdict of the judge that labels claims, on that one passage
-Judge = Callable[[str, Passage], ClaimVerdict]
+# judge(claim text, passage) -> the verdict of the judge that labels claims, on that one passage (None: no
+# verdict, which supports nothing)
+Judge = Callable[[str, Passage], ClaimVerdict | None]
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class RevisionOptions:
     corrective_retrieval: bool = True
     citations_only: bool = False  # only citation correction (the claims are settled; the markers are checked)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.softening not in SOFTENING_STYLES:
             raise ValueError(f"softening must be one of {', '.join(SOFTENING_STYLES)}")
         if self.unsupported_action not in UNSUPPORTED_ACTIONS:
@@ -95,14 +97,16 @@ class Edit:
     reason: str
     action: str = ""  # CitationAction for citation edits, "remove_sentence"/"remove_clause"/… otherwise
     passage_id: str = ""
-    details: dict = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class RevisionDecision:
     should_revise: bool
     reason: str
-    instructions: list[dict] = field(default_factory=list)  # one per claim: claim_id, strategy, instruction
+    instructions: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # one per claim: claim_id, strategy, instruction
 
 
 @dataclass
@@ -114,16 +118,18 @@ class RevisionAttempt:
         default_factory=list
     )  # the edits that turned the previous attempt into this one
     author: str = "original"  # original | offline | llm
-    retrieval: list[dict] = field(default_factory=list)  # corrective retrieval run on this attempt
+    retrieval: list[dict[str, Any]] = field(default_factory=list)  # corrective retrieval run on this attempt
     decision: RevisionDecision | None = None
     notes: list[str] = field(default_factory=list)
-    before_retrieval: dict | None = None  # the summary before corrective retrieval re-verified this text
+    before_retrieval: dict[str, Any] | None = (
+        None  # the summary before corrective retrieval re-verified this text
+    )
 
     @property
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         return ledger_summary(self.result.claims)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "attempt": self.number,
             "author": self.author,
@@ -145,12 +151,12 @@ class RevisionOutcome:
     final: AuditResult
     attempts: list[RevisionAttempt]
     kept: int  # number of the attempt returned
-    warnings: list[dict]
+    warnings: list[dict[str, Any]]
     stop_reason: str
     passages: list[Passage]  # the pool at the end, with passages found by corrective retrieval
     given: int = 0  # how many of ``passages`` were given (the request's); the others are cited as [n]
     # each revised sentence of the kept text judged whole ("start:end" -> judgement; revision.whole)
-    sentences: dict[str, dict] = field(default_factory=dict)
+    sentences: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def revised(self) -> bool:
@@ -167,7 +173,7 @@ class RevisionOutcome:
         edits = self.edits
         return bool(edits) and all(e.strategy in CITATION_ONLY_STRATEGIES for e in edits)
 
-    def history_json(self) -> list[dict]:
+    def history_json(self) -> list[dict[str, Any]]:
         rows = [a.as_json() for a in self.attempts]
         for row in rows:
             row["kept"] = row["attempt"] == self.kept
@@ -176,7 +182,9 @@ class RevisionOutcome:
     def revised_claims(self) -> dict[str, tuple[list[Edit], ClaimVerdict | None]]:
         """{claim id as received: (the kept edits that touched it, its verdict in the kept text or None
         when removed)}, for the claims some kept edit touched."""
-        current = {c.claim.claim_id: c for c in self.attempts[0].result.claims}
+        current: dict[str, ClaimVerdict | None] = {
+            c.claim.claim_id: c for c in self.attempts[0].result.claims
+        }
         touched: dict[str, list[Edit]] = {cid: [] for cid in current}
         for attempt in self.attempts[1 : self.kept + 1]:
             previous = self.attempts[attempt.number - 1].result.claims
@@ -191,7 +199,7 @@ class RevisionOutcome:
                 current[cid] = moved.get(mine)
         return {cid: (edits, current[cid]) for cid, edits in touched.items() if edits}
 
-    def claim_revisions(self) -> dict[str, dict]:
+    def claim_revisions(self) -> dict[str, dict[str, Any]]:
         """The remediation of each claim of the answer as received: {original claim_id: revision}.
 
         A revision is ``{"strategy", "text", "label", "confidence", "passage_id", "edits"}``:
@@ -203,7 +211,7 @@ class RevisionOutcome:
         ``label``/``confidence`` are the weaker of the claim's and the sentence's, so an edit that
         fixed one detail and left another wrong is never shown as SUPPORTED.
         """
-        out = {}
+        out: dict[str, dict[str, Any]] = {}
         amap = anchor_map(self.passages)
         for cid, (edits, final) in self.revised_claims().items():
             substantive = [e for e in edits if e.action != "revert"] or edits
@@ -224,16 +232,17 @@ class RevisionOutcome:
             cited = bool(passage)
             sentence = self.sentences.get(span_key(final.claim.span)) if final is not None else None
             label, confidence = (final.label, float(final.confidence)) if final else (None, None)
-            if sentence and _LABEL_STRENGTH[sentence["label"]] < _LABEL_STRENGTH[label]:
+            # a judged sentence implies a kept claim (``final``): label and confidence are set
+            if sentence and label is not None and _LABEL_STRENGTH[sentence["label"]] < _LABEL_STRENGTH[label]:
                 label = sentence["label"]
-            if sentence:
+            if sentence and confidence is not None:
                 confidence = min(confidence, sentence["confidence"])
             out[cid] = {
                 "strategy": last.strategy,
                 "action": last.action,
                 "text": final.claim.text if final else "",
                 "label": label,
-                "confidence": round(confidence, 4) if final else None,
+                "confidence": round(confidence, 4) if final and confidence is not None else None,
                 "passage_id": passage,
                 "cited": cited,
                 "edits": len(edits),
@@ -248,7 +257,7 @@ class RevisionOutcome:
                 out[cid]["sentence"] = sentence
         return out
 
-    def ledger_json(self) -> list[dict]:
+    def ledger_json(self) -> list[dict[str, Any]]:
         """Every edit from the original to the kept text, with the attempt that made it."""
         return [
             asdict(e) | {"span": list(e.span), "attempt": a.number}
@@ -261,7 +270,7 @@ class RevisionOutcome:
 _LABEL_STRENGTH = {"REFUTED": 0, "NEI": 1, "SUPPORTED": 2}
 
 
-def span_key(span) -> str:
+def span_key(span: Sequence[int]) -> str:
     """The key of a sentence span in ``RevisionOutcome.sentences`` ("start:end")."""
     return f"{span[0]}:{span[1]}"
 
@@ -284,11 +293,11 @@ def _follow_claims(
     (absent when its sentence was removed). Sentences are followed through the edit spans."""
     chains: dict[tuple[int, int], list[Edit]] = {}
     for e in edits:
-        chains.setdefault(tuple(e.span), []).append(e)
+        chains.setdefault((e.span[0], e.span[1]), []).append(e)
     ordered = sorted(chains.items())
     sentences: dict[tuple[int, int], list[ClaimVerdict]] = {}
     for c in before:
-        sentences.setdefault(tuple(c.claim.span), []).append(c)
+        sentences.setdefault((c.claim.span[0], c.claim.span[1]), []).append(c)
     out: dict[str, ClaimVerdict] = {}
     for (sa, sb), olds in sentences.items():
         shift, region, removed = 0, None, False
@@ -319,7 +328,7 @@ def _follow_claims(
 
 
 # --- ledger metrics (docs/SPEC_NOTES.md#answer-metrics-and-the-audit-score) ---
-def ledger_summary(claims: list[ClaimVerdict]) -> dict:
+def ledger_summary(claims: list[ClaimVerdict]) -> dict[str, Any]:
     """Evidence coverage, unsupported rate (docs/SPEC_NOTES.md#answer-metrics-and-the-audit-score) and the counts the revision decision needs."""
     material = [c for c in claims if c.claim.importance != IMPORTANCE_MINOR]
     counts = {v: sum(1 for c in claims if c.verdict == v) for v in (SUPPORTED, WEAK, CONTRADICTED, NOT_FOUND)}
@@ -337,7 +346,7 @@ def ledger_summary(claims: list[ClaimVerdict]) -> dict:
     }
 
 
-def quality_key(summary: dict) -> tuple:
+def quality_key(summary: dict[str, Any]) -> tuple[float, float, int, int]:
     """Order attempts: higher coverage, then fewer unsupported, contradicted, critical unsupported."""
     return (
         summary["coverage"],
@@ -347,8 +356,8 @@ def quality_key(summary: dict) -> tuple:
     )
 
 
-def claim_ledger(claims: list[ClaimVerdict]) -> list[dict]:
-    rows = []
+def claim_ledger(claims: list[ClaimVerdict]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     for c in claims:
         best = _best_hit(c)
         rows.append(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from audit.constants import SOFTENING_HEDGE, SOFTENING_PARENTHETICAL, SOFTENING_QUALIFY, UNSUPPORTED_QUALIFIER
 from audit.pipeline.extraction import CITATION_RE, SPACE_BEFORE_PUNCT_RE, citation_anchors
@@ -31,7 +32,8 @@ _TRAIL_REVERSED_RE = re.compile(
 
 def trail_of(text: str) -> str:
     """The trail of ``text`` (see ``_TRAIL_REVERSED_RE``): "" when it ends with a word."""
-    return _TRAIL_REVERSED_RE.match(text[::-1]).group(0)[::-1]
+    m = _TRAIL_REVERSED_RE.match(text[::-1])  # the pattern matches the empty string: never None
+    return m.group(0)[::-1] if m else ""
 
 
 _AUX_WORDS = "is|are|was|were|has|have|had|can|could|will|would|should|must|may|might|does|do|did"
@@ -74,7 +76,8 @@ class _Sentence:
 
     @classmethod
     def parse(cls, raw: str) -> "_Sentence":
-        prefix = _PREFIX_RE.match(raw).group(0)
+        m = _PREFIX_RE.match(raw)  # the pattern matches the empty string: never None
+        prefix = m.group(0) if m else ""
         rest = raw[len(prefix) :]
         trail = trail_of(rest)
         body = rest[: len(rest) - len(trail)]
@@ -184,7 +187,7 @@ def marker_for(passage: Passage) -> str:
 def _rewrite_markers(text: str, mapping: Callable[[str], list[str]]) -> str:
     """Rewrite every citation marker of ``text``: each anchor becomes ``mapping(anchor)`` (maybe none)."""
 
-    def repl(m: re.Match) -> str:
+    def repl(m: re.Match[str]) -> str:
         anchors = citation_anchors(m.group(0))
         new: list[str] = []
         for a in anchors:
@@ -229,7 +232,7 @@ class _Anchors:
     def __init__(self, pool: list[Passage]):
         self._pool, self._size, self._map = pool, len(pool), anchor_map(pool)
 
-    def _current(self) -> dict:
+    def _current(self) -> dict[str, Passage]:
         if len(self._pool) != self._size:  # a passage was cited while planning: it joined the pool
             self._size, self._map = len(self._pool), anchor_map(self._pool)
         return self._map
@@ -238,7 +241,10 @@ class _Anchors:
         return resolve_anchor(anchor, self._current()) is not None
 
     def __getitem__(self, anchor: str) -> Passage:
-        return resolve_anchor(anchor, self._current())
+        passage = resolve_anchor(anchor, self._current())
+        if passage is None:  # callers test ``anchor in self`` first
+            raise KeyError(anchor)
+        return passage
 
 
 class _SentencePlan:
@@ -260,12 +266,14 @@ class _SentencePlan:
         remove: bool = False,
         action: str = "",
         passage_id: str = "",
-        details: dict | None = None,
+        details: dict[str, Any] | None = None,
     ) -> bool:
         before = self.sent.text
         if remove:
             after = ""
         else:
+            if change is None:
+                raise TypeError("a step that does not remove the sentence needs a change")
             change(self.sent)
             after = self.sent.text
         if after == before:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
+from typing import Any
 
 from audit.constants import CORRECTION_MIN_ALIGNMENT
 from audit.pipeline.extraction import CITATION_RE, citation_anchors
@@ -15,7 +17,7 @@ from audit.pipeline.types import ClaimVerdict
 
 
 # --- LLM rewrite, accepted only when traceable ---------------------------------------------
-def _map_position(opcodes, pos: int) -> int:
+def _map_position(opcodes: Sequence[tuple[str, int, int, int, int]], pos: int) -> int:
     for tag, i1, i2, j1, j2 in opcodes:
         if i1 <= pos <= i2:
             if tag == "equal":
@@ -25,15 +27,19 @@ def _map_position(opcodes, pos: int) -> int:
 
 
 def trace_changes(
-    before: str, after: str, claims: list[ClaimVerdict], instructions: list[dict], valid_anchors
+    before: str,
+    after: str,
+    claims: list[ClaimVerdict],
+    instructions: list[dict[str, Any]],
+    valid_anchors: _Anchors,
 ) -> tuple[list[Edit] | None, str]:
     """Edits for a free rewrite, or (None, why) when a change is not traceable to an instructed claim."""
-    for a in citation_anchors(after):
-        if a not in valid_anchors:
-            return None, f"the rewrite cites [{a}], which names no passage"
+    for anchor in citation_anchors(after):
+        if anchor not in valid_anchors:
+            return None, f"the rewrite cites [{anchor}], which names no passage"
     by_id = {c.claim.claim_id: c for c in claims}
     instructed = [(by_id[i["claim_id"]], i["strategy"]) for i in instructions if i.get("claim_id") in by_id]
-    spans = {}
+    spans: dict[tuple[int, int], tuple[int, ...]] = {}
     for c, _ in instructed:
         a, b = c.claim.span
         while a > 0 and before[a - 1].isspace():  # the whitespace around a sentence goes with it
@@ -42,7 +48,7 @@ def trace_changes(
             b += 1
         spans[(a, b)] = tuple(c.claim.span)
     opcodes = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
-    touched: set[tuple[int, int]] = set()
+    touched: set[tuple[int, ...]] = set()
     for tag, i1, i2, _j1, _j2 in opcodes:
         if tag == "equal":
             continue
@@ -62,7 +68,7 @@ def trace_changes(
             regions[-1][1] = max(regions[-1][1], ext[1])
         else:
             regions.append([ext[0], ext[1]])
-    edits = []
+    edits: list[Edit] = []
     for a, b in regions:
         j1, j2 = _map_position(opcodes, a), _map_position(opcodes, b)
         for c, strategy in instructed:

@@ -16,6 +16,7 @@ judgement is shown beside the revision (its label and findings), never instead o
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from audit.constants import STRUCTURE_CONTRADICTION_CAP, STRUCTURE_ENTITY_MARGIN, WHOLE_SENTENCE_MAX_MISSING
 from audit.pipeline import contradiction
@@ -55,7 +56,7 @@ def judge_whole(
     judge: SentenceJudge,
     similarity: Similarity | None,
     threshold: float,
-) -> dict:
+) -> dict[str, Any]:
     """Judge one sentence whole: ``{"text", "label", "confidence", "findings", "passages"}``.
 
     The judge's label stands unless the structural check, examining up to
@@ -86,7 +87,7 @@ def judge_revised_sentences(
     judge: SentenceJudge,
     similarity: Similarity | None,
     threshold: float,
-) -> dict[str, dict]:
+) -> dict[str, dict[str, Any]]:
     """Judge whole every sentence of the kept text that holds a revised claim; return {span key: judgement}.
 
     A sentence's evidence is every passage its claims in the kept text rest on, plus the passage a
@@ -96,7 +97,7 @@ def judge_revised_sentences(
     if not outcome.revised:
         return {}
     by_id = {p.id: p for p in outcome.passages}
-    spans: dict[tuple[int, int], list[Passage]] = {}
+    spans: dict[tuple[int, ...], list[Passage]] = {}
     for edits, final in outcome.revised_claims().values():
         if final is None:
             continue

@@ -3,16 +3,25 @@ and rewriter."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from audit.constants import CORRECTIVE_PASSAGES_PER_QUERY, Thresholds
 from audit.pipeline.job import VerificationJob
+from audit.pipeline.llm.client import LLMClient
+from audit.pipeline.retrieval import KnowledgeBase
 from audit.pipeline.revision.loop import revise_answer
 from audit.pipeline.revision.model import Retrieve, RevisionOptions, RevisionOutcome, Rewriter
 from audit.pipeline.revision.whole import judge_revised_sentences
-from audit.pipeline.types import AuditResult, ClaimVerdict, Passage
+from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, Passage
+
+Embed = Callable[[list[str]], Any]  # texts -> their vectors (the embedder's ``encode``)
 
 
 # --- wiring to the pipeline, the knowledge base and the LLM ----------------------------------
-def kb_retriever(kb, *, embed=None, k: int = CORRECTIVE_PASSAGES_PER_QUERY) -> Retrieve:
+def kb_retriever(
+    kb: KnowledgeBase | None, *, embed: Embed | None = None, k: int = CORRECTIVE_PASSAGES_PER_QUERY
+) -> Retrieve:
     """``retrieve(queries)`` over a ``KnowledgeBase``: the best ``k`` chunks of each targeted query."""
 
     def retrieve(queries: list[str]) -> list[Passage]:
@@ -31,20 +40,21 @@ def kb_retriever(kb, *, embed=None, k: int = CORRECTIVE_PASSAGES_PER_QUERY) -> R
     return retrieve
 
 
-def llm_rewriter(client) -> Rewriter | None:
+def llm_rewriter(client: LLMClient | None) -> Rewriter | None:
     """The LLM's ``rewrite_answer`` (docs/LLM.md) bound to ``client``, or None when no LLM is usable."""
     if client is None or not getattr(client, "available", False):
         return None
     from audit.pipeline.llm.drafting import make_rewriter
 
-    return make_rewriter(client)
+    rewriter: Rewriter | None = make_rewriter(client)
+    return rewriter
 
 
 def revise_job(
     job: VerificationJob,
     *,
     initial: AuditResult | None = None,
-    kb=None,
+    kb: KnowledgeBase | None = None,
     options: RevisionOptions = RevisionOptions(),
     given: int | None = None,
 ) -> RevisionOutcome:
@@ -68,13 +78,13 @@ def revise_audit(
     *,
     query: str,
     answer: str,
-    contexts=None,
-    kb=None,
+    contexts: Sequence[str | dict[str, Any] | Passage] | None = None,
+    kb: KnowledgeBase | None = None,
     initial: AuditResult | None = None,
     domain: str = "",
     thresholds: Thresholds | None = None,
-    llm=None,
-    embed=None,
+    llm: LLMClient | None = None,
+    embed: Embed | None = None,
     options: RevisionOptions = RevisionOptions(),
     given: int | None = None,
 ) -> RevisionOutcome:
@@ -93,7 +103,9 @@ def revise_audit(
         (*OFFLINE_METHODS, "llm_judge") if llm is not None and "llm_judge" in LLM_METHODS else OFFLINE_METHODS
     )
 
-    def verify(text: str, pool: list[Passage], reuse=None) -> AuditResult:
+    def verify(
+        text: str, pool: list[Passage], reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None
+    ) -> AuditResult:
         return audit_answer(
             query, text, pool, kb=kb, domain=domain, thresholds=t, embed=embed, llm=llm, reuse=reuse
         )
@@ -129,7 +141,7 @@ def revise_audit(
     return outcome
 
 
-def _similarity(embed=None):
+def _similarity(embed: Embed | None = None) -> Callable[[str, str], float]:
     """Cosine of two short texts with the embedder the pipeline uses (the structural check's own)."""
     from audit.pipeline.embedding import similarity_fn
 
