@@ -14,7 +14,7 @@ class Command(BaseCommand):
         "10 claims in Audit-Local and print p50/p95 latency, claims per second, peak memory and the mean "
         "answer's model time (encode_with_tokens, encode) beside the rest and the share of claims each stage of the "
         "judge settled (the cascade's cheap signals, the NLI reader), the texts the role binding parsed and its time; each "
-        "judge's report ends with one JSON object line (p50_ms, p95_ms, claims_per_s, peak_mb, chunks, "
+        "judge's report ends with one JSON object line (p50_ms, p95_ms, cpu_p50_ms: CPU time of every thread, steadier on a busy machine, claims_per_s, peak_mb, chunks, "
         "parses_per_answer, binding_ms); with several --judge, a table of them follows."
     )
     requires_system_checks = []
