@@ -71,17 +71,30 @@ def test_verify_answers_writes_the_answer_format(tmp_path, embedder):
     assert row["claims"][0]["label"] == "SUPPORTED" and row["faithfulness"] == 1.0
 
 
-@pytest.mark.slow  # builds a benchmark index and times audits over it
-def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
+def _bench(tmp_path, **options) -> tuple[dict, str]:
+    """One small benchmark run (300 chunks, 3 answers of 4 claims): its summary and what it printed."""
     import io
 
     from audit.evaluation.cli import run_bench
 
-    out, err = io.StringIO(), io.StringIO()
+    out = io.StringIO()
     summary = run_bench(
-        300, n_answers=3, claims_per_answer=4, out=out, err=err, cache_dir=tmp_path, pool_size=60
+        300,
+        n_answers=3,
+        claims_per_answer=4,
+        out=out,
+        err=io.StringIO(),
+        cache_dir=tmp_path,
+        pool_size=60,
+        **options,
     )
-    last = json.loads(out.getvalue().strip().splitlines()[-1])
+    return summary, out.getvalue()
+
+
+@pytest.mark.slow  # builds a benchmark index and times audits over it
+def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
+    summary, text = _bench(tmp_path)
+    last = json.loads(text.strip().splitlines()[-1])
     assert last == summary
     assert set(last) == {
         "p50_ms",
@@ -100,23 +113,9 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
 
 @pytest.mark.slow  # builds a benchmark index and times audits over it
 def test_bench_times_the_judge_with_and_without_the_role_binding_in_one_run(tmp_path, embedder):
-    import io
-
-    from audit.evaluation.cli import run_bench
     from audit.pipeline import binding
 
-    out = io.StringIO()
-    run_bench(
-        300,
-        n_answers=3,
-        claims_per_answer=4,
-        judges=["nli:no-binding", "nli"],
-        out=out,
-        err=io.StringIO(),
-        cache_dir=tmp_path,
-        pool_size=60,
-    )
-    text = out.getvalue()
+    _, text = _bench(tmp_path, judges=["nli:no-binding", "nli"])
     reports = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
     assert len(reports) == 2
     assert reports[0]["parses_per_answer"] == 0 and reports[1]["parses_per_answer"] > 0
@@ -126,32 +125,20 @@ def test_bench_times_the_judge_with_and_without_the_role_binding_in_one_run(tmp_
 
 
 @pytest.mark.slow  # builds a benchmark index and times audits over it
-def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, embedder, monkeypatch):
-    import io
+def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, embedder):
     import re
 
-    from audit.evaluation.cli import run_bench
-    from audit.pipeline import binding
-
     parts = {}
-    for depth in ("full", "fast", "full without the binding"):
-        if depth == "full without the binding":
-            monkeypatch.setattr(binding, "apply", lambda *args, **kwargs: None)
-        out = io.StringIO()
-        run_bench(
-            300,
-            n_answers=3,
-            claims_per_answer=4,
-            depth=depth.split()[0],
-            out=out,
-            err=io.StringIO(),
-            cache_dir=tmp_path,
-            pool_size=60,
-        )
-        line = next(x for x in out.getvalue().splitlines() if x.startswith("mean per answer"))
+    for name, options in (
+        ("full", {"depth": "full"}),
+        ("fast", {"depth": "fast"}),
+        ("full without the binding", {"depth": "full", "judges": ["nli:no-binding"]}),
+    ):
+        _, text = _bench(tmp_path, **options)
+        line = next(x for x in text.splitlines() if x.startswith("mean per answer"))
         mean, tok, enc, rest = map(float, re.findall(r"(-?\d+\.\d) ms", line))
         assert tok + enc + rest == pytest.approx(mean, abs=0.2) and rest > 0
-        parts[depth] = tok, enc
+        parts[name] = tok, enc
     # the full depth embeds the claims once, with their word pieces, for retrieval and the judge, and the
     # evidence sentences the same way (its `encode` time is the role binding's word and phrase vectors
     # alone: docs/ARCHITECTURE.md, "Who did what"); the fast depth embeds the claims alone and reads the
@@ -163,23 +150,10 @@ def test_bench_splits_an_answers_time_between_the_model_and_the_rest(tmp_path, e
 
 @pytest.mark.slow  # builds a benchmark index and times audits over it
 def test_bench_prints_the_share_of_claims_each_stage_settled(tmp_path, embedder):
-    import io
     import re
 
-    from audit.evaluation.cli import run_bench
-
-    out = io.StringIO()
-    run_bench(
-        300,
-        n_answers=3,
-        claims_per_answer=4,
-        judge="nli",
-        out=out,
-        err=io.StringIO(),
-        cache_dir=tmp_path,
-        pool_size=60,
-    )
-    line = next(x for x in out.getvalue().splitlines() if x.startswith("claims settled by each stage: "))
+    _, text = _bench(tmp_path, judge="nli")
+    line = next(x for x in text.splitlines() if x.startswith("claims settled by each stage: "))
     shares = {
         name.strip(): float(v) for name, v in re.findall(r"([^,:]+?) (\d+\.\d) %", line.split(": ", 1)[1])
     }
