@@ -412,10 +412,10 @@ def bind_roles(
     from audit.pipeline import binding
 
     if not report.contradicted and binding.is_on():
-        binding.apply(report, claim, _parseable(passages), encode, finding=Finding)
+        binding.apply(report, claim, parseable(passages), encode, finding=Finding)
 
 
-def _parseable(passages: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def parseable(passages: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The passages as the role binding may parse them: unchanged, unless one holds a sentence
     longer than BINDING_MAX_SENTENCE_CHARS; then its sentences, less the over-long ones (a
     dependency parse of one planted 100,000-character sentence took 10 s of CPU, 60 s on a busy

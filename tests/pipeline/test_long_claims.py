@@ -89,3 +89,24 @@ def test_a_claim_at_the_length_limit_is_still_verified(embedder, ltp_passages):
     assert [len(c.claim.text) <= MAX_VERIFIED_CLAIM_CHARS for c in result.claims] == [True]
     assert result.claims[0].method_names
     assert "too_long_to_verify" not in result.claims[0].risk_flags
+
+
+def test_the_bindings_batched_parse_skips_an_over_long_sentence_that_shares_the_claims_words(
+    embedder, monkeypatch
+):
+    # the binding reads every claim here (as it reads one headed for SUPPORTED); the planted sentence
+    # shares the claim's words, so it is a candidate for the answer's one batched parse, and is over the cap
+    from audit.pipeline.methods import structure
+
+    monkeypatch.setattr(structure, "binding_can_change", lambda *args, **kwargs: True)
+    planted = "Meanwhile NMDA receptors " + " ".join(
+        f"item{i}" for i in range(BINDING_MAX_SENTENCE_CHARS // 4)
+    )
+    parsed_before = set(binding.PARSES.docs)
+
+    audit_answer(
+        QUERY, "LTP needs NMDA receptors [1].", [{"id": "1", "text": f"LTP needs NMDA receptors. {planted}."}]
+    )
+
+    new = _new_parses(parsed_before)
+    assert new and all(len(t) <= BINDING_MAX_SENTENCE_CHARS for t in new)

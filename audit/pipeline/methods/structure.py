@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from audit.pipeline import binding
-from audit.pipeline.contradiction import StructureReport, bind_roles, check
+from audit.pipeline.contradiction import StructureReport, bind_roles, check, parseable
 from audit.pipeline.embedding import similarity_fn
 from audit.pipeline.methods.base import ROLE_STRUCTURE, VerificationMethod, VerifyContext, register
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
@@ -129,7 +129,8 @@ class StructureMethod(VerificationMethod):
         }
         binding.prefetch(
             [
-                (items[k][0].text, [(h.passage.id, h.passage.text) for h in items[k][1]])
+                # the passages as bind_roles hands them to the binding: no over-long sentence is parsed
+                (items[k][0].text, parseable([(h.passage.id, h.passage.text) for h in items[k][1]]))
                 for k in sorted(to_bind)
             ]
         )
