@@ -206,6 +206,13 @@ def _tokenized(text: str) -> Any:
     return get_parser().make_doc(text)
 
 
+def clear_caches() -> None:
+    """Forget every parse and tokenized text (and what was derived from them): ``bench`` starts each
+    variant from the same empty state."""
+    PARSES.clear()
+    _tokenized.cache_clear()
+
+
 def _keys(word: str) -> set[str]:
     """The forms a word is matched on without a parse: itself, its crude stem, its first
     ``PREFIX_MATCH`` letters (when it has more)."""
@@ -217,8 +224,21 @@ def _keys(word: str) -> set[str]:
     return out
 
 
-def _content_keys(doc: Any) -> set[str]:
-    return {k for t in doc if t.is_alpha and not t.is_stop for k in _keys(t.lower_)}
+def _memo(doc: Any, key: str, compute: Callable[[Any], Any]) -> Any:
+    """``compute(doc)``, kept in the doc's ``user_data``: a doc lives in the parse (or token) cache by
+    its text, and an answer's claims read the same evidence sentences again and again."""
+    data = doc.user_data
+    if key not in data:
+        data[key] = compute(doc)
+    return data[key]
+
+
+def _content_keys(doc: Any) -> frozenset[str]:
+    return _memo(
+        doc,
+        "theoria.content_keys",
+        lambda d: frozenset(k for t in d if t.is_alpha and not t.is_stop for k in _keys(t.lower_)),
+    )
 
 
 def to_parse(claim: str, evidence_sentences: list[str]) -> list[str]:
@@ -559,24 +579,79 @@ def _texts(frames: list[Frame]) -> list[str]:
     return out
 
 
+def _frames(doc: Any) -> list[Frame]:
+    """``frames_of(doc)``, computed once per cached doc (read only)."""
+    frames: list[Frame] = _memo(doc, "theoria.frames", frames_of)
+    return frames
+
+
+def _forms(doc: Any) -> frozenset[str]:
+    return frozenset(w for t in doc for w in (t.lower_, t.lemma_.lower()))
+
+
+def _lower(doc: Any) -> frozenset[str]:
+    return frozenset(t.lower_ for t in doc)
+
+
+def _alpha_lemmas(doc: Any) -> frozenset[str]:
+    return frozenset(t.lemma_.lower() for t in doc if t.is_alpha)
+
+
+def _may_find(cf: Frame, ef: Frame, evidence_words: frozenset[str]) -> bool:
+    """Whether ``_compare`` could read a reversal or a mismatch in this pair of frames, whatever the
+    phrase vectors say: the same predicate and negation, and either two roles crossed on the words
+    (a reversal never reads vectors) or a role that could be bound to another name (a mismatch needs
+    one such role unmatched on the words, a claim name the evidence states, an evidence name not
+    guessed through a pronoun, and a second shared role). Vectors can only make roles the same, so
+    when this is False for every pair, ``role_findings`` has nothing to report."""
+    if ef.negated != cf.negated or cf.pred != ef.pred:
+        return False
+    shared = [r for r in CORE_ROLES if r in cf.roles and r in ef.roles]
+    if len(shared) < 2:
+        return False
+    lexical = {r: _role_state(cf.roles[r], ef.roles[r], None) for r in shared}
+    for r1 in shared:
+        for r2 in shared:
+            if (
+                r1 < r2
+                and not lexical[r1]
+                and not lexical[r2]
+                and _role_state(cf.roles[r1], ef.roles[r2], None)
+                and _role_state(cf.roles[r2], ef.roles[r1], None)
+            ):
+                return True
+    roles = ("a0", "than") if cf.pred.endswith(" than") else MISMATCH_ROLES
+    return any(
+        not lexical[r]
+        and r in roles
+        and any(a.proper and a.head in evidence_words for a in cf.roles[r])
+        and any(a.proper for a in ef.roles[r])
+        and not any(a.guessed for a in ef.roles[r])
+        for r in shared
+    )
+
+
 def role_findings(
     claim: str, evidence_sentences: list[str], encode: Encode | None = None
 ) -> list[RoleFinding]:
     """What the evidence binds otherwise than the claim (see the module docstring). ``encode``
     (a list of texts -> unit vectors) compares phrases and predicates that are worded differently."""
     claim_doc, parsed, words_only = _read(claim, evidence_sentences)
-    claim_frames = [f for f in frames_of(claim_doc) if len(f.roles) >= 2]
+    claim_frames = [f for f in _frames(claim_doc) if len(f.roles) >= 2]
     if not claim_frames:
         return []
     claim_words = {t.lemma_.lower() for t in claim_doc if t.is_alpha and not t.is_stop}
-    evidence_words = frozenset(
-        {w for d in parsed for t in d for w in (t.lower_, t.lemma_.lower())}
-        | {t.lower_ for d in words_only for t in d}
+    evidence_words = frozenset().union(
+        *(_memo(d, "theoria.forms", _forms) for d in parsed),
+        *(_memo(d, "theoria.lower", _lower) for d in words_only),
     )
     # only sentences that share a content word with the claim can bind its arguments
     evidence_frames = [
-        f for d in parsed if claim_words & {t.lemma_.lower() for t in d if t.is_alpha} for f in frames_of(d)
+        f for d in parsed if claim_words & _memo(d, "theoria.alpha_lemmas", _alpha_lemmas) for f in _frames(d)
     ]
+    if not any(_may_find(cf, ef, evidence_words) for cf in claim_frames for ef in evidence_frames):
+        # nothing can be reversed or bound otherwise: the phrases need no vectors (below is exact)
+        return []
     similarity = BatchSimilarity(encode, _texts(claim_frames + evidence_frames)) if encode else None
     out = []
     for cf in claim_frames:
@@ -651,15 +726,32 @@ def unstated_content(
     ``PREFIX_MATCH`` letters, and (with ``encode``) no evidence word within ``min_cos`` embedding
     cosine. Function words never count (spaCy's stop list, auxiliaries), nor numbers (the numeric
     check reads them with their units and ranges)."""
+    out, pool = _unstated_candidates(claim, evidence_sentences)
+    return _near_synonyms_dropped(out, pool, encode, min_cos)
+
+
+def _evidence_forms(parsed: list[Any], words_only: list[Any]) -> frozenset[str]:
+    """What the evidence states, as words and lemmas (a sentence read on its words alone: the word
+    and its crude stem stand for its lemma)."""
     from audit.pipeline.text import stem
 
+    def parsed_forms(d: Any) -> frozenset[str]:
+        return frozenset(w for t in d if t.is_alpha or t.like_num for w in (t.lemma_.lower(), t.lower_))
+
+    def word_forms(d: Any) -> frozenset[str]:
+        return frozenset(w for t in d if t.is_alpha or t.like_num for w in (t.lower_, stem(t.lower_)))
+
+    return frozenset().union(
+        *(_memo(d, "theoria.stated", parsed_forms) for d in parsed),
+        *(_memo(d, "theoria.stated_words", word_forms) for d in words_only),
+    )
+
+
+def _unstated_candidates(claim: str, evidence_sentences: list[str]) -> tuple[list[Unstated], list[str]]:
+    """(the claim's content words the evidence states in no form, the evidence words a near-synonym
+    may be: its content words)."""
     claim_doc, parsed, words_only = _read(claim, evidence_sentences)
-    ev_tokens = [t for d in parsed for t in d if t.is_alpha or t.like_num]
-    lemmas = {t.lemma_.lower() for t in ev_tokens} | {t.lower_ for t in ev_tokens}
-    # a sentence read on its words alone: the word and its crude stem stand for its lemma
-    lemmas |= {
-        w for d in words_only for t in d if t.is_alpha or t.like_num for w in (t.lower_, stem(t.lower_))
-    }
+    lemmas = _evidence_forms(parsed, words_only)
     prefixes = {w[:PREFIX_MATCH] for w in lemmas if len(w) >= PREFIX_MATCH}
     candidates = []
     for t in _content(claim_doc):
@@ -678,8 +770,24 @@ def unstated_content(
         for t in candidates
     ]
     pool = sorted(
-        {t.lower_ for d in parsed for t in _content(d)} | {t.lower_ for d in words_only for t in _words(d)}
+        frozenset().union(
+            *(
+                _memo(d, "theoria.content_lower", lambda d: frozenset(t.lower_ for t in _content(d)))
+                for d in parsed
+            ),
+            *(
+                _memo(d, "theoria.words_lower", lambda d: frozenset(t.lower_ for t in _words(d)))
+                for d in words_only
+            ),
+        )
     )
+    return out, pool
+
+
+def _near_synonyms_dropped(
+    out: list[Unstated], pool: list[str], encode: Encode | None, min_cos: float
+) -> list[Unstated]:
+    """``out`` less the common words some evidence word embeds within ``min_cos`` of (names stay)."""
     if encode is None or not out or not pool:
         return out
     import numpy as np
@@ -781,7 +889,12 @@ def _apply(
             report.unbound = True
     if report.contradicted or not BINDING_UNSTATED_ON:
         return
-    unstated = unstated_content(claim, texts, encode, min_cos=BINDING_UNSTATED_MAX_COS)
+    unstated, pool = _unstated_candidates(claim, texts)
+    if not unstated_decides(unstated):
+        # the near-synonym filter only drops common words, so it cannot make a claim that does not
+        # decide with every candidate counted decide: skip its vectors (exact)
+        return
+    unstated = _near_synonyms_dropped(unstated, pool, encode, BINDING_UNSTATED_MAX_COS)
     if unstated_decides(unstated):
         report.unbound = True
         report.findings.append(finding("unstated_content", ", ".join(u.word for u in unstated), "", "", ""))
