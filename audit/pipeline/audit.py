@@ -29,6 +29,7 @@ from audit.pipeline.methods import (
     REGISTRY,
     VerificationMethod,
     VerifyContext,
+    record_results,
     verify_context,
 )
 from audit.pipeline.methods.llm import answer_selfcheck_disagreement, llm_methods_not_run
@@ -81,6 +82,7 @@ def run_methods(
         verdicts = dict(zip(read, run_methods([items[i] for i in read], ctx, methods, overrides)))
         return [verdicts[i] if i in verdicts else _too_long(*items[i]) for i in range(len(items))]
     per_claim: list[dict[str, MethodResult]] = [{} for _ in items]
+    ctx.results = {}  # keyed by the claims' objects (``record_results``): never an earlier call's
     chosen = [(name, (overrides or {}).get(name) or REGISTRY[name]) for name in methods]
     # the LLM methods are independent of each other and of the offline ones: they run side by
     # side (the endpoint's slots bound the calls in flight) while the offline methods run here
@@ -90,7 +92,7 @@ def run_methods(
     try:
         for name, method in chosen:
             results = futures[name].result() if name in futures else method.verify_many(items, ctx)
-            ctx.results[name] = {claim.claim_id: r for (claim, _), r in zip(items, results)}
+            record_results(ctx, name, [claim for claim, _ in items], results)
             for i, r in enumerate(results):
                 per_claim[i][name] = r
     finally:

@@ -7,7 +7,9 @@ from audit.pipeline.methods.base import (
     VerificationMethod,
     VerifyContext,
     get_method,
+    record_results,
     register,
+    results_for,
     verify_context,
 )
 from audit.pipeline.methods.llm import LLM_METHODS  # registers llm_judge, llm_cove, selfcheck (docs/LLM.md)
@@ -27,7 +29,9 @@ __all__ = [
     "get_method",
     "linguistic",
     "numeric",
+    "record_results",
     "register",
+    "results_for",
     "structure",
     "verify_context",
 ]

@@ -29,9 +29,23 @@ class VerifyContext:
     encode_tokens: object = None  # texts -> (vectors, piece matrices); defaults to encode_with_tokens
     progress: object = None  # callable(n) told as batches of n claims are done (progress bars)
     llm: object = None  # an audit.pipeline.llm.LLMClient when one is configured (LLM methods)
-    results: dict[str, Any] = field(
-        default_factory=dict
-    )  # method name -> {claim_id: MethodResult}, for later methods
+    # method name -> {id of the item's ClaimDraft: MethodResult}, for later methods (``results_for``)
+    results: dict[str, Any] = field(default_factory=dict)
+
+
+def record_results(
+    ctx: VerifyContext, name: str, claims: list[ClaimDraft], results: list[MethodResult]
+) -> None:
+    """Keep method ``name``'s results for the methods after it, each under its claim's own
+    ``ClaimDraft`` object: claim ids ("c1", "c2", ...) repeat across the answers of a nightly batch."""
+    ctx.results[name] = {id(claim): r for claim, r in zip(claims, results)}
+
+
+def results_for(ctx: VerifyContext, claim: ClaimDraft) -> dict[str, MethodResult]:
+    """What the methods run before left for ``claim`` (the very object ``verify_many`` was given),
+    by method name."""
+    key = id(claim)
+    return {name: by_claim[key] for name, by_claim in ctx.results.items() if key in by_claim}
 
 
 def verify_context(

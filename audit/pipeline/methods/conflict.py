@@ -8,7 +8,7 @@ passages state different values for the claim's quantity. Raises the ``conflict`
 
 from __future__ import annotations
 
-from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register
+from audit.pipeline.methods.base import VerificationMethod, VerifyContext, register, results_for
 from audit.pipeline.methods.numeric import compare_numbers
 from audit.pipeline.numbers import extract_quantities
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
@@ -28,7 +28,7 @@ class ConflictMethod(VerificationMethod):
         if len({source_key(h.passage) for h in hits}) < 2:
             return MethodResult(self.name, ran=False, details={"reason": "fewer than two sources"})
         t = ctx.thresholds
-        entail = ctx.results.get("entailment", {}).get(claim.claim_id)
+        entail = results_for(ctx, claim).get("entailment")
         per_hit = (entail.details.get("per_hit") if entail else None) or {}
         source_of = {h.passage.id: source_key(h.passage) for h in hits}
         supporting = [pid for pid, v in per_hit.items() if v["score"] >= t.audit_score_threshold]

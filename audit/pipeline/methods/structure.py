@@ -21,7 +21,13 @@ from collections.abc import Callable
 from audit.pipeline import binding
 from audit.pipeline.contradiction import StructureReport, bind_roles, check, parseable
 from audit.pipeline.embedding import similarity_fn
-from audit.pipeline.methods.base import ROLE_STRUCTURE, VerificationMethod, VerifyContext, register
+from audit.pipeline.methods.base import (
+    ROLE_STRUCTURE,
+    VerificationMethod,
+    VerifyContext,
+    register,
+    results_for,
+)
 from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult
 
 
@@ -90,10 +96,7 @@ def binding_can_change(
 
     if getattr(ctx, "llm", None) is not None:
         return True
-    results = {}
-    for method, by_claim in getattr(ctx, "results", {}).items():
-        if method != name and claim.claim_id in by_claim:
-            results[method] = by_claim[claim.claim_id]
+    results = {method: r for method, r in results_for(ctx, claim).items() if method != name}
     if "entailment" not in results:
         return True
     results[name] = without
