@@ -829,11 +829,21 @@ def run_bench(
 
 
 def _clear_text_caches() -> None:
-    from audit.pipeline import binding
+    from audit.pipeline import binding, contradiction, extraction, numbers, retrieval, text
     from audit.pipeline.embedding import get_embedder
 
     get_embedder().clear_cache()  # the pool was embedded here; audits must not find it cached
-    binding.PARSES.clear()
+    binding.clear_caches()
+    # the per-text caches too, so that no variant reads what an earlier one computed
+    for cached in (
+        text._content_stems,
+        numbers._extract_quantities,
+        numbers._spelled_counts,
+        extraction._split_sentences,
+        retrieval._passage_quantities,
+        contradiction._tokens,
+    ):
+        cached.cache_clear()
     for model in _loaded_nli_models():
         model.clear_cache()
 
