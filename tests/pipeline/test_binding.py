@@ -119,16 +119,16 @@ def test_paraphrases_function_words_and_numbers_are_not_unstated_content(embedde
 def _structure_results(claim_text: str, passage: str, entailment_score: float):
     """The structure method's results on one claim, after an entailment result of ``entailment_score``,
     and the texts the binding parsed meanwhile."""
-    from audit.pipeline.methods.base import verify_context
+    from audit.pipeline.methods.base import record_results, verify_context
     from audit.pipeline.methods.structure import StructureMethod
     from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
 
     claim = ClaimDraft("c1", claim_text, (0, len(claim_text)))
     hits = [EvidenceHit(Passage("p1", passage), 0.9)]
     ctx = verify_context(binding_thresholds())
-    ctx.results["entailment"] = {
-        "c1": MethodResult("entailment", score=entailment_score, verdict="supported")
-    }
+    record_results(
+        ctx, "entailment", [claim], [MethodResult("entailment", score=entailment_score, verdict="supported")]
+    )
     before = binding.PARSES.parsed
     result = StructureMethod().verify_many([(claim, hits)], ctx)[0]
     return result, binding.PARSES.parsed - before
@@ -158,6 +158,31 @@ def test_the_binding_still_reads_a_swapped_name_the_judge_would_call_supported(e
     assert parsed >= 2  # the claim and the one evidence sentence
     assert result.details["binding"] == "read"
     assert result.details["unbound"] and result.verdict == "not_found"
+
+
+def test_a_claim_is_labelled_the_same_in_a_batch_where_another_answers_claim_has_its_id(embedder):
+    """The nightly run checks the claims of many answers in one batch, and claim ids ("c1") repeat
+    across answers: the binding and the conflict check read each claim's own earlier results."""
+    from audit.pipeline.audit import run_methods
+    from audit.pipeline.methods.base import verify_context
+    from audit.pipeline.types import ClaimDraft, EvidenceHit, Passage
+
+    def item(text: str, passage: str, pid: str):
+        return ClaimDraft("c1", text, (0, len(text))), [EvidenceHit(Passage(pid, passage), 0.9)]
+
+    swapped = item("Edvard Moser described hippocampal place cells in 1971.", HIPPOCAMPUS, "p1")
+    unrelated = item(
+        "The harbour authority raised berth fees in 2019.",
+        "Tulips are grown widely in the Netherlands.",
+        "p2",
+    )
+    alone = run_methods([swapped], verify_context(binding_thresholds()))[0]
+    batch = run_methods([swapped, unrelated], verify_context(binding_thresholds()))
+    assert alone.label != "SUPPORTED"
+    assert batch[0].label == alone.label
+    structure = next(m for m in batch[0].methods if m.method == "structure")
+    assert structure.details["binding"] == "read"
+    assert batch[1].label != "SUPPORTED"
 
 
 def test_only_evidence_sentences_that_share_a_content_word_with_the_claim_are_parsed():
@@ -190,3 +215,37 @@ def test_the_switch_turns_the_binding_off_for_the_benchs_comparison(embedder):
         )
     assert binding.is_on()
     assert parsed == 0 and not result.details["unbound"]
+
+
+def test_the_binding_embeds_no_phrase_when_nothing_could_be_bound_otherwise(embedder):
+    calls = []
+
+    def encode(texts):
+        calls.append(list(texts))
+        return embedder.encode(texts)
+
+    report = _report("John O'Keefe described place cells in 1971.", HIPPOCAMPUS, encode)
+    assert not report.unbound and not report.contradicted
+    assert calls == []
+    swapped = _report("Edvard Moser described hippocampal place cells in 1971.", HIPPOCAMPUS, encode)
+    assert swapped.unbound and calls  # a possible mismatch is read with the vectors, as before
+
+
+def test_near_synonym_vectors_are_read_only_when_the_unstated_words_could_decide(embedder):
+    calls = []
+
+    def encode(texts):
+        calls.append(list(texts))
+        return embedder.encode(texts)
+
+    # one unstated word ("quickly") cannot reach BINDING_UNSTATED_OTHER: no vectors, no finding
+    report = _report("John O'Keefe quickly described place cells in 1971.", HIPPOCAMPUS, encode)
+    assert not report.unbound and calls == []
+
+
+def _report(claim, passage, encode):
+    from types import SimpleNamespace
+
+    report = SimpleNamespace(findings=[], contradicted=False, unbound=False)
+    binding.apply(report, claim, [("p1", passage)], encode, finding=lambda *a: a)
+    return report
