@@ -57,6 +57,10 @@ JUDGES = ("features", "learned", "nli", "cross-encoder", "llm")
 # share most words with it (audit/pipeline/nli_judge.py): its cost per claim stays bounded
 NLI_SENTENCES = 2
 NLI_WINDOWS = 1
+# A claim read against one of its passages alone (the per-passage judgements behind the evidence links,
+# the conflict check and citations; the joint judgement decides the label) reads that passage's
+# sentences only, no window: those windows were 28 % of the cross-encoder's pairs in `manage.py bench`
+NLI_PASSAGE_WINDOWS = 0
 # Evidence that holds none of the claim's content words, in a text the cross-encoder does not read as
 # entailing it (P(entailment) below NLI_UNRELATED_MAX_ENTAIL), never supports the claim: its calibrated
 # P(supported) is at most NLI_UNRELATED_MAX_P (on DEV, 15 of the 53 such claims are supported: 28 %).

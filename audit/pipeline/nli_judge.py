@@ -5,8 +5,10 @@ For each (claim, evidence passages) pair:
    negation, word-piece alignment at the full depth; words only at the fast depth);
 2. the NLI cross-encoder (``nli_model.py``) reads the claim against the few evidence texts that rank
    best for it, ``NLI_SENTENCES`` sentences and ``NLI_WINDOWS`` two-sentence windows chosen by word
-   overlap with the claim, so its cost per claim is bounded whatever the evidence's length; from their
-   entailment / contradiction / neutral probabilities come ``NLI_FEATURE_NAMES``;
+   overlap with the claim, so its cost per claim is bounded whatever the evidence's length (a claim read
+   against one of its passages alone, for the evidence links, the conflict check and citations, reads
+   that passage's sentences only: ``NLI_PASSAGE_WINDOWS``); from their entailment / contradiction /
+   neutral probabilities come ``NLI_FEATURE_NAMES``;
 3. a stacker (logistic heads, ``artifacts/nli/stacker.json``) reads both: the support head gives the
    support logit, Platt scaling turns it into P(supported) (calibrated on out-of-fold logits: of the
    claims it gives 0.7, about 70 % are supported), and the refute head P(refuted | not supported).
@@ -37,6 +39,7 @@ import numpy as np
 
 from audit.constants import (
     NLI_CASCADE,
+    NLI_PASSAGE_WINDOWS,
     NLI_SENTENCES,
     NLI_UNRELATED_MAX_ENTAIL,
     NLI_UNRELATED_MAX_P,
@@ -235,10 +238,16 @@ def default_stacker() -> NLIStacker:
     return NLIStacker.load(ARTIFACT_DIR / STACKER_FILE)
 
 
-def read_candidates(prepared: list[PreparedPair], model=None) -> tuple[np.ndarray, list[list[str]]]:
-    """(the NLI features of each prepared pair, the texts read for each), one batched model call."""
+def read_candidates(
+    prepared: list[PreparedPair], model=None, windows: list[int] | None = None
+) -> tuple[np.ndarray, list[list[str]]]:
+    """(the NLI features of each prepared pair, the texts read for each), one batched model call.
+    ``windows``: the two-sentence windows read for each pair (default ``NLI_WINDOWS`` for every one)."""
     model = model or get_nli_model()
-    texts = [candidate_texts(p) for p in prepared]
+    texts = [
+        candidate_texts(p) if windows is None else candidate_texts(p, windows=w)
+        for p, w in zip(prepared, windows or [NLI_WINDOWS] * len(prepared))
+    ]
     flat = [(t, p.claim) for p, ts in zip(prepared, texts) for t in ts]
     probs = model.probabilities(flat) if flat else np.zeros((0, 3), np.float32)
     out, k = [], 0
@@ -311,7 +320,9 @@ class NLIJudge(Judge):
             todo = np.flatnonzero(~settled)
         N = np.zeros((len(prepared), len(NLI_FEATURE_NAMES)), dtype=np.float32)
         if len(todo):
-            N[todo], _ = read_candidates([prepared[i] for i in todo], self._model)
+            # a per-passage pair (``allowed`` set) reads that passage's sentences only
+            windows = [NLI_WINDOWS if pairs[i].allowed is None else NLI_PASSAGE_WINDOWS for i in todo]
+            N[todo], _ = read_candidates([prepared[i] for i in todo], self._model, windows)
         return np.concatenate([X, N], axis=1), prepared, cheap
 
     def stack_inputs(self, pairs, ctx, progress=None) -> tuple[np.ndarray, list[str]]:

@@ -131,3 +131,40 @@ def test_an_unrelated_passage_never_supports_a_claim():
     )
     entailment = next(m for m in v.methods if m.method == "entailment")
     assert v.label != "SUPPORTED" and entailment.details["p_supported"] <= NLI_UNRELATED_MAX_P
+
+
+class _Recorder:
+    """A cross-encoder stand-in that records the (text, claim) pairs it is asked to read."""
+
+    version = "recorder"
+
+    def __init__(self):
+        self.read: list[tuple[str, str]] = []
+
+    def probabilities(self, pairs):
+        self.read += pairs
+        return np.tile(np.array([[0.6, 0.1, 0.3]], dtype=np.float32), (len(pairs), 1))
+
+
+def test_a_claim_read_against_one_passage_alone_reads_its_sentences_and_no_window():
+    from audit.constants import Thresholds
+    from audit.pipeline.judges import JudgePair
+    from audit.pipeline.methods.base import verify_context
+    from audit.pipeline.nli_judge import NLIJudge
+
+    claim = "Travel refunds are paid within 30 days of the request."
+    passage = (
+        "Travel refunds are paid within 30 days. Requests go to the finance team. The team pays in euros."
+    )
+    other = "Refund requests are answered in writing. Payments follow the request."
+    joint = prepare(claim, [passage, other])
+    allowed = {joint.sentences[k] for k in joint.selected}
+    recorder = _Recorder()
+    NLIJudge(model=recorder, cascade=False).judge(
+        [JudgePair(claim, [passage, other]), JudgePair(claim, [passage], allowed)],
+        verify_context(Thresholds()),
+    )
+    joint_texts = candidate_texts(joint)
+    assert any(t.count(".") == 2 for t in joint_texts)  # the joint judgement reads its window
+    passage_texts = [t for t, _ in recorder.read[len(joint_texts) :]]
+    assert passage_texts and all(t.count(".") == 1 for t in passage_texts)
