@@ -106,10 +106,6 @@ def _clock_stopped(used_s: float = 0.0) -> dict[str, Any]:
     return {"clock_started_at": None, "clock_used_s": used_s, "due_at": None, "at_risk_at": None}
 
 
-def _actor_or_none(actor: Actor) -> User | None:
-    return actor_user(actor)
-
-
 def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
 
@@ -125,7 +121,7 @@ def _record(
     at: datetime | None = None,
 ) -> ReviewEvent:
     """Write the event row and the audit event of a transition; queue its notifications."""
-    actor = _actor_or_none(actor)
+    actor = actor_user(actor)
     label = actor_label or (actor.get_username() if actor else "system")
     event = ReviewEvent.objects.create(
         case=case,
@@ -177,7 +173,7 @@ def _own_earlier_success(
     """The actor's own event of this very change, when it is the last transition of the case and the
     case is in the state the change asks for (a double submit whose first request succeeded): read
     before it (``current`` one version on) or after it (``case`` is ``current``). None otherwise."""
-    actor = _actor_or_none(actor)
+    actor = actor_user(actor)
     if actor is None or current is None or action not in ACTION_KINDS:
         return None
     if current.version not in (case.version, case.version + 1):
@@ -303,7 +299,7 @@ def _case_create(
         case,
         ReviewEvent.Kind.OPENED,
         actor=actor,
-        actor_label="" if _actor_or_none(actor) else "intake",
+        actor_label="" if actor_user(actor) else "intake",
         reason=reason or ReviewCase.Trigger(trigger).label,
         at=now,
         details={
@@ -390,7 +386,7 @@ def case_acknowledge(*, case: ReviewCase, actor: Actor, note: str = "") -> Revie
     _require_tier(actor, case.tier, "acknowledging")
     now = timezone.now()
     changes = {"status": CaseStatus.ACKNOWLEDGED, "acknowledged_at": now}
-    if not case.owner_id and _actor_or_none(actor):
+    if not case.owner_id and actor_user(actor):
         changes["owner"] = actor
     clock_changes = policy.clock_phase(case.tier, acknowledged=False) != policy.clock_phase(
         case.tier, acknowledged=True
@@ -740,7 +736,7 @@ def curation_item_open(
         case=case,
         claim=claim,
         document=document,
-        created_by=_actor_or_none(actor),
+        created_by=actor_user(actor),
     )
     item.full_clean()
     item.save()
@@ -748,7 +744,7 @@ def curation_item_open(
         action="curation.opened",
         obj=item,
         actor=actor,
-        actor_label="" if _actor_or_none(actor) else source,
+        actor_label="" if actor_user(actor) else source,
         workspace=workspace,
         details={"source": source, "case": case.ticket if case else None, "reason": item.reason},
     )

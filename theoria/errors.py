@@ -7,9 +7,7 @@ ever receives an HTML error page or, with DEBUG off, a traceback.
 
 from __future__ import annotations
 
-from django.http import HttpResponseForbidden, JsonResponse
-from django.template import TemplateDoesNotExist, loader
-from django.utils.html import escape
+from django.http import JsonResponse
 from django.views import defaults
 
 
@@ -30,13 +28,7 @@ def permission_denied(request, exception=None):
     reason = str(exception or "").strip()
     if _api(request):
         return _json(403, reason or "You do not have permission to perform this action.")
-    try:
-        loader.get_template(defaults.ERROR_403_TEMPLATE_NAME)
-    except TemplateDoesNotExist:  # no page of our own: Django's would drop the sentence
-        return HttpResponseForbidden(
-            f"<h1>403 Forbidden</h1><p>{escape(reason)}</p>" if reason else "<h1>403 Forbidden</h1>"
-        )
-    return defaults.permission_denied(request, exception)
+    return defaults.permission_denied(request, exception)  # templates/403.html shows the sentence
 
 
 def page_not_found(request, exception=None):

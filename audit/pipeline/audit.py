@@ -278,18 +278,18 @@ def audit_answer(
     if llm is not None:
         methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
     fresh_verdicts = run_methods([(claims[i], h) for i, h in zip(fresh, fresh_hits)], ctx, methods, overrides)
+    # one verdict per claim, in the claims' order: run_methods answers every claim it is given, and a
+    # shortfall raises here rather than dropping a claim from the report
+    fresh_of = dict(zip(fresh, fresh_verdicts, strict=True))
     # a kept verdict keeps its claim's reading too (a hedge or a qualifier does not make a claim minor)
-    kept = [
-        replace(
+    verdicts = [
+        fresh_of[i]
+        if p is None
+        else replace(
             p, claim=replace(c, type=p.claim.type, importance=p.claim.importance), metrics=dict(p.metrics)
         )
-        if p is not None
-        else None
-        for c, p in zip(claims, prior)
+        for i, (c, p) in enumerate(zip(claims, prior))
     ]
-    for i, v in zip(fresh, fresh_verdicts):
-        kept[i] = v
-    verdicts = [v for v in kept if v is not None]  # all of them: each claim without a prior one is fresh
     hits = [v.evidence for v in verdicts]
     for i, h in zip(fresh, fresh_hits):
         hits[i] = h

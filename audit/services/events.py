@@ -7,10 +7,10 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser, User
 
 from audit.models import AuditEvent, Workspace
+from audit.selectors.workspaces import AnyUser as AnyUser  # re-exported: the services' callers import it here
 
-# Who a request carries (a signed-in user or the anonymous one), and who acted in a service: a
-# user, or None for the system (``actor_label`` then names the component).
-AnyUser = User | AnonymousUser
+# Who acted in a service: a request's user (``AnyUser``: signed in or the anonymous one), or None
+# for the system (``actor_label`` then names the component).
 Actor = AnyUser | None
 
 

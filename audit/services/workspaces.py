@@ -48,7 +48,7 @@ def workspace_switch(user: AnyUser, slug: str) -> Workspace:
     if not getattr(user, "is_superuser", False):
         if workspace_home(user).slug == slug:
             return workspace_home(user)
-        raise PermissionDenied("only a superuser may switch workspaces")
+        raise PermissionDenied("Only a superuser may switch workspaces.")
     workspace = Workspace.objects.get(slug=slug)
     setattr(user, SWITCHED_ATTR, workspace)
     return workspace

@@ -10,11 +10,9 @@ table of values and links: the chart's text alternative, for keyboards and scree
 from __future__ import annotations
 
 import datetime as dt
-from urllib.parse import urlencode
-
-from django.urls import reverse
 
 from audit import constants, hooks
+from audit.web.presentation import list_url
 
 LABEL_BY_TEXT = {
     "Supported": "SUPPORTED",
@@ -24,17 +22,12 @@ LABEL_BY_TEXT = {
 }
 
 
-def _url(name: str, **params) -> str:
-    query = urlencode({k: v for k, v in params.items() if v not in (None, "")}, doseq=True)
-    return reverse(name) + (f"?{query}" if query else "")
-
-
 def claims(**params) -> str:
-    return _url("claim-list", **params)
+    return list_url("claim-list", params)
 
 
 def answers(**params) -> str:
-    return _url("answer-list", **params)
+    return list_url("answer-list", params)
 
 
 def cases(**params) -> str:

@@ -1,4 +1,5 @@
-"""Pure helpers that shape stored rows for the pages: inline claim marks, revision diffs.
+"""Pure helpers that shape stored rows for the pages: inline claim marks, revision diffs, the
+links to a filtered list.
 
 No ORM and no HTTP: they take plain values (or model instances already loaded) and return
 plain values, so they are tested without a database.
@@ -7,8 +8,12 @@ plain values, so they are tested without a database.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Sequence
+from urllib.parse import urlencode
+
+from django.urls import reverse
 
 from audit import constants
 from audit.models.choices import LABEL_BADGES, Label
@@ -723,3 +728,9 @@ def human_label(claim) -> dict:
         "machine_label": claim.machine_label,
         "machine_text": badge_for(claim.machine_label)[0],
     }
+
+
+def list_url(name: str, params: Mapping[str, Any] | None = None) -> str:
+    """The URL named ``name`` with ``params`` as its query string (blank values left out)."""
+    query = urlencode({k: v for k, v in (params or {}).items() if v not in (None, "")}, doseq=True)
+    return reverse(name) + (f"?{query}" if query else "")

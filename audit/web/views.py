@@ -41,7 +41,7 @@ from audit.selectors import (
 from audit.services.audit_now import answer_audit_now
 from audit.services.revision import answer_revision_decide
 from audit.services.submissions import audit_submit
-from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user
+from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user, workspace_switch
 from audit.web import charts, drilldown, presentation, review_charts
 from audit.web.dashboard_cache import dashboard_cached
 from audit.web.filters import AnswerPageFilter, ClaimFilter
@@ -93,15 +93,15 @@ def workspace_switch_page(request):
     """A superuser's explicit switch to another workspace (POST ``workspace``: a slug; blank: home)."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    if not request.user.is_superuser:
-        raise PermissionDenied("Only a superuser may switch workspaces.")
     slug = request.POST.get("workspace", "").strip()
-    if slug and not Workspace.objects.filter(slug=slug).exists():
-        raise Http404("No such workspace.")
-    if slug:
-        request.session[SWITCH_SESSION_KEY] = slug
-    else:
+    if not slug:
         request.session.pop(SWITCH_SESSION_KEY, None)
+        return redirect("home")
+    try:
+        workspace_switch(request.user, slug)  # who may switch, and to which workspace: the service decides
+    except Workspace.DoesNotExist:
+        raise Http404("No such workspace.") from None
+    request.session[SWITCH_SESSION_KEY] = slug
     return redirect("home")
 
 

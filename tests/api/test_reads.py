@@ -378,3 +378,13 @@ def test_a_range_the_wrong_way_round_is_an_empty_list_not_an_error(reader, two_a
     response = reader.get(f"/api/v1/claims?{query}")
 
     assert response.status_code == 200 and response.json()["count"] == 0
+
+
+def test_an_empty_value_of_a_filter_that_is_not_text_is_a_400_naming_it_while_an_empty_search_is_any(
+    reader, two_answers
+):
+    refused = reader.get("/api/v1/claims?date_from=&label=")
+    assert refused.status_code == 400
+    assert set(refused.json()["errors"]) == {"date_from", "label"}
+
+    assert reader.get("/api/v1/claims?q=").status_code == 200

@@ -14,7 +14,7 @@ def _numbered_citations() -> list[str]:
     for folder in ("audit", "escalation", "showcase", "theoria", "templates", "static"):
         for path in sorted((ROOT / folder).rglob("*")):
             rel = path.relative_to(ROOT).as_posix()
-            if path.suffix not in (".py", ".html", ".js", ".txt") or "migrations" in path.parts:
+            if path.suffix not in (".py", ".html", ".js", ".css", ".txt") or "migrations" in path.parts:
                 continue
             for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
                 if NUMBERED.search(line) and "--seed" not in line:

@@ -375,6 +375,29 @@ def test_only_a_superuser_may_name_another_workspace(alpha, beta_users):
 
 
 @pytest.mark.django_db
+def test_the_switch_page_refuses_another_workspace_to_a_non_superuser_with_the_services_sentence(
+    alpha, beta_users
+):
+    admin_user = next(u for u in beta_users if u.username == "beta-admin")
+    client = Client()
+    client.force_login(admin_user)
+    refused = client.post(reverse("workspace-switch"), {"workspace": alpha["workspace"].slug})
+    assert refused.status_code == 403
+    assert "Only a superuser may switch workspaces." in refused.content.decode()
+    assert "theoria_workspace" not in client.session
+    assert alpha["case"].ticket not in client.get("/escalations/").content.decode()
+
+
+@pytest.mark.django_db
+def test_the_switch_page_answers_404_for_an_unknown_workspace_and_405_for_a_get(beta_users):
+    client = Client()
+    client.force_login(beta_users[-1])  # the superuser
+    assert client.post(reverse("workspace-switch"), {"workspace": "no-such-workspace"}).status_code == 404
+    assert "theoria_workspace" not in client.session
+    assert client.get(reverse("workspace-switch")).status_code == 405
+
+
+@pytest.mark.django_db
 def test_a_case_is_assigned_only_within_its_workspace_and_the_refusal_names_no_one(
     alpha, beta_users, make_user
 ):

@@ -160,3 +160,22 @@ def test_it_audits_non_english_and_odd_unicode_text(embedder):
     )
     assert r.claims and r.claims[0].label in ("SUPPORTED", "NEI", "REFUTED")
     assert 0.0 <= r.claims[0].confidence <= 1.0
+
+
+def test_an_audit_fails_loudly_rather_than_drop_a_claim_the_methods_left_without_a_verdict(
+    embedder, ltp_passages, monkeypatch
+):
+    from audit.pipeline import audit as pipeline_audit
+
+    answer = "LTP in the hippocampus requires NMDA receptor activation [1]. The annual fee is $200 [2]."
+    first = audit_answer(QUERY, answer, ltp_passages, now=NOW)
+    second = first.claims[1]
+    monkeypatch.setattr(pipeline_audit, "run_methods", lambda items, *args, **kwargs: [])  # answers no claim
+    with pytest.raises(ValueError):
+        audit_answer(
+            QUERY,
+            answer,
+            ltp_passages,
+            now=NOW,
+            reuse=lambda draft: second if draft.text == second.claim.text else None,
+        )
