@@ -234,11 +234,12 @@ def _memo(doc: Any, key: str, compute: Callable[[Any], Any]) -> Any:
 
 
 def _content_keys(doc: Any) -> frozenset[str]:
-    return _memo(
+    keys: frozenset[str] = _memo(
         doc,
         "theoria.content_keys",
         lambda d: frozenset(k for t in d if t.is_alpha and not t.is_stop for k in _keys(t.lower_)),
     )
+    return keys
 
 
 def to_parse(claim: str, evidence_sentences: list[str]) -> list[str]:
