@@ -516,6 +516,21 @@ class RoleFinding:
     sentence: str
 
 
+def _crossed(cf: Frame, ef: Frame, shared: list[str], lexical: dict[str, bool]) -> tuple[str, str] | None:
+    """Two shared roles the evidence binds crossed on the words, neither bound the claim's way."""
+    for r1 in shared:
+        for r2 in shared:
+            if (
+                r1 < r2
+                and not lexical[r1]
+                and not lexical[r2]
+                and _role_state(cf.roles[r1], ef.roles[r2], None)
+                and _role_state(cf.roles[r2], ef.roles[r1], None)
+            ):
+                return r1, r2
+    return None
+
+
 def _compare(
     cf: Frame, ef: Frame, similarity: Similarity | None, evidence_words: frozenset[str] = frozenset()
 ) -> tuple[str, str, str] | None:
@@ -526,17 +541,11 @@ def _compare(
     another bound to something that is not the claim's, even by embedding."""
     shared = [r for r in CORE_ROLES if r in cf.roles and r in ef.roles]
     lexical = {r: _role_state(cf.roles[r], ef.roles[r], None) for r in shared}
-    for r1 in shared:
-        for r2 in shared:
-            if (
-                r1 < r2
-                and not lexical[r1]
-                and not lexical[r2]
-                and _role_state(cf.roles[r1], ef.roles[r2], None)
-                and _role_state(cf.roles[r2], ef.roles[r1], None)
-            ):
-                words = f"{cf.roles[r1][0].text} / {cf.roles[r2][0].text}"
-                return "reversed", words, f"{ef.roles[r1][0].text} / {ef.roles[r2][0].text}"
+    crossed = _crossed(cf, ef, shared, lexical)
+    if crossed is not None:
+        r1, r2 = crossed
+        words = f"{cf.roles[r1][0].text} / {cf.roles[r2][0].text}"
+        return "reversed", words, f"{ef.roles[r1][0].text} / {ef.roles[r2][0].text}"
     same = {r: lexical[r] or _role_state(cf.roles[r], ef.roles[r], similarity) for r in shared}
     if shared and all(same.values()):
         return "agree", "", ""
@@ -611,16 +620,8 @@ def _may_find(cf: Frame, ef: Frame, evidence_words: frozenset[str]) -> bool:
     if len(shared) < 2:
         return False
     lexical = {r: _role_state(cf.roles[r], ef.roles[r], None) for r in shared}
-    for r1 in shared:
-        for r2 in shared:
-            if (
-                r1 < r2
-                and not lexical[r1]
-                and not lexical[r2]
-                and _role_state(cf.roles[r1], ef.roles[r2], None)
-                and _role_state(cf.roles[r2], ef.roles[r1], None)
-            ):
-                return True
+    if _crossed(cf, ef, shared, lexical) is not None:
+        return True
     roles = ("a0", "than") if cf.pred.endswith(" than") else MISMATCH_ROLES
     return any(
         not lexical[r]
