@@ -217,13 +217,20 @@ def test_the_switch_turns_the_binding_off_for_the_benchs_comparison(embedder):
     assert parsed == 0 and not result.details["unbound"]
 
 
-def test_the_binding_embeds_no_phrase_when_nothing_could_be_bound_otherwise(embedder):
-    calls = []
+@pytest.fixture
+def recording_encode(embedder):
+    """The real encoder, with every call it gets recorded in ``recording_encode.calls``."""
 
     def encode(texts):
-        calls.append(list(texts))
+        encode.calls.append(list(texts))
         return embedder.encode(texts)
 
+    encode.calls = []
+    return encode
+
+
+def test_the_binding_embeds_no_phrase_when_nothing_could_be_bound_otherwise(recording_encode):
+    encode, calls = recording_encode, recording_encode.calls
     report = _report("John O'Keefe described place cells in 1971.", HIPPOCAMPUS, encode)
     assert not report.unbound and not report.contradicted
     assert calls == []
@@ -231,13 +238,8 @@ def test_the_binding_embeds_no_phrase_when_nothing_could_be_bound_otherwise(embe
     assert swapped.unbound and calls  # a possible mismatch is read with the vectors, as before
 
 
-def test_near_synonym_vectors_are_read_only_when_the_unstated_words_could_decide(embedder):
-    calls = []
-
-    def encode(texts):
-        calls.append(list(texts))
-        return embedder.encode(texts)
-
+def test_near_synonym_vectors_are_read_only_when_the_unstated_words_could_decide(recording_encode):
+    encode, calls = recording_encode, recording_encode.calls
     # one unstated word ("quickly") cannot reach BINDING_UNSTATED_OTHER: no vectors, no finding
     report = _report("John O'Keefe quickly described place cells in 1971.", HIPPOCAMPUS, encode)
     assert not report.unbound and calls == []
