@@ -157,19 +157,25 @@ def answer_store(
         workspace=job.workspace,
         conversation_id=job.conversation_id or "",
         user=actor_user(job.user),
-        query=job.query or "",
+        query=job.verification.query or "",
         text=answer_text or "",
         original_text=answer_text or "",
         mode=mode,
-        domain=job.domain or "",
-        reference=job.reference or "",
+        domain=job.verification.domain or "",
+        reference=job.verification.reference or "",
         contexts=_json_contexts(job.contexts),
     )
     answer.full_clean()
     answer.save()
     saved = _claims_store(answer, result, kb_meta, started_at, now)
     run = _run_row(
-        answer, result, kind=kind, mode=mode, started_at=started_at, now=now, profile=job.plan.profile
+        answer,
+        result,
+        kind=kind,
+        mode=mode,
+        started_at=started_at,
+        now=now,
+        profile=job.verification.plan.profile,
     )
     run.full_clean(exclude=["answer"])
     run.save()
@@ -351,7 +357,7 @@ def audit_compute(job: AuditJob) -> AuditComputation:
     """
     started_at = timezone.now()
     started = time.perf_counter()
-    plan, setup = job.plan, job.llm_setup
+    plan, setup = job.verification.plan, job.llm_setup
     if setup is not None and setup.client is not None:
         # the request's client started with the request: a drafted answer's draft is part of its audit
         earlier = max(0.0, started - setup.client.started)
@@ -399,7 +405,7 @@ def audit_store(
     answer, run = answer_store(
         job,
         computed.result,
-        answer_text=job.answer_text,
+        answer_text=job.verification.answer_text,
         mode=mode,
         kb_meta=computed.kb_meta,
         started_at=computed.started_at,

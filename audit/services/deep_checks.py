@@ -179,7 +179,7 @@ def _deep_check(run: VerificationRun) -> VerificationRun:
         _progress(run, status="done", finished_at=_now(), reason=setup.offline_reason, relabels=[])
         deep_check_announce(run)
         return run
-    thresholds = job.thresholds
+    thresholds = job.verification.thresholds
     contexts = {str(c.get("id")): c for c in (answer.contexts or []) if isinstance(c, dict)}
     claims = list(answer.claims.prefetch_related("evidence__chunk").order_by("span_start", "id"))
     rebuilt = [_rebuilt(c, contexts) for c in claims]

@@ -8,8 +8,8 @@ check, the nightly re-check, the web step and the revision loop (the last three 
 :func:`audit_job_for_answer` for a stored answer).
 
 An ``AuditJob`` is the pipeline's typed, Django-free ``VerificationJob`` (``verification``: query,
-text, passages, domain, reference, thresholds, plan, LLM client and budget) plus what only the
-service needs to store the audit: the workspace, who asked, in which conversation, the contexts
+text, passages, domain, reference, thresholds, plan, LLM client and budget; read there, as
+``job.verification.thresholds``, not through the service's job) plus what only the service needs to store the audit: the workspace, who asked, in which conversation, the contexts
 as received (stored as JSON on the answer), the LLM setup (its usage is recorded on the run), the
 deep-check choice, whether to revise, and a structured answer.
 """
@@ -20,10 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from audit.constants import Thresholds
 from audit.models import Answer, Workspace
 from audit.pipeline.job import VerificationJob, passages_of
-from audit.pipeline.profiles import VerificationPlan, verification_plan
+from audit.pipeline.profiles import verification_plan
 from audit.selectors.api import thresholds_for
 from audit.services.events import Actor as User  # the caller: a user, anonymous, or None (a command)
 from audit.services.llm import LLMSetup, llm_setup_for
@@ -42,31 +41,6 @@ class AuditJob:
     deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks)
     revise: bool = False
     answer_json: dict[str, Any] | None = None  # a structured answer, audited field by field
-
-    @property
-    def query(self) -> str:
-        return self.verification.query
-
-    @property
-    def answer_text(self) -> str:
-        return self.verification.answer_text
-
-    @property
-    def domain(self) -> str:
-        return self.verification.domain
-
-    @property
-    def reference(self) -> str | None:
-        return self.verification.reference
-
-    @property
-    def thresholds(self) -> Thresholds:
-        """The workspace's thresholds at the answer's domain strictness (calibration and overrides applied)."""
-        return self.verification.thresholds
-
-    @property
-    def plan(self) -> VerificationPlan:
-        return self.verification.plan
 
     def with_claims(self) -> AuditJob:
         """The job with its answer's claims extracted once (``VerificationJob.with_claims``)."""

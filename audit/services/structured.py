@@ -47,13 +47,13 @@ def structured_compute(job: AuditJob) -> StructuredComputation:
         raise InvalidInput("answer_json", "is required for a structured audit.")
     structured_fields_check(job.answer_json, list(job.contexts))
     started_at = timezone.now()
-    plan = job.plan
+    plan = job.verification.plan
     outcome = audit_structured(
-        job.query,
+        job.verification.query,
         job.answer_json,
         list(job.contexts),
         thresholds=plan.thresholds,
-        domain=job.domain,
+        domain=job.verification.domain,
         llm=job.verification.llm_methods,
         methods=plan.methods,
     )

@@ -138,7 +138,7 @@ def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, An
         Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
         for c in request.contexts
     ]
-    draft = generate(setup.client, request.query, passages, job.plan.generation_mode)
+    draft = generate(setup.client, request.query, passages, job.verification.plan.generation_mode)
     keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
     contexts = [
         {**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in request.contexts
@@ -161,12 +161,12 @@ def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict[str, 
         workspace=job.workspace,
         user=actor_user(user),
         conversation_id=job.conversation_id,
-        query=job.query,
-        text=job.answer_text,
-        original_text=job.answer_text,
+        query=job.verification.query,
+        text=job.verification.answer_text,
+        original_text=job.verification.answer_text,
         mode=constants.MODE_NORMAL,
-        domain=job.domain,
-        reference=job.reference or "",
+        domain=job.verification.domain,
+        reference=job.verification.reference or "",
         contexts=list(job.contexts),
         answer_json=job.answer_json,
     )
@@ -181,7 +181,7 @@ def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict[str, 
             "mode": answer.mode,
             "mode_decision": decision.as_dict(),
             "drafted": drafted,
-            "citations": len(citations_of(job.answer_text, job.contexts)),
+            "citations": len(citations_of(job.verification.answer_text, job.contexts)),
         },
     )
     return answer
@@ -191,7 +191,7 @@ def _claims_cap(job: AuditJob) -> AuditJob:
     """Refuse (413) an answer with more claims than the workspace audits, before any verification;
     return the job with the claims it counted (the audit uses them: they are extracted once)."""
     job = job.with_claims()
-    limit = job.thresholds.max_claims_per_answer
+    limit = job.verification.thresholds.max_claims_per_answer
     found = len(job.verification.claims or ())
     if found > limit:
         raise TooLarge(
@@ -262,8 +262,10 @@ def _web_block(
         web["status"] = "skipped: a structured answer is verified against the passages its refs name"
     elif not job.workspace.allow_external_calls:
         web["status"] = "skipped: the workspace forbids external calls"
-    elif not job.plan.web:
-        web["status"] = f"skipped: the {job.plan.profile} verification profile does not verify on the web"
+    elif not job.verification.plan.web:
+        web["status"] = (
+            f"skipped: the {job.verification.plan.profile} verification profile does not verify on the web"
+        )
     return web
 
 
@@ -297,7 +299,7 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict[s
     else:
         computed = audit_compute(job)
         verdicts = computed.result.claims
-    escalation = web_escalation_of(verdicts, job.thresholds)
+    escalation = web_escalation_of(verdicts, job.verification.thresholds)
     web = _web_block(job, closing.decision, escalation, structured=structured)
     web_pass = None
     if web and "status" not in web:  # the web must be consulted: its calls and methods run now

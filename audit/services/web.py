@@ -340,11 +340,11 @@ def web_compute(
     claims = [_ClaimView.of_verdict(v, rows[v.claim.claim_id]) for v in result.claims]
     web_job = audit_job_build(
         job.workspace,
-        query=job.query,
-        answer_text=job.answer_text,
+        query=job.verification.query,
+        answer_text=job.verification.answer_text,
         contexts=job.contexts,
-        domain=job.domain,
-        reference=job.reference,
+        domain=job.verification.domain,
+        reference=job.verification.reference,
         offline=OFFLINE,
     ).verification
     client = WebCallClient(workspace=job.workspace, deferred=True)

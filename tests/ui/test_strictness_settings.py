@@ -55,6 +55,6 @@ def test_an_audit_in_a_regulated_domain_runs_at_the_regulated_point(workspace):
     workspace.regulated_domains = ["medical"]
     workspace.save()
     job = audit_job_build(workspace=workspace, query="q", answer_text="a", contexts=[], domain="medical")
-    assert job.thresholds.strictness == STRICTNESS_REGULATED
+    assert job.verification.thresholds.strictness == STRICTNESS_REGULATED
     other = audit_job_build(workspace=workspace, query="q", answer_text="a", contexts=[], domain="hr")
-    assert other.thresholds.strictness == "balanced"
+    assert other.verification.thresholds.strictness == "balanced"
