@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from audit.errors import TooLarge
 from audit.models import Answer, Workspace
 from audit.pipeline.job import VerificationJob, passages_of
 from audit.pipeline.profiles import verification_plan
@@ -43,8 +44,19 @@ class AuditJob:
     answer_json: dict[str, Any] | None = None  # a structured answer, audited field by field
 
     def with_claims(self) -> AuditJob:
-        """The job with its answer's claims extracted once (``VerificationJob.with_claims``)."""
-        return replace(self, verification=self.verification.with_claims())
+        """The job with its answer's claims extracted once (``VerificationJob.with_claims``): the
+        audit uses them. Refuses (``TooLarge``, 413) an answer with more claims than the workspace
+        audits (``max_claims_per_answer``), before any verification."""
+        verification = self.verification.with_claims()
+        limit = verification.thresholds.max_claims_per_answer
+        found = len(verification.claims or ())
+        if found > limit:
+            raise TooLarge(
+                "answer",
+                f"has {found} claims; this workspace audits at most {limit} claims per answer "
+                f"(threshold max_claims_per_answer). Split the answer or raise the threshold.",
+            )
+        return replace(self, verification=verification)
 
     def with_answer(self, answer_text: str, contexts: Iterable[dict[str, Any]] | None = None) -> AuditJob:
         """The same job for a drafted text (and the contexts the draft gave citation keys)."""

@@ -19,6 +19,7 @@ from audit import constants, roles
 from audit.errors import InvalidInput
 from audit.models import Claim, Conversation, UserProfile, Workspace
 from audit.models.choices import Verdict
+from audit.pipeline.profiles import VerificationPlan
 from audit.pipeline.types import ClaimVerdict
 from audit.pipeline.web.fetch import allowed_domain_problem
 from audit.services.events import Actor, AnyUser, actor_user, event_record
@@ -145,6 +146,34 @@ def web_escalation_of(verdicts: Iterable[ClaimVerdict], thresholds: constants.Th
         if reasons:
             result.reasons[v.claim.claim_id] = reasons
     return result
+
+
+def web_block(
+    decision: ModeDecision,
+    escalation: WebEscalation,
+    *,
+    structured: bool,
+    external_calls: bool,
+    plan: VerificationPlan,
+) -> dict[str, Any]:
+    """What the web step will do, decided on the pipeline's result before anything is stored:
+    {} when Audit-Web is neither asked for (``decision``) nor needed (``escalation``); a ``status``
+    when it is skipped (every claim supported locally, a structured answer, a workspace without
+    ``external_calls``, a verification ``plan`` without the web); no ``status`` when the web must be
+    consulted."""
+    asked = decision.mode == constants.MODE_AUDIT_WEB
+    if not (asked or escalation.needed):
+        return {}
+    web: dict[str, Any] = {"requested": asked, "reasons": escalation.reasons}
+    if not escalation.needed:
+        web["status"] = "skipped: every claim is supported locally"
+    elif structured:
+        web["status"] = "skipped: a structured answer is verified against the passages its refs name"
+    elif not external_calls:
+        web["status"] = "skipped: the workspace forbids external calls"
+    elif not plan.web:
+        web["status"] = f"skipped: the {plan.profile} verification profile does not verify on the web"
+    return web
 
 
 def web_escalation_reasons(claims: Iterable[Claim], thresholds: constants.Thresholds) -> WebEscalation:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from django.db import IntegrityError, transaction
 
 from audit import constants, hooks
-from audit.errors import Conflict, InvalidInput, TooLarge, Unavailable
+from audit.errors import Conflict, InvalidInput, Unavailable
 from audit.models import Answer, IdempotencyKey, Workspace
 from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.llm.generation import generate
@@ -25,7 +25,7 @@ from audit.pipeline.types import Passage
 from audit.services.audit import audit_compute, audit_store
 from audit.services.events import Actor, actor_user, event_record
 from audit.services.job import AuditJob, audit_job_build
-from audit.services.modes import ModeDecision, WebEscalation, mode_resolve, web_escalation_of
+from audit.services.modes import ModeDecision, mode_resolve, web_block, web_escalation_of
 from audit.services.structured import structured_compute, structured_fields_check, structured_store
 from audit.services.web import web_compute, web_store
 
@@ -155,7 +155,7 @@ def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, An
     }
 
 
-def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict[str, Any]) -> Answer:
+def _record_normal(job: AuditJob, *, decided: dict[str, Any], drafted: dict[str, Any]) -> Answer:
     user = job.user
     answer = Answer(
         workspace=job.workspace,
@@ -179,27 +179,12 @@ def _record_normal(job: AuditJob, *, decision: ModeDecision, drafted: dict[str, 
         workspace=job.workspace,
         details={
             "mode": answer.mode,
-            "mode_decision": decision.as_dict(),
+            "mode_decision": decided,
             "drafted": drafted,
             "citations": len(citations_of(job.verification.answer_text, job.contexts)),
         },
     )
     return answer
-
-
-def _claims_cap(job: AuditJob) -> AuditJob:
-    """Refuse (413) an answer with more claims than the workspace audits, before any verification;
-    return the job with the claims it counted (the audit uses them: they are extracted once)."""
-    job = job.with_claims()
-    limit = job.verification.thresholds.max_claims_per_answer
-    found = len(job.verification.claims or ())
-    if found > limit:
-        raise TooLarge(
-            "answer",
-            f"has {found} claims; this workspace audits at most {limit} claims per answer "
-            f"(threshold max_claims_per_answer). Split the answer or raise the threshold.",
-        )
-    return job
 
 
 @dataclass(frozen=True)
@@ -208,6 +193,7 @@ class _Closing:
     idempotency key and body fingerprint, and how the answer was drafted."""
 
     decision: ModeDecision
+    decided: dict[str, Any]  # the decision as stored on the events and the key (``as_dict``), read once
     key: str
     fingerprint: str
     drafted: dict[str, Any]
@@ -225,10 +211,10 @@ def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, Any]
         obj=answer,
         actor=user,
         workspace=workspace,
-        details={**closing.decision.as_dict(), "final_mode": answer.mode},
+        details={**closing.decided, "final_mode": answer.mode},
     )
-    hooks.answer_intake(answer=answer, actor=actor_user(user))
     _key_store(job, closing, answer, web)
+    hooks.answer_intake(answer=answer, actor=actor_user(user))
     if closing.on_stored is not None:
         closing.on_stored(answer)
 
@@ -242,31 +228,8 @@ def _key_store(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, 
             key=closing.key,
             fingerprint=closing.fingerprint,
             answer=answer,
-            extras={"mode_decision": closing.decision.as_dict(), "web": web, "drafted": closing.drafted},
+            extras={"mode_decision": closing.decided, "web": web, "drafted": closing.drafted},
         )
-
-
-def _web_block(
-    job: AuditJob, decision: ModeDecision, escalation: WebEscalation, *, structured: bool
-) -> dict[str, Any]:
-    """What the web step will do, decided on the pipeline's result before anything is stored:
-    {} when Audit-Web is neither asked for nor needed; a ``status`` when it is skipped; no
-    ``status`` when the web must be consulted."""
-    asked = decision.mode == constants.MODE_AUDIT_WEB
-    if not (asked or escalation.needed):
-        return {}
-    web: dict[str, Any] = {"requested": asked, "reasons": escalation.reasons}
-    if not escalation.needed:
-        web["status"] = "skipped: every claim is supported locally"
-    elif structured:
-        web["status"] = "skipped: a structured answer is verified against the passages its refs name"
-    elif not job.workspace.allow_external_calls:
-        web["status"] = "skipped: the workspace forbids external calls"
-    elif not job.verification.plan.web:
-        web["status"] = (
-            f"skipped: the {job.verification.plan.profile} verification profile does not verify on the web"
-        )
-    return web
 
 
 def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict[str, Any]]:
@@ -300,7 +263,13 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict[s
         computed = audit_compute(job)
         verdicts = computed.result.claims
     escalation = web_escalation_of(verdicts, job.verification.thresholds)
-    web = _web_block(job, closing.decision, escalation, structured=structured)
+    web = web_block(
+        closing.decision,
+        escalation,
+        structured=structured,
+        external_calls=job.workspace.allow_external_calls,
+        plan=job.verification.plan,
+    )
     web_pass = None
     if web and "status" not in web:  # the web must be consulted: its calls and methods run now
         web_pass = web_compute(
@@ -350,6 +319,7 @@ def audit_submit(
             return replay
     if request.answer_json is not None:
         structured_fields_check(request.answer_json, request.contexts)
+    job_fields = request.job_fields()
     decision = mode_resolve(
         workspace=workspace,
         user=user,
@@ -357,6 +327,7 @@ def audit_submit(
         conversation_id=request.conversation_id,
         domain=request.domain,
     )
+    decided = decision.as_dict()
     normal = decision.mode == constants.MODE_NORMAL
     verifies_or_drafts = (request.answer is None and request.answer_json is None) or not normal
     job = audit_job_build(  # one client (and time budget) for the request: draft, audit, revision
@@ -367,22 +338,27 @@ def audit_submit(
         profile=request.verification_profile,
         generation_mode=request.generation_mode,
         offline="" if verifies_or_drafts else "a Normal answer is recorded, not verified",
-        **request.job_fields(),
+        **job_fields,
     )
     job, drafted = _draft(request, job)
     closing = _Closing(
-        decision=decision, key=idempotency_key, fingerprint=fingerprint, drafted=drafted, on_stored=on_stored
+        decision=decision,
+        decided=decided,
+        key=idempotency_key,
+        fingerprint=fingerprint,
+        drafted=drafted,
+        on_stored=on_stored,
     )
     try:
         web: dict[str, Any] = {}
         if normal:
             with transaction.atomic():
-                answer = _record_normal(job, decision=decision, drafted=drafted)
+                answer = _record_normal(job, decided=decided, drafted=drafted)
                 _key_store(job, closing, answer, web)
                 if on_stored is not None:
                     on_stored(answer)
         else:
-            job = _claims_cap(job)
+            job = job.with_claims()  # TooLarge when it has more claims than the workspace audits
             answer, web = _verify_and_intake(job, closing)
     except IntegrityError:
         # A concurrent request with the same key committed first: answer as a retry would.
@@ -391,4 +367,4 @@ def audit_submit(
             if replay is not None:
                 return replay
         raise
-    return Submission(answer=answer, decision=decision.as_dict(), web=web, drafted=drafted)
+    return Submission(answer=answer, decision=decided, web=web, drafted=drafted)

@@ -142,13 +142,14 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        audit_request = audit_request_from(data.validated_data)
         workspace = request_workspace(request)
         submission = audit_submit(
             workspace=workspace,
             user=request.user,
             idempotency_key=key,
             fingerprint=request_fingerprint(request.data),
-            request=audit_request_from(data.validated_data),
+            request=audit_request,
         )
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
         body = with_escalations(
