@@ -193,7 +193,6 @@ class _Closing:
     idempotency key and body fingerprint, and how the answer was drafted."""
 
     decision: ModeDecision
-    decided: dict[str, Any]  # the decision as stored on the events and the key (``as_dict``), read once
     key: str
     fingerprint: str
     drafted: dict[str, Any]
@@ -202,7 +201,7 @@ class _Closing:
 
 def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, Any]) -> None:
     """The request's last rows (call inside the transaction that stored the answer): its events,
-    the intake of what needs people, and the idempotency key."""
+    the idempotency key, the intake of what needs people and the caller's own rows."""
     workspace, user = job.workspace, job.user
     if web:
         event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
@@ -211,7 +210,7 @@ def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, Any]
         obj=answer,
         actor=user,
         workspace=workspace,
-        details={**closing.decided, "final_mode": answer.mode},
+        details={**closing.decision.as_dict(), "final_mode": answer.mode},
     )
     _key_store(job, closing, answer, web)
     hooks.answer_intake(answer=answer, actor=actor_user(user))
@@ -228,7 +227,7 @@ def _key_store(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, 
             key=closing.key,
             fingerprint=closing.fingerprint,
             answer=answer,
-            extras={"mode_decision": closing.decided, "web": web, "drafted": closing.drafted},
+            extras={"mode_decision": closing.decision.as_dict(), "web": web, "drafted": closing.drafted},
         )
 
 
@@ -343,7 +342,6 @@ def audit_submit(
     job, drafted = _draft(request, job)
     closing = _Closing(
         decision=decision,
-        decided=decided,
         key=idempotency_key,
         fingerprint=fingerprint,
         drafted=drafted,
