@@ -35,6 +35,25 @@ def page_not_found(request, exception=None):
     return _json(404, "Not found.") if _api(request) else defaults.page_not_found(request, exception)
 
 
+class ApiNotFoundMiddleware:
+    """With DEBUG on, Django answers a URL that matches no route with its HTML debug page and never
+    calls ``handler404``: an API path (``/api/v1/runs/abc``, an id of the wrong shape for its
+    converter) answers the JSON 404 of ``page_not_found`` whatever DEBUG says."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (
+            response.status_code == 404
+            and _api(request)
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            return page_not_found(request)
+        return response
+
+
 def server_error(request):
     if _api(request):
         return _json(500, "Internal server error; the error was logged.")

@@ -59,6 +59,12 @@ ERRORS = {
 }
 
 
+# A request text holds no NUL character (refused with a 400 naming the field, docs/API.md); one that
+# must not be blank also holds a character other than a space.
+NO_NUL = r"^[^\x00]*$"
+NO_NUL_NONBLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
+
+
 class TheoriaAutoSchema(AutoSchema):
     def _error_codes(self) -> list[str]:
         view = self.view
@@ -86,18 +92,21 @@ class TheoriaAutoSchema(AutoSchema):
         meta = super()._get_serializer_field_meta(field, direction)
         if has_override(field, "field"):  # a declared schema (a pattern of its own) is the field's
             return meta
-        if direction == "request" and getattr(field, "nonblank", False):
-            meta.update(minLength=1, pattern=r"\S")
-        elif (
+        text = (
             direction == "request"
             and isinstance(field, serializers.CharField)
             and not isinstance(field, serializers.ChoiceField)
-            and not field.allow_blank
             and not field.read_only
-        ):
+        )
+        if direction == "request" and getattr(field, "nonblank", False):
+            meta.update(minLength=1, pattern=r"\S")
+        elif text and not field.allow_blank:
             meta.setdefault("minLength", 1)
             if field.trim_whitespace:
                 meta.setdefault("pattern", r"\S")
+        if text or (direction == "request" and getattr(field, "nonblank", False)):
+            # NUL characters are refused in every text (the parser's rule): the pattern says so
+            meta["pattern"] = NO_NUL_NONBLANK if meta.get("pattern") == r"\S" else NO_NUL
         return meta
 
     def _get_filter_parameters(self) -> list[dict[str, Any]]:

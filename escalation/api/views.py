@@ -357,8 +357,8 @@ class CurationListApi(EscalationApi):
         responses=_paginated(OutputSerializer, "PaginatedCurationItemList"),
     )
     def get(self, request: Request) -> Response:
-        status = request.query_params.get("status") or None
-        if status and status not in ("open", "done", "dismissed"):
+        status = request.query_params.get("status")  # an empty value is not one of the choices
+        if status is not None and status not in ("open", "done", "dismissed"):
             raise exceptions.ValidationError({"status": ["status must be open, done or dismissed"]})
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(

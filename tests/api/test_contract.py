@@ -29,6 +29,7 @@ def reader(client_for, auditor):
         ("/api/v1/settings/mode-preview?mode=", "mode"),
         ("/api/v1/claim-cards/daily-bundle?date=", "date"),
         ("/api/v1/claim-cards/daily-bundle?threshold=1.01", "threshold"),
+        ("/api/v1/curation-items?status=", "status"),  # an empty value is no choice
     ],
 )
 def test_a_value_the_schema_does_not_allow_is_refused_naming_the_parameter(reader, url, name):
@@ -64,3 +65,32 @@ def test_a_moment_with_an_offset_postgresql_cannot_store_is_read_in_utc(reader):
     )
     response = reader.get("/api/v1/cases?opened_before=9999-12-31T23:00:00-20:00")  # past year 9999 in UTC
     assert response.status_code == 400 and "opened_before" in response.json()["errors"]
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [("get", "/api/v1/runs/abc"), ("get", "/api/v1/documents/-1"), ("delete", "/api/v1/documents/1.5")],
+)
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_id_of_the_wrong_shape_answers_the_json_404_with_debug_on_or_off(
+    client_for, admin_user_obj, settings, method, path, debug
+):
+    settings.DEBUG = debug  # DEBUG on (`make run`): Django's HTML debug page unless the API answers
+
+    response = getattr(client_for(admin_user_obj), method)(path)
+
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": "Not found.", "errors": {}}
+
+
+def test_the_schema_declares_that_request_texts_hold_no_nul(client_for, auditor):
+    from audit.api.schema import NO_NUL, NO_NUL_NONBLANK
+
+    schemas = client_for(auditor).get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+    note = schemas["CaseNoteApiInput"]["properties"]
+    audit = schemas["AuditCreateInput"]["properties"]
+
+    assert {audit["query"]["pattern"], audit["answer"]["pattern"]} == {NO_NUL_NONBLANK}
+    assert audit["conversation_id"]["oneOf"][0]["pattern"] == NO_NUL  # or blank: "" holds no NUL
+    assert "pattern" not in audit["mode"]
+    assert {p.get("pattern") for p in note.values() if p.get("type") == "string"} <= {NO_NUL, NO_NUL_NONBLANK}

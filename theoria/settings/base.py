@@ -114,6 +114,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "theoria.errors.ApiNotFoundMiddleware",  # an API path's 404 is JSON with DEBUG on too
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "audit.security.middleware.WorkspaceSwitchMiddleware",

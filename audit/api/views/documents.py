@@ -92,7 +92,11 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView[Document]):
         domain = self.request.query_params.get("domain")
         return queryset.filter(domain=domain.lower()) if domain else queryset
 
-    @extend_schema(request=InputSerializer, responses={201: DocumentSerializer(many=True)})
+    # 201 when a document was created, 200 when every document of the upload was already there
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: DocumentSerializer(many=True), 200: DocumentSerializer(many=True)},
+    )
     def post(self, request: Request) -> Response:
         form = (
             {key: request.data.get(key) for key in request.data}
