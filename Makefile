@@ -15,15 +15,18 @@ export TRANSFORMERS_OFFLINE := 1
 # the server refuses to start without DJANGO_SECRET_KEY). Production runs gunicorn (README).
 export DJANGO_DEBUG ?= 1
 
-.PHONY: run install browser setup test test-quick test-sqlite test-postgres test-pgvector test-llm lint format bench bench-pgvector loadtest fuzz load evaluate screenshots clean
+.PHONY: run install browser setup test test-quick test-fast test-sqlite test-postgres test-pgvector test-llm lint format bench bench-pgvector loadtest fuzz load evaluate screenshots clean
 
 # Virtual environment. torch first, pinned to the CPU build on this disk: any other torch pulls
 # gigabytes of CUDA wheels. The stamp re-installs when pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml
+# The Python client (clients/python, its own package) with its LangChain and LlamaIndex extras:
+# tests/client runs it against the live test server.
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -e './clients/python[langchain,llamaindex]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -63,6 +66,12 @@ test: install browser
 # The suite less the tests marked `slow` (large indexes, scale data, benchmark-sized runs).
 test-quick: install browser
 	$(PY) -m pytest -q -m "not slow"
+
+# The inner loop: the tests that are not `slow`, in two pytest-xdist workers (one database each;
+# WORKERS=auto for one per core). `make test` stays the whole suite, serial.
+WORKERS ?= 2
+test-fast: install browser
+	$(PY) -m pytest -q -m "not slow" -n $(WORKERS) --dist loadfile
 
 test-sqlite: install browser
 	DATABASE_URL= $(PY) -m pytest -q

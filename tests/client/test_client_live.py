@@ -89,9 +89,9 @@ def test_it_waits_out_a_429_as_its_retry_after_says(theoria, live_server, tokens
 
     settings.THEORIA = {**settings.THEORIA, "THROTTLE_AUDITS": "1/3sec"}
     theoria.audit(QUERY, ANSWER, CONTEXTS, mode="normal")
-    with Theoria(live_server.url, tokens["submitter"], max_retries=0) as impatient:
-        with pytest.raises(RateLimited) as limited:
-            impatient.audit(QUERY, ANSWER, CONTEXTS, mode="normal")
+    impatient = Theoria(live_server.url, tokens["submitter"], max_retries=0)
+    with impatient, pytest.raises(RateLimited) as limited:
+        impatient.audit(QUERY, ANSWER, CONTEXTS, mode="normal")
     assert 0 < limited.value.retry_after <= 3
 
     started = time.monotonic()

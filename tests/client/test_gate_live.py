@@ -15,8 +15,19 @@ from tests.client.conftest import ANSWER, CONTEXTS, LTP, QUERY
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
-FAITHFUL = {"name": "faithful", "query": QUERY, "answer": "Long-term potentiation requires NMDA receptor activation [1].", "contexts": CONTEXTS}
-WRONG = {"name": "wrong year", "query": QUERY, "answer": ANSWER, "contexts": CONTEXTS, "domain": "neuroscience"}
+FAITHFUL = {
+    "name": "faithful",
+    "query": QUERY,
+    "answer": "Long-term potentiation requires NMDA receptor activation [1].",
+    "contexts": CONTEXTS,
+}
+WRONG = {
+    "name": "wrong year",
+    "query": QUERY,
+    "answer": ANSWER,
+    "contexts": CONTEXTS,
+    "domain": "neuroscience",
+}
 
 
 def write_set(tmp_path: Path, *cases: dict) -> Path:
@@ -35,7 +46,9 @@ def test_it_fails_the_build_when_faithfulness_is_under_the_limit_and_reports_eac
 
     failed = main(["check", str(answers), "--fail-under", "0.9", "--junit", str(tmp_path / "r.xml"), *server])
     printed = capsys.readouterr().out
-    passed = main(["check", str(answers), "--max-unsupported", "0.5", "--json", str(tmp_path / "r.json"), *server])
+    passed = main(
+        ["check", str(answers), "--max-unsupported", "0.5", "--json", str(tmp_path / "r.json"), *server]
+    )
 
     assert failed == 1 and "FAILED: faithfulness" in printed and "1 of 3 claims unsupported" in printed
     suite = ET.parse(tmp_path / "r.xml").getroot()
@@ -54,7 +67,9 @@ def test_it_fails_when_an_answer_comes_back_unverified(live_server, tokens, tmp_
 
     answers = write_set(tmp_path, {**FAITHFUL, "mode": "normal"})
 
-    code = main(["check", str(answers), "--fail-under", "0", "--url", live_server.url, "--token", tokens["submitter"]])
+    code = main(
+        ["check", str(answers), "--fail-under", "0", "--url", live_server.url, "--token", tokens["submitter"]]
+    )
 
     assert code == 1 and "not verified" in capsys.readouterr().out
 

@@ -28,7 +28,9 @@ def load_example():
 
 def test_the_docs_example_chain_is_audited_in_under_ten_lines(live_server, tokens, capsys):
     example = load_example()
-    block = EXAMPLE.read_text().split("# --- the lines a team adds to its chain ---")[1].split("# --- end ---")[0]
+    block = (
+        EXAMPLE.read_text().split("# --- the lines a team adds to its chain ---")[1].split("# --- end ---")[0]
+    )
     added = [line for line in block.splitlines() if line.strip()]
     pip = re.findall(r'^pip install "\./clients/python\[langchain\]"$', API_DOC.read_text(), re.M)
 
@@ -52,8 +54,14 @@ def test_a_chat_chains_message_carries_the_verdict_in_its_metadata(live_server, 
 
     retriever = load_example().KeywordRetriever(documents=[Document(LTP, id="kb1")])
     prompt = ChatPromptTemplate.from_template("{context}\n\n{question}")
-    chain = {"context": retriever, "question": RunnablePassthrough()} | prompt | FakeListChatModel(responses=[ANSWER])
-    theoria = TheoriaCallbackHandler(live_server.url, tokens["submitter"], mode="audit-local", domain="neuroscience")
+    chain = (
+        {"context": retriever, "question": RunnablePassthrough()}
+        | prompt
+        | FakeListChatModel(responses=[ANSWER])
+    )
+    theoria = TheoriaCallbackHandler(
+        live_server.url, tokens["submitter"], mode="audit-local", domain="neuroscience"
+    )
 
     message = chain.invoke(QUERY, config={"callbacks": [theoria]})
 

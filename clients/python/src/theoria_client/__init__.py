@@ -1,10 +1,10 @@
 """Python client of the Theoria Audit REST API (docs/API.md).
 
-    from theoria_client import Theoria
-    with Theoria("http://127.0.0.1:8000", token) as theoria:
-        result = theoria.audit(query, answer, contexts, mode="audit-local")
-        for card in result.claims:
-            print(card.label, card.confidence, card.text)
+from theoria_client import Theoria
+with Theoria("http://127.0.0.1:8000", token) as theoria:
+    result = theoria.audit(query, answer, contexts, mode="audit-local")
+    for card in result.claims:
+        print(card.label, card.confidence, card.text)
 """
 
 from theoria_client.client import AsyncTheoria, Theoria

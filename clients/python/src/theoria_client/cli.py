@@ -56,7 +56,11 @@ class Gate:
         if self.fail_under is not None and (faithfulness is None or faithfulness < self.fail_under):
             shown = "none" if faithfulness is None else f"{faithfulness:.3f}"
             out.append(f"faithfulness {shown} is under {self.fail_under:.3f}")
-        if self.max_unsupported is not None and unsupported is not None and unsupported > self.max_unsupported:
+        if (
+            self.max_unsupported is not None
+            and unsupported is not None
+            and unsupported > self.max_unsupported
+        ):
             out.append(f"unsupported claims {unsupported:.3f} is over {self.max_unsupported:.3f}")
         return out
 
@@ -167,7 +171,9 @@ def junit_report(cases: Sequence[Case], summary: dict[str, Any], path: Path) -> 
             )
     gate = ET.SubElement(suite, "testcase", classname="theoria-audit", name="gate")
     if not summary["passed"]:
-        ET.SubElement(gate, "failure", message="; ".join(summary["failures"])).text = json.dumps(summary, indent=2)
+        ET.SubElement(gate, "failure", message="; ".join(summary["failures"])).text = json.dumps(
+            summary, indent=2
+        )
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
 
 
@@ -183,7 +189,10 @@ def check(args: argparse.Namespace) -> int:
             try:
                 audit_case(client, case, args.mode)
             except ApiError as error:
-                print(f"theoria-audit: {args.answers}:{case.line}: the audit was refused: {error.detail}", file=sys.stderr)
+                print(
+                    f"theoria-audit: {args.answers}:{case.line}: the audit was refused: {error.detail}",
+                    file=sys.stderr,
+                )
                 return 2
             except TheoriaError as error:
                 print(f"theoria-audit: {args.answers}:{case.line}: {error}", file=sys.stderr)
@@ -220,7 +229,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--max-unsupported", type=fraction, default=None, help="highest share of claims not SUPPORTED (0-1)"
     )
-    run.add_argument("--mode", default="audit-local", help="mode of a line that names none (default audit-local)")
+    run.add_argument(
+        "--mode", default="audit-local", help="mode of a line that names none (default audit-local)"
+    )
     run.add_argument("--junit", metavar="PATH", help="write a JUnit XML report")
     run.add_argument("--json", metavar="PATH", help="write a JSON report")
     run.add_argument("--url", default=None, help="server (default THEORIA_URL, else http://127.0.0.1:8000)")

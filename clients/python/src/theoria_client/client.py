@@ -208,7 +208,9 @@ class Theoria(_Base):
                 if wait is None:
                     raise TransportError(f"{method} {url}: {error}") from error
             else:
-                wait = self._wait_before(attempt, response) if response.status_code in RETRY_STATUSES else None
+                wait = (
+                    self._wait_before(attempt, response) if response.status_code in RETRY_STATUSES else None
+                )
                 if wait is None:
                     return self._result(response)
             time.sleep(wait)
@@ -271,7 +273,9 @@ class Theoria(_Base):
 
     def export_claim_cards(self, format: str = "json", **filters: Any) -> Any:
         """``GET /claim-cards/export``: a list of card objects (``json``) or the CSV text (``csv``)."""
-        response = self.request("GET", "/claim-cards/export", params=query_params({"format": format, **filters}))
+        response = self.request(
+            "GET", "/claim-cards/export", params=query_params({"format": format, **filters})
+        )
         return response.json() if format == "json" else response.text
 
     def daily_bundle(self, day: date | str, format: str = "json") -> Any:
@@ -292,7 +296,9 @@ class Theoria(_Base):
             if run.deep_check_status in ("", *DEEP_CHECK_ENDED):
                 return run
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"run {run_id}: deep check still {run.deep_check_status} after {timeout} s")
+                raise TimeoutError(
+                    f"run {run_id}: deep check still {run.deep_check_status} after {timeout} s"
+                )
             time.sleep(interval)
 
 
@@ -333,13 +339,17 @@ class AsyncTheoria(_Base):
         attempt = 0
         while True:
             try:
-                response = await self._http.request(method, url, json=json, params=params, headers=all_headers)
+                response = await self._http.request(
+                    method, url, json=json, params=params, headers=all_headers
+                )
             except httpx.TransportError as error:
                 wait = self._wait_before(attempt, None) if self._safe_to_resend(method, all_headers) else None
                 if wait is None:
                     raise TransportError(f"{method} {url}: {error}") from error
             else:
-                wait = self._wait_before(attempt, response) if response.status_code in RETRY_STATUSES else None
+                wait = (
+                    self._wait_before(attempt, response) if response.status_code in RETRY_STATUSES else None
+                )
                 if wait is None:
                     return self._result(response)
             await asyncio.sleep(wait)
@@ -413,5 +423,7 @@ class AsyncTheoria(_Base):
             if run.deep_check_status in ("", *DEEP_CHECK_ENDED):
                 return run
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"run {run_id}: deep check still {run.deep_check_status} after {timeout} s")
+                raise TimeoutError(
+                    f"run {run_id}: deep check still {run.deep_check_status} after {timeout} s"
+                )
             await asyncio.sleep(interval)

@@ -140,7 +140,8 @@ class TheoriaCallbackHandler(BaseCallbackHandler):
         answer = _text(outputs, ANSWER_KEYS)
         if not question or not answer:
             return
-        contexts, seen = [], set()
+        contexts: list[dict[str, Any]] = []
+        seen: set[tuple[str | None, str]] = set()
         for document in documents:
             if (document.id, document.page_content) not in seen:
                 seen.add((document.id, document.page_content))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from llama_index.core.callbacks.base import BASE_TRACE_EVENT
 from llama_index.core.callbacks.base_handler import BaseCallbackHandler
 from llama_index.core.callbacks.schema import CBEventType, EventPayload
 from llama_index.core.schema import NodeWithScore
@@ -24,11 +23,16 @@ from llama_index.core.schema import NodeWithScore
 from theoria_client.client import Theoria
 from theoria_client.models import AuditResult
 
+BASE_TRACE_EVENT = "root"  # the parent id LlamaIndex gives an outermost event (callbacks.base)
+
 
 def node_context(node: NodeWithScore, position: int) -> dict[str, Any]:
     """A source node as an audit context: its id, text, title (``title`` or ``file_name``) and URI."""
     meta = node.node.metadata or {}
-    context: dict[str, Any] = {"id": str(node.node.node_id or position)[:200], "text": node.node.get_content()}
+    context: dict[str, Any] = {
+        "id": str(node.node.node_id or position)[:200],
+        "text": node.node.get_content(),
+    }
     title = meta.get("title") or meta.get("file_name")
     if title:
         context["title"] = str(title)[:500]
@@ -90,7 +94,7 @@ class TheoriaLlamaIndexHandler(BaseCallbackHandler):
         question = self._questions.pop(event_id, None)
         response = (payload or {}).get(EventPayload.RESPONSE)
         answer = getattr(response, "response", None)
-        if not question or not isinstance(answer, str) or not answer.strip():
+        if response is None or not question or not isinstance(answer, str) or not answer.strip():
             return
         nodes = getattr(response, "source_nodes", None) or []
         contexts = [node_context(node, i) for i, node in enumerate(nodes, start=1)]
