@@ -7,9 +7,6 @@ import pytest
 
 from audit import roles
 
-# serialized_rollback: the role groups come from a data migration; keep them for the next test.
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
-
 LTP = (
     "Long-term potentiation (LTP) at the Schaffer collateral synapses of the hippocampal CA1 region is "
     "dependent on NMDA receptor activation. LTP was first described by Bliss and Lømo in 1973."
