@@ -11,7 +11,8 @@ import pytest
 
 from tests.client.conftest import ANSWER, CONTEXTS, QUERY
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+# transaction: the live server reads what the test writes (role groups: UserFactory makes them again)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_it_audits_an_answer_and_returns_typed_claim_cards(theoria):
@@ -86,12 +87,12 @@ def test_it_raises_the_apis_field_errors_as_exceptions(theoria, live_server):
 def test_it_waits_out_a_429_as_its_retry_after_says(theoria, live_server, tokens, settings):
     from theoria_client import RateLimited, Theoria
 
-    settings.THEORIA = {**settings.THEORIA, "THROTTLE_AUDITS": "1/3sec"}
+    settings.THEORIA = {**settings.THEORIA, "THROTTLE_AUDITS": "1/10sec"}  # wide enough for a loaded machine
     theoria.audit(QUERY, ANSWER, CONTEXTS, mode="normal")
     impatient = Theoria(live_server.url, tokens["submitter"], max_retries=0)
     with impatient, pytest.raises(RateLimited) as limited:
         impatient.audit(QUERY, ANSWER, CONTEXTS, mode="normal")
-    assert 0 < limited.value.retry_after <= 3
+    assert 0 < limited.value.retry_after <= 10
 
     started = time.monotonic()
     waited = theoria.audit(QUERY, ANSWER, CONTEXTS, mode="normal")

@@ -13,7 +13,8 @@ import pytest
 
 from tests.client.conftest import ANSWER, CONTEXTS, LTP, QUERY
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+# transaction: the live server reads what the test writes (role groups: UserFactory makes them again)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 FAITHFUL = {
     "name": "faithful",

@@ -12,7 +12,8 @@ import pytest
 
 from tests.client.conftest import ANSWER, LTP, QUERY
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+# transaction: the live server reads what the test writes (role groups: UserFactory makes them again)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "langchain_rag.py"
 API_DOC = Path(__file__).resolve().parents[2] / "docs" / "API.md"
