@@ -100,7 +100,7 @@ class TheoriaAutoSchema(AutoSchema):
         )
         if direction == "request" and getattr(field, "nonblank", False):
             meta.update(minLength=1, pattern=r"\S")
-        elif text and not field.allow_blank:
+        elif text and isinstance(field, serializers.CharField) and not field.allow_blank:
             meta.setdefault("minLength", 1)
             if field.trim_whitespace:
                 meta.setdefault("pattern", r"\S")
