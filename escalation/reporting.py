@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -94,13 +94,8 @@ def _attainment(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> d
     "met" is started minus breached. The queue's ``entered_tier`` / ``entered_from`` /
     ``entered_to`` filters list the same cases. One query.
     """
-    breached = ReviewEvent.objects.filter(
-        case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED, at__gte=OuterRef("at")
-    )
     rows = (
-        selectors.clock_starts(start=start, end=end)
-        .filter(case__workspace=workspace)
-        .annotate(late=Exists(breached))
+        selectors.with_breach(selectors.clock_starts(start=start, end=end).filter(case__workspace=workspace))
         .values("tier")
         .annotate(
             total=Count("case", distinct=True),
@@ -125,14 +120,12 @@ def _attainment_by_day(workspace: Workspace, start: dt.datetime, end: dt.datetim
     A case is counted on each day a clock of it started (once a day, as the queue's
     ``entered_from`` / ``entered_to`` list it); ``share`` is met / started (None on a day without one).
     """
-    breached = ReviewEvent.objects.filter(
-        case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED, at__gte=OuterRef("at")
-    )
     rows = {
         row["day"]: row
-        for row in selectors.clock_starts(start=start, end=end)
-        .filter(case__workspace=workspace)
-        .annotate(day=TruncDate("at"), late=Exists(breached))
+        for row in selectors.with_breach(
+            selectors.clock_starts(start=start, end=end).filter(case__workspace=workspace)
+        )
+        .annotate(day=TruncDate("at"))
         .values("day")
         .annotate(
             started=Count("case", distinct=True), breached=Count("case", distinct=True, filter=Q(late=True))

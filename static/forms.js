@@ -36,9 +36,16 @@
     }
     return true;
   }
+  // A form whose question depends on a choice (accept or reject a revision) names the radio
+  // group in data-confirm-by and says each question in data-confirm-<value>.
+  function question(form) {
+    var by = form.getAttribute("data-confirm-by");
+    var chosen = by && form.querySelector('input[type=radio][name="' + by + '"]:checked');
+    return (chosen && form.getAttribute("data-confirm-" + chosen.value)) || form.getAttribute("data-confirm");
+  }
   document.querySelectorAll("form[data-confirm]").forEach(function (form) {
     form.addEventListener("submit", function (event) {
-      if (complete(form) && !window.confirm(form.getAttribute("data-confirm"))) event.preventDefault();
+      if (complete(form) && !window.confirm(question(form))) event.preventDefault();
     });
   });
 

@@ -111,7 +111,14 @@ def _point_link(key: str, trace: dict, i: int, category, period, now) -> str:
         return cases(**_aging_params(i, int(name.split()[-1]), now))
     if key == "sla-attainment":  # the cases whose clock started at that tier in the period
         tier = str(category).split()[-1]
-        return cases(entered_tier=tier, entered_from=p["date_from"], entered_to=p["date_to"], open="any")
+        met = "false" if name == "SLA missed" else "true"
+        return cases(
+            entered_tier=tier,
+            entered_from=p["date_from"],
+            entered_to=p["date_to"],
+            entered_met=met,
+            open="any",
+        )
     if key == "escalation-volume":
         if name == "Resolved":
             return cases(resolved_from=category, resolved_to=category)

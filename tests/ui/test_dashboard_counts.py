@@ -48,8 +48,8 @@ def _figures(html: str) -> list[tuple[str, str, int]]:
         for href, value in re.findall(r'<td><a href="([^"]+)">([^<]+)</a>', table):
             if re.fullmatch(r"\d+", value):
                 found.append((f"{key}: {value}", href, int(value)))
-            elif met := re.match(r"(\d+) of (\d+) met", value):
-                found.append((f"{key}: {value}", href, int(met.group(2))))
+            elif met := re.match(r"(\d+) of (\d+) (?:met|missed)", value):
+                found.append((f"{key}: {value}", href, int(met.group(1))))
     return found
 
 
