@@ -140,9 +140,11 @@ def event_text(event: ReviewEvent, decisions: dict[str, Any] | None = None) -> t
     decisions = decisions or {}
     kind, reason = event.kind, event.reason or ""
     if kind == "assigned":
-        title = f"Assigned to {details.get('to') or 'someone'}"
-        was = details.get("from")
-        return title, (f"was {was}" if was else "was unassigned") + (f"; {reason}" if reason else "")
+        to, was = details.get("to") or "someone", details.get("from")
+        if was and was == to:  # assigned again to the owner: nothing changed hands
+            return f"{to} kept the case", reason
+        before = f"was {was}" if was else "was unassigned"
+        return f"Assigned to {to}", before + (f"; {reason}" if reason else "")
     if kind == "unassigned":
         return "Unassigned", f"was {details.get('from') or 'nobody'}" + (f"; {reason}" if reason else "")
     if kind == "escalated":

@@ -16,7 +16,7 @@ from django.utils import timezone
 from audit import constants
 from audit.services.events import AnyUser
 
-from . import selectors
+from . import display, selectors
 from .models import CurationItem, ReviewCase, ReviewEvent
 from .policy import TIER_NAMES, TIERS
 
@@ -243,6 +243,9 @@ def my_work(
         .select_related("claim", "owner")
         .order_by("due_at", "-risk_score", "id")[:deadlines]
     )
+    calendar = selectors.calendar_for_workspace(workspace)
+    for case in upcoming:  # the time left as the case page counts it (business time at L2/L3)
+        case.clock = display.countdown(case, calendar, now)
     return {**counts, "deadlines": upcoming, "now": now}
 
 

@@ -45,10 +45,15 @@ def calendar_for_workspace(workspace: Workspace) -> policy.Calendar:
     )
 
 
-def notification_targets(workspace: Workspace) -> list[tuple[str, str]]:
-    """Return the (channel, address) pairs alerts go to: the workspace's targets and the deployment's."""
+def notification_targets(workspace: Workspace, *, tier: int | None = None) -> list[tuple[str, str]]:
+    """Return the (channel, address) pairs alerts go to: the workspace's targets and the deployment's.
+
+    ``tier``: an alert about a case at that tier also goes to that tier's own targets (its on-call
+    address or group); without it only the targets of every tier are told.
+    """
     pairs = list(
         NotificationTarget.objects.filter(workspace=workspace, active=True)
+        .filter(Q(tier__isnull=True) | Q(tier=tier) if tier is not None else Q(tier__isnull=True))
         .order_by("channel", "address")
         .values_list("channel", "address")
     )

@@ -78,13 +78,20 @@ def home(request):
     reader = roles.can_read(request.user)
     workspace = workspace_for_user(request.user) if reader else None
     summary = selectors.home_summary(workspace=workspace) if reader else None
-    work = hooks.user_work(user=request.user, workspace=workspace) if reader else None
+    # the queue's tiles only for who may act on a case (a Submitter or an Auditor reads no "my work")
+    work = hooks.user_work(user=request.user, workspace=workspace) if roles.can_review(request.user) else None
     proposals = claims_selectors.revision_proposals_count(workspace=workspace) if reader else 0
     workspaces = Workspace.objects.order_by("name") if request.user.is_superuser else []
     return render(
         request,
         "home.html",
-        {"summary": summary, "work": work, "proposals": proposals, "workspaces": workspaces},
+        {
+            "summary": summary,
+            "work": work,
+            "proposals": proposals,
+            "workspaces": workspaces,
+            "can_submit": roles.can_submit(request.user),
+        },
     )
 
 
