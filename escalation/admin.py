@@ -27,7 +27,6 @@ from escalation.models import (
     ReviewEvent,
 )
 
-
 WEEKDAYS = [
     (0, "Monday"),
     (1, "Tuesday"),

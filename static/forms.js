@@ -18,6 +18,13 @@
       if (!summary) region.focus();
     }, 100);
   }
+  // the admin console's own message list (a saved settings page): focus moves to it, announced
+  var adminMessages = !region && !summary && document.querySelector("ul.messagelist");
+  if (adminMessages) {
+    adminMessages.setAttribute("role", "status");
+    adminMessages.setAttribute("tabindex", "-1");
+    adminMessages.focus();
+  }
 
   // Confirmations: a form marked data-confirm (an action that cannot be undone: escalating, resolving,
   // deciding on a revision) asks before it is sent, but only once it is complete: with a required

@@ -170,6 +170,7 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
                         default_mode=form.cleaned_data["default_mode"],
                         allow_external_calls=form.cleaned_data["allow_external_calls"],
                         revision_approval=form.cleaned_data["revision_approval"],
+                        regulated_domains=form.cleaned_data["regulated_domains"],
                         revision_approval_domains=form.cleaned_data["revision_approval_domains"],
                         citation_only_revisions=form.cleaned_data["citation_only_revisions"],
                     )
