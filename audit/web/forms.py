@@ -12,6 +12,7 @@ class DateRangeForm(forms.Form):
 
     date_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    domain = forms.CharField(required=False, label="Domain", max_length=64)
 
     def clean(self):
         data = super().clean()
