@@ -171,6 +171,7 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
                         allow_external_calls=form.cleaned_data["allow_external_calls"],
                         revision_approval=form.cleaned_data["revision_approval"],
                         regulated_domains=form.cleaned_data["regulated_domains"],
+                        free_text_domains=form.cleaned_data["free_text_domains"],
                         revision_approval_domains=form.cleaned_data["revision_approval_domains"],
                         citation_only_revisions=form.cleaned_data["citation_only_revisions"],
                     )
@@ -214,7 +215,7 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
         (
             "Mode",
             {
-                "fields": ("default_mode", "auto_audit_roles", "regulated_domains"),
+                "fields": ("default_mode", "auto_audit_roles", "regulated_domains", "free_text_domains"),
                 "description": "The default mode of the workspace; users and conversations may override it.",
             },
         ),

@@ -105,6 +105,12 @@ class WorkspaceSettingsForm(forms.Form):
         "the regulated strictness, and their revisions are held when revised answers are held in "
         "regulated domains.",
     )
+    free_text_domains = forms.BooleanField(
+        label="Any domain may be typed on the answer form",
+        required=False,
+        help_text="Off: the answer form offers the workspace's own domains (the regulated ones, the "
+        "freshness policy's and those of its answers) and takes no other; on: any domain may be typed.",
+    )
     revision_approval_domains = forms.CharField(
         label="Hold revisions in these domains instead",
         required=False,
@@ -130,6 +136,7 @@ class WorkspaceSettingsForm(forms.Form):
             "allow_external_calls": workspace.allow_external_calls,
             "revision_approval": workspace.revision_approval,
             "regulated_domains": ", ".join(workspace.regulated_domains or []),
+            "free_text_domains": workspace.free_text_domains,
             "revision_approval_domains": ", ".join(workspace.revision_approval_domains or []),
             "citation_only_revisions": workspace.citation_only_revisions,
         }

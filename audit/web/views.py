@@ -252,7 +252,12 @@ def answer_new(request):
     if not roles.can_submit(request.user):
         raise PermissionDenied("Your account has no role that may submit answers.")
     default_label = dict(claims_selectors.Mode.choices).get(workspace.default_mode, workspace.default_mode)
-    form = AnswerSubmitForm(request.POST or None, default_mode_label=default_label)
+    form = AnswerSubmitForm(
+        request.POST or None,
+        default_mode_label=default_label,
+        domains=workspace.known_domains(claims_selectors.claim_domains(workspace=workspace)),
+        free_text_domains=workspace.free_text_domains,
+    )
     passages = PassageFormSet(request.POST or None, prefix="passage")
     errors: list[str] = []
     status = 400 if request.method == "POST" else 200

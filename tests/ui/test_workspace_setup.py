@@ -47,3 +47,29 @@ def test_the_regulated_domains_are_set_beside_the_held_revision_domains_and_the_
     settings_post(client, workspace, revision_approval="regulated", revision_approval_domains="oncology")
     html = client.get(f"/admin/audit/workspace/{workspace.pk}/settings/").content.decode()
     assert "Now: revisions are held in oncology (set below)." in html
+
+
+def test_the_answer_form_offers_the_workspaces_domains_and_takes_free_text_only_where_the_admin_allows(
+    client, analyst, workspace
+):
+    from tests.ui.conftest import build_answer
+
+    build_answer(workspace, domain="immunology")
+    workspace.regulated_domains = ["compliance"]
+    workspace.save(update_fields=["regulated_domains"])
+    client.force_login(analyst)
+    form = client.get("/answers/new/").content.decode()
+    select = form.split('<select name="domain"')[1].split("</select>")[0]
+    for domain in ("compliance", "immunology", "neuroscience"):
+        assert f'<option value="{domain}">{domain}</option>' in select
+    refused = client.post("/answers/new/", {"query": "Q?", "answer": "An answer.", "domain": "cardiology"})
+    assert refused.status_code == 400
+    assert "cardiology is not one of this workspace&#x27;s domains." in refused.content.decode()
+
+    workspace.free_text_domains = True
+    workspace.save(update_fields=["free_text_domains"])
+    form = client.get("/answers/new/").content.decode()
+    assert (
+        'list="domain-choices"' in form
+        and '<datalist id="domain-choices"><option value="compliance">' in form
+    )
