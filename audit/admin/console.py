@@ -401,6 +401,9 @@ class AuditedRowAdmin(ReadOnlyAdmin):
     """Stored pipeline rows (chunks, evidence, runs): written by the system, shown read-only."""
 
 
+URL_SHOWN = 60  # characters of a URL in a list row
+
+
 @admin.register(ExternalCall)
 class ExternalCallAdmin(ReadOnlyAdmin):
     """Every Audit-Web call (or refusal): the record of what left the system. Read-only."""
@@ -414,11 +417,18 @@ class ExternalCallAdmin(ReadOnlyAdmin):
         "http_status",
         "duration_ms",
         "cache_hit",
-        "url",
+        "short_url",
     )
     list_filter = ("provider", "status", "failure_reason", "cache_hit", "workspace")
     search_fields = ("url", "query")
     list_select_related = ("workspace",)
+
+    @admin.display(description="URL", ordering="url")
+    def short_url(self, obj: ExternalCall) -> str:
+        """The host and the start of the path (the whole URL is on the call's page): a list row
+        stays a phone's width instead of a 2,500 px query string."""
+        url = obj.url or ""
+        return url if len(url) <= URL_SHOWN else url[: URL_SHOWN - 1] + "…"
 
 
 @admin.register(WebCacheEntry)
