@@ -124,7 +124,9 @@ def breaches(events: list[ReviewEvent]) -> list[dict[str, Any]]:
         {
             "tier": event.tier,
             "at": event.at,
-            "goal": PHASE_GOALS.get((event.details or {}).get("clock"), PHASE_GOALS[policy.Phase.RESOLVE]),
+            "goal": PHASE_GOALS.get(
+                str((event.details or {}).get("clock")), PHASE_GOALS[policy.Phase.RESOLVE]
+            ),
         }
         for event in events
         if event.kind == ReviewEvent.Kind.BREACHED
@@ -164,7 +166,7 @@ def event_text(event: ReviewEvent, decisions: dict[str, Any] | None = None) -> t
         )
         return "Reopened", f"why: {reason}{note}" if reason else note.strip()
     if kind == "breached":
-        goal = PHASE_GOALS.get(details.get("clock"), PHASE_GOALS[policy.Phase.RESOLVE])
+        goal = PHASE_GOALS.get(str(details.get("clock")), PHASE_GOALS[policy.Phase.RESOLVE])
         return "SLA breached", f"the clock {goal} ran out" + (f"; {reason}" if reason else "")
     if kind == "acknowledged" and details.get("within_sla") is False:
         return "Acknowledged late", "after the SLA was breached" + (f"; {reason}" if reason else "")

@@ -38,10 +38,10 @@ CSV_COLUMNS = (
 )
 CHUNK = 500
 # the label a resolution leaves on the claim: a relabel names it; a confirmation keeps the label
-RELABELS = {
-    ReviewCase.Decision.RELABEL_SUPPORTED: "SUPPORTED",
-    ReviewCase.Decision.RELABEL_REFUTED: "REFUTED",
-    ReviewCase.Decision.RELABEL_NEI: "NEI",
+RELABELS: dict[str, str] = {
+    ReviewCase.Decision.RELABEL_SUPPORTED.value: "SUPPORTED",
+    ReviewCase.Decision.RELABEL_REFUTED.value: "REFUTED",
+    ReviewCase.Decision.RELABEL_NEI.value: "NEI",
 }
 
 
@@ -51,7 +51,7 @@ def _iso(moment: Any) -> str:
 
 def _row(case: ReviewCase, breaches: list[ReviewEvent], resolution: ReviewEvent | None) -> dict[str, Any]:
     claim = case.claim
-    decision = case.decision if case.status == ReviewCase.Status.RESOLVED else ""
+    decision: str = case.decision if case.status == ReviewCase.Status.RESOLVED else ""
     reviewer_label = RELABELS.get(decision, claim.label if decision == ReviewCase.Decision.CONFIRM else "")
     return {
         "ticket": case.ticket,
