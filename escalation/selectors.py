@@ -191,7 +191,7 @@ class CaseFilter(CaseInsensitiveChoices):
         queryset = queryset.filter(Exists(starts.filter(case=OuterRef("pk"))))
         if not met:
             return queryset
-        missed = Exists(with_breach(starts).filter(case=OuterRef("pk"), late=True))
+        missed = Exists(with_breach(starts).filter(Q(late=True), case=OuterRef("pk")))
         return queryset.filter(missed) if met == "false" else queryset.exclude(missed)
 
 

@@ -99,7 +99,7 @@ def _queue_params(request: HttpRequest) -> QueryDict:
 
 
 @login_required
-def queue_export(request: HttpRequest) -> HttpResponse:
+def queue_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     """The queue's rows as CSV, with the list's filters and order (the same query as the page)."""
     _require_reader(request)
     params = _queue_params(request)
