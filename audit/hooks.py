@@ -28,7 +28,8 @@ Questions (receivers answer audit's pages and API):
   retention must keep because people are still working on it (escalation: open cases).
 - ``claim_reviews(claim_ids)`` → {claim id: [review dicts, newest first]} (the claim page's cases).
 - ``user_work(user, workspace)`` → what needs the user first (the home page's "my work"), or None.
-- ``queue_summary(workspace, start, end)`` → the dashboard's queue figures, or None.
+- ``queue_summary(workspace, start, end, domain)`` → the dashboard's queue figures (of one domain's
+  cases when ``domain`` is given; ``domains``: open cases and SLA attainment per domain), or None.
 - ``correction_backlog(workspace, moments)`` → the open knowledge-base corrections at each moment
   (the dashboard's backlog metric), or None.
 
@@ -182,9 +183,10 @@ def user_work(*, user, workspace) -> dict | None:
     return _first(_user_work.call(user=user, workspace=workspace))
 
 
-def queue_summary(*, workspace, start, end) -> dict | None:
-    """The review queue's figures for [start, end) (the first receiver's answer; None when none)."""
-    return _first(_queue_summary.call(workspace=workspace, start=start, end=end))
+def queue_summary(*, workspace, start, end, domain: str = "") -> dict | None:
+    """The review queue's figures for [start, end), of one domain's cases when ``domain`` is given
+    (the first receiver's answer; None when none)."""
+    return _first(_queue_summary.call(workspace=workspace, start=start, end=end, domain=domain))
 
 
 def correction_backlog(*, workspace, moments: list) -> list[int] | None:

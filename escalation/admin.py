@@ -7,6 +7,7 @@ the services too (closed by an action, reworded or deleted): each change is an a
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import Model, QuerySet
@@ -26,11 +27,54 @@ from escalation.models import (
     ReviewEvent,
 )
 
+WEEKDAYS = [
+    (0, "Monday"),
+    (1, "Tuesday"),
+    (2, "Wednesday"),
+    (3, "Thursday"),
+    (4, "Friday"),
+    (5, "Saturday"),
+    (6, "Sunday"),
+]
+
+
+class BusinessCalendarForm(forms.ModelForm):
+    """Business hours as a person says them: ticked weekdays and the hours of a working day."""
+
+    working_days = forms.TypedMultipleChoiceField(
+        choices=WEEKDAYS,
+        coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The days the L2 and L3 clocks run.",
+    )
+
+    class Meta:
+        model = BusinessCalendar
+        fields = ("workspace", "timezone", "working_days", "day_start", "day_end")
+        labels = {
+            "timezone": "Time zone",
+            "day_start": "Working day starts at",
+            "day_end": "Working day ends at",
+        }
+        help_texts = {
+            "timezone": "An IANA name such as Europe/Berlin: the hours below are local to it.",
+            "day_start": "Local time, HH:MM (24-hour clock).",
+            "day_end": "Local time, HH:MM (24-hour clock), after the start.",
+        }
+        widgets = {
+            "day_start": forms.TimeInput(format="%H:%M", attrs={"type": "time"}),
+            "day_end": forms.TimeInput(format="%H:%M", attrs={"type": "time"}),
+        }
+
+    def clean_working_days(self) -> list[int]:
+        return sorted(set(self.cleaned_data["working_days"]))
+
 
 class BusinessCalendarInline(admin.StackedInline):
     """The workspace's business hours (holidays are edited on the calendar's own page)."""
 
     model = BusinessCalendar
+    form = BusinessCalendarForm
     extra = 0
     max_num = 1
     show_change_link = True
@@ -55,14 +99,21 @@ class HolidayInline(admin.TabularInline):
 
 @admin.register(BusinessCalendar)
 class BusinessCalendarAdmin(AuditedAdminMixin, admin.ModelAdmin):
-    list_display = ("workspace", "timezone", "working_days", "day_start", "day_end")
+    form = BusinessCalendarForm
+    list_display = ("workspace", "timezone", "weekdays", "day_start", "day_end")
+
+    @admin.display(description="Working days")
+    def weekdays(self, obj: BusinessCalendar) -> str:
+        names = dict(WEEKDAYS)
+        return ", ".join(names.get(d, str(d)) for d in sorted(obj.working_days or []))
+
     inlines = [HolidayInline]
 
 
 @admin.register(NotificationTarget)
 class NotificationTargetAdmin(AuditedAdminMixin, admin.ModelAdmin):
-    list_display = ("workspace", "channel", "address", "active")
-    list_filter = ("channel", "active", "workspace")
+    list_display = ("workspace", "channel", "address", "tier", "active")
+    list_filter = ("channel", "tier", "active", "workspace")
 
 
 class ReviewEventInline(admin.TabularInline):

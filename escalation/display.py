@@ -97,6 +97,9 @@ def acknowledgement(
             ack = event
     if ack is None or entered is None:
         return None
+    # on time: the service's record at the moment, and no breach of that tier's clock before it
+    # (the history's breach entries are the one record of a breach: ``breaches``)
+    late_by_history = any(b["tier"] == ack.tier and entered.at <= b["at"] <= ack.at for b in breaches(events))
     wall = (ack.at - entered.at).total_seconds()
     text = duration_text(wall)
     if clock_word(ack.tier):  # L2/L3 count business time: say both when they differ
@@ -106,9 +109,28 @@ def acknowledgement(
     return {
         "tier": ack.tier,
         "text": text,
-        "met": bool((ack.details or {}).get("within_sla", True)),
+        "met": bool((ack.details or {}).get("within_sla", True)) and not late_by_history,
         "at": ack.at,
     }
+
+
+def breaches(events: list[ReviewEvent]) -> list[dict[str, Any]]:
+    """Every SLA breach of a case, oldest first: its tier, when, and the clock that ran out.
+
+    The one record of a breach (the history's "SLA breached" entries): the case header, the
+    acknowledgement's "on time / late" and the queue's breach mark are all read from it.
+    """
+    return [
+        {
+            "tier": event.tier,
+            "at": event.at,
+            "goal": PHASE_GOALS.get(
+                str((event.details or {}).get("clock")), PHASE_GOALS[policy.Phase.RESOLVE]
+            ),
+        }
+        for event in events
+        if event.kind == ReviewEvent.Kind.BREACHED
+    ]
 
 
 def event_text(event: ReviewEvent, decisions: dict[str, Any] | None = None) -> tuple[str, str]:
@@ -120,9 +142,11 @@ def event_text(event: ReviewEvent, decisions: dict[str, Any] | None = None) -> t
     decisions = decisions or {}
     kind, reason = event.kind, event.reason or ""
     if kind == "assigned":
-        title = f"Assigned to {details.get('to') or 'someone'}"
-        was = details.get("from")
-        return title, (f"was {was}" if was else "was unassigned") + (f"; {reason}" if reason else "")
+        to, was = details.get("to") or "someone", details.get("from")
+        if was and was == to:  # assigned again to the owner: nothing changed hands
+            return f"{to} kept the case", reason
+        before = f"was {was}" if was else "was unassigned"
+        return f"Assigned to {to}", before + (f"; {reason}" if reason else "")
     if kind == "unassigned":
         return "Unassigned", f"was {details.get('from') or 'nobody'}" + (f"; {reason}" if reason else "")
     if kind == "escalated":
@@ -141,7 +165,12 @@ def event_text(event: ReviewEvent, decisions: dict[str, Any] | None = None) -> t
             else ""
         )
         return "Reopened", f"why: {reason}{note}" if reason else note.strip()
-    titles = {"at_risk": "SLA at risk", "breached": "SLA breached"}
+    if kind == "breached":
+        goal = PHASE_GOALS.get(str(details.get("clock")), PHASE_GOALS[policy.Phase.RESOLVE])
+        return "SLA breached", f"the clock {goal} ran out" + (f"; {reason}" if reason else "")
+    if kind == "acknowledged" and details.get("within_sla") is False:
+        return "Acknowledged late", "after the SLA was breached" + (f"; {reason}" if reason else "")
+    titles = {"at_risk": "SLA at risk"}
     return titles.get(kind, kind.replace("_", " ").capitalize()), reason
 
 

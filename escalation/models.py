@@ -367,6 +367,14 @@ class NotificationTarget(models.Model):
     )
     channel = models.CharField(max_length=16, choices=Channel.choices)
     address = models.CharField(max_length=500, help_text="An email address, or the webhook URL.")
+    tier = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        choices=[(t, f"Level {t} only") for t in policy.TIERS],
+        help_text="A tier's on-call address or group: told only of the cases at that tier (a case "
+        "opened, escalated or reopened there and waiting for an owner, its SLA at risk or breached). "
+        "Blank: told of every case.",
+    )
     active = models.BooleanField(default=True)
 
     class Meta:
@@ -375,12 +383,16 @@ class NotificationTarget(models.Model):
                 fields=["workspace", "channel", "address"], name="%(app_label)s_%(class)s_unique"
             ),
             models.CheckConstraint(
+                condition=Q(tier__isnull=True) | (Q(tier__gte=1) & Q(tier__lte=3)),
+                name="%(app_label)s_%(class)s_tier_1_to_3",
+            ),
+            models.CheckConstraint(
                 condition=Q(channel__in=Channel.values), name="%(app_label)s_%(class)s_channel_valid"
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.channel}: {self.address}"
+        return f"{self.channel}: {self.address}" + (f" (Level {self.tier})" if self.tier else "")
 
 
 class NotificationStatus(models.TextChoices):

@@ -35,9 +35,14 @@ logger = logging.getLogger(__name__)
 
 
 def notifications_queue(event: ReviewEvent) -> None:
-    """Create one pending notification per target for ``event`` and deliver them after commit."""
-    workspace = event.case.workspace
-    targets = selectors.notification_targets(workspace)
+    """Create one pending notification per target for ``event`` and deliver them after commit: the
+    targets of every tier and those of the event's tier (``NotificationTarget.tier``), so the L2
+    group hears of an unassigned case escalated to L2 and the L1 group does not."""
+    case = event.case
+    workspace = case.workspace
+    # a tier's own targets hear of a case waiting for an owner at their tier, and of its SLA alerts
+    waiting = event.kind not in selectors.CLOCK_START_KINDS or case.owner_id is None
+    targets = selectors.notification_targets(workspace, tier=event.tier if waiting else None)
     Notification.objects.bulk_create(
         [
             Notification(workspace=workspace, event=event, channel=channel, address=address)

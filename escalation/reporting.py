@@ -9,14 +9,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from audit import constants
 from audit.services.events import AnyUser
 
-from . import selectors
+from . import display, selectors
 from .models import CurationItem, ReviewCase, ReviewEvent
 from .policy import TIER_NAMES, TIERS
 
@@ -63,7 +63,12 @@ def events_of_claim(*, claim_id: int) -> list[ReviewEvent]:
     )
 
 
-def _aging(workspace: Workspace, now: dt.datetime) -> dict[str, Any]:
+def _in_domain(domain: str, path: str = "") -> Q:
+    """The cases of one domain (``path``: the lookup to the case); no condition without one."""
+    return Q(**{f"{path}domain__iexact": domain}) if domain else Q()
+
+
+def _aging(workspace: Workspace, now: dt.datetime, domain: str = "") -> dict[str, Any]:
     """Open cases per tier and age bucket (one query with one conditional count per bucket)."""
     lower = 0
     aggregates = {}
@@ -76,7 +81,9 @@ def _aging(workspace: Workspace, now: dt.datetime) -> dict[str, Any]:
         labels.append(label)
         lower = upper or lower
     rows: QuerySet[ReviewCase, Any] = (  # its columns are named at run time
-        ReviewCase.objects.filter(workspace=workspace, status__in=ReviewCase.OPEN_STATUSES)
+        ReviewCase.objects.filter(
+            _in_domain(domain), workspace=workspace, status__in=ReviewCase.OPEN_STATUSES
+        )
         .values("tier")
         .annotate(**aggregates)
         .order_by()
@@ -87,30 +94,32 @@ def _aging(workspace: Workspace, now: dt.datetime) -> dict[str, Any]:
     return {"buckets": labels, "tiers": tiers}
 
 
-def _attainment(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[int, dict[str, int]]:
+def _attainment(
+    workspace: Workspace, start: dt.datetime, end: dt.datetime, domain: str = "", by: str = "tier"
+) -> dict[Any, dict[str, int]]:
     """Per tier: cases whose clock started at that tier in the period (opened, escalated or
     reopened: ``selectors.clock_starts``), and how many of those breached at that tier.
 
     "met" is started minus breached. The queue's ``entered_tier`` / ``entered_from`` /
     ``entered_to`` filters list the same cases. One query.
     """
-    breached = ReviewEvent.objects.filter(
-        case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED, at__gte=OuterRef("at")
+    starts = selectors.clock_starts(start=start, end=end).filter(
+        _in_domain(domain, "case__"), case__workspace=workspace
     )
     rows = (
-        selectors.clock_starts(start=start, end=end)
-        .filter(case__workspace=workspace)
-        .annotate(late=Exists(breached))
-        .values("tier")
+        selectors.with_breach(starts)
+        .values("case__domain" if by == "domain" else "tier")
         .annotate(
             total=Count("case", distinct=True),
             breached=Count("case", distinct=True, filter=Q(late=True)),
         )
         .order_by()
     )
-    out = {tier: {"met": 0, "total": 0, "breached": 0} for tier in TIERS}
+    out: dict[Any, dict[str, int]] = (
+        {} if by == "domain" else {tier: {"met": 0, "total": 0, "breached": 0} for tier in TIERS}
+    )
     for row in rows:
-        out[row["tier"]] = {
+        out[row["case__domain"] if by == "domain" else row["tier"]] = {
             "met": row["total"] - row["breached"],
             "total": row["total"],
             "breached": row["breached"],
@@ -118,21 +127,23 @@ def _attainment(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> d
     return out
 
 
-def _attainment_by_day(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
+def _attainment_by_day(
+    workspace: Workspace, start: dt.datetime, end: dt.datetime, domain: str = ""
+) -> dict[str, Any]:
     """Per day: cases whose clock started (a case entering a tier) and how many of those breached
     (one query).
 
     A case is counted on each day a clock of it started (once a day, as the queue's
     ``entered_from`` / ``entered_to`` list it); ``share`` is met / started (None on a day without one).
     """
-    breached = ReviewEvent.objects.filter(
-        case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED, at__gte=OuterRef("at")
-    )
     rows = {
         row["day"]: row
-        for row in selectors.clock_starts(start=start, end=end)
-        .filter(case__workspace=workspace)
-        .annotate(day=TruncDate("at"), late=Exists(breached))
+        for row in selectors.with_breach(
+            selectors.clock_starts(start=start, end=end).filter(
+                _in_domain(domain, "case__"), case__workspace=workspace
+            )
+        )
+        .annotate(day=TruncDate("at"))
         .values("day")
         .annotate(
             started=Count("case", distinct=True), breached=Count("case", distinct=True, filter=Q(late=True))
@@ -150,10 +161,12 @@ def _attainment_by_day(workspace: Workspace, start: dt.datetime, end: dt.datetim
     }
 
 
-def _volume(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
+def _volume(workspace: Workspace, start: dt.datetime, end: dt.datetime, domain: str = "") -> dict[str, Any]:
     """Cases opened and resolved per day of the period (two queries)."""
     opened = dict(
-        ReviewCase.objects.filter(workspace=workspace, opened_at__gte=start, opened_at__lt=end)
+        ReviewCase.objects.filter(
+            _in_domain(domain), workspace=workspace, opened_at__gte=start, opened_at__lt=end
+        )
         .annotate(day=TruncDate("opened_at"))
         .values("day")
         .annotate(n=Count("id"))
@@ -161,7 +174,9 @@ def _volume(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[
         .values_list("day", "n")
     )
     resolved = dict(
-        ReviewCase.objects.filter(workspace=workspace, resolved_at__gte=start, resolved_at__lt=end)
+        ReviewCase.objects.filter(
+            _in_domain(domain), workspace=workspace, resolved_at__gte=start, resolved_at__lt=end
+        )
         .annotate(day=TruncDate("resolved_at"))
         .values("day")
         .annotate(n=Count("id"))
@@ -177,20 +192,26 @@ def _volume(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[
 
 
 def dashboard_summary(
-    *, workspace: Workspace, start: dt.datetime, end: dt.datetime, now: dt.datetime | None = None
+    *,
+    workspace: Workspace,
+    start: dt.datetime,
+    end: dt.datetime,
+    now: dt.datetime | None = None,
+    domain: str = "",
 ) -> dict[str, Any]:
-    """Return the queue figures of the dashboard for [start, end): aging, attainment, volume, counts."""
+    """Return the queue figures of the dashboard for [start, end): aging, attainment, volume, counts,
+    of one domain's cases when ``domain`` is given; ``domains``: per case domain, the open cases and
+    the SLA attainment of the period (the dashboard's domain table)."""
     now = now or timezone.now()
-    open_counts = ReviewCase.objects.filter(
-        workspace=workspace, status__in=ReviewCase.OPEN_STATUSES
-    ).aggregate(
+    cases = ReviewCase.objects.filter(_in_domain(domain), workspace=workspace)
+    open_counts = cases.filter(status__in=ReviewCase.OPEN_STATUSES).aggregate(
         open=Count("id"),
         at_risk=Count("id", filter=Q(sla_state=ReviewCase.SlaState.AT_RISK)),
         breached=Count("id", filter=Q(sla_state=ReviewCase.SlaState.BREACHED)),
         paused=Count("id", filter=Q(status=ReviewCase.Status.PAUSED)),
         unowned=Count("id", filter=Q(owner__isnull=True)),
     )
-    period = ReviewCase.objects.filter(workspace=workspace).aggregate(
+    period = cases.aggregate(
         opened=Count("id", filter=Q(opened_at__gte=start, opened_at__lt=end)),
         resolved=Count("id", filter=Q(resolved_at__gte=start, resolved_at__lt=end)),
         suppressed=Count(
@@ -203,22 +224,44 @@ def dashboard_summary(
     # cases that breached in the period (a case breached at two tiers counts once, as its list shows it)
     breaches = (
         ReviewEvent.objects.filter(
-            case__workspace=workspace, at__gte=start, at__lt=end, kind=ReviewEvent.Kind.BREACHED
+            _in_domain(domain, "case__"),
+            case__workspace=workspace,
+            at__gte=start,
+            at__lt=end,
+            kind=ReviewEvent.Kind.BREACHED,
         )
         .values("case")
         .distinct()
         .count()
     )
     corrections = CurationItem.objects.filter(
-        workspace=workspace, created_at__gte=start, created_at__lt=end
+        _in_domain(domain, "claim__answer__") if domain else Q(),
+        workspace=workspace,
+        created_at__gte=start,
+        created_at__lt=end,
     ).count()
+    open_by_domain = dict(
+        cases.filter(status__in=ReviewCase.OPEN_STATUSES)
+        .values("domain")
+        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("domain", "n")
+    )
+    sla_by_domain = _attainment(workspace, start, end, domain, by="domain")
     return {
-        "aging": _aging(workspace, now),
-        "attainment": _attainment(workspace, start, end),
-        "attainment_by_day": _attainment_by_day(workspace, start, end),
-        "volume": _volume(workspace, start, end),
+        "aging": _aging(workspace, now, domain),
+        "attainment": _attainment(workspace, start, end, domain),
+        "attainment_by_day": _attainment_by_day(workspace, start, end, domain),
+        "volume": _volume(workspace, start, end, domain),
         "open": open_counts,
         "period": {**period, "breaches": breaches, "kb_corrections": corrections},
+        "domains": {
+            d: {
+                "open": open_by_domain.get(d, 0),
+                **sla_by_domain.get(d, {"met": 0, "total": 0, "breached": 0}),
+            }
+            for d in set(open_by_domain) | set(sla_by_domain)
+        },
     }
 
 
@@ -250,6 +293,9 @@ def my_work(
         .select_related("claim", "owner")
         .order_by("due_at", "-risk_score", "id")[:deadlines]
     )
+    calendar = selectors.calendar_for_workspace(workspace)
+    for case in upcoming:  # the time left as the case page counts it (business time at L2/L3)
+        setattr(case, "clock", display.countdown(case, calendar, now))  # noqa: B010 — a page attribute
     return {**counts, "deadlines": upcoming, "now": now}
 
 

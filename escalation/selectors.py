@@ -45,10 +45,15 @@ def calendar_for_workspace(workspace: Workspace) -> policy.Calendar:
     )
 
 
-def notification_targets(workspace: Workspace) -> list[tuple[str, str]]:
-    """Return the (channel, address) pairs alerts go to: the workspace's targets and the deployment's."""
+def notification_targets(workspace: Workspace, *, tier: int | None = None) -> list[tuple[str, str]]:
+    """Return the (channel, address) pairs alerts go to: the workspace's targets and the deployment's.
+
+    ``tier``: an alert about a case at that tier also goes to that tier's own targets (its on-call
+    address or group); without it only the targets of every tier are told.
+    """
     pairs = list(
         NotificationTarget.objects.filter(workspace=workspace, active=True)
+        .filter(Q(tier__isnull=True) | Q(tier=tier) if tier is not None else Q(tier__isnull=True))
         .order_by("channel", "address")
         .values_list("channel", "address")
     )
@@ -118,6 +123,12 @@ class CaseFilter(CaseInsensitiveChoices):
     )
     set_override(entered_from, "field", {"type": "string", "format": "date"})  # a method filter: told
     set_override(entered_to, "field", {"type": "string", "format": "date"})
+    entered_met = django_filters.ChoiceFilter(
+        choices=[("true", "Met"), ("false", "Missed")],
+        method="filter_applied_together",
+        help_text="With entered_*: true, the cases whose clocks started there all met their SLA; "
+        "false, those with one that breached (the dashboard's met and missed counts).",
+    )
     order = django_filters.ChoiceFilter(
         choices=[("deadline", "Time to breach"), ("risk", "Risk")],
         method="filter_order",
@@ -173,10 +184,15 @@ class CaseFilter(CaseInsensitiveChoices):
         queryset = super().filter_queryset(queryset)
         data = self.form.cleaned_data
         tier, since, until = data.get("entered_tier"), data.get("entered_from"), data.get("entered_to")
-        if tier in (None, "") and since is None and until is None:
+        met = data.get("entered_met")
+        if tier in (None, "") and since is None and until is None and not met:
             return queryset
         starts = clock_starts(tier=None if tier in (None, "") else tier, since=since, until=until)
-        return queryset.filter(Exists(starts.filter(case=OuterRef("pk"))))
+        queryset = queryset.filter(Exists(starts.filter(case=OuterRef("pk"))))
+        if not met:
+            return queryset
+        missed = Exists(with_breach(starts).filter(Q(late=True), case=OuterRef("pk")))
+        return queryset.filter(missed) if met == "false" else queryset.exclude(missed)
 
 
 CLOCK_START_KINDS = (ReviewEvent.Kind.OPENED, ReviewEvent.Kind.ESCALATED, ReviewEvent.Kind.REOPENED)
@@ -205,6 +221,17 @@ def clock_starts(
     if end is not None:
         qs = qs.filter(at__lt=end)
     return qs
+
+
+def with_breach(starts: QuerySet[ReviewEvent]) -> QuerySet[ReviewEvent]:
+    """``starts`` (clock starts) annotated ``late``: the case breached at that tier after it.
+
+    The dashboard's SLA attainment counts a case missed when one of its clock starts is late, and
+    the queue's ``entered_met`` filter lists the same cases."""
+    breached = ReviewEvent.objects.filter(
+        case=OuterRef("case"), tier=OuterRef("tier"), kind=ReviewEvent.Kind.BREACHED, at__gte=OuterRef("at")
+    )
+    return starts.annotate(late=Exists(breached))
 
 
 def case_queryset(*, user: AnyUser) -> QuerySet[ReviewCase]:

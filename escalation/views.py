@@ -19,7 +19,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, QueryDict
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    QueryDict,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
@@ -28,8 +35,9 @@ from audit import constants, roles
 from audit.selectors.facade import revision_proposals, workspace_for_user
 from audit.services.events import AnyUser
 from audit.web import presentation
+from audit.web.exports import iter_csv_rows
 
-from . import display, policy, selectors, services
+from . import display, exports, policy, selectors, services
 from .errors import AlreadyDone, EscalationError
 from .forms import (
     AssignForm,
@@ -53,8 +61,17 @@ def _require_reader(request: HttpRequest) -> None:
 def _with_clocks(
     cases: Iterable[Any], now: dt.datetime, events_by_case: dict[int, list[ReviewEvent]] | None = None
 ) -> None:
-    """Attach ``clock`` (escalation.display.countdown) and ``ack`` to each case (calendars read once per workspace)."""
+    """Attach ``clock`` (escalation.display.countdown), ``ack`` and ``breaches`` (display.breaches)
+    to each case (calendars read once per workspace; the breaches of cases without their events in
+    one query)."""
+    cases = list(cases)
     calendars: dict[int, policy.Calendar] = {}
+    if events_by_case is None:
+        breached: dict[int, list[ReviewEvent]] = {}
+        for event in ReviewEvent.objects.filter(
+            case__in=[c.pk for c in cases], kind=ReviewEvent.Kind.BREACHED
+        ).order_by("at", "id"):
+            breached.setdefault(event.case_id, []).append(event)
     for case in cases:
         if case.workspace_id not in calendars:
             calendars[case.workspace_id] = selectors.calendar_for_workspace(case.workspace)
@@ -62,6 +79,7 @@ def _with_clocks(
         case.clock = display.countdown(case, calendar, now)
         events = (events_by_case or {}).get(case.pk)
         case.ack = display.acknowledgement(case, events, calendar) if events is not None else None
+        case.breaches = display.breaches(events if events is not None else breached.get(case.pk, []))
 
 
 # parameters that ask for resolved cases too: without one, the queue shows open cases only
@@ -69,16 +87,38 @@ _SCOPE_PARAMS = ("open", "status", "resolved_from", "resolved_to", "decision")
 BULK_SESSION_KEY = "escalation_bulk_results"
 
 
-@login_required
-def queue(request: HttpRequest) -> HttpResponse:
-    """The queue: open cases by time to breach (``order=risk``: by risk), filtered; bulk actions."""
-    _require_reader(request)
+def _queue_params(request: HttpRequest) -> QueryDict:
+    """The queue's filters as the list applies them: open cases and time to breach unless asked."""
     params = request.GET.copy()
     params.pop("page", None)
     if not any(params.get(key) for key in _SCOPE_PARAMS):
         params["open"] = "true"
     if not params.get("order"):
         params["order"] = "deadline"
+    return params
+
+
+@login_required
+def queue_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    """The queue's rows as CSV, with the list's filters and order (the same query as the page)."""
+    _require_reader(request)
+    params = _queue_params(request)
+    try:
+        cases = selectors.case_list(user=request.user, filters=params, request=request)
+    except ValidationError as exc:
+        return _bad_request(request, _errors_text(exc.message_dict))
+    response = StreamingHttpResponse(
+        iter_csv_rows(exports.CSV_COLUMNS, exports.case_rows(cases)), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = 'attachment; filename="escalation-cases.csv"'
+    return response
+
+
+@login_required
+def queue(request: HttpRequest) -> HttpResponse:
+    """The queue: open cases by time to breach (``order=risk``: by risk), filtered; bulk actions."""
+    _require_reader(request)
+    params = _queue_params(request)
     try:
         cases = selectors.case_list(user=request.user, filters=params, request=request)
     except ValidationError as exc:
@@ -159,6 +199,9 @@ def _applied_filters(params: QueryDict) -> dict[str, Any]:
     if params.get("entered_tier"):
         shown.append(f"SLA clock started at Level {params['entered_tier']}")
         hidden.append(("entered_tier", params["entered_tier"]))
+    if params.get("entered_met") in ("true", "false"):
+        shown.append("SLA met there" if params["entered_met"] == "true" else "SLA missed there (breached)")
+        hidden.append(("entered_met", params["entered_met"]))
     decision = params.get("decision")
     if decision:
         label = dict(ReviewCase.Decision.choices).get(decision, decision)

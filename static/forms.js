@@ -18,6 +18,13 @@
       if (!summary) region.focus();
     }, 100);
   }
+  // the admin console's own message list (a saved settings page): focus moves to it, announced
+  var adminMessages = !region && !summary && document.querySelector("ul.messagelist");
+  if (adminMessages) {
+    adminMessages.setAttribute("role", "status");
+    adminMessages.setAttribute("tabindex", "-1");
+    adminMessages.focus();
+  }
 
   // Confirmations: a form marked data-confirm (an action that cannot be undone: escalating, resolving,
   // deciding on a revision) asks before it is sent, but only once it is complete: with a required
@@ -36,9 +43,16 @@
     }
     return true;
   }
+  // A form whose question depends on a choice (accept or reject a revision) names the radio
+  // group in data-confirm-by and says each question in data-confirm-<value>.
+  function question(form) {
+    var by = form.getAttribute("data-confirm-by");
+    var chosen = by && form.querySelector('input[type=radio][name="' + by + '"]:checked');
+    return (chosen && form.getAttribute("data-confirm-" + chosen.value)) || form.getAttribute("data-confirm");
+  }
   document.querySelectorAll("form[data-confirm]").forEach(function (form) {
     form.addEventListener("submit", function (event) {
-      if (complete(form) && !window.confirm(form.getAttribute("data-confirm"))) event.preventDefault();
+      if (complete(form) && !window.confirm(question(form))) event.preventDefault();
     });
   });
 

@@ -170,6 +170,8 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
                         default_mode=form.cleaned_data["default_mode"],
                         allow_external_calls=form.cleaned_data["allow_external_calls"],
                         revision_approval=form.cleaned_data["revision_approval"],
+                        regulated_domains=form.cleaned_data["regulated_domains"],
+                        free_text_domains=form.cleaned_data["free_text_domains"],
                         revision_approval_domains=form.cleaned_data["revision_approval_domains"],
                         citation_only_revisions=form.cleaned_data["citation_only_revisions"],
                     )
@@ -213,7 +215,7 @@ class WorkspaceAdmin(AuditedAdminMixin, admin.ModelAdmin):
         (
             "Mode",
             {
-                "fields": ("default_mode", "auto_audit_roles", "regulated_domains"),
+                "fields": ("default_mode", "auto_audit_roles", "regulated_domains", "free_text_domains"),
                 "description": "The default mode of the workspace; users and conversations may override it.",
             },
         ),
@@ -399,6 +401,9 @@ class AuditedRowAdmin(ReadOnlyAdmin):
     """Stored pipeline rows (chunks, evidence, runs): written by the system, shown read-only."""
 
 
+URL_SHOWN = 60  # characters of a URL in a list row
+
+
 @admin.register(ExternalCall)
 class ExternalCallAdmin(ReadOnlyAdmin):
     """Every Audit-Web call (or refusal): the record of what left the system. Read-only."""
@@ -412,11 +417,18 @@ class ExternalCallAdmin(ReadOnlyAdmin):
         "http_status",
         "duration_ms",
         "cache_hit",
-        "url",
+        "short_url",
     )
     list_filter = ("provider", "status", "failure_reason", "cache_hit", "workspace")
     search_fields = ("url", "query")
     list_select_related = ("workspace",)
+
+    @admin.display(description="URL", ordering="url")
+    def short_url(self, obj: ExternalCall) -> str:
+        """The host and the start of the path (the whole URL is on the call's page): a list row
+        stays a phone's width instead of a 2,500 px query string."""
+        url = obj.url or ""
+        return url if len(url) <= URL_SHOWN else url[: URL_SHOWN - 1] + "…"
 
 
 @admin.register(WebCacheEntry)

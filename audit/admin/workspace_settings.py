@@ -43,6 +43,19 @@ THRESHOLD_LABELS = {
     "audit_score_weights": ("Audit score weight of", "weight"),
     "rag_score_weights": ("RAG score weight of", "weight"),
     "sla_at_risk_share": ("Share of an SLA after which a case is at risk", "share 0–1"),
+    "max_claims_per_answer": ("Most claims in one answer", "claims"),
+    "deep_checks": ("When the LLM methods (deep checks) run", "sync or async"),
+    "auto_corrected_review": ("Which corrected claims a person confirms", "all or material"),
+}
+# what a setting does, where its label and unit do not say it (appended to its help text)
+THRESHOLD_HELP = {
+    "max_claims_per_answer": "An answer with more claims is refused (HTTP 413) before any verification.",
+    "deep_checks": "sync: inside the request, within its time budget; async: the offline result is "
+    "answered at once and the LLM judge, CoVe and SelfCheck relabel the claims afterwards.",
+    "auto_corrected_review": "Claims refuted as received that the revision loop corrected. all: a person "
+    "confirms every correction; material: minor claims whose correction verified SUPPORTED are spared.",
+    "max_revisions": "How many times the revision loop may rewrite an answer that fails a gate.",
+    "verification_depth": "fast: the offline judge only; full: every configured method.",
 }
 
 
@@ -84,11 +97,27 @@ class WorkspaceSettingsForm(forms.Form):
         choices=RevisionApproval.choices,
         help_text="Served at once, or held as a proposal until a reviewer accepts or rejects it.",
     )
-    revision_approval_domains = forms.CharField(
-        label="Domains whose revisions are held",
+    regulated_domains = forms.CharField(
+        label="Regulated domains",
         required=False,
         max_length=2000,
-        help_text="With “regulated domains”: comma-separated domain tags; empty holds every regulated domain.",
+        help_text="Comma-separated domain tags. Answers in them are always audited and escalated, run "
+        "the regulated strictness, and their revisions are held when revised answers are held in "
+        "regulated domains.",
+    )
+    free_text_domains = forms.BooleanField(
+        label="Any domain may be typed on the answer form",
+        required=False,
+        help_text="Off: the answer form offers the workspace's own domains (the regulated ones, the "
+        "freshness policy's and those of its answers) and takes no other; on: any domain may be typed.",
+    )
+    revision_approval_domains = forms.CharField(
+        label="Hold revisions in these domains instead",
+        required=False,
+        max_length=2000,
+        help_text="Comma-separated domain tags, used only when revised answers are held in regulated "
+        "domains: set, revisions are held in these domains (regulated or not) and nowhere else; "
+        "empty, in every regulated domain.",
     )
 
     citation_only_revisions = forms.ChoiceField(
@@ -106,6 +135,8 @@ class WorkspaceSettingsForm(forms.Form):
             "default_mode": workspace.default_mode,
             "allow_external_calls": workspace.allow_external_calls,
             "revision_approval": workspace.revision_approval,
+            "regulated_domains": ", ".join(workspace.regulated_domains or []),
+            "free_text_domains": workspace.free_text_domains,
             "revision_approval_domains": ", ".join(workspace.revision_approval_domains or []),
             "citation_only_revisions": workspace.citation_only_revisions,
         }
@@ -131,10 +162,11 @@ class WorkspaceSettingsForm(forms.Form):
                     self.keys[name] = (f.name, key)
                 continue
             name = f"t__{f.name}"
+            extra = f". {THRESHOLD_HELP[f.name]}" if f.name in THRESHOLD_HELP else ""
             self.fields[name] = _field_for(
                 default,
                 label,
-                f"{unit}; default {default if default != '' else '(none)'}",
+                f"{unit}; default {default if default != '' else '(none)'}{extra}",
                 constants.STRING_THRESHOLDS.get(f.name),
                 bounds=constants.INT_THRESHOLD_RANGES.get(f.name),
             )
@@ -149,9 +181,28 @@ class WorkspaceSettingsForm(forms.Form):
     def threshold_fields(self):
         return [self[name] for name in self.threshold_names]
 
-    def clean_revision_approval_domains(self) -> list[str]:
-        raw = self.cleaned_data.get("revision_approval_domains") or ""
+    def _domains(self, name: str) -> list[str]:
+        raw = self.cleaned_data.get(name) or ""
         return sorted({d.strip().lower() for d in raw.split(",") if d.strip()})
+
+    def clean_revision_approval_domains(self) -> list[str]:
+        return self._domains("revision_approval_domains")
+
+    def clean_regulated_domains(self) -> list[str]:
+        return self._domains("regulated_domains")
+
+    def held_now(self) -> str:
+        """Where revisions are held now, in words (the two domain lists read together)."""
+        ws = self.workspace
+        if ws.revision_approval == RevisionApproval.ALL:
+            return "every revised answer is held"
+        if ws.revision_approval != RevisionApproval.REGULATED:
+            return "no revision is held: revised answers are served at once"
+        if ws.revision_approval_domains:
+            return "revisions are held in " + ", ".join(ws.revision_approval_domains) + " (set below)"
+        if ws.regulated_domains:
+            return "revisions are held in the regulated domains: " + ", ".join(ws.regulated_domains)
+        return "no revision is held yet: no regulated domain is set"
 
     def clean(self):
         """Check every threshold that parsed against its range, so all bad values are named at once."""

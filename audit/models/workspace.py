@@ -48,6 +48,11 @@ class Workspace(models.Model):
     regulated_domains = models.JSONField(
         default=list, blank=True, help_text="Domain tags whose answers are always audited and escalated."
     )
+    free_text_domains = models.BooleanField(
+        default=False,
+        help_text="Whether the answer form takes any domain typed in, or only one of the workspace's own "
+        "(its regulated domains, its freshness policy's and the domains of its answers).",
+    )
     revision_approval = models.CharField(
         max_length=16,
         choices=RevisionApproval.choices,
@@ -134,6 +139,12 @@ class Workspace(models.Model):
         return self.citation_only_revisions == CitationOnlyRevisions.UNREGULATED and not self.is_regulated(
             domain
         )
+
+    def known_domains(self, in_use: list[str] | tuple[str, ...] = ()) -> list[str]:
+        """The workspace's own domains: its regulated ones, its freshness policy's and ``in_use``
+        (the domains of its answers), lower-case, sorted; "general" (the fallback) left out."""
+        names = {*(self.regulated_domains or []), *(self.freshness_policy or {}), *in_use}
+        return sorted({str(d).strip().lower() for d in names if str(d).strip()} - {"general"})
 
     def is_regulated(self, domain: str | None) -> bool:
         """Whether ``domain`` is one of this workspace's regulated domains (``constants.is_regulated``)."""

@@ -149,9 +149,12 @@ def calibration_state(workspace: Workspace) -> dict[str, Any]:
 # --- dashboard figures ----------------------------------------------------------------------------
 
 
-def _rows(workspace: Workspace, start: dt.datetime, end: dt.datetime) -> list[tuple[Any, ...]]:
+def _rows(
+    workspace: Workspace, start: dt.datetime, end: dt.datetime, domain: str = ""
+) -> list[tuple[Any, ...]]:
     return list(
         ReviewedExample.objects.filter(workspace=workspace, decided_at__gte=start, decided_at__lt=end)
+        .filter(**({"domain__iexact": domain} if domain else {}))
         .order_by("decided_at", "id")
         .values_list(*_FIGURE_COLUMNS)
     )
@@ -217,7 +220,8 @@ def drift_by_domain(
     rows: list[tuple[Any, ...]], now: dt.datetime, window_days: int = constants.REVIEW_DRIFT_WINDOW_DAYS
 ) -> list[dict[str, Any]]:
     """Per domain: agreement in the last window and in the one before, the commonest relabel, and
-    whether it is below ``REVIEW_DRIFT_MIN_AGREEMENT`` with enough decisions to say so."""
+    whether it is below ``REVIEW_DRIFT_MIN_AGREEMENT`` with enough decisions to say so: ``low`` (an
+    alert) when it did not rise since the window before, ``recovering`` when it did."""
     window = dt.timedelta(days=window_days)
     cells: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"now": [0, 0], "before": [0, 0], "changes": Counter()}
@@ -236,6 +240,7 @@ def drift_by_domain(
         cell = cells[domain]
         (n, agreed), (n_before, agreed_before) = cell["now"], cell["before"]
         share = agreed / n if n else None
+        rising = bool(n and n_before and share is not None and share > agreed_before / n_before)
         out.append(
             {
                 "domain": domain,
@@ -249,6 +254,14 @@ def drift_by_domain(
                     share is not None
                     and n >= constants.REVIEW_DRIFT_MIN_EXAMPLES
                     and share < constants.REVIEW_DRIFT_MIN_AGREEMENT
+                    and not rising
+                ),
+                # under the bar but agreeing more than the window before: watched, not alerted
+                "recovering": bool(
+                    share is not None
+                    and n >= constants.REVIEW_DRIFT_MIN_EXAMPLES
+                    and share < constants.REVIEW_DRIFT_MIN_AGREEMENT
+                    and rising
                 ),
             }
         )
@@ -261,12 +274,14 @@ def review_drift(*, workspace: Workspace, now: dt.datetime) -> list[dict[str, An
     return drift_by_domain(_rows(workspace, now - 2 * window, now), now)
 
 
-def learning_summary(*, workspace: Workspace, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
+def learning_summary(
+    *, workspace: Workspace, start: dt.datetime, end: dt.datetime, domain: str = ""
+) -> dict[str, Any]:
     """The dashboard's panel: reliability, agreement by day and drift by domain (two windows ending
     at ``end``), from one query of the period (and the window before it, for drift), plus the
     calibration in force."""
     window = dt.timedelta(days=constants.REVIEW_DRIFT_WINDOW_DAYS)
-    rows = _rows(workspace, min(start, end - 2 * window), end)
+    rows = _rows(workspace, min(start, end - 2 * window), end, domain)
     period = [r for r in rows if r[0] >= start]
     fits = list(calibration_versions(workspace=workspace)[:2])  # the last fit, and the one in force
     active = next((v for v in fits if v.status == CalibrationVersion.Status.ACTIVE), None)
@@ -279,6 +294,7 @@ def learning_summary(*, workspace: Workspace, start: dt.datetime, end: dt.dateti
         "window_days": constants.REVIEW_DRIFT_WINDOW_DAYS,
         "min_agreement": constants.REVIEW_DRIFT_MIN_AGREEMENT,
         "min_examples": constants.REVIEW_DRIFT_MIN_EXAMPLES,
+        "min_bacc_gain": constants.CALIBRATION_MIN_BACC_GAIN,
         "calibration": active,
         "last_fit": fits[0] if fits else None,  # kept or declined, with its reason (metrics.reason)
     }

@@ -141,17 +141,20 @@ class JSONArrayLength(Func):
         return self.as_sql(compiler, connection, template=template, **extra)
 
 
-def llm_usage_by_day(*, workspace: Workspace, since: datetime, until: datetime) -> list[dict[str, Any]]:
+def llm_usage_by_day(
+    *, workspace: Workspace, since: datetime, until: datetime, domain: str = ""
+) -> list[dict[str, Any]]:
     """Per UTC day in [since, until): runs, LLM calls, tokens, LLM time and failed calls (dashboard).
 
     Days without runs are left out; ``llm_failures`` counts the entries of the runs'
-    ``llm_failures`` lists (one per failed call). One GROUP BY query: its cost grows with the
-    days, not the runs.
+    ``llm_failures`` lists (one per failed call); ``domain``: the runs of that answer domain only.
+    One GROUP BY query: its cost grows with the days, not the runs.
     """
     rows = (
         VerificationRun.objects.filter(
             answer__workspace=workspace, started_at__gte=since, started_at__lt=until
         )
+        .filter(**({"answer__domain__iexact": domain} if domain else {}))
         .annotate(day=TruncDate("started_at", tzinfo=timezone.utc))
         .values("day")
         .annotate(

@@ -200,6 +200,7 @@ def web_escalation_reasons(claims: Iterable[Claim], thresholds: constants.Thresh
 WORKSPACE_SETTINGS = (
     "default_mode",
     "regulated_domains",
+    "free_text_domains",
     "auto_audit_roles",
     "allow_external_calls",
     "web_allowed_domains",

@@ -74,7 +74,9 @@ def nightly_report_open(*, workspace: Workspace, day: dt.date) -> NightlyReport:
     report, created = NightlyReport.objects.get_or_create(workspace=workspace, date=day)
     if report.status == NightlyReport.Status.DONE:
         return report
-    due = nightly_claims_due(workspace=workspace, day=day).values_list("id", "label", "confidence")
+    # the machine's label: the one the re-check compares with, so a drift always reads "before -> after"
+    # (a claim a reviewer relabelled keeps its human label; its machine label is what drifts)
+    due = nightly_claims_due(workspace=workspace, day=day).values_list("id", "machine_label", "confidence")
     NightlyItem.objects.bulk_create(
         [
             NightlyItem(report=report, claim_id=cid, old_label=label, old_confidence=conf)

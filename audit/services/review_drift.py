@@ -2,7 +2,8 @@
 
 Run daily (``audit.tasks.review_drift_check``): for each domain of the workspace whose reviewers
 gave the machine's label on fewer than ``REVIEW_DRIFT_MIN_AGREEMENT`` of at least
-``REVIEW_DRIFT_MIN_EXAMPLES`` decisions over the last ``REVIEW_DRIFT_WINDOW_DAYS`` days, one
+``REVIEW_DRIFT_MIN_EXAMPLES`` decisions over the last ``REVIEW_DRIFT_WINDOW_DAYS`` days (and no more than
+in the window before: a domain whose agreement is rising is shown as recovering, not alerted), one
 ``review.agreement_low`` audit event is written and the alert goes to the workspace's notification
 targets through ``audit.hooks.reviewer_agreement_low`` (escalation's channels). A domain alerts at
 most once per window.

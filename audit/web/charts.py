@@ -244,31 +244,44 @@ def queue_aging(aging: dict) -> dict:
 
 
 def sla_attainment(attainment: dict) -> dict:
-    """Bars: share of cases that met their SLA, per tier, with met/total as text.
+    """Stacked bars per tier: the share of cases that met their SLA and the share that missed it,
+    with "n of m met" / "n of m missed" as text (each part opens its own cases).
 
     ``attainment`` is ``{tier: {"met": n, "total": n}}``.
     """
     tiers = sorted(attainment)
-    shares = [
-        round(attainment[t]["met"] / attainment[t]["total"], 4) if attainment[t]["total"] else None
-        for t in tiers
-    ]
+
+    def share(t: int, n: int) -> float | None:
+        return round(n / attainment[t]["total"], 4) if attainment[t]["total"] else None
+
+    missed = {t: attainment[t]["total"] - attainment[t]["met"] for t in tiers}
     return {
         "data": [
             {
                 "type": "bar",
                 "x": [f"Level {t}" for t in tiers],
-                "y": shares,
+                "y": [share(t, attainment[t]["met"]) for t in tiers],
                 "text": [f"{attainment[t]['met']} of {attainment[t]['total']} met" for t in tiers],
                 "textposition": "auto",
                 "marker": {"color": [TIER_COLOURS.get(int(t), "#5b6475") for t in tiers]},
                 "hovertemplate": "%{x}: %{text} (%{y:.0%})<extra></extra>",
                 "name": "SLA met",
-            }
+            },
+            {
+                "type": "bar",
+                "x": [f"Level {t}" for t in tiers],
+                "y": [share(t, missed[t]) for t in tiers],
+                "text": [f"{missed[t]} of {attainment[t]['total']} missed" for t in tiers],
+                "textposition": "auto",
+                "marker": {"color": "#f3c1bb"},
+                "hovertemplate": "%{x}: %{text} (%{y:.0%})<extra></extra>",
+                "name": "SLA missed",
+            },
         ],
         "layout": chart_layout(
             "SLA attainment by tier",
-            yaxis={"title": {"text": "share met"}, "range": [0, 1.05], "tickformat": ".0%"},
+            barmode="stack",
+            yaxis={"title": {"text": "share of cases"}, "range": [0, 1.05], "tickformat": ".0%"},
             showlegend=False,
         ),
     }

@@ -34,7 +34,8 @@ def dashboard_version(workspace) -> str:
 
 def dashboard_cached(workspace, period, build: Callable[[], Any]) -> Any:
     """``build()``'s result for ``workspace`` over ``period``, from the cache while nothing changed."""
-    key = f"dashboard:{workspace.pk}:{period.start}:{period.end}:{dashboard_version(workspace)}"
+    scope = getattr(period, "domain", "")
+    key = f"dashboard:{workspace.pk}:{period.start}:{period.end}:{scope}:{dashboard_version(workspace)}"
     value = cache.get(key)
     if value is None:
         value = build()

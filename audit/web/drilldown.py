@@ -34,31 +34,38 @@ def cases(**params) -> str:
     return hooks.review_queue_url(**params)  # the review app's page (``audit.hooks``)
 
 
+def scope(period) -> dict:
+    """The domain the dashboard is narrowed to, as a list filter (every list filters by ``domain``)."""
+    domain = getattr(period, "domain", "")
+    return {"domain": domain} if domain else {}
+
+
 def period_params(period) -> dict:
-    return {"date_from": period.start.isoformat(), "date_to": period.end.isoformat()}
+    return {"date_from": period.start.isoformat(), "date_to": period.end.isoformat(), **scope(period)}
 
 
-def day_params(day: str) -> dict:
-    return {"date_from": day, "date_to": day}
+def day_params(day: str, period=None) -> dict:
+    return {"date_from": day, "date_to": day, **scope(period)}
 
 
 def tiles(period, *, staff: bool) -> dict[str, str]:
     """The links of the KPI tiles, the queue counts and the incident summary."""
     p = period_params(period)
-    opened = {"opened_from": p["date_from"], "opened_to": p["date_to"], "open": "any"}
+    d = scope(period)
+    opened = {"opened_from": p["date_from"], "opened_to": p["date_to"], "open": "any", **d}
     return {
         "supported_unassisted": claims(label="SUPPORTED", machine_label="SUPPORTED", escalation="none", **p),
         "escalated_missing_evidence": claims(machine_label="NEI", escalation="any", **p),
         "latency": answers(mode=constants.MODE_AUDIT_LOCAL, **p),
         "backlog": hooks.kb_corrections_url(staff=staff, open_only=True),
-        "open": cases(),
-        "at_risk": cases(sla_state="at_risk"),
-        "breached": cases(sla_state="breached"),
-        "paused": cases(status="paused"),
-        "unowned": cases(owner="none"),
-        "breaches": cases(breached_from=p["date_from"], breached_to=p["date_to"], open="any"),
+        "open": cases(**d),
+        "at_risk": cases(sla_state="at_risk", **d),
+        "breached": cases(sla_state="breached", **d),
+        "paused": cases(status="paused", **d),
+        "unowned": cases(owner="none", **d),
+        "breaches": cases(breached_from=p["date_from"], breached_to=p["date_to"], open="any", **d),
         "opened": cases(**opened),
-        "resolved": cases(resolved_from=p["date_from"], resolved_to=p["date_to"]),
+        "resolved": cases(resolved_from=p["date_from"], resolved_to=p["date_to"], **d),
         "refuted": claims(label="REFUTED", **p),
         "relabelled": claims(relabelled="true", **p),
         "suppressed": answers(suppressed="true", **p),
@@ -70,7 +77,7 @@ def tiles(period, *, staff: bool) -> dict[str, str]:
 
 def domain_links(rows: list[dict], period) -> list[dict]:
     """Each domain row of the dashboard with the links of its counts."""
-    p = period_params(period)
+    p = {k: v for k, v in period_params(period).items() if k != "domain"}
     return [
         {
             **row,
@@ -80,10 +87,30 @@ def domain_links(rows: list[dict], period) -> list[dict]:
                 "supported": claims(domain=row["domain"], label="SUPPORTED", **p),
                 "refuted": claims(domain=row["domain"], label="REFUTED", **p),
                 "nei": claims(domain=row["domain"], label="NEI", **p),
+                "unsupported": claims(domain=row["domain"], label="REFUTED,NEI", **p),
+                "open": cases(domain=row["domain"]),
+                "sla": cases(
+                    domain=row["domain"], entered_from=p["date_from"], entered_to=p["date_to"], open="any"
+                ),
+                "sla_met": cases(
+                    domain=row["domain"],
+                    entered_from=p["date_from"],
+                    entered_to=p["date_to"],
+                    entered_met="true",
+                    open="any",
+                ),
+                "focus": dashboard_url(period, domain=row["domain"]),
             },
         }
         for row in rows
     ]
+
+
+def dashboard_url(period, **params) -> str:
+    """The dashboard over the same range, narrowed (``domain``) or not."""
+    return list_url(
+        "dashboard", {"date_from": period.start.isoformat(), "date_to": period.end.isoformat(), **params}
+    )
 
 
 def _aging_params(bucket: int, tier: int, now: dt.datetime) -> dict:
@@ -100,24 +127,34 @@ def _point_link(key: str, trace: dict, i: int, category, period, now) -> str:
     p = period_params(period)
     name = trace.get("name", "")
     if key in ("trust-trend", "rag-score", "llm-usage"):
-        return answers(**day_params(category))
+        return answers(**day_params(category, period))
     if key == "label-rates":
-        return claims(label="REFUTED" if name.startswith("Refuted") else "NEI", **day_params(category))
+        return claims(
+            label="REFUTED" if name.startswith("Refuted") else "NEI", **day_params(category, period)
+        )
     if key == "sla-trend":  # the cases whose clock started that day
-        return cases(entered_from=category, entered_to=category, open="any")
+        return cases(entered_from=category, entered_to=category, open="any", **scope(period))
     if key == "label-distribution":
         return claims(label=LABEL_BY_TEXT.get(category, category), **p)
     if key == "queue-aging":
-        return cases(**_aging_params(i, int(name.split()[-1]), now))
+        return cases(**_aging_params(i, int(name.split()[-1]), now), **scope(period))
     if key == "sla-attainment":  # the cases whose clock started at that tier in the period
         tier = str(category).split()[-1]
-        return cases(entered_tier=tier, entered_from=p["date_from"], entered_to=p["date_to"], open="any")
+        met = "false" if name == "SLA missed" else "true"
+        return cases(
+            entered_tier=tier,
+            entered_from=p["date_from"],
+            entered_to=p["date_to"],
+            entered_met=met,
+            open="any",
+            **scope(period),
+        )
     if key == "escalation-volume":
         if name == "Resolved":
-            return cases(resolved_from=category, resolved_to=category)
-        return cases(opened_from=category, opened_to=category, open="any")
+            return cases(resolved_from=category, resolved_to=category, **scope(period))
+        return cases(opened_from=category, opened_to=category, open="any", **scope(period))
     if key == "domains":
-        return claims(domain=category, label=LABEL_BY_TEXT.get(name, name), **p)
+        return claims(**{**p, "domain": category}, label=LABEL_BY_TEXT.get(name, name))
     return answers(**p)
 
 

@@ -12,6 +12,7 @@ class DateRangeForm(forms.Form):
 
     date_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    domain = forms.CharField(required=False, label="Domain", max_length=64)
 
     def clean(self):
         data = super().clean()
@@ -66,10 +67,29 @@ class AnswerSubmitForm(forms.Form):
         help_text="e.g. neuroscience or compliance (sets freshness limits and regulated-domain rules)",
     )
 
-    def __init__(self, *args, default_mode_label: str = "", **kwargs):
+    def __init__(
+        self,
+        *args,
+        default_mode_label: str = "",
+        domains: list[str] | None = None,
+        free_text_domains: bool = True,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         default = f"Workspace default ({default_mode_label})" if default_mode_label else "Workspace default"
         self.fields["mode"].choices = [("", default), *Mode.choices]
+        self.domains = domains or []
+        if not free_text_domains:  # the workspace's own list only (Workspace.free_text_domains)
+            self.fields["domain"] = forms.ChoiceField(
+                label="Domain",
+                required=False,
+                choices=[("", "No domain"), *((d, d) for d in self.domains)],
+                help_text="One of this workspace's domains (sets freshness limits and regulated-domain "
+                "rules); an admin may allow any domain in the workspace's settings.",
+                error_messages={"invalid_choice": "%(value)s is not one of this workspace's domains."},
+            )
+        elif self.domains:  # free text, with the workspace's domains suggested
+            self.fields["domain"].widget.attrs["list"] = "domain-choices"
 
     def clean_answer(self):
         if not self.cleaned_data["answer"].strip():

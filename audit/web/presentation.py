@@ -540,7 +540,12 @@ _FINDING_WORDS = {
     "negation": "the source states the opposite (a negation)",
     "missing_entity": "“{claim}” is named by no source",
     "unstated_obligation": "no source states “{claim}”",
+    "unstated_content": "no source states “{claim}”",
+    "role_reversed": "“{claim}” bound the other way round in the source (“{evidence}”)",
+    "role_mismatch": "“{claim}” bound to another name in the source (“{evidence}”)",
 }
+# a rule without words of its own reads as a plain phrase, never as its code
+_RULE_FALLBACK = "a structural check found the wording unsupported ({rule})"
 # edits that need no passage: they take back, qualify or soften what the evidence does not back
 _UNBACKED_STRATEGIES = {
     "remove": "removes what no passage backs",
@@ -551,9 +556,10 @@ _UNBACKED_STRATEGIES = {
 
 def finding_words(finding: dict) -> str:
     """One structural finding in words ("“rats” where the source says “monkeys”")."""
-    template = _FINDING_WORDS.get(finding.get("rule", ""), "{rule}")
+    rule = str(finding.get("rule", ""))
+    template = _FINDING_WORDS.get(rule, _RULE_FALLBACK)
     return template.format(
-        claim=finding.get("claim", ""), evidence=finding.get("evidence", ""), rule=finding.get("rule", "")
+        claim=finding.get("claim", ""), evidence=finding.get("evidence", ""), rule=rule.replace("_", " ")
     )
 
 

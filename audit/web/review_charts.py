@@ -64,8 +64,8 @@ def reliability_diagram(rel: dict) -> dict:
         "layout": chart_layout(
             "Reliability: confidence vs reviewers' SUPPORTED share"
             + (f" (ECE {rel['ece']:.3f})" if rel.get("ece") is not None else ""),
-            xaxis={"title": {"text": "machine confidence"}, "range": [0, 1]},
-            yaxis={"title": {"text": "found SUPPORTED"}, "range": [0, 1.05]},
+            xaxis={"title": {"text": "machine confidence"}, "range": [0, 1], "tickformat": ".0%"},
+            yaxis={"title": {"text": "found SUPPORTED"}, "range": [0, 1.05], "tickformat": ".0%"},
             margin=MARGIN,
         ),
         "table": _table(
@@ -117,7 +117,7 @@ def agreement_trend(agreement: dict) -> dict:
         "layout": chart_layout(
             "Reviewer agreement with the machine",
             xaxis={"title": {"text": "day"}},
-            yaxis={"title": {"text": "agreement"}, "range": [0, 1.05]},
+            yaxis={"title": {"text": "agreement"}, "range": [0, 1.05], "tickformat": ".0%"},
             yaxis2={
                 "title": {"text": "decisions"},
                 "overlaying": "y",
@@ -165,7 +165,7 @@ def domain_agreement(drift: list[dict], min_agreement: float, window_days: int) 
             f"Label drift by domain (alert below {min_agreement:.0%})",
             barmode="group",
             xaxis={"title": {"text": "domain"}},
-            yaxis={"title": {"text": "agreement"}, "range": [0, 1.05]},
+            yaxis={"title": {"text": "agreement"}, "range": [0, 1.05], "tickformat": ".0%"},
             shapes=[
                 {
                     "type": "line",

@@ -6,6 +6,7 @@ is a 400 naming the field), call selectors and render. Charts are built in ``aud
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 
@@ -78,13 +79,20 @@ def home(request):
     reader = roles.can_read(request.user)
     workspace = workspace_for_user(request.user) if reader else None
     summary = selectors.home_summary(workspace=workspace) if reader else None
-    work = hooks.user_work(user=request.user, workspace=workspace) if reader else None
+    # the queue's tiles only for who may act on a case (a Submitter or an Auditor reads no "my work")
+    work = hooks.user_work(user=request.user, workspace=workspace) if roles.can_review(request.user) else None
     proposals = claims_selectors.revision_proposals_count(workspace=workspace) if reader else 0
     workspaces = Workspace.objects.order_by("name") if request.user.is_superuser else []
     return render(
         request,
         "home.html",
-        {"summary": summary, "work": work, "proposals": proposals, "workspaces": workspaces},
+        {
+            "summary": summary,
+            "work": work,
+            "proposals": proposals,
+            "workspaces": workspaces,
+            "can_submit": roles.can_submit(request.user),
+        },
     )
 
 
@@ -244,7 +252,12 @@ def answer_new(request):
     if not roles.can_submit(request.user):
         raise PermissionDenied("Your account has no role that may submit answers.")
     default_label = dict(claims_selectors.Mode.choices).get(workspace.default_mode, workspace.default_mode)
-    form = AnswerSubmitForm(request.POST or None, default_mode_label=default_label)
+    form = AnswerSubmitForm(
+        request.POST or None,
+        default_mode_label=default_label,
+        domains=workspace.known_domains(claims_selectors.claim_domains(workspace=workspace)),
+        free_text_domains=workspace.free_text_domains,
+    )
     passages = PassageFormSet(request.POST or None, prefix="passage")
     errors: list[str] = []
     status = 400 if request.method == "POST" else 200
@@ -468,12 +481,54 @@ def claim_list(request):
     )
 
 
+# the dashboard's domain table: (sort key, column title), in order
+DOMAIN_COLUMNS = (
+    ("domain", "Domain"),
+    ("answers", "Answers"),
+    ("claims", "Claims"),
+    ("score", "Score"),
+    ("supported", "Supported"),
+    ("refuted", "Refuted"),
+    ("nei", "Needs evidence"),
+    ("unsupported", "Unsupported"),
+    ("open", "Open cases"),
+    ("sla", "SLA met"),
+)
+
+
+def _with_queue(rows: list[dict], queue: dict | None) -> list[dict]:
+    """The domain rows with their open cases and SLA attainment (the queue's ``domains``; a domain
+    with cases but no answer in the period gets a row of its own)."""
+    by_domain = {k.lower(): v for k, v in ((queue or {}).get("domains") or {}).items()}
+    seen = set()
+    for row in rows:
+        key = "" if row["domain"] == "(none)" else row["domain"].lower()
+        seen.add(key)
+        row["queue"] = by_domain.get(key, {"open": 0, "met": 0, "total": 0, "breached": 0})
+    for key, figures in sorted(by_domain.items()):
+        if key not in seen and key:
+            rows.append(
+                {
+                    "domain": key,
+                    "answers": 0,
+                    "claims": 0,
+                    "few_claims": True,
+                    "score": None,
+                    "queue": figures,
+                }
+            )
+    for row in rows:
+        total = row["queue"]["total"]
+        row["queue"]["share"] = round(row["queue"]["met"] / total, 4) if total else None
+    return rows
+
+
 def _dashboard_figures(workspace, period) -> dict:
     """Every figure of the dashboard over ``period`` (cached by ``audit.web.dashboard_cache``)."""
     start, end = period.bounds()
     trust = dashboard_selectors.trust_summary(workspace=workspace, period=period)
-    queue = hooks.queue_summary(workspace=workspace, start=start, end=end)
-    domains = dashboard_selectors.domain_breakdown(workspace=workspace, period=period)
+    queue = hooks.queue_summary(workspace=workspace, start=start, end=end, domain=period.domain)
+    domains = _with_queue(dashboard_selectors.domain_breakdown(workspace=workspace, period=period), queue)
     figures = {
         key: drilldown.with_links(key, figure, period)
         for key, figure in {
@@ -488,7 +543,9 @@ def _dashboard_figures(workspace, period) -> dict:
             "domains": charts.domain_breakdown(domains),
         }.items()
     }
-    review = learning_selectors.learning_summary(workspace=workspace, start=start, end=end)
+    review = learning_selectors.learning_summary(
+        workspace=workspace, start=start, end=end, domain=period.domain
+    )
     llm = dashboard_selectors.llm_usage(workspace=workspace, period=period)
     llm_figure = charts.llm_usage(llm) if llm["configured"] or llm["used"] else None
     return {
@@ -516,17 +573,18 @@ def dashboard(request):
     form = DateRangeForm(request.GET or None)
     default = dashboard_selectors.DateRange.ending_today()
     data = form.cleaned_data if request.GET and form.is_valid() else {}
+    domain = (data.get("domain") or "").strip().lower()
     period = dashboard_selectors.DateRange(
-        data.get("date_from") or default.start, data.get("date_to") or default.end
+        data.get("date_from") or default.start, data.get("date_to") or default.end, domain
     )
     if data.get("date_from") and not data.get("date_to"):
-        period = dashboard_selectors.DateRange(period.start, max(period.start, default.end))
+        period = dashboard_selectors.DateRange(period.start, max(period.start, default.end), domain)
     if data and (period.end - period.start).days > dashboard_selectors.MAX_RANGE_DAYS:
         form.add_error("date_from", f"the range may span at most {dashboard_selectors.MAX_RANGE_DAYS} days.")
-        period = default
+        period = dashboard_selectors.DateRange(default.start, default.end, domain)
     range_error = form_errors_text(form) if request.GET and form.errors else ""
     data = dashboard_cached(workspace, period, lambda: _dashboard_figures(workspace, period))
-    shown = {"date_from": period.start, "date_to": period.end}
+    shown = {"date_from": period.start, "date_to": period.end, "domain": period.domain}
     return render(
         request,
         "audit/dashboard.html",
@@ -541,6 +599,9 @@ def dashboard(request):
             "nightly": nightly_selectors.nightly_report_latest(workspace=workspace),
             "labels": Label,
             "default_days": dashboard_selectors.DEFAULT_RANGE_DAYS,
+            "domain_choices": claims_selectors.claim_domains(workspace=workspace),
+            "domain_columns": DOMAIN_COLUMNS,
+            "few_claims": constants.DASHBOARD_FEW_CLAIMS,
         },
         status=400 if range_error else 200,
     )
@@ -548,10 +609,30 @@ def dashboard(request):
 
 @login_required
 def nightly_reports(request):
+    """The latest nightly report in full, or the one of ``?day=YYYY-MM-DD``, and every report listed
+    (each day links to its own report)."""
     workspace = _reader_workspace(request)
     reports = list(
         nightly_selectors.nightly_report_list(workspace=workspace)[: constants.UI_NIGHTLY_REPORTS_LISTED]
     )
+    shown, status, error = (reports[0] if reports else None), 200, ""
+    if request.GET.get("day"):
+        try:
+            day = dt.date.fromisoformat(request.GET["day"])
+        except ValueError:
+            error, status = f"day: {request.GET['day']!r} is no date (YYYY-MM-DD).", 400
+        else:
+            shown = nightly_selectors.nightly_report_for_date(workspace=workspace, day=day)
+            if shown is None:
+                error, status = f"day: no nightly report for {day.isoformat()}.", 404
     return render(
-        request, "audit/nightly_reports.html", {"reports": reports, "latest": reports[0] if reports else None}
+        request,
+        "audit/nightly_reports.html",
+        {
+            "reports": reports,
+            "latest": shown,
+            "is_latest": bool(reports) and shown == reports[0],
+            "error": error,
+        },
+        status=status,
     )

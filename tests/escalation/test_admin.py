@@ -22,7 +22,7 @@ def calendar_form(workspace, **overrides):
     data = {
         "workspace": workspace.pk,
         "timezone": "Europe/Berlin",
-        "working_days": "[0, 1, 2, 3]",
+        "working_days": ["0", "1", "2", "3"],  # ticked weekdays, Monday to Thursday
         "day_start": "08:00",
         "day_end": "16:00",
         "holidays-TOTAL_FORMS": "1",
@@ -51,7 +51,7 @@ def test_an_admin_sets_a_business_calendar_that_the_sla_clock_uses(admin_client_
 
 @pytest.mark.parametrize(
     "field, value",
-    [("timezone", "Mars/Olympus"), ("working_days", "[7]"), ("working_days", "[]"), ("day_end", "07:00")],
+    [("timezone", "Mars/Olympus"), ("working_days", ["7"]), ("working_days", []), ("day_end", "07:00")],
 )
 def test_a_bad_calendar_is_refused_with_a_form_error(admin_client_, workspace, field, value):
     response = admin_client_.post(
@@ -60,6 +60,15 @@ def test_a_bad_calendar_is_refused_with_a_form_error(admin_client_, workspace, f
     assert response.status_code == 200
     assert "errornote" in response.content.decode() or "errorlist" in response.content.decode()
     assert BusinessCalendar.objects.count() == 0
+
+
+def test_the_calendar_is_edited_as_ticked_weekdays_and_hours_not_json(admin_client_, workspace):
+    page = admin_client_.get("/admin/escalation/businesscalendar/add/").content.decode()
+    assert 'type="checkbox" name="working_days" value="0"' in page and "Monday" in page
+    assert 'type="time" name="day_start"' in page and "[0, 1, 2, 3, 4]" not in page
+    admin_client_.post("/admin/escalation/businesscalendar/add/", calendar_form(workspace))
+    listed = admin_client_.get("/admin/escalation/businesscalendar/").content.decode()
+    assert "Monday, Tuesday, Wednesday, Thursday" in listed
 
 
 def test_cases_are_listed_but_not_editable_in_the_admin(admin_client_, case):

@@ -23,6 +23,7 @@ AUDIT_PUBLIC = (
     "audit.web.filters",
     "audit.admin.events",
     "audit.web.presentation",
+    "audit.web.exports",
     "audit.pipeline",
 )
 

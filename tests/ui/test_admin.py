@@ -147,7 +147,7 @@ def test_it_records_calendar_holidays_and_notification_targets(client, admin_use
         {
             "workspace": str(workspace.pk),
             "timezone": "Europe/Berlin",
-            "working_days": "[0, 1, 2, 3, 4]",
+            "working_days": ["0", "1", "2", "3", "4"],
             "day_start": "09:00",
             "day_end": "17:00",
             "holidays-TOTAL_FORMS": "1",

@@ -108,13 +108,51 @@ def test_a_user_added_by_a_workspace_admin_joins_its_workspace(console, people, 
             "password1": "a-long-pass-8841",
             "password2": "a-long-pass-8841",
             "usable_password": "true",
+            "role": roles.L2_EXPERT,
+            "workspace": "999",  # not offered to a workspace Admin: ignored
         },
     )
     assert response.status_code == 302
     newcomer = get_user_model().objects.get(username="newcomer")
     assert newcomer.theoria_profile.workspace == workspace
+    assert list(newcomer.groups.values_list("name", flat=True)) == [roles.L2_EXPERT]
     assert not newcomer.is_staff and not newcomer.is_superuser
     assert console.get(f"/admin/auth/user/{newcomer.pk}/change/").status_code == 200
+
+
+def test_a_user_a_superuser_adds_gets_the_workspace_and_role_chosen_and_can_work_at_once(
+    client, people, workspace
+):
+    from django.contrib.auth import get_user_model
+
+    from audit.models import Workspace
+
+    beta = Workspace.objects.get(slug="beta")
+    client.force_login(people["outsiders"][0])
+    form = client.get("/admin/auth/user/add/").content.decode()
+    assert 'name="workspace"' in form and 'name="role"' in form
+    response = client.post(
+        "/admin/auth/user/add/",
+        {
+            "username": "l2-new",
+            "password1": "a-long-pass-8841",
+            "password2": "a-long-pass-8841",
+            "usable_password": "true",
+            "workspace": str(beta.pk),
+            "role": roles.L2_EXPERT,
+        },
+    )
+    assert response.status_code == 302
+    newcomer = get_user_model().objects.get(username="l2-new")
+    assert newcomer.theoria_profile.workspace == beta
+    client.force_login(newcomer)
+    assert client.get("/escalations/").status_code == 200  # no 403 "belongs to no workspace"
+    client.force_login(people["outsiders"][0])
+    missing = client.post(
+        "/admin/auth/user/add/",
+        {"username": "no-role", "password1": "a-long-pass-8841", "password2": "a-long-pass-8841"},
+    )
+    assert missing.status_code == 200 and not get_user_model().objects.filter(username="no-role").exists()
 
 
 def test_a_superuser_still_sees_and_grants_everything(client, people):

@@ -180,6 +180,11 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# `make run` (THEORIA_COMPRESSED_STATIC=1, runserver --nostatic): WhiteNoise serves the collected
+# files and their .gz copies even with DEBUG on, not the uncompressed sources through the finders
+if os.environ.get("THEORIA_COMPRESSED_STATIC") == "1":
+    WHITENOISE_USE_FINDERS = False
+    WHITENOISE_AUTOREFRESH = False
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
