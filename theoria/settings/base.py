@@ -202,7 +202,9 @@ AXES_USERNAME_CALLABLE = "audit.security.signin.account_of"
 AXES_CLIENT_IP_CALLABLE = "audit.security.signin.client_address"  # THEORIA_TRUSTED_PROXIES, as every throttle
 AXES_LOCKOUT_CALLABLE = "audit.security.signin.lockout_response"
 AXES_RESET_ON_SUCCESS = True
-AXES_DISABLE_ACCESS_LOG = True  # successful sign-ins are not logged to the database
+AXES_DISABLE_ACCESS_LOG = (
+    True  # axes logs no sign-in; audit.security.signin keeps a row per account and address that signed in
+)
 AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
