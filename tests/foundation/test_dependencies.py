@@ -23,6 +23,7 @@ AUDIT_PUBLIC = (
     "audit.web.filters",
     "audit.admin.events",
     "audit.web.presentation",
+    "audit.api.throttles",
     "audit.pipeline",
 )
 

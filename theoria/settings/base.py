@@ -373,6 +373,9 @@ THEORIA: dict[str, Any] = {
     "THROTTLE_AUDITS": envrate("THEORIA_THROTTLE_AUDITS", "120/min"),
     # Every other state-changing HTML form (a POST outside the API), per user.
     "THROTTLE_FORMS": envrate("THEORIA_THROTTLE_FORMS", "30/min"),
+    # The escalation API's case actions (open, acknowledge, assign, note, escalate, pause, resume,
+    # resolve, reopen ...), per user.
+    "THROTTLE_CASE_ACTIONS": envrate("THEORIA_THROTTLE_CASE_ACTIONS", "60/min"),
     # Sign-in (the login page, the admin login, the token endpoint; audit/security/signin.py): this many
     # failed passwords for one account from one client address lock that pair (django-axes) until
     # the window has passed since the last failure; this many from one address lock the address;
