@@ -16,7 +16,7 @@ from typing import Any, Callable
 from django.db import IntegrityError, transaction
 
 from audit import constants, hooks
-from audit.errors import Conflict, InvalidInput, Unavailable
+from audit.errors import Conflict, InvalidInput, TooLarge, Unavailable
 from audit.models import Answer, IdempotencyKey, Workspace
 from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.llm.generation import generate
@@ -303,8 +303,8 @@ def audit_submit(
 ) -> Submission:
     """Run one audit request; a retried idempotency key returns the first answer unchanged.
 
-    Raises InvalidInput (bad values), TooLarge (more claims than the workspace audits),
-    Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
+    Raises InvalidInput (bad values), TooLarge (an answer over MAX_ANSWER_CHARS, or more claims
+    than the workspace audits), Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
     any transaction; the rows are then written in one short transaction (see ``_verify_and_intake``), so
     other requests are never kept waiting behind a long audit, a failure stores nothing and the
     key is stored with the answer. ``on_stored(answer)`` writes the caller's own rows in that
@@ -316,6 +316,12 @@ def audit_submit(
         replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
         if replay is not None:
             return replay
+    if request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS:
+        raise TooLarge(
+            "answer",
+            f"has {len(request.answer):,} characters; an answer may have at most "
+            f"{constants.MAX_ANSWER_CHARS:,} (MAX_ANSWER_CHARS). Split it into several audits.",
+        )
     if request.answer_json is not None:
         structured_fields_check(request.answer_json, request.contexts)
     job_fields = request.job_fields()
