@@ -78,3 +78,24 @@ def test_the_claims_cap_stops_the_extraction_at_the_first_claim_past_it():
     claims = extract_claims(text, limit=200)
     assert len(claims) == 201 and claims[-1].text == "Rule 200 holds."
     assert len(extract_claims(_answer(5), limit=200)) == 5
+
+
+def test_one_user_runs_one_expensive_audit_at_a_time_and_others_are_not_held(client_for, make_user):
+    """Two requests of long answers from one client held every worker (issue 46): while one of the
+    user's expensive audits runs, their next one is refused with 429 and Retry-After."""
+    from audit import constants
+    from audit.services.submissions import _expensive_audit_slot
+
+    ann, bob = make_user("ann", roles.SUBMITTER), make_user("bob", roles.SUBMITTER)
+    long = _answer(2_000)[: constants.EXPENSIVE_AUDIT_CHARS]
+    body = {"query": "q", "answer": long, "mode": "normal"}
+
+    with _expensive_audit_slot(ann, long):  # ann's first expensive audit, still running
+        refused = client_for(ann).post("/api/v1/audits", body, format="json")
+        short = client_for(ann).post("/api/v1/audits", {**body, "answer": _answer(3)}, format="json")
+        other = client_for(bob).post("/api/v1/audits", body, format="json")
+
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "answer" in refused.json()["errors"] and "running" in refused.json()["detail"]
+    assert short.status_code == 201 and other.status_code == 201
+    assert client_for(ann).post("/api/v1/audits", body, format="json").status_code == 201  # given back
