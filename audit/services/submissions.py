@@ -328,7 +328,14 @@ def audit_submit(
     on_stored: Callable[[Answer], None] | None = None,
 ) -> Submission:
     """Run one audit request (``_audit_submit``); an answer of ``EXPENSIVE_AUDIT_CHARS`` or more runs
-    while the user holds an expensive-audit slot (``Busy``, 429, when they hold them all)."""
+    while the user holds an expensive-audit slot (``Busy``, 429, when they hold them all); one over
+    ``MAX_ANSWER_CHARS`` is refused first (``TooLarge``, 413)."""
+    if request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS:
+        raise TooLarge(
+            "answer",
+            f"has {len(request.answer):,} characters; an answer may have at most "
+            f"{constants.MAX_ANSWER_CHARS:,} (MAX_ANSWER_CHARS). Split it into several audits.",
+        )
     with _expensive_audit_slot(user, request.answer):
         return _audit_submit(
             workspace=workspace,
@@ -364,12 +371,6 @@ def _audit_submit(
         replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
         if replay is not None:
             return replay
-    if request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS:
-        raise TooLarge(
-            "answer",
-            f"has {len(request.answer):,} characters; an answer may have at most "
-            f"{constants.MAX_ANSWER_CHARS:,} (MAX_ANSWER_CHARS). Split it into several audits.",
-        )
     if request.answer_json is not None:
         structured_fields_check(request.answer_json, request.contexts)
     job_fields = request.job_fields()
