@@ -295,7 +295,7 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict[s
 
 
 @contextmanager
-def _expensive_audit_slot(user: Actor, answer: str | None) -> Iterator[None]:
+def expensive_audit_slot(user: Actor, answer: str | None) -> Iterator[None]:
     """Hold one of the user's ``EXPENSIVE_AUDITS_PER_USER`` slots (shared cache) while an answer of
     ``EXPENSIVE_AUDIT_CHARS`` or more is audited; ``Busy`` (429) when they are all held."""
     pk = getattr(user, "pk", None)
@@ -336,7 +336,7 @@ def audit_submit(
             f"has {len(request.answer):,} characters; an answer may have at most "
             f"{constants.MAX_ANSWER_CHARS:,} (MAX_ANSWER_CHARS). Split it into several audits.",
         )
-    with _expensive_audit_slot(user, request.answer):
+    with expensive_audit_slot(user, request.answer):
         return _audit_submit(
             workspace=workspace,
             user=user,

@@ -84,13 +84,13 @@ def test_one_user_runs_one_expensive_audit_at_a_time_and_others_are_not_held(cli
     """Two requests of long answers from one client held every worker (issue 46): while one of the
     user's expensive audits runs, their next one is refused with 429 and Retry-After."""
     from audit import constants
-    from audit.services.submissions import _expensive_audit_slot
+    from audit.services.submissions import expensive_audit_slot
 
     ann, bob = make_user("ann", roles.SUBMITTER), make_user("bob", roles.SUBMITTER)
     long = _answer(2_000)[: constants.EXPENSIVE_AUDIT_CHARS]
     body = {"query": "q", "answer": long, "mode": "normal"}
 
-    with _expensive_audit_slot(ann, long):  # ann's first expensive audit, still running
+    with expensive_audit_slot(ann, long):  # ann's first expensive audit, still running
         refused = client_for(ann).post("/api/v1/audits", body, format="json")
         short = client_for(ann).post("/api/v1/audits", {**body, "answer": _answer(3)}, format="json")
         other = client_for(bob).post("/api/v1/audits", body, format="json")
