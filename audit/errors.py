@@ -45,6 +45,17 @@ class TooLarge(InvalidInput):
     code = "too_large"
 
 
+class Busy(InvalidInput):
+    """The caller already runs as much of this work as one caller may (HTTP 429, ``retry_after``)."""
+
+    status_code = 429
+    code = "busy"
+
+    def __init__(self, field: str, message: str, retry_after: int) -> None:
+        super().__init__(field, message)
+        self.retry_after = retry_after
+
+
 class Unavailable(InvalidInput):
     """A valid request needs what this deployment does not have (an LLM to draft a missing
     answer): HTTP 409, naming the field that would have made it work."""

@@ -5,9 +5,13 @@
 Each web worker is a process with its own embedding model (~600-700 MB resident with Django and
 torch, measured by ``manage.py bench --backend pgvector``). With ``preload_app`` the master loads
 Django and the model's weights once before forking, so workers start at once and share those
-pages until they write them; the first inference (which starts torch's thread pool, not safe
-to fork) happens in each worker after the fork. Torch uses ``THEORIA_TORCH_THREADS`` threads per
-worker, by default the cores divided among the workers, so workers never fight over cores.
+pages until they write them. The master runs torch on one thread while it loads (converting the
+weights is parallel work: with more threads it started libgomp's OpenMP pool, which does not
+survive ``fork``; the workers then hung at boot in ``gomp_team_barrier_wait_end`` with 0 CPU, issue
+46), and each worker sets its own threads and runs its first inference after the fork. Torch uses
+``THEORIA_TORCH_THREADS`` threads per worker, by default the cores divided among the workers, so
+workers never fight over cores. A worker whose warm-up does not finish within
+``THEORIA_WEB_BOOT_TIMEOUT_S`` (60 s) exits, and the master starts another.
 
 Worker count: an Audit-Local request is CPU-bound (embedding and judging claims) for its whole
 length, so one sync worker per core is the ceiling worth running; more only queue inside the
@@ -29,6 +33,8 @@ worker_class = "sync"
 preload_app = True
 # Long audits (full depth, many claims) must not be killed as hung workers.
 timeout = int(os.environ.get("THEORIA_WEB_TIMEOUT_S") or 300)
+# A worker's warm-up (its first inference) takes seconds; one that has not finished by then exits.
+boot_timeout = int(os.environ.get("THEORIA_WEB_BOOT_TIMEOUT_S") or 60)
 graceful_timeout = 30
 keepalive = 5
 # A listen queue deep enough that a burst waits instead of being refused (runserver dropped them).
@@ -44,12 +50,22 @@ os.environ.setdefault("THEORIA_TORCH_THREADS", str(max(1, _cores // max(1, worke
 
 def when_ready(server):
     """In the master, after the app is loaded and before forking: load the models' weights once (the
-    embedder, and the default judge's cross-encoder)."""
+    embedder, and the default judge's cross-encoder) on one torch thread, so no OpenMP pool exists
+    to be forked; and no database connection is carried into the workers (SQLite forbids using a
+    connection across ``fork``)."""
+    from django.db import connections
+
     from audit.pipeline.embedding import get_embedder
     from audit.pipeline.nli_model import get_nli_model
 
-    get_embedder().model  # noqa: B018 — loads the weights; no inference before the fork
-    get_nli_model().load()
+    threads = os.environ["THEORIA_TORCH_THREADS"]
+    os.environ["THEORIA_TORCH_THREADS"] = "1"  # the loaders read it
+    try:
+        get_embedder().model  # noqa: B018 — loads the weights; no inference before the fork
+        get_nli_model().load()
+    finally:
+        os.environ["THEORIA_TORCH_THREADS"] = threads
+    connections.close_all()
     server.log.info(
         "theoria: embedding and NLI models loaded in the master; %s workers, %s torch threads each",
         workers,
@@ -58,10 +74,21 @@ def when_ready(server):
 
 
 def post_fork(server, worker):
-    """In each worker: its own connections and its own first inference (torch's threads start here)."""
+    """In each worker: its own connections, its torch threads, and its own first inference (torch's
+    thread pool starts here). A warm-up that hangs ends the worker after ``boot_timeout`` seconds
+    (gunicorn's own ``timeout`` does not reach a worker that has not started serving)."""
+    import faulthandler
+    import sys
+
+    import torch
     from django.db import connections
 
     connections.close_all()
+    torch.set_num_threads(int(os.environ["THEORIA_TORCH_THREADS"]))
     from audit.pipeline.embedding import get_embedder
 
-    get_embedder().encode(["warm-up"])
+    faulthandler.dump_traceback_later(boot_timeout, exit=True, file=sys.stderr)  # prints where it hung
+    try:
+        get_embedder().encode(["warm-up"])
+    finally:
+        faulthandler.cancel_dump_traceback_later()

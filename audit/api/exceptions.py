@@ -65,8 +65,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return Response(
             error_body({exc.field: [exc.message]}), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
         )
-    if isinstance(exc, InvalidInput):  # 400, or 404 for a value naming no row (``Missing``)
-        return Response(error_body({exc.field: [exc.message]}), status=exc.status_code)
+    if isinstance(exc, InvalidInput):  # 400, or 404 for a value naming no row (``Missing``), 429 ``Busy``
+        retry = getattr(exc, "retry_after", None)
+        headers = {"Retry-After": str(retry)} if retry is not None else None
+        return Response(error_body({exc.field: [exc.message]}), status=exc.status_code, headers=headers)
     if isinstance(exc, TheoriaError):
         return Response({"detail": str(exc), "code": exc.code, "errors": {}}, status=exc.status_code)
     if isinstance(exc, DjangoValidationError):

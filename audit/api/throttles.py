@@ -1,4 +1,5 @@
-"""Request throttles of the API (DRF): the token endpoint per client address, audits per user.
+"""Request throttles of the API (DRF): the token endpoint per client address, audits and the
+escalation API's case actions per user.
 
 Thin adapters over ``audit.security.throttling``, whose counts live in the shared cache (one count for
 every server process). Rates come from ``settings.THEORIA`` when a request is checked
@@ -49,6 +50,22 @@ class TokenThrottle(_SharedThrottle):
     def take(self, request: Request) -> float | None:
         rate = Rate.parse(settings.THEORIA.get("THROTTLE_TOKEN"))
         return throttling.take("token", throttling.client_address(request), rate)
+
+
+class CaseActionThrottle(_SharedThrottle):
+    """The escalation API's case actions (``POST /cases/open``, ``/cases/<ticket>/<action>``): per user
+    (``THROTTLE_CASE_ACTIONS``), so one client cannot flood a case's history and its notifications."""
+
+    def take(self, request: Request) -> float | None:
+        user = getattr(request, "user", None)
+        ident = (
+            f"user:{user.pk}"
+            if user is not None and user.is_authenticated
+            else throttling.client_address(request)
+        )
+        return throttling.take(
+            "case-actions", ident, Rate.parse(settings.THEORIA.get("THROTTLE_CASE_ACTIONS"))
+        )
 
 
 class AuditThrottle(_SharedThrottle):

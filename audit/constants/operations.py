@@ -29,3 +29,8 @@ NIGHTLY_WEB_MAX_CLAIMS = 50  # web checks per nightly run (weakest claims first)
 NIGHTLY_VERIFICATION_DEPTH = "fast"
 NIGHTLY_FULL_DEPTH_MAX_CLAIMS = 300
 RETENTION_DELETE_BATCH = 500  # answers deleted per statement
+
+# --- Sign-in (audit/security/signin.py) ----------------------------------------------------------------
+# An address an account signed in from within this many days is the owner's: the per-account delay
+# that failures from other addresses cause never applies to it (issue 46).
+SIGNIN_KNOWN_ADDRESS_DAYS = 90

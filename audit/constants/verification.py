@@ -22,6 +22,18 @@ MAX_REVISIONS = 2  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 # An answer with more claims is refused (HTTP 413) before any verification: one audit of 1,000
 # claims ran a minute; a workspace may raise or lower this (threshold max_claims_per_answer).
 MAX_CLAIMS_PER_ANSWER = 200
+# An answer (the text sent to be audited) longer than this is refused (HTTP 413) before anything is
+# read: 878 KB answers made their answer page 7.9 MB and the queue page of 20 of them 129 MB, and
+# 400 KB of sentences just under MAX_VERIFIED_CLAIM_CHARS held a worker for three minutes (issue 46).
+MAX_ANSWER_CHARS = 200_000
+# An answer at least this long is an expensive audit (seconds to minutes of CPU): one user runs at
+# most EXPENSIVE_AUDITS_PER_USER of them at once; another is refused (429, Retry-After) while they
+# run, so one client cannot hold every web worker. A slot not given back (a killed worker) is freed
+# after EXPENSIVE_AUDIT_SLOT_S.
+EXPENSIVE_AUDIT_CHARS = 20_000
+EXPENSIVE_AUDITS_PER_USER = 1
+EXPENSIVE_AUDIT_SLOT_S = 600
+EXPENSIVE_AUDIT_RETRY_AFTER_S = 10
 # A claim (one sentence of the answer) longer than this is not verified: no method reads it, its
 # label is NEI with the high risk flag "too_long_to_verify" (never dropped). The longest claim of
 # the demo answers has 193 characters; one planted sentence of 100,000 characters ("1 2 " x 25,000,

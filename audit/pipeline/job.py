@@ -51,12 +51,13 @@ class VerificationJob:
             return replace(self, answer_text=answer_text, claims=None)
         return replace(self, answer_text=answer_text, passages=passages_of(passages), claims=None)
 
-    def with_claims(self) -> VerificationJob:
+    def with_claims(self, limit: int | None = None) -> VerificationJob:
         """The job with its answer's claims extracted (offline extractor), once: the pipeline's
-        audit of this job uses them instead of extracting again."""
+        audit of this job uses them instead of extracting again. With ``limit``, extraction stops
+        past ``limit`` claims (the job is then refused, see ``extract_claims``)."""
         if self.claims is not None:
             return self
-        return replace(self, claims=tuple(extract_claims(self.answer_text, self.query)))
+        return replace(self, claims=tuple(extract_claims(self.answer_text, self.query, limit=limit)))
 
     def with_passages(self, passages: Any) -> VerificationJob:
         return replace(self, passages=passages_of(passages))

@@ -14,12 +14,18 @@ Three rules, none of which lets a stranger lock an account's owner out:
 - **A progressive delay per account** (``SIGNIN_ACCOUNT_DELAY_MAX``): failures of one account from
   any addresses beyond what one address may make (``SIGNIN_LOCKOUT``'s count) make the next try of
   that account wait 1, 2, 4 ... seconds after the last failure, at most ``SIGNIN_ACCOUNT_DELAY_MAX``.
-  Guessing spread over many addresses is slowed to one try per delay; the owner waits at most
-  that long, never the lockout's minutes.
+  Guessing spread over many addresses is slowed to one try per delay. The delay never applies
+  to an address the account signed in from within ``SIGNIN_KNOWN_ADDRESS_DAYS`` (the owner's own
+  addresses, one axes ``AccessLog`` row per account and address, its ``attempt_time`` the last
+  success): an attacker failing once a second from rotating addresses kept the owner out 103
+  times of 109 while the delay restarted with each of their failures (issue 46). From a new
+  address the owner waits at most ``SIGNIN_ACCOUNT_DELAY_MAX``, never the lockout's minutes.
 
 A refused sign-in answers 429 with ``Retry-After`` and one sentence saying why and for how long.
 Client addresses are ``audit.security.throttling.client_address`` (``THEORIA_TRUSTED_PROXIES``) for the
-three rules alike. The per-address and per-account counts live in the shared cache.
+three rules alike. With ``THEORIA_TRUSTED_PROXIES`` set, gunicorn's port must be reachable only
+through those proxies: a client that reaches it directly writes its own ``X-Forwarded-For`` and
+picks any address it likes (a new one per request dodges the per-address rules). The per-address and per-account counts live in the shared cache.
 
 Why django-axes for the first rule: it is the ecosystem's maintained lockout, with the
 username-and-address combination as a setting, a row per attempt that an administrator sees and
@@ -47,6 +53,7 @@ from django.dispatch import receiver
 from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 
+from audit.constants import SIGNIN_KNOWN_ADDRESS_DAYS
 from audit.security import throttling
 from audit.security.rates import Rate
 
@@ -165,7 +172,7 @@ def signin_wait(request, username) -> tuple[float, str] | None:
         failures, last = _failures("address", address, rate.seconds, now)
         if failures >= rate.count:
             waits.append((last + rate.seconds - now, "from this address"))
-    if account:
+    if account and not known_address(account, address):
         failures, last = _failures("account", account, cool_off().total_seconds(), now)
         delay = account_delay(failures)
         if delay and last + delay > now:
@@ -197,13 +204,39 @@ def count_failure(sender, credentials=None, request=None, **kwargs) -> None:
         _fail("account", account, int(cool_off().total_seconds()), now)
 
 
+def known_address(account: str, address: str) -> bool:
+    """Whether ``account`` signed in from ``address`` within ``SIGNIN_KNOWN_ADDRESS_DAYS``."""
+    from axes.models import AccessLog
+
+    since = timezone.now() - timedelta(days=SIGNIN_KNOWN_ADDRESS_DAYS)
+    return AccessLog.objects.filter(username=account, ip_address=address, attempt_time__gte=since).exists()
+
+
+def _remember_address(request, account: str, address: str) -> None:
+    from axes.models import AccessLog
+
+    if AccessLog.objects.filter(username=account, ip_address=address).update(attempt_time=timezone.now()):
+        return
+    AccessLog.objects.create(
+        username=account,
+        ip_address=address,
+        user_agent=request.META.get("HTTP_USER_AGENT", "")[:255],
+        http_accept=request.META.get("HTTP_ACCEPT", "")[:1025],
+        path_info=request.path[:255],
+    )
+
+
 def signin_succeeded(request, username) -> None:
-    """Clear this account's failures from this address (other addresses keep theirs)."""
+    """Clear this account's failures from this address (other addresses keep theirs), and remember
+    the address as the account's own."""
     from axes.handlers.proxy import AxesProxyHandler
 
     account = account_of(request, {"username": username})
     if account:
-        AxesProxyHandler.reset_attempts(username=account, ip_address=client_address(request))
+        address = client_address(request)
+        AxesProxyHandler.reset_attempts(username=account, ip_address=address)
+        if address:
+            _remember_address(request, account, address)
 
 
 def locked_message(seconds: float, why: str = "for this account or from this address") -> str:

@@ -46,14 +46,14 @@ class AuditJob:
     def with_claims(self) -> AuditJob:
         """The job with its answer's claims extracted once (``VerificationJob.with_claims``): the
         audit uses them. Refuses (``TooLarge``, 413) an answer with more claims than the workspace
-        audits (``max_claims_per_answer``), before any verification."""
-        verification = self.verification.with_claims()
-        limit = verification.thresholds.max_claims_per_answer
-        found = len(verification.claims or ())
-        if found > limit:
+        audits (``max_claims_per_answer``), before any verification: extraction stops at the first
+        claim past the limit."""
+        limit = self.verification.thresholds.max_claims_per_answer
+        verification = self.verification.with_claims(limit=limit)
+        if len(verification.claims or ()) > limit:
             raise TooLarge(
                 "answer",
-                f"has {found} claims; this workspace audits at most {limit} claims per answer "
+                f"has more than {limit} claims; this workspace audits at most {limit} claims per answer "
                 f"(threshold max_claims_per_answer). Split the answer or raise the threshold.",
             )
         return replace(self, verification=verification)

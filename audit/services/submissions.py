@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
 from audit import constants, hooks
-from audit.errors import Conflict, InvalidInput, Unavailable
+from audit.errors import Busy, Conflict, InvalidInput, TooLarge, Unavailable
 from audit.models import Answer, IdempotencyKey, Workspace
 from audit.pipeline.extraction import citation_anchors
 from audit.pipeline.llm.generation import generate
@@ -292,7 +294,60 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict[s
     return answer, web
 
 
+@contextmanager
+def expensive_audit_slot(user: Actor, answer: str | None) -> Iterator[None]:
+    """Hold one of the user's ``EXPENSIVE_AUDITS_PER_USER`` slots (shared cache) while an answer of
+    ``EXPENSIVE_AUDIT_CHARS`` or more is audited; ``Busy`` (429) when they are all held."""
+    pk = getattr(user, "pk", None)
+    if pk is None or answer is None or len(answer) < constants.EXPENSIVE_AUDIT_CHARS:
+        yield
+        return
+    for slot in range(constants.EXPENSIVE_AUDITS_PER_USER):
+        key = f"theoria:expensive-audit:{pk}:{slot}"
+        if cache.add(key, 1, timeout=constants.EXPENSIVE_AUDIT_SLOT_S):
+            try:
+                yield
+            finally:
+                cache.delete(key)
+            return
+    raise Busy(
+        "answer",
+        f"you already have {constants.EXPENSIVE_AUDITS_PER_USER} audit(s) of an answer of "
+        f"{constants.EXPENSIVE_AUDIT_CHARS:,} characters or more running; send this one when it has finished.",
+        retry_after=constants.EXPENSIVE_AUDIT_RETRY_AFTER_S,
+    )
+
+
 def audit_submit(
+    *,
+    workspace: Workspace,
+    user: Actor,
+    request: AuditRequest,
+    idempotency_key: str = "",
+    fingerprint: str = "",
+    on_stored: Callable[[Answer], None] | None = None,
+) -> Submission:
+    """Run one audit request (``_audit_submit``); an answer of ``EXPENSIVE_AUDIT_CHARS`` or more runs
+    while the user holds an expensive-audit slot (``Busy``, 429, when they hold them all); one over
+    ``MAX_ANSWER_CHARS`` is refused first (``TooLarge``, 413)."""
+    if request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS:
+        raise TooLarge(
+            "answer",
+            f"has {len(request.answer):,} characters; an answer may have at most "
+            f"{constants.MAX_ANSWER_CHARS:,} (MAX_ANSWER_CHARS). Split it into several audits.",
+        )
+    with expensive_audit_slot(user, request.answer):
+        return _audit_submit(
+            workspace=workspace,
+            user=user,
+            request=request,
+            idempotency_key=idempotency_key,
+            fingerprint=fingerprint,
+            on_stored=on_stored,
+        )
+
+
+def _audit_submit(
     *,
     workspace: Workspace,
     user: Actor,
@@ -303,8 +358,8 @@ def audit_submit(
 ) -> Submission:
     """Run one audit request; a retried idempotency key returns the first answer unchanged.
 
-    Raises InvalidInput (bad values), TooLarge (more claims than the workspace audits),
-    Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
+    Raises InvalidInput (bad values), TooLarge (an answer over MAX_ANSWER_CHARS, or more claims
+    than the workspace audits), Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
     any transaction; the rows are then written in one short transaction (see ``_verify_and_intake``), so
     other requests are never kept waiting behind a long audit, a failure stores nothing and the
     key is stored with the answer. ``on_stored(answer)`` writes the caller's own rows in that

@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import roles
+from audit.api.throttles import CaseActionThrottle
 from audit.errors import Missing
 from audit.selectors.facade import claim_in_workspace, workspace_for_user
 from audit.services.events import Actor, AnyUser
@@ -201,6 +202,7 @@ class CaseTransitionApi(EscalationApi):
     """One POST per transition: validate ``InputSerializer``, call ``service``, return the case."""
 
     write = True
+    throttle_classes = [CaseActionThrottle]
     InputSerializer = VersionedInput
 
     def perform(
@@ -314,6 +316,7 @@ class CaseOpenApi(EscalationApi):
     """Escalate a claim by hand (a moderator): opens a tier-1 case."""
 
     write = True
+    throttle_classes = [CaseActionThrottle]
 
     @extend_schema_serializer(component_name="CaseOpenInput")
     class InputSerializer(serializers.Serializer[Any]):

@@ -244,3 +244,25 @@ def test_the_form_limit_counts_per_user(client, make_user, settings, workspace):
     assert client.post("/escalations/bulk", {}).status_code == 429
     assert other.post("/escalations/bulk", {}).status_code != 429
     assert client.post("/accounts/logout/").status_code == 302  # signing out is never refused
+
+
+def test_case_actions_of_the_api_are_throttled_per_user(client_for, make_user, workspace, settings):
+    """Issue 46: 40 notes in a row on one case all answered 200."""
+    from escalation import services
+    from tests.factories import AnswerFactory, ClaimFactory
+
+    settings.THEORIA = {**settings.THEORIA, "THROTTLE_CASE_ACTIONS": "5/min"}
+    answer = AnswerFactory(workspace=workspace)
+    ClaimFactory(answer=answer, claim_id="c1", label="REFUTED", confidence=0.1)
+    (case,) = services.cases_open_for_answer(answer=answer)
+    first = client_for(make_user("ann", roles.L1_ANALYST))
+    second = client_for(make_user("bob", roles.L1_ANALYST))
+    url = f"/api/v1/cases/{case.ticket}/note"
+
+    statuses = [first.post(url, {"note": f"note {n}"}, format="json").status_code for n in range(7)]
+
+    assert statuses == [200] * 5 + [429] * 2
+    refused = first.post(url, {"note": "again"}, format="json")
+    assert int(refused["Retry-After"]) > 0 and "throttled" in refused.json()["detail"].lower()
+    assert second.post(url, {"note": "mine"}, format="json").status_code == 200  # a count per user
+    assert case.events.filter(kind="note").count() == 6

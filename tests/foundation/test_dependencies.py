@@ -24,6 +24,7 @@ AUDIT_PUBLIC = (
     "audit.admin.events",
     "audit.web.presentation",
     "audit.web.exports",
+    "audit.api.throttles",
     "audit.pipeline",
 )
 

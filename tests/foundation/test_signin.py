@@ -119,6 +119,37 @@ def test_failures_of_an_account_from_many_addresses_slow_its_sign_in_by_a_growin
         assert _signed_in(client, _login(client, "/accounts/login/", "ann", "pw-ann", address=owner))
 
 
+def test_the_owner_signs_in_at_the_first_try_from_their_own_address_while_an_attacker_rotates_addresses(
+    client, make_user, lockout
+):
+    """Issue 46: the account's delay restarted with every failure of an attacker trying once a second
+    from a new address each time, and kept the owner out 103 times of 109."""
+    make_user("ann", roles.L1_ANALYST)
+    owner = "192.0.2.50"
+    with time_machine.travel(START, tick=False) as clock:
+        assert _signed_in(client, _login(client, "/accounts/login/", "ann", "pw-ann", address=owner))
+        client.logout()
+        firsts = []
+        for second in range(75):
+            _login(
+                client,
+                "/accounts/login/",
+                "ann",
+                f"guess-{second}",
+                address=f"198.51.{second // 250}.{second % 250}",
+            )
+            if second % 5 == 4:
+                firsts.append(
+                    _signed_in(client, _login(client, "/accounts/login/", "ann", "pw-ann", address=owner))
+                )
+                client.logout()
+            clock.shift(1)
+        assert firsts == [True] * 15
+        # a new address still waits for the account's delay: the guessing stays slowed
+        response = _login(client, "/accounts/login/", "ann", "pw-ann", address="203.0.113.77")
+        assert response.status_code == 429 and "for this account:" in response.content.decode()
+
+
 def test_a_successful_sign_in_clears_its_own_failures_only(client, make_user, settings, lockout):
     settings.THEORIA = {**settings.THEORIA, "SIGNIN_ACCOUNT_DELAY_MAX": 0}  # the pairs alone
     make_user("ann", roles.L1_ANALYST)

@@ -110,3 +110,29 @@ def test_the_bindings_batched_parse_skips_an_over_long_sentence_that_shares_the_
 
     new = _new_parses(parsed_before)
     assert new and all(len(t) <= BINDING_MAX_SENTENCE_CHARS for t in new)
+
+
+@pytest.mark.django_db
+def test_the_too_long_flag_shows_on_every_page_that_lists_the_claim(client, lead, workspace):
+    """It showed on the claim page only, not on the answer, the claim list or the case (issue 46)."""
+    from escalation import services
+    from tests.factories import AnswerFactory, ClaimFactory
+
+    answer = AnswerFactory(workspace=workspace, text="A very long sentence.")
+    claim = ClaimFactory(
+        answer=answer, claim_id="c1", label="NEI", confidence=0.0, risk_flags=["too_long_to_verify"]
+    )
+    ClaimFactory(answer=answer, claim_id="c2", label="REFUTED", confidence=0.1)
+    (case, *_) = services.cases_open_for_answer(answer=answer)
+    assert case.claim_id == claim.pk
+    client.force_login(lead)
+
+    for url in (
+        f"/answers/{answer.public_id}/",
+        "/claims/",
+        f"/claims/{claim.pk}/",
+        f"/escalations/{case.ticket}/",
+    ):
+        page = client.get(url)
+        assert page.status_code == 200, url
+        assert page.content.decode().count("too long to verify") == 1, url

@@ -148,14 +148,34 @@ TEMPLATES = [
 # PostgreSQL (psycopg 3).
 DATABASE_URL = envstr("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'theoria.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("DB_CONN_MAX_AGE", 0))}
+
+
+# SQLite's WAL-reset bug (https://sqlite.org/wal.html#walresetbug): in WAL mode, a checkpoint racing
+# a commit that restarts the WAL from several connections can skip part of a transaction and corrupt
+# the file. It is in SQLite 3.7.0 to 3.51.2, fixed in 3.51.3 and backported to 3.44.6 and 3.50.7.
+# The embedded default runs the web workers, the task cluster (ORM broker) and the cache table on
+# one file from several processes, which is that bug's ground: rowids out of order and NULL keys in
+# theoria_cache and django_q_ormq were seen on SQLite 3.40.1 (issue 46). So WAL only with a fixed
+# SQLite; otherwise the rollback journal, where a reader waits the busy timeout while a commit writes.
+def sqlite_wal_is_safe(version: tuple[int, int, int]) -> bool:
+    return version >= (3, 51, 3) or (3, 50, 7) <= version < (3, 51, 0) or (3, 44, 6) <= version < (3, 45, 0)
+
+
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets the web server and the task worker read while the other writes.
+    import sqlite3
+
+    SQLITE_JOURNAL_MODE = "WAL" if sqlite_wal_is_safe(sqlite3.sqlite_version_info) else "DELETE"
     DATABASES["default"].setdefault("OPTIONS", {})
-    # IMMEDIATE: a transaction takes the write lock when it begins and waits up to `timeout` for
-    # it; a deferred one that read first fails at once ("database is locked") when another
-    # writer committed in between (two API requests with one Idempotency-Key showed it).
+    # IMMEDIATE: a transaction takes the write lock when it begins and waits up to `timeout` (the
+    # busy timeout, seconds) for it; a deferred one that read first fails at once ("database is
+    # locked") when another writer committed in between (two API requests with one Idempotency-Key
+    # showed it). synchronous=FULL: a commit is on disk before it returns, in either journal mode.
     DATABASES["default"]["OPTIONS"].update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
+        {
+            "timeout": 20,
+            "init_command": f"PRAGMA journal_mode={SQLITE_JOURNAL_MODE};PRAGMA synchronous=FULL;",
+            "transaction_mode": "IMMEDIATE",
+        }
     )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -208,7 +228,9 @@ AXES_USERNAME_CALLABLE = "audit.security.signin.account_of"
 AXES_CLIENT_IP_CALLABLE = "audit.security.signin.client_address"  # THEORIA_TRUSTED_PROXIES, as every throttle
 AXES_LOCKOUT_CALLABLE = "audit.security.signin.lockout_response"
 AXES_RESET_ON_SUCCESS = True
-AXES_DISABLE_ACCESS_LOG = True  # successful sign-ins are not logged to the database
+AXES_DISABLE_ACCESS_LOG = (
+    True  # axes logs no sign-in; audit.security.signin keeps a row per account and address that signed in
+)
 AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -357,6 +379,9 @@ THEORIA: dict[str, Any] = {
     "THROTTLE_AUDITS": envrate("THEORIA_THROTTLE_AUDITS", "120/min"),
     # Every other state-changing HTML form (a POST outside the API), per user.
     "THROTTLE_FORMS": envrate("THEORIA_THROTTLE_FORMS", "30/min"),
+    # The escalation API's case actions (open, acknowledge, assign, note, escalate, pause, resume,
+    # resolve, reopen ...), per user.
+    "THROTTLE_CASE_ACTIONS": envrate("THEORIA_THROTTLE_CASE_ACTIONS", "60/min"),
     # Sign-in (the login page, the admin login, the token endpoint; audit/security/signin.py): this many
     # failed passwords for one account from one client address lock that pair (django-axes) until
     # the window has passed since the last failure; this many from one address lock the address;
