@@ -156,3 +156,41 @@ def format_ranking(auroc: dict, at: dict, false_alarm: float, title: str = "") -
             f"{pct(r['false_alarm']) if r else ''}"
         )
     return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m audit.evaluation.ranking RUN.npz``: the ranking figures of a run ``evaluate`` kept."""
+    import argparse
+    import sys
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(prog="python -m audit.evaluation.ranking", description=main.__doc__)
+    parser.add_argument("run", type=Path, help="var/evaluate_<judge>_predictions.npz (or a copy)")
+    args = parser.parse_args(argv)
+    if not args.run.is_file():
+        print(f"ranking: {args.run} does not exist (evaluate --claims-only writes it).", file=sys.stderr)
+        return 2
+    with np.load(args.run, allow_pickle=False) as data:
+        run = {k: data[k] for k in data.files}
+    missing = [k for k in ("p_supported", "blocked", "gold", "datasets", "groups") if k not in run]
+    if missing:
+        print(
+            f"ranking: {args.run} lacks {', '.join(missing)} (rerun evaluate --claims-only).", file=sys.stderr
+        )
+        return 2
+    gold = run["gold"] == "SUPPORTED"
+    score = pipeline_score(run["p_supported"], run["blocked"])
+    print(
+        format_ranking(
+            auroc_report(run["datasets"], gold, score, run["groups"]),
+            catch_at_false_alarm(run["datasets"], gold, score, run["groups"]),
+            RANKING_FALSE_ALARM,
+            f"{args.run}: AUROC of P(supported) and the catch rate at a macro false alarm of at most "
+            f"{100 * RANKING_FALSE_ALARM:.0f} % (95 % intervals over answers)",
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
