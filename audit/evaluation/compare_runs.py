@@ -73,7 +73,7 @@ def compare(before: dict[str, np.ndarray], after: dict[str, np.ndarray], out: Te
             ),
             file=out,
         )
-    if "p_supported" in before and "p_supported" in after:
+    if all(k in run for run in (before, after) for k in ("p_supported", "blocked")):
         from audit.evaluation.ranking import paired_auroc_difference, pipeline_score
 
         change = paired_auroc_difference(
