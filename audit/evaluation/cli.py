@@ -339,6 +339,8 @@ def run_evaluate(
     print_catch_report(records, unbound_labels, groups, f"{judge} without the role binding (same run)", out)
     print_catch_report(records, labels, groups, judge, out)
     print_binding_change(records, unbound_labels, labels, groups, out)
+    if not np.isnan(prob).any():
+        print_ranking(records, prob, blocked, groups, judge, out)
     np.savez(  # the out-of-fold predictions, for analysis without another run
         Path(__file__).resolve().parents[2] / "var" / f"evaluate_{judge}_predictions.npz",
         ids=np.array([str(r["id"]) for r in records]),
@@ -426,6 +428,7 @@ def run_stacker_cv_points(
     labels = np.where(~blocked & (prob >= 0.5), "SUPPORTED", "NOT")
     groups = np.array([group_key(r) for r in records])
     print_catch_report(records, list(labels), groups, "nli (stacker CV)", out)
+    print_ranking(records, prob, blocked, groups, "nli (stacker CV)", out)
     np.savez(
         Path(__file__).resolve().parents[2] / "var" / "evaluate_nli_predictions.npz",
         ids=np.array([str(r["id"]) for r in records]),
@@ -465,6 +468,29 @@ def print_catch_report(records: list[dict], labels: list, groups: np.ndarray, ju
             "SUPPORTED, the share not labelled SUPPORTED; false alarm = of the supported claims, the share "
             f"not labelled SUPPORTED; 95 % intervals: {BOOTSTRAP_RESAMPLES} bootstrap resamples of the "
             f"answers (README group keys) within each dataset, seed {BOOTSTRAP_SEED}",
+        ),
+        file=out,
+    )
+
+
+def print_ranking(records: list[dict], prob, blocked, groups: np.ndarray, judge: str, out) -> None:
+    """How well the judge ranks before any cut (``ranking.py``): AUROC of the whole pipeline's
+    P(supported) per dataset and macro, and the catch rate at the fixed false-alarm rate, with intervals."""
+    from audit.constants import BOOTSTRAP_RESAMPLES, RANKING_FALSE_ALARM
+    from audit.evaluation.ranking import auroc_report, catch_at_false_alarm, format_ranking, pipeline_score
+
+    datasets = [r["dataset"] for r in records]
+    gold = [r["label"] == "SUPPORTED" for r in records]
+    score = pipeline_score(prob, blocked)
+    print(
+        format_ranking(
+            auroc_report(datasets, gold, score, groups),
+            catch_at_false_alarm(datasets, gold, score, groups),
+            RANKING_FALSE_ALARM,
+            f"How the judge {judge} ranks: AUROC of P(supported) (a claim a check blocks ranked below every "
+            f"other), and the catch rate at the one cut whose macro false alarm is at most "
+            f"{100 * RANKING_FALSE_ALARM:.0f} %; 95 % intervals: {BOOTSTRAP_RESAMPLES} bootstrap resamples of "
+            "the answers within each dataset",
         ),
         file=out,
     )

@@ -11,7 +11,10 @@ balanced accuracy, each with a 95 % interval from the same bootstrap resamples o
 labels without the role binding (the judge as it was before the binding). Decide on the intervals:
 with about 100 answers a dataset, a point difference of 3 is noise.
 
-May import: numpy and ``audit.evaluation.catch_rate`` (no Django, no model).
+AFTER - BEFORE of the AUROC of P(supported) (``ranking.paired_auroc_difference``, per dataset and macro,
+the same resamples) is printed too when both runs kept their P(supported).
+
+May import: numpy, ``audit.evaluation.catch_rate`` and ``audit.evaluation.ranking`` (no Django, no model).
 """
 
 from __future__ import annotations
@@ -67,6 +70,25 @@ def compare(before: dict[str, np.ndarray], after: dict[str, np.ndarray], out: Te
             + ", ".join(
                 f"{name} {100 * change[k][0]:+.1f} [{100 * change[k][1]:+.1f}, {100 * change[k][2]:+.1f}]"
                 for k, name in NAMES
+            ),
+            file=out,
+        )
+    if all(k in run for run in (before, after) for k in ("p_supported", "blocked")):
+        from audit.evaluation.ranking import paired_auroc_difference, pipeline_score
+
+        change = paired_auroc_difference(
+            before["datasets"],
+            gold,
+            pipeline_score(before["p_supported"], before["blocked"]),
+            pipeline_score(after["p_supported"], after["blocked"]),
+            before["groups"],
+        )
+        results["auroc"] = change
+        print(
+            "AUROC of P(supported), AFTER - BEFORE, paired: "
+            + ", ".join(
+                f"{name} {100 * v[0]:+.1f} [{100 * v[1]:+.1f}, {100 * v[2]:+.1f}]"
+                for name, v in change.items()
             ),
             file=out,
         )

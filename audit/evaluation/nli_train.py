@@ -98,10 +98,10 @@ def nli_loss(logits, labels):
     return loss / len(labels)
 
 
-def _schedule(step: int, total: int) -> float:
-    if step < WARMUP_STEPS:
-        return (step + 1) / WARMUP_STEPS
-    return max(0.02, (total - step) / max(1, total - WARMUP_STEPS))
+def _schedule(step: int, total: int, warmup: int = WARMUP_STEPS) -> float:
+    if step < warmup:
+        return (step + 1) / warmup
+    return max(0.02, (total - step) / max(1, total - warmup))
 
 
 def _save(path: Path, payload: dict) -> None:
@@ -124,6 +124,7 @@ def train_stage(
     max_minutes: float | None = None,
     lr_scale: float = 1.0,
     checkpoint_every: int = CHECKPOINT_EVERY,
+    warmup: int = WARMUP_STEPS,
     err=None,
 ) -> Path | None:
     """Train ``name`` on ``pairs`` (resuming its checkpoint); the path of ``<name>.done.pt``, or None
@@ -180,7 +181,7 @@ def train_stage(
     ema = None
     while step < total:
         for g, lr in zip(opt.param_groups, base_lrs):
-            g["lr"] = lr * _schedule(step, total)
+            g["lr"] = lr * _schedule(step, total, warmup)
         ids, mask, types, y = collate(encoded, labels, batches[step], tokenizer.pad_token_id)
         with torch.autocast("cpu", dtype=torch.bfloat16):
             logits = module(ids, mask, types)

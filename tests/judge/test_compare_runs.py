@@ -40,3 +40,19 @@ def test_runs_over_different_claims_are_refused_in_one_sentence(tmp_path):
     err = io.StringIO()
     assert compare_runs.main([str(before), str(after)], out=io.StringIO(), err=err) == 2
     assert err.getvalue().startswith("compare_runs: the two runs labelled different claims")
+
+
+def test_runs_that_kept_their_p_supported_also_compare_how_they_rank(tmp_path):
+    n = 40
+    gold = np.array(["SUPPORTED", "NEI"] * (n // 2))
+    sharp = np.where(gold == "SUPPORTED", 0.9, 0.1)
+    blunt = np.where(np.arange(n) % 4 < 2, 0.9, 0.1)  # right on half the answers only
+    paths = []
+    for name, p in (("a.npz", blunt), ("b.npz", sharp)):
+        path = _run(tmp_path / name, list(np.where(p >= 0.5, "SUPPORTED", "NEI")))
+        with np.load(path) as data:
+            np.savez(path, **dict(data), p_supported=p, blocked=np.zeros(n, dtype=bool))
+        paths.append(str(path))
+    out = io.StringIO()
+    assert compare_runs.main(paths, out=out) == 0
+    assert "AUROC of P(supported), AFTER - BEFORE, paired: wice +50.0" in out.getvalue()

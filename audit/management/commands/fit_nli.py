@@ -41,6 +41,12 @@ class Command(BaseCommand):
             action="store_true",
             help="keep the shipped cross-encoder; refit the stacker on DEV and rewrite the model card",
         )
+        parser.add_argument(
+            "--attribution",
+            action="store_true",
+            help="step 4: go on training the cross-encoder on the in-style pairs of shared/attribution/ "
+            "(THEORIA_ATTRIBUTION_DIR) with hard negatives made from their evidence, then refit the stacker",
+        )
 
     def handle(self, *args, **options):
         from audit.evaluation.nli_fit import build
@@ -54,6 +60,7 @@ class Command(BaseCommand):
             max_minutes=options["max_minutes"],
             write=not options["no_write"],
             stacker_only=options["stacker_only"],
+            attribution=options["attribution"],
             log=lambda line: self.stdout.write(str(line)),
             err=self.stderr._out,
         )
