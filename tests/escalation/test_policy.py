@@ -159,12 +159,14 @@ def test_it_refuses_naive_datetimes_and_calendars_without_working_time(cal):
         policy.business_add(every_day_off, datetime(2026, 1, 1, tzinfo=UTC), 60)
 
 
-def test_intake_takes_refuted_or_nei_below_the_threshold_and_regulated_domains():
+def test_intake_takes_every_refuted_or_nei_claim_and_regulated_domains():
     kw = {"domain": "", "regulated_domains": ["finance"], "low_confidence_threshold": 0.6}
     assert policy.needs_review(label="REFUTED", confidence=0.59, **kw) == "refuted"
     assert policy.needs_review(label="REFUTED", confidence=0.9, **kw) == "refuted"
-    assert policy.needs_review(label="NEI", confidence=0.59, **kw) == "low_confidence"
-    assert policy.needs_review(label="NEI", confidence=0.6, **kw) == ""
+    assert policy.needs_review(label="NEI", confidence=0.59, **kw) == "unsupported"
+    assert policy.needs_review(label="NEI", confidence=0.9, **kw) == "unsupported"
+    assert policy.review_reasons(label="NEI", confidence=0.59, **kw) == ["unsupported", "low_confidence"]
+    assert policy.review_reasons(label="NEI", confidence=0.6, **kw) == ["unsupported"]
     assert policy.needs_review(label="SUPPORTED", confidence=0.1, **kw) == ""
     assert (
         policy.needs_review(label="SUPPORTED", confidence=0.99, **{**kw, "domain": "Finance"})
