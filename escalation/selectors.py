@@ -276,6 +276,12 @@ def cases_for_claims(claim_ids: Iterable[int]) -> dict[int, list[ReviewCase]]:
         ReviewCase.objects.filter(claim_id__in=pks).select_related("owner").order_by("opened_at", "id")
     ):
         result.setdefault(case.claim_id, []).append(case)
+    # a claim of a later audit of the same answer belongs to the case it joined
+    joined = ReviewCase.joined_claims.through.objects.filter(claim_id__in=pks).select_related(
+        "reviewcase__owner"
+    )
+    for link in joined.order_by("reviewcase__opened_at", "reviewcase__id"):
+        result.setdefault(link.claim_id, []).append(link.reviewcase)
     return result
 
 
@@ -307,12 +313,14 @@ def escalation_state_q(state: str) -> Q:
     Registered as audit's ``claim_escalation_filter`` hook (the claim lists' ``escalation`` filter).
     """
     if state == "open":
-        return Q(review_cases__status__in=OPEN_CASE_STATUSES)
+        return Q(review_cases__status__in=OPEN_CASE_STATUSES) | Q(
+            joined_review_cases__status__in=OPEN_CASE_STATUSES
+        )
     if state == "resolved":
         return Q(review_cases__status=CaseStatus.RESOLVED) & ~Q(review_cases__status__in=OPEN_CASE_STATUSES)
     if state == "any":
-        return Q(review_cases__isnull=False)
-    return Q(review_cases__isnull=True)
+        return Q(review_cases__isnull=False) | Q(joined_review_cases__isnull=False)
+    return Q(review_cases__isnull=True) & Q(joined_review_cases__isnull=True)
 
 
 def records_held_open(*, workspace: Workspace) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from escalation import views
 urlpatterns = [
     path("escalations/", views.queue, name="escalation-queue"),
     path("escalations/bulk", views.queue_bulk, name="escalation-bulk"),
+    path("claims/<int:pk>/open-case", views.claim_open_case, name="claim-open-case"),
     path("escalations/<str:ticket>/", views.case_detail, name="case-detail"),
     *[
         path(

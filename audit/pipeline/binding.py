@@ -823,17 +823,31 @@ def unstated_decides(unstated: list[Unstated]) -> bool:
 
 # --- negation on the shared predicate ------------------------------------------------------------
 
-NEGATION_WORDS = frozenset({"not", "n't", "never", "no", "nor", "neither", "without", "cannot", "none"})
+NEGATION_WORDS = frozenset({"not", "n't", "never", "no", "nor", "neither", "cannot", "none", "nobody", "nothing"})
 
 
-def _negated(verb: Any) -> bool:
-    """Whether a verb carries an auxiliary negation: "does not", "did not", "has not been", "never",
-    "no longer" (the parser's ``neg`` dependents of the verb, and "no" on its "longer")."""
-    for child in verb.children:
+def _own_negation(tok: Any) -> bool:
+    for child in tok.children:
         if child.dep_ == "neg" or child.lower_ == "never":
             return True
         if child.lower_ == "longer" and any(g.lower_ == "no" for g in child.children):
             return True
+    return False
+
+
+def _negated(verb: Any) -> bool:
+    """Whether a predicate carries an auxiliary negation: "does not", "did not", "has not been",
+    "never", "no longer" (the parser's ``neg`` dependents, and "no" on its "longer"), its own or that
+    of the predicate it completes ("is not safe to use", "does not allow either party to assign"),
+    never that of a predicate it is coordinated with or relative to ("matured … but have not")."""
+    tok = verb
+    for _ in range(8):
+        if _own_negation(tok):
+            return True
+        infinitive = tok.dep_ == "ccomp" and any(c.dep_ == "aux" and c.lower_ == "to" for c in tok.children)
+        if (tok.dep_ not in ("xcomp", "acomp", "attr") and not infinitive) or tok.head is tok:
+            return False
+        tok = tok.head
     return False
 
 
@@ -845,13 +859,41 @@ def _verbal_negation(tok: Any) -> bool:
     return tok.dep_ == "neg" and head.pos_ in ("VERB", "AUX")
 
 
+def _copula_key(tok: Any) -> str:
+    """"be:<complement>" of a copula ("is not safe": be:safe; "is no longer in operation":
+    be:operation); "" when it has no complement."""
+    for child in tok.children:
+        if child.dep_ in ("acomp", "attr"):
+            return f"be:{child.lemma_.lower()}"
+    for child in tok.children:
+        if child.dep_ == "prep":
+            objects = [g for g in child.children if g.dep_ == "pobj"]
+            if objects:
+                return f"be:{objects[0].lemma_.lower()}"
+    return ""
+
+
 def _predicates(doc: Any) -> list[tuple[str, bool, Any]]:
-    """(lemma, negated, token) of each main verb of ``doc`` (auxiliaries and copulas left out)."""
-    return [
-        (t.lemma_.lower(), _negated(t), t)
-        for t in doc
-        if t.pos_ == "VERB" and t.dep_ not in ("aux", "auxpass")
-    ]
+    """(key, negated, token) of each predicate of ``doc``: a main verb by its lemma (auxiliaries left
+    out), a copula by its complement (``_copula_key``), and a verb the small parser tagged as a plural
+    noun right after its subject ("Insulin cures diabetes", "the airline charges for …")."""
+    out = []
+    for k, t in enumerate(doc):
+        if t.pos_ == "VERB" and t.dep_ not in ("aux", "auxpass", "amod"):
+            out.append((t.lemma_.lower(), _negated(t), t))
+        elif t.pos_ == "AUX" and t.lemma_ == "be" and t.dep_ not in ("aux", "auxpass"):
+            key = _copula_key(t)
+            if key:
+                out.append((key, _negated(t), t))
+        elif (
+            t.tag_ == "NNS"
+            and t.lower_.endswith("s")
+            and k
+            and doc[k - 1].pos_ in ("NOUN", "PROPN")
+            and doc[k - 1].dep_ == "compound"
+        ):
+            out.append((t.lemma_.lower(), False, t))
+    return out
 
 
 def _negations_all_verbal(doc: Any) -> bool:
@@ -888,17 +930,7 @@ def polarity(claim: str, evidence_sentences: list[str]) -> Polarity:
     claim carries too, or one on another predicate of the sentence, does not."""
     cdoc, docs, _ = _read(claim, evidence_sentences)
     out = Polarity()
-    predicates = _predicates(cdoc)
-    verbs = {lemma for d in docs for lemma, _, _ in _predicates(d)}
-    if not {lemma for lemma, _, _ in predicates} & verbs:
-        # the small parser reads a short claim's verb as a noun now and then ("Insulin cures
-        # diabetes": "cures" a plural noun): a word without a determiner that is an evidence verb
-        predicates = [
-            (t.lemma_.lower(), False, t)
-            for t in cdoc
-            if t.lemma_.lower() in verbs and t.pos_ == "NOUN" and not any(c.dep_ == "det" for c in t.children)
-        ]
-    for lemma, negated, verb in predicates:
+    for lemma, negated, verb in _predicates(cdoc):
         others = _other_words(cdoc, verb)
         same, opposite = [], []
         for doc in docs:
@@ -909,7 +941,11 @@ def polarity(claim: str, evidence_sentences: list[str]) -> Polarity:
                 share = sum(w in held or m in held for w, m in others) / len(others) if others else 1.0
                 if share < NEGATION_PREDICATE_MIN_ALIGNMENT:
                     continue
-                (same if e_negated == negated else opposite).append(doc)
+                if e_negated == negated:
+                    same.append(doc)
+                elif _negations_all_verbal(cdoc) and _negations_all_verbal(doc):
+                    # a determiner's negation ("neither party may", "no evidence") is the token rule's
+                    opposite.append(doc)
         if same:
             out.agrees = out.agrees or (
                 _negations_all_verbal(cdoc) and any(_negations_all_verbal(d) for d in same)
