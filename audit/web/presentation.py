@@ -491,10 +491,12 @@ def evidence_view(claim, evidence, *, min_alignment: float = 0.4, hints: dict | 
     start, end = best or (0, 0)
     # the score of the row's stance, never a support score on a contradicting row
     if polarity == "supports":
-        stance_score = ("support", evidence.entailment)
+        stance_score = ("support", getattr(evidence, "entailment", None))
     elif polarity == "contradicts" and per_hit.get("p_refuted") is not None:
         stance_score = ("contradiction", float(per_hit["p_refuted"]))
     else:
+        stance_score = None
+    if stance_score is not None and stance_score[1] is None:
         stance_score = None
     return {
         "evidence": evidence,

@@ -169,8 +169,8 @@ def _filtered_page(request, filterset_class, queryset, per_page: int, field_ids:
 FILTER_LABELS = {
     "date_from": "From",
     "date_to": "To",
-    "confidence_min": "Confidence ≥",
-    "confidence_max": "Confidence ≤",
+    "confidence_min": "P(supported) ≥",
+    "confidence_max": "P(supported) ≤",
     "q": "Search",
     "answer": "Answer id",
 }
