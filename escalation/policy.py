@@ -287,7 +287,7 @@ def review_reasons(
     So every claim not labelled SUPPORTED has a reason (docs/SPEC_NOTES.md#escalation-triggers),
     save two documented spares: with ``auto_corrected_review == "material"`` a minor claim whose
     correction verified SUPPORTED, and with ``unsupported_review == "material"`` a minor NEI claim
-    (their other reasons, e.g. a regulated domain, still count). The defaults spare none.
+    the revision loop left untouched (their other reasons, e.g. a regulated domain, still count). The defaults spare none.
     """
     reasons: list[str] = []
     rev = revision or {}
@@ -305,7 +305,9 @@ def review_reasons(
             if corrected:
                 reasons.append("auto_corrected")
     elif label == Label.NEI:
-        if not (unsupported_review == "material" and minor):
+        # a revision that touched the claim (a citation removed, a qualifier) is never spared: a served
+        # revision never hides a finding from people
+        if not (unsupported_review == "material" and minor and not rev):
             reasons.append("unsupported")
             if confidence < low_confidence_threshold:
                 reasons.append("low_confidence")
