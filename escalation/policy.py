@@ -284,7 +284,7 @@ def review_reasons(
     ``confidence``, which is P(supported) whatever the label), "llm_disagreement" (the LLM judge disagreed with a confident offline
     verdict, which stood: docs/LLM.md#weighing-the-llm-judge), "regulated_domain"; [] when it does not.
 
-    So every claim not labelled SUPPORTED has a reason (docs/SPEC_NOTES.md#escalation-triggers),
+    So every claim not labelled SUPPORTED has a reason (docs/SPEC_NOTES.md#human-escalation),
     save two documented spares: with ``auto_corrected_review == "material"`` a minor claim whose
     correction verified SUPPORTED, and with ``unsupported_review == "material"`` a minor NEI claim
     the revision loop left untouched (their other reasons, e.g. a regulated domain, still count). The defaults spare none.

@@ -63,7 +63,7 @@ DEEP_CHECKS_DEFAULT = "sync"
 # whose correction verified SUPPORTED are spared; a refuted claim without one is always reviewed).
 AUTO_CORRECTED_REVIEW_CHOICES = ("all", "material")
 AUTO_CORRECTED_REVIEW = "all"
-# unsupported_review (docs/SPEC_NOTES.md#escalation-triggers): which NEI claims go to people: "all" (default:
+# unsupported_review (docs/SPEC_NOTES.md#human-escalation): which NEI claims go to people: "all" (default:
 # every claim not labelled SUPPORTED opens a case or joins its open one) or "material" (minor NEI claims spared)
 UNSUPPORTED_REVIEW_CHOICES = ("all", "material")
 UNSUPPORTED_REVIEW = "all"

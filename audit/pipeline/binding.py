@@ -922,7 +922,7 @@ class Polarity:
 
 
 def polarity(claim: str, evidence_sentences: list[str]) -> Polarity:
-    """Negation read on the predicate the claim and an evidence sentence share (docs/SPEC_NOTES.md#structural-checks).
+    """Negation read on the predicate the claim and an evidence sentence share (docs/SPEC_NOTES.md#labels-verdicts-and-confidence).
 
     An auxiliary negation ("does not", "did not", "has not been", "never", "no longer") of the same
     predicate (by lemma) in a sentence that holds the claim's other content words

@@ -442,6 +442,18 @@ def _verdict_hints(claim) -> dict:
     }
 
 
+def _stance_score(polarity: str, evidence, per_hit: dict) -> tuple[str, float] | None:
+    """(name, value) of the score of an evidence row's stance: "support" on a row that supports the
+    claim, "contradiction" (the judge's P(refuted) for the passage) on one that contradicts it; None on
+    a row that does neither, or when the score was not recorded. Never a support score on a
+    contradicting row."""
+    if polarity == "supports" and getattr(evidence, "entailment", None) is not None:
+        return ("support", float(evidence.entailment))
+    if polarity == "contradicts" and per_hit.get("p_refuted") is not None:
+        return ("contradiction", float(per_hit["p_refuted"]))
+    return None
+
+
 def evidence_view(claim, evidence, *, min_alignment: float = 0.4, hints: dict | None = None) -> dict:
     """Return how to show one evidence passage of a claim: its snippet (markdown stripped) cut
     into before / sentence / after around the sentence the verdict rests on, and its polarity.
@@ -489,18 +501,9 @@ def evidence_view(claim, evidence, *, min_alignment: float = 0.4, hints: dict | 
         elif label == Label.SUPPORTED and (best_align >= min_alignment or best in named):
             polarity = "supports"
     start, end = best or (0, 0)
-    # the score of the row's stance, never a support score on a contradicting row
-    if polarity == "supports":
-        stance_score = ("support", getattr(evidence, "entailment", None))
-    elif polarity == "contradicts" and per_hit.get("p_refuted") is not None:
-        stance_score = ("contradiction", float(per_hit["p_refuted"]))
-    else:
-        stance_score = None
-    if stance_score is not None and stance_score[1] is None:
-        stance_score = None
     return {
         "evidence": evidence,
-        "stance_score": stance_score,
+        "stance_score": _stance_score(polarity, evidence, per_hit),
         "before": text[:start],
         "sentence": text[start:end],
         "after": text[end:],

@@ -40,37 +40,43 @@ def web(user) -> Client:
     return client
 
 
-def numbers_agree_with_labels(client: Client, claims) -> list[str]:
-    """Every contradiction between a number and its label or stance on the claim cards, the claims
-    list and the claims CSV ([] when there is none)."""
+def _card_problems(client: Client, claim) -> list[str]:
+    """The numbers of one claim card that contradict their label or stance."""
     problems = []
-    listing = client.get("/claims/").content.decode()
-    if ">Confidence<" in listing:
-        problems.append("the claims list names a number 'Confidence'")
-    for claim in claims:
-        page = client.get(f"/claims/{claim.pk}/").content.decode()
-        p = f"{claim.confidence:.2f}"
-        if f"P(supported) {p}" not in page:
-            problems.append(f"{claim.claim_id}: the label's sentence does not name P(supported) {p}")
-        if re.search(r"confidence [0-9.]+ that|confidence it is supported", page):
-            problems.append(f"{claim.claim_id}: a confidence not named P(supported)")
-        for polarity, body in re.findall(r'data-polarity="(\w+)">(.*?)</article>', page, re.S):
-            scores = re.findall(r"· (support|contradiction) [0-9.]+", body)
-            if polarity != "supports" and "support" in scores:
-                problems.append(f"{claim.claim_id}: a support score on a '{polarity}' evidence row")
-            if polarity != "contradicts" and "contradiction" in scores:
-                problems.append(f"{claim.claim_id}: a contradiction score on a '{polarity}' evidence row")
+    page = client.get(f"/claims/{claim.pk}/").content.decode()
+    p = f"{claim.confidence:.2f}"
+    if f"P(supported) {p}" not in page:
+        problems.append(f"{claim.claim_id}: the label's sentence does not name P(supported) {p}")
+    if re.search(r"confidence [0-9.]+ that|confidence it is supported", page):
+        problems.append(f"{claim.claim_id}: a confidence not named P(supported)")
+    for polarity, body in re.findall(r'data-polarity="(\w+)">(.*?)</article>', page, re.S):
+        for stance in re.findall(r"· (support|contradiction) [0-9.]+", body):
+            if {"support": "supports", "contradiction": "contradicts"}[stance] != polarity:
+                problems.append(f"{claim.claim_id}: a {stance} score on a '{polarity}' evidence row")
+    return problems
+
+
+def _csv_problems(client: Client) -> list[str]:
+    """The rows of the claims CSV whose numbers or labels contradict each other."""
     export = client.get("/api/v1/claim-cards/export?format=csv")
-    text = b"".join(export.streaming_content).decode()
-    rows = list(csv.DictReader(io.StringIO(text)))
-    if not rows:
-        problems.append("the claims CSV is empty")
+    rows = list(csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode())))
+    problems = [] if rows else ["the claims CSV is empty"]
     for row in rows:
         if row["p_supported"] != row["confidence"]:
             problems.append(f"CSV {row['claim_id']}: p_supported {row['p_supported']} != {row['confidence']}")
         if not row["reviewer_label"] and row["label"] != row["machine_label"]:
             problems.append(f"CSV {row['claim_id']}: a label that is neither the machine's nor a reviewer's")
     return problems
+
+
+def numbers_agree_with_labels(client: Client, claims) -> list[str]:
+    """Every contradiction between a number and its label or stance on the claim cards, the claims
+    list and the claims CSV ([] when there is none)."""
+    listing = client.get("/claims/").content.decode()
+    problems = ["the claims list names a number 'Confidence'"] if ">Confidence<" in listing else []
+    for claim in claims:
+        problems += _card_problems(client, claim)
+    return problems + _csv_problems(client)
 
 
 def test_a_confident_nei_opens_one_case_its_card_says_what_the_revision_changed_and_a_relabel_flows_through(
