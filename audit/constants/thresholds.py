@@ -10,10 +10,10 @@ from typing import Any
 from audit.constants.depths import (
     AUDIT_SCORE_WEIGHTS,
     AUTO_CORRECTED_REVIEW,
-    UNSUPPORTED_REVIEW,
     DEEP_CHECKS_DEFAULT,
     RAG_SCORE_WEIGHTS,
     STRING_THRESHOLDS,
+    UNSUPPORTED_REVIEW,
 )
 from audit.constants.escalation import SLA_AT_RISK_SHARE
 from audit.constants.judge import JUDGE, RETRIEVAL_TOP_K, VERIFICATION_DEPTH

@@ -823,7 +823,9 @@ def unstated_decides(unstated: list[Unstated]) -> bool:
 
 # --- negation on the shared predicate ------------------------------------------------------------
 
-NEGATION_WORDS = frozenset({"not", "n't", "never", "no", "nor", "neither", "cannot", "none", "nobody", "nothing"})
+NEGATION_WORDS = frozenset(
+    {"not", "n't", "never", "no", "nor", "neither", "cannot", "none", "nobody", "nothing"}
+)
 
 
 def _own_negation(tok: Any) -> bool:
@@ -860,7 +862,7 @@ def _verbal_negation(tok: Any) -> bool:
 
 
 def _copula_key(tok: Any) -> str:
-    """"be:<complement>" of a copula ("is not safe": be:safe; "is no longer in operation":
+    """ "be:<complement>" of a copula ("is not safe": be:safe; "is no longer in operation":
     be:operation); "" when it has no complement."""
     for child in tok.children:
         if child.dep_ in ("acomp", "attr"):

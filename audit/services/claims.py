@@ -72,13 +72,20 @@ def _decided(claim: Claim, threshold: float) -> tuple[str, float]:
     return verdict, min(claim.confidence, threshold)
 
 
-def answer_metrics_follow_labels(*, answer: Answer, actor: Actor, claim_id: str = "") -> VerificationRun | None:
+def answer_metrics_follow_labels(
+    *, answer: Answer, actor: Actor, claim_id: str = ""
+) -> VerificationRun | None:
     """Recompute the answer's label-driven metrics on its latest run after a person's decision:
     faithfulness (share SUPPORTED), evidence coverage and unsupported rate (over non-minor claims,
     docs/SPEC_NOTES.md#answer-metrics-and-the-audit-score) and the audit score (the workspace's
     weights; a person's label counts as certain, ``_decided``). The figures before and after go to
     the history (``answer.metrics_recomputed``). None when the answer has no run."""
-    run = VerificationRun.objects.select_for_update().filter(answer=answer).order_by("-started_at", "-id").first()
+    run = (
+        VerificationRun.objects.select_for_update()
+        .filter(answer=answer)
+        .order_by("-started_at", "-id")
+        .first()
+    )
     if run is None:
         return None
     thresholds = thresholds_for(answer.workspace)

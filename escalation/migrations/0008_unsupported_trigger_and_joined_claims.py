@@ -4,21 +4,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0016_llm_weight_versions'),
-        ('escalation', '0007_l1_resolution_clock'),
+        ("audit", "0016_llm_weight_versions"),
+        ("escalation", "0007_l1_resolution_clock"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='reviewcase',
-            name='joined_claims',
-            field=models.ManyToManyField(blank=True, related_name='joined_review_cases', to='audit.claim'),
+            model_name="reviewcase",
+            name="joined_claims",
+            field=models.ManyToManyField(blank=True, related_name="joined_review_cases", to="audit.claim"),
         ),
         migrations.AlterField(
-            model_name='reviewcase',
-            name='trigger',
-            field=models.CharField(choices=[('refuted', 'Refuted as received'), ('auto_corrected', 'Corrected by the revision loop: confirm the correction'), ('unsupported', 'Not supported (NEI): no source backs it'), ('low_confidence', 'Refuted / NEI with low confidence'), ('llm_disagreement', 'The LLM judge disagreed with a confident offline verdict'), ('regulated_domain', 'Regulated domain'), ('manual', 'Manual escalation')], max_length=20),
+            model_name="reviewcase",
+            name="trigger",
+            field=models.CharField(
+                choices=[
+                    ("refuted", "Refuted as received"),
+                    ("auto_corrected", "Corrected by the revision loop: confirm the correction"),
+                    ("unsupported", "Not supported (NEI): no source backs it"),
+                    ("low_confidence", "Refuted / NEI with low confidence"),
+                    ("llm_disagreement", "The LLM judge disagreed with a confident offline verdict"),
+                    ("regulated_domain", "Regulated domain"),
+                    ("manual", "Manual escalation"),
+                ],
+                max_length=20,
+            ),
         ),
     ]

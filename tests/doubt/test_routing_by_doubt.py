@@ -106,7 +106,11 @@ def test_a_confident_nei_opens_one_case_its_card_says_what_the_revision_changed_
     before = VerificationRun.objects.get(answer=claim.answer)
     response = analyst_web.post(
         f"/escalations/{ref['ticket']}/resolve",
-        {"decision": "relabel_supported", "rationale": "O'Keefe's co-author is right; checked", "confirm": "on"},
+        {
+            "decision": "relabel_supported",
+            "rationale": "O'Keefe's co-author is right; checked",
+            "confirm": "on",
+        },
     )
     assert response.status_code == 302
     served = front_end.get(f"/api/v1/answers/{first['answer_id']}").json()
@@ -114,9 +118,11 @@ def test_a_confident_nei_opens_one_case_its_card_says_what_the_revision_changed_
     run = VerificationRun.objects.get(answer=claim.answer)
     assert (run.faithfulness, run.coverage, run.unsupported_rate) == (1.0, 1.0, 0.0)
     assert run.audit_score > before.audit_score
-    assert AuditEvent.objects.filter(action="answer.metrics_recomputed", object_id=str(claim.answer.pk)).exists()
+    assert AuditEvent.objects.filter(
+        action="answer.metrics_recomputed", object_id=str(claim.answer.pk)
+    ).exists()
     assert AuditEvent.objects.filter(action="answer.text_restored", object_id=str(claim.answer.pk)).exists()
-    (relabelled,) = [c for c in served["claims"]]
+    (relabelled,) = served["claims"]
     assert (relabelled["label"], relabelled["machine_label"], relabelled["reviewer_label"]) == (
         "SUPPORTED",
         "NEI",
@@ -132,7 +138,10 @@ def test_a_plain_negation_is_read_both_ways_and_a_person_can_be_asked_on_any_cla
     (card,) = aspirin["claims"]
     assert card["label"] == "REFUTED" and card["escalations"]
     naive = post_audit(
-        front_end, "Naïve T cells have not yet encountered their specific antigen [1].", [NAIVE], query="What are naïve T cells?"
+        front_end,
+        "Naïve T cells have not yet encountered their specific antigen [1].",
+        [NAIVE],
+        query="What are naïve T cells?",
     )
     (card,) = naive["claims"]
     assert card["label"] == "SUPPORTED" and not card["escalations"]
@@ -155,9 +164,7 @@ def test_a_plain_negation_is_read_both_ways_and_a_person_can_be_asked_on_any_cla
     assert ReviewCase.objects.filter(claim=claim).count() == 1
     # another workspace's analyst does not see the claim
     from audit import roles
-    from tests.factories import WorkspaceFactory
-
-    from tests.factories import UserFactory
+    from tests.factories import UserFactory, WorkspaceFactory
 
     stranger = UserFactory(username="stranger", role=roles.L1_ANALYST, workspace=WorkspaceFactory())
     assert web(stranger).post(f"/claims/{claim.pk}/open-case", {"reason": "mine?"}).status_code == 404

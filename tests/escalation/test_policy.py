@@ -231,7 +231,13 @@ def test_a_minor_nei_claim_is_spared_only_by_the_setting_and_never_when_a_revisi
     kw = {"domain": "", "regulated_domains": [], "low_confidence_threshold": 0.6, "importance": "minor"}
     assert policy.review_reasons(label="NEI", confidence=0.7, **kw) == ["unsupported"]
     assert policy.review_reasons(label="NEI", confidence=0.7, unsupported_review="material", **kw) == []
-    cited = {"strategy": "citation", "text": "The claim.", "label": "NEI", "confidence": 0.7, "passage_id": ""}
+    cited = {
+        "strategy": "citation",
+        "text": "The claim.",
+        "label": "NEI",
+        "confidence": 0.7,
+        "passage_id": "",
+    }
     assert policy.review_reasons(
         label="NEI", confidence=0.7, unsupported_review="material", revision=cited, **kw
     ) == ["unsupported"]

@@ -39,7 +39,12 @@ def test_it_opens_a_case_for_every_claim_not_labelled_supported_at_any_confidenc
     assert [c.claim.claim_id for c in cases] == ["c1", "c2", "c3", "c5"]
     assert [c.ticket for c in cases] == [f"COMP-ESC-00000{n}" for n in (1, 2, 3, 4)]
     # the seed's 0.60 (004 §11) read on P(supported): a second reason below it
-    assert [c.reasons for c in cases] == [["refuted"], ["unsupported", "low_confidence"], ["unsupported"], ["refuted"]]
+    assert [c.reasons for c in cases] == [
+        ["refuted"],
+        ["unsupported", "low_confidence"],
+        ["unsupported"],
+        ["refuted"],
+    ]
     first = cases[0]
     assert (first.tier, first.status, first.sla_state, first.trigger) == (1, "open", "on_track", "refuted")
     assert first.due_at == MONDAY_10 + timedelta(minutes=30)

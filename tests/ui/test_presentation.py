@@ -63,8 +63,12 @@ def test_it_picks_the_headline_metrics_in_plain_words_and_leaves_internal_scores
 def test_it_says_what_each_label_means_with_p_supported_named_as_such():
     from audit.web.presentation import label_meaning
 
-    assert label_meaning("SUPPORTED", 0.951) == "Supported: the evidence backs this claim (P(supported) 0.95)."
-    assert label_meaning("REFUTED", 0.08) == "Refuted: the evidence contradicts this claim (P(supported) 0.08)."
+    assert (
+        label_meaning("SUPPORTED", 0.951) == "Supported: the evidence backs this claim (P(supported) 0.95)."
+    )
+    assert (
+        label_meaning("REFUTED", 0.08) == "Refuted: the evidence contradicts this claim (P(supported) 0.08)."
+    )
     assert "no source backs this claim well enough" in label_meaning("NEI", 0.35)
     assert label_meaning("NEI", 0.35).endswith("(P(supported) 0.35).")
 
