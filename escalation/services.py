@@ -416,8 +416,12 @@ def case_open(*, claim: Claim, actor: Actor, reason: str) -> ReviewCase:
     reason = _required(reason, "reason")
     if actor is not None and not roles.can_review(actor):
         raise NotPermitted("opening a case needs a reviewer role")
-    existing = _case_of(claim)
-    if existing is not None and existing.is_open:
+    existing = (
+        ReviewCase.objects.filter(Q(claim=claim) | Q(joined_claims=claim), status__in=OPEN_CASE_STATUSES)
+        .distinct()
+        .first()
+    )
+    if existing is not None:
         raise TransitionNotAllowed(f"{existing.ticket} is already open for this claim")
     case = _case_create(claim=claim, trigger=ReviewCase.Trigger.MANUAL, actor=actor, reason=reason)
     if case is None:
