@@ -272,16 +272,19 @@ def cases_for_claims(claim_ids: Iterable[int]) -> dict[int, list[ReviewCase]]:
     pks = list(claim_ids)
     if not pks:
         return result
-    for case in (
-        ReviewCase.objects.filter(claim_id__in=pks).select_related("owner").order_by("opened_at", "id")
-    ):
-        result.setdefault(case.claim_id, []).append(case)
-    # a claim of a later audit of the same answer belongs to the case it joined
-    joined = ReviewCase.joined_claims.through.objects.filter(claim_id__in=pks).select_related(
-        "reviewcase__owner"
+    wanted = set(pks)
+    # a claim of a later audit of the same answer belongs to the case it joined (one row per joined
+    # claim: the same query reads both)
+    rows = (
+        ReviewCase.objects.filter(Q(claim_id__in=pks) | Q(joined_claims__in=pks))
+        .annotate(joined_id=F("joined_claims"))
+        .select_related("owner")
+        .order_by("opened_at", "id")
     )
-    for link in joined.order_by("reviewcase__opened_at", "reviewcase__id"):
-        result.setdefault(link.claim_id, []).append(link.reviewcase)
+    for case in rows:
+        for claim_id in (case.claim_id, case.joined_id):
+            if claim_id in wanted and case not in result.setdefault(claim_id, []):
+                result[claim_id].append(case)
     return result
 
 

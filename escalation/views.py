@@ -453,7 +453,7 @@ def claim_open_case(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("No such claim in your workspace.")
     form = OpenCaseForm(request.POST)
     if not form.is_valid():
-        return _bad_request(request, "reason: " + " ".join(form.errors.get("reason", [])))
+        return _bad_request(request, "reason: " + " ".join(str(e) for e in form.errors.get("reason", [])))
     try:
         case = services.case_open(claim=claim, actor=request.user, reason=form.cleaned_data["reason"])
     except ValidationError as exc:
