@@ -156,8 +156,12 @@ def answer_follow_relabel(*, claim: Claim, label: str, actor: Actor, reason: str
         and received not in served
         and revised in served
     ):
-        # what the revision changed because of the old label (its wording, a citation it removed)
-        setattr(answer, field, served.replace(revised, received, 1))
+        # what the revision changed because of the old label (its wording, a citation it removed):
+        # the received span's citation markers, where the served text still has them, are not doubled
+        plain = _body(claim.text)
+        tail = received[len(plain) :] if received.startswith(plain) else ""
+        old = revised + tail if tail and revised + tail in served else revised
+        setattr(answer, field, served.replace(old, received, 1))
         restored = True
     elif label == Claim.Label.SUPPORTED and not revision:
         return answer  # the served text already states the claim as received
