@@ -29,6 +29,17 @@ class ReasonForm(forms.Form):
     )
 
 
+class OpenCaseForm(forms.Form):
+    """Ask for a person on a claim (the claim card and the claims list)."""
+
+    reason = forms.CharField(
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Why should a person look at this claim (required)",
+        error_messages={"required": "Say why a person should look at this claim."},
+    )
+
+
 class AssignForm(forms.Form):
     """The owner is picked from the users who may own the case (``selectors.case_owner_choices``)."""
 

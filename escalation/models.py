@@ -61,6 +61,7 @@ class ReviewCase(models.Model):
     class Trigger(models.TextChoices):
         REFUTED = "refuted", "Refuted as received"
         AUTO_CORRECTED = "auto_corrected", "Corrected by the revision loop: confirm the correction"
+        UNSUPPORTED = "unsupported", "Not supported (NEI): no source backs it"
         LOW_CONFIDENCE = "low_confidence", "Refuted / NEI with low confidence"
         LLM_DISAGREEMENT = "llm_disagreement", "The LLM judge disagreed with a confident offline verdict"
         REGULATED_DOMAIN = "regulated_domain", "Regulated domain"
@@ -80,6 +81,9 @@ class ReviewCase(models.Model):
     number = models.PositiveIntegerField(unique=True, editable=False)
     ticket = models.CharField(max_length=32, unique=True, editable=False)
     claim = models.ForeignKey("audit.Claim", on_delete=models.CASCADE, related_name="review_cases")
+    # the same claim in later audits of the same answer (same workspace, query and text as received):
+    # they join this case instead of opening another (escalation.services.cases_open_for_answer)
+    joined_claims = models.ManyToManyField("audit.Claim", blank=True, related_name="joined_review_cases")
     domain = models.CharField(max_length=64, blank=True, db_index=True)
     trigger = models.CharField(max_length=20, choices=Trigger.choices)
     reasons = models.JSONField(

@@ -274,32 +274,43 @@ def review_reasons(
     revision: dict[str, Any] | None = None,
     importance: str = "material",
     auto_corrected_review: str = "all",
+    unsupported_review: str = "all",
     risk_flags: Iterable[str] = (),
 ) -> list[str]:
-    """Why a claim, as received, needs a human: "refuted" (REFUTED at any confidence), "auto_corrected"
-    (the revision loop corrected it: a person confirms the correction), "low_confidence" (NEI below
-    the threshold), "llm_disagreement" (the LLM judge disagreed with a confident offline verdict,
-    which stood: docs/LLM.md#weighing-the-llm-judge), "regulated_domain"; [] when it does not.
+    """Why a claim, as received, needs a human: "refuted" (REFUTED at any confidence), "unsupported"
+    (NEI at any confidence: nothing found backs it), "auto_corrected" (the revision loop corrected
+    it: a person confirms the correction), "low_confidence" (with "unsupported": P(supported) below the
+    threshold, the seed's "REFUTED/NEI with confidence < 0.6" of 004 §11 read on the claim's
+    ``confidence``, which is P(supported) whatever the label), "llm_disagreement" (the LLM judge disagreed with a confident offline
+    verdict, which stood: docs/LLM.md#weighing-the-llm-judge), "regulated_domain"; [] when it does not.
 
-    With ``auto_corrected_review == "material"`` a minor claim whose correction verified SUPPORTED
-    is spared (its other reasons, e.g. a regulated domain, still count).
+    So every claim not labelled SUPPORTED has a reason (docs/SPEC_NOTES.md#human-escalation),
+    save two documented spares: with ``auto_corrected_review == "material"`` a minor claim whose
+    correction verified SUPPORTED, and with ``unsupported_review == "material"`` a minor NEI claim
+    the revision loop left untouched (their other reasons, e.g. a regulated domain, still count). The defaults spare none.
     """
     reasons: list[str] = []
     rev = revision or {}
     corrected = rev.get("strategy") == "correct"
+    minor = importance == "minor"
     if label == Label.REFUTED:
         spared = (
             corrected
             and auto_corrected_review == "material"
-            and importance == "minor"
+            and minor
             and rev.get("label") == Label.SUPPORTED
         )
         if not spared:
             reasons.append("refuted")
             if corrected:
                 reasons.append("auto_corrected")
-    elif label == Label.NEI and confidence < low_confidence_threshold:
-        reasons.append("low_confidence")
+    elif label == Label.NEI:
+        # a revision that touched the claim (a citation removed, a qualifier) is never spared: a served
+        # revision never hides a finding from people
+        if not (unsupported_review == "material" and minor and not rev):
+            reasons.append("unsupported")
+            if confidence < low_confidence_threshold:
+                reasons.append("low_confidence")
     elif corrected:
         reasons.append("auto_corrected")
     if "llm_disagreement" in (risk_flags or ()):

@@ -299,10 +299,19 @@ def cases_for_claims(claim_ids: Iterable[int]) -> dict[int, list[ReviewCase]]:
     pks = list(claim_ids)
     if not pks:
         return result
-    for case in (
-        ReviewCase.objects.filter(claim_id__in=pks).select_related("owner").order_by("opened_at", "id")
-    ):
-        result.setdefault(case.claim_id, []).append(case)
+    wanted = set(pks)
+    # a claim of a later audit of the same answer belongs to the case it joined (one row per joined
+    # claim: the same query reads both)
+    rows = (
+        ReviewCase.objects.filter(Q(claim_id__in=pks) | Q(joined_claims__in=pks))
+        .annotate(joined_id=F("joined_claims"))
+        .select_related("owner")
+        .order_by("opened_at", "id")
+    )
+    for case in rows:
+        for claim_id in (case.claim_id, case.joined_id):
+            if claim_id in wanted and case not in result.setdefault(claim_id, []):
+                result[claim_id].append(case)
     return result
 
 
@@ -334,12 +343,14 @@ def escalation_state_q(state: str) -> Q:
     Registered as audit's ``claim_escalation_filter`` hook (the claim lists' ``escalation`` filter).
     """
     if state == "open":
-        return Q(review_cases__status__in=OPEN_CASE_STATUSES)
+        return Q(review_cases__status__in=OPEN_CASE_STATUSES) | Q(
+            joined_review_cases__status__in=OPEN_CASE_STATUSES
+        )
     if state == "resolved":
         return Q(review_cases__status=CaseStatus.RESOLVED) & ~Q(review_cases__status__in=OPEN_CASE_STATUSES)
     if state == "any":
-        return Q(review_cases__isnull=False)
-    return Q(review_cases__isnull=True)
+        return Q(review_cases__isnull=False) | Q(joined_review_cases__isnull=False)
+    return Q(review_cases__isnull=True) & Q(joined_review_cases__isnull=True)
 
 
 def records_held_open(*, workspace: Workspace) -> dict[str, Any]:

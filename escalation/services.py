@@ -22,7 +22,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from audit import constants, roles
@@ -314,23 +314,73 @@ def _case_create(
     return case
 
 
+def _case_of(claim: Claim, earlier_answers: list[int] | None = None) -> ReviewCase | None:
+    """The case ``claim`` already belongs to (its open one first, then its latest), or None.
+
+    A claim belongs to the cases opened for it and to those it joined; a claim of a later audit of
+    the same answer (same workspace, query and text as received) belongs to the case of the same
+    claim (same text) in the earlier audit: a re-audit adds to that case, never a duplicate.
+    """
+    if earlier_answers is None:
+        earlier_answers = _earlier_audits(claim.answer)
+    earlier = Claim.objects.filter(answer_id__in=earlier_answers, text=claim.text)
+    cases = ReviewCase.objects.filter(
+        Q(claim=claim) | Q(joined_claims=claim) | Q(claim__in=earlier) | Q(joined_claims__in=earlier)
+    ).distinct()
+    return cases.filter(status__in=OPEN_CASE_STATUSES).first() or cases.order_by("-opened_at", "-id").first()
+
+
+def _earlier_audits(answer: Answer) -> list[int]:
+    """The earlier audits of the same answer: same workspace, query and text as received."""
+    return list(
+        Answer.objects.filter(
+            workspace_id=answer.workspace_id, query=answer.query, original_text=answer.original_text
+        )
+        .exclude(pk=answer.pk)
+        .values_list("pk", flat=True)
+    )
+
+
+def _case_join(case: ReviewCase, *, claim: Claim, reasons: list[str]) -> ReviewCase:
+    """Add a re-audited (or re-checked) claim to the case it belongs to; reopen a resolved case
+    when the audit finds a reason the case did not have (a new finding is never hidden)."""
+    if case.claim_id != claim.pk and not case.joined_claims.filter(pk=claim.pk).exists():
+        case.joined_claims.add(claim)
+        _record(
+            case,
+            ReviewEvent.Kind.NOTE,
+            actor_label="intake",
+            reason=f"A later audit of the same answer ({claim.answer.public_id}, {claim.claim_id}) "
+            f"found this claim {claim.label}: it joins this case",
+            details={"joined_claim": claim.pk, "answer": claim.answer.public_id, "label": claim.label},
+        )
+    new = [r for r in reasons if r not in (case.reasons or [])]
+    if case.status == CaseStatus.RESOLVED and new:
+        case = case_reopen(
+            case=case, actor=None, reason=f"A later audit found: {', '.join(new)} ({claim.label})"
+        )
+        ReviewCase.objects.filter(pk=case.pk).update(reasons=[*case.reasons, *new])
+        case.reasons = [*case.reasons, *new]
+    return case
+
+
 @transaction.atomic
 def cases_open_for_answer(*, answer: Answer, actor: Actor = None) -> list[ReviewCase]:
-    """Open a case for each claim of ``answer`` that needs a human; return the answer's open cases for them.
+    """Put each claim of ``answer`` that needs a human in a case; return those cases.
 
-    The claims are those of the answer as received: a claim needs review when it is REFUTED (even
-    when the revision loop corrected it: reasons ``refuted`` and ``auto_corrected``, unless the
-    workspace's ``auto_corrected_review`` spares a minor one), NEI with confidence below the
-    workspace's ``low_confidence_threshold`` (0.60), or when the answer's domain is regulated in
-    its workspace (``policy.review_reasons``). A claim with an open case keeps it.
+    The claims are those of the answer as received: a claim needs review when it is not labelled
+    SUPPORTED (REFUTED, even when the revision loop corrected it: reasons ``refuted`` and
+    ``auto_corrected``, unless the workspace's ``auto_corrected_review`` spares a minor one; NEI
+    at any confidence, reason ``unsupported``, unless ``unsupported_review`` spares a minor one),
+    or when the answer's domain is regulated in its workspace (``policy.review_reasons``). A claim
+    that already belongs to a case (its own, or the same claim of an earlier audit of the same
+    answer) joins it, and a resolved one is reopened for a new reason; otherwise a case is opened.
+    So every such claim belongs to exactly one case.
     """
     workspace = answer.workspace
     thresholds = thresholds_for(workspace)
-    threshold = thresholds.low_confidence_threshold
     claims = list(answer.claims.select_related("answer__workspace").order_by("span_start", "id"))
-    already = {
-        c.claim_id: c for c in ReviewCase.objects.filter(claim__in=claims, status__in=OPEN_CASE_STATUSES)
-    }
+    earlier = _earlier_audits(answer)
     result = []
     for claim in claims:
         reasons = policy.review_reasons(
@@ -338,30 +388,39 @@ def cases_open_for_answer(*, answer: Answer, actor: Actor = None) -> list[Review
             confidence=claim.confidence,
             domain=answer.domain,
             regulated_domains=workspace.regulated_domains,
-            low_confidence_threshold=threshold,
+            low_confidence_threshold=thresholds.low_confidence_threshold,
             revision=claim.revision,
             importance=claim.importance,
             auto_corrected_review=thresholds.auto_corrected_review,
+            unsupported_review=thresholds.unsupported_review,
             risk_flags=claim.risk_flags or (),
         )
         if not reasons:
             continue
-        case = already.get(claim.id) or _case_create(
-            claim=claim, trigger=reasons[0], actor=actor, reasons=reasons
-        )
-        if case is None:  # opened by a concurrent intake between our read and our insert
-            case = ReviewCase.objects.get(claim=claim, status__in=OPEN_CASE_STATUSES)
-        result.append(case)
+        case = _case_of(claim, earlier)
+        if case is not None:
+            case = _case_join(case, claim=claim, reasons=reasons)
+        else:
+            case = _case_create(claim=claim, trigger=reasons[0], actor=actor, reasons=reasons)
+            if case is None:  # opened by a concurrent intake between our read and our insert
+                case = ReviewCase.objects.get(claim=claim, status__in=OPEN_CASE_STATUSES)
+        if case not in result:
+            result.append(case)
     return result
 
 
 @transaction.atomic
 def case_open(*, claim: Claim, actor: Actor, reason: str) -> ReviewCase:
-    """Escalate a claim by hand (a moderator); refuse when a case is already open for it."""
+    """Escalate a claim by hand (a moderator); refuse when a case is already open for it (its own,
+    or one it joined as a re-audit of the same answer)."""
     reason = _required(reason, "reason")
     if actor is not None and not roles.can_review(actor):
         raise NotPermitted("opening a case needs a reviewer role")
-    existing = ReviewCase.objects.filter(claim=claim, status__in=OPEN_CASE_STATUSES).first()
+    existing = (
+        ReviewCase.objects.filter(Q(claim=claim) | Q(joined_claims=claim), status__in=OPEN_CASE_STATUSES)
+        .distinct()
+        .first()
+    )
     if existing is not None:
         raise TransitionNotAllowed(f"{existing.ticket} is already open for this claim")
     case = _case_create(claim=claim, trigger=ReviewCase.Trigger.MANUAL, actor=actor, reason=reason)

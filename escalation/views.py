@@ -32,7 +32,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 
 from audit import constants, roles
-from audit.selectors.facade import revision_proposals, workspace_for_user
+from audit.selectors.facade import claim_get, revision_proposals, workspace_for_user
 from audit.services.events import AnyUser
 from audit.web import presentation
 from audit.web.exports import iter_csv_rows
@@ -44,6 +44,7 @@ from .forms import (
     BulkForm,
     EscalateForm,
     NoteForm,
+    OpenCaseForm,
     ReasonForm,
     ReopenForm,
     RequiredNoteForm,
@@ -477,3 +478,31 @@ def _messages(errors: dict[str, Any]) -> list[str]:
 
 def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
     return render(request, "audit/bad_request.html", {"message": message}, status=400)
+
+
+@login_required
+def claim_open_case(request: HttpRequest, pk: int) -> HttpResponse:
+    """ "Open a case" on a claim (its card, the claims list): the moderator's escalation of seed 004
+    §11, through the API's service (``services.case_open``), scoped to the caller's workspace.
+    Analysts and above; an empty reason is a 400 naming the field; a claim with an open case gets a
+    message naming that case."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if not roles.can_review(request.user):
+        raise PermissionDenied("Opening a case needs a reviewer role (L1 analyst or above).")
+    workspace = workspace_for_user(request.user)
+    claim = claim_get(workspace=workspace, claim_pk=pk) if workspace is not None else None
+    if claim is None:
+        raise Http404("No such claim in your workspace.")
+    form = OpenCaseForm(request.POST)
+    if not form.is_valid():
+        return _bad_request(request, "reason: " + " ".join(str(e) for e in form.errors.get("reason", [])))
+    try:
+        case = services.case_open(claim=claim, actor=request.user, reason=form.cleaned_data["reason"])
+    except ValidationError as exc:
+        return _bad_request(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items()))
+    except EscalationError as exc:
+        messages.error(request, f"No case was opened: {exc}")
+        return redirect("claim-detail", pk=claim.pk)
+    messages.success(request, f"{case.ticket} opened for {claim.answer.public_id}/{claim.claim_id}.")
+    return redirect("case-detail", ticket=case.ticket)

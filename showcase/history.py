@@ -614,7 +614,9 @@ def history_seed(
                     answer = _store_answer(workspace, day_start, rng, bank, per_claim_ms, number)
                     answers += 1
                     claims += answer.claims.count()
-                    opened = hooks.answer_intake(answer=answer)
+                    # the cases this answer opened: a claim of an earlier identical answer's case joins
+                    # that case (escalation.services.cases_open_for_answer), whose life is already written
+                    opened = [c for c in hooks.answer_intake(answer=answer) if c.claim.answer_id == answer.pk]
                     for case in opened:
                         ReviewCase.objects.filter(pk=case.pk).update(
                             opened_at=answer.created_at, **_l1_clock(case, answer.created_at, calendar)

@@ -107,7 +107,9 @@ class AnswerFactory(DjangoModelFactory):
 
     workspace = factory.SubFactory(WorkspaceFactory)
     query = "What does the policy say?"
-    text = "An answer."
+    # each answer its own text: two answers with the same query and text are audits of the same answer
+    # (their doubted claims share a case: escalation.services.cases_open_for_answer)
+    text = factory.Sequence(lambda n: f"An answer ({n + 1}).")
     original_text = factory.SelfAttribute("text")
     mode = constants.MODE_AUDIT_LOCAL
 

@@ -217,6 +217,11 @@ class ClaimCardSerializer(serializers.Serializer[Any]):
     label = serializers.ChoiceField(choices=Claim.Label.choices)  # type: ignore[assignment]  # a field named like Field.label; DRF moves it to _declared_fields
     confidence = serializers.FloatField()
     evidence = EvidenceCardSerializer(many=True)
+    # one meaning for each number (docs/API.md#claim-cards): ``confidence`` is P(supported) whatever the
+    # label, named so here too; the machine's label and a reviewer's, side by side
+    p_supported = serializers.FloatField(source="confidence")
+    machine_label = serializers.ChoiceField(choices=Claim.Label.choices)
+    reviewer_label = serializers.SerializerMethodField()
     verification_methods = serializers.ListField(child=serializers.CharField(), source="methods")
     metrics = serializers.SerializerMethodField()
     timestamps = serializers.SerializerMethodField()
@@ -238,6 +243,12 @@ class ClaimCardSerializer(serializers.Serializer[Any]):
             if sentence
             else None,
         }
+
+    @extend_schema_field(serializers.ChoiceField(choices=Claim.Label.choices, allow_null=True))
+    def get_reviewer_label(self, claim: Claim) -> str | None:
+        """The label a person set or confirmed (the last human entry of the label history); null when none."""
+        human = [h for h in claim.label_history or [] if h.get("by_human")]
+        return str(human[-1].get("to")) if human else None
 
     @extend_schema_field(serializers.ChoiceField(choices=Mode.labels))
     def get_mode(self, claim: Claim) -> str:

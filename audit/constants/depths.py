@@ -63,6 +63,10 @@ DEEP_CHECKS_DEFAULT = "sync"
 # whose correction verified SUPPORTED are spared; a refuted claim without one is always reviewed).
 AUTO_CORRECTED_REVIEW_CHOICES = ("all", "material")
 AUTO_CORRECTED_REVIEW = "all"
+# unsupported_review (docs/SPEC_NOTES.md#human-escalation): which NEI claims go to people: "all" (default:
+# every claim not labelled SUPPORTED opens a case or joins its open one) or "material" (minor NEI claims spared)
+UNSUPPORTED_REVIEW_CHOICES = ("all", "material")
+UNSUPPORTED_REVIEW = "all"
 STRING_THRESHOLDS = {
     "verification_depth": VERIFICATION_DEPTHS,
     "judge": JUDGES,
@@ -71,6 +75,7 @@ STRING_THRESHOLDS = {
     "generation_mode": GENERATION_MODES,
     "deep_checks": DEEP_CHECKS,
     "auto_corrected_review": AUTO_CORRECTED_REVIEW_CHOICES,
+    "unsupported_review": UNSUPPORTED_REVIEW_CHOICES,
 }
 # the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")

@@ -13,6 +13,7 @@ STRUCTURE_MIN_ALIGNMENT = (
 STRUCTURE_CLAUSE_MIN_ALIGNMENT = (
     0.67  # ... and the clause that carries the aligned predicate (negation check)
 )
+NEGATION_PREDICATE_MIN_ALIGNMENT = 0.75  # predicate polarity (binding.polarity): share of the claim's other content lemmas the sentence holds
 STRUCTURE_ANTONYM_CLAUSE_SHARED = (
     2  # an antonym counts in a clause sharing this many other content words with the claim
 )

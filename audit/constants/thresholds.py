@@ -13,6 +13,7 @@ from audit.constants.depths import (
     DEEP_CHECKS_DEFAULT,
     RAG_SCORE_WEIGHTS,
     STRING_THRESHOLDS,
+    UNSUPPORTED_REVIEW,
 )
 from audit.constants.escalation import SLA_AT_RISK_SHARE
 from audit.constants.judge import JUDGE, RETRIEVAL_TOP_K, VERIFICATION_DEPTH
@@ -68,6 +69,7 @@ class Thresholds:
     rag_score_weights: dict = field(default_factory=lambda: dict(RAG_SCORE_WEIGHTS))
     sla_at_risk_share: float = SLA_AT_RISK_SHARE
     auto_corrected_review: str = AUTO_CORRECTED_REVIEW
+    unsupported_review: str = UNSUPPORTED_REVIEW
     # The workspace's calibration in force (an ``audit.pipeline.calibration.Calibration``), attached
     # by ``audit.selectors.api.thresholds_for``; not a setting: no override, form or API sets it.
     calibration: object = field(default=None, compare=False, metadata={"internal": True})

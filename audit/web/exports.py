@@ -19,6 +19,9 @@ CSV_COLUMNS = (
     "mode",
     "label",
     "confidence",
+    "p_supported",
+    "machine_label",
+    "reviewer_label",
     "text",
     "faithfulness",
     "answer_relevance",
@@ -61,7 +64,20 @@ def card_row(card: dict) -> list[str]:
     evidence = card.get("evidence") or []
     stamps = card.get("timestamps") or {}
     values = {
-        **{k: card.get(k) for k in ("answer_id", "claim_id", "mode", "label", "confidence", "text")},
+        **{
+            k: card.get(k)
+            for k in (
+                "answer_id",
+                "claim_id",
+                "mode",
+                "label",
+                "confidence",
+                "p_supported",
+                "machine_label",
+                "reviewer_label",
+                "text",
+            )
+        },
         **{
             k: metrics.get(k)
             for k in ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")

@@ -318,20 +318,56 @@ def metric_rows(metrics: dict | None, label: str) -> list[tuple[str, str, object
     return rows
 
 
+# One meaning for each number (issue 44): the number beside a label is always P(supported), the
+# machine's probability that the evidence backs the claim, named as such whatever the label.
 LABEL_MEANINGS = {
-    Label.SUPPORTED: "Supported: confidence {c} that the evidence backs this claim.",
-    Label.REFUTED: "Refuted: the evidence contradicts this claim (confidence it is supported: only {c}).",
-    Label.NEI: "Needs evidence: nothing found backs or contradicts this claim (confidence it is supported: {c}).",
+    Label.SUPPORTED: "Supported: the evidence backs this claim (P(supported) {c}).",
+    Label.REFUTED: "Refuted: the evidence contradicts this claim (P(supported) {c}).",
+    Label.NEI: "Not enough evidence: no source backs this claim well enough to count as supported, "
+    "and none contradicts it (P(supported) {c}).",
 }
 
 
 def label_meaning(label: str, confidence: float | None) -> str:
-    """One sentence saying what a claim's label means, with the confidence that goes with it."""
+    """One sentence saying what a claim's label means, with P(supported) named as such."""
     try:
         text = LABEL_MEANINGS[Label(label)]
     except ValueError:
         text = LABEL_MEANINGS[Label.NEI]
     return text.format(c=f"{float(confidence or 0.0):.2f}")
+
+
+REVISION_WORDS = {
+    "citation": "changed its citation",
+    "corrective_retrieval": "cited another passage",
+    "remove": "removed it",
+    "qualify": "qualified it",
+    "soften": "softened it",
+    "correct": "corrected it",
+}
+
+
+def revision_view(claim) -> dict | None:
+    """What the revision loop changed on a claim and why, in words (the claim card); None when untouched."""
+    rev = claim.revision or {}
+    if not rev:
+        return None
+    strategy = str(rev.get("strategy") or "")
+    removed = not rev.get("text")
+    what = "removed the claim" if removed else REVISION_WORDS.get(strategy, f"revised it ({strategy})")
+    if strategy in ("citation", "corrective_retrieval") and not rev.get("cited"):
+        what = "removed its citation"
+    why = {
+        Label.REFUTED: "the evidence contradicts it",
+        Label.NEI: "no source backs it well enough",
+    }.get(Label(claim.machine_label) if claim.machine_label in Label.values else Label.NEI, "")
+    review = rev.get("review") or {}
+    return {
+        "what": what,
+        "why": why,
+        "text": rev.get("text") or "",
+        "review": review,
+    }
 
 
 # --- Evidence: the sentence a verdict rests on, highlighted inside its snippet -------------------
@@ -406,6 +442,18 @@ def _verdict_hints(claim) -> dict:
     }
 
 
+def _stance_score(polarity: str, evidence, per_hit: dict) -> tuple[str, float] | None:
+    """(name, value) of the score of an evidence row's stance: "support" on a row that supports the
+    claim, "contradiction" (the judge's P(refuted) for the passage) on one that contradicts it; None on
+    a row that does neither, or when the score was not recorded. Never a support score on a
+    contradicting row."""
+    if polarity == "supports" and getattr(evidence, "entailment", None) is not None:
+        return ("support", float(evidence.entailment))
+    if polarity == "contradicts" and per_hit.get("p_refuted") is not None:
+        return ("contradiction", float(per_hit["p_refuted"]))
+    return None
+
+
 def evidence_view(claim, evidence, *, min_alignment: float = 0.4, hints: dict | None = None) -> dict:
     """Return how to show one evidence passage of a claim: its snippet (markdown stripped) cut
     into before / sentence / after around the sentence the verdict rests on, and its polarity.
@@ -455,6 +503,7 @@ def evidence_view(claim, evidence, *, min_alignment: float = 0.4, hints: dict | 
     start, end = best or (0, 0)
     return {
         "evidence": evidence,
+        "stance_score": _stance_score(polarity, evidence, per_hit),
         "before": text[:start],
         "sentence": text[start:end],
         "after": text[end:],
@@ -483,6 +532,7 @@ EVENT_WORDS = {
     "answer.revision_checked": "checked the revision against the evidence",
     "answer.web_escalation": "decided whether to check the web",
     "answer.suppressed": "suppressed the answer",
+    "answer.metrics_recomputed": "recomputed the answer's metrics after a reviewer's decision",
     "claim.flagged": "flagged the claim for attention",
     "claim.relabelled": "changed the claim's label",
     "claim.label_confirmed": "confirmed the claim's label",

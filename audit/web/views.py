@@ -177,8 +177,8 @@ def _filtered_page(request, filterset_class, queryset, per_page: int, field_ids:
 FILTER_LABELS = {
     "date_from": "From",
     "date_to": "To",
-    "confidence_min": "Confidence ≥",
-    "confidence_max": "Confidence ≤",
+    "confidence_min": "P(supported) ≥",
+    "confidence_max": "P(supported) ≤",
     "q": "Search",
     "answer": "Answer id",
 }
@@ -452,6 +452,8 @@ def claim_detail(request, pk: int):
         "escalations": escalations,
         "events": list(claims_selectors.claim_events(claim=claim)[:50]),
         "card_json": json.dumps(card, indent=2, default=str),
+        "can_review": roles.can_review(request.user),
+        "open_case": next((e for e in escalations if e.get("status") != "resolved"), None),
     }
     return render(request, "audit/claim_detail.html", context)
 
@@ -476,6 +478,7 @@ def claim_list(request):
             "modes": claims_selectors.Mode.choices,
             "domains": claims_selectors.claim_domains(workspace=workspace),
             "escalation_choices": ClaimFilter.base_filters["escalation"].extra["choices"],
+            "can_review": roles.can_review(request.user),
         },
         status=400 if listed["summary_errors"] else 200,
     )

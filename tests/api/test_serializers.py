@@ -45,7 +45,16 @@ SPEC_EXAMPLE = json.loads("""
 }
 """)
 # The spec's card plus the remediation of issue 13: ``revision`` (null when the claim was not revised).
-CARD_EXAMPLE = {**SPEC_EXAMPLE, "revision": None}
+# Issue 44: P(supported) named as such, and the machine's and a reviewer's labels side by side,
+# after the spec's evidence (the spec's keys keep their order).
+CARD_EXAMPLE = {
+    **{k: SPEC_EXAMPLE[k] for k in list(SPEC_EXAMPLE)[: list(SPEC_EXAMPLE).index("evidence") + 1]},
+    "p_supported": 0.87,
+    "machine_label": "SUPPORTED",
+    "reviewer_label": None,
+    **{k: SPEC_EXAMPLE[k] for k in list(SPEC_EXAMPLE)[list(SPEC_EXAMPLE).index("evidence") + 1 :]},
+    "revision": None,
+}
 
 
 def shape(value):

@@ -159,12 +159,14 @@ def test_it_refuses_naive_datetimes_and_calendars_without_working_time(cal):
         policy.business_add(every_day_off, datetime(2026, 1, 1, tzinfo=UTC), 60)
 
 
-def test_intake_takes_refuted_or_nei_below_the_threshold_and_regulated_domains():
+def test_intake_takes_every_refuted_or_nei_claim_and_regulated_domains():
     kw = {"domain": "", "regulated_domains": ["finance"], "low_confidence_threshold": 0.6}
     assert policy.needs_review(label="REFUTED", confidence=0.59, **kw) == "refuted"
     assert policy.needs_review(label="REFUTED", confidence=0.9, **kw) == "refuted"
-    assert policy.needs_review(label="NEI", confidence=0.59, **kw) == "low_confidence"
-    assert policy.needs_review(label="NEI", confidence=0.6, **kw) == ""
+    assert policy.needs_review(label="NEI", confidence=0.59, **kw) == "unsupported"
+    assert policy.needs_review(label="NEI", confidence=0.9, **kw) == "unsupported"
+    assert policy.review_reasons(label="NEI", confidence=0.59, **kw) == ["unsupported", "low_confidence"]
+    assert policy.review_reasons(label="NEI", confidence=0.6, **kw) == ["unsupported"]
     assert policy.needs_review(label="SUPPORTED", confidence=0.1, **kw) == ""
     assert (
         policy.needs_review(label="SUPPORTED", confidence=0.99, **{**kw, "domain": "Finance"})
@@ -223,3 +225,19 @@ def test_a_refuted_claim_the_loop_corrected_is_reviewed_for_both_reasons_unless_
     assert policy.review_reasons(
         label="REFUTED", confidence=0.05, revision={**CORRECTED, "strategy": "qualify"}, **kw
     ) == ["refuted"]
+
+
+def test_a_minor_nei_claim_is_spared_only_by_the_setting_and_never_when_a_revision_touched_it():
+    kw = {"domain": "", "regulated_domains": [], "low_confidence_threshold": 0.6, "importance": "minor"}
+    assert policy.review_reasons(label="NEI", confidence=0.7, **kw) == ["unsupported"]
+    assert policy.review_reasons(label="NEI", confidence=0.7, unsupported_review="material", **kw) == []
+    cited = {
+        "strategy": "citation",
+        "text": "The claim.",
+        "label": "NEI",
+        "confidence": 0.7,
+        "passage_id": "",
+    }
+    assert policy.review_reasons(
+        label="NEI", confidence=0.7, unsupported_review="material", revision=cited, **kw
+    ) == ["unsupported"]

@@ -29,15 +29,22 @@ def kinds(case):
 # --- intake ---------------------------------------------------------------------------------------
 
 
-def test_it_opens_cases_for_refuted_claims_and_nei_claims_below_the_low_confidence_threshold(make_answer):
+def test_it_opens_a_case_for_every_claim_not_labelled_supported_at_any_confidence(make_answer):
     answer = make_answer(
-        [("REFUTED", 0.1), ("NEI", 0.59), ("NEI", 0.60), ("SUPPORTED", 0.9), ("REFUTED", 0.7)]
+        [("REFUTED", 0.1), ("NEI", 0.59), ("NEI", 0.75), ("SUPPORTED", 0.9), ("REFUTED", 0.7)]
     )
     with time_machine.travel(MONDAY_10, tick=False):
         cases = services.cases_open_for_answer(answer=answer)
-    assert [c.claim.claim_id for c in cases] == ["c1", "c2", "c5"]  # a refutation at any confidence
-    assert [c.ticket for c in cases] == ["COMP-ESC-000001", "COMP-ESC-000002", "COMP-ESC-000003"]
-    assert [c.reasons for c in cases] == [["refuted"], ["low_confidence"], ["refuted"]]
+    # a refutation at any confidence, and an NEI however sure the verifier is that nothing backs it
+    assert [c.claim.claim_id for c in cases] == ["c1", "c2", "c3", "c5"]
+    assert [c.ticket for c in cases] == [f"COMP-ESC-00000{n}" for n in (1, 2, 3, 4)]
+    # the seed's 0.60 (004 §11) read on P(supported): a second reason below it
+    assert [c.reasons for c in cases] == [
+        ["refuted"],
+        ["unsupported", "low_confidence"],
+        ["unsupported"],
+        ["refuted"],
+    ]
     first = cases[0]
     assert (first.tier, first.status, first.sla_state, first.trigger) == (1, "open", "on_track", "refuted")
     assert first.due_at == MONDAY_10 + timedelta(minutes=30)
@@ -51,15 +58,54 @@ def test_it_opens_a_case_for_every_claim_of_a_regulated_domain(make_answer, work
     workspace.save(update_fields=["regulated_domains"])
     answer = make_answer([("SUPPORTED", 0.95), ("NEI", 0.9)], domain="finance")
     cases = services.cases_open_for_answer(answer=answer)
-    assert [c.trigger for c in cases] == ["regulated_domain", "regulated_domain"]
+    assert [c.trigger for c in cases] == ["regulated_domain", "unsupported"]
+    assert cases[1].reasons == ["unsupported", "regulated_domain"]
     assert all(c.domain == "finance" for c in cases)
 
 
 def test_it_uses_the_workspace_override_of_the_low_confidence_threshold(make_answer, workspace):
     workspace.threshold_overrides = {"low_confidence_threshold": 0.3}
     workspace.save(update_fields=["threshold_overrides"])
-    answer = make_answer([("NEI", 0.35), ("REFUTED", 0.2)])
-    assert [c.claim.claim_id for c in services.cases_open_for_answer(answer=answer)] == ["c2"]
+    answer = make_answer([("NEI", 0.35), ("NEI", 0.2)])
+    assert [c.reasons for c in services.cases_open_for_answer(answer=answer)] == [
+        ["unsupported"],
+        ["unsupported", "low_confidence"],
+    ]
+
+
+def test_a_workspace_may_spare_minor_nei_claims_by_its_unsupported_review_setting(make_answer, workspace):
+    answer = make_answer([("NEI", 0.7), ("REFUTED", 0.2)], importance="minor")
+    assert len(services.cases_open_for_answer(answer=answer)) == 2  # the default spares none
+    workspace.threshold_overrides = {"unsupported_review": "material"}
+    workspace.save(update_fields=["threshold_overrides"])
+    spared = make_answer([("NEI", 0.7), ("REFUTED", 0.2)], importance="minor")
+    assert [c.claim.claim_id for c in services.cases_open_for_answer(answer=spared)] == ["c2"]
+
+
+def test_a_reaudit_of_the_same_answer_joins_the_open_case_and_never_opens_a_duplicate(make_answer):
+    first = make_answer([("NEI", 0.7), ("SUPPORTED", 0.9)])
+    (case,) = services.cases_open_for_answer(answer=first)
+    again = make_answer([("NEI", 0.72), ("SUPPORTED", 0.9)])
+    again.query, again.original_text = first.query, first.original_text
+    again.save(update_fields=["query", "original_text"])
+    assert [c.pk for c in services.cases_open_for_answer(answer=again)] == [case.pk]
+    assert services.cases_open_for_answer(answer=again)[0].pk == case.pk  # once more: still one
+    assert ReviewCase.objects.count() == 1
+    assert list(case.joined_claims.values_list("answer_id", flat=True)) == [again.pk]
+    assert kinds(case) == ["opened", "note"]
+
+
+def test_a_later_finding_on_a_claim_whose_case_was_resolved_reopens_that_case(make_answer, analyst):
+    answer = make_answer([("NEI", 0.7)])
+    (case,) = services.cases_open_for_answer(answer=answer)
+    services.case_resolve(case=case, actor=analyst, decision="confirm", rationale="nothing backs it")
+    assert services.cases_open_for_answer(answer=answer)[0].pk == case.pk  # same reasons: stays resolved
+    case.refresh_from_db()
+    assert case.status == "resolved"
+    Claim.objects.filter(answer=answer).update(label="REFUTED", confidence=0.1)
+    (again,) = services.cases_open_for_answer(answer=answer)
+    assert (again.pk, again.status) == (case.pk, "open")
+    assert ReviewCase.objects.count() == 1 and "refuted" in again.reasons
 
 
 @pytest.mark.parametrize("share, at_risk_minutes", [(0.5, 15), (1.7, 24)])

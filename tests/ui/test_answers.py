@@ -236,7 +236,7 @@ def test_the_claim_list_searches_claim_text_and_shows_a_bad_filter_inline(client
     bad = client.get("/claims/", {"confidence_min": "2", "date_from": "2026-02-02", "date_to": "2026-01-01"})
     text = bad.content.decode()
     assert bad.status_code == 400
-    assert '<a href="#f-cmin">Confidence ≥: Must be between 0 and 1.</a>' in text
+    assert '<a href="#f-cmin">P(supported) ≥: Must be between 0 and 1.</a>' in text
     assert '<a href="#f-from">From: Must not be after date_to.</a>' in text  # every bad filter at once
     assert len(re.findall(r'<td data-label="Text">', text)) == 3
 

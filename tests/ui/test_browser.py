@@ -69,11 +69,7 @@ def test_it_shows_a_badge_tooltip_on_hover_and_on_keyboard_focus(
     page.hover(f"a.badge[aria-describedby='tip-{claims[1].pk}']")
     tip.wait_for(state="visible")
     text = tip.inner_text()
-    assert (
-        "c2 · Refuted" in text
-        and "confidence it is supported: only 0.08" in text
-        and "Hippocampus Anatomy" in text
-    )
+    assert "c2 · Refuted" in text and "P(supported) 0.08" in text and "Hippocampus Anatomy" in text
     page.keyboard.press("Escape")
     tip.wait_for(state="hidden")
     page.mouse.move(0, 0)

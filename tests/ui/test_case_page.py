@@ -196,7 +196,7 @@ def test_a_supported_claims_tooltip_never_shows_p_refuted(client, analyst, works
     html = client.get(f"/answers/{answer.public_id}/").content.decode()
     tip = html.split(f'id="tip-{claims[0].pk}"')[1].split("</span></span>")[0]
     assert "p refuted" not in tip and "p_refuted" not in tip
-    assert "Supported: confidence 0.91 that the evidence backs this claim." in tip
+    assert "Supported: the evidence backs this claim (P(supported) 0.91)." in tip
     assert "similarity to the best passage 0.84" in tip
 
 

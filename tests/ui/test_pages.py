@@ -41,7 +41,7 @@ def test_it_marks_each_claim_of_an_answer_with_a_badge_and_tooltip(client, analy
     for text in ("Supported", "Refuted", "Needs Evidence"):
         assert text in html
     assert (
-        'role="tooltip"' in html and "Supported: confidence 0.91 that the evidence backs this claim." in html
+        'role="tooltip"' in html and "Supported: the evidence backs this claim (P(supported) 0.91)." in html
     )
     assert "Top evidence: <em>Synaptic Plasticity Overview</em>" in html
     assert "Revision" not in html

@@ -60,14 +60,17 @@ def test_it_picks_the_headline_metrics_in_plain_words_and_leaves_internal_scores
     assert key_metrics(metrics) == [("faithfulness", 0.8), ("similarity to the best passage", 0.84)]
 
 
-def test_it_says_what_each_label_means_with_its_confidence():
+def test_it_says_what_each_label_means_with_p_supported_named_as_such():
     from audit.web.presentation import label_meaning
 
     assert (
-        label_meaning("SUPPORTED", 0.951) == "Supported: confidence 0.95 that the evidence backs this claim."
+        label_meaning("SUPPORTED", 0.951) == "Supported: the evidence backs this claim (P(supported) 0.95)."
     )
-    assert label_meaning("REFUTED", 0.08).startswith("Refuted: the evidence contradicts this claim")
-    assert "nothing found backs or contradicts" in label_meaning("NEI", 0.35)
+    assert (
+        label_meaning("REFUTED", 0.08) == "Refuted: the evidence contradicts this claim (P(supported) 0.08)."
+    )
+    assert "no source backs this claim well enough" in label_meaning("NEI", 0.35)
+    assert label_meaning("NEI", 0.35).endswith("(P(supported) 0.35).")
 
 
 def test_it_builds_sla_attainment_bars_with_met_over_total_text():
