@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('escalation', '0008_notification_target_tier'),
-        ('escalation', '0008_unsupported_trigger_and_joined_claims'),
+        ("escalation", "0008_notification_target_tier"),
+        ("escalation", "0008_unsupported_trigger_and_joined_claims"),
     ]
 
-    operations = [
-    ]
+    operations = []
