@@ -1,8 +1,8 @@
 """The reader's walk through one call: how often a newcomer who follows it changes file, goes back
 to a file already left, and climbs back up the stack.
 
-Issue 36 measured the walk of one ``POST /api/v1/audits`` with a tool that is not installed here
-(``farm-studio walk``). This module counts the same three things from the running code, with its own
+Issue 36 measured the walk of one ``POST /api/v1/audits`` with a static walk of the code's calls,
+which is not a command of this project. This module counts the same three things from the running code, with its own
 definitions (docs/ARCHITECTURE.md, "The path of one audit"):
 
 - **the walk**: every project function the entry point runs, in the order a reader meets them (the
