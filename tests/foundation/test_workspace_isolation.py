@@ -71,6 +71,7 @@ def _values(a, *, missing: bool) -> dict:
 PK_OF = {
     "api-document-detail": "document",
     "claim-detail": "claim",
+    "claim-open-case": "claim",
     "api-run-detail": "run",
 }  # which of A's rows a route's <pk> names
 
