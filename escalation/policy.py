@@ -280,7 +280,7 @@ def review_reasons(
     """Why a claim, as received, needs a human: "refuted" (REFUTED at any confidence), "unsupported"
     (NEI at any confidence: nothing found backs it), "auto_corrected" (the revision loop corrected
     it: a person confirms the correction), "low_confidence" (with "unsupported": P(supported) below the
-    threshold, the seed's "REFUTED/NEI with confidence < 0.6" of 004 §11 read on the claim's
+    threshold, the seed's "REFUTED/NEI with confidence < 0.6" (docs/SPEC_NOTES.md, "Human escalation", intake) read on the claim's
     ``confidence``, which is P(supported) whatever the label), "llm_disagreement" (the LLM judge disagreed with a confident offline
     verdict, which stood: docs/LLM.md#weighing-the-llm-judge), "regulated_domain"; [] when it does not.
 

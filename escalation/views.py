@@ -482,8 +482,8 @@ def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
 
 @login_required
 def claim_open_case(request: HttpRequest, pk: int) -> HttpResponse:
-    """ "Open a case" on a claim (its card, the claims list): the moderator's escalation of seed 004
-    §11, through the API's service (``services.case_open``), scoped to the caller's workspace.
+    """ "Open a case" on a claim (its card, the claims list): the moderator's escalation
+    (docs/SPEC_NOTES.md), through the API's service (``services.case_open``), scoped to the caller's workspace.
     Analysts and above; an empty reason is a 400 naming the field; a claim with an open case gets a
     message naming that case."""
     if request.method != "POST":

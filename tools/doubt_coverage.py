@@ -7,7 +7,7 @@ Audit-Local mode with their cited passages, then posts the same answers again (a
 answer). In each pass it reads every Claim Card the API returned: a claim not labelled SUPPORTED must
 belong to exactly one review case (the `escalations` of its card), and a re-audit must add no case for
 a claim that already had one (0 duplicates). Prints the counts per pass and exits 1 when either rule
-is broken (docs/SPEC_NOTES.md, "Routing by doubt").
+is broken (docs/SPEC_NOTES.md, "Human escalation", intake).
 """
 
 from __future__ import annotations

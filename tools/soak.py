@@ -2,7 +2,7 @@
 ORM broker) and writers that open bursts of cases with their notifications, then ``PRAGMA
 integrity_check``.
 
-    python -m tools.soak --seconds 1800        # the 30-minute soak of issue 46
+    python -m tools.soak --seconds 1800        # the 30-minute soak
     python -m tools.soak --seconds 60 --json   # what tests/foundation/test_sqlite_soak.py runs
 
 The web server is gunicorn without the models (``theoria.wsgi`` with plain settings: the soak is about

@@ -95,7 +95,7 @@ CASCADE_FILE = "cascade.json"
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20261128
 BOOTSTRAP_CONFIDENCE = 0.95
-# `evaluate`'s ranking figures (issue 45): the catch rate at this macro false-alarm rate, one cut on P(supported)
+# `evaluate`'s ranking figures: the catch rate at this macro false-alarm rate, one cut on P(supported)
 RANKING_FALSE_ALARM = 0.25
 # a local CrossEncoder / NLI model folder, set by the deployment's admin (never downloaded)
 CROSS_ENCODER_PATH = os.environ.get("THEORIA_CROSS_ENCODER_PATH", "")

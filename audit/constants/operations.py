@@ -32,5 +32,5 @@ RETENTION_DELETE_BATCH = 500  # answers deleted per statement
 
 # --- Sign-in (audit/security/signin.py) ----------------------------------------------------------------
 # An address an account signed in from within this many days is the owner's: the per-account delay
-# that failures from other addresses cause never applies to it (issue 46).
+# that failures from other addresses cause never applies to it.
 SIGNIN_KNOWN_ADDRESS_DAYS = 90

@@ -24,7 +24,7 @@ MAX_REVISIONS = 2  # docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop
 MAX_CLAIMS_PER_ANSWER = 200
 # An answer (the text sent to be audited) longer than this is refused (HTTP 413) before anything is
 # read: 878 KB answers made their answer page 7.9 MB and the queue page of 20 of them 129 MB, and
-# 400 KB of sentences just under MAX_VERIFIED_CLAIM_CHARS held a worker for three minutes (issue 46).
+# 400 KB of sentences just under MAX_VERIFIED_CLAIM_CHARS held a worker for three minutes.
 MAX_ANSWER_CHARS = 200_000
 # An answer at least this long is an expensive audit (seconds to minutes of CPU): one user runs at
 # most EXPENSIVE_AUDITS_PER_USER of them at once; another is refused (429, Retry-After) while they

@@ -76,7 +76,7 @@ def bootstrap_report(
     lo_q, hi_q = 100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2
     out: dict[str, dict] = {}
     per_ds_samples: dict[str, dict[str, np.ndarray]] = {}
-    for name in sorted(set(ds.tolist()), key=_dataset_order):
+    for name in sorted(set(ds.tolist()), key=dataset_order):
         m = ds == name
         counts = _group_counts(gold[m], pred[m], grp[m])
         point = _from_counts(counts.sum(axis=0))
@@ -85,7 +85,7 @@ def bootstrap_report(
         samples = _from_counts(draws @ counts)
         per_ds_samples[name] = samples
         out[name] = {"n": int(m.sum()), "groups": len(counts)} | {
-            k: (float(point[k]), *_interval(samples[k], lo_q, hi_q)) for k in METRICS
+            k: (float(point[k]), *quantile_interval(samples[k], lo_q, hi_q)) for k in METRICS
         }
     names = list(out)
     if names:
@@ -93,19 +93,19 @@ def bootstrap_report(
             warnings.simplefilter("ignore", RuntimeWarning)
             macro = {k: np.nanmean(np.stack([per_ds_samples[n][k] for n in names]), axis=0) for k in METRICS}
         out["MACRO"] = {"n": len(ds), "groups": sum(out[n]["groups"] for n in names)} | {
-            k: (float(np.nanmean([out[n][k][0] for n in names])), *_interval(macro[k], lo_q, hi_q))
+            k: (float(np.nanmean([out[n][k][0] for n in names])), *quantile_interval(macro[k], lo_q, hi_q))
             for k in METRICS
         }
     return out
 
 
-def _interval(samples: np.ndarray, lo_q: float, hi_q: float) -> tuple[float, float]:
+def quantile_interval(samples: np.ndarray, lo_q: float, hi_q: float) -> tuple[float, float]:
     if np.isnan(samples).all():
         return float("nan"), float("nan")
     return float(np.nanpercentile(samples, lo_q)), float(np.nanpercentile(samples, hi_q))
 
 
-def _dataset_order(name: str):
+def dataset_order(name: str):
     from audit.evaluation.bench_eval import DATASET_ORDER
 
     return (DATASET_ORDER.index(name), name) if name in DATASET_ORDER else (len(DATASET_ORDER), name)
@@ -191,7 +191,7 @@ def paired_difference(
     rng = np.random.default_rng(seed)
     lo_q, hi_q = 100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2
     points, samples = [], []
-    for name in sorted(set(ds.tolist()), key=_dataset_order):
+    for name in sorted(set(ds.tolist()), key=dataset_order):
         m = ds == name
         cb, ca = _group_counts(gold[m], before[m], grp[m]), _group_counts(gold[m], after[m], grp[m])
         draws = rng.multinomial(len(cb), np.full(len(cb), 1.0 / len(cb)), size=resamples)
@@ -204,5 +204,5 @@ def paired_difference(
         warnings.simplefilter("ignore", RuntimeWarning)
         for k in METRICS:
             macro = np.nanmean(np.stack([s[k] for s in samples]), axis=0)
-            out[k] = (float(np.nanmean([p[k] for p in points])), *_interval(macro, lo_q, hi_q))
+            out[k] = (float(np.nanmean([p[k] for p in points])), *quantile_interval(macro, lo_q, hi_q))
     return out

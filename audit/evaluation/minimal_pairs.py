@@ -860,7 +860,7 @@ FAMILIES: dict[str, Family] = {
     "paraphrase": paraphrase,
     "numeric_range": numeric_range,
 }
-# the families that turn a finding round (issue 45's hard negatives: an effect's direction, an
+# the families that turn a finding round (the reader's hard negatives: an effect's direction, an
 # association negated, a comparison or a directed relation turned round, who did what traded)
 REVERSING = ("opposite", "negation", "negation_words", "roles", "entity_swap", "rank")
 # how often each family is tried, relative (the supported ones add up to about a third)

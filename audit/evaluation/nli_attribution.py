@@ -1,4 +1,4 @@
-"""Step 4 of ``fit_nli``: the cross-encoder reads pairs in the style of the answers it audits (issue 45).
+"""Step 4 of ``fit_nli``: the cross-encoder reads pairs in the style of the answers it audits.
 
 Training only; nothing here ships. The pairs come from ``shared/attribution/attribution.jsonl``
 (``THEORIA_ATTRIBUTION_DIR``; its README names each source, none of them in ``shared/benchmarks/``):
@@ -295,71 +295,3 @@ def train_attribution(
         )
     )
     return path, record
-
-
-def reader_on_dev(before_dir: Path, after_dir: Path, claims: Path, every: int, out=None) -> dict:
-    """The reader alone on DEV (no stacker, no checks): AUROC of its best entailment over the texts the
-    judge reads (``nli_entail_max``) for SUPPORTED vs not, per dataset and macro, for two cross-encoders,
-    and the paired change, on every ``every``-th answer group (DEV never trained on: step 4 reads
-    ``shared/attribution/`` only). Readings are cached per model under ``var/nli/``."""
-    import sys
-
-    from audit.evaluation.bench_data import group_key
-    from audit.evaluation.cli import subsample_groups
-    from audit.evaluation.entailment_fit import load_dev
-    from audit.evaluation.nli_fit import dev_nli_features
-    from audit.evaluation.ranking import auroc_report, paired_auroc_difference
-    from audit.pipeline.nli_judge import NLI_FEATURE_NAMES
-    from audit.pipeline.nli_model import NLIModel
-
-    out = out or sys.stdout
-    records = load_dev(claims)
-    if every > 1:
-        records = subsample_groups(records, every)
-    ds = [r["dataset"] for r in records]
-    gold = [r["label"] == "SUPPORTED" for r in records]
-    groups = [group_key(r) for r in records]
-    col = NLI_FEATURE_NAMES.index("nli_entail_max")
-    scores = [
-        dev_nli_features(records, NLIModel(d), log=lambda *_: None)[:, col] for d in (before_dir, after_dir)
-    ]
-    before, after = (auroc_report(ds, gold, s, groups) for s in scores)
-    change = paired_auroc_difference(ds, gold, scores[0], scores[1], groups)
-    print(
-        f"The reader alone on DEV ({len(records)} claims, every {every}. answer group): AUROC of its best "
-        "P(entailment), SUPPORTED vs not, [95 % interval over answers]",
-        file=out,
-    )
-    for name in before:
-        b, a, c = before[name], after[name], change[name]
-        print(
-            f"{name:30s} before {100 * b[0]:5.1f} [{100 * b[1]:5.1f}, {100 * b[2]:5.1f}]  after {100 * a[0]:5.1f} "
-            f"[{100 * a[1]:5.1f}, {100 * a[2]:5.1f}]  change {100 * c[0]:+5.1f} [{100 * c[1]:+5.1f}, {100 * c[2]:+5.1f}]",
-            file=out,
-        )
-    return {"before": before, "after": after, "change": change}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m audit.evaluation.nli_attribution BEFORE_DIR AFTER_DIR [--every N]``: ``reader_on_dev``."""
-    import argparse
-
-    from audit.evaluation.entailment_fit import DEFAULT_CLAIMS
-
-    parser = argparse.ArgumentParser(
-        prog="python -m audit.evaluation.nli_attribution", description=main.__doc__
-    )
-    parser.add_argument("before", type=Path, help="a cross-encoder folder (model.safetensors, model.json)")
-    parser.add_argument("after", type=Path)
-    parser.add_argument("--claims", type=Path, default=DEFAULT_CLAIMS)
-    parser.add_argument("--every", type=int, default=1)
-    args = parser.parse_args(argv)
-    for d in (args.before, args.after):
-        if not (d / "model.safetensors").is_file():
-            parser.error(f"{d} holds no model.safetensors")
-    reader_on_dev(args.before, args.after, args.claims, args.every)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

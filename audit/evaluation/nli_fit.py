@@ -403,7 +403,7 @@ def build(
 
     ``stacker_only``: keep the shipped cross-encoder (``artifacts/nli/``, its training record and
     held-out figures in ``model.json``) and redo steps 4 and 5 only: the stacker and the model card.
-    ``attribution``: step 4 of issue 45 (``nli_attribution.py``) from step 3's state, then the stacker
+    ``attribution``: step 4 (``nli_attribution.py``) from step 3's state, then the stacker
     and the model card on the result."""
     from audit.evaluation.entailment_fit import load_dev
 
@@ -711,7 +711,7 @@ def _attribution_card(meta: dict) -> str:
         for k, v in before.items()
         if k in after
     )
-    return f"""Step 4 (`python manage.py fit_nli --attribution`, issue 45, `audit/evaluation/nli_attribution.py`)
+    return f"""Step 4 (`python manage.py fit_nli --attribution`, `audit/evaluation/nli_attribution.py`)
 went on from the weights of steps 1-3 (version `{meta.get("started_from")}`) with pairs in the style of the
 answers audited: `shared/attribution/attribution.jsonl` (AttributionBench, SummEdits outside scitldr, WiCE
 train; none from `shared/benchmarks/`; Apache-2.0 and ODC-BY 1.0, its README), a summary split into its

@@ -1,4 +1,4 @@
-"""Issue 45, item 2 measured at the reader: a compound claim read part by part (``pipeline/claim_parts.py``).
+"""The claim parts measured at the reader: a compound claim read part by part (``pipeline/claim_parts.py``).
 
 ``python -m audit.evaluation.parts_eval [--every N] [--model DIR]`` reads every DEV claim (every N-th
 answer group) as the judge does (``nli_judge.candidate_texts`` of its evidence) and, where the claim
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None, out=None) -> int:
     if args.every > 1:
         records = subsample_groups(records, args.every)
     model = NLIModel(args.model)
-    # the claims' own readings: the cache ``nli_attribution.reader_on_dev`` reads too (var/nli/)
+    # the claims' own readings: the cache ``reader_compare.reader_on_dev`` reads too (var/nli/)
     whole = dev_nli_features(records, model, log=lambda *_: None)[
         :, NLI_FEATURE_NAMES.index("nli_entail_max")
     ]

@@ -1,4 +1,4 @@
-"""How well a judge ranks, before any cut (issue 45): the AUROC of P(supported) per dataset and macro,
+"""How well a judge ranks, before any cut: the AUROC of P(supported) per dataset and macro,
 with 95 % intervals resampled over answers, and the catch rate at a fixed false-alarm rate.
 
 - The score ranked is the whole pipeline's: the calibrated P(supported), with every claim that a check
@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from audit.constants import BOOTSTRAP_CONFIDENCE, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, RANKING_FALSE_ALARM
-from audit.evaluation.catch_rate import _dataset_order, _interval, bootstrap_report, operating_curve
+from audit.evaluation.catch_rate import bootstrap_report, dataset_order, operating_curve, quantile_interval
 
 
 def pipeline_score(p_supported, blocked) -> np.ndarray:
@@ -62,7 +62,7 @@ def _per_dataset(datasets, gold, scores: list, groups, resamples: int, seed: int
     grp = np.arange(len(ds)) if groups is None else np.asarray(groups)
     rng = np.random.default_rng(seed)
     out = {}
-    for name in sorted(set(ds.tolist()), key=_dataset_order):
+    for name in sorted(set(ds.tolist()), key=dataset_order):
         m = ds == name
         draws = _draws(grp[m], rng, resamples)
         ones = np.ones((1, int(m.sum())))
@@ -89,11 +89,11 @@ def auroc_report(
     """AUROC per dataset and ``"MACRO"`` as ``(point, low, high)``."""
     lo_q, hi_q = 100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2
     per = _per_dataset(datasets, gold_supported, [score], groups, resamples, seed)
-    out = {name: (v[0][0], *_interval(v[0][1], lo_q, hi_q)) for name, v in per.items()}
+    out = {name: (v[0][0], *quantile_interval(v[0][1], lo_q, hi_q)) for name, v in per.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         macro = np.nanmean(np.stack([v[0][1] for v in per.values()]), axis=0)
-    out["MACRO"] = (float(np.nanmean([v[0][0] for v in per.values()])), *_interval(macro, lo_q, hi_q))
+    out["MACRO"] = (float(np.nanmean([v[0][0] for v in per.values()])), *quantile_interval(macro, lo_q, hi_q))
     return out
 
 
@@ -111,13 +111,13 @@ def paired_auroc_difference(
     """The change of AUROC (after - before) per dataset and ``"MACRO"``, paired over the same resamples."""
     lo_q, hi_q = 100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2
     per = _per_dataset(datasets, gold_supported, [score_before, score_after], groups, resamples, seed)
-    out = {name: (a[0] - b[0], *_interval(a[1] - b[1], lo_q, hi_q)) for name, (b, a) in per.items()}
+    out = {name: (a[0] - b[0], *quantile_interval(a[1] - b[1], lo_q, hi_q)) for name, (b, a) in per.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         macro = np.nanmean(np.stack([a[1] - b[1] for b, a in per.values()]), axis=0)
     out["MACRO"] = (
         float(np.nanmean([a[0] - b[0] for b, a in per.values()])),
-        *_interval(macro, lo_q, hi_q),
+        *quantile_interval(macro, lo_q, hi_q),
     )
     return out
 

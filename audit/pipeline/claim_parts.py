@@ -1,4 +1,4 @@
-"""The parts of a compound claim (issue 45, item 2), from the dependency parse ``binding.py`` loads.
+"""The parts of a compound claim, from the dependency parse ``binding.py`` loads.
 
 "X did A and B", "X did A, and Y did B", "X bought A and B": each coordinated predicate, clause or
 object makes a part that says one thing, with the shared subject (and the rest of the sentence) kept.

@@ -18,7 +18,7 @@ Three rules, none of which lets a stranger lock an account's owner out:
   to an address the account signed in from within ``SIGNIN_KNOWN_ADDRESS_DAYS`` (the owner's own
   addresses, one axes ``AccessLog`` row per account and address, its ``attempt_time`` the last
   success): an attacker failing once a second from rotating addresses kept the owner out 103
-  times of 109 while the delay restarted with each of their failures (issue 46). From a new
+  times of 109 while the delay restarted with each of their failures. From a new
   address the owner waits at most ``SIGNIN_ACCOUNT_DELAY_MAX``, never the lockout's minutes.
 
 A refused sign-in answers 429 with ``Retry-After`` and one sentence saying why and for how long.

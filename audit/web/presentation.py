@@ -318,7 +318,7 @@ def metric_rows(metrics: dict | None, label: str) -> list[tuple[str, str, object
     return rows
 
 
-# One meaning for each number (issue 44): the number beside a label is always P(supported), the
+# One meaning for each number: the number beside a label is always P(supported), the
 # machine's probability that the evidence backs the claim, named as such whatever the label.
 LABEL_MEANINGS = {
     Label.SUPPORTED: "Supported: the evidence backs this claim (P(supported) {c}).",

@@ -155,7 +155,7 @@ DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint(
 # the file. It is in SQLite 3.7.0 to 3.51.2, fixed in 3.51.3 and backported to 3.44.6 and 3.50.7.
 # The embedded default runs the web workers, the task cluster (ORM broker) and the cache table on
 # one file from several processes, which is that bug's ground: rowids out of order and NULL keys in
-# theoria_cache and django_q_ormq were seen on SQLite 3.40.1 (issue 46). So WAL only with a fixed
+# theoria_cache and django_q_ormq were seen on SQLite 3.40.1. So WAL only with a fixed
 # SQLite; otherwise the rollback journal, where a reader waits the busy timeout while a commit writes.
 def sqlite_wal_is_safe(version: tuple[int, int, int]) -> bool:
     return version >= (3, 51, 3) or (3, 50, 7) <= version < (3, 51, 0) or (3, 44, 6) <= version < (3, 45, 0)

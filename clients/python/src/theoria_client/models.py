@@ -82,7 +82,7 @@ class Escalation:
 
 @dataclass(frozen=True)
 class ClaimCard:
-    """One atomic claim and its verdict (spec §6, ``ClaimCard``). ``label`` and ``confidence`` are
+    """One atomic claim and its verdict (``ClaimCard`` of docs/API.md). ``label`` and ``confidence`` are
     the verdict on the claim as the front end sent it; ``revision`` the fix shown beside it."""
 
     claim_id: str
