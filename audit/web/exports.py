@@ -13,7 +13,8 @@ import io
 import json
 from typing import Iterable, Iterator
 
-CSV_COLUMNS = (
+# the Claim Card's own fields and its metrics, each one column of the same name
+CARD_COLUMNS = (
     "answer_id",
     "claim_id",
     "mode",
@@ -23,10 +24,11 @@ CSV_COLUMNS = (
     "machine_label",
     "reviewer_label",
     "text",
-    "faithfulness",
-    "answer_relevance",
-    "context_precision",
-    "selfcheck_disagreement",
+)
+METRIC_COLUMNS = ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")
+CSV_COLUMNS = (
+    *CARD_COLUMNS,
+    *METRIC_COLUMNS,
     "verification_methods",
     "evidence_count",
     "evidence_source_ids",
@@ -64,24 +66,8 @@ def card_row(card: dict) -> list[str]:
     evidence = card.get("evidence") or []
     stamps = card.get("timestamps") or {}
     values = {
-        **{
-            k: card.get(k)
-            for k in (
-                "answer_id",
-                "claim_id",
-                "mode",
-                "label",
-                "confidence",
-                "p_supported",
-                "machine_label",
-                "reviewer_label",
-                "text",
-            )
-        },
-        **{
-            k: metrics.get(k)
-            for k in ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")
-        },
+        **{k: card.get(k) for k in CARD_COLUMNS},
+        **{k: metrics.get(k) for k in METRIC_COLUMNS},
         "verification_methods": " | ".join(card.get("verification_methods") or []),
         "evidence_count": len(evidence),
         "evidence_source_ids": " | ".join(e.get("source_id", "") for e in evidence),
