@@ -89,12 +89,7 @@ def auroc_report(
     """AUROC per dataset and ``"MACRO"`` as ``(point, low, high)``."""
     lo_q, hi_q = 100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2
     per = _per_dataset(datasets, gold_supported, [score], groups, resamples, seed)
-    out = {name: (v[0][0], *quantile_interval(v[0][1], lo_q, hi_q)) for name, v in per.items()}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        macro = np.nanmean(np.stack([v[0][1] for v in per.values()]), axis=0)
-    out["MACRO"] = (float(np.nanmean([v[0][0] for v in per.values()])), *quantile_interval(macro, lo_q, hi_q))
-    return out
+    return _with_macro({name: v[0] for name, v in per.items()}, lo_q, hi_q)
 
 
 def paired_auroc_difference(
@@ -111,12 +106,18 @@ def paired_auroc_difference(
     """The change of AUROC (after - before) per dataset and ``"MACRO"``, paired over the same resamples."""
     lo_q, hi_q = 100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2
     per = _per_dataset(datasets, gold_supported, [score_before, score_after], groups, resamples, seed)
-    out = {name: (a[0] - b[0], *quantile_interval(a[1] - b[1], lo_q, hi_q)) for name, (b, a) in per.items()}
+    return _with_macro({name: (a[0] - b[0], a[1] - b[1]) for name, (b, a) in per.items()}, lo_q, hi_q)
+
+
+def _with_macro(per: dict, lo_q: float, hi_q: float) -> dict[str, tuple[float, float, float]]:
+    """``{dataset: (point, resampled values)}`` as ``(point, low, high)`` per dataset, and ``"MACRO"``:
+    the mean of the points, its interval from the mean of each resample over the datasets."""
+    out = {name: (point, *quantile_interval(samples, lo_q, hi_q)) for name, (point, samples) in per.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        macro = np.nanmean(np.stack([a[1] - b[1] for b, a in per.values()]), axis=0)
+        macro = np.nanmean(np.stack([samples for _, samples in per.values()]), axis=0)
     out["MACRO"] = (
-        float(np.nanmean([a[0] - b[0] for b, a in per.values()])),
+        float(np.nanmean([point for point, _ in per.values()])),
         *quantile_interval(macro, lo_q, hi_q),
     )
     return out
