@@ -25,6 +25,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
+from theoria_client._hook import AnswerAuditor
 from theoria_client.client import Theoria
 from theoria_client.models import AuditResult
 
@@ -74,16 +75,19 @@ class TheoriaCallbackHandler(BaseCallbackHandler):
         **audit_options: Any,
     ) -> None:
         super().__init__()
-        self.client = client or Theoria(base_url, token)
-        self.mode = mode
-        self.audit_options = audit_options
-        self.raise_error = raise_error
-        self.results: dict[UUID, AuditResult] = {}
-        self.last_result: AuditResult | None = None
-        self.errors: list[Exception] = []
+        self.auditor: AnswerAuditor[UUID] = AnswerAuditor(
+            base_url, token, mode=mode, client=client, raise_error=raise_error, audit_options=audit_options
+        )
+        self.client, self.mode, self.raise_error = self.auditor.client, mode, raise_error
+        self.results, self.errors = self.auditor.results, self.auditor.errors
         self._root_of: dict[UUID, UUID] = {}
         self._question: dict[UUID, str] = {}
         self._documents: dict[UUID, list[Document]] = {}
+
+    @property
+    def last_result(self) -> AuditResult | None:
+        """The verdict of the latest audit this handler sent."""
+        return self.auditor.last_result
 
     def _root(self, run_id: UUID, parent_run_id: UUID | None) -> UUID:
         root = self._root_of.get(parent_run_id, run_id) if parent_run_id else run_id
@@ -146,15 +150,9 @@ class TheoriaCallbackHandler(BaseCallbackHandler):
             if (document.id, document.page_content) not in seen:
                 seen.add((document.id, document.page_content))
                 contexts.append(document_context(document, len(contexts) + 1))
-        try:
-            result = self.client.audit(question, answer, contexts, mode=self.mode, **self.audit_options)
-        except Exception as error:
-            self.errors.append(error)
-            if self.raise_error:
-                raise
-            return
-        self.results[run_id] = self.last_result = result
-        self._attach(outputs, result)
+        result = self.auditor.audit_answer(run_id, question, answer, contexts)
+        if result is not None:
+            self._attach(outputs, result)
 
     @staticmethod
     def _attach(outputs: Any, result: AuditResult) -> None:

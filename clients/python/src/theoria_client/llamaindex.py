@@ -20,6 +20,7 @@ from llama_index.core.callbacks.base_handler import BaseCallbackHandler
 from llama_index.core.callbacks.schema import CBEventType, EventPayload
 from llama_index.core.schema import NodeWithScore
 
+from theoria_client._hook import AnswerAuditor
 from theoria_client.client import Theoria
 from theoria_client.models import AuditResult
 
@@ -55,15 +56,18 @@ class TheoriaLlamaIndexHandler(BaseCallbackHandler):
         **audit_options: Any,
     ) -> None:
         super().__init__(event_starts_to_ignore=[], event_ends_to_ignore=[])
-        self.client = client or Theoria(base_url, token)
-        self.mode = mode
-        self.audit_options = audit_options
-        self.raise_error = raise_error
-        self.results: dict[str, AuditResult] = {}
-        self.last_result: AuditResult | None = None
-        self.errors: list[Exception] = []
+        self.auditor: AnswerAuditor[str] = AnswerAuditor(
+            base_url, token, mode=mode, client=client, raise_error=raise_error, audit_options=audit_options
+        )
+        self.client, self.mode, self.raise_error = self.auditor.client, mode, raise_error
+        self.results, self.errors = self.auditor.results, self.auditor.errors
         self._questions: dict[str, str] = {}
         self._parents: dict[str, str] = {}
+
+    @property
+    def last_result(self) -> AuditResult | None:
+        """The verdict of the latest audit this handler sent."""
+        return self.auditor.last_result
 
     def on_event_start(
         self,
@@ -98,14 +102,9 @@ class TheoriaLlamaIndexHandler(BaseCallbackHandler):
             return
         nodes = getattr(response, "source_nodes", None) or []
         contexts = [node_context(node, i) for i, node in enumerate(nodes, start=1)]
-        try:
-            result = self.client.audit(question, answer, contexts, mode=self.mode, **self.audit_options)
-        except Exception as error:
-            self.errors.append(error)
-            if self.raise_error:
-                raise
+        result = self.auditor.audit_answer(event_id, question, answer, contexts)
+        if result is None:
             return
-        self.results[event_id] = self.last_result = result
         response.metadata = {**(response.metadata or {}), "theoria": result.verdict()}
 
     def start_trace(self, trace_id: str | None = None) -> None:
