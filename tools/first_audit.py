@@ -33,6 +33,7 @@ import psutil
 from audit.services.warmup import READY_LINE
 
 ROOT = Path(__file__).resolve().parents[1]
+MANAGE = [sys.executable, str(ROOT / "manage.py")]
 ANSWERS = (
     (
         "What happened to patient H.M.'s memory?",
@@ -114,32 +115,27 @@ def _audit(client: httpx.Client, base: str, query: str, answer: str) -> tuple[fl
     return time.perf_counter() - started, sent.headers["location"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--no-warm", action="store_true", help="start without THEORIA_WARM_MODELS")
-    parser.add_argument("--no-worker", action="store_true", help="start the web server without qcluster")
-    parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the ready line")
-    args = parser.parse_args(argv)
-
-    folder = ROOT / "var" / "first-audit"
-    database = _copy_database(folder / "db.sqlite3")
-    port = _free_port()
-    env = {
+def _env(no_warm: bool, port: int) -> dict[str, str]:
+    """What `make run` exports, over the copied database (var/first-audit/)."""
+    return {
         **os.environ,
-        "DATABASE_URL": database,
+        "DATABASE_URL": _copy_database(ROOT / "var" / "first-audit" / "db.sqlite3"),
         "DJANGO_DEBUG": os.environ.get("DJANGO_DEBUG", "1"),
         "HOST": "127.0.0.1",
         "PORT": str(port),
         "THEORIA_COMPRESSED_STATIC": "1",
-        "THEORIA_WARM_MODELS": "0" if args.no_warm else "1",
+        "THEORIA_WARM_MODELS": "0" if no_warm else "1",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1"),
         "PYTHONUNBUFFERED": "1",
     }
-    manage = [sys.executable, str(ROOT / "manage.py")]
+
+
+def _session(env: dict[str, str]) -> str:
+    """A signed-in session of the copy's first superuser; collectstatic done, as `make run` does it."""
     out = subprocess.run(
-        [*manage, "shell", "-v0", "-c", SESSION],
+        [*MANAGE, "shell", "-v0", "-c", SESSION],
         env=env,
         cwd=ROOT,
         check=True,
@@ -149,59 +145,93 @@ def main(argv: list[str] | None = None) -> int:
     session = re.search(r"^session (\S+)$", out, re.M)
     if session is None:
         sys.exit("No active superuser in the database: run `make setup` first.")
-    subprocess.run([*manage, "collectstatic", "--noinput", "-v0"], env=env, cwd=ROOT, check=True)
+    subprocess.run([*MANAGE, "collectstatic", "--noinput", "-v0"], env=env, cwd=ROOT, check=True)
+    return session.group(1)
 
+
+class Served:
+    """The web server of `make run` (and its task worker) with the lines it printed so far."""
+
+    def __init__(self, env: dict[str, str], port: int, worker: bool):
+        self.worker = (
+            subprocess.Popen(
+                [*MANAGE, "qcluster"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            if worker
+            else None
+        )
+        self.server = subprocess.Popen(
+            [*MANAGE, "runserver", f"127.0.0.1:{port}", "--nostatic"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self.ready, self.answering = threading.Event(), threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.server.stdout is not None
+        for line in self.server.stdout:
+            self.lines.append(line)
+            if READY_LINE in line:
+                self.ready.set()
+            if "Quit the server with" in line:
+                self.answering.set()
+
+    def stop(self) -> None:
+        for process in (self.server, self.worker):
+            if process is None:
+                continue
+            family = [*psutil.Process(process.pid).children(recursive=True), psutil.Process(process.pid)]
+            for member in family:
+                member.terminate()
+            _, alive = psutil.wait_procs(family, timeout=20)
+            for member in alive:  # qcluster's processes may outlast a TERM while they finish a task
+                member.kill()
+
+
+def _wait_for_healthz(base: str, deadline: float) -> None:
+    """Until the port answers (with the warm-up, it already did before the ready line)."""
+    while True:
+        try:
+            httpx.get(f"{base}/healthz", timeout=5)
+            return
+        except httpx.TransportError:
+            if time.perf_counter() > deadline:
+                sys.exit("The server never answered /healthz.")
+            time.sleep(0.2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--no-warm", action="store_true", help="start without THEORIA_WARM_MODELS")
+    parser.add_argument("--no-worker", action="store_true", help="start the web server without qcluster")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the ready line")
+    args = parser.parse_args(argv)
+
+    port = _free_port()
+    env = _env(args.no_warm, port)
+    session = _session(env)
     load_before = os.getloadavg()
     started = time.perf_counter()
-    worker = None
-    if not args.no_worker:
-        worker = subprocess.Popen(
-            [*manage, "qcluster"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-    server = subprocess.Popen(
-        [*manage, "runserver", f"127.0.0.1:{port}", "--nostatic"],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: list[str] = []
-    ready = threading.Event()
-    answering = threading.Event()
-
-    def read() -> None:
-        assert server.stdout is not None
-        for line in server.stdout:
-            lines.append(line)
-            if READY_LINE in line:
-                ready.set()
-            if "Quit the server with" in line:
-                answering.set()
-
-    threading.Thread(target=read, daemon=True).start()
+    served = Served(env, port, worker=not args.no_worker)
     try:
         base = f"http://127.0.0.1:{port}"
-        if args.no_warm:
-            answering.wait(args.timeout)
-        elif not ready.wait(args.timeout):
-            sys.exit("The server did not say it was ready within --timeout:\n" + "".join(lines[-20:]))
+        waited = (served.answering if args.no_warm else served.ready).wait(args.timeout)
+        if not waited:
+            sys.exit("The server did not start within --timeout:\n" + "".join(served.lines[-20:]))
         to_ready = time.perf_counter() - started
-        while True:  # the port answers (with the warm-up, it already did before the ready line)
-            try:
-                httpx.get(f"{base}/healthz", timeout=5)
-                break
-            except httpx.TransportError:
-                if time.perf_counter() - started > args.timeout:
-                    sys.exit("The server never answered /healthz.")
-                time.sleep(0.2)
-        serving = psutil.Process(server.pid)
+        _wait_for_healthz(base, started + args.timeout)
+        serving = psutil.Process(served.server.pid)
         print(f"load average before start: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}")
         print(
-            f"{'ready (the line make run prints)' if not args.no_warm else 'answering (no warm-up)'}: "
+            f"{'answering (no warm-up)' if args.no_warm else 'ready (the line make run prints)'}: "
             f"{to_ready:.1f} s wall, {_tree_cpu(serving):.1f} s CPU of the web server"
         )
-        with httpx.Client(cookies={"sessionid": session.group(1)}, timeout=args.timeout) as client:
+        with httpx.Client(cookies={"sessionid": session}, timeout=args.timeout) as client:
             for n, (query, answer) in enumerate(ANSWERS, start=1):
                 cpu = _tree_cpu(serving)
                 seconds, path = _audit(client, base, query, answer)
@@ -212,15 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         load = os.getloadavg()
         print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} cores)")
     finally:
-        for process in (server, worker):
-            if process is None:
-                continue
-            family = [*psutil.Process(process.pid).children(recursive=True), psutil.Process(process.pid)]
-            for member in family:
-                member.terminate()
-            _, alive = psutil.wait_procs(family, timeout=20)
-            for member in alive:  # qcluster's processes may outlast a TERM while they finish a task
-                member.kill()
+        served.stop()
     return 0
 
 
