@@ -49,12 +49,14 @@ setup: install
 	$(PY) manage.py setup_schedules
 
 # Web server on http://$(HOST):$(PORT)/ and the django-q2 task worker; Ctrl-C stops both. The web
-# server loads the models as it starts (THEORIA_WARM_MODELS, in its serving process: audit/services/
-# warmup.py) and serves the static files gzip-compressed from what collectstatic gathered
+# server loads the models, pages and indexes as it starts and says "Theoria is ready" when done
+# (THEORIA_WARM_MODELS, in its serving process: audit/services/warmup.py; python -m tools.first_audit
+# times it) and serves the static files gzip-compressed from what collectstatic gathered
 # (THEORIA_COMPRESSED_STATIC, WhiteNoise; --nostatic turns runserver's uncompressed handler off).
 run: setup
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	@echo "Starting the task worker and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
+	@echo "Starting the task worker and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)."
+	@echo "Pages answer at once; the first audit is fast once the server prints 'Theoria is ready'."
 	@trap 'kill 0' INT TERM EXIT; \
 	  $(PY) manage.py qcluster & \
 	  THEORIA_WARM_MODELS=1 THEORIA_COMPRESSED_STATIC=1 $(PY) manage.py runserver $(HOST):$(PORT) --nostatic

@@ -186,7 +186,17 @@ def escalation_text(event: ReviewEvent) -> tuple[str, str]:
     elif before and "owner_to" in details:
         why = details.get("owner_change") or "the owner changed"
         parts.append(f"owner {before} removed: {why}")
-    return f"Escalated from Level {from_tier} to Level {to_tier}", ". ".join(parts)
+    return f"Escalated from Level {from_tier} to Level {to_tier}", sentences(parts)
+
+
+def sentences(parts: list[str]) -> str:
+    """Join ``parts`` as sentences: a full stop between two only where the first has no stop of its own
+    (a reviewer's reason often ends with one), never two."""
+    out = ""
+    for part in (p.strip() for p in parts):
+        if part:
+            out += ("" if not out else " " if out.endswith((".", "!", "?", "…")) else ". ") + part
+    return out
 
 
 def resolutions(events: list[ReviewEvent], decisions: dict[str, Any] | None = None) -> list[dict[str, Any]]:

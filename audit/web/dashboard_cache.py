@@ -32,10 +32,20 @@ def dashboard_version(workspace) -> str:
     return ".".join(str(p or 0) for p in parts)
 
 
+def dashboard_key(workspace, period) -> str:
+    """The cache key of the dashboard's figures for ``workspace`` over ``period`` at its data version now."""
+    scope = getattr(period, "domain", "")
+    return f"dashboard:{workspace.pk}:{period.start}:{period.end}:{scope}:{dashboard_version(workspace)}"
+
+
+def dashboard_forget(workspace, period) -> None:
+    """Drop the cached figures of ``period``, as a change to the workspace would (``bench_pages``)."""
+    cache.delete(dashboard_key(workspace, period))
+
+
 def dashboard_cached(workspace, period, build: Callable[[], Any]) -> Any:
     """``build()``'s result for ``workspace`` over ``period``, from the cache while nothing changed."""
-    scope = getattr(period, "domain", "")
-    key = f"dashboard:{workspace.pk}:{period.start}:{period.end}:{scope}:{dashboard_version(workspace)}"
+    key = dashboard_key(workspace, period)
     value = cache.get(key)
     if value is None:
         value = build()

@@ -58,3 +58,24 @@ def test_the_case_page_history_names_both_levels_the_actor_and_the_reason(client
         in html
     )
     assert "at Level 2 by expert1: Dose" not in html and "Escalated to Level 2 at Level 2" not in html
+
+
+def test_a_reason_that_ends_with_a_full_stop_is_followed_by_the_owner_without_a_second_stop(
+    client, case, expert
+):
+    client.force_login(expert)
+    client.post(f"/escalations/{case.ticket}/acknowledge", {})
+    response = client.post(
+        f"/escalations/{case.ticket}/escalate", {"note": "Meaning not preserved."}, follow=True
+    )
+    html = response.content.decode()
+    assert "by expert1: Meaning not preserved. expert1 keeps the case" in html
+    assert "preserved.." not in html
+
+
+def test_the_assignment_of_a_case_to_its_own_owner_says_the_owner_kept_it(case, analyst):
+    case = services.case_assign(case=case, actor=analyst, owner=analyst)
+    case = services.case_assign(case=case, actor=analyst, owner=analyst)
+    history = _history(case)
+    assert history[-1] == ("analyst1 kept the case", "")
+    assert not any(title == "Assigned to analyst1" and "was analyst1" in detail for title, detail in history)

@@ -36,3 +36,37 @@ def test_warming_runs_one_audit_and_stores_nothing(workspace):
     seconds = warm_models()
     assert seconds > 0
     assert Answer.objects.count() == 0 and Claim.objects.count() == 0
+
+
+def test_the_warm_up_loads_the_url_configuration_and_compiles_every_page_template():
+    import sys
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from audit.services.warmup import warm_pages
+
+    pages = [p for d in settings.TEMPLATES[0]["DIRS"] for p in Path(d).rglob("*.html")]
+    assert warm_pages() == len(pages)
+    assert "theoria.urls" in sys.modules and "audit.web.views" in sys.modules
+
+
+def test_the_server_says_it_is_ready_when_the_warm_up_has_finished(monkeypatch, capsys):
+    from audit.services import warmup
+
+    monkeypatch.setattr(warmup, "warm_models", lambda: 12.34)
+    warmup.warm_in_background().join()
+    assert "Theoria is ready: models, indexes, pages and one audit per workspace loaded in 12.3 s" in (
+        capsys.readouterr().out
+    )
+
+
+def test_make_run_tells_a_person_to_wait_for_the_ready_line():
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    plan = subprocess.run(
+        ["make", "-n", "-W", "pyproject.toml", "run"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    assert "once the server prints 'Theoria is ready'" in plan

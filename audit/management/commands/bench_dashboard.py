@@ -23,6 +23,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from audit.management.browser import CHROMIUM, CHROMIUM_ARGS, served, session_cookie, user_named
+from audit.selectors.dashboard import DateRange
+from audit.services.workspaces import workspace_for_user
+from audit.web.dashboard_cache import dashboard_forget
 
 # the page has loaded and every chart that shows in the viewport has drawn
 FIRST_SCREEN_DRAWN = """() => document.readyState === "complete" && Array.from(document.querySelectorAll(".plot"))
@@ -51,6 +54,11 @@ class Command(BaseCommand):
             help="serve the full plotly.js bundle in place of the partial one (the old page)",
         )
         parser.add_argument(
+            "--after-change",
+            action="store_true",
+            help="drop the dashboard's cached figures before each round, as any change to the workspace does",
+        )
+        parser.add_argument(
             "--uncompressed",
             action="store_true",
             help="serve static files through the finders, uncompressed, as runserver does",
@@ -62,6 +70,7 @@ class Command(BaseCommand):
         if options["rounds"] < 1:
             raise CommandError("--rounds must be at least 1.")
         user = user_named(options["username"])
+        workspace, period = workspace_for_user(user), DateRange.ending_today()
         full = None
         if options["full_plotly"]:
             import plotly
@@ -76,6 +85,8 @@ class Command(BaseCommand):
         with served(collected=compressed) as base, sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for _ in range(options["rounds"] + 1):  # the first round warms the server, not the browser
+                if options["after_change"]:
+                    dashboard_forget(workspace, period)
                 context = browser.new_context(viewport={"width": 1280, "height": 900})
                 context.add_cookies([session_cookie(user, base)])
                 if full is not None:
@@ -110,6 +121,10 @@ class Command(BaseCommand):
         self._report(
             full is not None, compressed, times, scripts, served_ms, ready_ms, scroll_ms, all_scripts
         )
+        if options["after_change"]:
+            self.stdout.write(
+                "(each round after a change: the dashboard's cached figures were dropped first)"
+            )
 
     def _report(
         self, full: bool, compressed: bool, times, scripts, served_ms, ready_ms, scroll_ms, all_scripts
