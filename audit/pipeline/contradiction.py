@@ -35,6 +35,7 @@ from typing import Any
 from audit.constants import (
     BINDING_MAX_SENTENCE_CHARS,
     BINDING_MAX_SENTENCES,
+    NEGATION_PREDICATE_ON,
     STRUCTURE_ANTONYM_CLAUSE_SHARED,
     STRUCTURE_CLAUSE_MIN_ALIGNMENT,
     STRUCTURE_MIN_ALIGNMENT,
@@ -413,10 +414,11 @@ def predicate_polarity(report: StructureReport, claim: str, passages: list[tuple
     predicate the other way contradicts the claim (a ``negation`` finding); a sentence stating the
     claim's predicate with the claim's polarity, every negation being a verb's, withdraws the token
     rule's ``negation`` finding (a negation the claim carries too, or one on another predicate, as in
-    "matured in the thymus but have not yet encountered"). Runs only where a negation is written."""
+    "matured in the thymus but have not yet encountered"). Runs only where a negation is written, and
+    not with ``NEGATION_PREDICATE_ON`` off (THEORIA_NEGATION_PREDICATE=0)."""
     from audit.pipeline import binding
 
-    if not binding.is_on() or not passages:
+    if not NEGATION_PREDICATE_ON or not binding.is_on() or not passages:
         return
     usable = parseable(passages)
     if not (_has_negation(claim) or any(_has_negation(text) for _, text in usable)):
