@@ -961,6 +961,32 @@ def _narrows(cdoc: Any, verb: Any, e_verb: Any) -> bool:
     return all(w in claim_forms or m in claim_forms for w, m in _clause_words(e_verb))
 
 
+def _stated(
+    cdoc: Any, lemma: str, negated: bool, verb: Any, docs: list[Any]
+) -> tuple[list[Any], list[Any], bool]:
+    """The evidence sentences that state the claim predicate ``verb`` (by ``lemma``) about the claim's
+    other content words: (with its polarity, the other way, whether a negated one narrows to the claim)."""
+    others = _other_words(cdoc, verb)
+    same, opposite, narrowed = [], [], False
+    for doc in docs:
+        for e_lemma, e_negated, e_verb in _predicates(doc):
+            if e_lemma != lemma:
+                continue
+            held = _forms(doc)
+            share = sum(w in held or m in held for w, m in others) / len(others) if others else 1.0
+            if share < NEGATION_PREDICATE_MIN_ALIGNMENT:
+                continue
+            if e_negated == negated:
+                same.append(doc)
+                narrowed = narrowed or (
+                    negated and _negations_all_verbal(doc) and _narrows(cdoc, verb, e_verb)
+                )
+            elif _negations_all_verbal(cdoc) and _negations_all_verbal(doc):
+                # a determiner's negation ("neither party may", "no evidence") is the token rule's
+                opposite.append(doc)
+    return same, opposite, narrowed
+
+
 def polarity(claim: str, evidence_sentences: list[str]) -> Polarity:
     """Negation read on the predicate the claim and an evidence sentence share (docs/SPEC_NOTES.md#labels-verdicts-and-confidence).
 
@@ -973,23 +999,7 @@ def polarity(claim: str, evidence_sentences: list[str]) -> Polarity:
     cdoc, docs, _ = _read(claim, evidence_sentences)
     out = Polarity()
     for lemma, negated, verb in _predicates(cdoc):
-        others = _other_words(cdoc, verb)
-        same, opposite, narrowed = [], [], False
-        for doc in docs:
-            for e_lemma, e_negated, e_verb in _predicates(doc):
-                if e_lemma != lemma:
-                    continue
-                held = _forms(doc)
-                share = sum(w in held or m in held for w, m in others) / len(others) if others else 1.0
-                if share < NEGATION_PREDICATE_MIN_ALIGNMENT:
-                    continue
-                if e_negated == negated:
-                    same.append(doc)
-                    if negated and _negations_all_verbal(doc) and _narrows(cdoc, verb, e_verb):
-                        narrowed = True
-                elif _negations_all_verbal(cdoc) and _negations_all_verbal(doc):
-                    # a determiner's negation ("neither party may", "no evidence") is the token rule's
-                    opposite.append(doc)
+        same, opposite, narrowed = _stated(cdoc, lemma, negated, verb, docs)
         if same:
             out.agrees = out.agrees or (
                 _negations_all_verbal(cdoc) and any(_negations_all_verbal(d) for d in same)

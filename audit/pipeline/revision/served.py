@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 REVISION_WORDS = {
     "citation": "changed its citation",
@@ -82,7 +83,7 @@ class ServedChange:
             f"Theoria {self.what} in the text served; {case}."
         )
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "cases": list(self.cases), "note": self.note}
 
 
@@ -126,7 +127,9 @@ def mark_served(text: str, changed: Sequence[ChangedClaim]) -> tuple[str, list[S
     return f"{marked.rstrip()}\n\nChanged by Theoria:\n{notes}", changes
 
 
-def changed_claims(claims: Sequence[object], cases_by_claim: dict[int, list[dict]]) -> list[ChangedClaim]:
+def changed_claims(
+    claims: Sequence[Any], cases_by_claim: dict[int, list[dict[str, Any]]]
+) -> list[ChangedClaim]:
     """The claims (``audit.models.Claim``-like: claim_id, text, machine_label, confidence, revision,
     pk) whose revision the served text carries, with the tickets of their review cases
     (``cases_by_claim``: {claim pk: [escalation refs]}). A revision a reviewer undid (the received
@@ -136,7 +139,7 @@ def changed_claims(claims: Sequence[object], cases_by_claim: dict[int, list[dict
         rev = dict(getattr(claim, "revision", None) or {})
         if not rev or (rev.get("review") or {}).get("action") == "restored_received_wording":
             continue
-        refs = cases_by_claim.get(getattr(claim, "pk", None), []) or []  # type: ignore[call-overload]
+        refs = cases_by_claim.get(getattr(claim, "pk", -1), []) or []
         out.append(
             ChangedClaim(
                 claim_id=str(getattr(claim, "claim_id", "")),
