@@ -8,6 +8,11 @@ answer). In each pass it reads every Claim Card the API returned: a claim not la
 belong to exactly one review case (the `escalations` of its card), and a re-audit must add no case for
 a claim that already had one (0 duplicates). Prints the counts per pass and exits 1 when either rule
 is broken (docs/SPEC_NOTES.md, "Human escalation", intake).
+
+On a busy machine an audit takes 17-37 s, so two full passes over 100 answers take hours:
+`--parallel K` posts K answers at a time to K gunicorn workers, and `--reaudit M --seed S` re-audits a
+seeded random sample of M of the N answers (the duplicate count then covers those M answers only,
+and the output says so).
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import sys
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -58,7 +65,9 @@ def _post(base: str, token: str, body: dict) -> dict:
         return json.loads(response.read())
 
 
-def audit_pass(base: str, token: str, rows: list[dict], label: str) -> tuple[dict, dict[str, set[str]]]:
+def audit_pass(
+    base: str, token: str, rows: list[dict], label: str, parallel: int = 1
+) -> tuple[dict, dict[str, set[str]]]:
     """Post every row once; count the claims not SUPPORTED and the cases each belongs to, and return
     the tickets of each doubted claim by (query, claim text)."""
     counts = {
@@ -72,35 +81,67 @@ def audit_pass(base: str, token: str, rows: list[dict], label: str) -> tuple[dic
     }
     tickets: dict[str, set[str]] = {}  # (answer query, claim text) -> tickets of its cards
     started = time.monotonic()
-    for n, row in enumerate(rows, 1):
+
+    def post(row: dict) -> dict | urllib.error.HTTPError:
         try:
-            reply = _post(base, token, as_request(row))
+            return _post(base, token, as_request(row))
         except urllib.error.HTTPError as error:
-            counts["refused"] += 1
-            print(f"  {row['id']}: {error.code} {error.read()[:200]!r}", file=sys.stderr)
-            continue
-        counts["answers"] += 1
-        for card in reply["claims"]:
-            counts["claims"] += 1
-            if card["label"] == "SUPPORTED":
-                continue
-            counts["doubted"] += 1
-            cases = {ref["ticket"] for ref in card.get("escalations") or [] if ref.get("type") == "review"}
-            counts["in_one_case" if len(cases) == 1 else "in_none" if not cases else "in_several"] += 1
-            tickets.setdefault(f"{row['query']}\x00{card['text']}", set()).update(cases)
-        if n % 10 == 0 or n == len(rows):
-            print(f"  {label}: {n}/{len(rows)} answers, {time.monotonic() - started:.0f} s", file=sys.stderr)
+            return error
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        replies = pool.map(post, rows)  # in order of rows; at most `parallel` in flight
+        for n, (row, reply) in enumerate(zip(rows, replies, strict=True), 1):
+            _count(row, reply, counts, tickets)
+            if n % 10 == 0 or n == len(rows):
+                print(
+                    f"  {label}: {n}/{len(rows)} answers, {time.monotonic() - started:.0f} s", file=sys.stderr
+                )
     return counts, tickets
+
+
+def _count(
+    row: dict, reply: dict | urllib.error.HTTPError, counts: dict, tickets: dict[str, set[str]]
+) -> None:
+    if isinstance(reply, urllib.error.HTTPError):
+        counts["refused"] += 1
+        print(f"  {row['id']}: {reply.code} {reply.read()[:200]!r}", file=sys.stderr)
+        return
+    counts["answers"] += 1
+    for card in reply["claims"]:
+        counts["claims"] += 1
+        if card["label"] == "SUPPORTED":
+            continue
+        counts["doubted"] += 1
+        cases = {ref["ticket"] for ref in card.get("escalations") or [] if ref.get("type") == "review"}
+        counts["in_one_case" if len(cases) == 1 else "in_none" if not cases else "in_several"] += 1
+        tickets.setdefault(f"{row['query']}\x00{card['text']}", set()).update(cases)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", type=int, default=100, help="how many DEV answers (the first N)")
+    parser.add_argument(
+        "--parallel", type=int, default=1, help="answers posted at a time, each to its own gunicorn worker"
+    )
+    parser.add_argument(
+        "--reaudit",
+        type=int,
+        default=None,
+        help="re-audit a seeded random sample of this many of the answers (default: all of them)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the seed of the --reaudit sample")
     args = parser.parse_args()
+    if args.answers < 1 or args.parallel < 1 or (args.reaudit is not None and args.reaudit < 1):
+        parser.error("--answers, --parallel and --reaudit must be at least 1")
     rows = dev_answers(args.answers)
-    with served("doubt-coverage", workers=1, threads=1) as (base, tokens, _folder):
-        first, first_tickets = audit_pass(base, tokens["frontend"], rows, "audit")
-        again, again_tickets = audit_pass(base, tokens["frontend"], rows, "re-audit")
+    sample = (
+        rows if args.reaudit is None else random.Random(args.seed).sample(rows, min(args.reaudit, len(rows)))
+    )
+    with served("doubt-coverage", workers=args.parallel, threads=1) as (base, tokens, _folder):
+        first, first_tickets = audit_pass(base, tokens["frontend"], rows, "audit", args.parallel)
+        again, again_tickets = audit_pass(base, tokens["frontend"], sample, "re-audit", args.parallel)
+    if len(sample) < len(rows):
+        print(f"re-audit: a sample of {len(sample)} of the {len(rows)} answers (seed {args.seed})")
     # a claim doubted in both passes whose re-audit card names a case its first card did not
     duplicates = sum(
         1

@@ -17,6 +17,7 @@ from rest_framework import serializers
 
 from audit.models import Answer, Claim, Document, Evidence, VerificationRun
 from audit.models.choices import Mode, RevisionStatus
+from audit.pipeline.revision.served import changed_claims, mark_served
 from audit.services.submissions import citations_of
 
 # Claim metrics named by the docs/SPEC_NOTES.md#analyst-pages example, in its order.
@@ -468,6 +469,9 @@ class AnswerSerializer(serializers.Serializer[Any]):
 
     ``answer`` is the text returned to the user (revised or not) and ``original_answer`` the text
     received, which the claims describe; ``revisions`` is present only when the answer was revised.
+    When a revision is served (at once or accepted), ``answer_marked`` is ``answer`` with a mark
+    ``[R1]`` after each changed claim and a note per change at its end (the finding, what changed,
+    the case), and ``served_changes`` lists those changes: a front end shows ``answer_marked``.
     ``revision`` says where the revision stands: ``status`` proposed (held for a person's approval:
     ``answer`` is the text as received until it is accepted), accepted, rejected or served (at once).
     Context: ``escalations`` ({claim pk: [refs]}) as for Claim Cards, ``citations`` for Normal
@@ -498,6 +502,15 @@ class AnswerSerializer(serializers.Serializer[Any]):
         data["original_answer"] = answer.original_text or answer.text
         if answer.revisions or (answer.original_text and answer.original_text != answer.text):
             data["revisions"] = answer.revisions
+        if answer.revision_status in (RevisionStatus.SERVED, RevisionStatus.ACCEPTED):
+            # a served revision never hides a finding: the text to show carries a mark per change
+            # and a note naming the finding and its case (audit.pipeline.revision.served)
+            marked, changes = mark_served(
+                answer.text, changed_claims(list(answer.claims.all()), self.context.get("escalations") or {})
+            )
+            if changes:
+                data["answer_marked"] = marked
+                data["served_changes"] = [c.as_dict() for c in changes]
         if self.context.get("mode_decision"):
             data["mode_decision"] = self.context["mode_decision"]
         if self.context.get("web"):

@@ -13,6 +13,9 @@ STRUCTURE_MIN_ALIGNMENT = (
 STRUCTURE_CLAUSE_MIN_ALIGNMENT = (
     0.67  # ... and the clause that carries the aligned predicate (negation check)
 )
+# the predicate polarity rule (contradiction.predicate_polarity); "0" reads negation by the clause rule
+# alone: the switch `evaluate --claims-only` and `bench` are run with to measure the rule's gain and cost
+NEGATION_PREDICATE_ON = os.environ.get("THEORIA_NEGATION_PREDICATE", "1") != "0"
 NEGATION_PREDICATE_MIN_ALIGNMENT = 0.75  # predicate polarity (binding.polarity): share of the claim's other content lemmas the sentence holds
 STRUCTURE_ANTONYM_CLAUSE_SHARED = (
     2  # an antonym counts in a clause sharing this many other content words with the claim

@@ -78,6 +78,7 @@ MISMATCH_ROLES = ("a0", "a1", "dative", "than")  # a role bound to someone else 
 ARG_DEPS = {"nsubj": "a0", "dobj": "a1", "nsubjpass": "a1", "dative": "dative", "attr": "attr"}
 MODIFIER_DEPS = frozenset({"compound", "amod", "nmod", "npadvmod", "nummod", "poss"})
 RELATIVE_PRONOUNS = frozenset({"who", "which", "that", "whom", "whose"})
+FINITE_TAGS = frozenset({"VBD", "VBZ", "VBP"})  # tense-marked verb forms: never a noun's modifier
 PERSONAL_PRONOUNS = frozenset({"it", "they", "them", "he", "she", "him", "her", "its", "their"})
 ANTECEDENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "dep", "ROOT", "appos", "attr"})
 SPAN_WORDS = 8  # the words after an argument's head still read as its phrase
@@ -878,10 +879,16 @@ def _copula_key(tok: Any) -> str:
 def _predicates(doc: Any) -> list[tuple[str, bool, Any]]:
     """(key, negated, token) of each predicate of ``doc``: a main verb by its lemma (auxiliaries left
     out), a copula by its complement (``_copula_key``), and a verb the small parser tagged as a plural
-    noun right after its subject ("Insulin cures diabetes", "the airline charges for …")."""
+    noun right after its subject ("Insulin cures diabetes", "the airline charges for …"). A finite
+    verb form (past or present tense) the parser attached as an adjective ("The drug improved
+    survival" read as "improved survival") is a predicate still: only a participle modifies a noun."""
     out = []
     for k, t in enumerate(doc):
-        if t.pos_ == "VERB" and t.dep_ not in ("aux", "auxpass", "amod"):
+        if (
+            t.pos_ == "VERB"
+            and t.dep_ not in ("aux", "auxpass")
+            and (t.dep_ != "amod" or t.tag_ in FINITE_TAGS)
+        ):
             out.append((t.lemma_.lower(), _negated(t), t))
         elif t.pos_ == "AUX" and t.lemma_ == "be" and t.dep_ not in ("aux", "auxpass"):
             key = _copula_key(t)
@@ -921,6 +928,63 @@ class Polarity:
 
     opposite: list[tuple[str, str]] = field(default_factory=list)
     agrees: bool = False
+    # a claim of one negated clause whose predicate a sentence negates too, about nothing the claim
+    # does not name: under a negation the claim may narrow what it denies ("does not contain live
+    # virus particles" from "does not contain live virus"), so the sentence entails it
+    entails: bool = False
+
+
+# dependents of a verb that are clauses of their own, not its arguments
+CLAUSE_SIBLING_DEPS = frozenset({"advcl", "conj", "cc", "parataxis", "mark", "punct", "preconj"})
+
+
+def _clause_words(verb: Any) -> set[tuple[str, str]]:
+    """(word, lemma) of the content words of ``verb``'s own clause (its subtree less the clauses
+    beside it: ``CLAUSE_SIBLING_DEPS``), the verb and the negations left out."""
+    out: set[tuple[str, str]] = set()
+    stack = [c for c in verb.children if c.dep_ not in CLAUSE_SIBLING_DEPS]
+    while stack:
+        t = stack.pop()
+        if t.is_alpha and not t.is_stop and t.lower_ not in NEGATION_WORDS:
+            out.add((t.lower_, t.lemma_.lower()))
+        stack.extend(t.children)
+    return out
+
+
+def _narrows(cdoc: Any, verb: Any, e_verb: Any) -> bool:
+    """Whether the claim is the one clause of ``verb`` and names every content word of the evidence
+    predicate ``e_verb``'s clause (it may add words: under the shared negation they narrow it)."""
+    own = _clause_words(verb)
+    if any(w not in own for w in _other_words(cdoc, verb)):
+        return False
+    claim_forms = {f for pair in own for f in pair}
+    return all(w in claim_forms or m in claim_forms for w, m in _clause_words(e_verb))
+
+
+def _stated(
+    cdoc: Any, lemma: str, negated: bool, verb: Any, docs: list[Any]
+) -> tuple[list[Any], list[Any], bool]:
+    """The evidence sentences that state the claim predicate ``verb`` (by ``lemma``) about the claim's
+    other content words: (with its polarity, the other way, whether a negated one narrows to the claim)."""
+    others = _other_words(cdoc, verb)
+    same, opposite, narrowed = [], [], False
+    for doc in docs:
+        for e_lemma, e_negated, e_verb in _predicates(doc):
+            if e_lemma != lemma:
+                continue
+            held = _forms(doc)
+            share = sum(w in held or m in held for w, m in others) / len(others) if others else 1.0
+            if share < NEGATION_PREDICATE_MIN_ALIGNMENT:
+                continue
+            if e_negated == negated:
+                same.append(doc)
+                narrowed = narrowed or (
+                    negated and _negations_all_verbal(doc) and _narrows(cdoc, verb, e_verb)
+                )
+            elif _negations_all_verbal(cdoc) and _negations_all_verbal(doc):
+                # a determiner's negation ("neither party may", "no evidence") is the token rule's
+                opposite.append(doc)
+    return same, opposite, narrowed
 
 
 def polarity(claim: str, evidence_sentences: list[str]) -> Polarity:
@@ -929,29 +993,18 @@ def polarity(claim: str, evidence_sentences: list[str]) -> Polarity:
     An auxiliary negation ("does not", "did not", "has not been", "never", "no longer") of the same
     predicate (by lemma) in a sentence that holds the claim's other content words
     (``NEGATION_PREDICATE_MIN_ALIGNMENT``) contradicts the claim, in both directions; a negation the
-    claim carries too, or one on another predicate of the sentence, does not."""
+    claim carries too, or one on another predicate of the sentence, does not. A claim of one negated
+    clause that names everything the sentence's negated clause names is entailed by it (``entails``:
+    a negation reverses which side may be the narrower one)."""
     cdoc, docs, _ = _read(claim, evidence_sentences)
     out = Polarity()
     for lemma, negated, verb in _predicates(cdoc):
-        others = _other_words(cdoc, verb)
-        same, opposite = [], []
-        for doc in docs:
-            for e_lemma, e_negated, _ in _predicates(doc):
-                if e_lemma != lemma:
-                    continue
-                held = _forms(doc)
-                share = sum(w in held or m in held for w, m in others) / len(others) if others else 1.0
-                if share < NEGATION_PREDICATE_MIN_ALIGNMENT:
-                    continue
-                if e_negated == negated:
-                    same.append(doc)
-                elif _negations_all_verbal(cdoc) and _negations_all_verbal(doc):
-                    # a determiner's negation ("neither party may", "no evidence") is the token rule's
-                    opposite.append(doc)
+        same, opposite, narrowed = _stated(cdoc, lemma, negated, verb, docs)
         if same:
             out.agrees = out.agrees or (
                 _negations_all_verbal(cdoc) and any(_negations_all_verbal(d) for d in same)
             )
+            out.entails = out.entails or (narrowed and _negations_all_verbal(cdoc))
         elif opposite:
             words = ("not " if negated else "") + verb.text
             out.opposite.append((words, opposite[0].text))

@@ -35,6 +35,7 @@ from typing import Any
 from audit.constants import (
     BINDING_MAX_SENTENCE_CHARS,
     BINDING_MAX_SENTENCES,
+    NEGATION_PREDICATE_ON,
     STRUCTURE_ANTONYM_CLAUSE_SHARED,
     STRUCTURE_CLAUSE_MIN_ALIGNMENT,
     STRUCTURE_MIN_ALIGNMENT,
@@ -93,6 +94,10 @@ class StructureReport:
     missing_entity: bool = False
     unstated_obligation: bool = False
     unbound: bool = False  # role binding: a role bound otherwise, or content no source states (binding.py)
+    # the claim's predicate stated with the claim's polarity (binding.polarity): the negations written
+    # are the claim's own or another predicate's, so a judge's refutation is no contradiction
+    negation_agrees: bool = False
+    negation_entails: bool = False  # ... and a negated clause of it entails the claim (binding.polarity)
     alignment: float = 0.0
     sentence: str = ""
     findings: list[Finding] = field(default_factory=list)
@@ -103,6 +108,8 @@ class StructureReport:
             "missing_entity": self.missing_entity,
             "unstated_obligation": self.unstated_obligation,
             "unbound": self.unbound,
+            "negation_agrees": self.negation_agrees,
+            "negation_entails": self.negation_entails,
             "alignment": round(self.alignment, 4),
             "aligned_sentence": self.sentence[:300],
             "findings": [f.as_dict() for f in self.findings],
@@ -413,10 +420,14 @@ def predicate_polarity(report: StructureReport, claim: str, passages: list[tuple
     predicate the other way contradicts the claim (a ``negation`` finding); a sentence stating the
     claim's predicate with the claim's polarity, every negation being a verb's, withdraws the token
     rule's ``negation`` finding (a negation the claim carries too, or one on another predicate, as in
-    "matured in the thymus but have not yet encountered"). Runs only where a negation is written."""
+    "matured in the thymus but have not yet encountered") and sets ``negation_agrees``: the judge's
+    refutation alone then makes no REFUTED, and where that sentence's negated clause entails the
+    claim (``negation_entails``) the claim's P(supported) is at least the SUPPORTED threshold before
+    the other checks cap it (``scoring.label_claim``). Runs only where a negation is written, and
+    not with ``NEGATION_PREDICATE_ON`` off (THEORIA_NEGATION_PREDICATE=0)."""
     from audit.pipeline import binding
 
-    if not binding.is_on() or not passages:
+    if not NEGATION_PREDICATE_ON or not binding.is_on() or not passages:
         return
     usable = parseable(passages)
     if not (_has_negation(claim) or any(_has_negation(text) for _, text in usable)):
@@ -428,9 +439,12 @@ def predicate_polarity(report: StructureReport, claim: str, passages: list[tuple
         evidence = "(affirmative)" if words.startswith("not ") else "not"
         report.findings.append(Finding("negation", words, evidence, sentence, sentences.get(sentence, "")))
         report.contradicted = True
-    elif reading.agrees and any(f.rule == "negation" for f in report.findings):
-        report.findings = [f for f in report.findings if f.rule != "negation"]
-        report.contradicted = any(f.rule not in CAPPING_RULES for f in report.findings)
+    elif reading.agrees:
+        report.negation_agrees = True
+        report.negation_entails = reading.entails
+        if any(f.rule == "negation" for f in report.findings):
+            report.findings = [f for f in report.findings if f.rule != "negation"]
+            report.contradicted = any(f.rule not in CAPPING_RULES for f in report.findings)
 
 
 def bind_roles(

@@ -28,6 +28,7 @@ from audit.constants import (
     STRUCTURE_CONTRADICTION_CAP,
     STRUCTURE_ENTITY_MARGIN,
     STRUCTURE_P_REFUTED,
+    WEAK_THRESHOLD,
     Thresholds,
 )
 from audit.pipeline.llm.combine import DISAGREEMENT_FLAG, weigh, weighing_of
@@ -46,14 +47,18 @@ def decide_label(
     conflict: bool = False,
     forced_refutation: bool = False,
     refutation_blocked: bool = False,
+    weak_at: float = WEAK_THRESHOLD,
 ) -> Label:
     """The one label decision: SUPPORTED at ``confidence >= supported_at`` unless sources conflict;
-    REFUTED when a check forces it or ``p_refuted >= refuted_at`` and nothing blocks the judge's
-    refutation; NEI otherwise. ``label_claim`` passes the checks' overrides; the evaluation code
-    (``bench_eval``, ``learned_fit``, ``nli_fit``) calls it with the judge's outputs alone."""
+    REFUTED when a check forces it, or when ``p_refuted >= refuted_at``, the confidence (P(supported))
+    is below ``weak_at`` and nothing blocks the judge's refutation; NEI otherwise. A claim the judge
+    finds as likely supported as not (the "weak" band) is never labelled REFUTED on the judge's word:
+    the label stays consistent with the P(supported) shown beside it. ``label_claim`` passes the
+    checks' overrides; the evaluation code (``bench_eval``, ``learned_fit``, ``nli_fit``) calls it
+    with the judge's outputs alone."""
     if confidence >= supported_at and not conflict:
         return Label.SUPPORTED
-    if forced_refutation or (p_refuted >= refuted_at and not refutation_blocked):
+    if forced_refutation or (p_refuted >= refuted_at and confidence < weak_at and not refutation_blocked):
         return Label.REFUTED
     return Label.NEI
 
@@ -123,6 +128,18 @@ def label_claim(
         llm_disagreement = llm_disagreement or weighed.disagreement
     if llm_disagreement and DISAGREEMENT_FLAG not in flags:
         flags.append(DISAGREEMENT_FLAG)
+    structure = _by_role(results, ROLE_STRUCTURE)
+    structural_contradiction = bool(structure and structure.ran and structure.verdict == "contradicted")
+    if (
+        structure
+        and structure.ran
+        and structure.details.get("negation_entails")
+        and not structural_contradiction
+    ):
+        # a sentence denies what the claim denies, about no more than the claim names (binding.polarity):
+        # the reader's misreading of a shared negation does not keep it below SUPPORTED; the checks
+        # below still cap it
+        conf = max(conf, t.audit_score_threshold)
     numeric = _by_role(results, ROLE_NUMERIC)
     # docs/SPEC_NOTES.md#numeric-checks: a quantity stated differently by a relevant evidence sentence contradicts the
     # claim, and one found nowhere in the evidence leaves it unverified (on DEV: 76% and 80% of such
@@ -137,8 +154,6 @@ def label_claim(
     # structural checks (negation, opposite predicate, substituted entity against the best-aligned
     # evidence sentence) override the judge like numbers do; a named entity of the claim found
     # nowhere in the evidence, or an obligation whose specifics no source states, keeps it below SUPPORTED
-    structure = _by_role(results, ROLE_STRUCTURE)
-    structural_contradiction = bool(structure and structure.ran and structure.verdict == "contradicted")
     if structural_contradiction:
         conf = min(conf, STRUCTURE_CONTRADICTION_CAP)
         p_ref = max(p_ref, STRUCTURE_P_REFUTED)
@@ -156,6 +171,9 @@ def label_claim(
     if numeric_contradiction:
         conf = min(conf, CONTRADICTION_CAP)
         p_ref = max(p_ref, 1.0)
+    # the claim's predicate stated with its own polarity (a negation it carries too, or one on another
+    # predicate of the sentence): a reader's refutation is the negation misread, not a contradiction
+    negation_agrees = bool(structure and structure.ran and structure.details.get("negation_agrees"))
     label = decide_label(
         conf,
         p_ref,
@@ -163,7 +181,8 @@ def label_claim(
         refuted_at=t.refuted_threshold,
         conflict=conflict,
         forced_refutation=numeric_contradiction,
-        refutation_blocked=numeric_support and not structural_contradiction,
+        refutation_blocked=(numeric_support or negation_agrees) and not structural_contradiction,
+        weak_at=t.weak_threshold,
     )
     if label == SUPPORTED:
         verdict = "supported"

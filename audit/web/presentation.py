@@ -17,6 +17,7 @@ from django.urls import reverse
 
 from audit import constants
 from audit.models.choices import LABEL_BADGES, Label
+from audit.pipeline.revision.served import ServedChange, change_words, changed_claims, mark_served, why_words
 from audit.pipeline.text import content_stems
 
 
@@ -78,14 +79,18 @@ class ReturnedClaim:
     confidence: float
     span_start: int
     span_end: int
+    mark: str = ""  # the served revision's mark of this change ("R1": ``served_changes``), if any
 
     def __getattr__(self, name):  # pk, claim_id, metrics, evidence… of the claim card
         return getattr(self.claim, name)
 
 
-def returned_claims(text: str, claims: Sequence[Any]) -> list[ReturnedClaim]:
+def returned_claims(
+    text: str, claims: Sequence[Any], marks: Mapping[str, str] | None = None
+) -> list[ReturnedClaim]:
     """The claims of the returned ``text``: each claim's revision (or the claim itself when
-    untouched) where its wording is found; removed claims are left out."""
+    untouched) where its wording is found; removed claims are left out. ``marks``: {claim id: the
+    mark of its change in the served text}."""
     out: list[ReturnedClaim] = []
     for claim in claims:
         revision = getattr(claim, "revision", None) or {}
@@ -102,8 +107,19 @@ def returned_claims(text: str, claims: Sequence[Any]) -> list[ReturnedClaim]:
             if revision and revision.get("confidence") is not None
             else claim.confidence
         )
-        out.append(ReturnedClaim(claim, label, confidence, at, at + len(body)))
+        mark = (marks or {}).get(claim.claim_id, "") if revision else ""
+        out.append(ReturnedClaim(claim, label, confidence, at, at + len(body), mark))
     return out
+
+
+def served_changes(
+    answer, claims: Sequence[Any], cases_by_claim: dict[int, list[dict]]
+) -> list[ServedChange]:
+    """The changes a served revision (at once, or accepted) made to ``answer``, each with its mark,
+    finding and case (``audit.pipeline.revision.served``); [] when no revision is served."""
+    if answer.revision_status not in ("served", "accepted"):
+        return []
+    return mark_served(answer.text, changed_claims(claims, cases_by_claim))[1]
 
 
 _TOKEN = re.compile(r"\s+|[^\s]+")
@@ -337,30 +353,14 @@ def label_meaning(label: str, confidence: float | None) -> str:
     return text.format(c=f"{float(confidence or 0.0):.2f}")
 
 
-REVISION_WORDS = {
-    "citation": "changed its citation",
-    "corrective_retrieval": "cited another passage",
-    "remove": "removed it",
-    "qualify": "qualified it",
-    "soften": "softened it",
-    "correct": "corrected it",
-}
-
-
 def revision_view(claim) -> dict | None:
     """What the revision loop changed on a claim and why, in words (the claim card); None when untouched."""
     rev = claim.revision or {}
     if not rev:
         return None
     strategy = str(rev.get("strategy") or "")
-    removed = not rev.get("text")
-    what = "removed the claim" if removed else REVISION_WORDS.get(strategy, f"revised it ({strategy})")
-    if strategy in ("citation", "corrective_retrieval") and not rev.get("cited"):
-        what = "removed its citation"
-    why = {
-        Label.REFUTED: "the evidence contradicts it",
-        Label.NEI: "no source backs it well enough",
-    }.get(Label(claim.machine_label) if claim.machine_label in Label.values else Label.NEI, "")
+    what = change_words(strategy, removed=not rev.get("text"), cited=bool(rev.get("cited")))
+    why = why_words(claim.machine_label) if claim.machine_label != Label.SUPPORTED else ""
     review = rev.get("review") or {}
     return {
         "what": what,

@@ -342,6 +342,7 @@ def _answer_page(request, workspace, answer, *, decision_errors=None, status: in
     run = next(iter(answer.runs.all()), None)
     by_claim = _escalations_by_claim(c.pk for c in claims)
     cases = [{**case, "claim": claim} for claim in claims for case in by_claim.get(claim.pk, [])]
+    changes = presentation.served_changes(answer, claims, by_claim)
     decision_errors = decision_errors or {}
     context = {
         "answer": answer,
@@ -354,10 +355,13 @@ def _answer_page(request, workspace, answer, *, decision_errors=None, status: in
         # each claim's revision (its own wording and verdict)
         "segments": presentation.mark_claims(answer.original_text or answer.text, claims),
         "returned_segments": presentation.mark_claims(
-            answer.text, presentation.returned_claims(answer.text, claims)
+            answer.text,
+            presentation.returned_claims(answer.text, claims, {c.claim_id: c.mark for c in changes}),
         )
         if revised
         else [],
+        # a served revision never hides a finding: each change marked in the returned text, and why
+        "served_changes": changes,
         # every attempt of the revision loop lives on the run; Audit-Web adds non-attempt entries
         "attempts": [r for r in (run.revision_history if run else []) if "attempt" in r],
         "claims": claims,

@@ -89,6 +89,13 @@ def test_a_confident_nei_opens_one_case_its_card_says_what_the_revision_changed_
     (ref,) = card["escalations"]
     assert "unsupported" in ref["reasons"]  # at any confidence: the seed's 0.60 is only a second reason
     assert first["answer"].endswith("1971.")  # the revision removed the [1] (served)
+    # ... and the text to show says so, the finding and its case first (never the fix instead)
+    (change,) = first["served_changes"]
+    assert first["answer_marked"].startswith(first["answer"][:-1] + " [R1].")
+    assert change["mark"] == "R1" and change["cases"] == [ref["ticket"]]
+    assert change["finding"] == f"Not enough evidence (P(supported) {card['p_supported']:.2f})"
+    assert change["what"] == "removed its citation" and change["note"] in first["answer_marked"]
+    assert ref["ticket"] in first["answer_marked"]
 
     # a re-audit of the same answer joins the case: never a duplicate
     again = post_audit(front_end, KANDEL, [PLACE_CELLS], query="Who discovered place cells?")
@@ -100,6 +107,11 @@ def test_a_confident_nei_opens_one_case_its_card_says_what_the_revision_changed_
     page = analyst_web.get(f"/claims/{claim.pk}/").content.decode()
     assert "removed its citation because no source backs it well enough" in page
     assert ref["ticket"] in page and 'id="open-case"' in page
+    answer_page = analyst_web.get(f"/answers/{first['answer_id']}/").content.decode()
+    assert 'href="#change-R1"' in answer_page and 'id="change-R1"' in answer_page
+    note = answer_page.split('id="change-R1"', 1)[1].split("</li>", 1)[0]
+    assert "Not enough evidence" in note and "removed its citation" in note
+    assert f"/escalations/{ref['ticket']}" in note
     assert numbers_agree_with_labels(analyst_web, Claim.objects.all()) == []
 
     # the reviewer relabels SUPPORTED: the citation comes back, the metrics are recomputed, both recorded
@@ -115,6 +127,7 @@ def test_a_confident_nei_opens_one_case_its_card_says_what_the_revision_changed_
     assert response.status_code == 302
     served = front_end.get(f"/api/v1/answers/{first['answer_id']}").json()
     assert served["answer"].endswith("1971 [1].")
+    assert "answer_marked" not in served  # the reviewer undid the change: nothing is marked any more
     run = VerificationRun.objects.get(answer=claim.answer)
     assert (run.faithfulness, run.coverage, run.unsupported_rate) == (1.0, 1.0, 0.0)
     assert run.audit_score > before.audit_score

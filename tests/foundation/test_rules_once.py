@@ -42,8 +42,12 @@ def test_the_model_choices_are_built_from_the_pipeline_labels():
 def test_the_label_decision_supports_at_the_bar_refutes_at_its_bar_and_otherwise_needs_evidence():
     bars = {"supported_at": 0.7, "refuted_at": 0.5}
     assert decide_label(0.7, 0.9, **bars) is Label.SUPPORTED
-    assert decide_label(0.69, 0.5, **bars) is Label.REFUTED
-    assert decide_label(0.69, 0.49, **bars) is Label.NEI
+    assert decide_label(0.49, 0.5, **bars) is Label.REFUTED
+    assert decide_label(0.49, 0.49, **bars) is Label.NEI
+    # in the weak band (P(supported) at weak_at or above) the judge's refutation makes no REFUTED:
+    # the label never contradicts the P(supported) shown beside it
+    assert decide_label(0.69, 0.99, **bars) is Label.NEI
+    assert decide_label(0.69, 0.99, weak_at=0.7, **bars) is Label.REFUTED
     assert decide_label(0.9, 0.0, conflict=True, **bars) is Label.NEI
     assert decide_label(0.1, 0.0, forced_refutation=True, **bars) is Label.REFUTED
     assert decide_label(0.1, 0.9, refutation_blocked=True, **bars) is Label.NEI
