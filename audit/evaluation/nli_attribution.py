@@ -247,10 +247,12 @@ def train_attribution(
     checkpoint_dir: Path,
     folder: Path = ATTRIBUTION_DIR,
     max_minutes: float | None = None,
+    epochs: float = ATTRIBUTION_EPOCHS,
     log=print,
     err=None,
 ) -> tuple[Path | None, dict]:
-    """Train step 4 from ``start``; (the finished state or None when the budget ran out, its record)."""
+    """Train step 4 from ``start`` for ``epochs`` passes over its pairs; (the finished state or None when
+    the budget ran out, its record)."""
     from audit.evaluation.nli_train import train_stage
 
     record_path = checkpoint_dir / "attribution.json"
@@ -294,7 +296,7 @@ def train_attribution(
     path = train_stage(
         "attribution",
         pairs,
-        epochs=ATTRIBUTION_EPOCHS,
+        epochs=epochs,
         seed=seed,
         start_from=start,
         checkpoint_dir=checkpoint_dir,
