@@ -63,7 +63,9 @@ def main(argv: list[str] | None = None, out=None) -> int:
         records = subsample_groups(records, args.every)
     model = NLIModel(args.model)
     # today's reading: the cache ``reader_compare`` and ``parts_eval`` read too (var/nli/)
-    today = dev_nli_features(records, model, log=lambda *_: None)[:, NLI_FEATURE_NAMES.index("nli_entail_max")]
+    today = dev_nli_features(records, model, log=lambda *_: None)[
+        :, NLI_FEATURE_NAMES.index("nli_entail_max")
+    ]
     today = today.astype(np.float64)
     readings = chunk_readings(model, records, args.most)
     ds = [r["dataset"] for r in records]

@@ -287,7 +287,9 @@ def train_attribution(
             json.dumps({"pairs": [astuple(p) for p in pairs], "held": [astuple(p) for p in held]})
         )
     if pairs:
-        log(f"step 4 (attribution): {len(pairs)} pairs: {record.get('counts')}; {len(held)} held-out sentences")
+        log(
+            f"step 4 (attribution): {len(pairs)} pairs: {record.get('counts')}; {len(held)} held-out sentences"
+        )
         if "heldout_before" not in record:
             log(f"step 4 (attribution): the starting model on the {len(held)} held-out sentences")
             record["heldout_before"] = heldout_auroc(start, held)

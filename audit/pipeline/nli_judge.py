@@ -82,7 +82,9 @@ NLI_FEATURE_NAMES = [
 ]
 
 
-def passage_chunks(p: PreparedPair, budget: int = NLI_CHUNK_WORDS, least: int = NLI_CHUNK_MIN_WORDS) -> list[str]:
+def passage_chunks(
+    p: PreparedPair, budget: int = NLI_CHUNK_WORDS, least: int = NLI_CHUNK_MIN_WORDS
+) -> list[str]:
     """Every passage cut into runs of whole sentences that fit the cross-encoder beside the claim (at most
     ``budget`` words with the claim's, at least ``least`` of evidence), in passage order; a sentence longer
     than that is a chunk of its own (the tokenizer cuts it)."""

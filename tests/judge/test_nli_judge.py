@@ -174,7 +174,9 @@ def test_a_claim_read_against_one_passage_alone_reads_its_sentences_and_no_windo
 
 def test_a_passage_is_cut_into_runs_of_whole_sentences_that_fit_beside_the_claim():
     claim = "Travel refunds are paid within 30 days."
-    p = prepare(claim, [LONG_PAGE, "Travel refunds are paid within 30 days. Requests go to the finance team."])
+    p = prepare(
+        claim, [LONG_PAGE, "Travel refunds are paid within 30 days. Requests go to the finance team."]
+    )
     chunks = passage_chunks(p, budget=40, least=10)
     room = 40 - len(claim.split())
     assert all(len(c.split()) <= room or c.count(". ") == 0 for c in chunks)
@@ -187,7 +189,9 @@ def test_a_passage_is_cut_into_runs_of_whole_sentences_that_fit_beside_the_claim
 
 def test_the_chunks_read_are_those_covering_most_of_the_claim_and_come_after_the_sentences():
     claim = "Travel refunds are paid within 30 days."
-    p = prepare(claim, [LONG_PAGE, "Travel refunds are paid within 30 days. Requests go to the finance team."])
+    p = prepare(
+        claim, [LONG_PAGE, "Travel refunds are paid within 30 days. Requests go to the finance team."]
+    )
     assert best_chunks(p, 1) == ["Travel refunds are paid within 30 days. Requests go to the finance team."]
     assert best_chunks(p, 0) == []
     texts = candidate_texts(p, chunks=2)
