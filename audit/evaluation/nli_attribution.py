@@ -153,12 +153,6 @@ def _clause(s: str) -> str:
 
 def build_pairs(rows: list[dict], seed: int, log=None) -> tuple[list[NLIPair], list[NLIPair], dict]:
     """(training pairs before mining, held-out pairs, counts): the sentences, reversed twins and conjunctions."""
-    from audit.evaluation.minimal_pairs import opposite_table
-    from audit.pipeline.binding import get_parser
-
-    rng = np.random.default_rng(seed)
-    ctx = {"opposites": opposite_table(), "entities": []}
-    nlp = get_parser()
     train: list[NLIPair] = []
     held: list[NLIPair] = []
     entailed: list[tuple[str, str, str]] = []  # (premise, sentence, group) of training sentences
@@ -176,22 +170,36 @@ def build_pairs(rows: list[dict], seed: int, log=None) -> tuple[list[NLIPair], l
         counts["attribution"] += 1
         if label == E:
             entailed.append((premise, sent, r["group"]))
+    train += hard_negatives(entailed, np.random.default_rng(seed), counts, log)
+    return train, held, dict(counts)
+
+
+def hard_negatives(
+    entailed: list[tuple[str, str, str]], rng, counts: dict[str, int], log=None
+) -> list[NLIPair]:
+    """Reversed twins and one-sided conjunctions of the entailed (premise, sentence, group) triples."""
+    from audit.evaluation.minimal_pairs import opposite_table
+    from audit.pipeline.binding import get_parser
+
+    ctx = {"opposites": opposite_table(), "entities": []}
+    nlp = get_parser()
+    out: list[NLIPair] = []
     for k, (premise, sent, group) in enumerate(entailed):
         if log and k % 500 == 0:
             log(f"  hard negatives: {k} of {len(entailed)} entailed sentences")
         if rng.random() < REVERSED_SHARE:
             made = reversed_twin(sent, rng, ctx, nlp)
             if made:
-                train.append(NLIPair(premise, made[0], made[1], "hard:reversed", group))
+                out.append(NLIPair(premise, made[0], made[1], "hard:reversed", group))
                 counts["reversed"] += 1
         if rng.random() < CONJUNCTION_SHARE:
             other = entailed[int(rng.integers(len(entailed)))]
             if other[2] != group and len(sent.split()) + len(other[1].split()) < 60:
                 joined = f"{_clause(sent)} and {_clause(other[1])}."
                 joined = joined[:1].upper() + joined[1:]
-                train.append(NLIPair(premise, joined, N, "hard:conjunction", group))
+                out.append(NLIPair(premise, joined, N, "hard:conjunction", group))
                 counts["conjunction"] += 1
-    return train, held, dict(counts)
+    return out
 
 
 def mine(train: list[NLIPair], start_state: Path) -> tuple[list[NLIPair], int]:
