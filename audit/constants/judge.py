@@ -65,6 +65,15 @@ NLI_WINDOWS = 1
 # the conflict check and citations; the joint judgement decides the label) reads that passage's
 # sentences only, no window: those windows were 28 % of the cross-encoder's pairs in `manage.py bench`
 NLI_PASSAGE_WINDOWS = 0
+# Whole passages read in chunks (AlignScore, MiniCheck): each passage is cut into runs of whole
+# sentences that fit the cross-encoder beside the claim (NLI_CHUNK_WORDS words of evidence and claim
+# together, the claim's words taken off; at least NLI_CHUNK_MIN_WORDS of evidence), and the
+# NLI_CHUNKS chunks sharing most words with the claim are read besides the sentences and windows
+# (the best reading is the best over all). 0 reads no chunk: measured on DEV at the reader
+# (`python -m audit.evaluation.chunks_eval`, docs/ARCHITECTURE.md "A sharper reader").
+NLI_CHUNKS = 0
+NLI_CHUNK_WORDS = 90
+NLI_CHUNK_MIN_WORDS = 30
 # Evidence that holds none of the claim's content words, in a text the cross-encoder does not read as
 # entailing it (P(entailment) below NLI_UNRELATED_MAX_ENTAIL), never supports the claim: its calibrated
 # P(supported) is at most NLI_UNRELATED_MAX_P (on DEV, 15 of the 53 such claims are supported: 28 %).

@@ -33,6 +33,7 @@ import json
 import os
 import re
 from collections import defaultdict
+from dataclasses import astuple
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,7 @@ REPLAY_PAIRS = 2500
 ATTRIBUTION_EPOCHS = 1.0
 ATTRIBUTION_LR_SCALE = 0.5
 ATTRIBUTION_WARMUP = 40
+PAIRS_CACHE = "attribution_pairs.json"  # the built and mined pairs, so a rerun does not rebuild them
 
 
 def load_rows(folder: Path = ATTRIBUTION_DIR) -> list[dict]:
@@ -149,19 +151,16 @@ def _clause(s: str) -> str:
     return s[:1].lower() + s[1:] if not re.match(r"[A-Z]{2}|[A-Z][a-z]+ [A-Z]", s) else s
 
 
-def build_pairs(rows: list[dict], seed: int) -> tuple[list[NLIPair], list[NLIPair], dict]:
+def build_pairs(rows: list[dict], seed: int, log=None) -> tuple[list[NLIPair], list[NLIPair], dict]:
     """(training pairs before mining, held-out pairs, counts): the sentences, reversed twins and conjunctions."""
-    from audit.evaluation.minimal_pairs import opposite_table
-    from audit.pipeline.binding import get_parser
-
-    rng = np.random.default_rng(seed)
-    ctx = {"opposites": opposite_table(), "entities": []}
-    nlp = get_parser()
     train: list[NLIPair] = []
     held: list[NLIPair] = []
     entailed: list[tuple[str, str, str]] = []  # (premise, sentence, group) of training sentences
     counts: dict[str, int] = defaultdict(int)
-    for r, sent, label in claim_sentences(rows):
+    sentences = claim_sentences(rows)
+    for k, (r, sent, label) in enumerate(sentences):
+        if log and k % 1000 == 0:
+            log(f"  attribution pairs: {k} of {len(sentences)} sentences read")
         premise = read_premise(sent, r["premise"])
         pair = NLIPair(premise, sent, label, r["source"], r["group"])
         if is_heldout(r["source"], r["group"]):
@@ -171,20 +170,36 @@ def build_pairs(rows: list[dict], seed: int) -> tuple[list[NLIPair], list[NLIPai
         counts["attribution"] += 1
         if label == E:
             entailed.append((premise, sent, r["group"]))
-    for premise, sent, group in entailed:
+    train += hard_negatives(entailed, np.random.default_rng(seed), counts, log)
+    return train, held, dict(counts)
+
+
+def hard_negatives(
+    entailed: list[tuple[str, str, str]], rng, counts: dict[str, int], log=None
+) -> list[NLIPair]:
+    """Reversed twins and one-sided conjunctions of the entailed (premise, sentence, group) triples."""
+    from audit.evaluation.minimal_pairs import opposite_table
+    from audit.pipeline.binding import get_parser
+
+    ctx = {"opposites": opposite_table(), "entities": []}
+    nlp = get_parser()
+    out: list[NLIPair] = []
+    for k, (premise, sent, group) in enumerate(entailed):
+        if log and k % 500 == 0:
+            log(f"  hard negatives: {k} of {len(entailed)} entailed sentences")
         if rng.random() < REVERSED_SHARE:
             made = reversed_twin(sent, rng, ctx, nlp)
             if made:
-                train.append(NLIPair(premise, made[0], made[1], "hard:reversed", group))
+                out.append(NLIPair(premise, made[0], made[1], "hard:reversed", group))
                 counts["reversed"] += 1
         if rng.random() < CONJUNCTION_SHARE:
             other = entailed[int(rng.integers(len(entailed)))]
             if other[2] != group and len(sent.split()) + len(other[1].split()) < 60:
                 joined = f"{_clause(sent)} and {_clause(other[1])}."
                 joined = joined[:1].upper() + joined[1:]
-                train.append(NLIPair(premise, joined, N, "hard:conjunction", group))
+                out.append(NLIPair(premise, joined, N, "hard:conjunction", group))
                 counts["conjunction"] += 1
-    return train, held, dict(counts)
+    return out
 
 
 def mine(train: list[NLIPair], start_state: Path) -> tuple[list[NLIPair], int]:
@@ -240,19 +255,29 @@ def train_attribution(
     checkpoint_dir: Path,
     folder: Path = ATTRIBUTION_DIR,
     max_minutes: float | None = None,
+    epochs: float = ATTRIBUTION_EPOCHS,
     log=print,
     err=None,
 ) -> tuple[Path | None, dict]:
-    """Train step 4 from ``start``; (the finished state or None when the budget ran out, its record)."""
+    """Train step 4 from ``start`` for ``epochs`` passes over its pairs; (the finished state or None when
+    the budget ran out, its record)."""
     from audit.evaluation.nli_train import train_stage
 
     record_path = checkpoint_dir / "attribution.json"
     record = json.loads(record_path.read_text()) if record_path.is_file() else {}
     done = checkpoint_dir / "attribution.done.pt"
-    rows = load_rows(folder)
-    train, held, counts = build_pairs(rows, seed)
     pairs: list[NLIPair] = []
-    if not done.is_file():
+    held: list[NLIPair] = []
+    cache = checkpoint_dir / PAIRS_CACHE
+    if cache.is_file():  # a rerun trains on the very pairs the interrupted run built and mined
+        cached = json.loads(cache.read_text())
+        pairs = [NLIPair(*p) for p in cached["pairs"]]
+        held = [NLIPair(*p) for p in cached["held"]]
+        log(f"step 4 (attribution): {len(pairs)} pairs and {len(held)} held-out read from {cache}")
+    elif not done.is_file():
+        rows = load_rows(folder)
+        train, held, counts = build_pairs(rows, seed, log=log)
+        log(f"step 4 (attribution): mining the starting model's false supports among {len(train)} pairs")
         mined, n_mined = mine(train, start)
         rng = np.random.default_rng(seed + 1)
         replay = [nli_train[int(i)] for i in rng.choice(len(nli_train), size=REPLAY_PAIRS, replace=False)]
@@ -264,15 +289,24 @@ def train_attribution(
                 "pairs": len(pairs),
             }
         )
-        log(f"step 4 (attribution): {len(pairs)} pairs: {record['counts']}; {len(held)} held-out sentences")
+        checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        record_path.write_text(json.dumps(record, indent=2))
+        cache.write_text(
+            json.dumps({"pairs": [astuple(p) for p in pairs], "held": [astuple(p) for p in held]})
+        )
+    if pairs:
+        log(
+            f"step 4 (attribution): {len(pairs)} pairs: {record.get('counts')}; {len(held)} held-out sentences"
+        )
         if "heldout_before" not in record:
+            log(f"step 4 (attribution): the starting model on the {len(held)} held-out sentences")
             record["heldout_before"] = heldout_auroc(start, held)
         checkpoint_dir.mkdir(parents=True, exist_ok=True)
         record_path.write_text(json.dumps(record, indent=2))
     path = train_stage(
         "attribution",
         pairs,
-        epochs=ATTRIBUTION_EPOCHS,
+        epochs=epochs,
         seed=seed,
         start_from=start,
         checkpoint_dir=checkpoint_dir,
@@ -285,6 +319,8 @@ def train_attribution(
     if path is None:
         return None, record
     if "heldout_after" not in record:
+        if not held:
+            held = [NLIPair(*p) for p in json.loads(cache.read_text())["held"]]
         record["heldout_after"] = heldout_auroc(path, held)
         record_path.write_text(json.dumps(record, indent=2))
     log(

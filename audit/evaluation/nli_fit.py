@@ -396,6 +396,7 @@ def build(
     write: bool = True,
     stacker_only: bool = False,
     attribution: bool = False,
+    attribution_epochs: float | None = None,
     log=print,
     err=None,
 ) -> int:
@@ -413,7 +414,9 @@ def build(
         return _stack_and_report(records, claims_path, ARTIFACT_DIR, started, log)
     nli_train, held = load_nli(nli_dir)
     if attribution:
-        return _attribution_step(records, claims_path, nli_train, max_minutes, write, started, log, err)
+        return _attribution_step(
+            records, claims_path, nli_train, max_minutes, write, started, log, err, attribution_epochs
+        )
     log(
         f"public pairs: {len(nli_train)} for training, {len(held)} held out "
         f"({', '.join(f'{s} {n}' for s, n in sorted(Counter(p.source for p in nli_train).items()))})"
@@ -460,10 +463,14 @@ def build(
 ATTRIBUTION_START_VERSION = "3253b614de1a"  # the shipped weights of steps 1-3 (main at 9ec0b28)
 
 
-def _attribution_step(records, claims_path, nli_train, max_minutes, write, started, log, err) -> int:
+def _attribution_step(
+    records, claims_path, nli_train, max_minutes, write, started, log, err, epochs: float | None = None
+) -> int:
     """Step 4 from step 3's state (``var/nli/reading.done.pt``), else from the shipped weights of steps
     1-3 (version ``ATTRIBUTION_START_VERSION``); exports the result, then the stacker and the card."""
     from audit.evaluation.nli_attribution import ATTRIBUTION_EPOCHS, shipped_state, train_attribution
+
+    epochs = ATTRIBUTION_EPOCHS if epochs is None else epochs
 
     start = CHECKPOINT_DIR / "reading.done.pt"
     if not start.is_file():
@@ -481,6 +488,7 @@ def _attribution_step(records, claims_path, nli_train, max_minutes, write, start
         seed=SEED + 5,
         checkpoint_dir=CHECKPOINT_DIR,
         max_minutes=max_minutes,
+        epochs=epochs,
         log=log,
         err=err,
     )
@@ -497,7 +505,7 @@ def _attribution_step(records, claims_path, nli_train, max_minutes, write, start
             "steps": state.get("steps"),
             "minutes": round(float(state.get("seconds", 0.0)) / 60),
         }
-        meta["epochs"]["attribution"] = ATTRIBUTION_EPOCHS
+        meta["epochs"]["attribution"] = epochs
         meta["attribution"] = record
         meta["started_from"] = ATTRIBUTION_START_VERSION
     out_dir = ARTIFACT_DIR if write else CHECKPOINT_DIR / "export"

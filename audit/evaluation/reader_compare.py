@@ -22,7 +22,7 @@ def reader_on_dev(before_dir: Path, after_dir: Path, claims: Path, every: int, o
     from audit.evaluation.cli import subsample_groups
     from audit.evaluation.entailment_fit import load_dev
     from audit.evaluation.nli_fit import dev_nli_features
-    from audit.evaluation.ranking import auroc_report, paired_auroc_difference
+    from audit.evaluation.ranking import auroc_report, catch_at_false_alarm, paired_auroc_difference
     from audit.pipeline.nli_judge import NLI_FEATURE_NAMES
     from audit.pipeline.nli_model import NLIModel
 
@@ -51,7 +51,21 @@ def reader_on_dev(before_dir: Path, after_dir: Path, claims: Path, every: int, o
             f"[{100 * a[1]:5.1f}, {100 * a[2]:5.1f}]  change {100 * c[0]:+5.1f} [{100 * c[1]:+5.1f}, {100 * c[2]:+5.1f}]",
             file=out,
         )
-    return {"before": before, "after": after, "change": change}
+    at = [catch_at_false_alarm(ds, gold, s, groups) for s in scores]
+    print(
+        "catch rate (unsupported claims below the cut) at the cut on the reader's score with the highest macro "
+        "catch at a macro false alarm <= 25 %, [95 % interval over answers]",
+        file=out,
+    )
+    for name in at[0]["report"]:
+        b, a = (x["report"][name] for x in at)
+        print(
+            f"{name:30s} before {100 * b['catch'][0]:5.1f} [{100 * b['catch'][1]:5.1f}, {100 * b['catch'][2]:5.1f}] "
+            f"(false alarm {100 * b['false_alarm'][0]:4.1f})  after {100 * a['catch'][0]:5.1f} "
+            f"[{100 * a['catch'][1]:5.1f}, {100 * a['catch'][2]:5.1f}] (false alarm {100 * a['false_alarm'][0]:4.1f})",
+            file=out,
+        )
+    return {"before": before, "after": after, "change": change, "catch": at}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,6 +39,9 @@ import numpy as np
 
 from audit.constants import (
     NLI_CASCADE,
+    NLI_CHUNK_MIN_WORDS,
+    NLI_CHUNK_WORDS,
+    NLI_CHUNKS,
     NLI_PASSAGE_WINDOWS,
     NLI_SENTENCES,
     NLI_UNRELATED_MAX_ENTAIL,
@@ -79,9 +82,45 @@ NLI_FEATURE_NAMES = [
 ]
 
 
-def candidate_texts(p: PreparedPair, sentences: int = NLI_SENTENCES, windows: int = NLI_WINDOWS) -> list[str]:
+def passage_chunks(
+    p: PreparedPair, budget: int = NLI_CHUNK_WORDS, least: int = NLI_CHUNK_MIN_WORDS
+) -> list[str]:
+    """Every passage cut into runs of whole sentences that fit the cross-encoder beside the claim (at most
+    ``budget`` words with the claim's, at least ``least`` of evidence), in passage order; a sentence longer
+    than that is a chunk of its own (the tokenizer cuts it)."""
+    room = max(least, budget - len(p.claim.split()))
+    breaks = set(p.passage_breaks)
+    chunks: list[str] = []
+    run: list[str] = []
+    words = 0
+    for i, sent in enumerate(p.sentences):
+        n = len(sent.split())
+        if run and (i in breaks or words + n > room):
+            chunks.append(" ".join(run))
+            run, words = [], 0
+        run.append(sent)
+        words += n
+    if run:
+        chunks.append(" ".join(run))
+    return chunks
+
+
+def best_chunks(p: PreparedPair, k: int) -> list[str]:
+    """The ``k`` chunks of ``passage_chunks`` covering most of the claim's content words (ties: passage order)."""
+    chunks = passage_chunks(p)
+    if k <= 0 or not chunks:
+        return []
+    cst = p.claim_stems
+    cov = [stem_coverage(cst, set(content_stems(c))) for c in chunks]
+    return [chunks[i] for i in sorted(range(len(chunks)), key=lambda i: (-cov[i], i))[:k]]
+
+
+def candidate_texts(
+    p: PreparedPair, sentences: int = NLI_SENTENCES, windows: int = NLI_WINDOWS, chunks: int = NLI_CHUNKS
+) -> list[str]:
     """The evidence texts the cross-encoder reads for one claim: the sentences sharing most content
-    words with it, then the two-sentence windows (within one passage) covering most of its words."""
+    words with it, then the two-sentence windows (within one passage) covering most of its words, then
+    with ``chunks`` the passage chunks covering most of them (``best_chunks``)."""
     if not p.sentences:
         return []
     cst = p.claim_stems
@@ -99,6 +138,7 @@ def candidate_texts(p: PreparedPair, sentences: int = NLI_SENTENCES, windows: in
     ranked = sorted(pairs, key=lambda ab: (-stem_coverage(cst, sets[ab[0]] | sets[ab[1]]), ab))
     for a, b in ranked[:windows]:
         out.append(f"{p.sentences[a]} {p.sentences[b]}")
+    out += best_chunks(p, chunks)
     return list(dict.fromkeys(out))
 
 

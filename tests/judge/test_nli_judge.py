@@ -12,8 +12,10 @@ from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, prepare
 from audit.pipeline.nli_judge import (
     NLI_FEATURE_NAMES,
     NLIStacker,
+    best_chunks,
     candidate_texts,
     nli_features,
+    passage_chunks,
     text_coverage,
     unrelated_cap,
 )
@@ -168,3 +170,31 @@ def test_a_claim_read_against_one_passage_alone_reads_its_sentences_and_no_windo
     assert any(t.count(".") == 2 for t in joint_texts)  # the joint judgement reads its window
     passage_texts = [t for t, _ in recorder.read[len(joint_texts) :]]
     assert passage_texts and all(t.count(".") == 1 for t in passage_texts)
+
+
+def test_a_passage_is_cut_into_runs_of_whole_sentences_that_fit_beside_the_claim():
+    claim = "Travel refunds are paid within 30 days."
+    p = prepare(
+        claim, [LONG_PAGE, "Travel refunds are paid within 30 days. Requests go to the finance team."]
+    )
+    chunks = passage_chunks(p, budget=40, least=10)
+    room = 40 - len(claim.split())
+    assert all(len(c.split()) <= room or c.count(". ") == 0 for c in chunks)
+    # every evidence sentence is read once, in order, and no chunk spans two passages
+    assert " ".join(chunks) == " ".join(p.sentences)
+    assert not any("handbook" in c and "finance" in c for c in chunks)
+    assert len(chunks) > 2
+    assert chunks[-1] == "Travel refunds are paid within 30 days. Requests go to the finance team."
+
+
+def test_the_chunks_read_are_those_covering_most_of_the_claim_and_come_after_the_sentences():
+    claim = "Travel refunds are paid within 30 days."
+    p = prepare(
+        claim, [LONG_PAGE, "Travel refunds are paid within 30 days. Requests go to the finance team."]
+    )
+    assert best_chunks(p, 1) == ["Travel refunds are paid within 30 days. Requests go to the finance team."]
+    assert best_chunks(p, 0) == []
+    texts = candidate_texts(p, chunks=2)
+    assert texts[: len(candidate_texts(p, chunks=0))] == candidate_texts(p, chunks=0)
+    assert len(texts) <= NLI_SENTENCES + NLI_WINDOWS + 2
+    assert candidate_texts(p, sentences=0, windows=0, chunks=1) == best_chunks(p, 1)

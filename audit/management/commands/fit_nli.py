@@ -48,6 +48,14 @@ class Command(BaseCommand):
             "(THEORIA_ATTRIBUTION_DIR) with hard negatives made from their evidence, then refit the stacker",
         )
 
+        parser.add_argument(
+            "--attribution-epochs",
+            type=float,
+            default=None,
+            help="passes over step 4's pairs (default nli_attribution.ATTRIBUTION_EPOCHS); "
+            "a checkpoint of another length is refused",
+        )
+
     def handle(self, *args, **options):
         from audit.evaluation.nli_fit import build
 
@@ -61,6 +69,7 @@ class Command(BaseCommand):
             write=not options["no_write"],
             stacker_only=options["stacker_only"],
             attribution=options["attribution"],
+            attribution_epochs=options["attribution_epochs"],
             log=lambda line: self.stdout.write(str(line)),
             err=self.stderr._out,
         )
