@@ -16,7 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from audit.constants import MAX_VERIFIED_CLAIM_CHARS, TOO_LONG_FLAG, Thresholds
+from audit.constants import (
+    AUDIT_READ_BUDGET_CHARS,
+    MAX_VERIFIED_CLAIM_CHARS,
+    OVER_BUDGET_FLAG,
+    TOO_LONG_FLAG,
+    Thresholds,
+)
 from audit.pipeline import scoring
 from audit.pipeline.binding import Encode
 from audit.pipeline.extraction import clean_sentence, is_assertion, split_sentences
@@ -104,8 +110,9 @@ def run_methods(
     ]
 
 
-def _too_long(claim: ClaimDraft, hits: list[EvidenceHit]) -> ClaimVerdict:
-    """The verdict of a claim no method read (longer than MAX_VERIFIED_CLAIM_CHARS): not verified."""
+def _too_long(claim: ClaimDraft, hits: list[EvidenceHit], flag: str = TOO_LONG_FLAG) -> ClaimVerdict:
+    """The verdict of a claim no method read (longer than MAX_VERIFIED_CLAIM_CHARS, or past the
+    audit's read budget: ``flag``): not verified."""
     return ClaimVerdict(
         claim=claim,
         label=scoring.NEI,
@@ -113,9 +120,33 @@ def _too_long(claim: ClaimDraft, hits: list[EvidenceHit]) -> ClaimVerdict:
         confidence=0.0,
         evidence=hits,
         methods=[],
-        risk_flags=[TOO_LONG_FLAG],
+        risk_flags=[flag],
         metrics={"claim_chars": len(claim.text)},
     )
+
+
+def read_budget() -> int:
+    """The characters of claims one audit reads (``AUDIT_READ_BUDGET_CHARS``, read at call time)."""
+    return AUDIT_READ_BUDGET_CHARS
+
+
+def over_read_budget(claims: Sequence[ClaimDraft], budget: int | None = None) -> set[int]:
+    """The positions of the claims an audit does not read: in the answer's order, every claim after
+    the claims read so far hold ``budget`` characters (a claim too long to verify costs nothing:
+    it is never read either). The first claim is always read when it is not too long. ``budget``
+    defaults to ``AUDIT_READ_BUDGET_CHARS``."""
+    budget = read_budget() if budget is None else budget
+    unread: set[int] = set()
+    spent = 0
+    for i, claim in enumerate(claims):
+        size = len(claim.text)
+        if size > MAX_VERIFIED_CLAIM_CHARS:
+            continue
+        if spent and spent + size > budget:
+            unread.add(i)
+            continue
+        spent += size
+    return unread
 
 
 def verify_claims(
@@ -258,6 +289,13 @@ def audit_answer(
         vecs = embed(texts + [query or ""])
     claim_vecs = vecs[: len(claims)] if vecs is not None else None
     prior = [reuse(c) if reuse is not None else None for c in claims]
+    # past the read budget a claim is neither searched nor read by any method (AUDIT_READ_BUDGET_CHARS):
+    # it is NEI with OVER_BUDGET_FLAG, and the result counts what was left unread
+    unread = over_read_budget(claims)
+    prior = [
+        _too_long(c, [], OVER_BUDGET_FLAG) if i in unread else p
+        for i, (c, p) in enumerate(zip(claims, prior))
+    ]
     fresh = [i for i, p in enumerate(prior) if p is None]
     # a claim too long to verify is not searched either (its numbers alone would be compared with
     # every number of the evidence): it keeps no evidence
@@ -422,7 +460,20 @@ def summarize(
         risk_flags.append(
             {"type": "no_evidence", "severity": "high", "description": "No documents matched the query"}
         )
-    severity = {"no_evidence": "high", "conflict": "high", "outdated_source": "medium", TOO_LONG_FLAG: "high"}
+    severity = {
+        "no_evidence": "high",
+        "conflict": "high",
+        "outdated_source": "medium",
+        TOO_LONG_FLAG: "high",
+        OVER_BUDGET_FLAG: "high",
+    }
+    unread = [v for v in verdicts if OVER_BUDGET_FLAG in v.risk_flags]
+    if unread:
+        metrics["not_read"] = {
+            "claims": len(unread),
+            "characters": sum(len(v.claim.text) for v in unread),
+            "read_budget_chars": read_budget(),
+        }
     for v in verdicts:
         for flag in v.risk_flags:
             if flag == "no_evidence" and not any_evidence:
@@ -476,5 +527,8 @@ def _flag_text(flag: str, v: ClaimVerdict) -> str:
         TOO_LONG_FLAG: (
             f"Not verified: {len(v.claim.text):,} characters in one sentence, over the "
             f"{MAX_VERIFIED_CLAIM_CHARS:,} a claim may have"
+        ),
+        OVER_BUDGET_FLAG: (
+            f"Not verified: the claims before it used the audit's read budget of {read_budget():,} characters"
         ),
     }.get(flag, flag)
