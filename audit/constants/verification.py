@@ -40,14 +40,16 @@ EXPENSIVE_AUDIT_RETRY_AFTER_S = 10
 # no full stop) cost 28-38 s of role-binding parse and cross-encoder time in a single audit.
 MAX_VERIFIED_CLAIM_CHARS = 2_000
 TOO_LONG_FLAG = "too_long_to_verify"  # its risk flag; such a claim is not sent to the web step either
-# The cost budget of one audit: the claims of an answer are read in the answer's order until their
-# characters together pass AUDIT_READ_BUDGET_CHARS; every later claim is not read (no search, no
-# method), its label is NEI with the high risk flag "over_read_budget" (never dropped) and the result
-# names how many claims and characters were left unread. Every stage (numbers, retrieval, judge,
-# binding, revision) reads only the claims inside the budget, so an audit's CPU is bounded by it
-# whatever the answer's length: about 1 s of CPU per 2,000 characters of claims on two busy cores
-# (python -m tools.cost_probe); the demo's longest answer has 1,092 characters.
-AUDIT_READ_BUDGET_CHARS = 12_000
+# The cost budget of one audit: the claims of an answer are read in the answer's order while their
+# cost together stays within AUDIT_READ_BUDGET_CHARS, a claim costing its characters plus
+# AUDIT_READ_COST_PER_CLAIM (a short claim against large evidence costs its search, its judge and
+# its binding whatever its length). Every later claim is not read (no search, no method), its label
+# is NEI with the high risk flag "over_read_budget" (never dropped), the run lists each of them, and
+# the revision loop does not run on such an answer. Every stage (numbers, retrieval, judge, binding)
+# reads only the claims inside the budget, so an audit's CPU is bounded by it whatever the answer's
+# length (python -m tools.cost_probe prints it per family); the demo's longest answer costs 2,600.
+AUDIT_READ_BUDGET_CHARS = 8_000
+AUDIT_READ_COST_PER_CLAIM = 300
 OVER_BUDGET_FLAG = "over_read_budget"  # its risk flag; such a claim is not sent to the web step either
 # The evidence one claim's role binding parses: its evidence sentences in passage order until their
 # characters pass this (coordinated clauses of 907 KB held the binding two minutes for 200 claims).

@@ -18,6 +18,7 @@ import numpy as np
 
 from audit.constants import (
     AUDIT_READ_BUDGET_CHARS,
+    AUDIT_READ_COST_PER_CLAIM,
     MAX_VERIFIED_CLAIM_CHARS,
     OVER_BUDGET_FLAG,
     TOO_LONG_FLAG,
@@ -132,16 +133,16 @@ def read_budget() -> int:
 
 def over_read_budget(claims: Sequence[ClaimDraft], budget: int | None = None) -> set[int]:
     """The positions of the claims an audit does not read: in the answer's order, every claim after
-    the claims read so far hold ``budget`` characters (a claim too long to verify costs nothing:
+    the claims read so far cost ``budget`` (a claim costs its characters and ``AUDIT_READ_COST_PER_CLAIM``) (a claim too long to verify costs nothing:
     it is never read either). The first claim is always read when it is not too long. ``budget``
     defaults to ``AUDIT_READ_BUDGET_CHARS``."""
     budget = read_budget() if budget is None else budget
     unread: set[int] = set()
     spent = 0
     for i, claim in enumerate(claims):
-        size = len(claim.text)
-        if size > MAX_VERIFIED_CLAIM_CHARS:
+        if len(claim.text) > MAX_VERIFIED_CLAIM_CHARS:
             continue
+        size = len(claim.text) + AUDIT_READ_COST_PER_CLAIM
         if spent and spent + size > budget:
             unread.add(i)
             continue

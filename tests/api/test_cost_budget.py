@@ -27,7 +27,10 @@ def small_budgets(monkeypatch):
     from audit.pipeline import audit as pipeline_audit
 
     monkeypatch.setattr(constants, "AUDIT_INLINE_COST_BUDGET", 100)
-    monkeypatch.setattr(pipeline_audit, "AUDIT_READ_BUDGET_CHARS", len(SENTENCES[0]) + len(SENTENCES[1]))
+    per_claim = pipeline_audit.AUDIT_READ_COST_PER_CLAIM
+    monkeypatch.setattr(
+        pipeline_audit, "AUDIT_READ_BUDGET_CHARS", len(SENTENCES[0]) + len(SENTENCES[1]) + 2 * per_claim
+    )
 
 
 def test_an_audit_over_the_inline_budget_answers_202_and_its_job_url_gives_the_answer(
