@@ -149,7 +149,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "owners": selectors.owner_choices(workspace_id=workspace.pk) if can_review else [],
             "bulk_results": request.session.pop(BULK_SESSION_KEY, None),
             "proposals": [
-                presentation.proposal_view(answer)
+                presentation.proposal_view(answer, preview=True)
                 for answer in revision_proposals(workspace=workspace, limit=constants.UI_PROPOSALS_LISTED)
             ],
             "applied": _applied_filters(params),

@@ -36,6 +36,27 @@ def badge_for(label: str) -> tuple[str, str]:
         return LABEL_BADGES[Label.NEI]
 
 
+def segment_parts(segments: list[Segment], size: int) -> list[list[Segment]]:
+    """``segments`` cut into parts of about ``size`` characters each, between stretches (a claim's
+    stretch is never cut; a plain stretch longer than ``size`` is cut at ``size``). One part when
+    the text is short; every part holds at least one segment."""
+    parts: list[list[Segment]] = [[]]
+    held = 0
+    for seg in segments:
+        pieces = (
+            [seg]
+            if seg.claims
+            else [Segment(seg.text[i : i + size]) for i in range(0, len(seg.text), size)] or [seg]
+        )
+        for piece in pieces:
+            if parts[-1] and held + len(piece.text) > size:
+                parts.append([])
+                held = 0
+            parts[-1].append(piece)
+            held += len(piece.text)
+    return parts
+
+
 def mark_claims(text: str, claims: Sequence[Any]) -> list[Segment]:
     """Cut ``text`` into plain stretches and claim stretches, in order.
 
@@ -642,7 +663,7 @@ def backing_sentence(passage_text: str, wording: str) -> str:
     return text[start:end]
 
 
-def proposal_view(answer) -> dict:
+def proposal_view(answer, *, preview: bool = False) -> dict:
     """What a revision shows for a person's approval (claims and their evidence loaded).
 
     The answer as received and the proposed text, their word diff, each edit with the passage
@@ -698,17 +719,41 @@ def proposal_view(answer) -> dict:
         else ", ".join(workspace.revision_approval_domains or workspace.regulated_domains or [])
         or "no domain"
     )
-    return {
+    view = {
         "answer": answer,
         "held_in": held_in,
         "status": answer.revision_status,
         "decision": answer.revision_decision or {},
         "original": original,
         "proposed": proposed,
-        "diff": word_diff(original, proposed),
+        "diff": None,
         "edits": edits,
         "claims": claims,
+        "cut": {},
     }
+    limit = constants.UI_PREVIEW_CHARS
+    if preview and (
+        len(original) > limit or len(proposed) > limit or len(edits) > constants.UI_PREVIEW_EDITS
+    ):
+        # a list page's preview: the start of both texts, no diff, the first edits; the answer's page has all
+        n = constants.UI_PREVIEW_EDITS
+        view.update(
+            original=original[:limit],
+            proposed=proposed[:limit],
+            edits=edits[:n],
+            claims=claims[:n],
+            cut={
+                "chars": max(len(original), len(proposed)),
+                "edits": len(edits),
+                "claims": len(claims),
+                "texts": len(original) > limit or len(proposed) > limit,
+            },
+        )
+        if not view["cut"]["texts"]:
+            view["diff"] = word_diff(original, proposed)
+    else:
+        view["diff"] = word_diff(original, proposed)
+    return view
 
 
 # --- External sources (Audit-Web) in words -------------------------------------------------------
