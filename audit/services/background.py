@@ -12,6 +12,7 @@ replays the stored answer.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import logging
 import time
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from audit.models import BackgroundJob, BackgroundJobStatus, IdempotencyKey, Wor
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.structured import canonical_text
 from audit.services.events import Actor, actor_user
+from audit.services.ingestion import DocumentInput, IngestError, documents_ingest
 from audit.services.job import audit_job_build
 from audit.services.submissions import AuditRequest, Submission, audit_submit
 
@@ -212,7 +214,13 @@ def background_job_run(job_id: int) -> BackgroundJob | None:
     if not claimed or job is None:
         return job
     try:
+        if job.kind == BackgroundJob.KIND_INGESTION:
+            return upload_ingestion_run(job)
         return background_audit_run(job)
+    except IngestError as error:
+        return _finish(
+            job, status=BackgroundJobStatus.FAILED, error=f"cannot be ingested: {error}.", error_status=400
+        )
     except TheoriaError as error:
         return _finish(
             job,
@@ -228,3 +236,55 @@ def background_job_run(job_id: int) -> BackgroundJob | None:
             error="The job failed with an unexpected error; the server log has its details.",
             error_status=500,
         )
+
+
+def upload_ingestion_queue(
+    *, workspace: Workspace, user: Actor, docs: list[DocumentInput], source: str
+) -> BackgroundJob:
+    """Store an upload's parsed documents as a queued ingestion job and hand it to the task queue
+    once the caller's transaction commits (``upload_ingestion_run``)."""
+    rows = [
+        {**dataclasses.asdict(d), "published_at": d.published_at.isoformat() if d.published_at else None}
+        for d in docs
+    ]
+    with transaction.atomic():
+        job = BackgroundJob.objects.create(
+            workspace=workspace,
+            user=actor_user(user),
+            kind=BackgroundJob.KIND_INGESTION,
+            request={"source": source, "documents": rows},
+            progress={"done": 0, "total": len(rows)},
+            result={"created": 0, "updated": 0, "unchanged": 0},
+        )
+        transaction.on_commit(lambda: background_job_enqueue(job.pk))
+    return job
+
+
+def upload_ingestion_run(job: BackgroundJob) -> BackgroundJob:
+    """Ingest a queued upload ``INGEST_BATCH_DOCUMENTS`` documents per transaction, the job's
+    progress and counts written after each batch: a failure keeps what earlier batches stored and
+    says so (``progress.done``); the upload sent again changes nothing already stored."""
+    rows = list(job.request.get("documents") or [])
+    docs = [
+        DocumentInput(
+            **{
+                **row,
+                "published_at": dt.date.fromisoformat(row["published_at"])
+                if row.get("published_at")
+                else None,
+            }
+        )
+        for row in rows
+    ]
+    counts = {"created": 0, "updated": 0, "unchanged": 0}
+    ids: list[int] = []
+    size = constants.INGEST_BATCH_DOCUMENTS
+    for start in range(0, len(docs), size):
+        results = documents_ingest(workspace=job.workspace, docs=docs[start : start + size], actor=job.user)
+        for document, outcome in results:
+            counts[outcome] = counts.get(outcome, 0) + 1
+            ids.append(document.pk)
+        job.progress = {"done": min(start + size, len(docs)), "total": len(docs)}
+        job.result = {**counts, "documents": ids[: constants.INGEST_BATCH_DOCUMENTS]}  # the first ones
+        job.save(update_fields=["progress", "result"])
+    return _finish(job, status=BackgroundJobStatus.DONE, request={"source": job.request.get("source", "")})
