@@ -275,7 +275,12 @@ def audit_answer(
     # offline extractor without a usable LLM (``claims``, when given, are its result)
     extraction = llm_extract_claims(llm, answer or "", query or "", offline_claims=claims)
     claims = extraction.claims
-    texts = [c.text for c in claims]
+    # past the read budget a claim is neither embedded, searched nor read by any method
+    # (AUDIT_READ_BUDGET_CHARS): it is NEI with OVER_BUDGET_FLAG, and the run lists each of them
+    unread = over_read_budget(claims)
+    read = [i for i in range(len(claims)) if i not in unread]
+    row_of = {i: k for k, i in enumerate(read)}  # a read claim's row among the embedded ones
+    texts = [claims[i].text for i in read]
     # claims and the query only: embedding the whole answer in the same batch would pad every
     # claim to the answer's length (256 pieces) and cost more than everything else together
     if not (claims or query):
@@ -288,14 +293,10 @@ def audit_answer(
         vecs = get_embedder().encode_with_tokens(texts + [query or ""])[0]
     else:
         vecs = embed(texts + [query or ""])
-    claim_vecs = vecs[: len(claims)] if vecs is not None else None
-    prior = [reuse(c) if reuse is not None else None for c in claims]
-    # past the read budget a claim is neither searched nor read by any method (AUDIT_READ_BUDGET_CHARS):
-    # it is NEI with OVER_BUDGET_FLAG, and the result counts what was left unread
-    unread = over_read_budget(claims)
+    claim_vecs = vecs[: len(read)] if vecs is not None else None
     prior = [
-        _too_long(c, [], OVER_BUDGET_FLAG) if i in unread else p
-        for i, (c, p) in enumerate(zip(claims, prior))
+        _too_long(c, [], OVER_BUDGET_FLAG) if i in unread else (reuse(c) if reuse is not None else None)
+        for i, c in enumerate(claims)
     ]
     fresh = [i for i, p in enumerate(prior) if p is None]
     # a claim too long to verify is not searched either (its numbers alone would be compared with
@@ -307,7 +308,7 @@ def audit_answer(
         kb=kb,
         embed=embed,
         thresholds=t,
-        claim_vecs=claim_vecs[searched] if claim_vecs is not None else None,
+        claim_vecs=claim_vecs[[row_of[i] for i in searched]] if claim_vecs is not None else None,
     )
     hits_of = dict(zip(searched, found))
     fresh_hits = [hits_of.get(i, []) for i in fresh]
@@ -336,8 +337,8 @@ def audit_answer(
     query_vec = vecs[-1] if (vecs is not None and query) else None
     for i, v in enumerate(verdicts):
         relevance = (
-            scoring.cosine(query_vec, claim_vecs[i])
-            if query_vec is not None and claim_vecs is not None
+            scoring.cosine(query_vec, claim_vecs[row_of[i]])
+            if query_vec is not None and claim_vecs is not None and i in row_of
             else None
         )
         v.metrics = {**scoring.claim_card_metrics(v, t, relevance), **v.metrics}
@@ -390,7 +391,7 @@ def summarize(
     source_vectors: Callable[[list[Passage]], list[np.ndarray]] | None = None,
 ) -> AuditResult:
     """The answer-level result of verified claims: RAGAS-style metrics, the RAG score, risk flags,
-    quality gates and the audit score. ``vecs`` are the claims' embeddings followed by the query's
+    quality gates and the audit score. ``vecs`` are the read claims' embeddings followed by the query's
     (answer relevance); ``hits`` each claim's retrieved passages (with ``passages``, the context of
     context recall); ``rag_text`` is the text the RAG score reads (default: ``answer``);
     ``source_vectors(passages)`` the vectors search holds for its sources (``retrieval.passage_vectors``),
