@@ -351,6 +351,13 @@ def _case_page(
             "errors": errors,
             "posted": posted,
             "tier_clock": display.tier_clock_text(case.tier, case.clock_phase),
+            # the other claims of the case: its answer's, when one audit raised many, and re-audits'
+            "joined": list(
+                case.joined_claims.select_related("answer").order_by("answer_id", "span_start", "id")[
+                    : constants.UI_CASES_PER_PAGE
+                ]
+            ),
+            "joined_count": case.joined_claims.count(),
         },
         status=status,
     )
