@@ -88,23 +88,11 @@ def audit_submit_or_queue(
         return audit_submit(workspace=workspace, user=user, request=request)  # its 413, one wording
     owner = actor_user(user)
     if idempotency_key and owner is not None:
-        if IdempotencyKey.objects.filter(workspace=workspace, user=owner, key=idempotency_key).exists():
-            return audit_submit(
-                workspace=workspace,
-                user=user,
-                request=request,
-                idempotency_key=idempotency_key,
-                fingerprint=fingerprint,
-            )
-        queued = BackgroundJob.objects.filter(
-            workspace=workspace, user=owner, kind=BackgroundJob.KIND_AUDIT, key=idempotency_key
-        ).first()
-        if queued is not None:
-            if queued.fingerprint != fingerprint:
-                raise Conflict(
-                    f'Idempotency-Key "{idempotency_key}" was already used with a different request body.'
-                )
-            return queued
+        replay = _replayed(
+            workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint, request=request
+        )
+        if replay is not None:
+            return replay
     cost = audit_cost_estimate(request)
     # a Normal answer is recorded, not read: it never waits in the queue
     if cost.inline or owner is None or request.mode == constants.MODE_NORMAL:
@@ -115,6 +103,16 @@ def audit_submit_or_queue(
             idempotency_key=idempotency_key,
             fingerprint=fingerprint,
         )
+    if request.answer is not None:  # the claims cap's 413 comes now, not from the queue
+        audit_job_build(
+            workspace,
+            user=user,
+            query=request.query,
+            answer_text=request.answer,
+            domain=request.domain,
+            profile=request.verification_profile,
+            offline="the claims are counted before the audit is queued",
+        ).with_claims()
     active = BackgroundJob.objects.filter(
         workspace=workspace,
         user=owner,
@@ -128,16 +126,6 @@ def audit_submit_or_queue(
             f"{constants.QUEUED_AUDITS_PER_USER}, QUEUED_AUDITS_PER_USER); send this one when one has finished.",
             retry_after=constants.QUEUED_AUDIT_RETRY_AFTER_S,
         )
-    if request.answer is not None:  # the claims cap's 413 comes now, not from the queue
-        audit_job_build(
-            workspace,
-            user=user,
-            query=request.query,
-            answer_text=request.answer,
-            domain=request.domain,
-            profile=request.verification_profile,
-            offline="the claims are counted before the audit is queued",
-        ).with_claims()
     with transaction.atomic():
         job = BackgroundJob.objects.create(
             workspace=workspace,
@@ -151,6 +139,24 @@ def audit_submit_or_queue(
         )
         transaction.on_commit(lambda: background_job_enqueue(job.pk))
     return job
+
+
+def _replayed(
+    *, workspace: Workspace, user: Actor, key: str, fingerprint: str, request: AuditRequest
+) -> Submission | BackgroundJob | None:
+    """What a retried key gets: its stored answer (``audit_submit`` replays it), or the job it
+    queued (the same body; another body is 409); None for a new key."""
+    owner = actor_user(user)
+    if IdempotencyKey.objects.filter(workspace=workspace, user=owner, key=key).exists():
+        return audit_submit(
+            workspace=workspace, user=user, request=request, idempotency_key=key, fingerprint=fingerprint
+        )
+    queued = BackgroundJob.objects.filter(
+        workspace=workspace, user=owner, kind=BackgroundJob.KIND_AUDIT, key=key
+    ).first()
+    if queued is not None and queued.fingerprint != fingerprint:
+        raise Conflict(f'Idempotency-Key "{key}" was already used with a different request body.')
+    return queued
 
 
 def background_job_enqueue(job_id: int) -> None:

@@ -731,29 +731,31 @@ def proposal_view(answer, *, preview: bool = False) -> dict:
         "claims": claims,
         "cut": {},
     }
-    limit = constants.UI_PREVIEW_CHARS
-    if preview and (
-        len(original) > limit or len(proposed) > limit or len(edits) > constants.UI_PREVIEW_EDITS
-    ):
-        # a list page's preview: the start of both texts, no diff, the first edits; the answer's page has all
-        n = constants.UI_PREVIEW_EDITS
-        view.update(
-            original=original[:limit],
-            proposed=proposed[:limit],
-            edits=edits[:n],
-            claims=claims[:n],
-            cut={
-                "chars": max(len(original), len(proposed)),
-                "edits": len(edits),
-                "claims": len(claims),
-                "texts": len(original) > limit or len(proposed) > limit,
-            },
-        )
-        if not view["cut"]["texts"]:
-            view["diff"] = word_diff(original, proposed)
-    else:
-        view["diff"] = word_diff(original, proposed)
-    return view
+    return _previewed(view) if preview else {**view, "diff": word_diff(original, proposed)}
+
+
+def _previewed(view: dict) -> dict:
+    """A list page's preview of a proposal (``UI_PREVIEW_CHARS``, ``UI_PREVIEW_EDITS``): the start of
+    both texts, no word diff past that, the first edits and claims; the answer's page has all."""
+    original, proposed, edits, claims = view["original"], view["proposed"], view["edits"], view["claims"]
+    limit, n = constants.UI_PREVIEW_CHARS, constants.UI_PREVIEW_EDITS
+    texts = len(original) > limit or len(proposed) > limit
+    if not texts and len(edits) <= n and len(claims) <= n:
+        return {**view, "diff": word_diff(original, proposed)}
+    return {
+        **view,
+        "original": original[:limit],
+        "proposed": proposed[:limit],
+        "diff": None if texts else word_diff(original, proposed),
+        "edits": edits[:n],
+        "claims": claims[:n],
+        "cut": {
+            "chars": max(len(original), len(proposed)),
+            "edits": len(edits),
+            "claims": len(claims),
+            "texts": texts,
+        },
+    }
 
 
 # --- External sources (Audit-Web) in words -------------------------------------------------------
