@@ -144,8 +144,8 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView[Document]):
                 job = upload_ingestion_queue(
                     workspace=workspace, user=request.user, docs=docs, source=f"upload:{upload.name}"
                 )
-                body = job_body(job, request)
-                return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+                queued = job_body(job, request)
+                return Response(queued, status=status.HTTP_202_ACCEPTED, headers={"Location": queued["url"]})
             # embedded first, then written in one short transaction (all the file's documents or none)
             results = documents_ingest(workspace=workspace, docs=docs, actor=request.user)
         except IngestError as exc:
