@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from audit.models import ReviewedExample, Workspace
 from audit.selectors.learning import calibration_versions
+from audit.services.background import background_job_run
 from audit.services.calibration import calibration_run
 from audit.services.deep_checks import deep_check_run
 from audit.services.nightly import nightly_audit_run
@@ -97,3 +98,9 @@ def review_drift_check(workspace_id: int | None = None) -> list[dict]:
         {"workspace": workspace.slug, "alerts": drift_check(workspace=workspace)}
         for workspace in _workspaces(workspace_id)
     ]
+
+
+def background_job(job_id: int) -> dict:
+    """Run one job a request queued (an audit over the inline cost budget)."""
+    job = background_job_run(job_id)
+    return {"job": job_id, "status": job.status if job is not None else "missing"}

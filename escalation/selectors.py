@@ -9,7 +9,8 @@ from typing import Any
 import django_filters
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from drf_spectacular.drainage import set_override
 
@@ -241,6 +242,14 @@ def case_queryset(*, user: AnyUser) -> QuerySet[ReviewCase]:
     qs = ReviewCase.objects.select_related("claim", "claim__answer", "owner", "workspace").filter(
         workspace=workspace_for_user(user)  # admins included: a superuser crosses only by an explicit switch
     )
+    # the claims that joined the case (its answer's other claims when grouped, re-audits' claims)
+    joined = (
+        ReviewCase.joined_claims.through.objects.filter(reviewcase_id=OuterRef("pk"))
+        .values("reviewcase_id")
+        .annotate(n=Count("*"))
+        .values("n")  # type: ignore[misc]  # the plugin cannot see an annotation of the through table
+    )
+    qs = qs.annotate(joined_count=Coalesce(Subquery(joined), 0))
     return qs.order_by(*ORDERINGS["risk"])
 
 

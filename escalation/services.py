@@ -382,6 +382,7 @@ def cases_open_for_answer(*, answer: Answer, actor: Actor = None) -> list[Review
     claims = list(answer.claims.select_related("answer__workspace").order_by("span_start", "id"))
     earlier = _earlier_audits(answer)
     result = []
+    needing: list[tuple[Claim, list[str], ReviewCase | None]] = []
     for claim in claims:
         reasons = policy.review_reasons(
             label=claim.label,
@@ -395,11 +396,15 @@ def cases_open_for_answer(*, answer: Answer, actor: Actor = None) -> list[Review
             unsupported_review=thresholds.unsupported_review,
             risk_flags=claim.risk_flags or (),
         )
-        if not reasons:
-            continue
-        case = _case_of(claim, earlier)
+        if reasons:
+            needing.append((claim, reasons, _case_of(claim, earlier)))
+    new = [(claim, reasons) for claim, reasons, case in needing if case is None]
+    group = _case_group_open(new, actor=actor) if len(new) >= constants.CASES_GROUPED_FROM else None
+    for claim, reasons, case in needing:
         if case is not None:
             case = _case_join(case, claim=claim, reasons=reasons)
+        elif group is not None:
+            case = group
         else:
             case = _case_create(claim=claim, trigger=reasons[0], actor=actor, reasons=reasons)
             if case is None:  # opened by a concurrent intake between our read and our insert
@@ -407,6 +412,28 @@ def cases_open_for_answer(*, answer: Answer, actor: Actor = None) -> list[Review
         if case not in result:
             result.append(case)
     return result
+
+
+def _case_group_open(new: list[tuple[Claim, list[str]]], *, actor: Actor = None) -> ReviewCase:
+    """One case for the many claims of one answer that need a person and belong to no case yet
+    (``CASES_GROUPED_FROM``): its claim is the first REFUTED one (else the first), the others join
+    it, its reasons are theirs together, and one note says how many claims it holds."""
+    first = next((pair for pair in new if pair[0].label == Label.REFUTED), new[0])
+    reasons = list(dict.fromkeys(r for _, rs in [first, *new] for r in rs))
+    case = _case_create(claim=first[0], trigger=first[1][0], actor=actor, reasons=reasons)
+    if case is None:  # a concurrent intake opened the first claim's case: the others join that one
+        case = ReviewCase.objects.get(claim=first[0], status__in=OPEN_CASE_STATUSES)
+    others = [claim for claim, _ in new if claim.pk != case.claim_id]
+    case.joined_claims.add(*others)
+    _record(
+        case,
+        ReviewEvent.Kind.NOTE,
+        actor_label="intake",
+        reason=f"One audit of {first[0].answer.public_id} found {len(new)} claims that need a person: "
+        f"they are grouped in this case",
+        details={"grouped_claims": [c.pk for c, _ in new], "answer": first[0].answer.public_id},
+    )
+    return case
 
 
 @transaction.atomic

@@ -149,7 +149,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "owners": selectors.owner_choices(workspace_id=workspace.pk) if can_review else [],
             "bulk_results": request.session.pop(BULK_SESSION_KEY, None),
             "proposals": [
-                presentation.proposal_view(answer)
+                presentation.proposal_view(answer, preview=True)
                 for answer in revision_proposals(workspace=workspace, limit=constants.UI_PROPOSALS_LISTED)
             ],
             "applied": _applied_filters(params),
@@ -351,6 +351,13 @@ def _case_page(
             "errors": errors,
             "posted": posted,
             "tier_clock": display.tier_clock_text(case.tier, case.clock_phase),
+            # the other claims of the case: its answer's, when one audit raised many, and re-audits'
+            "joined": list(
+                case.joined_claims.select_related("answer").order_by("answer_id", "span_start", "id")[
+                    : constants.UI_CASES_PER_PAGE
+                ]
+            ),
+            "joined_count": case.joined_claims.count(),
         },
         status=status,
     )

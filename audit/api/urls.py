@@ -23,6 +23,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("claims", views.ClaimListApi.as_view(), name="api-claim-list"),
     path("evidence", views.EvidenceListApi.as_view(), name="api-evidence-list"),
+    path("jobs/<int:pk>", views.BackgroundJobDetailApi.as_view(), name="api-job-detail"),
     path("runs", views.RunListApi.as_view(), name="api-run-list"),
     path("runs/<int:pk>", views.RunDetailApi.as_view(), name="api-run-detail"),
     path("claim-cards/export", views.ClaimCardExportApi.as_view(), name="api-claim-card-export"),

@@ -26,6 +26,11 @@ SLA_ACKNOWLEDGE_TIERS = (1,)
 SLA_RESOLUTION_BY_TIER = {1: (SLA_CLOCK_BUSINESS, 4 * 3600), 2: SLA_BY_TIER[2], 3: SLA_BY_TIER[3]}
 SLA_AT_RISK_SHARE = 0.80  # a case is "at risk" once this share of its tier's SLA is used
 ESCALATION_TICKET_PREFIX = "COMP-ESC"
+# One audit whose claims would open CASES_GROUPED_FROM new cases or more opens one case for its answer
+# instead: the first claim that needs a person (REFUTED first) is its claim, every other one joins it
+# (``ReviewCase.joined_claims``), its reasons are theirs together and the queue shows how many claims
+# it holds. One request of 200 padded claims opened 200 cases and their notifications in 32 s.
+CASES_GROUPED_FROM = 10
 # Default business calendar of a workspace without its own (Mon-Fri 09:00-17:00 UTC).
 DEFAULT_CALENDAR_TIMEZONE = "UTC"
 DEFAULT_WORKING_DAYS = (0, 1, 2, 3, 4)  # Monday = 0

@@ -13,6 +13,15 @@ UI_EVIDENCE_MIN_ALIGNMENT = (
 UI_NIGHTLY_REPORTS_LISTED = 60  # days of nightly reports listed on the report page
 UI_PROPOSALS_LISTED = 20  # held revisions shown on the queue page (oldest first; the rest on the answers)
 UI_HOME_DEADLINES = 3  # next deadlines on the home page
+# Pages of bounded size whatever the answer's length: the queue's held revisions show previews (at most
+# UI_PREVIEW_CHARS of the text as received and as proposed, no word diff past that, their first
+# UI_PREVIEW_EDITS edits and revised claims; the answer's page has the rest). 20 held revisions of
+# 878 KB answers made the queue page 129 MB.
+UI_PREVIEW_CHARS = 2_000
+UI_PREVIEW_EDITS = 10
+# An answer page shows a long answer's text in parts of about UI_ANSWER_PART_CHARS characters
+# (``?part=N``, cut between claims), with the links to the other parts; an 878 KB answer's page was 7.9 MB.
+UI_ANSWER_PART_CHARS = 20_000
 # The word diff of a revised answer (answer page, queue page) costs bounded time on any text: the
 # common start and end are matched in one pass, the changed sentences in between are aligned, then
 # the words of each changed stretch. Beyond these bounds the page says the texts are too long to

@@ -40,6 +40,30 @@ EXPENSIVE_AUDIT_RETRY_AFTER_S = 10
 # no full stop) cost 28-38 s of role-binding parse and cross-encoder time in a single audit.
 MAX_VERIFIED_CLAIM_CHARS = 2_000
 TOO_LONG_FLAG = "too_long_to_verify"  # its risk flag; such a claim is not sent to the web step either
+# The cost budget of one audit: the claims of an answer are read in the answer's order while their
+# cost together stays within AUDIT_READ_BUDGET_CHARS, a claim costing its characters plus
+# AUDIT_READ_COST_PER_CLAIM (a short claim against large evidence costs its search, its judge and
+# its binding whatever its length). Every later claim is not read (no search, no method), its label
+# is NEI with the high risk flag "over_read_budget" (never dropped), the run lists each of them, and
+# the revision loop does not run on such an answer. Every stage (numbers, retrieval, judge, binding)
+# reads only the claims inside the budget, so an audit's CPU is bounded by it whatever the answer's
+# length (python -m tools.cost_probe prints it per family); the demo's longest answer costs 2,600.
+AUDIT_READ_BUDGET_CHARS = 8_000
+AUDIT_READ_COST_PER_CLAIM = 300
+OVER_BUDGET_FLAG = "over_read_budget"  # its risk flag; such a claim is not sent to the web step either
+# The evidence one claim's role binding parses: its evidence sentences in passage order until their
+# characters pass this (coordinated clauses of 907 KB held the binding two minutes for 200 claims).
+BINDING_MAX_EVIDENCE_CHARS = 20_000
+# An audit whose estimated cost (audit_cost_estimate: characters of the answer up to the read budget,
+# plus the evidence sent with it weighted by AUDIT_COST_EVIDENCE_WEIGHT, plus AUDIT_COST_PER_SENTENCE
+# per sentence) passes AUDIT_INLINE_COST_BUDGET runs on the task queue: the request answers 202 with
+# the URL to poll, and the web worker is free at once. At most QUEUED_AUDITS_PER_USER of one user's
+# queued audits wait or run at once (another is refused, 429 with Retry-After).
+AUDIT_INLINE_COST_BUDGET = 8_000
+AUDIT_COST_EVIDENCE_WEIGHT = 0.05
+AUDIT_COST_PER_SENTENCE = 20
+QUEUED_AUDITS_PER_USER = 2
+QUEUED_AUDIT_RETRY_AFTER_S = 30
 SIMILARITY_THRESHOLD = (
     0.70  # semantic match of a claim to a passage (docs/SPEC_NOTES.md#declared-but-not-read)
 )

@@ -5,7 +5,7 @@ selectors or pages.
 """
 
 from .answers import Answer, Claim, Evidence, VerificationRun
-from .api import IdempotencyKey
+from .api import BackgroundJob, BackgroundJobStatus, IdempotencyKey
 from .events import AuditEvent
 from .kb import Chunk, Document
 from .learning import CalibrationVersion, LLMWeightVersion, ReviewedExample
@@ -16,6 +16,8 @@ from .workspace import Conversation, UserProfile, Workspace
 __all__ = [
     "Answer",
     "AuditEvent",
+    "BackgroundJob",
+    "BackgroundJobStatus",
     "CalibrationVersion",
     "Chunk",
     "Claim",

@@ -47,3 +47,61 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}:{self.key}"
+
+
+class BackgroundJobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class BackgroundJob(models.Model):
+    """Work a request handed to the task queue instead of doing it in the web worker: an audit over
+    the inline cost budget (``kind`` audit) or a document upload's ingestion (``kind`` ingestion).
+
+    ``request`` is what the task needs to do the work again (the audit request, or the upload's
+    text and its options); ``progress`` ``{"done", "total"}``; ``result`` what the work produced
+    (the answer's id, the documents stored); ``error`` one sentence when it failed, with
+    ``error_status`` the HTTP status the same error would have had inline (413, 400, ...).
+    ``GET /api/v1/jobs/<id>`` shows it to the caller's workspace.
+    """
+
+    KIND_AUDIT = "audit"
+    KIND_INGESTION = "ingestion"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="background_jobs")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="background_jobs",
+    )
+    kind = models.CharField(max_length=16)
+    status = models.CharField(
+        max_length=8, choices=BackgroundJobStatus.choices, default=BackgroundJobStatus.QUEUED
+    )
+    request = models.JSONField(default=dict, blank=True)
+    key = models.CharField(max_length=255, blank=True, default="")
+    fingerprint = models.CharField(max_length=71, blank=True, default="")
+    progress = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    answer = models.ForeignKey(
+        Answer, null=True, blank=True, on_delete=models.SET_NULL, related_name="background_jobs"
+    )
+    error = models.TextField(blank=True, default="")
+    error_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "user", "status"], name="audit_bgjob_ws_user_status")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk} ({self.status})"
+
+    @property
+    def active(self) -> bool:
+        return self.status in (BackgroundJobStatus.QUEUED, BackgroundJobStatus.RUNNING)

@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from audit.constants import MAX_VERIFIED_CLAIM_CHARS, TOO_LONG_FLAG, Thresholds
+from audit.constants import (
+    AUDIT_READ_BUDGET_CHARS,
+    AUDIT_READ_COST_PER_CLAIM,
+    MAX_VERIFIED_CLAIM_CHARS,
+    OVER_BUDGET_FLAG,
+    TOO_LONG_FLAG,
+    Thresholds,
+)
 from audit.pipeline import scoring
 from audit.pipeline.binding import Encode
 from audit.pipeline.extraction import clean_sentence, is_assertion, split_sentences
@@ -104,8 +111,9 @@ def run_methods(
     ]
 
 
-def _too_long(claim: ClaimDraft, hits: list[EvidenceHit]) -> ClaimVerdict:
-    """The verdict of a claim no method read (longer than MAX_VERIFIED_CLAIM_CHARS): not verified."""
+def _too_long(claim: ClaimDraft, hits: list[EvidenceHit], flag: str = TOO_LONG_FLAG) -> ClaimVerdict:
+    """The verdict of a claim no method read (longer than MAX_VERIFIED_CLAIM_CHARS, or past the
+    audit's read budget: ``flag``): not verified."""
     return ClaimVerdict(
         claim=claim,
         label=scoring.NEI,
@@ -113,9 +121,33 @@ def _too_long(claim: ClaimDraft, hits: list[EvidenceHit]) -> ClaimVerdict:
         confidence=0.0,
         evidence=hits,
         methods=[],
-        risk_flags=[TOO_LONG_FLAG],
+        risk_flags=[flag],
         metrics={"claim_chars": len(claim.text)},
     )
+
+
+def read_budget() -> int:
+    """The characters of claims one audit reads (``AUDIT_READ_BUDGET_CHARS``, read at call time)."""
+    return AUDIT_READ_BUDGET_CHARS
+
+
+def over_read_budget(claims: Sequence[ClaimDraft], budget: int | None = None) -> set[int]:
+    """The positions of the claims an audit does not read: in the answer's order, every claim after
+    the claims read so far cost ``budget`` (a claim costs its characters and ``AUDIT_READ_COST_PER_CLAIM``) (a claim too long to verify costs nothing:
+    it is never read either). The first claim is always read when it is not too long. ``budget``
+    defaults to ``AUDIT_READ_BUDGET_CHARS``."""
+    budget = read_budget() if budget is None else budget
+    unread: set[int] = set()
+    spent = 0
+    for i, claim in enumerate(claims):
+        if len(claim.text) > MAX_VERIFIED_CLAIM_CHARS:
+            continue
+        size = len(claim.text) + AUDIT_READ_COST_PER_CLAIM
+        if spent and spent + size > budget:
+            unread.add(i)
+            continue
+        spent += size
+    return unread
 
 
 def verify_claims(
@@ -243,7 +275,12 @@ def audit_answer(
     # offline extractor without a usable LLM (``claims``, when given, are its result)
     extraction = llm_extract_claims(llm, answer or "", query or "", offline_claims=claims)
     claims = extraction.claims
-    texts = [c.text for c in claims]
+    # past the read budget a claim is neither embedded, searched nor read by any method
+    # (AUDIT_READ_BUDGET_CHARS): it is NEI with OVER_BUDGET_FLAG, and the run lists each of them
+    unread = over_read_budget(claims)
+    read = [i for i in range(len(claims)) if i not in unread]
+    row_of = {i: k for k, i in enumerate(read)}  # a read claim's row among the embedded ones
+    texts = [claims[i].text for i in read]
     # claims and the query only: embedding the whole answer in the same batch would pad every
     # claim to the answer's length (256 pieces) and cost more than everything else together
     if not (claims or query):
@@ -256,8 +293,11 @@ def audit_answer(
         vecs = get_embedder().encode_with_tokens(texts + [query or ""])[0]
     else:
         vecs = embed(texts + [query or ""])
-    claim_vecs = vecs[: len(claims)] if vecs is not None else None
-    prior = [reuse(c) if reuse is not None else None for c in claims]
+    claim_vecs = vecs[: len(read)] if vecs is not None else None
+    prior = [
+        _too_long(c, [], OVER_BUDGET_FLAG) if i in unread else (reuse(c) if reuse is not None else None)
+        for i, c in enumerate(claims)
+    ]
     fresh = [i for i, p in enumerate(prior) if p is None]
     # a claim too long to verify is not searched either (its numbers alone would be compared with
     # every number of the evidence): it keeps no evidence
@@ -268,7 +308,7 @@ def audit_answer(
         kb=kb,
         embed=embed,
         thresholds=t,
-        claim_vecs=claim_vecs[searched] if claim_vecs is not None else None,
+        claim_vecs=claim_vecs[[row_of[i] for i in searched]] if claim_vecs is not None else None,
     )
     hits_of = dict(zip(searched, found))
     fresh_hits = [hits_of.get(i, []) for i in fresh]
@@ -297,8 +337,8 @@ def audit_answer(
     query_vec = vecs[-1] if (vecs is not None and query) else None
     for i, v in enumerate(verdicts):
         relevance = (
-            scoring.cosine(query_vec, claim_vecs[i])
-            if query_vec is not None and claim_vecs is not None
+            scoring.cosine(query_vec, claim_vecs[row_of[i]])
+            if query_vec is not None and claim_vecs is not None and i in row_of
             else None
         )
         v.metrics = {**scoring.claim_card_metrics(v, t, relevance), **v.metrics}
@@ -351,7 +391,7 @@ def summarize(
     source_vectors: Callable[[list[Passage]], list[np.ndarray]] | None = None,
 ) -> AuditResult:
     """The answer-level result of verified claims: RAGAS-style metrics, the RAG score, risk flags,
-    quality gates and the audit score. ``vecs`` are the claims' embeddings followed by the query's
+    quality gates and the audit score. ``vecs`` are the read claims' embeddings followed by the query's
     (answer relevance); ``hits`` each claim's retrieved passages (with ``passages``, the context of
     context recall); ``rag_text`` is the text the RAG score reads (default: ``answer``);
     ``source_vectors(passages)`` the vectors search holds for its sources (``retrieval.passage_vectors``),
@@ -422,7 +462,20 @@ def summarize(
         risk_flags.append(
             {"type": "no_evidence", "severity": "high", "description": "No documents matched the query"}
         )
-    severity = {"no_evidence": "high", "conflict": "high", "outdated_source": "medium", TOO_LONG_FLAG: "high"}
+    severity = {
+        "no_evidence": "high",
+        "conflict": "high",
+        "outdated_source": "medium",
+        TOO_LONG_FLAG: "high",
+        OVER_BUDGET_FLAG: "high",
+    }
+    unread = [v for v in verdicts if OVER_BUDGET_FLAG in v.risk_flags]
+    if unread:
+        metrics["not_read"] = {
+            "claims": len(unread),
+            "characters": sum(len(v.claim.text) for v in unread),
+            "read_budget_chars": read_budget(),
+        }
     for v in verdicts:
         for flag in v.risk_flags:
             if flag == "no_evidence" and not any_evidence:
@@ -476,5 +529,8 @@ def _flag_text(flag: str, v: ClaimVerdict) -> str:
         TOO_LONG_FLAG: (
             f"Not verified: {len(v.claim.text):,} characters in one sentence, over the "
             f"{MAX_VERIFIED_CLAIM_CHARS:,} a claim may have"
+        ),
+        OVER_BUDGET_FLAG: (
+            f"Not verified: the claims before it used the audit's read budget of {read_budget():,} characters"
         ),
     }.get(flag, flag)

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from audit.constants import (
+    BINDING_MAX_EVIDENCE_CHARS,
     BINDING_MAX_SENTENCES,
     BINDING_SAME_ARG_COS,
     BINDING_SAME_PRED_COS,
@@ -242,6 +243,23 @@ def _content_keys(doc: Any) -> frozenset[str]:
         lambda d: frozenset(k for t in d if t.is_alpha and not t.is_stop for k in _keys(t.lower_)),
     )
     return keys
+
+
+def read_window(sentences: Iterable[str]) -> list[str]:
+    """The evidence sentences the binding reads for one claim, in passage order: at most
+    ``BINDING_MAX_SENTENCES`` of them, and no more once their characters would pass
+    ``BINDING_MAX_EVIDENCE_CHARS`` (a sentence longer than that alone is skipped), so one claim's
+    binding costs the same on 9 KB and on 900 KB of evidence."""
+    window: list[str] = []
+    spent = 0
+    for sentence in sentences:
+        if len(window) >= BINDING_MAX_SENTENCES:
+            break
+        if spent + len(sentence) > BINDING_MAX_EVIDENCE_CHARS:
+            continue
+        window.append(sentence)
+        spent += len(sentence)
+    return window
 
 
 def to_parse(claim: str, evidence_sentences: list[str]) -> list[str]:
@@ -1036,7 +1054,7 @@ def _prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
     texts: list[str] = []
     for claim, passages in items:
         if claim.strip():
-            texts += [claim, *to_parse(claim, list(evidence_sentences(passages))[:BINDING_MAX_SENTENCES])]
+            texts += [claim, *to_parse(claim, read_window(evidence_sentences(passages)))]
     if texts:
         parse(texts)
 
@@ -1071,7 +1089,7 @@ def _apply(
     if not sentences or not claim.strip():
         return
     encode = encode or get_embedder().encode
-    texts = list(sentences)[:BINDING_MAX_SENTENCES]
+    texts = read_window(sentences)
     for f in role_findings(claim, texts, encode):
         report.findings.append(
             finding(f.rule, f.claim_words, f.evidence_words, f.sentence, sentences.get(f.sentence, ""))

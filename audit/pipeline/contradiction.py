@@ -34,7 +34,6 @@ from typing import Any
 
 from audit.constants import (
     BINDING_MAX_SENTENCE_CHARS,
-    BINDING_MAX_SENTENCES,
     NEGATION_PREDICATE_ON,
     STRUCTURE_ANTONYM_CLAUSE_SHARED,
     STRUCTURE_CLAUSE_MIN_ALIGNMENT,
@@ -433,7 +432,7 @@ def predicate_polarity(report: StructureReport, claim: str, passages: list[tuple
     if not (_has_negation(claim) or any(_has_negation(text) for _, text in usable)):
         return
     sentences = binding.evidence_sentences(usable)
-    reading = binding.polarity(claim, list(sentences)[:BINDING_MAX_SENTENCES])
+    reading = binding.polarity(claim, binding.read_window(sentences))
     if reading.opposite:
         words, sentence = reading.opposite[0]
         evidence = "(affirmative)" if words.startswith("not ") else "not"

@@ -12,7 +12,7 @@ from dataclasses import replace
 from django.db.models import Count, Prefetch, QuerySet
 
 from audit import constants
-from audit.models import Answer, Claim, Document, Evidence, VerificationRun, Workspace
+from audit.models import Answer, BackgroundJob, Claim, Document, Evidence, VerificationRun, Workspace
 from audit.selectors.weak_claims import weak_claims_q
 
 
@@ -136,6 +136,15 @@ def run_list(*, workspace: Workspace) -> QuerySet[VerificationRun]:
         VerificationRun.objects.filter(answer__workspace=workspace)
         .select_related("answer")
         .order_by("-started_at", "-id")
+    )
+
+
+def background_job_list(*, workspace: Workspace) -> QuerySet[BackgroundJob]:
+    """The jobs the workspace's requests queued (queued audits, background uploads), newest first."""
+    return (
+        BackgroundJob.objects.filter(workspace=workspace)
+        .select_related("answer")
+        .order_by("-created_at", "-id")
     )
 
 

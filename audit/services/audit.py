@@ -381,7 +381,10 @@ def audit_compute(job: AuditJob) -> AuditComputation:
             },
         }
     outcome = None
-    if job.revise and plan.revise:
+    # an answer the audit did not read whole (AUDIT_READ_BUDGET_CHARS) is not revised: its unread
+    # claims stay as sent, each NEI with its flag, for a person
+    unread = any(constants.OVER_BUDGET_FLAG in v.risk_flags for v in result.claims)
+    if job.revise and plan.revise and not unread:
         outcome = revision_run(verification, initial=result, kb=kb)
     result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
     if deferred:

@@ -111,7 +111,7 @@ def _web_reasons(
     """The four conditions of docs/SPEC_NOTES.md#escalation-to-audit-web for one claim, once; never
     for a claim too long to verify (the web step would not read it either, and would send it out)."""
     reasons: list[str] = []
-    if constants.TOO_LONG_FLAG in (risk_flags or []):
+    if {constants.TOO_LONG_FLAG, constants.OVER_BUDGET_FLAG} & set(risk_flags or []):
         return reasons
     if confidence < thresholds.audit_score_threshold:
         reasons.append("audit_score_below_threshold")

@@ -37,6 +37,27 @@ def badge_for(label: str) -> tuple[str, str]:
         return LABEL_BADGES[Label.NEI]
 
 
+def segment_parts(segments: list[Segment], size: int) -> list[list[Segment]]:
+    """``segments`` cut into parts of about ``size`` characters each, between stretches (a claim's
+    stretch is never cut; a plain stretch longer than ``size`` is cut at ``size``). One part when
+    the text is short; every part holds at least one segment."""
+    parts: list[list[Segment]] = [[]]
+    held = 0
+    for seg in segments:
+        pieces = (
+            [seg]
+            if seg.claims
+            else [Segment(seg.text[i : i + size]) for i in range(0, len(seg.text), size)] or [seg]
+        )
+        for piece in pieces:
+            if parts[-1] and held + len(piece.text) > size:
+                parts.append([])
+                held = 0
+            parts[-1].append(piece)
+            held += len(piece.text)
+    return parts
+
+
 def mark_claims(text: str, claims: Sequence[Any]) -> list[Segment]:
     """Cut ``text`` into plain stretches and claim stretches, in order.
 
@@ -642,7 +663,7 @@ def backing_sentence(passage_text: str, wording: str) -> str:
     return text[start:end]
 
 
-def proposal_view(answer) -> dict:
+def proposal_view(answer, *, preview: bool = False) -> dict:
     """What a revision shows for a person's approval (claims and their evidence loaded).
 
     The answer as received and the proposed text, their word diff, each edit with the passage
@@ -698,16 +719,42 @@ def proposal_view(answer) -> dict:
         else ", ".join(workspace.revision_approval_domains or workspace.regulated_domains or [])
         or "no domain"
     )
-    return {
+    view = {
         "answer": answer,
         "held_in": held_in,
         "status": answer.revision_status,
         "decision": answer.revision_decision or {},
         "original": original,
         "proposed": proposed,
-        "diff": word_diff(original, proposed),
+        "diff": None,
         "edits": edits,
         "claims": claims,
+        "cut": {},
+    }
+    return _previewed(view) if preview else {**view, "diff": word_diff(original, proposed)}
+
+
+def _previewed(view: dict) -> dict:
+    """A list page's preview of a proposal (``UI_PREVIEW_CHARS``, ``UI_PREVIEW_EDITS``): the start of
+    both texts, no word diff past that, the first edits and claims; the answer's page has all."""
+    original, proposed, edits, claims = view["original"], view["proposed"], view["edits"], view["claims"]
+    limit, n = constants.UI_PREVIEW_CHARS, constants.UI_PREVIEW_EDITS
+    texts = len(original) > limit or len(proposed) > limit
+    if not texts and len(edits) <= n and len(claims) <= n:
+        return {**view, "diff": word_diff(original, proposed)}
+    return {
+        **view,
+        "original": original[:limit],
+        "proposed": proposed[:limit],
+        "diff": None if texts else word_diff(original, proposed),
+        "edits": edits[:n],
+        "claims": claims[:n],
+        "cut": {
+            "chars": max(len(original), len(proposed)),
+            "edits": len(edits),
+            "claims": len(claims),
+            "texts": texts,
+        },
     }
 
 

@@ -336,13 +336,45 @@ def answer_detail(request, answer_id: str):
     return _answer_page(request, workspace, answer)
 
 
+def _part_number(request, count: int) -> int | None:
+    """The ``part`` a long answer's page shows (1 when not asked for); None when it is no part of it."""
+    text = request.GET.get("part", "1")
+    return int(text) if text.isdigit() and 1 <= int(text) <= count else None
+
+
 def _answer_page(request, workspace, answer, *, decision_errors=None, status: int = 200) -> HttpResponse:
     claims = list(answer.claims.all())
     revised = bool(answer.original_text) and answer.original_text != answer.text
+    # a long answer's text in parts (UI_ANSWER_PART_CHARS), ``?part=N``: the page stays small
+    size = constants.UI_ANSWER_PART_CHARS
+    parts = presentation.segment_parts(
+        presentation.mark_claims(answer.original_text or answer.text, claims), size
+    )
+    part = _part_number(request, len(parts))
+    if part is None:
+        return render(
+            request,
+            "audit/bad_request.html",
+            {
+                "message": f"part: this answer's text has {len(parts)} part(s); ask for one of 1 to {len(parts)}."
+            },
+            status=400,
+        )
     run = next(iter(answer.runs.all()), None)
     by_claim = _escalations_by_claim(c.pk for c in claims)
     cases = [{**case, "claim": claim} for claim in claims for case in by_claim.get(claim.pk, [])]
     changes = presentation.served_changes(answer, claims, by_claim)
+    returned_parts = (
+        presentation.segment_parts(
+            presentation.mark_claims(
+                answer.text,
+                presentation.returned_claims(answer.text, claims, {c.claim_id: c.mark for c in changes}),
+            ),
+            size,
+        )
+        if revised
+        else [[]]
+    )
     decision_errors = decision_errors or {}
     context = {
         "answer": answer,
@@ -353,13 +385,9 @@ def _answer_page(request, workspace, answer, *, decision_errors=None, status: in
         "can_submit": roles.can_submit(request.user),
         # the stored claims are those of the answer as received; the returned text is badged with
         # each claim's revision (its own wording and verdict)
-        "segments": presentation.mark_claims(answer.original_text or answer.text, claims),
-        "returned_segments": presentation.mark_claims(
-            answer.text,
-            presentation.returned_claims(answer.text, claims, {c.claim_id: c.mark for c in changes}),
-        )
-        if revised
-        else [],
+        "segments": parts[part - 1],
+        "parts": {"number": part, "count": len(parts), "previous": part - 1, "next": part + 1},
+        "returned_segments": returned_parts[part - 1] if part <= len(returned_parts) else [],
         # a served revision never hides a finding: each change marked in the returned text, and why
         "served_changes": changes,
         # every attempt of the revision loop lives on the run; Audit-Web adds non-attempt entries

@@ -73,6 +73,7 @@ PK_OF = {
     "claim-detail": "claim",
     "claim-open-case": "claim",
     "api-run-detail": "run",
+    "api-job-detail": "job",
 }  # which of A's rows a route's <pk> names
 
 
@@ -218,6 +219,15 @@ def alpha(workspace, make_user):
         answer=answer, mode=Answer.Mode.AUDIT_LOCAL, warnings=["alpha-secret warning"]
     )
     (case,) = services.cases_open_for_answer(answer=answer)
+    from audit.models import BackgroundJob
+
+    job = BackgroundJob.objects.create(  # a queued audit of A's, holding A's text
+        workspace=workspace,
+        user=user,
+        kind=BackgroundJob.KIND_AUDIT,
+        request={"query": "alpha-secret query", "answer": "alpha-secret claim text"},
+        result={"note": "alpha-secret claim text"},
+    )
     from audit.services.reviewed_examples import review_example_record
 
     review_example_record(  # a reviewed example copies the claim's text and evidence
@@ -237,6 +247,7 @@ def alpha(workspace, make_user):
         "conversation": conversation,
         "case": case,
         "run": run,
+        "job": job,
     }
 
 

@@ -143,14 +143,23 @@ def test_it_computes_context_recall_against_a_reference_answer(embedder, ltp_pas
 
 
 @pytest.mark.slow  # a 20,000-word answer
-def test_it_audits_a_20000_word_answer(embedder, ltp_passages):
+def test_it_audits_a_20000_word_answer_within_its_read_budget(embedder, ltp_passages):
+    """Every claim is reported; those past the read budget (AUDIT_READ_BUDGET_CHARS) are NEI with
+    their flag and counted, never dropped, and the claims read are verified as before."""
+    from audit.constants import OVER_BUDGET_FLAG
+
     sentence = (
         "LTP in the hippocampus requires NMDA receptor activation in many experiments "
         "reported by several laboratories over the years. "
     )  # 20 words
     r = audit_answer(QUERY, sentence * 1000, ltp_passages, now=NOW)
     assert len(r.claims) == 1000
-    assert r.metrics["faithfulness"] > 0.9
+    read = [v for v in r.claims if OVER_BUDGET_FLAG not in v.risk_flags]
+    assert 0 < len(read) < 1000 and all(v.label == "SUPPORTED" for v in read)
+    unread = [v for v in r.claims if OVER_BUDGET_FLAG in v.risk_flags]
+    assert all(v.label == "NEI" and not v.methods for v in unread)
+    assert r.metrics["not_read"]["claims"] == len(unread) == 1000 - len(read)
+    assert sum(f["type"] == OVER_BUDGET_FLAG for f in r.risk_flags) == len(unread)
 
 
 def test_it_audits_non_english_and_odd_unicode_text(embedder):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from audit.api.views.audits import AuditCreateApi, audit_request_from
 from audit.api.views.documents import DocumentDetailApi, DocumentListApi
 from audit.api.views.exports import ClaimCardDailyBundleApi, ClaimCardExportApi
+from audit.api.views.jobs import BackgroundJobDetailApi
 from audit.api.views.learning import (
     CalibrationApi,
     CalibrationRollbackApi,
@@ -43,6 +44,7 @@ __all__ = [
     "AnswerListApi",
     "AnswerRevisionDecisionApi",
     "AuditCreateApi",
+    "BackgroundJobDetailApi",
     "CalibrationApi",
     "CalibrationRollbackApi",
     "CalibrationRunApi",

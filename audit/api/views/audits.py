@@ -30,11 +30,14 @@ from audit.api.serializers import (
 )
 from audit.api.throttles import AuditThrottle
 from audit.api.views.common import IDEMPOTENCY_KEY_RE, CleanRequestMixin, request_workspace
+from audit.api.views.jobs import job_body
 from audit.api.views.records import with_escalations
 from audit.errors import InvalidInput
+from audit.models import BackgroundJob
 from audit.models.choices import Mode
 from audit.selectors import api as selectors
-from audit.services.submissions import AuditRequest, audit_submit, request_fingerprint
+from audit.services.background import audit_submit_or_queue
+from audit.services.submissions import AuditRequest, request_fingerprint
 
 # --- Audits -------------------------------------------------------------------------------------
 
@@ -130,6 +133,10 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         ],
         responses={
             201: AnswerSerializer,
+            202: OpenApiResponse(
+                description="The audit's estimated cost is over the inline budget: it runs on the task "
+                "queue; GET the job's url (also in Location) until its status is done."
+            ),
             400: OpenApiResponse(description="Bad input; the message names the field."),
             409: OpenApiResponse(description="Idempotency-Key reused with a different body."),
         },
@@ -144,13 +151,16 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         data.is_valid(raise_exception=True)
         audit_request = audit_request_from(data.validated_data)
         workspace = request_workspace(request)
-        submission = audit_submit(
+        submission = audit_submit_or_queue(
             workspace=workspace,
             user=request.user,
             idempotency_key=key,
             fingerprint=request_fingerprint(request.data),
             request=audit_request,
         )
+        if isinstance(submission, BackgroundJob):  # over the inline cost budget: queued, poll its url
+            body = job_body(submission, request)
+            return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
         body = with_escalations(
             AnswerSerializer,

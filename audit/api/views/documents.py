@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from django.utils.datastructures import MultiValueDict
 from django.utils.text import slugify
 from drf_spectacular.utils import (
+    OpenApiResponse,
     extend_schema,
     extend_schema_serializer,
 )
@@ -33,9 +34,11 @@ from audit.api.serializers import (
     StrictInputSerializer,
 )
 from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
+from audit.api.views.jobs import job_body
 from audit.errors import InvalidInput
 from audit.models import Document
 from audit.selectors import api as selectors
+from audit.services.background import upload_ingestion_queue
 from audit.services.ingestion import (
     DocumentInput,
     IngestError,
@@ -95,7 +98,14 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView[Document]):
     # 201 when a document was created, 200 when every document of the upload was already there
     @extend_schema(
         request=InputSerializer,
-        responses={201: DocumentSerializer(many=True), 200: DocumentSerializer(many=True)},
+        responses={
+            201: DocumentSerializer(many=True),
+            200: DocumentSerializer(many=True),
+            202: OpenApiResponse(
+                description="A large file (over INGEST_INLINE_MAX_BYTES or INGEST_INLINE_MAX_DOCUMENTS "
+                "documents) is ingested in the background: GET the job's url (also in Location) for its progress."
+            ),
+        },
     )
     def post(self, request: Request) -> Response:
         form = (
@@ -126,6 +136,16 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView[Document]):
                 for name in ("text", "title"):
                     if problem := control_character_problem(getattr(doc, name, "")):
                         raise InvalidInput("file" if values.get("file") else name, problem)
+            upload = values.get("file")
+            if upload is not None and (
+                (upload.size or 0) > constants.INGEST_INLINE_MAX_BYTES
+                or len(docs) > constants.INGEST_INLINE_MAX_DOCUMENTS
+            ):  # a large upload is ingested in the background: 202 and the job's URL
+                job = upload_ingestion_queue(
+                    workspace=workspace, user=request.user, docs=docs, source=f"upload:{upload.name}"
+                )
+                queued = job_body(job, request)
+                return Response(queued, status=status.HTTP_202_ACCEPTED, headers={"Location": queued["url"]})
             # embedded first, then written in one short transaction (all the file's documents or none)
             results = documents_ingest(workspace=workspace, docs=docs, actor=request.user)
         except IngestError as exc:

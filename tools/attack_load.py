@@ -1,0 +1,145 @@
+"""Normal audits under attack: ``--clients`` clients audit short demo answers while ``--attackers``
+clients send the heaviest answer families (tools/cost_probe.py) at 100 KB and 400 KB, against gunicorn
+on loopback (tools/served.py) with the task cluster beside it (``manage.py qcluster``, the queue of
+audits over the inline cost budget). Prints the normal audits' p50/p95 and every attacking request's
+status and latency, then one JSON line. A figure, never a test.
+
+    python -m tools.attack_load --seconds 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tools.cost_probe import families  # noqa: E402
+from tools.load_test import _answers, _post  # noqa: E402
+from tools.served import served  # noqa: E402
+
+
+def _qcluster(folder: Path) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "served-on-loopback-only-" + "k" * 40,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
+        "THEORIA_VAR_DIR": str(folder),
+        "THEORIA_LLM_BASE_URL": "",
+        "OPENBLAS_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "qcluster"],
+        env=env,
+        cwd=ROOT,
+        stdout=(folder / "qcluster.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+def _p(values: list[float], q: int) -> float | None:
+    if len(values) < 2:
+        return round(values[0], 2) if values else None
+    return round(statistics.quantiles(values, n=100)[q - 1], 2)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--attackers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    args = parser.parse_args()
+    normal_bodies = _answers()
+    built = families(100)
+    attacks = [
+        {"query": "What does the cortex do?", "mode": "audit-local", **built[name]}
+        for name in ("hyphens", "digits", "digits_490", "ones_490", "binding", "tiny")
+    ]
+    big = families(400)
+    attacks += [{"query": "q", "mode": "audit-local", **big[name]} for name in ("digits", "words_490")]
+    normal: list[tuple[int, float]] = []
+    attacked: list[tuple[str, int, float]] = []
+    lock = threading.Lock()
+    with served("attack", workers=args.workers, threads=args.threads) as (base, tokens, folder):
+        cluster = _qcluster(folder)
+        try:
+            for body in normal_bodies[:2]:
+                _post(base, tokens["frontend"], body)
+            stop = time.monotonic() + args.seconds
+
+            def client(n: int) -> None:
+                k = n
+                while time.monotonic() < stop:
+                    outcome = _post(base, tokens["frontend"], normal_bodies[k % len(normal_bodies)])
+                    with lock:
+                        normal.append(outcome)
+                    k += args.clients
+
+            def attacker(n: int) -> None:
+                token = tokens["admin" if n % 2 == 0 else "lead"]
+                k = n
+                while time.monotonic() < stop:
+                    body = attacks[k % len(attacks)]
+                    status, seconds = _post(base, token, body)
+                    with lock:
+                        attacked.append(
+                            (f"{len(body['answer']) // 1000} KB #{k % len(attacks)}", status, seconds)
+                        )
+                    k += 1
+
+            threads = [threading.Thread(target=client, args=(n,)) for n in range(args.clients)]
+            threads += [threading.Thread(target=attacker, args=(n,)) for n in range(args.attackers)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            cluster.terminate()
+            cluster.wait(timeout=60)
+    ok = sorted(t for status, t in normal if status == 201)
+    summary = {
+        "seconds": args.seconds,
+        "load_average": [round(x, 1) for x in os.getloadavg()],
+        "normal": {
+            "requests": len(normal),
+            "ok": len(ok),
+            "statuses": sorted({s for s, _ in normal}),
+            "p50_s": _p(ok, 50),
+            "p95_s": _p(ok, 95),
+        },
+        "attacks": {
+            "requests": len(attacked),
+            "statuses": {
+                str(s): sum(1 for _, x, _ in attacked if x == s) for s in sorted({x for _, x, _ in attacked})
+            },
+            "max_s": round(max((t for _, _, t in attacked), default=0.0), 2),
+            "over_2_s": sum(1 for _, _, t in attacked if t > 2),
+        },
+    }
+    for name, status, seconds in attacked:
+        print(f"attack {name}: {status} in {seconds:.2f} s")
+    print(
+        f"normal audits: {len(ok)} of {len(normal)} answered 201, p50 {summary['normal']['p50_s']} s, "
+        f"p95 {summary['normal']['p95_s']} s; attacks: {len(attacked)}, slowest {summary['attacks']['max_s']} s"
+    )
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
