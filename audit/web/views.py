@@ -342,6 +342,16 @@ def _part_number(request, count: int) -> int | None:
     return int(text) if text.isdigit() and 1 <= int(text) <= count else None
 
 
+def _returned_parts(answer, claims, changes) -> list:
+    """The returned (served) text in parts of UI_ANSWER_PART_CHARS, each claim badged with its
+    revision and each served change with its mark."""
+    marks = {c.claim_id: c.mark for c in changes}
+    returned = presentation.returned_claims(answer.text, claims, marks)
+    return presentation.segment_parts(
+        presentation.mark_claims(answer.text, returned), constants.UI_ANSWER_PART_CHARS
+    )
+
+
 def _answer_page(request, workspace, answer, *, decision_errors=None, status: int = 200) -> HttpResponse:
     claims = list(answer.claims.all())
     revised = bool(answer.original_text) and answer.original_text != answer.text
@@ -364,17 +374,7 @@ def _answer_page(request, workspace, answer, *, decision_errors=None, status: in
     by_claim = _escalations_by_claim(c.pk for c in claims)
     cases = [{**case, "claim": claim} for claim in claims for case in by_claim.get(claim.pk, [])]
     changes = presentation.served_changes(answer, claims, by_claim)
-    returned_parts = (
-        presentation.segment_parts(
-            presentation.mark_claims(
-                answer.text,
-                presentation.returned_claims(answer.text, claims, {c.claim_id: c.mark for c in changes}),
-            ),
-            size,
-        )
-        if revised
-        else [[]]
-    )
+    returned_parts = _returned_parts(answer, claims, changes) if revised else [[]]
     decision_errors = decision_errors or {}
     context = {
         "answer": answer,
