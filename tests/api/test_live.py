@@ -17,7 +17,10 @@ from audit import roles
 from tests.api.conftest import build_answer
 
 # serialized_rollback: the role groups come from a data migration; keep them for the next test.
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+# serial: restoring the serialized rows clashes with the content types a flush by another
+# transactional test re-made in the same process, which pytest-xdist's order allows; `make test`
+# runs the `serial` tests in a process of their own after the parallel part.
+pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.serial]
 
 
 def call(

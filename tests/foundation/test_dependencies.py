@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from audit import hooks
@@ -29,11 +30,18 @@ AUDIT_PUBLIC = (
 )
 
 
+@functools.cache
+def _parsed(source: str) -> ast.Module:
+    """A module's syntax tree, parsed once per distinct source text: the tests below read every
+    file of the apps again and again (never changing the trees)."""
+    return ast.parse(source)
+
+
 def _imports(path: Path) -> list[str]:
     """Every module or name ``path`` imports, at any depth, and every model it looks up by name
     (``apps.get_model("app", "Model")`` or ``"app.Model"``, read as ``app.models.Model``)."""
     names = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_parsed(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
         elif isinstance(node, ast.Import):
@@ -280,7 +288,7 @@ def _escalation_url_names() -> set[str]:
 
 def _strings(path: Path) -> list[str]:
     """Every string constant of ``path`` but its docstrings."""
-    tree = ast.parse(path.read_text())
+    tree = _parsed(path.read_text())
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
@@ -345,7 +353,7 @@ def _private_imports() -> set[tuple[str, str]]:
             rel = path.relative_to(ROOT).as_posix()
             if "migrations" in path.parts or any(rel.startswith(a) for a in PRIVATE_IMPORTS_ALLOWED):
                 continue
-            for node in ast.walk(ast.parse(path.read_text())):
+            for node in ast.walk(_parsed(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                     if node.module.split(".")[0] not in PROJECT:
                         continue
@@ -412,7 +420,7 @@ def test_every_package_of_audit_says_what_it_holds_and_what_it_may_import():
         init.relative_to(ROOT).as_posix()
         for init in sorted((ROOT / "audit").glob("*/__init__.py"))
         if init.parent.name not in ("migrations", "templatetags", "management")
-        and "may import" not in (ast.get_docstring(ast.parse(init.read_text())) or "").lower()
+        and "may import" not in (ast.get_docstring(_parsed(init.read_text())) or "").lower()
     ]
     assert silent == []
 

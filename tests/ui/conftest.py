@@ -169,21 +169,32 @@ def open_case(claim, *, reason: str = "UI test"):
     return ReviewCaseFactory(claim=claim, reason=reason)
 
 
-@pytest.fixture
-def browser_page(live_server):
-    """A Chromium page (Debian's /usr/bin/chromium, headless) pointed at the live server."""
+@pytest.fixture(scope="module")
+def chromium():
+    """One headless Chromium (Debian's /usr/bin/chromium) per test module: starting Playwright's
+    driver and the browser costs seconds of CPU, a fresh context per test costs milliseconds.
+
+    Module scope, not session: between its calls Playwright's sync API leaves its event loop
+    marked as running in this thread, which would break ``asyncio.run`` in later modules."""
     from playwright.sync_api import sync_playwright
 
     if not os.path.exists(CHROMIUM):
         pytest.skip("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(accept_downloads=True, viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        page.set_default_timeout(15000)
-        yield page
-        context.close()
+        yield browser
         browser.close()
+
+
+@pytest.fixture
+def browser_page(chromium, live_server):
+    """A page in a fresh browser context (its own cookies, storage and cache) pointed at the
+    live server; the context closes after the test."""
+    context = chromium.new_context(accept_downloads=True, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    yield page
+    context.close()
 
 
 def login(page, live_server, user, next_path: str = "/"):
