@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
@@ -67,6 +68,25 @@ class Submission:
         default_factory=dict
     )  # {"requested", "reasons": {claim_id: [...]}, "status", ...}
     drafted: dict[str, Any] = field(default_factory=dict)  # how Theoria drafted the answer, when it did
+
+
+def audit_request_check(request: AuditRequest) -> None:
+    """The checks of an audit request that the API and the answer form share (``InvalidInput``
+    naming the field, with the API's own wording): an answer or a structured answer, not both and
+    not blank; at most ``API_MAX_CONTEXTS`` passages; an answer of ``MAX_ANSWER_CHARS`` or less."""
+    if request.answer is not None and request.answer_json is not None:
+        raise InvalidInput("answer_json", "Send either answer or answer_json (one of them).")
+    if request.answer is not None and not request.answer.strip():
+        raise InvalidInput("answer", "May not be blank.")
+    limit = settings.THEORIA["API_MAX_CONTEXTS"]
+    if len(request.contexts) > limit:
+        raise InvalidInput("contexts", f"At most {limit} contexts are allowed; got {len(request.contexts)}.")
+    if request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS:
+        raise TooLarge(
+            "answer",
+            f"has {len(request.answer):,} characters; an answer may have at most "
+            f"{constants.MAX_ANSWER_CHARS:,} (MAX_ANSWER_CHARS). Split it into several audits.",
+        )
 
 
 def request_fingerprint(payload: Any) -> str:
@@ -329,13 +349,9 @@ def audit_submit(
 ) -> Submission:
     """Run one audit request (``_audit_submit``); an answer of ``EXPENSIVE_AUDIT_CHARS`` or more runs
     while the user holds an expensive-audit slot (``Busy``, 429, when they hold them all); one over
-    ``MAX_ANSWER_CHARS`` is refused first (``TooLarge``, 413)."""
-    if request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS:
-        raise TooLarge(
-            "answer",
-            f"has {len(request.answer):,} characters; an answer may have at most "
-            f"{constants.MAX_ANSWER_CHARS:,} (MAX_ANSWER_CHARS). Split it into several audits.",
-        )
+    ``MAX_ANSWER_CHARS`` is refused first (``TooLarge``, 413), as is any request that fails
+    :func:`audit_request_check`."""
+    audit_request_check(request)
     with expensive_audit_slot(user, request.answer):
         return _audit_submit(
             workspace=workspace,
