@@ -17,7 +17,7 @@ from rest_framework import serializers
 
 from audit.models import Answer, Claim, Document, Evidence, VerificationRun
 from audit.models.choices import Mode, RevisionStatus
-from audit.services.submissions import citations_of
+from audit.pipeline.extraction import citations_of
 
 # Claim metrics named by the docs/SPEC_NOTES.md#analyst-pages example, in its order.
 CLAIM_CARD_METRICS = ("faithfulness", "answer_relevance", "context_precision", "selfcheck_disagreement")

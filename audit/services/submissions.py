@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from audit import constants, hooks
 from audit.errors import Busy, Conflict, InvalidInput, TooLarge, Unavailable
 from audit.models import Answer, IdempotencyKey, Workspace
-from audit.pipeline.extraction import citation_anchors
+from audit.pipeline.extraction import citations_of
 from audit.pipeline.llm.generation import generate
 from audit.pipeline.structured import canonical_text
 from audit.pipeline.types import Passage
@@ -113,29 +113,6 @@ def _replay(*, workspace: Workspace, user: Actor, key: str, fingerprint: str) ->
         drafted=extras.get("drafted", {}),
         replayed=True,
     )
-
-
-def citations_of(answer_text: str, contexts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return the passages an answer cites, in citation order: anchors ``[1]`` (1-based position
-    or id), ``[cite:ID]`` and ``[Key]`` matched against the contexts' ids; unknown anchors are
-    kept with ``"id": null`` so a front end can show a dangling citation."""
-    by_id = {str(c.get("id")): c for c in contexts}
-    by_key = {str(a).lower(): c for c in contexts for a in c.get("anchors") or ()}  # drafted keys: [Arxiv]
-    found = []
-    for anchor in citation_anchors(answer_text):
-        key = anchor[5:] if anchor.startswith("cite:") else anchor
-        context = by_id.get(key) or by_key.get(key.lower())
-        if context is None and key.isdigit() and 1 <= int(key) <= len(contexts):
-            context = contexts[int(key) - 1]
-        found.append(
-            {
-                "anchor": anchor,
-                "id": None if context is None else str(context.get("id")),
-                "title": "" if context is None else context.get("title", ""),
-                "uri": "" if context is None else context.get("uri", ""),
-            }
-        )
-    return found
 
 
 def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, Any]]:
