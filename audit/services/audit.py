@@ -27,7 +27,7 @@ from audit.pipeline.audit import audit_job as pipeline_audit_job
 from audit.pipeline.methods import LLM_METHODS
 from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.retrieval import KnowledgeBase
-from audit.pipeline.revision import RevisionOutcome
+from audit.pipeline.revision import RevisionOutcome, revise_job
 from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Label, Passage
 from audit.selectors import kb_index
 
@@ -36,10 +36,10 @@ if TYPE_CHECKING:
 
     KbIndex = InProcessKnowledgeBase | PgKnowledgeBase
 from audit.services.deep_checks import DEFERRED, deep_check_queue
-from audit.services.events import AnyUser, actor_user, event_record
+from audit.services.events import AnyUser, Event, actor_user, events_write
 from audit.services.job import AuditJob, audit_job_build
 from audit.services.llm import LLMSetup, run_record_llm_usage
-from audit.services.revision import revision_record, revision_run
+from audit.services.revision import revision_apply
 
 SNIPPET_CHARS = 1200
 
@@ -51,13 +51,6 @@ def workspace_kb(workspace: Workspace) -> tuple[KnowledgeBase | None, KbIndex | 
         return None, kb
 
     return kb.for_pipeline(), kb
-
-
-def _kb_meta(raw_kb: KbIndex | None, result: AuditResult) -> dict[str, Any] | None:
-    """What the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited."""
-    if raw_kb is None:
-        return None
-    return raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence})
 
 
 def _unit(x: float | None) -> float:
@@ -148,15 +141,17 @@ def answer_store(
     kb_meta: dict[str, Any] | None = None,
     started_at: dt.datetime | None = None,
     kind: str = VerificationRun.Kind.INTERACTIVE,
+    events: list[Event],
 ) -> tuple[Answer, VerificationRun]:
     """Write the rows of one audit of ``job`` (call inside a transaction): the answer as received
-    (``answer_text``), its claims and evidence, the run (with the job's LLM usage) and events."""
+    (``answer_text``), its claims and evidence, the run (with the job's LLM usage); its events are
+    noted in ``events`` (the caller writes them with the request's others)."""
     now = timezone.now()
     started_at = started_at or now - timedelta(milliseconds=result.duration_ms)
     answer = Answer(
         workspace=job.workspace,
         conversation_id=job.conversation_id or "",
-        user=actor_user(job.user),
+        user=job.user,
         query=job.verification.query or "",
         text=answer_text or "",
         original_text=answer_text or "",
@@ -179,8 +174,8 @@ def answer_store(
     )
     run.full_clean(exclude=["answer"])
     run.save()
+    events.extend(_audit_events(answer, run, result, saved, mode=mode))
     run_record_llm_usage(run=run, setup=job.llm_setup)
-    _audit_events(job, answer, run, result, saved, mode=mode)
     return answer, run
 
 
@@ -265,45 +260,40 @@ def _run_row(
 
 
 def _audit_events(
-    job: AuditJob,
     answer: Answer,
     run: VerificationRun,
     result: AuditResult,
     saved: dict[str, Claim],
     *,
     mode: str,
-) -> None:
+) -> list[Event]:
     """``answer.audited`` with the run's figures, and ``claim.flagged`` for each claim not SUPPORTED or flagged."""
-    event_record(
-        action="answer.audited",
-        obj=answer,
-        actor=job.user,
-        workspace=job.workspace,
-        details={
-            "run": run.pk,
-            "mode": mode,
-            "claims": len(result.claims),
-            "labels": result.metrics.get("label_counts") or {},
-            "audit_score": round(result.audit_score, 4),
-            "flagged": result.flagged,
-            "risk_flags": sorted({f["type"] for f in result.risk_flags}),
-            "duration_ms": result.duration_ms,
-        },
-    )
+    events = [
+        Event(
+            "answer.audited",
+            answer,
+            {
+                "run": run.pk,
+                "mode": mode,
+                "claims": len(result.claims),
+                "labels": result.metrics.get("label_counts") or {},
+                "audit_score": round(result.audit_score, 4),
+                "flagged": result.flagged,
+                "risk_flags": sorted({f["type"] for f in result.risk_flags}),
+                "duration_ms": result.duration_ms,
+            },
+        )
+    ]
     for v in result.claims:
         if v.label != Label.SUPPORTED or v.risk_flags:
-            event_record(
-                action="claim.flagged",
-                obj=saved[v.claim.claim_id],
-                actor=job.user,
-                workspace=job.workspace,
-                details={
-                    "label": v.label,
-                    "verdict": v.verdict,
-                    "confidence": round(v.confidence, 4),
-                    "risk_flags": v.risk_flags,
-                },
-            )
+            details = {
+                "label": v.label,
+                "verdict": v.verdict,
+                "confidence": round(v.confidence, 4),
+                "risk_flags": v.risk_flags,
+            }
+            events.append(Event("claim.flagged", saved[v.claim.claim_id], details))
+    return events
 
 
 def _json_contexts(contexts: Sequence[dict[str, Any]]) -> list[Any]:
@@ -382,7 +372,7 @@ def audit_compute(job: AuditJob) -> AuditComputation:
         }
     outcome = None
     if job.revise and plan.revise:
-        outcome = revision_run(verification, initial=result, kb=kb)
+        outcome = revise_job(verification, initial=result, kb=kb, options=job.revision)
     result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
     if deferred:
         result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
@@ -392,16 +382,24 @@ def audit_compute(job: AuditJob) -> AuditComputation:
         result=result,
         outcome=outcome,
         setup=setup,
-        kb_meta=_kb_meta(raw_kb, result),
+        # what the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited
+        kb_meta=None
+        if raw_kb is None
+        else raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence}),
         profile=plan.profile,
         deferred=deferred,
     )
 
 
 def audit_store(
-    computed: AuditComputation, job: AuditJob, *, mode: str = constants.MODE_AUDIT_LOCAL
+    computed: AuditComputation,
+    job: AuditJob,
+    *,
+    mode: str = constants.MODE_AUDIT_LOCAL,
+    events: list[Event],
 ) -> Answer:
-    """Write what :func:`audit_compute` computed for ``job`` (call inside a transaction: it is quick)."""
+    """Write what :func:`audit_compute` computed for ``job`` (call inside a transaction: it is
+    quick); its events are noted in ``events``."""
     answer, run = answer_store(
         job,
         computed.result,
@@ -409,9 +407,10 @@ def audit_store(
         mode=mode,
         kb_meta=computed.kb_meta,
         started_at=computed.started_at,
+        events=events,
     )
     if computed.outcome is not None:
-        answer = revision_record(answer=answer, run=run, outcome=computed.outcome, actor=job.user)
+        answer = revision_apply(answer=answer, run=run, outcome=computed.outcome, events=events)
     if computed.deferred:
         deep_check_queue(run)
     return answer
@@ -449,7 +448,7 @@ def audit_and_store(
         contexts=contexts,
         domain=domain,
         reference=reference,
-        user=user,
+        user=actor_user(user),
         conversation_id=conversation_id,
         profile=profile,
         deep=deep,
@@ -457,5 +456,8 @@ def audit_and_store(
         llm_setup=llm_setup,
     )
     computed = audit_compute(job)
+    events: list[Event] = []
     with transaction.atomic():
-        return audit_store(computed, job, mode=mode)
+        answer = audit_store(computed, job, mode=mode, events=events)
+        events_write(events, actor=job.user, workspace=job.workspace)
+    return answer

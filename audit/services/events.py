@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -56,3 +58,37 @@ def event_record(
         object_id=str(object_id),
         details=details or {},
     )
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event noted where it happens and written with the others of its request
+    (:func:`events_write`): the audit's rows and their events are written in one place.
+
+    ``system`` names the component that acted on its own (the web step, a relabel): the event
+    then has no user, whoever made the request."""
+
+    action: str
+    obj: Any
+    details: dict[str, Any] = field(default_factory=dict)
+    system: str = ""
+
+
+def events_write(events: Iterable[Event], *, actor: Actor, workspace: Workspace | None) -> list[AuditEvent]:
+    """Append the noted events, in the order noted, in one insert (call inside the transaction
+    that wrote what they describe). ``actor`` acted in each, but where an event names a system."""
+    user = actor_user(actor)
+    name = user.get_username() if user is not None else "system"
+    rows = [
+        AuditEvent(
+            workspace=workspace,
+            actor=None if e.system else user,
+            actor_label=e.system or name,
+            action=e.action,
+            object_type=e.obj._meta.label_lower,
+            object_id=str(e.obj.pk),
+            details=e.details or {},
+        )
+        for e in events
+    ]
+    return AuditEvent.objects.bulk_create(rows)

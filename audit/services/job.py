@@ -17,15 +17,18 @@ deep-check choice, whether to revise, and a structured answer.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
 
 from audit.errors import TooLarge
 from audit.models import Answer, Workspace
 from audit.pipeline.job import VerificationJob, passages_of
 from audit.pipeline.profiles import verification_plan
+from audit.pipeline.revision import RevisionOptions
 from audit.selectors.api import thresholds_for
-from audit.services.events import Actor as User  # the caller: a user, anonymous, or None (a command)
 from audit.services.llm import LLMSetup, llm_setup_for
 
 
@@ -37,11 +40,17 @@ class AuditJob:
     verification: VerificationJob  # what the pipeline reads (typed passages, thresholds, plan, LLM)
     contexts: tuple[dict[str, Any], ...]  # the request's passages as received (stored on the answer)
     llm_setup: LLMSetup  # one client and budget for the whole request (draft, audit, revision)
-    user: User = None
+    user: User | None = None  # the signed-in user who asked (resolved once by the caller), or None
     conversation_id: str = ""
     deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks)
     revise: bool = False
     answer_json: dict[str, Any] | None = None  # a structured answer, audited field by field
+    # how the revision loop softens and what it does with unsupported claims (the settings, read
+    # when the job is built rather than by the loop)
+    revision: RevisionOptions = field(default_factory=RevisionOptions)
+    # what the web step verifies with: the same text and passages at the same strictness, offline
+    # and without the request's profile (``WEB_STEP_OFFLINE``); None where the builder made none
+    web: VerificationJob | None = None
 
     def with_claims(self) -> AuditJob:
         """The job with its answer's claims extracted once (``VerificationJob.with_claims``): the
@@ -60,12 +69,28 @@ class AuditJob:
 
     def with_answer(self, answer_text: str, contexts: Iterable[dict[str, Any]] | None = None) -> AuditJob:
         """The same job for a drafted text (and the contexts the draft gave citation keys)."""
+        web = None if self.web is None else self.web.with_answer(answer_text, contexts)
         if contexts is None:
-            return replace(self, verification=self.verification.with_answer(answer_text))
+            return replace(self, verification=self.verification.with_answer(answer_text), web=web)
         received = tuple(contexts)
         return replace(
-            self, contexts=received, verification=self.verification.with_answer(answer_text, received)
+            self,
+            contexts=received,
+            verification=self.verification.with_answer(answer_text, received),
+            web=web,
         )
+
+
+WEB_STEP_OFFLINE = "the web step verifies with the offline methods"  # its job sets up no LLM client
+
+
+def revision_options() -> RevisionOptions:
+    """The deployment's revision options (``THEORIA["REVISION_SOFTENING"]`` / ``["REVISION_UNSUPPORTED"]``)."""
+    conf = settings.THEORIA
+    return RevisionOptions(
+        softening=conf.get("REVISION_SOFTENING") or RevisionOptions.softening,
+        unsupported_action=conf.get("REVISION_UNSUPPORTED") or RevisionOptions.unsupported_action,
+    )
 
 
 def audit_job_build(
@@ -76,7 +101,7 @@ def audit_job_build(
     contexts: Iterable[dict[str, Any]] | None = (),
     domain: str = "",
     reference: str | None = None,
-    user: User = None,
+    user: User | None = None,
     conversation_id: str = "",
     profile: str = "",
     generation_mode: str = "",
@@ -93,6 +118,8 @@ def audit_job_build(
     or the setting, starts now) unless the caller passes one (``llm_setup``) or says why the job
     runs offline (``offline``: no client is set up). ``depth`` replaces the verification depth."""
     thresholds = thresholds_for(workspace, domain=domain)
+    # the web step's plan: the workspace's, whatever the request's profile or depth
+    web_thresholds, web_plan = thresholds, verification_plan(thresholds)
     if depth is not None:
         thresholds = thresholds.updated({"verification_depth": depth})  # ValueError on an unknown depth
     plan = verification_plan(thresholds, profile, generation_mode)
@@ -124,13 +151,17 @@ def audit_job_build(
         deep=deep,
         revise=revise,
         answer_json=answer_json,
+        revision=revision_options(),
+        web=replace(
+            verification, thresholds=web_thresholds, plan=web_plan, llm=None, offline_reason=WEB_STEP_OFFLINE
+        ),
     )
 
 
 def audit_job_for_answer(
     answer: Answer,
     *,
-    user: User = None,
+    user: User | None = None,
     offline: str = "",
     llm_time_budget_s: float | None = None,
     depth: str | None = None,

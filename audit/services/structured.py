@@ -21,6 +21,7 @@ from audit.errors import InvalidInput
 from audit.models import Answer, Claim
 from audit.pipeline.structured import StructuredError, StructuredResult, audit_structured, discover_fields
 from audit.services.audit import answer_store
+from audit.services.events import Event
 from audit.services.job import AuditJob
 
 
@@ -62,9 +63,10 @@ def structured_compute(job: AuditJob) -> StructuredComputation:
     return StructuredComputation(started_at=started_at, outcome=outcome)
 
 
-def structured_store(computed: StructuredComputation, job: AuditJob) -> Answer:
+def structured_store(computed: StructuredComputation, job: AuditJob, *, events: list[Event]) -> Answer:
     """Write the structured audit (call inside a transaction: it is quick): the answer with its
-    JSON, one claim per field with the field's path, refs and citation fix, the run and events."""
+    JSON, one claim per field with the field's path, refs and citation fix, the run; its events
+    are noted in ``events``."""
     outcome = computed.outcome
     answer, _ = answer_store(
         job,
@@ -72,6 +74,7 @@ def structured_store(computed: StructuredComputation, job: AuditJob) -> Answer:
         answer_text=outcome.text,
         mode=constants.MODE_AUDIT_LOCAL,
         started_at=computed.started_at,
+        events=events,
     )
     answer.answer_json = job.answer_json
     answer.save(update_fields=["answer_json"])

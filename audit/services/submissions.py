@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
@@ -25,12 +26,17 @@ from audit.pipeline.extraction import citations_of
 from audit.pipeline.llm.generation import generate
 from audit.pipeline.structured import canonical_text
 from audit.pipeline.types import Passage
-from audit.services.audit import audit_compute, audit_store
-from audit.services.events import Actor, actor_user, event_record
+from audit.services.audit import AuditComputation, audit_compute, audit_store, evidence_rows_of
+from audit.services.events import Actor, Event, actor_user, events_write
 from audit.services.job import AuditJob, audit_job_build
 from audit.services.modes import ModeDecision, mode_resolve, web_block, web_escalation_of
-from audit.services.structured import structured_compute, structured_fields_check, structured_store
-from audit.services.web import web_compute, web_store
+from audit.services.structured import (
+    StructuredComputation,
+    structured_compute,
+    structured_fields_check,
+    structured_store,
+)
+from audit.services.web import WebPass, web_compute, web_store
 
 
 @dataclass
@@ -68,6 +74,8 @@ class Submission:
         default_factory=dict
     )  # {"requested", "reasons": {claim_id: [...]}, "status", ...}
     drafted: dict[str, Any] = field(default_factory=dict)  # how Theoria drafted the answer, when it did
+    # the answer's claims put before people ({claim pk: [escalation refs]}): what the intake opened
+    escalations: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def audit_request_check(request: AuditRequest) -> None:
@@ -95,10 +103,11 @@ def request_fingerprint(payload: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _replay(*, workspace: Workspace, user: Actor, key: str, fingerprint: str) -> Submission | None:
+def _replay(*, workspace: Workspace, user: User | None, key: str, fingerprint: str) -> Submission | None:
+    """The first answer of a retried key (its claims' cases as they stand now), or None."""
     stored = (
         IdempotencyKey.objects.select_related("answer")
-        .filter(workspace=workspace, user=actor_user(user), key=key)
+        .filter(workspace=workspace, user=user, key=key)
         .first()
     )
     if stored is None:
@@ -112,11 +121,13 @@ def _replay(*, workspace: Workspace, user: Actor, key: str, fingerprint: str) ->
         web=extras.get("web", {}),
         drafted=extras.get("drafted", {}),
         replayed=True,
+        escalations=hooks.claim_escalations(stored.answer.claims.values_list("pk", flat=True)),
     )
 
 
-def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, Any]]:
-    """Return the job with the answer to audit and how it was obtained: the one sent, else an LLM draft.
+def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, Any], int]:
+    """Return the job with the answer to audit, how it was obtained (the one sent, else an LLM
+    draft) and how many citation anchors it has (``citations_of``: a Normal answer's record).
 
     Without an answer and without a usable LLM (none configured, residency, budget) the request
     is refused naming ``answer``: Theoria does not invent answers offline for a front end.
@@ -124,41 +135,48 @@ def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, An
     draft's calls and tokens are stored on its run. ``request`` is read, never changed: a drafted
     answer's contexts (with the citation keys the draft gave them) are the returned job's.
     """
-    if request.answer_json is not None:
-        return job.with_answer(canonical_text(request.answer_json)), {}
-    if request.answer is not None:
+    if request.answer_json is not None:  # a malformed field or source ref: 400 before any audit
+        structured_fields_check(request.answer_json, request.contexts)
+        text, contexts, drafted = canonical_text(request.answer_json), None, {}
+    elif request.answer is not None:
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
-        return job.with_answer(request.answer), {}
-    setup = job.llm_setup
-    if setup.client is None:
-        raise Unavailable("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
-    passages = [
-        Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
-        for c in request.contexts
-    ]
-    draft = generate(setup.client, request.query, passages, job.verification.plan.generation_mode)
-    keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
-    contexts = [
-        {**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in request.contexts
-    ]
-    accounting = setup.client.accounting.run_fields()
-    return job.with_answer(draft.text, contexts), {
-        "method": draft.method,
-        "fallback": draft.fallback,
-        "generation_mode": draft.mode,
-        "citation_keys": draft.keys,
-        "llm_calls": accounting["llm_calls"],
-        "prompt_tokens": accounting["prompt_tokens"],
-        "completion_tokens": accounting["completion_tokens"],
-    }
+        text, contexts, drafted = request.answer, None, {}
+    else:  # an LLM's draft, with the contexts it gave citation keys
+        setup = job.llm_setup
+        if setup.client is None:
+            raise Unavailable("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
+        passages = [
+            Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
+            for c in request.contexts
+        ]
+        draft = generate(setup.client, request.query, passages, job.verification.plan.generation_mode)
+        keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
+        contexts = [
+            {**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in request.contexts
+        ]
+        accounting = setup.client.accounting.run_fields()
+        text, drafted = (
+            draft.text,
+            {
+                "method": draft.method,
+                "fallback": draft.fallback,
+                "generation_mode": draft.mode,
+                "citation_keys": draft.keys,
+                "llm_calls": accounting["llm_calls"],
+                "prompt_tokens": accounting["prompt_tokens"],
+                "completion_tokens": accounting["completion_tokens"],
+            },
+        )
+    citations = len(citations_of(text, request.contexts if contexts is None else contexts))
+    return job.with_answer(text, contexts), drafted, citations
 
 
-def _record_normal(job: AuditJob, *, decided: dict[str, Any], drafted: dict[str, Any]) -> Answer:
-    user = job.user
+def _normal_row(job: AuditJob, user: User | None) -> Answer:
+    """The answer of a Normal request: recorded as received, not verified."""
     answer = Answer(
         workspace=job.workspace,
-        user=actor_user(user),
+        user=user,
         conversation_id=job.conversation_id,
         query=job.verification.query,
         text=job.verification.answer_text,
@@ -171,18 +189,6 @@ def _record_normal(job: AuditJob, *, decided: dict[str, Any], drafted: dict[str,
     )
     answer.full_clean()
     answer.save()
-    event_record(
-        action="answer.recorded",
-        obj=answer,
-        actor=user,
-        workspace=job.workspace,
-        details={
-            "mode": answer.mode,
-            "mode_decision": decided,
-            "drafted": drafted,
-            "citations": len(citations_of(job.verification.answer_text, job.contexts)),
-        },
-    )
     return answer
 
 
@@ -192,57 +198,69 @@ class _Closing:
     idempotency key and body fingerprint, and how the answer was drafted."""
 
     decision: ModeDecision
+    user: User | None  # the signed-in user who asked (resolved once), or None
     key: str
     fingerprint: str
     drafted: dict[str, Any]
+    citations: int  # the citation anchors of the answer (``citations_of``)
     on_stored: Callable[[Answer], None] | None = None  # the caller's rows, in the same transaction
 
 
-def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, Any]) -> None:
-    """The request's last rows (call inside the transaction that stored the answer): its events,
-    the idempotency key, the intake of what needs people and the caller's own rows."""
-    workspace, user = job.workspace, job.user
-    if web:
-        event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
-    event_record(
-        action="answer.mode_resolved",
-        obj=answer,
-        actor=user,
-        workspace=workspace,
-        details={**closing.decision.as_dict(), "final_mode": answer.mode},
-    )
-    _key_store(job, closing, answer, web)
-    hooks.answer_intake(answer=answer, actor=actor_user(user))
-    if closing.on_stored is not None:
-        closing.on_stored(answer)
+@dataclass
+class _Verified:
+    """What the verification of a request computed before anything is written: the audit (or the
+    structured audit), the Audit-Web block and, when the web was consulted, its pass."""
+
+    web: dict[str, Any]
+    computed: AuditComputation | None = None
+    structured: StructuredComputation | None = None
+    web_pass: WebPass | None = None
 
 
-def _key_store(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, Any]) -> None:
-    user = actor_user(job.user)  # keys belong to a signed-in client (the API requires one)
-    if closing.key and user is not None:
-        IdempotencyKey.objects.create(
-            workspace=job.workspace,
-            user=user,
-            key=closing.key,
-            fingerprint=closing.fingerprint,
-            answer=answer,
-            extras={"mode_decision": closing.decision.as_dict(), "web": web, "drafted": closing.drafted},
-        )
-
-
-def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict[str, Any]]:
+def _verify(job: AuditJob, decision: ModeDecision) -> _Verified:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when docs/SPEC_NOTES.md#escalation-to-audit-web says
-    so and the workspace allows external calls, then intake of what needs people (docs/SPEC_NOTES.md#human-escalation).
+    so and the workspace allows external calls; computes, writes nothing (see :func:`_write`).
 
-    Compute first, write once: the pipeline and the revision loop run outside any transaction
-    (``audit_compute``, ``structured_compute``), and the Audit-Web rule is applied to what they
-    decided. When the web must be consulted, its calls, methods and revision run next, still
-    outside any transaction (``web_compute``, on the audit's result and the evidence rows it will
-    store). The answer, its claims, the web step's rows, events, cases and the idempotency key are
-    then written in one short transaction, so a failed request stores nothing and nothing is stored
-    to be deleted.
+    The pipeline and the revision loop run outside any transaction (``audit_compute``,
+    ``structured_compute``), and the Audit-Web rule is applied to what they decided. When the web
+    must be consulted, its calls, methods and revision run next, still outside any transaction
+    (``web_compute``, on the audit's result and the evidence rows it will store).
+    """
+    # The stored claims are those of the text received whatever the revision did, so every mode
+    # audits and revises the same way first; the web step re-verifies the received claims and
+    # revises again from the received text only when it brought evidence.
+    computed, structured = None, None
+    if job.answer_json is not None:  # one claim per field, checked against the passages its refs name
+        structured = structured_compute(job)
+        verdicts = structured.outcome.result.claims
+    else:
+        computed = audit_compute(job)
+        verdicts = computed.result.claims
+    escalation = web_escalation_of(verdicts, job.verification.thresholds)
+    web = web_block(
+        decision,
+        escalation,
+        structured=structured is not None,
+        external_calls=job.workspace.allow_external_calls,
+        plan=job.verification.plan,
+    )
+    web_pass = None
+    if computed is not None and web and "status" not in web:  # the web must be consulted, now
+        rows = evidence_rows_of(computed.result, computed.kb_meta)  # as they will be stored
+        web_pass = web_compute(job=job, result=computed.result, evidence=rows, reasons=escalation.reasons)
+    return _Verified(web=web, computed=computed, structured=structured, web_pass=web_pass)
 
-    The returned ``web`` block says what the web step did: ``status`` is ``done`` (the web was
+
+def _write(
+    job: AuditJob, closing: _Closing, verified: _Verified | None
+) -> tuple[Answer, dict[str, Any], dict[int, list[dict[str, Any]]]]:
+    """Write the request in one short transaction, so a failed request stores nothing and nothing
+    is stored to be deleted: the answer (a Normal one as received, ``verified`` None), its claims,
+    the web step's rows, the events (noted as the rows are written, appended together), the
+    idempotency key, the intake of what needs people (docs/SPEC_NOTES.md#human-escalation) and the
+    caller's own rows. Returns the answer, the ``web`` block and what the intake opened, by claim.
+
+    The ``web`` block says what the web step did: ``status`` is ``done`` (the web was
     consulted), ``failed`` (every web call was refused or failed, e.g. DNS failures or timeouts:
     the local result stands) or ``skipped: <why>``; ``failures`` lists each failed call (claim,
     provider, reason, detail). On ``failed`` the run carries the WEB_VERIFICATION_FAILED warning
@@ -250,36 +268,26 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict[s
     what verified it, and claim cards or filters saying Audit-Web must mean web evidence was
     consulted. ``requested`` and the response's ``mode_decision`` keep what was asked for.
     """
-    # The stored claims are those of the text received whatever the revision did, so every mode
-    # audits and revises the same way first; the web step re-verifies the received claims and
-    # revises again from the received text only when it brought evidence.
-    structured = job.answer_json is not None
-    if structured:  # one claim per field, checked against the passages its refs name
-        computed_fields = structured_compute(job)
-        verdicts = computed_fields.outcome.result.claims
-    else:
-        computed = audit_compute(job)
-        verdicts = computed.result.claims
-    escalation = web_escalation_of(verdicts, job.verification.thresholds)
-    web = web_block(
-        closing.decision,
-        escalation,
-        structured=structured,
-        external_calls=job.workspace.allow_external_calls,
-        plan=job.verification.plan,
-    )
-    web_pass = None
-    if web and "status" not in web:  # the web must be consulted: its calls and methods run now
-        web_pass = web_compute(
-            job=job, result=computed.result, kb_meta=computed.kb_meta, reasons=escalation.reasons
-        )
+    events: list[Event] = []
+    web: dict[str, Any] = {} if verified is None else verified.web
+    opened: dict[int, list[dict[str, Any]]] = {}
     with transaction.atomic():
-        if structured:
-            answer = structured_store(computed_fields, job)
+        if verified is None:
+            answer = _normal_row(job, closing.user)
+            details = {
+                "mode": answer.mode,
+                "mode_decision": closing.decision.as_dict(),
+                "drafted": closing.drafted,
+                "citations": closing.citations,
+            }
+            events.append(Event("answer.recorded", answer, details))
+        elif verified.structured is not None:
+            answer = structured_store(verified.structured, job, events=events)
         else:
-            answer = audit_store(computed, job, mode=constants.MODE_AUDIT_LOCAL)
-        if web_pass is not None:
-            outcome = web_store(web_pass, answer=answer, actor=job.user)
+            assert verified.computed is not None
+            answer = audit_store(verified.computed, job, mode=constants.MODE_AUDIT_LOCAL, events=events)
+        if verified is not None and verified.web_pass is not None:
+            outcome = web_store(verified.web_pass, answer=answer, actor=closing.user, events=events)
             web.update(
                 status=f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status,
                 calls=outcome.calls,
@@ -287,8 +295,26 @@ def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict[s
                 evidence_added=outcome.evidence_added,
                 failures=outcome.failures,
             )
-        _close(job, closing, answer, web)
-    return answer, web
+        if verified is not None:
+            if web:
+                events.append(Event("answer.web_escalation", answer, web))
+            details = {**closing.decision.as_dict(), "final_mode": answer.mode}
+            events.append(Event("answer.mode_resolved", answer, details))
+        if closing.key and closing.user is not None:  # keys belong to a signed-in client (the API's)
+            IdempotencyKey.objects.create(
+                workspace=job.workspace,
+                user=closing.user,
+                key=closing.key,
+                fingerprint=closing.fingerprint,
+                answer=answer,
+                extras={"mode_decision": closing.decision.as_dict(), "web": web, "drafted": closing.drafted},
+            )
+        events_write(events, actor=closing.user, workspace=job.workspace)
+        if verified is not None:
+            opened = hooks.answer_intake(answer=answer, actor=closing.user)
+        if closing.on_stored is not None:
+            closing.on_stored(answer)
+    return answer, web, opened
 
 
 @contextmanager
@@ -353,19 +379,19 @@ def _audit_submit(
 
     Raises InvalidInput (bad values), TooLarge (an answer over MAX_ANSWER_CHARS, or more claims
     than the workspace audits), Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
-    any transaction; the rows are then written in one short transaction (see ``_verify_and_intake``), so
+    any transaction; the rows are then written in one short transaction (see ``_write``), so
     other requests are never kept waiting behind a long audit, a failure stores nothing and the
     key is stored with the answer. ``on_stored(answer)`` writes the caller's own rows in that
-    transaction ("Audit now" links the two answers there); what it raises stores nothing.
+    transaction ("Audit now" links the two answers there); what it raises stores nothing. The
+    actor is resolved once, here (``actor_user``): the job carries the signed-in user or None.
     """
+    user = actor_user(user)
     if idempotency_key:
         if len(idempotency_key) > 255:
             raise InvalidInput("Idempotency-Key", "must be at most 255 characters.")
         replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
         if replay is not None:
             return replay
-    if request.answer_json is not None:
-        structured_fields_check(request.answer_json, request.contexts)
     job_fields = request.job_fields()
     decision = mode_resolve(
         workspace=workspace,
@@ -387,25 +413,23 @@ def _audit_submit(
         offline="" if verifies_or_drafts else "a Normal answer is recorded, not verified",
         **job_fields,
     )
-    job, drafted = _draft(request, job)
+    job, drafted, citations = _draft(request, job)
     closing = _Closing(
         decision=decision,
+        user=user,
         key=idempotency_key,
         fingerprint=fingerprint,
         drafted=drafted,
+        citations=citations,
         on_stored=on_stored,
     )
     try:
-        web: dict[str, Any] = {}
-        if normal:
-            with transaction.atomic():
-                answer = _record_normal(job, decided=decided, drafted=drafted)
-                _key_store(job, closing, answer, web)
-                if on_stored is not None:
-                    on_stored(answer)
-        else:
-            job = job.with_claims()  # TooLarge when it has more claims than the workspace audits
-            answer, web = _verify_and_intake(job, closing)
+        # Normal: recorded as received; else verified first (TooLarge when the answer has more
+        # claims than the workspace audits), outside any transaction
+        if not normal:
+            job = job.with_claims()
+        verified = None if normal else _verify(job, decision)
+        answer, web, escalations = _write(job, closing, verified)
     except IntegrityError:
         # A concurrent request with the same key committed first: answer as a retry would.
         if idempotency_key:
@@ -413,4 +437,4 @@ def _audit_submit(
             if replay is not None:
                 return replay
         raise
-    return Submission(answer=answer, decision=decided, web=web, drafted=drafted)
+    return Submission(answer=answer, decision=decided, web=web, drafted=drafted, escalations=escalations)

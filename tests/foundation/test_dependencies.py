@@ -107,7 +107,7 @@ def test_the_dependency_reader_sees_a_model_looked_up_by_name(tmp_path):
 def test_escalation_registers_its_receivers_when_the_apps_are_ready():
     from escalation import links, reporting, schedules, selectors, services
 
-    assert services.cases_open_for_answer in hooks._answer_intake.receivers
+    assert services.answer_intake in hooks._answer_intake.receivers
     assert services.curation_items_open_for_documents in hooks._documents_flagged.receivers
     assert selectors.claim_escalations in hooks._claim_escalations.receivers
     assert selectors.escalation_state_q in hooks._claim_escalation_filter.receivers

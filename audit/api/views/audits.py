@@ -30,7 +30,6 @@ from audit.api.serializers import (
 )
 from audit.api.throttles import AuditThrottle
 from audit.api.views.common import IDEMPOTENCY_KEY_RE, CleanRequestMixin, request_workspace
-from audit.api.views.records import with_escalations
 from audit.errors import InvalidInput
 from audit.models.choices import Mode
 from audit.selectors import api as selectors
@@ -152,12 +151,12 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             request=audit_request,
         )
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
-        body = with_escalations(
-            AnswerSerializer,
-            answer,
-            mode_decision=submission.decision,
-            web=submission.web,
-            drafted=submission.drafted,
-        )
+        context = {  # what the request wrote: the cases its intake opened, how the mode was decided
+            "escalations": submission.escalations,
+            "mode_decision": submission.decision,
+            "web": submission.web,
+            "drafted": submission.drafted,
+        }
+        body = AnswerSerializer(answer, context=context).data
         headers = {"Idempotent-Replayed": "true"} if submission.replayed else {}
         return Response(body, status=status.HTTP_201_CREATED, headers=headers)
