@@ -7,36 +7,40 @@ the hand-off to the verification pipeline (Audit-Local) and to web verification 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from django.conf import settings
-from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
 
-from audit import constants, hooks
-from audit.errors import Busy, Conflict, InvalidInput, TooLarge, Unavailable
-from audit.models import Answer, IdempotencyKey, Workspace
+from audit import constants
+from audit.errors import Busy, InvalidInput, TooLarge, Unavailable
+from audit.models import Answer, Workspace
 from audit.pipeline.extraction import citations_of
 from audit.pipeline.llm.generation import generate
 from audit.pipeline.structured import canonical_text
 from audit.pipeline.types import Passage
-from audit.services.audit import AuditComputation, audit_compute, audit_store, evidence_rows_of
-from audit.services.events import Actor, Event, actor_user, events_write
+from audit.services.audit import audit_compute, evidence_rows_of
+from audit.services.events import Actor, actor_user
 from audit.services.job import AuditJob, audit_job_build
 from audit.services.modes import ModeDecision, mode_resolve, web_block, web_escalation_of
 from audit.services.structured import (
-    StructuredComputation,
     structured_compute,
     structured_fields_check,
-    structured_store,
 )
-from audit.services.web import WebPass, web_compute, web_store
+from audit.services.submission_write import (
+    Closing,
+    Submission,
+    Verified,
+    submission_replay,
+    submission_write,
+)
+from audit.services.submission_write import (
+    request_fingerprint as request_fingerprint,  # the view fingerprints a body with it
+)
+from audit.services.web import web_compute
 
 
 @dataclass
@@ -65,19 +69,6 @@ class AuditRequest:
         return {name: getattr(self, name) for name in names}
 
 
-@dataclass
-class Submission:
-    answer: Answer
-    decision: dict[str, Any]  # ModeDecision.as_dict()
-    replayed: bool = False
-    web: dict[str, Any] = field(
-        default_factory=dict
-    )  # {"requested", "reasons": {claim_id: [...]}, "status", ...}
-    drafted: dict[str, Any] = field(default_factory=dict)  # how Theoria drafted the answer, when it did
-    # the answer's claims put before people ({claim pk: [escalation refs]}): what the intake opened
-    escalations: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-
-
 def audit_request_check(request: AuditRequest) -> None:
     """The checks of an audit request that the API and the answer form share (``InvalidInput``
     naming the field, with the API's own wording): an answer or a structured answer, not both and
@@ -97,34 +88,6 @@ def audit_request_check(request: AuditRequest) -> None:
         )
 
 
-def request_fingerprint(payload: Any) -> str:
-    """Return sha256 of a request body in canonical JSON (key order and spacing do not matter)."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def _replay(*, workspace: Workspace, user: User | None, key: str, fingerprint: str) -> Submission | None:
-    """The first answer of a retried key (its claims' cases as they stand now), or None."""
-    stored = (
-        IdempotencyKey.objects.select_related("answer")
-        .filter(workspace=workspace, user=user, key=key)
-        .first()
-    )
-    if stored is None:
-        return None
-    if stored.fingerprint != fingerprint:
-        raise Conflict(f'Idempotency-Key "{key}" was already used with a different request body.')
-    extras = stored.extras or {}
-    return Submission(
-        answer=stored.answer,
-        decision=extras.get("mode_decision", {}),
-        web=extras.get("web", {}),
-        drafted=extras.get("drafted", {}),
-        replayed=True,
-        escalations=hooks.claim_escalations(stored.answer.claims.values_list("pk", flat=True)),
-    )
-
-
 def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, Any], int]:
     """Return the job with the answer to audit, how it was obtained (the one sent, else an LLM
     draft) and how many citation anchors it has (``citations_of``: a Normal answer's record).
@@ -135,13 +98,15 @@ def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, An
     draft's calls and tokens are stored on its run. ``request`` is read, never changed: a drafted
     answer's contexts (with the citation keys the draft gave them) are the returned job's.
     """
+    contexts: list[dict[str, Any]] | None = None  # the request's, unless a draft gave them keys
+    drafted: dict[str, Any] = {}
     if request.answer_json is not None:  # a malformed field or source ref: 400 before any audit
         structured_fields_check(request.answer_json, request.contexts)
-        text, contexts, drafted = canonical_text(request.answer_json), None, {}
+        text = canonical_text(request.answer_json)
     elif request.answer is not None:
         if not request.answer.strip():
             raise InvalidInput("answer", "may not be blank.")
-        text, contexts, drafted = request.answer, None, {}
+        text = request.answer
     else:  # an LLM's draft, with the contexts it gave citation keys
         setup = job.llm_setup
         if setup.client is None:
@@ -172,54 +137,9 @@ def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, An
     return job.with_answer(text, contexts), drafted, citations
 
 
-def _normal_row(job: AuditJob, user: User | None) -> Answer:
-    """The answer of a Normal request: recorded as received, not verified."""
-    answer = Answer(
-        workspace=job.workspace,
-        user=user,
-        conversation_id=job.conversation_id,
-        query=job.verification.query,
-        text=job.verification.answer_text,
-        original_text=job.verification.answer_text,
-        mode=constants.MODE_NORMAL,
-        domain=job.verification.domain,
-        reference=job.verification.reference or "",
-        contexts=list(job.contexts),
-        answer_json=job.answer_json,
-    )
-    answer.full_clean()
-    answer.save()
-    return answer
-
-
-@dataclass(frozen=True)
-class _Closing:
-    """What the request's last rows need besides the answer: how the mode was decided, the
-    idempotency key and body fingerprint, and how the answer was drafted."""
-
-    decision: ModeDecision
-    user: User | None  # the signed-in user who asked (resolved once), or None
-    key: str
-    fingerprint: str
-    drafted: dict[str, Any]
-    citations: int  # the citation anchors of the answer (``citations_of``)
-    on_stored: Callable[[Answer], None] | None = None  # the caller's rows, in the same transaction
-
-
-@dataclass
-class _Verified:
-    """What the verification of a request computed before anything is written: the audit (or the
-    structured audit), the Audit-Web block and, when the web was consulted, its pass."""
-
-    web: dict[str, Any]
-    computed: AuditComputation | None = None
-    structured: StructuredComputation | None = None
-    web_pass: WebPass | None = None
-
-
-def _verify(job: AuditJob, decision: ModeDecision) -> _Verified:
+def _verify(job: AuditJob, decision: ModeDecision) -> Verified:
     """Audit-Local (with the revision loop), then Audit-Web when asked for or when docs/SPEC_NOTES.md#escalation-to-audit-web says
-    so and the workspace allows external calls; computes, writes nothing (see :func:`_write`).
+    so and the workspace allows external calls; computes, writes nothing (``submission_write`` writes it).
 
     The pipeline and the revision loop run outside any transaction (``audit_compute``,
     ``structured_compute``), and the Audit-Web rule is applied to what they decided. When the web
@@ -248,73 +168,7 @@ def _verify(job: AuditJob, decision: ModeDecision) -> _Verified:
     if computed is not None and web and "status" not in web:  # the web must be consulted, now
         rows = evidence_rows_of(computed.result, computed.kb_meta)  # as they will be stored
         web_pass = web_compute(job=job, result=computed.result, evidence=rows, reasons=escalation.reasons)
-    return _Verified(web=web, computed=computed, structured=structured, web_pass=web_pass)
-
-
-def _write(
-    job: AuditJob, closing: _Closing, verified: _Verified | None
-) -> tuple[Answer, dict[str, Any], dict[int, list[dict[str, Any]]]]:
-    """Write the request in one short transaction, so a failed request stores nothing and nothing
-    is stored to be deleted: the answer (a Normal one as received, ``verified`` None), its claims,
-    the web step's rows, the events (noted as the rows are written, appended together), the
-    idempotency key, the intake of what needs people (docs/SPEC_NOTES.md#human-escalation) and the
-    caller's own rows. Returns the answer, the ``web`` block and what the intake opened, by claim.
-
-    The ``web`` block says what the web step did: ``status`` is ``done`` (the web was
-    consulted), ``failed`` (every web call was refused or failed, e.g. DNS failures or timeouts:
-    the local result stands) or ``skipped: <why>``; ``failures`` lists each failed call (claim,
-    provider, reason, detail). On ``failed`` the run carries the WEB_VERIFICATION_FAILED warning
-    and the answer stays Audit-Local even when Audit-Web was requested: an answer's mode names
-    what verified it, and claim cards or filters saying Audit-Web must mean web evidence was
-    consulted. ``requested`` and the response's ``mode_decision`` keep what was asked for.
-    """
-    events: list[Event] = []
-    web: dict[str, Any] = {} if verified is None else verified.web
-    opened: dict[int, list[dict[str, Any]]] = {}
-    with transaction.atomic():
-        if verified is None:
-            answer = _normal_row(job, closing.user)
-            details = {
-                "mode": answer.mode,
-                "mode_decision": closing.decision.as_dict(),
-                "drafted": closing.drafted,
-                "citations": closing.citations,
-            }
-            events.append(Event("answer.recorded", answer, details))
-        elif verified.structured is not None:
-            answer = structured_store(verified.structured, job, events=events)
-        else:
-            assert verified.computed is not None
-            answer = audit_store(verified.computed, job, mode=constants.MODE_AUDIT_LOCAL, events=events)
-        if verified is not None and verified.web_pass is not None:
-            outcome = web_store(verified.web_pass, answer=answer, actor=closing.user, events=events)
-            web.update(
-                status=f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status,
-                calls=outcome.calls,
-                verified=outcome.verified,
-                evidence_added=outcome.evidence_added,
-                failures=outcome.failures,
-            )
-        if verified is not None:
-            if web:
-                events.append(Event("answer.web_escalation", answer, web))
-            details = {**closing.decision.as_dict(), "final_mode": answer.mode}
-            events.append(Event("answer.mode_resolved", answer, details))
-        if closing.key and closing.user is not None:  # keys belong to a signed-in client (the API's)
-            IdempotencyKey.objects.create(
-                workspace=job.workspace,
-                user=closing.user,
-                key=closing.key,
-                fingerprint=closing.fingerprint,
-                answer=answer,
-                extras={"mode_decision": closing.decision.as_dict(), "web": web, "drafted": closing.drafted},
-            )
-        events_write(events, actor=closing.user, workspace=job.workspace)
-        if verified is not None:
-            opened = hooks.answer_intake(answer=answer, actor=closing.user)
-        if closing.on_stored is not None:
-            closing.on_stored(answer)
-    return answer, web, opened
+    return Verified(web=web, computed=computed, structured=structured, web_pass=web_pass)
 
 
 @contextmanager
@@ -379,7 +233,7 @@ def _audit_submit(
 
     Raises InvalidInput (bad values), TooLarge (an answer over MAX_ANSWER_CHARS, or more claims
     than the workspace audits), Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
-    any transaction; the rows are then written in one short transaction (see ``_write``), so
+    any transaction; the rows are then written in one short transaction (``submission_write``), so
     other requests are never kept waiting behind a long audit, a failure stores nothing and the
     key is stored with the answer. ``on_stored(answer)`` writes the caller's own rows in that
     transaction ("Audit now" links the two answers there); what it raises stores nothing. The
@@ -389,7 +243,9 @@ def _audit_submit(
     if idempotency_key:
         if len(idempotency_key) > 255:
             raise InvalidInput("Idempotency-Key", "must be at most 255 characters.")
-        replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
+        replay = submission_replay(
+            workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint
+        )
         if replay is not None:
             return replay
     job_fields = request.job_fields()
@@ -400,7 +256,6 @@ def _audit_submit(
         conversation_id=request.conversation_id,
         domain=request.domain,
     )
-    decided = decision.as_dict()
     normal = decision.mode == constants.MODE_NORMAL
     verifies_or_drafts = (request.answer is None and request.answer_json is None) or not normal
     job = audit_job_build(  # one client (and time budget) for the request: draft, audit, revision
@@ -414,7 +269,7 @@ def _audit_submit(
         **job_fields,
     )
     job, drafted, citations = _draft(request, job)
-    closing = _Closing(
+    closing = Closing(
         decision=decision,
         user=user,
         key=idempotency_key,
@@ -423,18 +278,9 @@ def _audit_submit(
         citations=citations,
         on_stored=on_stored,
     )
-    try:
-        # Normal: recorded as received; else verified first (TooLarge when the answer has more
-        # claims than the workspace audits), outside any transaction
-        if not normal:
-            job = job.with_claims()
-        verified = None if normal else _verify(job, decision)
-        answer, web, escalations = _write(job, closing, verified)
-    except IntegrityError:
-        # A concurrent request with the same key committed first: answer as a retry would.
-        if idempotency_key:
-            replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
-            if replay is not None:
-                return replay
-        raise
-    return Submission(answer=answer, decision=decided, web=web, drafted=drafted, escalations=escalations)
+    # Normal: recorded as received; else verified first (TooLarge when the answer has more claims
+    # than the workspace audits), outside any transaction; then the one write
+    if not normal:
+        job = job.with_claims()
+    verified = None if normal else _verify(job, decision)
+    return submission_write(job, closing, verified)

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from audit import constants, hooks, roles, selectors
-from audit.api.serializers import ClaimCardSerializer
+from audit.cards import ClaimCardSerializer
 from audit.errors import AlreadyDone, InvalidInput, TheoriaError
 from audit.models import Workspace
 from audit.models.choices import LABEL_BADGES, Label

@@ -407,6 +407,17 @@ def test_each_inner_room_imports_only_what_its_docstring_allows():
     assert offending == set()
 
 
+def test_the_pages_import_nothing_of_the_api():
+    """The answer form and ``POST /api/v1/audits`` share the service's request and its checks
+    (``audit_submit``), and the Claim Card (``audit.cards``): neither imports the other."""
+    assert _layer_reads(("audit.web",), ("audit.api",)) == set()
+
+
+def test_the_models_import_nothing_of_the_knowledge_base_search():
+    """The vector column's type lives with the models (``audit.models.vector``); ``audit.kb`` builds on it."""
+    assert _layer_reads(("audit.models",), ("audit.kb",)) == set()
+
+
 def test_every_package_of_audit_says_what_it_holds_and_what_it_may_import():
     silent = [
         init.relative_to(ROOT).as_posix()
