@@ -464,7 +464,7 @@ def _compute(
     pool: list[Passage] = []
     if with_docs:
         # the passages the revision reads: the answer's contexts, its claims' evidence, the web's
-        pool = _evidence_pool(contexts, claims, adding=with_docs)
+        pool = _evidence_pool(job.passages, claims, adding=with_docs)
         items: list[tuple[ClaimDraft, list[EvidenceHit]]] = []
         for claim, docs in with_docs:
             hits = _local_hits(claim) + [
@@ -616,18 +616,17 @@ def _store_claim(
 
 
 def _evidence_pool(
-    contexts: list[dict[str, Any]],
+    passages: Iterable[Passage],
     claims: list[_ClaimView],
     adding: Iterable[tuple[_ClaimView, list[WebDocument]]] = (),
 ) -> list[Passage]:
-    """The passages the answer was verified against: its contexts, its claims' evidence, the web's.
+    """The passages the answer was verified against: its contexts (the job's ``passages``), its
+    claims' evidence, the web's.
 
     ``adding`` ([(claim view, [WebDocument])]) are web documents about to be linked to their claims:
     each takes the place its evidence row will have (after the claim's stored evidence).
     """
-    from audit.pipeline.retrieval import as_passages
-
-    pool = {p.id: p for p in as_passages(contexts or [])}
+    pool = {p.id: p for p in passages}
     new = {claim.claim_id: docs for claim, docs in adding}
     for claim in claims:
         stored = sorted(claim.evidence, key=lambda ev: (ev.rank, ev.pk or 0))
