@@ -126,13 +126,9 @@ def submission_write(job: AuditJob, closing: Closing, verified: Verified | None)
     the intake opened, by claim; a concurrent request that committed the same idempotency key
     first answers it, as a retry would (:func:`submission_replay`).
 
-    The ``web`` block says what the web step did: ``status`` is ``done`` (the web was
-    consulted), ``failed`` (every web call was refused or failed, e.g. DNS failures or timeouts:
-    the local result stands) or ``skipped: <why>``; ``failures`` lists each failed call (claim,
-    provider, reason, detail). On ``failed`` the run carries the WEB_VERIFICATION_FAILED warning
-    and the answer stays Audit-Local even when Audit-Web was requested: an answer's mode names
-    what verified it, and claim cards or filters saying Audit-Web must mean web evidence was
-    consulted. ``requested`` and the response's ``mode_decision`` keep what was asked for.
+    The ``web`` block's ``status`` is ``done``, ``failed`` (every web call failed: the run carries
+    WEB_VERIFICATION_FAILED and the answer stays Audit-Local, its mode naming what verified it) or
+    ``skipped: <why>``; ``failures`` lists each failed call; ``requested`` keeps what was asked for.
     """
     events: list[Event] = []
     web: dict[str, Any] = {} if verified is None else verified.web

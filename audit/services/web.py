@@ -526,6 +526,7 @@ def _event(
     events.append(Event(action, obj, details, system="" if actor else SOURCE))
 
 
+# long: a claim's web rows, new verdict, card note and event are written together under its row lock
 def _store_claim(
     result: WebVerificationResult,
     claim: Claim,
