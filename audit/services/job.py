@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -48,9 +49,6 @@ class AuditJob:
     # how the revision loop softens and what it does with unsupported claims (the settings, read
     # when the job is built rather than by the loop)
     revision: RevisionOptions = field(default_factory=RevisionOptions)
-    # what the web step verifies with: the same text and passages at the same strictness, offline
-    # and without the request's profile (``WEB_STEP_OFFLINE``); None where the builder made none
-    web: VerificationJob | None = None
 
     def with_claims(self) -> AuditJob:
         """The job with its answer's claims extracted once (``VerificationJob.with_claims``): the
@@ -69,16 +67,20 @@ class AuditJob:
 
     def with_answer(self, answer_text: str, contexts: Iterable[dict[str, Any]] | None = None) -> AuditJob:
         """The same job for a drafted text (and the contexts the draft gave citation keys)."""
-        web = None if self.web is None else self.web.with_answer(answer_text, contexts)
         if contexts is None:
-            return replace(self, verification=self.verification.with_answer(answer_text), web=web)
+            return replace(self, verification=self.verification.with_answer(answer_text))
         received = tuple(contexts)
         return replace(
-            self,
-            contexts=received,
-            verification=self.verification.with_answer(answer_text, received),
-            web=web,
+            self, contexts=received, verification=self.verification.with_answer(answer_text, received)
         )
+
+    @cached_property
+    def web(self) -> VerificationJob:
+        """The job the web step verifies with: the same text and passages at the same strictness,
+        offline (``WEB_STEP_OFFLINE``), with the workspace's plan rather than the request's profile;
+        made when the web step first asks for it."""
+        plan = verification_plan(self.verification.thresholds)
+        return replace(self.verification, plan=plan, llm=None, offline_reason=WEB_STEP_OFFLINE, claims=None)
 
 
 WEB_STEP_OFFLINE = "the web step verifies with the offline methods"  # its job sets up no LLM client
@@ -118,8 +120,6 @@ def audit_job_build(
     or the setting, starts now) unless the caller passes one (``llm_setup``) or says why the job
     runs offline (``offline``: no client is set up). ``depth`` replaces the verification depth."""
     thresholds = thresholds_for(workspace, domain=domain)
-    # the web step's plan: the workspace's, whatever the request's profile or depth
-    web_thresholds, web_plan = thresholds, verification_plan(thresholds)
     if depth is not None:
         thresholds = thresholds.updated({"verification_depth": depth})  # ValueError on an unknown depth
     plan = verification_plan(thresholds, profile, generation_mode)
@@ -152,9 +152,6 @@ def audit_job_build(
         revise=revise,
         answer_json=answer_json,
         revision=revision_options(),
-        web=replace(
-            verification, thresholds=web_thresholds, plan=web_plan, llm=None, offline_reason=WEB_STEP_OFFLINE
-        ),
     )
 
 

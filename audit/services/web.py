@@ -341,10 +341,8 @@ def web_compute(
     its claims' evidence rows as they will be stored, ``audit.services.audit.evidence_rows_of``):
     the network calls, the methods and the revision run here, outside any transaction;
     :func:`web_store` writes it with the answer. The job is the request's offline one for the web
-    step (``job.web``: read at the strictness of the answer's domain, as :func:`web_verify_answer`
-    reads a stored one)."""
-    if job.web is None:
-        raise ValueError("the job has no web step (build it with audit_job_build)")
+    step (``AuditJob.web``: read at the strictness of the answer's domain, as
+    :func:`web_verify_answer` reads a stored one)."""
     claims = [_ClaimView.of_verdict(v, evidence[v.claim.claim_id]) for v in result.claims]
     client = WebCallClient(workspace=job.workspace, deferred=True)
     return _web_pass(job.web, claims, list(job.contexts), reasons, client, providers, job.revision)
