@@ -616,7 +616,9 @@ def history_seed(
                     claims += answer.claims.count()
                     # the cases this answer opened: a claim of an earlier identical answer's case joins
                     # that case (escalation.services.cases_open_for_answer), whose life is already written
-                    opened = [c for c in cases_open_for_answer(answer=answer) if c.claim.answer_id == answer.pk]
+                    opened = [
+                        c for c in cases_open_for_answer(answer=answer) if c.claim.answer_id == answer.pk
+                    ]
                     for case in opened:
                         ReviewCase.objects.filter(pk=case.pk).update(
                             opened_at=answer.created_at, **_l1_clock(case, answer.created_at, calendar)
