@@ -22,13 +22,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit import constants
-from audit.models import Answer, Chunk, Claim, Evidence, VerificationRun, Workspace
+from audit.models import Answer, Claim, Evidence, VerificationRun, Workspace
 from audit.pipeline.audit import audit_job as pipeline_audit_job
 from audit.pipeline.methods import LLM_METHODS
-from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.retrieval import KnowledgeBase
 from audit.pipeline.revision import RevisionOutcome, revise_job
-from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Label, Passage
+from audit.pipeline.types import AuditResult, ClaimVerdict, Label, Passage
 from audit.selectors import kb_index
 
 if TYPE_CHECKING:
@@ -37,11 +36,10 @@ if TYPE_CHECKING:
     KbIndex = InProcessKnowledgeBase | PgKnowledgeBase
 from audit.services.deep_checks import DEFERRED, deep_check_queue
 from audit.services.events import AnyUser, Event, actor_user, events_write
+from audit.services.evidence_rows import evidence_rows_of
 from audit.services.job import AuditJob, audit_job_build
 from audit.services.llm import LLMSetup, run_record_llm_usage
 from audit.services.revision import revision_apply
-
-SNIPPET_CHARS = 1200
 
 
 def workspace_kb(workspace: Workspace) -> tuple[KnowledgeBase | None, KbIndex | None]:
@@ -59,39 +57,6 @@ def _unit(x: float | None) -> float:
 
 def _sha256(text: str) -> str:
     return "sha256:" + hashlib.sha256((text or "").encode("utf-8")).hexdigest()
-
-
-def _evidence_row(
-    claim: Claim | None, rank: int, hit: EvidenceHit, kb_meta: dict[str, Any], now: dt.datetime
-) -> Evidence:
-    p = hit.passage
-    meta = kb_meta.get(p.id)
-    sensitive = bool(meta and meta.sensitive)
-    chunk_id = meta.chunk_pk if meta is not None else None
-    source_type = (
-        p.source_type if p.source_type in Evidence.SourceType.values else Evidence.SourceType.CONTEXT
-    )
-    return Evidence(
-        claim=claim,
-        rank=rank,
-        source_type=source_type,
-        source_id=str(p.id)[:200],
-        chunk_id=chunk_id,
-        title=(p.title or "")[:500],
-        uri=(p.uri or "")[:2000],
-        snippet=stored_snippet(p.text[:SNIPPET_CHARS], sensitive=sensitive),
-        hash=_sha256(p.text),
-        relevance=_unit(hit.relevance),
-        entailment=_unit(hit.entailment),
-        published_at=p.published,
-        provenance={
-            "method": "cited" if hit.cited else "hybrid_search",
-            "cited": hit.cited,
-            "similarity": round(float(hit.similarity), 4),
-            "best_sentence": stored_snippet(hit.best_sentence[:300], sensitive=sensitive),
-        },
-        retrieved_at=now,
-    )
 
 
 def _method_results(v: ClaimVerdict) -> dict[str, Any]:
@@ -141,11 +106,13 @@ def answer_store(
     kb_meta: dict[str, Any] | None = None,
     started_at: dt.datetime | None = None,
     kind: str = VerificationRun.Kind.INTERACTIVE,
+    evidence: dict[str, list[Evidence]],
     events: list[Event],
 ) -> tuple[Answer, VerificationRun]:
     """Write the rows of one audit of ``job`` (call inside a transaction): the answer as received
-    (``answer_text``), its claims and evidence, the run (with the job's LLM usage); its events are
-    noted in ``events`` (the caller writes them with the request's others)."""
+    (``answer_text``), its claims and ``evidence`` (``evidence_rows_of``, computed with the audit),
+    the run (with the job's LLM usage); its events are noted in ``events`` (the caller writes them
+    with the request's others)."""
     now = timezone.now()
     started_at = started_at or now - timedelta(milliseconds=result.duration_ms)
     answer = Answer(
@@ -162,7 +129,7 @@ def answer_store(
     )
     answer.full_clean()
     answer.save()
-    saved = _claims_store(answer, result, kb_meta, started_at, now)
+    saved = _claims_store(answer, result, evidence, started_at, now)
     run = _run_row(
         answer,
         result,
@@ -182,41 +149,21 @@ def answer_store(
 def _claims_store(
     answer: Answer,
     result: AuditResult,
-    kb_meta: dict[str, Any] | None,
+    rows: dict[str, list[Evidence]],
     started_at: dt.datetime,
     now: dt.datetime,
 ) -> dict[str, Claim]:
-    """Write the claims and their evidence (only knowledge-base chunks that still exist are linked);
-    return the stored claims by claim id."""
+    """Write the claims and their evidence rows; return the stored claims by claim id."""
     claims = [_claim_row(answer, v, started_at, now) for v in result.claims]
     for claim in claims:
         claim.full_clean(exclude=["answer"])
     Claim.objects.bulk_create(claims)
     saved = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
-    rows = evidence_rows_of(result, kb_meta, now)
     for claim_id, evidence in rows.items():
         for row in evidence:
             row.claim = saved[claim_id]
     Evidence.objects.bulk_create([row for evidence in rows.values() for row in evidence])
     return saved
-
-
-def evidence_rows_of(
-    result: AuditResult, kb_meta: dict[str, Any] | None, now: dt.datetime | None = None
-) -> dict[str, list[Evidence]]:
-    """The evidence rows each claim of ``result`` gets when it is stored, by claim id, in rank order
-    (unsaved, their claim not set; only knowledge-base chunks that still exist are linked). The web
-    step of a request reads them before the answer is stored."""
-    now = now or timezone.now()
-    chunk_pks = [m.chunk_pk for m in (kb_meta or {}).values()]
-    valid_chunks = (
-        set(Chunk.objects.filter(pk__in=chunk_pks).values_list("pk", flat=True)) if kb_meta else set()
-    )
-    meta = {k: m for k, m in (kb_meta or {}).items() if m.chunk_pk in valid_chunks}
-    return {
-        v.claim.claim_id: [_evidence_row(None, rank, hit, meta, now) for rank, hit in enumerate(v.evidence)]
-        for v in result.claims
-    }
 
 
 def _run_row(
@@ -377,15 +324,16 @@ def audit_compute(job: AuditJob) -> AuditComputation:
     if deferred:
         result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
         result.methods_not_run.pop("llm_extraction", None)
+    # what the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited
+    kb_meta = (
+        None if raw_kb is None else raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence})
+    )
     return AuditComputation(
         started_at=started_at,
         result=result,
         outcome=outcome,
         setup=setup,
-        # what the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited
-        kb_meta=None
-        if raw_kb is None
-        else raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence}),
+        kb_meta=kb_meta,
         profile=plan.profile,
         deferred=deferred,
     )
@@ -396,10 +344,12 @@ def audit_store(
     job: AuditJob,
     *,
     mode: str = constants.MODE_AUDIT_LOCAL,
+    evidence: dict[str, list[Evidence]],
     events: list[Event],
 ) -> Answer:
-    """Write what :func:`audit_compute` computed for ``job`` (call inside a transaction: it is
-    quick); its events are noted in ``events``."""
+    """Write what :func:`audit_compute` computed for ``job`` with its claims' ``evidence`` rows
+    (``evidence_rows_of``) (call inside a transaction: it is quick); its events are noted in
+    ``events``."""
     answer, run = answer_store(
         job,
         computed.result,
@@ -407,6 +357,7 @@ def audit_store(
         mode=mode,
         kb_meta=computed.kb_meta,
         started_at=computed.started_at,
+        evidence=evidence,
         events=events,
     )
     if computed.outcome is not None:
@@ -456,8 +407,9 @@ def audit_and_store(
         llm_setup=llm_setup,
     )
     computed = audit_compute(job)
+    evidence = evidence_rows_of(computed.result, computed.kb_meta)
     events: list[Event] = []
     with transaction.atomic():
-        answer = audit_store(computed, job, mode=mode, events=events)
+        answer = audit_store(computed, job, mode=mode, evidence=evidence, events=events)
         events_write(events, actor=job.user, workspace=job.workspace)
     return answer

@@ -22,7 +22,7 @@ from audit.models.choices import Verdict
 from audit.pipeline.profiles import VerificationPlan
 from audit.pipeline.types import ClaimVerdict
 from audit.pipeline.web.fetch import allowed_domain_problem
-from audit.services.events import Actor, AnyUser, actor_user, event_record
+from audit.services.events import Actor, AnyUser, event_record
 
 _RANK = {constants.MODE_NORMAL: 0, constants.MODE_AUDIT_LOCAL: 1, constants.MODE_AUDIT_WEB: 2}
 
@@ -67,7 +67,7 @@ def mode_resolve(
             ).first()
             if conversation is not None and conversation.default_mode:
                 mode, source = conversation.default_mode, "conversation"
-        signed_in = actor_user(user)
+        signed_in = user if user is not None and user.is_authenticated else None  # the actor, resolved
         if not mode and signed_in is not None:
             profile = UserProfile.objects.filter(user=signed_in, workspace=workspace).first()
             if profile is not None and profile.default_mode:

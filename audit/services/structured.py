@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from audit import constants
 from audit.errors import InvalidInput
-from audit.models import Answer, Claim
+from audit.models import Answer, Claim, Evidence
 from audit.pipeline.structured import StructuredError, StructuredResult, audit_structured, discover_fields
 from audit.services.audit import answer_store
 from audit.services.events import Event
@@ -63,10 +63,16 @@ def structured_compute(job: AuditJob) -> StructuredComputation:
     return StructuredComputation(started_at=started_at, outcome=outcome)
 
 
-def structured_store(computed: StructuredComputation, job: AuditJob, *, events: list[Event]) -> Answer:
+def structured_store(
+    computed: StructuredComputation,
+    job: AuditJob,
+    *,
+    evidence: dict[str, list[Evidence]],
+    events: list[Event],
+) -> Answer:
     """Write the structured audit (call inside a transaction: it is quick): the answer with its
-    JSON, one claim per field with the field's path, refs and citation fix, the run; its events
-    are noted in ``events``."""
+    JSON, one claim per field with the field's path, refs and citation fix and its ``evidence``
+    rows (``evidence_rows_of``), the run; its events are noted in ``events``."""
     outcome = computed.outcome
     answer, _ = answer_store(
         job,
@@ -74,6 +80,7 @@ def structured_store(computed: StructuredComputation, job: AuditJob, *, events: 
         answer_text=outcome.text,
         mode=constants.MODE_AUDIT_LOCAL,
         started_at=computed.started_at,
+        evidence=evidence,
         events=events,
     )
     answer.answer_json = job.answer_json

@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 
 from audit import constants, hooks
 from audit.errors import Conflict
-from audit.models import Answer, IdempotencyKey, Workspace
+from audit.models import Answer, Evidence, IdempotencyKey, Workspace
 from audit.services.audit import AuditComputation, audit_store
 from audit.services.events import Event, events_write
 from audit.services.job import AuditJob
@@ -112,6 +112,7 @@ class Verified:
     structured audit), the Audit-Web block and, when the web was consulted, its pass."""
 
     web: dict[str, Any]
+    evidence: dict[str, list[Evidence]]  # the rows each claim is stored with (``evidence_rows_of``)
     computed: AuditComputation | None = None
     structured: StructuredComputation | None = None
     web_pass: WebPass | None = None
@@ -145,10 +146,16 @@ def submission_write(job: AuditJob, closing: Closing, verified: Verified | None)
                 }
                 events.append(Event("answer.recorded", answer, details))
             elif verified.structured is not None:
-                answer = structured_store(verified.structured, job, events=events)
+                answer = structured_store(verified.structured, job, evidence=verified.evidence, events=events)
             else:
                 assert verified.computed is not None
-                answer = audit_store(verified.computed, job, mode=constants.MODE_AUDIT_LOCAL, events=events)
+                answer = audit_store(
+                    verified.computed,
+                    job,
+                    mode=constants.MODE_AUDIT_LOCAL,
+                    evidence=verified.evidence,
+                    events=events,
+                )
             if verified is not None and verified.web_pass is not None:
                 outcome = web_store(verified.web_pass, answer=answer, actor=closing.user, events=events)
                 web.update(

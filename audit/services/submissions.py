@@ -16,31 +16,21 @@ from django.conf import settings
 from django.core.cache import cache
 
 from audit import constants
-from audit.errors import Busy, InvalidInput, TooLarge, Unavailable
+from audit.errors import Busy, InvalidInput, TooLarge
 from audit.models import Answer, Workspace
-from audit.pipeline.extraction import citations_of
-from audit.pipeline.llm.generation import generate
-from audit.pipeline.structured import canonical_text
-from audit.pipeline.types import Passage
-from audit.services.audit import audit_compute, evidence_rows_of
 from audit.services.events import Actor, actor_user
-from audit.services.job import AuditJob, audit_job_build
-from audit.services.modes import ModeDecision, mode_resolve, web_block, web_escalation_of
-from audit.services.structured import (
-    structured_compute,
-    structured_fields_check,
-)
+from audit.services.job import audit_job_build
+from audit.services.modes import mode_resolve
+from audit.services.submission_compute import submission_compute
 from audit.services.submission_write import (
     Closing,
     Submission,
-    Verified,
     submission_replay,
     submission_write,
 )
 from audit.services.submission_write import (
     request_fingerprint as request_fingerprint,  # the view fingerprints a body with it
 )
-from audit.services.web import web_compute
 
 
 @dataclass
@@ -86,89 +76,6 @@ def audit_request_check(request: AuditRequest) -> None:
             f"has {len(request.answer):,} characters; an answer may have at most "
             f"{constants.MAX_ANSWER_CHARS:,} (MAX_ANSWER_CHARS). Split it into several audits.",
         )
-
-
-def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, Any], int]:
-    """Return the job with the answer to audit, how it was obtained (the one sent, else an LLM
-    draft) and how many citation anchors it has (``citations_of``: a Normal answer's record).
-
-    Without an answer and without a usable LLM (none configured, residency, budget) the request
-    is refused naming ``answer``: Theoria does not invent answers offline for a front end.
-    The draft uses the job's plan and client: the audit that follows uses the same, so the
-    draft's calls and tokens are stored on its run. ``request`` is read, never changed: a drafted
-    answer's contexts (with the citation keys the draft gave them) are the returned job's.
-    """
-    contexts: list[dict[str, Any]] | None = None  # the request's, unless a draft gave them keys
-    drafted: dict[str, Any] = {}
-    if request.answer_json is not None:  # a malformed field or source ref: 400 before any audit
-        structured_fields_check(request.answer_json, request.contexts)
-        text = canonical_text(request.answer_json)
-    elif request.answer is not None:
-        if not request.answer.strip():
-            raise InvalidInput("answer", "may not be blank.")
-        text = request.answer
-    else:  # an LLM's draft, with the contexts it gave citation keys
-        setup = job.llm_setup
-        if setup.client is None:
-            raise Unavailable("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
-        passages = [
-            Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
-            for c in request.contexts
-        ]
-        draft = generate(setup.client, request.query, passages, job.verification.plan.generation_mode)
-        keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
-        contexts = [
-            {**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in request.contexts
-        ]
-        accounting = setup.client.accounting.run_fields()
-        text, drafted = (
-            draft.text,
-            {
-                "method": draft.method,
-                "fallback": draft.fallback,
-                "generation_mode": draft.mode,
-                "citation_keys": draft.keys,
-                "llm_calls": accounting["llm_calls"],
-                "prompt_tokens": accounting["prompt_tokens"],
-                "completion_tokens": accounting["completion_tokens"],
-            },
-        )
-    citations = len(citations_of(text, request.contexts if contexts is None else contexts))
-    return job.with_answer(text, contexts), drafted, citations
-
-
-def _verify(job: AuditJob, decision: ModeDecision) -> Verified:
-    """Audit-Local (with the revision loop), then Audit-Web when asked for or when docs/SPEC_NOTES.md#escalation-to-audit-web says
-    so and the workspace allows external calls; computes, writes nothing (``submission_write`` writes it).
-
-    The pipeline and the revision loop run outside any transaction (``audit_compute``,
-    ``structured_compute``), and the Audit-Web rule is applied to what they decided. When the web
-    must be consulted, its calls, methods and revision run next, still outside any transaction
-    (``web_compute``, on the audit's result and the evidence rows it will store).
-    """
-    # The stored claims are those of the text received whatever the revision did, so every mode
-    # audits and revises the same way first; the web step re-verifies the received claims and
-    # revises again from the received text only when it brought evidence.
-    computed, structured = None, None
-    if job.answer_json is not None:  # one claim per field, checked against the passages its refs name
-        structured = structured_compute(job)
-        verdicts = structured.outcome.result.claims
-    else:
-        computed = audit_compute(job)
-        verdicts = computed.result.claims
-    escalation = web_escalation_of(verdicts, job.verification.thresholds)
-    web = web_block(
-        decision,
-        escalation,
-        structured=structured is not None,
-        external_calls=job.workspace.allow_external_calls,
-        plan=job.verification.plan,
-    )
-    web_pass = None
-    if computed is not None and web and "status" not in web:  # the web must be consulted, now
-        rows = evidence_rows_of(computed.result, computed.kb_meta)  # as they will be stored
-        web_pass = web_compute(job=job, result=computed.result, evidence=rows, reasons=escalation.reasons)
-    return Verified(web=web, computed=computed, structured=structured, web_pass=web_pass)
 
 
 @contextmanager
@@ -268,19 +175,16 @@ def _audit_submit(
         offline="" if verifies_or_drafts else "a Normal answer is recorded, not verified",
         **job_fields,
     )
-    job, drafted, citations = _draft(request, job)
+    # Normal: recorded as received; else verified first (TooLarge when the answer has more claims
+    # than the workspace audits), outside any transaction; then the one write
+    computed = submission_compute(job, decision, answer=request.answer, verify=not normal)
     closing = Closing(
         decision=decision,
         user=user,
         key=idempotency_key,
         fingerprint=fingerprint,
-        drafted=drafted,
-        citations=citations,
+        drafted=computed.drafted,
+        citations=computed.citations,
         on_stored=on_stored,
     )
-    # Normal: recorded as received; else verified first (TooLarge when the answer has more claims
-    # than the workspace audits), outside any transaction; then the one write
-    if not normal:
-        job = job.with_claims()
-    verified = None if normal else _verify(job, decision)
-    return submission_write(job, closing, verified)
+    return submission_write(computed.job, closing, computed.verified)

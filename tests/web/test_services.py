@@ -491,8 +491,9 @@ def test_an_audit_requests_web_step_is_computed_before_its_answer_is_stored(
     from django.db import transaction
 
     from audit.models import Answer
-    from audit.services.audit import audit_compute, audit_store, evidence_rows_of
+    from audit.services.audit import audit_compute, audit_store
     from audit.services.events import Event, events_write
+    from audit.services.evidence_rows import evidence_rows_of
     from audit.services.job import audit_job_build
     from audit.services.web import web_compute, web_store
 
@@ -516,7 +517,7 @@ def test_an_audit_requests_web_step_is_computed_before_its_answer_is_stored(
 
     events: list[Event] = []
     with transaction.atomic():
-        answer = audit_store(computed, job, events=events)
+        answer = audit_store(computed, job, evidence=rows, events=events)
         result = web_store(web, answer=answer, events=events)
         events_write(events, actor=None, workspace=web_workspace)
 
