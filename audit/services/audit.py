@@ -73,7 +73,9 @@ def _method_results(v: ClaimVerdict) -> dict[str, Any]:
     return out
 
 
-def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at: dt.datetime, verified_at: dt.datetime) -> Claim:
+def _claim_row(
+    answer: Answer, v: ClaimVerdict, drafted_at: dt.datetime, verified_at: dt.datetime, note: dict[str, Any]
+) -> Claim:
     c = v.claim
     return Claim(
         answer=answer,
@@ -90,7 +92,7 @@ def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at: dt.datetime, verifie
         confidence=_unit(v.confidence),
         metrics={**v.metrics, "p_refuted": round(float(v.p_refuted), 4)},
         methods=v.method_names,
-        method_results=_method_results(v),
+        method_results={**_method_results(v), **note},
         risk_flags=list(v.risk_flags),
         drafted_at=drafted_at,
         verified_at=verified_at,
@@ -107,6 +109,7 @@ def answer_store(
     started_at: dt.datetime | None = None,
     kind: str = VerificationRun.Kind.INTERACTIVE,
     evidence: dict[str, list[Evidence]],
+    notes: dict[str, dict[str, Any]] | None = None,
     events: list[Event],
 ) -> tuple[Answer, VerificationRun]:
     """Write the rows of one audit of ``job`` (call inside a transaction): the answer as received
@@ -126,10 +129,11 @@ def answer_store(
         domain=job.verification.domain or "",
         reference=job.verification.reference or "",
         contexts=_json_contexts(job.contexts),
+        answer_json=job.answer_json,
     )
     answer.full_clean()
     answer.save()
-    saved = _claims_store(answer, result, evidence, started_at, now)
+    saved = _claims_store(answer, result, evidence, notes or {}, started_at, now)
     run = _run_row(
         answer,
         result,
@@ -150,11 +154,12 @@ def _claims_store(
     answer: Answer,
     result: AuditResult,
     rows: dict[str, list[Evidence]],
+    notes: dict[str, dict[str, Any]],
     started_at: dt.datetime,
     now: dt.datetime,
 ) -> dict[str, Claim]:
     """Write the claims and their evidence rows; return the stored claims by claim id."""
-    claims = [_claim_row(answer, v, started_at, now) for v in result.claims]
+    claims = [_claim_row(answer, v, started_at, now, notes.get(v.claim.claim_id, {})) for v in result.claims]
     for claim in claims:
         claim.full_clean(exclude=["answer"])
     Claim.objects.bulk_create(claims)
@@ -274,6 +279,8 @@ class AuditComputation:
     kb_meta: dict[str, Any] | None
     profile: str = ""
     deferred: bool = False  # the LLM methods are left to the asynchronous deep check
+    # what a claim's ``method_results`` keeps besides its methods, by claim id (a structured field's note)
+    notes: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
 
 def audit_compute(job: AuditJob) -> AuditComputation:
@@ -358,6 +365,7 @@ def audit_store(
         kb_meta=computed.kb_meta,
         started_at=computed.started_at,
         evidence=evidence,
+        notes=computed.notes,
         events=events,
     )
     if computed.outcome is not None:

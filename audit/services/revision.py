@@ -33,7 +33,7 @@ from audit.pipeline.job import VerificationJob
 from audit.pipeline.retrieval import KnowledgeBase
 from audit.pipeline.revision import RevisionOptions, RevisionOutcome, revise_job
 from audit.pipeline.types import AuditResult
-from audit.services.events import Actor, AnyUser, Event, event_record, events_write
+from audit.services.events import Actor, AnyUser, Event, actor_user, event_record, events_write
 from audit.services.job import revision_options as revision_options  # the job reads them; re-exported
 from audit.services.reviewed_examples import revision_review_example_record
 
@@ -66,7 +66,7 @@ def revision_record(
     (:func:`revision_apply`, then its event written)."""
     events: list[Event] = []
     answer = revision_apply(answer=answer, run=run, outcome=outcome, events=events)
-    events_write(events, actor=actor, workspace=answer.workspace)
+    events_write(events, actor=actor_user(actor), workspace=answer.workspace)
     return answer
 
 

@@ -12,15 +12,16 @@ from typing import Any
 from audit.errors import InvalidInput, Unavailable
 from audit.pipeline.extraction import citations_of
 from audit.pipeline.llm.generation import generate
-from audit.pipeline.structured import canonical_text
+from audit.pipeline.structured import StructuredError, canonical_text, discover_fields
 from audit.pipeline.types import Passage
 from audit.services.audit import audit_compute
 from audit.services.evidence_rows import evidence_rows_of
 from audit.services.job import AuditJob
-from audit.services.modes import ModeDecision, web_block, web_escalation_of
-from audit.services.structured import structured_compute, structured_fields_check
+from audit.services.modes import ModeDecision
+from audit.services.structured import structured_compute
 from audit.services.submission_write import Verified
 from audit.services.web import web_compute
+from audit.services.web_rule import web_block, web_escalation_of
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,15 @@ class Computed:
     drafted: dict[str, Any]
     citations: int
     verified: Verified | None
+
+
+def structured_fields_check(answer_json: object, contexts: list[dict[str, Any]]) -> None:
+    """Raise InvalidInput naming the path of the first malformed field or source ref."""
+    try:
+        discover_fields(answer_json, [str(c.get("id")) for c in contexts or []])
+    except StructuredError as exc:
+        where = exc.path if exc.path == "answer_json" else f"answer_json.{exc.path}"
+        raise InvalidInput(where, exc.message) from None
 
 
 # long: one pass, in the order the request runs (draft, audit, the Audit-Web rule, the web step),
@@ -98,11 +108,11 @@ def submission_compute(
     computed, structured = None, None
     if job.answer_json is not None:  # one claim per field, checked against the passages its refs name
         structured = structured_compute(job)
-        result, kb_meta = structured.outcome.result, None
+        audit = structured.audit
     else:
-        computed = audit_compute(job)
-        result, kb_meta = computed.result, computed.kb_meta
-    evidence = evidence_rows_of(result, kb_meta)  # the rows the claims are stored with
+        audit = computed = audit_compute(job)
+    result = audit.result
+    evidence = evidence_rows_of(result, audit.kb_meta)  # the rows the claims are stored with
     escalation = web_escalation_of(result.claims, job.verification.thresholds)
     web = web_block(
         decision,
@@ -114,7 +124,5 @@ def submission_compute(
     web_pass = None
     if computed is not None and web and "status" not in web:  # the web must be consulted, now
         web_pass = web_compute(job=job, result=computed.result, evidence=evidence, reasons=escalation.reasons)
-    verified = Verified(
-        web=web, evidence=evidence, computed=computed, structured=structured, web_pass=web_pass
-    )
+    verified = Verified(web=web, evidence=evidence, computed=audit, structured=structured, web_pass=web_pass)
     return Computed(job=job, drafted=drafted, citations=citations, verified=verified)

@@ -5,71 +5,26 @@ audit, its Audit-Web pass) is written here, in one short transaction: the answer
 evidence, the run, the web step's rows, the events (noted as the rows are written, appended
 together), the idempotency key, the intake of what needs people and the caller's own rows. The
 returned :class:`Submission` is what was written, so the response is built from it; a retried
-idempotency key is answered from its first answer (:func:`submission_replay`).
+idempotency key is answered from its first answer (``audit.services.idempotency``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from audit import constants, hooks
-from audit.errors import Conflict
-from audit.models import Answer, Evidence, IdempotencyKey, Workspace
+from audit.models import Answer, Evidence, IdempotencyKey
 from audit.services.audit import AuditComputation, audit_store
 from audit.services.events import Event, events_write
+from audit.services.idempotency import Submission, submission_replay
 from audit.services.job import AuditJob
 from audit.services.modes import ModeDecision
-from audit.services.structured import StructuredComputation, structured_store
+from audit.services.structured import StructuredComputation
 from audit.services.web import WebPass, web_store
-
-
-@dataclass
-class Submission:
-    answer: Answer
-    decision: dict[str, Any]  # ModeDecision.as_dict()
-    replayed: bool = False
-    web: dict[str, Any] = field(
-        default_factory=dict
-    )  # {"requested", "reasons": {claim_id: [...]}, "status", ...}
-    drafted: dict[str, Any] = field(default_factory=dict)  # how Theoria drafted the answer, when it did
-    # the answer's claims put before people ({claim pk: [escalation refs]}): what the intake opened
-    escalations: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-
-
-def request_fingerprint(payload: Any) -> str:
-    """Return sha256 of a request body in canonical JSON (key order and spacing do not matter)."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def submission_replay(
-    *, workspace: Workspace, user: User | None, key: str, fingerprint: str
-) -> Submission | None:
-    """The first answer of a retried key (its claims' cases as they stand now), or None."""
-    stored = (
-        IdempotencyKey.objects.select_related("answer")
-        .filter(workspace=workspace, user=user, key=key)
-        .first()
-    )
-    if stored is None:
-        return None
-    if stored.fingerprint != fingerprint:
-        raise Conflict(f'Idempotency-Key "{key}" was already used with a different request body.')
-    extras = stored.extras or {}
-    return Submission(
-        answer=stored.answer,
-        decision=extras.get("mode_decision", {}),
-        web=extras.get("web", {}),
-        drafted=extras.get("drafted", {}),
-        replayed=True,
-        escalations=hooks.claim_escalations(stored.answer.claims.values_list("pk", flat=True)),
-    )
 
 
 def _normal_row(job: AuditJob, user: User | None) -> Answer:
@@ -113,7 +68,7 @@ class Verified:
 
     web: dict[str, Any]
     evidence: dict[str, list[Evidence]]  # the rows each claim is stored with (``evidence_rows_of``)
-    computed: AuditComputation | None = None
+    computed: AuditComputation  # the audit (a structured audit's too: ``structured.audit``)
     structured: StructuredComputation | None = None
     web_pass: WebPass | None = None
 
@@ -125,7 +80,7 @@ def submission_write(job: AuditJob, closing: Closing, verified: Verified | None)
     idempotency key, the intake of what needs people (docs/SPEC_NOTES.md#human-escalation) and the
     caller's own rows. Returns the submission as written: the answer, the ``web`` block and what
     the intake opened, by claim; a concurrent request that committed the same idempotency key
-    first answers it, as a retry would (:func:`submission_replay`).
+    first answers it, as a retry would (``submission_replay``).
 
     The ``web`` block's ``status`` is ``done``, ``failed`` (every web call failed: the run carries
     WEB_VERIFICATION_FAILED and the answer stays Audit-Local, its mode naming what verified it) or
@@ -145,17 +100,8 @@ def submission_write(job: AuditJob, closing: Closing, verified: Verified | None)
                     "citations": closing.citations,
                 }
                 events.append(Event("answer.recorded", answer, details))
-            elif verified.structured is not None:
-                answer = structured_store(verified.structured, job, evidence=verified.evidence, events=events)
             else:
-                assert verified.computed is not None
-                answer = audit_store(
-                    verified.computed,
-                    job,
-                    mode=constants.MODE_AUDIT_LOCAL,
-                    evidence=verified.evidence,
-                    events=events,
-                )
+                answer = audit_store(verified.computed, job, evidence=verified.evidence, events=events)
             if verified is not None and verified.web_pass is not None:
                 outcome = web_store(verified.web_pass, answer=answer, actor=closing.user, events=events)
                 web.update(

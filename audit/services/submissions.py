@@ -18,19 +18,13 @@ from django.core.cache import cache
 from audit import constants
 from audit.errors import Busy, InvalidInput, TooLarge
 from audit.models import Answer, Workspace
-from audit.services.events import Actor, actor_user
+from audit.services.actors import actor_user
+from audit.services.events import Actor
+from audit.services.idempotency import Submission, submission_replay
 from audit.services.job import audit_job_build
 from audit.services.modes import mode_resolve
 from audit.services.submission_compute import submission_compute
-from audit.services.submission_write import (
-    Closing,
-    Submission,
-    submission_replay,
-    submission_write,
-)
-from audit.services.submission_write import (
-    request_fingerprint as request_fingerprint,  # the view fingerprints a body with it
-)
+from audit.services.submission_write import Closing, submission_write
 
 
 @dataclass

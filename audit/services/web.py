@@ -2,7 +2,7 @@
 
 ``web_verify_answer`` is the flow the API calls for Audit-Web (its result's ``answer`` is the
 refreshed answer). For each claim that meets an escalation condition of docs/SPEC_NOTES.md#escalation-to-audit-web
-(``audit.services.modes.web_escalation_reasons``), weakest first:
+(``audit.services.web_rule.web_escalation_reasons``), weakest first:
 
 1. the providers (PubMed, arXiv, the page fetcher) are asked through
    :class:`~audit.services.web_client.WebCallClient` (the HTTP client, its own module),
@@ -59,12 +59,12 @@ from audit.pipeline.web import (
     urls_in,
 )
 from audit.pipeline.web.fetch import host_allowed
-from audit.services.events import Actor, Event, events_write
+from audit.services.events import Actor, Event, actor_user, events_write
 from audit.services.job import WEB_STEP_OFFLINE, AuditJob, audit_job_build, audit_job_for_answer
 from audit.services.labels import claim_machine_relabel_noted
-from audit.services.modes import web_escalation_reasons
 from audit.services.revision import revision_apply
 from audit.services.web_client import WebCallClient
+from audit.services.web_rule import web_escalation_reasons
 
 logger = logging.getLogger(__name__)
 
@@ -314,7 +314,7 @@ def web_verify_answer(
     with transaction.atomic():
         run = run or answer.runs.order_by("-started_at", "-id").first()
         written = _web_write(web, run=run, actor=actor, events=events)
-        events_write(events, actor=actor, workspace=answer.workspace)
+        events_write(events, actor=actor_user(actor), workspace=answer.workspace)
     return written
 
 
@@ -485,6 +485,7 @@ def _store(
     events: list[Event],
 ) -> None:
     answer = result.answer
+    system = "" if actor else SOURCE  # the user's events when one asked, else the web step's own
     found, with_docs, verdicts = computed.found, computed.with_docs, computed.verdicts
     by_claim = {claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(with_docs, verdicts)}
     for view, docs in found:
@@ -492,36 +493,31 @@ def _store(
         if claim is None:  # ``web_store`` gives each view its stored row first
             raise RuntimeError(f"claim {view.claim_id} is not stored")
         if claim.claim_id not in by_claim:
-            _event(
-                events,
-                "claim.web_verified",
-                claim,
-                actor,
-                {
-                    "reasons": result.reasons.get(claim.claim_id, []),
-                    "documents": 0,
-                    "outcome": "no web evidence: local result kept",
-                    "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
-                },
-            )
+            details = {
+                "reasons": result.reasons.get(claim.claim_id, []),
+                "documents": 0,
+                "outcome": "no web evidence: local result kept",
+                "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
+            }
+            events.append(Event("claim.web_verified", claim, details, system=system))
             continue
         docs, verdict = by_claim[claim.claim_id]
-        _store_claim(result, claim, docs, verdict, actor, events)
+        _store_claim(result, claim, docs, verdict, system, events)
     run = run or answer.runs.order_by("-started_at", "-id").first()
-    if computed.revision is not None:  # without web evidence the Audit-Local result (and its revision) stands
+    outcome = computed.revision  # without web evidence the Audit-Local result (and its revision) stands
+    if outcome is not None:
+        # the revision loop ran (``_compute``) over the answer as received with the web documents in
+        # its pool (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop); the revision service
+        # stores it, and the run's earlier (Audit-Local) revision history is kept in front of it
         if run is None:
             raise RuntimeError("the answer has no run to store its revision on")
-        _revision_store(result, computed.revision, run, events)
+        prior = list(run.revision_history or [])
+        revision_apply(answer=answer, run=run, outcome=outcome, events=events)
+        run.revision_history = [*prior, *run.revision_history]
+        result.revised = outcome.revised
     if result.skipped != "residency":
         _update_run_and_answer(result, run)
-    _event(events, "answer.web_verified", answer, actor, result.as_dict())
-
-
-def _event(
-    events: list[Event], action: str, obj: Answer | Claim, actor: Actor, details: dict[str, Any]
-) -> None:
-    """Note one event of the web step: the user's when one asked, else the web step's own."""
-    events.append(Event(action, obj, details, system="" if actor else SOURCE))
+    events.append(Event("answer.web_verified", answer, result.as_dict(), system=system))
 
 
 # long: a claim's web rows, new verdict, card note and event are written together under its row lock
@@ -530,7 +526,7 @@ def _store_claim(
     claim: Claim,
     docs: list[WebDocument],
     verdict: ClaimVerdict,
-    actor: Actor,
+    system: str,  # the event's system: "" when a user asked
     events: list[Event],
 ) -> None:
     """Write a claim's web evidence and new verdict, its card note and its escalation-log event.
@@ -600,18 +596,13 @@ def _store_claim(
     claim.full_clean(validate_unique=False)
     claim.save(update_fields=["metrics", "methods", "method_results", "risk_flags"])
     result.verified.append(claim.claim_id)
-    _event(
-        events,
-        "claim.web_verified",
-        claim,
-        actor,
-        {
-            **web_note,
-            "documents": len(docs),
-            "outcome": "re-verified with web evidence",
-            "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
-        },
-    )
+    details = {
+        **web_note,
+        "documents": len(docs),
+        "outcome": "re-verified with web evidence",
+        "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
+    }
+    events.append(Event("claim.web_verified", claim, details, system=system))
 
 
 def _evidence_pool(
@@ -655,23 +646,6 @@ def _web_passage(doc: WebDocument) -> Passage:
         published=doc.published,
         anchors=(source_id,),
     )
-
-
-def _revision_store(
-    result: WebVerificationResult, outcome: RevisionOutcome, run: VerificationRun, events: list[Event]
-) -> None:
-    """Store the revision loop's outcome over the answer with the web documents in its pool
-    (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop).
-
-    It ran (:func:`_compute`) when the web brought evidence, from the answer as received (the
-    stored claims are its claims, so their revisions are recomputed). The revision service stores
-    the outcome (``revision_apply``); the history of the run's earlier (Audit-Local) revision is
-    kept in front of this one.
-    """
-    prior = list(run.revision_history or [])
-    revision_apply(answer=result.answer, run=run, outcome=outcome, events=events)
-    run.revision_history = [*prior, *run.revision_history]
-    result.revised = outcome.revised
 
 
 def _failure_warning(result: WebVerificationResult) -> dict[str, Any]:

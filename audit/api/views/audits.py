@@ -33,7 +33,7 @@ from audit.api.views.common import IDEMPOTENCY_KEY_RE, CleanRequestMixin, reques
 from audit.errors import InvalidInput
 from audit.models.choices import Mode
 from audit.selectors import api as selectors
-from audit.services.submission_write import request_fingerprint
+from audit.services.idempotency import request_fingerprint
 from audit.services.submissions import AuditRequest, audit_submit
 
 # --- Audits -------------------------------------------------------------------------------------
