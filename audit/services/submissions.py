@@ -1,8 +1,9 @@
 """Audit requests of the RAG front end: idempotency, mode resolution, Normal-mode recording and
 the hand-off to the verification pipeline (Audit-Local) and to web verification (Audit-Web).
 
-``audit_submit`` is the one entry point (the API calls it). The verification itself belongs to
-``audit.services.audit.audit_and_store``; web verification to ``audit.services.web``.
+``audit_submit`` is the one entry point (the API and the answer form call it): it checks the
+request, resolves the actor and the mode, builds the job, then makes one call that computes
+everything (``audit.services.submission_compute``) and one write (``audit.services.submission_write``).
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ class WebVerificationResult:
 @dataclass
 class _ClaimView:
     """A claim as the web step reads it: a stored row, or the verdict of an audit about to be stored
-    (its evidence rows then built as they will be stored, ``audit.services.audit.evidence_rows_of``)."""
+    (its evidence rows then built as they will be stored, ``audit.services.evidence_rows.evidence_rows_of``)."""
 
     claim_id: str
     text: str
@@ -338,7 +338,7 @@ def web_compute(
     providers: Sequence[WebProvider] | None = None,
 ) -> WebPass:
     """The web pass of an audit not stored yet (``result``: its Audit-Local result; ``evidence``:
-    its claims' evidence rows as they will be stored, ``audit.services.audit.evidence_rows_of``):
+    its claims' evidence rows as they will be stored, ``audit.services.evidence_rows.evidence_rows_of``):
     the network calls, the methods and the revision run here, outside any transaction;
     :func:`web_store` writes it with the answer. The job is the request's offline one for the web
     step (``AuditJob.web``: read at the strictness of the answer's domain, as
