@@ -10,7 +10,9 @@ receiver registered, an announcement does nothing and a question gets an empty a
 Announcements (audit → receivers):
 
 - ``answer_intake(answer, actor)``: an answer was stored (or relabelled by a deep check); each
-  receiver returns what it opened for people (escalation: its review cases).
+  receiver returns what it opened for people, by claim ({claim pk: [escalation refs]}, as
+  ``claim_escalations`` answers: escalation's review cases), so the request that stored the
+  answer answers with what was written.
 - ``documents_flagged(workspace, source, reasons)``: knowledge-base documents need a person's look
   (``reasons``: {document: reason}); each receiver returns the ids of what it opened.
 - ``reviewer_agreement_low(workspace, alerts)``: reviewers agreed with the machine less than the
@@ -105,9 +107,9 @@ register_kb_corrections_url = _kb_corrections_url.register
 register_schedules = _schedules.register
 
 
-def answer_intake(*, answer, actor=None) -> list:
-    """Announce a stored answer; return everything the receivers opened for people (flattened)."""
-    return [item for opened in _answer_intake.call(answer=answer, actor=actor) for item in opened]
+def answer_intake(*, answer, actor=None) -> dict[int, list[dict]]:
+    """Announce a stored answer; return what the receivers opened for people, by claim pk."""
+    return _per_claim(_answer_intake.call(answer=answer, actor=actor))
 
 
 def documents_flagged(*, workspace, source: str, reasons: dict) -> list[int]:

@@ -14,7 +14,7 @@ class EscalationConfig(AppConfig):
 
         from . import links, notifications, reporting, schedules, selectors, services
 
-        hooks.register_answer_intake(services.cases_open_for_answer)
+        hooks.register_answer_intake(services.answer_intake)
         hooks.register_documents_flagged(services.curation_items_open_for_documents)
         hooks.register_answer_decided(notifications.notifications_queue_for_answer_decision)
         hooks.register_claim_escalations(selectors.claim_escalations)

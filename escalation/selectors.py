@@ -329,20 +329,19 @@ def claim_escalations(claim_pks: Iterable[int]) -> dict[int, list[dict[str, Any]
 
     Registered as audit's ``claim_escalations`` hook, which the claim API and pages ask.
     """
+    return {pk: [escalation_ref(case) for case in cases] for pk, cases in cases_for_claims(claim_pks).items()}
+
+
+def escalation_ref(case: ReviewCase) -> dict[str, Any]:
+    """One entry of a claim's escalation log: its review case."""
     return {
-        pk: [
-            {
-                "type": "review",
-                "ticket": case.ticket,
-                "tier": case.tier,
-                "status": case.status,
-                "due_at": case.due_at,
-                "reasons": case.reasons or [case.trigger],
-                "at": case.opened_at,
-            }
-            for case in cases
-        ]
-        for pk, cases in cases_for_claims(claim_pks).items()
+        "type": "review",
+        "ticket": case.ticket,
+        "tier": case.tier,
+        "status": case.status,
+        "due_at": case.due_at,
+        "reasons": case.reasons or [case.trigger],
+        "at": case.opened_at,
     }
 
 

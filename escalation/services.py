@@ -365,7 +365,9 @@ def _case_join(case: ReviewCase, *, claim: Claim, reasons: list[str]) -> ReviewC
 
 
 @transaction.atomic
-def cases_open_for_answer(*, answer: Answer, actor: Actor = None) -> list[ReviewCase]:
+def cases_open_for_answer(
+    *, answer: Answer, actor: Actor = None, held: dict[int, list[ReviewCase]] | None = None
+) -> list[ReviewCase]:
     """Put each claim of ``answer`` that needs a human in a case; return those cases.
 
     The claims are those of the answer as received: a claim needs review when it is not labelled
@@ -375,7 +377,8 @@ def cases_open_for_answer(*, answer: Answer, actor: Actor = None) -> list[Review
     or when the answer's domain is regulated in its workspace (``policy.review_reasons``). A claim
     that already belongs to a case (its own, or the same claim of an earlier audit of the same
     answer) joins it, and a resolved one is reopened for a new reason; otherwise a case is opened.
-    So every such claim belongs to exactly one case.
+    So every such claim belongs to exactly one case; ``held``, when given, gets that case under
+    the claim's pk.
     """
     workspace = answer.workspace
     thresholds = thresholds_for(workspace)
@@ -409,6 +412,8 @@ def cases_open_for_answer(*, answer: Answer, actor: Actor = None) -> list[Review
             case = _case_create(claim=claim, trigger=reasons[0], actor=actor, reasons=reasons)
             if case is None:  # opened by a concurrent intake between our read and our insert
                 case = ReviewCase.objects.get(claim=claim, status__in=OPEN_CASE_STATUSES)
+        if held is not None:
+            held.setdefault(claim.pk, []).append(case)
         if case not in result:
             result.append(case)
     return result
@@ -434,6 +439,15 @@ def _case_group_open(new: list[tuple[Claim, list[str]]], *, actor: Actor = None)
         details={"grouped_claims": [c.pk for c, _ in new], "answer": first[0].answer.public_id},
     )
     return case
+
+
+def answer_intake(*, answer: Answer, actor: Actor = None) -> dict[int, list[dict[str, Any]]]:
+    """Audit's ``answer_intake`` receiver: :func:`cases_open_for_answer`, answered as the escalation
+    log of each claim put in a case ({claim pk: [refs]}, as ``selectors.claim_escalations`` reads
+    it), so the request that stored the answer answers with what it wrote."""
+    held: dict[int, list[ReviewCase]] = {}
+    cases_open_for_answer(answer=answer, actor=actor, held=held)
+    return {pk: [selectors.escalation_ref(case) for case in cases] for pk, cases in held.items()}
 
 
 @transaction.atomic

@@ -28,7 +28,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from django.utils import timezone
 
-from audit import constants, hooks, roles
+from audit import constants, roles
 from audit.models import Answer, AuditEvent, Chunk, Claim, Evidence, UserProfile, VerificationRun, Workspace
 from audit.models.choices import Label
 from audit.pipeline.audit import verify_claims
@@ -38,7 +38,7 @@ from audit.services.reviewed_examples import case_decision_example_record
 from escalation import policy
 from escalation import selectors as esc_selectors
 from escalation.models import CurationItem, Notification, ReviewCase, ReviewEvent
-from escalation.services import RELABEL_DECISIONS
+from escalation.services import RELABEL_DECISIONS, cases_open_for_answer
 
 HISTORY_PREFIX = "demo-history"  # conversation ids of history answers: demo-history-YYYY-MM-DD-N
 
@@ -616,7 +616,9 @@ def history_seed(
                     claims += answer.claims.count()
                     # the cases this answer opened: a claim of an earlier identical answer's case joins
                     # that case (escalation.services.cases_open_for_answer), whose life is already written
-                    opened = [c for c in hooks.answer_intake(answer=answer) if c.claim.answer_id == answer.pk]
+                    opened = [
+                        c for c in cases_open_for_answer(answer=answer) if c.claim.answer_id == answer.pk
+                    ]
                     for case in opened:
                         ReviewCase.objects.filter(pk=case.pk).update(
                             opened_at=answer.created_at, **_l1_clock(case, answer.created_at, calendar)

@@ -5,7 +5,7 @@ Thin adapters over ``audit.security.throttling``, whose counts live in the share
 every server process). Rates come from ``settings.THEORIA`` when a request is checked
 (``THROTTLE_TOKEN``, ``THROTTLE_AUDITS``, e.g. ``"10/min"``; empty: no limit), so a deployment
 sets them by environment. Over the rate DRF answers 429 with ``Retry-After``. The answer form
-(``/answers/new/``) counts against the same audit limit (:func:`audit_throttle`).
+(``/answers/new/``) counts against the same audit limit (``audit.security.throttling.audit_throttle``).
 """
 
 from __future__ import annotations
@@ -19,17 +19,7 @@ from rest_framework.views import APIView
 
 from audit.security import throttling
 from audit.security.rates import Rate
-
-
-def audit_throttle(request: Request) -> float | None:
-    """Count one audit submission of the caller; seconds to wait when over ``THROTTLE_AUDITS``."""
-    user = getattr(request, "user", None)
-    ident = (
-        f"user:{user.pk}"
-        if user is not None and user.is_authenticated
-        else throttling.client_address(request)
-    )
-    return throttling.take("audits", ident, Rate.parse(settings.THEORIA.get("THROTTLE_AUDITS")))
+from audit.security.throttling import audit_throttle
 
 
 class _SharedThrottle(BaseThrottle):

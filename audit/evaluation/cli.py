@@ -884,7 +884,6 @@ def _loaded_nli_models() -> list:
 
 # long: one timed loop over the answers and the report of its figures, which read the loop's locals
 def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int, out, err) -> dict:
-    import contextlib
     import resource
     import time
 
@@ -899,27 +898,28 @@ def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int
         {**({"verification_depth": depth} if depth else {}), **({"judge": judge} if judge else {})}
     )
     _clear_text_caches()
-    with binding.switched_off() if without_binding else contextlib.nullcontext():
-        for query, answer in answers[:3]:  # warm-up: model load, first searches
-            audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
-        latencies, n_claims = [], 0
-        cpu: list[float] = []  # CPU seconds of this process (every thread) per answer: steadier under load
-        stages: Counter[str] = Counter()
-        parsed_before, clock_before = binding.PARSES.parsed, binding.CLOCK.seconds
-        bar = text_bar(n_answers, "bench answers", err)
-        with ModelTimer(get_embedder()) as model_time:
-            for query, answer in answers[3:]:
-                start, cpu_start = time.perf_counter(), time.process_time()
-                result = audit_answer(query, answer, [], kb=kb, thresholds=thresholds)
-                latencies.append(1000 * (time.perf_counter() - start))
-                cpu.append(1000 * (time.process_time() - cpu_start))
-                n_claims += len(result.claims)
-                for v in result.claims:
-                    stages[claim_stage(v)] += 1
-                bar.update(1)
-        bar.close()
-        parses = (binding.PARSES.parsed - parsed_before) / max(1, n_answers)
-        binding_ms = 1000 * (binding.CLOCK.seconds - clock_before) / max(1, n_answers)
+    for query, answer in answers[:3]:  # warm-up: model load, first searches
+        audit_answer(query, answer, [], kb=kb, thresholds=thresholds, binding=not without_binding)
+    latencies, n_claims = [], 0
+    cpu: list[float] = []  # CPU seconds of this process (every thread) per answer: steadier under load
+    stages: Counter[str] = Counter()
+    parsed_before, clock_before = binding.PARSES.parsed, binding.CLOCK.seconds
+    bar = text_bar(n_answers, "bench answers", err)
+    with ModelTimer(get_embedder()) as model_time:
+        for query, answer in answers[3:]:
+            start, cpu_start = time.perf_counter(), time.process_time()
+            result = audit_answer(
+                query, answer, [], kb=kb, thresholds=thresholds, binding=not without_binding
+            )
+            latencies.append(1000 * (time.perf_counter() - start))
+            cpu.append(1000 * (time.process_time() - cpu_start))
+            n_claims += len(result.claims)
+            for v in result.claims:
+                stages[claim_stage(v)] += 1
+            bar.update(1)
+    bar.close()
+    parses = (binding.PARSES.parsed - parsed_before) / max(1, n_answers)
+    binding_ms = 1000 * (binding.CLOCK.seconds - clock_before) / max(1, n_answers)
     lat = np.array(latencies)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     summary = {

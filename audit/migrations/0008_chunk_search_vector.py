@@ -8,6 +8,7 @@ the in-process index stays in use; with the extension it is ``vector(384)`` (fil
 from django.db import migrations
 
 import audit.kb.pgvector
+import audit.models.vector
 
 
 def create_extension(apps, schema_editor):
@@ -32,7 +33,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="chunk",
             name="search_vector",
-            field=audit.kb.pgvector.VectorField(),
+            field=audit.models.vector.VectorField(),
         ),
         migrations.RunPython(add_search_columns, drop_search_columns),
     ]

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from audit import constants
-from audit.kb.pgvector import VectorField
+from audit.models.vector import VectorField
 
 from .workspace import Workspace
 

@@ -230,6 +230,7 @@ def audit_job(
         encode_tokens=encode_tokens,
         reuse=reuse,
         claims=None if job.claims is None else list(job.claims),
+        binding=job.binding,
     )
 
 
@@ -251,6 +252,7 @@ def audit_answer(
     encode_tokens: Encode | None = None,
     reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None,
     claims: list[ClaimDraft] | None = None,
+    binding: bool = True,
 ) -> AuditResult:
     """Audit ``answer`` to ``query`` against the request ``contexts`` and the workspace ``kb``.
 
@@ -315,6 +317,7 @@ def audit_answer(
     ctx = verify_context(
         t, now=now, domain=domain, query=query, embed=embed, llm=llm, encode_tokens=encode_tokens
     )
+    ctx.binding = binding  # the job's switch (the bench compares without the role binding)
     if llm is not None:
         methods = (*methods, *(m for m in LLM_METHODS if m not in methods))
     fresh_verdicts = run_methods([(claims[i], h) for i, h in zip(fresh, fresh_hits)], ctx, methods, overrides)

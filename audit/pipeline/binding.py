@@ -298,30 +298,6 @@ class _Clock:
 CLOCK = _Clock()
 
 
-class _Switch:
-    on = True
-
-
-_SWITCH = _Switch()
-
-
-def is_on() -> bool:
-    """Whether ``contradiction.check`` and the ``structure`` method run the binding (always, outside
-    ``switched_off``)."""
-    return _SWITCH.on
-
-
-@contextmanager
-def switched_off() -> Iterator[None]:
-    """The binding not run within ``with`` (process-wide): ``bench`` times the judge without it in the
-    same run."""
-    before, _SWITCH.on = _SWITCH.on, False
-    try:
-        yield
-    finally:
-        _SWITCH.on = before
-
-
 # ---------------------------------------------------------------------------------------------
 # frames
 
@@ -1044,8 +1020,6 @@ def evidence_sentences(passages: list[tuple[str, str]]) -> dict[str, str]:
 def prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
     """Parse in one batched pass the claims and evidence sentences ``apply`` will read for each
     (claim, passages) of ``items`` (an answer's claims): the structure method calls it once per answer."""
-    if not is_on():
-        return
     with CLOCK.timing():
         _prefetch(items)
 

@@ -390,6 +390,7 @@ def check(
     max_missing: int = MAX_MISSING_FOR_SUBSTITUTION,
     encode: Callable[[list[str]], Any] | None = None,
     bind: bool = True,
+    binding: bool = True,
 ) -> StructureReport:
     """Run the rules on ``claim`` against ``passages`` ([(passage id, text)]), then the role
     binding (``audit.pipeline.binding``) when ``similarity`` is given and ``bind`` (the ``structure``
@@ -400,11 +401,12 @@ def check(
     how many claim words a sentence may lack for each of them to be examined as a substitution
     (a revised sentence is examined with more: see ``audit.pipeline.revision.whole``). ``encode``
     (texts -> unit vectors; default the process-wide embedder) compares the binding's phrases.
+    ``binding`` False (the job's switch: the bench's comparison) runs the rules alone.
     """
     report = _check(claim, passages, similarity, max_missing=max_missing)
-    if similarity is not None:
+    if similarity is not None and binding:
         predicate_polarity(report, claim, passages)
-    if bind and similarity is not None:
+    if bind and binding and similarity is not None:
         bind_roles(report, claim, passages, encode)
     return report
 
@@ -426,7 +428,7 @@ def predicate_polarity(report: StructureReport, claim: str, passages: list[tuple
     not with ``NEGATION_PREDICATE_ON`` off (THEORIA_NEGATION_PREDICATE=0)."""
     from audit.pipeline import binding
 
-    if not NEGATION_PREDICATE_ON or not binding.is_on() or not passages:
+    if not NEGATION_PREDICATE_ON or not passages:
         return
     usable = parseable(passages)
     if not (_has_negation(claim) or any(_has_negation(text) for _, text in usable)):
@@ -453,11 +455,10 @@ def bind_roles(
     encode: Callable[[list[str]], Any] | None = None,
 ) -> None:
     """The role binding's findings added to ``report`` (``binding.apply``) unless the rules already
-    found a contradiction or the binding is switched off (``binding.switched_off``: the bench's
-    comparison)."""
+    found a contradiction (a job without the binding, the bench's comparison, does not call it)."""
     from audit.pipeline import binding
 
-    if not report.contradicted and binding.is_on():
+    if not report.contradicted:
         binding.apply(report, claim, parseable(passages), encode, finding=Finding)
 
 

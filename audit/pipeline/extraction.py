@@ -13,6 +13,7 @@ Deterministic: the same text always gives the same claims, ids c1, c2, … in re
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -55,6 +56,29 @@ def citation_anchors(text: str) -> tuple[str, ...]:
                     values.append(part)
         found.update(dict.fromkeys(values))
     return tuple(found)
+
+
+def citations_of(answer_text: str, contexts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return the passages an answer cites, in citation order: anchors ``[1]`` (1-based position
+    or id), ``[cite:ID]`` and ``[Key]`` matched against the contexts' ids; unknown anchors are
+    kept with ``"id": null`` so a front end can show a dangling citation."""
+    by_id = {str(c.get("id")): c for c in contexts}
+    by_key = {str(a).lower(): c for c in contexts for a in c.get("anchors") or ()}  # drafted keys: [Arxiv]
+    found = []
+    for anchor in citation_anchors(answer_text):
+        key = anchor[5:] if anchor.startswith("cite:") else anchor
+        context = by_id.get(key) or by_key.get(key.lower())
+        if context is None and key.isdigit() and 1 <= int(key) <= len(contexts):
+            context = contexts[int(key) - 1]
+        found.append(
+            {
+                "anchor": anchor,
+                "id": None if context is None else str(context.get("id")),
+                "title": "" if context is None else context.get("title", ""),
+                "uri": "" if context is None else context.get("uri", ""),
+            }
+        )
+    return found
 
 
 _NUMBER_RANGE_RE = re.compile(r"(?<!\d)(\d+)\s*+[\u2013-]\s*+(\d+)")

@@ -39,6 +39,7 @@ class VerificationJob:
     offline_reason: str = ""
     # the answer's claims by the offline extractor, extracted once (``with_claims``); None: not yet
     claims: tuple[ClaimDraft, ...] | None = None
+    binding: bool = True  # the role binding runs (``contradiction``); the bench compares without it
 
     @property
     def llm_methods(self) -> LLMClient | None:
@@ -97,4 +98,5 @@ def job_context(
         llm=llm,
         progress=progress,
         encode_tokens=encode_tokens,
+        binding=job.binding,
     )

@@ -29,7 +29,7 @@ from django.db import transaction
 
 from audit.security.rates import Rate
 
-__all__ = ["Rate", "client_address", "forget", "over", "take"]
+__all__ = ["Rate", "audit_throttle", "client_address", "forget", "over", "take"]
 
 
 def client_address(request) -> str:
@@ -127,3 +127,11 @@ def forget(scope: str, ident: str, rate: Rate | None, *, now: float | None = Non
     now = time.time() if now is None else now
     window = int(now // rate.seconds)
     cache.delete_many([_key(scope, ident, window), _key(scope, ident, window - 1)])
+
+
+def audit_throttle(request) -> float | None:
+    """Count one audit submission of the caller (the API's ``POST /audits`` and the answer form
+    share it); seconds to wait when over ``THROTTLE_AUDITS``."""
+    user = getattr(request, "user", None)
+    ident = f"user:{user.pk}" if user is not None and user.is_authenticated else client_address(request)
+    return take("audits", ident, Rate.parse(settings.THEORIA.get("THROTTLE_AUDITS")))

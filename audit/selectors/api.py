@@ -31,12 +31,14 @@ def thresholds_for(
     thresholds = base.updated(
         constants.usable_overrides(workspace.threshold_overrides)
     )  # a bad stored value: default
+    if calibrated:  # the calibration reads the judge only, so it goes on before the strictness
+        thresholds = calibration_in_force(workspace, thresholds)
     if domain:
         thresholds = replace(
             thresholds,
             strictness=strictness_for_domain(thresholds.strictness, domain, workspace.regulated_domains),
         )
-    return calibration_in_force(workspace, thresholds) if calibrated else thresholds
+    return thresholds
 
 
 def thresholds_uncalibrated(workspace: Workspace) -> constants.Thresholds:

@@ -22,13 +22,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit import constants
-from audit.models import Answer, Chunk, Claim, Evidence, VerificationRun, Workspace
+from audit.models import Answer, Claim, Evidence, VerificationRun, Workspace
 from audit.pipeline.audit import audit_job as pipeline_audit_job
 from audit.pipeline.methods import LLM_METHODS
-from audit.pipeline.redaction import stored_snippet
 from audit.pipeline.retrieval import KnowledgeBase
-from audit.pipeline.revision import RevisionOutcome
-from audit.pipeline.types import AuditResult, ClaimVerdict, EvidenceHit, Label, Passage
+from audit.pipeline.revision import RevisionOutcome, revise_job
+from audit.pipeline.types import AuditResult, ClaimVerdict, Label, Passage
 from audit.selectors import kb_index
 
 if TYPE_CHECKING:
@@ -36,12 +35,11 @@ if TYPE_CHECKING:
 
     KbIndex = InProcessKnowledgeBase | PgKnowledgeBase
 from audit.services.deep_checks import DEFERRED, deep_check_queue
-from audit.services.events import AnyUser, actor_user, event_record
+from audit.services.events import AnyUser, Event, actor_user, events_write
+from audit.services.evidence_rows import evidence_rows_of
 from audit.services.job import AuditJob, audit_job_build
 from audit.services.llm import LLMSetup, run_record_llm_usage
-from audit.services.revision import revision_record, revision_run
-
-SNIPPET_CHARS = 1200
+from audit.services.revision import revision_apply
 
 
 def workspace_kb(workspace: Workspace) -> tuple[KnowledgeBase | None, KbIndex | None]:
@@ -53,52 +51,12 @@ def workspace_kb(workspace: Workspace) -> tuple[KnowledgeBase | None, KbIndex | 
     return kb.for_pipeline(), kb
 
 
-def _kb_meta(raw_kb: KbIndex | None, result: AuditResult) -> dict[str, Any] | None:
-    """What the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited."""
-    if raw_kb is None:
-        return None
-    return raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence})
-
-
 def _unit(x: float | None) -> float:
     return min(1.0, max(0.0, float(x or 0.0)))
 
 
 def _sha256(text: str) -> str:
     return "sha256:" + hashlib.sha256((text or "").encode("utf-8")).hexdigest()
-
-
-def _evidence_row(
-    claim: Claim | None, rank: int, hit: EvidenceHit, kb_meta: dict[str, Any], now: dt.datetime
-) -> Evidence:
-    p = hit.passage
-    meta = kb_meta.get(p.id)
-    sensitive = bool(meta and meta.sensitive)
-    chunk_id = meta.chunk_pk if meta is not None else None
-    source_type = (
-        p.source_type if p.source_type in Evidence.SourceType.values else Evidence.SourceType.CONTEXT
-    )
-    return Evidence(
-        claim=claim,
-        rank=rank,
-        source_type=source_type,
-        source_id=str(p.id)[:200],
-        chunk_id=chunk_id,
-        title=(p.title or "")[:500],
-        uri=(p.uri or "")[:2000],
-        snippet=stored_snippet(p.text[:SNIPPET_CHARS], sensitive=sensitive),
-        hash=_sha256(p.text),
-        relevance=_unit(hit.relevance),
-        entailment=_unit(hit.entailment),
-        published_at=p.published,
-        provenance={
-            "method": "cited" if hit.cited else "hybrid_search",
-            "cited": hit.cited,
-            "similarity": round(float(hit.similarity), 4),
-            "best_sentence": stored_snippet(hit.best_sentence[:300], sensitive=sensitive),
-        },
-        retrieved_at=now,
-    )
 
 
 def _method_results(v: ClaimVerdict) -> dict[str, Any]:
@@ -115,7 +73,9 @@ def _method_results(v: ClaimVerdict) -> dict[str, Any]:
     return out
 
 
-def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at: dt.datetime, verified_at: dt.datetime) -> Claim:
+def _claim_row(
+    answer: Answer, v: ClaimVerdict, drafted_at: dt.datetime, verified_at: dt.datetime, note: dict[str, Any]
+) -> Claim:
     c = v.claim
     return Claim(
         answer=answer,
@@ -132,7 +92,7 @@ def _claim_row(answer: Answer, v: ClaimVerdict, drafted_at: dt.datetime, verifie
         confidence=_unit(v.confidence),
         metrics={**v.metrics, "p_refuted": round(float(v.p_refuted), 4)},
         methods=v.method_names,
-        method_results=_method_results(v),
+        method_results={**_method_results(v), **note},
         risk_flags=list(v.risk_flags),
         drafted_at=drafted_at,
         verified_at=verified_at,
@@ -148,15 +108,20 @@ def answer_store(
     kb_meta: dict[str, Any] | None = None,
     started_at: dt.datetime | None = None,
     kind: str = VerificationRun.Kind.INTERACTIVE,
+    evidence: dict[str, list[Evidence]],
+    notes: dict[str, dict[str, Any]] | None = None,
+    events: list[Event],
 ) -> tuple[Answer, VerificationRun]:
     """Write the rows of one audit of ``job`` (call inside a transaction): the answer as received
-    (``answer_text``), its claims and evidence, the run (with the job's LLM usage) and events."""
+    (``answer_text``), its claims and ``evidence`` (``evidence_rows_of``, computed with the audit),
+    the run (with the job's LLM usage); its events are noted in ``events`` (the caller writes them
+    with the request's others)."""
     now = timezone.now()
     started_at = started_at or now - timedelta(milliseconds=result.duration_ms)
     answer = Answer(
         workspace=job.workspace,
         conversation_id=job.conversation_id or "",
-        user=actor_user(job.user),
+        user=job.user,
         query=job.verification.query or "",
         text=answer_text or "",
         original_text=answer_text or "",
@@ -164,10 +129,11 @@ def answer_store(
         domain=job.verification.domain or "",
         reference=job.verification.reference or "",
         contexts=_json_contexts(job.contexts),
+        answer_json=job.answer_json,
     )
     answer.full_clean()
     answer.save()
-    saved = _claims_store(answer, result, kb_meta, started_at, now)
+    saved = _claims_store(answer, result, evidence, notes or {}, started_at, now)
     run = _run_row(
         answer,
         result,
@@ -179,49 +145,30 @@ def answer_store(
     )
     run.full_clean(exclude=["answer"])
     run.save()
+    events.extend(_audit_events(answer, run, result, saved, mode=mode))
     run_record_llm_usage(run=run, setup=job.llm_setup)
-    _audit_events(job, answer, run, result, saved, mode=mode)
     return answer, run
 
 
 def _claims_store(
     answer: Answer,
     result: AuditResult,
-    kb_meta: dict[str, Any] | None,
+    rows: dict[str, list[Evidence]],
+    notes: dict[str, dict[str, Any]],
     started_at: dt.datetime,
     now: dt.datetime,
 ) -> dict[str, Claim]:
-    """Write the claims and their evidence (only knowledge-base chunks that still exist are linked);
-    return the stored claims by claim id."""
-    claims = [_claim_row(answer, v, started_at, now) for v in result.claims]
+    """Write the claims and their evidence rows; return the stored claims by claim id."""
+    claims = [_claim_row(answer, v, started_at, now, notes.get(v.claim.claim_id, {})) for v in result.claims]
     for claim in claims:
         claim.full_clean(exclude=["answer"])
     Claim.objects.bulk_create(claims)
     saved = {c.claim_id: c for c in Claim.objects.filter(answer=answer)}
-    rows = evidence_rows_of(result, kb_meta, now)
     for claim_id, evidence in rows.items():
         for row in evidence:
             row.claim = saved[claim_id]
     Evidence.objects.bulk_create([row for evidence in rows.values() for row in evidence])
     return saved
-
-
-def evidence_rows_of(
-    result: AuditResult, kb_meta: dict[str, Any] | None, now: dt.datetime | None = None
-) -> dict[str, list[Evidence]]:
-    """The evidence rows each claim of ``result`` gets when it is stored, by claim id, in rank order
-    (unsaved, their claim not set; only knowledge-base chunks that still exist are linked). The web
-    step of a request reads them before the answer is stored."""
-    now = now or timezone.now()
-    chunk_pks = [m.chunk_pk for m in (kb_meta or {}).values()]
-    valid_chunks = (
-        set(Chunk.objects.filter(pk__in=chunk_pks).values_list("pk", flat=True)) if kb_meta else set()
-    )
-    meta = {k: m for k, m in (kb_meta or {}).items() if m.chunk_pk in valid_chunks}
-    return {
-        v.claim.claim_id: [_evidence_row(None, rank, hit, meta, now) for rank, hit in enumerate(v.evidence)]
-        for v in result.claims
-    }
 
 
 def _run_row(
@@ -265,45 +212,40 @@ def _run_row(
 
 
 def _audit_events(
-    job: AuditJob,
     answer: Answer,
     run: VerificationRun,
     result: AuditResult,
     saved: dict[str, Claim],
     *,
     mode: str,
-) -> None:
+) -> list[Event]:
     """``answer.audited`` with the run's figures, and ``claim.flagged`` for each claim not SUPPORTED or flagged."""
-    event_record(
-        action="answer.audited",
-        obj=answer,
-        actor=job.user,
-        workspace=job.workspace,
-        details={
-            "run": run.pk,
-            "mode": mode,
-            "claims": len(result.claims),
-            "labels": result.metrics.get("label_counts") or {},
-            "audit_score": round(result.audit_score, 4),
-            "flagged": result.flagged,
-            "risk_flags": sorted({f["type"] for f in result.risk_flags}),
-            "duration_ms": result.duration_ms,
-        },
-    )
+    events = [
+        Event(
+            "answer.audited",
+            answer,
+            {
+                "run": run.pk,
+                "mode": mode,
+                "claims": len(result.claims),
+                "labels": result.metrics.get("label_counts") or {},
+                "audit_score": round(result.audit_score, 4),
+                "flagged": result.flagged,
+                "risk_flags": sorted({f["type"] for f in result.risk_flags}),
+                "duration_ms": result.duration_ms,
+            },
+        )
+    ]
     for v in result.claims:
         if v.label != Label.SUPPORTED or v.risk_flags:
-            event_record(
-                action="claim.flagged",
-                obj=saved[v.claim.claim_id],
-                actor=job.user,
-                workspace=job.workspace,
-                details={
-                    "label": v.label,
-                    "verdict": v.verdict,
-                    "confidence": round(v.confidence, 4),
-                    "risk_flags": v.risk_flags,
-                },
-            )
+            details = {
+                "label": v.label,
+                "verdict": v.verdict,
+                "confidence": round(v.confidence, 4),
+                "risk_flags": v.risk_flags,
+            }
+            events.append(Event("claim.flagged", saved[v.claim.claim_id], details))
+    return events
 
 
 def _json_contexts(contexts: Sequence[dict[str, Any]]) -> list[Any]:
@@ -337,6 +279,8 @@ class AuditComputation:
     kb_meta: dict[str, Any] | None
     profile: str = ""
     deferred: bool = False  # the LLM methods are left to the asynchronous deep check
+    # what a claim's ``method_results`` keeps besides its methods, by claim id (a structured field's note)
+    notes: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
 
 def audit_compute(job: AuditJob) -> AuditComputation:
@@ -385,26 +329,37 @@ def audit_compute(job: AuditJob) -> AuditComputation:
     # claims stay as sent, each NEI with its flag, for a person
     unread = any(constants.OVER_BUDGET_FLAG in v.risk_flags for v in result.claims)
     if job.revise and plan.revise and not unread:
-        outcome = revision_run(verification, initial=result, kb=kb)
+        outcome = revise_job(verification, initial=result, kb=kb, options=job.revision)
     result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
     if deferred:
         result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
         result.methods_not_run.pop("llm_extraction", None)
+    # what the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited
+    kb_meta = (
+        None if raw_kb is None else raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence})
+    )
     return AuditComputation(
         started_at=started_at,
         result=result,
         outcome=outcome,
         setup=setup,
-        kb_meta=_kb_meta(raw_kb, result),
+        kb_meta=kb_meta,
         profile=plan.profile,
         deferred=deferred,
     )
 
 
 def audit_store(
-    computed: AuditComputation, job: AuditJob, *, mode: str = constants.MODE_AUDIT_LOCAL
+    computed: AuditComputation,
+    job: AuditJob,
+    *,
+    mode: str = constants.MODE_AUDIT_LOCAL,
+    evidence: dict[str, list[Evidence]],
+    events: list[Event],
 ) -> Answer:
-    """Write what :func:`audit_compute` computed for ``job`` (call inside a transaction: it is quick)."""
+    """Write what :func:`audit_compute` computed for ``job`` with its claims' ``evidence`` rows
+    (``evidence_rows_of``) (call inside a transaction: it is quick); its events are noted in
+    ``events``."""
     answer, run = answer_store(
         job,
         computed.result,
@@ -412,9 +367,12 @@ def audit_store(
         mode=mode,
         kb_meta=computed.kb_meta,
         started_at=computed.started_at,
+        evidence=evidence,
+        notes=computed.notes,
+        events=events,
     )
     if computed.outcome is not None:
-        answer = revision_record(answer=answer, run=run, outcome=computed.outcome, actor=job.user)
+        answer = revision_apply(answer=answer, run=run, outcome=computed.outcome, events=events)
     if computed.deferred:
         deep_check_queue(run)
     return answer
@@ -452,7 +410,7 @@ def audit_and_store(
         contexts=contexts,
         domain=domain,
         reference=reference,
-        user=user,
+        user=actor_user(user),
         conversation_id=conversation_id,
         profile=profile,
         deep=deep,
@@ -460,5 +418,9 @@ def audit_and_store(
         llm_setup=llm_setup,
     )
     computed = audit_compute(job)
+    evidence = evidence_rows_of(computed.result, computed.kb_meta)
+    events: list[Event] = []
     with transaction.atomic():
-        return audit_store(computed, job, mode=mode)
+        answer = audit_store(computed, job, mode=mode, evidence=evidence, events=events)
+        events_write(events, actor=job.user, workspace=job.workspace)
+    return answer

@@ -17,15 +17,19 @@ deep-check choice, whether to revise, and a structured answer.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
 
 from audit.errors import TooLarge
 from audit.models import Answer, Workspace
 from audit.pipeline.job import VerificationJob, passages_of
 from audit.pipeline.profiles import verification_plan
+from audit.pipeline.revision import RevisionOptions
 from audit.selectors.api import thresholds_for
-from audit.services.events import Actor as User  # the caller: a user, anonymous, or None (a command)
 from audit.services.llm import LLMSetup, llm_setup_for
 
 
@@ -37,11 +41,14 @@ class AuditJob:
     verification: VerificationJob  # what the pipeline reads (typed passages, thresholds, plan, LLM)
     contexts: tuple[dict[str, Any], ...]  # the request's passages as received (stored on the answer)
     llm_setup: LLMSetup  # one client and budget for the whole request (draft, audit, revision)
-    user: User = None
+    user: User | None = None  # the signed-in user who asked (resolved once by the caller), or None
     conversation_id: str = ""
     deep: str = ""  # "sync" | "async" LLM methods ("" = the workspace's deep_checks)
     revise: bool = False
     answer_json: dict[str, Any] | None = None  # a structured answer, audited field by field
+    # how the revision loop softens and what it does with unsupported claims (the settings, read
+    # when the job is built rather than by the loop)
+    revision: RevisionOptions = field(default_factory=RevisionOptions)
 
     def with_claims(self) -> AuditJob:
         """The job with its answer's claims extracted once (``VerificationJob.with_claims``): the
@@ -67,6 +74,26 @@ class AuditJob:
             self, contexts=received, verification=self.verification.with_answer(answer_text, received)
         )
 
+    @cached_property
+    def web(self) -> VerificationJob:
+        """The job the web step verifies with: the same text and passages at the same strictness,
+        offline (``WEB_STEP_OFFLINE``), with the workspace's plan rather than the request's profile;
+        made when the web step first asks for it."""
+        plan = verification_plan(self.verification.thresholds)
+        return replace(self.verification, plan=plan, llm=None, offline_reason=WEB_STEP_OFFLINE, claims=None)
+
+
+WEB_STEP_OFFLINE = "the web step verifies with the offline methods"  # its job sets up no LLM client
+
+
+def revision_options() -> RevisionOptions:
+    """The deployment's revision options (``THEORIA["REVISION_SOFTENING"]`` / ``["REVISION_UNSUPPORTED"]``)."""
+    conf = settings.THEORIA
+    return RevisionOptions(
+        softening=conf.get("REVISION_SOFTENING") or RevisionOptions.softening,
+        unsupported_action=conf.get("REVISION_UNSUPPORTED") or RevisionOptions.unsupported_action,
+    )
+
 
 def audit_job_build(
     workspace: Workspace,
@@ -76,7 +103,7 @@ def audit_job_build(
     contexts: Iterable[dict[str, Any]] | None = (),
     domain: str = "",
     reference: str | None = None,
-    user: User = None,
+    user: User | None = None,
     conversation_id: str = "",
     profile: str = "",
     generation_mode: str = "",
@@ -124,13 +151,14 @@ def audit_job_build(
         deep=deep,
         revise=revise,
         answer_json=answer_json,
+        revision=revision_options(),
     )
 
 
 def audit_job_for_answer(
     answer: Answer,
     *,
-    user: User = None,
+    user: User | None = None,
     offline: str = "",
     llm_time_budget_s: float | None = None,
     depth: str | None = None,

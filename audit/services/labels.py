@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from audit.bulk import rows_update
 from audit.models import AuditEvent, Claim, Workspace
-from audit.services.events import event_record
+from audit.services.events import Event, events_write
 
 
 def claim_has_human_label(claim: Claim) -> bool:
@@ -37,6 +37,34 @@ def claim_machine_relabel(
     a re-run, the drift is still recorded. An audit event ``claim.label_drifted`` is written
     when the machine label changes. ``source`` names the component (e.g. ``"nightly_audit"``).
     """
+    events: list[Event] = []
+    drifted = claim_machine_relabel_noted(
+        claim=claim,
+        label=label,
+        confidence=confidence,
+        verdict=verdict,
+        source=source,
+        reason=reason,
+        now=now,
+        events=events,
+    )
+    events_write(events, actor=None, workspace=claim.answer.workspace)
+    return drifted
+
+
+def claim_machine_relabel_noted(
+    *,
+    claim: Claim,
+    label: str,
+    confidence: float,
+    verdict: str,
+    source: str,
+    reason: str = "",
+    now: dt.datetime | None = None,
+    events: list[Event],
+) -> bool:
+    """:func:`claim_machine_relabel` inside the caller's transaction, its ``claim.label_drifted``
+    event noted in ``events`` (written with the others of the caller's request)."""
     now = now or timezone.now()
     drift = _relabel_in_memory(
         claim=claim,
@@ -49,13 +77,7 @@ def claim_machine_relabel(
     )
     claim.save(update_fields=RELABEL_FIELDS)
     if drift is not None:
-        event_record(
-            action="claim.label_drifted",
-            obj=claim,
-            actor_label=source,
-            workspace=claim.answer.workspace,
-            details=drift,
-        )
+        events.append(Event("claim.label_drifted", claim, drift, system=source))
     return drift is not None
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -34,19 +33,11 @@ from audit.pipeline.job import VerificationJob
 from audit.pipeline.retrieval import KnowledgeBase
 from audit.pipeline.revision import RevisionOptions, RevisionOutcome, revise_job
 from audit.pipeline.types import AuditResult
-from audit.services.events import Actor, AnyUser, event_record
+from audit.services.events import Actor, AnyUser, Event, actor_user, event_record, events_write
+from audit.services.job import revision_options as revision_options  # the job reads them; re-exported
 from audit.services.reviewed_examples import revision_review_example_record
 
 SOURCE = "revision_loop"
-
-
-def revision_options() -> RevisionOptions:
-    """The deployment's revision options (``THEORIA["REVISION_SOFTENING"]`` / ``["REVISION_UNSUPPORTED"]``)."""
-    conf = settings.THEORIA
-    return RevisionOptions(
-        softening=conf.get("REVISION_SOFTENING") or RevisionOptions.softening,
-        unsupported_action=conf.get("REVISION_UNSUPPORTED") or RevisionOptions.unsupported_action,
-    )
 
 
 def revision_run(
@@ -71,7 +62,19 @@ def revision_run(
 def revision_record(
     *, answer: Answer, run: VerificationRun, outcome: RevisionOutcome, actor: Actor = None
 ) -> Answer:
-    """Put a revision outcome on ``answer`` and ``run`` and record the ``answer.revised`` event.
+    """Put a revision outcome on ``answer`` and ``run`` and record the ``answer.revised`` event
+    (:func:`revision_apply`, then its event written)."""
+    events: list[Event] = []
+    answer = revision_apply(answer=answer, run=run, outcome=outcome, events=events)
+    events_write(events, actor=actor_user(actor), workspace=answer.workspace)
+    return answer
+
+
+def revision_apply(
+    *, answer: Answer, run: VerificationRun, outcome: RevisionOutcome, events: list[Event]
+) -> Answer:
+    """Put a revision outcome on ``answer`` and ``run`` (call inside a transaction) and note the
+    ``answer.revised`` (or ``answer.revision_checked``) event in ``events``.
 
     ``answer.original_text`` keeps the answer as received (set once); ``answer.text`` becomes
     the kept attempt; ``answer.revisions`` gains one entry (text, ledger, warnings, stop reason,
@@ -125,21 +128,21 @@ def revision_record(
     run.warnings = [*(run.warnings or []), *(w for w in outcome.warnings if w["code"] not in codes)]
     run.full_clean()
     run.save(update_fields=["revision_history", "warnings"])
-    event_record(
-        action="answer.revised" if outcome.revised else "answer.revision_checked",
-        obj=answer,
-        actor=actor,
-        workspace=answer.workspace,
-        details={
-            "run": run.pk,
-            "attempts": len(outcome.attempts),
-            "kept_attempt": outcome.kept,
-            "stop_reason": outcome.stop_reason,
-            "edits": dict(Counter(e.strategy for e in outcome.edits)),
-            "warnings": [w["code"] for w in outcome.warnings],
-            "status": answer.revision_status,
-            "served_without_approval": "citations_only" if unheld else "",
-        },
+    events.append(
+        Event(
+            "answer.revised" if outcome.revised else "answer.revision_checked",
+            answer,
+            {
+                "run": run.pk,
+                "attempts": len(outcome.attempts),
+                "kept_attempt": outcome.kept,
+                "stop_reason": outcome.stop_reason,
+                "edits": dict(Counter(e.strategy for e in outcome.edits)),
+                "warnings": [w["code"] for w in outcome.warnings],
+                "status": answer.revision_status,
+                "served_without_approval": "citations_only" if unheld else "",
+            },
+        )
     )
     return answer
 

@@ -1,35 +1,31 @@
 """Audit requests of the RAG front end: idempotency, mode resolution, Normal-mode recording and
 the hand-off to the verification pipeline (Audit-Local) and to web verification (Audit-Web).
 
-``audit_submit`` is the one entry point (the API calls it). The verification itself belongs to
-``audit.services.audit.audit_and_store``; web verification to ``audit.services.web``.
+``audit_submit`` is the one entry point (the API and the answer form call it): it checks the
+request, resolves the actor and the mode, builds the job, then makes one call that computes
+everything (``audit.services.submission_compute``) and one write (``audit.services.submission_write``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
 
-from audit import constants, hooks
-from audit.errors import Busy, Conflict, InvalidInput, TooLarge, Unavailable
-from audit.models import Answer, IdempotencyKey, Workspace
-from audit.pipeline.extraction import citation_anchors
-from audit.pipeline.llm.generation import generate
-from audit.pipeline.structured import canonical_text
-from audit.pipeline.types import Passage
-from audit.services.audit import audit_compute, audit_store
-from audit.services.events import Actor, actor_user, event_record
-from audit.services.job import AuditJob, audit_job_build
-from audit.services.modes import ModeDecision, mode_resolve, web_block, web_escalation_of
-from audit.services.structured import structured_compute, structured_fields_check, structured_store
-from audit.services.web import web_compute, web_store
+from audit import constants
+from audit.errors import Busy, InvalidInput, TooLarge
+from audit.models import Answer, Workspace
+from audit.services.actors import actor_user
+from audit.services.events import Actor
+from audit.services.idempotency import Submission, submission_replay
+from audit.services.job import audit_job_build
+from audit.services.modes import mode_resolve
+from audit.services.submission_compute import submission_compute
+from audit.services.submission_write import Closing, submission_write
 
 
 @dataclass
@@ -58,240 +54,23 @@ class AuditRequest:
         return {name: getattr(self, name) for name in names}
 
 
-@dataclass
-class Submission:
-    answer: Answer
-    decision: dict[str, Any]  # ModeDecision.as_dict()
-    replayed: bool = False
-    web: dict[str, Any] = field(
-        default_factory=dict
-    )  # {"requested", "reasons": {claim_id: [...]}, "status", ...}
-    drafted: dict[str, Any] = field(default_factory=dict)  # how Theoria drafted the answer, when it did
-
-
-def request_fingerprint(payload: Any) -> str:
-    """Return sha256 of a request body in canonical JSON (key order and spacing do not matter)."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def _replay(*, workspace: Workspace, user: Actor, key: str, fingerprint: str) -> Submission | None:
-    stored = (
-        IdempotencyKey.objects.select_related("answer")
-        .filter(workspace=workspace, user=actor_user(user), key=key)
-        .first()
-    )
-    if stored is None:
-        return None
-    if stored.fingerprint != fingerprint:
-        raise Conflict(f'Idempotency-Key "{key}" was already used with a different request body.')
-    extras = stored.extras or {}
-    return Submission(
-        answer=stored.answer,
-        decision=extras.get("mode_decision", {}),
-        web=extras.get("web", {}),
-        drafted=extras.get("drafted", {}),
-        replayed=True,
-    )
-
-
-def citations_of(answer_text: str, contexts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return the passages an answer cites, in citation order: anchors ``[1]`` (1-based position
-    or id), ``[cite:ID]`` and ``[Key]`` matched against the contexts' ids; unknown anchors are
-    kept with ``"id": null`` so a front end can show a dangling citation."""
-    by_id = {str(c.get("id")): c for c in contexts}
-    by_key = {str(a).lower(): c for c in contexts for a in c.get("anchors") or ()}  # drafted keys: [Arxiv]
-    found = []
-    for anchor in citation_anchors(answer_text):
-        key = anchor[5:] if anchor.startswith("cite:") else anchor
-        context = by_id.get(key) or by_key.get(key.lower())
-        if context is None and key.isdigit() and 1 <= int(key) <= len(contexts):
-            context = contexts[int(key) - 1]
-        found.append(
-            {
-                "anchor": anchor,
-                "id": None if context is None else str(context.get("id")),
-                "title": "" if context is None else context.get("title", ""),
-                "uri": "" if context is None else context.get("uri", ""),
-            }
+def audit_request_check(request: AuditRequest) -> None:
+    """The checks of an audit request that the API and the answer form share (``InvalidInput``
+    naming the field, with the API's own wording): an answer or a structured answer, not both and
+    not blank; at most ``API_MAX_CONTEXTS`` passages; an answer of ``MAX_ANSWER_CHARS`` or less."""
+    if request.answer is not None and request.answer_json is not None:
+        raise InvalidInput("answer_json", "Send either answer or answer_json (one of them).")
+    if request.answer is not None and not request.answer.strip():
+        raise InvalidInput("answer", "May not be blank.")
+    limit = settings.THEORIA["API_MAX_CONTEXTS"]
+    if len(request.contexts) > limit:
+        raise InvalidInput("contexts", f"At most {limit} contexts are allowed; got {len(request.contexts)}.")
+    if request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS:
+        raise TooLarge(
+            "answer",
+            f"has {len(request.answer):,} characters; an answer may have at most "
+            f"{constants.MAX_ANSWER_CHARS:,} (MAX_ANSWER_CHARS). Split it into several audits.",
         )
-    return found
-
-
-def _draft(request: AuditRequest, job: AuditJob) -> tuple[AuditJob, dict[str, Any]]:
-    """Return the job with the answer to audit and how it was obtained: the one sent, else an LLM draft.
-
-    Without an answer and without a usable LLM (none configured, residency, budget) the request
-    is refused naming ``answer``: Theoria does not invent answers offline for a front end.
-    The draft uses the job's plan and client: the audit that follows uses the same, so the
-    draft's calls and tokens are stored on its run. ``request`` is read, never changed: a drafted
-    answer's contexts (with the citation keys the draft gave them) are the returned job's.
-    """
-    if request.answer_json is not None:
-        return job.with_answer(canonical_text(request.answer_json)), {}
-    if request.answer is not None:
-        if not request.answer.strip():
-            raise InvalidInput("answer", "may not be blank.")
-        return job.with_answer(request.answer), {}
-    setup = job.llm_setup
-    if setup.client is None:
-        raise Unavailable("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
-    passages = [
-        Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
-        for c in request.contexts
-    ]
-    draft = generate(setup.client, request.query, passages, job.verification.plan.generation_mode)
-    keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
-    contexts = [
-        {**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in request.contexts
-    ]
-    accounting = setup.client.accounting.run_fields()
-    return job.with_answer(draft.text, contexts), {
-        "method": draft.method,
-        "fallback": draft.fallback,
-        "generation_mode": draft.mode,
-        "citation_keys": draft.keys,
-        "llm_calls": accounting["llm_calls"],
-        "prompt_tokens": accounting["prompt_tokens"],
-        "completion_tokens": accounting["completion_tokens"],
-    }
-
-
-def _record_normal(job: AuditJob, *, decided: dict[str, Any], drafted: dict[str, Any]) -> Answer:
-    user = job.user
-    answer = Answer(
-        workspace=job.workspace,
-        user=actor_user(user),
-        conversation_id=job.conversation_id,
-        query=job.verification.query,
-        text=job.verification.answer_text,
-        original_text=job.verification.answer_text,
-        mode=constants.MODE_NORMAL,
-        domain=job.verification.domain,
-        reference=job.verification.reference or "",
-        contexts=list(job.contexts),
-        answer_json=job.answer_json,
-    )
-    answer.full_clean()
-    answer.save()
-    event_record(
-        action="answer.recorded",
-        obj=answer,
-        actor=user,
-        workspace=job.workspace,
-        details={
-            "mode": answer.mode,
-            "mode_decision": decided,
-            "drafted": drafted,
-            "citations": len(citations_of(job.verification.answer_text, job.contexts)),
-        },
-    )
-    return answer
-
-
-@dataclass(frozen=True)
-class _Closing:
-    """What the request's last rows need besides the answer: how the mode was decided, the
-    idempotency key and body fingerprint, and how the answer was drafted."""
-
-    decision: ModeDecision
-    key: str
-    fingerprint: str
-    drafted: dict[str, Any]
-    on_stored: Callable[[Answer], None] | None = None  # the caller's rows, in the same transaction
-
-
-def _close(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, Any]) -> None:
-    """The request's last rows (call inside the transaction that stored the answer): its events,
-    the idempotency key, the intake of what needs people and the caller's own rows."""
-    workspace, user = job.workspace, job.user
-    if web:
-        event_record(action="answer.web_escalation", obj=answer, actor=user, workspace=workspace, details=web)
-    event_record(
-        action="answer.mode_resolved",
-        obj=answer,
-        actor=user,
-        workspace=workspace,
-        details={**closing.decision.as_dict(), "final_mode": answer.mode},
-    )
-    _key_store(job, closing, answer, web)
-    hooks.answer_intake(answer=answer, actor=actor_user(user))
-    if closing.on_stored is not None:
-        closing.on_stored(answer)
-
-
-def _key_store(job: AuditJob, closing: _Closing, answer: Answer, web: dict[str, Any]) -> None:
-    user = actor_user(job.user)  # keys belong to a signed-in client (the API requires one)
-    if closing.key and user is not None:
-        IdempotencyKey.objects.create(
-            workspace=job.workspace,
-            user=user,
-            key=closing.key,
-            fingerprint=closing.fingerprint,
-            answer=answer,
-            extras={"mode_decision": closing.decision.as_dict(), "web": web, "drafted": closing.drafted},
-        )
-
-
-def _verify_and_intake(job: AuditJob, closing: _Closing) -> tuple[Answer, dict[str, Any]]:
-    """Audit-Local (with the revision loop), then Audit-Web when asked for or when docs/SPEC_NOTES.md#escalation-to-audit-web says
-    so and the workspace allows external calls, then intake of what needs people (docs/SPEC_NOTES.md#human-escalation).
-
-    Compute first, write once: the pipeline and the revision loop run outside any transaction
-    (``audit_compute``, ``structured_compute``), and the Audit-Web rule is applied to what they
-    decided. When the web must be consulted, its calls, methods and revision run next, still
-    outside any transaction (``web_compute``, on the audit's result and the evidence rows it will
-    store). The answer, its claims, the web step's rows, events, cases and the idempotency key are
-    then written in one short transaction, so a failed request stores nothing and nothing is stored
-    to be deleted.
-
-    The returned ``web`` block says what the web step did: ``status`` is ``done`` (the web was
-    consulted), ``failed`` (every web call was refused or failed, e.g. DNS failures or timeouts:
-    the local result stands) or ``skipped: <why>``; ``failures`` lists each failed call (claim,
-    provider, reason, detail). On ``failed`` the run carries the WEB_VERIFICATION_FAILED warning
-    and the answer stays Audit-Local even when Audit-Web was requested: an answer's mode names
-    what verified it, and claim cards or filters saying Audit-Web must mean web evidence was
-    consulted. ``requested`` and the response's ``mode_decision`` keep what was asked for.
-    """
-    # The stored claims are those of the text received whatever the revision did, so every mode
-    # audits and revises the same way first; the web step re-verifies the received claims and
-    # revises again from the received text only when it brought evidence.
-    structured = job.answer_json is not None
-    if structured:  # one claim per field, checked against the passages its refs name
-        computed_fields = structured_compute(job)
-        verdicts = computed_fields.outcome.result.claims
-    else:
-        computed = audit_compute(job)
-        verdicts = computed.result.claims
-    escalation = web_escalation_of(verdicts, job.verification.thresholds)
-    web = web_block(
-        closing.decision,
-        escalation,
-        structured=structured,
-        external_calls=job.workspace.allow_external_calls,
-        plan=job.verification.plan,
-    )
-    web_pass = None
-    if web and "status" not in web:  # the web must be consulted: its calls and methods run now
-        web_pass = web_compute(
-            job=job, result=computed.result, kb_meta=computed.kb_meta, reasons=escalation.reasons
-        )
-    with transaction.atomic():
-        if structured:
-            answer = structured_store(computed_fields, job)
-        else:
-            answer = audit_store(computed, job, mode=constants.MODE_AUDIT_LOCAL)
-        if web_pass is not None:
-            outcome = web_store(web_pass, answer=answer, actor=job.user)
-            web.update(
-                status=f"skipped: {outcome.skipped}" if outcome.skipped else outcome.status,
-                calls=outcome.calls,
-                verified=outcome.verified,
-                evidence_added=outcome.evidence_added,
-                failures=outcome.failures,
-            )
-        _close(job, closing, answer, web)
-    return answer, web
 
 
 @contextmanager
@@ -329,13 +108,9 @@ def audit_submit(
 ) -> Submission:
     """Run one audit request (``_audit_submit``); an answer of ``EXPENSIVE_AUDIT_CHARS`` or more runs
     while the user holds an expensive-audit slot (``Busy``, 429, when they hold them all); one over
-    ``MAX_ANSWER_CHARS`` is refused first (``TooLarge``, 413)."""
-    if request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS:
-        raise TooLarge(
-            "answer",
-            f"has {len(request.answer):,} characters; an answer may have at most "
-            f"{constants.MAX_ANSWER_CHARS:,} (MAX_ANSWER_CHARS). Split it into several audits.",
-        )
+    ``MAX_ANSWER_CHARS`` is refused first (``TooLarge``, 413), as is any request that fails
+    :func:`audit_request_check`."""
+    audit_request_check(request)
     with expensive_audit_slot(user, request.answer):
         return _audit_submit(
             workspace=workspace,
@@ -360,19 +135,21 @@ def _audit_submit(
 
     Raises InvalidInput (bad values), TooLarge (an answer over MAX_ANSWER_CHARS, or more claims
     than the workspace audits), Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
-    any transaction; the rows are then written in one short transaction (see ``_verify_and_intake``), so
+    any transaction; the rows are then written in one short transaction (``submission_write``), so
     other requests are never kept waiting behind a long audit, a failure stores nothing and the
     key is stored with the answer. ``on_stored(answer)`` writes the caller's own rows in that
-    transaction ("Audit now" links the two answers there); what it raises stores nothing.
+    transaction ("Audit now" links the two answers there); what it raises stores nothing. The
+    actor is resolved once, here (``actor_user``): the job carries the signed-in user or None.
     """
+    user = actor_user(user)
     if idempotency_key:
         if len(idempotency_key) > 255:
             raise InvalidInput("Idempotency-Key", "must be at most 255 characters.")
-        replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
+        replay = submission_replay(
+            workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint
+        )
         if replay is not None:
             return replay
-    if request.answer_json is not None:
-        structured_fields_check(request.answer_json, request.contexts)
     job_fields = request.job_fields()
     decision = mode_resolve(
         workspace=workspace,
@@ -381,7 +158,6 @@ def _audit_submit(
         conversation_id=request.conversation_id,
         domain=request.domain,
     )
-    decided = decision.as_dict()
     normal = decision.mode == constants.MODE_NORMAL
     verifies_or_drafts = (request.answer is None and request.answer_json is None) or not normal
     job = audit_job_build(  # one client (and time budget) for the request: draft, audit, revision
@@ -394,30 +170,16 @@ def _audit_submit(
         offline="" if verifies_or_drafts else "a Normal answer is recorded, not verified",
         **job_fields,
     )
-    job, drafted = _draft(request, job)
-    closing = _Closing(
+    # Normal: recorded as received; else verified first (TooLarge when the answer has more claims
+    # than the workspace audits), outside any transaction; then the one write
+    computed = submission_compute(job, decision, answer=request.answer, verify=not normal)
+    closing = Closing(
         decision=decision,
+        user=user,
         key=idempotency_key,
         fingerprint=fingerprint,
-        drafted=drafted,
+        drafted=computed.drafted,
+        citations=computed.citations,
         on_stored=on_stored,
     )
-    try:
-        web: dict[str, Any] = {}
-        if normal:
-            with transaction.atomic():
-                answer = _record_normal(job, decided=decided, drafted=drafted)
-                _key_store(job, closing, answer, web)
-                if on_stored is not None:
-                    on_stored(answer)
-        else:
-            job = job.with_claims()  # TooLarge when it has more claims than the workspace audits
-            answer, web = _verify_and_intake(job, closing)
-    except IntegrityError:
-        # A concurrent request with the same key committed first: answer as a retry would.
-        if idempotency_key:
-            replay = _replay(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
-            if replay is not None:
-                return replay
-        raise
-    return Submission(answer=answer, decision=decided, web=web, drafted=drafted)
+    return submission_write(computed.job, closing, computed.verified)

@@ -2,7 +2,7 @@
 
 ``web_verify_answer`` is the flow the API calls for Audit-Web (its result's ``answer`` is the
 refreshed answer). For each claim that meets an escalation condition of docs/SPEC_NOTES.md#escalation-to-audit-web
-(``audit.services.modes.web_escalation_reasons``), weakest first:
+(``audit.services.web_rule.web_escalation_reasons``), weakest first:
 
 1. the providers (PubMed, arXiv, the page fetcher) are asked through
    :class:`~audit.services.web_client.WebCallClient` (the HTTP client, its own module),
@@ -45,7 +45,7 @@ from audit import constants
 from audit.models import Answer, Claim, Evidence, VerificationRun, Workspace
 from audit.models.choices import SourceType
 from audit.pipeline.job import VerificationJob, job_context
-from audit.pipeline.revision import RevisionOutcome
+from audit.pipeline.revision import RevisionOptions, RevisionOutcome, revise_job
 from audit.pipeline.text import content_stems
 from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 from audit.pipeline.web import (
@@ -59,13 +59,12 @@ from audit.pipeline.web import (
     urls_in,
 )
 from audit.pipeline.web.fetch import host_allowed
-from audit.services.audit import evidence_rows_of
-from audit.services.events import Actor, event_record
-from audit.services.job import AuditJob, audit_job_build, audit_job_for_answer
-from audit.services.labels import claim_machine_relabel
-from audit.services.modes import web_escalation_reasons
-from audit.services.revision import revision_record, revision_run
+from audit.services.events import Actor, Event, actor_user, events_write
+from audit.services.job import WEB_STEP_OFFLINE, AuditJob, audit_job_build, audit_job_for_answer
+from audit.services.labels import claim_machine_relabel_noted
+from audit.services.revision import revision_apply
 from audit.services.web_client import WebCallClient
+from audit.services.web_rule import web_escalation_reasons
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +72,7 @@ SOURCE = "audit_web"  # actor label of the machine changes this flow makes
 METHOD_NAME = "web_verification"  # listed among a claim card's verification methods
 WEB_DONE, WEB_FAILED, WEB_SKIPPED = "done", "failed", "skipped"
 WARNING_WEB_FAILED = "WEB_VERIFICATION_FAILED"  # run warning code when every web call failed
-OFFLINE = "the web step verifies with the offline methods"  # its job sets up no LLM client
+OFFLINE = WEB_STEP_OFFLINE  # the web step's job sets up no LLM client
 
 
 @dataclass
@@ -123,7 +122,7 @@ class WebVerificationResult:
 @dataclass
 class _ClaimView:
     """A claim as the web step reads it: a stored row, or the verdict of an audit about to be stored
-    (its evidence rows then built as they will be stored, ``audit.services.audit.evidence_rows_of``)."""
+    (its evidence rows then built as they will be stored, ``audit.services.evidence_rows.evidence_rows_of``)."""
 
     claim_id: str
     text: str
@@ -300,17 +299,23 @@ def web_verify_answer(
     and writes it with :func:`web_store` in the transaction that stores the answer.
     """
     # the strictness the audit had (the answer's domain); the web step's methods and revision run offline
-    job = audit_job_for_answer(answer, user=actor, offline=OFFLINE).verification
+    stored_job = audit_job_for_answer(answer, offline=OFFLINE)
+    job = stored_job.verification
     rows = list(answer.claims.prefetch_related("evidence"))
     claims = [_ClaimView.of_row(c) for c in rows]
     if reasons is None:
         reasons = web_escalation_reasons(rows, job.thresholds).reasons
     client = WebCallClient(workspace=answer.workspace, answer=answer)
-    web = _web_pass(job, claims, list(answer.contexts or []), reasons, client, providers)
+    web = _web_pass(job, claims, list(answer.contexts or []), reasons, client, providers, stored_job.revision)
     web.result.answer = answer
     if web.result.skipped == "no_weak_claims":
         return web.result
-    return _web_write(web, run=run or answer.runs.order_by("-started_at", "-id").first(), actor=actor)
+    events: list[Event] = []
+    with transaction.atomic():
+        run = run or answer.runs.order_by("-started_at", "-id").first()
+        written = _web_write(web, run=run, actor=actor, events=events)
+        events_write(events, actor=actor_user(actor), workspace=answer.workspace)
+    return written
 
 
 @dataclass
@@ -328,40 +333,36 @@ def web_compute(
     *,
     job: AuditJob,
     result: AuditResult,
-    kb_meta: dict[str, Any] | None,
+    evidence: dict[str, list[Evidence]],
     reasons: dict[str, list[str]],
     providers: Sequence[WebProvider] | None = None,
 ) -> WebPass:
-    """The web pass of an audit not stored yet (``result``: its Audit-Local result): the network
-    calls, the methods and the revision run here, outside any transaction; :func:`web_store`
-    writes it with the answer. The job is the request's, made offline and read at the strictness
-    of the answer's domain, as :func:`web_verify_answer` reads a stored one."""
-    rows = evidence_rows_of(result, kb_meta)
-    claims = [_ClaimView.of_verdict(v, rows[v.claim.claim_id]) for v in result.claims]
-    web_job = audit_job_build(
-        job.workspace,
-        query=job.verification.query,
-        answer_text=job.verification.answer_text,
-        contexts=job.contexts,
-        domain=job.verification.domain,
-        reference=job.verification.reference,
-        offline=OFFLINE,
-    ).verification
+    """The web pass of an audit not stored yet (``result``: its Audit-Local result; ``evidence``:
+    its claims' evidence rows as they will be stored, ``audit.services.evidence_rows.evidence_rows_of``):
+    the network calls, the methods and the revision run here, outside any transaction;
+    :func:`web_store` writes it with the answer. The job is the request's offline one for the web
+    step (``AuditJob.web``: read at the strictness of the answer's domain, as
+    :func:`web_verify_answer` reads a stored one)."""
+    claims = [_ClaimView.of_verdict(v, evidence[v.claim.claim_id]) for v in result.claims]
     client = WebCallClient(workspace=job.workspace, deferred=True)
-    return _web_pass(web_job, claims, list(job.contexts), reasons, client, providers)
+    return _web_pass(job.web, claims, list(job.contexts), reasons, client, providers, job.revision)
 
 
-def web_store(web: WebPass, *, answer: Answer, actor: Actor = None) -> WebVerificationResult:
+def web_store(
+    web: WebPass, *, answer: Answer, actor: Actor = None, events: list[Event]
+) -> WebVerificationResult:
     """Write a web pass computed by :func:`web_compute` for ``answer`` (call inside the transaction
-    that stored it): its calls, then its evidence, verdicts, revision, run and events."""
+    that stored it): its calls, then its evidence, verdicts, revision and run; its events are
+    noted in ``events``."""
     web.result.answer = answer
     rows = {c.claim_id: c for c in answer.claims.all()}
     for claim in web.claims:
         claim.row = rows.get(claim.claim_id)
-    web.client.flush(answer=answer, claims=rows)
-    if web.result.skipped == "no_weak_claims":
-        return web.result
-    return _web_write(web, run=answer.runs.order_by("-started_at", "-id").first(), actor=actor)
+    if web.result.skipped != "no_weak_claims":
+        run = answer.runs.order_by("-started_at", "-id").first()
+        _web_write(web, run=run, actor=actor, events=events)
+    web.client.flush(answer=answer, claims=rows)  # its calls, whether or not its results could be stored
+    return web.result
 
 
 def _web_pass(
@@ -371,6 +372,7 @@ def _web_pass(
     reasons: dict[str, list[str]],
     client: WebCallClient,
     providers: Sequence[WebProvider] | None,
+    options: RevisionOptions,
 ) -> WebPass:
     """Look the escalated claims up on the web, weakest first, then verify and revise (reads only)."""
     result = WebVerificationResult(answer=None, reasons=dict(reasons))  # type: ignore[arg-type]
@@ -392,20 +394,25 @@ def _web_pass(
     result.calls, result.cache_hits, result.answered = client.calls, client.cache_hits, client.answered
     try:
         # the methods and the revision loop run before the transaction; it only writes their results
-        computed = _compute(result, found, claims, contexts, job=job)
+        computed = _compute(result, found, claims, contexts, job=job, options=options)
     except Exception as exc:
         _store_failed(result, exc)
         computed = None
     return WebPass(result=result, claims=claims, computed=computed, client=client)
 
 
-def _web_write(web: WebPass, *, run: VerificationRun | None, actor: Actor) -> WebVerificationResult:
+def _web_write(
+    web: WebPass, *, run: VerificationRun | None, actor: Actor, events: list[Event]
+) -> WebVerificationResult:
+    """Write the pass in a savepoint; its events join ``events`` only when it stored."""
     result = web.result
     try:
         if web.computed is None:
             raise RuntimeError("the web pass could not be computed")
+        noted: list[Event] = []
         with transaction.atomic():
-            _store(result, web.computed, run=run, actor=actor)
+            _store(result, web.computed, run=run, actor=actor, events=noted)
+        events.extend(noted)
     except Exception as exc:  # storing must never break the audit: the local result stands
         if not result.store_failed:
             _store_failed(result, exc)
@@ -447,11 +454,15 @@ def _compute(
     contexts: list[dict[str, Any]],
     *,
     job: VerificationJob,
+    options: RevisionOptions,
 ) -> _WebComputation:
     """Verify the claims with their web evidence and revise the answer (embedding, judges): reads only."""
     with_docs = [(claim, docs) for claim, docs in found if docs]
     verdicts: list[ClaimVerdict] = []
+    pool: list[Passage] = []
     if with_docs:
+        # the passages the revision reads: the answer's contexts, its claims' evidence, the web's
+        pool = _evidence_pool(job.passages, claims, adding=with_docs)
         items: list[tuple[ClaimDraft, list[EvidenceHit]]] = []
         for claim, docs in with_docs:
             hits = _local_hits(claim) + [
@@ -461,16 +472,20 @@ def _compute(
         verdicts = _verdicts_with_web_evidence(items, job)
     computed = _WebComputation(found=found, with_docs=with_docs, verdicts=verdicts)
     if with_docs:  # without web evidence the Audit-Local revision stands
-        computed.revision = revision_run(
-            job.with_passages(_evidence_pool(contexts, claims, adding=with_docs)), given=len(contexts)
-        )
+        computed.revision = revise_job(job.with_passages(pool), options=options, given=len(contexts))
     return computed
 
 
 def _store(
-    result: WebVerificationResult, computed: _WebComputation, *, run: VerificationRun | None, actor: Actor
+    result: WebVerificationResult,
+    computed: _WebComputation,
+    *,
+    run: VerificationRun | None,
+    actor: Actor,
+    events: list[Event],
 ) -> None:
     answer = result.answer
+    system = "" if actor else SOURCE  # the user's events when one asked, else the web step's own
     found, with_docs, verdicts = computed.found, computed.with_docs, computed.verdicts
     by_claim = {claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(with_docs, verdicts)}
     for view, docs in found:
@@ -478,44 +493,41 @@ def _store(
         if claim is None:  # ``web_store`` gives each view its stored row first
             raise RuntimeError(f"claim {view.claim_id} is not stored")
         if claim.claim_id not in by_claim:
-            _event(
-                "claim.web_verified",
-                claim,
-                actor,
-                {
-                    "reasons": result.reasons.get(claim.claim_id, []),
-                    "documents": 0,
-                    "outcome": "no web evidence: local result kept",
-                    "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
-                },
-            )
+            details = {
+                "reasons": result.reasons.get(claim.claim_id, []),
+                "documents": 0,
+                "outcome": "no web evidence: local result kept",
+                "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
+            }
+            events.append(Event("claim.web_verified", claim, details, system=system))
             continue
         docs, verdict = by_claim[claim.claim_id]
-        _store_claim(result, claim, docs, verdict, actor)
+        _store_claim(result, claim, docs, verdict, system, events)
     run = run or answer.runs.order_by("-started_at", "-id").first()
-    if computed.revision is not None:  # without web evidence the Audit-Local result (and its revision) stands
+    outcome = computed.revision  # without web evidence the Audit-Local result (and its revision) stands
+    if outcome is not None:
+        # the revision loop ran (``_compute``) over the answer as received with the web documents in
+        # its pool (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop); the revision service
+        # stores it, and the run's earlier (Audit-Local) revision history is kept in front of it
         if run is None:
             raise RuntimeError("the answer has no run to store its revision on")
-        _revision_store(result, computed.revision, run, actor)
+        prior = list(run.revision_history or [])
+        revision_apply(answer=answer, run=run, outcome=outcome, events=events)
+        run.revision_history = [*prior, *run.revision_history]
+        result.revised = outcome.revised
     if result.skipped != "residency":
         _update_run_and_answer(result, run)
-    _event("answer.web_verified", answer, actor, result.as_dict())
+    events.append(Event("answer.web_verified", answer, result.as_dict(), system=system))
 
 
-def _event(action: str, obj: Answer | Claim, actor: Actor, details: dict[str, Any]) -> None:
-    workspace = obj.workspace if isinstance(obj, Answer) else obj.answer.workspace
-    event_record(
-        action=action,
-        obj=obj,
-        actor=actor,
-        actor_label="" if actor else SOURCE,
-        workspace=workspace,
-        details=details,
-    )
-
-
+# long: a claim's web rows, new verdict, card note and event are written together under its row lock
 def _store_claim(
-    result: WebVerificationResult, claim: Claim, docs: list[WebDocument], verdict: ClaimVerdict, actor: Actor
+    result: WebVerificationResult,
+    claim: Claim,
+    docs: list[WebDocument],
+    verdict: ClaimVerdict,
+    system: str,  # the event's system: "" when a user asked
+    events: list[Event],
 ) -> None:
     """Write a claim's web evidence and new verdict, its card note and its escalation-log event.
 
@@ -551,13 +563,14 @@ def _store_claim(
         evidence.save()
         result.evidence_added += 1
     before = claim.machine_label
-    changed = claim_machine_relabel(
+    changed = claim_machine_relabel_noted(
         claim=claim,
         label=verdict.label,
         confidence=verdict.confidence,
         verdict=verdict.verdict,
         source=SOURCE,
         reason="re-verified with web evidence: " + ", ".join(reasons),
+        events=events,
     )
     if changed:
         result.changed[claim.claim_id] = {"from": before, "to": verdict.label}
@@ -583,32 +596,27 @@ def _store_claim(
     claim.full_clean(validate_unique=False)
     claim.save(update_fields=["metrics", "methods", "method_results", "risk_flags"])
     result.verified.append(claim.claim_id)
-    _event(
-        "claim.web_verified",
-        claim,
-        actor,
-        {
-            **web_note,
-            "documents": len(docs),
-            "outcome": "re-verified with web evidence",
-            "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
-        },
-    )
+    details = {
+        **web_note,
+        "documents": len(docs),
+        "outcome": "re-verified with web evidence",
+        "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
+    }
+    events.append(Event("claim.web_verified", claim, details, system=system))
 
 
 def _evidence_pool(
-    contexts: list[dict[str, Any]],
+    passages: Iterable[Passage],
     claims: list[_ClaimView],
     adding: Iterable[tuple[_ClaimView, list[WebDocument]]] = (),
 ) -> list[Passage]:
-    """The passages the answer was verified against: its contexts, its claims' evidence, the web's.
+    """The passages the answer was verified against: its contexts (the job's ``passages``), its
+    claims' evidence, the web's.
 
     ``adding`` ([(claim view, [WebDocument])]) are web documents about to be linked to their claims:
     each takes the place its evidence row will have (after the claim's stored evidence).
     """
-    from audit.pipeline.retrieval import as_passages
-
-    pool = {p.id: p for p in as_passages(contexts or [])}
+    pool = {p.id: p for p in passages}
     new = {claim.claim_id: docs for claim, docs in adding}
     for claim in claims:
         stored = sorted(claim.evidence, key=lambda ev: (ev.rank, ev.pk or 0))
@@ -638,23 +646,6 @@ def _web_passage(doc: WebDocument) -> Passage:
         published=doc.published,
         anchors=(source_id,),
     )
-
-
-def _revision_store(
-    result: WebVerificationResult, outcome: RevisionOutcome, run: VerificationRun, actor: Actor
-) -> None:
-    """Store the revision loop's outcome over the answer with the web documents in its pool
-    (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop).
-
-    It ran (:func:`_compute`) when the web brought evidence, from the answer as received (the
-    stored claims are its claims, so their revisions are recomputed). The revision service stores
-    the outcome (``revision_record``); the history of the run's earlier (Audit-Local) revision is
-    kept in front of this one.
-    """
-    prior = list(run.revision_history or [])
-    revision_record(answer=result.answer, run=run, outcome=outcome, actor=actor)
-    run.revision_history = [*prior, *run.revision_history]
-    result.revised = outcome.revised
 
 
 def _failure_warning(result: WebVerificationResult) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from audit.models.choices import Mode
+from audit.services.submissions import AuditRequest
 
 
 class DateRangeForm(forms.Form):
@@ -120,8 +121,9 @@ class PassageForm(forms.Form):
 PassageFormSet = forms.formset_factory(PassageForm, extra=2, max_num=50, validate_max=True)
 
 
-def audit_payload(form: AnswerSubmitForm, passages) -> dict:
-    """Return the ``POST /api/v1/audits`` body of a valid submit form and passage formset.
+def audit_request_of(form: AnswerSubmitForm, passages) -> AuditRequest:
+    """Return the service's request (the one ``POST /api/v1/audits`` builds) of a valid submit form
+    and passage formset; ``audit_submit`` checks it as it checks the API's.
 
     Passages are numbered 1, 2, ... in order, so ``[1]`` in the answer cites the first block.
     """
@@ -133,15 +135,17 @@ def audit_payload(form: AnswerSubmitForm, passages) -> dict:
         for key in ("title", "uri"):
             if block.get(key):
                 context[key] = block[key].strip()
-        if block.get("published_at"):
-            context["published_at"] = block["published_at"].isoformat()
+        published = block.get("published_at")
+        context["published_at"] = published.isoformat() if published else None
         contexts.append(context)
     data = form.cleaned_data
-    payload = {"query": data["query"], "answer": data["answer"], "contexts": contexts}
-    for key in ("mode", "domain"):
-        if data.get(key):
-            payload[key] = data[key].strip()
-    return payload
+    return AuditRequest(
+        query=data["query"],
+        answer=data["answer"],
+        contexts=contexts,
+        mode=(data.get("mode") or "").strip(),
+        domain=(data.get("domain") or "").strip(),
+    )
 
 
 class RevisionDecisionForm(forms.Form):

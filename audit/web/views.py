@@ -20,12 +20,11 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from audit import constants, hooks, roles, selectors
-from audit.api.serializers import ClaimCardSerializer
-from audit.api.throttles import audit_throttle
-from audit.api.views import AuditCreateApi, audit_request_from
+from audit.cards import ClaimCardSerializer
 from audit.errors import AlreadyDone, InvalidInput, TheoriaError
 from audit.models import Workspace
 from audit.models.choices import LABEL_BADGES, Label
+from audit.security.throttling import audit_throttle
 from audit.selectors import api as selectors_api
 from audit.selectors import (
     claims as claims_selectors,
@@ -51,7 +50,7 @@ from audit.web.forms import (
     DateRangeForm,
     PassageFormSet,
     RevisionDecisionForm,
-    audit_payload,
+    audit_request_of,
     error_summary,
     form_errors_text,
     mark_invalid,
@@ -232,22 +231,9 @@ def answer_list(request):
     )
 
 
-def _flat_errors(errors, prefix: str = "") -> list[str]:
-    """Return 'field: message' lines of DRF serializer errors (nested lists and dicts flattened)."""
-    if isinstance(errors, dict):
-        return [
-            line
-            for key, value in errors.items()
-            for line in _flat_errors(value, f"{prefix}{key}" if not prefix else f"{prefix}.{key}")
-        ]
-    if isinstance(errors, list) and errors and all(isinstance(e, (dict, list)) for e in errors):
-        return [line for i, e in enumerate(errors, start=1) for line in _flat_errors(e, f"{prefix}[{i}]")]
-    return [f"{prefix}: {' '.join(str(e) for e in errors)}"] if errors else []
-
-
 @login_required
 def answer_new(request):
-    """Submit an answer from the browser: the API's checks, then ``audit_submit``, then its page."""
+    """Submit an answer from the browser: ``audit_submit`` (its checks are the API's), then its page."""
     workspace = _reader_workspace(request)
     if not roles.can_submit(request.user):
         raise PermissionDenied("Your account has no role that may submit answers.")
@@ -271,20 +257,14 @@ def answer_new(request):
     elif request.method == "POST":
         valid = form.is_valid() & passages.is_valid()  # both checked, so every bad field is named at once
         if valid:
-            data = AuditCreateApi.InputSerializer(data=audit_payload(form, passages))
-            if data.is_valid():
-                try:
-                    submission = audit_submit(
-                        workspace=workspace,
-                        user=request.user,
-                        request=audit_request_from(data.validated_data),
-                    )
-                except InvalidInput as exc:
-                    errors.append(str(exc))
-                else:
-                    return redirect("answer-detail", answer_id=submission.answer.public_id)
+            try:
+                submission = audit_submit(
+                    workspace=workspace, user=request.user, request=audit_request_of(form, passages)
+                )
+            except InvalidInput as exc:
+                errors.append(str(exc))
             else:
-                errors.extend(_flat_errors(data.errors))
+                return redirect("answer-detail", answer_id=submission.answer.public_id)
     summary = [{"id": "", "text": e} for e in errors]
     if request.method == "POST" and wait is None:
         summary += error_summary(mark_invalid(form))

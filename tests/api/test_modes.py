@@ -7,7 +7,8 @@ import pytest
 from audit import constants, roles
 from audit.errors import InvalidInput
 from audit.models import Conversation, UserProfile
-from audit.services.modes import mode_resolve, web_escalation_reasons
+from audit.services.modes import mode_resolve
+from audit.services.web_rule import web_escalation_reasons
 from tests.api.conftest import build_answer
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from audit.api.serializers import ClaimCardSerializer
+from audit.cards import ClaimCardSerializer
 from audit.selectors.api import claim_card_list
 
 # Spec (seed 004) §6, verbatim.

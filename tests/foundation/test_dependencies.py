@@ -115,7 +115,7 @@ def test_the_dependency_reader_sees_a_model_looked_up_by_name(tmp_path):
 def test_escalation_registers_its_receivers_when_the_apps_are_ready():
     from escalation import links, reporting, schedules, selectors, services
 
-    assert services.cases_open_for_answer in hooks._answer_intake.receivers
+    assert services.answer_intake in hooks._answer_intake.receivers
     assert services.curation_items_open_for_documents in hooks._documents_flagged.receivers
     assert selectors.claim_escalations in hooks._claim_escalations.receivers
     assert selectors.escalation_state_q in hooks._claim_escalation_filter.receivers
@@ -413,6 +413,17 @@ def test_each_inner_room_imports_only_what_its_docstring_allows():
         if _within(name, banned)
     }
     assert offending == set()
+
+
+def test_the_pages_import_nothing_of_the_api():
+    """The answer form and ``POST /api/v1/audits`` share the service's request and its checks
+    (``audit_submit``), and the Claim Card (``audit.cards``): neither imports the other."""
+    assert _layer_reads(("audit.web",), ("audit.api",)) == set()
+
+
+def test_the_models_import_nothing_of_the_knowledge_base_search():
+    """The vector column's type lives with the models (``audit.models.vector``); ``audit.kb`` builds on it."""
+    assert _layer_reads(("audit.models",), ("audit.kb",)) == set()
 
 
 def test_every_package_of_audit_says_what_it_holds_and_what_it_may_import():

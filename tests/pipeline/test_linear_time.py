@@ -34,7 +34,6 @@ def _entry_points() -> dict:
     from audit.pipeline.revision import sentences
     from audit.pipeline.types import Passage
     from audit.pipeline.web import base, page
-    from audit.services import submissions
     from audit.web import presentation
 
     contexts = [{"id": "1", "text": "One."}, {"id": "doc-a", "text": "Two."}]
@@ -50,7 +49,7 @@ def _entry_points() -> dict:
         "claim keys": sentences.claim_key,
         "revision sentence parts": lambda t: sentences._Sentence.parse(t),
         "revision softening": lambda t: sentences.soften(t, "hedge"),
-        "citations of an answer": lambda t: submissions.citations_of(t, contexts),
+        "citations of an answer": lambda t: extraction.citations_of(t, contexts),
         "linguistic markers": lambda t: linguistic.linguistic_score(t, ["the evidence"]),
         "numbers": lambda t: numbers.extract_quantities(t, words=True),
         "number ranges": numbers.extract_ranges,

@@ -492,6 +492,8 @@ def test_an_audit_requests_web_step_is_computed_before_its_answer_is_stored(
 
     from audit.models import Answer
     from audit.services.audit import audit_compute, audit_store
+    from audit.services.events import Event, events_write
+    from audit.services.evidence_rows import evidence_rows_of
     from audit.services.job import audit_job_build
     from audit.services.web import web_compute, web_store
 
@@ -508,13 +510,16 @@ def test_an_audit_requests_web_step_is_computed_before_its_answer_is_stored(
     reasons = {
         v.claim.claim_id: ["weak"] for v in computed.result.claims if "potentiation" in v.claim.text.lower()
     }
-    web = web_compute(job=job, result=computed.result, kb_meta=computed.kb_meta, reasons=reasons)
+    rows = evidence_rows_of(computed.result, computed.kb_meta)
+    web = web_compute(job=job, result=computed.result, evidence=rows, reasons=reasons)
     assert reasons and web.result.calls > 0 and web_server.requests
     assert not Answer.objects.exists() and not ExternalCall.objects.exists()
 
+    events: list[Event] = []
     with transaction.atomic():
-        answer = audit_store(computed, job)
-        result = web_store(web, answer=answer)
+        answer = audit_store(computed, job, evidence=rows, events=events)
+        result = web_store(web, answer=answer, events=events)
+        events_write(events, actor=None, workspace=web_workspace)
 
     assert result.status == "done" and result.verified == list(reasons)
     assert ExternalCall.objects.filter(answer=answer).count() == result.calls

@@ -31,13 +31,13 @@ from audit.api.serializers import (
 from audit.api.throttles import AuditThrottle
 from audit.api.views.common import IDEMPOTENCY_KEY_RE, CleanRequestMixin, request_workspace
 from audit.api.views.jobs import job_body
-from audit.api.views.records import with_escalations
 from audit.errors import InvalidInput
 from audit.models import BackgroundJob
 from audit.models.choices import Mode
 from audit.selectors import api as selectors
 from audit.services.background import audit_submit_or_queue
-from audit.services.submissions import AuditRequest, request_fingerprint
+from audit.services.idempotency import request_fingerprint
+from audit.services.submissions import AuditRequest
 
 # --- Audits -------------------------------------------------------------------------------------
 
@@ -162,12 +162,12 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             body = job_body(submission, request)
             return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
-        body = with_escalations(
-            AnswerSerializer,
-            answer,
-            mode_decision=submission.decision,
-            web=submission.web,
-            drafted=submission.drafted,
-        )
+        context = {  # what the request wrote: the cases its intake opened, how the mode was decided
+            "escalations": submission.escalations,
+            "mode_decision": submission.decision,
+            "web": submission.web,
+            "drafted": submission.drafted,
+        }
+        body = AnswerSerializer(answer, context=context).data
         headers = {"Idempotent-Replayed": "true"} if submission.replayed else {}
         return Response(body, status=status.HTTP_201_CREATED, headers=headers)

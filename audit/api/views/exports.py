@@ -23,11 +23,9 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from audit.api.permissions import CanRead
-from audit.api.serializers import (
-    ClaimCardSerializer,
-)
 from audit.api.views.common import EXPORT_BATCH, CleanRequestMixin, QueryInputSerializer, request_workspace
 from audit.api.views.records import with_escalations
+from audit.cards import ClaimCardSerializer
 from audit.errors import InvalidInput
 from audit.models import Claim
 from audit.selectors import api as selectors

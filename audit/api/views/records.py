@@ -21,13 +21,13 @@ from audit.api.permissions import CanRead, CanReview
 from audit.api.serializers import (
     AnswerSerializer,
     AnswerSummarySerializer,
-    ClaimCardSerializer,
     EvidenceSerializer,
     RunSerializer,
     StrictCharField,
     StrictInputSerializer,
 )
 from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
+from audit.cards import ClaimCardSerializer
 from audit.models import Answer, Claim, Evidence, VerificationRun
 from audit.selectors import api as selectors
 from audit.services.revision import answer_revision_decide

@@ -29,6 +29,7 @@ class VerifyContext:
     encode_tokens: object = None  # texts -> (vectors, piece matrices); defaults to encode_with_tokens
     progress: object = None  # callable(n) told as batches of n claims are done (progress bars)
     llm: object = None  # an audit.pipeline.llm.LLMClient when one is configured (LLM methods)
+    binding: bool = True  # the role binding runs (the job's switch: the bench compares without it)
     # method name -> {id of the item's ClaimDraft: MethodResult}, for later methods (``results_for``)
     results: dict[str, Any] = field(default_factory=dict)
 
@@ -58,6 +59,7 @@ def verify_context(
     encode_tokens: Any = None,
     progress: Any = None,
     llm: Any = None,
+    binding: bool = True,
 ) -> VerifyContext:
     """The one way to build the context the methods run in (the pipeline's audit and structured
     audit, the deep-check, web and nightly services): a missing domain or query is "", a missing
@@ -71,6 +73,7 @@ def verify_context(
         encode_tokens=encode_tokens,
         progress=progress,
         llm=llm,
+        binding=binding,
     )
 
 

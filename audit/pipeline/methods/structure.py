@@ -119,7 +119,13 @@ class StructureMethod(VerificationMethod):
         reports: list[StructureReport | None] = []
         for claim, hits in items:
             reports.append(
-                check(claim.text, [(h.passage.id, h.passage.text) for h in hits], similarity, bind=False)
+                check(
+                    claim.text,
+                    [(h.passage.id, h.passage.text) for h in hits],
+                    similarity,
+                    bind=False,
+                    binding=ctx.binding,
+                )
                 if hits
                 else None
             )
@@ -127,16 +133,18 @@ class StructureMethod(VerificationMethod):
             k
             for k, ((claim, hits), report) in enumerate(zip(items, reports))
             if report is not None
+            and ctx.binding
             and not report.contradicted
             and binding_can_change(claim, hits, ctx, _result(self.name, report), self.name)
         }
-        binding.prefetch(
-            [
-                # the passages as bind_roles hands them to the binding: no over-long sentence is parsed
-                (items[k][0].text, parseable([(h.passage.id, h.passage.text) for h in items[k][1]]))
-                for k in sorted(to_bind)
-            ]
-        )
+        if to_bind:
+            binding.prefetch(
+                [
+                    # the passages as bind_roles hands them to the binding: no over-long sentence is parsed
+                    (items[k][0].text, parseable([(h.passage.id, h.passage.text) for h in items[k][1]]))
+                    for k in sorted(to_bind)
+                ]
+            )
         encode = getattr(ctx, "embed", None)
         out = []
         for k, ((claim, hits), report) in enumerate(zip(items, reports)):

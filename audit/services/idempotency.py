@@ -1,0 +1,60 @@
+"""The Idempotency-Key of an audit request: the fingerprint of a body, and the answer of a retried
+key (its first answer, unchanged). ``audit.services.submission_write`` stores the key with the
+answer; a request whose key is already stored is answered here before anything is computed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from audit import hooks
+from audit.errors import Conflict
+from audit.models import Answer, IdempotencyKey, Workspace
+
+
+@dataclass
+class Submission:
+    answer: Answer
+    decision: dict[str, Any]  # ModeDecision.as_dict()
+    replayed: bool = False
+    web: dict[str, Any] = field(
+        default_factory=dict
+    )  # {"requested", "reasons": {claim_id: [...]}, "status", ...}
+    drafted: dict[str, Any] = field(default_factory=dict)  # how Theoria drafted the answer, when it did
+    # the answer's claims put before people ({claim pk: [escalation refs]}): what the intake opened
+    escalations: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def request_fingerprint(payload: Any) -> str:
+    """Return sha256 of a request body in canonical JSON (key order and spacing do not matter)."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def submission_replay(
+    *, workspace: Workspace, user: User | None, key: str, fingerprint: str
+) -> Submission | None:
+    """The first answer of a retried key (its claims' cases as they stand now), or None."""
+    stored = (
+        IdempotencyKey.objects.select_related("answer")
+        .filter(workspace=workspace, user=user, key=key)
+        .first()
+    )
+    if stored is None:
+        return None
+    if stored.fingerprint != fingerprint:
+        raise Conflict(f'Idempotency-Key "{key}" was already used with a different request body.')
+    extras = stored.extras or {}
+    return Submission(
+        answer=stored.answer,
+        decision=extras.get("mode_decision", {}),
+        web=extras.get("web", {}),
+        drafted=extras.get("drafted", {}),
+        replayed=True,
+        escalations=hooks.claim_escalations(stored.answer.claims.values_list("pk", flat=True)),
+    )
