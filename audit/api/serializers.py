@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, cast
 
+from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -21,7 +22,7 @@ from audit.cards import (  # shared with the pages
     EscalationRefSerializer,
     EvidenceCardSerializer,
 )
-from audit.models import Answer, Document, Evidence, VerificationRun
+from audit.models import Answer, BackgroundJob, Document, Evidence, VerificationRun
 from audit.models.choices import RevisionStatus
 from audit.pipeline.extraction import citations_of
 from audit.pipeline.revision.served import changed_claims, mark_served
@@ -425,3 +426,30 @@ class DayField(serializers.DateField):
         if not isinstance(value, str):
             self.fail("invalid", format="YYYY-MM-DD")
         return super().to_internal_value(value)
+
+
+class BackgroundJobSerializer(serializers.BaseSerializer):
+    """What the 202 of a queued request and every poll of its job answer (``GET /api/v1/jobs/<id>``):
+    its status, progress and, when done, what it produced."""
+
+    def to_representation(self, instance: BackgroundJob) -> dict[str, Any]:
+        job = instance
+        body: dict[str, Any] = {
+            "job": job.pk,
+            "kind": job.kind,
+            "status": job.status,
+            "url": reverse("api-job-detail", kwargs={"pk": job.pk}),
+            "progress": job.progress,
+            "created_at": job.created_at.isoformat(),
+            "started_at": job.started_at.isoformat() if job.started_at else None,
+            "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+            "result": job.result,
+            "error": job.error or None,
+            "error_status": job.error_status,
+            "answer": None,
+            "answer_url": None,
+        }
+        if job.answer_id is not None and job.answer is not None:
+            body["answer"] = job.answer.public_id
+            body["answer_url"] = reverse("api-answer-detail", kwargs={"answer_id": job.answer.public_id})
+        return body

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,6 @@ from django.utils import timezone
 from audit import constants
 from audit.errors import Busy, Conflict, TheoriaError
 from audit.models import BackgroundJob, BackgroundJobStatus, IdempotencyKey, Workspace
-from audit.pipeline.extraction import split_sentences
 from audit.pipeline.structured import canonical_text
 from audit.services.events import Actor, actor_user
 from audit.services.ingestion import DocumentInput, IngestError, documents_ingest
@@ -51,17 +51,23 @@ class AuditCost:
         return {**dataclasses.asdict(self), "inline_budget": constants.AUDIT_INLINE_COST_BUDGET}
 
 
+# a sentence's end, for the estimate (the pipeline's own splitter runs once, in the audit)
+_SENTENCE_END_RE = re.compile(r"[.!?;]+(?=\s|$)|\n\s*\n")
+
+
 def audit_cost_estimate(request: AuditRequest) -> AuditCost:
     """The cost of auditing ``request``: the answer's characters up to the read budget (the pipeline
     reads no more), the evidence sent with it (``AUDIT_COST_EVIDENCE_WEIGHT`` a character: every
-    passage is embedded and searched) and ``AUDIT_COST_PER_SENTENCE`` per sentence. A drafted answer
-    (none sent) costs what its passages cost."""
+    passage is embedded and searched) and ``AUDIT_COST_PER_SENTENCE`` per sentence (counted by their
+    ends, in one linear pass). A drafted answer (none sent) costs what its passages cost."""
     if request.answer_json is not None:
         text = canonical_text(request.answer_json)
     else:
         text = request.answer or ""
     evidence = sum(len(str(c.get("text") or "")) for c in request.contexts)
-    sentences = len(split_sentences(text)) if text else 0
+    ends = list(_SENTENCE_END_RE.finditer(text))
+    tail = text[ends[-1].end() :] if ends else text
+    sentences = len(ends) + (1 if tail.strip() else 0)
     units = (
         min(len(text), constants.AUDIT_READ_BUDGET_CHARS)
         + round(evidence * constants.AUDIT_COST_EVIDENCE_WEIGHT)
@@ -80,22 +86,28 @@ def audit_submit_or_queue(
 ) -> Submission | BackgroundJob:
     """Audit now (a ``Submission``) or queue the audit (a ``BackgroundJob``), by its estimated cost.
 
-    Refused before either: an answer over ``MAX_ANSWER_CHARS`` (413). A retried key replays: its
-    stored answer (``audit_submit``), or the job it queued (the same body; another body is 409).
-    A user holds at most ``QUEUED_AUDITS_PER_USER`` queued or running audits (429 with Retry-After).
+    Audited now, by ``audit_submit`` (which refuses, replays or audits): an answer over
+    ``MAX_ANSWER_CHARS`` (its 413, one wording), a retried key whose answer is stored, a Normal
+    answer (recorded, not read), an anonymous caller and an audit within the budget. A retried key
+    of a queued audit gets its job (the same body; another body is 409). A user holds at most
+    ``QUEUED_AUDITS_PER_USER`` queued or running audits (429 with Retry-After).
     """
-    if request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS:
-        return audit_submit(workspace=workspace, user=user, request=request)  # its 413, one wording
     owner = actor_user(user)
-    if idempotency_key and owner is not None:
-        replay = _replayed(
-            workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint, request=request
-        )
-        if replay is not None:
-            return replay
     cost = audit_cost_estimate(request)
-    # a Normal answer is recorded, not read: it never waits in the queue
-    if cost.inline or owner is None or request.mode == constants.MODE_NORMAL:
+    too_long = request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS
+    stored = (
+        bool(idempotency_key)
+        and IdempotencyKey.objects.filter(workspace=workspace, user=owner, key=idempotency_key).exists()
+    )
+    # a key whose audit finished replays its stored answer; one still queued, its job
+    queued = (
+        None
+        if too_long or stored
+        else _queued_replay(workspace=workspace, owner=owner, key=idempotency_key, fingerprint=fingerprint)
+    )
+    if queued is not None:
+        return queued
+    if too_long or stored or cost.inline or owner is None or request.mode == constants.MODE_NORMAL:
         return audit_submit(
             workspace=workspace,
             user=user,
@@ -113,6 +125,21 @@ def audit_submit_or_queue(
             profile=request.verification_profile,
             offline="the claims are counted before the audit is queued",
         ).with_claims()
+    return _audit_queue(
+        workspace=workspace,
+        owner=owner,
+        request=request,
+        key=idempotency_key,
+        fingerprint=fingerprint,
+        cost=cost,
+    )
+
+
+def _audit_queue(
+    *, workspace: Workspace, owner: Any, request: AuditRequest, key: str, fingerprint: str, cost: AuditCost
+) -> BackgroundJob:
+    """Store the audit as a queued job and hand it to the task queue once stored (429 past the
+    user's ``QUEUED_AUDITS_PER_USER``)."""
     active = BackgroundJob.objects.filter(
         workspace=workspace,
         user=owner,
@@ -132,7 +159,7 @@ def audit_submit_or_queue(
             user=owner,
             kind=BackgroundJob.KIND_AUDIT,
             request=dataclasses.asdict(request),
-            key=idempotency_key,
+            key=key,
             fingerprint=fingerprint,
             progress={"done": 0, "total": 1},
             result={"estimated_cost": cost.as_dict()},
@@ -141,16 +168,10 @@ def audit_submit_or_queue(
     return job
 
 
-def _replayed(
-    *, workspace: Workspace, user: Actor, key: str, fingerprint: str, request: AuditRequest
-) -> Submission | BackgroundJob | None:
-    """What a retried key gets: its stored answer (``audit_submit`` replays it), or the job it
-    queued (the same body; another body is 409); None for a new key."""
-    owner = actor_user(user)
-    if IdempotencyKey.objects.filter(workspace=workspace, user=owner, key=key).exists():
-        return audit_submit(
-            workspace=workspace, user=user, request=request, idempotency_key=key, fingerprint=fingerprint
-        )
+def _queued_replay(*, workspace: Workspace, owner: Any, key: str, fingerprint: str) -> BackgroundJob | None:
+    """The job a retried key queued (the same body; another body is 409); None for any other key."""
+    if not key or owner is None:
+        return None
     queued = BackgroundJob.objects.filter(
         workspace=workspace, user=owner, kind=BackgroundJob.KIND_AUDIT, key=key
     ).first()

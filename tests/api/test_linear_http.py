@@ -28,10 +28,15 @@ FORM_FAMILIES = ("citation starts", "number pairs", "code words")  # the audit a
 
 
 @pytest.fixture
-def paths(request, submitter, lead, admin_user_obj, workspace, settings):
-    """run(text) -> {path: CPU seconds} of every HTTP path over one planted answer."""
+def paths(request, submitter, lead, admin_user_obj, workspace, settings, monkeypatch):
+    """run(text) -> {path: CPU seconds} of every HTTP path over one planted answer.
+
+    The API audits every size inline here (an unbounded inline budget): the cost measured is the
+    audit's own, which the task queue runs the same way for an answer over the budget."""
+    from audit import constants
     from tests.api.http_paths import planted_answer_paths
 
+    monkeypatch.setattr(constants, "AUDIT_INLINE_COST_BUDGET", 10**12)
     settings.THEORIA = {**settings.THEORIA, "API_MAX_BODY_BYTES": 2_000_000}
     return planted_answer_paths(
         workspace=workspace,

@@ -22,6 +22,7 @@ from audit.api.parsers import StrictJSONParser
 from audit.api.permissions import CanSubmit
 from audit.api.serializers import (
     AnswerSerializer,
+    BackgroundJobSerializer,
     DayField,
     IdentifierField,
     NonBlankTextField,
@@ -30,7 +31,6 @@ from audit.api.serializers import (
 )
 from audit.api.throttles import AuditThrottle
 from audit.api.views.common import IDEMPOTENCY_KEY_RE, CleanRequestMixin, request_workspace
-from audit.api.views.jobs import job_body
 from audit.errors import InvalidInput
 from audit.models import BackgroundJob
 from audit.models.choices import Mode
@@ -159,7 +159,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             request=audit_request,
         )
         if isinstance(submission, BackgroundJob):  # over the inline cost budget: queued, poll its url
-            body = job_body(submission, request)
+            body = BackgroundJobSerializer(submission).data
             return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
         context = {  # what the request wrote: the cases its intake opened, how the mode was decided
