@@ -428,7 +428,7 @@ class DayField(serializers.DateField):
         return super().to_internal_value(value)
 
 
-class BackgroundJobSerializer(serializers.BaseSerializer):
+class BackgroundJobSerializer(serializers.BaseSerializer[BackgroundJob]):
     """What the 202 of a queued request and every poll of its job answer (``GET /api/v1/jobs/<id>``):
     its status, progress and, when done, what it produced."""
 

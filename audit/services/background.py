@@ -27,9 +27,10 @@ from audit.errors import Busy, Conflict, TheoriaError
 from audit.models import BackgroundJob, BackgroundJobStatus, IdempotencyKey, Workspace
 from audit.pipeline.structured import canonical_text
 from audit.services.events import Actor, actor_user
+from audit.services.idempotency import Submission
 from audit.services.ingestion import DocumentInput, IngestError, documents_ingest
 from audit.services.job import audit_job_build
-from audit.services.submissions import AuditRequest, Submission, audit_submit
+from audit.services.submissions import AuditRequest, audit_submit
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ def audit_submit_or_queue(
     if request.answer is not None:  # the claims cap's 413 comes now, not from the queue
         audit_job_build(
             workspace,
-            user=user,
+            user=owner,
             query=request.query,
             answer_text=request.answer,
             domain=request.domain,
