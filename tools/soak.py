@@ -77,10 +77,15 @@ def writer(seconds: float, burst: int) -> None:
     django.setup()
     from django.core.cache import cache
 
+    from audit import constants
     from audit.constants import MODE_AUDIT_LOCAL
     from audit.models import Answer, Claim, Workspace
     from escalation import services
     from escalation.models import ReviewCase
+
+    # a case per claim, as in the bursts the corruption was seen under: grouping a burst into one
+    # case per answer (CASES_GROUPED_FROM) would leave the writes this soak is for unmade
+    constants.CASES_GROUPED_FROM = burst + 1
 
     workspace = Workspace.objects.order_by("id").first()
     deadline, bursts, cases, n = time.monotonic() + seconds, 0, 0, 0

@@ -53,7 +53,7 @@ class AuditCost:
 
 
 # a sentence's end, for the estimate (the pipeline's own splitter runs once, in the audit)
-_SENTENCE_END_RE = re.compile(r"[.!?;]+(?=\s|$)|\n\s*\n")
+_SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n[ \t]*\n")
 
 
 def audit_cost_estimate(request: AuditRequest) -> AuditCost:

@@ -60,10 +60,10 @@ def test_it_stores_the_answer_claims_evidence_run_and_events(workspace, embedder
 def test_it_stores_nothing_when_the_store_fails(workspace, embedder, monkeypatch):
     from audit.services import audit as service
 
-    def boom(**kwargs):
+    def boom(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(service, "event_record", boom)
+    monkeypatch.setattr(service, "events_write", boom)  # the last write of the one transaction
     with pytest.raises(RuntimeError):
         audit_and_store(
             workspace=workspace,
