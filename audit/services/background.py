@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ from django.utils import timezone
 from audit import constants
 from audit.errors import Busy, Conflict, TheoriaError
 from audit.models import BackgroundJob, BackgroundJobStatus, IdempotencyKey, Workspace
+from audit.pipeline.extraction import split_sentences
 from audit.pipeline.structured import canonical_text
 from audit.services.events import Actor, actor_user
 from audit.services.idempotency import Submission
@@ -52,23 +52,17 @@ class AuditCost:
         return {**dataclasses.asdict(self), "inline_budget": constants.AUDIT_INLINE_COST_BUDGET}
 
 
-# a sentence's end, for the estimate (the pipeline's own splitter runs once, in the audit)
-_SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n[ \t]*\n")
-
-
 def audit_cost_estimate(request: AuditRequest) -> AuditCost:
     """The cost of auditing ``request``: the answer's characters up to the read budget (the pipeline
     reads no more), the evidence sent with it (``AUDIT_COST_EVIDENCE_WEIGHT`` a character: every
-    passage is embedded and searched) and ``AUDIT_COST_PER_SENTENCE`` per sentence (counted by their
-    ends, in one linear pass). A drafted answer (none sent) costs what its passages cost."""
+    passage is embedded and searched) and ``AUDIT_COST_PER_SENTENCE`` per sentence (the pipeline's own
+    splitter, linear). A drafted answer (none sent) costs what its passages cost."""
     if request.answer_json is not None:
         text = canonical_text(request.answer_json)
     else:
         text = request.answer or ""
     evidence = sum(len(str(c.get("text") or "")) for c in request.contexts)
-    ends = list(_SENTENCE_END_RE.finditer(text))
-    tail = text[ends[-1].end() :] if ends else text
-    sentences = len(ends) + (1 if tail.strip() else 0)
+    sentences = len(split_sentences(text)) if text else 0
     units = (
         min(len(text), constants.AUDIT_READ_BUDGET_CHARS)
         + round(evidence * constants.AUDIT_COST_EVIDENCE_WEIGHT)
