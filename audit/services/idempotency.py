@@ -1,6 +1,7 @@
 """The Idempotency-Key of an audit request: the fingerprint of a body, and the answer of a retried
-key (its first answer, unchanged). ``audit.services.submission_write`` stores the key with the
-answer; a request whose key is already stored is answered here before anything is computed.
+key (its first answer, unchanged, or the job that queued its audit). ``audit.services.submission_write``
+stores the key with the answer; a request whose key is already stored is answered here before
+anything is computed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from django.contrib.auth.models import User
 
 from audit import hooks
 from audit.errors import Conflict
-from audit.models import Answer, IdempotencyKey, Workspace
+from audit.models import Answer, BackgroundJob, IdempotencyKey, Workspace
 
 
 @dataclass
@@ -58,3 +59,17 @@ def submission_replay(
         replayed=True,
         escalations=hooks.claim_escalations(stored.answer.claims.values_list("pk", flat=True)),
     )
+
+
+def queued_audit_of(
+    *, workspace: Workspace, user: User | None, key: str, fingerprint: str
+) -> BackgroundJob | None:
+    """The job that queued the audit of a retried key (the same body; another body is 409), or None."""
+    if user is None:
+        return None
+    queued = BackgroundJob.objects.filter(
+        workspace=workspace, user=user, kind=BackgroundJob.KIND_AUDIT, key=key
+    ).first()
+    if queued is not None and queued.fingerprint != fingerprint:
+        raise Conflict(f'Idempotency-Key "{key}" was already used with a different request body.')
+    return queued

@@ -35,9 +35,8 @@ from audit.errors import InvalidInput
 from audit.models import BackgroundJob
 from audit.models.choices import Mode
 from audit.selectors import api as selectors
-from audit.services.background import audit_submit_or_queue
 from audit.services.idempotency import request_fingerprint
-from audit.services.submissions import AuditRequest
+from audit.services.submissions import AuditRequest, audit_submit_or_queue
 
 # --- Audits -------------------------------------------------------------------------------------
 
