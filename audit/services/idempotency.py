@@ -1,13 +1,11 @@
-"""The Idempotency-Key of an audit request: the fingerprint of a body, and the answer of a retried
-key (its first answer, unchanged, or the job that queued its audit). ``audit.services.submission_write``
-stores the key with the answer; a request whose key is already stored is answered here before
-anything is computed.
+"""The Idempotency-Key of an audit request: the answer of a retried key (its first answer, unchanged,
+or the job that queued its audit), the same body being the same fingerprint (the API's
+``request_fingerprint``). ``audit.services.submission_write`` stores the key with the answer; a
+request whose key is already stored is answered here before anything is computed.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,12 +27,6 @@ class Submission:
     drafted: dict[str, Any] = field(default_factory=dict)  # how Theoria drafted the answer, when it did
     # the answer's claims put before people ({claim pk: [escalation refs]}): what the intake opened
     escalations: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-
-
-def request_fingerprint(payload: Any) -> str:
-    """Return sha256 of a request body in canonical JSON (key order and spacing do not matter)."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def submission_replay(

@@ -1,9 +1,12 @@
 """Audit requests of the RAG front end: idempotency, mode resolution, Normal-mode recording and
 the hand-off to the verification pipeline (Audit-Local) and to web verification (Audit-Web).
 
-``audit_submit`` is the one entry point (the API and the answer form call it): it checks the
-request, resolves the actor and the mode, builds the job, then makes one call that computes
-everything (``audit.services.submission_compute``) and one write (``audit.services.submission_write``).
+``audit_submit_or_queue`` (the API and the answer form) and ``audit_submit`` ("Audit now", a queued
+audit's task) run one pass, ``_audit_submit``: it checks the request, resolves the actor, answers a
+retried key, resolves the mode, builds the job (the answer's claims counted there), and, with the
+cost budget, estimates the audit once (``audit.pipeline.cost``) to queue it
+(``audit.services.audit_queue``) or run it now: one call that computes everything
+(``audit.services.submission_compute``) and one write (``audit.services.submission_write``).
 """
 
 from __future__ import annotations
