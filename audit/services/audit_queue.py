@@ -6,26 +6,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.db import transaction
 
 from audit import constants
 from audit.errors import Busy
-from audit.models import BackgroundJob, BackgroundJobStatus, Workspace
+from audit.models import BackgroundJob, BackgroundJobStatus
 from audit.pipeline.cost import AuditCost
+from audit.services.job import AuditJob
 
 
 def audit_queue(
-    *,
-    workspace: Workspace,
-    owner: User,
-    request: dict[str, Any],
-    key: str,
-    fingerprint: str,
-    cost: AuditCost,
+    job: AuditJob, request: dict[str, Any], *, key: str, fingerprint: str, cost: AuditCost
 ) -> BackgroundJob:
-    """Store the audit ``request`` (the service's request as a dict) as a queued job and hand it to
-    the task queue once stored; ``Busy`` (429) past the user's ``QUEUED_AUDITS_PER_USER``."""
+    """Store the audit ``request`` (the service's request as a dict) of ``job`` (its workspace and
+    the signed-in user who asked) as a queued job and hand it to the task queue once stored;
+    ``Busy`` (429) past the user's ``QUEUED_AUDITS_PER_USER``."""
+    workspace, owner = job.workspace, job.user
     active = BackgroundJob.objects.filter(
         workspace=workspace,
         user=owner,
@@ -40,7 +36,7 @@ def audit_queue(
             retry_after=constants.QUEUED_AUDIT_RETRY_AFTER_S,
         )
     with transaction.atomic():
-        job = BackgroundJob.objects.create(
+        queued = BackgroundJob.objects.create(
             workspace=workspace,
             user=owner,
             kind=BackgroundJob.KIND_AUDIT,
@@ -50,8 +46,8 @@ def audit_queue(
             progress={"done": 0, "total": 1},
             result={"estimated_cost": cost.as_dict()},
         )
-        transaction.on_commit(lambda: background_job_enqueue(job.pk))
-    return job
+        transaction.on_commit(lambda: background_job_enqueue(queued.pk))
+    return queued
 
 
 def background_job_enqueue(job_id: int) -> None:

@@ -84,15 +84,15 @@ def submission_compute(
         return _submission_compute(job, decision, answer=answer, verify=verify)
 
 
-# long: one pass, in the order the request runs (draft, audit, the Audit-Web rule, the web step),
-# written as one function so that each step's result is handed to the next, never read back
+# one pass, in the order the request runs (draft, audit, the Audit-Web rule, the web step), written
+# as one function so that each step's result is handed to the next, never read back
 def _submission_compute(
     job: AuditJob, decision: ModeDecision, *, answer: str | None, verify: bool
 ) -> Computed:
     """Compute one request; writes nothing.
 
     The answer: ``answer_json``'s canonical text (a malformed field or source ref: 400 before any
-    audit), else ``answer``, else an LLM's draft with the job's plan and client (the audit that
+    audit), else ``answer`` (the job's text), else an LLM's draft with the job's plan and client (the audit that
     follows uses the same, so the draft's calls and tokens are stored on its run). Without an
     answer and without a usable LLM (none configured, residency, budget) the request is refused
     naming ``answer``: Theoria does not invent answers offline for a front end. A drafted answer's
@@ -107,14 +107,11 @@ def _submission_compute(
     """
     contexts: list[dict[str, Any]] | None = None  # the request's, unless a draft gave them keys
     drafted: dict[str, Any] = {}
+    text = job.verification.answer_text  # the answer received (``audit_request_check``ed)
     if job.answer_json is not None:
         structured_fields_check(job.answer_json, list(job.contexts))
         text = canonical_text(job.answer_json)
-    elif answer is not None:
-        if not answer.strip():
-            raise InvalidInput("answer", "may not be blank.")
-        text = answer
-    else:  # an LLM's draft, with the contexts it gave citation keys
+    elif answer is None:  # an LLM's draft, with the contexts it gave citation keys
         setup = job.llm_setup
         if setup.client is None:
             raise Unavailable("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
@@ -142,15 +139,11 @@ def _submission_compute(
         }
     citations = len(citations_of(text, list(job.contexts) if contexts is None else contexts))
     if text != job.verification.answer_text or contexts is not None:  # a drafted or structured answer
-        job = replace(
-            job,
-            contexts=job.contexts if contexts is None else tuple(contexts),
-            verification=job.verification.with_answer(text, contexts),
-        )
+        received = job.contexts if contexts is None else tuple(contexts)
+        job = replace(job, contexts=received, verification=job.verification.with_answer(text, contexts))
     if not verify:
         return Computed(job=job, drafted=drafted, citations=citations, verified=None)
-    # TooLarge when the answer has more claims than the workspace audits (a received answer's were
-    # counted when its job was built)
+    # TooLarge when the answer has more claims than the workspace audits (a received answer's: counted)
     job = replace(job, verification=job.verification.with_claims())
     computed, structured = None, None
     if job.answer_json is not None:  # one claim per field, checked against the passages its refs name

@@ -1,8 +1,8 @@
 """Audit requests of the RAG front end: idempotency, mode resolution, Normal-mode recording and
 the hand-off to the verification pipeline (Audit-Local) and to web verification (Audit-Web).
 
-``audit_submit_or_queue`` (the API and the answer form) and ``audit_submit`` ("Audit now", a queued
-audit's task) run one pass, ``_audit_submit``: it checks the request, resolves the actor, answers a
+``audit_submit_or_queue`` (the API) and ``audit_submit`` ("Audit now", a queued audit's task, the
+answer form) run one pass, ``_audit_submit``: it checks the request, resolves the actor, answers a
 retried key, resolves the mode, builds the job (the answer's claims counted there), and, with the
 cost budget, estimates the audit once (``audit.pipeline.cost``) to queue it
 (``audit.services.audit_queue``) or run it now: one call that computes everything
@@ -85,8 +85,8 @@ def audit_submit(
     fingerprint: str = "",
     on_stored: Callable[[Answer], None] | None = None,
 ) -> Submission:
-    """Run one audit request now, whatever its cost (``_audit_submit``): the answer form's "Audit
-    now", a queued audit's task. ``on_stored(answer)`` writes the caller's own rows in the request's
+    """Run one audit request now, whatever its cost (``_audit_submit``): "Audit now"
+    (``audit_now``), a queued audit's task, the answer form. ``on_stored(answer)`` writes the caller's own rows in the request's
     transaction ("Audit now" links the two answers there); what it raises stores nothing."""
     submission = _audit_submit(
         workspace=workspace,
@@ -127,8 +127,8 @@ def audit_submit_or_queue(
     )
 
 
-# long: one pass, in the order a request runs (its checks, the replay of a retried key, the mode,
-# the job, the budget, the computation, the write), each step's result handed to the next
+# one pass, in the order a request runs (its checks, the replay of a retried key, the mode, the job,
+# the budget, the computation, the write), each step's result handed to the next
 def _audit_submit(
     *,
     workspace: Workspace,
@@ -140,17 +140,15 @@ def _audit_submit(
     budget: bool,
 ) -> Submission | BackgroundJob:
     """Run one audit request; a retried idempotency key returns the first answer unchanged (with
-    ``budget``, or the job that queued it).
+    ``budget``, or the job that queued it). With ``budget``, an audit over the inline cost budget is
+    queued (``audit_queue``).
 
-    Raises InvalidInput (bad values, :func:`audit_request_check`), TooLarge (an answer over
-    MAX_ANSWER_CHARS, or more claims than the workspace audits: counted when the job is built,
-    before anything is verified or queued), Conflict (a key reused with another body), Busy (the
-    user's expensive audits or queued audits). With ``budget``, an audit over the inline cost
-    budget is queued (``audit_queue``). Drafting, the pipeline and web calls run before any
-    transaction; the rows are then written in one short transaction (``submission_write``), so
-    other requests are never kept waiting behind a long audit, a failure stores nothing and the
-    key is stored with the answer. The actor is resolved once, here (``actor_user``): the job
-    carries the signed-in user or None.
+    Raises InvalidInput (:func:`audit_request_check`), TooLarge (an answer over MAX_ANSWER_CHARS, or
+    more claims than the workspace audits: counted when the job is built, before anything is
+    verified or queued), Conflict (a key reused with another body), Busy (the user's expensive or
+    queued audits). Drafting, the pipeline and web calls run outside any transaction, then the one
+    short write (``submission_write``): a failure stores nothing, the key is stored with the answer.
+    The actor is resolved once, here (``actor_user``): the job carries the signed-in user or None.
     """
     audit_request_check(request)
     user = actor_user(user)
@@ -162,7 +160,7 @@ def _audit_submit(
         )
         if replay is not None:
             return replay
-        queued = (
+        queued = (  # the job that queued the audit of a retried key
             queued_audit_of(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
             if budget
             else None
@@ -195,12 +193,7 @@ def _audit_submit(
         )
         if not cost.inline:
             return audit_queue(
-                workspace=workspace,
-                owner=user,
-                request=dataclasses.asdict(request),
-                key=idempotency_key,
-                fingerprint=fingerprint,
-                cost=cost,
+                job, dataclasses.asdict(request), key=idempotency_key, fingerprint=fingerprint, cost=cost
             )
     # Normal: recorded as received; else verified first, outside any transaction; then the one write
     computed = submission_compute(job, decision, answer=request.answer, verify=not normal)
