@@ -54,7 +54,7 @@ OVER_BUDGET_FLAG = "over_read_budget"  # its risk flag; such a claim is not sent
 # The evidence one claim's role binding parses: its evidence sentences in passage order until their
 # characters pass this (coordinated clauses of 907 KB held the binding two minutes for 200 claims).
 BINDING_MAX_EVIDENCE_CHARS = 20_000
-# An audit whose estimated cost (audit_cost_estimate: characters of the answer up to the read budget,
+# An audit whose estimated cost (audit.pipeline.cost: characters of the answer up to the read budget,
 # plus the evidence sent with it weighted by AUDIT_COST_EVIDENCE_WEIGHT, plus AUDIT_COST_PER_SENTENCE
 # per sentence) passes AUDIT_INLINE_COST_BUDGET runs on the task queue: the request answers 202 with
 # the URL to poll, and the web worker is free at once. At most QUEUED_AUDITS_PER_USER of one user's

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from audit.constants import Thresholds
+from audit.errors import TooLarge
 from audit.pipeline.extraction import extract_claims
 from audit.pipeline.llm.client import LLMClient
 from audit.pipeline.methods import VerifyContext, verify_context
@@ -52,13 +53,22 @@ class VerificationJob:
             return replace(self, answer_text=answer_text, claims=None)
         return replace(self, answer_text=answer_text, passages=passages_of(passages), claims=None)
 
-    def with_claims(self, limit: int | None = None) -> VerificationJob:
+    def with_claims(self) -> VerificationJob:
         """The job with its answer's claims extracted (offline extractor), once: the pipeline's
-        audit of this job uses them instead of extracting again. With ``limit``, extraction stops
-        past ``limit`` claims (the job is then refused, see ``extract_claims``)."""
+        audit of this job uses them instead of extracting again. Refuses (``TooLarge``, 413) an
+        answer with more claims than the job's thresholds audit (``max_claims_per_answer``), before
+        any verification: extraction stops at the first claim past the limit."""
         if self.claims is not None:
             return self
-        return replace(self, claims=tuple(extract_claims(self.answer_text, self.query, limit=limit)))
+        limit = self.thresholds.max_claims_per_answer
+        claims = tuple(extract_claims(self.answer_text, self.query, limit=limit))
+        if len(claims) > limit:
+            raise TooLarge(
+                "answer",
+                f"has more than {limit} claims; this workspace audits at most {limit} claims per answer "
+                f"(threshold max_claims_per_answer). Split the answer or raise the threshold.",
+            )
+        return replace(self, claims=claims)
 
     def with_passages(self, passages: Any) -> VerificationJob:
         return replace(self, passages=passages_of(passages))

@@ -1,12 +1,11 @@
-"""The Idempotency-Key of an audit request: the fingerprint of a body, and the answer of a retried
-key (its first answer, unchanged). ``audit.services.submission_write`` stores the key with the
-answer; a request whose key is already stored is answered here before anything is computed.
+"""The Idempotency-Key of an audit request: the answer of a retried key (its first answer, unchanged,
+or the job that queued its audit), the same body being the same fingerprint (the API's
+``request_fingerprint``). ``audit.services.submission_write`` stores the key with the answer; a
+request whose key is already stored is answered here before anything is computed.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +13,7 @@ from django.contrib.auth.models import User
 
 from audit import hooks
 from audit.errors import Conflict
-from audit.models import Answer, IdempotencyKey, Workspace
+from audit.models import Answer, BackgroundJob, IdempotencyKey, Workspace
 
 
 @dataclass
@@ -28,12 +27,6 @@ class Submission:
     drafted: dict[str, Any] = field(default_factory=dict)  # how Theoria drafted the answer, when it did
     # the answer's claims put before people ({claim pk: [escalation refs]}): what the intake opened
     escalations: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-
-
-def request_fingerprint(payload: Any) -> str:
-    """Return sha256 of a request body in canonical JSON (key order and spacing do not matter)."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def submission_replay(
@@ -58,3 +51,17 @@ def submission_replay(
         replayed=True,
         escalations=hooks.claim_escalations(stored.answer.claims.values_list("pk", flat=True)),
     )
+
+
+def queued_audit_of(
+    *, workspace: Workspace, user: User | None, key: str, fingerprint: str
+) -> BackgroundJob | None:
+    """The job that queued the audit of a retried key (the same body; another body is 409), or None."""
+    if user is None:
+        return None
+    queued = BackgroundJob.objects.filter(
+        workspace=workspace, user=user, kind=BackgroundJob.KIND_AUDIT, key=key
+    ).first()
+    if queued is not None and queued.fingerprint != fingerprint:
+        raise Conflict(f'Idempotency-Key "{key}" was already used with a different request body.')
+    return queued

@@ -24,7 +24,6 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from audit.errors import TooLarge
 from audit.models import Answer, Workspace
 from audit.pipeline.job import VerificationJob, passages_of
 from audit.pipeline.profiles import verification_plan
@@ -49,30 +48,6 @@ class AuditJob:
     # how the revision loop softens and what it does with unsupported claims (the settings, read
     # when the job is built rather than by the loop)
     revision: RevisionOptions = field(default_factory=RevisionOptions)
-
-    def with_claims(self) -> AuditJob:
-        """The job with its answer's claims extracted once (``VerificationJob.with_claims``): the
-        audit uses them. Refuses (``TooLarge``, 413) an answer with more claims than the workspace
-        audits (``max_claims_per_answer``), before any verification: extraction stops at the first
-        claim past the limit."""
-        limit = self.verification.thresholds.max_claims_per_answer
-        verification = self.verification.with_claims(limit=limit)
-        if len(verification.claims or ()) > limit:
-            raise TooLarge(
-                "answer",
-                f"has more than {limit} claims; this workspace audits at most {limit} claims per answer "
-                f"(threshold max_claims_per_answer). Split the answer or raise the threshold.",
-            )
-        return replace(self, verification=verification)
-
-    def with_answer(self, answer_text: str, contexts: Iterable[dict[str, Any]] | None = None) -> AuditJob:
-        """The same job for a drafted text (and the contexts the draft gave citation keys)."""
-        if contexts is None:
-            return replace(self, verification=self.verification.with_answer(answer_text))
-        received = tuple(contexts)
-        return replace(
-            self, contexts=received, verification=self.verification.with_answer(answer_text, received)
-        )
 
     @cached_property
     def web(self) -> VerificationJob:
@@ -114,11 +89,14 @@ def audit_job_build(
     offline: str = "",
     llm_time_budget_s: float | None = None,
     depth: str | None = None,
+    claims: bool = False,
 ) -> AuditJob:
     """Build the job of one audit: the thresholds at ``domain``'s strictness and the plan of
     ``profile`` are read here, once, and so is the LLM setup (its time budget, ``llm_time_budget_s``
     or the setting, starts now) unless the caller passes one (``llm_setup``) or says why the job
-    runs offline (``offline``: no client is set up). ``depth`` replaces the verification depth."""
+    runs offline (``offline``: no client is set up). ``depth`` replaces the verification depth.
+    With ``claims`` the answer's claims are extracted now (``VerificationJob.with_claims``: an
+    answer over the claims cap is refused before anything else runs)."""
     thresholds = thresholds_for(workspace, domain=domain)
     if depth is not None:
         thresholds = thresholds.updated({"verification_depth": depth})  # ValueError on an unknown depth
@@ -141,6 +119,8 @@ def audit_job_build(
         llm=llm_setup.client,
         offline_reason=llm_setup.offline_reason,
     )
+    if claims:
+        verification = verification.with_claims()
     return AuditJob(
         workspace=workspace,
         verification=verification,

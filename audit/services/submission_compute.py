@@ -6,10 +6,16 @@ asks for it, the web step. Reads only; ``audit.services.submission_write`` write
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any
 
-from audit.errors import InvalidInput, Unavailable
+from django.contrib.auth.models import User
+from django.core.cache import cache
+
+from audit import constants
+from audit.errors import Busy, InvalidInput, Unavailable
 from audit.pipeline.extraction import citations_of
 from audit.pipeline.llm.generation import generate
 from audit.pipeline.structured import StructuredError, canonical_text, discover_fields
@@ -44,15 +50,49 @@ def structured_fields_check(answer_json: object, contexts: list[dict[str, Any]])
         raise InvalidInput(where, exc.message) from None
 
 
-# long: one pass, in the order the request runs (draft, audit, the Audit-Web rule, the web step),
-# written as one function so that each step's result is handed to the next, never read back
+@contextmanager
+def expensive_audit_slot(user: User | None, answer: str | None) -> Iterator[None]:
+    """Hold one of the user's ``EXPENSIVE_AUDITS_PER_USER`` slots (shared cache) while an answer of
+    ``EXPENSIVE_AUDIT_CHARS`` or more is audited; ``Busy`` (429) when they are all held."""
+    pk = getattr(user, "pk", None)
+    if pk is None or answer is None or len(answer) < constants.EXPENSIVE_AUDIT_CHARS:
+        yield
+        return
+    for slot in range(constants.EXPENSIVE_AUDITS_PER_USER):
+        key = f"theoria:expensive-audit:{pk}:{slot}"
+        if cache.add(key, 1, timeout=constants.EXPENSIVE_AUDIT_SLOT_S):
+            try:
+                yield
+            finally:
+                cache.delete(key)
+            return
+    raise Busy(
+        "answer",
+        f"you already have {constants.EXPENSIVE_AUDITS_PER_USER} audit(s) of an answer of "
+        f"{constants.EXPENSIVE_AUDIT_CHARS:,} characters or more running; send this one when it has finished.",
+        retry_after=constants.EXPENSIVE_AUDIT_RETRY_AFTER_S,
+    )
+
+
 def submission_compute(
+    job: AuditJob, decision: ModeDecision, *, answer: str | None, verify: bool
+) -> Computed:
+    """Compute one request (``_submission_compute``); writes nothing. An answer of
+    ``EXPENSIVE_AUDIT_CHARS`` or more is computed while the user holds an expensive-audit slot
+    (``Busy``, 429, when they hold them all)."""
+    with expensive_audit_slot(job.user, answer):
+        return _submission_compute(job, decision, answer=answer, verify=verify)
+
+
+# one pass, in the order the request runs (draft, audit, the Audit-Web rule, the web step), written
+# as one function so that each step's result is handed to the next, never read back
+def _submission_compute(
     job: AuditJob, decision: ModeDecision, *, answer: str | None, verify: bool
 ) -> Computed:
     """Compute one request; writes nothing.
 
     The answer: ``answer_json``'s canonical text (a malformed field or source ref: 400 before any
-    audit), else ``answer``, else an LLM's draft with the job's plan and client (the audit that
+    audit), else ``answer`` (the job's text), else an LLM's draft with the job's plan and client (the audit that
     follows uses the same, so the draft's calls and tokens are stored on its run). Without an
     answer and without a usable LLM (none configured, residency, budget) the request is refused
     naming ``answer``: Theoria does not invent answers offline for a front end. A drafted answer's
@@ -67,14 +107,11 @@ def submission_compute(
     """
     contexts: list[dict[str, Any]] | None = None  # the request's, unless a draft gave them keys
     drafted: dict[str, Any] = {}
+    text = job.verification.answer_text  # the answer received (``audit_request_check``ed)
     if job.answer_json is not None:
         structured_fields_check(job.answer_json, list(job.contexts))
         text = canonical_text(job.answer_json)
-    elif answer is not None:
-        if not answer.strip():
-            raise InvalidInput("answer", "may not be blank.")
-        text = answer
-    else:  # an LLM's draft, with the contexts it gave citation keys
+    elif answer is None:  # an LLM's draft, with the contexts it gave citation keys
         setup = job.llm_setup
         if setup.client is None:
             raise Unavailable("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
@@ -101,10 +138,13 @@ def submission_compute(
             "completion_tokens": accounting["completion_tokens"],
         }
     citations = len(citations_of(text, list(job.contexts) if contexts is None else contexts))
-    job = job.with_answer(text, contexts)
+    if text != job.verification.answer_text or contexts is not None:  # a drafted or structured answer
+        received = job.contexts if contexts is None else tuple(contexts)
+        job = replace(job, contexts=received, verification=job.verification.with_answer(text, contexts))
     if not verify:
         return Computed(job=job, drafted=drafted, citations=citations, verified=None)
-    job = job.with_claims()  # TooLarge when the answer has more claims than the workspace audits
+    # TooLarge when the answer has more claims than the workspace audits (a received answer's: counted)
+    job = replace(job, verification=job.verification.with_claims())
     computed, structured = None, None
     if job.answer_json is not None:  # one claim per field, checked against the passages its refs name
         structured = structured_compute(job)

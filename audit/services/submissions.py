@@ -1,27 +1,30 @@
 """Audit requests of the RAG front end: idempotency, mode resolution, Normal-mode recording and
 the hand-off to the verification pipeline (Audit-Local) and to web verification (Audit-Web).
 
-``audit_submit`` is the one entry point (the API and the answer form call it): it checks the
-request, resolves the actor and the mode, builds the job, then makes one call that computes
-everything (``audit.services.submission_compute``) and one write (``audit.services.submission_write``).
+``audit_submit_or_queue`` (the API) and ``audit_submit`` ("Audit now", a queued audit's task, the
+answer form) run one pass, ``_audit_submit``: it checks the request, resolves the actor, answers a
+retried key, resolves the mode, builds the job (the answer's claims counted there), and, with the
+cost budget, estimates the audit once (``audit.pipeline.cost``) to queue it
+(``audit.services.audit_queue``) or run it now: one call that computes everything
+(``audit.services.submission_compute``) and one write (``audit.services.submission_write``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from django.conf import settings
-from django.core.cache import cache
 
 from audit import constants
-from audit.errors import Busy, InvalidInput, TooLarge
-from audit.models import Answer, Workspace
+from audit.errors import InvalidInput, TooLarge
+from audit.models import Answer, BackgroundJob, Workspace
+from audit.pipeline.cost import audit_cost
 from audit.services.actors import actor_user
+from audit.services.audit_queue import audit_queue
 from audit.services.events import Actor
-from audit.services.idempotency import Submission, submission_replay
+from audit.services.idempotency import Submission, queued_audit_of, submission_replay
 from audit.services.job import audit_job_build
 from audit.services.modes import mode_resolve
 from audit.services.submission_compute import submission_compute
@@ -73,30 +76,6 @@ def audit_request_check(request: AuditRequest) -> None:
         )
 
 
-@contextmanager
-def expensive_audit_slot(user: Actor, answer: str | None) -> Iterator[None]:
-    """Hold one of the user's ``EXPENSIVE_AUDITS_PER_USER`` slots (shared cache) while an answer of
-    ``EXPENSIVE_AUDIT_CHARS`` or more is audited; ``Busy`` (429) when they are all held."""
-    pk = getattr(user, "pk", None)
-    if pk is None or answer is None or len(answer) < constants.EXPENSIVE_AUDIT_CHARS:
-        yield
-        return
-    for slot in range(constants.EXPENSIVE_AUDITS_PER_USER):
-        key = f"theoria:expensive-audit:{pk}:{slot}"
-        if cache.add(key, 1, timeout=constants.EXPENSIVE_AUDIT_SLOT_S):
-            try:
-                yield
-            finally:
-                cache.delete(key)
-            return
-    raise Busy(
-        "answer",
-        f"you already have {constants.EXPENSIVE_AUDITS_PER_USER} audit(s) of an answer of "
-        f"{constants.EXPENSIVE_AUDIT_CHARS:,} characters or more running; send this one when it has finished.",
-        retry_after=constants.EXPENSIVE_AUDIT_RETRY_AFTER_S,
-    )
-
-
 def audit_submit(
     *,
     workspace: Workspace,
@@ -106,41 +85,72 @@ def audit_submit(
     fingerprint: str = "",
     on_stored: Callable[[Answer], None] | None = None,
 ) -> Submission:
-    """Run one audit request (``_audit_submit``); an answer of ``EXPENSIVE_AUDIT_CHARS`` or more runs
-    while the user holds an expensive-audit slot (``Busy``, 429, when they hold them all); one over
-    ``MAX_ANSWER_CHARS`` is refused first (``TooLarge``, 413), as is any request that fails
-    :func:`audit_request_check`."""
-    audit_request_check(request)
-    with expensive_audit_slot(user, request.answer):
-        return _audit_submit(
-            workspace=workspace,
-            user=user,
-            request=request,
-            idempotency_key=idempotency_key,
-            fingerprint=fingerprint,
-            on_stored=on_stored,
-        )
+    """Run one audit request now, whatever its cost (``_audit_submit``): "Audit now"
+    (``audit_now``), a queued audit's task, the answer form. ``on_stored(answer)`` writes the caller's own rows in the request's
+    transaction ("Audit now" links the two answers there); what it raises stores nothing."""
+    submission = _audit_submit(
+        workspace=workspace,
+        user=user,
+        request=request,
+        idempotency_key=idempotency_key,
+        fingerprint=fingerprint,
+        on_stored=on_stored,
+        budget=False,
+    )
+    assert isinstance(submission, Submission)  # only the cost budget queues an audit
+    return submission
 
 
-def _audit_submit(
+def audit_submit_or_queue(
     *,
     workspace: Workspace,
     user: Actor,
     request: AuditRequest,
     idempotency_key: str = "",
     fingerprint: str = "",
-    on_stored: Callable[[Answer], None] | None = None,
-) -> Submission:
-    """Run one audit request; a retried idempotency key returns the first answer unchanged.
+) -> Submission | BackgroundJob:
+    """Audit now (a ``Submission``) or queue the audit (a ``BackgroundJob``), by its estimated cost
+    (``audit.pipeline.cost``): the API's and the form's way in (``_audit_submit``).
 
-    Raises InvalidInput (bad values), TooLarge (an answer over MAX_ANSWER_CHARS, or more claims
-    than the workspace audits), Conflict (a key reused with another body). Drafting, the pipeline and web calls run before
-    any transaction; the rows are then written in one short transaction (``submission_write``), so
-    other requests are never kept waiting behind a long audit, a failure stores nothing and the
-    key is stored with the answer. ``on_stored(answer)`` writes the caller's own rows in that
-    transaction ("Audit now" links the two answers there); what it raises stores nothing. The
-    actor is resolved once, here (``actor_user``): the job carries the signed-in user or None.
+    An audit within ``AUDIT_INLINE_COST_BUDGET`` runs now (201); one over it is stored as a queued
+    job, run by the task queue (202 with the job's URL): a retried key of a queued audit gets its
+    job (the same body; another body is 409). A Normal answer (recorded, not read) and an anonymous
+    caller's audit always run now. A user holds at most ``QUEUED_AUDITS_PER_USER`` queued or running
+    audits (429 with Retry-After)."""
+    return _audit_submit(
+        workspace=workspace,
+        user=user,
+        request=request,
+        idempotency_key=idempotency_key,
+        fingerprint=fingerprint,
+        budget=True,
+    )
+
+
+# one pass, in the order a request runs (its checks, the replay of a retried key, the mode, the job,
+# the budget, the computation, the write), each step's result handed to the next
+def _audit_submit(
+    *,
+    workspace: Workspace,
+    user: Actor,
+    request: AuditRequest,
+    idempotency_key: str,
+    fingerprint: str,
+    on_stored: Callable[[Answer], None] | None = None,
+    budget: bool,
+) -> Submission | BackgroundJob:
+    """Run one audit request; a retried idempotency key returns the first answer unchanged (with
+    ``budget``, or the job that queued it). With ``budget``, an audit over the inline cost budget is
+    queued (``audit_queue``).
+
+    Raises InvalidInput (:func:`audit_request_check`), TooLarge (an answer over MAX_ANSWER_CHARS, or
+    more claims than the workspace audits: counted when the job is built, before anything is
+    verified or queued), Conflict (a key reused with another body), Busy (the user's expensive or
+    queued audits). Drafting, the pipeline and web calls run outside any transaction, then the one
+    short write (``submission_write``): a failure stores nothing, the key is stored with the answer.
+    The actor is resolved once, here (``actor_user``): the job carries the signed-in user or None.
     """
+    audit_request_check(request)
     user = actor_user(user)
     if idempotency_key:
         if len(idempotency_key) > 255:
@@ -150,7 +160,13 @@ def _audit_submit(
         )
         if replay is not None:
             return replay
-    job_fields = request.job_fields()
+        queued = (  # the job that queued the audit of a retried key
+            queued_audit_of(workspace=workspace, user=user, key=idempotency_key, fingerprint=fingerprint)
+            if budget
+            else None
+        )
+        if queued is not None:
+            return queued
     decision = mode_resolve(
         workspace=workspace,
         user=user,
@@ -163,15 +179,23 @@ def _audit_submit(
     job = audit_job_build(  # one client (and time budget) for the request: draft, audit, revision
         workspace,
         user=user,
-        answer_text="",
+        answer_text=request.answer or "",
         revise=True,
         profile=request.verification_profile,
         generation_mode=request.generation_mode,
         offline="" if verifies_or_drafts else "a Normal answer is recorded, not verified",
-        **job_fields,
+        claims=not normal and request.answer is not None,  # the claims cap's 413 comes first
+        **request.job_fields(),
     )
-    # Normal: recorded as received; else verified first (TooLarge when the answer has more claims
-    # than the workspace audits), outside any transaction; then the one write
+    if budget and not normal and user is not None:
+        cost = audit_cost(
+            job.verification.answer_text, job.verification.passages, answer_json=request.answer_json
+        )
+        if not cost.inline:
+            return audit_queue(
+                job, dataclasses.asdict(request), key=idempotency_key, fingerprint=fingerprint, cost=cost
+            )
+    # Normal: recorded as received; else verified first, outside any transaction; then the one write
     computed = submission_compute(job, decision, answer=request.answer, verify=not normal)
     closing = Closing(
         decision=decision,

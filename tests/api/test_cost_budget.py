@@ -129,19 +129,19 @@ def test_a_job_of_another_workspace_is_404(client_for, make_user, small_budgets)
 
 def test_the_cost_estimate_grows_with_the_answer_the_evidence_and_the_sentences():
     from audit import constants
-    from audit.services.background import audit_cost_estimate
-    from audit.services.submissions import AuditRequest
+    from audit.pipeline.cost import audit_cost
+    from audit.pipeline.types import Passage
 
-    short = audit_cost_estimate(AuditRequest(query="q", answer=SENTENCES[0]))
+    short = audit_cost(SENTENCES[0])
     assert short.inline and short.sentences == 1
-    long = audit_cost_estimate(AuditRequest(query="q", answer=" ".join([ANSWER] * 40)))
+    long = audit_cost(" ".join([ANSWER] * 40))
     assert not long.inline and long.sentences == 200
-    capped = audit_cost_estimate(AuditRequest(query="q", answer="word " * 100_000))
+    capped = audit_cost("word " * 100_000)
     assert (
         capped.units - capped.sentences * constants.AUDIT_COST_PER_SENTENCE
         == constants.AUDIT_READ_BUDGET_CHARS
     )
-    evidence = audit_cost_estimate(
-        AuditRequest(query="q", answer=SENTENCES[0], contexts=[{"id": "p", "text": "x" * 900_000}])
-    )
+    evidence = audit_cost(SENTENCES[0], [Passage(id="p", text="x" * 900_000)])
     assert not evidence.inline and evidence.evidence_chars == 900_000
+    structured = audit_cost("", answer_json={"summary": SENTENCES[0]})
+    assert structured.answer_chars > len(SENTENCES[0]) and structured.sentences >= 1

@@ -84,7 +84,7 @@ def test_one_user_runs_one_expensive_audit_at_a_time_and_others_are_not_held(cli
     """Two requests of long answers from one client held every worker (issue 46): while one of the
     user's expensive audits runs, their next one is refused with 429 and Retry-After."""
     from audit import constants
-    from audit.services.submissions import expensive_audit_slot
+    from audit.services.submission_compute import expensive_audit_slot
 
     ann, bob = make_user("ann", roles.SUBMITTER), make_user("bob", roles.SUBMITTER)
     long = _answer(2_000)[: constants.EXPENSIVE_AUDIT_CHARS]

@@ -30,14 +30,17 @@ from audit.api.serializers import (
     StrictInputSerializer,
 )
 from audit.api.throttles import AuditThrottle
-from audit.api.views.common import IDEMPOTENCY_KEY_RE, CleanRequestMixin, request_workspace
+from audit.api.views.common import (
+    IDEMPOTENCY_KEY_RE,
+    CleanRequestMixin,
+    request_fingerprint,
+    request_workspace,
+)
 from audit.errors import InvalidInput
 from audit.models import BackgroundJob
 from audit.models.choices import Mode
 from audit.selectors import api as selectors
-from audit.services.background import audit_submit_or_queue
-from audit.services.idempotency import request_fingerprint
-from audit.services.submissions import AuditRequest
+from audit.services.submissions import AuditRequest, audit_submit_or_queue
 
 # --- Audits -------------------------------------------------------------------------------------
 
@@ -150,12 +153,13 @@ class AuditCreateApi(CleanRequestMixin, APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         audit_request = audit_request_from(data.validated_data)
+        fingerprint = request_fingerprint(request.data) if key else ""  # a retry sends the same body
         workspace = request_workspace(request)
         submission = audit_submit_or_queue(
             workspace=workspace,
             user=request.user,
             idempotency_key=key,
-            fingerprint=request_fingerprint(request.data),
+            fingerprint=fingerprint,
             request=audit_request,
         )
         if isinstance(submission, BackgroundJob):  # over the inline cost budget: queued, poll its url

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,6 +21,14 @@ from audit.services.workspaces import workspace_for_user
 EXPORT_BATCH = 500
 _M = TypeVar("_M", bound=Model)
 IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
+def request_fingerprint(payload: Any) -> str:
+    """Return sha256 of a request body in canonical JSON (key order and spacing do not matter): a
+    retry with the same Idempotency-Key must send the same body."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
 
 # The mixin's methods call the API view's own (``initial``); only the type checker sees that base.
 if TYPE_CHECKING:

@@ -1,0 +1,57 @@
+"""An audit over the inline cost budget, stored as a queued ``BackgroundJob`` and handed to the task
+queue (django-q2): the request answers 202 with the job's URL (``GET /api/v1/jobs/<id>``) and
+``audit.services.background`` runs it, the way deep checks are run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from audit import constants
+from audit.errors import Busy
+from audit.models import BackgroundJob, BackgroundJobStatus
+from audit.pipeline.cost import AuditCost
+from audit.services.job import AuditJob
+
+
+def audit_queue(
+    job: AuditJob, request: dict[str, Any], *, key: str, fingerprint: str, cost: AuditCost
+) -> BackgroundJob:
+    """Store the audit ``request`` (the service's request as a dict) of ``job`` (its workspace and
+    the signed-in user who asked) as a queued job and hand it to the task queue once stored;
+    ``Busy`` (429) past the user's ``QUEUED_AUDITS_PER_USER``."""
+    workspace, owner = job.workspace, job.user
+    active = BackgroundJob.objects.filter(
+        workspace=workspace,
+        user=owner,
+        kind=BackgroundJob.KIND_AUDIT,
+        status__in=(BackgroundJobStatus.QUEUED, BackgroundJobStatus.RUNNING),
+    ).count()
+    if active >= constants.QUEUED_AUDITS_PER_USER:
+        raise Busy(
+            "answer",
+            f"you already have {active} queued audit(s) waiting or running (at most "
+            f"{constants.QUEUED_AUDITS_PER_USER}, QUEUED_AUDITS_PER_USER); send this one when one has finished.",
+            retry_after=constants.QUEUED_AUDIT_RETRY_AFTER_S,
+        )
+    with transaction.atomic():
+        queued = BackgroundJob.objects.create(
+            workspace=workspace,
+            user=owner,
+            kind=BackgroundJob.KIND_AUDIT,
+            request=request,
+            key=key,
+            fingerprint=fingerprint,
+            progress={"done": 0, "total": 1},
+            result={"estimated_cost": cost.as_dict()},
+        )
+        transaction.on_commit(lambda: background_job_enqueue(queued.pk))
+    return queued
+
+
+def background_job_enqueue(job_id: int) -> None:
+    """Hand the job to django-q2 (``audit.tasks.background_job``)."""
+    from django_q.tasks import async_task
+
+    async_task("audit.tasks.background_job", job_id)
