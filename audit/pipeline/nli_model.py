@@ -143,7 +143,7 @@ class NLIModel:
         if not todo:
             return out
         unique = list(todo)
-        probs = self._infer(unique)
+        probs = self.infer(unique)
         with self._lock:
             for pair, p in zip(unique, probs):
                 out[todo[pair]] = p
@@ -152,7 +152,8 @@ class NLIModel:
                 self._cache.popitem(last=False)
         return out
 
-    def _infer(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+    def infer(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """The model's probabilities of ``pairs``, computed now (no cache read or written)."""
         import torch
 
         with self._lock:
