@@ -963,11 +963,22 @@ def bench_floor(index, claim_texts: list[list[str]]) -> dict:
     return {"floor_ms": round(wall, 1), "floor_cpu_ms": round(cpu, 1)}
 
 
+def kernels_line() -> str:
+    """The encoders' kernels (``NLI_KERNEL``, ``EMBEDDING_DTYPE``) as resolved on this processor."""
+    from audit.constants import EMBEDDING_DTYPE, NLI_KERNEL
+    from audit.pipeline.kernels import cpu_has_bf16, resolve_kernel
+
+    return (
+        f"kernels: cross-encoder {resolve_kernel(NLI_KERNEL)}, bi-encoder {resolve_kernel(EMBEDDING_DTYPE)} "
+        f"(this processor has {'' if cpu_has_bf16() else 'no '}bf16 instructions)"
+    )
+
+
 def _print_bench(summary: dict, judge: str, depth: str, n_answers: int, n_claims: int, out) -> None:
     print(
         f"judge {judge}; verification depth {depth}; answers {n_answers}, claims {n_claims} "
         f"({n_claims / max(1, n_answers):.1f} per answer); load average {os.getloadavg()[0]:.1f} on "
-        f"{os.cpu_count()} cores",
+        f"{os.cpu_count()} cores; {kernels_line()}",
         file=out,
     )
     print(

@@ -120,6 +120,7 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
         last["p50_ms"] / last["floor_ms"], abs=0.01
     )
     assert "reading floor (embed the claims, exact search over the 300 chunks" in text
+    assert "kernels: cross-encoder " in text and " bf16 instructions)" in text
     assert last["chunks"] == 300 and 0 < last["p50_ms"] <= last["p95_ms"] and last["claims_per_s"] > 0
     assert last["cpu_p50_ms"] > 0
     assert (tmp_path / "bench_kb_300.npy").exists()  # cached for the next run
