@@ -882,7 +882,6 @@ def _loaded_nli_models() -> list:
     return [nli_model.get_nli_model()] if info.currsize else []
 
 
-# long: one timed loop over the answers and the report of its figures, which read the loop's locals
 def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int, out, err) -> dict:
     import resource
     import time
