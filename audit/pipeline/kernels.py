@@ -55,5 +55,6 @@ def prepared(module: Any, name: str) -> Any:
 
         with warnings.catch_warnings():  # torch announces the move of this API to torchao
             warnings.simplefilter("ignore")
-            return quantize_dynamic(module, {torch.nn.Linear: per_channel_dynamic_qconfig})
+            # torch's eager quantisation API is untyped
+            return quantize_dynamic(module, {torch.nn.Linear: per_channel_dynamic_qconfig})  # type: ignore[no-untyped-call]
     return module
