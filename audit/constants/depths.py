@@ -79,6 +79,13 @@ STRING_THRESHOLDS = {
 }
 # the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
+# the NLI cross-encoder's kernel (audit/pipeline/kernels.py): "bfloat16" (measured 4x float32 on a
+# processor with AMX; emulated, so about 6x slower than float32, on one without bf16 instructions),
+# "float32", "int8" (dynamic int8 quantisation of the Linear layers, per output channel), or "auto"
+# (bfloat16 where the processor has bf16 instructions, else float32). EMBEDDING_DTYPE takes the same
+# names for the bi-encoder.
+NLI_KERNEL = os.environ.get("THEORIA_NLI_KERNEL", "bfloat16")
+MODEL_KERNELS = ("bfloat16", "float32", "int8", "auto")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
 CITED_PASSAGE_BONUS = 1.0  # a valid citation anchor puts its passage first
 INDEX_DENSE_WEIGHT = 0.7  # hybrid index: fused = w * cosine + (1 - w) * BM25 / max BM25

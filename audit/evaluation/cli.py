@@ -882,15 +882,14 @@ def _loaded_nli_models() -> list:
     return [nli_model.get_nli_model()] if info.currsize else []
 
 
-# long: one timed loop over the answers and the report of its figures, which read the loop's locals
 def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int, out, err) -> dict:
     import resource
     import time
 
     from audit.constants import Thresholds
+    from audit.evaluation.bench_stages import BINDING, audit_clock
     from audit.pipeline import binding
     from audit.pipeline.audit import audit_answer
-    from audit.pipeline.embedding import get_embedder
 
     judge, _, flag = variant.partition(":")
     without_binding = bool(flag)
@@ -903,9 +902,10 @@ def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int
     latencies, n_claims = [], 0
     cpu: list[float] = []  # CPU seconds of this process (every thread) per answer: steadier under load
     stages: Counter[str] = Counter()
-    parsed_before, clock_before = binding.PARSES.parsed, binding.CLOCK.seconds
+    claim_texts: list[list[str]] = []
+    parsed_before = binding.PARSES.parsed
     bar = text_bar(n_answers, "bench answers", err)
-    with ModelTimer(get_embedder()) as model_time:
+    with audit_clock(kb) as clock:
         for query, answer in answers[3:]:
             start, cpu_start = time.perf_counter(), time.process_time()
             result = audit_answer(
@@ -914,58 +914,104 @@ def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int
             latencies.append(1000 * (time.perf_counter() - start))
             cpu.append(1000 * (time.process_time() - cpu_start))
             n_claims += len(result.claims)
+            claim_texts.append([v.claim.text for v in result.claims])
             for v in result.claims:
                 stages[claim_stage(v)] += 1
             bar.update(1)
     bar.close()
-    parses = (binding.PARSES.parsed - parsed_before) / max(1, n_answers)
-    binding_ms = 1000 * (binding.CLOCK.seconds - clock_before) / max(1, n_answers)
+    floor = bench_floor(kb.index, claim_texts)
     lat = np.array(latencies)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    p50, cpu50 = float(np.percentile(lat, 50)), float(np.percentile(cpu, 50))
+    per_answer = 1000 / max(1, n_answers)
     summary = {
-        "p50_ms": round(float(np.percentile(lat, 50)), 1),
+        "p50_ms": round(p50, 1),
         "p95_ms": round(float(np.percentile(lat, 95)), 1),
-        "cpu_p50_ms": round(float(np.percentile(cpu, 50)), 1),
+        "cpu_p50_ms": round(cpu50, 1),
+        "cpu_p95_ms": round(float(np.percentile(cpu, 95)), 1),
+        **floor,
+        "p50_over_floor": round(p50 / max(floor["floor_ms"], 1e-9), 2),
+        "cpu_p50_over_floor": round(cpu50 / max(floor["floor_cpu_ms"], 1e-9), 2),
         "claims_per_s": round(n_claims / (lat.sum() / 1000), 1),
-        "peak_mb": round(peak_mb, 1),
+        "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "chunks": chunks,
-        "parses_per_answer": round(parses, 1),
-        "binding_ms": round(binding_ms, 1),
+        "parses_per_answer": round((binding.PARSES.parsed - parsed_before) / max(1, n_answers), 1),
+        "binding_ms": round(clock.wall.get(BINDING, 0.0) * per_answer, 1),
+        "stage_ms": {k: round(v * per_answer, 1) for k, v in clock.wall.items()},
+        "stage_cpu_ms": {k: round(v * per_answer, 1) for k, v in clock.cpu.items()},
+        "settled": {k: round(v / max(1, n_claims), 3) for k, v in stages.items()},
+        "mean_ms": round(float(lat.mean()), 1),
+        "mean_cpu_ms": round(float(np.mean(cpu)), 1),
     }
+    _print_bench(
+        summary,
+        f"{thresholds.judge}{' without the role binding' if without_binding else ''}",
+        thresholds.verification_depth,
+        n_answers,
+        n_claims,
+        out,
+    )
+    return summary
+
+
+def bench_floor(index, claim_texts: list[list[str]]) -> dict:
+    """The reading floor (``bench_stages.reading_floor``) of each timed answer's claims: the medians."""
+    from audit.evaluation.bench_stages import reading_floor
+
+    runs = [reading_floor(index, claims) for claims in claim_texts if claims]
+    wall, cpu = (float(np.median([r[k] for r in runs])) if runs else 0.0 for k in (0, 1))
+    return {"floor_ms": round(wall, 1), "floor_cpu_ms": round(cpu, 1)}
+
+
+def kernels_line() -> str:
+    """The encoders' kernels (``NLI_KERNEL``, ``EMBEDDING_DTYPE``) as resolved on this processor."""
+    from audit.constants import EMBEDDING_DTYPE, NLI_KERNEL
+    from audit.pipeline.kernels import cpu_has_bf16, resolve_kernel
+
+    return (
+        f"kernels: cross-encoder {resolve_kernel(NLI_KERNEL)}, bi-encoder {resolve_kernel(EMBEDDING_DTYPE)} "
+        f"(this processor has {'' if cpu_has_bf16() else 'no '}bf16 instructions)"
+    )
+
+
+def _print_bench(summary: dict, judge: str, depth: str, n_answers: int, n_claims: int, out) -> None:
     print(
-        f"judge {thresholds.judge}{' without the role binding' if without_binding else ''}; verification depth "
-        f"{thresholds.verification_depth}; answers {n_answers}, claims {n_claims} "
+        f"judge {judge}; verification depth {depth}; answers {n_answers}, claims {n_claims} "
         f"({n_claims / max(1, n_answers):.1f} per answer); load average {os.getloadavg()[0]:.1f} on "
-        f"{os.cpu_count()} cores",
+        f"{os.cpu_count()} cores; {kernels_line()}",
         file=out,
     )
     print(
-        f"latency per answer: p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms (CPU p50 "
-        f"{summary['cpu_p50_ms']} ms, every thread of the process: steadier than the clock on a busy machine); "
-        f"{summary['claims_per_s']} claims/s; peak memory {summary['peak_mb']} MB; the role binding parsed "
-        f"{parses:.1f} texts per answer and took {binding_ms:.1f} ms of the mean answer (parses, its word "
-        "vectors, frames)",
+        f"latency per answer: p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms; CPU p50 "
+        f"{summary['cpu_p50_ms']} ms, p95 {summary['cpu_p95_ms']} ms (every thread of the process: steadier "
+        f"than the clock on a busy machine); {summary['claims_per_s']} claims/s; peak memory "
+        f"{summary['peak_mb']} MB (ru_maxrss)",
+        file=out,
+    )
+    print(
+        f"reading floor (embed the claims, exact search over the {summary['chunks']} chunks, one cross-encoder "
+        f"pass of each claim against one sentence; median over the same answers): {summary['floor_ms']} ms, "
+        f"CPU {summary['floor_cpu_ms']} ms; p50 / floor {summary['p50_over_floor']}x, CPU "
+        f"{summary['cpu_p50_over_floor']}x",
+        file=out,
+    )
+    wall, cpu = summary["stage_ms"], summary["stage_cpu_ms"]
+    print(
+        f"mean per answer {summary['mean_ms']} ms (CPU {summary['mean_cpu_ms']} ms): "
+        + ", ".join(f"{k} {v} ms (CPU {cpu[k]} ms)" for k, v in sorted(wall.items(), key=lambda kv: -kv[1]))
+        + f", the rest {summary['mean_ms'] - sum(wall.values()):.1f} ms (CPU "
+        f"{summary['mean_cpu_ms'] - sum(cpu.values()):.1f} ms: extraction, features, checks, scoring); "
+        f"the role binding parsed {summary['parses_per_answer']} texts per answer",
         file=out,
     )
     print(
         "claims settled by each stage: "
         + ", ".join(
-            f"{STAGE_NAMES.get(name, name)} {100 * count / max(1, n_claims):.1f} %"
-            for name, count in sorted(stages.items(), key=lambda kv: -kv[1])
+            f"{STAGE_NAMES.get(name, name)} {100 * share:.1f} %"
+            for name, share in sorted(summary["settled"].items(), key=lambda kv: -kv[1])
         ),
         file=out,
     )
-    tok_ms, enc_ms = (1000 * model_time.seconds[k] / n_answers for k in ("encode_with_tokens", "encode"))
-    mean_ms = float(lat.mean())
-    print(
-        f"mean per answer {mean_ms:.1f} ms: model time {tok_ms:.1f} ms in encode_with_tokens (the judge's evidence "
-        f"sentences; at full depth also the claims and the query, one pass for retrieval and the judge), "
-        f"{enc_ms:.1f} ms in encode (the claims and the query at fast depth), "
-        f"the rest {mean_ms - tok_ms - enc_ms:.1f} ms (search, features, checks, scoring)",
-        file=out,
-    )
     print(json.dumps(summary), file=out)
-    return summary
 
 
 STAGE_NAMES = {
@@ -983,40 +1029,3 @@ def claim_stage(verdict) -> str:
     if not verdict.evidence or ent is None:
         return "no evidence"
     return str(ent.details.get("stage") or "judge")
-
-
-class ModelTimer:
-    """Within ``with``: seconds the embedder spent in ``encode`` and in ``encode_with_tokens`` (wall clock;
-    a nested call counts once, for the outer method)."""
-
-    METHODS = ("encode", "encode_with_tokens")
-
-    def __init__(self, embedder):
-        self.embedder = embedder
-        self.seconds = dict.fromkeys(self.METHODS, 0.0)
-        self._depth = 0
-
-    def _timed(self, name, method):
-        import time
-
-        def call(*args, **kwargs):
-            self._depth += 1
-            start = time.perf_counter()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                self._depth -= 1
-                if not self._depth:
-                    self.seconds[name] += time.perf_counter() - start
-
-        return call
-
-    def __enter__(self):
-        for name in self.METHODS:
-            setattr(self.embedder, name, self._timed(name, getattr(self.embedder, name)))
-        return self
-
-    def __exit__(self, *exc):
-        for name in self.METHODS:
-            vars(self.embedder).pop(name, None)
-        return False

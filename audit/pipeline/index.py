@@ -162,11 +162,30 @@ class HybridIndex:
     def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[str, float]]:
         return self.search_many([query_text], np.asarray(query_vec).reshape(1, -1), k)[0]
 
+    def exact_top(self, query_vecs: np.ndarray, k: int = 10) -> list[list[str]]:
+        """For each query vector, the ids of the ``k`` live chunks of highest cosine (exact, no keywords)."""
+        with self._lock:
+            if not self._row:
+                return [[] for _ in range(len(query_vecs))]
+            _, top = self._dense(query_vecs, min(self._n, max(k, 1)))
+            return [[self._ids[r] for r in row] for row in top]
+
+    def _dense(self, query_vecs: np.ndarray, k: int) -> tuple[Any, np.ndarray]:
+        """(the (Q, n) cosines of every row, dead rows at -2; the rows of the ``k`` best per query).
+        Called under the lock."""
+        torch = self._torch
+        n = self._n
+        alive = self._alive[:n]
+        q = torch.from_numpy(np.ascontiguousarray(np.asarray(query_vecs, dtype=np.float32)))
+        sims = (self._matrix[:n] @ q.to(torch.bfloat16).T).float().T  # (Q, n)
+        if not alive.all():
+            sims[:, torch.from_numpy(~alive)] = -2.0
+        return sims, torch.topk(sims, k, dim=1).indices.numpy()
+
     def search_many(
         self, query_texts: list[str], query_vecs: np.ndarray, k: int = 10
     ) -> list[list[tuple[str, float]]]:
         """For each query, the top ``k`` (id, fused score) pairs, best first."""
-        torch = self._torch
         if not len(query_texts):
             return []
         with self._lock:
@@ -175,12 +194,8 @@ class HybridIndex:
             bm25 = self._ensure_bm25()
             n = self._n
             alive = self._alive[:n]
-            q = torch.from_numpy(np.ascontiguousarray(np.asarray(query_vecs, dtype=np.float32)))
-            sims = (self._matrix[:n] @ q.to(torch.bfloat16).T).float().T  # (Q, n)
-            if not alive.all():
-                sims[:, torch.from_numpy(~alive)] = -2.0
             n_cand = min(n, max(k, 1) * INDEX_CANDIDATES_FACTOR)
-            dense_top = torch.topk(sims, n_cand, dim=1).indices.numpy()
+            sims, dense_top = self._dense(query_vecs, n_cand)
             sims_np = sims.numpy()
             results = []
             for qi, text in enumerate(query_texts):

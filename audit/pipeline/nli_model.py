@@ -12,7 +12,7 @@ word-piece embeddings (frozen during training, so they are read from the install
 ``model.json`` (labels, settings, the training data and results: the model card is
 ``artifacts/nli/MODEL_CARD.md``). Training: ``audit/evaluation/nli_fit.py`` (``manage.py fit_nli``).
 
-Inference runs in bfloat16 on the CPU (``docs/PERFORMANCE.md``: about 4x float32 here), pairs
+Inference runs with the ``NLI_KERNEL`` setting's kernel (``kernels.py``: bfloat16, float32 or int8), pairs
 sorted by length and batched, one model per process behind a lock, the last scores kept in an LRU
 cache (the per-passage judgements of a claim reread the sentences its joint judgement read).
 """
@@ -27,6 +27,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from audit.constants import NLI_KERNEL
+from audit.pipeline.kernels import prepared
 
 ARTIFACT_DIR = Path(__file__).resolve().parent / "artifacts" / "nli"
 WEIGHTS_FILE = "model.safetensors"
@@ -87,8 +90,11 @@ def load_tokenizer():
 class NLIModel:
     """Scores (premise, hypothesis) pairs: ``probabilities(pairs) -> (n, 3)`` in ``LABELS`` order."""
 
-    def __init__(self, path: Path = ARTIFACT_DIR, cache_size: int = SCORE_CACHE_SIZE):
+    def __init__(
+        self, path: Path = ARTIFACT_DIR, cache_size: int = SCORE_CACHE_SIZE, kernel: str = NLI_KERNEL
+    ):
         self.path = Path(path)
+        self.kernel = kernel  # MODEL_KERNELS (audit/pipeline/kernels.py)
         self._module = None
         self._tokenizer = None
         self._lock = threading.Lock()
@@ -118,7 +124,7 @@ class NLIModel:
                 f"{weights} does not match the model: missing {missing}, unexpected {unexpected}"
             )
         module.eval()
-        self._module = module.to(torch.bfloat16)
+        self._module = prepared(module, self.kernel)
         self._tokenizer = load_tokenizer()
 
     def load(self) -> NLIModel:
@@ -143,7 +149,7 @@ class NLIModel:
         if not todo:
             return out
         unique = list(todo)
-        probs = self._infer(unique)
+        probs = self.infer(unique)
         with self._lock:
             for pair, p in zip(unique, probs):
                 out[todo[pair]] = p
@@ -152,7 +158,8 @@ class NLIModel:
                 self._cache.popitem(last=False)
         return out
 
-    def _infer(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+    def infer(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """The model's probabilities of ``pairs``, computed now (no cache read or written)."""
         import torch
 
         with self._lock:

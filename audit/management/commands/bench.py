@@ -11,11 +11,13 @@ from audit.evaluation.cli import NO_BINDING, run_bench
 class Command(BaseCommand):
     help = (
         "Build (or reuse, cached under var/) a synthetic knowledge base of N chunks, audit M answers of about "
-        "10 claims in Audit-Local and print p50/p95 latency, claims per second, peak memory and the mean "
-        "answer's model time (encode_with_tokens, encode) beside the rest and the share of claims each stage of the "
-        "judge settled (the cascade's cheap signals, the NLI reader), the texts the role binding parsed and its time; each "
-        "judge's report ends with one JSON object line (p50_ms, p95_ms, cpu_p50_ms: CPU time of every thread, steadier on a busy machine, claims_per_s, peak_mb, chunks, "
-        "parses_per_answer, binding_ms); with several --judge, a table of them follows."
+        "10 claims in Audit-Local and print p50/p95 latency (wall and CPU: every thread of the process, steadier "
+        "on a busy machine), claims per second, peak memory (ru_maxrss), the reading floor measured in the same "
+        "run on the same answers (embed the claims, exact search over the chunks, one cross-encoder pass of each "
+        "claim against one sentence) and p50 / floor, the mean answer's time per stage (bi-encoder, search, "
+        "cross-encoder, role binding, the rest; wall and CPU), the texts the role binding parsed and the share "
+        "of claims each stage of the judge settled (the cascade's cheap signals, the NLI reader); each judge's "
+        "report ends with one JSON object line of these figures; with several --judge, a table of them follows."
     )
     requires_system_checks = []
 

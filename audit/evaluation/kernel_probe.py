@@ -1,0 +1,68 @@
+"""``python -m audit.evaluation.kernel_probe [--pairs N] KERNEL ...``: the cross-encoder under each kernel.
+
+Reads the first ``N`` DEV claims that have evidence, pairs each with the first two sentences of its first
+evidence text, and scores the pairs with the NLI model under each kernel named (``MODEL_KERNELS``),
+printing the CPU and wall time of each and, against float32 (when named), the largest and mean change
+of the three probabilities and the share of pairs whose most likely class is unchanged. A cheap look
+before the label-neutrality run on DEV (``evaluate --claims-only`` then ``compare_runs``), not instead of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from audit.constants import MODEL_KERNELS
+from audit.evaluation.bench_data import claim_evidence_texts, read_jsonl
+from audit.evaluation.entailment_fit import DEFAULT_CLAIMS
+
+
+def dev_pairs(n: int) -> list[tuple[str, str]]:
+    """(premise, claim) of the first ``n`` DEV claims with evidence."""
+    from audit.pipeline.extraction import split_sentences
+
+    good, _ = read_jsonl(DEFAULT_CLAIMS, ("claim", "evidence"))
+    pairs: list[tuple[str, str]] = []
+    for _, rec in good:
+        texts = claim_evidence_texts(rec)
+        sentences = split_sentences(texts[0])[:2] if texts else []
+        if sentences:
+            pairs.append((" ".join(sentences), str(rec["claim"])))
+        if len(pairs) >= n:
+            break
+    return pairs
+
+
+def main(argv: list[str] | None = None) -> None:
+    from audit.pipeline.nli_model import NLIModel
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kernels", nargs="+", choices=MODEL_KERNELS)
+    parser.add_argument("--pairs", type=int, default=200)
+    args = parser.parse_args(argv)
+    pairs = dev_pairs(args.pairs)
+    probs = {}
+    for kernel in args.kernels:
+        model = NLIModel(kernel=kernel).load()
+        model.infer(pairs[:4])  # warm-up
+        wall, cpu = time.perf_counter(), time.process_time()
+        probs[kernel] = model.infer(pairs)
+        print(
+            f"{kernel}: {len(pairs)} pairs, CPU {1000 * (time.process_time() - cpu):.0f} ms, wall "
+            f"{1000 * (time.perf_counter() - wall):.0f} ms",
+            flush=True,
+        )
+    ref = probs.get("float32")
+    for kernel, p in probs.items():
+        if ref is not None and kernel != "float32":
+            d = np.abs(p - ref)
+            print(
+                f"{kernel} against float32: largest change of a probability {d.max():.4f}, mean {d.mean():.4f}; "
+                f"most likely class unchanged on {100 * np.mean(p.argmax(1) == ref.argmax(1)):.1f} % of pairs"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""The encoders' kernels (audit/pipeline/kernels.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.pipeline.kernels import cpu_has_bf16, prepared, resolve_kernel
+
+
+def test_auto_picks_bfloat16_only_where_the_processor_has_bf16_instructions(tmp_path):
+    amx = tmp_path / "amx"
+    amx.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f amx_bf16 amx_tile\n")
+    plain = tmp_path / "plain"
+    plain.write_text("processor\t: 0\nflags\t\t: fpu sse4_2 avx2 fma\n")
+    assert cpu_has_bf16(str(amx)) is True
+    assert cpu_has_bf16(str(plain)) is False
+    assert cpu_has_bf16(str(tmp_path / "missing")) is False
+    assert resolve_kernel("auto") == ("bfloat16" if cpu_has_bf16() else "float32")
+    assert resolve_kernel("int8") == "int8"
+
+
+def test_an_unknown_kernel_is_refused_by_name():
+    with pytest.raises(ValueError, match="float16"):
+        resolve_kernel("float16")
+
+
+def test_int8_quantises_every_linear_layer_and_keeps_the_outputs_close():
+    import torch
+
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 3)).eval()
+    x = torch.randn(16, 64)
+    expected = module(x)
+    quantised = prepared(module, "int8")
+    kinds = {type(m).__name__ for m in quantised.modules()}
+    assert "Linear" in kinds and not any(type(m) is torch.nn.Linear for m in quantised.modules())
+    assert torch.allclose(quantised(x), expected, atol=0.05)
+    assert prepared(torch.nn.Linear(4, 4), "float32").weight.dtype == torch.float32
+    assert prepared(torch.nn.Linear(4, 4), "bfloat16").weight.dtype == torch.bfloat16
