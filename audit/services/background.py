@@ -88,7 +88,6 @@ def audit_submit_or_queue(
     ``QUEUED_AUDITS_PER_USER`` queued or running audits (429 with Retry-After).
     """
     owner = actor_user(user)
-    cost = audit_cost_estimate(request)
     too_long = request.answer is not None and len(request.answer) > constants.MAX_ANSWER_CHARS
     stored = (
         bool(idempotency_key)
@@ -102,7 +101,9 @@ def audit_submit_or_queue(
     )
     if queued is not None:
         return queued
-    if too_long or stored or cost.inline or owner is None or request.mode == constants.MODE_NORMAL:
+    # the cheapest refusals first: no estimate of an answer refused for its size
+    cost = None if too_long or stored else audit_cost_estimate(request)
+    if cost is None or cost.inline or owner is None or request.mode == constants.MODE_NORMAL:
         return audit_submit(
             workspace=workspace,
             user=user,
@@ -110,6 +111,7 @@ def audit_submit_or_queue(
             idempotency_key=idempotency_key,
             fingerprint=fingerprint,
         )
+    _queue_place_check(workspace=workspace, owner=owner)  # 429 before the claims are counted
     if request.answer is not None:  # the claims cap's 413 comes now, not from the queue
         audit_job_build(
             workspace,
@@ -130,11 +132,9 @@ def audit_submit_or_queue(
     )
 
 
-def _audit_queue(
-    *, workspace: Workspace, owner: Any, request: AuditRequest, key: str, fingerprint: str, cost: AuditCost
-) -> BackgroundJob:
-    """Store the audit as a queued job and hand it to the task queue once stored (429 past the
-    user's ``QUEUED_AUDITS_PER_USER``)."""
+def _queue_place_check(*, workspace: Workspace, owner: Any) -> None:
+    """Refuse (429 with Retry-After) a user who already has ``QUEUED_AUDITS_PER_USER`` queued or
+    running audits: checked before anything of the answer is read beyond its cost estimate."""
     active = BackgroundJob.objects.filter(
         workspace=workspace,
         user=owner,
@@ -148,6 +148,13 @@ def _audit_queue(
             f"{constants.QUEUED_AUDITS_PER_USER}, QUEUED_AUDITS_PER_USER); send this one when one has finished.",
             retry_after=constants.QUEUED_AUDIT_RETRY_AFTER_S,
         )
+
+
+def _audit_queue(
+    *, workspace: Workspace, owner: Any, request: AuditRequest, key: str, fingerprint: str, cost: AuditCost
+) -> BackgroundJob:
+    """Store the audit as a queued job and hand it to the task queue once stored (the user's place
+    was checked by ``_queue_place_check``)."""
     with transaction.atomic():
         job = BackgroundJob.objects.create(
             workspace=workspace,

@@ -145,3 +145,41 @@ def test_the_cost_estimate_grows_with_the_answer_the_evidence_and_the_sentences(
         AuditRequest(query="q", answer=SENTENCES[0], contexts=[{"id": "p", "text": "x" * 900_000}])
     )
     assert not evidence.inline and evidence.evidence_chars == 900_000
+
+
+def test_a_user_at_the_limit_is_refused_before_the_claims_are_counted(
+    client_for, make_user, small_budgets, monkeypatch
+):
+    from audit import constants
+
+    monkeypatch.setattr(constants, "QUEUED_AUDITS_PER_USER", 1)
+    client = client_for(make_user("frontend", roles.SUBMITTER))
+    body = {"query": "q", "answer": ANSWER, "mode": "audit-local"}
+    assert client.post("/api/v1/audits", body, format="json").status_code == 202
+    too_many_claims = " ".join(f"Section {i} requires {i + 1} approvals." for i in range(1, 202))
+    refused = client.post("/api/v1/audits", {**body, "answer": too_many_claims}, format="json")
+    assert refused.status_code == 429 and "QUEUED_AUDITS_PER_USER" in refused.json()["detail"]
+
+
+def test_an_answer_over_the_size_limit_is_refused_413_naming_the_limit(client_for, make_user, small_budgets):
+    from audit import constants
+    from audit.models import BackgroundJob
+
+    client = client_for(make_user("frontend", roles.SUBMITTER))
+    answer = "Cell fires. " * (constants.MAX_ANSWER_CHARS // 11 + 1)
+    response = client.post(
+        "/api/v1/audits", {"query": "q", "answer": answer, "mode": "audit-local"}, format="json"
+    )
+    assert response.status_code == 413 and f"{constants.MAX_ANSWER_CHARS:,}" in response.json()["detail"]
+    assert not BackgroundJob.objects.exists()
+
+
+def test_a_lone_surrogate_in_a_strict_text_field_is_refused_with_its_code_point():
+    from rest_framework.exceptions import ValidationError
+
+    from audit.api.serializers import StrictCharField
+
+    field = StrictCharField()
+    assert field.run_validation("plain text " * 10_000).startswith("plain text")
+    with pytest.raises(ValidationError, match="Surrogate characters are not allowed: U\\+DC80"):
+        field.run_validation("text \udc80 more")
