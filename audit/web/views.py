@@ -232,6 +232,18 @@ def answer_list(request):
     )
 
 
+def _answer_submitted(request, workspace, audit_request) -> HttpResponse | InvalidInput:
+    """The page a submitted answer opens: its own once audited, its job's when the audit is over
+    the inline cost budget and queued; or why it was refused."""
+    try:
+        outcome = audit_submit_or_queue(workspace=workspace, user=request.user, request=audit_request)
+    except InvalidInput as exc:
+        return exc
+    if isinstance(outcome, BackgroundJob):
+        return redirect("job-detail", pk=outcome.pk)
+    return redirect("answer-detail", answer_id=outcome.answer.public_id)
+
+
 @login_required
 def answer_new(request):
     """Submit an answer from the browser through the API's decision (``audit_submit_or_queue``: its
@@ -260,18 +272,12 @@ def answer_new(request):
     elif request.method == "POST":
         valid = form.is_valid() & passages.is_valid()  # both checked, so every bad field is named at once
         if valid:
-            try:
-                outcome = audit_submit_or_queue(
-                    workspace=workspace, user=request.user, request=audit_request_of(form, passages)
-                )
-            except InvalidInput as exc:  # 400, 413 (too large), 429 (too many queued audits), ...
-                errors.append(str(exc))
-                status = exc.status_code
-                wait = getattr(exc, "retry_after", None)
-            else:
-                if isinstance(outcome, BackgroundJob):  # over the inline cost budget: its progress
-                    return redirect("job-detail", pk=outcome.pk)
-                return redirect("answer-detail", answer_id=outcome.answer.public_id)
+            outcome = _answer_submitted(request, workspace, audit_request_of(form, passages))
+            if not isinstance(outcome, InvalidInput):
+                return outcome
+            errors.append(str(outcome))  # 400, 413 (too large), 429 (too many queued audits), ...
+            status = outcome.status_code
+            wait = getattr(outcome, "retry_after", None)
     summary = [{"id": "", "text": e} for e in errors]
     if request.method == "POST" and status != 429:
         summary += error_summary(mark_invalid(form))
