@@ -1,4 +1,5 @@
 import os
+import sys
 from importlib import import_module
 
 from django.apps import AppConfig
@@ -14,6 +15,20 @@ def _create_cache_table(sender, using="default", **kwargs) -> None:
     call_command("createcachetable", database=using, verbosity=0)
 
 
+def _task_worker_yields(sender=None, **kwargs) -> None:
+    """In each task-cluster worker process as it starts (django-q2's ``post_spawn``): a priority
+    ``Q_WORKER_NICE`` below the web workers' and ``Q_WORKER_TORCH_THREADS`` torch threads, both set
+    before the worker's first inference, so torch's thread pool starts with them (Linux keeps a
+    nice value per thread; new threads inherit it)."""
+    from django.conf import settings
+
+    os.nice(settings.Q_WORKER_NICE)
+    os.environ["THEORIA_TORCH_THREADS"] = str(settings.Q_WORKER_TORCH_THREADS)  # the model loaders read it
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(settings.Q_WORKER_TORCH_THREADS)
+
+
 class AuditConfig(AppConfig):
     default = True
     default_auto_field = "django.db.models.BigAutoField"
@@ -22,7 +37,11 @@ class AuditConfig(AppConfig):
 
     def ready(self):
         post_migrate.connect(_create_cache_table, sender=self, dispatch_uid="audit.createcachetable")
+        from django_q.signals import post_spawn
+
         from audit.security import signin  # noqa: F401  (connects the sign-in failure counter)
+
+        post_spawn.connect(_task_worker_yields, dispatch_uid="audit.task_worker_yields")
 
         # `make run`: the development server's serving process loads the models now, in a thread
         # (runserver's reloader sets RUN_MAIN in that process only; gunicorn warms in its own hooks)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -47,7 +48,19 @@ def _qcluster(folder: Path) -> subprocess.Popen:
         cwd=ROOT,
         stdout=(folder / "qcluster.log").open("w"),
         stderr=subprocess.STDOUT,
+        start_new_session=True,  # its workers are stopped with it (_stop)
     )
+
+
+def _stop(cluster: subprocess.Popen) -> None:
+    """Stop the cluster and its workers: a worker in the middle of a long audit does not stop on
+    the polite signal within seconds, so the whole group is killed after ten."""
+    cluster.terminate()
+    try:
+        cluster.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(cluster.pid, signal.SIGKILL)
+        cluster.wait(timeout=30)
 
 
 def _p(values: list[float], q: int) -> float | None:
@@ -109,8 +122,7 @@ def main() -> int:
             for thread in threads:
                 thread.join()
         finally:
-            cluster.terminate()
-            cluster.wait(timeout=60)
+            _stop(cluster)
     ok = sorted(t for status, t in normal if status == 201)
     summary = {
         "seconds": args.seconds,

@@ -127,7 +127,11 @@ def served(
         yield base, tokens, folder
     finally:
         server.terminate()
-        server.wait(timeout=60)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # a worker still in a long request past the graceful timeout
+            server.kill()
+            server.wait(timeout=30)
         log.close()
 
 

@@ -41,6 +41,9 @@ def _child(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
+# A lone surrogate (U+D800 to U+DFFF): searched in one pass of the regular-expression engine, since
+# a Python loop over the characters cost 0.5 s of the web worker's GIL for a 900 KB body.
+SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -55,7 +58,7 @@ def control_character_problem(text: str) -> str | None:
 def _bad_text(value: str) -> str | None:
     if "\x00" in value:
         return _NUL
-    if any("\ud800" <= ch <= "\udfff" for ch in value):
+    if SURROGATE_RE.search(value):
         return _BAD_UTF8
     return None
 

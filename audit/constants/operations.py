@@ -14,6 +14,12 @@ MODES = (MODE_NORMAL, MODE_AUDIT_LOCAL, MODE_AUDIT_WEB)
 DEFAULT_RETENTION_DAYS = 90
 DEFAULT_FRESHNESS_MONTHS = {"neuroscience": 18, "general": 36}
 FALLBACK_FRESHNESS_MONTHS = 36
+# A job a request queued (BackgroundJob: an audit over the inline cost budget, an upload's ingestion)
+# is deleted by the daily retention purge this many days after it finished (its answer and documents
+# stay; the job only held the request's copy of them), and one still queued or running this many days
+# after it was queued is deleted too: the task queue's timeout (THEORIA_Q_TIMEOUT) ended it long
+# before, and it would hold one of its user's QUEUED_AUDITS_PER_USER places for ever.
+BACKGROUND_JOB_RETENTION_DAYS = 7
 
 # --- Nightly batch auditor and retention (docs/SPEC_NOTES.md#nightly-auditor, docs/SPEC_NOTES.md#freshness-and-retention) ------------------------
 # The nightly job re-checks the day's REFUTED/NEI claims below LOW_CONFIDENCE_THRESHOLD.

@@ -7,6 +7,9 @@ from __future__ import annotations
 # --- Analyst pages and dashboard (docs/SPEC_NOTES.md#analyst-pages) ----------------------------------------------------
 UI_CLAIMS_PER_PAGE = 50  # rows of a claim list page
 UI_CASES_PER_PAGE = 50  # rows of the escalation queue page
+# A queued job's page (an audit over the inline cost budget) reloads itself this often while the job
+# waits or runs, and stops once it is done or failed.
+UI_JOB_REFRESH_S = 3
 UI_EVIDENCE_MIN_ALIGNMENT = (
     0.4  # a passage bears on a claim when its best sentence holds this share of the claim's content words
 )

@@ -27,7 +27,6 @@ from audit.services.audit_queue import background_job_enqueue
 from audit.services.events import Actor, actor_user
 from audit.services.ingestion import DocumentInput, IngestError, documents_ingest
 from audit.services.submissions import AuditRequest, audit_submit
-from audit.services.submissions import audit_submit_or_queue as audit_submit_or_queue  # the form's import
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,9 @@
 """Retention of audit data (docs/SPEC_NOTES.md#freshness-and-retention): purge what is older than the workspace's retention.
 
 Audit data is the answers with their claims, evidence links, verification runs and nightly
-work items (deleted together through the foreign keys), nightly reports, and audit events.
+work items (deleted together through the foreign keys), nightly reports, and audit events. The
+jobs requests queued (``BackgroundJob``) are kept for ``BACKGROUND_JOB_RETENTION_DAYS`` only,
+whatever the workspace's retention (``expired_jobs``).
 A record is older than retention when its time stamp is strictly before ``now -
 retention_days``; a record exactly at the cutoff is kept. What people still work on is kept,
 however old: the answers and audit events the ``hooks.records_held`` receivers name (escalation:
@@ -21,7 +23,17 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from audit import constants, hooks
-from audit.models import Answer, AuditEvent, Claim, Evidence, NightlyReport, VerificationRun, Workspace
+from audit.models import (
+    Answer,
+    AuditEvent,
+    BackgroundJob,
+    BackgroundJobStatus,
+    Claim,
+    Evidence,
+    NightlyReport,
+    VerificationRun,
+    Workspace,
+)
 from audit.models.events import AuditEventQuerySet
 from audit.services.events import event_record
 
@@ -43,6 +55,7 @@ class PurgeResult:
     runs: int = 0
     nightly_reports: int = 0
     events: int = 0
+    jobs: int = 0
     kept_for_open_cases: int = 0
     kept_answer_ids: list[int] = field(default_factory=list)
 
@@ -91,6 +104,16 @@ def _expired_events(
     return AuditEvent.objects.filter(workspace=workspace, at__lt=cutoff).exclude(keep)
 
 
+def expired_jobs(*, workspace: Workspace, now: dt.datetime) -> QuerySet[BackgroundJob]:
+    """The workspace's queued jobs past ``BACKGROUND_JOB_RETENTION_DAYS``: finished (done or failed)
+    before ``now`` minus that, or still queued or running though queued before it."""
+    cutoff = now - dt.timedelta(days=constants.BACKGROUND_JOB_RETENTION_DAYS)
+    active = (BackgroundJobStatus.QUEUED, BackgroundJobStatus.RUNNING)
+    return BackgroundJob.objects.filter(workspace=workspace).filter(
+        Q(finished_at__lt=cutoff) | Q(status__in=active, created_at__lt=cutoff)
+    )
+
+
 def retention_purge(
     *, workspace: Workspace, now: dt.datetime | None = None, dry_run: bool = False
 ) -> PurgeResult:
@@ -117,6 +140,8 @@ def retention_purge(
         result.nightly_reports = reports.count()
         events = _expired_events(workspace, cutoff, answer_ids, claim_ids, event_keys)
         result.events = events.count()
+        jobs = expired_jobs(workspace=workspace, now=now)
+        result.jobs = jobs.count()
         if dry_run:
             return result
         for start in range(0, len(doomed_ids), constants.RETENTION_DELETE_BATCH):
@@ -124,6 +149,7 @@ def retention_purge(
                 id__in=doomed_ids[start : start + constants.RETENTION_DELETE_BATCH]
             ).delete()
         reports.delete()
+        jobs.delete()
         events.purge_expired()  # the one sanctioned deletion of audit events
         event_record(
             action="retention.purged",

@@ -18,11 +18,12 @@ from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonRespo
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_safe
 
 from audit import constants, hooks, roles, selectors
 from audit.cards import ClaimCardSerializer
 from audit.errors import AlreadyDone, InvalidInput, TheoriaError
-from audit.models import Workspace
+from audit.models import BackgroundJob, Workspace
 from audit.models.choices import LABEL_BADGES, Label
 from audit.security.throttling import audit_throttle
 from audit.selectors import api as selectors_api
@@ -40,7 +41,7 @@ from audit.selectors import (
 )
 from audit.services.audit_now import answer_audit_now
 from audit.services.revision import answer_revision_decide
-from audit.services.submissions import audit_submit
+from audit.services.submissions import audit_submit_or_queue
 from audit.services.workspaces import SWITCH_SESSION_KEY, workspace_for_user, workspace_switch
 from audit.web import charts, drilldown, presentation, review_charts
 from audit.web.dashboard_cache import dashboard_cached
@@ -231,9 +232,23 @@ def answer_list(request):
     )
 
 
+def _answer_submitted(request, workspace, audit_request) -> HttpResponse | InvalidInput:
+    """The page a submitted answer opens: its own once audited, its job's when the audit is over
+    the inline cost budget and queued; or why it was refused."""
+    try:
+        outcome = audit_submit_or_queue(workspace=workspace, user=request.user, request=audit_request)
+    except InvalidInput as exc:
+        return exc
+    if isinstance(outcome, BackgroundJob):
+        return redirect("job-detail", pk=outcome.pk)
+    return redirect("answer-detail", answer_id=outcome.answer.public_id)
+
+
 @login_required
 def answer_new(request):
-    """Submit an answer from the browser: ``audit_submit`` (its checks are the API's), then its page."""
+    """Submit an answer from the browser through the API's decision (``audit_submit_or_queue``: its
+    checks, its cost budget and its per-user limit of queued audits), then the answer's page, or the
+    job's page when the audit is over the inline budget and runs on the task queue."""
     workspace = _reader_workspace(request)
     if not roles.can_submit(request.user):
         raise PermissionDenied("Your account has no role that may submit answers.")
@@ -257,16 +272,14 @@ def answer_new(request):
     elif request.method == "POST":
         valid = form.is_valid() & passages.is_valid()  # both checked, so every bad field is named at once
         if valid:
-            try:
-                submission = audit_submit(
-                    workspace=workspace, user=request.user, request=audit_request_of(form, passages)
-                )
-            except InvalidInput as exc:
-                errors.append(str(exc))
-            else:
-                return redirect("answer-detail", answer_id=submission.answer.public_id)
+            outcome = _answer_submitted(request, workspace, audit_request_of(form, passages))
+            if not isinstance(outcome, InvalidInput):
+                return outcome
+            errors.append(str(outcome))  # 400, 413 (too large), 429 (too many queued audits), ...
+            status = outcome.status_code
+            wait = getattr(outcome, "retry_after", None)
     summary = [{"id": "", "text": e} for e in errors]
-    if request.method == "POST" and wait is None:
+    if request.method == "POST" and status != 429:
         summary += error_summary(mark_invalid(form))
         summary += [{"id": "", "text": f"Passages: {e}"} for e in passages.non_form_errors()]
         for n, block in enumerate(passages, start=1):
@@ -287,6 +300,20 @@ def answer_new(request):
     if wait is not None:
         response["Retry-After"] = str(math.ceil(wait))
     return response
+
+
+@require_safe
+@login_required
+def job_detail(request, pk: int):
+    """A job of the reader's workspace (an audit over the inline cost budget, an upload's ingestion):
+    its status and progress, refreshed while it waits or runs, and the answer's link once done."""
+    workspace = _reader_workspace(request)
+    job = _found(selectors_api.background_job_list(workspace=workspace).filter(pk=pk).first(), "job")
+    return render(
+        request,
+        "audit/job_detail.html",
+        {"job": job, "refresh_s": constants.UI_JOB_REFRESH_S if job.active else None},
+    )
 
 
 @login_required

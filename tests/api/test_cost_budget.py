@@ -145,3 +145,27 @@ def test_the_cost_estimate_grows_with_the_answer_the_evidence_and_the_sentences(
     assert not evidence.inline and evidence.evidence_chars == 900_000
     structured = audit_cost("", answer_json={"summary": SENTENCES[0]})
     assert structured.answer_chars > len(SENTENCES[0]) and structured.sentences >= 1
+
+
+def test_an_answer_over_the_size_limit_is_refused_413_naming_the_limit(client_for, make_user, small_budgets):
+    from audit import constants
+    from audit.models import BackgroundJob
+
+    client = client_for(make_user("frontend", roles.SUBMITTER))
+    answer = "Cell fires. " * (constants.MAX_ANSWER_CHARS // 11 + 1)
+    response = client.post(
+        "/api/v1/audits", {"query": "q", "answer": answer, "mode": "audit-local"}, format="json"
+    )
+    assert response.status_code == 413 and f"{constants.MAX_ANSWER_CHARS:,}" in response.json()["detail"]
+    assert not BackgroundJob.objects.exists()
+
+
+def test_a_lone_surrogate_in_a_strict_text_field_is_refused_with_its_code_point():
+    from rest_framework.exceptions import ValidationError
+
+    from audit.api.serializers import StrictCharField
+
+    field = StrictCharField()
+    assert field.run_validation("plain text " * 10_000).startswith("plain text")
+    with pytest.raises(ValidationError, match="Surrogate characters are not allowed: U\\+DC80"):
+        field.run_validation("text \udc80 more")

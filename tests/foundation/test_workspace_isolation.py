@@ -74,6 +74,7 @@ PK_OF = {
     "claim-open-case": "claim",
     "api-run-detail": "run",
     "api-job-detail": "job",
+    "job-detail": "job",
 }  # which of A's rows a route's <pk> names
 
 

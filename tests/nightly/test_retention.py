@@ -192,3 +192,69 @@ def test_the_daily_task_purges_every_workspace(workspace, store_answer, django_c
 
     assert Answer.objects.count() == 0
     assert AuditEvent.objects.filter(action="retention.purged").count() == 1
+
+
+def _job(workspace, *, status, created, finished=None, answer=None):
+    from audit.models import BackgroundJob
+
+    return BackgroundJob.objects.create(
+        workspace=workspace,
+        kind=BackgroundJob.KIND_AUDIT,
+        status=status,
+        request={"query": "q", "answer": "held text"},
+        created_at=created,
+        finished_at=finished,
+        answer=answer,
+    )
+
+
+def test_it_purges_queued_jobs_past_their_retention_and_keeps_their_answers(workspace, store_answer):
+    from audit import constants
+    from audit.models import BackgroundJob
+
+    cutoff = NOW - dt.timedelta(days=constants.BACKGROUND_JOB_RETENTION_DAYS)
+    second = dt.timedelta(seconds=1)
+    answer = store_answer(workspace, NOW - dt.timedelta(days=10))  # well inside the workspace's retention
+    old_done = _job(
+        workspace, status="done", created=cutoff - 2 * second, finished=cutoff - second, answer=answer
+    )
+    old_failed = _job(workspace, status="failed", created=cutoff - 2 * second, finished=cutoff - second)
+    stuck = _job(workspace, status="running", created=cutoff - second)  # the task queue ended it long ago
+    kept = [
+        _job(workspace, status="done", created=cutoff - 2 * second, finished=cutoff),  # at the cutoff
+        _job(workspace, status="done", created=NOW - second, finished=NOW),
+        _job(workspace, status="queued", created=cutoff),
+        _job(workspace, status="running", created=NOW - second),
+    ]
+
+    counted = retention_purge(workspace=workspace, now=NOW, dry_run=True)
+    assert counted.jobs == 3 and BackgroundJob.objects.count() == 7
+
+    result = retention_purge(workspace=workspace, now=NOW)
+
+    assert result.jobs == 3 and result.answers == 0
+    assert set(BackgroundJob.objects.values_list("id", flat=True)) == {job.id for job in kept}
+    assert not BackgroundJob.objects.filter(id__in=[old_done.id, old_failed.id, stuck.id]).exists()
+    assert Answer.objects.filter(id=answer.id).exists()  # the job's answer is the workspace's to keep
+    event = AuditEvent.objects.get(action="retention.purged")
+    assert event.details["jobs"] == 3
+
+
+def test_the_daily_task_and_the_command_purge_old_jobs(workspace, capsys, django_capture_on_commit_callbacks):
+    from django_q.tasks import async_task
+
+    from audit import constants
+    from audit.models import BackgroundJob
+
+    long_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(
+        days=constants.BACKGROUND_JOB_RETENTION_DAYS + 1
+    )
+    _job(workspace, status="done", created=long_ago, finished=long_ago)
+
+    call_command("purge_expired", "--dry-run")
+    assert "1 queued jobs past their retention" in capsys.readouterr().out
+    assert BackgroundJob.objects.count() == 1
+
+    with django_capture_on_commit_callbacks(execute=True):
+        async_task("audit.tasks.purge_expired")
+    assert not BackgroundJob.objects.exists()

@@ -294,6 +294,12 @@ Q_CLUSTER: dict[str, Any] = {
     "max_attempts": 1,
     "label": "Task queue",
 }
+# The task cluster's workers run the audits over the inline cost budget (seconds of CPU each) on the
+# cores the web workers use: each worker process lowers its own priority by THEORIA_Q_NICE as it
+# starts and runs torch on THEORIA_Q_TORCH_THREADS threads (audit.apps, django-q2's post_spawn), so
+# a web request gets the cores first and a queued audit takes what the web leaves.
+Q_WORKER_NICE = envint("THEORIA_Q_NICE", 10, minimum=0)
+Q_WORKER_TORCH_THREADS = envint("THEORIA_Q_TORCH_THREADS", 1, minimum=1)
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
 else:

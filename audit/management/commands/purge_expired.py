@@ -12,8 +12,8 @@ from audit.services.retention import retention_purge_all
 class Command(BaseCommand):
     help = (
         "Delete answers, claims, evidence, runs, nightly reports and audit events older than the workspace's "
-        "retention (default 90 days), keeping everything tied to an open escalation case. One audit event per "
-        "purge. --dry-run only counts."
+        "retention (default 90 days), keeping everything tied to an open escalation case, and the jobs requests "
+        "queued past BACKGROUND_JOB_RETENTION_DAYS. One audit event per purge. --dry-run only counts."
     )
 
     def add_arguments(self, parser):
@@ -31,6 +31,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{result.workspace}: {verb} {result.answers} answers, {result.claims} claims, "
                 f"{result.evidence} evidence links, {result.runs} runs, {result.nightly_reports} nightly reports, "
-                f"{result.events} audit events older than {result.cutoff}; kept {result.kept_for_open_cases} "
+                f"{result.events} audit events older than {result.cutoff}, {result.jobs} queued jobs past their "
+                f"retention; kept {result.kept_for_open_cases} "
                 f"answers with an open escalation case."
             )
