@@ -24,7 +24,9 @@ Hard negatives, made from the same evidence with labels that follow from the edi
   another group (neutral);
 - *the reader's own false supports*: training rows not entailed that the starting model reads as
   entailed (P(entailment) >= ``MINE_AT``) are read ``MINED_REPEATS`` times more.
-A seeded sample of the public pairs is mixed in so the step does not forget them.
+A seeded sample of the public pairs is mixed in so the step does not forget them, and a seeded sample
+of the minimal pairs steps 2 and 3 trained on (``nli_fit.minimal_replay``) so that it does not forget
+what a one-word edit does (a quantifier, unit, hedge, condition, date or name changed).
 """
 
 from __future__ import annotations
@@ -246,6 +248,23 @@ def shipped_state(artifact_dir: Path, checkpoint_dir: Path) -> Path:
     return path
 
 
+def mixed_pairs(built: list[NLIPair], nli_train: list[NLIPair], minimal: list[NLIPair], seed: int):
+    """The built and mined pairs with ``REPLAY_PAIRS`` public pairs and all of ``minimal``, shuffled (seeded)."""
+    rng = np.random.default_rng(seed + 1)
+    replay = [nli_train[int(i)] for i in rng.choice(len(nli_train), size=REPLAY_PAIRS, replace=False)]
+    mixed = built + replay + minimal
+    return [mixed[int(i)] for i in rng.permutation(len(mixed))]
+
+
+def _build_and_mine(start: Path, folder: Path, seed: int, log) -> tuple[list[NLIPair], list[NLIPair], dict]:
+    """(training pairs with the mined false supports, held-out pairs, counts)."""
+    rows = load_rows(folder)
+    train, held, counts = build_pairs(rows, seed, log=log)
+    log(f"step 4 (attribution): mining the starting model's false supports among {len(train)} pairs")
+    mined, n_mined = mine(train, start)
+    return train + mined, held, {**counts, "mined": n_mined, "mined_rows": len(mined)}
+
+
 # long: the step's recipe in order (pairs, mining, replay, training, held-out figures)
 def train_attribution(
     start: Path,
@@ -253,6 +272,7 @@ def train_attribution(
     *,
     seed: int,
     checkpoint_dir: Path,
+    minimal_of=list,
     folder: Path = ATTRIBUTION_DIR,
     max_minutes: float | None = None,
     epochs: float = ATTRIBUTION_EPOCHS,
@@ -260,7 +280,7 @@ def train_attribution(
     err=None,
 ) -> tuple[Path | None, dict]:
     """Train step 4 from ``start`` for ``epochs`` passes over its pairs; (the finished state or None when
-    the budget ran out, its record)."""
+    the budget ran out, its record). ``minimal_of()`` gives the minimal-pair replay mixed in."""
     from audit.evaluation.nli_train import train_stage
 
     record_path = checkpoint_dir / "attribution.json"
@@ -269,32 +289,35 @@ def train_attribution(
     pairs: list[NLIPair] = []
     held: list[NLIPair] = []
     cache = checkpoint_dir / PAIRS_CACHE
-    if cache.is_file():  # a rerun trains on the very pairs the interrupted run built and mined
-        cached = json.loads(cache.read_text())
-        pairs = [NLIPair(*p) for p in cached["pairs"]]
-        held = [NLIPair(*p) for p in cached["held"]]
-        log(f"step 4 (attribution): {len(pairs)} pairs and {len(held)} held-out read from {cache}")
-    elif not done.is_file():
-        rows = load_rows(folder)
-        train, held, counts = build_pairs(rows, seed, log=log)
-        log(f"step 4 (attribution): mining the starting model's false supports among {len(train)} pairs")
-        mined, n_mined = mine(train, start)
-        rng = np.random.default_rng(seed + 1)
-        replay = [nli_train[int(i)] for i in rng.choice(len(nli_train), size=REPLAY_PAIRS, replace=False)]
-        mixed = train + mined + replay
-        pairs = [mixed[int(i)] for i in rng.permutation(len(mixed))]
+    if not done.is_file():
+        if cache.is_file():  # a rerun trains on the very pairs the interrupted run built and mined
+            cached = json.loads(cache.read_text())
+            if "built" not in cached:
+                raise RuntimeError(f"{cache} is of an older recipe (no 'built' pairs): delete it to rebuild")
+            built = [NLIPair(*p) for p in cached["built"]]
+            held = [NLIPair(*p) for p in cached["held"]]
+            counts = cached["counts"]
+            log(f"step 4 (attribution): {len(built)} pairs and {len(held)} held-out read from {cache}")
+        else:
+            built, held, counts = _build_and_mine(start, folder, seed, log)
+            checkpoint_dir.mkdir(parents=True, exist_ok=True)
+            cache.write_text(
+                json.dumps(
+                    {
+                        "built": [astuple(p) for p in built],
+                        "held": [astuple(p) for p in held],
+                        "counts": counts,
+                    }
+                )
+            )
+        minimal = minimal_of()
+        pairs = mixed_pairs(built, nli_train, minimal, seed)
         record.update(
             {
-                "counts": {**counts, "mined": n_mined, "mined_rows": len(mined), "replay": len(replay)},
+                "counts": {**counts, "replay": REPLAY_PAIRS, "minimal_replay": len(minimal)},
                 "pairs": len(pairs),
             }
         )
-        checkpoint_dir.mkdir(parents=True, exist_ok=True)
-        record_path.write_text(json.dumps(record, indent=2))
-        cache.write_text(
-            json.dumps({"pairs": [astuple(p) for p in pairs], "held": [astuple(p) for p in held]})
-        )
-    if pairs:
         log(
             f"step 4 (attribution): {len(pairs)} pairs: {record.get('counts')}; {len(held)} held-out sentences"
         )

@@ -68,6 +68,9 @@ CONTRAST_LR_SCALE = 0.5
 READING_GENERATED = 30_000  # step 3: the families the second step left weakest (WEIGHTS_STEP3)
 READING_REPLAY = 20_000
 READING_EPOCHS = 1.0
+# step 4 replays this many of the minimal pairs of steps 2-3 (as many again as its public replay and a
+# little more: about a fifth of its pairs, so a one-word edit keeps being read while it learns the answers' style)
+MINIMAL_REPLAY_PAIRS = 3000
 STACKER_GENERATED = 4000  # generated rows the stacker learns from beside the DEV claims
 # DEV claims paired with another group's evidence (NEI): DEV always gives a claim its own evidence,
 # and without these rows a stacker reads "no word in common" as a coin flip, which lets a citation
@@ -118,6 +121,22 @@ def reading_pairs(records: list[dict], nli_train: list[NLIPair], seed: int = SEE
     replay = [nli_train[int(i)] for i in rng.choice(len(nli_train), size=READING_REPLAY, replace=False)]
     mixed = generated + replay
     return [mixed[int(i)] for i in rng.permutation(len(mixed))]
+
+
+def minimal_replay(records: list[dict], n: int = MINIMAL_REPLAY_PAIRS, seed: int = SEED + 6) -> list[NLIPair]:
+    """Step 4's replay of steps 2-3: a seeded sample of ``n`` of the very minimal pairs those steps
+    generated (same sentences, seeds and weights), half from each step's pairs."""
+    from audit.evaluation.minimal_pairs import WEIGHTS_STEP3, generate
+
+    docs = training_documents(records)
+    rng = np.random.default_rng(seed)
+    out: list[NLIPair] = []
+    for generated in (
+        generate(docs, GENERATED_PAIRS, SEED),
+        generate(docs, READING_GENERATED, SEED + 2, weights=WEIGHTS_STEP3),
+    ):
+        out += [generated[int(i)] for i in rng.choice(len(generated), size=n // 2, replace=False)]
+    return out
 
 
 def heldout_scores(
@@ -487,6 +506,7 @@ def _attribution_step(
         nli_train,
         seed=SEED + 5,
         checkpoint_dir=CHECKPOINT_DIR,
+        minimal_of=lambda: minimal_replay(records),
         max_minutes=max_minutes,
         epochs=epochs,
         log=log,
@@ -727,8 +747,9 @@ sentences, the evidence cut to what the judge reads for each ({counts.get("attri
 hard negatives made from that evidence: {counts.get("reversed")} findings turned round (opposite predicate,
 negation, comparison or directed relation swapped, names traded, subject and object traded on the parse),
 {counts.get("conjunction")} conjunctions with one unsupported half, {counts.get("mined")} of the starting
-model's own false supports read {MINED_REPEATS} more times, and
-{counts.get("replay")} public pairs again; one epoch, learning rate half of step 1's. 10 % of the
+model's own false supports read {MINED_REPEATS} more times,
+{counts.get("replay")} public pairs again and {counts.get("minimal_replay")} of the minimal pairs of steps 2-3
+again; {meta.get("epochs", {}).get("attribution")} epoch(s), learning rate half of step 1's. 10 % of the
 attribution groups were held out; AUROC of P(entailment) on their sentences, before and after the step:
 
 | held-out part | sentences | before | after |

@@ -21,22 +21,18 @@ def reader_on_dev(before_dir: Path, after_dir: Path, claims: Path, every: int, o
     from audit.evaluation.bench_data import group_key
     from audit.evaluation.cli import subsample_groups
     from audit.evaluation.entailment_fit import load_dev
-    from audit.evaluation.nli_fit import dev_nli_features
     from audit.evaluation.ranking import auroc_report, catch_at_false_alarm, paired_auroc_difference
     from audit.pipeline.nli_judge import NLI_FEATURE_NAMES
     from audit.pipeline.nli_model import NLIModel
 
     out = out or sys.stdout
-    records = load_dev(claims)
-    if every > 1:
-        records = subsample_groups(records, every)
+    full = load_dev(claims)
+    records = subsample_groups(full, every) if every > 1 else full
     ds = [r["dataset"] for r in records]
     gold = [r["label"] == "SUPPORTED" for r in records]
     groups = [group_key(r) for r in records]
     col = NLI_FEATURE_NAMES.index("nli_entail_max")
-    scores = [
-        dev_nli_features(records, NLIModel(d), log=lambda *_: None)[:, col] for d in (before_dir, after_dir)
-    ]
+    scores = [reading(records, full, NLIModel(d))[:, col] for d in (before_dir, after_dir)]
     before, after = (auroc_report(ds, gold, s, groups) for s in scores)
     change = paired_auroc_difference(ds, gold, scores[0], scores[1], groups)
     print(
@@ -66,6 +62,21 @@ def reader_on_dev(before_dir: Path, after_dir: Path, claims: Path, every: int, o
             file=out,
         )
     return {"before": before, "after": after, "change": change, "catch": at}
+
+
+def reading(records: list[dict], full: list[dict], model):
+    """``dev_nli_features`` of ``records`` (some of ``full``): taken from the whole of DEV's cached reading by
+    this model when there is one (``fit_nli``'s stacker writes it), else read and cached."""
+    import numpy as np
+
+    from audit.evaluation.nli_fit import dev_nli_features
+    from audit.evaluation.nli_train import CHECKPOINT_DIR
+
+    whole = CHECKPOINT_DIR / f"dev_nli_{model.version}_{len(full)}.npy"
+    if len(records) < len(full) and whole.is_file():
+        at = {id(r): k for k, r in enumerate(full)}
+        return np.load(whole)[[at[id(r)] for r in records]]
+    return dev_nli_features(records, model, log=lambda *_: None)
 
 
 def main(argv: list[str] | None = None) -> int:

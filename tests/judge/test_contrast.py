@@ -31,3 +31,24 @@ def test_a_family_scores_two_classes_three_classes_and_whole_pairs():
     ]
     s = score_family(rows, ["SUPPORTED", "NEI", "SUPPORTED", "SUPPORTED"])
     assert s == {"n": 4, "acc2": 0.75, "acc3": 0.5, "pairs": 0.5}
+
+
+def test_a_suite_sentence_reworded_in_the_training_text_is_found_and_another_is_not():
+    from audit.evaluation.suite_overlap import overlap
+
+    suite = [
+        {
+            "premise": "The council approved the new library budget on Monday after a long debate.",
+            "hypothesis": "The council approved the library budget.",
+        }
+    ]
+    training = [
+        "The council approved the new library budget on Monday after a debate.",
+        "Residents asked for longer opening hours at the swimming pool.",
+    ]
+    found = overlap(
+        suite, training, [{"premise": "Minutes: the council approved the library budget.", "hypothesis": "x"}]
+    )
+    assert [a for a, _ in found["near"]] == training[:1]
+    assert found["exact"] == []
+    assert found["inside"] == ["the council approved the library budget"]

@@ -3,14 +3,16 @@
 import numpy as np
 
 from audit.evaluation.nli_attribution import (
+    REPLAY_PAIRS,
     C,
     E,
     claim_sentences,
+    mixed_pairs,
     read_premise,
     reverse_by_parse,
     reversed_twin,
 )
-from audit.evaluation.nli_data import NOT_ENTAILMENT
+from audit.evaluation.nli_data import NOT_ENTAILMENT, NLIPair
 
 DOC = (
     "The council met on Monday. It approved the new library budget after a long debate. "
@@ -75,3 +77,24 @@ def test_a_finding_turned_round_is_a_contradiction():
     )
     assert made is not None and made[1] == C
     assert made[0] != "Exercise increases insulin sensitivity in older adults."
+
+
+def _pairs(source: str, n: int) -> list[NLIPair]:
+    return [NLIPair(f"premise {k}", f"claim {k}", E, source, f"g{k}") for k in range(n)]
+
+
+def test_step_four_mixes_every_minimal_pair_and_a_sample_of_the_public_ones_in_a_seeded_order():
+    built, public, minimal = (
+        _pairs("attribution", 40),
+        _pairs("snli", REPLAY_PAIRS + 10),
+        _pairs("generated:unit", 7),
+    )
+    mixed = mixed_pairs(built, public, minimal, seed=3)
+    sources = [p.source for p in mixed]
+    assert (sources.count("attribution"), sources.count("snli"), sources.count("generated:unit")) == (
+        40,
+        REPLAY_PAIRS,
+        7,
+    )
+    assert mixed == mixed_pairs(built, public, minimal, seed=3)
+    assert mixed[:47] != built + minimal
