@@ -88,10 +88,11 @@ test: install browser
 test-quick: install browser
 	$(PY) -m pytest -q -m "not slow"
 
-# The inner loop: the tests that are not `slow`, in two pytest-xdist workers (one database each;
-# WORKERS=auto for one per core), then those of them marked `serial` in one process.
-test-fast: install browser
-	$(call suite,not slow and )
+# The inner loop: the tests that are neither `slow` nor `browser` (headless Chromium through
+# Playwright), in two pytest-xdist workers (one database each; WORKERS=auto for one per core), then
+# those of them marked `serial` in one process. `make test` runs every test, these included.
+test-fast: install
+	$(call suite,not slow and not browser and )
 
 test-sqlite: install browser
 	DATABASE_URL= $(MAKE) --no-print-directory test PGVECTOR_TESTS=0

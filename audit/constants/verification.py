@@ -64,6 +64,9 @@ AUDIT_COST_EVIDENCE_WEIGHT = 0.05
 AUDIT_COST_PER_SENTENCE = 20
 QUEUED_AUDITS_PER_USER = 2
 QUEUED_AUDIT_RETRY_AFTER_S = 30
+# The Retry-After of a job not yet finished (the 202 that queued it, each poll of GET /api/v1/jobs/<id>):
+# how long a client waits before it polls again.
+JOB_POLL_RETRY_AFTER_S = 2
 SIMILARITY_THRESHOLD = (
     0.70  # semantic match of a claim to a passage (docs/SPEC_NOTES.md#declared-but-not-read)
 )

@@ -41,6 +41,7 @@ def claims_file(tmp_path):
     return str(claims), str(answers)
 
 
+@pytest.mark.slow  # a benchmark-sized run: the evaluation (or the fit) over the whole set
 def test_evaluate_judge_llm_measures_the_endpoint_by_url_beside_the_offline_judge(llm_server, claims_file):
     # an endpoint that calls everything SUPPORTED: it must not flip a confident offline doubt
     llm_server.route(

@@ -73,6 +73,7 @@ def prompt_mode(settings):
     settings.THEORIA = {**settings.THEORIA, "LLM_STRUCTURED": "prompt", "LLM_MAX_RETRIES": 0}
 
 
+@pytest.mark.slow  # a benchmark-sized run: the evaluation (or the fit) over the whole set
 def test_an_informative_model_earns_a_weight_and_the_fit_is_stored_in_force_and_shown(
     llm_server, tmp_path, prompt_mode, workspace, settings
 ):

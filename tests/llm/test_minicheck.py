@@ -97,6 +97,7 @@ def test_a_yes_no_reading_never_argues_about_refutation():
     assert disagree.disagreement and disagree.confidence == 0.97
 
 
+@pytest.mark.slow  # a benchmark-sized run: the evaluation (or the fit) over the whole set
 def test_evaluate_runs_the_contrastive_suite_through_the_minicheck_judge_against_the_scripted_server(
     llm_server,
 ):

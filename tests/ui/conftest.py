@@ -170,13 +170,18 @@ def open_case(claim, *, reason: str = "UI test"):
 
 
 @pytest.fixture(scope="module")
-def chromium():
+def chromium(request):
     """One headless Chromium (Debian's /usr/bin/chromium) per test module: starting Playwright's
     driver and the browser costs seconds of CPU, a fresh context per test costs milliseconds.
 
     Module scope, not session: between its calls Playwright's sync API leaves its event loop
-    marked as running in this thread, which would break ``asyncio.run`` in later modules."""
+    marked as running in this thread, which would break ``asyncio.run`` in later modules.
+    A module that drives Chromium is marked ``browser`` (its ``pytestmark``): ``make test-fast``
+    leaves those out by that mark, so an unmarked one fails here."""
     from playwright.sync_api import sync_playwright
+
+    if request.node.get_closest_marker("browser") is None:
+        pytest.fail(f"{request.node.nodeid} drives Chromium: add pytest.mark.browser to its pytestmark")
 
     if not os.path.exists(CHROMIUM):
         pytest.skip("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")

@@ -22,7 +22,6 @@ from audit.api.parsers import StrictJSONParser
 from audit.api.permissions import CanSubmit
 from audit.api.serializers import (
     AnswerSerializer,
-    BackgroundJobSerializer,
     DayField,
     IdentifierField,
     NonBlankTextField,
@@ -36,6 +35,7 @@ from audit.api.views.common import (
     request_fingerprint,
     request_workspace,
 )
+from audit.api.views.jobs import job_response
 from audit.errors import InvalidInput
 from audit.models import BackgroundJob
 from audit.models.choices import Mode
@@ -138,7 +138,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             201: AnswerSerializer,
             202: OpenApiResponse(
                 description="The audit's estimated cost is over the inline budget: it runs on the task "
-                "queue; GET the job's url (also in Location) until its status is done."
+                "queue; GET the job's url (also in Location) until its status is done, waiting as Retry-After says."
             ),
             400: OpenApiResponse(description="Bad input; the message names the field."),
             409: OpenApiResponse(description="Idempotency-Key reused with a different body."),
@@ -163,8 +163,7 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             request=audit_request,
         )
         if isinstance(submission, BackgroundJob):  # over the inline cost budget: queued, poll its url
-            body = BackgroundJobSerializer(submission).data
-            return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+            return job_response(submission, status.HTTP_202_ACCEPTED)
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
         context = {  # what the request wrote: the cases its intake opened, how the mode was decided
             "escalations": submission.escalations,

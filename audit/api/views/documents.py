@@ -27,7 +27,6 @@ from audit.api.parsers import StrictJSONParser, control_character_problem
 from audit.api.permissions import CanChangeSettings, CanRead
 from audit.api.schema import TheoriaAutoSchema
 from audit.api.serializers import (
-    BackgroundJobSerializer,
     DayField,
     DocumentSerializer,
     StrictBooleanField,
@@ -35,6 +34,7 @@ from audit.api.serializers import (
     StrictInputSerializer,
 )
 from audit.api.views.common import CleanRequestMixin, Pagination, request_workspace
+from audit.api.views.jobs import job_response
 from audit.errors import InvalidInput
 from audit.models import Document
 from audit.selectors import api as selectors
@@ -144,8 +144,7 @@ class DocumentListApi(CleanRequestMixin, generics.ListCreateAPIView[Document]):
                 job = upload_ingestion_queue(
                     workspace=workspace, user=request.user, docs=docs, source=f"upload:{upload.name}"
                 )
-                queued = BackgroundJobSerializer(job).data
-                return Response(queued, status=status.HTTP_202_ACCEPTED, headers={"Location": queued["url"]})
+                return job_response(job, status.HTTP_202_ACCEPTED)
             # embedded first, then written in one short transaction (all the file's documents or none)
             results = documents_ingest(workspace=workspace, docs=docs, actor=request.user)
         except IngestError as exc:

@@ -22,7 +22,17 @@ from theoria_client.errors import (
     TooLarge,
     TransportError,
 )
-from theoria_client.models import AuditMetrics, AuditResult, Case, ClaimCard, Escalation, Evidence, Page, Run
+from theoria_client.models import (
+    AuditMetrics,
+    AuditResult,
+    Case,
+    ClaimCard,
+    Escalation,
+    Evidence,
+    Job,
+    Page,
+    Run,
+)
 
 __all__ = [
     "ApiError",
@@ -36,6 +46,7 @@ __all__ = [
     "Conflict",
     "Escalation",
     "Evidence",
+    "Job",
     "NotFound",
     "Page",
     "PermissionDenied",

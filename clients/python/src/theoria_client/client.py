@@ -3,6 +3,10 @@
 Both share ``_Base``: how a request is built, when it is retried and how a response is read. Only
 the sending and the sleeping differ, so the two clients answer alike.
 
+Queued audits: an audit over the server's inline cost budget answers ``202`` with the job to poll
+(``GET /jobs/<id>``); ``audit`` polls it, waiting as each answer's ``Retry-After`` says, and returns
+the audited answer as an inline audit would (``AuditResult.job`` names the job).
+
 Retries: a ``429`` or ``503`` is sent again after the server's ``Retry-After`` (seconds or an HTTP
 date; an exponential backoff when absent), up to ``max_retries`` times; a request that could not
 reach the server is sent again only when it is safe to (a read, or an audit with its
@@ -22,13 +26,17 @@ from typing import Any
 
 import httpx
 
-from theoria_client.errors import TransportError, error_from_response
-from theoria_client.models import AuditResult, Case, ClaimCard, Page, Run
+from theoria_client.errors import TransportError, error_from_job, error_from_response
+from theoria_client.models import AuditResult, Case, ClaimCard, Job, Page, Run
 
 API = "/api/v1"
 RETRY_STATUSES = (429, 503)
 DEEP_CHECK_ENDED = ("done", "failed")
 DEFAULT_TIMEOUT = 120.0  # an audit runs the verification pipeline: seconds by design
+JOB_WAIT_TIMEOUT = 600.0  # how long audit() waits for an audit the server queued
+JOB_POLL_INTERVAL = 2.0  # between polls of a job, when the server sends no Retry-After
+# what the POST /audits answer adds to an answer, kept by a queued audit's job in its result
+JOB_RESULT_FIELDS = ("mode_decision", "web")
 
 
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
@@ -152,6 +160,33 @@ class _Base:
             previous=data.get("previous"),
         )
 
+    def _job_poll_wait(self, response: httpx.Response, interval: float, deadline: float) -> float:
+        """Seconds before the next poll of a job: the server's ``Retry-After`` (else ``interval``),
+        never past ``max_retry_wait`` nor the deadline."""
+        hint = retry_after_seconds(response.headers.get("Retry-After"))
+        wait = min(hint if hint is not None else interval, self.max_retry_wait)
+        return max(0.0, min(wait, deadline - time.monotonic()))
+
+    @staticmethod
+    def _job_state(response: httpx.Response, deadline: float, timeout: float) -> Job:
+        """The job a response carries; raises its error when it failed, ``TimeoutError`` when it
+        is still waiting or running at the deadline."""
+        job = Job.from_json(response.json())
+        if job.status == "failed":
+            raise error_from_job(job)
+        if not job.finished and time.monotonic() >= deadline:
+            raise TimeoutError(f"job {job.id}: still {job.status} after {timeout} s")
+        return job
+
+    @staticmethod
+    def _job_path(job: Job | int) -> str:
+        return f"/jobs/{job}" if isinstance(job, int) else job.url or f"/jobs/{job.id}"
+
+    @staticmethod
+    def _audit_of_job(job: Job, answer: dict[str, Any]) -> AuditResult:
+        added = {name: job.result[name] for name in JOB_RESULT_FIELDS if name in job.result}
+        return AuditResult.from_json({**answer, **added}, job=job.id)
+
     @staticmethod
     def _run_id(target: AuditResult | Run | int) -> int:
         if isinstance(target, int):
@@ -224,6 +259,8 @@ class Theoria(_Base):
         mode: str | None = None,
         *,
         idempotency_key: str | None = None,
+        wait_timeout: float = JOB_WAIT_TIMEOUT,
+        poll_interval: float = JOB_POLL_INTERVAL,
         **options: Any,
     ) -> AuditResult:
         """Audit ``answer`` to ``query`` against ``contexts``; returns the answer with its claim cards.
@@ -231,14 +268,37 @@ class Theoria(_Base):
         ``mode``: ``normal``, ``audit-local`` or ``audit-web`` (None: the server's default for the
         caller). ``options``: the other fields of ``POST /audits`` (``domain``, ``conversation_id``,
         ``reference``, ``answer_json``, ``verification_profile``, ``generation_mode``, ``deep``).
-        An Idempotency-Key is made when none is given, so a retry never audits twice.
+        An Idempotency-Key is made when none is given, so a retry never audits twice. An audit the
+        server queued (202) is waited for (``wait_for_job``, at most ``wait_timeout`` seconds).
         """
         body = self._audit_body(query, answer, contexts, mode, options)
         key = idempotency_key or f"theoria-client-{uuid.uuid4()}"
         response = self.request("POST", "/audits", json=body, headers={"Idempotency-Key": key})
+        if response.status_code == 202:
+            job = self._follow_job(response, timeout=wait_timeout, interval=poll_interval)
+            return self._audit_of_job(job, self.request("GET", f"/answers/{job.answer}").json())
         return AuditResult.from_json(
             response.json(), replayed=response.headers.get("Idempotent-Replayed") == "true"
         )
+
+    def job(self, job_id: int) -> Job:
+        """``GET /jobs/<id>``: a queued audit's or an upload's job, with its status and progress."""
+        return Job.from_json(self.request("GET", self._job_path(job_id)).json())
+
+    def wait_for_job(
+        self, job: Job | int, *, timeout: float = JOB_WAIT_TIMEOUT, interval: float = JOB_POLL_INTERVAL
+    ) -> Job:
+        """Poll a job until it is done, waiting between polls as the server's ``Retry-After`` says
+        (``interval`` when it sends none). A failed job raises the error its request would have
+        raised inline; ``TimeoutError`` after ``timeout`` seconds."""
+        return self._follow_job(self.request("GET", self._job_path(job)), timeout=timeout, interval=interval)
+
+    def _follow_job(self, response: httpx.Response, *, timeout: float, interval: float) -> Job:
+        deadline = time.monotonic() + timeout
+        while not (job := self._job_state(response, deadline, timeout)).finished:
+            time.sleep(self._job_poll_wait(response, interval, deadline))
+            response = self.request("GET", self._job_path(job))
+        return job
 
     def answer(self, answer_id: str) -> AuditResult:
         return AuditResult.from_json(self.request("GET", f"/answers/{answer_id}").json())
@@ -363,14 +423,35 @@ class AsyncTheoria(_Base):
         mode: str | None = None,
         *,
         idempotency_key: str | None = None,
+        wait_timeout: float = JOB_WAIT_TIMEOUT,
+        poll_interval: float = JOB_POLL_INTERVAL,
         **options: Any,
     ) -> AuditResult:
         body = self._audit_body(query, answer, contexts, mode, options)
         key = idempotency_key or f"theoria-client-{uuid.uuid4()}"
         response = await self.request("POST", "/audits", json=body, headers={"Idempotency-Key": key})
+        if response.status_code == 202:
+            job = await self._follow_job(response, timeout=wait_timeout, interval=poll_interval)
+            return self._audit_of_job(job, (await self.request("GET", f"/answers/{job.answer}")).json())
         return AuditResult.from_json(
             response.json(), replayed=response.headers.get("Idempotent-Replayed") == "true"
         )
+
+    async def job(self, job_id: int) -> Job:
+        return Job.from_json((await self.request("GET", self._job_path(job_id))).json())
+
+    async def wait_for_job(
+        self, job: Job | int, *, timeout: float = JOB_WAIT_TIMEOUT, interval: float = JOB_POLL_INTERVAL
+    ) -> Job:
+        response = await self.request("GET", self._job_path(job))
+        return await self._follow_job(response, timeout=timeout, interval=interval)
+
+    async def _follow_job(self, response: httpx.Response, *, timeout: float, interval: float) -> Job:
+        deadline = time.monotonic() + timeout
+        while not (job := self._job_state(response, deadline, timeout)).finished:
+            await asyncio.sleep(self._job_poll_wait(response, interval, deadline))
+            response = await self.request("GET", self._job_path(job))
+        return job
 
     async def answer(self, answer_id: str) -> AuditResult:
         return AuditResult.from_json((await self.request("GET", f"/answers/{answer_id}")).json())

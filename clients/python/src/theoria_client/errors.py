@@ -11,9 +11,12 @@ Every error body of the API has one shape (docs/API.md)::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
+
+if TYPE_CHECKING:
+    from theoria_client.models import Job
 
 
 class TheoriaError(Exception):
@@ -130,3 +133,11 @@ def error_from_response(response: httpx.Response, retry_after: float | None = No
     if isinstance(error, (RateLimited, ServiceUnavailable)):
         error.retry_after = retry_after
     return error
+
+
+def error_from_job(job: Job) -> ApiError:
+    """The exception of a queued job that failed: the class its ``error_status`` would have raised had
+    the request run inline (a 413 is ``TooLarge``, a 500 ``ServerError``), its ``error`` as the detail."""
+    status = job.error_status or 500
+    cls = _BY_STATUS.get(status) or (ServerError if status >= 500 else ApiError)
+    return cls(status, job.error or "the job failed", {}, "", method="GET", url=job.url, body=job.raw)

@@ -160,7 +160,8 @@ class AuditMetrics:
 @dataclass(frozen=True)
 class AuditResult:
     """An audited answer (``Answer``; the ``POST /audits`` response adds ``original_answer``,
-    ``mode_decision``, ``web`` and, for a JSON answer, ``structured``: all in ``raw``)."""
+    ``mode_decision``, ``web`` and, for a JSON answer, ``structured``: all in ``raw``). ``job`` is
+    the id of the server's job when the audit ran on its task queue (the request answered 202)."""
 
     answer_id: str
     mode: str
@@ -171,10 +172,13 @@ class AuditResult:
     escalations: list[Escalation] = field(default_factory=list)
     citations: list[dict[str, Any]] = field(default_factory=list)
     replayed: bool = False
+    job: int | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], *, replayed: bool = False) -> AuditResult:
+    def from_json(
+        cls, data: dict[str, Any], *, replayed: bool = False, job: int | None = None
+    ) -> AuditResult:
         audit = data.get("audit")
         return cls(
             answer_id=str(data.get("answer_id", "")),
@@ -188,6 +192,7 @@ class AuditResult:
             ],
             citations=[c for c in _list(data.get("citations")) if isinstance(c, dict)],
             replayed=replayed,
+            job=job,
             raw=data,
         )
 
@@ -256,6 +261,45 @@ class Run:
             faithfulness=_float(data.get("faithfulness")),
             unsupported_rate=_float(data.get("unsupported_rate")),
             deep_checks=_dict(data.get("deep_checks")),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job the server queued (``GET /jobs/<id>``): an audit over the server's inline cost budget
+    (``POST /audits`` answered 202) or a document upload's ingestion. ``status`` is ``queued``,
+    ``running``, ``done`` or ``failed``; a finished audit names its ``answer``; a failed job carries
+    the ``error`` and the status (``error_status``) the request would have had inline."""
+
+    id: int
+    kind: str
+    status: str
+    url: str
+    progress: dict[str, Any] = field(default_factory=dict)
+    answer: str | None = None
+    error: str | None = None
+    error_status: int | None = None
+    result: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "failed")
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Job:
+        error_status = data.get("error_status")
+        return cls(
+            id=int(data.get("job", 0)),
+            kind=str(data.get("kind") or ""),
+            status=str(data.get("status") or ""),
+            url=str(data.get("url") or ""),
+            progress=_dict(data.get("progress")),
+            answer=data.get("answer") if isinstance(data.get("answer"), str) else None,
+            error=str(data["error"]) if data.get("error") else None,
+            error_status=error_status if isinstance(error_status, int) else None,
+            result=_dict(data.get("result")),
             raw=data,
         )
 
