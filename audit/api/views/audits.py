@@ -22,6 +22,7 @@ from audit.api.parsers import StrictJSONParser
 from audit.api.permissions import CanSubmit
 from audit.api.serializers import (
     AnswerSerializer,
+    BackgroundJobSerializer,
     DayField,
     IdentifierField,
     NonBlankTextField,
@@ -35,7 +36,6 @@ from audit.api.views.common import (
     request_fingerprint,
     request_workspace,
 )
-from audit.api.views.jobs import job_response
 from audit.errors import InvalidInput
 from audit.models import BackgroundJob
 from audit.models.choices import Mode
@@ -163,7 +163,9 @@ class AuditCreateApi(CleanRequestMixin, APIView):
             request=audit_request,
         )
         if isinstance(submission, BackgroundJob):  # over the inline cost budget: queued, poll its url
-            return job_response(submission, status.HTTP_202_ACCEPTED)
+            body = BackgroundJobSerializer(submission).data  # a job just queued: poll it after Retry-After
+            headers = {"Location": body["url"], "Retry-After": str(constants.JOB_POLL_RETRY_AFTER_S)}
+            return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
         answer = selectors.answer_detail_list(workspace=workspace).get(pk=submission.answer.pk)
         context = {  # what the request wrote: the cases its intake opened, how the mode was decided
             "escalations": submission.escalations,
