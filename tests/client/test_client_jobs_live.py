@@ -22,12 +22,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def queued_audits(monkeypatch):
     """An inline budget this answer is over (it costs about 180 units) and a one-second Retry-After."""
     from audit import constants
-    from audit.services.background import audit_cost_estimate
-    from audit.services.submissions import AuditRequest
+    from audit.pipeline.cost import audit_cost
+    from audit.pipeline.types import Passage
 
     monkeypatch.setattr(constants, "AUDIT_INLINE_COST_BUDGET", 100)
     monkeypatch.setattr(constants, "JOB_POLL_RETRY_AFTER_S", 1)
-    assert not audit_cost_estimate(AuditRequest(query=QUERY, answer=ANSWER, contexts=CONTEXTS)).inline
+    passages = [Passage(id=str(c["id"]), text=str(c["text"])) for c in CONTEXTS]
+    assert not audit_cost(ANSWER, passages).inline
 
 
 class Recorder:
