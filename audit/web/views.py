@@ -246,7 +246,7 @@ def _answer_submitted(request, workspace, audit_request) -> HttpResponse | Inval
 
 @login_required
 def answer_new(request):
-    """Submit an answer from the browser through the API's decision (``audit_submit_or_queue``: its
+    """Submit an answer from the browser through the service's decision, the one the API uses (``audit_submit_or_queue``: its
     checks, its cost budget and its per-user limit of queued audits), then the answer's page, or the
     job's page when the audit is over the inline budget and runs on the task queue."""
     workspace = _reader_workspace(request)
