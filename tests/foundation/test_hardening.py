@@ -38,7 +38,7 @@ class _Hook(http.server.BaseHTTPRequestHandler):
 def hook():
     _Hook.hits, _Hook.redirect = [], False
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield server
     server.shutdown()
 
