@@ -314,20 +314,43 @@ def _case_create(
     return case
 
 
-def _case_of(claim: Claim, earlier_answers: list[int] | None = None) -> ReviewCase | None:
-    """The case ``claim`` already belongs to (its open one first, then its latest), or None.
+def _cases_of(claims: list[Claim], earlier_answers: list[int]) -> dict[int, ReviewCase | None]:
+    """The case each of ``claims`` already belongs to (its open one first, then its latest), or
+    None, by the claim's pk; four queries whatever the number of claims.
 
     A claim belongs to the cases opened for it and to those it joined; a claim of a later audit of
     the same answer (same workspace, query and text as received) belongs to the case of the same
-    claim (same text) in the earlier audit: a re-audit adds to that case, never a duplicate.
+    claim (same text) in the earlier audit: a re-audit adds to that case, never a duplicate. Among
+    several open cases the first in the queue's order wins (``ReviewCase.Meta.ordering``: highest
+    risk, then the earliest due, a stopped clock last), else the latest opened.
     """
-    if earlier_answers is None:
-        earlier_answers = _earlier_audits(claim.answer)
-    earlier = Claim.objects.filter(answer_id__in=earlier_answers, text=claim.text)
-    cases = ReviewCase.objects.filter(
-        Q(claim=claim) | Q(joined_claims=claim) | Q(claim__in=earlier) | Q(joined_claims__in=earlier)
-    ).distinct()
-    return cases.filter(status__in=OPEN_CASE_STATUSES).first() or cases.order_by("-opened_at", "-id").first()
+    if not claims:
+        return {}
+    same_text: dict[str, list[int]] = {}
+    for pk, text in Claim.objects.filter(
+        answer_id__in=earlier_answers, text__in={c.text for c in claims}
+    ).values_list("pk", "text"):
+        same_text.setdefault(text, []).append(pk)
+    related = {c.pk for c in claims} | {pk for pks in same_text.values() for pk in pks}
+    by_claim: dict[int, set[int]] = {}
+    for case_id, claim_id in ReviewCase.objects.filter(claim_id__in=related).values_list("pk", "claim_id"):
+        by_claim.setdefault(claim_id, set()).add(case_id)
+    joined = ReviewCase.joined_claims.through.objects.filter(claim_id__in=related)
+    for case_id, claim_id in joined.values_list("reviewcase_id", "claim_id"):
+        by_claim.setdefault(claim_id, set()).add(case_id)
+    cases = ReviewCase.objects.in_bulk({pk for pks in by_claim.values() for pk in pks})
+    found: dict[int, ReviewCase | None] = {}
+    for claim in claims:
+        ids = set().union(*(by_claim.get(pk, set()) for pk in [claim.pk, *same_text.get(claim.text, [])]))
+        mine = [cases[pk] for pk in ids]
+        open_ = [c for c in mine if c.status in OPEN_CASE_STATUSES]
+        if open_:
+            found[claim.pk] = min(
+                open_, key=lambda c: (-c.risk_score, c.due_at is None, c.due_at or c.opened_at, c.pk)
+            )
+        else:
+            found[claim.pk] = max(mine, key=lambda c: (c.opened_at, c.pk), default=None)
+    return found
 
 
 def _earlier_audits(answer: Answer) -> list[int]:
@@ -385,7 +408,7 @@ def cases_open_for_answer(
     claims = list(answer.claims.select_related("answer__workspace").order_by("span_start", "id"))
     earlier = _earlier_audits(answer)
     result = []
-    needing: list[tuple[Claim, list[str], ReviewCase | None]] = []
+    needing: list[tuple[Claim, list[str]]] = []
     for claim in claims:
         reasons = policy.review_reasons(
             label=claim.label,
@@ -400,10 +423,12 @@ def cases_open_for_answer(
             risk_flags=claim.risk_flags or (),
         )
         if reasons:
-            needing.append((claim, reasons, _case_of(claim, earlier)))
-    new = [(claim, reasons) for claim, reasons, case in needing if case is None]
+            needing.append((claim, reasons))
+    belongs = _cases_of([claim for claim, _ in needing], earlier)
+    new = [(claim, reasons) for claim, reasons in needing if belongs[claim.pk] is None]
     group = _case_group_open(new, actor=actor) if len(new) >= constants.CASES_GROUPED_FROM else None
-    for claim, reasons, case in needing:
+    for claim, reasons in needing:
+        case = belongs[claim.pk]
         if case is not None:
             case = _case_join(case, claim=claim, reasons=reasons)
         elif group is not None:

@@ -10,6 +10,7 @@ import pytest
 import time_machine
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from audit import roles
 from audit.models import AuditEvent, Claim
@@ -93,6 +94,23 @@ def test_a_reaudit_of_the_same_answer_joins_the_open_case_and_never_opens_a_dupl
     assert ReviewCase.objects.count() == 1
     assert list(case.joined_claims.values_list("answer_id", flat=True)) == [again.pk]
     assert kinds(case) == ["opened", "note"]
+
+
+def test_finding_the_cases_a_reaudit_joins_reads_the_same_queries_for_3_claims_as_for_30(make_answer):
+    def lookup_queries(n):
+        first = make_answer([("NEI", 0.7)] * n)
+        services.cases_open_for_answer(answer=first)
+        again = make_answer([("NEI", 0.72)] * n)
+        again.query, again.original_text = first.query, first.original_text
+        again.save(update_fields=["query", "original_text"])
+        claims = list(again.claims.all())
+        with CaptureQueriesContext(connection) as seen:
+            found = services._cases_of(claims, [first.pk])
+        # every claim of the re-audit belongs to the case its earlier twin opened (or joined)
+        assert all(case is not None and case.status == "open" for case in found.values())
+        return len(seen.captured_queries)
+
+    assert lookup_queries(3) == lookup_queries(30) == 4
 
 
 def test_a_later_finding_on_a_claim_whose_case_was_resolved_reopens_that_case(make_answer, analyst):
