@@ -5,6 +5,12 @@ audits over the inline cost budget). Prints the normal audits' p50/p95 and every
 status and latency, then one JSON line. A figure, never a test.
 
     python -m tools.attack_load --seconds 60
+    python -m tools.attack_load --seconds 60 --database-url postgres://postgres@127.0.0.1:5432/theoria_attack \
+        --redis-url redis://127.0.0.1:6379/7
+
+By default the embedded stack (a fresh SQLite file, the cache table and the ORM broker in it); with
+``--database-url`` a PostgreSQL database (dropped and created again first) and with ``--redis-url`` the
+cache and the task broker in Redis (that database emptied first), as a production deployment runs.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from tools.load_test import _answers, _post  # noqa: E402
 from tools.served import served  # noqa: E402
 
 
-def _qcluster(folder: Path) -> subprocess.Popen:
+def _qcluster(folder: Path, extra_env: dict[str, str]) -> subprocess.Popen:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
@@ -41,6 +47,7 @@ def _qcluster(folder: Path) -> subprocess.Popen:
         "OPENBLAS_NUM_THREADS": "1",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
+        **extra_env,
     }
     return subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "qcluster"],
@@ -63,6 +70,29 @@ def _stop(cluster: subprocess.Popen) -> None:
         cluster.wait(timeout=30)
 
 
+def _stack(database_url: str, redis_url: str) -> dict[str, str]:
+    """The environment of the stack asked for, made fresh: the PostgreSQL database dropped and
+    created again, the Redis database emptied."""
+    extra: dict[str, str] = {}
+    if database_url:
+        from urllib.parse import urlsplit
+
+        import psycopg
+
+        name = urlsplit(database_url).path.lstrip("/")
+        admin = database_url.rsplit("/", 1)[0] + "/postgres"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        extra["DATABASE_URL"] = database_url
+    if redis_url:
+        import redis
+
+        redis.Redis.from_url(redis_url).flushdb()
+        extra["THEORIA_REDIS_URL"] = redis_url
+    return extra
+
+
 def _p(values: list[float], q: int) -> float | None:
     if len(values) < 2:
         return round(values[0], 2) if values else None
@@ -76,7 +106,10 @@ def main() -> int:
     parser.add_argument("--attackers", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--database-url", default="", help="a PostgreSQL URL (default: a fresh SQLite file)")
+    parser.add_argument("--redis-url", default="", help="the cache and the task broker in Redis")
     args = parser.parse_args()
+    extra_env = _stack(args.database_url, args.redis_url)
     normal_bodies = _answers()
     built = families(100)
     attacks = [
@@ -88,8 +121,12 @@ def main() -> int:
     normal: list[tuple[int, float]] = []
     attacked: list[tuple[str, int, float]] = []
     lock = threading.Lock()
-    with served("attack", workers=args.workers, threads=args.threads) as (base, tokens, folder):
-        cluster = _qcluster(folder)
+    with served("attack", workers=args.workers, threads=args.threads, extra_env=extra_env) as (
+        base,
+        tokens,
+        folder,
+    ):
+        cluster = _qcluster(folder, extra_env)
         try:
             for body in normal_bodies[:2]:
                 _post(base, tokens["frontend"], body)
@@ -126,6 +163,7 @@ def main() -> int:
     ok = sorted(t for status, t in normal if status == 201)
     summary = {
         "seconds": args.seconds,
+        "stack": {"database": "postgresql" if args.database_url else "sqlite", "redis": bool(args.redis_url)},
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "normal": {
             "requests": len(normal),
