@@ -22,7 +22,10 @@ def _task_worker_yields(sender=None, **kwargs) -> None:
     nice value per thread; new threads inherit it)."""
     from django.conf import settings
 
-    os.nice(settings.Q_WORKER_NICE)
+    from audit.services.write_priority import writer_start
+
+    writer_start()  # its writes keep the web's priority (a lock held by a niced thread stalls the web's)
+    os.nice(settings.Q_WORKER_NICE)  # this thread's, and that of the threads it starts from now on
     os.environ["THEORIA_TORCH_THREADS"] = str(settings.Q_WORKER_TORCH_THREADS)  # the model loaders read it
     torch = sys.modules.get("torch")
     if torch is not None:

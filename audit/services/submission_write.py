@@ -25,6 +25,7 @@ from audit.services.job import AuditJob
 from audit.services.modes import ModeDecision
 from audit.services.structured import StructuredComputation
 from audit.services.web import WebPass, web_store
+from audit.services.write_priority import at_web_priority
 
 
 def _normal_row(job: AuditJob, user: User | None) -> Answer:
@@ -73,6 +74,7 @@ class Verified:
     web_pass: WebPass | None = None
 
 
+@at_web_priority  # a task worker's write holds SQLite's lock at the web's priority
 def submission_write(job: AuditJob, closing: Closing, verified: Verified | None) -> Submission:
     """Write the request in one short transaction, so a failed request stores nothing and nothing
     is stored to be deleted: the answer (a Normal one as received, ``verified`` None), its claims,
