@@ -77,14 +77,15 @@ STRING_THRESHOLDS = {
     "auto_corrected_review": AUTO_CORRECTED_REVIEW_CHOICES,
     "unsupported_review": UNSUPPORTED_REVIEW_CHOICES,
 }
-# the embedding model runs in bfloat16 on CPU: 2x faster than float32 here, vectors at cosine 0.99995
-EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "bfloat16")
-# the NLI cross-encoder's kernel (audit/pipeline/kernels.py): "bfloat16" (measured 4x float32 on a
-# processor with AMX; emulated, so about 6x slower than float32, on one without bf16 instructions),
-# "float32", "int8" (dynamic int8 quantisation of the Linear layers, per output channel), or "auto"
-# (bfloat16 where the processor has bf16 instructions, else float32). EMBEDDING_DTYPE takes the same
-# names for the bi-encoder.
-NLI_KERNEL = os.environ.get("THEORIA_NLI_KERNEL", "bfloat16")
+# The two encoders' kernels (audit/pipeline/kernels.py): "auto" (bfloat16 where the processor has bf16
+# instructions, AMX or AVX-512 BF16: 2x float32 for the bi-encoder, about 4x for the cross-encoder;
+# float32 elsewhere, where torch emulates bfloat16 at about 6x float32's cost), "bfloat16", "float32"
+# or "int8" (dynamic int8 quantisation of the Linear layers, per output channel: not label-neutral for
+# the cross-encoder, 5 % of pairs change class). bfloat16 against float32 on DEV, `evaluate
+# --claims-only` under each and `compare_runs`: labels unmoved within the paired intervals
+# (docs/ARCHITECTURE.md, "The cost of one reading").
+EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "auto")
+NLI_KERNEL = os.environ.get("THEORIA_NLI_KERNEL", "auto")
 MODEL_KERNELS = ("bfloat16", "float32", "int8", "auto")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
 CITED_PASSAGE_BONUS = 1.0  # a valid citation anchor puts its passage first
