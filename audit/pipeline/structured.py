@@ -266,29 +266,24 @@ def audit_structured(
     answer_json: dict[str, Any],
     contexts: Sequence[str | Mapping[str, Any] | Passage] | None,
     *,
-    thresholds: Thresholds | Mapping[str, Any] | None,
+    thresholds: Thresholds,
     domain: str = "",
     now: datetime | None = None,
     embed: Callable[[list[str]], np.ndarray] | None = None,
     llm: LLMClient | None = None,
     methods: tuple[str, ...] | None = None,
 ) -> StructuredResult:
-    """Discover, verify (stages 4-6) and score a structured answer against the request's passages."""
+    """Discover, verify (stages 4-6) and score a structured answer against the request's passages,
+    with the job's ``thresholds``."""
     import time
     from datetime import timezone
 
-    from audit.pipeline.audit import (
-        NOT_RUN_OFFLINE,
-        resolve_embed,
-        resolve_thresholds,
-        run_methods,
-        summarize,
-    )
+    from audit.pipeline.audit import NOT_RUN_OFFLINE, resolve_embed, run_methods, summarize
     from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS
     from audit.pipeline.retrieval import as_passages, passage_vectors, retrieve
 
     started = time.perf_counter()
-    t = resolve_thresholds(thresholds)
+    t = thresholds
     embed = resolve_embed(embed)
     now = now or datetime.now(timezone.utc)
     passages = as_passages(contexts)
