@@ -856,7 +856,7 @@ def run_bench(
 
 
 def _clear_text_caches() -> None:
-    from audit.pipeline import binding, contradiction, extraction, numbers, retrieval, text
+    from audit.pipeline import binding, contradiction, extraction, numbers, text
     from audit.pipeline.embedding import get_embedder
 
     get_embedder().clear_cache()  # the pool was embedded here; audits must not find it cached
@@ -866,8 +866,8 @@ def _clear_text_caches() -> None:
         text._content_stems,
         numbers._extract_quantities,
         numbers._spelled_counts,
+        numbers._passage_quantities,
         extraction._split_sentences,
-        retrieval._passage_quantities,
         contradiction._tokens,
     ):
         cached.cache_clear()

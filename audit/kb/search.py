@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 
@@ -73,6 +74,22 @@ class _Searchable:
     def for_pipeline(self) -> RetrievalKnowledgeBase:
         """This knowledge base as the pipeline's retrieval sees one (its index, passages and stored vectors by id)."""
         return RetrievalKnowledgeBase(index=self.index, lookup=self.passages, vectors=self.vectors)
+
+    def ports(self) -> tuple[RetrievalKnowledgeBase | None, Callable[[set[str]], dict[str, ChunkMeta]]]:
+        """What an audit in the pipeline reads of this knowledge base: its search (None while it is
+        empty) and :meth:`cited_meta`."""
+        return (self.for_pipeline() if len(self) else None), self.cited_meta
+
+    def cited_meta(self, source_ids: set[str]) -> dict[str, ChunkMeta]:
+        """The metadata (chunk, sensitivity) of the passages an audit cites whose chunk still exists:
+        what their evidence rows link and how their snippets are stored."""
+        found = self.meta_for(source_ids)
+        chunk_pks = [m.chunk_pk for m in found.values()]
+        valid = set(Chunk.objects.filter(pk__in=chunk_pks).values_list("pk", flat=True)) if found else set()
+        return {k: m for k, m in found.items() if m.chunk_pk in valid}
+
+    def meta_for(self, source_ids: Iterable[str]) -> dict[str, ChunkMeta]:
+        raise NotImplementedError
 
     def search(self, query_text: str, query_vec: np.ndarray, k: int = 10) -> list[tuple[Passage, float]]:
         return self.search_many([query_text], np.asarray(query_vec).reshape(1, -1), k)[0]

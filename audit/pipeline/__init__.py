@@ -8,6 +8,7 @@ Public interface::
     from audit.pipeline.retrieval import KnowledgeBase
     from audit.pipeline.types import Passage, ClaimDraft, EvidenceHit, MethodResult, ClaimVerdict, AuditResult
     from audit.pipeline.methods import REGISTRY, VerificationMethod, register
+    from audit.pipeline.submission import submission  # one audit request, computed in one call
 
 May import: only itself and the standard/scientific libraries: no Django, no model, no service.
 """

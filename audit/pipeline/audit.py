@@ -212,13 +212,14 @@ def audit_job(
     encode_tokens: Encode | None = None,
     reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None,
 ) -> AuditResult:
-    """Audit the job's answer (:func:`audit_answer` with the job's query, text, passages, domain,
-    reference, the plan's thresholds and methods, and the client of its LLM methods)."""
-    return audit_answer(
+    """Audit the job's answer (:func:`audit_passages` with the job's query, text, passages, domain,
+    reference, the plan's thresholds and methods, and the client of its LLM methods): the job's
+    passages are typed and its thresholds resolved already."""
+    return audit_passages(
         job.query,
         job.answer_text,
         list(job.passages),
-        kb=kb,
+        kb=KnowledgeBase(*kb) if isinstance(kb, tuple) else kb,
         reference=job.reference,
         domain=job.domain,
         thresholds=job.plan.thresholds,
@@ -234,7 +235,6 @@ def audit_job(
     )
 
 
-# long: the pipeline's stages in order, sharing the embedder, the index and the context
 def audit_answer(
     query: str,
     answer: str,
@@ -266,14 +266,54 @@ def audit_answer(
     ``claims`` are the offline extractor's claims of ``answer`` when the caller already extracted
     them (a job's ``claims``): they are not extracted again.
     """
+    return audit_passages(
+        query,
+        answer,
+        as_passages(contexts),
+        kb=KnowledgeBase(*kb) if isinstance(kb, tuple) else kb,
+        reference=reference,
+        domain=domain,
+        thresholds=resolve_thresholds(thresholds),
+        now=now,
+        embed=embed,
+        methods=methods,
+        llm=llm,
+        overrides=overrides,
+        encode_tokens=encode_tokens,
+        reuse=reuse,
+        claims=claims,
+        binding=binding,
+    )
+
+
+# long: the pipeline's stages in order, sharing the embedder, the index and the context
+def audit_passages(
+    query: str,
+    answer: str,
+    passages: list[Passage],
+    *,
+    kb: KnowledgeBase | None = None,
+    reference: str | None = None,
+    domain: str | None = None,
+    thresholds: Thresholds,
+    now: datetime | None = None,
+    embed: Encode | None = None,
+    methods: tuple[str, ...] = OFFLINE_METHODS,
+    llm: LLMClient | None = None,
+    overrides: dict[str, VerificationMethod] | None = None,
+    encode_tokens: Encode | None = None,
+    reuse: Callable[[ClaimDraft], ClaimVerdict | None] | None = None,
+    claims: list[ClaimDraft] | None = None,
+    binding: bool = True,
+) -> AuditResult:
+    """The pipeline's stages (:func:`audit_answer`) on ``passages`` already typed and
+    ``thresholds`` resolved (a job's, :func:`audit_job`): claims, retrieval over the passages and
+    the knowledge base, the methods, the labels and the answer-level result."""
     started = time.perf_counter()
-    t = resolve_thresholds(thresholds)
+    t = thresholds
     now = now or datetime.now(timezone.utc)
     shared_model = embed is None and encode_tokens is None and t.verification_depth == "full"
     embed = resolve_embed(embed)
-    if isinstance(kb, tuple):
-        kb = KnowledgeBase(*kb)
-    passages = as_passages(contexts)
     # offline extractor without a usable LLM (``claims``, when given, are its result)
     extraction = llm_extract_claims(llm, answer or "", query or "", offline_claims=claims)
     claims = extraction.claims
@@ -401,12 +441,28 @@ def summarize(
     which with the claims' vectors spares the RAG score's alignment any embedding."""
     t = thresholds
     started = time.perf_counter() if started is None else started
+    # context recall: how much of the reference the retrieved context states, the context being
+    # every passage this audit drew on (the request's and the knowledge base's); the one metric
+    # that runs a method (the entailment judge), before the scores that read the verdicts
+    recall = (
+        _context_recall(
+            reference,
+            _retrieved_context(passages, hits or []),
+            thresholds=t,
+            now=now,
+            embed=embed,
+            overrides=overrides,
+            encode_tokens=encode_tokens,
+        )
+        if reference is not None and reference_searchable
+        else None
+    )
     metrics: dict[str, Any] = {
         "claims": len(verdicts),
         "faithfulness": scoring.faithfulness(verdicts),
         "answer_relevance": 0.0,
         "context_precision": 0.0,
-        "context_recall": None,
+        "context_recall": recall,
         "evidence_coverage": scoring.coverage(verdicts, any_evidence),
         "unsupported_rate": scoring.unsupported_rate(verdicts),
         "mean_confidence": float(np.mean([v.confidence for v in verdicts])) if verdicts else 0.0,
@@ -430,25 +486,6 @@ def summarize(
             if h.entailment >= t.audit_score_threshold or (v.label == "SUPPORTED" and h is v.evidence[0])
         }
         metrics["context_precision"] = scoring.context_precision([p.id in supporting for p in passages])
-    if reference is not None and reference_searchable:
-        # context recall: how much of the reference the retrieved context states, the context
-        # being every passage this audit drew on (the request's and the knowledge base's)
-        context = _retrieved_context(passages, hits or [])
-        ref_sents = [clean_sentence(s) for s in split_sentences(reference)]
-        ref_sents = [s for s in ref_sents if is_assertion(s)]
-        if ref_sents:
-            ref_verdicts = verify_claims(
-                [(s, context) for s in ref_sents],
-                thresholds=t,
-                now=now,
-                embed=embed,
-                methods=("entailment",),
-                overrides=overrides,
-                encode_tokens=encode_tokens,
-            )
-            metrics["context_recall"] = sum(v.label == "SUPPORTED" for v in ref_verdicts) / len(ref_sents)
-        else:
-            metrics["context_recall"] = 0.0
 
     metrics["rag_score"] = rag_score(
         answer if rag_text is None else rag_text,
@@ -513,6 +550,34 @@ def summarize(
         duration_ms=round(1000 * (time.perf_counter() - started), 2),
         passages=passages,
     )
+
+
+def _context_recall(
+    reference: str,
+    context: list[Passage],
+    *,
+    thresholds: Thresholds,
+    now: datetime,
+    embed: Encode,
+    overrides: dict[str, VerificationMethod] | None,
+    encode_tokens: Encode | None,
+) -> float:
+    """The share of the reference's assertions that the entailment judge finds SUPPORTED by
+    ``context`` (0.0 for a reference that asserts nothing)."""
+    ref_sents = [clean_sentence(s) for s in split_sentences(reference)]
+    ref_sents = [s for s in ref_sents if is_assertion(s)]
+    if not ref_sents:
+        return 0.0
+    ref_verdicts = verify_claims(
+        [(s, context) for s in ref_sents],
+        thresholds=thresholds,
+        now=now,
+        embed=embed,
+        methods=("entailment",),
+        overrides=overrides,
+        encode_tokens=encode_tokens,
+    )
+    return sum(v.label == "SUPPORTED" for v in ref_verdicts) / len(ref_sents)
 
 
 def _retrieved_context(passages: list[Passage], hits: list[list[EvidenceHit]]) -> list[Passage]:

@@ -9,6 +9,7 @@ thresholds again or falls back to ``Thresholds()``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -70,8 +71,9 @@ class VerificationJob:
             )
         return replace(self, claims=claims)
 
-    def with_passages(self, passages: Any) -> VerificationJob:
-        return replace(self, passages=passages_of(passages))
+    def with_passages(self, passages: Iterable[Passage]) -> VerificationJob:
+        """The same job over other passages, typed already (the web step's evidence pool)."""
+        return replace(self, passages=tuple(passages))
 
     def offline(self) -> VerificationJob:
         """The same job without its LLM (the LLM methods left to a later step)."""

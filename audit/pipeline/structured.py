@@ -22,6 +22,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from audit.constants import (
@@ -31,8 +32,11 @@ from audit.constants import (
     STRUCTURED_MAX_FIELDS,
     STRUCTURED_REFS_SUFFIX,
 )
+from audit.errors import InvalidInput
 from audit.pipeline.extraction import claim_type, importance
+from audit.pipeline.job import VerificationJob
 from audit.pipeline.json_limits import depth_of
+from audit.pipeline.local_audit import LocalAudit
 from audit.pipeline.methods import VerifyContext, verify_context
 from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
 
@@ -262,29 +266,24 @@ def audit_structured(
     answer_json: dict[str, Any],
     contexts: Sequence[str | Mapping[str, Any] | Passage] | None,
     *,
-    thresholds: Thresholds | Mapping[str, Any] | None,
+    thresholds: Thresholds,
     domain: str = "",
     now: datetime | None = None,
     embed: Callable[[list[str]], np.ndarray] | None = None,
     llm: LLMClient | None = None,
     methods: tuple[str, ...] | None = None,
 ) -> StructuredResult:
-    """Discover, verify (stages 4-6) and score a structured answer against the request's passages."""
+    """Discover, verify (stages 4-6) and score a structured answer against the request's passages,
+    with the job's ``thresholds``."""
     import time
     from datetime import timezone
 
-    from audit.pipeline.audit import (
-        NOT_RUN_OFFLINE,
-        resolve_embed,
-        resolve_thresholds,
-        run_methods,
-        summarize,
-    )
+    from audit.pipeline.audit import NOT_RUN_OFFLINE, resolve_embed, run_methods, summarize
     from audit.pipeline.methods import LLM_METHODS, OFFLINE_METHODS
     from audit.pipeline.retrieval import as_passages, passage_vectors, retrieve
 
     started = time.perf_counter()
-    t = resolve_thresholds(thresholds)
+    t = thresholds
     embed = resolve_embed(embed)
     now = now or datetime.now(timezone.utc)
     passages = as_passages(contexts)
@@ -321,3 +320,44 @@ def audit_structured(
         methods_not_run=NOT_RUN_OFFLINE if llm is None else {},
     )
     return StructuredResult(result=result, fields=fields, fixes=fixes, text=text)
+
+
+def fields_check(answer_json: object, contexts: list[dict[str, Any]]) -> None:
+    """Raise InvalidInput naming the path of the first malformed field or source ref of a
+    structured answer (before any audit)."""
+    try:
+        discover_fields(answer_json, [str(c.get("id")) for c in contexts or []])
+    except StructuredError as exc:
+        where = exc.path if exc.path == "answer_json" else f"answer_json.{exc.path}"
+        raise InvalidInput(where, exc.message) from None
+
+
+def structured_audit(
+    job: VerificationJob, answer_json: dict[str, Any], contexts: tuple[dict[str, Any], ...]
+) -> LocalAudit:
+    """Verify each field of ``answer_json`` (already checked: :func:`fields_check`) against
+    the contexts its refs name, as an audit whose claims carry their field's note (its path, refs
+    and the citation fix proposed beside the finding); no revision: its text is not rewritten."""
+    started_at = datetime.now(dt_timezone.utc)
+    plan = job.plan
+    outcome = audit_structured(
+        job.query,
+        answer_json,
+        list(contexts),
+        thresholds=plan.thresholds,
+        domain=job.domain,
+        llm=job.llm_methods,
+        methods=plan.methods,
+    )
+    result = outcome.result
+    result.methods_not_run = {**result.methods_not_run, **plan.not_run}
+    notes = {
+        f"c{n}": {"structured": {"field": f.path, "source_refs": list(f.source_refs), "citation_fix": fix}}
+        for n, (f, fix) in enumerate(zip(outcome.fields, outcome.fixes), 1)
+    }
+    return LocalAudit(
+        started_at=started_at,
+        result=result,
+        outcome=None,
+        notes=notes,
+    )

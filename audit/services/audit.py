@@ -9,32 +9,23 @@ client) and writes the rows.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from audit import constants
 from audit.models import Answer, Claim, Evidence, VerificationRun, Workspace
-from audit.pipeline.audit import audit_job as pipeline_audit_job
-from audit.pipeline.methods import LLM_METHODS
+from audit.pipeline.local_audit import KbMeta, LocalAudit, local_audit
 from audit.pipeline.retrieval import KnowledgeBase
-from audit.pipeline.revision import RevisionOutcome, revise_job
 from audit.pipeline.types import AuditResult, ClaimVerdict, Label, Passage
+from audit.pipeline.web.step import evidence_items_of
 from audit.selectors import kb_index
-
-if TYPE_CHECKING:
-    from audit.kb.search import InProcessKnowledgeBase, PgKnowledgeBase
-
-    KbIndex = InProcessKnowledgeBase | PgKnowledgeBase
-from audit.services.deep_checks import DEFERRED, deep_check_queue
+from audit.services.deep_checks import deep_check_queue
 from audit.services.events import AnyUser, Event, actor_user, events_write
 from audit.services.evidence_rows import evidence_rows_of
 from audit.services.job import AuditJob, audit_job_build
@@ -42,13 +33,11 @@ from audit.services.llm import LLMSetup, run_record_llm_usage
 from audit.services.revision import revision_apply
 
 
-def workspace_kb(workspace: Workspace) -> tuple[KnowledgeBase | None, KbIndex | None]:
-    """(the pipeline's KnowledgeBase or None, the workspace's kb.search knowledge base or None)."""
+def workspace_kb_ports(workspace: Workspace) -> tuple[KnowledgeBase | None, KbMeta | None]:
+    """What the pipeline reads of the workspace's knowledge base (``ports``): its search (None
+    while it is empty) and the metadata of the passages an audit cites."""
     kb = kb_index(workspace)
-    if kb is None or not len(kb):
-        return None, kb
-
-    return kb.for_pipeline(), kb
+    return (None, None) if kb is None else kb.ports()
 
 
 def _unit(x: float | None) -> float:
@@ -105,7 +94,7 @@ def answer_store(
     *,
     answer_text: str,
     mode: str,
-    kb_meta: dict[str, Any] | None = None,
+    kb_meta: Mapping[str, Any] | None = None,
     started_at: dt.datetime | None = None,
     kind: str = VerificationRun.Kind.INTERACTIVE,
     evidence: dict[str, list[Evidence]],
@@ -271,89 +260,20 @@ def _json_contexts(contexts: Sequence[dict[str, Any]]) -> list[Any]:
     return out
 
 
-@dataclass
-class AuditComputation:
-    """What one audit computed (pipeline, revision loop), before anything is written."""
-
-    started_at: dt.datetime
-    result: AuditResult
-    outcome: RevisionOutcome | None
-    setup: LLMSetup | None  # usage is recorded on the run
-    kb_meta: dict[str, Any] | None
-    profile: str = ""
-    deferred: bool = False  # the LLM methods are left to the asynchronous deep check
-    # what a claim's ``method_results`` keeps besides its methods, by claim id (a structured field's note)
-    notes: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
-
-
-def audit_compute(job: AuditJob) -> AuditComputation:
-    """Run the pipeline (and, with ``job.revise``, the revision loop) for the job's text; reads only,
-    writes nothing.
-
-    The slow part of an audit (embedding, judges, LLM calls) happens here, outside any
-    transaction, so other requests are never blocked behind it. The job's plan decides depth,
-    methods and revision rounds (docs/SPEC_NOTES.md#verification-depths-and-profiles); its LLM setup is the
-    request's one client, so a draft's calls and tokens are on this run and its time budget covers
-    both. The result's ``duration_ms`` is the whole computation, revision included, counted from the
-    request's start (its LLM client's): the draft of a drafted answer is in it. ``job.deep``
-    is ``sync`` or ``async`` ("" = the workspace's ``deep_checks``): with ``async`` and a usable
-    LLM the LLM methods are left to the asynchronous deep check (``services.deep_checks``), queued
-    by :func:`audit_store`. ``result`` stays the audit of the text as received even when the loop
-    revised it: the claims stored, counted and escalated are those of the submitted text, each
-    with its revision (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop).
-    """
-    started_at = timezone.now()
-    started = time.perf_counter()
-    plan, setup = job.verification.plan, job.llm_setup
-    if setup is not None and setup.client is not None:
-        # the request's client started with the request: a drafted answer's draft is part of its audit
-        earlier = max(0.0, started - setup.client.started)
-        started, started_at = started - earlier, started_at - timedelta(seconds=earlier)
-    thresholds = plan.thresholds
-    kb, raw_kb = workspace_kb(job.workspace)
-    verification = job.verification
-    deferred = verification.llm_methods is not None and (job.deep or thresholds.deep_checks) == "async"
-    if deferred:
-        verification = (
-            verification.offline()
-        )  # the LLM methods run in the deep check; claims are extracted offline
-    result = pipeline_audit_job(verification, kb=kb)
-    if plan.profile:
-        result.methods_not_run = {
-            **result.methods_not_run,
-            **{
-                name: why
-                for name, why in plan.not_run.items()
-                if name not in LLM_METHODS or setup.client is not None
-            },
-        }
-    outcome = None
-    # an answer the audit did not read whole (AUDIT_READ_BUDGET_CHARS) is not revised: its unread
-    # claims stay as sent, each NEI with its flag, for a person
-    unread = any(constants.OVER_BUDGET_FLAG in v.risk_flags for v in result.claims)
-    if job.revise and plan.revise and not unread:
-        outcome = revise_job(verification, initial=result, kb=kb, options=job.revision)
-    result = dataclasses.replace(result, duration_ms=round(1000 * (time.perf_counter() - started), 2))
-    if deferred:
-        result.methods_not_run = {**result.methods_not_run, **dict.fromkeys(LLM_METHODS, DEFERRED)}
-        result.methods_not_run.pop("llm_extraction", None)
-    # what the stored evidence rows need (chunk, sensitivity) of the knowledge-base passages cited
-    kb_meta = (
-        None if raw_kb is None else raw_kb.meta_for({h.passage.id for v in result.claims for h in v.evidence})
-    )
-    return AuditComputation(
-        started_at=started_at,
-        result=result,
-        outcome=outcome,
-        setup=setup,
-        kb_meta=kb_meta,
-        profile=plan.profile,
-        deferred=deferred,
+def audit_compute(job: AuditJob) -> LocalAudit:
+    """Run the pipeline (and, with ``job.revise``, the revision loop) for the job's text, against
+    its passages and the workspace's knowledge base (``audit.pipeline.submission.local_audit``);
+    reads only, writes nothing. The slow part of an audit (embedding, judges, LLM calls) happens
+    here, outside any transaction; ``job.deep`` ``async`` leaves the LLM methods to the
+    asynchronous deep check, queued by :func:`audit_store`."""
+    kb, kb_meta = workspace_kb_ports(job.workspace)
+    return local_audit(
+        job.verification, kb=kb, kb_meta=kb_meta, deep=job.deep, revise=job.revise, options=job.revision
     )
 
 
 def audit_store(
-    computed: AuditComputation,
+    computed: LocalAudit,
     job: AuditJob,
     *,
     mode: str = constants.MODE_AUDIT_LOCAL,
@@ -421,7 +341,7 @@ def audit_and_store(
         llm_setup=llm_setup,
     )
     computed = audit_compute(job)
-    evidence = evidence_rows_of(computed.result, computed.kb_meta)
+    evidence = evidence_rows_of(evidence_items_of(computed.result, computed.sensitive), computed.kb_meta)
     events: list[Event] = []
     with transaction.atomic():
         answer = audit_store(computed, job, mode=mode, evidence=evidence, events=events)

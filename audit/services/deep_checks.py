@@ -47,7 +47,6 @@ from audit.services.llm import llm_run_fields
 
 logger = logging.getLogger(__name__)
 SOURCE = "deep_check"
-DEFERRED = "deferred: runs in the asynchronous deep check"
 
 
 def _now() -> str:

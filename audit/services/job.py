@@ -17,8 +17,7 @@ deep-check choice, whether to revise, and a structured answer.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -26,7 +25,7 @@ from django.contrib.auth.models import User
 
 from audit.models import Answer, Workspace
 from audit.pipeline.job import VerificationJob, passages_of
-from audit.pipeline.profiles import verification_plan
+from audit.pipeline.profiles import VerificationPlan, verification_plan
 from audit.pipeline.revision import RevisionOptions
 from audit.selectors.api import thresholds_for
 from audit.services.llm import LLMSetup, llm_setup_for
@@ -48,17 +47,8 @@ class AuditJob:
     # how the revision loop softens and what it does with unsupported claims (the settings, read
     # when the job is built rather than by the loop)
     revision: RevisionOptions = field(default_factory=RevisionOptions)
-
-    @cached_property
-    def web(self) -> VerificationJob:
-        """The job the web step verifies with: the same text and passages at the same strictness,
-        offline (``WEB_STEP_OFFLINE``), with the workspace's plan rather than the request's profile;
-        made when the web step first asks for it."""
-        plan = verification_plan(self.verification.thresholds)
-        return replace(self.verification, plan=plan, llm=None, offline_reason=WEB_STEP_OFFLINE, claims=None)
-
-
-WEB_STEP_OFFLINE = "the web step verifies with the offline methods"  # its job sets up no LLM client
+    # the workspace's plan (no request profile): what the web step verifies with, offline
+    web_plan: VerificationPlan | None = None
 
 
 def revision_options() -> RevisionOptions:
@@ -101,6 +91,7 @@ def audit_job_build(
     if depth is not None:
         thresholds = thresholds.updated({"verification_depth": depth})  # ValueError on an unknown depth
     plan = verification_plan(thresholds, profile, generation_mode)
+    web_plan = verification_plan(thresholds) if profile or generation_mode else plan
     if llm_setup is None:
         llm_setup = (
             LLMSetup(None, offline)
@@ -132,6 +123,7 @@ def audit_job_build(
         revise=revise,
         answer_json=answer_json,
         revision=revision_options(),
+        web_plan=web_plan,
     )
 
 

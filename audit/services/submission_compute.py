@@ -1,7 +1,10 @@
 """What one audit request computes before anything is written (docs/ARCHITECTURE.md, "The path of
-one audit"): the answer to audit (the one received, else an LLM's draft), then, unless the request
-is Normal, its audit (or structured audit) with the revision loop and, when the Audit-Web rule
-asks for it, the web step. Reads only; ``audit.services.submission_write`` writes the result.
+one audit"): one call into the pipeline (``audit.pipeline.submission.submission``) computes the
+answer to audit (the one received, a structured answer's text, else an LLM's draft), then, unless
+the request is Normal, its audit (or structured audit) with the revision loop and, when the
+Audit-Web rule asks for it, the web step. This module prepares what only Django can give that call
+(the knowledge base's ports, the web step's client and providers) and turns its result into the
+rows ``audit.services.submission_write`` writes. Reads only.
 """
 
 from __future__ import annotations
@@ -15,19 +18,15 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 
 from audit import constants
-from audit.errors import Busy, InvalidInput, Unavailable
-from audit.pipeline.extraction import citations_of
-from audit.pipeline.llm.generation import generate
-from audit.pipeline.structured import StructuredError, canonical_text, discover_fields
-from audit.pipeline.types import Passage
-from audit.services.audit import audit_compute
+from audit.errors import Busy
+from audit.pipeline.submission import SubmissionRequest, WebPort, submission
+from audit.selectors import kb_index
 from audit.services.evidence_rows import evidence_rows_of
 from audit.services.job import AuditJob
 from audit.services.modes import ModeDecision
-from audit.services.structured import structured_compute
 from audit.services.submission_write import Verified
-from audit.services.web import web_compute
-from audit.services.web_rule import web_block, web_escalation_of
+from audit.services.web import WebPass
+from audit.services.web_client import WebCallClient, web_providers
 
 
 @dataclass(frozen=True)
@@ -39,15 +38,6 @@ class Computed:
     drafted: dict[str, Any]
     citations: int
     verified: Verified | None
-
-
-def structured_fields_check(answer_json: object, contexts: list[dict[str, Any]]) -> None:
-    """Raise InvalidInput naming the path of the first malformed field or source ref."""
-    try:
-        discover_fields(answer_json, [str(c.get("id")) for c in contexts or []])
-    except StructuredError as exc:
-        where = exc.path if exc.path == "answer_json" else f"answer_json.{exc.path}"
-        raise InvalidInput(where, exc.message) from None
 
 
 @contextmanager
@@ -77,92 +67,48 @@ def expensive_audit_slot(user: User | None, answer: str | None) -> Iterator[None
 def submission_compute(
     job: AuditJob, decision: ModeDecision, *, answer: str | None, verify: bool
 ) -> Computed:
-    """Compute one request (``_submission_compute``); writes nothing. An answer of
+    """Compute one request in one call into the pipeline; writes nothing. An answer of
     ``EXPENSIVE_AUDIT_CHARS`` or more is computed while the user holds an expensive-audit slot
-    (``Busy``, 429, when they hold them all)."""
+    (``Busy``, 429, when they hold them all).
+
+    Before the call, what only the service has: the workspace's knowledge base (its search and the
+    metadata of the passages an audit cites) for an answer audited as prose, and the web step's
+    client (its calls kept until the answer is stored), providers and allow-list. The pipeline
+    raises Unavailable (no answer and no usable LLM), InvalidInput (a malformed structured field)
+    and TooLarge (more claims than the workspace audits). After it, the evidence rows the claims
+    will be stored with (the web step read the same)."""
     with expensive_audit_slot(job.user, answer):
-        return _submission_compute(job, decision, answer=answer, verify=verify)
-
-
-# one pass, in the order the request runs (draft, audit, the Audit-Web rule, the web step), written
-# as one function so that each step's result is handed to the next, never read back
-def _submission_compute(
-    job: AuditJob, decision: ModeDecision, *, answer: str | None, verify: bool
-) -> Computed:
-    """Compute one request; writes nothing.
-
-    The answer: ``answer_json``'s canonical text (a malformed field or source ref: 400 before any
-    audit), else ``answer`` (the job's text), else an LLM's draft with the job's plan and client (the audit that
-    follows uses the same, so the draft's calls and tokens are stored on its run). Without an
-    answer and without a usable LLM (none configured, residency, budget) the request is refused
-    naming ``answer``: Theoria does not invent answers offline for a front end. A drafted answer's
-    contexts (with the citation keys the draft gave them) are the returned job's.
-
-    With ``verify``: Audit-Local (with the revision loop), then Audit-Web when asked for or when
-    docs/SPEC_NOTES.md#escalation-to-audit-web says so and the workspace allows external calls. The
-    stored claims are those of the text received whatever the revision did, so every mode audits
-    and revises the same way first; the web step re-verifies the received claims (on the evidence
-    rows they will be stored with) and revises again from the received text only when it brought
-    evidence.
-    """
-    contexts: list[dict[str, Any]] | None = None  # the request's, unless a draft gave them keys
-    drafted: dict[str, Any] = {}
-    text = job.verification.answer_text  # the answer received (``audit_request_check``ed)
-    if job.answer_json is not None:
-        structured_fields_check(job.answer_json, list(job.contexts))
-        text = canonical_text(job.answer_json)
-    elif answer is None:  # an LLM's draft, with the contexts it gave citation keys
-        setup = job.llm_setup
-        if setup.client is None:
-            raise Unavailable("answer", f"is required: no answer can be drafted ({setup.offline_reason}).")
-        passages = [
-            Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
-            for c in job.contexts
-        ]
-        draft = generate(
-            setup.client, job.verification.query, passages, job.verification.plan.generation_mode
+        # what only the service has: the web step's way out (its calls kept until the answer is
+        # stored), the workspace's knowledge base for an answer audited as prose
+        client = WebCallClient(workspace=job.workspace, deferred=True)
+        web = WebPort(
+            client=client,
+            providers=tuple(web_providers()),
+            allowed_domains=tuple(job.workspace.web_allowed_domains or ()),
+            external_calls=job.workspace.allow_external_calls,
+            plan=job.web_plan or job.verification.plan,
         )
-        keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
-        contexts = [
-            {**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in job.contexts
-        ]
-        accounting = setup.client.accounting.run_fields()
-        text = draft.text
-        drafted = {
-            "method": draft.method,
-            "fallback": draft.fallback,
-            "generation_mode": draft.mode,
-            "citation_keys": draft.keys,
-            "llm_calls": accounting["llm_calls"],
-            "prompt_tokens": accounting["prompt_tokens"],
-            "completion_tokens": accounting["completion_tokens"],
-        }
-    citations = len(citations_of(text, list(job.contexts) if contexts is None else contexts))
-    if text != job.verification.answer_text or contexts is not None:  # a drafted or structured answer
-        received = job.contexts if contexts is None else tuple(contexts)
-        job = replace(job, contexts=received, verification=job.verification.with_answer(text, contexts))
-    if not verify:
-        return Computed(job=job, drafted=drafted, citations=citations, verified=None)
-    # TooLarge when the answer has more claims than the workspace audits (a received answer's: counted)
-    job = replace(job, verification=job.verification.with_claims())
-    computed, structured = None, None
-    if job.answer_json is not None:  # one claim per field, checked against the passages its refs name
-        structured = structured_compute(job)
-        audit = structured.audit
-    else:
-        audit = computed = audit_compute(job)
-    result = audit.result
-    evidence = evidence_rows_of(result, audit.kb_meta)  # the rows the claims are stored with
-    escalation = web_escalation_of(result.claims, job.verification.thresholds)
-    web = web_block(
-        decision,
-        escalation,
-        structured=structured is not None,
-        external_calls=job.workspace.allow_external_calls,
-        plan=job.verification.plan,
-    )
-    web_pass = None
-    if computed is not None and web and "status" not in web:  # the web must be consulted, now
-        web_pass = web_compute(job=job, result=computed.result, evidence=evidence, reasons=escalation.reasons)
-    verified = Verified(web=web, evidence=evidence, computed=audit, structured=structured, web_pass=web_pass)
-    return Computed(job=job, drafted=drafted, citations=citations, verified=verified)
+        kb = kb_index(job.workspace) if verify and job.answer_json is None else None
+        search, kb_meta = (None, None) if kb is None else kb.ports()
+        request = SubmissionRequest(
+            contexts=job.contexts,
+            web=web,
+            answer=answer,
+            answer_json=job.answer_json,
+            verify=verify,
+            web_asked=decision.mode == constants.MODE_AUDIT_WEB,
+            revise=job.revise,
+            deep=job.deep,
+            options=job.revision,
+            kb=search,
+            kb_meta=kb_meta,
+        )
+        result = submission(job.verification, request)
+    job = replace(job, contexts=result.contexts, verification=result.job)
+    audit = result.audit
+    if audit is None:  # Normal: recorded as received
+        return Computed(job=job, drafted=result.drafted, citations=result.citations, verified=None)
+    web_pass = None if result.web_step is None else WebPass(step=result.web_step, client=client)
+    evidence = evidence_rows_of(result.evidence, audit.kb_meta)  # the rows the pipeline computed, as rows
+    verified = Verified(web=result.web, evidence=evidence, computed=audit, web_pass=web_pass)
+    return Computed(job=job, drafted=result.drafted, citations=result.citations, verified=verified)

@@ -18,12 +18,12 @@ from django.db import IntegrityError, transaction
 
 from audit import constants, hooks
 from audit.models import Answer, Evidence, IdempotencyKey
-from audit.services.audit import AuditComputation, audit_store
+from audit.pipeline.local_audit import LocalAudit
+from audit.services.audit import audit_store
 from audit.services.events import Event, events_write
 from audit.services.idempotency import Submission, submission_replay
 from audit.services.job import AuditJob
 from audit.services.modes import ModeDecision
-from audit.services.structured import StructuredComputation
 from audit.services.web import WebPass, web_store
 from audit.services.write_priority import at_web_priority
 
@@ -64,13 +64,13 @@ class Closing:
 
 @dataclass
 class Verified:
-    """What the verification of a request computed before anything is written: the audit (or the
-    structured audit), the Audit-Web block and, when the web was consulted, its pass."""
+    """What the verification of a request computed before anything is written (from the pipeline's
+    ``SubmissionResult``): the audit (or the structured audit), the evidence rows of its claims, the
+    Audit-Web block and, when the web was consulted, its pass."""
 
     web: dict[str, Any]
     evidence: dict[str, list[Evidence]]  # the rows each claim is stored with (``evidence_rows_of``)
-    computed: AuditComputation  # the audit (a structured audit's too: ``structured.audit``)
-    structured: StructuredComputation | None = None
+    computed: LocalAudit  # the audit (or the structured audit)
     web_pass: WebPass | None = None
 
 

@@ -11,7 +11,9 @@ refreshed answer). For each claim that meets an escalation condition of docs/SPE
    hit, failure reason). Only the query derived from the claim text and public URLs the claim's
    sources name leave the system;
 2. the claim is verified again by the pipeline's own methods (``audit.pipeline.audit.run_methods``)
-   over its local evidence plus the web documents;
+   over its local evidence plus the web documents, and the answer revised with the web documents
+   in its pool: steps 1 and 2 are the pipeline's web step (``audit.pipeline.web.step.web_step``),
+   with this module's client as its way out;
 3. in one transaction (a savepoint): web evidence rows (source_type ``web``, provenance: provider,
    query, URL, retrieval time, hash), the new machine verdict (``claim_machine_relabel``), the
    claim card's ``web`` note, one ``claim.web_verified`` event per claim (the escalation log),
@@ -32,38 +34,35 @@ and ``answer.web_verified`` events and in the API response's ``mode_decision`` a
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from audit import constants
 from audit.models import Answer, Claim, Evidence, VerificationRun, Workspace
 from audit.models.choices import SourceType
-from audit.pipeline.job import VerificationJob, job_context
-from audit.pipeline.revision import RevisionOptions, RevisionOutcome, revise_job
-from audit.pipeline.text import content_stems
-from audit.pipeline.types import AuditResult, ClaimDraft, ClaimVerdict, EvidenceHit, Passage
-from audit.pipeline.web import (
-    FailureReason,
-    WebDocument,
-    WebError,
-    WebLookup,
-    WebProvider,
-    build_providers,
-    claim_query,
-    urls_in,
+from audit.pipeline.job import VerificationJob
+from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit
+from audit.pipeline.web import WebDocument, WebError, WebProvider, urls_in
+from audit.pipeline.web.step import (
+    WEB_STEP_OFFLINE,
+    ClaimView,
+    EvidenceItem,
+    WebStep,
+    allowed_urls,
+    lookup,
+    relevance,
+    verdicts_with_web_evidence,
+    web_step,
 )
-from audit.pipeline.web.fetch import host_allowed
 from audit.services.events import Actor, Event, actor_user, events_write
-from audit.services.job import WEB_STEP_OFFLINE, AuditJob, audit_job_build, audit_job_for_answer
+from audit.services.job import audit_job_build, audit_job_for_answer
 from audit.services.labels import claim_machine_relabel_noted
 from audit.services.revision import revision_apply
-from audit.services.web_client import WebCallClient
+from audit.services.web_client import WebCallClient, web_providers
 from audit.services.web_rule import web_escalation_reasons
 
 logger = logging.getLogger(__name__)
@@ -119,167 +118,34 @@ class WebVerificationResult:
 # --- the flow ---------------------------------------------------------------------------------
 
 
-@dataclass
-class _ClaimView:
-    """A claim as the web step reads it: a stored row, or the verdict of an audit about to be stored
-    (its evidence rows then built as they will be stored, ``audit.services.evidence_rows.evidence_rows_of``)."""
-
-    claim_id: str
-    text: str
-    confidence: float
-    span_start: int
-    draft: ClaimDraft
-    evidence: list[Evidence]  # its evidence rows, stored or about to be
-    row: Claim | None = None  # the stored row (set once the answer is stored)
-
-    @classmethod
-    def of_row(cls, claim: Claim) -> _ClaimView:
-        return cls(
-            claim_id=claim.claim_id,
-            text=claim.text,
-            confidence=claim.confidence,
-            span_start=claim.span_start,
-            draft=claim.draft(),
-            evidence=list(claim.evidence.all()),
-            row=claim,
-        )
-
-    @classmethod
-    def of_verdict(cls, verdict: ClaimVerdict, evidence: list[Evidence]) -> _ClaimView:
-        c = verdict.claim
-        return cls(
-            claim_id=c.claim_id,
-            text=c.text,
-            confidence=min(1.0, max(0.0, float(verdict.confidence or 0.0))),  # as stored
-            span_start=c.span[0],
-            draft=ClaimDraft(
-                claim_id=c.claim_id,
-                text=c.text,
-                span=(c.span[0], max(c.span)),
-                type=c.type,
-                importance=c.importance,
-                citations=tuple(str(a) for a in c.citations),
-            ),
-            evidence=evidence,
-        )
-
-
-def _local_hits(claim: _ClaimView) -> list[EvidenceHit]:
-    return [
-        EvidenceHit(
-            passage=_passage_of(ev), relevance=ev.relevance, cited=bool((ev.provenance or {}).get("cited"))
-        )
-        for ev in claim.evidence
-        if ev.source_type != SourceType.WEB and ev.snippet
-    ]
-
-
-def _passage_of(ev: Evidence) -> Passage:
-    """The pipeline passage behind a stored evidence row (web rows keep their ``web:`` id)."""
-    pid = f"web:{ev.source_id}" if ev.source_type == SourceType.WEB else ev.source_id
-    return Passage(
-        id=pid,
-        text=ev.snippet,
+def evidence_item_of(ev: Evidence) -> EvidenceItem:
+    """The pipeline's view of a stored evidence row."""
+    return EvidenceItem(
+        rank=ev.rank,
+        source_type=ev.source_type,
+        source_id=ev.source_id,
         title=ev.title,
         uri=ev.uri,
-        source_type=ev.source_type,
+        snippet=ev.snippet,
+        hash=ev.hash,
+        relevance=ev.relevance,
+        entailment=ev.entailment,
         published=ev.published_at,
-        anchors=(ev.source_id,),
+        provenance=dict(ev.provenance or {}),
+        order=ev.pk or 0,
     )
 
 
-def _relevance(claim_text: str, text: str) -> float:
-    """Share of the claim's content stems found in a web document (its retrieval score)."""
-    stems = set(content_stems(claim_text))
-    return round(len(stems & set(content_stems(text))) / len(stems), 4) if stems else 0.0
-
-
-def _allowed_urls(urls: Iterable[str], domains: Iterable[str]) -> tuple[str, ...]:
-    """Keep the distinct http(s) URLs whose host is on the allow-list (others never leave)."""
-    out: list[str] = []
-    for url in urls:
-        try:
-            parts = urlsplit(url)
-        except ValueError:
-            continue
-        if (
-            parts.scheme in ("http", "https")
-            and parts.hostname
-            and host_allowed(parts.hostname, domains)
-            and url not in out
-        ):
-            out.append(url)
-    return tuple(out)
-
-
-def _cited_urls(claim: _ClaimView, domains: Iterable[str]) -> tuple[str, ...]:
-    """Public URLs the claim names or its local sources carry, on the allow-list only."""
-    local = [ev.uri for ev in claim.evidence if ev.source_type != SourceType.WEB]
-    return _allowed_urls(urls_in(claim.text) + local, domains)
-
-
-def _providers() -> list[WebProvider]:
-    return build_providers(
-        pubmed_base_url=settings.THEORIA["PUBMED_BASE_URL"], arxiv_base_url=settings.THEORIA["ARXIV_BASE_URL"]
+def claim_view_of(claim: Claim) -> ClaimView:
+    """The pipeline's view of a stored claim (its evidence prefetched)."""
+    return ClaimView(
+        claim_id=claim.claim_id,
+        text=claim.text,
+        confidence=claim.confidence,
+        span_start=claim.span_start,
+        draft=claim.draft(),
+        evidence=tuple(evidence_item_of(ev) for ev in claim.evidence.all()),
     )
-
-
-def _lookup(
-    claim_text: str,
-    urls: tuple[str, ...],
-    client: WebCallClient,
-    providers: Sequence[WebProvider],
-    failures: list[dict[str, Any]],
-    claim_id: str = "",
-) -> list[WebDocument]:
-    """Ask every provider; a failure is noted and the other providers still run.
-
-    A residency refusal stops the lookups at once (it would refuse every call).
-    """
-    lookup = WebLookup(query=claim_query(claim_text), urls=urls)
-    documents: dict[str, WebDocument] = {}
-    for provider in providers:
-        try:
-            found = provider.find(lookup, client=client)
-        except WebError as error:
-            failures.append(
-                {
-                    "claim_id": claim_id,
-                    "provider": provider.name,
-                    "reason": error.reason.value,
-                    "detail": error.message[:300],
-                }
-            )
-            if error.reason is FailureReason.RESIDENCY:
-                raise
-            if error.reason is FailureReason.MALFORMED:
-                client.reject(error, provider.name)
-            continue
-        except Exception as exc:  # a provider bug must not break the audit
-            logger.exception("web provider %s failed", provider.name)
-            failures.append(
-                {
-                    "claim_id": claim_id,
-                    "provider": provider.name,
-                    "reason": "error",
-                    "detail": f"{type(exc).__name__}: {exc}"[:300],
-                }
-            )
-            continue
-        for document in found:
-            documents.setdefault(document.source_id, document)
-    return list(documents.values())
-
-
-def _verdicts_with_web_evidence(
-    items: list[tuple[ClaimDraft, list[EvidenceHit]]], job: VerificationJob
-) -> list[ClaimVerdict]:
-    """Run the pipeline's methods, the same ones Audit-Local ran, on claims with web evidence."""
-    from audit.pipeline.audit import run_methods
-    from audit.pipeline.embedding import get_embedder
-    from audit.pipeline.methods import OFFLINE_METHODS
-
-    return run_methods(items, job_context(job, embed=get_embedder().encode), OFFLINE_METHODS)
 
 
 def web_verify_answer(
@@ -295,123 +161,94 @@ def web_verify_answer(
     ``reasons`` ({claim_id: [...]}) is the caller's escalation decision; when omitted it is
     computed here. ``providers`` replaces the configured providers (tests, custom sources).
     Network calls happen before any row is written; the writes share one savepoint. An audit
-    request does not store its answer first: it computes the web pass with :func:`web_compute`
-    and writes it with :func:`web_store` in the transaction that stores the answer.
+    request does not store its answer first: its web step is computed in the pipeline's one call
+    (``audit.pipeline.submission``) and written with :func:`web_store` in the transaction that
+    stores the answer.
     """
     # the strictness the audit had (the answer's domain); the web step's methods and revision run offline
     stored_job = audit_job_for_answer(answer, offline=OFFLINE)
     job = stored_job.verification
-    rows = list(answer.claims.prefetch_related("evidence"))
-    claims = [_ClaimView.of_row(c) for c in rows]
+    rows = {c.claim_id: c for c in answer.claims.prefetch_related("evidence")}
     if reasons is None:
-        reasons = web_escalation_reasons(rows, job.thresholds).reasons
-    client = WebCallClient(workspace=answer.workspace, answer=answer)
-    web = _web_pass(job, claims, list(answer.contexts or []), reasons, client, providers, stored_job.revision)
-    web.result.answer = answer
-    if web.result.skipped == "no_weak_claims":
-        return web.result
+        reasons = web_escalation_reasons(rows.values(), job.thresholds).reasons
+    client = WebCallClient(workspace=answer.workspace, answer=answer, claims=rows)
+    step = web_step(
+        job,
+        [claim_view_of(c) for c in rows.values()],
+        given=len(answer.contexts or []),
+        reasons=reasons,
+        client=client,
+        providers=web_providers() if providers is None else providers,
+        allowed_domains=answer.workspace.web_allowed_domains or (),
+        options=stored_job.revision,
+    )
+    result = _result_of(step, answer)
+    if step.skipped == "no_weak_claims":
+        return result
     events: list[Event] = []
     with transaction.atomic():
         run = run or answer.runs.order_by("-started_at", "-id").first()
-        written = _web_write(web, run=run, actor=actor, events=events)
+        _web_write(step, result, rows, run=run, actor=actor, events=events)
         events_write(events, actor=actor_user(actor), workspace=answer.workspace)
-    return written
+    return result
 
 
-@dataclass
+@dataclass(frozen=True)
 class WebPass:
-    """One Audit-Web pass computed before anything is written: the lookups' documents (their
-    calls kept by ``client`` until the answer is stored), the verdicts and the revision."""
+    """One Audit-Web pass computed before anything is written (the pipeline's web step), with the
+    client that keeps its calls until the answer is stored."""
 
-    result: WebVerificationResult
-    claims: list[_ClaimView]
-    computed: _WebComputation | None
+    step: WebStep
     client: WebCallClient
 
 
-def web_compute(
-    *,
-    job: AuditJob,
-    result: AuditResult,
-    evidence: dict[str, list[Evidence]],
-    reasons: dict[str, list[str]],
-    providers: Sequence[WebProvider] | None = None,
-) -> WebPass:
-    """The web pass of an audit not stored yet (``result``: its Audit-Local result; ``evidence``:
-    its claims' evidence rows as they will be stored, ``audit.services.evidence_rows.evidence_rows_of``):
-    the network calls, the methods and the revision run here, outside any transaction;
-    :func:`web_store` writes it with the answer. The job is the request's offline one for the web
-    step (``AuditJob.web``: read at the strictness of the answer's domain, as
-    :func:`web_verify_answer` reads a stored one)."""
-    claims = [_ClaimView.of_verdict(v, evidence[v.claim.claim_id]) for v in result.claims]
-    client = WebCallClient(workspace=job.workspace, deferred=True)
-    return _web_pass(job.web, claims, list(job.contexts), reasons, client, providers, job.revision)
+def _result_of(step: WebStep, answer: Answer) -> WebVerificationResult:
+    """What the pass tells of ``answer`` before its rows are written."""
+    result = WebVerificationResult(
+        answer=answer,
+        reasons=dict(step.reasons),
+        failures=list(step.failures),
+        calls=step.calls,
+        cache_hits=step.cache_hits,
+        answered=step.answered,
+        skipped=step.skipped,
+    )
+    if step.error is not None:
+        _store_failed(result, step.error)
+    return result
 
 
 def web_store(
     web: WebPass, *, answer: Answer, actor: Actor = None, events: list[Event]
 ) -> WebVerificationResult:
-    """Write a web pass computed by :func:`web_compute` for ``answer`` (call inside the transaction
-    that stored it): its calls, then its evidence, verdicts, revision and run; its events are
-    noted in ``events``."""
-    web.result.answer = answer
+    """Write a web pass the pipeline computed for ``answer`` (call inside the transaction that
+    stored it): its calls, then its evidence, verdicts, revision and run; its events are noted in
+    ``events``."""
+    result = _result_of(web.step, answer)
     rows = {c.claim_id: c for c in answer.claims.all()}
-    for claim in web.claims:
-        claim.row = rows.get(claim.claim_id)
-    if web.result.skipped != "no_weak_claims":
+    if web.step.skipped != "no_weak_claims":
         run = answer.runs.order_by("-started_at", "-id").first()
-        _web_write(web, run=run, actor=actor, events=events)
+        _web_write(web.step, result, rows, run=run, actor=actor, events=events)
     web.client.flush(answer=answer, claims=rows)  # its calls, whether or not its results could be stored
-    return web.result
-
-
-def _web_pass(
-    job: VerificationJob,
-    claims: list[_ClaimView],
-    contexts: list[dict[str, Any]],
-    reasons: dict[str, list[str]],
-    client: WebCallClient,
-    providers: Sequence[WebProvider] | None,
-    options: RevisionOptions,
-) -> WebPass:
-    """Look the escalated claims up on the web, weakest first, then verify and revise (reads only)."""
-    result = WebVerificationResult(answer=None, reasons=dict(reasons))  # type: ignore[arg-type]
-    weak = sorted((c for c in claims if c.claim_id in reasons), key=lambda c: (c.confidence, c.span_start))
-    weak = weak[: constants.WEB_MAX_CLAIMS_PER_ANSWER]
-    if not weak:
-        result.skipped = "no_weak_claims"
-        return WebPass(result=result, claims=claims, computed=None, client=client)
-    workspace = client.workspace
-    asked = providers if providers is not None else _providers()
-    found: list[tuple[_ClaimView, list[WebDocument]]] = []
-    try:
-        for claim in weak:
-            client.claim, client.claim_id = claim.row, claim.claim_id
-            urls = _cited_urls(claim, workspace.web_allowed_domains or ())
-            found.append((claim, _lookup(claim.text, urls, client, asked, result.failures, claim.claim_id)))
-    except WebError:  # residency: nothing may leave; the local result stands
-        result.skipped = "residency"
-    result.calls, result.cache_hits, result.answered = client.calls, client.cache_hits, client.answered
-    try:
-        # the methods and the revision loop run before the transaction; it only writes their results
-        computed = _compute(result, found, claims, contexts, job=job, options=options)
-    except Exception as exc:
-        _store_failed(result, exc)
-        computed = None
-    return WebPass(result=result, claims=claims, computed=computed, client=client)
+    return result
 
 
 def _web_write(
-    web: WebPass, *, run: VerificationRun | None, actor: Actor, events: list[Event]
+    step: WebStep,
+    result: WebVerificationResult,
+    rows: dict[str, Claim],
+    *,
+    run: VerificationRun | None,
+    actor: Actor,
+    events: list[Event],
 ) -> WebVerificationResult:
     """Write the pass in a savepoint; its events join ``events`` only when it stored."""
-    result = web.result
     try:
-        if web.computed is None:
+        if step.error is not None:
             raise RuntimeError("the web pass could not be computed")
         noted: list[Event] = []
         with transaction.atomic():
-            _store(result, web.computed, run=run, actor=actor, events=noted)
+            _store(result, step, rows, run=run, actor=actor, events=noted)
         events.extend(noted)
     except Exception as exc:  # storing must never break the audit: the local result stands
         if not result.store_failed:
@@ -435,50 +272,10 @@ def _store_failed(result: WebVerificationResult, exc: Exception) -> None:
     result.store_failed = True
 
 
-@dataclass
-class _WebComputation:
-    """What a web pass computed from the documents found, before anything is written."""
-
-    found: list[tuple[_ClaimView, list[WebDocument]]]
-    with_docs: list[tuple[_ClaimView, list[WebDocument]]]  # the part of ``found`` with documents
-    verdicts: list[ClaimVerdict]  # one per ``with_docs`` item
-    revision: RevisionOutcome | None = (
-        None  # the revision outcome with the web documents in the pool, or None
-    )
-
-
-def _compute(
-    result: WebVerificationResult,
-    found: list[tuple[_ClaimView, list[WebDocument]]],
-    claims: list[_ClaimView],
-    contexts: list[dict[str, Any]],
-    *,
-    job: VerificationJob,
-    options: RevisionOptions,
-) -> _WebComputation:
-    """Verify the claims with their web evidence and revise the answer (embedding, judges): reads only."""
-    with_docs = [(claim, docs) for claim, docs in found if docs]
-    verdicts: list[ClaimVerdict] = []
-    pool: list[Passage] = []
-    if with_docs:
-        # the passages the revision reads: the answer's contexts, its claims' evidence, the web's
-        pool = _evidence_pool(job.passages, claims, adding=with_docs)
-        items: list[tuple[ClaimDraft, list[EvidenceHit]]] = []
-        for claim, docs in with_docs:
-            hits = _local_hits(claim) + [
-                EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs
-            ]
-            items.append((claim.draft, hits))
-        verdicts = _verdicts_with_web_evidence(items, job)
-    computed = _WebComputation(found=found, with_docs=with_docs, verdicts=verdicts)
-    if with_docs:  # without web evidence the Audit-Local revision stands
-        computed.revision = revise_job(job.with_passages(pool), options=options, given=len(contexts))
-    return computed
-
-
 def _store(
     result: WebVerificationResult,
-    computed: _WebComputation,
+    step: WebStep,
+    rows: dict[str, Claim],
     *,
     run: VerificationRun | None,
     actor: Actor,
@@ -486,11 +283,12 @@ def _store(
 ) -> None:
     answer = result.answer
     system = "" if actor else SOURCE  # the user's events when one asked, else the web step's own
-    found, with_docs, verdicts = computed.found, computed.with_docs, computed.verdicts
-    by_claim = {claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(with_docs, verdicts)}
-    for view, docs in found:
-        claim = view.row
-        if claim is None:  # ``web_store`` gives each view its stored row first
+    by_claim = {
+        claim.claim_id: (docs, verdict) for (claim, docs), verdict in zip(step.with_docs, step.verdicts)
+    }
+    for view, docs in step.found:
+        claim = rows.get(view.claim_id)
+        if claim is None:
             raise RuntimeError(f"claim {view.claim_id} is not stored")
         if claim.claim_id not in by_claim:
             details = {
@@ -502,11 +300,11 @@ def _store(
             events.append(Event("claim.web_verified", claim, details, system=system))
             continue
         docs, verdict = by_claim[claim.claim_id]
-        _store_claim(result, claim, docs, verdict, system, events)
+        _store_claim(result, claim, docs, verdict, step.relevance[claim.claim_id], system, events)
     run = run or answer.runs.order_by("-started_at", "-id").first()
-    outcome = computed.revision  # without web evidence the Audit-Local result (and its revision) stands
+    outcome = step.revision  # without web evidence the Audit-Local result (and its revision) stands
     if outcome is not None:
-        # the revision loop ran (``_compute``) over the answer as received with the web documents in
+        # the revision loop ran (the pipeline's web step) over the answer as received with the web documents in
         # its pool (docs/SPEC_NOTES.md#quality-gates-and-the-revision-loop); the revision service
         # stores it, and the run's earlier (Audit-Local) revision history is kept in front of it
         if run is None:
@@ -526,6 +324,7 @@ def _store_claim(
     claim: Claim,
     docs: list[WebDocument],
     verdict: ClaimVerdict,
+    scores: dict[str, float],  # each document's retrieval score for the claim (the web step's)
     system: str,  # the event's system: "" when a user asked
     events: list[Event],
 ) -> None:
@@ -553,7 +352,7 @@ def _store_claim(
             uri=doc.url[:2000],
             snippet=passage.text,
             hash=doc.hash,
-            relevance=min(max(hit.relevance if hit else _relevance(claim.text, doc.text), 0.0), 1.0),
+            relevance=min(max(hit.relevance if hit else scores[doc.source_id], 0.0), 1.0),
             entailment=min(max(hit.entailment if hit else 0.0, 0.0), 1.0),
             published_at=doc.published,
             retrieved_at=doc.retrieved_at,
@@ -603,49 +402,6 @@ def _store_claim(
         "failures": [f for f in result.failures if f["claim_id"] == claim.claim_id],
     }
     events.append(Event("claim.web_verified", claim, details, system=system))
-
-
-def _evidence_pool(
-    passages: Iterable[Passage],
-    claims: list[_ClaimView],
-    adding: Iterable[tuple[_ClaimView, list[WebDocument]]] = (),
-) -> list[Passage]:
-    """The passages the answer was verified against: its contexts (the job's ``passages``), its
-    claims' evidence, the web's.
-
-    ``adding`` ([(claim view, [WebDocument])]) are web documents about to be linked to their claims:
-    each takes the place its evidence row will have (after the claim's stored evidence).
-    """
-    pool = {p.id: p for p in passages}
-    new = {claim.claim_id: docs for claim, docs in adding}
-    for claim in claims:
-        stored = sorted(claim.evidence, key=lambda ev: (ev.rank, ev.pk or 0))
-        for ev in stored:
-            if ev.snippet:
-                passage = _passage_of(ev)
-                pool.setdefault(passage.id, passage)
-        known = {ev.source_id for ev in stored if ev.source_type == SourceType.WEB}
-        for doc in new.get(claim.claim_id, ()):
-            if doc.source_id[:200] in known:
-                continue
-            passage = _web_passage(doc)
-            if passage.text:
-                pool.setdefault(passage.id, passage)
-    return list(pool.values())
-
-
-def _web_passage(doc: WebDocument) -> Passage:
-    """The passage a web document's evidence row will give back (``_passage_of`` of that row)."""
-    source_id = doc.source_id[:200]
-    return Passage(
-        id=f"web:{source_id}",
-        text=doc.as_passage().text,
-        title=doc.title[:500],
-        uri=doc.url[:2000],
-        source_type=SourceType.WEB,
-        published=doc.published,
-        anchors=(source_id,),
-    )
 
 
 def _failure_warning(result: WebVerificationResult) -> dict[str, Any]:
@@ -728,14 +484,14 @@ def web_verify_claim(
     else is stored: the caller stores the verdict.
     """
     client = WebCallClient(workspace=workspace)
-    urls = _allowed_urls(urls_in(claim.text), workspace.web_allowed_domains or ())
+    urls = allowed_urls(urls_in(claim.text), workspace.web_allowed_domains or ())
     try:
-        docs = _lookup(claim.text, urls, client, _providers(), [], claim.claim_id)
+        docs = lookup(claim.text, urls, client, web_providers(), [], claim.claim_id)
     except WebError:
         return None
     if not docs:
         return None
-    hits = [EvidenceHit(passage=d.as_passage(), relevance=_relevance(claim.text, d.text)) for d in docs]
+    hits = [EvidenceHit(passage=d.as_passage(), relevance=relevance(claim.text, d.text)) for d in docs]
     if job is None:
         job = audit_job_build(workspace, query="", answer_text="", offline=OFFLINE).verification
-    return _verdicts_with_web_evidence([(claim, hits)], job)[0]
+    return verdicts_with_web_evidence([(claim, hits)], job)[0]

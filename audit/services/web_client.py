@@ -20,7 +20,15 @@ from django.utils import timezone
 
 from audit import constants
 from audit.models import Answer, Claim, ExternalCall, WebCacheEntry, Workspace
-from audit.pipeline.web import FailureReason, FetchPolicy, FetchResponse, WebError, safe_fetch
+from audit.pipeline.web import (
+    FailureReason,
+    FetchPolicy,
+    FetchResponse,
+    WebError,
+    WebProvider,
+    build_providers,
+    safe_fetch,
+)
 from audit.pipeline.web.fetch import check_url
 
 logger = logging.getLogger(__name__)
@@ -36,6 +44,14 @@ REFUSALS = frozenset(
 )
 
 
+def web_providers() -> list[WebProvider]:
+    """The configured providers (``THEORIA["PUBMED_BASE_URL"]``, ``["ARXIV_BASE_URL"]``), which
+    reach the network through :class:`WebCallClient`."""
+    return build_providers(
+        pubmed_base_url=settings.THEORIA["PUBMED_BASE_URL"], arxiv_base_url=settings.THEORIA["ARXIV_BASE_URL"]
+    )
+
+
 def _cache_key(provider: str, url: str) -> str:
     return hashlib.sha256(f"{provider} {url}".encode("utf-8")).hexdigest()
 
@@ -47,10 +63,18 @@ class WebCallClient:
     checked before the cache, so a cached response is never served where a call is forbidden.
     """
 
-    def __init__(self, *, workspace: Workspace, answer: Answer | None = None, deferred: bool = False):
+    def __init__(
+        self,
+        *,
+        workspace: Workspace,
+        answer: Answer | None = None,
+        deferred: bool = False,
+        claims: dict[str, Claim] | None = None,
+    ):
         self.workspace = workspace
         self.answer = answer
-        self.claim: Claim | None = None  # set by the flow before each claim's lookups
+        self.claims = claims or {}  # the stored answer's claims, by claim id
+        self.claim: Claim | None = None  # set before each claim's lookups (``begin_claim``)
         # deferred: the answer is not stored yet; the calls are kept (``pending``, with the claim id
         # set in ``claim_id`` before each claim's lookups) and written by ``flush`` once it is
         self.deferred = deferred
@@ -61,6 +85,10 @@ class WebCallClient:
         self.answered = 0  # calls with a usable response (OK or CACHED, less those rejected later)
         self._last: dict[tuple[str, str], ExternalCall] = {}  # (provider, url) -> its latest call
         self.ttl = timedelta(seconds=constants.WEB_CACHE_TTL_SECONDS)
+
+    def begin_claim(self, claim_id: str) -> None:
+        """The lookups that follow are for this claim (its stored row, when there is one)."""
+        self.claim, self.claim_id = self.claims.get(claim_id), claim_id
 
     def policy(self, content_types: tuple[str, ...]) -> FetchPolicy:
         theoria = settings.THEORIA

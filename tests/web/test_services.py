@@ -486,38 +486,45 @@ def test_its_web_step_judges_a_regulated_answer_at_the_strictness_its_audit_had(
 def test_an_audit_requests_web_step_is_computed_before_its_answer_is_stored(
     web_settings, web_workspace, web_server
 ):
-    """Compute first, write once: the web calls, methods and revision of a request run before its
-    answer exists (no answer, no call row yet); the one transaction then writes both."""
+    """Compute first, write once: the web calls, methods and revision of a request run in the
+    pipeline's one call, before its answer exists (no answer, no call row yet); the one
+    transaction then writes both."""
     from django.db import transaction
 
+    from audit import constants
     from audit.models import Answer
-    from audit.services.audit import audit_compute, audit_store
+    from audit.services.audit import audit_store
     from audit.services.events import Event, events_write
-    from audit.services.evidence_rows import evidence_rows_of
     from audit.services.job import audit_job_build
-    from audit.services.web import web_compute, web_store
+    from audit.services.modes import ModeDecision
+    from audit.services.submission_compute import submission_compute
+    from audit.services.web import web_store
 
     serve_pubmed(web_server, [SUPPORTING_ARTICLE])
     serve_arxiv(web_server, [])
+    text = f"{WEAK_CLAIM} {STRONG_CLAIM} [1]"
     job = audit_job_build(
         web_workspace,
         query="What does LTP require?",
-        answer_text=f"{WEAK_CLAIM} {STRONG_CLAIM} [1]",
+        answer_text=text,
         contexts=[{"id": "kb1", "title": "Anatomy", "text": STRONG_CLAIM}],
         offline="a test of the web step",
     )
-    computed = audit_compute(job)
-    reasons = {
-        v.claim.claim_id: ["weak"] for v in computed.result.claims if "potentiation" in v.claim.text.lower()
-    }
-    rows = evidence_rows_of(computed.result, computed.kb_meta)
-    web = web_compute(job=job, result=computed.result, evidence=rows, reasons=reasons)
-    assert reasons and web.result.calls > 0 and web_server.requests
+    decision = ModeDecision(mode=constants.MODE_AUDIT_WEB, source="request")
+    computed = submission_compute(job, decision, answer=text, verify=True)
+    verified = computed.verified
+    assert verified is not None and verified.web_pass is not None
+    web, rows = verified.web_pass, verified.evidence
+    reasons = web.step.reasons
+    weak = [
+        v.claim.claim_id for v in verified.computed.result.claims if "potentiation" in v.claim.text.lower()
+    ]
+    assert weak and set(weak) <= set(reasons) and web.step.calls > 0 and web_server.requests
     assert not Answer.objects.exists() and not ExternalCall.objects.exists()
 
     events: list[Event] = []
     with transaction.atomic():
-        answer = audit_store(computed, job, evidence=rows, events=events)
+        answer = audit_store(verified.computed, computed.job, evidence=rows, events=events)
         result = web_store(web, answer=answer, events=events)
         events_write(events, actor=None, workspace=web_workspace)
 

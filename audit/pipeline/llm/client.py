@@ -61,7 +61,7 @@ from audit.pipeline.llm.base import (
     parse_json_reply,
 )
 from audit.pipeline.llm.endpoint import PROBE_PROMPT, PROMPT, Endpoint, endpoint_for, format_kwargs
-from audit.pipeline.llm.prompts import for_structured_output
+from audit.pipeline.llm.prompts import echoes_prompt, for_structured_output
 from audit.pipeline.llm.schemas import TASKS, wire_schema
 
 
@@ -296,6 +296,22 @@ class LLMClient:
         if trip:
             self.endpoint.breaker.failure(error, hard=hard)
         return error
+
+    def refusal(self, purpose: str, why: str) -> LLMError:
+        """A reply its caller cannot use (``why``), recorded as a ``schema`` failure."""
+        return self._fail("schema", why, purpose, 1)
+
+    def complete_text(
+        self, *, purpose: str, messages: list[dict], instructions: str, max_tokens: int | None = None
+    ) -> str:
+        """The text of one free-text completion, or LLMError (recorded): a reply cut off at the token
+        cap, or one that repeats the prompt (``instructions``, ``prompts.echoes_prompt``), is refused."""
+        reply = self.complete_reply(purpose=purpose, messages=messages, max_tokens=max_tokens)
+        if reply.truncated:
+            raise self.refusal(purpose, "the reply was cut off at the token cap")
+        if echoes_prompt(reply.text, instructions):
+            raise self.refusal(purpose, "the reply repeats the prompt")
+        return reply.text.strip()
 
     def complete(self, *, purpose: str, messages: list[dict], **kwargs) -> str:
         """Return the reply text of one chat completion, or raise LLMError (recorded)."""

@@ -18,7 +18,6 @@ from audit.pipeline.llm.common import unavailable_reason
 from audit.pipeline.llm.prompts import (
     DRAFT_SYSTEM,
     REWRITE_SYSTEM,
-    echoes_prompt,
     messages,
     numbered_passages,
 )
@@ -86,38 +85,25 @@ def draft_answer(
 
     An LLM draft is refused (recorded as a ``schema`` failure) when it cites no valid passage (an
     answer without anchors cannot be audited against its sources), when the server cut it off at
-    the token cap, or when it repeats the prompt instead of answering.
+    the token cap, or when it repeats the prompt instead of answering (``LLMClient.complete_text``).
     """
     passages = numbered(passages)
     reason = unavailable_reason(client)
     if reason is None and not passages:
         reason = "no passages to draft from"
-    if reason:
-        return Draft(draft_offline(query, passages), passages, METHOD_OFFLINE, reason)
-    user = f"Passages:\n{numbered_passages([p.text for p in passages])}\n\nQuestion: {query}"
-    try:
-        reply = client.complete_reply(purpose="draft_answer", messages=messages(system, user))
-        cited = _valid_anchors(unrepeated(client, reply, system, "draft_answer"), len(passages))
-        if cited is None:
-            raise _refused(client, "draft_answer", "the draft cites no passage")
-    except LLMError as exc:
-        return Draft(draft_offline(query, passages), passages, METHOD_OFFLINE, exc.kind)
-    return Draft(cited, passages, METHOD_LLM)
-
-
-def _refused(client: LLMClient, purpose: str, why: str) -> LLMError:
-    error = LLMError("schema", why, purpose=purpose, attempts=1)
-    client.accounting.add_failure(error)
-    return error
-
-
-def unrepeated(client: LLMClient, reply, instructions: str, purpose: str) -> str:
-    """The text of a free-text reply, or LLMError (recorded) when it was cut off or repeats the prompt."""
-    if reply.truncated:
-        raise _refused(client, purpose, "the reply was cut off at the token cap")
-    if echoes_prompt(reply.text, instructions):
-        raise _refused(client, purpose, "the reply repeats the prompt")
-    return reply.text.strip()
+    if client is not None and reason is None:
+        user = f"Passages:\n{numbered_passages([p.text for p in passages])}\n\nQuestion: {query}"
+        try:
+            text = client.complete_text(
+                purpose="draft_answer", messages=messages(system, user), instructions=system
+            )
+            cited = _valid_anchors(text, len(passages))
+            if cited is not None:
+                return Draft(cited, passages, METHOD_LLM)
+            raise client.refusal("draft_answer", "the draft cites no passage")
+        except LLMError as exc:
+            reason = exc.kind
+    return Draft(draft_offline(query, passages), passages, METHOD_OFFLINE, reason or "")
 
 
 def passage_marker(passage: Passage) -> str:
@@ -153,12 +139,12 @@ def rewrite_answer(
         f"Question: {query}\n\nPassages:\n{sources or '(no passages)'}\n\nAnswer:\n{answer}\n\n"
         f"Problem claims and what to do:\n{listing}"
     )
-    reply = client.complete_reply(
+    return client.complete_text(
         purpose="rewrite_answer",
         messages=messages(REWRITE_SYSTEM, user),
+        instructions=REWRITE_SYSTEM,
         max_tokens=task_max_tokens("rewrite_answer") + len(answer) // 3,
     )
-    return unrepeated(client, reply, REWRITE_SYSTEM, "rewrite_answer")
 
 
 def make_rewriter(client: LLMClient | None):

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 from urllib.parse import urlparse
 
 from audit.constants import CITATION_KEY_MAX_CHARS, DEFAULT_GENERATION_MODE, GENERATION_MODES
@@ -144,3 +146,29 @@ def generate(
     return Generation(
         text=text, passages=keyed, mode=mode, method=draft.method, fallback=draft.fallback, keys=keys
     )
+
+
+def draft_for(
+    client: LLMClient, query: str, contexts: Sequence[dict[str, Any]], mode: str
+) -> tuple[str, tuple[dict[str, Any], ...], dict[str, Any]]:
+    """Draft the answer of a request that sent none (:func:`generate` over its ``contexts``): the
+    text, the contexts with the citation keys the draft gave them (``anchors``), and how it was
+    drafted (method, fallback, mode, keys, and the client's calls and tokens so far)."""
+    passages = [
+        Passage(id=str(c["id"]), text=c["text"], title=c.get("title", ""), uri=c.get("uri", ""))
+        for c in contexts
+    ]
+    draft = generate(client, query, passages, mode)
+    keys = {p.id: [k for k, pid in draft.keys.items() if pid == p.id] for p in draft.passages}
+    keyed = tuple({**c, "anchors": keys[str(c["id"])]} if keys.get(str(c["id"])) else c for c in contexts)
+    accounting = client.accounting.run_fields()
+    drafted = {
+        "method": draft.method,
+        "fallback": draft.fallback,
+        "generation_mode": draft.mode,
+        "citation_keys": draft.keys,
+        "llm_calls": accounting["llm_calls"],
+        "prompt_tokens": accounting["prompt_tokens"],
+        "completion_tokens": accounting["completion_tokens"],
+    }
+    return draft.text, keyed, drafted

@@ -2,8 +2,10 @@
 
 - ``fetch``: the safe fetcher (allow-list on every hop, SSRF checks, size/time/type limits);
 - ``base``: the provider interface, web documents and the query derived from a claim;
-- ``pubmed``, ``arxiv``, ``page``: the providers; ``escalation``: which claims go to the web.
-The Django side (cache, call log, residency switch, storing evidence) is ``audit.services.web``.
+- ``pubmed``, ``arxiv``, ``page``: the providers; ``rule``: which claims go to the web (the
+  Audit-Web rule); ``step``: the web step (lookups through the caller's client, methods, revision).
+The Django side (cache, call log, residency switch, storing evidence) is ``audit.services.web``
+and ``audit.services.web_client``.
 """
 
 from __future__ import annotations
