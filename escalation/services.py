@@ -364,24 +364,45 @@ def _earlier_audits(answer: Answer) -> list[int]:
     )
 
 
-def _case_join(case: ReviewCase, *, claim: Claim, reasons: list[str]) -> ReviewCase:
-    """Add a re-audited (or re-checked) claim to the case it belongs to; reopen a resolved case
-    when the audit finds a reason the case did not have (a new finding is never hidden)."""
-    if case.claim_id != claim.pk and not case.joined_claims.filter(pk=claim.pk).exists():
-        case.joined_claims.add(claim)
+def _pk(case: ReviewCase | None) -> int | None:
+    return case.pk if case is not None else None
+
+
+def _case_join(case: ReviewCase, joining: list[tuple[Claim, list[str]]]) -> ReviewCase:
+    """Add the re-audited (or re-checked) claims that belong to ``case`` to it, with one note for
+    them all; reopen a resolved case when the audit finds a reason the case did not have (a new
+    finding is never hidden)."""
+    claims = [claim for claim, _ in joining]
+    already = set(case.joined_claims.filter(pk__in=[c.pk for c in claims]).values_list("pk", flat=True))
+    added = [c for c in claims if c.pk != case.claim_id and c.pk not in already]
+    if added:
+        case.joined_claims.add(*added)
+        first = added[0]
+        if len(added) == 1:
+            reason = (
+                f"A later audit of the same answer ({first.answer.public_id}, {first.claim_id}) "
+                f"found this claim {first.label}: it joins this case"
+            )
+            details: dict[str, Any] = {"joined_claim": first.pk, "label": first.label}
+        else:
+            shown = ", ".join(c.claim_id for c in added[: constants.CASE_NOTE_CLAIMS_SHOWN])
+            more = "" if len(added) <= constants.CASE_NOTE_CLAIMS_SHOWN else ", …"
+            reason = (
+                f"A later audit of the same answer ({first.answer.public_id}) found {len(added)} of its "
+                f"claims again ({shown}{more}): they join this case"
+            )
+            details = {"joined_claims": [c.pk for c in added], "labels": {c.claim_id: c.label for c in added}}
         _record(
             case,
             ReviewEvent.Kind.NOTE,
             actor_label="intake",
-            reason=f"A later audit of the same answer ({claim.answer.public_id}, {claim.claim_id}) "
-            f"found this claim {claim.label}: it joins this case",
-            details={"joined_claim": claim.pk, "answer": claim.answer.public_id, "label": claim.label},
+            reason=reason,
+            details={**details, "answer": first.answer.public_id},
         )
-    new = [r for r in reasons if r not in (case.reasons or [])]
+    new = list(dict.fromkeys(r for _, reasons in joining for r in reasons if r not in (case.reasons or [])))
     if case.status == CaseStatus.RESOLVED and new:
-        case = case_reopen(
-            case=case, actor=None, reason=f"A later audit found: {', '.join(new)} ({claim.label})"
-        )
+        labels = ", ".join(dict.fromkeys(c.label for c, rs in joining if set(rs) & set(new)))
+        case = case_reopen(case=case, actor=None, reason=f"A later audit found: {', '.join(new)} ({labels})")
         ReviewCase.objects.filter(pk=case.pk).update(reasons=[*case.reasons, *new])
         case.reasons = [*case.reasons, *new]
     return case
@@ -427,10 +448,15 @@ def cases_open_for_answer(
     belongs = _cases_of([claim for claim, _ in needing], earlier)
     new = [(claim, reasons) for claim, reasons in needing if belongs[claim.pk] is None]
     group = _case_group_open(new, actor=actor) if len(new) >= constants.CASES_GROUPED_FROM else None
+    joined: dict[int, ReviewCase] = {}  # each case the audit's claims join, joined once with all of them
+    for case in {c.pk: c for c in belongs.values() if c is not None}.values():
+        joined[case.pk] = _case_join(
+            case, [(claim, reasons) for claim, reasons in needing if _pk(belongs[claim.pk]) == case.pk]
+        )
     for claim, reasons in needing:
         case = belongs[claim.pk]
         if case is not None:
-            case = _case_join(case, claim=claim, reasons=reasons)
+            case = joined[case.pk]
         elif group is not None:
             case = group
         else:

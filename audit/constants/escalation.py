@@ -31,6 +31,8 @@ ESCALATION_TICKET_PREFIX = "COMP-ESC"
 # (``ReviewCase.joined_claims``), its reasons are theirs together and the queue shows how many claims
 # it holds. One request of 200 padded claims opened 200 cases and their notifications in 32 s.
 CASES_GROUPED_FROM = 10
+# a note on a case names at most this many of the claims it adds (the event's details list them all)
+CASE_NOTE_CLAIMS_SHOWN = 10
 # Default business calendar of a workspace without its own (Mon-Fri 09:00-17:00 UTC).
 DEFAULT_CALENDAR_TIMEZONE = "UTC"
 DEFAULT_WORKING_DAYS = (0, 1, 2, 3, 4)  # Monday = 0

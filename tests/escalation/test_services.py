@@ -113,6 +113,26 @@ def test_finding_the_cases_a_reaudit_joins_reads_the_same_queries_for_3_claims_a
     assert lookup_queries(3) == lookup_queries(30) == 4
 
 
+def test_a_reaudit_whose_many_claims_join_one_case_adds_them_with_one_note_and_reopens_it_once(
+    make_answer, analyst
+):
+    first = make_answer([("NEI", 0.7)] * 12)  # 12 claims that need a person: one case for the answer
+    (case,) = services.cases_open_for_answer(answer=first)
+    services.case_resolve(case=case, actor=analyst, decision="confirm", rationale="nothing backs them")
+    again = make_answer([("REFUTED", 0.1)] * 12)
+    again.query, again.original_text = first.query, first.original_text
+    again.save(update_fields=["query", "original_text"])
+    assert [c.pk for c in services.cases_open_for_answer(answer=again)] == [case.pk]
+    case.refresh_from_db()
+    assert case.joined_claims.filter(answer=again).count() == 12 and ReviewCase.objects.count() == 1
+    # one note names the claims that join (the details list them all), one reopening for the new reason
+    assert kinds(case)[-2:] == ["note", "reopened"] and kinds(case).count("reopened") == 1
+    note = case.events.filter(kind="note").order_by("-id").first()
+    assert "found 12 of its claims again (c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, …)" in note.reason
+    assert len(note.details["joined_claims"]) == 12 and note.details["labels"]["c12"] == "REFUTED"
+    assert case.status == "open" and "refuted" in case.reasons
+
+
 def test_a_later_finding_on_a_claim_whose_case_was_resolved_reopens_that_case(make_answer, analyst):
     answer = make_answer([("NEI", 0.7)])
     (case,) = services.cases_open_for_answer(answer=answer)
