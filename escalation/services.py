@@ -449,20 +449,21 @@ def cases_open_for_answer(
     new = [(claim, reasons) for claim, reasons in needing if belongs[claim.pk] is None]
     group = _case_group_open(new, actor=actor) if len(new) >= constants.CASES_GROUPED_FROM else None
     joined: dict[int, ReviewCase] = {}  # each case the audit's claims join, joined once with all of them
-    for case in {c.pk: c for c in belongs.values() if c is not None}.values():
-        joined[case.pk] = _case_join(
-            case, [(claim, reasons) for claim, reasons in needing if _pk(belongs[claim.pk]) == case.pk]
+    for existing in {c.pk: c for c in belongs.values() if c is not None}.values():
+        joined[existing.pk] = _case_join(
+            existing,
+            [(claim, reasons) for claim, reasons in needing if _pk(belongs[claim.pk]) == existing.pk],
         )
     for claim, reasons in needing:
-        case = belongs[claim.pk]
-        if case is not None:
-            case = joined[case.pk]
+        owner = belongs[claim.pk]
+        if owner is not None:
+            case = joined[owner.pk]
         elif group is not None:
             case = group
         else:
-            case = _case_create(claim=claim, trigger=reasons[0], actor=actor, reasons=reasons)
-            if case is None:  # opened by a concurrent intake between our read and our insert
-                case = ReviewCase.objects.get(claim=claim, status__in=OPEN_CASE_STATUSES)
+            created = _case_create(claim=claim, trigger=reasons[0], actor=actor, reasons=reasons)
+            # None: opened by a concurrent intake between our read and our insert
+            case = created or ReviewCase.objects.get(claim=claim, status__in=OPEN_CASE_STATUSES)
         if held is not None:
             held.setdefault(claim.pk, []).append(case)
         if case not in result:
