@@ -12,9 +12,8 @@ from typing import Any
 
 from audit import constants
 from audit.pipeline.profiles import VerificationPlan
+from audit.pipeline.revision import NOT_FOUND  # the verdict of a claim no passage speaks to
 from audit.pipeline.types import ClaimVerdict
-
-NOT_FOUND = "not_found"  # the verdict of a claim no passage speaks to (``Verdict.NOT_FOUND``)
 
 
 @dataclass
