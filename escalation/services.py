@@ -364,10 +364,6 @@ def _earlier_audits(answer: Answer) -> list[int]:
     )
 
 
-def _pk(case: ReviewCase | None) -> int | None:
-    return case.pk if case is not None else None
-
-
 def _case_join(case: ReviewCase, joining: list[tuple[Claim, list[str]]]) -> ReviewCase:
     """Add the re-audited (or re-checked) claims that belong to ``case`` to it, with one note for
     them all; reopen a resolved case when the audit finds a reason the case did not have (a new
@@ -448,12 +444,13 @@ def cases_open_for_answer(
     belongs = _cases_of([claim for claim, _ in needing], earlier)
     new = [(claim, reasons) for claim, reasons in needing if belongs[claim.pk] is None]
     group = _case_group_open(new, actor=actor) if len(new) >= constants.CASES_GROUPED_FROM else None
-    joined: dict[int, ReviewCase] = {}  # each case the audit's claims join, joined once with all of them
-    for existing in {c.pk: c for c in belongs.values() if c is not None}.values():
-        joined[existing.pk] = _case_join(
-            existing,
-            [(claim, reasons) for claim, reasons in needing if _pk(belongs[claim.pk]) == existing.pk],
-        )
+    # each case the audit's claims already belong to is joined once, by all of them together
+    joining: dict[int, tuple[ReviewCase, list[tuple[Claim, list[str]]]]] = {}
+    for claim, reasons in needing:
+        owner = belongs[claim.pk]
+        if owner is not None:
+            joining.setdefault(owner.pk, (owner, []))[1].append((claim, reasons))
+    joined = {pk: _case_join(case, pairs) for pk, (case, pairs) in joining.items()}
     for claim, reasons in needing:
         owner = belongs[claim.pk]
         if owner is not None:
