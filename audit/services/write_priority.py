@@ -4,7 +4,7 @@ and the admission").
 Each task-cluster worker computes below the web workers' priority (``Q_WORKER_NICE``, set on its main
 thread as django-q2 starts it). On SQLite a transaction holds the one write lock of the file; a niced
 worker holding it while the scheduler runs the web's work first kept the web's own writes waiting
-(a queued 200-claim audit's write: 0.5 s of CPU, held for seconds on two busy cores). So a worker
+(a queued 200-claim audit's write, 0.25 s of CPU, held for seconds on two busy cores). So a worker
 starts one writer thread before it lowers its priority: the thread keeps the web's priority, and a
 function marked ``@at_web_priority`` called on the worker's main thread runs on it, the caller
 waiting for its result or its exception. Anywhere else (web workers, commands, tests, a call already
