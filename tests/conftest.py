@@ -126,6 +126,22 @@ def _fresh_throttles(request):
     yield
 
 
+# 00:00:05 UTC on a Monday: five seconds into a minute, a quarter hour, an hour and a day
+_THROTTLE_EPOCH = 1_798_416_005.0
+
+
+@pytest.fixture(autouse=True)
+def _throttle_windows_start_with_the_test(monkeypatch):
+    """Run the throttles' clock from five seconds into a fresh window of every size, so no test's
+    requests straddle a window boundary (the sliding window lets a burst there pass one more)."""
+    import time
+
+    from audit.security import throttling
+
+    started = time.monotonic()
+    monkeypatch.setattr(throttling, "_clock", lambda: _THROTTLE_EPOCH + time.monotonic() - started)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _transaction_guard_installed():
     """Embedding, the judges and the LLM client refuse to run inside a transaction the code opened."""

@@ -46,6 +46,11 @@ def client_address(request) -> str:
     return hops[-min(proxies, len(hops))] if hops else remote
 
 
+def _clock() -> float:
+    """The throttle's clock: seconds since the epoch (the windows align to it; tests move it)."""
+    return time.time()
+
+
 def _key(scope: str, ident: str, window: int) -> str:
     digest = hashlib.sha256(f"{scope}\0{ident}".encode()).hexdigest()[:40]
     return f"theoria:throttle:{scope}:{digest}:{window}"
@@ -67,7 +72,7 @@ def over(scope: str, ident: str, rate: Rate | None, *, now: float | None = None)
     """Seconds to wait when ``ident`` already reached ``rate`` in ``scope``; None when it has not."""
     if rate is None:
         return None
-    now = time.time() if now is None else now
+    now = _clock() if now is None else now
     _, this, before, elapsed = _counts(scope, ident, rate, now)
     if _estimate(this, before, elapsed) < rate.count:
         return None
@@ -102,7 +107,7 @@ def take(scope: str, ident: str, rate: Rate | None, *, now: float | None = None)
     """
     if rate is None:
         return None
-    now = time.time() if now is None else now
+    now = _clock() if now is None else now
     current, _, before, elapsed = _counts(scope, ident, rate, now)
     with _serialised():
         cache.add(current, 0, timeout=2 * rate.seconds + 1)
@@ -124,7 +129,7 @@ def forget(scope: str, ident: str, rate: Rate | None, *, now: float | None = Non
     """Drop the counts of ``ident`` in ``scope`` (a successful sign-in clears its account's failures)."""
     if rate is None:
         return
-    now = time.time() if now is None else now
+    now = _clock() if now is None else now
     window = int(now // rate.seconds)
     cache.delete_many([_key(scope, ident, window), _key(scope, ident, window - 1)])
 
