@@ -43,11 +43,12 @@ def main() -> int:
 
     from audit import roles
     from audit.models import BackgroundJob, UserProfile
-    from audit.services import background
+    from audit.services import audit_queue, background
     from audit.services.workspaces import workspace_get_default
     from tools.cost_probe import families
 
-    background.background_job_enqueue = lambda job_id: None  # the jobs stay queued
+    audit_queue.background_job_enqueue = lambda job_id: None  # the jobs stay queued
+    background.background_job_enqueue = audit_queue.background_job_enqueue
     workspace = workspace_get_default()
     user = User.objects.create_user("attacker")
     user.groups.add(Group.objects.get(name=roles.ADMIN))

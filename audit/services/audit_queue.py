@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from audit import constants
@@ -13,6 +14,7 @@ from audit.errors import Busy
 from audit.models import BackgroundJob, BackgroundJobStatus
 from audit.pipeline.cost import AuditCost
 from audit.services.job import AuditJob
+from audit.services.task_queue import enqueue
 
 
 def audit_queue(
@@ -20,22 +22,12 @@ def audit_queue(
 ) -> BackgroundJob:
     """Store the audit ``request`` (the service's request as a dict) of ``job`` (its workspace and
     the signed-in user who asked) as a queued job and hand it to the task queue once stored;
-    ``Busy`` (429) past the user's ``QUEUED_AUDITS_PER_USER``."""
+    ``Busy`` (429) past the user's ``QUEUED_AUDITS_PER_USER``. The job and its task are one write
+    where the broker is the database (``audit.services.task_queue``)."""
     workspace, owner = job.workspace, job.user
-    active = BackgroundJob.objects.filter(
-        workspace=workspace,
-        user=owner,
-        kind=BackgroundJob.KIND_AUDIT,
-        status__in=(BackgroundJobStatus.QUEUED, BackgroundJobStatus.RUNNING),
-    ).count()
-    if active >= constants.QUEUED_AUDITS_PER_USER:
-        raise Busy(
-            "answer",
-            f"you already have {active} queued audit(s) waiting or running (at most "
-            f"{constants.QUEUED_AUDITS_PER_USER}, QUEUED_AUDITS_PER_USER); send this one when one has finished.",
-            retry_after=constants.QUEUED_AUDIT_RETRY_AFTER_S,
-        )
+    _admit(job)  # a full queue answers 429 without waiting for the write lock
     with transaction.atomic():
+        _admit(job, locked=True)
         queued = BackgroundJob.objects.create(
             workspace=workspace,
             user=owner,
@@ -46,12 +38,35 @@ def audit_queue(
             progress={"done": 0, "total": 1},
             result={"estimated_cost": cost.as_dict()},
         )
-        transaction.on_commit(lambda: background_job_enqueue(queued.pk))
+        background_job_enqueue(queued.pk)
     return queued
 
 
-def background_job_enqueue(job_id: int) -> None:
-    """Hand the job to django-q2 (``audit.tasks.background_job``)."""
-    from django_q.tasks import async_task
+def _admit(job: AuditJob, *, locked: bool = False) -> None:
+    """``Busy`` when the user already has ``QUEUED_AUDITS_PER_USER`` audits queued or running.
 
-    async_task("audit.tasks.background_job", job_id)
+    Asked twice: first without a lock (a full queue answers at once), then ``locked`` in the
+    transaction that stores the new job, with the user's row locked (PostgreSQL; SQLite's
+    transactions take the write lock as they begin), so two requests at once cannot both pass
+    the last free place."""
+    if locked and job.user is not None:
+        list(get_user_model().objects.select_for_update().filter(pk=job.user.pk).values_list("pk"))
+    active = BackgroundJob.objects.filter(
+        workspace=job.workspace,
+        user=job.user,
+        kind=BackgroundJob.KIND_AUDIT,
+        status__in=(BackgroundJobStatus.QUEUED, BackgroundJobStatus.RUNNING),
+    ).count()
+    if active >= constants.QUEUED_AUDITS_PER_USER:
+        raise Busy(
+            "answer",
+            f"you already have {active} queued audit(s) waiting or running (at most "
+            f"{constants.QUEUED_AUDITS_PER_USER}, QUEUED_AUDITS_PER_USER); send this one when one has finished.",
+            retry_after=constants.QUEUED_AUDIT_RETRY_AFTER_S,
+        )
+
+
+def background_job_enqueue(job_id: int) -> None:
+    """Hand the job to django-q2 (``audit.tasks.background_job``) with the write that stored it
+    (``audit.services.task_queue``)."""
+    enqueue("audit.tasks.background_job", job_id)

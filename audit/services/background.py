@@ -113,7 +113,7 @@ def upload_ingestion_queue(
     *, workspace: Workspace, user: Actor, docs: list[DocumentInput], source: str
 ) -> BackgroundJob:
     """Store an upload's parsed documents as a queued ingestion job and hand it to the task queue
-    once the caller's transaction commits (``upload_ingestion_run``)."""
+    with the write that stores it (``upload_ingestion_run``; ``audit.services.task_queue``)."""
     rows = [
         {**dataclasses.asdict(d), "published_at": d.published_at.isoformat() if d.published_at else None}
         for d in docs
@@ -127,7 +127,7 @@ def upload_ingestion_queue(
             progress={"done": 0, "total": len(rows)},
             result={"created": 0, "updated": 0, "unchanged": 0},
         )
-        transaction.on_commit(lambda: background_job_enqueue(job.pk))
+        background_job_enqueue(job.pk)
     return job
 
 

@@ -30,6 +30,7 @@ from audit.pipeline.judges import get_judge
 from audit.selectors.api import thresholds_uncalibrated
 from audit.selectors.learning import calibration_versions, examples_for_calibration, readiness
 from audit.services.events import Actor, actor_name, actor_user, event_record
+from audit.services.task_queue import enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -92,16 +93,10 @@ class CalibrationReport:
 
 
 def calibration_queue(*, workspace: Workspace, actor: Actor = None) -> None:
-    """Queue a refit of ``workspace``'s calibration on the task worker, after the caller's transaction commits."""
+    """Queue a refit of ``workspace``'s calibration on the task worker, with the caller's write (``audit.services.task_queue``)."""
     user = actor_user(actor)
     actor_id = user.pk if user is not None else None
-    transaction.on_commit(lambda: _enqueue(workspace.pk, actor_id))
-
-
-def _enqueue(workspace_id: int, actor_id: int | None) -> None:
-    from django_q.tasks import async_task
-
-    async_task("audit.tasks.calibrate_workspace", workspace_id, actor_id)
+    enqueue("audit.tasks.calibrate_workspace", workspace.pk, actor_id)
 
 
 def _needs_more_message(n: int, supported: int, needed: int) -> str:

@@ -2,7 +2,7 @@
 
 With ``"deep": "async"`` (per request, or the workspace's ``deep_checks`` threshold) the audit
 stores the offline Audit-Local result at once and :func:`deep_check_queue` schedules a django-q2
-task (after the request's transaction commits). The task, :func:`deep_check_run`:
+task (with the request's write: ``audit.services.task_queue``). The task, :func:`deep_check_run`:
 
 1. rebuilds each stored claim, its evidence (the knowledge-base chunk or the request's passage,
    else the stored snippet) and its offline method results from the claim card;
@@ -44,6 +44,7 @@ from audit.services.events import event_record
 from audit.services.job import audit_job_for_answer
 from audit.services.labels import claim_machine_relabel
 from audit.services.llm import llm_run_fields
+from audit.services.task_queue import enqueue
 
 logger = logging.getLogger(__name__)
 SOURCE = "deep_check"
@@ -54,7 +55,7 @@ def _now() -> str:
 
 
 def deep_check_queue(run: VerificationRun) -> None:
-    """Mark ``run``'s deep check queued and schedule the task once the caller's transaction commits."""
+    """Mark ``run``'s deep check queued and schedule its task with the caller's write (``audit.services.task_queue``)."""
     run.deep_checks = {
         "status": "queued",
         "queued_at": _now(),
@@ -62,13 +63,7 @@ def deep_check_queue(run: VerificationRun) -> None:
         "progress": {"done": 0, "total": len(LLM_METHODS)},
     }
     run.save(update_fields=["deep_checks"])
-    transaction.on_commit(lambda: _enqueue(run.pk))
-
-
-def _enqueue(run_id: int) -> None:
-    from django_q.tasks import async_task
-
-    async_task("audit.tasks.deep_check", run_id)
+    enqueue("audit.tasks.deep_check", run.pk)
 
 
 def _progress(run: VerificationRun, **changes: Any) -> None:
