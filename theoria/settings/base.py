@@ -164,6 +164,9 @@ def sqlite_wal_is_safe(version: tuple[int, int, int]) -> bool:
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     import sqlite3
 
+    # Django's SQLite back end with a fair queue for the write lock (theoria/db/sqlite3/base.py)
+    DATABASES["default"]["ENGINE"] = "theoria.db.sqlite3"
+
     SQLITE_JOURNAL_MODE = "WAL" if sqlite_wal_is_safe(sqlite3.sqlite_version_info) else "DELETE"
     DATABASES["default"].setdefault("OPTIONS", {})
     # IMMEDIATE: a transaction takes the write lock when it begins and waits up to `timeout` (the

@@ -1,0 +1,1 @@
+"""Database back ends of the project (the embedded SQLite default's writer queue)."""
