@@ -11,8 +11,12 @@ os.environ.setdefault(
 )  # base refuses the dev key without DEBUG
 
 from .base import *  # noqa: F403 — the one place a star import is the point
-from .base import Q_CLUSTER, THEORIA
+from .base import DATABASES, Q_CLUSTER, THEORIA
 
+if DATABASES["default"]["ENGINE"] == "theoria.db.sqlite3":
+    # in memory, as Django's own SQLite back end tests: pytest-django names a test file after the
+    # database for any other engine ("test_<path>_gw0", a folder that does not exist)
+    DATABASES["default"].setdefault("TEST", {})["NAME"] = ":memory:"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 Q_CLUSTER = {**Q_CLUSTER, "sync": True}

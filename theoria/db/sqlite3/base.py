@@ -4,7 +4,7 @@ SQLite lets one writer in at a time. A transaction that finds the lock taken wai
 handler, which sleeps 1, 2, 5 … then 100 ms between tries: a waiter that has waited a while looks
 only ten times a second, and writers arriving meanwhile take the lock first. With the web workers,
 the task cluster and the cache on one file, a cheap request (a 202 for a queued audit, a 429) waited
-1.5-6 s for the lock this way while normal audits kept writing (`tools.attack_load`, issue 46).
+1.5-6 s for the lock this way while normal audits kept writing (`tools.attack_load`).
 
 Here every transaction (``BEGIN IMMEDIATE``, ``atomic()``) first takes an exclusive ``flock`` on a
 file beside the database (``<name>-writer.lock``), trying every ``WRITER_POLL_S``, and gives it back
