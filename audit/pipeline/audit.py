@@ -30,6 +30,7 @@ from audit.pipeline.extraction import clean_sentence, is_assertion, split_senten
 from audit.pipeline.job import VerificationJob
 from audit.pipeline.llm.client import LLMClient
 from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
+from audit.pipeline.memory import gives_free_pages_back
 from audit.pipeline.methods import (
     LLM_METHODS,
     OFFLINE_METHODS,
@@ -287,6 +288,7 @@ def audit_answer(
 
 
 # long: the pipeline's stages in order, sharing the embedder, the index and the context
+@gives_free_pages_back  # the heap's free pages go back after each audit (audit/pipeline/memory.py)
 def audit_passages(
     query: str,
     answer: str,
