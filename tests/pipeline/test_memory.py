@@ -49,8 +49,8 @@ def test_without_it_the_heap_keeps_them():
 
 
 def test_every_audit_gives_free_pages_back_as_it_ends(monkeypatch):
-    from audit.pipeline import memory
     from audit.constants import Thresholds
+    from audit.pipeline import memory
     from audit.pipeline.audit import audit_passages
 
     calls = []
