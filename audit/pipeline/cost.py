@@ -49,3 +49,17 @@ def audit_cost(
         + sentences * constants.AUDIT_COST_PER_SENTENCE
     )
     return AuditCost(answer_chars=len(text), evidence_chars=evidence, sentences=sentences, units=units)
+
+
+def audit_cost_floor(text: str) -> int:
+    """The least ``audit_cost`` of an answer ``text``, whatever its passages and sentences: its
+    characters up to the read budget, and one sentence if it holds any word. Costs a length."""
+    return min(len(text), constants.AUDIT_READ_BUDGET_CHARS) + (
+        constants.AUDIT_COST_PER_SENTENCE if text.strip() else 0
+    )
+
+
+def surely_queued(text: str) -> bool:
+    """Whether an audit of ``text`` is over ``AUDIT_INLINE_COST_BUDGET`` before anything is read:
+    a full queue can then answer 429 before the claims are extracted and counted."""
+    return audit_cost_floor(text) > constants.AUDIT_INLINE_COST_BUDGET

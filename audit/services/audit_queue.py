@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from audit import constants
 from audit.errors import Busy
-from audit.models import BackgroundJob, BackgroundJobStatus
+from audit.models import BackgroundJob, BackgroundJobStatus, Workspace
 from audit.pipeline.cost import AuditCost
 from audit.services.job import AuditJob
 from audit.services.task_queue import enqueue
@@ -25,9 +26,9 @@ def audit_queue(
     ``Busy`` (429) past the user's ``QUEUED_AUDITS_PER_USER``. The job and its task are one write
     where the broker is the database (``audit.services.task_queue``)."""
     workspace, owner = job.workspace, job.user
-    _admit(job)  # a full queue answers 429 without waiting for the write lock
+    queue_room_check(workspace, owner)  # a full queue answers 429 without waiting for the write lock
     with transaction.atomic():
-        _admit(job, locked=True)
+        queue_room_check(workspace, owner, locked=True)
         queued = BackgroundJob.objects.create(
             workspace=workspace,
             user=owner,
@@ -42,18 +43,18 @@ def audit_queue(
     return queued
 
 
-def _admit(job: AuditJob, *, locked: bool = False) -> None:
-    """``Busy`` when the user already has ``QUEUED_AUDITS_PER_USER`` audits queued or running.
+def queue_room_check(workspace: Workspace, user: User | None, *, locked: bool = False) -> None:
+    """``Busy`` when ``user`` already has ``QUEUED_AUDITS_PER_USER`` audits queued or running.
 
-    Asked twice: first without a lock (a full queue answers at once), then ``locked`` in the
-    transaction that stores the new job, with the user's row locked (PostgreSQL; SQLite's
-    transactions take the write lock as they begin), so two requests at once cannot both pass
-    the last free place."""
-    if locked and job.user is not None:
-        list(get_user_model().objects.select_for_update().filter(pk=job.user.pk).values_list("pk"))
+    Asked without a lock before anything is computed for an answer that will surely be queued, and
+    as the job is stored: first without a lock (a full queue answers at once), then ``locked`` in
+    the transaction that stores it, with the user's row locked (PostgreSQL; SQLite's transactions
+    take the write lock as they begin), so two requests at once cannot both take the last place."""
+    if locked and user is not None:
+        list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
     active = BackgroundJob.objects.filter(
-        workspace=job.workspace,
-        user=job.user,
+        workspace=workspace,
+        user=user,
         kind=BackgroundJob.KIND_AUDIT,
         status__in=(BackgroundJobStatus.QUEUED, BackgroundJobStatus.RUNNING),
     ).count()

@@ -20,9 +20,9 @@ from django.conf import settings
 from audit import constants
 from audit.errors import InvalidInput, TooLarge
 from audit.models import Answer, BackgroundJob, Workspace
-from audit.pipeline.cost import audit_cost
+from audit.pipeline.cost import audit_cost, surely_queued
 from audit.services.actors import actor_user
-from audit.services.audit_queue import audit_queue
+from audit.services.audit_queue import audit_queue, queue_room_check
 from audit.services.events import Actor
 from audit.services.idempotency import Submission, queued_audit_of, submission_replay
 from audit.services.job import audit_job_build
@@ -175,6 +175,8 @@ def _audit_submit(
         domain=request.domain,
     )
     normal = decision.mode == constants.MODE_NORMAL
+    if budget and not normal and user is not None and surely_queued(request.answer or ""):
+        queue_room_check(workspace, user)  # a full queue's 429 before the claims are extracted
     verifies_or_drafts = (request.answer is None and request.answer_json is None) or not normal
     job = audit_job_build(  # one client (and time budget) for the request: draft, audit, revision
         workspace,
@@ -184,7 +186,7 @@ def _audit_submit(
         profile=request.verification_profile,
         generation_mode=request.generation_mode,
         offline="" if verifies_or_drafts else "a Normal answer is recorded, not verified",
-        claims=not normal and request.answer is not None,  # the claims cap's 413 comes first
+        claims=not normal and request.answer is not None,  # the claims cap's 413 before anything is queued
         **request.job_fields(),
     )
     if budget and not normal and user is not None:

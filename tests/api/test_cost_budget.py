@@ -169,3 +169,28 @@ def test_a_lone_surrogate_in_a_strict_text_field_is_refused_with_its_code_point(
     assert field.run_validation("plain text " * 10_000).startswith("plain text")
     with pytest.raises(ValidationError, match="Surrogate characters are not allowed: U\\+DC80"):
         field.run_validation("text \udc80 more")
+
+
+def test_a_full_queue_refuses_a_long_answer_before_its_claims_are_extracted(
+    client_for, make_user, workspace, monkeypatch
+):
+    from audit import constants
+    from audit.models import BackgroundJob
+    from audit.pipeline import job as pipeline_job
+
+    user = make_user("ann", roles.SUBMITTER)
+    client = client_for(user)
+    for _ in range(constants.QUEUED_AUDITS_PER_USER):
+        BackgroundJob.objects.create(workspace=workspace, user=user, kind=BackgroundJob.KIND_AUDIT)
+    extracted = []
+    monkeypatch.setattr(pipeline_job, "extract_claims", lambda *a, **k: extracted.append(1) or [])
+    long_answer = " ".join(SENTENCES * (constants.AUDIT_READ_BUDGET_CHARS // len(" ".join(SENTENCES)) + 1))
+    refused = client.post(
+        "/api/v1/audits", {"query": "q", "answer": long_answer, "mode": "audit-local"}, format="json"
+    )
+    assert refused.status_code == 429 and "QUEUED_AUDITS_PER_USER" in refused.json()["detail"]
+    assert extracted == []  # the 429 cost a count, not the extraction
+    short = client.post(
+        "/api/v1/audits", {"query": "q", "answer": SENTENCES[0], "mode": "audit-local"}, format="json"
+    )
+    assert short.status_code == 201  # an answer within the inline budget is never held by the queue
