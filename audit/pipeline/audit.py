@@ -30,7 +30,7 @@ from audit.pipeline.extraction import clean_sentence, is_assertion, split_senten
 from audit.pipeline.job import VerificationJob
 from audit.pipeline.llm.client import LLMClient
 from audit.pipeline.llm.extraction import extract_claims as llm_extract_claims
-from audit.pipeline.memory import GLIBC
+from audit.pipeline.memory import free_pages_back
 from audit.pipeline.methods import (
     LLM_METHODS,
     OFFLINE_METHODS,
@@ -387,8 +387,7 @@ def audit_passages(
         )
         v.metrics = {**scoring.claim_card_metrics(v, t, relevance), **v.metrics}
 
-    if GLIBC is not None:  # the models have read: the heap's free pages go back (audit/pipeline/memory.py)
-        GLIBC.malloc_trim(0)
+    free_pages_back()  # the models have read: the heap's free pages go back (audit/pipeline/memory.py)
     any_evidence = bool(passages) or bool(kb is not None and len(kb.index))
     return summarize(
         query,

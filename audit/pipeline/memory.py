@@ -28,7 +28,7 @@ def glibc() -> ctypes.CDLL | None:
     return libc if libc is not None and hasattr(libc, "malloc_trim") else None
 
 
-GLIBC = glibc()  # found once, as the module loads: an audit calls GLIBC.malloc_trim(0) directly
+GLIBC = glibc()  # found once, as the module loads
 
 
 def free_pages_back() -> bool:

@@ -50,10 +50,10 @@ def test_without_it_the_heap_keeps_them():
 
 def test_every_audit_gives_free_pages_back_as_it_ends(monkeypatch):
     from audit.constants import Thresholds
-    from audit.pipeline import audit
+    from audit.pipeline import memory
     from audit.pipeline.audit import audit_passages
 
     calls = []
-    monkeypatch.setattr(audit, "GLIBC", SimpleNamespace(malloc_trim=calls.append))
+    monkeypatch.setattr(memory, "GLIBC", SimpleNamespace(malloc_trim=calls.append))
     audit_passages("q", "", [], thresholds=Thresholds().updated({"verification_depth": "fast"}))
     assert calls == [0]
