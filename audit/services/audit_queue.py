@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import transaction
 
@@ -51,7 +50,7 @@ def queue_room_check(workspace: Workspace, user: User | None, *, locked: bool = 
     the transaction that stores it, with the user's row locked (PostgreSQL; SQLite's transactions
     take the write lock as they begin), so two requests at once cannot both take the last place."""
     if locked and user is not None:
-        list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
+        list(User.objects.select_for_update().filter(pk=user.pk).values_list("pk"))
     active = BackgroundJob.objects.filter(
         workspace=workspace,
         user=user,
