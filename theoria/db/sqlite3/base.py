@@ -10,8 +10,11 @@ Here every transaction (``BEGIN IMMEDIATE``, ``atomic()``) first takes an exclus
 file beside the database (``<name>-writer.lock``), trying every ``WRITER_POLL_S``, and gives it back
 at its commit, rollback or close. Waiters then get the lock within a millisecond or two of its release
 (and the kernel drops it with a process that dies). A waiter that has not got it within the
-connection's busy timeout goes on to SQLite's own wait, so nothing can wait longer than before.
-In-memory databases have no file to lock and keep SQLite's own wait.
+connection's busy timeout goes on to SQLite's own wait, which has its own busy timeout: a writer
+held up by another that never finishes fails after twice the timeout, not once. Writes outside a
+transaction (autocommit) do not take the file lock and keep SQLite's own wait, as do in-memory
+databases, which have no file to lock. The lock file needs the database's folder to be writable
+and on a local file system (``flock``).
 """
 
 from __future__ import annotations
