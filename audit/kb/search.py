@@ -25,6 +25,7 @@ from datetime import date
 import numpy as np
 
 from audit import constants
+from audit.kb.encodings import ENCODINGS
 from audit.kb.pgvector import PgVectorIndex, forget_backend_checks, pgvector_ready
 from audit.models import Chunk, Workspace
 from audit.pipeline.index import HybridIndex, SearchIndex
@@ -72,8 +73,11 @@ class _Searchable:
         raise NotImplementedError
 
     def for_pipeline(self) -> RetrievalKnowledgeBase:
-        """This knowledge base as the pipeline's retrieval sees one (its index, passages and stored vectors by id)."""
-        return RetrievalKnowledgeBase(index=self.index, lookup=self.passages, vectors=self.vectors)
+        """This knowledge base as the pipeline's retrieval sees one (its index, passages and stored vectors by
+        id, and its sentences' encodings computed at ingestion)."""
+        return RetrievalKnowledgeBase(
+            index=self.index, lookup=self.passages, vectors=self.vectors, encodings=ENCODINGS
+        )
 
     def ports(self) -> tuple[RetrievalKnowledgeBase | None, Callable[[set[str]], dict[str, ChunkMeta]]]:
         """What an audit in the pipeline reads of this knowledge base: its search (None while it is

@@ -7,7 +7,7 @@ selectors or pages.
 from .answers import Answer, Claim, Evidence, VerificationRun
 from .api import BackgroundJob, BackgroundJobStatus, IdempotencyKey
 from .events import AuditEvent
-from .kb import Chunk, Document
+from .kb import Chunk, Document, SentenceEncoding
 from .learning import CalibrationVersion, LLMWeightVersion, ReviewedExample
 from .nightly import NightlyItem, NightlyReport
 from .web import ExternalCall, WebCacheEntry
@@ -30,6 +30,7 @@ __all__ = [
     "NightlyItem",
     "NightlyReport",
     "ReviewedExample",
+    "SentenceEncoding",
     "UserProfile",
     "VerificationRun",
     "WebCacheEntry",

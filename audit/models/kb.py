@@ -94,3 +94,22 @@ class Chunk(models.Model):
     def decode_vector(raw) -> np.ndarray:
         """The float32 vector stored in an ``embedding`` value (bytes or memoryview, as a query returns it)."""
         return np.frombuffer(bytes(raw), dtype="<f4").reshape(constants.EMBEDDING_DIM)
+
+
+class SentenceEncoding(models.Model):
+    """One knowledge-base sentence's encoding, computed at ingestion (``audit.pipeline.encodings``).
+
+    ``key`` is the sha256 of the encoder's version and the sentence's text, so a sentence shared by
+    several chunks is stored once and a new encoder reads nothing an old one stored. ``data`` is the
+    sentence vector and its content word-pieces' vectors, little-endian float32. The rows are derived
+    from chunk texts and hold no text themselves.
+    """
+
+    key = models.CharField(max_length=64, primary_key=True)
+    data = models.BinaryField()
+    # the encoder's version (encodings.encoder_version): the rows an older encoder left are pruned by it
+    encoder = models.CharField(max_length=200, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.key[:12]

@@ -356,7 +356,14 @@ def audit_passages(
     hits_of = dict(zip(searched, found))
     fresh_hits = [hits_of.get(i, []) for i in fresh]
     ctx = verify_context(
-        t, now=now, domain=domain, query=query, embed=embed, llm=llm, encode_tokens=encode_tokens
+        t,
+        now=now,
+        domain=domain,
+        query=query,
+        embed=embed,
+        llm=llm,
+        encode_tokens=encode_tokens,
+        encodings=kb.encodings if kb is not None else None,
     )
     ctx.binding = binding  # the job's switch (the bench compares without the role binding)
     if llm is not None:

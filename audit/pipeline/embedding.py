@@ -22,6 +22,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 
 from audit.constants import EMBEDDING_DIM, EMBEDDING_DTYPE
+from audit.pipeline.encodings import EncodingStore, stored
 from audit.pipeline.kernels import prepared
 
 CACHE_SIZE = 50_000
@@ -85,13 +86,19 @@ class Embedder:
         return out
 
     def encode_with_tokens(
-        self, texts: list[str], *, batch_size: int = ENCODE_BATCH_SIZE, show_progress: bool = False
+        self,
+        texts: list[str],
+        *,
+        batch_size: int = ENCODE_BATCH_SIZE,
+        show_progress: bool = False,
+        store: EncodingStore | None = None,
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Sentence vectors plus, per text, the unit vectors of its content word-pieces (float32).
 
         One forward pass gives both (the token embeddings are what mean pooling averages), so
         token-level alignment costs no extra model time. Stop words, punctuation and special
-        tokens are dropped; distinct texts are encoded once per call.
+        tokens are dropped; distinct texts are encoded once per call. A text this process has not
+        encoded is read from ``store`` where ingestion encoded it (``encodings.py``).
         """
         texts = [t if isinstance(t, str) else str(t) for t in texts]
         unique = list(dict.fromkeys(texts))
@@ -103,6 +110,11 @@ class Embedder:
                     self._tok_cache.move_to_end(t)
                     sent[t], toks[t] = self._tok_cache[t]
         todo = [t for t in unique if t not in toks]
+        if todo and store is not None:
+            for text, (vec, pieces) in stored(todo, store).items():
+                sent[text], toks[text] = vec, pieces
+            self._keep([t for t in todo if t in toks], sent, toks)
+            todo = [t for t in todo if t not in toks]
         if todo:
             model = self.model
             keep = self._content_piece_mask(model)
@@ -122,17 +134,21 @@ class Embedder:
                 if len(te):
                     te = te / np.maximum(np.linalg.norm(te, axis=1, keepdims=True), 1e-9)
                 sent[text], toks[text] = vec.astype(np.float32), te.astype(np.float32)
-            with self._lock:
-                for text in todo:
-                    self._tok_cache[text] = (sent[text], toks[text])
-                    self._cache[text] = sent[text]
-                while len(self._tok_cache) > TOKEN_CACHE_SIZE:
-                    self._tok_cache.popitem(last=False)
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
+            self._keep(todo, sent, toks)
         return np.stack([sent[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32), [
             toks[t] for t in texts
         ]
+
+    def _keep(self, texts: list[str], sent: dict[str, np.ndarray], toks: dict[str, np.ndarray]) -> None:
+        """Remember the encodings of ``texts`` in this process's two caches (oldest out first)."""
+        with self._lock:
+            for text in texts:
+                self._tok_cache[text] = (sent[text], toks[text])
+                self._cache[text] = sent[text]
+            while len(self._tok_cache) > TOKEN_CACHE_SIZE:
+                self._tok_cache.popitem(last=False)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
 
     _piece_mask = None
 

@@ -159,7 +159,9 @@ class PreparedPair:
     passage_breaks: tuple[int, ...] = ()
 
 
-def _split_passage(text: str) -> list[str]:
+def passage_sentences(text: str) -> list[str]:
+    """The sentences of one passage as the judge reads them: normalised, split, and cut at
+    ``MAX_SENTENCE_CHARS`` (the texts it embeds, which ingestion encodes ahead: ``encodings.py``)."""
     out = []
     for s in split_sentences(normalize(text)):
         s = s.strip()
@@ -186,7 +188,7 @@ def prepare(claim: str, passages: list[str], allowed: set[str] | None = None) ->
     sentences: list[str] = []
     boundaries: list[int] = []
     for p in passages:
-        sents = _split_passage(p)
+        sents = passage_sentences(p)
         sentences.extend(sents)
         boundaries.append(len(sentences))
     sent_stems = [content_stems(s) for s in sentences]

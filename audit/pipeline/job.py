@@ -98,9 +98,11 @@ def job_context(
     llm: LLMClient | None = None,
     progress: Any = None,
     encode_tokens: Any = None,
+    encodings: Any = None,
 ) -> VerifyContext:
     """The methods' context for ``job`` (``run_methods(items, job_context(job), ...)``): its
-    thresholds, domain and query; ``llm`` (default none) is the client an LLM method may call."""
+    thresholds, domain and query; ``llm`` (default none) is the client an LLM method may call;
+    ``encodings`` the store of the knowledge base's sentences encoded at ingestion."""
     return verify_context(
         job.thresholds,
         now=now,
@@ -111,4 +113,5 @@ def job_context(
         progress=progress,
         encode_tokens=encode_tokens,
         binding=job.binding,
+        encodings=encodings,
     )

@@ -8,6 +8,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -124,7 +125,12 @@ def judgements_of(
 
 
 def encode_tokens_fn(ctx: Any) -> Callable[..., Any]:
+    """The context's way to encode texts with their word pieces: the one it was given, else the
+    process embedder reading first what ingestion stored (``ctx.encodings``)."""
     given: Callable[..., Any] | None = getattr(ctx, "encode_tokens", None)
     if given is not None:
         return given
+    store = getattr(ctx, "encodings", None)
+    if store is not None:
+        return partial(get_embedder().encode_with_tokens, store=store)
     return get_embedder().encode_with_tokens

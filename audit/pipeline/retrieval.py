@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from audit.constants import MIN_SEARCH_RELEVANCE, Thresholds
+from audit.pipeline.encodings import EncodingStore
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.index import HybridIndex, SearchIndex
 from audit.pipeline.numbers import extract_quantities, shares_number
@@ -34,11 +35,14 @@ _HEADER_ANCHOR_RE = re.compile(r"^\s*\[(\w[\w.\-]*)\]")
 @dataclass
 class KnowledgeBase:
     """A workspace KB: an index over chunk ids, a lookup from ids to ``Passage`` and, optionally,
-    the chunks' stored vectors by id (so answer-level scoring never embeds a chunk again)."""
+    the chunks' stored vectors by id (so answer-level scoring never embeds a chunk again) and the
+    store of its sentences' encodings (so the judge never encodes a chunk's sentence again)."""
 
     index: SearchIndex
     lookup: Callable[[list[str]], Mapping[str, Passage]]
     vectors: Callable[[list[str]], Mapping[str, np.ndarray]] | None = None
+    # its sentences' encodings, computed at ingestion (encodings.py); None: encoded when read
+    encodings: EncodingStore | None = None
 
 
 def as_passages(contexts: Iterable[str | Mapping[str, Any] | Passage] | None) -> list[Passage]:

@@ -4,8 +4,10 @@ One service per change: :func:`document_ingest` (create or update one document, 
 content hash; :func:`documents_ingest` for several at once, all or none), :func:`document_delete`,
 :func:`document_metadata_update` (the admin's edits), and :func:`ingest_paths` which reads files
 (.txt, .md, .html, .jsonl) and reports per file, so one bad file never stops the others. Chunks
-are embedded before any transaction begins (:func:`document_prepare`); the rows are then written
-in one short transaction (:func:`document_write`). Every change bumps
+are embedded, and their sentences encoded and stored for the judge where no earlier ingestion stored
+them (``audit.pipeline.encodings``), before any transaction begins (:func:`document_prepare`); the rows
+are then written in one short transaction (:func:`document_write`); :func:`kb_encodings_fill` encodes
+what an older version left unencoded. Every change bumps
 ``Workspace.kb_version`` so search indexes in every process reload what changed
 (``audit.selectors.kb_index``).
 """
@@ -25,9 +27,12 @@ from django.db.models import F
 
 from audit import constants
 from audit.errors import InvalidInput
+from audit.kb.encodings import ENCODINGS
 from audit.models import Chunk, Document, Workspace
 from audit.pipeline import json_limits
 from audit.pipeline.chunking import chunk_text, normalise_text, sha256_text
+from audit.pipeline.encodings import encoding_key, precompute
+from audit.pipeline.features import passage_sentences
 from audit.pipeline.web.page import html_to_text, meta_date
 from audit.services.events import Actor, event_record
 
@@ -59,6 +64,7 @@ class IngestReport:
     unchanged: int = 0
     deleted: int = 0
     chunks: int = 0
+    encoded: int = 0  # chunk sentences encoded and stored for the judge (audit.pipeline.encodings)
     failures: list[tuple[str, str]] = field(default_factory=list)  # (source, reason)
 
     @property
@@ -78,6 +84,12 @@ def _embed(texts: list[str]) -> np.ndarray:
     return get_embedder().encode(texts)
 
 
+def _encode_tokens(texts: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+    from audit.pipeline.embedding import get_embedder
+
+    return get_embedder().encode_with_tokens(texts)
+
+
 @dataclass
 class PreparedDocument:
     """A document normalised, chunked and (when its chunks changed) embedded: what
@@ -88,6 +100,7 @@ class PreparedDocument:
     metadata: dict[str, Any]
     pieces: list[Any]
     vectors: np.ndarray | None = None
+    encoded: int = 0  # its chunks' sentences that no earlier ingestion had encoded (audit.pipeline.encodings)
 
 
 class _StaleVectors(Exception):
@@ -131,13 +144,17 @@ def document_prepare(
     )
     stored = Document.objects.filter(workspace=workspace, uri=doc.uri).first()
     if not _holds(stored, prepared):
-        prepared.vectors = _vectors(prepared, embed)
+        _encode(prepared, embed)
     return prepared
 
 
-def _vectors(prepared: PreparedDocument, embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
-    vectors: np.ndarray = embed([p.text for p in prepared.pieces]).astype("<f4", copy=False)
-    return vectors
+def _encode(prepared: PreparedDocument, embed: Callable[[list[str]], np.ndarray]) -> None:
+    """The chunks' vectors; their sentences that no earlier ingestion encoded are encoded and stored
+    now, before the chunks' transaction (rows keyed by their text, which a failed ingestion leaves for
+    the next one to find)."""
+    texts = [p.text for p in prepared.pieces]
+    prepared.vectors = embed(texts).astype("<f4", copy=False)
+    prepared.encoded = precompute(texts, ENCODINGS, _encode_tokens)
 
 
 def _holds(document: Document | None, prepared: PreparedDocument) -> TypeGuard[Document]:
@@ -230,6 +247,7 @@ def documents_ingest(
     chunk_size: int | None = None,
     chunk_overlap: int | None = None,
     embed: Callable[[list[str]], np.ndarray] = _embed,
+    report: IngestReport | None = None,
 ) -> list[tuple[Document, str]]:
     """Create or update documents together: all of them or none.
 
@@ -237,7 +255,7 @@ def documents_ingest(
     written in one short transaction. Idempotent: an unchanged text and metadata change nothing;
     a changed text is re-chunked and re-embedded. When a concurrent ingestion changed one of the
     documents in between, its chunks are embedded after the transaction is left and it is tried
-    again. Raises IngestError for an empty text.
+    again. Raises IngestError for an empty text. ``report``, when given, counts the sentences encoded.
     """
     prepared = [
         document_prepare(
@@ -248,9 +266,13 @@ def documents_ingest(
     while True:
         try:
             with transaction.atomic():
-                return [document_write(workspace=workspace, prepared=p, actor=actor) for p in prepared]
+                written = [document_write(workspace=workspace, prepared=p, actor=actor) for p in prepared]
         except _StaleVectors as stale:
-            stale.prepared.vectors = _vectors(stale.prepared, embed)
+            _encode(stale.prepared, embed)
+            continue
+        if report is not None:
+            report.encoded += sum(p.encoded for p in prepared)
+        return written
 
 
 def document_ingest(
@@ -261,6 +283,7 @@ def document_ingest(
     chunk_size: int | None = None,
     chunk_overlap: int | None = None,
     embed: Callable[[list[str]], np.ndarray] = _embed,
+    report: IngestReport | None = None,
 ) -> tuple[Document, str]:
     """Create or update one document and its chunks; return (document, "created"|"updated"|"unchanged").
 
@@ -273,7 +296,42 @@ def document_ingest(
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
         embed=embed,
+        report=report,
     )[0]
+
+
+ENCODE_BATCH_CHUNKS = 200  # chunks whose sentences are encoded and stored together
+
+
+def kb_encodings_fill(
+    *, workspace: Workspace | None = None, progress: Callable[[int], object] | None = None
+) -> int:
+    """Encode and store the sentences of every chunk (of ``workspace``, else of all) that no ingestion
+    stored: after an upgrade, or when the encoder's version changed. Returns how many were encoded;
+    ``progress(n)`` is told after each batch of n chunks."""
+    chunks = Chunk.objects.order_by("pk")
+    if workspace is not None:
+        chunks = chunks.filter(document__workspace=workspace)
+    encoded, last = 0, 0
+    while batch := list(chunks.filter(pk__gt=last).values_list("pk", "text")[:ENCODE_BATCH_CHUNKS]):
+        last = batch[-1][0]
+        encoded += precompute([text for _, text in batch], ENCODINGS, _encode_tokens)
+        if progress is not None:
+            progress(len(batch))
+    return encoded
+
+
+def kb_encodings_prune() -> int:
+    """Delete the sentence encodings no chunk reads any more: those another encoder version stored, and
+    those of sentences no chunk of any workspace still holds (deleted or changed documents). Returns
+    how many were deleted."""
+    deleted = ENCODINGS.prune()
+    wanted: set[str] = set()
+    last = 0
+    while batch := list(Chunk.objects.order_by("pk").filter(pk__gt=last).values_list("pk", "text")[:1000]):
+        last = batch[-1][0]
+        wanted.update(encoding_key(s) for _, text in batch for s in passage_sentences(text))
+    return deleted + ENCODINGS.keep_only(wanted)
 
 
 def _same_chunks(document: Document, pieces: list[Any]) -> bool:
@@ -572,6 +630,7 @@ def ingest_paths(
                     actor=actor,
                     chunk_size=chunk_size,
                     chunk_overlap=chunk_overlap,
+                    report=report,
                 )
             except IngestError as exc:
                 report.failures.append((f"{path} ({doc.uri})", str(exc)))

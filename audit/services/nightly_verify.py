@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from audit import constants
 from audit.models import Claim, Workspace
 from audit.pipeline.audit import run_methods
+from audit.pipeline.encodings import EncodingStore
 from audit.pipeline.job import VerificationJob, job_context
 from audit.pipeline.retrieval import retrieve
 from audit.pipeline.types import ClaimDraft, ClaimVerdict, EvidenceHit, Label
@@ -217,7 +218,13 @@ class Reverifier:
             job = job.at_depth(depth) if depth else job
             for i, v in zip(
                 idx,
-                verify_batch([drafts[i] for i in idx], [hits[i] for i in idx], job, self.embedder.encode),
+                verify_batch(
+                    [drafts[i] for i in idx],
+                    [hits[i] for i in idx],
+                    job,
+                    self.embedder.encode,
+                    encodings=self.kb.for_pipeline().encodings,
+                ),
             ):
                 verdicts[i] = v
 
@@ -267,7 +274,9 @@ def verify_batch(
     hits: list[list[EvidenceHit]],
     job: VerificationJob,
     embed: Callable[[list[str]], Any],
+    encodings: EncodingStore | None = None,
 ) -> list[ClaimVerdict]:
     """Run the pipeline's offline methods over every (claim, evidence) pair and label each claim
-    by ``job``'s thresholds and domain (its query is empty: a claim is re-checked on its own)."""
-    return run_methods(list(zip(drafts, hits)), job_context(job, embed=embed))
+    by ``job``'s thresholds and domain (its query is empty: a claim is re-checked on its own);
+    ``encodings``: the knowledge base's sentences encoded at ingestion."""
+    return run_methods(list(zip(drafts, hits)), job_context(job, embed=embed, encodings=encodings))

@@ -157,3 +157,54 @@ def test_it_ingests_benchmark_evidence_once_per_passage(workspace, tmp_path):
 def test_it_strips_scripts_and_keeps_paragraphs_of_html():
     title, text, _ = html_to_text("<title>T</title><style>p{}</style><p>One.</p><p>Two &amp; three.</p>")
     assert title == "T" and text.split() == ["One.", "Two", "&", "three."] and "p{}" not in text
+
+
+def _chunk_sentences() -> set[str]:
+    from audit.pipeline.features import passage_sentences
+
+    return {s for text in Chunk.objects.values_list("text", flat=True) for s in passage_sentences(text)}
+
+
+def test_it_stores_each_chunk_sentences_encoding_once_at_ingestion(workspace, kb_dir):
+    from audit.kb.encodings import ENCODINGS
+    from audit.models import SentenceEncoding
+    from audit.pipeline.encodings import encoder_version, stored
+
+    report = ingest_paths(workspace=workspace, paths=[kb_dir])
+    sentences = _chunk_sentences()
+    assert SentenceEncoding.objects.count() == len(sentences) == report.encoded > 4
+    assert set(stored(sorted(sentences), ENCODINGS)) == sentences
+    assert set(SentenceEncoding.objects.values_list("encoder", flat=True)) == {encoder_version()}
+    assert ingest_paths(workspace=workspace, paths=[kb_dir]).encoded == 0  # unchanged: nothing encoded again
+    assert SentenceEncoding.objects.count() == len(sentences)
+    # the search the audits use reads them
+    assert kb_index(workspace).for_pipeline().encodings is ENCODINGS
+
+
+def test_encode_kb_stores_what_an_older_ingestion_left_and_prunes_what_no_chunk_reads(workspace, kb_dir):
+    from io import StringIO
+
+    from audit.models import SentenceEncoding
+
+    ingest_paths(workspace=workspace, paths=[kb_dir])
+    count = SentenceEncoding.objects.count()
+    SentenceEncoding.objects.filter(
+        pk__in=list(SentenceEncoding.objects.values_list("pk", flat=True)[:3])
+    ).delete()
+    SentenceEncoding.objects.create(key="0" * 64, data=b"", encoder="an-older-encoder/float32")
+    out = StringIO()
+    call_command("encode_kb", "--prune", "--verbosity", "0", stdout=out)
+    assert out.getvalue().strip() == "3 sentences encoded and stored, 1 encodings no chunk reads deleted."
+    assert SentenceEncoding.objects.count() == count
+    document_delete(document=Document.objects.get(uri="kb://ltp"))  # its sentences are read no more
+    out = StringIO()
+    call_command("encode_kb", "--prune", "--verbosity", "0", stdout=out)
+    left = len(_chunk_sentences())
+    assert SentenceEncoding.objects.count() == left < count
+    assert (
+        out.getvalue().strip()
+        == f"0 sentences encoded and stored, {count - left} encodings no chunk reads deleted."
+    )
+    out = StringIO()
+    call_command("encode_kb", "--workspace", workspace.slug, "--verbosity", "0", stdout=out)
+    assert out.getvalue().strip() == "0 sentences encoded and stored."

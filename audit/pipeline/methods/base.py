@@ -27,6 +27,7 @@ class VerifyContext:
     query: str = ""
     embed: object = None  # callable texts -> (n, d) unit vectors; defaults to get_embedder().encode
     encode_tokens: object = None  # texts -> (vectors, piece matrices); defaults to encode_with_tokens
+    encodings: object = None  # an encodings.EncodingStore: sentences encoded at ingestion (the KB's)
     progress: object = None  # callable(n) told as batches of n claims are done (progress bars)
     llm: object = None  # an audit.pipeline.llm.LLMClient when one is configured (LLM methods)
     binding: bool = True  # the role binding runs (the job's switch: the bench compares without it)
@@ -60,10 +61,12 @@ def verify_context(
     progress: Any = None,
     llm: Any = None,
     binding: bool = True,
+    encodings: Any = None,
 ) -> VerifyContext:
     """The one way to build the context the methods run in (the pipeline's audit and structured
     audit, the deep-check, web and nightly services): a missing domain or query is "", a missing
-    ``now`` the current UTC time; ``embed`` / ``encode_tokens`` left None default in the methods."""
+    ``now`` the current UTC time; ``embed`` / ``encode_tokens`` left None default in the methods;
+    ``encodings`` the store of sentences encoded at ingestion (the knowledge base's), read before encoding."""
     return VerifyContext(
         thresholds=thresholds,
         now=now or datetime.now(timezone.utc),
@@ -74,6 +77,7 @@ def verify_context(
         progress=progress,
         llm=llm,
         binding=binding,
+        encodings=encodings,
     )
 
 
