@@ -12,11 +12,15 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from audit.evaluation.bench_data import BadLine, claim_evidence_texts, group_key, read_jsonl
 from audit.evaluation.progress import text_bar
+
+if TYPE_CHECKING:
+    from audit.pipeline.encodings import FileStore
 
 CLAIM_FIELDS = ("id", "claim", "evidence")
 ANSWER_FIELDS = ("id", "answer", "contexts")
@@ -816,6 +820,7 @@ def run_bench(
     pool_size: int = BENCH_POOL_SENTENCES,
     judge: str | None = None,
     judges: list[str] | None = None,
+    stored_encodings: bool = True,
 ) -> dict:
     """Time the audits of ``n_answers`` synthetic answers for each variant of ``judges`` (a judge name,
     optionally followed by ``NO_BINDING``; default: ``judge``) on one knowledge base, one after the
@@ -840,7 +845,12 @@ def run_bench(
     def lookup(wanted: list[str]) -> dict[str, Passage]:
         return {i: Passage(id=i, text=index.text(i) or "", source_type="kb") for i in wanted if i in index}
 
-    kb = KnowledgeBase(index=index, lookup=lookup, vectors=index.vectors)
+    kb = KnowledgeBase(
+        index=index,
+        lookup=lookup,
+        vectors=index.vectors,
+        encodings=bench_encodings(texts, cache_dir, err) if stored_encodings else None,
+    )
     answers = bench_answers(texts, n_answers + 3, claims_per_answer)
     variants = bench_variants(judges or ([judge] if judge else None))
     summaries = [_bench_variant(kb, answers, n_answers, depth, v, len(index), out, err) for v in variants]
@@ -855,7 +865,30 @@ def run_bench(
     return summaries[-1]
 
 
-def _clear_text_caches() -> None:
+def bench_encodings(chunk_texts: list[str], cache_dir: Path, err) -> FileStore:
+    """The knowledge base's sentence encodings as ingestion stores them (``pipeline/encodings.py``), in
+    a file under ``cache_dir`` that later runs reuse: the sentences no run stored yet are encoded now."""
+    import time
+
+    from tqdm import tqdm
+
+    from audit.pipeline.embedding import get_embedder
+    from audit.pipeline.encodings import FileStore, precompute
+
+    t0 = time.perf_counter()
+    store = FileStore(cache_dir / "bench_encodings.sqlite3")
+    bar = tqdm(desc="bench: encoding the chunks' sentences", unit="sentence", file=err, mininterval=0.5)
+    encoded = precompute(chunk_texts, store, get_embedder().encode_with_tokens, progress=bar.update)
+    bar.close()
+    print(
+        f"bench: sentence encodings stored at ingestion: {len(store)} in {store.path} ({encoded} encoded "
+        f"now, {time.perf_counter() - t0:.1f}s)",
+        file=err,
+    )
+    return store
+
+
+def clear_text_caches() -> None:
     from audit.pipeline import binding, contradiction, extraction, numbers, text
     from audit.pipeline.embedding import get_embedder
 
@@ -897,7 +930,7 @@ def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int
     thresholds = Thresholds().updated(
         {**({"verification_depth": depth} if depth else {}), **({"judge": judge} if judge else {})}
     )
-    _clear_text_caches()
+    clear_text_caches()
     for query, answer in answers[:3]:  # warm-up: model load, first searches
         audit_answer(query, answer, [], kb=kb, thresholds=thresholds, binding=not without_binding)
     latencies, n_claims = [], 0
@@ -942,6 +975,7 @@ def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int
         "settled": {k: round(v / max(1, n_claims), 3) for k, v in stages.items()},
         "mean_ms": round(float(lat.mean()), 1),
         "mean_cpu_ms": round(float(np.mean(cpu)), 1),
+        "stored_encodings": kb.encodings is not None,
     }
     _print_bench(
         summary,
@@ -978,7 +1012,10 @@ def _print_bench(summary: dict, judge: str, depth: str, n_answers: int, n_claims
     print(
         f"judge {judge}; verification depth {depth}; answers {n_answers}, claims {n_claims} "
         f"({n_claims / max(1, n_answers):.1f} per answer); load average {os.getloadavg()[0]:.1f} on "
-        f"{os.cpu_count()} cores; {kernels_line()}",
+        f"{os.cpu_count()} cores; {kernels_line()}; knowledge-base sentence encodings "
+        + (
+            "stored at ingestion, read by the audits" if summary["stored_encodings"] else "computed when read"
+        ),
         file=out,
     )
     print(

@@ -115,6 +115,7 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
         "settled",
         "mean_ms",
         "mean_cpu_ms",
+        "stored_encodings",
     }
     assert last["floor_ms"] > 0 and last["p50_over_floor"] == pytest.approx(
         last["p50_ms"] / last["floor_ms"], abs=0.01
@@ -124,6 +125,9 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
     assert last["chunks"] == 300 and 0 < last["p50_ms"] <= last["p95_ms"] and last["claims_per_s"] > 0
     assert last["cpu_p50_ms"] > 0
     assert (tmp_path / "bench_kb_300.npy").exists()  # cached for the next run
+    # the chunks' sentences were encoded as ingestion encodes them, and the audits read them
+    assert last["stored_encodings"] is True and (tmp_path / "bench_encodings.sqlite3").exists()
+    assert "knowledge-base sentence encodings stored at ingestion, read by the audits" in text
 
 
 @pytest.mark.slow  # builds a benchmark index and times audits over it

@@ -41,6 +41,13 @@ class Command(BaseCommand):
             "that judge with the role binding switched off (in-process backend only)",
         )
         parser.add_argument(
+            "--no-stored-encodings",
+            action="store_true",
+            help="in-process: encode every evidence sentence when an audit reads it, as before ingestion "
+            "stored the knowledge base's sentence encodings (default: stored at the knowledge base's build "
+            "in a file under var/, read by the audits)",
+        )
+        parser.add_argument(
             "--backend",
             choices=("in-process", "pgvector"),
             default="in-process",
@@ -95,6 +102,7 @@ class Command(BaseCommand):
             options["claims"],
             depth=options["depth"],
             judges=judges,
+            stored_encodings=not options["no_stored_encodings"],
             out=self.stdout._out,
             err=self.stderr._out,
         )
