@@ -252,3 +252,13 @@ def _report(claim, passage, encode):
     report = SimpleNamespace(findings=[], contradicted=False, unbound=False)
     binding.apply(report, claim, [("p1", passage)], encode, finding=lambda *a: a)
     return report
+
+
+def test_a_cached_parse_keeps_its_tags_and_heads_but_not_the_parsers_shared_layer():
+    text = "The committee approved three new rules for the northern district in 2024."
+    binding.clear_caches()
+    (doc,) = binding.parse([text])
+    assert doc.tensor.size == 0
+    assert [t.dep_ for t in doc] == [t.dep_ for t in binding.get_parser()(text)]
+    assert [t.head.i for t in doc] == [t.head.i for t in binding.get_parser()(text)]
+    assert binding.parse([text])[0] is doc  # the cached one
