@@ -81,12 +81,13 @@ STRING_THRESHOLDS = {
 # instructions, AMX or AVX-512 BF16: 2x float32 for the bi-encoder, about 4x for the cross-encoder;
 # float32 elsewhere, where torch emulates bfloat16 at about 6x float32's cost), "bfloat16", "float32"
 # or "int8" (dynamic int8 quantisation of the Linear layers, per output channel: not label-neutral for
-# the cross-encoder, 5 % of pairs change class). bfloat16 against float32 on DEV, `evaluate
+# the cross-encoder, 5 % of pairs change class) or, for the cross-encoder only, "onnx" (float32 run by
+# ONNX Runtime from a cached export, audit/pipeline/onnx_runner.py). bfloat16 against float32 on DEV, `evaluate
 # --claims-only` under each and `compare_runs`: labels unmoved within the paired intervals
 # (docs/ARCHITECTURE.md, "The cost of one reading").
 EMBEDDING_DTYPE = os.environ.get("THEORIA_EMBEDDING_DTYPE", "auto")
 NLI_KERNEL = os.environ.get("THEORIA_NLI_KERNEL", "auto")
-MODEL_KERNELS = ("bfloat16", "float32", "int8", "auto")
+MODEL_KERNELS = ("bfloat16", "float32", "int8", "onnx", "auto")
 RETRIEVAL_FUSION_K = 60  # reciprocal-rank-fusion constant (dense + BM25)
 CITED_PASSAGE_BONUS = 1.0  # a valid citation anchor puts its passage first
 INDEX_DENSE_WEIGHT = 0.7  # hybrid index: fused = w * cosine + (1 - w) * BM25 / max BM25

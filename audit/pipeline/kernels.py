@@ -1,10 +1,12 @@
-"""How the two encoders run on this processor: bfloat16, float32 or dynamic int8 (``MODEL_KERNELS``).
+"""How the two encoders run on this processor: bfloat16, float32, dynamic int8 or, for the
+cross-encoder, float32 through ONNX Runtime (``MODEL_KERNELS``).
 
 bfloat16 is fast only where the processor has bf16 instructions (AMX, AVX-512 BF16); elsewhere torch
 emulates it and a forward pass costs several times float32's. ``auto`` picks bfloat16 where the
 instructions exist and float32 elsewhere. ``int8`` quantises every ``Linear`` layer's weights to int8
 per output channel, the activations per batch at run time (``torch.ao.quantization.quantize_dynamic``);
-the word-piece embeddings and the layer norms stay float32.
+the word-piece embeddings and the layer norms stay float32. ``onnx`` is the cross-encoder exported and
+run by ONNX Runtime in float32 (``onnx_runner.py``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def prepared(module: Any, name: str) -> Any:
     kernel = resolve_kernel(name)
     if kernel == "bfloat16":
         return module.to(torch.bfloat16)
+    if kernel == "onnx":
+        raise ValueError(
+            "the onnx kernel runs the cross-encoder only (onnx_runner.py); this model runs "
+            "bfloat16, float32 or int8"
+        )
     if kernel == "int8":
         import warnings
 

@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from audit.constants import NLI_KERNEL
-from audit.pipeline.kernels import prepared
+from audit.pipeline.kernels import prepared, resolve_kernel
+from audit.pipeline.onnx_runner import cross_encoder
 
 ARTIFACT_DIR = Path(__file__).resolve().parent / "artifacts" / "nli"
 WEIGHTS_FILE = "model.safetensors"
@@ -124,8 +125,11 @@ class NLIModel:
                 f"{weights} does not match the model: missing {missing}, unexpected {unexpected}"
             )
         module.eval()
-        self._module = prepared(module, self.kernel)
         self._tokenizer = load_tokenizer()
+        if resolve_kernel(self.kernel) == "onnx":
+            self._module = cross_encoder(module, self._tokenizer, weights, torch.get_num_threads())
+        else:
+            self._module = prepared(module, self.kernel)
 
     def load(self) -> NLIModel:
         """Load the weights now (a server's master before it forks); no inference."""

@@ -37,3 +37,40 @@ def test_int8_quantises_every_linear_layer_and_keeps_the_outputs_close():
     assert torch.allclose(quantised(x), expected, atol=0.05)
     assert prepared(torch.nn.Linear(4, 4), "float32").weight.dtype == torch.float32
     assert prepared(torch.nn.Linear(4, 4), "bfloat16").weight.dtype == torch.bfloat16
+
+
+def test_the_onnx_kernel_is_for_the_cross_encoder_only():
+    import torch
+
+    with pytest.raises(ValueError, match="cross-encoder only"):
+        prepared(torch.nn.Linear(4, 4), "onnx")
+
+
+@pytest.mark.slow  # exports the cross-encoder to ONNX (a few seconds)
+def test_the_cross_encoder_run_by_onnx_runtime_reads_as_torch_does_and_its_export_is_kept(
+    tmp_path, monkeypatch
+):
+    import numpy as np
+
+    from audit.pipeline import onnx_runner
+    from audit.pipeline.nli_model import NLIModel
+
+    monkeypatch.setenv("THEORIA_VAR_DIR", str(tmp_path))
+    pairs = [
+        ("The annual membership fee is $150.", "The annual fee is $150."),
+        ("The annual membership fee is $150.", "The annual fee is $200."),
+        ("Blocking NMDA receptors prevents LTP induction in the hippocampus.", "LTP needs NMDA receptors."),
+    ]
+    torch_model = NLIModel(kernel="float32").load()
+    onnx_model = NLIModel(kernel="onnx").load()
+    (export,) = (tmp_path / "onnx").glob("nli-*.onnx")
+    assert np.allclose(onnx_model.infer(pairs), torch_model.infer(pairs), atol=1e-4)
+    assert (onnx_model.infer(pairs).argmax(1) == torch_model.infer(pairs).argmax(1)).all()
+    made = export.stat().st_mtime_ns
+    again = NLIModel(kernel="onnx").load()  # a later process finds the export and does not redo it
+    assert export.stat().st_mtime_ns == made and len(list((tmp_path / "onnx").iterdir())) == 1
+    runner = again._module
+    first = runner.session()
+    assert runner.session() is first
+    monkeypatch.setattr(onnx_runner.os, "getpid", lambda: -1)  # as in a forked worker
+    assert runner.session() is not first
