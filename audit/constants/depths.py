@@ -79,7 +79,8 @@ STRING_THRESHOLDS = {
 }
 # The two encoders' kernels (audit/pipeline/kernels.py): "auto" (bfloat16 where the processor has bf16
 # instructions, AMX or AVX-512 BF16: 2x float32 for the bi-encoder, about 4x for the cross-encoder;
-# float32 elsewhere, where torch emulates bfloat16 at about 6x float32's cost), "bfloat16", "float32"
+# float32 elsewhere, where torch emulates bfloat16 at about 6x float32's cost, and for the cross-encoder
+# run by ONNX Runtime: 1 label of 1,098 moved on DEV), "bfloat16", "float32"
 # or "int8" (dynamic int8 quantisation of the Linear layers, per output channel: not label-neutral for
 # the cross-encoder, 5 % of pairs change class) or, for the cross-encoder only, "onnx" (float32 run by
 # ONNX Runtime from a cached export, audit/pipeline/onnx_runner.py). bfloat16 against float32 on DEV, `evaluate

@@ -1003,7 +1003,7 @@ def kernels_line() -> str:
     from audit.pipeline.kernels import cpu_has_bf16, resolve_kernel
 
     return (
-        f"kernels: cross-encoder {resolve_kernel(NLI_KERNEL)}, bi-encoder {resolve_kernel(EMBEDDING_DTYPE)} "
+        f"kernels: cross-encoder {resolve_kernel(NLI_KERNEL, cross_encoder=True)}, bi-encoder {resolve_kernel(EMBEDDING_DTYPE)} "
         f"(this processor has {'' if cpu_has_bf16() else 'no '}bf16 instructions)"
     )
 

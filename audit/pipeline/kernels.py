@@ -3,7 +3,7 @@ cross-encoder, float32 through ONNX Runtime (``MODEL_KERNELS``).
 
 bfloat16 is fast only where the processor has bf16 instructions (AMX, AVX-512 BF16); elsewhere torch
 emulates it and a forward pass costs several times float32's. ``auto`` picks bfloat16 where the
-instructions exist and float32 elsewhere. ``int8`` quantises every ``Linear`` layer's weights to int8
+instructions exist and float32 elsewhere: for the cross-encoder, float32 run by ONNX Runtime (``onnx``). ``int8`` quantises every ``Linear`` layer's weights to int8
 per output channel, the activations per batch at run time (``torch.ao.quantization.quantize_dynamic``);
 the word-piece embeddings and the layer norms stay float32. ``onnx`` is the cross-encoder exported and
 run by ONNX Runtime in float32 (``onnx_runner.py``).
@@ -34,12 +34,15 @@ def cpu_has_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
     return False
 
 
-def resolve_kernel(name: str) -> str:
-    """The kernel a setting names, with ``auto`` resolved for this processor."""
+def resolve_kernel(name: str, *, cross_encoder: bool = False) -> str:
+    """The kernel a setting names, with ``auto`` resolved for this processor and model: bfloat16 where
+    the processor has bf16 instructions; elsewhere float32, through ONNX Runtime for the cross-encoder."""
     if name not in MODEL_KERNELS:
         raise ValueError(f"unknown model kernel {name!r}: expected one of {', '.join(MODEL_KERNELS)}")
     if name == "auto":
-        return "bfloat16" if cpu_has_bf16() else "float32"
+        if cpu_has_bf16():
+            return "bfloat16"
+        return "onnx" if cross_encoder else "float32"
     return name
 
 

@@ -12,7 +12,7 @@ word-piece embeddings (frozen during training, so they are read from the install
 ``model.json`` (labels, settings, the training data and results: the model card is
 ``artifacts/nli/MODEL_CARD.md``). Training: ``audit/evaluation/nli_fit.py`` (``manage.py fit_nli``).
 
-Inference runs with the ``NLI_KERNEL`` setting's kernel (``kernels.py``: bfloat16, float32 or int8), pairs
+Inference runs with the ``NLI_KERNEL`` setting's kernel (``kernels.py``: bfloat16, float32, int8 or onnx), pairs
 sorted by length and batched, one model per process behind a lock, the last scores kept in an LRU
 cache (the per-passage judgements of a claim reread the sentences its joint judgement read).
 """
@@ -126,8 +126,8 @@ class NLIModel:
             )
         module.eval()
         self._tokenizer = load_tokenizer()
-        if resolve_kernel(self.kernel) == "onnx":
-            self._module = cross_encoder(module, self._tokenizer, weights, torch.get_num_threads())
+        if resolve_kernel(self.kernel, cross_encoder=True) == "onnx":
+            self._module = cross_encoder(module, self._tokenizer, weights)
         else:
             self._module = prepared(module, self.kernel)
 

@@ -73,23 +73,23 @@ def export(module: Any, tokenizer: Any, path: Path, *, num_heads: int, hidden_si
     raw.unlink(missing_ok=True)
 
 
-def cross_encoder(module: Any, tokenizer: Any, weights: Path, threads: int) -> OnnxCrossEncoder:
+def cross_encoder(module: Any, tokenizer: Any, weights: Path) -> OnnxCrossEncoder:
     """``module`` (float32, eval mode, loaded from ``weights``) as an :class:`OnnxCrossEncoder`, exported
     now unless an earlier process left the export in the cache."""
     path = model_file(weights, cache_dir())
     if not path.is_file():
         config = module.encoder.config
         export(module, tokenizer, path, num_heads=config.num_attention_heads, hidden_size=config.hidden_size)
-    return OnnxCrossEncoder(path, threads)
+    return OnnxCrossEncoder(path)
 
 
 class OnnxCrossEncoder:
     """Called like the torch module (``(input_ids, attention_mask, token_type_ids) -> logits``, torch
-    tensors in and out), run by an ONNX Runtime session of this process."""
+    tensors in and out), run by an ONNX Runtime session of this process, on as many threads as torch
+    uses in it when the session is made (a gunicorn worker sets them after the fork)."""
 
-    def __init__(self, path: Path, threads: int) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.threads = threads
         self._lock = threading.Lock()
         self._session: Any = None
         self._pid = 0
@@ -98,9 +98,10 @@ class OnnxCrossEncoder:
         with self._lock:
             if self._session is None or self._pid != os.getpid():
                 import onnxruntime
+                import torch
 
                 options = onnxruntime.SessionOptions()
-                options.intra_op_num_threads = self.threads
+                options.intra_op_num_threads = torch.get_num_threads()
                 options.inter_op_num_threads = 1
                 options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
                 self._session = onnxruntime.InferenceSession(

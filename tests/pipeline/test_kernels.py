@@ -16,6 +16,7 @@ def test_auto_picks_bfloat16_only_where_the_processor_has_bf16_instructions(tmp_
     assert cpu_has_bf16(str(plain)) is False
     assert cpu_has_bf16(str(tmp_path / "missing")) is False
     assert resolve_kernel("auto") == ("bfloat16" if cpu_has_bf16() else "float32")
+    assert resolve_kernel("auto", cross_encoder=True) == ("bfloat16" if cpu_has_bf16() else "onnx")
     assert resolve_kernel("int8") == "int8"
 
 
@@ -74,3 +75,18 @@ def test_the_cross_encoder_run_by_onnx_runtime_reads_as_torch_does_and_its_expor
     assert runner.session() is first
     monkeypatch.setattr(onnx_runner.os, "getpid", lambda: -1)  # as in a forked worker
     assert runner.session() is not first
+
+
+@pytest.mark.slow  # loads the bi-encoder twice
+def test_the_kernel_probe_compares_the_bi_encoders_vectors_with_float32(capsys):
+    from audit.evaluation.kernel_probe import main
+
+    main(["--pairs", "3", "--bi-encoder", "float32", "int8"])
+    out = capsys.readouterr().out
+    assert "bi-encoder float32: " in out and "bi-encoder int8: " in out
+    mean = float(
+        out.split("bi-encoder int8 against float32: cosine of a vector to its float32 one min ")[1].split(
+            ", mean "
+        )[1]
+    )
+    assert 0.8 < mean < 1.0
