@@ -60,22 +60,26 @@ def test_a_regulated_answers_claims_are_rechecked_at_the_strictness_their_audit_
 ):
     """The nightly re-check judges each claim by its answer's domain (the regulated operating point
     in a regulated domain), at the run's depth, as the web step and the deep check do."""
+    from audit.kb.encodings import ENCODINGS
     from audit.services import nightly_verify
 
     workspace = seeded_day["workspace"]
     in_regulated_domain(seeded_day["answer"])
     seen = []
+    stores = []
     real = nightly_verify.verify_batch
     monkeypatch.setattr(
         nightly_verify,
         "verify_batch",
-        lambda drafts, hits, job, embed: (
+        lambda drafts, hits, job, embed, **kwargs: (
             seen.append((job.domain, job.thresholds.strictness, job.thresholds.verification_depth))
-            or real(drafts, hits, job, embed)
+            or stores.append(kwargs.get("encodings"))
+            or real(drafts, hits, job, embed, **kwargs)
         ),
     )
 
     nightly_audit_run(workspace=workspace, day=DAY)
 
     assert seen and {strictness for _, strictness, _ in seen} == {"regulated"}
+    assert set(stores) == {ENCODINGS}  # the knowledge base's sentences, encoded at ingestion, are read
     assert seen[0] == ("compliance", "regulated", "fast")  # the fast pass, then its confirmations at full
