@@ -21,6 +21,7 @@ from audit.evaluation.progress import text_bar
 
 if TYPE_CHECKING:
     from audit.pipeline.encodings import FileStore
+    from audit.pipeline.retrieval import KnowledgeBase
 
 CLAIM_FIELDS = ("id", "claim", "evidence")
 ANSWER_FIELDS = ("id", "answer", "contexts")
@@ -826,14 +827,40 @@ def run_bench(
     optionally followed by ``NO_BINDING``; default: ``judge``) on one knowledge base, one after the
     other in this process, each starting from empty text caches (sentence vectors, NLI readings,
     parses) after the same warm-up. Returns the last variant's summary."""
+    out, err = out or sys.stdout, err or sys.stderr
+    cache_dir = cache_dir or Path(__file__).resolve().parents[2] / "var"
+    kb, texts = bench_knowledge_base(n_chunks, cache_dir, err, pool_size, stored_encodings=stored_encodings)
+    answers = bench_answers(texts, n_answers + 3, claims_per_answer)
+    variants = bench_variants(judges or ([judge] if judge else None))
+    summaries = [_bench_variant(kb, answers, n_answers, depth, v, len(kb.index), out, err) for v in variants]
+    if len(summaries) > 1:
+        print("same run, one after the other:", file=out)
+        for v, sm in zip(variants, summaries):
+            print(
+                f"  {v:24s} p50 {sm['p50_ms']:8.1f} ms  p95 {sm['p95_ms']:8.1f} ms  CPU p50 {sm['cpu_p50_ms']:8.1f} ms  "
+                f"parses per answer {sm['parses_per_answer']:.1f}  binding {sm['binding_ms']:.1f} ms per answer",
+                file=out,
+            )
+    return summaries[-1]
+
+
+def bench_knowledge_base(
+    n_chunks: int,
+    cache_dir: Path,
+    err,
+    pool_size: int = BENCH_POOL_SENTENCES,
+    *,
+    stored_encodings: bool = True,
+) -> tuple[KnowledgeBase, list[str]]:
+    """The bench's knowledge base of ``n_chunks`` (built once, cached under ``cache_dir``) in the hybrid
+    index, with its sentences' encodings stored as ingestion stores them (unless ``stored_encodings`` is
+    False), and the chunks' texts."""
     import time
 
     from audit.pipeline.index import HybridIndex
     from audit.pipeline.retrieval import KnowledgeBase
     from audit.pipeline.types import Passage
 
-    out, err = out or sys.stdout, err or sys.stderr
-    cache_dir = cache_dir or Path(__file__).resolve().parents[2] / "var"
     t0 = time.perf_counter()
     ids, texts, vectors = build_bench_kb(n_chunks, cache_dir, err, pool_size)
     index = HybridIndex()
@@ -851,18 +878,7 @@ def run_bench(
         vectors=index.vectors,
         encodings=bench_encodings(texts, cache_dir, err) if stored_encodings else None,
     )
-    answers = bench_answers(texts, n_answers + 3, claims_per_answer)
-    variants = bench_variants(judges or ([judge] if judge else None))
-    summaries = [_bench_variant(kb, answers, n_answers, depth, v, len(index), out, err) for v in variants]
-    if len(summaries) > 1:
-        print("same run, one after the other:", file=out)
-        for v, sm in zip(variants, summaries):
-            print(
-                f"  {v:24s} p50 {sm['p50_ms']:8.1f} ms  p95 {sm['p95_ms']:8.1f} ms  CPU p50 {sm['cpu_p50_ms']:8.1f} ms  "
-                f"parses per answer {sm['parses_per_answer']:.1f}  binding {sm['binding_ms']:.1f} ms per answer",
-                file=out,
-            )
-    return summaries[-1]
+    return kb, texts
 
 
 def bench_encodings(chunk_texts: list[str], cache_dir: Path, err) -> FileStore:

@@ -21,30 +21,20 @@ ROOT = Path(__file__).resolve().parents[2]
 def compare(n_chunks: int, n_answers: int, cache_dir: Path, err=None) -> dict[str, float]:
     """Audit the bench's answers without and with the stored encodings: claims, same labels, largest
     and mean change of a confidence."""
+    from dataclasses import replace
+
     from audit.evaluation.cli import (
         BENCH_POOL_SENTENCES,
         bench_answers,
-        bench_encodings,
-        build_bench_kb,
+        bench_knowledge_base,
         clear_text_caches,
     )
     from audit.pipeline.audit import audit_answer
-    from audit.pipeline.index import HybridIndex
-    from audit.pipeline.retrieval import KnowledgeBase
-    from audit.pipeline.types import Passage
 
     err = err or sys.stderr
-    ids, texts, vectors = build_bench_kb(n_chunks, cache_dir, err, min(BENCH_POOL_SENTENCES, n_chunks // 5))
-    index = HybridIndex()
-    index.add(ids, texts, vectors)
-
-    def lookup(wanted: list[str]) -> dict[str, Passage]:
-        return {i: Passage(id=i, text=index.text(i) or "", source_type="kb") for i in wanted if i in index}
-
-    store = bench_encodings(texts, cache_dir, err)
+    stored, texts = bench_knowledge_base(n_chunks, cache_dir, err, min(BENCH_POOL_SENTENCES, n_chunks // 5))
     readings = []
-    for encodings in (None, store):
-        kb = KnowledgeBase(index=index, lookup=lookup, vectors=index.vectors, encodings=encodings)
+    for kb in (replace(stored, encodings=None), stored):
         clear_text_caches()
         readings.append(
             [
