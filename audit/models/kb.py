@@ -102,7 +102,10 @@ class SentenceEncoding(models.Model):
     ``key`` is the sha256 of the encoder's version and the sentence's text, so a sentence shared by
     several chunks is stored once and a new encoder reads nothing an old one stored. ``data`` is the
     sentence vector and its content word-pieces' vectors, little-endian float32. The rows are derived
-    from chunk texts and hold no text themselves.
+    from chunk texts and hold no text themselves. They are shared by every workspace, as the process's
+    own caches are: an audit reads a row only for a sentence its own evidence holds (the key is the
+    text's hash), and ``encode_kb --prune`` deletes a row only when no workspace's chunk holds its
+    sentence; until then a deleted document's rows stay.
     """
 
     key = models.CharField(max_length=64, primary_key=True)

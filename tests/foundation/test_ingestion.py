@@ -208,3 +208,33 @@ def test_encode_kb_stores_what_an_older_ingestion_left_and_prunes_what_no_chunk_
     out = StringIO()
     call_command("encode_kb", "--workspace", workspace.slug, "--verbosity", "0", stdout=out)
     assert out.getvalue().strip() == "0 sentences encoded and stored."
+
+
+def test_a_sentence_two_workspaces_hold_is_stored_once_and_kept_while_either_holds_it(workspace, tmp_path):
+    """The rows are addressed by their text alone: a workspace reads one only for a sentence its own
+    chunks hold, and pruning after one workspace deletes its copy keeps what the other still reads."""
+    from io import StringIO
+
+    from audit.kb.encodings import ENCODINGS
+    from audit.models import SentenceEncoding
+    from audit.pipeline.encodings import stored
+    from tests.factories import WorkspaceFactory
+
+    other = WorkspaceFactory(slug="other-team")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    shared = "Audit records are retained for 90 days by default."
+    (tmp_path / "a" / "retention.txt").write_text(shared)
+    (tmp_path / "b" / "retention.txt").write_text(shared + " Exports are kept for a year.")
+    ingest_paths(workspace=workspace, paths=[tmp_path / "a"])
+    assert ingest_paths(workspace=other, paths=[tmp_path / "b"]).encoded == 1  # only its own new sentence
+    assert SentenceEncoding.objects.count() == 2
+    document_delete(document=Document.objects.get(workspace=workspace, uri="kb://retention"))
+    call_command("encode_kb", "--prune", "--verbosity", "0", stdout=StringIO())
+    assert set(stored([shared, "Exports are kept for a year."], ENCODINGS)) == {
+        shared,
+        "Exports are kept for a year.",
+    }
+    document_delete(document=Document.objects.get(workspace=other, uri="kb://retention"))
+    call_command("encode_kb", "--prune", "--verbosity", "0", stdout=StringIO())
+    assert SentenceEncoding.objects.count() == 0
