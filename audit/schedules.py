@@ -14,6 +14,9 @@ SCHEDULES: list[dict] = [
     {"name": "audit.purge_expired", "func": "audit.tasks.purge_expired", "schedule_type": "D"},
     # Audit-Web response cache (docs/SPEC_NOTES.md#escalation-to-audit-web): drop entries past their time-to-live, daily.
     {"name": "audit.web_cache_purge", "func": "audit.tasks.web_cache_purge", "schedule_type": "D"},
+    # Knowledge-base sentence encodings (audit/pipeline/encodings.py): delete those no chunk of any workspace
+    # holds any more (deleted or changed documents) and those of an older encoder, daily.
+    {"name": "audit.kb_encodings_prune", "func": "audit.tasks.kb_encodings_prune", "schedule_type": "D"},
     # Learning from reviewers (docs/ARCHITECTURE.md): refit each workspace's calibration when it has new
     # reviewed decisions, and alert on domains whose reviewers agree less with the machine, daily.
     {"name": "audit.calibrate_workspaces", "func": "audit.tasks.calibrate_workspaces", "schedule_type": "D"},

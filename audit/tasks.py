@@ -11,6 +11,7 @@ from audit.selectors.learning import calibration_versions
 from audit.services.background import background_job_run
 from audit.services.calibration import calibration_run
 from audit.services.deep_checks import deep_check_run
+from audit.services.ingestion import kb_encodings_prune as encodings_prune
 from audit.services.nightly import nightly_audit_run
 from audit.services.retention import retention_purge_all
 from audit.services.review_drift import review_drift_check as drift_check
@@ -49,6 +50,11 @@ def purge_expired(workspace_id: int | None = None) -> list[dict]:
 def web_cache_purge() -> int:
     """Delete expired Audit-Web cache entries."""
     return purge()
+
+
+def kb_encodings_prune() -> int:
+    """Delete the sentence encodings no knowledge-base chunk reads any more."""
+    return encodings_prune()
 
 
 def deep_check(run_id: int) -> dict:

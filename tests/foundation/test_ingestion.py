@@ -1,5 +1,6 @@
 """Knowledge-base ingestion: idempotent, re-indexes changes, reports bad files one line each."""
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,18 @@ def test_a_sentence_two_workspaces_hold_is_stored_once_and_kept_while_either_hol
     document_delete(document=Document.objects.get(workspace=other, uri="kb://retention"))
     call_command("encode_kb", "--prune", "--verbosity", "0", stdout=StringIO())
     assert SentenceEncoding.objects.count() == 0
+
+
+def test_a_daily_schedule_prunes_the_encodings_of_deleted_documents(workspace, kb_dir):
+    from django_q.models import Schedule
+
+    from audit import tasks
+    from audit.models import SentenceEncoding
+
+    call_command("setup_schedules", stdout=StringIO())
+    assert Schedule.objects.get(name="audit.kb_encodings_prune").func == "audit.tasks.kb_encodings_prune"
+    ingest_paths(workspace=workspace, paths=[kb_dir])
+    before = SentenceEncoding.objects.count()
+    document_delete(document=Document.objects.get(uri="kb://ltp"))
+    assert tasks.kb_encodings_prune() == before - len(_chunk_sentences()) > 0
+    assert SentenceEncoding.objects.count() == len(_chunk_sentences())
