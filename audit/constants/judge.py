@@ -63,8 +63,11 @@ NLI_SENTENCES = 2
 NLI_WINDOWS = 1
 # A claim read against one of its passages alone (the per-passage judgements behind the evidence links,
 # the conflict check and citations; the joint judgement decides the label) reads that passage's
-# sentences only, no window: those windows were 28 % of the cross-encoder's pairs in `manage.py bench`
+# sentences only, no window: those windows were 28 % of the cross-encoder's pairs in `manage.py bench`;
+# and only its one sentence sharing most words with the claim: a second was 1,118 of the 1,883 texts an
+# answer's pairs read in `manage.py bench` (59 %; docs/ARCHITECTURE.md "Fewer passages read")
 NLI_PASSAGE_WINDOWS = 0
+NLI_PASSAGE_SENTENCES = 1
 # Whole passages read in chunks (AlignScore, MiniCheck): each passage is cut into runs of whole
 # sentences that fit the cross-encoder beside the claim (NLI_CHUNK_WORDS words of evidence and claim
 # together, the claim's words taken off; at least NLI_CHUNK_MIN_WORDS of evidence), and the

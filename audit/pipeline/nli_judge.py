@@ -7,7 +7,7 @@ For each (claim, evidence passages) pair:
    best for it, ``NLI_SENTENCES`` sentences and ``NLI_WINDOWS`` two-sentence windows chosen by word
    overlap with the claim, so its cost per claim is bounded whatever the evidence's length (a claim read
    against one of its passages alone, for the evidence links, the conflict check and citations, reads
-   that passage's sentences only: ``NLI_PASSAGE_WINDOWS``); from their entailment / contradiction /
+   that passage's best sentence only: ``NLI_PASSAGE_SENTENCES``, ``NLI_PASSAGE_WINDOWS``); from their entailment / contradiction /
    neutral probabilities come ``NLI_FEATURE_NAMES``;
 3. a stacker (logistic heads, ``artifacts/nli/stacker.json``) reads both: the support head gives the
    support logit, Platt scaling turns it into P(supported) (calibrated on out-of-fold logits: of the
@@ -42,6 +42,7 @@ from audit.constants import (
     NLI_CHUNK_MIN_WORDS,
     NLI_CHUNK_WORDS,
     NLI_CHUNKS,
+    NLI_PASSAGE_SENTENCES,
     NLI_PASSAGE_WINDOWS,
     NLI_SENTENCES,
     NLI_UNRELATED_MAX_ENTAIL,
@@ -279,14 +280,15 @@ def default_stacker() -> NLIStacker:
 
 
 def read_candidates(
-    prepared: list[PreparedPair], model=None, windows: list[int] | None = None
+    prepared: list[PreparedPair], model=None, reads: list[tuple[int, int]] | None = None
 ) -> tuple[np.ndarray, list[list[str]]]:
     """(the NLI features of each prepared pair, the texts read for each), one batched model call.
-    ``windows``: the two-sentence windows read for each pair (default ``NLI_WINDOWS`` for every one)."""
+    ``reads``: the (sentences, two-sentence windows) read for each pair (default ``NLI_SENTENCES``,
+    ``NLI_WINDOWS`` for every one)."""
     model = model or get_nli_model()
     texts = [
-        candidate_texts(p) if windows is None else candidate_texts(p, windows=w)
-        for p, w in zip(prepared, windows or [NLI_WINDOWS] * len(prepared))
+        candidate_texts(p, sentences=s, windows=w)
+        for p, (s, w) in zip(prepared, reads or [(NLI_SENTENCES, NLI_WINDOWS)] * len(prepared))
     ]
     flat = [(t, p.claim) for p, ts in zip(prepared, texts) for t in ts]
     probs = model.probabilities(flat) if flat else np.zeros((0, 3), np.float32)
@@ -360,9 +362,14 @@ class NLIJudge(Judge):
             todo = np.flatnonzero(~settled)
         N = np.zeros((len(prepared), len(NLI_FEATURE_NAMES)), dtype=np.float32)
         if len(todo):
-            # a per-passage pair (``allowed`` set) reads that passage's sentences only
-            windows = [NLI_WINDOWS if pairs[i].allowed is None else NLI_PASSAGE_WINDOWS for i in todo]
-            N[todo], _ = read_candidates([prepared[i] for i in todo], self._model, windows)
+            # a per-passage pair (``allowed`` set) reads that passage's best sentence only
+            reads = [
+                (NLI_SENTENCES, NLI_WINDOWS)
+                if pairs[i].allowed is None
+                else (NLI_PASSAGE_SENTENCES, NLI_PASSAGE_WINDOWS)
+                for i in todo
+            ]
+            N[todo], _ = read_candidates([prepared[i] for i in todo], self._model, reads)
         return np.concatenate([X, N], axis=1), prepared, cheap
 
     def stack_inputs(self, pairs, ctx, progress=None) -> tuple[np.ndarray, list[str]]:
