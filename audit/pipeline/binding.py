@@ -277,10 +277,16 @@ def to_parse(claim: str, evidence_sentences: list[str]) -> list[str]:
     return [s for s in evidence_sentences if wanted & _content_keys(_tokenized(s))]
 
 
+def read_texts(claim: str, evidence_sentences: list[str]) -> list[str]:
+    """The texts :func:`_read` parses for ``claim``: the claim, then the sentences ``to_parse`` keeps."""
+    return [claim, *to_parse(claim, evidence_sentences)]
+
+
 def _read(claim: str, evidence_sentences: list[str]) -> tuple[Any, list[Any], list[Any]]:
     """(the claim's parse, the parses of the sentences ``to_parse`` keeps, the others tokenized)."""
-    parsed_texts = set(to_parse(claim, evidence_sentences))
-    docs = parse([claim, *[s for s in evidence_sentences if s in parsed_texts]])
+    texts = read_texts(claim, evidence_sentences)
+    parsed_texts = set(texts[1:])
+    docs = parse(texts)
     return docs[0], docs[1:], [_tokenized(s) for s in evidence_sentences if s not in parsed_texts]
 
 
@@ -1035,8 +1041,15 @@ def _prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
     texts: list[str] = []
     for claim, passages in items:
         if claim.strip():
-            texts += [claim, *to_parse(claim, read_window(evidence_sentences(passages)))]
+            texts += read_texts(claim, read_window(evidence_sentences(passages)))
     if texts:
+        parse(texts)
+
+
+def prefetch_texts(texts: list[str]) -> None:
+    """Parse ``texts`` in one batched pass, timed as the binding's (the negation check's prefetch,
+    ``contradiction.prefetch_polarity``)."""
+    with CLOCK.timing():
         parse(texts)
 
 

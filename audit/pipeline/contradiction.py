@@ -428,12 +428,9 @@ def predicate_polarity(report: StructureReport, claim: str, passages: list[tuple
     not with ``NEGATION_PREDICATE_ON`` off (THEORIA_NEGATION_PREDICATE=0)."""
     from audit.pipeline import binding
 
-    if not NEGATION_PREDICATE_ON or not passages:
+    sentences = _polarity_sentences(claim, passages)
+    if sentences is None:
         return
-    usable = parseable(passages)
-    if not (_has_negation(claim) or any(_has_negation(text) for _, text in usable)):
-        return
-    sentences = binding.evidence_sentences(usable)
     reading = binding.polarity(claim, binding.read_window(sentences))
     if reading.opposite:
         words, sentence = reading.opposite[0]
@@ -446,6 +443,34 @@ def predicate_polarity(report: StructureReport, claim: str, passages: list[tuple
         if any(f.rule == "negation" for f in report.findings):
             report.findings = [f for f in report.findings if f.rule != "negation"]
             report.contradicted = any(f.rule not in CAPPING_RULES for f in report.findings)
+
+
+def _polarity_sentences(claim: str, passages: list[tuple[str, str]]) -> dict[str, str] | None:
+    """The evidence sentences (-> passage id) :func:`predicate_polarity` reads for ``claim``; None
+    where it does not run (no negation written, ``NEGATION_PREDICATE_ON`` off, no passage)."""
+    from audit.pipeline import binding
+
+    if not NEGATION_PREDICATE_ON or not passages:
+        return None
+    usable = parseable(passages)
+    if not (_has_negation(claim) or any(_has_negation(text) for _, text in usable)):
+        return None
+    return binding.evidence_sentences(usable)
+
+
+def prefetch_polarity(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
+    """Parse in one batched pass what :func:`predicate_polarity` will parse for each (claim, passages)
+    of ``items`` (an answer's claims; the ``structure`` method calls it once per answer): one
+    ``nlp.pipe`` instead of one per claim, the same parses."""
+    from audit.pipeline import binding
+
+    texts: list[str] = []
+    for claim, passages in items:
+        sentences = _polarity_sentences(claim, passages)
+        if sentences is not None:
+            texts += binding.read_texts(claim, binding.read_window(sentences))
+    if texts:
+        binding.prefetch_texts(texts)
 
 
 def bind_roles(

@@ -262,3 +262,38 @@ def test_a_cached_parse_keeps_its_tags_and_heads_but_not_the_parsers_shared_laye
     assert [t.dep_ for t in doc] == [t.dep_ for t in binding.get_parser()(text)]
     assert [t.head.i for t in doc] == [t.head.i for t in binding.get_parser()(text)]
     assert binding.parse([text])[0] is doc  # the cached one
+
+
+def test_the_negation_checks_parses_of_an_answer_are_one_batched_pass(embedder, monkeypatch):
+    from audit.pipeline.methods.base import record_results, verify_context
+    from audit.pipeline.methods.structure import StructureMethod
+    from audit.pipeline.types import ClaimDraft, EvidenceHit, MethodResult, Passage
+
+    passage = (
+        "The clinic does not open on Sundays. The pharmacy has not moved to the high street. "
+        "Refunds are not paid in cash."
+    )
+    texts = [
+        "The clinic opens on Sundays.",
+        "The pharmacy moved to the high street.",
+        "Refunds are paid in cash.",
+    ]
+    claims = [ClaimDraft(f"c{k}", t, (0, len(t))) for k, t in enumerate(texts)]
+    items = [(c, [EvidenceHit(Passage("p1", passage), 0.9)]) for c in claims]
+    ctx = verify_context(binding_thresholds())
+    # below SUPPORTED already: the role binding itself has nothing to read, only the negation check
+    record_results(ctx, "entailment", claims, [MethodResult("entailment", score=0.1) for _ in claims])
+    parser = binding.get_parser()
+    calls: list[int] = []
+    real_pipe = parser.pipe
+
+    def counting_pipe(batch, **kwargs):
+        batch = list(batch)
+        calls.append(len(batch))
+        return real_pipe(batch, **kwargs)
+
+    monkeypatch.setattr(parser, "pipe", counting_pipe)
+    binding.PARSES.clear()
+    results = StructureMethod().verify_many(items, ctx)
+    assert calls == [6]  # the three claims and the three sentences, each sharing words with one claim
+    assert [r.verdict for r in results] == ["contradicted"] * 3  # each negation read on its predicate

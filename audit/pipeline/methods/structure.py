@@ -11,7 +11,8 @@ rules without it would label SUPPORTED (``scoring.label_claim`` on those results
 claim below SUPPORTED or contradict it; a claim already below needs no parse to stay there. With an LLM
 client in the context the LLM judge, which runs beside this method, may raise a claim, so every claim
 is read. The parses of every claim to be read and of its evidence sentences are one batched pass per
-answer (``binding.prefetch``).
+answer (``binding.prefetch``), and so are those the negation check reads on the predicate
+(``contradiction.prefetch_polarity``) before the checks run claim by claim.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from audit.pipeline import binding
-from audit.pipeline.contradiction import StructureReport, bind_roles, check, parseable
+from audit.pipeline.contradiction import StructureReport, bind_roles, check, parseable, prefetch_polarity
 from audit.pipeline.embedding import similarity_fn
 from audit.pipeline.methods.base import (
     ROLE_STRUCTURE,
@@ -116,6 +117,10 @@ class StructureMethod(VerificationMethod):
         self, items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext
     ) -> list[MethodResult]:
         similarity = _similarity_fn(ctx)
+        if similarity is not None and ctx.binding:  # the negation check's parses, in one pass
+            prefetch_polarity(
+                [(c.text, [(h.passage.id, h.passage.text) for h in hits]) for c, hits in items if hits]
+            )
         reports: list[StructureReport | None] = []
         for claim, hits in items:
             reports.append(
