@@ -65,7 +65,7 @@ NLI_WINDOWS = 1
 # the conflict check and citations; the joint judgement decides the label) reads that passage's
 # sentences only, no window: those windows were 28 % of the cross-encoder's pairs in `manage.py bench`;
 # and only its one sentence sharing most words with the claim: a second was 1,118 of the 1,883 texts an
-# answer's pairs read in `manage.py bench` (59 %; docs/ARCHITECTURE.md "Fewer passages read")
+# answer's pairs read in `manage.py bench` (59 %; docs/ARCHITECTURE.md "Fewer passage readings, one parse pass")
 NLI_PASSAGE_WINDOWS = 0
 NLI_PASSAGE_SENTENCES = 1
 # Whole passages read in chunks (AlignScore, MiniCheck): each passage is cut into runs of whole

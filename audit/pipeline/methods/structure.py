@@ -117,16 +117,15 @@ class StructureMethod(VerificationMethod):
         self, items: list[tuple[ClaimDraft, list[EvidenceHit]]], ctx: VerifyContext
     ) -> list[MethodResult]:
         similarity = _similarity_fn(ctx)
+        passages = [[(h.passage.id, h.passage.text) for h in hits] for _, hits in items]
         if similarity is not None and ctx.binding:  # the negation check's parses, in one pass
-            prefetch_polarity(
-                [(c.text, [(h.passage.id, h.passage.text) for h in hits]) for c, hits in items if hits]
-            )
+            prefetch_polarity([(c.text, ps) for (c, _), ps in zip(items, passages) if ps])
         reports: list[StructureReport | None] = []
-        for claim, hits in items:
+        for (claim, hits), ps in zip(items, passages):
             reports.append(
                 check(
                     claim.text,
-                    [(h.passage.id, h.passage.text) for h in hits],
+                    ps,
                     similarity,
                     bind=False,
                     binding=ctx.binding,
@@ -146,13 +145,13 @@ class StructureMethod(VerificationMethod):
             binding.prefetch(
                 [
                     # the passages as bind_roles hands them to the binding: no over-long sentence is parsed
-                    (items[k][0].text, parseable([(h.passage.id, h.passage.text) for h in items[k][1]]))
+                    (items[k][0].text, parseable(passages[k]))
                     for k in sorted(to_bind)
                 ]
             )
         encode = getattr(ctx, "embed", None)
         out = []
-        for k, ((claim, hits), report) in enumerate(zip(items, reports)):
+        for k, ((claim, _), report) in enumerate(zip(items, reports)):
             if report is None:
                 out.append(
                     MethodResult(
@@ -165,7 +164,7 @@ class StructureMethod(VerificationMethod):
                 )
                 continue
             if k in to_bind:
-                bind_roles(report, claim.text, [(h.passage.id, h.passage.text) for h in hits], encode)
+                bind_roles(report, claim.text, passages[k], encode)
             result = _result(self.name, report)
             result.details["binding"] = "read" if k in to_bind else "not needed"
             out.append(result)
