@@ -882,12 +882,14 @@ def bench_knowledge_base(
 
 
 def bench_encodings(chunk_texts: list[str], cache_dir: Path, err) -> FileStore:
-    """The knowledge base's sentence encodings as ingestion stores them (``pipeline/encodings.py``), in
-    a file under ``cache_dir`` that later runs reuse: the sentences no run stored yet are encoded now."""
+    """The knowledge base's sentence encodings and parses as ingestion stores them
+    (``pipeline/encodings.py``, ``pipeline/parse_store.py``), in a file under ``cache_dir`` that later
+    runs reuse: the sentences no run stored yet are encoded and parsed now."""
     import time
 
     from tqdm import tqdm
 
+    from audit.pipeline import parse_store
     from audit.pipeline.embedding import get_embedder
     from audit.pipeline.encodings import FileStore, precompute
 
@@ -896,9 +898,12 @@ def bench_encodings(chunk_texts: list[str], cache_dir: Path, err) -> FileStore:
     bar = tqdm(desc="bench: encoding the chunks' sentences", unit="sentence", file=err, mininterval=0.5)
     encoded = precompute(chunk_texts, store, get_embedder().encode_with_tokens, progress=bar.update)
     bar.close()
+    bar = tqdm(desc="bench: parsing the chunks' sentences", unit="sentence", file=err, mininterval=0.5)
+    parsed = parse_store.precompute(chunk_texts, store, progress=bar.update)
+    bar.close()
     print(
-        f"bench: sentence encodings stored at ingestion: {len(store)} in {store.path} ({encoded} encoded "
-        f"now, {time.perf_counter() - t0:.1f}s)",
+        f"bench: sentence encodings and parses stored at ingestion: {len(store)} in {store.path} "
+        f"({encoded} encoded and {parsed} parsed now, {time.perf_counter() - t0:.1f}s)",
         file=err,
     )
     return store
@@ -953,7 +958,7 @@ def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int
     cpu: list[float] = []  # CPU seconds of this process (every thread) per answer: steadier under load
     stages: Counter[str] = Counter()
     claim_texts: list[list[str]] = []
-    parsed_before = binding.PARSES.parsed
+    parsed_before, read_before = binding.PARSES.parsed, binding.PARSES.read
     bar = text_bar(n_answers, "bench answers", err)
     with audit_clock(kb) as clock:
         for query, answer in answers[3:]:
@@ -985,6 +990,7 @@ def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int
         "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "chunks": chunks,
         "parses_per_answer": round((binding.PARSES.parsed - parsed_before) / max(1, n_answers), 1),
+        "stored_parses_per_answer": round((binding.PARSES.read - read_before) / max(1, n_answers), 1),
         "binding_ms": round(clock.wall.get(BINDING, 0.0) * per_answer, 1),
         "stage_ms": {k: round(v * per_answer, 1) for k, v in clock.wall.items()},
         "stage_cpu_ms": {k: round(v * per_answer, 1) for k, v in clock.cpu.items()},
@@ -1054,7 +1060,8 @@ def _print_bench(summary: dict, judge: str, depth: str, n_answers: int, n_claims
         + ", ".join(f"{k} {v} ms (CPU {cpu[k]} ms)" for k, v in sorted(wall.items(), key=lambda kv: -kv[1]))
         + f", the rest {summary['mean_ms'] - sum(wall.values()):.1f} ms (CPU "
         f"{summary['mean_cpu_ms'] - sum(cpu.values()):.1f} ms: extraction, features, checks, scoring); "
-        f"the role binding parsed {summary['parses_per_answer']} texts per answer",
+        f"the role binding parsed {summary['parses_per_answer']} texts per answer and read "
+        f"{summary['stored_parses_per_answer']} parses stored at ingestion",
         file=out,
     )
     print(

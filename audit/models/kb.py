@@ -101,7 +101,9 @@ class SentenceEncoding(models.Model):
 
     ``key`` is the sha256 of the encoder's version and the sentence's text, so a sentence shared by
     several chunks is stored once and a new encoder reads nothing an old one stored. ``data`` is the
-    sentence vector and its content word-pieces' vectors, little-endian float32. The rows are derived
+    sentence vector and its content word-pieces' vectors, little-endian float32. The sentence's parse
+    for the role binding is a row of its own (``audit.pipeline.parse_store``: another key, the parser's
+    version in ``encoder``, spaCy's serialised doc compressed in ``data``). The rows are derived
     from chunk texts and hold no text themselves. They are shared by every workspace, as the process's
     own caches are: an audit reads a row only for a sentence its own evidence holds (the key is the
     text's hash), and ``encode_kb --prune`` deletes a row only when no workspace's chunk holds its
@@ -110,7 +112,8 @@ class SentenceEncoding(models.Model):
 
     key = models.CharField(max_length=64, primary_key=True)
     data = models.BinaryField()
-    # the encoder's version (encodings.encoder_version): the rows an older encoder left are pruned by it
+    # the encoder's (encodings.encoder_version) or parser's (parse_store.parser_version) version: the rows
+    # an older one left are pruned by it
     encoder = models.CharField(max_length=200, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

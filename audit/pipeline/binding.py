@@ -76,6 +76,7 @@ PARSER_MANIFEST = Path(__file__).resolve().parent / "artifacts" / "parser" / "fi
 PARSER_EXCLUDE = ("senter", "ner")  # the parser splits sentences; names are read from the tags
 PARSE_CACHE_SIZE = 50_000
 NO_TENSOR = np.zeros((0,), dtype=np.float32)  # what a cached parse keeps of the layer the parser read
+StoredParses = Callable[[list[str]], dict[str, Any]]  # texts -> the parses a store holds of them
 
 CORE_ROLES = ("a0", "a1", "dative", "than", "to")
 MISMATCH_ROLES = ("a0", "a1", "dative", "than")  # a role bound to someone else counts only here
@@ -168,25 +169,30 @@ class _ParseCache:
         self.docs: OrderedDict[str, Any] = OrderedDict()
         self.lock = threading.Lock()
         self.parsed = 0  # texts run through the parser since the process started (cache misses)
+        self.read = 0  # texts whose stored parse was read instead (``parse_store.py``)
 
     def clear(self) -> None:
         with self.lock:
             self.docs.clear()
 
-    def parse(self, texts: Iterable[str]) -> list[Any]:
+    def parse(self, texts: Iterable[str], stored: StoredParses | None = None) -> list[Any]:
         texts = list(texts)
         with self.lock:
             todo = list(dict.fromkeys(t for t in texts if t not in self.docs))
+        found = stored(todo) if stored is not None and todo else {}
+        todo = [t for t in todo if t not in found]
         if todo:
             docs = list(get_parser().pipe(todo, batch_size=64))
             for doc in docs:
                 # the tagger's and parser's shared layer (96 float32 a word, 6.5 KB of a 17-word
                 # sentence): nothing reads it once the tags, heads and labels are set
                 doc.tensor = NO_TENSOR
+            found.update(zip(todo, docs))
+        if found:
             with self.lock:
                 self.parsed += len(todo)
-                for t, d in zip(todo, docs):
-                    self.docs[t] = d
+                self.read += len(found) - len(todo)
+                self.docs.update(found)
                 while len(self.docs) > self.size:
                     self.docs.popitem(last=False)
         with self.lock:
@@ -204,9 +210,11 @@ class _ParseCache:
 PARSES = _ParseCache(PARSE_CACHE_SIZE)
 
 
-def parse(texts: Iterable[str]) -> list[Any]:
-    """Parsed docs of ``texts`` (cached by text, one ``nlp.pipe`` pass over the new ones)."""
-    return PARSES.parse(texts)
+def parse(texts: Iterable[str], stored: StoredParses | None = None) -> list[Any]:
+    """Parsed docs of ``texts`` (cached by text, one ``nlp.pipe`` pass over the new ones); ``stored``
+    gives the parses a store holds for texts not cached (``parse_store.reader``: the knowledge base's,
+    parsed at ingestion), which are then not parsed again."""
+    return PARSES.parse(texts, stored)
 
 
 @lru_cache(maxsize=PARSE_CACHE_SIZE)
@@ -1030,27 +1038,28 @@ def evidence_sentences(passages: list[tuple[str, str]]) -> dict[str, str]:
     return sentences
 
 
-def prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
+def prefetch(items: list[tuple[str, list[tuple[str, str]]]], stored: StoredParses | None = None) -> None:
     """Parse in one batched pass the claims and evidence sentences ``apply`` will read for each
-    (claim, passages) of ``items`` (an answer's claims): the structure method calls it once per answer."""
+    (claim, passages) of ``items`` (an answer's claims): the structure method calls it once per answer.
+    ``stored``: the parses a store holds (``parse``)."""
     with CLOCK.timing():
-        _prefetch(items)
+        _prefetch(items, stored)
 
 
-def _prefetch(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
+def _prefetch(items: list[tuple[str, list[tuple[str, str]]]], stored: StoredParses | None) -> None:
     texts: list[str] = []
     for claim, passages in items:
         if claim.strip():
             texts += read_texts(claim, read_window(evidence_sentences(passages)))
     if texts:
-        parse(texts)
+        parse(texts, stored)
 
 
-def prefetch_texts(texts: list[str]) -> None:
+def prefetch_texts(texts: list[str], stored: StoredParses | None = None) -> None:
     """Parse ``texts`` in one batched pass, timed as the binding's (the negation check's prefetch,
-    ``contradiction.prefetch_polarity``)."""
+    ``contradiction.prefetch_polarity``); ``stored`` as in ``parse``."""
     with CLOCK.timing():
-        parse(texts)
+        parse(texts, stored)
 
 
 def apply(

@@ -458,10 +458,14 @@ def _polarity_sentences(claim: str, passages: list[tuple[str, str]]) -> dict[str
     return binding.evidence_sentences(usable)
 
 
-def prefetch_polarity(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
+def prefetch_polarity(
+    items: list[tuple[str, list[tuple[str, str]]]],
+    stored: Callable[[list[str]], dict[str, Any]] | None = None,
+) -> None:
     """Parse in one batched pass what :func:`predicate_polarity` will parse for each (claim, passages)
     of ``items`` (an answer's claims; the ``structure`` method calls it once per answer): one
-    ``nlp.pipe`` instead of one per claim, the same parses."""
+    ``nlp.pipe`` instead of one per claim, the same parses. ``stored``: the parses a store holds
+    (``binding.parse``)."""
     from audit.pipeline import binding
 
     texts: list[str] = []
@@ -470,7 +474,7 @@ def prefetch_polarity(items: list[tuple[str, list[tuple[str, str]]]]) -> None:
         if sentences is not None:
             texts += binding.read_texts(claim, binding.read_window(sentences))
     if texts:
-        binding.prefetch_texts(texts)
+        binding.prefetch_texts(texts, stored)
 
 
 def bind_roles(

@@ -4,10 +4,10 @@ One service per change: :func:`document_ingest` (create or update one document, 
 content hash; :func:`documents_ingest` for several at once, all or none), :func:`document_delete`,
 :func:`document_metadata_update` (the admin's edits), and :func:`ingest_paths` which reads files
 (.txt, .md, .html, .jsonl) and reports per file, so one bad file never stops the others. Chunks
-are embedded, and their sentences encoded and stored for the judge where no earlier ingestion stored
-them (``audit.pipeline.encodings``), before any transaction begins (:func:`document_prepare`); the rows
-are then written in one short transaction (:func:`document_write`); :func:`kb_encodings_fill` encodes
-what an older version left unencoded. Every change bumps
+are embedded, and their sentences encoded for the judge (``audit.pipeline.encodings``) and parsed for the
+role binding (``audit.pipeline.parse_store``) and stored where no earlier ingestion stored them, before
+any transaction begins (:func:`document_prepare`); the rows are then written in one short transaction
+(:func:`document_write`); :func:`kb_encodings_fill` encodes and parses what an older version left. Every change bumps
 ``Workspace.kb_version`` so search indexes in every process reload what changed
 (``audit.selectors.kb_index``).
 """
@@ -27,12 +27,13 @@ from django.db.models import F
 
 from audit import constants
 from audit.errors import InvalidInput
-from audit.kb.encodings import ENCODINGS
+from audit.kb.encodings import ENCODINGS, PARSES
 from audit.models import Chunk, Document, Workspace
-from audit.pipeline import json_limits
+from audit.pipeline import json_limits, parse_store
 from audit.pipeline.chunking import chunk_text, normalise_text, sha256_text
 from audit.pipeline.encodings import encoding_key, precompute
 from audit.pipeline.features import passage_sentences
+from audit.pipeline.parse_store import parse_key
 from audit.pipeline.web.page import html_to_text, meta_date
 from audit.services.events import Actor, event_record
 
@@ -65,6 +66,7 @@ class IngestReport:
     deleted: int = 0
     chunks: int = 0
     encoded: int = 0  # chunk sentences encoded and stored for the judge (audit.pipeline.encodings)
+    parsed: int = 0  # chunk sentences parsed and stored for the role binding (audit.pipeline.parse_store)
     failures: list[tuple[str, str]] = field(default_factory=list)  # (source, reason)
 
     @property
@@ -101,6 +103,7 @@ class PreparedDocument:
     pieces: list[Any]
     vectors: np.ndarray | None = None
     encoded: int = 0  # its chunks' sentences that no earlier ingestion had encoded (audit.pipeline.encodings)
+    parsed: int = 0  # and those no earlier ingestion had parsed (audit.pipeline.parse_store)
 
 
 class _StaleVectors(Exception):
@@ -149,12 +152,13 @@ def document_prepare(
 
 
 def _encode(prepared: PreparedDocument, embed: Callable[[list[str]], np.ndarray]) -> None:
-    """The chunks' vectors; their sentences that no earlier ingestion encoded are encoded and stored
-    now, before the chunks' transaction (rows keyed by their text, which a failed ingestion leaves for
-    the next one to find)."""
+    """The chunks' vectors; their sentences that no earlier ingestion encoded (or parsed) are encoded
+    (and parsed) and stored now, before the chunks' transaction (rows keyed by their text, which a
+    failed ingestion leaves for the next one to find)."""
     texts = [p.text for p in prepared.pieces]
     prepared.vectors = embed(texts).astype("<f4", copy=False)
     prepared.encoded = precompute(texts, ENCODINGS, _encode_tokens)
+    prepared.parsed = parse_store.precompute(texts, PARSES)
 
 
 def _holds(document: Document | None, prepared: PreparedDocument) -> TypeGuard[Document]:
@@ -255,7 +259,8 @@ def documents_ingest(
     written in one short transaction. Idempotent: an unchanged text and metadata change nothing;
     a changed text is re-chunked and re-embedded. When a concurrent ingestion changed one of the
     documents in between, its chunks are embedded after the transaction is left and it is tried
-    again. Raises IngestError for an empty text. ``report``, when given, counts the sentences encoded.
+    again. Raises IngestError for an empty text. ``report``, when given, counts the sentences encoded
+    and parsed.
     """
     prepared = [
         document_prepare(
@@ -272,6 +277,7 @@ def documents_ingest(
             continue
         if report is not None:
             report.encoded += sum(p.encoded for p in prepared)
+            report.parsed += sum(p.parsed for p in prepared)
         return written
 
 
@@ -305,32 +311,35 @@ ENCODE_BATCH_CHUNKS = 200  # chunks whose sentences are encoded and stored toget
 
 def kb_encodings_fill(
     *, workspace: Workspace | None = None, progress: Callable[[int], object] | None = None
-) -> int:
-    """Encode and store the sentences of every chunk (of ``workspace``, else of all) that no ingestion
-    stored: after an upgrade, or when the encoder's version changed. Returns how many were encoded;
-    ``progress(n)`` is told after each batch of n chunks."""
+) -> tuple[int, int]:
+    """Encode, and parse, and store the sentences of every chunk (of ``workspace``, else of all) that no
+    ingestion stored: after an upgrade, or when the encoder's or the parser's version changed. Returns
+    how many were (encoded, parsed); ``progress(n)`` is told after each batch of n chunks."""
     chunks = Chunk.objects.order_by("pk")
     if workspace is not None:
         chunks = chunks.filter(document__workspace=workspace)
-    encoded, last = 0, 0
+    encoded, parsed, last = 0, 0, 0
     while batch := list(chunks.filter(pk__gt=last).values_list("pk", "text")[:ENCODE_BATCH_CHUNKS]):
         last = batch[-1][0]
-        encoded += precompute([text for _, text in batch], ENCODINGS, _encode_tokens)
+        texts = [text for _, text in batch]
+        encoded += precompute(texts, ENCODINGS, _encode_tokens)
+        parsed += parse_store.precompute(texts, PARSES)
         if progress is not None:
             progress(len(batch))
-    return encoded
+    return encoded, parsed
 
 
 def kb_encodings_prune() -> int:
-    """Delete the sentence encodings no chunk reads any more: those another encoder version stored, and
-    those of sentences no chunk of any workspace still holds (deleted or changed documents). Returns
-    how many were deleted."""
+    """Delete the sentence encodings and parses no chunk reads any more: those another encoder or parser
+    version stored, and those of sentences no chunk of any workspace still holds (deleted or changed
+    documents). Returns how many were deleted."""
     deleted = ENCODINGS.prune()
     wanted: set[str] = set()
     last = 0
     while batch := list(Chunk.objects.order_by("pk").filter(pk__gt=last).values_list("pk", "text")[:1000]):
         last = batch[-1][0]
         wanted.update(encoding_key(s) for _, text in batch for s in passage_sentences(text))
+        wanted.update(parse_key(s) for _, text in batch for s in parse_store.passage_sentences(text))
     return deleted + ENCODINGS.keep_only(wanted)
 
 

@@ -166,49 +166,104 @@ def _chunk_sentences() -> set[str]:
     return {s for text in Chunk.objects.values_list("text", flat=True) for s in passage_sentences(text)}
 
 
+def _parse_sentences() -> set[str]:
+    from audit.pipeline.parse_store import passage_sentences
+
+    return {s for text in Chunk.objects.values_list("text", flat=True) for s in passage_sentences(text)}
+
+
+def _rows(version) -> int:
+    from audit.models import SentenceEncoding
+
+    return SentenceEncoding.objects.filter(encoder=version()).count()
+
+
 def test_it_stores_each_chunk_sentences_encoding_once_at_ingestion(workspace, kb_dir):
     from audit.kb.encodings import ENCODINGS
     from audit.models import SentenceEncoding
     from audit.pipeline.encodings import encoder_version, stored
+    from audit.pipeline.parse_store import parser_version
 
     report = ingest_paths(workspace=workspace, paths=[kb_dir])
     sentences = _chunk_sentences()
-    assert SentenceEncoding.objects.count() == len(sentences) == report.encoded > 4
+    assert _rows(encoder_version) == len(sentences) == report.encoded > 4
     assert set(stored(sorted(sentences), ENCODINGS)) == sentences
-    assert set(SentenceEncoding.objects.values_list("encoder", flat=True)) == {encoder_version()}
-    assert ingest_paths(workspace=workspace, paths=[kb_dir]).encoded == 0  # unchanged: nothing encoded again
-    assert SentenceEncoding.objects.count() == len(sentences)
+    assert set(SentenceEncoding.objects.values_list("encoder", flat=True)) == {
+        encoder_version(),
+        parser_version(),
+    }
+    again = ingest_paths(workspace=workspace, paths=[kb_dir])
+    assert (again.encoded, again.parsed) == (0, 0)  # unchanged: nothing encoded or parsed again
+    assert _rows(encoder_version) == len(sentences)
     # the search the audits use reads them
     assert kb_index(workspace).for_pipeline().encodings is ENCODINGS
+
+
+def test_it_stores_each_chunk_sentences_parse_once_at_ingestion_and_audits_read_it(workspace, kb_dir):
+    from audit.kb.encodings import ENCODINGS
+    from audit.pipeline import binding, parse_store
+    from audit.pipeline.parse_store import parser_version
+
+    report = ingest_paths(workspace=workspace, paths=[kb_dir])
+    sentences = _parse_sentences()
+    assert _rows(parser_version) == len(sentences) == report.parsed > 4
+    # what the pipeline's store reads back is the parser's doc
+    binding.PARSES.clear()
+    before = binding.PARSES.parsed
+    docs = binding.parse(sorted(sentences), parse_store.reader(kb_index(workspace).for_pipeline().encodings))
+    assert binding.PARSES.parsed == before  # none parsed: all read from the rows ingestion wrote
+    parser = binding.get_parser()
+    assert [[(t.tag_, t.dep_, t.head.i) for t in d] for d in docs] == [
+        [(t.tag_, t.dep_, t.head.i) for t in parser(s)] for s in sorted(sentences)
+    ]
+    assert ENCODINGS.read([parse_store.parse_key(next(iter(sentences)))])
+
+
+def test_ingest_kb_says_what_it_encoded_and_parsed(workspace, kb_dir):
+    out = StringIO()
+    call_command("ingest_kb", str(kb_dir), "--workspace", workspace.slug, "--verbosity", "0", stdout=out)
+    encoded, parsed = len(_chunk_sentences()), len(_parse_sentences())
+    assert (
+        f"{encoded} new chunk sentences encoded for the judge and {parsed} parsed for the role binding"
+        in out.getvalue()
+    )
 
 
 def test_encode_kb_stores_what_an_older_ingestion_left_and_prunes_what_no_chunk_reads(workspace, kb_dir):
     from io import StringIO
 
     from audit.models import SentenceEncoding
+    from audit.pipeline.encodings import encoder_version
+    from audit.pipeline.parse_store import parser_version
 
     ingest_paths(workspace=workspace, paths=[kb_dir])
     count = SentenceEncoding.objects.count()
-    SentenceEncoding.objects.filter(
-        pk__in=list(SentenceEncoding.objects.values_list("pk", flat=True)[:3])
-    ).delete()
+    for version in (encoder_version, parser_version):
+        SentenceEncoding.objects.filter(
+            pk__in=list(SentenceEncoding.objects.filter(encoder=version()).values_list("pk", flat=True)[:3])
+        ).delete()
     SentenceEncoding.objects.create(key="0" * 64, data=b"", encoder="an-older-encoder/float32")
+    SentenceEncoding.objects.create(key="1" * 64, data=b"", encoder="an-older-parser==1.0/spacy==3.7/-ner")
     out = StringIO()
     call_command("encode_kb", "--prune", "--verbosity", "0", stdout=out)
-    assert out.getvalue().strip() == "3 sentences encoded and stored, 1 encodings no chunk reads deleted."
+    assert (
+        out.getvalue().strip()
+        == "3 sentences encoded and 3 parsed and stored, 2 encodings and parses no chunk reads deleted."
+    )
     assert SentenceEncoding.objects.count() == count
     document_delete(document=Document.objects.get(uri="kb://ltp"))  # its sentences are read no more
     out = StringIO()
     call_command("encode_kb", "--prune", "--verbosity", "0", stdout=out)
-    left = len(_chunk_sentences())
+    left = len(_chunk_sentences()) + len(_parse_sentences())
     assert SentenceEncoding.objects.count() == left < count
+    assert _rows(parser_version) == len(_parse_sentences())
     assert (
         out.getvalue().strip()
-        == f"0 sentences encoded and stored, {count - left} encodings no chunk reads deleted."
+        == f"0 sentences encoded and 0 parsed and stored, {count - left} encodings and parses no chunk reads deleted."
     )
     out = StringIO()
     call_command("encode_kb", "--workspace", workspace.slug, "--verbosity", "0", stdout=out)
-    assert out.getvalue().strip() == "0 sentences encoded and stored."
+    assert out.getvalue().strip() == "0 sentences encoded and 0 parsed and stored."
 
 
 def test_a_sentence_two_workspaces_hold_is_stored_once_and_kept_while_either_holds_it(workspace, tmp_path):
@@ -218,6 +273,7 @@ def test_a_sentence_two_workspaces_hold_is_stored_once_and_kept_while_either_hol
 
     from audit.kb.encodings import ENCODINGS
     from audit.models import SentenceEncoding
+    from audit.pipeline import parse_store
     from audit.pipeline.encodings import stored
     from tests.factories import WorkspaceFactory
 
@@ -228,14 +284,13 @@ def test_a_sentence_two_workspaces_hold_is_stored_once_and_kept_while_either_hol
     (tmp_path / "a" / "retention.txt").write_text(shared)
     (tmp_path / "b" / "retention.txt").write_text(shared + " Exports are kept for a year.")
     ingest_paths(workspace=workspace, paths=[tmp_path / "a"])
-    assert ingest_paths(workspace=other, paths=[tmp_path / "b"]).encoded == 1  # only its own new sentence
-    assert SentenceEncoding.objects.count() == 2
+    report = ingest_paths(workspace=other, paths=[tmp_path / "b"])
+    assert (report.encoded, report.parsed) == (1, 1)  # only its own new sentence
+    assert SentenceEncoding.objects.count() == 4  # two sentences, encoded and parsed
     document_delete(document=Document.objects.get(workspace=workspace, uri="kb://retention"))
     call_command("encode_kb", "--prune", "--verbosity", "0", stdout=StringIO())
-    assert set(stored([shared, "Exports are kept for a year."], ENCODINGS)) == {
-        shared,
-        "Exports are kept for a year.",
-    }
+    both = [shared, "Exports are kept for a year."]
+    assert set(stored(both, ENCODINGS)) == set(parse_store.stored(both, ENCODINGS)) == set(both)
     document_delete(document=Document.objects.get(workspace=other, uri="kb://retention"))
     call_command("encode_kb", "--prune", "--verbosity", "0", stdout=StringIO())
     assert SentenceEncoding.objects.count() == 0
@@ -252,5 +307,6 @@ def test_a_daily_schedule_prunes_the_encodings_of_deleted_documents(workspace, k
     ingest_paths(workspace=workspace, paths=[kb_dir])
     before = SentenceEncoding.objects.count()
     document_delete(document=Document.objects.get(uri="kb://ltp"))
-    assert tasks.kb_encodings_prune() == before - len(_chunk_sentences()) > 0
-    assert SentenceEncoding.objects.count() == len(_chunk_sentences())
+    left = len(_chunk_sentences()) + len(_parse_sentences())
+    assert tasks.kb_encodings_prune() == before - left > 0
+    assert SentenceEncoding.objects.count() == left

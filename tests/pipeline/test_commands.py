@@ -109,6 +109,7 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
         "peak_mb",
         "chunks",
         "parses_per_answer",
+        "stored_parses_per_answer",
         "binding_ms",
         "stage_ms",
         "stage_cpu_ms",
@@ -128,6 +129,7 @@ def test_bench_ends_with_one_json_line_of_latency_figures(tmp_path, embedder):
     # the chunks' sentences were encoded as ingestion encodes them, and the audits read them
     assert last["stored_encodings"] is True and (tmp_path / "bench_encodings.sqlite3").exists()
     assert "knowledge-base sentence encodings stored at ingestion, read by the audits" in text
+    assert last["stored_parses_per_answer"] > 0  # and the binding read the parses stored beside them
 
 
 @pytest.mark.slow  # builds a benchmark index and times audits over it

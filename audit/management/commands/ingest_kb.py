@@ -50,8 +50,8 @@ class Command(BaseCommand):
             self.stderr.write(f"{source}: not ingested: {reason}.")
         self.stdout.write(
             f"{report.created} created, {report.updated} updated, {report.unchanged} unchanged, "
-            f"{report.chunks} chunks written, {report.encoded} new chunk sentences encoded for the judge, "
-            f"{len(report.failures)} failed."
+            f"{report.chunks} chunks written, {report.encoded} new chunk sentences encoded for the judge "
+            f"and {report.parsed} parsed for the role binding, {len(report.failures)} failed."
         )
         if report.failures:
             raise CommandError(f"{len(report.failures)} file(s) could not be ingested.")

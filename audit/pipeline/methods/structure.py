@@ -12,14 +12,16 @@ claim below SUPPORTED or contradict it; a claim already below needs no parse to 
 client in the context the LLM judge, which runs beside this method, may raise a claim, so every claim
 is read. The parses of every claim to be read and of its evidence sentences are one batched pass per
 answer (``binding.prefetch``), and so are those the negation check reads on the predicate
-(``contradiction.prefetch_polarity``) before the checks run claim by claim.
+(``contradiction.prefetch_polarity``) before the checks run claim by claim. A knowledge-base
+sentence's parse is read from the store ingestion wrote (``ctx.encodings``, ``parse_store.py``)
+rather than parsed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from audit.pipeline import binding
+from audit.pipeline import binding, parse_store
 from audit.pipeline.contradiction import StructureReport, bind_roles, check, parseable, prefetch_polarity
 from audit.pipeline.embedding import similarity_fn
 from audit.pipeline.methods.base import (
@@ -118,8 +120,9 @@ class StructureMethod(VerificationMethod):
     ) -> list[MethodResult]:
         similarity = _similarity_fn(ctx)
         passages = [[(h.passage.id, h.passage.text) for h in hits] for _, hits in items]
+        stored = parse_store.reader(getattr(ctx, "encodings", None))  # the KB's, parsed at ingestion
         if similarity is not None and ctx.binding:  # the negation check's parses, in one pass
-            prefetch_polarity([(c.text, ps) for (c, _), ps in zip(items, passages) if ps])
+            prefetch_polarity([(c.text, ps) for (c, _), ps in zip(items, passages) if ps], stored)
         reports: list[StructureReport | None] = []
         for (claim, hits), ps in zip(items, passages):
             reports.append(
@@ -147,7 +150,8 @@ class StructureMethod(VerificationMethod):
                     # the passages as bind_roles hands them to the binding: no over-long sentence is parsed
                     (items[k][0].text, parseable(passages[k]))
                     for k in sorted(to_bind)
-                ]
+                ],
+                stored,
             )
         encode = getattr(ctx, "embed", None)
         out = []
