@@ -1,9 +1,11 @@
-"""``python -m audit.evaluation.encodings_check [--chunks N] [--answers N]``: stored encodings change no verdict.
+"""``python -m audit.evaluation.encodings_check [--chunks N] [--answers N]``: stored encodings and parses change no verdict.
 
 Builds the bench's knowledge base (``manage.py bench``, cached under ``var/``), stores its sentences'
-encodings as ingestion does (``pipeline/encodings.py``), then audits the bench's answers twice from empty
-caches: with every evidence sentence encoded when read, and with the stored encodings read. Prints the
-number of claims, how many kept their label and the largest change of a confidence. A figure, not a test.
+encodings and parses as ingestion does (``pipeline/encodings.py``, ``pipeline/parse_store.py``), then
+audits the bench's answers twice from empty caches: with every evidence sentence encoded and parsed when
+read, and with the stored ones read. Prints the number of claims, how many kept their label and their
+structural findings (the role binding's and the negation check's, read on the parses), and the largest
+change of a confidence. A figure, not a test.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def compare(n_chunks: int, n_answers: int, cache_dir: Path, err=None) -> dict[str, float]:
-    """Audit the bench's answers without and with the stored encodings: claims, same labels, largest
-    and mean change of a confidence."""
+    """Audit the bench's answers without and with the stored encodings and parses: claims, same labels,
+    same structural findings, largest and mean change of a confidence."""
     from dataclasses import replace
 
     from audit.evaluation.cli import (
@@ -38,7 +40,7 @@ def compare(n_chunks: int, n_answers: int, cache_dir: Path, err=None) -> dict[st
         clear_text_caches()
         readings.append(
             [
-                (v.claim.text, v.label, float(v.confidence))
+                (v.claim.text, v.label, float(v.confidence), _structure(v))
                 for query, answer in bench_answers(texts, n_answers, 10)
                 for v in audit_answer(query, answer, [], kb=kb).claims
             ]
@@ -50,9 +52,18 @@ def compare(n_chunks: int, n_answers: int, cache_dir: Path, err=None) -> dict[st
     return {
         "claims": len(computed),
         "same_label": sum(a[1] == b[1] for a, b in zip(computed, read)),
+        "same_findings": sum(a[3] == b[3] for a, b in zip(computed, read)),
         "largest_change": float(change.max()) if len(change) else 0.0,
         "mean_change": float(change.mean()) if len(change) else 0.0,
     }
+
+
+def _structure(verdict) -> str:
+    """The structure method's verdict and details on one claim, as text (what the parses decide)."""
+    import json
+
+    found = [m for m in verdict.methods if m.method == "structure"]
+    return json.dumps([(m.verdict, m.details) for m in found], sort_keys=True, default=str)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -67,7 +78,8 @@ def main(argv: list[str] | None = None) -> None:
     django.setup()
     got = compare(args.chunks, args.answers, ROOT / "var")
     print(
-        f"{got['claims']} claims: {got['same_label']} kept their label with the stored encodings; largest change "
+        f"{got['claims']} claims: {got['same_label']} kept their label and {got['same_findings']} their structural "
+        f"findings with the stored encodings and parses; largest change "
         f"of a confidence {got['largest_change']:.2e}, mean {got['mean_change']:.2e}"
     )
 
