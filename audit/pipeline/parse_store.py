@@ -82,13 +82,19 @@ def passage_sentences(text: str) -> list[str]:
 
 
 def stored(texts: list[str], store: EncodingStore) -> dict[str, Any]:
-    """The parses of ``texts`` that ``store`` holds, by text."""
+    """The parses of ``texts`` that ``store`` holds, by text. A row that does not rebuild (truncated,
+    written by hand) is left out: its text is parsed again, as if nothing were stored."""
     keys = {parse_key(t): t for t in dict.fromkeys(texts)}
     wanted = list(keys)
     found: dict[str, Any] = {}
     for start in range(0, len(wanted), READ_BATCH):
         for key, raw in store.read(wanted[start : start + READ_BATCH]).items():
-            found[keys[key]] = unpack(raw)
+            try:
+                doc = unpack(raw)
+            except (zlib.error, ValueError, TypeError, KeyError):
+                continue
+            if doc.text == keys[key]:
+                found[keys[key]] = doc
     return found
 
 

@@ -79,6 +79,25 @@ def test_the_binding_reads_a_stored_parse_instead_of_parsing_it(store, monkeypat
     assert binding.parse(sentences) == docs  # cached now, as a parse is
 
 
+def test_a_row_that_does_not_rebuild_is_parsed_again(store):
+    import zlib
+
+    first, second, third = parse_store.passage_sentences(PASSAGE)[:3]
+    parser = binding.get_parser()
+    store.write(
+        {
+            parse_store.parse_key(first): b"not a parse",
+            parse_store.parse_key(second): zlib.compress(b"\x81\xa4text"),
+            # another sentence's parse under this one's key
+            parse_store.parse_key(third): parse_store.pack(parser(first)),
+        }
+    )
+    assert parse_store.stored([first, second, third], store) == {}
+    binding.PARSES.clear()
+    docs = binding.parse([first, second, third], parse_store.reader(store))
+    assert [d.text for d in docs] == [first, second, third]
+
+
 def _structure(claims: list[str], encodings):
     from audit.constants import Thresholds
     from audit.pipeline.methods.base import record_results, verify_context
