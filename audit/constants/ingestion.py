@@ -23,6 +23,11 @@ INGEST_MAX_FILE_BYTES = 20 * 1024 * 1024
 INGEST_INLINE_MAX_BYTES = 256 * 1024
 INGEST_INLINE_MAX_DOCUMENTS = 50
 INGEST_BATCH_DOCUMENTS = 100
+# ingest_kb (services.ingestion.ingest_paths) prepares this many documents together, across files: their
+# chunks embedded in one call, their sentences encoded and parsed in one pass each (docs/ARCHITECTURE.md,
+# "Knowledge-base sentences parsed at ingestion"); each is still written in its own transaction, so one
+# bad document never stops the others
+INGEST_PREPARE_DOCUMENTS = 32
 # JSON from users (API bodies, .jsonl records, JSON fields of the admin; audit.pipeline.json_limits):
 # deeper nesting or longer integers are a 400 naming where (no setting or record needs either)
 JSON_MAX_DEPTH = 32

@@ -102,8 +102,7 @@ class PreparedDocument:
     metadata: dict[str, Any]
     pieces: list[Any]
     vectors: np.ndarray | None = None
-    encoded: int = 0  # its chunks' sentences that no earlier ingestion had encoded (audit.pipeline.encodings)
-    parsed: int = 0  # and those no earlier ingestion had parsed (audit.pipeline.parse_store)
+    changed: bool = True  # the stored document does not hold these chunks: they need vectors
 
 
 class _StaleVectors(Exception):
@@ -114,6 +113,32 @@ class _StaleVectors(Exception):
         self.prepared = prepared
 
 
+def documents_prepare(
+    *,
+    workspace: Workspace,
+    docs: list[DocumentInput],
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    embed: Callable[[list[str]], np.ndarray] = _embed,
+    report: IngestReport | None = None,
+) -> list[PreparedDocument | IngestError]:
+    """Normalise and chunk each of ``docs``, then embed the chunks of those the stored documents do
+    not already hold exactly, and encode and parse their sentences, all together (one embedding call,
+    one encoding pass, one parse pass: the slow part, outside any transaction). A document that
+    cannot be prepared (it holds no text) is its IngestError in the list, in its place; the others
+    are prepared. ``report``, when given, counts the sentences encoded and parsed."""
+    size, overlap = chunk_settings()
+    size, overlap = chunk_size or size, overlap if chunk_overlap is None else chunk_overlap
+    out: list[PreparedDocument | IngestError] = []
+    for doc in docs:
+        try:
+            out.append(_chunked(workspace, doc, size, overlap))
+        except IngestError as exc:
+            out.append(exc)
+    _encode([p for p in out if isinstance(p, PreparedDocument) and p.changed], embed, report)
+    return out
+
+
 def document_prepare(
     *,
     workspace: Workspace,
@@ -122,16 +147,24 @@ def document_prepare(
     chunk_overlap: int | None = None,
     embed: Callable[[list[str]], np.ndarray] = _embed,
 ) -> PreparedDocument:
-    """Normalise, chunk and embed one document outside any transaction (the slow part).
+    """Normalise, chunk and embed one document outside any transaction (:func:`documents_prepare`).
 
     The chunks are embedded only when the stored document does not already hold exactly these
     chunks. Raises IngestError for an empty text.
     """
+    prepared = documents_prepare(
+        workspace=workspace, docs=[doc], chunk_size=chunk_size, chunk_overlap=chunk_overlap, embed=embed
+    )[0]
+    if isinstance(prepared, IngestError):
+        raise prepared
+    return prepared
+
+
+def _chunked(workspace: Workspace, doc: DocumentInput, size: int, overlap: int) -> PreparedDocument:
+    """One document normalised and chunked, and whether the stored one holds these chunks already."""
     text = normalise_text(doc.text)
     if not text:
         raise IngestError("it holds no text")
-    size, overlap = chunk_settings()
-    size, overlap = chunk_size or size, overlap if chunk_overlap is None else chunk_overlap
     prepared = PreparedDocument(
         doc=doc,
         content_hash=sha256_text(text),
@@ -145,20 +178,31 @@ def document_prepare(
         },
         pieces=chunk_text(text, size=size, overlap=overlap),
     )
-    stored = Document.objects.filter(workspace=workspace, uri=doc.uri).first()
-    if not _holds(stored, prepared):
-        _encode(prepared, embed)
+    prepared.changed = not _holds(Document.objects.filter(workspace=workspace, uri=doc.uri).first(), prepared)
     return prepared
 
 
-def _encode(prepared: PreparedDocument, embed: Callable[[list[str]], np.ndarray]) -> None:
-    """The chunks' vectors; their sentences that no earlier ingestion encoded (or parsed) are encoded
-    (and parsed) and stored now, before the chunks' transaction (rows keyed by their text, which a
-    failed ingestion leaves for the next one to find)."""
-    texts = [p.text for p in prepared.pieces]
-    prepared.vectors = embed(texts).astype("<f4", copy=False)
-    prepared.encoded = precompute(texts, ENCODINGS, _encode_tokens)
-    prepared.parsed = parse_store.precompute(texts, PARSES)
+def _encode(
+    prepared: list[PreparedDocument],
+    embed: Callable[[list[str]], np.ndarray],
+    report: IngestReport | None = None,
+) -> None:
+    """The chunks' vectors of ``prepared``, in one call; their sentences that no earlier ingestion
+    encoded (or parsed) are encoded (and parsed) and stored now, before the chunks' transaction (rows
+    keyed by their text, which a failed ingestion leaves for the next one to find)."""
+    texts = [p.text for d in prepared for p in d.pieces]
+    if not texts:
+        return
+    vectors = embed(texts).astype("<f4", copy=False)
+    start = 0
+    for d in prepared:
+        d.vectors = vectors[start : start + len(d.pieces)]
+        start += len(d.pieces)
+    encoded = precompute(texts, ENCODINGS, _encode_tokens)
+    parsed = parse_store.precompute(texts, PARSES)
+    if report is not None:
+        report.encoded += encoded
+        report.parsed += parsed
 
 
 def _holds(document: Document | None, prepared: PreparedDocument) -> TypeGuard[Document]:
@@ -262,23 +306,37 @@ def documents_ingest(
     again. Raises IngestError for an empty text. ``report``, when given, counts the sentences encoded
     and parsed.
     """
-    prepared = [
-        document_prepare(
-            workspace=workspace, doc=doc, chunk_size=chunk_size, chunk_overlap=chunk_overlap, embed=embed
-        )
-        for doc in docs
-    ]
+    prepared = documents_prepare(
+        workspace=workspace,
+        docs=docs,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        embed=embed,
+        report=report,
+    )
+    for p in prepared:
+        if isinstance(p, IngestError):
+            raise p
+    return _documents_write(
+        workspace, [p for p in prepared if isinstance(p, PreparedDocument)], actor, embed, report
+    )
+
+
+def _documents_write(
+    workspace: Workspace,
+    prepared: list[PreparedDocument],
+    actor: Actor,
+    embed: Callable[[list[str]], np.ndarray],
+    report: IngestReport | None,
+) -> list[tuple[Document, str]]:
+    """Write prepared documents in one transaction; one a concurrent ingestion changed in between is
+    embedded after the transaction is left, and the whole is tried again."""
     while True:
         try:
             with transaction.atomic():
-                written = [document_write(workspace=workspace, prepared=p, actor=actor) for p in prepared]
+                return [document_write(workspace=workspace, prepared=p, actor=actor) for p in prepared]
         except _StaleVectors as stale:
-            _encode(stale.prepared, embed)
-            continue
-        if report is not None:
-            report.encoded += sum(p.encoded for p in prepared)
-            report.parsed += sum(p.parsed for p in prepared)
-        return written
+            _encode([stale.prepared], embed, report)
 
 
 def document_ingest(
@@ -623,30 +681,55 @@ def ingest_paths(
     chunk_overlap: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> IngestReport:
-    """Ingest files and folders; failures are collected per file and never stop the others."""
+    """Ingest files and folders; failures are collected per file (and per document) and never stop
+    the others. Documents are prepared ``INGEST_PREPARE_DOCUMENTS`` at a time, across files (their
+    chunks embedded, encoded and parsed together), and each is written in its own transaction."""
     report = IngestReport()
+    pending: list[tuple[Path, DocumentInput]] = []
+    batch = constants.INGEST_PREPARE_DOCUMENTS
     for path in expand_paths(paths):
         try:
-            docs = list(documents_from_file(path, domain=domain))
+            pending += [(path, doc) for doc in documents_from_file(path, domain=domain)]
         except IngestError as exc:
             report.failures.append((str(path), str(exc)))
             continue
-        for doc in docs:
-            try:
-                document, outcome = document_ingest(
-                    workspace=workspace,
-                    doc=doc,
-                    actor=actor,
-                    chunk_size=chunk_size,
-                    chunk_overlap=chunk_overlap,
-                    report=report,
-                )
-            except IngestError as exc:
-                report.failures.append((f"{path} ({doc.uri})", str(exc)))
-                continue
-            setattr(report, outcome, getattr(report, outcome) + 1)
-            if outcome != "unchanged":
-                report.chunks += document.chunks.count()
-            if progress:
-                progress(1)
+        while len(pending) >= batch:
+            _ingest_each(workspace, pending[:batch], actor, (chunk_size, chunk_overlap), report, progress)
+            pending = pending[batch:]
+    _ingest_each(workspace, pending, actor, (chunk_size, chunk_overlap), report, progress)
     return report
+
+
+def _ingest_each(
+    workspace: Workspace,
+    batch: list[tuple[Path, DocumentInput]],
+    actor: Actor,
+    chunking: tuple[int | None, int | None],
+    report: IngestReport,
+    progress: Callable[[int], None] | None,
+) -> None:
+    """Prepare ``batch`` together, then write each document in its own transaction, counting it in
+    ``report`` (or its failure)."""
+    if not batch:
+        return
+    prepared = documents_prepare(
+        workspace=workspace,
+        docs=[doc for _, doc in batch],
+        chunk_size=chunking[0],
+        chunk_overlap=chunking[1],
+        embed=_embed,
+        report=report,
+    )
+    for (path, doc), item in zip(batch, prepared):
+        try:
+            if isinstance(item, IngestError):
+                raise item
+            document, outcome = _documents_write(workspace, [item], actor, _embed, report)[0]
+        except IngestError as exc:
+            report.failures.append((f"{path} ({doc.uri})", str(exc)))
+            continue
+        setattr(report, outcome, getattr(report, outcome) + 1)
+        if outcome != "unchanged":
+            report.chunks += document.chunks.count()
+        if progress:
+            progress(1)

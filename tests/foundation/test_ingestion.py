@@ -219,6 +219,37 @@ def test_it_stores_each_chunk_sentences_parse_once_at_ingestion_and_audits_read_
     assert ENCODINGS.read([parse_store.parse_key(next(iter(sentences)))])
 
 
+def test_documents_are_prepared_together_across_files_and_a_bad_one_stops_none(
+    workspace, tmp_path, monkeypatch
+):
+    import json
+
+    from audit.pipeline import parse_store
+    from audit.services import ingestion
+
+    embedded: list[int] = []
+    parsed: list[int] = []
+    real_embed, real_parse = ingestion._embed, parse_store.precompute
+    monkeypatch.setattr(ingestion, "_embed", lambda texts: embedded.append(len(texts)) or real_embed(texts))
+    monkeypatch.setattr(
+        parse_store, "precompute", lambda texts, *a, **k: parsed.append(1) or real_parse(texts, *a, **k)
+    )
+    monkeypatch.setattr(ingestion.constants, "INGEST_PREPARE_DOCUMENTS", 4)
+    for k in range(5):
+        (tmp_path / f"policy-{k}.txt").write_text(f"Policy {k} keeps audit records for {k + 1} years.")
+    (tmp_path / "blank.jsonl").write_text(json.dumps({"uri": "kb://blank", "text": "   "}))
+    (tmp_path / "fees.jsonl").write_text(
+        json.dumps({"uri": "kb://fees", "text": "Fees are waived for students."})
+    )
+    report = ingest_paths(workspace=workspace, paths=[tmp_path])
+    assert report.created == 6 and [source for source, _ in report.failures] == [
+        str(tmp_path / "blank.jsonl")
+    ]
+    assert embedded == [4, 2] and len(parsed) == 2  # two batches of documents: one call each
+    assert report.encoded == report.parsed == 6
+    assert Document.objects.filter(workspace=workspace).count() == 6
+
+
 def test_ingest_kb_says_what_it_encoded_and_parsed(workspace, kb_dir):
     out = StringIO()
     call_command("ingest_kb", str(kb_dir), "--workspace", workspace.slug, "--verbosity", "0", stdout=out)

@@ -106,7 +106,7 @@ def test_a_document_changed_between_embedding_and_writing_is_embedded_again(work
         return ingestion.DocumentInput(uri="kb://policy", title="Policy", text=text, source_path="test")
 
     ingestion.document_ingest(workspace=workspace, doc=doc("Refunds take five business days."))
-    real_prepare = ingestion.document_prepare
+    real_prepare = ingestion.documents_prepare
     embedded: list[list[str]] = []
     interfered: list[bool] = []
 
@@ -121,7 +121,7 @@ def test_a_document_changed_between_embedding_and_writing_is_embedded_again(work
         embedded.append(texts)
         return ingestion._embed(texts)
 
-    monkeypatch.setattr(ingestion, "document_prepare", prepare_then_someone_else_writes)
+    monkeypatch.setattr(ingestion, "documents_prepare", prepare_then_someone_else_writes)
     document, outcome = ingestion.document_ingest(
         workspace=workspace, doc=doc("Refunds take five business days."), embed=embed
     )
