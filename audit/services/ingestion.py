@@ -191,7 +191,9 @@ def _encode(
     encoded (or parsed) are encoded (and parsed) and stored now, before the chunks' transaction (rows
     keyed by their text, which a failed ingestion leaves for the next one to find)."""
     texts = [p.text for d in prepared for p in d.pieces]
-    if not texts:
+    if not texts:  # nothing to embed (no document, or none with a chunk): each gets its empty vectors
+        for d in prepared:
+            d.vectors = np.zeros((0, constants.EMBEDDING_DIM), dtype="<f4")
         return
     vectors = embed(texts).astype("<f4", copy=False)
     start = 0

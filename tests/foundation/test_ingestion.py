@@ -250,6 +250,21 @@ def test_documents_are_prepared_together_across_files_and_a_bad_one_stops_none(
     assert Document.objects.filter(workspace=workspace).count() == 6
 
 
+def test_a_changed_document_without_chunks_is_given_empty_vectors_not_retried_for_ever(
+    workspace, monkeypatch
+):
+    from audit.services import ingestion
+
+    monkeypatch.setattr(ingestion, "chunk_text", lambda text, **kw: [])
+    embedded: list[list[str]] = []
+    prepared = ingestion.documents_prepare(
+        workspace=workspace,
+        docs=[ingestion.DocumentInput(uri="kb://x", title="X", text="Some text.", source_path="test")],
+        embed=lambda texts: embedded.append(texts) or ingestion._embed(texts),
+    )[0]
+    assert embedded == [] and prepared.vectors is not None and prepared.vectors.shape == (0, 384)
+
+
 def test_ingest_kb_says_what_it_encoded_and_parsed(workspace, kb_dir):
     out = StringIO()
     call_command("ingest_kb", str(kb_dir), "--workspace", workspace.slug, "--verbosity", "0", stdout=out)
