@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audit.constants import (
     BINDING_MAX_SENTENCE_CHARS,
@@ -43,6 +43,9 @@ from audit.constants import (
 from audit.pipeline.extraction import split_sentences
 from audit.pipeline.lexicon import NEGATION_CUES, OPPOSITES
 from audit.pipeline.text import STOPWORDS, WORD_RE, normalize, stem
+
+if TYPE_CHECKING:
+    from audit.pipeline.binding import StoredParses
 
 LEXICAL_NEGATIONS = frozenset(
     "lack lacks lacking lacked absence absent fail fails failed failure unable neither nor unlikely".split()
@@ -460,7 +463,7 @@ def _polarity_sentences(claim: str, passages: list[tuple[str, str]]) -> dict[str
 
 def prefetch_polarity(
     items: list[tuple[str, list[tuple[str, str]]]],
-    stored: Callable[[list[str]], dict[str, Any]] | None = None,
+    stored: StoredParses | None = None,
 ) -> None:
     """Parse in one batched pass what :func:`predicate_polarity` will parse for each (claim, passages)
     of ``items`` (an answer's claims; the ``structure`` method calls it once per answer): one

@@ -73,22 +73,28 @@ def unpack(raw: bytes | memoryview) -> tuple[np.ndarray, np.ndarray]:
     return flat[:EMBEDDING_DIM], flat[EMBEDDING_DIM:].reshape(-1, EMBEDDING_DIM)
 
 
+def stored_raw(texts: Iterable[str], store: EncodingStore, key: Callable[[str], str]) -> dict[str, bytes]:
+    """The rows ``store`` holds for ``texts`` under ``key(text)`` (an encoding's, a parse's), by text,
+    read ``READ_BATCH`` keys at a time."""
+    keys = {key(t): t for t in dict.fromkeys(texts)}
+    wanted = list(keys)
+    found: dict[str, bytes] = {}
+    for start in range(0, len(wanted), READ_BATCH):
+        for k, raw in store.read(wanted[start : start + READ_BATCH]).items():
+            found[keys[k]] = raw
+    return found
+
+
 def stored(texts: list[str], store: EncodingStore) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The encodings of ``texts`` that ``store`` holds, by text."""
-    keys = {encoding_key(t): t for t in dict.fromkeys(texts)}
-    found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    wanted = list(keys)
-    for start in range(0, len(wanted), READ_BATCH):
-        for key, raw in store.read(wanted[start : start + READ_BATCH]).items():
-            found[keys[key]] = unpack(raw)
-    return found
+    return {t: unpack(raw) for t, raw in stored_raw(texts, store, encoding_key).items()}
 
 
 def unstored(passages: Iterable[str], store: EncodingStore) -> list[str]:
     """The sentences of ``passages``, split as the judge splits them (``features.passage_sentences``),
     that ``store`` does not hold yet, each once."""
     sentences = list(dict.fromkeys(s for p in passages for s in passage_sentences(p)))
-    have = stored(sentences, store)
+    have = stored_raw(sentences, store, encoding_key)
     return [s for s in sentences if s not in have]
 
 

@@ -24,17 +24,18 @@ import hashlib
 import zlib
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audit.constants import BINDING_MAX_EVIDENCE_CHARS, BINDING_MAX_SENTENCE_CHARS
-from audit.pipeline.encodings import READ_BATCH, EncodingStore
+from audit.pipeline.encodings import EncodingStore, stored_raw
+
+if TYPE_CHECKING:
+    from audit.pipeline.binding import StoredParses
 
 PRECOMPUTE_BATCH = 256  # sentences parsed and stored together
 COMPRESSION = 1  # zlib's fastest level: a 20-word parse, 3.8 KB, stores in 1.4 KB
 PARSE_EXCLUDE = ["tensor", "user_data"]  # what a stored doc leaves out (the parser's shared layer; memos)
 MAX_STORED_CHARS = min(BINDING_MAX_SENTENCE_CHARS, BINDING_MAX_EVIDENCE_CHARS)  # longer: never parsed
-
-Stored = Callable[[list[str]], dict[str, Any]]  # texts -> the docs a store holds for them
 
 
 @lru_cache(maxsize=1)
@@ -84,21 +85,18 @@ def passage_sentences(text: str) -> list[str]:
 def stored(texts: list[str], store: EncodingStore) -> dict[str, Any]:
     """The parses of ``texts`` that ``store`` holds, by text. A row that does not rebuild (truncated,
     written by hand) is left out: its text is parsed again, as if nothing were stored."""
-    keys = {parse_key(t): t for t in dict.fromkeys(texts)}
-    wanted = list(keys)
     found: dict[str, Any] = {}
-    for start in range(0, len(wanted), READ_BATCH):
-        for key, raw in store.read(wanted[start : start + READ_BATCH]).items():
-            try:
-                doc = unpack(raw)
-            except (zlib.error, ValueError, TypeError, KeyError):
-                continue
-            if doc.text == keys[key]:
-                found[keys[key]] = doc
+    for text, raw in stored_raw(texts, store, parse_key).items():
+        try:
+            doc = unpack(raw)
+        except (zlib.error, ValueError, TypeError, KeyError):
+            continue
+        if doc.text == text:
+            found[text] = doc
     return found
 
 
-def reader(store: EncodingStore | None) -> Stored | None:
+def reader(store: EncodingStore | None) -> StoredParses | None:
     """What ``binding.parse`` asks for the texts it has not parsed: the parses ``store`` holds."""
     if store is None:
         return None
@@ -109,11 +107,7 @@ def unstored(passages: Iterable[str], store: EncodingStore) -> list[str]:
     """The sentences of ``passages`` (:func:`passage_sentences`) whose parse ``store`` does not hold,
     each once."""
     sentences = list(dict.fromkeys(s for p in passages for s in passage_sentences(p)))
-    have: set[str] = set()
-    keys = {parse_key(s): s for s in sentences}
-    wanted = list(keys)
-    for start in range(0, len(wanted), READ_BATCH):
-        have.update(keys[k] for k in store.read(wanted[start : start + READ_BATCH]))
+    have = stored_raw(sentences, store, parse_key)
     return [s for s in sentences if s not in have]
 
 
