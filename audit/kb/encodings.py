@@ -57,7 +57,6 @@ class DatabaseEncodings:
         return deleted
 
 
-ENCODINGS = (
-    DatabaseEncodings()
-)  # the encoder's rows; reads any key, so the pipeline reads parses through it too
-PARSES = DatabaseEncodings(parser_version)  # the parser's rows (written at ingestion)
+# the encoder's rows; it reads any key, so the pipeline reads the parses through it too
+ENCODINGS = DatabaseEncodings()
+PARSE_ROWS = DatabaseEncodings(parser_version)  # the parser's rows: ingestion writes the parses through it

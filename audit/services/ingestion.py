@@ -27,7 +27,7 @@ from django.db.models import F
 
 from audit import constants
 from audit.errors import InvalidInput
-from audit.kb.encodings import ENCODINGS, PARSES
+from audit.kb.encodings import ENCODINGS, PARSE_ROWS
 from audit.models import Chunk, Document, Workspace
 from audit.pipeline import json_limits, parse_store
 from audit.pipeline.chunking import chunk_text, normalise_text, sha256_text
@@ -200,11 +200,22 @@ def _encode(
     for d in prepared:
         d.vectors = vectors[start : start + len(d.pieces)]
         start += len(d.pieces)
-    encoded = precompute(texts, ENCODINGS, _encode_tokens)
-    parsed = parse_store.precompute(texts, PARSES)
+    encoded, parsed = _store_sentences(texts)
     if report is not None:
         report.encoded += encoded
         report.parsed += parsed
+
+
+def _store_sentences(texts: list[str]) -> tuple[int, int]:
+    """Encode (for the judge) and parse (for the role binding) the sentences of the chunk ``texts`` that
+    no earlier ingestion stored, and store them; returns how many were (encoded, parsed)."""
+    return precompute(texts, ENCODINGS, _encode_tokens), parse_store.precompute(texts, PARSE_ROWS)
+
+
+def _sentence_keys(text: str) -> Iterator[str]:
+    """The keys of every row a chunk of ``text`` reads: its sentences' encodings and parses."""
+    yield from (encoding_key(s) for s in passage_sentences(text))
+    yield from (parse_key(s) for s in parse_store.passage_sentences(text))
 
 
 def _holds(document: Document | None, prepared: PreparedDocument) -> TypeGuard[Document]:
@@ -381,9 +392,8 @@ def kb_encodings_fill(
     encoded, parsed, last = 0, 0, 0
     while batch := list(chunks.filter(pk__gt=last).values_list("pk", "text")[:ENCODE_BATCH_CHUNKS]):
         last = batch[-1][0]
-        texts = [text for _, text in batch]
-        encoded += precompute(texts, ENCODINGS, _encode_tokens)
-        parsed += parse_store.precompute(texts, PARSES)
+        counts = _store_sentences([text for _, text in batch])
+        encoded, parsed = encoded + counts[0], parsed + counts[1]
         if progress is not None:
             progress(len(batch))
     return encoded, parsed
@@ -398,8 +408,7 @@ def kb_encodings_prune() -> int:
     last = 0
     while batch := list(Chunk.objects.order_by("pk").filter(pk__gt=last).values_list("pk", "text")[:1000]):
         last = batch[-1][0]
-        wanted.update(encoding_key(s) for _, text in batch for s in passage_sentences(text))
-        wanted.update(parse_key(s) for _, text in batch for s in parse_store.passage_sentences(text))
+        wanted.update(key for _, text in batch for key in _sentence_keys(text))
     return deleted + ENCODINGS.keep_only(wanted)
 
 
