@@ -90,11 +90,17 @@ def stored(texts: list[str], store: EncodingStore) -> dict[str, tuple[np.ndarray
     return {t: unpack(raw) for t, raw in stored_raw(texts, store, encoding_key).items()}
 
 
-def unstored(passages: Iterable[str], store: EncodingStore) -> list[str]:
-    """The sentences of ``passages``, split as the judge splits them (``features.passage_sentences``),
-    that ``store`` does not hold yet, each once."""
-    sentences = list(dict.fromkeys(s for p in passages for s in passage_sentences(p)))
-    have = stored_raw(sentences, store, encoding_key)
+def unstored(
+    passages: Iterable[str],
+    store: EncodingStore,
+    split: Callable[[str], Iterable[str]] = passage_sentences,
+    key: Callable[[str], str] = encoding_key,
+) -> list[str]:
+    """The sentences of ``passages`` (``split``: by default as the judge splits them,
+    ``features.passage_sentences``) whose row under ``key`` (by default the encoding's) ``store`` does
+    not hold yet, each once."""
+    sentences = list(dict.fromkeys(s for p in passages for s in split(p)))
+    have = stored_raw(sentences, store, key)
     return [s for s in sentences if s not in have]
 
 

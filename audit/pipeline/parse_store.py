@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from audit.constants import BINDING_MAX_EVIDENCE_CHARS, BINDING_MAX_SENTENCE_CHARS
-from audit.pipeline.encodings import EncodingStore, stored_raw
+from audit.pipeline.encodings import EncodingStore, stored_raw, unstored
 
 if TYPE_CHECKING:
     from audit.pipeline.binding import StoredParses
@@ -103,14 +103,6 @@ def reader(store: EncodingStore | None) -> StoredParses | None:
     return lambda texts: stored(texts, store)
 
 
-def unstored(passages: Iterable[str], store: EncodingStore) -> list[str]:
-    """The sentences of ``passages`` (:func:`passage_sentences`) whose parse ``store`` does not hold,
-    each once."""
-    sentences = list(dict.fromkeys(s for p in passages for s in passage_sentences(p)))
-    have = stored_raw(sentences, store, parse_key)
-    return [s for s in sentences if s not in have]
-
-
 def precompute(
     passages: Iterable[str],
     store: EncodingStore,
@@ -121,7 +113,7 @@ def precompute(
     ``progress(n)`` is told after each batch of n sentences."""
     from audit.pipeline.binding import get_parser
 
-    missing = unstored(passages, store)
+    missing = unstored(passages, store, passage_sentences, parse_key)
     nlp = get_parser()
     for start in range(0, len(missing), PRECOMPUTE_BATCH):
         batch = missing[start : start + PRECOMPUTE_BATCH]
