@@ -14,8 +14,14 @@ workers never fight over cores. A worker whose warm-up does not finish within
 ``THEORIA_WEB_BOOT_TIMEOUT_S`` (60 s) exits, and the master starts another.
 
 Worker count: an Audit-Local request is CPU-bound (embedding and judging claims) for its whole
-length, so one sync worker per core is the ceiling worth running; more only queue inside the
-machine. Default: ``THEORIA_WEB_WORKERS`` or the number of cores. Memory: workers x ~0.7 GB with
+length, so one worker per core is the ceiling worth running; more only queue inside the machine.
+Default: ``THEORIA_WEB_WORKERS`` or the number of cores. Each worker serves ``THEORIA_WEB_THREADS``
+(4) requests at once on threads, so a cheap request (a refusal, a page, ``/healthz``) never waits
+for a whole audit to end, and accepts no more connections than it has threads: a connection it
+could not start at once would wait in its thread pool's queue behind its audits (the slow refusals
+of ``tools/attack_load``, issue 46), so it stays in the listen queue for the first worker with a
+free thread. Connections are therefore not kept alive between requests (a proxy in front reconnects
+on loopback). Memory: workers x ~0.7 GB with
 the pgvector back end (the knowledge base stays in PostgreSQL); with the in-process index add
 about 14 MB per 1,000 chunks to every worker. Workers are recycled after ``max_requests``
 (jittered) so memory stays bounded over weeks. Scale out with more machines behind a proxy.
@@ -29,18 +35,23 @@ _cores = os.cpu_count() or 1
 
 bind = os.environ.get("THEORIA_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("THEORIA_WEB_WORKERS") or _cores)
-worker_class = "sync"
+worker_class = "gthread"
+threads = int(os.environ.get("THEORIA_WEB_THREADS") or 4)
+# a worker takes a connection only when a thread is free to start it (see above)
+worker_connections = threads
 preload_app = True
 # Long audits (full depth, many claims) must not be killed as hung workers.
 timeout = int(os.environ.get("THEORIA_WEB_TIMEOUT_S") or 300)
 # A worker's warm-up (its first inference) takes seconds; one that has not finished by then exits.
 boot_timeout = int(os.environ.get("THEORIA_WEB_BOOT_TIMEOUT_S") or 60)
 graceful_timeout = 30
-keepalive = 5
+keepalive = 0  # with no connection beyond its threads a worker keeps none alive (see above)
 # A listen queue deep enough that a burst waits instead of being refused (runserver dropped them).
 backlog = int(os.environ.get("THEORIA_WEB_BACKLOG") or 2048)
 max_requests = int(os.environ.get("THEORIA_WEB_MAX_REQUESTS") or 1000)
-max_requests_jitter = max_requests // 10
+# Spread wide: workers serving one load reach their limit together, and two restarting at once
+# left none to answer for seconds (issue 46).
+max_requests_jitter = max_requests // 2
 accesslog = os.environ.get("THEORIA_ACCESS_LOG", "-")
 errorlog = "-"
 proc_name = "theoria-web"
@@ -92,3 +103,24 @@ def post_fork(server, worker):
         get_embedder().encode(["warm-up"])
     finally:
         faulthandler.cancel_dump_traceback_later()
+
+
+def worker_exit(server, worker):
+    """In a worker that ends normally (its request limit reached, or the server stopping), once its
+    requests are answered: flush the logs, close its connections and leave at once. Python's own
+    shutdown of a process holding torch and the models took 2 to 4 s, while the master waited to
+    start its replacement and the other workers carried the load. Any other ending (a boot that
+    failed) exits as gunicorn says, so the master still sees its code."""
+    import logging
+    import sys
+
+    ending = sys.exc_info()[1]
+    if not (isinstance(ending, SystemExit) and ending.code in (0, None)):
+        return
+    from django.db import connections
+
+    connections.close_all()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -69,6 +69,10 @@ def served(
         "OPENBLAS_NUM_THREADS": "1",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
+        # the workers and their threads through the settings' own variables, so the configuration's
+        # derived settings (one connection per thread, the torch threads per worker) follow them
+        "THEORIA_WEB_WORKERS": str(workers),
+        "THEORIA_WEB_THREADS": str(threads),
         **(extra_env or {}),
     }
     manage = [sys.executable, str(ROOT / "manage.py")]
@@ -100,10 +104,6 @@ def served(
             "theoria.wsgi:application",
             "--bind",
             f"127.0.0.1:{port}",
-            "--workers",
-            str(workers),
-            "--threads",
-            str(threads),
             "--timeout",
             "300",
             "--access-logfile",

@@ -33,7 +33,8 @@ def read_in_fresh_process(code: str, **env) -> dict:
 
 GUNICORN = (
     "import json, os, runpy; c = runpy.run_path('theoria/gunicorn.conf.py'); print(json.dumps({k: c[k] for k in "
-    "('bind', 'workers', 'worker_class', 'preload_app', 'timeout', 'backlog', 'max_requests')} | "
+    "('bind', 'workers', 'worker_class', 'threads', 'worker_connections', 'preload_app', 'timeout', 'backlog', "
+    "'max_requests', 'max_requests_jitter')} | "
     "{'torch_threads': os.environ['THEORIA_TORCH_THREADS']}))"
 )
 Q_CLUSTER = "import json; import theoria.settings.base as s; print(json.dumps(s.Q_CLUSTER))"
@@ -43,9 +44,63 @@ def test_gunicorn_preloads_the_app_and_gives_each_worker_its_share_of_the_cores(
     config = read_in_fresh_process(GUNICORN, THEORIA_WEB_WORKERS="1", THEORIA_BIND="127.0.0.1:8123")
 
     assert config["bind"] == "127.0.0.1:8123" and config["workers"] == 1
-    assert config["preload_app"] is True and config["worker_class"] == "sync"
+    assert config["preload_app"] is True and config["worker_class"] == "gthread"
     assert config["torch_threads"] == str(os.cpu_count() or 1)
     assert config["timeout"] >= 300 and config["backlog"] >= 2048 and config["max_requests"] > 0
+
+
+def test_a_gunicorn_worker_takes_no_more_connections_than_it_has_threads():
+    """A connection a worker cannot start at once would wait in its thread pool behind its audits
+    (issue 46); left in the listen queue, the first worker with a free thread takes it."""
+    config = read_in_fresh_process(GUNICORN, THEORIA_WEB_THREADS="6")
+
+    assert config["threads"] == 6 and config["worker_connections"] == 6
+
+
+def test_gunicorn_spreads_the_workers_request_limits_over_half_the_limit():
+    """Workers serving one load reach the same limit together; two restarting at once left no worker
+    to answer for seconds (issue 46)."""
+    config = read_in_fresh_process(GUNICORN, THEORIA_WEB_MAX_REQUESTS="2000")
+
+    assert config["max_requests"] == 2000 and config["max_requests_jitter"] == 1000
+
+
+WORKER_EXIT = """
+import atexit, os, runpy, sys
+import django
+django.setup()
+hooks = runpy.run_path('theoria/gunicorn.conf.py')
+atexit.register(lambda: print('python shut down', flush=True))
+try:
+    sys.exit(int(os.environ['CODE']))
+finally:
+    hooks['worker_exit'](None, None)
+"""
+
+
+@pytest.mark.parametrize(("code", "shut_down"), [(0, False), (3, True), (-1, True)])
+def test_a_worker_that_ends_normally_leaves_without_pythons_shutdown_and_any_other_keeps_its_code(
+    code, shut_down
+):
+    """Python's shutdown of a worker holding the models took 2 to 4 s while the master waited to
+    start its replacement; a boot failure (3) must still reach the master with its code."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("THEORIA_", "DJANGO_SETTINGS"))}
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER_EXIT],
+        cwd=ROOT,
+        env={
+            **clean,
+            "DJANGO_DEBUG": "1",
+            "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
+            "CODE": str(code),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == code % 256, done.stderr[-2000:]
+    assert ("python shut down" in done.stdout) is shut_down
 
 
 def test_gunicorn_never_gives_a_worker_less_than_one_torch_thread():
