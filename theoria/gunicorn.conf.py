@@ -16,8 +16,10 @@ workers never fight over cores. A worker whose warm-up does not finish within
 Worker count: an Audit-Local request is CPU-bound (embedding and judging claims) for its whole
 length, so one worker per core is the ceiling worth running; more only queue inside the machine.
 Default: ``THEORIA_WEB_WORKERS`` or the number of cores. Each worker serves ``THEORIA_WEB_THREADS``
-(4) requests at once on threads, so a cheap request (a refusal, a page, ``/healthz``) never waits
-for a whole audit to end, and accepts no more connections than it has threads: a connection it
+(2) requests at once on threads, so a cheap request (a refusal, a page, ``/healthz``) never waits
+for a whole audit to end; more threads only run more audits at once on the worker's core (under
+``tools/attack_load``, 4 threads answered half the normal audits of 2, at twice their p95, and held
+the database's write lock longer), and it accepts no more connections than it has threads: a connection it
 could not start at once would wait in its thread pool's queue behind its audits (the slow refusals
 of ``tools/attack_load``, issue 46), so it stays in the listen queue for the first worker with a
 free thread. Connections are therefore not kept alive between requests (a proxy in front reconnects
@@ -36,7 +38,7 @@ _cores = os.cpu_count() or 1
 bind = os.environ.get("THEORIA_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("THEORIA_WEB_WORKERS") or _cores)
 worker_class = "gthread"
-threads = int(os.environ.get("THEORIA_WEB_THREADS") or 4)
+threads = int(os.environ.get("THEORIA_WEB_THREADS") or 2)
 # a worker takes a connection only when a thread is free to start it (see above)
 worker_connections = threads
 preload_app = True

@@ -105,7 +105,9 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--attackers", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument(
+        "--threads", type=int, default=None, help="threads per worker (default: the configuration's)"
+    )
     parser.add_argument("--database-url", default="", help="a PostgreSQL URL (default: a fresh SQLite file)")
     parser.add_argument("--redis-url", default="", help="the cache and the task broker in Redis")
     args = parser.parse_args()

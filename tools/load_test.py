@@ -64,7 +64,9 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--per-client", type=int, default=4)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=4, help="threads per worker")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="threads per worker (default: the configuration's)"
+    )
     parser.add_argument(
         "--database-url", default="", help="serve this (empty) database instead of a fresh SQLite file"
     )
@@ -101,7 +103,7 @@ def main() -> int:
         "requests": len(results),
         "errors": errors,
         "workers": args.workers,
-        "threads": args.threads,
+        "threads": args.threads or "configured (THEORIA_WEB_THREADS, default 2)",
         "wall_s": round(wall, 1),
         "throughput_rps": round(len(results) / wall, 2),
         "p50_s": round(p[49], 2),

@@ -41,9 +41,15 @@ def _free_port() -> int:
 
 @contextmanager
 def served(
-    name: str, *, workers: int = 2, threads: int = 4, seed_kb: bool = True, extra_env: dict | None = None
+    name: str,
+    *,
+    workers: int = 2,
+    threads: int | None = None,
+    seed_kb: bool = True,
+    extra_env: dict | None = None,
 ):
-    """Yield (base URL, {username: token}) of a gunicorn serving a fresh database under var/<name>/."""
+    """Yield (base URL, {username: token}) of a gunicorn serving a fresh database under var/<name>/;
+    ``threads`` per worker, by default the configuration's own (``THEORIA_WEB_THREADS``)."""
     folder = ROOT / "var" / name
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.glob("db.sqlite3*"):
@@ -72,7 +78,7 @@ def served(
         # the workers and their threads through the settings' own variables, so the configuration's
         # derived settings (one connection per thread, the torch threads per worker) follow them
         "THEORIA_WEB_WORKERS": str(workers),
-        "THEORIA_WEB_THREADS": str(threads),
+        **({"THEORIA_WEB_THREADS": str(threads)} if threads else {}),
         **(extra_env or {}),
     }
     manage = [sys.executable, str(ROOT / "manage.py")]

@@ -44,7 +44,7 @@ def test_gunicorn_preloads_the_app_and_gives_each_worker_its_share_of_the_cores(
     config = read_in_fresh_process(GUNICORN, THEORIA_WEB_WORKERS="1", THEORIA_BIND="127.0.0.1:8123")
 
     assert config["bind"] == "127.0.0.1:8123" and config["workers"] == 1
-    assert config["preload_app"] is True and config["worker_class"] == "gthread"
+    assert config["preload_app"] is True and config["worker_class"] == "gthread" and config["threads"] == 2
     assert config["torch_threads"] == str(os.cpu_count() or 1)
     assert config["timeout"] >= 300 and config["backlog"] >= 2048 and config["max_requests"] > 0
 
