@@ -15,18 +15,20 @@ workers never fight over cores. A worker whose warm-up does not finish within
 
 Worker count: an Audit-Local request is CPU-bound (embedding and judging claims) for its whole
 length, so one worker per core is the ceiling worth running; more only queue inside the machine.
-Default: ``THEORIA_WEB_WORKERS`` or the number of cores. Each worker serves ``THEORIA_WEB_THREADS``
-(2) requests at once on threads, so a cheap request (a refusal, a page, ``/healthz``) never waits
-for a whole audit to end; more threads only run more audits at once on the worker's core (under
-``tools/attack_load``, 4 threads answered half the normal audits of 2, at twice their p95, and held
-the database's write lock longer), and it accepts no more connections than it has threads: a connection it
-could not start at once would wait in its thread pool's queue behind its audits (the slow refusals
-of ``tools/attack_load``, issue 46), so it stays in the listen queue for the first worker with a
-free thread. Connections are therefore not kept alive between requests (a proxy in front reconnects
-on loopback). Memory: workers x ~0.7 GB with
-the pgvector back end (the knowledge base stays in PostgreSQL); with the in-process index add
-about 14 MB per 1,000 chunks to every worker. Workers are recycled after ``max_requests``
-(jittered) so memory stays bounded over weeks. Scale out with more machines behind a proxy.
+Default: ``THEORIA_WEB_WORKERS`` or the number of cores.
+
+Threads: each worker serves ``THEORIA_WEB_THREADS`` (2) requests at once, so a cheap request (a
+refusal, a page, ``/healthz``) never waits for a whole audit to end. More threads only run more
+audits at once on the worker's core: under ``tools/attack_load``, 4 threads answered half the normal
+audits of 2, at twice their p95, and held the database's write lock longer. A worker accepts no more
+connections than it has threads: one it could not start at once would wait in its thread pool's
+queue behind its audits (the slow refusals of ``tools/attack_load``, issue 46); left in the listen
+queue, it goes to the first worker with a free thread. So no connection is kept alive between
+requests (a proxy in front reconnects on loopback).
+
+Memory: workers x ~0.7 GB with the pgvector back end (the knowledge base stays in PostgreSQL); with
+the in-process index add about 14 MB per 1,000 chunks to every worker. Workers are recycled after
+``max_requests`` (jittered by up to half of it) so memory stays bounded over weeks. Scale out with more machines behind a proxy.
 """
 
 from __future__ import annotations
