@@ -7,8 +7,8 @@ torch, measured by ``manage.py bench --backend pgvector``). With ``preload_app``
 Django and the model's weights once before forking, so workers start at once and share those
 pages until they write them. The master runs torch on one thread while it loads (converting the
 weights is parallel work: with more threads it started libgomp's OpenMP pool, which does not
-survive ``fork``; the workers then hung at boot in ``gomp_team_barrier_wait_end`` with 0 CPU, issue
-46), and each worker sets its own threads and runs its first inference after the fork. Torch uses
+survive ``fork``; the workers then hung at boot in ``gomp_team_barrier_wait_end`` with 0 CPU),
+and each worker sets its own threads and runs its first inference after the fork. Torch uses
 ``THEORIA_TORCH_THREADS`` threads per worker, by default the cores divided among the workers, so
 workers never fight over cores. A worker whose warm-up does not finish within
 ``THEORIA_WEB_BOOT_TIMEOUT_S`` (60 s) exits, and the master starts another.
@@ -22,7 +22,7 @@ refusal, a page, ``/healthz``) never waits for a whole audit to end. More thread
 audits at once on the worker's core: under ``tools/attack_load``, 4 threads answered half the normal
 audits of 2, at twice their p95, and held the database's write lock longer. A worker accepts no more
 connections than it has threads: one it could not start at once would wait in its thread pool's
-queue behind its audits (the slow refusals of ``tools/attack_load``, issue 46); left in the listen
+queue behind its audits (the slow refusals of ``tools/attack_load``); left in the listen
 queue, it goes to the first worker with a free thread. So no connection is kept alive between
 requests (a proxy in front reconnects on loopback).
 
@@ -54,7 +54,7 @@ keepalive = 0  # with no connection beyond its threads a worker keeps none alive
 backlog = int(os.environ.get("THEORIA_WEB_BACKLOG") or 2048)
 max_requests = int(os.environ.get("THEORIA_WEB_MAX_REQUESTS") or 1000)
 # Spread wide: workers serving one load reach their limit together, and two restarting at once
-# left none to answer for seconds (issue 46).
+# left none to answer for seconds (docs/ARCHITECTURE.md, "What the slow refusals waited for").
 max_requests_jitter = max_requests // 2
 accesslog = os.environ.get("THEORIA_ACCESS_LOG", "-")
 errorlog = "-"
