@@ -6,7 +6,7 @@ content hash; :func:`documents_ingest` for several at once, all or none), :func:
 (.txt, .md, .html, .jsonl) and reports per file, so one bad file never stops the others. Chunks
 are embedded, and their sentences encoded for the judge (``audit.pipeline.encodings``) and parsed for the
 role binding (``audit.pipeline.parse_store``) and stored where no earlier ingestion stored them, before
-any transaction begins (:func:`document_prepare`); the rows are then written in one short transaction
+any transaction begins (:func:`documents_prepare`, several documents together); the rows are then written in one short transaction
 (:func:`document_write`); :func:`kb_encodings_fill` encodes and parses what an older version left. Every change bumps
 ``Workspace.kb_version`` so search indexes in every process reload what changed
 (``audit.selectors.kb_index``).
@@ -137,27 +137,6 @@ def documents_prepare(
             out.append(exc)
     _encode([p for p in out if isinstance(p, PreparedDocument) and p.changed], embed, report)
     return out
-
-
-def document_prepare(
-    *,
-    workspace: Workspace,
-    doc: DocumentInput,
-    chunk_size: int | None = None,
-    chunk_overlap: int | None = None,
-    embed: Callable[[list[str]], np.ndarray] = _embed,
-) -> PreparedDocument:
-    """Normalise, chunk and embed one document outside any transaction (:func:`documents_prepare`).
-
-    The chunks are embedded only when the stored document does not already hold exactly these
-    chunks. Raises IngestError for an empty text.
-    """
-    prepared = documents_prepare(
-        workspace=workspace, docs=[doc], chunk_size=chunk_size, chunk_overlap=chunk_overlap, embed=embed
-    )[0]
-    if isinstance(prepared, IngestError):
-        raise prepared
-    return prepared
 
 
 def _chunked(workspace: Workspace, doc: DocumentInput, size: int, overlap: int) -> PreparedDocument:
