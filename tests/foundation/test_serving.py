@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -148,61 +147,14 @@ def test_with_debug_off_the_collected_plotly_bundle_is_served_compressed_in_unde
     assert "Content-Encoding" not in plain and int(plain["Content-Length"]) > 1_000_000
 
 
-def _healthz_within(base: str, seconds: float) -> bool:
-    import time
-    import urllib.request
-
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            return urllib.request.urlopen(base + "/healthz", timeout=2).status == 200
-        except OSError:
-            time.sleep(0.5)
-    return False
-
-
 @pytest.mark.slow
 def test_gunicorn_with_fewer_workers_than_cores_and_two_torch_threads_answers_healthz_within_a_minute(
     tmp_path,
 ):
     """The master loads the models before the fork: with more than one torch thread there it started
     an OpenMP pool that the forked workers then waited on for ever (issue 46)."""
-    import socket
+    from tools.boot_check import healthz_after_boot
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("THEORIA_", "DJANGO_", "DATABASE_URL"))}
-    env = {
-        **clean,
-        "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SECRET_KEY": "served-on-loopback-only-" + "k" * 40,
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-        "DJANGO_SECURE_SSL_REDIRECT": "0",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "THEORIA_VAR_DIR": str(tmp_path),
-        "THEORIA_WEB_WORKERS": "1",
-        "THEORIA_TORCH_THREADS": "2",
-        "THEORIA_BIND": f"127.0.0.1:{port}",
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-    }
-    env.pop("OPENBLAS_NUM_THREADS", None)
-    log = (tmp_path / "gunicorn.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "theoria/gunicorn.conf.py", "theoria.wsgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its workers are stopped with it
-    )
-    try:
-        answered = _healthz_within(f"http://127.0.0.1:{port}", 60)
-    finally:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait(timeout=30)
-        log.close()
+    answered, log = healthz_after_boot(tmp_path, workers=1, torch_threads=2, limit=60)
 
-    assert answered, (tmp_path / "gunicorn.log").read_text()[-3000:]
+    assert answered is not None, log[-3000:]
