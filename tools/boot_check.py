@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,12 +22,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tools.served import free_port, loopback_production_env  # noqa: E402
 
 
 def _answers(base: str, times: int) -> bool:
@@ -49,21 +45,13 @@ def healthz_after_boot(
         for k, v in os.environ.items()
         if not k.startswith(("THEORIA_", "DJANGO_", "DATABASE_URL", "OPENBLAS_", "OMP_"))
     }
-    port = _free_port()
+    port = free_port()
     env = {
         **clean,
-        "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SECRET_KEY": "served-on-loopback-only-" + "k" * 40,
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-        "DJANGO_SECURE_SSL_REDIRECT": "0",
-        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
-        "THEORIA_VAR_DIR": str(folder),
+        **loopback_production_env(folder),
         "THEORIA_WEB_WORKERS": str(workers),
         "THEORIA_TORCH_THREADS": str(torch_threads),
         "THEORIA_BIND": f"127.0.0.1:{port}",
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
     }
     log_path = folder / "gunicorn.log"
     with log_path.open("w") as log:

@@ -33,10 +33,27 @@ for name, role in (("admin", roles.ADMIN), ("frontend", roles.SUBMITTER), ("lead
 """
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def loopback_production_env(folder: Path) -> dict[str, str]:
+    """The production settings (DEBUG off) served on 127.0.0.1 without TLS, on a SQLite file and a
+    var/ in ``folder``, the models loaded offline: the variables a served stack sets over its own."""
+    return {
+        "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "served-on-loopback-only-" + "k" * 40,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "DJANGO_SECURE_HSTS_SECONDS": "0",
+        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
+        "THEORIA_VAR_DIR": str(folder),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
 
 
 @contextmanager
@@ -56,14 +73,7 @@ def served(
         stale.unlink()
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SECRET_KEY": "served-on-loopback-only-" + "k" * 40,
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-        "DJANGO_SECURE_SSL_REDIRECT": "0",
-        "DJANGO_SECURE_HSTS_SECONDS": "0",
-        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
-        "THEORIA_VAR_DIR": str(folder),
+        **loopback_production_env(folder),
         "THEORIA_THROTTLE_AUDITS": "",
         "THEORIA_THROTTLE_TOKEN": "",
         "THEORIA_SIGNIN_LOCKOUT": "",
@@ -73,8 +83,6 @@ def served(
         "THEORIA_SLACK_WEBHOOK_URL": "",
         "THEORIA_ONCALL_EMAIL": "",
         "OPENBLAS_NUM_THREADS": "1",
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
         # the workers and their threads through the settings' own variables, so the configuration's
         # derived settings (one connection per thread, the torch threads per worker) follow them
         "THEORIA_WEB_WORKERS": str(workers),
@@ -96,7 +104,7 @@ def served(
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-    port = _free_port()
+    port = free_port()
     log = (folder / "access.log").open("w")
     server = subprocess.Popen(
         [

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -32,6 +31,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tools.served import free_port, loopback_production_env  # noqa: E402
 
 SETUP = """
 from django.contrib.auth.models import Group, User
@@ -51,22 +53,13 @@ def _env(folder: Path) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("THEORIA_", "DJANGO_", "DATABASE_URL"))}
     return {
         **clean,
-        "DJANGO_SETTINGS_MODULE": "theoria.settings.base",
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SECRET_KEY": "soak-on-loopback-only-" + "k" * 40,
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-        "DJANGO_SECURE_SSL_REDIRECT": "0",
-        "DJANGO_SECURE_HSTS_SECONDS": "0",
-        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
-        "THEORIA_VAR_DIR": str(folder),
+        **loopback_production_env(folder),
         "THEORIA_THROTTLE_AUDITS": "",
         "THEORIA_SLACK_WEBHOOK_URL": "",
         "THEORIA_ONCALL_EMAIL": "oncall@example.org",  # every case notifies: the cluster delivers
         "THEORIA_EMAIL_BACKEND": "django.core.mail.backends.dummy.EmailBackend",
         "THEORIA_LLM_BASE_URL": "",
         "OPENBLAS_NUM_THREADS": "1",
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
     }
 
 
@@ -118,12 +111,6 @@ def writer(seconds: float, burst: int) -> None:
     print(json.dumps({"bursts": bursts, "cases": cases, "open": ReviewCase.objects.count()}))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _get(url: str, token: str) -> int:
     request = urllib.request.Request(url, headers={"Authorization": f"Token {token}"})
     try:
@@ -144,7 +131,7 @@ def soak(seconds: float, *, writers: int = 2, burst: int = 200, folder: Path | N
         [*manage, "shell", "-v0", "-c", SETUP], env=env, cwd=ROOT, check=True, capture_output=True, text=True
     )
     token = re.search(r"^token (\w+)$", out.stdout, re.M).group(1)  # type: ignore[union-attr]
-    port = _free_port()
+    port = free_port()
     logs = (folder / "server.log").open("w")
     started = [
         subprocess.Popen(
