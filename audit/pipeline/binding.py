@@ -766,9 +766,11 @@ def _evidence_forms(parsed: list[Any], words_only: list[Any]) -> frozenset[str]:
     )
 
 
-def _unstated_candidates(claim: str, evidence_sentences: list[str]) -> tuple[list[Unstated], list[str]]:
+def _unstated_candidates(
+    claim: str, evidence_sentences: list[str]
+) -> tuple[list[Unstated], Callable[[], list[str]]]:
     """(the claim's content words the evidence states in no form, the evidence words a near-synonym
-    may be: its content words)."""
+    may be: its content words, computed when called: most claims never need them)."""
     claim_doc, parsed, words_only = _read(claim, evidence_sentences)
     lemmas = _evidence_forms(parsed, words_only)
     prefixes = {w[:PREFIX_MATCH] for w in lemmas if len(w) >= PREFIX_MATCH}
@@ -788,26 +790,33 @@ def _unstated_candidates(claim: str, evidence_sentences: list[str]) -> tuple[lis
         )
         for t in candidates
     ]
-    pool = sorted(
-        frozenset().union(
-            *(
-                _memo(d, "theoria.content_lower", lambda d: frozenset(t.lower_ for t in _content(d)))
-                for d in parsed
-            ),
-            *(
-                _memo(d, "theoria.words_lower", lambda d: frozenset(t.lower_ for t in _words(d)))
-                for d in words_only
-            ),
+
+    def pool() -> list[str]:
+        return sorted(
+            frozenset().union(
+                *(
+                    _memo(d, "theoria.content_lower", lambda d: frozenset(t.lower_ for t in _content(d)))
+                    for d in parsed
+                ),
+                *(
+                    _memo(d, "theoria.words_lower", lambda d: frozenset(t.lower_ for t in _words(d)))
+                    for d in words_only
+                ),
+            )
         )
-    )
+
     return out, pool
 
 
 def _near_synonyms_dropped(
-    out: list[Unstated], pool: list[str], encode: Encode | None, min_cos: float
+    out: list[Unstated], candidates: Callable[[], list[str]], encode: Encode | None, min_cos: float
 ) -> list[Unstated]:
-    """``out`` less the common words some evidence word embeds within ``min_cos`` of (names stay)."""
-    if encode is None or not out or not pool:
+    """``out`` less the common words some evidence word (of ``candidates()``) embeds within ``min_cos``
+    of (names stay)."""
+    if encode is None or not out:
+        return out
+    pool = candidates()
+    if not pool:
         return out
     import numpy as np
 
@@ -892,6 +901,13 @@ def _copula_key(tok: Any) -> str:
 
 
 def _predicates(doc: Any) -> list[tuple[str, bool, Any]]:
+    """``_predicates_of(doc)``, computed once per cached doc (read only): a claim's every predicate
+    looks for itself in the same evidence sentences."""
+    found: list[tuple[str, bool, Any]] = _memo(doc, "theoria.predicates", _predicates_of)
+    return found
+
+
+def _predicates_of(doc: Any) -> list[tuple[str, bool, Any]]:
     """(key, negated, token) of each predicate of ``doc``: a main verb by its lemma (auxiliaries left
     out), a copula by its complement (``_copula_key``), and a verb the small parser tagged as a plural
     noun right after its subject ("Insulin cures diabetes", "the airline charges for …"). A finite
@@ -987,7 +1003,7 @@ def _stated(
         for e_lemma, e_negated, e_verb in _predicates(doc):
             if e_lemma != lemma:
                 continue
-            held = _forms(doc)
+            held = _memo(doc, "theoria.forms", _forms)
             share = sum(w in held or m in held for w, m in others) / len(others) if others else 1.0
             if share < NEGATION_PREDICATE_MIN_ALIGNMENT:
                 continue
