@@ -127,6 +127,18 @@ def sample_weights(records: list[dict], y: np.ndarray, alpha: float = DATASET_WE
     return w / w.mean()
 
 
+# rows the NLI stacker learns from beside the DEV claims (``nli_fit``: minimal pairs, unrelated evidence)
+GENERATED = "generated"
+GENERATED_WEIGHT = 0.3  # their weight relative to their class balance (DEV's own rows weigh 1)
+
+
+def stacker_weights(records: list[dict], y: np.ndarray) -> np.ndarray:
+    """``sample_weights``, with the generated rows (dataset ``GENERATED``) at ``GENERATED_WEIGHT`` of theirs."""
+    weights = sample_weights(records, y)
+    weights[np.array([r.get("dataset") == GENERATED for r in records], dtype=bool)] *= GENERATED_WEIGHT
+    return weights
+
+
 def fit_head(X: np.ndarray, y: np.ndarray, C: float, weights: np.ndarray | None = None) -> LinearHead:
     from sklearn.linear_model import LogisticRegression
 

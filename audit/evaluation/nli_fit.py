@@ -14,7 +14,8 @@ on a rerun (``var/nli/``), so an interrupted build goes on where it stopped:
 4. The stacker: the DEV claims' features (``entailment_fit.dev_features``, embeddings cached under
    ``var/entailment_cache``) and NLI features are measured by grouped 5-fold cross-validation (README
    group keys; every figure out-of-fold), then fitted on all DEV claims with Platt calibration on
-   inner out-of-fold logits, and written to ``artifacts/nli/stacker.json``.
+   inner out-of-fold logits, and written to ``artifacts/nli/stacker.json``; the fast depth's head is
+   fitted on the fast depth's own reading (``fast_reading.py``: words-only features, one sentence).
 5. The model card ``artifacts/nli/MODEL_CARD.md`` is written with the data, the terms, the settings
    and every figure measured here.
 
@@ -29,20 +30,23 @@ import json
 import os
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from audit.constants import REFUTED_THRESHOLD
+from audit.constants import NLI_FAST_SENTENCES, NLI_FAST_WINDOWS, REFUTED_THRESHOLD
 from audit.evaluation.bench_data import claim_evidence_texts, group_key
 from audit.evaluation.entailment_fit import (
     C_REFUTE,
     C_SUPPORT,
     DEFAULT_CLAIMS,
+    GENERATED,
     fit_head,
     refute_rows,
-    sample_weights,
+    stacker_weights,
 )
+from audit.evaluation.fast_reading import calibrated_out_of_fold, compare, fast_inputs, ship_fast_head
 from audit.evaluation.nli_attribution import MINED_REPEATS
 from audit.evaluation.nli_data import NLI_DIR, NLIPair, load_nli
 from audit.evaluation.nli_train import CHECKPOINT_DIR, predict, train_stage
@@ -77,8 +81,6 @@ STACKER_GENERATED = 4000  # generated rows the stacker learns from beside the DE
 # stand on an unrelated passage (the revision judges each cited passage alone)
 STACKER_UNRELATED = 1000
 UNRELATED_MAX_SHARED = 0.25
-GENERATED_WEIGHT = 0.3  # their weight relative to their class balance (DEV's own rows weigh 1)
-GENERATED = "generated"
 HELDOUT_PER_SOURCE = 1500  # held-out pairs scored per source (a seeded sample)
 DEMO_KB = REPO / "demo" / "kb"
 N_FOLDS = 5
@@ -310,9 +312,8 @@ def _heads(records: list[dict], XN: np.ndarray):
     """Support (full and fast) and refute heads over these rows; generated rows weigh ``GENERATED_WEIGHT``
     of what their class balance gives them, and inform the refute head with the other not-supported rows."""
     y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
-    weights = sample_weights(records, y)
+    weights = stacker_weights(records, y)
     generated = np.array([r.get("dataset") == GENERATED for r in records])
-    weights[generated] *= GENERATED_WEIGHT
     support = fit_head(XN, y, C_SUPPORT, weights)
     fast = fit_head(XN[:, FAST_COLUMNS], y, C_SUPPORT, weights)
     rmask = refute_rows(records) | (generated & (y == 0))
@@ -580,6 +581,11 @@ def _stack_and_report(records: list[dict], claims_path: Path, out_dir: Path, sta
         },
         extra=extra,
     )
+    # the fast depth reads less per claim (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS): its head learns that reading
+    (fast_rows,) = fast_inputs(
+        records, extra[0], model, idf, [(NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)], log=log
+    )
+    ship_fast_head(stacker, records, extra[0], fast_rows)
     stacker.save(out_dir / STACKER_FILE)
     contrast = suite_scores(NLIJudge(stacker=stacker, model=model))
     log(format_contrast({"nli": contrast}))
@@ -599,6 +605,35 @@ def _stack_and_report(records: list[dict], claims_path: Path, out_dir: Path, sta
     )
     where = out_dir.relative_to(REPO) if out_dir.is_relative_to(REPO) else out_dir
     log(f"wrote {where} in {(time.monotonic() - started) / 60:.0f} min")
+    return 0
+
+
+def fast_head(
+    claims_path: Path, *, before: tuple[int, int], write: bool = False, log: Callable[[str], object] = print
+) -> int:
+    """``fit_nli --fast-head``: measure the fast depth's reading against ``before`` on DEV and, with
+    ``write``, ship the fast head fitted on it into the shipped stacker (``fast_reading.py``); the
+    cross-encoder and the full depth's heads stay as they are."""
+    from audit.evaluation.entailment_fit import load_dev
+    from audit.pipeline.nli_model import get_nli_model
+
+    after = (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)
+    records = load_dev(claims_path)
+    stacker = NLIStacker.load(ARTIFACT_DIR / STACKER_FILE)
+    model = get_nli_model()
+    extra_rows, _ = _generated_rows_and_cache(records, model, CHECKPOINT_DIR)
+    old, new = fast_inputs(records, extra_rows, model, stacker.idf, [before, after], log=log)
+    p_old = calibrated_out_of_fold(records, old, extra_rows)
+    p_new = calibrated_out_of_fold(records, new, extra_rows)
+    names = (f"reading {before}", f"reading {after}")
+    log(compare(records, p_old, p_new, names, stacker.decision_threshold))
+    if not write:
+        return 0
+    ship_fast_head(stacker, records, extra_rows, new)
+    stacker.save(ARTIFACT_DIR / STACKER_FILE)
+    log(
+        f"wrote the fast head (reading {after}) into {ARTIFACT_DIR / STACKER_FILE}; version {stacker.version}"
+    )
     return 0
 
 
@@ -631,8 +666,10 @@ that command on the run that wrote these files (model version `{version}`).
   layer's states. The word-piece embeddings were frozen and are read from the installed package; the
   file `model.safetensors` holds every other weight in float16.
 - Use: the `nli` judge (`audit/pipeline/nli_judge.py`) reads each claim against its best two evidence
-  sentences and best two-sentence window; a stacker (`stacker.json`, logistic heads over the feature
-  model's features and the cross-encoder's probabilities, Platt-calibrated) gives the confidence.
+  sentences and best two-sentence window (at the fast depth, its one best sentence); a stacker
+  (`stacker.json`, logistic heads over the feature model's features and the cross-encoder's
+  probabilities, Platt-calibrated) gives the confidence. The fast depth's head is fitted on its own
+  reading by `python manage.py fit_nli --fast-head` (`audit/evaluation/fast_reading.py`).
 - Not for: languages other than English; evidence longer than a few sentences at once (the judge picks
   the sentences); a verdict without the numeric and structural checks that run beside it.
 

@@ -5,7 +5,9 @@ For each (claim, evidence passages) pair:
    negation, word-piece alignment at the full depth; words only at the fast depth);
 2. the NLI cross-encoder (``nli_model.py``) reads the claim against the few evidence texts that rank
    best for it, ``NLI_SENTENCES`` sentences and ``NLI_WINDOWS`` two-sentence windows chosen by word
-   overlap with the claim, so its cost per claim is bounded whatever the evidence's length (a claim read
+   overlap with the claim (at the fast depth ``NLI_FAST_SENTENCES`` and ``NLI_FAST_WINDOWS``: one sentence,
+   what its own support head was fitted on, ``audit/evaluation/fast_reading.py``), so its cost per
+   claim is bounded whatever the evidence's length (a claim read
    against one of its passages alone, for the evidence links, the conflict check and citations, reads
    that passage's best sentence only: ``NLI_PASSAGE_SENTENCES``, ``NLI_PASSAGE_WINDOWS``); from their entailment / contradiction /
    neutral probabilities come ``NLI_FEATURE_NAMES``;
@@ -42,6 +44,8 @@ from audit.constants import (
     NLI_CHUNK_MIN_WORDS,
     NLI_CHUNK_WORDS,
     NLI_CHUNKS,
+    NLI_FAST_SENTENCES,
+    NLI_FAST_WINDOWS,
     NLI_PASSAGE_SENTENCES,
     NLI_PASSAGE_WINDOWS,
     NLI_SENTENCES,
@@ -363,10 +367,11 @@ class NLIJudge(Judge):
         N = np.zeros((len(prepared), len(NLI_FEATURE_NAMES)), dtype=np.float32)
         if len(todo):
             # a per-passage pair (``allowed`` set) reads that passage's best sentence only
+            joint = (
+                (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS) if depth == "fast" else (NLI_SENTENCES, NLI_WINDOWS)
+            )
             reads = [
-                (NLI_SENTENCES, NLI_WINDOWS)
-                if pairs[i].allowed is None
-                else (NLI_PASSAGE_SENTENCES, NLI_PASSAGE_WINDOWS)
+                joint if pairs[i].allowed is None else (NLI_PASSAGE_SENTENCES, NLI_PASSAGE_WINDOWS)
                 for i in todo
             ]
             N[todo], _ = read_candidates([prepared[i] for i in todo], self._model, reads)

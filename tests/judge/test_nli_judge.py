@@ -175,6 +175,36 @@ def test_a_claim_read_against_one_passage_alone_reads_its_best_sentence_and_no_w
     assert passage_texts[0] in joint_texts
 
 
+def test_at_the_fast_depth_a_claim_reads_its_one_best_sentence_and_at_the_full_depth_its_window_too():
+    from audit.constants import NLI_FAST_SENTENCES, NLI_FAST_WINDOWS, Thresholds
+    from audit.pipeline.judges import JudgePair
+    from audit.pipeline.methods.base import verify_context
+    from audit.pipeline.nli_judge import NLIJudge
+
+    claim = "Travel refunds are paid within 30 days of the request."
+    passage = (
+        "Requests go to the finance team. Travel refunds are paid within 30 days. The team pays in euros."
+    )
+    read = {}
+    for depth in ("fast", "full"):
+        recorder = _Recorder()
+        NLIJudge(model=recorder, cascade=False).judge(
+            [JudgePair(claim, [passage])], verify_context(Thresholds(verification_depth=depth))
+        )
+        read[depth] = [t for t, _ in recorder.read]
+    assert (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS) == (1, 0)
+    assert read["fast"] == ["Travel refunds are paid within 30 days."]
+    assert read["full"][0] == read["fast"][0] and len(read["full"]) == NLI_SENTENCES + NLI_WINDOWS
+    assert any(t.count(".") == 2 for t in read["full"])
+
+
+def test_the_shipped_fast_head_was_fitted_on_the_reading_the_fast_depth_reads():
+    from audit.constants import NLI_FAST_SENTENCES, NLI_FAST_WINDOWS
+    from audit.pipeline.nli_judge import default_stacker
+
+    assert default_stacker().meta.get("fast_reading") == [NLI_FAST_SENTENCES, NLI_FAST_WINDOWS]
+
+
 def test_a_passage_is_cut_into_runs_of_whole_sentences_that_fit_beside_the_claim():
     claim = "Travel refunds are paid within 30 days."
     p = prepare(

@@ -47,7 +47,18 @@ class Command(BaseCommand):
             help="step 4: go on training the cross-encoder on the in-style pairs of shared/attribution/ "
             "(THEORIA_ATTRIBUTION_DIR) with hard negatives made from their evidence, then refit the stacker",
         )
-
+        parser.add_argument(
+            "--fast-head",
+            action="store_true",
+            help="keep the cross-encoder and the full depth's heads; measure the fast depth's reading "
+            "(NLI_FAST_SENTENCES, NLI_FAST_WINDOWS) against --fast-before on DEV (grouped CV, paired "
+            "intervals over answers) and refit the fast head on it (with --no-write: measure only)",
+        )
+        parser.add_argument(
+            "--fast-before",
+            default="2,1",
+            help="--fast-head: the reading compared with, as SENTENCES,WINDOWS (default 2,1: the full depth's)",
+        )
         parser.add_argument(
             "--attribution-epochs",
             type=float,
@@ -62,6 +73,25 @@ class Command(BaseCommand):
         for key, what in (("claims", "DEV claims file"), ("nli_dir", "entailment data folder")):
             if not Path(options[key]).exists():
                 raise CommandError(f"The {what} {options[key]} does not exist.")
+        if options["fast_head"]:
+            from audit.evaluation.nli_fit import fast_head
+
+            try:
+                before = tuple(int(v) for v in options["fast_before"].split(","))
+            except ValueError:
+                before = ()
+            if len(before) != 2 or min(before) < 0 or before[0] < 1:
+                raise CommandError(
+                    "--fast-before must be SENTENCES,WINDOWS, at least one sentence (e.g. 2,1)."
+                )
+            raise SystemExit(
+                fast_head(
+                    Path(options["claims"]),
+                    before=(before[0], before[1]),
+                    write=not options["no_write"],
+                    log=lambda line: self.stdout.write(str(line)),
+                )
+            )
         code = build(
             Path(options["claims"]),
             nli_dir=Path(options["nli_dir"]),

@@ -1,0 +1,113 @@
+"""The fast depth's reading as ``fit_nli --fast-head`` measures and fits it (audit/evaluation/fast_reading.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from audit.evaluation.fast_reading import compare, fast_inputs, fit_fast_head, out_of_fold
+from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, featurize
+from audit.pipeline.nli_judge import NLI_FEATURE_NAMES, candidate_texts
+from audit.pipeline.nli_model import get_nli_model
+
+EVIDENCE = (
+    "Requests go to the finance team. Travel refunds are paid within 30 days. The team pays in euros. "
+    "Receipts are kept for seven years."
+)
+CLAIMS = [
+    ("Travel refunds are paid within 30 days.", "SUPPORTED"),
+    ("Travel refunds are paid within 60 days.", "NEI"),
+    ("The team pays in euros.", "SUPPORTED"),
+    ("The team pays in dollars.", "NEI"),
+    ("Receipts are kept for seven years.", "SUPPORTED"),
+    ("Receipts are never kept.", "NEI"),
+]
+
+
+def _records(n_groups: int = 5) -> list[dict]:
+    return [
+        {
+            "id": f"c{g}-{k}",
+            "dataset": "wice" if g % 2 else "scifact",
+            "claim": claim,
+            "evidence": [{"id": "e", "text": EVIDENCE}],
+            "label": label,
+        }
+        for g in range(n_groups)
+        for k, (claim, label) in enumerate(CLAIMS)
+    ]
+
+
+def test_the_fast_inputs_are_the_words_only_features_beside_each_readings_cross_encoder_features():
+    records = _records(1)
+    rows = fast_inputs(records, [], get_nli_model(), {}, [(2, 1), (1, 0)], log=lambda line: None)
+    assert [r.reading for r in rows] == [(2, 1), (1, 0)]
+    assert rows[1].pairs_per_claim == 1.0 and rows[0].pairs_per_claim == 3.0
+    X, prepared = featurize([(r["claim"], [EVIDENCE]) for r in records], None, {})
+    words_only = X[:, [FEATURE_NAMES.index(n) for n in FAST_FEATURES]]
+    for r in rows:
+        assert r.dev.shape == (len(records), len(FAST_FEATURES) + len(NLI_FEATURE_NAMES))
+        np.testing.assert_allclose(r.dev[:, : len(FAST_FEATURES)], words_only)
+    # the one sentence read is the first text of the wider reading: the same cross-encoder row
+    assert candidate_texts(prepared[0], 1, 0) == candidate_texts(prepared[0])[:1]
+    entail = len(FAST_FEATURES) + NLI_FEATURE_NAMES.index("nli_entail_max")
+    assert rows[0].dev[0, entail] >= rows[1].dev[0, entail]
+
+
+def test_the_fast_head_is_measured_out_of_fold_and_compared_on_the_same_resamples():
+    records = _records(10)
+    rng = np.random.default_rng(3)
+    y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=float)
+    X = np.column_stack([y + rng.normal(0, 0.3, len(y)), rng.normal(0, 1, len(y))])
+    from audit.evaluation.fast_reading import FastRows
+
+    rows = FastRows((1, 0), X, np.zeros((0, 2)), 1.0)
+    z = out_of_fold(records, rows, [])
+    assert np.mean((z > 0) == (y > 0)) > 0.9  # the informative column is learnt without seeing the fold
+    head = fit_fast_head(records, X, [], np.zeros((0, 2)))
+    assert head.logit(np.array([[1.0, 0.0]]))[0] > head.logit(np.array([[0.0, 0.0]]))[0]
+    noise = rng.uniform(0, 1, len(y))
+    text = compare(records, noise, 1 / (1 + np.exp(-z)), ("noise", "fitted"), 0.5)
+    assert "paired change of the macro AUROC (fitted - noise): +" in text
+    assert "catch at macro false alarm <= 25 %" in text
+    assert "fitted: SUPPORTED at the decision point P >= 0.50" in text
+
+
+@pytest.mark.parametrize("value", ["2", "a,b", "0,1", "1,-1"])
+def test_fit_nli_refuses_a_malformed_reading_to_compare_with(value):
+    with pytest.raises(CommandError, match="--fast-before must be SENTENCES,WINDOWS"):
+        call_command("fit_nli", "--fast-head", "--fast-before", value)
+
+
+def test_shipping_the_fast_head_twice_on_the_same_rows_gives_the_same_version_and_keeps_the_full_one():
+    from audit.evaluation.fast_reading import FastRows, ship_fast_head
+    from audit.pipeline.nli_judge import NLIStacker, default_stacker
+
+    records = _records(10)
+    rng = np.random.default_rng(5)
+    width = len(FAST_FEATURES) + len(NLI_FEATURE_NAMES)
+    y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=float)
+    X = rng.normal(0, 1, (len(records), width))
+    X[:, 0] += 2 * y
+    rows = FastRows((1, 0), X, np.zeros((0, width)), 1.0)
+    shipped = default_stacker()
+    versions = []
+    for _ in range(2):
+        stacker = NLIStacker(
+            shipped.support,
+            shipped.refute,
+            shipped.fast,
+            shipped.calibration,
+            shipped.fast_calibration,
+            shipped.idf,
+            {"version": "full-artefact", "best_threshold": 0.5},
+        )
+        ship_fast_head(stacker, records, [], rows)
+        ship_fast_head(stacker, records, [], rows)  # a rerun on a stacker that already has one
+        versions.append(stacker.version)
+        assert stacker.meta["full_version"] == "full-artefact"
+        assert stacker.meta["fast_reading"] == [1, 0]
+        assert stacker.support is shipped.support and stacker.calibration == shipped.calibration
+        assert stacker.fast.logit(X[:1]).shape == (1,)
+    assert versions[0] == versions[1] != "full-artefact"
