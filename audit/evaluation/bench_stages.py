@@ -1,7 +1,7 @@
 """The bench's clocks: the time of each stage of an audit, and the reading floor measured in the same run.
 
 ``StageClock`` wraps the few calls an audit's time goes to (the bi-encoder, the search, the cross-encoder,
-the role binding) and adds up each one's wall and CPU time (every thread of the process), exclusive of
+the role binding, the negation check's parses, the structural rules, the numeric and the other checks) and adds up each one's wall and CPU time (every thread of the process), exclusive of
 the wrapped calls inside it, so the stages and the rest add up to the answers' time.
 
 ``reading_floor`` is the least work a verifier that reads can do for one answer: embed its claims,
@@ -18,6 +18,16 @@ from typing import Any
 import numpy as np
 
 BI_ENCODER, SEARCH, CROSS_ENCODER, BINDING = "bi-encoder", "search", "cross-encoder", "role binding"
+# the checks beside the judge: the structure method's own rules (its binding and parses aside), the parses
+# the negation check reads on the predicate (stored ones unpacked, the others parsed), the numeric check,
+# and the other offline methods together
+STRUCTURE, NEGATION_PARSES, NUMERIC, OTHER_CHECKS = (
+    "structural rules",
+    "negation parses",
+    "numeric check",
+    "other checks",
+)
+OTHER_METHODS = ("conflict", "freshness", "linguistic", "cove")
 
 
 def _clocks() -> tuple[float, float]:
@@ -73,9 +83,11 @@ class StageClock:
 
 def audit_clock(kb: Any) -> StageClock:
     """A clock on the calls of an in-process audit: the embedder's two methods, the index's search,
-    the NLI model's scoring and the role binding's two entry points."""
+    the NLI model's scoring, the role binding's two entry points, the negation check's parses and the
+    offline methods beside the judge (each exclusive of the stages inside it)."""
     from audit.pipeline import binding, nli_model
     from audit.pipeline.embedding import get_embedder
+    from audit.pipeline.methods import REGISTRY
 
     clock = StageClock()
     embedder = get_embedder()
@@ -85,6 +97,11 @@ def audit_clock(kb: Any) -> StageClock:
     clock.wrap(nli_model.get_nli_model(), "probabilities", CROSS_ENCODER)
     clock.wrap(binding, "prefetch", BINDING)
     clock.wrap(binding, "apply", BINDING)
+    clock.wrap(binding, "prefetch_texts", NEGATION_PARSES)
+    clock.wrap(REGISTRY["structure"], "verify_many", STRUCTURE)
+    clock.wrap(REGISTRY["numeric"], "verify_many", NUMERIC)
+    for name in OTHER_METHODS:
+        clock.wrap(REGISTRY[name], "verify_many", OTHER_CHECKS)
     return clock
 
 

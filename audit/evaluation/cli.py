@@ -1059,7 +1059,7 @@ def _print_bench(summary: dict, judge: str, depth: str, n_answers: int, n_claims
         f"mean per answer {summary['mean_ms']} ms (CPU {summary['mean_cpu_ms']} ms): "
         + ", ".join(f"{k} {v} ms (CPU {cpu[k]} ms)" for k, v in sorted(wall.items(), key=lambda kv: -kv[1]))
         + f", the rest {summary['mean_ms'] - sum(wall.values()):.1f} ms (CPU "
-        f"{summary['mean_cpu_ms'] - sum(cpu.values()):.1f} ms: extraction, features, checks, scoring); "
+        f"{summary['mean_cpu_ms'] - sum(cpu.values()):.1f} ms: extraction, retrieval's fusion, features, scoring); "
         f"the role binding parsed {summary['parses_per_answer']} texts per answer and read "
         f"{summary['stored_parses_per_answer']} parses stored at ingestion",
         file=out,

@@ -15,7 +15,8 @@ class Command(BaseCommand):
         "on a busy machine), claims per second, peak memory (ru_maxrss), the reading floor measured in the same "
         "run on the same answers (embed the claims, exact search over the chunks, one cross-encoder pass of each "
         "claim against one sentence) and p50 / floor, the mean answer's time per stage (bi-encoder, search, "
-        "cross-encoder, role binding, the rest; wall and CPU), the texts the role binding parsed and the share "
+        "cross-encoder, role binding, the negation check's parses, the structural rules, the numeric and the "
+        "other checks, the rest; wall and CPU), the texts the role binding parsed and the share "
         "of claims each stage of the judge settled (the cascade's cheap signals, the NLI reader); each judge's "
         "report ends with one JSON object line of these figures; with several --judge, a table of them follows."
     )
