@@ -80,6 +80,12 @@ def test_fit_nli_refuses_a_malformed_reading_to_compare_with(value):
         call_command("fit_nli", "--fast-head", "--fast-before", value)
 
 
+def test_fit_nli_fast_head_needs_the_dev_claims_but_not_the_training_data(tmp_path):
+    missing = tmp_path / "claims.jsonl"
+    with pytest.raises(CommandError, match=f"The DEV claims file {missing} does not exist."):
+        call_command("fit_nli", "--fast-head", "--claims", str(missing), "--nli-dir", str(tmp_path / "none"))
+
+
 def test_shipping_the_fast_head_twice_on_the_same_rows_gives_the_same_version_and_keeps_the_full_one():
     from audit.evaluation.fast_reading import FastRows, ship_fast_head
     from audit.pipeline.nli_judge import NLIStacker, default_stacker

@@ -68,14 +68,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        from audit.evaluation.nli_fit import build
+        from audit.evaluation.nli_fit import build, fast_head
 
-        for key, what in (("claims", "DEV claims file"), ("nli_dir", "entailment data folder")):
-            if not Path(options[key]).exists():
-                raise CommandError(f"The {what} {options[key]} does not exist.")
-        if options["fast_head"]:
-            from audit.evaluation.nli_fit import fast_head
-
+        if options["fast_head"]:  # no training: the DEV claims and the shipped cross-encoder only
             try:
                 before = tuple(int(v) for v in options["fast_before"].split(","))
             except ValueError:
@@ -84,14 +79,22 @@ class Command(BaseCommand):
                 raise CommandError(
                     "--fast-before must be SENTENCES,WINDOWS, at least one sentence (e.g. 2,1)."
                 )
-            raise SystemExit(
-                fast_head(
-                    Path(options["claims"]),
-                    before=(before[0], before[1]),
-                    write=not options["no_write"],
-                    log=lambda line: self.stdout.write(str(line)),
-                )
+        checked = (("claims", "DEV claims file"),) + (
+            () if options["fast_head"] else (("nli_dir", "entailment data folder"),)
+        )
+        for key, what in checked:
+            if not Path(options[key]).exists():
+                raise CommandError(f"The {what} {options[key]} does not exist.")
+        if options["fast_head"]:
+            code = fast_head(
+                Path(options["claims"]),
+                before=(before[0], before[1]),
+                write=not options["no_write"],
+                log=lambda line: self.stdout.write(str(line)),
             )
+            if code:
+                raise SystemExit(code)
+            return
         code = build(
             Path(options["claims"]),
             nli_dir=Path(options["nli_dir"]),
