@@ -5,8 +5,8 @@ For each (claim, evidence passages) pair:
    negation, word-piece alignment at the full depth; words only at the fast depth);
 2. the NLI cross-encoder (``nli_model.py``) reads the claim against the few evidence texts that rank
    best for it, ``NLI_SENTENCES`` sentences and ``NLI_WINDOWS`` two-sentence windows chosen by word
-   overlap with the claim (at the fast depth ``NLI_FAST_SENTENCES`` and ``NLI_FAST_WINDOWS``: one sentence,
-   what its own support head was fitted on, ``audit/evaluation/fast_reading.py``), so its cost per
+   overlap with the claim (at the fast depth ``NLI_FAST_SENTENCES`` and ``NLI_FAST_WINDOWS``, the reading
+   its own support head was fitted on, ``audit/evaluation/fast_reading.py``), so its cost per
    claim is bounded whatever the evidence's length (a claim read
    against one of its passages alone, for the evidence links, the conflict check and citations, reads
    that passage's best sentence only: ``NLI_PASSAGE_SENTENCES``, ``NLI_PASSAGE_WINDOWS``); from their entailment / contradiction /

@@ -175,7 +175,7 @@ def test_a_claim_read_against_one_passage_alone_reads_its_best_sentence_and_no_w
     assert passage_texts[0] in joint_texts
 
 
-def test_at_the_fast_depth_a_claim_reads_its_one_best_sentence_and_at_the_full_depth_its_window_too():
+def test_each_depth_reads_a_claim_against_the_texts_its_own_head_was_fitted_on():
     from audit.constants import NLI_FAST_SENTENCES, NLI_FAST_WINDOWS, Thresholds
     from audit.pipeline.judges import JudgePair
     from audit.pipeline.methods.base import verify_context
@@ -185,17 +185,17 @@ def test_at_the_fast_depth_a_claim_reads_its_one_best_sentence_and_at_the_full_d
     passage = (
         "Requests go to the finance team. Travel refunds are paid within 30 days. The team pays in euros."
     )
-    read = {}
-    for depth in ("fast", "full"):
+    readings = {"fast": (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS), "full": (NLI_SENTENCES, NLI_WINDOWS)}
+    for depth, (sentences, windows) in readings.items():
         recorder = _Recorder()
         NLIJudge(model=recorder, cascade=False).judge(
             [JudgePair(claim, [passage])], verify_context(Thresholds(verification_depth=depth))
         )
-        read[depth] = [t for t, _ in recorder.read]
-    assert (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS) == (1, 0)
-    assert read["fast"] == ["Travel refunds are paid within 30 days."]
-    assert read["full"][0] == read["fast"][0] and len(read["full"]) == NLI_SENTENCES + NLI_WINDOWS
-    assert any(t.count(".") == 2 for t in read["full"])
+        read = [t for t, _ in recorder.read]
+        assert read == candidate_texts(prepare(claim, [passage]), sentences, windows)
+        assert read[0] == "Travel refunds are paid within 30 days."
+        assert len(read) == sentences + windows  # the windows read are two sentences each
+        assert sum(t.count(".") == 2 for t in read) == windows
 
 
 def test_the_shipped_fast_head_was_fitted_on_the_reading_the_fast_depth_reads():
