@@ -30,7 +30,7 @@ import numpy as np
 from audit.constants import RANKING_FALSE_ALARM
 from audit.evaluation.bench_data import claim_evidence_texts, group_key
 from audit.evaluation.catch_rate import bootstrap_report, format_report, paired_difference
-from audit.evaluation.entailment_fit import C_SUPPORT, fit_head, stacker_weights
+from audit.evaluation.entailment_fit import C_SUPPORT, N_FOLDS, fit_head, stacker_weights
 from audit.evaluation.learned_fit import platt
 from audit.evaluation.ranking import (
     auroc_report,
@@ -55,13 +55,26 @@ class FastRows:
     pairs_per_claim: float
 
 
+def read_pairs(pairs: list[tuple[str, str]], model, desc: str) -> dict[tuple[str, str], np.ndarray]:
+    """The cross-encoder's probabilities of each distinct (text, claim) pair, read in batches of 512
+    with a progress bar."""
+    from tqdm import tqdm
+
+    probs: dict[tuple[str, str], np.ndarray] = {}
+    bar = tqdm(total=len(pairs), desc=desc, unit="pair", disable=None)
+    for start in range(0, len(pairs), 512):
+        chunk = pairs[start : start + 512]
+        probs.update(zip(chunk, model.probabilities(chunk)))
+        bar.update(len(chunk))
+    bar.close()
+    return probs
+
+
 def fast_inputs(
     records: list[dict], extra_rows: list[dict], model, idf: dict, readings: list[Reading], log=print
 ) -> list[FastRows]:
     """The fast head's inputs of ``records`` and ``extra_rows`` under each of ``readings``: the features
     computed words only, the cross-encoder run once over the union of the texts the readings read."""
-    from tqdm import tqdm
-
     rows = records + extra_rows
     X, prepared = featurize([(r["claim"], claim_evidence_texts(r)) for r in rows], None, idf)
     X = X[:, [FEATURE_NAMES.index(n) for n in FAST_FEATURES]]
@@ -69,15 +82,7 @@ def fast_inputs(
     flat = list(
         dict.fromkeys((t, p.claim) for ts in texts.values() for p, tt in zip(prepared, ts) for t in tt)
     )
-    probs: dict[tuple[str, str], np.ndarray] = {}
-    bar = tqdm(
-        total=len(flat), desc="read DEV and generated claims (cross-encoder)", unit="pair", disable=None
-    )
-    for start in range(0, len(flat), 512):
-        chunk = flat[start : start + 512]
-        probs.update(zip(chunk, model.infer(chunk)))
-        bar.update(len(chunk))
-    bar.close()
+    probs = read_pairs(flat, model, "read DEV and generated claims (cross-encoder)")
     out = []
     for rd in readings:
         N = np.stack(
@@ -95,21 +100,22 @@ def fast_inputs(
 
 def fit_fast_head(records: list[dict], X: np.ndarray, extra_rows: list[dict], extra_X: np.ndarray):
     """The fast support head fitted as ``nli_fit._heads`` fits it: the generated rows beside these."""
-
     rows = records + extra_rows
     y = np.array([r["label"] == "SUPPORTED" for r in rows], dtype=int)
     return fit_head(np.concatenate([X, extra_X]), y, C_SUPPORT, stacker_weights(rows, y))
 
 
-def out_of_fold(records: list[dict], rows: FastRows, extra_rows: list[dict], folds: int = 5) -> np.ndarray:
-    """The fast head's out-of-fold support logit of every DEV claim (grouped folds)."""
+def out_of_fold(
+    records: list[dict], X: np.ndarray, extra_rows: list[dict], extra_X: np.ndarray
+) -> np.ndarray:
+    """The fast head's out-of-fold support logit of every row of ``X`` (``records``; grouped folds)."""
     from sklearn.model_selection import GroupKFold
 
     groups = np.array([group_key(r) for r in records])
     z = np.zeros(len(records))
-    for train, test in GroupKFold(n_splits=folds).split(rows.dev, groups=groups):
-        head = fit_fast_head([records[i] for i in train], rows.dev[train], extra_rows, rows.extra)
-        z[test] = head.logit(rows.dev[test])
+    for train, test in GroupKFold(n_splits=N_FOLDS).split(X, groups=groups):
+        head = fit_fast_head([records[i] for i in train], X[train], extra_rows, extra_X)
+        z[test] = head.logit(X[test])
     return z
 
 
@@ -121,10 +127,9 @@ def calibrated_out_of_fold(records: list[dict], rows: FastRows, extra_rows: list
     groups = np.array([group_key(r) for r in records])
     y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
     p = np.zeros(len(records))
-    for train, test in GroupKFold(n_splits=5).split(rows.dev, groups=groups):
+    for train, test in GroupKFold(n_splits=N_FOLDS).split(rows.dev, groups=groups):
         inner = [records[i] for i in train]
-        sub = FastRows(rows.reading, rows.dev[train], rows.extra, rows.pairs_per_claim)
-        a, b = platt(out_of_fold(inner, sub, extra_rows), y[train])
+        a, b = platt(out_of_fold(inner, rows.dev[train], extra_rows, rows.extra), y[train])
         head = fit_fast_head(inner, rows.dev[train], extra_rows, rows.extra)
         p[test] = 1.0 / (1.0 + np.exp(-(a * head.logit(rows.dev[test]) + b)))
     return p
@@ -136,7 +141,6 @@ def compare(
     """How two out-of-fold P(supported) of the same claims rank and catch, with paired intervals:
     the AUROC, the catch rate at one review load, and the labels at ``cut`` (the judge's decision point,
     which the fast depth shares with the full one)."""
-
     datasets = [r["dataset"] for r in records]
     gold = np.array([r["label"] == "SUPPORTED" for r in records])
     groups = np.array([group_key(r) for r in records])
@@ -152,7 +156,7 @@ def compare(
         )
         lines.append(
             format_report(
-                _report(datasets, gold, p >= cut, groups),
+                bootstrap_report(datasets, gold, p >= cut, groups),
                 title=f"{name}: SUPPORTED at the decision point P >= {cut:.2f}",
             )
         )
@@ -171,19 +175,13 @@ def compare(
     return "\n".join(lines)
 
 
-def _report(datasets, gold, pred, groups):
-
-    return bootstrap_report(datasets, gold, pred, groups)
-
-
 def ship_fast_head(stacker, records: list[dict], extra_rows: list[dict], rows: FastRows) -> None:
     """Put into ``stacker`` the fast head fitted on ``rows`` (every DEV claim and the generated rows)
     with its Platt calibration on out-of-fold logits, and a version naming both the full depth's
     artefact (``full_version``, kept across refits) and this head."""
-
     y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=int)
     stacker.fast = fit_fast_head(records, rows.dev, extra_rows, rows.extra)
-    stacker.fast_calibration = platt(out_of_fold(records, rows, extra_rows), y)
+    stacker.fast_calibration = platt(out_of_fold(records, rows.dev, extra_rows, rows.extra), y)
     base = str(stacker.meta.get("full_version") or stacker.version)
     digest = hashlib.sha256(rows.dev.tobytes() + rows.extra.tobytes()).hexdigest()[:12]
     stacker.meta = {

@@ -15,7 +15,8 @@ on a rerun (``var/nli/``), so an interrupted build goes on where it stopped:
    ``var/entailment_cache``) and NLI features are measured by grouped 5-fold cross-validation (README
    group keys; every figure out-of-fold), then fitted on all DEV claims with Platt calibration on
    inner out-of-fold logits, and written to ``artifacts/nli/stacker.json``; the fast depth's head is
-   fitted on the fast depth's own reading (``fast_reading.py``: words-only features, one sentence).
+   fitted on the fast depth's own reading (``fast_reading.py``: ``NLI_FAST_SENTENCES``,
+   ``NLI_FAST_WINDOWS``, and the features words only, as the fast depth computes them).
 5. The model card ``artifacts/nli/MODEL_CARD.md`` is written with the data, the terms, the settings
    and every figure measured here.
 
@@ -46,7 +47,13 @@ from audit.evaluation.entailment_fit import (
     refute_rows,
     stacker_weights,
 )
-from audit.evaluation.fast_reading import calibrated_out_of_fold, compare, fast_inputs, ship_fast_head
+from audit.evaluation.fast_reading import (
+    calibrated_out_of_fold,
+    compare,
+    fast_inputs,
+    read_pairs,
+    ship_fast_head,
+)
 from audit.evaluation.nli_attribution import MINED_REPEATS
 from audit.evaluation.nli_data import NLI_DIR, NLIPair, load_nli
 from audit.evaluation.nli_train import CHECKPOINT_DIR, predict, train_stage
@@ -186,18 +193,10 @@ def dev_nli_features(records: list[dict], model, cache_dir: Path = CHECKPOINT_DI
         N = np.load(cache)
         if N.shape == (len(records), len(NLI_FEATURE_NAMES)):
             return N
-    from tqdm import tqdm
-
     prepared = [prepare(r["claim"], claim_evidence_texts(r)) for r in records]
     texts = [candidate_texts(p) for p in prepared]
     flat = list(dict.fromkeys((t, p.claim) for p, ts in zip(prepared, texts) for t in ts))
-    bar = tqdm(total=len(flat), desc="read DEV claims (cross-encoder)", unit="pair", disable=None)
-    probs: dict[tuple[str, str], np.ndarray] = {}
-    for start in range(0, len(flat), 512):
-        chunk = flat[start : start + 512]
-        probs.update(zip(chunk, model.probabilities(chunk)))
-        bar.update(len(chunk))
-    bar.close()
+    probs = read_pairs(flat, model, "read DEV claims (cross-encoder)")
     N = np.stack(
         [
             nli_features(np.array([probs[(t, p.claim)] for t in ts]).reshape(-1, 3), text_coverage(p, ts))
@@ -581,7 +580,7 @@ def _stack_and_report(records: list[dict], claims_path: Path, out_dir: Path, sta
         },
         extra=extra,
     )
-    # the fast depth reads less per claim (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS): its head learns that reading
+    # the fast depth's head learns its own reading (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS) on words-only features
     (fast_rows,) = fast_inputs(
         records, extra[0], model, idf, [(NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)], log=log
     )
@@ -666,10 +665,10 @@ that command on the run that wrote these files (model version `{version}`).
   layer's states. The word-piece embeddings were frozen and are read from the installed package; the
   file `model.safetensors` holds every other weight in float16.
 - Use: the `nli` judge (`audit/pipeline/nli_judge.py`) reads each claim against its best two evidence
-  sentences and best two-sentence window (at the fast depth, its one best sentence); a stacker
+  sentences and best two-sentence window (at the fast depth too); a stacker
   (`stacker.json`, logistic heads over the feature model's features and the cross-encoder's
   probabilities, Platt-calibrated) gives the confidence. The fast depth's head is fitted on its own
-  reading by `python manage.py fit_nli --fast-head` (`audit/evaluation/fast_reading.py`).
+  reading and words-only features by `python manage.py fit_nli --fast-head` (`audit/evaluation/fast_reading.py`).
 - Not for: languages other than English; evidence longer than a few sentences at once (the judge picks
   the sentences); a verdict without the numeric and structural checks that run beside it.
 
