@@ -1,4 +1,4 @@
-"""``python -m audit.evaluation.kernel_probe [--pairs N] [--bi-encoder] KERNEL ...``: an encoder under each kernel.
+"""``python -m audit.evaluation.kernel_probe KERNEL ... [--pairs N] [--bi-encoder | --passes COST ...]``: an encoder under each kernel.
 
 Reads the first ``N`` DEV claims that have evidence, pairs each with the first two sentences of its first
 evidence text, and scores the pairs with the NLI model under each kernel named (``MODEL_KERNELS``),
@@ -6,7 +6,11 @@ printing the CPU and wall time of each and, against float32 (when named), the la
 of the three probabilities and the share of pairs whose most likely class is unchanged. A cheap look
 before the label-neutrality run on DEV (``evaluate --claims-only`` then ``compare_runs``), not instead of it.
 With ``--bi-encoder``, the bi-encoder over the pairs' sentences and claims instead: its time, and the cosine
-of each vector to its float32 one.
+of each vector to its float32 one. With ``--passes COST ...``, the cross-encoder under the first kernel named,
+over answers of ``ANSWER_CLAIMS`` claims each read against texts of one, one and three sentences (the
+mix of lengths a reading has), with its forward passes cut as ``nli_model.length_batches`` cuts them
+at each pass cost, beside one pass of up to ``INFER_BATCH`` pairs (as before): the time of an answer's
+reading, and the largest change of a probability.
 """
 
 from __future__ import annotations
@@ -37,6 +41,56 @@ def dev_pairs(n: int) -> list[tuple[str, str]]:
         if len(pairs) >= n:
             break
     return pairs
+
+
+ANSWER_CLAIMS = 11  # the bench's answers hold 11.2 claims
+
+
+def answer_pairs(n: int) -> list[list[tuple[str, str]]]:
+    """The first ``n`` DEV claims with evidence, ``ANSWER_CLAIMS`` to an answer, each read against its
+    first evidence text's first sentence, its second, and its first three together."""
+    from audit.pipeline.extraction import split_sentences
+
+    good, _ = read_jsonl(DEFAULT_CLAIMS, ("claim", "evidence"))
+    pairs: list[tuple[str, str]] = []
+    for _, rec in good:
+        texts = claim_evidence_texts(rec)
+        sentences = split_sentences(texts[0]) if texts else []
+        if len(sentences) >= 2:
+            claim = str(rec["claim"])
+            pairs += [(sentences[0], claim), (sentences[1], claim), (" ".join(sentences[:3]), claim)]
+        if len(pairs) >= 3 * n:
+            break
+    step = 3 * ANSWER_CLAIMS
+    return [pairs[k : k + step] for k in range(0, len(pairs), step)]
+
+
+def passes(kernel: str, costs: list[int], answers: list[list[tuple[str, str]]], rounds: int = 2) -> None:
+    """The cross-encoder's reading of each answer with its passes cut at each of ``costs`` (and in
+    one pass of up to ``INFER_BATCH`` pairs): the least of ``rounds`` timings, alternated."""
+    from audit.pipeline.nli_model import INFER_BATCH, MAX_TOKENS, NLIModel
+
+    model = NLIModel(kernel=kernel).load()
+    model.infer(answers[0][:4])  # warm-up
+    plans = {f"one pass of up to {INFER_BATCH} pairs (as before)": INFER_BATCH * MAX_TOKENS + 1}
+    plans.update({f"passes cut at a pass cost of {c} word pieces": c for c in costs})
+    best: dict[str, tuple[float, float]] = {}
+    probs: dict[str, np.ndarray] = {}
+    for _ in range(rounds):
+        for label, cost in plans.items():
+            model.pass_cost = cost
+            wall, cpu = time.perf_counter(), time.process_time()
+            probs[label] = np.concatenate([model.infer(a) for a in answers])
+            took = (time.perf_counter() - wall, time.process_time() - cpu)
+            best[label] = min(best.get(label, took), took)
+    ref = probs[next(iter(plans))]
+    print(f"{kernel}: {len(answers)} answers of {sum(map(len, answers)) / len(answers):.1f} pairs")
+    for label, (wall, cpu) in best.items():
+        print(
+            f"  {label}: {1000 * wall / len(answers):.1f} ms an answer (CPU {1000 * cpu / len(answers):.1f} ms), "
+            f"largest change of a probability {np.abs(probs[label] - ref).max():.4f}",
+            flush=True,
+        )
 
 
 def timed(label: str, run: Callable[[], np.ndarray]) -> np.ndarray:
@@ -87,7 +141,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--bi-encoder", action="store_true", help="time the bi-encoder over the pairs' texts instead"
     )
+    parser.add_argument(
+        "--passes",
+        type=int,
+        nargs="+",
+        metavar="COST",
+        help="time the first kernel's reading of answers with its passes cut at these pass costs",
+    )
     args = parser.parse_args(argv)
+    if args.passes:
+        passes(args.kernels[0], args.passes, answer_pairs(args.pairs))
+        return
     pairs = dev_pairs(args.pairs)
     if args.bi_encoder:
         bi_encoder(args.kernels, pairs)

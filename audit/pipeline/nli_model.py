@@ -13,7 +13,9 @@ word-piece embeddings (frozen during training, so they are read from the install
 ``artifacts/nli/MODEL_CARD.md``). Training: ``audit/evaluation/nli_fit.py`` (``manage.py fit_nli``).
 
 Inference runs with the ``NLI_KERNEL`` setting's kernel (``kernels.py``: bfloat16, float32, int8 or onnx), pairs
-sorted by length and batched, one model per process behind a lock, the last scores kept in an LRU
+sorted by length and cut into forward passes where padding costs least (``length_batches``: each pass
+pads its pairs to its longest, and a bench answer's pairs padded to one pass were 42 % padding), one
+model per process behind a lock, the last scores kept in an LRU
 cache (the per-passage judgements of a claim reread the sentences its joint judgement read).
 """
 
@@ -38,7 +40,10 @@ META_FILE = "model.json"
 LABELS = ("entailment", "contradiction", "neutral")
 ENTAILMENT, CONTRADICTION, NEUTRAL = 0, 1, 2
 MAX_TOKENS = 128  # word pieces of premise + hypothesis; the premise is cut first
-INFER_BATCH = 32
+INFER_BATCH = 32  # pairs at most in one forward pass
+# what one more forward pass costs, in padded word pieces (``length_batches``): of 0, 50, 100, 200,
+# 800, the fastest here (`python -m audit.evaluation.kernel_probe bfloat16 --passes 0 50 100 200 800`)
+PASS_COST_TOKENS = 100
 SCORE_CACHE_SIZE = 20_000
 FROZEN_PREFIX = "encoder.embeddings.word_embeddings."  # not trained, not shipped
 
@@ -101,6 +106,7 @@ class NLIModel:
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self.cache_size = cache_size
+        self.pass_cost = PASS_COST_TOKENS  # ``length_batches``; the kernel probe times others
         self.meta = (
             json.loads((self.path / META_FILE).read_text()) if (self.path / META_FILE).is_file() else {}
         )
@@ -176,10 +182,8 @@ class NLIModel:
             truncation="longest_first",
             max_length=MAX_TOKENS,
         )
-        order = sorted(range(len(pairs)), key=lambda i: len(enc["input_ids"][i]))
         out = np.zeros((len(pairs), len(LABELS)), dtype=np.float32)
-        for start in range(0, len(order), INFER_BATCH):
-            idx = order[start : start + INFER_BATCH]
+        for idx in length_batches([len(ids) for ids in enc["input_ids"]], INFER_BATCH, self.pass_cost):
             batch = tok.pad(
                 {k: [enc[k][i] for i in idx] for k in ("input_ids", "attention_mask", "token_type_ids")},
                 return_tensors="pt",
@@ -192,6 +196,28 @@ class NLIModel:
     def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()
+
+
+def length_batches(
+    lengths: list[int], most: int = INFER_BATCH, pass_cost: int = PASS_COST_TOKENS
+) -> list[list[int]]:
+    """The indices of pairs of ``lengths`` word pieces, in forward passes of at most ``most``: sorted
+    by length, and cut where the padded word pieces (each pass pads to its longest pair) plus
+    ``pass_cost`` a pass are fewest (exact, by dynamic programming over the sorted lengths)."""
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    sizes = [lengths[i] for i in order]
+    best = [0] + [-1] * len(sizes)  # best[j]: the least cost of the first j sorted pairs
+    start = [0] * (len(sizes) + 1)  # where the last pass of that best starts
+    for j in range(1, len(sizes) + 1):
+        for i in range(max(0, j - most), j):
+            cost = best[i] + sizes[j - 1] * (j - i) + pass_cost
+            if best[j] < 0 or cost < best[j]:
+                best[j], start[j] = cost, i
+    passes, j = [], len(sizes)
+    while j > 0:
+        passes.append(order[start[j] : j])
+        j = start[j]
+    return passes[::-1]
 
 
 @lru_cache(maxsize=2)

@@ -90,3 +90,19 @@ def test_the_kernel_probe_compares_the_bi_encoders_vectors_with_float32(capsys):
         )[1]
     )
     assert 0.8 < mean < 1.0
+
+
+def test_the_kernel_probe_times_the_readings_passes_at_each_pass_cost(capsys):
+    from audit.evaluation.kernel_probe import main
+
+    main(["float32", "--pairs", "6", "--passes", "0", "100"])
+    out = capsys.readouterr().out
+    assert "float32: 1 answers of 18.0 pairs" in out
+    for label in (
+        "one pass of up to 32 pairs (as before)",
+        "a pass cost of 0 word",
+        "a pass cost of 100 word",
+    ):
+        assert label in out
+    largest = [float(line.rsplit(" ", 1)[1]) for line in out.splitlines() if "largest change" in line]
+    assert largest[0] == 0.0 and max(largest) < 1e-4  # float32: the cut changes nothing
