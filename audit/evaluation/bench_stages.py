@@ -12,7 +12,8 @@ its best chunk, each step from cold (no cache), with the same models as the audi
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -103,6 +104,24 @@ def audit_clock(kb: Any) -> StageClock:
     for name in OTHER_METHODS:
         clock.wrap(REGISTRY[name], "verify_many", OTHER_CHECKS)
     return clock
+
+
+@contextmanager
+def pairs_read(model: Any) -> Iterator[list[list[tuple[str, str]]]]:
+    """Within ``with``: the (premise, hypothesis) pairs each call of ``model.infer`` computed, one list
+    a call (what its cache did not hold: the cross-encoder's work, as the bench times it)."""
+    calls: list[list[tuple[str, str]]] = []
+    infer = model.infer
+
+    def record(pairs: list[tuple[str, str]]) -> Any:
+        calls.append([(str(a), str(b)) for a, b in pairs])
+        return infer(pairs)
+
+    model.infer = record
+    try:
+        yield calls
+    finally:
+        del model.infer
 
 
 def reading_floor(index: Any, claims: list[str], k: int = 10) -> tuple[float, float]:

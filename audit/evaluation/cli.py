@@ -822,17 +822,23 @@ def run_bench(
     judge: str | None = None,
     judges: list[str] | None = None,
     stored_encodings: bool = True,
+    save_pairs: Path | None = None,
 ) -> dict:
     """Time the audits of ``n_answers`` synthetic answers for each variant of ``judges`` (a judge name,
     optionally followed by ``NO_BINDING``; default: ``judge``) on one knowledge base, one after the
     other in this process, each starting from empty text caches (sentence vectors, NLI readings,
-    parses) after the same warm-up. Returns the last variant's summary."""
+    parses) after the same warm-up. Returns the last variant's summary. ``save_pairs``: a JSON file
+    to write the pairs the cross-encoder read for each timed answer (the last variant's), which
+    ``kernel_probe --passes --pairs-file`` times again."""
     out, err = out or sys.stdout, err or sys.stderr
     cache_dir = cache_dir or Path(__file__).resolve().parents[2] / "var"
     kb, texts = bench_knowledge_base(n_chunks, cache_dir, err, pool_size, stored_encodings=stored_encodings)
     answers = bench_answers(texts, n_answers + 3, claims_per_answer)
     variants = bench_variants(judges or ([judge] if judge else None))
-    summaries = [_bench_variant(kb, answers, n_answers, depth, v, len(kb.index), out, err) for v in variants]
+    summaries = [
+        _bench_variant(kb, answers, n_answers, depth, v, len(kb.index), out, err, save_pairs)
+        for v in variants
+    ]
     if len(summaries) > 1:
         print("same run, one after the other:", file=out)
         for v, sm in zip(variants, summaries):
@@ -937,14 +943,17 @@ def _loaded_nli_models() -> list:
     return [nli_model.get_nli_model()] if info.currsize else []
 
 
-def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int, out, err) -> dict:
+def _bench_variant(
+    kb, answers, n_answers: int, depth, variant: str, chunks: int, out, err, save_pairs: Path | None = None
+) -> dict:
     import resource
     import time
 
     from audit.constants import Thresholds
-    from audit.evaluation.bench_stages import BINDING, audit_clock
+    from audit.evaluation.bench_stages import BINDING, audit_clock, pairs_read
     from audit.pipeline import binding
     from audit.pipeline.audit import audit_answer
+    from audit.pipeline.nli_model import get_nli_model
 
     judge, _, flag = variant.partition(":")
     without_binding = bool(flag)
@@ -960,7 +969,7 @@ def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int
     claim_texts: list[list[str]] = []
     parsed_before, read_before = binding.PARSES.parsed, binding.PARSES.read
     bar = text_bar(n_answers, "bench answers", err)
-    with audit_clock(kb) as clock:
+    with audit_clock(kb) as clock, pairs_read(get_nli_model()) as reads:
         for query, answer in answers[3:]:
             start, cpu_start = time.perf_counter(), time.process_time()
             result = audit_answer(
@@ -974,6 +983,8 @@ def _bench_variant(kb, answers, n_answers: int, depth, variant: str, chunks: int
                 stages[claim_stage(v)] += 1
             bar.update(1)
     bar.close()
+    if save_pairs is not None:
+        save_pairs.write_text(json.dumps(reads), encoding="utf-8")
     floor = bench_floor(kb.index, claim_texts)
     lat = np.array(latencies)
     p50, cpu50 = float(np.percentile(lat, 50)), float(np.percentile(cpu, 50))

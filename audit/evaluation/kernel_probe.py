@@ -7,8 +7,8 @@ of the three probabilities and the share of pairs whose most likely class is unc
 before the label-neutrality run on DEV (``evaluate --claims-only`` then ``compare_runs``), not instead of it.
 With ``--bi-encoder``, the bi-encoder over the pairs' sentences and claims instead: its time, and the cosine
 of each vector to its float32 one. With ``--passes COST ...``, the cross-encoder under the first kernel named,
-over answers of ``ANSWER_CLAIMS`` claims each read against texts of one, one and three sentences (the
-mix of lengths a reading has), with its forward passes cut as ``nli_model.length_batches`` cuts them
+over the answers a bench run read (``--pairs-file``, written by ``manage.py bench --save-pairs``) or else
+over answers of ``ANSWER_CLAIMS`` DEV claims each read against texts of one, one and three sentences, with its forward passes cut as ``nli_model.length_batches`` cuts them
 at each pass cost, beside one pass of up to ``INFER_BATCH`` pairs (as before): the time of an answer's
 reading, and the largest change of a probability.
 """
@@ -16,9 +16,11 @@ reading, and the largest change of a probability.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
@@ -63,6 +65,21 @@ def answer_pairs(n: int) -> list[list[tuple[str, str]]]:
             break
     step = 3 * ANSWER_CLAIMS
     return [pairs[k : k + step] for k in range(0, len(pairs), step)]
+
+
+def saved_pairs(path: str) -> list[list[tuple[str, str]]]:
+    """The pairs a bench run read for each answer (``manage.py bench --save-pairs``); a file that is not
+    such a list ends the probe with one sentence."""
+    try:
+        answers = json.loads(Path(path).read_text(encoding="utf-8"))
+        out = [[(str(p), str(h)) for p, h in answer] for answer in answers]
+    except (OSError, ValueError, TypeError) as exc:
+        raise SystemExit(
+            f"{path} is not a file of pairs written by `manage.py bench --save-pairs` ({exc})."
+        ) from None
+    if not any(out):
+        raise SystemExit(f"{path} holds no pairs.")
+    return [a for a in out if a]
 
 
 def passes(kernel: str, costs: list[int], answers: list[list[tuple[str, str]]], rounds: int = 2) -> None:
@@ -142,6 +159,11 @@ def main(argv: list[str] | None = None) -> None:
         "--bi-encoder", action="store_true", help="time the bi-encoder over the pairs' texts instead"
     )
     parser.add_argument(
+        "--pairs-file",
+        default=None,
+        help="with --passes: time the answers' pairs a bench run wrote (`manage.py bench --save-pairs PATH`)",
+    )
+    parser.add_argument(
         "--passes",
         type=int,
         nargs="+",
@@ -149,8 +171,14 @@ def main(argv: list[str] | None = None) -> None:
         help="time the first kernel's reading of answers with its passes cut at these pass costs",
     )
     args = parser.parse_args(argv)
+    if args.pairs_file and not args.passes:
+        parser.error("--pairs-file goes with --passes.")
     if args.passes:
-        passes(args.kernels[0], args.passes, answer_pairs(args.pairs))
+        passes(
+            args.kernels[0],
+            args.passes,
+            saved_pairs(args.pairs_file) if args.pairs_file else answer_pairs(args.pairs),
+        )
         return
     pairs = dev_pairs(args.pairs)
     if args.bi_encoder:

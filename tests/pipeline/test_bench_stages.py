@@ -26,3 +26,19 @@ def test_the_stage_clock_counts_each_stage_without_the_stages_inside_it_and_unwr
     assert clock.wall["inner stage"] >= 0.2
     assert 0.01 <= clock.wall["outer stage"] < 0.15  # its callee's 0.2 s is not its own
     assert "outer" not in vars(calls) and "inner" not in vars(calls)
+
+
+class _Model:
+    def infer(self, pairs: list[tuple[str, str]]) -> list[int]:
+        return [len(p) + len(h) for p, h in pairs]
+
+
+def test_the_pairs_read_are_recorded_call_by_call_and_the_model_is_itself_again_after():
+    from audit.evaluation.bench_stages import pairs_read
+
+    model = _Model()
+    with pairs_read(model) as calls:
+        assert model.infer([("ab", "c")]) == [3]
+        model.infer([("d", "e"), ("f", "g")])
+    assert calls == [[("ab", "c")], [("d", "e"), ("f", "g")]]
+    assert "infer" not in vars(model)

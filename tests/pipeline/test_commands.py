@@ -182,3 +182,38 @@ def test_bench_prints_the_share_of_claims_each_stage_settled(tmp_path, embedder)
     assert sum(shares.values()) == pytest.approx(100.0, abs=0.3)
     assert set(shares) <= {"cheap signals (features head, cascade)", "NLI reader", "no evidence found"}
     assert shares.get("NLI reader", 0) > 0
+
+
+@pytest.mark.slow  # builds a benchmark index and times audits over it
+def test_bench_saves_the_pairs_the_cross_encoder_read_and_the_kernel_probe_times_them_again(
+    tmp_path, embedder, capsys
+):
+    from audit.evaluation.kernel_probe import main
+
+    path = tmp_path / "pairs.json"
+    _bench(tmp_path, depth="full", save_pairs=path)
+    answers = json.loads(path.read_text())
+    assert len(answers) == 3 and all(isinstance(p, str) and isinstance(h, str) for a in answers for p, h in a)
+    assert sum(map(len, answers)) > 0
+    main(["float32", "--passes", "100", "--pairs-file", str(path)])
+    out = capsys.readouterr().out
+    assert f"float32: {sum(1 for a in answers if a)} answers of " in out
+    assert "passes cut at a pass cost of 100 word pieces: " in out
+
+
+def test_the_kernel_probe_refuses_a_file_that_holds_no_bench_pairs_in_one_sentence(tmp_path):
+    from audit.evaluation.kernel_probe import main
+
+    bad = tmp_path / "pairs.json"
+    bad.write_text('{"not": "pairs"}')
+    with pytest.raises(SystemExit, match="is not a file of pairs written by `manage.py bench --save-pairs`"):
+        main(["float32", "--passes", "100", "--pairs-file", str(bad)])
+    with pytest.raises(SystemExit):
+        main(["float32", "--pairs-file", str(bad)])  # without --passes: argparse's own error
+
+
+def test_bench_refuses_to_save_pairs_into_a_folder_that_does_not_exist(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="--save-pairs needs the in-process backend"):
+        call_command("bench", "--save-pairs", str(tmp_path / "missing" / "pairs.json"))

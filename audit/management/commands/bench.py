@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.core.management.base import BaseCommand, CommandError
 
 from audit.constants import JUDGE, JUDGES
@@ -49,6 +51,13 @@ class Command(BaseCommand):
             "in a file under var/, read by the audits)",
         )
         parser.add_argument(
+            "--save-pairs",
+            metavar="PATH",
+            default=None,
+            help="in-process: write the pairs the cross-encoder read for each timed answer to this JSON file "
+            "(`python -m audit.evaluation.kernel_probe bfloat16 --passes COST ... --pairs-file PATH` times them)",
+        )
+        parser.add_argument(
             "--backend",
             choices=("in-process", "pgvector"),
             default="in-process",
@@ -73,6 +82,9 @@ class Command(BaseCommand):
         if options["chunks"] < 1 or options["answers"] < 1:
             raise CommandError("--chunks and --answers must be at least 1.")
         judges = options["judge"] or []
+        save_pairs = Path(options["save_pairs"]) if options["save_pairs"] else None
+        if save_pairs is not None and (options["backend"] == "pgvector" or not save_pairs.parent.is_dir()):
+            raise CommandError("--save-pairs needs the in-process backend and a file in an existing folder.")
         if options["backend"] == "pgvector" and (len(judges) > 1 or any(NO_BINDING in j for j in judges)):
             raise CommandError(
                 f"--backend pgvector times one judge; {NO_BINDING} and a repeated --judge are in-process."
@@ -104,6 +116,7 @@ class Command(BaseCommand):
             depth=options["depth"],
             judges=judges,
             stored_encodings=not options["no_stored_encodings"],
+            save_pairs=save_pairs,
             out=self.stdout._out,
             err=self.stderr._out,
         )
