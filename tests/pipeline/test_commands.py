@@ -206,7 +206,9 @@ def test_the_kernel_probe_refuses_a_file_that_holds_no_bench_pairs_in_one_senten
 
     bad = tmp_path / "pairs.json"
     bad.write_text('{"not": "pairs"}')
-    with pytest.raises(SystemExit, match="is not a file of pairs written by `manage.py bench --save-pairs`"):
+    with pytest.raises(
+        SystemExit, match=r"is not a file of pairs written by `manage\.py bench --save-pairs`"
+    ):
         main(["float32", "--passes", "100", "--pairs-file", str(bad)])
     with pytest.raises(SystemExit):
         main(["float32", "--pairs-file", str(bad)])  # without --passes: argparse's own error

@@ -146,3 +146,32 @@ def test_the_structure_method_finds_the_same_with_stored_parses_and_parses_only_
     ]
     assert {r.verdict for r in fresh} >= {"contradicted", "not_found"}  # the reading found something
     assert set(parsed) == set(claims)  # the evidence sentences came from the store
+
+
+def test_the_msgpack_hooks_installed_packages_name_are_searched_once_and_still_used(monkeypatch):
+    import catalogue
+    import srsly.msgpack
+
+    registry = srsly.msgpack.msgpack_decoders
+    searched, decoded = [], []
+
+    def hook(obj, chain=None):  # a decoder that passes every object on
+        decoded.append(1)
+        return chain(obj) if chain is not None else obj
+
+    def entry_points():
+        searched.append(1)
+        return {"theoria_probe": hook}
+
+    monkeypatch.setattr(registry, "entry_points", True)
+    monkeypatch.setattr(registry, "get_entry_points", entry_points)
+    parse_store.msgpack_hooks_read_once.cache_clear()
+    try:
+        doc = binding.get_parser()(REVERSAL)
+        for _ in range(3):
+            assert _token_attrs(parse_store.unpack(parse_store.pack(doc))) == _token_attrs(doc)
+        assert searched == [1] and decoded  # searched once, used by every unpack
+        assert registry.entry_points is False and registry.get_all()["theoria_probe"] is hook
+    finally:
+        catalogue.REGISTRY.pop((*registry.namespace, "theoria_probe"), None)
+        parse_store.msgpack_hooks_read_once.cache_clear()
