@@ -6,11 +6,13 @@ printing the CPU and wall time of each and, against float32 (when named), the la
 of the three probabilities and the share of pairs whose most likely class is unchanged. A cheap look
 before the label-neutrality run on DEV (``evaluate --claims-only`` then ``compare_runs``), not instead of it.
 With ``--bi-encoder``, the bi-encoder over the pairs' sentences and claims instead: its time, and the cosine
-of each vector to its float32 one. With ``--passes COST ...``, the cross-encoder under the first kernel named,
-over the answers a bench run read (``--pairs-file``, written by ``manage.py bench --save-pairs``) or else
-over answers of ``ANSWER_CLAIMS`` DEV claims each read against texts of one, one and three sentences, with its forward passes cut as ``nli_model.length_batches`` cuts them
-at each pass cost, beside one pass of up to ``INFER_BATCH`` pairs (as before): the time of an answer's
-reading, and the largest change of a probability.
+of each vector to its float32 one. With ``--passes COST ...``, the
+cross-encoder under the first kernel named, over the answers a bench run read (``--pairs-file``, written
+by ``manage.py bench --save-pairs``) or else over answers of ``ANSWER_CLAIMS`` DEV claims each read
+against texts of one, one and three sentences, its forward passes cut as ``nli_model.length_batches``
+cuts them at each pass cost, beside the fewest passes of up to ``INFER_BATCH`` pairs (as before: one
+pass for 32 pairs or fewer): the time of an answer's reading, the share of the word pieces read that
+are padding, and the largest change of a probability.
 """
 
 from __future__ import annotations
@@ -84,12 +86,12 @@ def saved_pairs(path: str) -> list[list[tuple[str, str]]]:
 
 def passes(kernel: str, costs: list[int], answers: list[list[tuple[str, str]]], rounds: int = 2) -> None:
     """The cross-encoder's reading of each answer with its passes cut at each of ``costs`` (and in
-    one pass of up to ``INFER_BATCH`` pairs): the least of ``rounds`` timings, alternated."""
-    from audit.pipeline.nli_model import INFER_BATCH, MAX_TOKENS, NLIModel
+    the fewest passes of up to ``INFER_BATCH`` pairs): the least of ``rounds`` timings, alternated."""
+    from audit.pipeline.nli_model import INFER_BATCH, MAX_TOKENS, NLIModel, length_batches
 
     model = NLIModel(kernel=kernel).load()
     model.infer(answers[0][:4])  # warm-up
-    plans = {f"one pass of up to {INFER_BATCH} pairs (as before)": INFER_BATCH * MAX_TOKENS + 1}
+    plans = {f"the fewest passes of up to {INFER_BATCH} pairs (as before)": INFER_BATCH * MAX_TOKENS + 1}
     plans.update({f"passes cut at a pass cost of {c} word pieces": c for c in costs})
     best: dict[str, tuple[float, float]] = {}
     probs: dict[str, np.ndarray] = {}
@@ -101,10 +103,17 @@ def passes(kernel: str, costs: list[int], answers: list[list[tuple[str, str]]], 
             took = (time.perf_counter() - wall, time.process_time() - cpu)
             best[label] = min(best.get(label, took), took)
     ref = probs[next(iter(plans))]
+    lengths = [model.word_pieces(a) for a in answers]
     print(f"{kernel}: {len(answers)} answers of {sum(map(len, answers)) / len(answers):.1f} pairs")
     for label, (wall, cpu) in best.items():
+        padded = sum(
+            max(ls[i] for i in p) * len(p)
+            for ls in lengths
+            for p in length_batches(ls, INFER_BATCH, plans[label])
+        )
         print(
             f"  {label}: {1000 * wall / len(answers):.1f} ms an answer (CPU {1000 * cpu / len(answers):.1f} ms), "
+            f"{100 * (1 - sum(map(sum, lengths)) / padded):.0f} % of the word pieces read are padding, "
             f"largest change of a probability {np.abs(probs[label] - ref).max():.4f}",
             flush=True,
         )

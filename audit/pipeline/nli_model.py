@@ -170,6 +170,14 @@ class NLIModel:
                 self._cache.popitem(last=False)
         return out
 
+    def word_pieces(self, pairs: list[tuple[str, str]]) -> list[int]:
+        """How many word pieces each pair is read as (premise and hypothesis, cut to ``MAX_TOKENS``)."""
+        self.load()
+        enc = self._tokenizer(
+            [p for p, _ in pairs], [h for _, h in pairs], truncation="longest_first", max_length=MAX_TOKENS
+        )
+        return [len(ids) for ids in enc["input_ids"]]
+
     def infer(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """The model's probabilities of ``pairs``, computed now (no cache read or written)."""
         import torch

@@ -99,10 +99,16 @@ def test_the_kernel_probe_times_the_readings_passes_at_each_pass_cost(capsys):
     out = capsys.readouterr().out
     assert "float32: 1 answers of 18.0 pairs" in out
     for label in (
-        "one pass of up to 32 pairs (as before)",
+        "the fewest passes of up to 32 pairs (as before)",
         "a pass cost of 0 word",
         "a pass cost of 100 word",
     ):
         assert label in out
+    padding = [
+        int(line.split(" % of the word pieces")[0].rsplit(" ", 1)[1])
+        for line in out.splitlines()
+        if "padding" in line
+    ]
+    assert padding[1] == 0 and padding[0] >= padding[2] >= 0  # a pass a pair pads nothing
     largest = [float(line.rsplit(" ", 1)[1]) for line in out.splitlines() if "largest change" in line]
     assert largest[0] == 0.0 and max(largest) < 1e-4  # float32: the cut changes nothing
