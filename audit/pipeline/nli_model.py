@@ -41,10 +41,11 @@ LABELS = ("entailment", "contradiction", "neutral")
 ENTAILMENT, CONTRADICTION, NEUTRAL = 0, 1, 2
 MAX_TOKENS = 128  # word pieces of premise + hypothesis; the premise is cut first
 INFER_BATCH = 32  # pairs at most in one forward pass
-# what one more forward pass costs, in padded word pieces (``length_batches``): of 0, 50, 100, 200 and
-# 800, the fastest on a bench run's pairs, 183 ms an answer against 240 in one pass (`python manage.py
-# bench --depth fast --save-pairs var/bench_pairs.json`, then `python -m audit.evaluation.kernel_probe
-# bfloat16 --passes 0 50 100 200 800 --pairs-file var/bench_pairs.json`)
+# what one more forward pass costs, in padded word pieces (``length_batches``). Of 0, 50, 100, 200 and
+# 800, 100 and 200 read a bench run's pairs fastest (within 2 % of each other; 100 took the least CPU in
+# both of two runs): 178-183 ms an answer, against 224-240 ms for the fewest passes, 42 % of whose word
+# pieces were padding (`python manage.py bench --depth fast --save-pairs var/bench_pairs.json`, then
+# `python -m audit.evaluation.kernel_probe bfloat16 --passes 0 50 100 200 800 --pairs-file var/bench_pairs.json`)
 PASS_COST_TOKENS = 100
 SCORE_CACHE_SIZE = 20_000
 FROZEN_PREFIX = "encoder.embeddings.word_embeddings."  # not trained, not shipped
