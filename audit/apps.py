@@ -30,6 +30,9 @@ def _task_worker_yields(sender=None, **kwargs) -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(settings.Q_WORKER_TORCH_THREADS)
+    from audit.pipeline.memory import freeze_long_lived
+
+    freeze_long_lived()  # Django and the app, loaded: the collector need not walk them again
 
 
 class AuditConfig(AppConfig):

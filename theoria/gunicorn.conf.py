@@ -81,10 +81,15 @@ def when_ready(server):
     finally:
         os.environ["THEORIA_TORCH_THREADS"] = threads
     connections.close_all()
+    from audit.pipeline.memory import freeze_long_lived
+
+    frozen = freeze_long_lived()  # before the fork: the workers inherit it, and their copies stay shared
     server.log.info(
-        "theoria: embedding and NLI models loaded in the master; %s workers, %s torch threads each",
+        "theoria: embedding and NLI models loaded in the master; %s workers, %s torch threads each; "
+        "%s objects kept out of the collector's reach",
         workers,
         os.environ["THEORIA_TORCH_THREADS"],
+        frozen,
     )
 
 
@@ -107,6 +112,9 @@ def post_fork(server, worker):
         get_embedder().encode(["warm-up"])
     finally:
         faulthandler.cancel_dump_traceback_later()
+    from audit.pipeline.memory import freeze_long_lived
+
+    freeze_long_lived()  # what the warm-up left is kept too
 
 
 def worker_exit(server, worker):

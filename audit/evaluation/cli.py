@@ -953,6 +953,7 @@ def _bench_variant(
     from audit.evaluation.bench_stages import BINDING, audit_clock, pairs_read
     from audit.pipeline import binding
     from audit.pipeline.audit import audit_answer
+    from audit.pipeline.memory import frozen_heap
     from audit.pipeline.nli_model import get_nli_model
 
     judge, _, flag = variant.partition(":")
@@ -969,7 +970,8 @@ def _bench_variant(
     claim_texts: list[list[str]] = []
     parsed_before, read_before = binding.PARSES.parsed, binding.PARSES.read
     bar = text_bar(n_answers, "bench answers", err)
-    with audit_clock(kb) as clock, pairs_read(get_nli_model()) as reads:
+    # the heap frozen as a server's worker freezes it after its warm-up (pipeline/memory.py)
+    with frozen_heap(), audit_clock(kb) as clock, pairs_read(get_nli_model()) as reads:
         for query, answer in answers[3:]:
             start, cpu_start = time.perf_counter(), time.process_time()
             result = audit_answer(

@@ -158,3 +158,6 @@ def test_gunicorn_with_fewer_workers_than_cores_and_two_torch_threads_answers_he
     answered, log = healthz_after_boot(tmp_path, workers=1, torch_threads=2, limit=60)
 
     assert answered is not None, log[-3000:]
+    # the master froze what it loaded before the fork, so the collector never walks it again
+    frozen = int(log.split(" objects kept out of the collector's reach")[0].rsplit("; ", 1)[1])
+    assert frozen > 100_000, log[-3000:]

@@ -57,3 +57,38 @@ def test_every_audit_gives_free_pages_back_as_it_ends(monkeypatch):
     monkeypatch.setattr(memory, "GLIBC", SimpleNamespace(malloc_trim=calls.append))
     audit_passages("q", "", [], thresholds=Thresholds().updated({"verification_depth": "fast"}))
     assert calls == [0]
+
+
+def test_the_heap_frozen_for_the_audits_is_the_collectors_again_after():
+    import gc
+
+    from audit.pipeline.memory import frozen_heap
+
+    kept = [[n] for n in range(1000)]  # long-lived objects the collector tracks
+
+    def walked() -> set[int]:  # what a full collection walks (the frozen are left out)
+        return {id(o) for o in gc.get_objects()}
+
+    assert gc.get_freeze_count() == 0 and id(kept[0]) in walked()
+    with frozen_heap() as frozen:
+        assert frozen > len(kept) and gc.get_freeze_count() > len(kept)
+        assert not {id(k) for k in kept} & walked()
+    assert gc.get_freeze_count() == 0 and {id(k) for k in kept} <= walked()
+
+
+def test_a_cycle_made_after_the_freeze_is_still_collected():
+    import gc
+    import weakref
+
+    from audit.pipeline.memory import frozen_heap
+
+    class Node:
+        pass
+
+    with frozen_heap():
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        gone = weakref.ref(a)
+        del a, b
+        gc.collect()
+        assert gone() is None
