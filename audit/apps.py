@@ -30,9 +30,13 @@ def _task_worker_yields(sender=None, **kwargs) -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(settings.Q_WORKER_TORCH_THREADS)
-    from audit.pipeline.memory import freeze_long_lived
+    if kwargs.get("proc_name") != "MainProcess":
+        # Django and the app, loaded: the collector need not walk them again. A synchronous run
+        # (``Q_CLUSTER["sync"]``, the tests') calls the worker in the caller's own process, which is not
+        # a task worker's and keeps its collector as it is.
+        from audit.pipeline.memory import freeze_long_lived
 
-    freeze_long_lived()  # Django and the app, loaded: the collector need not walk them again
+        freeze_long_lived()
 
 
 class AuditConfig(AppConfig):

@@ -68,3 +68,20 @@ def test_a_task_worker_computes_below_the_webs_priority_on_one_torch_thread_and_
     # a write runs on the writer thread, at the priority the worker had before it lowered its own,
     # and hands its exception back; inside the caller's transaction it stays on the caller's thread
     assert (on_writer, nice_there, raised, inside) == (1, before, 1, 0)
+
+
+def test_only_a_spawned_task_worker_freezes_its_heap_not_a_process_running_a_task_synchronously(monkeypatch):
+    from audit import apps
+    from audit.pipeline import memory
+    from audit.services import write_priority
+
+    frozen = []
+    monkeypatch.setattr(memory, "freeze_long_lived", lambda: frozen.append(1) or 1)
+    monkeypatch.setattr(write_priority, "writer_start", lambda: None)
+    monkeypatch.setattr(apps.os, "nice", lambda n: 0)
+    monkeypatch.setenv("THEORIA_TORCH_THREADS", os.environ.get("THEORIA_TORCH_THREADS", "1"))
+    monkeypatch.delitem(sys.modules, "torch", raising=False)  # no torch threads set in this process
+    apps._task_worker_yields(sender="django_q", proc_name="MainProcess")  # Q_CLUSTER sync: the caller's
+    assert frozen == []
+    apps._task_worker_yields(sender="django_q", proc_name="Process-1")  # a worker the cluster spawned
+    assert frozen == [1]
