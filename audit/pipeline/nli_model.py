@@ -27,6 +27,7 @@ import threading
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -171,28 +172,24 @@ class NLIModel:
                 self._cache.popitem(last=False)
         return out
 
-    def word_pieces(self, pairs: list[tuple[str, str]]) -> list[int]:
-        """How many word pieces each pair is read as (premise and hypothesis, cut to ``MAX_TOKENS``)."""
+    def _encode(self, pairs: list[tuple[str, str]]) -> Any:
+        """The tokenizer's encoding of ``pairs`` as the model reads them (premise first, cut to
+        ``MAX_TOKENS``), the weights loaded first."""
         self.load()
-        enc = self._tokenizer(
+        return self._tokenizer(
             [p for p, _ in pairs], [h for _, h in pairs], truncation="longest_first", max_length=MAX_TOKENS
         )
-        return [len(ids) for ids in enc["input_ids"]]
+
+    def word_pieces(self, pairs: list[tuple[str, str]]) -> list[int]:
+        """How many word pieces each pair is read as (premise and hypothesis, cut to ``MAX_TOKENS``)."""
+        return [len(ids) for ids in self._encode(pairs)["input_ids"]]
 
     def infer(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """The model's probabilities of ``pairs``, computed now (no cache read or written)."""
         import torch
 
-        with self._lock:
-            if self._module is None:
-                self._load()
+        enc = self._encode(pairs)
         tok = self._tokenizer
-        enc = tok(
-            [p for p, _ in pairs],
-            [h for _, h in pairs],
-            truncation="longest_first",
-            max_length=MAX_TOKENS,
-        )
         out = np.zeros((len(pairs), len(LABELS)), dtype=np.float32)
         for idx in length_batches([len(ids) for ids in enc["input_ids"]], INFER_BATCH, self.pass_cost):
             batch = tok.pad(
