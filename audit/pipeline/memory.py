@@ -45,10 +45,10 @@ def freeze_long_lived() -> int:
     to the collector's permanent generation (``gc.freeze``) and return how many there are now. Python's
     collections are triggered by allocations, and an audit's checks allocate many small objects; each
     full collection walked every object the process holds. In a `manage.py bench` process (about
-    450,000 of them) the structural rules took 30-36 ms an answer and the mean answer 375 ms; frozen
-    after the warm-up, 21 ms and 334 ms. Called where a process has loaded what it keeps: the web
+    450,000 of them) the structural rules took 30-34 ms an answer, frozen after the warm-up 18-24 ms
+    (`python manage.py bench`, before and after, alternately). Called where a process has loaded what it keeps: the web
     server's master before it forks and each worker after its warm-up (``theoria/gunicorn.conf.py``),
-    and a task worker as it starts (the bench, :func:`frozen_heap`). A frozen object that later becomes
+    and a task worker as it starts; the bench through :func:`frozen_heap`. A frozen object that later becomes
     cyclic garbage is not collected: these are the objects a process keeps until it ends."""
     gc.collect()
     gc.freeze()
@@ -58,9 +58,12 @@ def freeze_long_lived() -> int:
 @contextmanager
 def frozen_heap() -> Iterator[int]:
     """Within ``with``: the heap as a server's worker holds it after its warm-up (:func:`freeze_long_lived`,
-    the count given), and as it was after (the objects frozen go back to the collector), so a process
-    that goes on, a test's, is left as it was."""
+    the count given), and as it was after, so a process that goes on, a test's, is left as it was: the
+    objects go back to the collector unless the heap was frozen before (``gc.unfreeze`` cannot give back
+    only what this froze, and a process that froze its heap meant to keep it so)."""
+    frozen_before = gc.get_freeze_count() > 0
     try:
         yield freeze_long_lived()
     finally:
-        gc.unfreeze()
+        if not frozen_before:
+            gc.unfreeze()

@@ -92,3 +92,18 @@ def test_a_cycle_made_after_the_freeze_is_still_collected():
         del a, b
         gc.collect()
         assert gone() is None
+
+
+def test_a_heap_frozen_before_stays_frozen_after_the_bench_freezes_it_too():
+    import gc
+
+    from audit.pipeline.memory import frozen_heap
+
+    gc.freeze()  # as a server's worker did after its warm-up
+    try:
+        before = gc.get_freeze_count()
+        with frozen_heap():
+            pass
+        assert gc.get_freeze_count() >= before > 0
+    finally:
+        gc.unfreeze()
