@@ -19,9 +19,17 @@ def _task_worker_yields(sender=None, **kwargs) -> None:
     """In each task-cluster worker process as it starts (django-q2's ``post_spawn``): a priority
     ``Q_WORKER_NICE`` below the web workers' and ``Q_WORKER_TORCH_THREADS`` torch threads, both set
     before the worker's first inference, so torch's thread pool starts with them (Linux keeps a
-    nice value per thread; new threads inherit it)."""
+    nice value per thread; new threads inherit it); then its heap, Django and the app loaded, frozen
+    out of the collector's reach.
+
+    A synchronous run (``Q_CLUSTER["sync"]``, the tests') calls django-q2's worker in the caller's own
+    process, named ``MainProcess``, and sends the same signal there. That process is not a task
+    worker's: its priority, its threads, its writes and its collector stay as they are."""
+    if kwargs.get("proc_name") == "MainProcess":
+        return
     from django.conf import settings
 
+    from audit.pipeline.memory import freeze_long_lived
     from audit.services.write_priority import writer_start
 
     writer_start()  # its writes keep the web's priority (a lock held by a niced thread stalls the web's)
@@ -30,13 +38,7 @@ def _task_worker_yields(sender=None, **kwargs) -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(settings.Q_WORKER_TORCH_THREADS)
-    if kwargs.get("proc_name") != "MainProcess":
-        # Django and the app, loaded: the collector need not walk them again. A synchronous run
-        # (``Q_CLUSTER["sync"]``, the tests') calls the worker in the caller's own process, which is not
-        # a task worker's and keeps its collector as it is.
-        from audit.pipeline.memory import freeze_long_lived
-
-        freeze_long_lived()
+    freeze_long_lived()
 
 
 class AuditConfig(AppConfig):

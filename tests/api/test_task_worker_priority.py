@@ -70,7 +70,24 @@ def test_a_task_worker_computes_below_the_webs_priority_on_one_torch_thread_and_
     assert (on_writer, nice_there, raised, inside) == (1, before, 1, 0)
 
 
-def test_only_a_spawned_task_worker_freezes_its_heap_not_a_process_running_a_task_synchronously(monkeypatch):
+def test_a_process_running_a_task_synchronously_keeps_its_priority_threads_writes_and_collector():
+    """Q_CLUSTER sync (the tests' setting) runs django-q2's worker in the caller's own process and sends
+    ``post_spawn`` there as ``MainProcess``: nothing a task worker sets up may happen to that process."""
+    import gc
+
+    from audit import apps
+    from audit.services import write_priority
+
+    nice, threads_env = os.nice(0), os.environ.get("THEORIA_TORCH_THREADS")
+    frozen, writer = gc.get_freeze_count(), write_priority.writer_thread()
+    apps._task_worker_yields(sender="django_q", proc_name="MainProcess")
+    assert os.nice(0) == nice
+    assert os.environ.get("THEORIA_TORCH_THREADS") == threads_env
+    assert gc.get_freeze_count() == frozen
+    assert write_priority.writer_thread() is writer
+
+
+def test_a_spawned_task_worker_freezes_its_heap(monkeypatch):
     from audit import apps
     from audit.pipeline import memory
     from audit.services import write_priority
@@ -81,7 +98,5 @@ def test_only_a_spawned_task_worker_freezes_its_heap_not_a_process_running_a_tas
     monkeypatch.setattr(apps.os, "nice", lambda n: 0)
     monkeypatch.setenv("THEORIA_TORCH_THREADS", os.environ.get("THEORIA_TORCH_THREADS", "1"))
     monkeypatch.delitem(sys.modules, "torch", raising=False)  # no torch threads set in this process
-    apps._task_worker_yields(sender="django_q", proc_name="MainProcess")  # Q_CLUSTER sync: the caller's
-    assert frozen == []
     apps._task_worker_yields(sender="django_q", proc_name="Process-1")  # a worker the cluster spawned
     assert frozen == [1]
