@@ -7,10 +7,13 @@ almost all of its words and changes what they say (REFUTED or NEI); in the parap
 SUPPORTED member is the one reworded most. Written by hand for this suite, on other sentences than
 the ones the cross-encoder's generated training pairs come from (``minimal_pairs.py``).
 
-``python manage.py evaluate --contrast [--judge NAME]`` verifies every claim against its premise
-through the whole offline pipeline (the judge, then the numeric and structural checks, as an audit
-runs them) and prints, per family and judge, the accuracy of SUPPORTED vs not (the product's
-decision), the share of pairs with both members right, and the 3-class accuracy.
+``python manage.py evaluate --contrast [--judge NAME] [--depth full fast]`` verifies every claim
+against its premise through the whole offline pipeline (the judge, then the numeric and structural
+checks, as an audit runs them, at each verification depth named) and prints, per family and column
+(judge, and depth where more than one is named), the accuracy of SUPPORTED vs not (the product's
+decision), the share of pairs with both members right, and the 3-class accuracy. With exactly two
+columns it also prints, per family, the claims each column gets right (SUPPORTED vs not) that the
+other gets wrong: what a cheaper reading lets through, claim by claim.
 """
 
 from __future__ import annotations
@@ -66,21 +69,25 @@ def score_family(rows: list[dict], labels: list[str]) -> dict:
     }
 
 
-def suite_scores(judge, *, rows: list[dict] | None = None, progress=None, llm=None) -> dict[str, dict]:
-    """{family: scores} of one judge (a name or a ``Judge``) over the suite, through the offline pipeline."""
+def suite_labels(judge, *, rows: list[dict], progress=None, llm=None, depth: str = "full") -> list[str]:
+    """The label of each row's claim, verified against its premise by one judge (a name or a ``Judge``)
+    through the offline pipeline at ``depth``."""
     from audit.pipeline.audit import verify_claims
     from audit.pipeline.methods.entailment import EntailmentMethod
 
-    rows = load_suite() if rows is None else rows
     by_name = isinstance(judge, str)
     verdicts = verify_claims(
         [(r["hypothesis"], [r["premise"]]) for r in rows],
-        thresholds={"judge": judge} if by_name else None,
+        thresholds={"verification_depth": depth, **({"judge": judge} if by_name else {})},
         overrides=None if by_name else {"entailment": EntailmentMethod(judge=judge)},
         progress=progress,
         llm=llm,
     )
-    labels = [v.label for v in verdicts]
+    return [v.label for v in verdicts]
+
+
+def family_scores(rows: list[dict], labels: list[str]) -> dict[str, dict]:
+    """{family: scores} of ``labels``, and the whole suite's under ``"all"``."""
     per = {}
     for family in FAMILIES:
         idx = [i for i, r in enumerate(rows) if r["family"] == family]
@@ -90,18 +97,62 @@ def suite_scores(judge, *, rows: list[dict] | None = None, progress=None, llm=No
     return per
 
 
-def run_contrast(judges: list[str], *, out, err, path: Path = SUITE_PATH, llm=None) -> dict[str, dict]:
-    """Verify the suite with each judge; print one table; return {judge: {family: scores}}."""
+def suite_scores(
+    judge, *, rows: list[dict] | None = None, progress=None, llm=None, depth: str = "full"
+) -> dict[str, dict]:
+    """{family: scores} of one judge (a name or a ``Judge``) over the suite, through the offline
+    pipeline at ``depth``."""
+    rows = load_suite() if rows is None else rows
+    return family_scores(rows, suite_labels(judge, rows=rows, progress=progress, llm=llm, depth=depth))
+
+
+def run_contrast(
+    judges: list[str],
+    *,
+    out,
+    err,
+    path: Path = SUITE_PATH,
+    llm=None,
+    depths: tuple[str, ...] = ("full",),
+) -> dict[str, dict]:
+    """Verify the suite with each judge at each depth; print one table (and, for two columns, what each
+    gets right that the other does not); return {column: {family: scores}}."""
     from audit.evaluation.progress import text_bar
 
     rows = load_suite(path)
-    results: dict[str, dict] = {}
+    labels: dict[str, list[str]] = {}
     for judge in judges:
-        bar = text_bar(len(rows), f"contrast claims ({judge})", err)
-        results[judge] = suite_scores(judge, rows=rows, progress=bar.update, llm=llm)
-        bar.close()
+        for depth in depths:
+            column = judge if len(depths) == 1 else f"{judge}, {depth}"
+            bar = text_bar(len(rows), f"contrast claims ({column})", err)
+            labels[column] = suite_labels(judge, rows=rows, progress=bar.update, llm=llm, depth=depth)
+            bar.close()
+    results = {column: family_scores(rows, labs) for column, labs in labels.items()}
     print(format_contrast(results), file=out)
+    if len(labels) == 2:
+        print(format_discordant(rows, labels), file=out)
     return results
+
+
+def format_discordant(rows: list[dict], labels: dict[str, list[str]]) -> str:
+    """Per family, the claims the first column gets right (SUPPORTED vs not) that the second gets
+    wrong, and the other way; in brackets, how many of them the column that got them wrong let
+    through as SUPPORTED."""
+    (a, la), (b, lb) = labels.items()
+    lines = [
+        f"claims right under {a} only / under {b} only (in brackets: let through as SUPPORTED by the other)"
+    ]
+    for family in (*FAMILIES, "all"):
+        idx = [i for i, r in enumerate(rows) if family in ("all", r["family"])]
+        if not idx:
+            continue
+        right_a = {i for i in idx if (rows[i]["label"] == "SUPPORTED") == (la[i] == "SUPPORTED")}
+        right_b = {i for i in idx if (rows[i]["label"] == "SUPPORTED") == (lb[i] == "SUPPORTED")}
+        only_a, only_b = right_a - right_b, right_b - right_a
+        through_b = sum(lb[i] == "SUPPORTED" for i in only_a)
+        through_a = sum(la[i] == "SUPPORTED" for i in only_b)
+        lines.append(f"{family:<11}{len(only_a):>5} ({through_b}) / {len(only_b)} ({through_a})")
+    return "\n".join(lines)
 
 
 def format_contrast(results: dict[str, dict]) -> str:
@@ -121,7 +172,7 @@ def format_contrast(results: dict[str, dict]) -> str:
             mark = "" if family == "all" or s["acc2"] >= TARGET else " *"
             cells.append(
                 f"{100 * s['acc2']:5.1f} pairs {100 * s['pairs']:5.1f} ({100 * s['acc3']:4.1f}){mark}".rjust(
-                    24
+                    28
                 )
             )
         n = next((results[j][family]["n"] for j in judges if results[j].get(family)), 0)

@@ -13,6 +13,7 @@ from audit.constants import (
     LLM_FIT_MAX_CALLS,
     LLM_JUDGE_PROMPTS,
     STRICTNESS_POINTS,
+    VERIFICATION_DEPTHS,
 )
 from audit.evaluation.cli import run_evaluate
 from audit.evaluation.entailment_fit import BENCHMARKS_DIR
@@ -57,6 +58,14 @@ class Command(BaseCommand):
             action="store_true",
             help="the contrastive suite (hand-written minimal pairs) instead of DEV: accuracy per family, "
             "for --judge or for every offline judge",
+        )
+        parser.add_argument(
+            "--depth",
+            nargs="+",
+            choices=VERIFICATION_DEPTHS,
+            default=None,
+            help="--contrast: the verification depth(s) to run the suite at, one column each (default "
+            "full); with two columns, the claims each gets right that the other does not",
         )
         parser.add_argument(
             "--workspace",
@@ -187,8 +196,14 @@ class Command(BaseCommand):
             from audit.evaluation.contrast import run_contrast
 
             judges = [options["judge"]] if options["judge"] else offline_judges()
-            run_contrast(judges, out=self.stdout._out, err=self.stderr._out, llm=llm)
+            depths = tuple(dict.fromkeys(options["depth"] or ("full",)))
+            run_contrast(judges, out=self.stdout._out, err=self.stderr._out, llm=llm, depths=depths)
             return
+        if options["depth"]:
+            raise CommandError(
+                "--depth applies to --contrast only: DEV's claims are measured at the full depth "
+                "(the fast depth's reading on DEV: python manage.py fit_nli --fast-head --no-write)."
+            )
         code = run_evaluate(
             options["claims"],
             options["answers"],
