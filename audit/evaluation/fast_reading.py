@@ -13,7 +13,11 @@ At the fast depth the NLI judge reads fewer evidence texts per claim than at the
    AUROC of P(supported) with its interval resampled over answers, and the paired change), and what each
    catches at the same review load (the catch rate at a macro false-alarm rate of at most
    ``RANKING_FALSE_ALARM``) and at the judge's decision point, which the fast depth shares;
-3. with ``write``, refits the fast head and its Platt calibration on every DEV claim under the fast
+3. verifies the contrast suite (``contrast.py``) at the fast depth under each reading, each with a fast
+   head fitted on its own reading (every DEV claim and the generated rows), and prints each one's
+   accuracy per family and the claims each gets right that the other does not: what a cheaper reading
+   lets through, which DEV's ranking alone did not show;
+4. with ``write``, refits the fast head and its Platt calibration on every DEV claim under the fast
    reading and writes them into the shipped ``stacker.json``; the full depth's heads, calibration and
    decision point are left as they are.
 
@@ -22,6 +26,7 @@ Nothing here reads the held-out part of the benchmark.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import dataclass
 
@@ -190,3 +195,36 @@ def ship_fast_head(stacker, records: list[dict], extra_rows: list[dict], rows: F
         "version": hashlib.sha256(f"{base}+fast:{digest}".encode()).hexdigest()[:12],
         "fast_reading": list(rows.reading),
     }
+
+
+def contrast_by_reading(
+    stacker,
+    records: list[dict],
+    extra_rows: list[dict],
+    readings: dict[str, FastRows],
+    model,
+    suite: list[dict] | None = None,
+) -> str:
+    """The contrast suite at the fast depth under each named reading, its fast head fitted on that
+    reading (``ship_fast_head`` into a copy of ``stacker``): the table per family and, for two
+    readings, the claims each gets right that the other does not."""
+    from audit.evaluation.contrast import (
+        family_scores,
+        format_contrast,
+        format_discordant,
+        load_suite,
+        suite_labels,
+    )
+    from audit.pipeline.nli_judge import NLIJudge
+
+    suite = load_suite() if suite is None else suite
+    labels: dict[str, list[str]] = {}
+    for name, rows in readings.items():
+        fitted = copy.copy(stacker)
+        ship_fast_head(fitted, records, extra_rows, rows)
+        judge = NLIJudge(stacker=fitted, model=model, fast_reading=rows.reading)
+        labels[name] = suite_labels(judge, rows=suite, depth="fast")
+    text = format_contrast({name: family_scores(suite, labs) for name, labs in labels.items()})
+    if len(labels) == 2:
+        text += "\n" + format_discordant(suite, labels)
+    return text

@@ -50,6 +50,7 @@ from audit.evaluation.entailment_fit import (
 from audit.evaluation.fast_reading import (
     calibrated_out_of_fold,
     compare,
+    contrast_by_reading,
     fast_inputs,
     read_pairs,
     ship_fast_head,
@@ -608,15 +609,27 @@ def _stack_and_report(records: list[dict], claims_path: Path, out_dir: Path, sta
 
 
 def fast_head(
-    claims_path: Path, *, before: tuple[int, int], write: bool = False, log: Callable[[str], object] = print
+    claims_path: Path,
+    *,
+    before: tuple[int, int],
+    after: tuple[int, int] | None = None,
+    write: bool = False,
+    log: Callable[[str], object] = print,
 ) -> int:
-    """``fit_nli --fast-head``: measure the fast depth's reading against ``before`` on DEV and, with
-    ``write``, ship the fast head fitted on it into the shipped stacker (``fast_reading.py``); the
-    cross-encoder and the full depth's heads stay as they are."""
+    """``fit_nli --fast-head``: measure the fast depth's reading (``after``, default the constants)
+    against ``before`` on DEV and on the contrast suite and, with ``write``, ship the fast head fitted
+    on it into the shipped stacker (``fast_reading.py``); the cross-encoder and the full depth's heads
+    stay as they are."""
     from audit.evaluation.entailment_fit import load_dev
     from audit.pipeline.nli_model import get_nli_model
 
-    after = (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)
+    shipped = (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)
+    after = after or shipped
+    if write and after != shipped:
+        raise ValueError(
+            f"the fast depth reads {shipped[0]},{shipped[1]} (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS): "
+            "a head fitted on another reading is measured only (--no-write)"
+        )
     records = load_dev(claims_path)
     stacker = NLIStacker.load(ARTIFACT_DIR / STACKER_FILE)
     model = get_nli_model()
@@ -626,6 +639,16 @@ def fast_head(
     p_new = calibrated_out_of_fold(records, new, extra_rows)
     names = (f"reading {before}", f"reading {after}")
     log(compare(records, p_old, p_new, names, stacker.decision_threshold))
+    log(
+        "\nthe contrast suite at the fast depth, each reading with a fast head fitted on it:\n"
+        + contrast_by_reading(
+            stacker,
+            records,
+            extra_rows,
+            {f"before {before[0]},{before[1]}": old, f"after {after[0]},{after[1]}": new},
+            model,
+        )
+    )
     if not write:
         return 0
     ship_fast_head(stacker, records, extra_rows, new)

@@ -319,15 +319,24 @@ class NLIJudge(Judge):
     name = "nli"
 
     def __init__(
-        self, stacker: NLIStacker | None = None, model=None, cascade: bool = NLI_CASCADE, features_model=None
+        self,
+        stacker: NLIStacker | None = None,
+        model=None,
+        cascade: bool = NLI_CASCADE,
+        features_model=None,
+        fast_reading: tuple[int, int] | None = None,
     ):
         """``cascade``: let the cheap signals settle the pairs they are sure of (``cascade.py``) where the
         shipped cuts exist; False: the cross-encoder reads every pair. ``features_model``: the feature
-        model whose support head gives the cheap signal (default the shipped one; a CV fold's own)."""
+        model whose support head gives the cheap signal (default the shipped one; a CV fold's own).
+        ``fast_reading``: the (sentences, windows) read per claim at the fast depth (default
+        ``NLI_FAST_SENTENCES``, ``NLI_FAST_WINDOWS``; another one is for measuring, with a fast head
+        fitted on it: ``fit_nli --fast-head --fast-after``)."""
         self._stacker = stacker
         self._model = model
         self._cascade = cascade
         self._features_model = features_model
+        self._fast_reading = fast_reading or (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)
 
     @property
     def features_model(self):
@@ -367,9 +376,7 @@ class NLIJudge(Judge):
         N = np.zeros((len(prepared), len(NLI_FEATURE_NAMES)), dtype=np.float32)
         if len(todo):
             # a per-passage pair (``allowed`` set) reads that passage's best sentence only
-            joint = (
-                (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS) if depth == "fast" else (NLI_SENTENCES, NLI_WINDOWS)
-            )
+            joint = self._fast_reading if depth == "fast" else (NLI_SENTENCES, NLI_WINDOWS)
             reads = [
                 joint if pairs[i].allowed is None else (NLI_PASSAGE_SENTENCES, NLI_PASSAGE_WINDOWS)
                 for i in todo

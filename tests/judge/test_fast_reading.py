@@ -114,3 +114,63 @@ def test_shipping_the_fast_head_twice_on_the_same_rows_gives_the_same_version_an
         assert stacker.support is shipped.support and stacker.calibration == shipped.calibration
         assert stacker.fast.logit(X[:1]).shape == (1,)
     assert versions[0] == versions[1] != "full-artefact"
+
+
+@pytest.mark.parametrize("value", ["1", "x,1", "0,2"])
+def test_fit_nli_refuses_a_malformed_reading_to_measure(value):
+    with pytest.raises(CommandError, match="--fast-after must be SENTENCES,WINDOWS"):
+        call_command("fit_nli", "--fast-head", "--fast-after", value)
+
+
+def test_fit_nli_measures_another_fast_reading_but_never_ships_its_head():
+    with pytest.raises(CommandError, match="--fast-after 1,0 is measured only: add --no-write"):
+        call_command("fit_nli", "--fast-head", "--fast-after", "1,0")
+
+
+def test_the_judge_reads_the_fast_reading_it_is_given_at_the_fast_depth_only():
+    from audit.constants import Thresholds
+    from audit.pipeline.judge_base import JudgePair
+    from audit.pipeline.methods.base import VerifyContext
+    from audit.pipeline.nli_judge import NLIJudge
+
+    read = []
+
+    class Recording:
+        version = "recording"
+
+        def probabilities(self, pairs):
+            read.append(len(pairs))
+            return get_nli_model().probabilities(pairs)
+
+    pair = JudgePair(claim="Travel refunds are paid within 30 days.", passages=[EVIDENCE])
+    for depth, reading, texts in (("fast", (1, 0), 1), ("fast", None, 3), ("full", (1, 0), 3)):
+        judge = NLIJudge(model=Recording(), cascade=False, fast_reading=reading)
+        ctx = VerifyContext(thresholds=Thresholds().updated({"verification_depth": depth}))
+        judge.judge([pair], ctx)
+        assert read.pop() == texts, (depth, reading)
+
+
+def test_the_contrast_suite_is_read_under_each_reading_with_a_head_fitted_on_it():
+    from audit.evaluation.contrast import load_suite
+    from audit.evaluation.fast_reading import contrast_by_reading
+    from audit.pipeline.nli_judge import NLIStacker, default_stacker
+
+    records = _records(5)
+    shipped = default_stacker()
+    stacker = NLIStacker(
+        shipped.support,
+        shipped.refute,
+        shipped.fast,
+        shipped.calibration,
+        shipped.fast_calibration,
+        shipped.idf,
+        dict(shipped.meta),
+    )
+    rows = fast_inputs(records, [], get_nli_model(), {}, [(2, 1), (1, 0)], log=lambda line: None)
+    suite = [r for r in load_suite() if r["family"] == "unit"][:6]
+    text = contrast_by_reading(
+        stacker, records, [], {"before 2,1": rows[0], "after 1,0": rows[1]}, get_nli_model(), suite
+    )
+    assert "before 2,1" in text and "after 1,0" in text
+    assert "claims right under before 2,1 only / under after 1,0 only" in text
+    assert stacker.fast is shipped.fast and stacker.meta == shipped.meta  # each head fitted on a copy

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from audit.constants import NLI_FAST_SENTENCES, NLI_FAST_WINDOWS
 from audit.evaluation.entailment_fit import DEFAULT_CLAIMS
 from audit.evaluation.nli_data import NLI_DIR
 
@@ -60,6 +61,12 @@ class Command(BaseCommand):
             help="--fast-head: the reading compared with, as SENTENCES,WINDOWS (default 2,1: the full depth's)",
         )
         parser.add_argument(
+            "--fast-after",
+            default=None,
+            help="--fast-head: the reading measured, as SENTENCES,WINDOWS (default the fast depth's, "
+            "NLI_FAST_SENTENCES,NLI_FAST_WINDOWS); another one is measured only (--no-write)",
+        )
+        parser.add_argument(
             "--attribution-epochs",
             type=float,
             default=None,
@@ -71,13 +78,13 @@ class Command(BaseCommand):
         from audit.evaluation.nli_fit import build, fast_head
 
         if options["fast_head"]:  # no training: the DEV claims and the shipped cross-encoder only
-            try:
-                before = tuple(int(v) for v in options["fast_before"].split(","))
-            except ValueError:
-                before = ()
-            if len(before) != 2 or min(before) < 0 or before[0] < 1:
+            before = _reading(options["fast_before"], "--fast-before")
+            after = _reading(options["fast_after"], "--fast-after") if options["fast_after"] else None
+            if after not in (None, (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)) and not options["no_write"]:
                 raise CommandError(
-                    "--fast-before must be SENTENCES,WINDOWS, at least one sentence (e.g. 2,1)."
+                    f"--fast-after {after[0]},{after[1]} is measured only: add --no-write (the shipped fast "
+                    f"head is fitted on the reading the fast depth reads, {NLI_FAST_SENTENCES},"
+                    f"{NLI_FAST_WINDOWS})."
                 )
         checked = (("claims", "DEV claims file"),) + (
             () if options["fast_head"] else (("nli_dir", "entailment data folder"),)
@@ -88,7 +95,8 @@ class Command(BaseCommand):
         if options["fast_head"]:
             code = fast_head(
                 Path(options["claims"]),
-                before=(before[0], before[1]),
+                before=before,
+                after=after,
                 write=not options["no_write"],
                 log=lambda line: self.stdout.write(str(line)),
             )
@@ -108,3 +116,14 @@ class Command(BaseCommand):
         )
         if code:
             raise SystemExit(code)
+
+
+def _reading(value: str, option: str) -> tuple[int, int]:
+    """SENTENCES,WINDOWS read per claim, or a one-sentence error naming ``option``."""
+    try:
+        reading = tuple(int(v) for v in value.split(","))
+    except ValueError:
+        reading = ()
+    if len(reading) != 2 or min(reading) < 0 or reading[0] < 1:
+        raise CommandError(f"{option} must be SENTENCES,WINDOWS, at least one sentence (e.g. 2,1).")
+    return reading[0], reading[1]
