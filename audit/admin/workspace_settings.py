@@ -175,7 +175,7 @@ class WorkspaceSettingsForm(forms.Form):
             self.keys[name] = (f.name, None)
 
         if "t__strictness" in self.fields:
-            self.fields["t__strictness"].choices = strictness_choices(self.workspace)
+            self.fields["t__strictness"].choices = strictness_choices(self.workspace, current)
         self.operating_points = operating_point_rows(current)
 
     def threshold_fields(self):
@@ -241,13 +241,14 @@ def _point_figures(row: dict) -> str:
     return f"catches {100 * row['catch']:.1f} % on DEV, review load {100 * row['review_load']:.1f} %"
 
 
-def strictness_choices(workspace) -> list[tuple[str, str]]:
-    """The strictness choices, each with its DEV catch rate and review load (``operating_points.json``;
-    nothing is run), and the empty choice saying what the default is here."""
+def strictness_choices(workspace, thresholds: constants.Thresholds) -> list[tuple[str, str]]:
+    """The strictness choices, each with its DEV catch rate and review load at the workspace's
+    verification depth (``operating_points.json``; nothing is run), and the empty choice saying what
+    the default is here."""
     from audit.pipeline.operating_points import shipped_operating_points
 
     points = shipped_operating_points()
-    rows = points.points if points is not None else {}
+    rows = points.at_depth(thresholds.verification_depth)[0] if points is not None else {}
     regulated = ", ".join(workspace.regulated_domains or []) or "none set"
     out = [
         (
@@ -271,6 +272,7 @@ def operating_point_rows(thresholds: constants.Thresholds) -> list[dict]:
     if points is None:
         return []
     chosen = resolve_strictness(thresholds.strictness)
+    rows, command, version = points.at_depth(thresholds.verification_depth)
     return [
         {
             "name": name,
@@ -279,9 +281,10 @@ def operating_point_rows(thresholds: constants.Thresholds) -> list[dict]:
             "interval": [100 * float(v) for v in row.get("catch_interval", [])],
             "in_force": name == chosen,
             "regulated_default": not thresholds.strictness and name == constants.STRICTNESS_REGULATED,
-            "command": points.command,
-            "judge_version": points.judge_version,
+            "command": command,
+            "judge_version": version,
+            "depth": thresholds.verification_depth,
         }
-        for name, row in ((n, points.points.get(n)) for n in constants.STRICTNESS_POINTS)
+        for name, row in ((n, rows.get(n)) for n in constants.STRICTNESS_POINTS)
         if row
     ]

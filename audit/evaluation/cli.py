@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from audit.evaluation.bench_data import BadLine, claim_evidence_texts, group_key, read_jsonl
+from audit.evaluation.operating_points_fit import write_operating_points
 from audit.evaluation.progress import text_bar
 
 if TYPE_CHECKING:
@@ -562,60 +563,6 @@ def blocked_by_checks(verdict, thresholds=None) -> bool:
     results = {m.method: (replace(ent, score=1.0) if m is ent else m) for m in verdict.methods}
     t = thresholds if isinstance(thresholds, Thresholds) else Thresholds().updated(dict(thresholds or {}))
     return label_claim(verdict.claim, verdict.evidence, results, t).label != "SUPPORTED"
-
-
-def write_operating_points(
-    records: list[dict],
-    prob: np.ndarray,
-    blocked: np.ndarray,
-    groups,
-    judge: str,
-    path: Path,
-    out,
-    command: str = "python manage.py evaluate --claims-only --operating-points",
-) -> None:
-    """The operating points of ``constants.STRICTNESS_POINTS`` from the out-of-fold P(supported), with their
-    macro DEV catch rate (and its interval over answers), false-alarm rate and review load, written to
-    ``path`` (``operating_points.OperatingPoints`` reads it) and printed."""
-    import datetime as dt
-
-    from audit.constants import STRICTNESS_MIN_CATCH
-    from audit.evaluation.catch_rate import bootstrap_report, operating_curve, operating_points
-    from audit.pipeline.judges import get_judge
-
-    shipped = get_judge(judge)  # the points apply to the shipped judge; its own DEV-chosen cut is "balanced"
-    balanced = float(getattr(getattr(shipped, "stacker", None), "decision_threshold", 0.5))
-    datasets = [r["dataset"] for r in records]
-    gold = [r["label"] == "SUPPORTED" for r in records]
-    cuts = sorted({round(c, 3) for c in np.arange(0.02, 0.995, 0.005)} | {round(balanced, 4)})
-    curve = operating_curve(datasets, gold, prob, blocked, cuts)
-    points = operating_points(curve, balanced, STRICTNESS_MIN_CATCH)
-    for row in points.values():
-        macro = bootstrap_report(datasets, gold, ~blocked & (prob >= row["cut"]), groups)["MACRO"]
-        row["catch_interval"] = [round(macro["catch"][1], 4), round(macro["catch"][2], 4)]
-    payload = {
-        "judge": judge,
-        "judge_version": shipped.version,
-        "depth": "full",
-        "command": command,
-        "computed": dt.datetime.now(dt.timezone.utc).date().isoformat(),
-        "min_catch": STRICTNESS_MIN_CATCH,
-        "points": {
-            name: {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}
-            for name, row in points.items()
-        },
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"Operating points (DEV grouped CV, macro over datasets; written to {path}):", file=out)
-    for name, row in payload["points"].items():
-        print(
-            f"  {name:10s} P(supported) >= {row['cut']:.3f}: catch {100 * row['catch']:.1f} % "
-            f"[{100 * row['catch_interval'][0]:.1f}, {100 * row['catch_interval'][1]:.1f}], false alarm "
-            f"{100 * row['false_alarm']:.1f} %, bAcc {100 * row['bacc']:.1f}, review load "
-            f"{100 * row['review_load']:.1f} %",
-            file=out,
-        )
 
 
 def llm_weighing(verdict, thresholds=None) -> dict | None:

@@ -608,29 +608,65 @@ def _stack_and_report(records: list[dict], claims_path: Path, out_dir: Path, sta
     return 0
 
 
+def fast_points_problem(records: list[dict], points_path: Path) -> str | None:
+    """Why the fast depth's operating points cannot be computed for ``records`` (one sentence), or None:
+    they sit beside the full depth's points, and read the checks' blocks the last features run kept."""
+    from audit.evaluation.cascade_fit import predictions
+
+    if not points_path.is_file():
+        return (
+            f"The full depth's operating points ({points_path}) come first: run python manage.py "
+            "evaluate --claims-only --operating-points."
+        )
+    try:
+        ids = predictions("features")["ids"]
+    except FileNotFoundError:
+        return "The checks' blocks come from a features run: run python manage.py evaluate --claims-only --judge features first."
+    if list(ids) != [str(r["id"]) for r in records]:
+        return (
+            "The last `evaluate --claims-only --judge features` run kept predictions for other claims: "
+            "rerun it on this claims file."
+        )
+    return None
+
+
 def fast_head(
     claims_path: Path,
     *,
     before: tuple[int, int],
     after: tuple[int, int] | None = None,
     write: bool = False,
+    points_path: Path | None = None,
     log: Callable[[str], object] = print,
 ) -> int:
     """``fit_nli --fast-head``: measure the fast depth's reading (``after``, default the constants)
     against ``before`` on DEV and on the contrast suite and, with ``write``, ship the fast head fitted
     on it into the shipped stacker (``fast_reading.py``); the cross-encoder and the full depth's heads
-    stay as they are."""
+    stay as they are. With ``points_path``, write the fast depth's operating points there from the
+    head's out-of-fold P(supported) under the fast reading, the checks' blocks read from the last
+    ``evaluate --claims-only --judge features`` run as the full depth's points read them."""
+    import io
+
+    from audit.evaluation.cascade_fit import predictions
     from audit.evaluation.entailment_fit import load_dev
+    from audit.evaluation.operating_points_fit import write_fast_operating_points
+    from audit.pipeline.nli_judge import unrelated_cap
     from audit.pipeline.nli_model import get_nli_model
 
     shipped = (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)
     after = after or shipped
-    if write and after != shipped:
+    if (write or points_path is not None) and after != shipped:
         raise ValueError(
             f"the fast depth reads {shipped[0]},{shipped[1]} (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS): "
-            "a head fitted on another reading is measured only (--no-write)"
+            "a head fitted on another reading is measured only"
         )
     records = load_dev(claims_path)
+    blocked = None
+    if points_path is not None:  # read before the long part: a missing run fails at once
+        problem = fast_points_problem(records, points_path)
+        if problem:
+            raise ValueError(problem)
+        blocked = predictions("features")["blocked"].astype(bool)
     stacker = NLIStacker.load(ARTIFACT_DIR / STACKER_FILE)
     model = get_nli_model()
     extra_rows, _ = _generated_rows_and_cache(records, model, CHECKPOINT_DIR)
@@ -649,6 +685,11 @@ def fast_head(
             model,
         )
     )
+    if points_path is not None and blocked is not None:
+        out = io.StringIO()
+        p_fast = unrelated_cap(p_new, new.dev[:, len(FAST_FEATURES) :])
+        write_fast_operating_points(records, p_fast, blocked, points_path, out, after)
+        log(out.getvalue().rstrip())
     if not write:
         return 0
     ship_fast_head(stacker, records, extra_rows, new)

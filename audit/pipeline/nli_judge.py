@@ -427,6 +427,6 @@ class NLIJudge(Judge):
             for pk, r, row in zip(p, read, XN[:, len(FEATURE_NAMES) :])
         ]
         points = shipped_operating_points()
-        cut = points.cut(ctx.thresholds.strictness, self) if points is not None else None
+        cut = points.cut(ctx.thresholds.strictness, self, depth) if points is not None else None
         score = stacker.audit_score(p, ctx.thresholds.audit_score_threshold, cut)
         return judgements_of(prepared, score, p_refuted, z, details)

@@ -6,6 +6,12 @@ artefact; nothing here runs a model. Each point holds its cut, its macro DEV cat
 interval resampled over answers), false-alarm rate, 2-class bAcc and review load (the share of claims
 not labelled SUPPORTED, which a person sees).
 
+The fast depth's support head is another model (words-only features beside a narrower reading), so
+the same cut catches another share there. ``fit_nli --fast-head --fast-points`` computes the fast
+depth's own points the same way, from its head's out-of-fold P(supported) under the fast reading, and
+writes them under ``"fast"`` in the same file; where they are absent the fast depth uses the full
+depth's cuts, as it did before.
+
 A workspace chooses a point with the threshold ``strictness``; in its regulated domains the default is
 ``STRICTNESS_REGULATED``. The NLI judge applies the cut where it already maps its decision point onto the
 workspace's ``audit_score_threshold`` (``NLIStacker.audit_score``): the cut lands on that threshold, so
@@ -38,6 +44,10 @@ class OperatingPoints:
         self.command = str(payload.get("command") or "")
         self.computed = str(payload.get("computed") or "")
         self.points: dict[str, dict[str, Any]] = dict(payload.get("points") or {})
+        fast = dict(payload.get("fast") or {})
+        self.fast_points: dict[str, dict[str, Any]] = dict(fast.get("points") or {})
+        self.fast_command = str(fast.get("command") or "")
+        self.fast_judge_version = str(fast.get("judge_version") or "")
 
     @classmethod
     def load(cls, path: Path = OPERATING_POINTS_PATH) -> OperatingPoints | None:
@@ -45,11 +55,19 @@ class OperatingPoints:
             return None
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
-    def cut(self, strictness: str, judge: Judge) -> float | None:
-        """The P(supported) cut of ``strictness`` for ``judge`` (None: the judge's own cut stands). A cut on
-        a calibrated probability means the same for any calibrated version of the judge (a fold's stacker,
-        a refit); only the DEV figures beside it belong to ``judge_version`` (``current``)."""
-        point = self.points.get(resolve_strictness(strictness))
+    def at_depth(self, depth: str = "full") -> tuple[dict[str, dict[str, Any]], str, str]:
+        """(the points, the command that computed them, the judge version they were computed for) that
+        hold at ``depth``: the fast depth's own where the file has them, else the full depth's."""
+        if depth == "fast" and self.fast_points:
+            return self.fast_points, self.fast_command, self.fast_judge_version
+        return self.points, self.command, self.judge_version
+
+    def cut(self, strictness: str, judge: Judge, depth: str = "full") -> float | None:
+        """The P(supported) cut of ``strictness`` for ``judge`` at ``depth`` (None: the judge's own cut
+        stands). A cut on a calibrated probability means the same for any calibrated version of the judge
+        (a fold's stacker, a refit); only the DEV figures beside it belong to ``judge_version``
+        (``current``)."""
+        point = self.at_depth(depth)[0].get(resolve_strictness(strictness))
         if point is None or judge.name != self.judge:
             return None
         return float(point["cut"])

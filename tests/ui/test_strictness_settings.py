@@ -58,3 +58,22 @@ def test_an_audit_in_a_regulated_domain_runs_at_the_regulated_point(workspace):
     assert job.verification.thresholds.strictness == STRICTNESS_REGULATED
     other = audit_job_build(workspace=workspace, query="q", answer_text="a", contexts=[], domain="hr")
     assert other.verification.thresholds.strictness == "balanced"
+
+
+def test_a_fast_workspace_sees_the_fast_depths_points_and_is_told_the_depth(
+    client, admin_user_obj, workspace
+):
+    points = shipped_operating_points()
+    assert points.fast_points, (
+        "the shipped file holds the fast depth's points (fit_nli --fast-head --fast-points)"
+    )
+    client.force_login(admin_user_obj)
+    for depth, rows in (("full", points.points), ("fast", points.fast_points)):
+        workspace.threshold_overrides = {"verification_depth": depth}
+        workspace.save()
+        html = client.get(f"/admin/audit/workspace/{workspace.pk}/settings/").content.decode()
+        assert f'id="operating-points-depth">{depth}<' in html
+        table = html.split('id="operating-point-table"')[1].split("</table>")[0]
+        for name, row in rows.items():
+            cells = table.split(f'data-point="{name}"')[1].split("</tr>")[0]
+            assert f"{row['cut']:.3f}" in cells and f"{floatformat(100 * row['catch'], 1)} %" in cells

@@ -67,6 +67,13 @@ class Command(BaseCommand):
             "NLI_FAST_SENTENCES,NLI_FAST_WINDOWS); another one is measured only (--no-write)",
         )
         parser.add_argument(
+            "--fast-points",
+            action="store_true",
+            help="--fast-head: also write the fast depth's operating points (strictness cuts and their DEV "
+            "catch rates) into operating_points.json beside the full depth's, from the fast head's "
+            "out-of-fold P(supported); needs a run of `evaluate --claims-only --judge features` first",
+        )
+        parser.add_argument(
             "--attribution-epochs",
             type=float,
             default=None,
@@ -80,11 +87,12 @@ class Command(BaseCommand):
         if options["fast_head"]:  # no training: the DEV claims and the shipped cross-encoder only
             before = _reading(options["fast_before"], "--fast-before")
             after = _reading(options["fast_after"], "--fast-after") if options["fast_after"] else None
-            if after not in (None, (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)) and not options["no_write"]:
+            writes = not options["no_write"] or options["fast_points"]
+            if after not in (None, (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)) and writes:
                 raise CommandError(
-                    f"--fast-after {after[0]},{after[1]} is measured only: add --no-write (the shipped fast "
-                    f"head is fitted on the reading the fast depth reads, {NLI_FAST_SENTENCES},"
-                    f"{NLI_FAST_WINDOWS})."
+                    f"--fast-after {after[0]},{after[1]} is measured only: add --no-write and leave out "
+                    "--fast-points (the shipped fast head and its points are fitted on the reading the fast "
+                    f"depth reads, {NLI_FAST_SENTENCES},{NLI_FAST_WINDOWS})."
                 )
         checked = (("claims", "DEV claims file"),) + (
             () if options["fast_head"] else (("nli_dir", "entailment data folder"),)
@@ -93,11 +101,21 @@ class Command(BaseCommand):
             if not Path(options[key]).exists():
                 raise CommandError(f"The {what} {options[key]} does not exist.")
         if options["fast_head"]:
+            from audit.evaluation.entailment_fit import load_dev
+            from audit.evaluation.nli_fit import fast_points_problem
+            from audit.pipeline.operating_points import OPERATING_POINTS_PATH
+
+            points = OPERATING_POINTS_PATH if options["fast_points"] else None
+            if points is not None:
+                problem = fast_points_problem(load_dev(Path(options["claims"])), points)
+                if problem:
+                    raise CommandError(problem)
             code = fast_head(
                 Path(options["claims"]),
                 before=before,
                 after=after,
                 write=not options["no_write"],
+                points_path=points,
                 log=lambda line: self.stdout.write(str(line)),
             )
             if code:
