@@ -140,6 +140,25 @@ def calibrated_out_of_fold(records: list[dict], rows: FastRows, extra_rows: list
     return p
 
 
+def describe(records: list[dict], p: np.ndarray, name: str, cut: float) -> str:
+    """How one out-of-fold P(supported) of the claims ranks and catches, with intervals over answers:
+    the AUROC, the catch rate at one review load, and the labels at ``cut``."""
+    datasets = [r["dataset"] for r in records]
+    gold = np.array([r["label"] == "SUPPORTED" for r in records])
+    groups = np.array([group_key(r) for r in records])
+    ranking = format_ranking(
+        auroc_report(datasets, gold, p, groups),
+        catch_at_false_alarm(datasets, gold, p, groups),
+        RANKING_FALSE_ALARM,
+        title=f"\n{name}: AUROC of P(supported) (out of fold), and the catch rate at one review load",
+    )
+    labels = format_report(
+        bootstrap_report(datasets, gold, p >= cut, groups),
+        title=f"{name}: SUPPORTED at the decision point P >= {cut:.2f}",
+    )
+    return f"{ranking}\n{labels}"
+
+
 def compare(
     records: list[dict], before: np.ndarray, after: np.ndarray, names: tuple[str, str], cut: float
 ) -> str:
@@ -149,22 +168,7 @@ def compare(
     datasets = [r["dataset"] for r in records]
     gold = np.array([r["label"] == "SUPPORTED" for r in records])
     groups = np.array([group_key(r) for r in records])
-    lines = []
-    for name, p in zip(names, (before, after)):
-        lines.append(
-            format_ranking(
-                auroc_report(datasets, gold, p, groups),
-                catch_at_false_alarm(datasets, gold, p, groups),
-                RANKING_FALSE_ALARM,
-                title=f"\n{name}: AUROC of P(supported) (out of fold), and the catch rate at one review load",
-            )
-        )
-        lines.append(
-            format_report(
-                bootstrap_report(datasets, gold, p >= cut, groups),
-                title=f"{name}: SUPPORTED at the decision point P >= {cut:.2f}",
-            )
-        )
+    lines = [describe(records, p, name, cut) for name, p in zip(names, (before, after))]
     diff = paired_auroc_difference(datasets, gold, before, after, groups)["MACRO"]
     lines.append(
         f"\npaired change of the macro AUROC ({names[1]} - {names[0]}): {100 * diff[0]:+.1f} "

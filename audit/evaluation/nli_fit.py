@@ -51,6 +51,7 @@ from audit.evaluation.fast_reading import (
     calibrated_out_of_fold,
     compare,
     contrast_by_reading,
+    describe,
     fast_inputs,
     read_pairs,
     ship_fast_head,
@@ -670,20 +671,19 @@ def fast_head(
     stacker = NLIStacker.load(ARTIFACT_DIR / STACKER_FILE)
     model = get_nli_model()
     extra_rows, _ = _generated_rows_and_cache(records, model, CHECKPOINT_DIR)
-    old, new = fast_inputs(records, extra_rows, model, stacker.idf, [before, after], log=log)
-    p_old = calibrated_out_of_fold(records, old, extra_rows)
-    p_new = calibrated_out_of_fold(records, new, extra_rows)
-    names = (f"reading {before}", f"reading {after}")
-    log(compare(records, p_old, p_new, names, stacker.decision_threshold))
+    readings = list(dict.fromkeys([before, after]))  # the reading measured alone when it is ``before``
+    rows = fast_inputs(records, extra_rows, model, stacker.idf, readings, log=log)
+    p = [calibrated_out_of_fold(records, r, extra_rows) for r in rows]
+    new, p_new = rows[-1], p[-1]
+    cut = stacker.decision_threshold
+    if len(rows) == 2:
+        log(compare(records, p[0], p_new, (f"reading {before}", f"reading {after}"), cut))
+    else:
+        log(describe(records, p_new, f"reading {after}", cut))
+    names = [f"before {before[0]},{before[1]}", f"after {after[0]},{after[1]}"][-len(rows) :]
     log(
         "\nthe contrast suite at the fast depth, each reading with a fast head fitted on it:\n"
-        + contrast_by_reading(
-            stacker,
-            records,
-            extra_rows,
-            {f"before {before[0]},{before[1]}": old, f"after {after[0]},{after[1]}": new},
-            model,
-        )
+        + contrast_by_reading(stacker, records, extra_rows, dict(zip(names, rows)), model)
     )
     if points_path is not None and blocked is not None:
         out = io.StringIO()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from audit.evaluation.fast_reading import compare, fast_inputs, fit_fast_head, out_of_fold
+from audit.evaluation.fast_reading import compare, describe, fast_inputs, fit_fast_head, out_of_fold
 from audit.pipeline.features import FAST_FEATURES, FEATURE_NAMES, featurize
 from audit.pipeline.nli_judge import NLI_FEATURE_NAMES, candidate_texts
 from audit.pipeline.nli_model import get_nli_model
@@ -174,3 +174,15 @@ def test_the_contrast_suite_is_read_under_each_reading_with_a_head_fitted_on_it(
     assert "before 2,1" in text and "after 1,0" in text
     assert "claims right under before 2,1 only / under after 1,0 only" in text
     assert stacker.fast is shipped.fast and stacker.meta == shipped.meta  # each head fitted on a copy
+
+
+def test_one_reading_alone_is_described_without_a_comparison():
+    records = _records(10)
+    y = np.array([r["label"] == "SUPPORTED" for r in records], dtype=float)
+    p = np.clip(y * 0.6 + 0.2, 0, 1)
+    text = describe(records, p, "reading (2, 1)", 0.5)
+    assert "reading (2, 1): AUROC of P(supported) (out of fold)" in text
+    assert "reading (2, 1): SUPPORTED at the decision point P >= 0.50" in text
+    assert "paired change" not in text
+    rows = fast_inputs(_records(1), [], get_nli_model(), {}, [(2, 1)], log=lambda line: None)
+    assert [r.reading for r in rows] == [(2, 1)]
