@@ -39,6 +39,22 @@ def _records(n_groups: int = 5) -> list[dict]:
     ]
 
 
+def _shipped_heads(meta: dict):
+    """A stacker of the shipped heads under its own ``meta`` (what ``ship_fast_head`` changes)."""
+    from audit.pipeline.nli_judge import NLIStacker, default_stacker
+
+    shipped = default_stacker()
+    return NLIStacker(
+        shipped.support,
+        shipped.refute,
+        shipped.fast,
+        shipped.calibration,
+        shipped.fast_calibration,
+        shipped.idf,
+        meta,
+    )
+
+
 def test_the_fast_inputs_are_the_words_only_features_beside_each_readings_cross_encoder_features():
     records = _records(1)
     rows = fast_inputs(records, [], get_nli_model(), {}, [(2, 1), (1, 0)], log=lambda line: None)
@@ -85,7 +101,7 @@ def test_fit_nli_fast_head_needs_the_dev_claims_but_not_the_training_data(tmp_pa
 
 def test_shipping_the_fast_head_twice_on_the_same_rows_gives_the_same_version_and_keeps_the_full_one():
     from audit.evaluation.fast_reading import FastRows, ship_fast_head
-    from audit.pipeline.nli_judge import NLIStacker, default_stacker
+    from audit.pipeline.nli_judge import default_stacker
 
     records = _records(10)
     rng = np.random.default_rng(5)
@@ -97,15 +113,7 @@ def test_shipping_the_fast_head_twice_on_the_same_rows_gives_the_same_version_an
     shipped = default_stacker()
     versions = []
     for _ in range(2):
-        stacker = NLIStacker(
-            shipped.support,
-            shipped.refute,
-            shipped.fast,
-            shipped.calibration,
-            shipped.fast_calibration,
-            shipped.idf,
-            {"version": "full-artefact", "best_threshold": 0.5},
-        )
+        stacker = _shipped_heads({"version": "full-artefact", "best_threshold": 0.5})
         ship_fast_head(stacker, records, [], rows)
         ship_fast_head(stacker, records, [], rows)  # a rerun on a stacker that already has one
         versions.append(stacker.version)
@@ -153,19 +161,11 @@ def test_the_judge_reads_the_fast_reading_it_is_given_at_the_fast_depth_only():
 def test_the_contrast_suite_is_read_under_each_reading_with_a_head_fitted_on_it():
     from audit.evaluation.contrast import load_suite
     from audit.evaluation.fast_reading import contrast_by_reading
-    from audit.pipeline.nli_judge import NLIStacker, default_stacker
+    from audit.pipeline.nli_judge import default_stacker
 
     records = _records(5)
     shipped = default_stacker()
-    stacker = NLIStacker(
-        shipped.support,
-        shipped.refute,
-        shipped.fast,
-        shipped.calibration,
-        shipped.fast_calibration,
-        shipped.idf,
-        dict(shipped.meta),
-    )
+    stacker = _shipped_heads(dict(shipped.meta))
     rows = fast_inputs(records, [], get_nli_model(), {}, [(2, 1), (1, 0)], log=lambda line: None)
     suite = [r for r in load_suite() if r["family"] == "unit"][:6]
     text = contrast_by_reading(
