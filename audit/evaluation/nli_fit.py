@@ -645,7 +645,9 @@ def fast_head(
     on it into the shipped stacker (``fast_reading.py``); the cross-encoder and the full depth's heads
     stay as they are. With ``points_path``, write the fast depth's operating points there from the
     head's out-of-fold P(supported) under the fast reading, the checks' blocks read from the last
-    ``evaluate --claims-only --judge features`` run as the full depth's points read them."""
+    ``evaluate --claims-only --judge features`` run as the full depth's points read them. Only the
+    reading the fast depth reads is written or shipped, and the points need ``fast_points_problem`` to
+    find none: the command refuses the rest in one sentence before anything runs."""
     import io
 
     from audit.evaluation.cascade_fit import predictions
@@ -654,20 +656,10 @@ def fast_head(
     from audit.pipeline.nli_judge import unrelated_cap
     from audit.pipeline.nli_model import get_nli_model
 
-    shipped = (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)
-    after = after or shipped
-    if (write or points_path is not None) and after != shipped:
-        raise ValueError(
-            f"the fast depth reads {shipped[0]},{shipped[1]} (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS): "
-            "a head fitted on another reading is measured only"
-        )
+    after = after or (NLI_FAST_SENTENCES, NLI_FAST_WINDOWS)
     records = load_dev(claims_path)
-    blocked = None
-    if points_path is not None:  # read before the long part: a missing run fails at once
-        problem = fast_points_problem(records, points_path)
-        if problem:
-            raise ValueError(problem)
-        blocked = predictions("features")["blocked"].astype(bool)
+    # read before the long part; the command has refused a missing run and another reading already
+    blocked = predictions("features")["blocked"].astype(bool) if points_path is not None else None
     stacker = NLIStacker.load(ARTIFACT_DIR / STACKER_FILE)
     model = get_nli_model()
     extra_rows, _ = _generated_rows_and_cache(records, model, CHECKPOINT_DIR)
