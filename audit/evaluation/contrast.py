@@ -127,11 +127,15 @@ def run_contrast(
             bar = text_bar(len(rows), f"contrast claims ({column})", err)
             labels[column] = suite_labels(judge, rows=rows, progress=bar.update, llm=llm, depth=depth)
             bar.close()
-    results = {column: family_scores(rows, labs) for column, labs in labels.items()}
-    print(format_contrast(results), file=out)
-    if len(labels) == 2:
-        print(format_discordant(rows, labels), file=out)
-    return results
+    print(format_columns(rows, labels), file=out)
+    return {column: family_scores(rows, labs) for column, labs in labels.items()}
+
+
+def format_columns(rows: list[dict], labels: dict[str, list[str]]) -> str:
+    """The table of each column's labels of ``rows`` and, for two columns, what each gets right that
+    the other does not."""
+    text = format_contrast({column: family_scores(rows, labs) for column, labs in labels.items()})
+    return text + ("\n" + format_discordant(rows, labels) if len(labels) == 2 else "")
 
 
 def format_discordant(rows: list[dict], labels: dict[str, list[str]]) -> str:

@@ -212,13 +212,7 @@ def contrast_by_reading(
     """The contrast suite at the fast depth under each named reading, its fast head fitted on that
     reading (``ship_fast_head`` into a copy of ``stacker``): the table per family and, for two
     readings, the claims each gets right that the other does not."""
-    from audit.evaluation.contrast import (
-        family_scores,
-        format_contrast,
-        format_discordant,
-        load_suite,
-        suite_labels,
-    )
+    from audit.evaluation.contrast import format_columns, load_suite, suite_labels
     from audit.pipeline.nli_judge import NLIJudge
 
     suite = load_suite() if suite is None else suite
@@ -228,7 +222,4 @@ def contrast_by_reading(
         ship_fast_head(fitted, records, extra_rows, rows)
         judge = NLIJudge(stacker=fitted, model=model, fast_reading=rows.reading)
         labels[name] = suite_labels(judge, rows=suite, depth="fast")
-    text = format_contrast({name: family_scores(suite, labs) for name, labs in labels.items()})
-    if len(labels) == 2:
-        text += "\n" + format_discordant(suite, labels)
-    return text
+    return format_columns(suite, labels)

@@ -32,6 +32,14 @@ def point_rows(records: list[dict], prob: np.ndarray, blocked: np.ndarray, group
     }
 
 
+def _shipped(judge: str):
+    """The shipped judge the points apply to, and its own DEV-chosen cut (the ``balanced`` point)."""
+    from audit.pipeline.judges import get_judge
+
+    shipped = get_judge(judge)
+    return shipped, float(getattr(getattr(shipped, "stacker", None), "decision_threshold", 0.5))
+
+
 def print_operating_points(points: dict, title: str, out) -> None:
     print(title, file=out)
     for name, row in points.items():
@@ -60,10 +68,8 @@ def write_operating_points(
     import datetime as dt
 
     from audit.constants import STRICTNESS_MIN_CATCH
-    from audit.pipeline.judges import get_judge
 
-    shipped = get_judge(judge)  # the points apply to the shipped judge; its own DEV-chosen cut is "balanced"
-    balanced = float(getattr(getattr(shipped, "stacker", None), "decision_threshold", 0.5))
+    shipped, balanced = _shipped(judge)
     before = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     payload = {
         "judge": judge,
@@ -97,7 +103,6 @@ def write_fast_operating_points(
     import datetime as dt
 
     from audit.evaluation.bench_data import group_key
-    from audit.pipeline.judges import get_judge
 
     if not path.is_file():
         raise FileNotFoundError(
@@ -105,8 +110,7 @@ def write_fast_operating_points(
             "--operating-points)"
         )
     payload = json.loads(path.read_text(encoding="utf-8"))
-    shipped = get_judge(str(payload.get("judge") or "nli"))
-    balanced = float(getattr(getattr(shipped, "stacker", None), "decision_threshold", 0.5))
+    shipped, balanced = _shipped(str(payload.get("judge") or "nli"))
     groups = np.array([group_key(r) for r in records])
     payload["fast"] = {
         "judge_version": shipped.version,
