@@ -75,6 +75,22 @@ def test_the_strictness_table_shows_in_force_on_a_phone_and_the_external_calls_l
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
 
 
+def test_a_fast_workspace_reads_the_fast_depths_strictness_cuts_in_the_browser(
+    browser_page, live_server, admin_user_obj, workspace
+):
+    from audit.pipeline.operating_points import shipped_operating_points
+
+    strict = shipped_operating_points().fast_points["strict"]
+    workspace.threshold_overrides = {"verification_depth": "fast"}
+    workspace.save()
+    page = browser_page
+    login(page, live_server, admin_user_obj, f"/admin/audit/workspace/{workspace.pk}/settings/")
+    depth = page.locator("#operating-points-depth")
+    assert depth.is_visible() and depth.inner_text() == "fast"
+    row = page.locator('#operating-point-table tr[data-point="strict"]')
+    assert f"{strict['cut']:.3f}" in row.inner_text()
+
+
 def test_saving_the_settings_moves_the_focus_to_the_saved_message(
     browser_page, live_server, admin_user_obj, workspace
 ):
